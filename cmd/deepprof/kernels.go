@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/report"
+)
+
+func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("kernels", "kernels [--top N] [--format md|json] FILE|-", stderr)
+	top := fs.Int("top", 0, "show the `N` kernels with the most total time (0: all)")
+	format := fs.String("format", "md", "output `format`: md (a Markdown table) or json (the kernels.json contract)")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{fmt.Sprintf("kernels takes one FILE (or - for standard input), got %d arguments", len(pos))}
+	}
+	if *top < 0 {
+		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
+	}
+	if *format != "md" && *format != "json" {
+		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}
+	}
+	r, name, closeFn, err := openInput(pos[0], stdin)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	t, err := kernels.FromReader(ncu.NewReader(r, name, ncu.Options{}), name)
+	if err != nil {
+		return err
+	}
+	t = t.Top(*top)
+	if *format == "json" {
+		return report.KernelsJSON(stdout, t)
+	}
+	return report.KernelsMarkdown(stdout, t)
+}
+
+// openInput opens FILE, or standard input for "-".
+func openInput(path string, stdin io.Reader) (io.Reader, string, func() error, error) {
+	if path == "-" {
+		return stdin, "<stdin>", func() error { return nil }, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return f, path, f.Close, nil
+}

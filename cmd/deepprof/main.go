@@ -1,0 +1,118 @@
+// Command deepprof turns Nsight Compute exports into kernel tables and reports.
+//
+//	deepprof kernels [--top N] [--format md|json] FILE|-
+//
+// Run "deepprof help" for every command.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsageShown) {
+			fmt.Fprintf(os.Stderr, "deepprof: %v\n", oneLine(err))
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// errUsageShown marks an error whose message was already printed with usage.
+var errUsageShown = errors.New("usage")
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var ue *usageError
+	if errors.As(err, &ue) || errors.Is(err, errUsageShown) {
+		return 2
+	}
+	return 1
+}
+
+// oneLine keeps an error message on one line, as the CLI contract promises.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+}
+
+const usage = `deepprof: deep profiling reports for LLM inference on NVIDIA GPUs.
+
+Usage:
+  deepprof kernels [--top N] [--format md|json] FILE|-
+      Print the kernel table of one ncu CSV export: the raw page, the details
+      page or a --log-file capture, plain or .gz; "-" reads standard input.
+  deepprof help
+      Print this help.
+
+Run "deepprof COMMAND --help" for a command's flags.
+Exit status: 0 on success, 1 on bad input (with "deepprof: FILE:LINE: what is
+wrong"), 2 on a bad command line.
+`
+
+type command struct {
+	name string
+	run  func(args []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"kernels", runKernels},
+	}
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		io.WriteString(stderr, usage)
+		return errUsageShown
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	return &usageError{fmt.Sprintf("unknown command %q (run \"deepprof help\")", args[0])}
+}
+
+// parseFlags parses flags wherever they stand among the positional arguments
+// ("kernels FILE --top 5" works as "kernels --top 5 FILE"). "-" is positional.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, flag.ErrHelp
+			}
+			return nil, errUsageShown
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: deepprof %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -1,0 +1,100 @@
+package ncu
+
+import (
+	"fmt"
+
+	"github.com/llm-perf-opt/deepprof/harness/units"
+)
+
+// Format names the shape of an export.
+type Format string
+
+// The export shapes the Reader knows.
+const (
+	FormatRaw     Format = "raw"     // --page raw: one row per launch
+	FormatDetails Format = "details" // --page details: one row per metric or rule
+)
+
+// Launch is one profiled result: a kernel launch, or with range replay a whole
+// NVTX range (then Kernel holds the range's name as ncu writes it).
+type Launch struct {
+	Line        int // line of the launch's first row in the input
+	ID          int64
+	ProcessID   int64
+	ProcessName string
+	Host        string
+	Kernel      string
+	Context     string
+	Stream      string
+	BlockSize   string
+	GridSize    string
+	Device      string // the device index as ncu writes it ("0")
+	CC          string
+	// NVTX is the push/pop range stack of the launching thread, bottom first;
+	// nil when the export has no NVTX column.
+	NVTX *Stack
+	// StartStop is the start/end range column as written (empty when none).
+	StartStop string
+	// Duration is gpu__time_duration.sum (or, on a details page without it,
+	// the Duration metric of GPU Speed Of Light Throughput), in ns.
+	Duration units.Value
+	// DurationMetric names where Duration came from.
+	DurationMetric string
+	// Metrics holds the other metrics read for this launch, in input order.
+	Metrics []Metric
+	// Rules holds the details page's rule rows.
+	Rules []Rule
+}
+
+// Metric is one metric of one launch.
+type Metric struct {
+	Section string // details page section; "" on the raw page
+	Name    string
+	Value   units.Value
+}
+
+// Rule is one rule row of a details page.
+type Rule struct {
+	Section, Name, Type, Description, SpeedupType, Speedup string
+}
+
+// Stack is the NVTX push/pop stack of one launch.
+type Stack struct {
+	Thread int64
+	Levels []Range
+	Raw    string // the cell as written
+}
+
+// Range is one NVTX push/pop range.
+type Range struct {
+	Domain string // "" for the default domain
+	Name   string
+}
+
+// DefaultDomain is how ncu writes the default NVTX domain.
+const DefaultDomain = "<default domain>"
+
+// String writes the range as the regions report names it: "name" in the
+// default domain, "Domain@name" in a named one.
+func (r Range) String() string {
+	if r.Domain == "" {
+		return r.Name
+	}
+	return r.Domain + "@" + r.Name
+}
+
+// Record is what Reader.Record returns: a *Launch or a *SyntaxError.
+type Record interface{ isRecord() }
+
+func (*Launch) isRecord()      {}
+func (*SyntaxError) isRecord() {}
+
+// SyntaxError is a positioned problem with the input. It prints as
+// "file:line: msg".
+type SyntaxError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }

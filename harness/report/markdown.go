@@ -1,0 +1,78 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// EscapeCell makes text safe inside a GFM table cell, so that it renders as
+// the literal text: a backslash goes before each character that CommonMark or
+// GFM could read as markup there (cell breaks, code, emphasis, links, images,
+// HTML, entities, strikethrough, math), and line breaks become spaces. Other
+// punctuation, common in C++ names (: , ( ) .), is left readable.
+func EscapeCell(text string) string {
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/8)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\n' || c == '\r' || c == '\t':
+			b.WriteByte(' ')
+		case strings.IndexByte(cellSpecials, c) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// cellSpecials are the characters EscapeCell escapes.
+const cellSpecials = "\\`*_[]<>|~&!$#"
+
+// Table is a Markdown table under construction: header, alignment, rows.
+type Table struct {
+	Header []string
+	Right  []bool // right-align column i
+	Rows   [][]string
+}
+
+// String writes the table. Cells must already be escaped.
+func (t Table) String() string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
+	for i := range t.Header {
+		if i < len(t.Right) && t.Right[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteByte('\n')
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// Decimals picks one number of decimals for a column of values, so that the
+// smallest non-zero magnitude shows at least three significant digits, with
+// at least least and at most 9 decimals.
+func Decimals(values []float64, least int) int {
+	smallest := math.Inf(1)
+	for _, v := range values {
+		if a := math.Abs(v); a > 0 && a < smallest {
+			smallest = a
+		}
+	}
+	if math.IsInf(smallest, 1) {
+		return least
+	}
+	d := 2 - int(math.Floor(math.Log10(smallest)))
+	return max(least, min(d, 9))
+}
+
+// Fixed formats v with d decimals.
+func Fixed(v float64, d int) string { return strconv.FormatFloat(v, 'f', d, 64) }
