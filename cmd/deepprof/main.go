@@ -50,6 +50,11 @@ Usage:
   deepprof kernels [--top N] [--format md|json] FILE|-
       Print the kernel table of one ncu CSV export: the raw page, the details
       page or a --log-file capture, plain or .gz; "-" reads standard input.
+  deepprof regions [--format md|json] [--include RE]... [--exclude RE]...
+                   [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-
+      Summarize one ncu CSV export by NVTX region (stack path, nested regions
+      as their own sections), per (process, device) and across them; --out
+      writes report.md, report.json and a kernel table per region into DIR.
   deepprof help
       Print this help.
 
@@ -66,6 +71,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"kernels", runKernels},
+		{"regions", runRegions},
 	}
 }
 

@@ -2,6 +2,7 @@ package ncu
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/units"
 )
@@ -75,10 +76,13 @@ type Range struct {
 const DefaultDomain = "<default domain>"
 
 // String writes the range as the regions report names it: "name" in the
-// default domain, "Domain@name" in a named one.
+// default domain, "Domain@name" in a named one. An '@' in a default-domain
+// name is written "\@", as ncu's --nvtx-include syntax writes it, so that the
+// default-domain range "LLM@decode_all" and range "decode_all" of domain LLM
+// keep distinct names.
 func (r Range) String() string {
 	if r.Domain == "" {
-		return r.Name
+		return strings.ReplaceAll(r.Name, "@", `\@`)
 	}
 	return r.Domain + "@" + r.Name
 }

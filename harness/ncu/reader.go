@@ -330,6 +330,11 @@ func (r *Reader) scanRaw() bool {
 		r.rec = se
 		return true
 	}
+	if l.ID <= r.prevID {
+		r.rec = r.syntax(l.Line, "launch ID %d follows ID %d: IDs of an export increase (a repeated or pasted row?)", l.ID, r.prevID)
+		return true
+	}
+	r.prevID = l.ID
 	l.Metrics = make([]Metric, 0, len(r.raw))
 	for _, c := range r.raw {
 		v, err := parseMetric(c.scale, string(r.sc.Field(c.idx)), c.name == DurationMetric)
@@ -353,8 +358,8 @@ func (r *Reader) identity() (*Launch, *SyntaxError) {
 	line := r.sc.Line()
 	idText := r.field(colID)
 	id, err := strconv.ParseInt(idText, 10, 64)
-	if err != nil {
-		return nil, r.syntax(line, "ID %q is not an integer", idText)
+	if err != nil || id < 0 {
+		return nil, r.syntax(line, "ID %q is not a launch number", idText)
 	}
 	l := &Launch{Line: line, ID: id}
 	if t := r.field(colProcessID); t != "" {
@@ -482,8 +487,8 @@ func (r *Reader) scanDetails() bool {
 		line := r.sc.Line()
 		idText := r.field(colID)
 		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
-			r.rec = r.syntax(line, "ID %q is not an integer", idText)
+		if err != nil || id < 0 {
+			r.rec = r.syntax(line, "ID %q is not a launch number", idText)
 			return true
 		}
 		if r.cur == nil || id != r.cur.ID {
@@ -491,7 +496,7 @@ func (r *Reader) scanDetails() bool {
 			if r.cur != nil {
 				last = r.cur.ID
 			}
-			if id < last {
+			if id <= last {
 				r.rec = r.syntax(line, "launch ID %d follows ID %d: a details page lists each launch's rows together, IDs increasing", id, last)
 				return true
 			}

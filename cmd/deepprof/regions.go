@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/report"
+)
+
+// stringList is a flag that may be given many times.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+const regionsSynopsis = "regions [--format md|json] [--include RE]... [--exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
+
+func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("regions", regionsSynopsis, stderr)
+	format := fs.String("format", "md", "output `format`: md (report.md) or json (the report.json contract)")
+	var include, exclude stringList
+	fs.Var(&include, "include", "keep only kernels whose name matches this `regexp` (repeatable; any may match)")
+	fs.Var(&exclude, "exclude", "leave out kernels whose name matches this `regexp` (repeatable; exclude wins over include)")
+	metrics := fs.String("metrics", regions.GroupNames(regions.DefaultGroups()),
+		"comma-separated metric `groups` summarized per region, or none")
+	top := fs.Int("top", regions.DefaultTopKernels, "list the `N` kernels with the most time in each region (0: all)")
+	aggregate := fs.Bool("aggregate", true, "add the regions summed across every (process, device) scope")
+	out := fs.String("out", "", "write report.md, report.json and one directory per region into `DIR` instead of printing")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{fmt.Sprintf("regions takes one FILE (or - for standard input), got %d arguments", len(pos))}
+	}
+	if *format != "md" && *format != "json" {
+		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}
+	}
+	if *top < 0 {
+		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
+	}
+	cfg := regions.DefaultConfig()
+	cfg.Include, cfg.Exclude = include, exclude
+	cfg.Aggregate = *aggregate
+	cfg.TopKernels = *top
+	cfg.Groups = []regions.Group{}
+	if m := strings.TrimSpace(*metrics); m != "" && m != "none" {
+		names := strings.Split(m, ",")
+		for i := range names {
+			names[i] = strings.TrimSpace(names[i])
+		}
+		if cfg.Groups, err = regions.SelectGroups(regions.DefaultGroups(), names); err != nil {
+			return &usageError{"--metrics: " + err.Error()}
+		}
+	}
+	// Compile the patterns before reading anything.
+	if _, err := regions.New(cfg); err != nil {
+		var pe *regions.PatternError
+		if errors.As(err, &pe) {
+			return &usageError{fmt.Sprintf("--%s %q: not a valid regular expression: %v", pe.Flag, pe.Pattern, pe.Err)}
+		}
+		return err
+	}
+	r, name, closeFn, err := openInput(pos[0], stdin)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	rep, err := regions.FromReader(ncu.NewReader(r, name, regions.Options(cfg)), name, cfg)
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		return report.WriteRegionsDir(*out, rep)
+	}
+	if *format == "json" {
+		return report.RegionsJSON(stdout, rep)
+	}
+	return report.RegionsMarkdown(stdout, rep)
+}
