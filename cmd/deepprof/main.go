@@ -90,6 +90,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return c.run(args[1:], stdin, stdout, stderr)
 		}
 	}
+	for _, c := range commands() {
+		if strings.HasPrefix(c.name, args[0]) || strings.HasPrefix(args[0], c.name) {
+			return &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", args[0], c.name)}
+		}
+	}
 	return &usageError{fmt.Sprintf("unknown command %q (run \"deepprof help\")", args[0])}
 }
 

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/sebdah/goldie/v2"
+	"github.com/stretchr/testify/require"
+)
+
+const basic = "../../fixtures/ncu/h200-llama-decode-basic/"
+
+// TestCLIGoldens runs whole commands as main would, and compares what they
+// print on each stream, and their exit status, with golden/cli/.
+// Regenerate with: go test ./cmd/deepprof -run TestCLIGoldens -update
+func TestCLIGoldens(t *testing.T) {
+	gz, err := os.ReadFile(basic + "details.csv.gz")
+	require.NoError(t, err)
+	tests := []struct {
+		name  string
+		args  []string
+		stdin []byte
+	}{
+		{"kernels-top5-raw", []string{"kernels", "--top", "5", basic + "raw.csv"}, nil},
+		{"kernels-json-stdin-gzip-details", []string{"kernels", "--format", "json", "--top", "3", "-"}, gz},
+		{"kernels-flags-after-file", []string{"kernels", basic + "raw-units-base.csv", "--top", "2", "--format=json"}, nil},
+		{"kernels-log-file", []string{"kernels", "--top", "3", basic + "log-file.csv"}, nil},
+		{"kernels-no-kernels-profiled", []string{"kernels", "../../fixtures/logs/ncu-no-kernels-profiled-domain-syntax.txt"}, nil},
+		{"kernels-no-duration", []string{"kernels", "../../fixtures/ncu/rtx5090-dsocr-kernel_0003_0a7671622339a06b4a022feebfe90426/ncu.section_Occupancy.csv"}, nil},
+		{"kernels-missing-file", []string{"kernels", "no-such-export.csv"}, nil},
+		{"kernels-bad-top", []string{"kernels", "--top", "-1", basic + "raw.csv"}, nil},
+		{"kernels-bad-format", []string{"kernels", "--format", "html", basic + "raw.csv"}, nil},
+		{"kernels-two-files", []string{"kernels", basic + "raw.csv", basic + "log-file.csv"}, nil},
+		{"kernels-unknown-flag", []string{"kernels", "--topp", "3", basic + "raw.csv"}, nil},
+		{"kernels-help", []string{"kernels", "--help"}, nil},
+		{"help", []string{"help"}, nil},
+		{"no-command", nil, nil},
+		{"unknown-command", []string{"kernel"}, nil},
+	}
+	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(tt.args, bytes.NewReader(tt.stdin), &stdout, &stderr)
+			code := 0
+			if err != nil {
+				code = exitCode(err)
+				if err != errUsageShown {
+					fmt.Fprintf(&stderr, "deepprof: %s\n", oneLine(err))
+				}
+			}
+			g.Assert(t, tt.name+".stdout", stdout.Bytes())
+			g.Assert(t, tt.name+".stderr", fmt.Appendf(stderr.Bytes(), "exit status %d\n", code))
+		})
+	}
+}

@@ -1,0 +1,58 @@
+package kernels_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/units"
+)
+
+// launch is a SYNTHETIC launch of kernel k on device dev lasting ns.
+func launch(k, dev string, ns float64) *ncu.Launch {
+	return &ncu.Launch{Kernel: k, Device: dev, Line: 7, ID: 3,
+		Duration: units.Value{Base: ns, Unit: "ns", Valid: true}}
+}
+
+func TestAggregateSortTop(t *testing.T) {
+	a := kernels.NewAggregator()
+	for _, l := range []*ncu.Launch{
+		launch("gemm", "0", 3000), launch("gemm", "0", 1000), // 4 us in 2 calls
+		launch("gemm", "1", 4000), // same name, other device: its own row
+		launch("add", "0", 4000),  // ties gemm on device 0: name decides
+		launch("norm", "0", 500),
+	} {
+		require.NoError(t, a.Add("s", l))
+	}
+	tab := a.Table("s")
+	assert.Equal(t, int64(5), tab.Launches)
+	assert.InDelta(t, 0.0125, tab.TotalMS, 1e-15)
+	assert.Equal(t, []kernels.Record{
+		{Name: "add", Device: 0, TotalMS: 0.004, Calls: 1, MeanMS: 0.004},
+		{Name: "gemm", Device: 0, TotalMS: 0.004, Calls: 2, MeanMS: 0.002},
+		{Name: "gemm", Device: 1, TotalMS: 0.004, Calls: 1, MeanMS: 0.004},
+		{Name: "norm", Device: 0, TotalMS: 0.0005, Calls: 1, MeanMS: 0.0005},
+	}, tab.Kernels)
+
+	top := tab.Top(2)
+	assert.Len(t, top.Kernels, 2)
+	assert.Equal(t, 4, top.Count, "the count before the cut is kept")
+	assert.Len(t, tab.Top(0).Kernels, 4, "0 keeps all")
+	assert.Len(t, tab.Top(10).Kernels, 4)
+}
+
+func TestAddRejects(t *testing.T) {
+	a := kernels.NewAggregator()
+	noDur := launch("k", "0", 0)
+	noDur.Duration.Valid = false
+	err := a.Add("f.csv", noDur)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "f.csv:7: launch 3 has no duration")
+
+	err = a.Add("f.csv", launch("k", "GPU0", 1))
+	require.EqualError(t, err, `f.csv:7: launch 3: Device "GPU0" is not a device index`)
+	assert.Equal(t, 0, a.Table("f.csv").Count, "rejected launches are not counted")
+}
