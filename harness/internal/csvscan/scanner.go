@@ -32,9 +32,11 @@ import (
 // file ends the read with an error instead of holding the file in memory.
 const MaxRecord = 64 << 20
 
+// The buffer starts small, so that short inputs cost little, and doubles on
+// each read until reads are large (readAhead), then only as records need.
 const (
-	minRead    = 256 << 10
-	initialBuf = 1 << 20
+	initialBuf = 64 << 10
+	readAhead  = 1 << 20
 )
 
 // Error is a malformed record; Line is 1-based.
@@ -96,10 +98,11 @@ func (s *Scanner) NumFields() int { return len(s.spans) + s.tail }
 // and count the rest: a reader that needs a few leading columns of very wide
 // rows skips the work of splitting the others. When the rest of the record
 // lies on one line, starts and ends with a quote, and holds exactly
-// 2*(expect-limit) quotes, it is taken to be expect-limit quoted fields
-// without escapes (the shape of every profiler row); otherwise its fields are
-// split and counted exactly. Field returns nil past limit. limit <= 0 turns
-// this off.
+// 2*(expect-limit) quotes and no "" other than empty cells, it is taken to be expect-limit quoted fields without escapes (the shape of every
+// profiler row); otherwise its fields are split and counted exactly. The
+// shortcut trusts the counted fields to hold no undoubled quotes: ncu writes
+// those only in NVTX range names, which lie before any limit a reader sets.
+// Field returns nil past limit. limit <= 0 turns this off.
 func (s *Scanner) SetFieldLimit(limit, expect int) { s.limit, s.expect = limit, expect }
 
 // Err is the error that ended the scan: an I/O error or an *Error for a
@@ -116,8 +119,8 @@ func (s *Scanner) fill() bool {
 		n := copy(s.buf, s.buf[s.start:s.end])
 		s.start, s.end = 0, n
 	}
-	if len(s.buf)-s.end < minRead {
-		nb := make([]byte, 2*len(s.buf)+minRead)
+	if len(s.buf) < readAhead || len(s.buf)-s.end < len(s.buf)/4 {
+		nb := make([]byte, 2*len(s.buf))
 		copy(nb, s.buf[:s.end])
 		s.buf = nb
 	}
@@ -140,20 +143,27 @@ func (s *Scanner) fill() bool {
 	return false
 }
 
+// skipBOM skips a byte-order mark at the very start of the input, whether
+// the first call is Next or PeekLine.
+func (s *Scanner) skipBOM() {
+	if s.bomDone {
+		return
+	}
+	for s.end-s.start < 3 && s.fill() {
+	}
+	if bytes.HasPrefix(s.buf[s.start:s.end], []byte("\xEF\xBB\xBF")) {
+		s.start += 3
+	}
+	s.bomDone = true
+}
+
 // Next advances to the next record. Empty lines are skipped, as encoding/csv
 // skips them. It returns false at the end of input or on an error (see Err).
 func (s *Scanner) Next() bool {
 	if s.err != nil {
 		return false
 	}
-	if !s.bomDone {
-		for s.end-s.start < 3 && s.fill() {
-		}
-		if bytes.HasPrefix(s.buf[s.start:s.end], []byte("\xEF\xBB\xBF")) {
-			s.start += 3
-		}
-		s.bomDone = true
-	}
+	s.skipBOM()
 	for {
 		data := s.buf[s.start:s.end]
 		if len(data) == 0 || len(data) == 1 && data[0] == '\r' {
@@ -225,6 +235,12 @@ func (s *Scanner) walk(data []byte, eof bool) (recEnd, consumed int, errMsg stri
 			}
 		}
 		if i < len(data) && data[i] == '"' {
+			// The common case first: "text", with no quote inside.
+			if k := indexQuote(data[i+1:]); k >= 0 && i+2+k < len(data) && data[i+2+k] == ',' {
+				s.spans = append(s.spans, span{int32(i + 1), int32(i + 1 + k), true, false})
+				i += k + 3
+				continue
+			}
 			j, esc := i+1, false
 			for {
 				k := indexQuote(data[j:])
@@ -322,12 +338,34 @@ func (s *Scanner) countTail(data []byte, i int, eof bool) (recEnd, consumed int,
 	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
 		return 0, 0, false, false
 	}
+	// A "" that is not a whole empty cell is an escape (or a lazy quote):
+	// then neither the count nor the line end can be trusted.
+	if !quotePairsAreEmptyCells(t) {
+		return 0, 0, false, false
+	}
 	q := bytes.Count(t, []byte{'"'})
 	if q%2 != 0 || s.limit+q/2 != s.expect {
 		return 0, 0, false, false
 	}
 	s.tail = q / 2
 	return i + len(t), cons, true, false
+}
+
+// quotePairsAreEmptyCells reports whether every "" in t is a whole empty
+// cell (a comma or t's edge on both sides). Profiler rows hold few of them,
+// so the vectorized two-byte search stops only a few times a row.
+func quotePairsAreEmptyCells(t []byte) bool {
+	for off := 0; ; {
+		k := bytes.Index(t[off:], []byte(`""`))
+		if k < 0 {
+			return true
+		}
+		k += off
+		if (k > 0 && t[k-1] != ',') || (k+2 < len(t) && t[k+2] != ',') {
+			return false
+		}
+		off = k + 2
+	}
 }
 
 // indexQuote is bytes.IndexByte(b, '"'), faster on the short fields that
@@ -422,6 +460,7 @@ func unescape(dst, field []byte) []byte {
 // ignored, without consuming it; ok is false at the end of input. Readers use
 // it to pass over tool and program output that precedes a CSV header.
 func (s *Scanner) PeekLine() (line []byte, ok bool) {
+	s.skipBOM()
 	for {
 		data := s.buf[s.start:s.end]
 		if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
