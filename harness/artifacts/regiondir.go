@@ -1,10 +1,10 @@
-// Package artifacts holds the layout of a run's artifact tree: where each
-// file goes and how names that come from a profiled program become safe
-// paths inside it. For now that is RegionDir, the filesystem-safe directory
-// of one NVTX region under ncu/regions/.
+// Package artifacts holds the layout of a run directory (MAIN): run ids, the
+// place of every file, atomic writes, the manifest that says what each
+// artifact is (complete, partial, skipped, and why), and how names that come
+// from a profiled program become safe paths inside it (RegionDir).
 //
-// It decides names; it neither renders reports (package report) nor
-// aggregates (packages kernels and regions).
+// It decides names and writes bytes; it neither renders reports (package
+// report) nor aggregates (packages kernels and regions).
 package artifacts
 
 import (
