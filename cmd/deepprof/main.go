@@ -55,6 +55,9 @@ Usage:
       Summarize one ncu CSV export by NVTX region (stack path, nested regions
       as their own sections), per (process, device) and across them; --out
       writes report.md, report.json and a kernel table per region into DIR.
+  deepprof report [--top N] MAIN
+      Rebuild every derived file of a run directory (kernels.md, kernels.json,
+      ncu/regions/, report.md, manifest.json) from its raw ncu exports; no GPU.
   deepprof help
       Print this help.
 
@@ -72,6 +75,7 @@ func commands() []command {
 	return []command{
 		{"kernels", runKernels},
 		{"regions", runRegions},
+		{"report", runReport},
 	}
 }
 

@@ -1,0 +1,175 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/report"
+)
+
+// DeriveConfig says how derived files are made.
+type DeriveConfig struct {
+	TopN    int // kernels shown in kernels.md; 0: all
+	Regions regions.Config
+}
+
+// timelineSources are where kernels.md comes from, in order of preference:
+// the timing pass saw every launch; the deep pass may have profiled only a
+// few launches of each top kernel.
+var timelineSources = []string{artifacts.NcuTimingRaw, artifacts.NcuRaw}
+
+// Rebuild writes every derived file of a run from the raw exports in it:
+// kernels.md and kernels.json, ncu/regions/ and report.md, then the
+// manifest. It needs no GPU: it is `deepprof report MAIN`. A missing input
+// makes its outputs "missing" in the manifest, with the reason; the other
+// outputs are still made.
+func Rebuild(run *artifacts.Run, cfg DeriveConfig) error {
+	var errs []error
+
+	src := ""
+	for _, s := range timelineSources {
+		if exists(run.Path(s)) {
+			src = s
+			break
+		}
+	}
+	if src == "" {
+		reason := fmt.Sprintf("no ncu export to read (%s)", strings.Join(timelineSources, ", "))
+		run.Record(artifacts.KernelsMD, artifacts.StatusMissing, reason)
+		run.Record(artifacts.KernelsJSON, artifacts.StatusMissing, reason)
+	} else if err := deriveKernels(run, src, cfg.TopN); err != nil {
+		errs = append(errs, err)
+		run.Record(artifacts.KernelsMD, artifacts.StatusMissing, err.Error())
+		run.Record(artifacts.KernelsJSON, artifacts.StatusMissing, err.Error())
+	}
+
+	if !exists(run.Path(artifacts.NcuRaw)) {
+		reason := "no deep-pass export (" + artifacts.NcuRaw + ")"
+		run.Record(artifacts.RegionsMD, artifacts.StatusMissing, reason)
+		run.Record(artifacts.RegionsJSON, artifacts.StatusMissing, reason)
+	} else if err := deriveRegions(run, cfg.Regions); err != nil {
+		errs = append(errs, err)
+		run.Record(artifacts.RegionsMD, artifacts.StatusMissing, err.Error())
+		run.Record(artifacts.RegionsJSON, artifacts.StatusMissing, err.Error())
+	}
+
+	for _, raw := range []string{artifacts.NcuRaw, artifacts.NcuDetails, artifacts.NcuTimingRaw, artifacts.Stage1Report,
+		artifacts.EnvJSON, artifacts.ConfigYAML, artifacts.InputsYAML} {
+		if exists(run.Path(raw)) {
+			if a, ok := find(run.Manifest(), raw); !ok || a.Status == artifacts.StatusMissing {
+				run.Record(raw, artifacts.StatusComplete, "")
+			}
+		}
+	}
+	for _, f := range []string{artifacts.EnvJSON, artifacts.ConfigYAML, artifacts.InputsYAML} {
+		if _, ok := find(run.Manifest(), f); !ok && !exists(run.Path(f)) {
+			run.Record(f, artifacts.StatusMissing, "not in this run directory (written by deepprof profile)")
+		}
+	}
+	if !exists(run.Path(artifacts.StakeholderSummary)) {
+		run.Record(artifacts.StakeholderSummary, artifacts.StatusSkipped, "the stakeholder summary is not built yet")
+	}
+	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest())); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func find(m artifacts.Manifest, path string) (artifacts.Artifact, bool) {
+	for _, a := range m.Artifacts {
+		if a.Path == path {
+			return a, true
+		}
+	}
+	return artifacts.Artifact{}, false
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func openExport(run *artifacts.Run, rel string, opts ncu.Options) (*ncu.Reader, func() error, error) {
+	f, err := os.Open(run.Path(rel))
+	if err != nil {
+		return nil, nil, err
+	}
+	return ncu.NewReader(f, rel, opts), f.Close, nil
+}
+
+func deriveKernels(run *artifacts.Run, src string, topN int) error {
+	r, closeFn, err := openExport(run, src, ncu.Options{})
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	tab, err := kernels.FromReader(r, src)
+	if err != nil {
+		return err
+	}
+	tab = tab.Top(topN)
+	var md, js bytes.Buffer
+	if err := report.KernelsMarkdown(&md, tab); err != nil {
+		return err
+	}
+	if err := report.KernelsJSON(&js, tab); err != nil {
+		return err
+	}
+	return errors.Join(run.Write(artifacts.KernelsMD, md.Bytes()), run.Write(artifacts.KernelsJSON, js.Bytes()))
+}
+
+func deriveRegions(run *artifacts.Run, cfg regions.Config) error {
+	r, closeFn, err := openExport(run, artifacts.NcuRaw, regions.Options(cfg))
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	rep, err := regions.FromReader(r, artifacts.NcuRaw, cfg)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteRegionsDir(run.Path(artifacts.RegionsDir), rep); err != nil {
+		return err
+	}
+	run.Record(artifacts.RegionsMD, artifacts.StatusComplete, "")
+	run.Record(artifacts.RegionsJSON, artifacts.StatusComplete, "")
+	return nil
+}
+
+// indexMarkdown is report.md: what the run holds, what is missing and why.
+func indexMarkdown(m artifacts.Manifest) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Run %s\n\n", report.EscapeCell(m.RunID))
+	fmt.Fprintf(&b, "Status: **%s**", m.Status)
+	if m.Reason != "" {
+		fmt.Fprintf(&b, ": %s", report.EscapeCell(m.Reason))
+	}
+	b.WriteString(".\n\n")
+	if len(m.Notes) > 0 {
+		b.WriteString("Notes:\n\n")
+		for _, n := range m.Notes {
+			fmt.Fprintf(&b, "- %s\n", report.EscapeCell(n))
+		}
+		b.WriteString("\n")
+	}
+	t := report.Table{Header: []string{"artifact", "status", "why"}}
+	for _, a := range m.Artifacts {
+		if a.Path == artifacts.ReportMD {
+			continue
+		}
+		link := report.EscapeCell(a.Path)
+		if a.Status == artifacts.StatusComplete || a.Status == artifacts.StatusPartial {
+			link = "[" + link + "](" + a.Path + ")"
+		}
+		t.Rows = append(t.Rows, []string{link, string(a.Status), report.EscapeCell(a.Reason)})
+	}
+	b.WriteString(t.String())
+	return []byte(b.String())
+}

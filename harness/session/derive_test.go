@@ -1,0 +1,85 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sebdah/goldie/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+)
+
+var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
+
+func copyFixture(t *testing.T, run *artifacts.Run, fixture, rel string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../fixtures/ncu", fixture))
+	require.NoError(t, err)
+	require.NoError(t, artifacts.WriteFileAtomic(run.Path(rel), b))
+}
+
+// TestRebuild assembles a run directory from recorded exports (the timing
+// pass: the basic raw page; the deep pass: the roofline pages) and rebuilds
+// every derived file from them, as `deepprof report MAIN` does.
+func TestRebuild(t *testing.T) {
+	run, err := artifacts.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", artifacts.NcuTimingRaw)
+	copyFixture(t, run, "h200-llama-decode-roofline/raw.csv", artifacts.NcuRaw)
+	copyFixture(t, run, "h200-llama-decode-roofline/details.csv", artifacts.NcuDetails)
+
+	require.NoError(t, Rebuild(run, DeriveConfig{TopN: 10, Regions: regions.DefaultConfig()}))
+	require.NoError(t, run.WriteManifest(t0.Add(time.Minute)))
+
+	g := goldie.New(t, goldie.WithFixtureDir("../../golden/session/rebuild"), goldie.WithNameSuffix(""))
+	for _, rel := range []string{artifacts.ReportMD, artifacts.KernelsMD, artifacts.KernelsJSON, artifacts.ManifestJSON} {
+		b, err := os.ReadFile(run.Path(rel))
+		require.NoError(t, err, rel)
+		g.Assert(t, rel, b)
+	}
+	assert.FileExists(t, run.Path(artifacts.RegionsMD))
+	assert.FileExists(t, run.Path(artifacts.RegionsJSON))
+
+	// Rebuilding again gives the same files.
+	before, err := os.ReadFile(run.Path(artifacts.KernelsMD))
+	require.NoError(t, err)
+	require.NoError(t, Rebuild(run, DeriveConfig{TopN: 10, Regions: regions.DefaultConfig()}))
+	after, err := os.ReadFile(run.Path(artifacts.KernelsMD))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+}
+
+// TestRebuildEmptyRun: nothing to read is not a crash: the manifest and
+// report.md say what is missing and why.
+func TestRebuildEmptyRun(t *testing.T) {
+	run, err := artifacts.Create(t.TempDir(), "empty", t0)
+	require.NoError(t, err)
+	require.NoError(t, Rebuild(run, DeriveConfig{Regions: regions.DefaultConfig()}))
+	m := run.Manifest()
+	a, ok := find(m, artifacts.KernelsMD)
+	require.True(t, ok)
+	assert.Equal(t, artifacts.StatusMissing, a.Status)
+	assert.Contains(t, a.Reason, "no ncu export to read")
+	b, err := os.ReadFile(run.Path(artifacts.ReportMD))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "no deep-pass export")
+}
+
+// TestRebuildBadExport: a malformed export gives a positioned error, and the
+// outputs it feeds are marked missing with that error.
+func TestRebuildBadExport(t *testing.T) {
+	run, err := artifacts.Create(t.TempDir(), "bad", t0)
+	require.NoError(t, err)
+	require.NoError(t, artifacts.WriteFileAtomic(run.Path(artifacts.NcuRaw), []byte("==PROF== Disconnected from process 1\n")))
+	err = Rebuild(run, DeriveConfig{Regions: regions.DefaultConfig()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ncu/raw.csv:1: no CSV data")
+	a, _ := find(run.Manifest(), artifacts.KernelsMD)
+	assert.Equal(t, artifacts.StatusMissing, a.Status)
+	assert.Contains(t, a.Reason, "ncu/raw.csv:1:")
+}
