@@ -1,0 +1,84 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The test binary doubles as the programs the runner runs: with
+// DEEPPROF_TEST_HELPER set it acts instead of testing.
+func TestMain(m *testing.M) {
+	switch os.Getenv("DEEPPROF_TEST_HELPER") {
+	case "exit3":
+		fmt.Println("out")
+		fmt.Fprintln(os.Stderr, "err", os.Getenv("EXTRA"))
+		os.Exit(3)
+	case "parent":
+		// Start a grandchild in the same process group, print its pid, wait.
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), "DEEPPROF_TEST_HELPER=sleep")
+		if err := c.Start(); err != nil {
+			os.Exit(9)
+		}
+		fmt.Println(c.Process.Pid)
+		_ = c.Wait()
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "sleep":
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestExecRunnerExitAndStreams(t *testing.T) {
+	var out, errb bytes.Buffer
+	res, err := ExecRunner{}.Run(context.Background(), Command{Argv: []string{os.Args[0]},
+		Env: []string{"DEEPPROF_TEST_HELPER=exit3", "EXTRA=x"}, Stdout: &out, Stderr: &errb})
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.ExitCode)
+	assert.False(t, res.Interrupted)
+	assert.Equal(t, "out\n", out.String())
+	assert.Equal(t, "err x\n", errb.String())
+
+	_, err = ExecRunner{}.Run(context.Background(), Command{Argv: []string{"/no/such/ncu"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start /no/such/ncu")
+}
+
+// TestExecRunnerKillsTheGroup: an interrupted command takes its children
+// with it (a profiler's workload must not outlive the session).
+func TestExecRunnerKillsTheGroup(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	resc := make(chan Result, 1)
+	go func() {
+		res, err := ExecRunner{Grace: 200 * time.Millisecond}.Run(ctx, Command{Argv: []string{os.Args[0]},
+			Env: []string{"DEEPPROF_TEST_HELPER=parent"}, Stdout: pw})
+		assert.NoError(t, err)
+		resc <- res
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	grandchild, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	cancel()
+	res := <-resc
+	assert.True(t, res.Interrupted)
+	require.Eventually(t, func() bool {
+		return syscall.Kill(grandchild, 0) != nil
+	}, 5*time.Second, 20*time.Millisecond, "grandchild %d still runs", grandchild)
+}
