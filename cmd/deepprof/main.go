@@ -55,6 +55,9 @@ Usage:
       Summarize one ncu CSV export by NVTX region (stack path, nested regions
       as their own sections), per (process, device) and across them; --out
       writes report.md, report.json and a kernel table per region into DIR.
+  deepprof profile [--profile NAME]... [--dry-run] [key=value | +key=value | group=name]...
+      Run a Stage 2 session (stage 1, an ncu timing pass, the deep ncu pass)
+      into a new run directory; --dry-run prints every step instead.
   deepprof report [--top N] MAIN
       Rebuild every derived file of a run directory (kernels.md, kernels.json,
       ncu/regions/, report.md, manifest.json) from its raw ncu exports; no GPU.
@@ -76,6 +79,7 @@ func commands() []command {
 		{"kernels", runKernels},
 		{"regions", runRegions},
 		{"report", runReport},
+		{"profile", runProfile},
 	}
 }
 

@@ -1,0 +1,230 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+)
+
+// Config is the whole configuration of a session. Every key of a profile
+// or an override is a field here (snake_case, as in the koanf and yaml
+// tags); workload.env and model.options are the only free-form maps.
+type Config struct {
+	Run      Run      `koanf:"run" yaml:"run"`
+	Device   string   `koanf:"device" yaml:"device"` // cuda:N, or a GPU UUID (GPU-…, MIG-…)
+	Workload Workload `koanf:"workload" yaml:"workload"`
+	Model    Model    `koanf:"model" yaml:"model"`
+	NVTX     NVTX     `koanf:"nvtx" yaml:"nvtx"`
+	Timeline Timeline `koanf:"timeline" yaml:"timeline"`
+	NCU      NCU      `koanf:"ncu" yaml:"ncu"`
+	Nsys     Nsys     `koanf:"nsys" yaml:"nsys"`
+	Regions  Regions  `koanf:"regions" yaml:"regions"`
+	Report   Report   `koanf:"report" yaml:"report"`
+
+	// Sources are what was composed, in order: "defaults" (Default), each
+	// profile file, then "override KEY=VALUE" for each override. It is not
+	// part of config.yaml.
+	Sources []string `koanf:"-" yaml:"-"`
+}
+
+// Run says where a run's artifacts go: MAIN is Root/ID.
+type Run struct {
+	Root string `koanf:"root" yaml:"root"`
+	ID   string `koanf:"id" yaml:"id"` // "": generated when the run starts
+}
+
+// Workload is the program profiled. It is run as Command(), with Env added
+// to the harness's environment.
+type Workload struct {
+	Name string `koanf:"name" yaml:"name"`
+	// Python is the interpreter put before Argv when Argv[0] is a .py file
+	// ("" runs Argv as it is).
+	Python  string            `koanf:"python" yaml:"python"`
+	Argv    []string          `koanf:"argv" yaml:"argv"`
+	Env     map[string]string `koanf:"env" yaml:"env"`
+	Inputs  []string          `koanf:"inputs" yaml:"inputs"` // files that must exist (CheckInputs)
+	Repeats int               `koanf:"repeats" yaml:"repeats"`
+	Timeout Duration          `koanf:"timeout" yaml:"timeout"` // per run of the workload; "": none
+}
+
+// Model describes the model the workload runs. Options are model-specific
+// knobs (shapes, a config path...) handed to the workload as they are.
+type Model struct {
+	Name    string         `koanf:"name" yaml:"name"`
+	Arch    string         `koanf:"arch" yaml:"arch"`
+	Dtype   string         `koanf:"dtype" yaml:"dtype"`
+	Options map[string]any `koanf:"options" yaml:"options"`
+}
+
+// NVTX selects the NVTX push/pop ranges profiled. Include and Exclude are
+// range paths ("decode_all", "prefill/layer0", "LLM@decode_all" for a named
+// domain), turned into --nvtx-include/--nvtx-exclude by package ncu.
+type NVTX struct {
+	Domain  string   `koanf:"domain" yaml:"domain"`
+	Include []string `koanf:"include" yaml:"include"`
+	Exclude []string `koanf:"exclude" yaml:"exclude"`
+}
+
+// Timeline is the pass that finds the top kernels by total time.
+type Timeline struct {
+	Tool string `koanf:"tool" yaml:"tool"` // auto (nsys, else an ncu timing pass), nsys, ncu
+	TopN int    `koanf:"top_n" yaml:"top_n"`
+}
+
+// NCU is the Nsight Compute deep pass.
+type NCU struct {
+	Path           string   `koanf:"path" yaml:"path"`     // "": found on PATH or under CUDA_HOME
+	Preset         string   `koanf:"preset" yaml:"preset"` // the ncu/* profile composed; select one with ncu=NAME
+	Set            string   `koanf:"set" yaml:"set"`       // --set; "": none
+	Sections       []string `koanf:"sections" yaml:"sections"`
+	Metrics        []string `koanf:"metrics" yaml:"metrics"`
+	ReplayMode     string   `koanf:"replay_mode" yaml:"replay_mode"`           // kernel, range, app-range
+	KernelNameBase string   `koanf:"kernel_name_base" yaml:"kernel_name_base"` // demangled, function, mangled
+	LaunchSkip     int      `koanf:"launch_skip" yaml:"launch_skip"`
+	LaunchCount    int      `koanf:"launch_count" yaml:"launch_count"` // 0: no limit
+	// PerKernelLaunches is how many launches of each top kernel get the
+	// deep metrics.
+	PerKernelLaunches int      `koanf:"per_kernel_launches" yaml:"per_kernel_launches"`
+	TargetProcesses   string   `koanf:"target_processes" yaml:"target_processes"` // all, application-only
+	ExtraArgs         []string `koanf:"extra_args" yaml:"extra_args"`
+	Timeout           Duration `koanf:"timeout" yaml:"timeout"`
+}
+
+// Nsys is the Nsight Systems timeline pass.
+type Nsys struct {
+	Path         string   `koanf:"path" yaml:"path"`
+	Trace        []string `koanf:"trace" yaml:"trace"`                 // --trace
+	CaptureRange string   `koanf:"capture_range" yaml:"capture_range"` // --capture-range; "": whole run
+	ExtraArgs    []string `koanf:"extra_args" yaml:"extra_args"`
+}
+
+// Regions configures the NVTX region report (package regions).
+type Regions struct {
+	Include    []string `koanf:"include" yaml:"include"` // kernel-name regular expressions
+	Exclude    []string `koanf:"exclude" yaml:"exclude"`
+	Groups     []string `koanf:"groups" yaml:"groups"` // metric group names, regions.DefaultGroups
+	Aggregate  bool     `koanf:"aggregate" yaml:"aggregate"`
+	TopKernels int      `koanf:"top_kernels" yaml:"top_kernels"` // 0: all
+}
+
+// Report configures the final reports.
+type Report struct {
+	TopN int `koanf:"top_n" yaml:"top_n"`
+}
+
+// Duration is a time.Duration written as Go writes it ("90s", "10m").
+// The empty string means none.
+type Duration string
+
+// Std returns d as a time.Duration: 0 for "" or text that does not parse
+// (Validate reports the latter).
+func (d Duration) Std() time.Duration {
+	v, err := time.ParseDuration(string(d))
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// Default is the configuration every composition starts from.
+func Default() *Config {
+	var groups []string
+	for _, g := range regions.DefaultGroups() {
+		groups = append(groups, g.Name)
+	}
+	return &Config{
+		Run:    Run{Root: "tmp/stage2"},
+		Device: "cuda:0",
+		Workload: Workload{
+			Python: "python3", Argv: []string{}, Env: map[string]string{}, Inputs: []string{},
+			Repeats: 3, Timeout: "10m",
+		},
+		Model:    Model{Options: map[string]any{}},
+		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
+		Timeline: Timeline{Tool: "auto", TopN: 10},
+		NCU: NCU{
+			Sections: []string{}, Metrics: []string{},
+			ReplayMode: "kernel", KernelNameBase: "demangled",
+			PerKernelLaunches: 2, TargetProcesses: "all", ExtraArgs: []string{}, Timeout: "30m",
+		},
+		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}},
+		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},
+		Report:  Report{TopN: 10},
+	}
+}
+
+// YAML is the configuration as config.yaml holds it: every key, in the
+// order of the schema (map keys sorted), two-space indent. Loading it back
+// as a profile gives the same Config.
+func (c *Config) YAML() ([]byte, error) {
+	var b bytes.Buffer
+	e := yaml.NewEncoder(&b)
+	e.SetIndent(2)
+	if err := e.Encode(c); err != nil {
+		return nil, err
+	}
+	if err := e.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Command is the argv that runs the workload: Python first when Argv[0]
+// names a .py file and Python is set.
+func (w Workload) Command() []string {
+	if len(w.Argv) > 0 && w.Python != "" && filepath.Ext(w.Argv[0]) == ".py" {
+		return append([]string{w.Python}, w.Argv...)
+	}
+	return append([]string(nil), w.Argv...)
+}
+
+// CheckInputs reports workload inputs that are not files, relative paths
+// taken from dir.
+func (c *Config) CheckInputs(dir string) error {
+	for _, in := range c.Workload.Inputs {
+		p := in
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return &Error{Key: "workload.inputs", Msg: fmt.Sprintf("workload.inputs: %v", err)}
+		}
+		if !st.Mode().IsRegular() {
+			return &Error{Key: "workload.inputs", Msg: fmt.Sprintf("workload.inputs: %s is not a file", p)}
+		}
+	}
+	return nil
+}
+
+// Config returns the region report's configuration: the groups named, in
+// their order.
+func (r Regions) Config() (regions.Config, error) {
+	byName := map[string]regions.Group{}
+	for _, g := range regions.DefaultGroups() {
+		byName[g.Name] = g
+	}
+	rc := regions.Config{Include: r.Include, Exclude: r.Exclude, Aggregate: r.Aggregate, TopKernels: r.TopKernels}
+	for _, name := range r.Groups {
+		g, ok := byName[name]
+		if !ok {
+			return regions.Config{}, unknownValue("regions.groups", name, groupNames())
+		}
+		rc.Groups = append(rc.Groups, g)
+	}
+	return rc, nil
+}
+
+func groupNames() []string {
+	var names []string
+	for _, g := range regions.DefaultGroups() {
+		names = append(names, g.Name)
+	}
+	return names
+}

@@ -1,0 +1,138 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Allowed values of the keys that take one of a set.
+var (
+	TimelineTools   = []string{"auto", "nsys", "ncu"}
+	ReplayModes     = []string{"kernel", "range", "app-range"}
+	KernelNameBases = []string{"demangled", "function", "mangled"}
+	TargetProcesses = []string{"all", "application-only"}
+	// NCUSets are the sets `ncu --list-sets` names (Nsight Compute 2025.3.1,
+	// fixtures/logs/ncu-list-sets.txt); "" asks for none.
+	NCUSets = []string{"", "basic", "detailed", "full", "nvlink", "pmsampling", "roofline"}
+	// CaptureRanges are nsys --capture-range values; "" records the whole run.
+	CaptureRanges = []string{"", "none", "cudaProfilerApi", "nvtx", "hotkey"}
+	// Dtypes are the model.dtype spellings workloads accept; "" leaves it
+	// to the workload.
+	Dtypes = []string{"", "auto", "bf16", "fp16", "fp32", "fp8"}
+)
+
+var (
+	cudaDevice = regexp.MustCompile(`^cuda:[0-9]+$`)
+	gpuUUID    = regexp.MustCompile(`^(?i)(GPU-|MIG-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	runID      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
+
+// Validate checks the values of c: sets, ranges, durations, patterns. Each
+// problem is an *Error naming its key; all of them are joined.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, e := range validate(c) {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+func validate(c *Config) []*Error {
+	var errs []*Error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Error{Key: key, Msg: key + ": " + fmt.Sprintf(format, args...)})
+	}
+	oneOf := func(key, val string, set []string) {
+		if !slices.Contains(set, val) {
+			valid := slices.DeleteFunc(slices.Clone(set), func(s string) bool { return s == "" })
+			if len(valid) < len(set) {
+				valid = append(valid, `"" (none)`)
+			}
+			e := unknownValue(key, val, valid)
+			errs = append(errs, e)
+		}
+	}
+	atLeast := func(key string, v, lo int) {
+		if v < lo {
+			bad(key, "must be at least %d, got %d", lo, v)
+		}
+	}
+	duration := func(key string, d Duration) {
+		if err := checkDuration(key, string(d)); err != nil {
+			errs = append(errs, err.(*Error))
+		}
+	}
+	noEmpty := func(key string, list []string) {
+		for i, s := range list {
+			if strings.TrimSpace(s) == "" {
+				bad(key, "entry %d is empty", i)
+			}
+		}
+	}
+
+	if c.Run.Root == "" {
+		bad("run.root", "must not be empty")
+	}
+	if c.Run.ID != "" && !runID.MatchString(c.Run.ID) {
+		bad("run.id", "%q: want letters, digits, '.', '_' and '-', starting with a letter or digit", c.Run.ID)
+	}
+	if !cudaDevice.MatchString(c.Device) && !gpuUUID.MatchString(c.Device) {
+		bad("device", "%q: want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f", c.Device)
+	}
+
+	w := c.Workload
+	if len(w.Argv) == 0 {
+		bad("workload.argv", "is empty: name the program to run (a workloads/* profile sets it)")
+	}
+	noEmpty("workload.inputs", w.Inputs)
+	atLeast("workload.repeats", w.Repeats, 1)
+	duration("workload.timeout", w.Timeout)
+	for k := range w.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			bad("workload.env", "%q is not an environment variable name", k)
+		}
+	}
+	oneOf("model.dtype", c.Model.Dtype, Dtypes)
+
+	noEmpty("nvtx.include", c.NVTX.Include)
+	noEmpty("nvtx.exclude", c.NVTX.Exclude)
+
+	oneOf("timeline.tool", c.Timeline.Tool, TimelineTools)
+	atLeast("timeline.top_n", c.Timeline.TopN, 1)
+
+	n := c.NCU
+	oneOf("ncu.set", n.Set, NCUSets)
+	oneOf("ncu.replay_mode", n.ReplayMode, ReplayModes)
+	oneOf("ncu.kernel_name_base", n.KernelNameBase, KernelNameBases)
+	oneOf("ncu.target_processes", n.TargetProcesses, TargetProcesses)
+	atLeast("ncu.launch_skip", n.LaunchSkip, 0)
+	atLeast("ncu.launch_count", n.LaunchCount, 0)
+	atLeast("ncu.per_kernel_launches", n.PerKernelLaunches, 1)
+	noEmpty("ncu.sections", n.Sections)
+	noEmpty("ncu.metrics", n.Metrics)
+	duration("ncu.timeout", n.Timeout)
+
+	oneOf("nsys.capture_range", c.Nsys.CaptureRange, CaptureRanges)
+	noEmpty("nsys.trace", c.Nsys.Trace)
+
+	r := c.Regions
+	for _, g := range r.Groups {
+		oneOf("regions.groups", g, groupNames())
+	}
+	for _, in := range []struct {
+		key  string
+		pats []string
+	}{{"regions.include", r.Include}, {"regions.exclude", r.Exclude}} {
+		for _, p := range in.pats {
+			if _, err := regexp.Compile(p); err != nil {
+				bad(in.key, "%q: %v", p, err)
+			}
+		}
+	}
+	atLeast("regions.top_kernels", r.TopKernels, 0)
+	atLeast("report.top_n", c.Report.TopN, 1)
+	return errs
+}

@@ -1,0 +1,111 @@
+package ncu_test
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+)
+
+func TestIncludeExpr(t *testing.T) {
+	tests := []struct {
+		name   string
+		domain string
+		levels []string
+		want   string
+	}{
+		// The real cases recorded on the H200 (fixtures/README.md).
+		{"default domain range", "", []string{"decode_all"}, "decode_all/"},
+		{"nested", "", []string{"decode_all", "decode_step"}, "decode_all/decode_step/"},
+		{"nested cuda fixture", "", []string{"A", "A1"}, "A/A1/"},
+		{"named domain", "LLM", []string{"decode_all"}, "LLM@decode_all/"},
+		{"named domain nested", "LLM", []string{"decode_all", "decode_step"}, "LLM@decode_all/decode_step/"},
+		// matched 412 kernels: fixtures/logs/ncu-escaped-at-sign-match.txt
+		{"default-domain name with @", "", []string{"LLM@decode_all"}, `LLM\@decode_all/`},
+		{"default domain spelled out", ncu.DefaultDomain, []string{"LLM@decode_all"}, `LLM\@decode_all/`},
+		// The awkward name of fixtures/ncu/cuda-nvtx-domains (escaping per the
+		// NVTX filtering docs; not recorded as a filter).
+		{"slash, quotes, spaces, @", "", []string{`step: 1 "quoted" / a@b`}, `step: 1 "quoted" \/ a\@b/`},
+		{"every quantifier", "", []string{"a[0]+b*c,d"}, `a\[0\]\+b\*c\,d/`},
+		{"spaces kept", "", []string{"Range A", "B range"}, "Range A/B range/"},
+		{"backslash", "", []string{`a\b`}, `a\\\\b/`},
+		{"domain with @ and space", "my dom@x", []string{"r"}, `my dom\@x@r/`},
+		{"no levels", "LLM", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, ncu.IncludeExpr(tt.domain, tt.levels))
+		})
+	}
+}
+
+// The include expression of a region agrees with how the regions report
+// names it (Range.String) for names without '/' or other quantifiers.
+func TestIncludeExprMatchesRegionNames(t *testing.T) {
+	for _, r := range []ncu.Range{{Name: "decode_all"}, {Name: "LLM@decode_all"}, {Domain: "LLM", Name: "decode_all"}} {
+		st := &ncu.Stack{Levels: []ncu.Range{r}}
+		assert.Equal(t, st.Path()+"/", ncu.IncludeExpr(r.Domain, []string{r.Name}))
+	}
+}
+
+// realKernelNames reads the kernel names of the H200 decode export.
+func realKernelNames(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../golden/export/h200-llama-decode-basic/raw.csv.kernels.json")
+	require.NoError(t, err)
+	var doc struct {
+		Kernels []struct {
+			Name string `json:"kernel_name"`
+		} `json:"kernels"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	require.NotEmpty(t, doc.Kernels)
+	names := make([]string, len(doc.Kernels))
+	for i, k := range doc.Kernels {
+		names[i] = k.Name
+	}
+	return names
+}
+
+func TestKernelRegex(t *testing.T) {
+	names := realKernelNames(t)
+	top := names[:5]
+	expr := ncu.KernelRegex(top)
+	require.True(t, strings.HasPrefix(expr, "regex:^(?:"), expr)
+	re := regexp.MustCompile(strings.TrimPrefix(expr, "regex:"))
+
+	for _, n := range top {
+		assert.True(t, re.MatchString(n), "must match %q", n)
+	}
+	for _, n := range names[5:] {
+		assert.False(t, re.MatchString(n), "must not match %q", n)
+	}
+	for _, n := range top {
+		// near misses: a prefix, an extension, a changed template argument
+		assert.False(t, re.MatchString(n[:len(n)-1]), "prefix of %q", n)
+		assert.False(t, re.MatchString(n+"x"), "extension of %q", n)
+		assert.False(t, re.MatchString("x"+n), "extension of %q", n)
+		if c := strings.Replace(n, "<", "[", 1); c != n {
+			assert.False(t, re.MatchString(c), "changed %q", n)
+		}
+		// a '.' in place of one character would match an unquoted regex
+		assert.False(t, re.MatchString(n[:1]+"."+n[2:]) && n[1] != '.', "dot in %q", n)
+	}
+
+	// every name of the export, each matched by its own regex only
+	for _, n := range names {
+		one := regexp.MustCompile(strings.TrimPrefix(ncu.KernelRegex([]string{n}), "regex:"))
+		for _, m := range names {
+			assert.Equal(t, n == m, one.MatchString(m), "regex of %q against %q", n, m)
+		}
+	}
+
+	assert.Equal(t, `regex:^(?:a\.b|c\(\)\[\]\{\}\*\+\?\|\^\$\\)$`, ncu.KernelRegex([]string{"a.b", `c()[]{}*+?|^$\`, "a.b"}))
+	assert.Equal(t, "", ncu.KernelRegex(nil))
+}

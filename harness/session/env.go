@@ -1,0 +1,54 @@
+package session
+
+import (
+	"encoding/json"
+	"os"
+	"runtime"
+
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/tools"
+)
+
+// EnvInfo is env.json: the GPU as NVML reports it, the profilers found and
+// their versions, and the host.
+type EnvInfo struct {
+	GPU       *gpu.Provenance  `json:"gpu,omitempty"`
+	GPUError  string           `json:"gpu_error,omitempty"`
+	Tools     map[string]Probe `json:"tools"`
+	Host      string           `json:"host"`
+	OS        string           `json:"os"`
+	Arch      string           `json:"arch"`
+	GoVersion string           `json:"go_version"`
+}
+
+// Probe is one profiler as found.
+type Probe struct {
+	Path    string `json:"path,omitempty"`
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// NewEnvInfo gathers env.json. A GPU or tool that cannot be read is written
+// as an error beside the rest, never as invented values.
+func NewEnvInfo(prov func() (gpu.Provenance, error), found map[string]tools.Tool, errs map[string]error) EnvInfo {
+	host, _ := os.Hostname()
+	e := EnvInfo{Tools: map[string]Probe{}, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version()}
+	if p, err := prov(); err != nil {
+		e.GPUError = err.Error()
+	} else {
+		e.GPU = &p
+	}
+	for name, t := range found {
+		e.Tools[name] = Probe{Path: t.Path, Version: t.Version.String()}
+	}
+	for name, err := range errs {
+		e.Tools[name] = Probe{Error: err.Error()}
+	}
+	return e
+}
+
+// JSON is env.json's bytes.
+func (e EnvInfo) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(e, "", "  ")
+	return append(b, '\n'), err
+}
