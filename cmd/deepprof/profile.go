@@ -11,12 +11,26 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/session"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 )
 
+// runProfile is "deepprof profile": a Stage 2 session into a new run
+// directory. When it is done it prints MAIN and a one-line verdict on
+// stdout; a run that is not complete is an error (exit status 1) whose
+// reason main prints on stderr.
+//
+// Ctrl-C (or SIGTERM) once is enough: the program running (ncu and the
+// workload, in their own process group) gets SIGINT and SIGKILL 10s later,
+// a deep-pass report ncu managed to write is still exported (30s at most),
+// and the manifest is written, saying "interrupted during STEP". Further
+// Ctrl-Cs are caught and change nothing: killing deepprof then would leave
+// the workload running on the GPU and the run directory without its
+// manifest.
 func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [key=value | +key=value | group=name]...", stderr)
 	var profiles stringList
@@ -62,7 +76,8 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 			ncuPath = t.Path
 		}
 	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr}
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
+		Progress: stderr, ProgressLive: liveProgress(stderr)}
 	if *dry {
 		main := cfg.Run.Root + "/" + cfg.Run.ID
 		if cfg.Run.ID == "" {
@@ -95,9 +110,42 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	tell := context.AfterFunc(ctx, func() {
+		if s.ProgressLive {
+			fmt.Fprintln(stderr) // end the status line
+		}
+		fmt.Fprintln(stderr, "deepprof: interrupted: stopping the running step, then writing the manifest; no need to press Ctrl-C again")
+	})
 	run, err := s.Run(ctx)
-	if run != nil {
-		fmt.Fprintf(stdout, "%s\n", run.Dir)
+	tell()
+	return verdict(stdout, run, err)
+}
+
+// liveProgress reports whether the progress line may rewrite itself: on a
+// terminal, and not under CI (whose logs keep every "\r" frame).
+func liveProgress(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && ncu.IsTerminal(f) && os.Getenv("CI") == ""
+}
+
+// verdict prints MAIN and how the run ended ("complete", or "partial: "
+// and the reason) and returns the error the command ends with: nil only
+// for a complete run.
+func verdict(stdout io.Writer, run *artifacts.Run, err error) error {
+	if run == nil {
+		return err
 	}
-	return err
+	m := run.Manifest()
+	line := string(m.Status)
+	if m.Reason != "" {
+		line += ": " + m.Reason
+	}
+	fmt.Fprintf(stdout, "MAIN: %s\n%s\n", run.Dir, line)
+	switch {
+	case m.Status != artifacts.StatusComplete:
+		return fmt.Errorf("run %s (see %s)", line, filepath.Join(run.Dir, artifacts.ReportMD))
+	case err != nil:
+		return err
+	}
+	return nil
 }

@@ -6,4 +6,11 @@
 // comes from packages ncu and nsys, parsing from ncu, kernels and regions,
 // rendering from report. This package decides the order of steps, what
 // each failure means for the run, and what lands where in MAIN.
+//
+// Decisions it makes on its own, each said in the plan or the manifest's
+// notes: under ncu the workload runs once (DEEPPROF_REPEATS=1); the timing
+// pass always uses kernel replay; a deep pass whose range or app-range
+// replay ncu refuses runs again with kernel replay, keeping the refused
+// attempt's log as ncu/deep-range.log; an interrupted session keeps what it
+// did and says "interrupted during STEP".
 package session

@@ -33,6 +33,13 @@ type Session struct {
 	// Now is the clock; Log gets one line per step (nil: quiet).
 	Now func() time.Time
 	Log io.Writer
+	// Progress gets a status line while ncu profiles, fed from ncu's own
+	// output (nil: quiet). With ProgressLive (a terminal) the line rewrites
+	// itself with "\r" at most four times a second; without (CI, pipes) only
+	// one summary line per pass is written, "ncu-deep: 412 launches
+	// profiled in 12.3s".
+	Progress     io.Writer
+	ProgressLive bool
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -43,6 +50,9 @@ type Step struct {
 	Stdout string // file (relative to MAIN) that receives stdout; "" for the log
 	Log    string // file (relative to MAIN) that receives stdout and stderr
 	Note   string
+	// Details are further notes of the plan: decisions a reader of the dry
+	// run should know about.
+	Details []string
 }
 
 const timingMetric = ncu.DurationMetric
@@ -62,13 +72,34 @@ func includes(cfg *config.Config, paths []string) []string {
 	return out
 }
 
-func (s *Session) spec(mainDir string) workload.Spec {
+func (s *Session) spec() workload.Spec {
 	return workload.Spec{
 		Argv: s.Cfg.Workload.Command(), Env: s.Cfg.Workload.Env, Inputs: s.Cfg.Workload.Inputs,
 		Repeats: s.Cfg.Workload.Repeats, Visible: visible(s.Cfg.Device), NVTXDomain: s.Cfg.NVTX.Domain,
 		Model: modelMap(s.Cfg.Model),
 	}
 }
+
+// ncuRepeats is DEEPPROF_REPEATS under ncu: the workload does the minimum.
+// ncu replays each launch as many times as its metrics need, so more
+// repeats only multiply profiling time (three repeats, three times the
+// time) and the number of launches to filter.
+const ncuRepeats = 1
+
+// Replay modes of the deep pass.
+const (
+	replayKernel   = "kernel"
+	replayRange    = "range"
+	replayAppRange = "app-range"
+)
+
+// rangeReplay reports whether mode replays whole NVTX ranges, which ncu
+// may refuse (then the deep pass falls back to kernel replay).
+func rangeReplay(mode string) bool { return mode == replayRange || mode == replayAppRange }
+
+// deepRangeLog keeps the log of a deep pass whose range replay ncu refused,
+// beside the kernel-replay rerun's ncu/deep.log.
+const deepRangeLog = "ncu/deep-range.log"
 
 // visible is CUDA_VISIBLE_DEVICES for a device spec: "cuda:1" -> "1"; a
 // UUID passes through.
@@ -95,12 +126,12 @@ func modelMap(m config.Model) map[string]any {
 	return out
 }
 
-func (s *Session) pass(out string, metrics []string, set string, sections []string, regex string, count int) ncu.Pass {
+func (s *Session) pass(out, replay string, metrics []string, set string, sections []string, regex string, count int) ncu.Pass {
 	c := s.Cfg.NCU
 	p := ncu.Pass{
 		Output: out, TargetProcesses: c.TargetProcesses, NVTX: true,
 		Includes: includes(s.Cfg, s.Cfg.NVTX.Include), Excludes: includes(s.Cfg, s.Cfg.NVTX.Exclude),
-		Set: set, Sections: sections, Metrics: metrics, ReplayMode: c.ReplayMode,
+		Set: set, Sections: sections, Metrics: metrics, ReplayMode: replay,
 		LaunchSkip: c.LaunchSkip, LaunchCount: count, Force: true, Extra: c.ExtraArgs,
 		Program: s.Cfg.Workload.Command(),
 	}
@@ -114,27 +145,43 @@ func (s *Session) pass(out string, metrics []string, set string, sections []stri
 // from the timing pass; before it has run, topKernels is nil and the plan
 // says so.
 func (s *Session) Plan(mainDir string, topKernels []string) ([]Step, error) {
-	spec := s.spec(mainDir)
+	return s.plan(mainDir, topKernels, s.Cfg.NCU.ReplayMode)
+}
+
+// plan is Plan with the deep pass's replay mode given.
+func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) ([]Step, error) {
+	spec := s.spec()
 	stage1Env, err := spec.Environ(workload.PhaseStage1, filepath.Join(mainDir, artifacts.Stage1Report))
 	if err != nil {
 		return nil, err
 	}
-	ncuEnv, err := spec.Environ(workload.PhaseNcu, "")
+	ncuSpec := spec
+	ncuSpec.Repeats = ncuRepeats
+	ncuEnv, err := ncuSpec.Environ(workload.PhaseNcu, "")
 	if err != nil {
 		return nil, err
 	}
+	once := fmt.Sprintf("the workload runs once under ncu (%s=%d, not workload.repeats=%d): ncu replays each launch itself, so repeats would only multiply profiling time",
+		workload.EnvRepeats, ncuRepeats, spec.Repeats)
+	onceAgain := fmt.Sprintf("the workload runs once, as in the timing pass (%s=%d)", workload.EnvRepeats, ncuRepeats)
 	steps := []Step{
 		{Name: "ncu-sections", Argv: append([]string{s.Ncu}, ncu.ListSectionsArgs()...), Stdout: artifacts.NcuSections},
 		{Name: "stage1", Argv: spec.Argv, Env: stage1Env, Log: artifacts.Stage1Log},
 	}
-	timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), []string{timingMetric}, "", nil, "", 0)
+	// The timing pass needs each launch's duration: kernel replay, whatever
+	// the deep pass replays.
+	timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), replayKernel, []string{timingMetric}, "", nil, "", 0)
 	targs, err := timing.Args()
 	if err != nil {
 		return nil, fmt.Errorf("timing pass: %w", err)
 	}
+	timingDetails := []string{once}
+	if rangeReplay(s.Cfg.NCU.ReplayMode) {
+		timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
+	}
 	steps = append(steps,
 		Step{Name: "ncu-timing", Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: artifacts.NcuTimingLog,
-			Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)"},
+			Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
 		Step{Name: "export-timing-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuTimingReport), "raw", "")...), Stdout: artifacts.NcuTimingRaw},
 	)
 	c := s.Cfg.NCU
@@ -148,13 +195,18 @@ func (s *Session) Plan(mainDir string, topKernels []string) ([]Step, error) {
 	} else if topKernels == nil {
 		note = "deep pass on the top-N kernels of the timing pass (known once it has run)"
 	}
-	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), c.Metrics, c.Set, c.Sections, regex, count)
+	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	dargs, err := deep.Args()
 	if err != nil {
 		return nil, fmt.Errorf("deep pass: %w", err)
 	}
+	deepDetails := []string{onceAgain}
+	if rangeReplay(deepReplay) {
+		deepDetails = append(deepDetails, fmt.Sprintf("if ncu refuses %s replay (an API range capture does not support, or kernels that differ between application passes), the deep pass runs once more with kernel replay, per-region numbers coming from the NVTX stack column; the refused attempt's log is kept as MAIN/%s",
+			deepReplay, deepRangeLog))
+	}
 	steps = append(steps,
-		Step{Name: "ncu-deep", Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: artifacts.NcuDeepLog, Note: note},
+		Step{Name: "ncu-deep", Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: artifacts.NcuDeepLog, Note: note, Details: deepDetails},
 		Step{Name: "export-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuDeepReport), "raw", "")...), Stdout: artifacts.NcuRaw},
 		Step{Name: "export-details", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuDeepReport), "details", "")...), Stdout: artifacts.NcuDetails},
 	)
@@ -184,6 +236,9 @@ func FormatPlan(w io.Writer, steps []Step) error {
 		if st.Log != "" {
 			fmt.Fprintf(&b, "   log: MAIN/%s\n", st.Log)
 		}
+		for _, d := range st.Details {
+			fmt.Fprintf(&b, "   note: %s\n", d)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -205,11 +260,13 @@ func (s *Session) logf(format string, args ...any) {
 // Run runs the session into a new run directory and returns it. The run
 // directory and its manifest are written whatever happens; an error means
 // the run is failed or partial, and the manifest says which and why.
+//
+// When ctx ends (Ctrl-C), the program running gets SIGINT (see
+// ExecRunner), what was done before is kept, a deep pass that left a report
+// is still exported (for at most exportGrace), and the manifest says
+// "interrupted ...": one cancellation is enough to end Run.
 func (s *Session) Run(ctx context.Context) (*artifacts.Run, error) {
-	now := s.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := s.now()
 	run, err := artifacts.Create(s.Cfg.Run.Root, s.Cfg.Run.ID, now())
 	if err != nil {
 		return nil, err
@@ -217,9 +274,13 @@ func (s *Session) Run(ctx context.Context) (*artifacts.Run, error) {
 	s.logf("run directory %s", run.Dir)
 	err = s.run(ctx, run)
 	if err != nil {
-		if ctx.Err() != nil {
+		var ie *interruptedError
+		switch {
+		case errors.As(err, &ie):
+			run.MarkPartial(fmt.Sprintf("interrupted during %s (stopped after %s); the steps before it are kept", ie.step, ie.after.Round(time.Millisecond)))
+		case ctx.Err() != nil:
 			run.MarkPartial("interrupted: " + err.Error())
-		} else {
+		default:
 			run.MarkPartial(err.Error())
 		}
 	}
@@ -231,6 +292,28 @@ func (s *Session) Run(ctx context.Context) (*artifacts.Run, error) {
 		return run, errors.Join(err, derr, werr)
 	}
 	return run, errors.Join(err, derr)
+}
+
+func (s *Session) now() func() time.Time {
+	if s.Now == nil {
+		return time.Now
+	}
+	return s.Now
+}
+
+// exportGrace is how long the exports of a deep pass's report may still
+// run once the session is interrupted: what ncu profiled before is worth
+// saving, but not worth a second Ctrl-C.
+const exportGrace = 30 * time.Second
+
+// interruptedError is a step stopped because the session's context ended.
+type interruptedError struct {
+	step  string
+	after time.Duration
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("%s interrupted after %s", e.step, e.after.Round(time.Millisecond))
 }
 
 func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
@@ -257,13 +340,17 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	for _, st := range steps {
 		byName[st.Name] = st
 	}
-	if err := s.step(ctx, run, byName["ncu-sections"]); err != nil {
+	if err := s.step(ctx, run, byName["ncu-sections"], false); err != nil {
+		var ie *interruptedError
+		if errors.As(err, &ie) {
+			return err
+		}
 		run.Note("ncu --list-sections: %v", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(run.Path(artifacts.Stage1Report)), 0o755); err != nil {
 		return err
 	}
-	if err := s.step(ctx, run, byName["stage1"]); err != nil {
+	if err := s.step(ctx, run, byName["stage1"], false); err != nil {
 		return fmt.Errorf("stage 1: %w", err)
 	}
 	if err := checkStage1(run); err != nil {
@@ -276,7 +363,7 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err := s.profile(ctx, run, byName["ncu-timing"]); err != nil {
 		return fmt.Errorf("timing pass: %w", err)
 	}
-	if err := s.step(ctx, run, byName["export-timing-raw"]); err != nil {
+	if err := s.step(ctx, run, byName["export-timing-raw"], false); err != nil {
 		return fmt.Errorf("timing export: %w", err)
 	}
 	top, err := s.topKernels(run)
@@ -291,23 +378,106 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 		byName[st.Name] = st
 	}
 	run.Note("%s", byName["ncu-deep"].Note)
-	deepErr := s.profile(ctx, run, byName["ncu-deep"])
+	var deepErr error
+	if rangeReplay(s.Cfg.NCU.ReplayMode) {
+		deepErr = s.deepRange(ctx, run, byName["ncu-deep"], top)
+	} else {
+		deepErr = s.profile(ctx, run, byName["ncu-deep"])
+	}
 	if deepErr != nil && !exists(run.Path(artifacts.NcuDeepReport)) {
 		return fmt.Errorf("deep pass: %w", deepErr)
 	}
-	// A failed pass that left a report keeps what it profiled.
+	// A failed pass that left a report keeps what it profiled, even when
+	// the session was interrupted.
 	var errs []error
 	if deepErr != nil {
 		errs = append(errs, fmt.Errorf("deep pass (its report is kept, partial): %w", deepErr))
 	}
+	ectx, cancel := afterGrace(ctx, exportGrace)
+	defer cancel()
 	for _, name := range []string{"export-raw", "export-details"} {
-		if err := s.step(context.WithoutCancel(ctx), run, byName[name]); err != nil {
+		if err := s.step(ectx, run, byName[name], false); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		} else if deepErr != nil {
 			run.Record(byName[name].Stdout, artifacts.StatusPartial, "exported from the partial report of a failed deep pass")
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// afterGrace returns a context that ctx's end does not end at once: only
+// grace later (or when the returned cancel is called).
+func afterGrace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-ctx.Done():
+			t := time.NewTimer(grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				cancel()
+			case <-c.Done():
+			}
+		case <-c.Done():
+		}
+	}()
+	return c, cancel
+}
+
+// deepRange runs a deep pass that replays NVTX ranges (range or app-range).
+// When ncu refuses (an API range capture does not support, kernels that
+// differ between application passes), the attempt's log is kept as
+// ncu/deep-range.log and the deep pass runs once more with kernel replay:
+// each launch's NVTX stack column still gives the per-region numbers.
+func (s *Session) deepRange(ctx context.Context, run *artifacts.Run, st Step, top []string) error {
+	err := s.step(ctx, run, st, true)
+	findings := diagnose(run, st.Log)
+	refusal, ok := refused(findings)
+	if !ok || ctx.Err() != nil {
+		return s.judge(run, st.Name, st.Log, err, findings)
+	}
+	if rerr := os.Rename(run.Path(st.Log), run.Path(deepRangeLog)); rerr != nil {
+		return rerr
+	}
+	run.Record(deepRangeLog, artifacts.StatusComplete, "the log of the refused "+s.Cfg.NCU.ReplayMode+"-replay attempt")
+	report := strings.TrimSuffix(st.Log, ".log") + ".ncu-rep"
+	if exists(run.Path(report)) {
+		kept := strings.TrimSuffix(deepRangeLog, ".log") + ".ncu-rep"
+		if rerr := os.Rename(run.Path(report), run.Path(kept)); rerr != nil {
+			return rerr
+		}
+		run.Record(kept, artifacts.StatusPartial, "the report of the refused "+s.Cfg.NCU.ReplayMode+"-replay attempt; not exported")
+	}
+	for _, f := range findings {
+		if f != refusal {
+			run.Note("%s (%s replay): %s:%d: %s Next: %s", st.Name, s.Cfg.NCU.ReplayMode, deepRangeLog, f.Line, f.Message, f.Next)
+		}
+	}
+	run.Note("range replay refused: %s:%d: %s; fell back to kernel replay (--replay-mode kernel with --nvtx: per-region numbers from each launch's NVTX stack column)",
+		deepRangeLog, refusal.Line, refusal.Message)
+	s.logf("%s: ncu refused %s replay; running the deep pass again with kernel replay", st.Name, s.Cfg.NCU.ReplayMode)
+	steps, err := s.plan(run.Dir, top, replayKernel)
+	if err != nil {
+		return err
+	}
+	for _, k := range steps {
+		if k.Name == st.Name {
+			k.Name += " (kernel replay)"
+			return s.profile(ctx, run, k)
+		}
+	}
+	return fmt.Errorf("no %s step in the plan", st.Name)
+}
+
+// refused returns the finding by which ncu refused range replay, if any.
+func refused(findings []ncu.Finding) (ncu.Finding, bool) {
+	for _, f := range findings {
+		if f.Kind == ncu.KindRangeReplayUnsupported || f.Kind == ncu.KindAppRangeMismatch {
+			return f, true
+		}
+	}
+	return ncu.Finding{}, false
 }
 
 // regionsConfig is the profile's region settings (validated when the
@@ -320,15 +490,30 @@ func regionsConfig(cfg *config.Config) regions.Config {
 	return rc
 }
 
-// step runs one step, its output going to its files.
-func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step) error {
+// step runs one step, its output going to its files. With watch (an ncu
+// profiling step), its output also feeds the progress line.
+func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch bool) error {
+	if ctx.Err() != nil {
+		return &interruptedError{step: st.Name} // before it started
+	}
 	s.logf("%s: %s", st.Name, strings.Join(st.Argv, " "))
 	var out, log bytes.Buffer
-	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: &log, Stderr: &log}
+	// One writer for both streams, so that a Runner that compares them
+	// (exec.Cmd does) sends both through one pipe, in order.
+	var sink io.Writer = &log
+	var prog *progress
+	if watch && s.Progress != nil {
+		prog = newProgress(st.Name, s.Progress, s.ProgressLive, s.now())
+		sink = io.MultiWriter(&log, prog)
+	}
+	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: sink, Stderr: sink}
 	if st.Stdout != "" {
 		cmd.Stdout = &out
 	}
 	res, err := s.Runner.Run(ctx, cmd)
+	if prog != nil {
+		prog.Close()
+	}
 	if st.Log != "" {
 		if werr := run.Write(st.Log, log.Bytes()); werr != nil {
 			return werr
@@ -343,7 +528,7 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step) error {
 		}
 	}
 	if res.Interrupted {
-		return fmt.Errorf("interrupted after %s", res.Duration.Round(time.Millisecond))
+		return &interruptedError{step: st.Name, after: res.Duration}
 	}
 	if res.ExitCode != 0 {
 		tail := lastLines(log.Bytes(), 5)
@@ -352,30 +537,42 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step) error {
 	return nil
 }
 
-// profile runs an ncu profiling step and turns what ncu printed into the
-// run's verdict: findings go to the manifest's notes; a failure that left a
-// report keeps it and marks the run partial.
+// profile runs an ncu profiling step and judges what ncu printed.
 func (s *Session) profile(ctx context.Context, run *artifacts.Run, st Step) error {
-	err := s.step(ctx, run, st)
-	logb, _ := os.ReadFile(run.Path(st.Log))
-	findings := ncu.Diagnose(logb)
+	err := s.step(ctx, run, st, true)
+	return s.judge(run, st.Name, st.Log, err, diagnose(run, st.Log))
+}
+
+// diagnose reads what ncu printed into the log rel.
+func diagnose(run *artifacts.Run, rel string) []ncu.Finding {
+	b, _ := os.ReadFile(run.Path(rel))
+	return ncu.Diagnose(b)
+}
+
+// judge turns what an ncu pass printed (into log, beside its report) and
+// how it ended (err) into the run's verdict: findings go to the manifest's
+// notes; a failure that left a report keeps it and marks it partial.
+func (s *Session) judge(run *artifacts.Run, name, log string, err error, findings []ncu.Finding) error {
 	for _, f := range findings {
-		run.Note("%s: %s:%d: %s Next: %s", st.Name, st.Log, f.Line, f.Message, f.Next)
+		run.Note("%s: %s:%d: %s Next: %s", name, log, f.Line, f.Message, f.Next)
 	}
-	report := strings.TrimSuffix(st.Log, ".log") + ".ncu-rep"
-	if exists(run.Path(report)) {
+	report := strings.TrimSuffix(log, ".log") + ".ncu-rep"
+	switch {
+	case exists(run.Path(report)):
 		if err != nil || len(findings) > 0 {
 			run.Record(report, artifacts.StatusPartial, "ncu reported problems: see the notes")
 		} else {
 			run.Record(report, artifacts.StatusComplete, "")
 		}
-	} else if err == nil {
+	case err == nil:
 		reason := "ncu wrote no report"
 		if len(findings) > 0 {
 			reason += ": " + findings[0].Message
 		}
 		run.Record(report, artifacts.StatusMissing, reason)
 		return errors.New(reason)
+	default:
+		run.Record(report, artifacts.StatusMissing, err.Error())
 	}
 	return err
 }
@@ -431,7 +628,7 @@ type file struct {
 }
 
 func (s *Session) writeInputs(run *artifacts.Run) error {
-	env, err := s.spec(run.Dir).Environ(workload.PhaseStage1, filepath.Join(run.Dir, artifacts.Stage1Report))
+	env, err := s.spec().Environ(workload.PhaseStage1, filepath.Join(run.Dir, artifacts.Stage1Report))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,8 +29,18 @@ const fx = "../../fixtures/"
 // stand-in report naming the recorded exports; --import prints them.
 type fakeTools struct {
 	timing, deep   pass       // what each ncu pass replays
+	deepRange      pass       // the deep pass with --replay-mode range or app-range
 	workloadReport string     // what the workload writes to $DEEPPROF_REPORT
 	calls          [][]string // every argv run
+	envs           [][]string // the environment additions of every run
+
+	// tick, when set, is called after each line of a replayed ncu log, so
+	// that a test clock can advance as ncu prints.
+	tick func()
+	// interrupt names the pass ("timing", "deep") during which the fake
+	// calls cancel, as Ctrl-C would, then blocks until the context ends.
+	interrupt string
+	cancel    context.CancelFunc
 }
 
 type pass struct {
@@ -39,8 +50,9 @@ type pass struct {
 	NoReport     bool
 }
 
-func (f *fakeTools) Run(_ context.Context, c Command) (Result, error) {
+func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 	f.calls = append(f.calls, c.Argv)
+	f.envs = append(f.envs, c.Env)
 	argv := c.Argv
 	switch {
 	case filepath.Base(argv[0]) == "ncu" && slices.Contains(argv, "--list-sections"):
@@ -62,9 +74,11 @@ func (f *fakeTools) Run(_ context.Context, c Command) (Result, error) {
 		}
 		return f.cat(c.Stdout, fx+p.Raw)
 	case filepath.Base(argv[0]) == "ncu":
-		p := f.deep
+		p, name := f.deep, "deep"
 		if slices.Contains(argv, "gpu__time_duration.sum") {
-			p = f.timing
+			p, name = f.timing, "timing"
+		} else if i := slices.Index(argv, "--replay-mode"); i >= 0 && (argv[i+1] == "range" || argv[i+1] == "app-range") {
+			p = f.deepRange
 		}
 		out := argv[slices.Index(argv, "-o")+1]
 		if !p.NoReport {
@@ -74,9 +88,14 @@ func (f *fakeTools) Run(_ context.Context, c Command) (Result, error) {
 			}
 		}
 		if p.Log != "" {
-			if _, err := f.cat(c.Stderr, fx+p.Log); err != nil {
+			if _, err := f.replay(c.Stderr, fx+p.Log); err != nil {
 				return Result{}, err
 			}
+		}
+		if f.interrupt == name {
+			f.cancel()
+			<-ctx.Done()
+			return Result{ExitCode: -1, Interrupted: true, Duration: 1500 * time.Millisecond}, nil
 		}
 		return Result{ExitCode: p.Exit}, nil
 	default: // the workload
@@ -99,6 +118,23 @@ func (f *fakeTools) cat(w io.Writer, path string) (Result, error) {
 	}
 	_, err = w.Write(b)
 	return Result{}, err
+}
+
+// replay prints a recorded ncu log line by line, as ncu would.
+func (f *fakeTools) replay(w io.Writer, path string) (Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Result{}, err
+	}
+	for line := range bytes.Lines(b) {
+		if _, err := w.Write(line); err != nil {
+			return Result{}, err
+		}
+		if f.tick != nil {
+			f.tick()
+		}
+	}
+	return Result{}, nil
 }
 
 // A SYNTHETIC workload report: the shape of the contract.
@@ -244,4 +280,230 @@ func TestRunNeverReusesMain(t *testing.T) {
 	require.NoError(t, err)
 	_, err = newSession(t, testConfig(t, root), f).Run(context.Background())
 	require.ErrorIs(t, err, artifacts.ErrRunExists)
+}
+
+// TestSessionRangeReplayFallback: ncu refused range (or app-range) replay
+// in the deep pass (the real logs); the session keeps the attempt's log and
+// runs the deep pass again with kernel replay.
+func TestSessionRangeReplayFallback(t *testing.T) {
+	tests := []struct {
+		mode, log, golden, message string
+		exit                       int
+	}{
+		{"range", "logs/ncu-range-replay-unsupported-api.txt", "range-fallback", "range replay refused: ncu/deep-range.log:5: range replay cannot capture this range", 9},
+		{"app-range", "logs/ncu-app-range-replay-mismatch.txt", "", "range replay refused: ncu/deep-range.log:48: application-range replay saw a different set of kernels", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			root := t.TempDir()
+			f := &fakeTools{
+				timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv", Log: "logs/ncu-escaped-at-sign-match.txt"},
+				deepRange:      pass{Log: tt.log, Exit: tt.exit, NoReport: true},
+				deep:           pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv", Log: "logs/ncu-escaped-at-sign-match.txt"},
+				workloadReport: stage1Report,
+			}
+			cfg := testConfig(t, root)
+			cfg.NCU.ReplayMode = tt.mode
+			run, err := newSession(t, cfg, f).Run(context.Background())
+			require.NoError(t, err)
+			m := run.Manifest()
+			assert.Equal(t, artifacts.StatusComplete, m.Status, "%+v", m)
+			assert.Contains(t, strings.Join(m.Notes, "\n"), tt.message)
+			assert.Contains(t, strings.Join(m.Notes, "\n"), "; fell back to kernel replay")
+
+			// The attempt's log is kept; ncu/deep.log is the rerun's.
+			attempt, err := os.ReadFile(run.Path(deepRangeLog))
+			require.NoError(t, err)
+			want, err := os.ReadFile(fx + tt.log)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(attempt))
+			assert.FileExists(t, run.Path(artifacts.NcuRaw))
+			a, ok := find(m, deepRangeLog)
+			assert.True(t, ok, "the attempt's log is in the manifest")
+			assert.Equal(t, artifacts.StatusComplete, a.Status)
+
+			var modes []string
+			for _, c := range f.calls {
+				if i := slices.Index(c, "--replay-mode"); i >= 0 {
+					modes = append(modes, c[i+1])
+				}
+			}
+			assert.Equal(t, []string{"kernel", tt.mode, "kernel"}, modes, "timing pass, refused deep pass, kernel-replay rerun")
+			report, err := os.ReadFile(run.Path(artifacts.ReportMD))
+			require.NoError(t, err)
+			assert.Contains(t, string(report), "range replay refused: ")
+			if tt.golden != "" {
+				goldenRun(t, tt.golden, run, root, artifacts.ManifestJSON, artifacts.ReportMD)
+			}
+		})
+	}
+
+	t.Run("accepted", func(t *testing.T) {
+		root := t.TempDir()
+		f := &fakeTools{
+			timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv"},
+			deepRange:      pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv", Log: "logs/ncu-output-file-plus-log-file.txt"},
+			workloadReport: stage1Report,
+		}
+		cfg := testConfig(t, root)
+		cfg.NCU.ReplayMode = "range"
+		run, err := newSession(t, cfg, f).Run(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, artifacts.StatusComplete, run.Manifest().Status)
+		assert.NoFileExists(t, run.Path(deepRangeLog))
+		assert.NotContains(t, strings.Join(run.Manifest().Notes, "\n"), "refused")
+
+		// The dry run says what would happen.
+		steps, err := newSession(t, cfg, f).Plan("/runs/run-1", nil)
+		require.NoError(t, err)
+		var b strings.Builder
+		require.NoError(t, FormatPlan(&b, steps))
+		assert.Contains(t, b.String(), "note: kernel replay whatever ncu.replay_mode says")
+		assert.Contains(t, b.String(), "note: if ncu refuses range replay")
+		assert.Contains(t, b.String(), "--replay-mode range --set roofline")
+	})
+}
+
+// TestSessionProgress feeds the real log of a 412-launch pass through the
+// progress line, with a clock that advances 30ms a line as ncu prints.
+func TestSessionProgress(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		t.Run(fmt.Sprintf("live=%v", live), func(t *testing.T) {
+			root := t.TempDir()
+			clock := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+			f := &fakeTools{
+				timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv", Log: "logs/ncu-output-file-plus-log-file.txt"},
+				deep:           pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv", Log: "logs/ncu-escaped-at-sign-match.txt"},
+				workloadReport: stage1Report,
+				tick:           func() { clock = clock.Add(30 * time.Millisecond) },
+			}
+			var status bytes.Buffer
+			s := newSession(t, testConfig(t, root), f)
+			s.Now = func() time.Time { return clock }
+			s.Progress, s.ProgressLive = &status, live
+			run, err := s.Run(context.Background())
+			require.NoError(t, err)
+
+			// The log is kept whole beside the progress line.
+			log, err := os.ReadFile(run.Path(artifacts.NcuDeepLog))
+			require.NoError(t, err)
+			want, err := os.ReadFile(fx + "logs/ncu-escaped-at-sign-match.txt")
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(log))
+
+			// 416 lines at 30ms: 12.48s.
+			if !live {
+				assert.Equal(t, "ncu-timing: 0 launches profiled in 0.1s\nncu-deep: 412 launches profiled in 12.5s\n", status.String())
+				return
+			}
+			lines := strings.Split(strings.TrimSuffix(status.String(), "\n"), "\n")
+			require.Len(t, lines, 2, "one line per pass, rewritten in place")
+			frames := strings.Split(lines[1], "\r")[1:]
+			assert.Equal(t, "ncu-deep: 412 launches profiled in 12.5s", strings.TrimRight(frames[len(frames)-1], " "))
+			// At most 4 rewrites a second: 12.48s allow 50 after the first.
+			assert.LessOrEqual(t, len(frames)-1, 51)
+			assert.Greater(t, len(frames)-1, 40)
+			assert.Equal(t, "ncu-deep: 0 launches profiled, 1 process(es) attached, 0.0s", frames[0])
+			assert.Contains(t, frames[len(frames)/2], " launches profiled, current: ")
+			for _, fr := range frames {
+				assert.LessOrEqual(t, len([]rune(fr)), liveWidth, fr)
+			}
+		})
+	}
+}
+
+// TestSessionInterrupted: Ctrl-C (the context cancelled) during an ncu
+// pass. The run directory and its manifest are still written, partial,
+// with what was done before.
+func TestSessionInterrupted(t *testing.T) {
+	tests := []struct {
+		name, during string
+		deep         pass
+		reason       string
+		kept         []string // complete artifacts
+		partial      []string
+		missing      []string
+	}{
+		{name: "deep pass, no report", during: "deep",
+			deep:    pass{Log: "logs/ncu-escaped-at-sign-match.txt", NoReport: true},
+			reason:  "interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept",
+			kept:    []string{artifacts.Stage1Report, artifacts.NcuTimingRaw, artifacts.KernelsMD, artifacts.NcuDeepLog, artifacts.EnvJSON},
+			missing: []string{artifacts.NcuDeepReport, artifacts.RegionsMD}},
+		{name: "deep pass, report written on SIGINT", during: "deep",
+			deep:    pass{Raw: "ncu/h200-workload-crash-partial/raw.csv", Details: "ncu/h200-workload-crash-partial/raw.csv", Log: "logs/ncu-output-file-plus-log-file.txt"},
+			reason:  "interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept",
+			kept:    []string{artifacts.Stage1Report, artifacts.NcuTimingRaw, artifacts.KernelsMD, artifacts.RegionsMD},
+			partial: []string{artifacts.NcuDeepReport, artifacts.NcuRaw, artifacts.NcuDetails}},
+		{name: "timing pass", during: "timing",
+			reason:  "interrupted during ncu-timing (stopped after 1.5s); the steps before it are kept",
+			kept:    []string{artifacts.Stage1Report, artifacts.NcuTimingLog, artifacts.ConfigYAML},
+			partial: []string{artifacts.NcuTimingReport}, // what ncu wrote when stopped
+			missing: []string{artifacts.KernelsMD}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f := &fakeTools{
+				timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv", Log: "logs/ncu-output-file-plus-log-file.txt"},
+				deep:           tt.deep,
+				workloadReport: stage1Report,
+				interrupt:      tt.during,
+				cancel:         cancel,
+			}
+			run, err := newSession(t, testConfig(t, root), f).Run(ctx)
+			require.Error(t, err)
+
+			b, rerr := os.ReadFile(run.Path(artifacts.ManifestJSON))
+			require.NoError(t, rerr, "manifest.json is written")
+			var m artifacts.Manifest
+			require.NoError(t, json.Unmarshal(b, &m))
+			assert.Equal(t, artifacts.StatusPartial, m.Status)
+			assert.Equal(t, tt.reason, m.Reason)
+			assert.True(t, strings.HasPrefix(m.Reason, "interrupted"))
+			assert.FileExists(t, run.Path(artifacts.ReportMD))
+			status := func(rel string) artifacts.Status {
+				a, ok := find(m, rel)
+				if !ok {
+					return "absent"
+				}
+				return a.Status
+			}
+			for _, rel := range tt.kept {
+				assert.Equal(t, artifacts.StatusComplete, status(rel), rel)
+			}
+			for _, rel := range tt.partial {
+				assert.Equal(t, artifacts.StatusPartial, status(rel), rel)
+			}
+			for _, rel := range tt.missing {
+				assert.Equal(t, artifacts.StatusMissing, status(rel), rel)
+			}
+			if tt.during == "timing" {
+				for _, c := range f.calls {
+					assert.NotContains(t, strings.Join(c, " "), "ncu/deep", "nothing runs after the interruption")
+				}
+			}
+		})
+	}
+}
+
+// TestNcuPhasesRunOnce: under ncu the workload does the minimum, one
+// repeat; stage 1 keeps workload.repeats.
+func TestNcuPhasesRunOnce(t *testing.T) {
+	root := t.TempDir()
+	f := &fakeTools{timing: pass{Raw: "ncu/h200-llama-decode-basic/raw.csv"}, deep: pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv"}, workloadReport: stage1Report}
+	_, err := newSession(t, testConfig(t, root), f).Run(context.Background())
+	require.NoError(t, err)
+	n := 0
+	for i, c := range f.calls {
+		switch {
+		case slices.Contains(c, "-o"):
+			assert.Contains(t, f.envs[i], "DEEPPROF_REPEATS=1", c)
+			n++
+		case slices.Contains(f.envs[i], "DEEPPROF_PHASE=stage1"):
+			assert.Contains(t, f.envs[i], "DEEPPROF_REPEATS=3")
+		}
+	}
+	assert.Equal(t, 2, n, "the timing and the deep pass")
 }

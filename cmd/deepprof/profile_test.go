@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+)
+
+// TestProfileVerdict: what deepprof profile prints when done, and how it
+// exits, for each way a run ends.
+func TestProfileVerdict(t *testing.T) {
+	tests := []struct {
+		name    string
+		mark    func(*artifacts.Run)
+		err     error
+		stdout  string // after "MAIN: <dir>\n"
+		wantErr string // "" for success; <dir> stands for MAIN
+	}{
+		{"complete", func(*artifacts.Run) {}, nil, "complete\n", ""},
+		{"partial", func(r *artifacts.Run) {
+			r.MarkPartial("interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept")
+		}, errors.New("deep pass: ncu-deep interrupted after 1.5s"),
+			"partial: interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept\n",
+			"run partial: interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept (see <dir>/report.md)"},
+		{"failed", func(r *artifacts.Run) { r.MarkFailed("stage 1: the workload wrote no report") }, errors.New("x"),
+			"failed: stage 1: the workload wrote no report\n", "run failed: stage 1: the workload wrote no report (see <dir>/report.md)"},
+		{"complete but the manifest not written", func(*artifacts.Run) {}, errors.New("manifest.json: disk full"),
+			"complete\n", "manifest.json: disk full"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run, err := artifacts.Create(t.TempDir(), "run-1", time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC))
+			require.NoError(t, err)
+			tt.mark(run)
+			var stdout bytes.Buffer
+			err = verdict(&stdout, run, tt.err)
+			assert.Equal(t, "MAIN: "+run.Dir+"\n"+tt.stdout, stdout.String())
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			want := bytes.ReplaceAll([]byte(tt.wantErr), []byte("<dir>"), []byte(run.Dir))
+			assert.Equal(t, filepath.FromSlash(string(want)), err.Error())
+			assert.Equal(t, 1, exitCode(err))
+		})
+	}
+
+	// No run directory at all: the error as it is.
+	var stdout bytes.Buffer
+	err := verdict(&stdout, nil, artifacts.ErrRunExists)
+	assert.ErrorIs(t, err, artifacts.ErrRunExists)
+	assert.Empty(t, stdout.String())
+}

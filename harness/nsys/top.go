@@ -1,0 +1,51 @@
+package nsys
+
+import "github.com/llm-perf-opt/deepprof/harness/kernels"
+
+// TopN returns the n kernels with the largest total time (all of them when
+// n <= 0) as kernels.Record rows, sorted as package kernels sorts (total
+// descending, ties by name). Rows with the same name are summed into one, as
+// the kernels.json contract has one row per name and device.
+//
+// Device is 0 on every row: cuda_gpu_kern_sum sums a kernel over every GPU of
+// the capture and does not say which. Calls is Instances; MeanMS is
+// TotalMS / max(Calls, 1), as the contract defines it (not nsys's Avg column,
+// which agrees up to rounding).
+func TopN(sums []KernelSum, n int) []kernels.Record {
+	recs := make([]kernels.Record, 0, len(sums))
+	at := make(map[string]int, len(sums))
+	for _, s := range sums {
+		if i, ok := at[s.Name]; ok {
+			recs[i].TotalMS += s.TotalNS / 1e6
+			recs[i].Calls += s.Instances
+			continue
+		}
+		at[s.Name] = len(recs)
+		recs = append(recs, kernels.Record{Name: s.Name, TotalMS: s.TotalNS / 1e6, Calls: s.Instances})
+	}
+	for i := range recs {
+		recs[i].MeanMS = recs[i].TotalMS / float64(max(recs[i].Calls, 1))
+	}
+	kernels.Sort(recs)
+	if n > 0 && len(recs) > n {
+		recs = recs[:n:n]
+	}
+	return recs
+}
+
+// Coverage is the share (0 to 1) of the summed kernel time of sums that the
+// records top cover: how much of the GPU time a deep pass over only those
+// kernels can explain. It is 0 when sums hold no time.
+func Coverage(sums []KernelSum, top []kernels.Record) float64 {
+	var all, part float64
+	for _, s := range sums {
+		all += s.TotalNS / 1e6
+	}
+	for _, r := range top {
+		part += r.TotalMS
+	}
+	if all <= 0 {
+		return 0
+	}
+	return min(part/all, 1)
+}

@@ -1,0 +1,46 @@
+package nsys_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/nsys"
+)
+
+func TestTopN(t *testing.T) {
+	sums := []nsys.KernelSum{
+		{Name: "b", TotalNS: 2e6, Instances: 4},
+		{Name: "a", TotalNS: 2e6, Instances: 1},
+		{Name: "c", TotalNS: 5e6, Instances: 0},
+		{Name: "d", TotalNS: 1e6, Instances: 2},
+		{Name: "d", TotalNS: 2.5e6, Instances: 3}, // same name: summed
+	}
+	all := []kernels.Record{
+		{Name: "c", TotalMS: 5, Calls: 0, MeanMS: 5},
+		{Name: "d", TotalMS: 3.5, Calls: 5, MeanMS: 0.7},
+		{Name: "a", TotalMS: 2, Calls: 1, MeanMS: 2},
+		{Name: "b", TotalMS: 2, Calls: 4, MeanMS: 0.5},
+	}
+	tests := []struct {
+		n    int
+		want []kernels.Record
+	}{
+		{0, all}, {-1, all}, {10, all}, {4, all},
+		{3, all[:3]}, {1, all[:1]},
+	}
+	for _, tt := range tests {
+		got := nsys.TopN(sums, tt.n)
+		assert.Equal(t, tt.want, got, "n=%d", tt.n)
+		for _, r := range got {
+			assert.Equal(t, 0, r.Device, "nsys stats does not say which GPU")
+		}
+	}
+	assert.Empty(t, nsys.TopN(nil, 10))
+
+	assert.InDelta(t, 1.0, nsys.Coverage(sums, nsys.TopN(sums, 0)), 1e-12)
+	assert.InDelta(t, 8.5/12.5, nsys.Coverage(sums, nsys.TopN(sums, 2)), 1e-12)
+	assert.Equal(t, 0.0, nsys.Coverage(nil, nil))
+	assert.Equal(t, 0.0, nsys.Coverage([]nsys.KernelSum{{Name: "z"}}, nil))
+}
