@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""deepprof's default workload: any causal LM that transformers knows, run as warm-up, prefill and
+decode with a KV cache, its phases marked with NVTX ranges, writing the workload report of
+DESIGN.md to $DEEPPROF_REPORT.
+
+The model comes from $DEEPPROF_MODEL (the profile's model section as JSON: name, arch, dtype,
+options). With options.random_init (the default) it is built from its configuration with random
+weights, directly on the GPU in its dtype (random initialisation of 8B parameters on the CPU takes
+minutes); with options.weights=PATH it is loaded from a local checkpoint. Nothing is downloaded.
+
+NVTX ranges: --prefill-range (prefill), --decode-range (decode_all) holding one --step-range
+(decode_step) per generated token, each optionally in the domain $DEEPPROF_NVTX_DOMAIN (torch only
+pushes default-domain ranges: a named domain goes through a small shim compiled with gcc against
+CUDA's nvtx3 headers). --sub-stage MODULE=RANGE adds a range around every call of a named module.
+
+Under a profiler ($DEEPPROF_PHASE=nsys or ncu) the torch profiler stays off (CUPTI conflicts).
+"""
+import argparse
+import ctypes
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM
+
+# The model_type of each architecture the profiles name; options.model_type overrides.
+MODEL_TYPES = {
+    "LlamaForCausalLM": "llama",
+    "Qwen2ForCausalLM": "qwen2",
+    "GPT2LMHeadModel": "gpt2",
+    "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
+}
+DTYPES = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
+          "float16": torch.float16, "fp32": torch.float32, "float32": torch.float32}
+HARNESS_KEYS = {"random_init", "weights", "model_type"}
+
+
+class NVTX:
+    """Push/pop ranges in the default domain (torch) or in a named one (the nvtx3 shim)."""
+
+    SHIM = r"""
+#include <nvtx3/nvToolsExt.h>
+static nvtxDomainHandle_t d;
+void dp_init(const char *name) { d = nvtxDomainCreateA(name); }
+int dp_push(const char *msg) {
+  nvtxEventAttributes_t a = {0};
+  a.version = NVTX_VERSION; a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII; a.message.ascii = msg;
+  return nvtxDomainRangePushEx(d, &a);
+}
+int dp_pop(void) { return nvtxDomainRangePop(d); }
+"""
+
+    def __init__(self, domain):
+        self.lib = None
+        if domain:
+            self.lib = self._shim()
+            self.lib.dp_init(domain.encode())
+
+    def _shim(self):
+        cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+        d = tempfile.mkdtemp(prefix="deepprof-nvtx-")
+        src, so = os.path.join(d, "shim.c"), os.path.join(d, "libdpnvtx.so")
+        with open(src, "w") as f:
+            f.write(self.SHIM)
+        cmd = ["gcc", "-shared", "-fPIC", "-O2", "-I" + os.path.join(cuda, "include"), "-o", so, src, "-ldl"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("workload: a named NVTX domain needs the nvtx3 shim, and building it failed:\n"
+                     + " ".join(cmd) + "\n" + r.stderr)
+        return ctypes.CDLL(so)
+
+    def push(self, name):
+        if self.lib:
+            self.lib.dp_push(name.encode())
+        else:
+            torch.cuda.nvtx.range_push(name)
+
+    def pop(self):
+        if self.lib:
+            self.lib.dp_pop()
+        else:
+            torch.cuda.nvtx.range_pop()
+
+
+def build_model(spec, device):
+    opts = dict(spec.get("options") or {})
+    dtype = DTYPES.get(str(spec.get("dtype") or "bf16"))
+    if dtype is None:
+        sys.exit(f"workload: model.dtype {spec.get('dtype')!r}: want one of {sorted(DTYPES)}")
+    weights = opts.get("weights")
+    if not opts.get("random_init", not weights):
+        if not weights:
+            sys.exit("workload: model.options.random_init is false but no model.options.weights path is given "
+                     "(nothing is downloaded: point weights at a local checkpoint)")
+        model = AutoModelForCausalLM.from_pretrained(weights, dtype=dtype, local_files_only=True).to(device)
+        return model.eval(), dtype
+    arch = spec.get("arch") or "LlamaForCausalLM"
+    mtype = opts.get("model_type") or MODEL_TYPES.get(arch)
+    if mtype is None:
+        sys.exit(f"workload: model.arch {arch!r} has no known model_type: set model.options.model_type")
+    cfg = AutoConfig.for_model(mtype, **{k: v for k, v in opts.items() if k not in HARNESS_KEYS})
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
+    return model.eval(), dtype
+
+
+def add_sub_stages(model, nvtx, specs):
+    for s in specs:
+        module, _, rng = s.partition("=")
+        try:
+            m = model.get_submodule(module)
+        except AttributeError:
+            sys.exit(f"workload: --sub-stage {s!r}: the model has no module {module!r}")
+        rng = rng or module
+        m.register_forward_pre_hook(lambda *_a, r=rng: nvtx.push(r))
+        m.register_forward_hook(lambda *_a: nvtx.pop())
+
+
+def generate(model, ids, new_tokens, nvtx, a):
+    """One prefill and new_tokens decode steps; returns (prefill_ms, decode_ms)."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    nvtx.push(a.prefill_range)
+    out = model(ids, use_cache=True)
+    nvtx.pop()
+    torch.cuda.synchronize()
+    t1 = time.perf_counter()
+    past = out.past_key_values
+    nxt = out.logits[:, -1:].argmax(-1)
+    nvtx.push(a.decode_range)
+    for _ in range(new_tokens):
+        nvtx.push(a.step_range)
+        out = model(nxt, past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        nxt = out.logits[:, -1:].argmax(-1)
+        nvtx.pop()
+    nvtx.pop()
+    torch.cuda.synchronize()
+    t2 = time.perf_counter()
+    return (t1 - t0) * 1e3, (t2 - t1) * 1e3
+
+
+def operator_table(model, ids, a, nvtx):
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        generate(model, ids, a.new_tokens, nvtx, a)
+    rows = []
+    for e in prof.key_averages():
+        dev = getattr(e, "device_time_total", None)
+        if dev is None:
+            dev = getattr(e, "cuda_time_total", 0)
+        rows.append({"name": e.key, "calls": int(e.count), "total_ms": e.cpu_time_total / 1e3, "cuda_ms": dev / 1e3})
+    rows.sort(key=lambda r: (-r["cuda_ms"], r["name"]))
+    return rows[: a.operators_top]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--prompt-tokens", type=int, default=64)
+    p.add_argument("--new-tokens", type=int, default=4)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=int(os.environ.get("DEEPPROF_REPEATS", "1")))
+    p.add_argument("--prefill-range", default="prefill")
+    p.add_argument("--decode-range", default="decode_all")
+    p.add_argument("--step-range", default="decode_step")
+    p.add_argument("--sub-stage", action="append", default=[], metavar="MODULE=RANGE")
+    p.add_argument("--operators", action="store_true", help="add the torch.profiler operator table (stage 1 only)")
+    p.add_argument("--operators-top", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args()
+
+    phase = os.environ.get("DEEPPROF_PHASE", "stage1")
+    spec = json.loads(os.environ.get("DEEPPROF_MODEL") or "{}")
+    if not torch.cuda.is_available():
+        sys.exit("workload: no CUDA device visible (CUDA_VISIBLE_DEVICES=%r)" % os.environ.get("CUDA_VISIBLE_DEVICES"))
+    torch.manual_seed(a.seed)
+    device = torch.device("cuda")
+    t_build = time.perf_counter()
+    model, dtype = build_model(spec, device)
+    build_s = time.perf_counter() - t_build
+    nvtx = NVTX(os.environ.get("DEEPPROF_NVTX_DOMAIN", ""))
+    add_sub_stages(model, nvtx, a.sub_stage)
+    vocab = model.config.vocab_size
+    ids = torch.randint(0, vocab, (a.batch, a.prompt_tokens), device=device)
+
+    with torch.inference_mode():
+        for _ in range(a.warmup):
+            model(ids, use_cache=True)
+        torch.cuda.synchronize()
+        prefill, decode = [], []
+        for _ in range(a.repeats):
+            pm, dm = generate(model, ids, a.new_tokens, nvtx, a)
+            prefill.append(pm)
+            decode.append(dm)
+        ops = operator_table(model, ids, a, nvtx) if a.operators and phase == "stage1" else []
+
+    params = sum(x.numel() for x in model.parameters())
+    report = {
+        "model": {"name": spec.get("name") or model.config.model_type, "arch": type(model).__name__,
+                  "params": params, "dtype": str(dtype).replace("torch.", "")},
+        "tokens": {"prompt": a.prompt_tokens * a.batch, "generated": a.new_tokens * a.batch},
+        "stages": {"prefill": {"ms": prefill}, "decode": {"ms": decode}},
+        "operators": ops,
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "transformers": transformers.__version__, "cuda": torch.version.cuda or ""},
+        "device": torch.cuda.get_device_name(),
+        "phase": phase,
+        "build_s": build_s,
+        "batch": a.batch,
+        "ranges": {"prefill": a.prefill_range, "decode": a.decode_range, "step": a.step_range,
+                   "domain": os.environ.get("DEEPPROF_NVTX_DOMAIN", "")},
+    }
+    if not a.operators or phase != "stage1":
+        del report["operators"]
+    path = os.environ.get("DEEPPROF_REPORT")
+    if path:
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(report, f, indent=1)
+        os.replace(tmp, path)
+    print(f"workload={report['model']['name']} params={params} phase={phase} "
+          f"prefill_ms={min(prefill):.3f} decode_ms={min(decode):.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
