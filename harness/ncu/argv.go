@@ -32,12 +32,17 @@ type Pass struct {
 	KernelRegex     string   // --kernel-name, a "regex:" value (see KernelRegex)
 	LaunchSkip      int      // --launch-skip; 0 = unset
 	LaunchCount     int      // --launch-count; 0 = unset
-	KernelID        string   // --kernel-id, e.g. "::regex:gemm:1"
-	CacheControl    string   // --cache-control: "all", "none", or ""
-	ClockControl    string   // --clock-control: "base", "none", "reset", or ""
-	Force           bool     // -f: overwrite an existing report
-	Extra           []string // more options, written after the ones above and before Program
-	Program         []string // the workload's argv; last on ncu's command line; required
+	// FilterMode is --filter-mode: "global" (ncu's default), "per-gpu", or
+	// "per-launch-config", which applies the kernel and launch filters to
+	// each launch configuration (grid, block, shared memory) of each kernel
+	// separately: -c 2 then profiles two launches of every configuration.
+	FilterMode   string
+	KernelID     string   // --kernel-id, e.g. "::regex:gemm:1"
+	CacheControl string   // --cache-control: "all", "none", or ""
+	ClockControl string   // --clock-control: "base", "none", "reset", or ""
+	Force        bool     // -f: overwrite an existing report
+	Extra        []string // more options, written after the ones above and before Program
+	Program      []string // the workload's argv; last on ncu's command line; required
 }
 
 var (
@@ -45,6 +50,7 @@ var (
 	targetProcesses = []string{"all", "application-only"}
 	kernelNameBases = []string{"function", "demangled", "mangled"}
 	cacheControls   = []string{"all", "none"}
+	filterModes     = []string{"global", "per-gpu", "per-launch-config"}
 	clockControls   = []string{"base", "none", "reset"}
 )
 
@@ -85,6 +91,7 @@ func (p Pass) Args() ([]string, error) {
 	oneOf("ReplayMode", p.ReplayMode, replayModes)
 	oneOf("KernelNameBase", p.KernelNameBase, kernelNameBases)
 	oneOf("CacheControl", p.CacheControl, cacheControls)
+	oneOf("FilterMode", p.FilterMode, filterModes)
 	oneOf("ClockControl", p.ClockControl, clockControls)
 	if !p.NVTX && len(p.Includes)+len(p.Excludes) > 0 {
 		bad("NVTX include/exclude expressions need NVTX (--nvtx)")
@@ -158,6 +165,9 @@ func (p Pass) Args() ([]string, error) {
 	}
 	if p.LaunchSkip > 0 {
 		args = append(args, "--launch-skip", strconv.Itoa(p.LaunchSkip))
+	}
+	if p.FilterMode != "" {
+		args = append(args, "--filter-mode", p.FilterMode)
 	}
 	if p.LaunchCount > 0 {
 		args = append(args, "--launch-count", strconv.Itoa(p.LaunchCount))

@@ -31,7 +31,9 @@ type Progress struct {
 }
 
 var (
-	profilingLine = regexp.MustCompile(`^==PROF== Profiling "(.*)" - (\d+): ([0-9%.]*)(?: - (\d+) pass(?:es)?)?\s*$`)
+	// With a kernel filter, ncu leaves out " - N" (seen on an H200, ncu
+	// 2025.3.1: `==PROF== Profiling "nvjet_sm90_tst_64x32_64x16_1x2_h_bz_TNT": 0%....50%....100% - 10 passes`).
+	profilingLine = regexp.MustCompile(`^==PROF== Profiling "(.*)"(?: - (\d+))?: ([0-9%.]*)(?: - (\d+) pass(?:es)?)?\s*$`)
 	connectedLine = regexp.MustCompile(`^(?:==PROF== )?Connected to process (\d+) \((.*)\)\s*$`)
 	disconnLine   = regexp.MustCompile(`^(?:==PROF== )?Disconnected from process (\d+)\s*$`)
 )
@@ -49,9 +51,12 @@ func ParseProgress(line string) (Progress, bool) {
 	line = strings.TrimSuffix(line, "\n")
 	line = strings.TrimSuffix(line, "\r")
 	if m := profilingLine.FindStringSubmatch(line); m != nil {
-		idx, err := strconv.Atoi(m[2])
-		if err != nil {
-			return Progress{}, false
+		idx := -1 // no index printed
+		if m[2] != "" {
+			var err error
+			if idx, err = strconv.Atoi(m[2]); err != nil {
+				return Progress{}, false
+			}
 		}
 		p := Progress{Kind: ProgressKernel, Kernel: m[1], Index: idx, RawLine: line}
 		if m[4] != "" {

@@ -106,3 +106,12 @@ func TestIsTerminal(t *testing.T) {
 	defer w.Close()
 	assert.False(t, ncu.IsTerminal(w))
 }
+
+// TestParseProgressFiltered: with a kernel filter ncu prints no launch index
+// (line copied from a deep pass on an H200, ncu 2025.3.1).
+func TestParseProgressFiltered(t *testing.T) {
+	p, ok := ncu.ParseProgress(`==PROF== Profiling "nvjet_sm90_tst_64x32_64x16_1x2_h_bz_TNT": 0%....50%....100% - 10 passes`)
+	if !ok || p.Kernel != "nvjet_sm90_tst_64x32_64x16_1x2_h_bz_TNT" || p.Index != -1 || p.Passes != 10 || !p.Done {
+		t.Fatalf("got %+v, %v", p, ok)
+	}
+}

@@ -113,11 +113,10 @@ func visible(device string) string {
 	return device
 }
 
+// modelMap is $DEEPPROF_MODEL: the profile's model section as it is
+// written in config.yaml, {"name", "arch", "dtype", "options": {...}}.
 func modelMap(m config.Model) map[string]any {
-	out := map[string]any{}
-	for k, v := range m.Options {
-		out[k] = v
-	}
+	out := map[string]any{"options": m.Options}
 	for k, v := range map[string]string{"name": m.Name, "arch": m.Arch, "dtype": m.Dtype} {
 		if v != "" {
 			out[k] = v
@@ -136,7 +135,11 @@ func (s *Session) pass(out, replay string, metrics []string, set string, section
 		Program: s.Cfg.Workload.Command(),
 	}
 	if regex != "" {
-		p.KernelNameBase, p.KernelRegex = c.KernelNameBase, regex
+		// Sample each top kernel: the launch count applies to every launch
+		// configuration of every matching kernel, not to all of them
+		// together (which took the first launches, all in prefill, on an
+		// H200).
+		p.KernelNameBase, p.KernelRegex, p.FilterMode = c.KernelNameBase, regex, "per-launch-config"
 	}
 	return p
 }
@@ -189,11 +192,11 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	if len(topKernels) > 0 {
 		regex = ncu.KernelRegex(topKernels)
 		if count == 0 {
-			count = c.PerKernelLaunches * len(topKernels)
+			count = c.PerKernelLaunches
 		}
-		note = fmt.Sprintf("deep pass on the top %d kernels, %d launches in all", len(topKernels), count)
+		note = fmt.Sprintf("deep pass on the top %d kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
 	} else if topKernels == nil {
-		note = "deep pass on the top-N kernels of the timing pass (known once it has run)"
+		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", max(c.LaunchCount, c.PerKernelLaunches))
 	}
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	dargs, err := deep.Args()

@@ -103,6 +103,11 @@ def build_model(spec, device):
                      "(nothing is downloaded: point weights at a local checkpoint)")
         model = AutoModelForCausalLM.from_pretrained(weights, dtype=dtype, local_files_only=True).to(device)
         return model.eval(), dtype
+    shapes = {k for k in opts if k not in HARNESS_KEYS}
+    if not shapes:
+        sys.exit("workload: model.options gives no shapes (hidden_size, num_hidden_layers, ...): refusing to "
+                 "build transformers' default configuration in its place. $DEEPPROF_MODEL must be "
+                 '{"name", "arch", "dtype", "options": {...}}, as deepprof writes it')
     arch = spec.get("arch") or "LlamaForCausalLM"
     mtype = opts.get("model_type") or MODEL_TYPES.get(arch)
     if mtype is None:
