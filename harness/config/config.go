@@ -74,7 +74,11 @@ type NVTX struct {
 // Timeline is the pass that finds the top kernels by total time.
 type Timeline struct {
 	Tool string `koanf:"tool" yaml:"tool"` // auto (nsys, else an ncu timing pass), nsys, ncu
-	TopN int    `koanf:"top_n" yaml:"top_n"`
+	// The deep pass gets the fewest kernels, by total time, that cover
+	// Coverage of the timed GPU time, at least TopN and at most MaxKernels.
+	TopN       int     `koanf:"top_n" yaml:"top_n"`
+	Coverage   float64 `koanf:"coverage" yaml:"coverage"`
+	MaxKernels int     `koanf:"max_kernels" yaml:"max_kernels"`
 }
 
 // NCU is the Nsight Compute deep pass.
@@ -147,7 +151,7 @@ func Default() *Config {
 		},
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
-		Timeline: Timeline{Tool: "auto", TopN: 10},
+		Timeline: Timeline{Tool: "auto", TopN: 10, Coverage: 0.9, MaxKernels: 60},
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode: "kernel", KernelNameBase: "demangled",

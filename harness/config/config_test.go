@@ -409,3 +409,22 @@ func TestCheckInputs(t *testing.T) {
 		t.Errorf("CheckInputs = %v, want an error naming missing.txt", err)
 	}
 }
+
+func TestTimelineCoverage(t *testing.T) {
+	for ov, want := range map[string]float64{"timeline.coverage=0.95": 0.95, "timeline.coverage=1": 1} {
+		cfg, err := config.Load(config.LoadOptions{Dir: profilesDir, Overrides: []string{ov}})
+		if err != nil || cfg.Timeline.Coverage != want {
+			t.Errorf("%s: got %v, %v; want %v", ov, cfg, err, want)
+		}
+	}
+	for ov, msg := range map[string]string{
+		"timeline.coverage=1.5":  "timeline.coverage: must be a share in (0, 1], got 1.5",
+		"timeline.coverage=most": "timeline.coverage: want a number",
+		"timeline.max_kernels=3": "timeline.max_kernels: must be at least 10, got 3",
+	} {
+		_, err := config.Load(config.LoadOptions{Dir: profilesDir, Overrides: []string{ov}})
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: got %v, want an error holding %q", ov, err, msg)
+		}
+	}
+}

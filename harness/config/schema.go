@@ -20,6 +20,7 @@ const (
 	kString                // any scalar's text
 	kDuration              // a string time.ParseDuration accepts, or ""
 	kInt                   // a YAML integer
+	kFloat                 // a YAML number (an integer is taken as a float)
 	kBool                  // a YAML boolean
 	kStrings               // a list of scalars' texts
 	kStringMap             // free-form map of scalars' texts (workload.env)
@@ -74,6 +75,8 @@ func buildField(path string, t reflect.Type) *field {
 		f.kind = kString
 	case t.Kind() == reflect.Int:
 		f.kind = kInt
+	case t.Kind() == reflect.Float64:
+		f.kind = kFloat
 	case t.Kind() == reflect.Bool:
 		f.kind = kBool
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
@@ -217,6 +220,15 @@ func decodeValue(path string, k kind, n *yaml.Node) (any, error) {
 		var v int
 		if err := n.Decode(&v); err != nil {
 			return nil, wrong("an integer")
+		}
+		return v, nil
+	case kFloat:
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!float" && n.ShortTag() != "!!int") {
+			return nil, wrong("a number")
+		}
+		var v float64
+		if err := n.Decode(&v); err != nil {
+			return nil, wrong("a number")
 		}
 		return v, nil
 	case kBool:

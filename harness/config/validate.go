@@ -102,6 +102,10 @@ func validate(c *Config) []*Error {
 
 	oneOf("timeline.tool", c.Timeline.Tool, TimelineTools)
 	atLeast("timeline.top_n", c.Timeline.TopN, 1)
+	atLeast("timeline.max_kernels", c.Timeline.MaxKernels, c.Timeline.TopN)
+	if cv := c.Timeline.Coverage; !(cv > 0 && cv <= 1) {
+		bad("timeline.coverage", "must be a share in (0, 1], got %v", cv)
+	}
 
 	n := c.NCU
 	oneOf("ncu.set", n.Set, NCUSets)

@@ -134,3 +134,30 @@ func FromReader(r *ncu.Reader, source string) (Table, error) {
 	}
 	return a.Table(source), nil
 }
+
+// Covering returns the table cut to the fewest kernels, by total time, whose
+// sum reaches share of all the table's time (0 < share <= 1), keeping at
+// least least and at most most kernels (most <= 0: no cap).
+func (t Table) Covering(share float64, least, most int) Table {
+	n, sum := 0, 0.0
+	for n < len(t.Kernels) && (n < least || sum < share*t.TotalMS) {
+		sum += t.Kernels[n].TotalMS
+		n++
+	}
+	if most > 0 && n > most {
+		n = most
+	}
+	return t.Top(max(n, 1))
+}
+
+// Share is the part of all the table's time its kernels cover.
+func (t Table) Share() float64 {
+	if t.TotalMS == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, k := range t.Kernels {
+		sum += k.TotalMS
+	}
+	return sum / t.TotalMS
+}

@@ -56,3 +56,27 @@ func TestAddRejects(t *testing.T) {
 	require.EqualError(t, err, `f.csv:7: launch 3: Device "GPU0" is not a device index`)
 	assert.Equal(t, 0, a.Table("f.csv").Count, "rejected launches are not counted")
 }
+
+func TestCovering(t *testing.T) {
+	a := kernels.NewAggregator()
+	for i, ns := range []float64{50, 20, 15, 10, 5} { // SYNTHETIC: 100 ns in all
+		require.NoError(t, a.Add("s", launch(string(rune('a'+i)), "0", ns*1e6)))
+	}
+	tab := a.Table("s")
+	for _, tt := range []struct {
+		share       float64
+		least, most int
+		want        int
+	}{
+		{0.5, 1, 0, 1},  // a alone is exactly half
+		{0.51, 1, 0, 2}, // just past a boundary
+		{0.9, 1, 0, 4},
+		{0.9, 1, 3, 3}, // capped
+		{0.1, 3, 0, 3}, // at least
+		{1, 1, 0, 5},
+	} {
+		got := tab.Covering(tt.share, tt.least, tt.most)
+		assert.Len(t, got.Kernels, tt.want, "%+v", tt)
+	}
+	assert.InDelta(t, 0.85, tab.Covering(0.8, 1, 0).Share(), 1e-12)
+}

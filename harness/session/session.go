@@ -590,7 +590,10 @@ func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tab = tab.Top(s.Cfg.Timeline.TopN)
+	tl := s.Cfg.Timeline
+	tab = tab.Covering(tl.Coverage, tl.TopN, tl.MaxKernels)
+	run.Note("deep-pass kernels: the top %d by total time cover %.1f%% of the timed GPU time (asked: %.0f%%, at least %d, at most %d kernels)",
+		len(tab.Kernels), 100*tab.Share(), 100*tl.Coverage, tl.TopN, tl.MaxKernels)
 	var names []string
 	seen := map[string]bool{}
 	for _, k := range tab.Kernels {
