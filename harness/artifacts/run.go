@@ -31,6 +31,7 @@ const (
 	NcuSections        = "ncu/sections.txt"
 	NcuTimingReport    = "ncu/timing.ncu-rep"
 	NcuTimingRaw       = "ncu/timing-raw.csv"
+	NcuTimingFunctions = "ncu/timing-functions.csv" // the same page, --print-kernel-base function
 	NcuTimingLog       = "ncu/timing.log"
 	NcuDeepReport      = "ncu/deep.ncu-rep"
 	NcuDeepLog         = "ncu/deep.log"

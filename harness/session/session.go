@@ -139,7 +139,8 @@ func (s *Session) pass(out, replay string, metrics []string, set string, section
 		// configuration of every matching kernel, not to all of them
 		// together (which took the first launches, all in prefill, on an
 		// H200).
-		p.KernelNameBase, p.KernelRegex, p.FilterMode = c.KernelNameBase, regex, "per-launch-config"
+		// Function names: see topKernels.
+		p.KernelNameBase, p.KernelRegex, p.FilterMode = "function", regex, "per-launch-config"
 	}
 	return p
 }
@@ -186,6 +187,8 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		Step{Name: "ncu-timing", Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: artifacts.NcuTimingLog,
 			Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
 		Step{Name: "export-timing-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuTimingReport), "raw", "")...), Stdout: artifacts.NcuTimingRaw},
+		Step{Name: "export-timing-functions", Argv: append([]string{s.Ncu}, ncu.ExportFunctionNamesArgs(filepath.Join(mainDir, artifacts.NcuTimingReport))...), Stdout: artifacts.NcuTimingFunctions,
+			Note: "the timing page again, kernels named by function: the deep pass's kernel filter matches those names"},
 	)
 	c := s.Cfg.NCU
 	regex, count, note := "", c.LaunchCount, "deep pass over every launch in the NVTX ranges"
@@ -194,7 +197,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		if count == 0 {
 			count = c.PerKernelLaunches
 		}
-		note = fmt.Sprintf("deep pass on the top %d kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
+		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
 	} else if topKernels == nil {
 		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", max(c.LaunchCount, c.PerKernelLaunches))
 	}
@@ -367,6 +370,9 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 		return fmt.Errorf("timing pass: %w", err)
 	}
 	if err := s.step(ctx, run, byName["export-timing-raw"], false); err != nil {
+		return fmt.Errorf("timing export: %w", err)
+	}
+	if err := s.step(ctx, run, byName["export-timing-functions"], false); err != nil {
 		return fmt.Errorf("timing export: %w", err)
 	}
 	top, err := s.topKernels(run)
@@ -580,6 +586,10 @@ func (s *Session) judge(run *artifacts.Run, name, log string, err error, finding
 	return err
 }
 
+// topKernels picks the deep pass's kernels from the timing pass: the fewest,
+// by total time, that cover timeline.coverage; it returns their function
+// names, which the deep pass filters on (ExportFunctionNamesArgs says why),
+// found by launch ID in the function-named export of the same report.
 func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 	f, err := os.Open(run.Path(artifacts.NcuTimingRaw))
 	if err != nil {
@@ -594,15 +604,45 @@ func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 	tab = tab.Covering(tl.Coverage, tl.TopN, tl.MaxKernels)
 	run.Note("deep-pass kernels: the top %d by total time cover %.1f%% of the timed GPU time (asked: %.0f%%, at least %d, at most %d kernels)",
 		len(tab.Kernels), 100*tab.Share(), 100*tl.Coverage, tl.TopN, tl.MaxKernels)
-	var names []string
-	seen := map[string]bool{}
+	top := map[string]bool{}
 	for _, k := range tab.Kernels {
-		if !seen[k.Name] {
-			seen[k.Name] = true
-			names = append(names, k.Name)
+		top[k.Name] = true
+	}
+	// Launch ID -> function name, from the function-named export.
+	fn := map[int64]string{}
+	ff, err := os.Open(run.Path(artifacts.NcuTimingFunctions))
+	if err != nil {
+		return nil, err
+	}
+	defer ff.Close()
+	r := ncu.NewReader(ff, artifacts.NcuTimingFunctions, ncu.Options{})
+	for r.Scan() {
+		if l, ok := r.Record().(*ncu.Launch); ok {
+			fn[l.ID] = l.Kernel
 		}
 	}
-	return names, nil
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	var names []string
+	seen := map[string]bool{}
+	f.Seek(0, 0)
+	r = ncu.NewReader(f, artifacts.NcuTimingRaw, ncu.Options{})
+	for r.Scan() {
+		l, ok := r.Record().(*ncu.Launch)
+		if !ok || !top[l.Kernel] {
+			continue
+		}
+		name, ok := fn[l.ID]
+		if !ok {
+			return nil, fmt.Errorf("%s: launch %d is not in %s: the two exports of the timing report disagree", artifacts.NcuTimingRaw, l.ID, artifacts.NcuTimingFunctions)
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	return names, r.Err()
 }
 
 func checkStage1(run *artifacts.Run) error {
