@@ -91,13 +91,24 @@ func find(m artifacts.Manifest, path string) (artifacts.Artifact, bool) {
 	return artifacts.Artifact{}, false
 }
 
+// exists reports whether a file is there, plain or gzipped (recorded runs
+// keep their large exports as FILE.gz).
 func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	for _, q := range []string{p, p + ".gz"} {
+		if _, err := os.Stat(q); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
+// openExport opens an export of the run, plain or gzipped (the reader
+// recognizes gzip); either way it is named rel in messages and reports.
 func openExport(run *artifacts.Run, rel string, opts ncu.Options) (*ncu.Reader, func() error, error) {
 	f, err := os.Open(run.Path(rel))
+	if errors.Is(err, os.ErrNotExist) {
+		f, err = os.Open(run.Path(rel) + ".gz")
+	}
 	if err != nil {
 		return nil, nil, err
 	}
