@@ -2,49 +2,185 @@
 
 package deepprof_test
 
+// Real Stage 2 sessions on an NVIDIA GPU: go test -tags gpu -run Stage2 ./...
+// Overrides reach them from DEEPPROF_OVERRIDES and after -args (see
+// profiles/README.md); DEEPPROF_GPU_OUT keeps the run directories (default: a
+// temporary folder). Choose architectures with -run, e.g.
+// -run 'Stage2Sessions/tiny-llama'.
+
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/session"
+	"github.com/llm-perf-opt/deepprof/harness/tools"
 )
 
-// findNcu looks where Nsight Compute is usually installed.
-func findNcu() (string, bool) {
-	if p, err := exec.LookPath("ncu"); err == nil {
-		return p, true
-	}
-	for _, dir := range []string{os.Getenv("CUDA_HOME"), "/usr/local/cuda"} {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, "bin", "ncu")
-		if _, err := os.Stat(p); err == nil {
-			return p, true
-		}
-	}
-	return "", false
-}
-
-// TestStage2Preflight checks what a GPU session needs, and skips naming
-// what is missing.
-func TestStage2Preflight(t *testing.T) {
-	ncu, ok := findNcu()
-	if !ok {
-		t.Skip("no ncu on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin: install Nsight Compute")
-	}
-	out, err := exec.Command(ncu, "--version").CombinedOutput()
+// preflight returns ncu's path, or skips naming what is missing.
+func preflight(t *testing.T) (tools.Tool, gpu.Provenance) {
+	t.Helper()
+	prov, err := gpu.Collect(gpu.Open(), gpu.Selection{})
 	if err != nil {
-		t.Fatalf("%s --version: %v\n%s", ncu, err, out)
+		t.Skipf("no GPU through NVML: %v", err)
 	}
-	if !strings.Contains(string(out), "Nsight Compute") {
-		t.Fatalf("%s --version printed no Nsight Compute version:\n%s", ncu, out)
+	tool, err := tools.Find("ncu", tools.EnvFromOS())
+	if err != nil {
+		t.Skipf("%v", err)
 	}
-	t.Logf("%s: %s", ncu, strings.TrimSpace(string(out)))
+	if tool, err = tools.Probe(context.Background(), tool.Path); err != nil {
+		t.Fatalf("ncu found but not runnable: %v", err)
+	}
+	if out, err := exec.Command("python3", "-c", "import torch, transformers; assert torch.cuda.is_available()").CombinedOutput(); err != nil {
+		t.Skipf("the workload's Python cannot import torch and transformers, or sees no CUDA device: %v\n%s", err, out)
+	}
+	return tool, prov
 }
 
-// TestStage2Session will run a whole session on the GPU.
-func TestStage2Session(t *testing.T) {
-	t.Skip("the Stage 2 session is not built yet (tracker issues 4 and 5); deepprof kernels and regions work on any ncu CSV export")
+func TestStage2Preflight(t *testing.T) {
+	tool, prov := preflight(t)
+	t.Logf("GPU %s (driver %s, CUDA %s); %s %s", prov.Selected.Name, prov.Driver, prov.CUDADriverVersion, tool.Path, tool.Version)
+}
+
+// runSession runs one whole session as `deepprof profile` does.
+func runSession(t *testing.T, tool tools.Tool, root, id string, overrides ...string) *artifacts.Run {
+	t.Helper()
+	ov := append([]string{"run.root=" + root, "run.id=" + id, "ncu.path=" + tool.Path}, overrides...)
+	cfg, err := config.Load(config.LoadOptions{Dir: "profiles", Overrides: append(ov, config.GoTestOverrides()...)})
+	require.NoError(t, err)
+	y, err := cfg.YAML()
+	require.NoError(t, err)
+	sel, err := gpu.ParseDevice(cfg.Device)
+	require.NoError(t, err)
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: tool.Path, Now: time.Now,
+		Progress: os.Stderr,
+		Env: func() ([]byte, error) {
+			return session.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
+				map[string]tools.Tool{"ncu": tool}, nil).JSON()
+		}}
+	run, err := s.Run(context.Background())
+	require.NoError(t, err, "the session failed: see %s", filepath.Join(root, id, artifacts.ReportMD))
+	return run
+}
+
+func outDir(t *testing.T) string {
+	if d := os.Getenv("DEEPPROF_GPU_OUT"); d != "" {
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestStage2Sessions runs a whole session per architecture profile and
+// checks what a person would check.
+func TestStage2Sessions(t *testing.T) {
+	tool, prov := preflight(t)
+	root := outDir(t)
+	for _, w := range []struct{ name, override string }{
+		{"tiny-llama", "workloads=tiny-llama"},
+		{"qwen2-0.5b", "workloads=qwen2-0.5b"},
+		{"llama3-8b", "workloads=llama3-8b"},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			id := w.name + "-" + time.Now().UTC().Format("150405")
+			run := runSession(t, tool, root, id, w.override)
+			checkRun(t, run, prov)
+			if w.name == "tiny-llama" {
+				again := runSession(t, tool, root, id+"-again", w.override)
+				a, b := timedTotal(t, run), timedTotal(t, again)
+				assert.InEpsilon(t, a, b, 0.10, "a re-run's timed GPU total is within 10%% (%.4f ms, %.4f ms)", a, b)
+			}
+		})
+	}
+}
+
+func timedTotal(t *testing.T, run *artifacts.Run) float64 {
+	f, err := os.Open(run.Path(artifacts.NcuTimingRaw))
+	require.NoError(t, err)
+	defer f.Close()
+	tab, err := kernels.FromReader(ncu.NewReader(f, artifacts.NcuTimingRaw, ncu.Options{}), artifacts.NcuTimingRaw)
+	require.NoError(t, err)
+	return tab.TotalMS
+}
+
+func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
+	t.Helper()
+	m := run.Manifest()
+	assert.Equal(t, artifacts.StatusComplete, m.Status, "%s", m.Reason)
+	for _, rel := range []string{artifacts.EnvJSON, artifacts.ConfigYAML, artifacts.InputsYAML, artifacts.KernelsMD,
+		artifacts.KernelsJSON, artifacts.ReportMD, artifacts.ManifestJSON, artifacts.NcuRaw, artifacts.RegionsMD, artifacts.RegionsJSON} {
+		assert.FileExists(t, run.Path(rel))
+	}
+
+	// The top kernels carry time.
+	var ks struct {
+		Kernels []kernels.Record `json:"kernels"`
+	}
+	readJSON(t, run.Path(artifacts.KernelsJSON), &ks)
+	require.NotEmpty(t, ks.Kernels)
+	for _, k := range ks.Kernels[:min(5, len(ks.Kernels))] {
+		assert.Greater(t, k.TotalMS, 0.0, k.Name)
+	}
+
+	// The decode region exists and holds the deep pass's decode launches;
+	// top-level regions and launches outside them reconcile with the total.
+	var rep struct {
+		Aggregate []struct {
+			Name        string  `json:"name"`
+			Depth       int     `json:"depth"`
+			TotalMS     float64 `json:"total_ms"`
+			KernelCount int64   `json:"kernel_count"`
+		} `json:"aggregate"`
+		ProfiledMS float64 `json:"profiled_ms"`
+		OutsideMS  float64 `json:"outside_ms"`
+	}
+	readJSON(t, run.Path(artifacts.RegionsJSON), &rep)
+	decode, top := int64(-1), rep.OutsideMS
+	for _, r := range rep.Aggregate {
+		if r.Name == "decode_all" {
+			decode = r.KernelCount
+		}
+		if r.Depth == 1 {
+			top += r.TotalMS
+		}
+	}
+	assert.Greater(t, decode, int64(0), "a decode_all region with launches")
+	assert.InEpsilon(t, rep.ProfiledMS, top, 1e-9, "regions and launches outside them add up to the profiled time")
+	deepDecode := 0
+	f, err := os.Open(run.Path(artifacts.NcuRaw))
+	require.NoError(t, err)
+	defer f.Close()
+	r := ncu.NewReader(f, artifacts.NcuRaw, ncu.Options{})
+	for r.Scan() {
+		if l, ok := r.Record().(*ncu.Launch); ok && strings.HasPrefix(l.NVTX.Path(), "decode_all") {
+			deepDecode++
+		}
+	}
+	assert.EqualValues(t, deepDecode, decode, "the decode region holds every decode launch of the deep pass")
+
+	// env.json names the GPU NVML reports.
+	var env session.EnvInfo
+	readJSON(t, run.Path(artifacts.EnvJSON), &env)
+	require.NotNil(t, env.GPU, env.GPUError)
+	assert.Equal(t, prov.Selected.Name, env.GPU.Selected.Name)
+	assert.Equal(t, prov.Selected.UUID, env.GPU.Selected.UUID)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, v), path)
 }
