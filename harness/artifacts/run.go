@@ -34,6 +34,9 @@ const (
 	NcuTimingFunctions = "ncu/timing-functions.csv" // the same page, --print-kernel-base function
 	NcuTimingLog       = "ncu/timing.log"
 	NcuDeepReport      = "ncu/deep.ncu-rep"
+	NcuDiscoveryReport = "ncu/discovery.ncu-rep" // only when the NVTX filter matched nothing
+	NcuDiscoveryLog    = "ncu/discovery.log"
+	NcuDiscoveryRaw    = "ncu/discovery-raw.csv"
 	NcuDeepLog         = "ncu/deep.log"
 	NcuRaw             = "ncu/raw.csv"
 	NcuDetails         = "ncu/details.csv"

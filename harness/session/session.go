@@ -61,15 +61,39 @@ const timingMetric = ncu.DurationMetric
 func includes(cfg *config.Config, paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		domain, rest := "", p
-		if d, r, ok := strings.Cut(p, "@"); ok && !strings.Contains(d, `\`) && !strings.Contains(d, "/") {
-			domain, rest = d, r
-		} else if cfg.NVTX.Domain != "" {
+		domain, levels := ParseRangePath(p)
+		if domain == "" {
 			domain = cfg.NVTX.Domain
 		}
-		out = append(out, ncu.IncludeExpr(domain, strings.Split(rest, "/")))
+		out = append(out, ncu.IncludeExpr(domain, levels))
 	}
 	return out
+}
+
+// ParseRangePath reads a range path as the region reports write it:
+// levels joined by '/', "Domain@range" for a named domain (given on the
+// first level), and "\@" for an '@' that is part of a default-domain
+// range's name. So "LLM@decode_all" is range decode_all of domain LLM, and
+// "LLM\@decode_all" the default-domain range literally named LLM@decode_all.
+func ParseRangePath(p string) (domain string, levels []string) {
+	for i, lv := range strings.Split(p, "/") {
+		if i == 0 {
+			if j := unescapedAt(lv); j >= 0 {
+				domain, lv = lv[:j], lv[j+1:]
+			}
+		}
+		levels = append(levels, strings.ReplaceAll(lv, `\@`, "@"))
+	}
+	return domain, levels
+}
+
+func unescapedAt(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '@' && (i == 0 || s[i-1] != '\\') {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *Session) spec() workload.Spec {
@@ -367,6 +391,9 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	}
 	run.Note("timeline: an ncu timing pass (%s, same NVTX gating) found the top kernels; the session does not drive nsys yet", timingMetric)
 	if err := s.profile(ctx, run, byName["ncu-timing"]); err != nil {
+		if ctx.Err() == nil && s.nothingMatched(run) {
+			s.discover(ctx, run)
+		}
 		return fmt.Errorf("timing pass: %w", err)
 	}
 	if err := s.step(ctx, run, byName["export-timing-raw"], false); err != nil {
@@ -584,6 +611,75 @@ func (s *Session) judge(run *artifacts.Run, name, log string, err error, finding
 		run.Record(report, artifacts.StatusMissing, err.Error())
 	}
 	return err
+}
+
+// nothingMatched reports whether the timing pass's log says its NVTX
+// filter matched nothing.
+func (s *Session) nothingMatched(run *artifacts.Run) bool {
+	logb, _ := os.ReadFile(run.Path(artifacts.NcuTimingLog))
+	for _, f := range ncu.Diagnose(logb) {
+		if f.Kind == ncu.KindNVTXNoMatch || f.Kind == ncu.KindNoKernels {
+			return true
+		}
+	}
+	return false
+}
+
+// discoveryLaunches bounds the discovery pass: enough launches to see the
+// ranges a workload pushes, cheap enough to run on any failure.
+const discoveryLaunches = 500
+
+// discover runs a cheap pass with no NVTX filter (durations of the first
+// launches only) and notes which ranges the program really pushed, written
+// as nvtx.include takes them.
+func (s *Session) discover(ctx context.Context, run *artifacts.Run) {
+	p := ncu.TimingPass(run.Path(artifacts.NcuDiscoveryReport), nil, nil, s.Cfg.Workload.Command())
+	p.LaunchCount = discoveryLaunches
+	args, err := p.Args()
+	if err != nil {
+		run.Note("NVTX discovery pass: %v", err)
+		return
+	}
+	env, _ := s.spec().Environ(workload.PhaseNcu, "")
+	env = append(env, workload.EnvRepeats+"=1")
+	steps := []Step{
+		{Name: "ncu-discovery", Argv: append([]string{s.Ncu}, args...), Env: env, Log: artifacts.NcuDiscoveryLog},
+		{Name: "export-discovery-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(run.Path(artifacts.NcuDiscoveryReport), ncu.PageRaw, "")...), Stdout: artifacts.NcuDiscoveryRaw},
+	}
+	for _, st := range steps {
+		if err := s.step(ctx, run, st, false); err != nil {
+			run.Note("NVTX discovery pass: %s: %v", st.Name, err)
+			return
+		}
+	}
+	f, err := os.Open(run.Path(artifacts.NcuDiscoveryRaw))
+	if err != nil {
+		run.Note("NVTX discovery pass: %v", err)
+		return
+	}
+	defer f.Close()
+	counts := map[string]int{}
+	var order []string
+	r := ncu.NewReader(f, artifacts.NcuDiscoveryRaw, ncu.Options{})
+	for r.Scan() {
+		if l, ok := r.Record().(*ncu.Launch); ok && l.NVTX != nil && len(l.NVTX.Levels) > 0 {
+			path := l.NVTX.Path()
+			if counts[path] == 0 {
+				order = append(order, path)
+			}
+			counts[path]++
+		}
+	}
+	if len(order) == 0 {
+		run.Note("NVTX discovery pass: the first %d launches ran inside no NVTX push/pop range: does the workload push its ranges (and with --nvtx, are they push/pop, not start/end)?", discoveryLaunches)
+		return
+	}
+	parts := make([]string, len(order))
+	for i, p := range order {
+		parts[i] = fmt.Sprintf("%s (%d launch(es))", p, counts[p])
+	}
+	run.Note("NVTX discovery pass (no filter, first %d launches): the workload pushed %s; nvtx.include takes these names as they are written here, e.g. nvtx.include=[%s]",
+		discoveryLaunches, strings.Join(parts, ", "), order[0])
 }
 
 // topKernels picks the deep pass's kernels from the timing pass: the fewest,

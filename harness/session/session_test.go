@@ -30,6 +30,7 @@ const fx = "../../fixtures/"
 type fakeTools struct {
 	timing, deep   pass       // what each ncu pass replays
 	deepRange      pass       // the deep pass with --replay-mode range or app-range
+	discovery      pass       // the NVTX discovery pass
 	workloadReport string     // what the workload writes to $DEEPPROF_REPORT
 	calls          [][]string // every argv run
 	envs           [][]string // the environment additions of every run
@@ -81,6 +82,9 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 			p = f.deepRange
 		}
 		out := argv[slices.Index(argv, "-o")+1]
+		if strings.Contains(out, "discovery") {
+			p, name = f.discovery, "discovery"
+		}
 		if !p.NoReport {
 			b, _ := json.Marshal(p)
 			if err := os.WriteFile(strings.TrimSuffix(out, ".ncu-rep")+".ncu-rep", b, 0o644); err != nil {
@@ -234,6 +238,7 @@ func TestSessionNVTXMatchedNothing(t *testing.T) {
 	root := t.TempDir()
 	f := &fakeTools{
 		timing:         pass{Log: "logs/ncu-no-kernels-profiled-domain-syntax.txt", NoReport: true},
+		discovery:      pass{Raw: "ncu/cuda-nvtx-domains/raw.csv"},
 		workloadReport: stage1Report,
 	}
 	cfg := testConfig(t, root)
