@@ -115,3 +115,12 @@ func TestParseProgressFiltered(t *testing.T) {
 		t.Fatalf("got %+v, %v", p, ok)
 	}
 }
+
+// TestParseProgressCounted: with --launch-count ncu adds "(n/count)" (line
+// copied from a discovery pass on an H200, ncu 2025.3.1).
+func TestParseProgressCounted(t *testing.T) {
+	p, ok := ncu.ParseProgress(`==PROF== Profiling "nvjet_sm90_tst_8x64_64x16_4x1..." - 499 (500/500): 0%....50%....100% - 1 pass`)
+	if !ok || p.Index != 499 || p.Passes != 1 || !p.Done {
+		t.Fatalf("got %+v, %v", p, ok)
+	}
+}

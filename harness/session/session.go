@@ -158,7 +158,10 @@ func (s *Session) pass(out, replay string, metrics []string, set string, section
 		LaunchSkip: c.LaunchSkip, LaunchCount: count, Force: true, Extra: c.ExtraArgs,
 		Program: s.Cfg.Workload.Command(),
 	}
-	if regex != "" {
+	// Range and app-range replay profile whole ranges: a kernel filter has no
+	// meaning there, and ncu refuses --filter-mode per-launch-config with
+	// them (seen on an H200). The kernel-replay fallback gets the filter.
+	if regex != "" && replay != "range" && replay != "app-range" {
 		// Sample each top kernel: the launch count applies to every launch
 		// configuration of every matching kernel, not to all of them
 		// together (which took the first launches, all in prefill, on an

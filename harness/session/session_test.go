@@ -46,6 +46,7 @@ type fakeTools struct {
 
 type pass struct {
 	Raw, Details string // fixture paths under fixtures/
+	Functions    string // the raw page with --print-kernel-base function ("": Raw)
 	Log          string // a recorded ncu log printed by the profiling run
 	Exit         int
 	NoReport     bool
@@ -72,6 +73,9 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 		page := argv[slices.Index(argv, "--page")+1]
 		if page == "details" {
 			return f.cat(c.Stdout, fx+p.Details)
+		}
+		if slices.Contains(argv, "--print-kernel-base") && p.Functions != "" {
+			return f.cat(c.Stdout, fx+p.Functions)
 		}
 		return f.cat(c.Stdout, fx+p.Raw)
 	case filepath.Base(argv[0]) == "ncu":
@@ -511,4 +515,50 @@ func TestNcuPhasesRunOnce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, n, "the timing and the deep pass")
+}
+
+// TestRecordedFailureSessions replays what ncu really printed and exported
+// in two sessions run on an H200 (fixtures/sessions): the offline session
+// must come to the same verdict and the same notes as the real one did.
+func TestRecordedFailureSessions(t *testing.T) {
+	const dir = "sessions/"
+	tests := []struct {
+		name      string
+		configure func(*config.Config)
+		f         *fakeTools
+		status    artifacts.Status
+	}{
+		{"nvtx-no-match", func(c *config.Config) { c.NVTX.Include = []string{"LLM@decode_all"} }, &fakeTools{
+			timing:    pass{Log: dir + "nvtx-no-match/ncu/timing.log", NoReport: true},
+			discovery: pass{Raw: dir + "nvtx-no-match/ncu/discovery-raw.csv.gz", Log: dir + "nvtx-no-match/ncu/discovery.log"},
+		}, artifacts.StatusPartial},
+		{"range-replay-refused", func(c *config.Config) { c.NCU.ReplayMode = "range" }, &fakeTools{
+			timing: pass{Raw: dir + "range-replay-refused/ncu/timing-raw.csv.gz", Functions: dir + "range-replay-refused/ncu/timing-functions.csv.gz",
+				Log: dir + "range-replay-refused/ncu/timing.log"},
+			deepRange: pass{Log: dir + "range-replay-refused/ncu/deep-range.log", Exit: 9, NoReport: true},
+			deep: pass{Raw: dir + "range-replay-refused/ncu/raw.csv.gz", Details: dir + "range-replay-refused/ncu/details.csv.gz",
+				Log: dir + "range-replay-refused/ncu/deep.log"},
+		}, artifacts.StatusComplete},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			tt.f.workloadReport = stage1Report
+			cfg := testConfig(t, root)
+			cfg.NVTX.Include = []string{"prefill", "decode_all"}
+			cfg.NCU.Set = "basic"
+			tt.configure(cfg)
+			run, _ := newSession(t, cfg, tt.f).Run(context.Background())
+			require.NotNil(t, run)
+			got := run.Manifest()
+			var real artifacts.Manifest
+			b, err := os.ReadFile(fx + dir + tt.name + "/manifest.json")
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &real))
+			assert.Equal(t, tt.status, got.Status)
+			assert.Equal(t, real.Status, got.Status, "the verdict of the real session")
+			assert.Equal(t, real.Notes, got.Notes, "the notes of the real session")
+			goldenRun(t, "recorded-"+tt.name, run, root, artifacts.ReportMD)
+		})
+	}
 }
