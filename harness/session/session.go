@@ -417,6 +417,9 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 		byName[st.Name] = st
 	}
 	run.Note("%s", byName["ncu-deep"].Note)
+	if len(top) > 0 {
+		run.Note("ncu/regions/ summarizes the deep pass, which profiled a sample of launches: its region times and launch counts are the sample's, not the run's; kernels.md comes from the timing pass, which saw every launch (%s)", artifacts.NcuTimingRaw)
+	}
 	var deepErr error
 	if rangeReplay(s.Cfg.NCU.ReplayMode) {
 		deepErr = s.deepRange(ctx, run, byName["ncu-deep"], top)

@@ -557,7 +557,15 @@ func TestRecordedFailureSessions(t *testing.T) {
 			require.NoError(t, json.Unmarshal(b, &real))
 			assert.Equal(t, tt.status, got.Status)
 			assert.Equal(t, real.Status, got.Status, "the verdict of the real session")
-			assert.Equal(t, real.Notes, got.Notes, "the notes of the real session")
+			// Notes added since the recording are named here, and only they
+			// may differ.
+			var notes []string
+			for _, n := range got.Notes {
+				if !strings.HasPrefix(n, "ncu/regions/ summarizes the deep pass") {
+					notes = append(notes, n)
+				}
+			}
+			assert.Equal(t, real.Notes, notes, "the notes of the real session")
 			goldenRun(t, "recorded-"+tt.name, run, root, artifacts.ReportMD)
 		})
 	}
