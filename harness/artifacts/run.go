@@ -185,7 +185,22 @@ type Manifest struct {
 	Started   string     `json:"started,omitempty"`
 	Finished  string     `json:"finished,omitempty"`
 	Notes     []string   `json:"notes,omitempty"`
+	Steps     []StepTime `json:"steps,omitempty"`
 	Artifacts []Artifact `json:"artifacts"`
+}
+
+// StepTime is how long one program of the session ran, and how it ended.
+type StepTime struct {
+	Name     string  `json:"name"`
+	Seconds  float64 `json:"seconds"`
+	ExitCode int     `json:"exit_code"`
+}
+
+// RecordStep adds a step's wall time to the manifest, in the order run.
+func (r *Run) RecordStep(name string, seconds float64, exitCode int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Steps = append(r.manifest.Steps, StepTime{Name: name, Seconds: seconds, ExitCode: exitCode})
 }
 
 // Record sets an artifact's status; a later record of the same path
@@ -237,6 +252,7 @@ func (r *Run) Manifest() Manifest {
 	m := r.manifest
 	m.Artifacts = slices.Clone(m.Artifacts)
 	m.Notes = slices.Clone(m.Notes)
+	m.Steps = slices.Clone(m.Steps)
 	slices.SortFunc(m.Artifacts, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return m
 }

@@ -170,6 +170,9 @@ func indexMarkdown(m artifacts.Manifest) []byte {
 		}
 		b.WriteString("\n")
 	}
+	if len(m.Steps) > 0 {
+		b.WriteString(timeSection(m.Steps))
+	}
 	t := report.Table{Header: []string{"artifact", "status", "why"}}
 	for _, a := range m.Artifacts {
 		if a.Path == artifacts.ReportMD {
@@ -183,4 +186,31 @@ func indexMarkdown(m artifacts.Manifest) []byte {
 	}
 	b.WriteString(t.String())
 	return []byte(b.String())
+}
+
+// timeSection is report.md's account of where the session's time went, and
+// the profiling overhead: the profiling steps' time against the plain
+// workload run of stage 1.
+func timeSection(steps []artifacts.StepTime) string {
+	var b strings.Builder
+	b.WriteString("## Where the time went\n\n")
+	t := report.Table{Header: []string{"step", "seconds", "exit status"}, Right: []bool{false, true, true}}
+	var plain, profiling float64
+	for _, st := range steps {
+		t.Rows = append(t.Rows, []string{report.EscapeCell(st.Name), report.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
+		switch {
+		case st.Name == "stage1":
+			plain += st.Seconds
+		case strings.HasPrefix(st.Name, "ncu-") && st.Name != "ncu-sections", strings.HasPrefix(st.Name, "export-"):
+			profiling += st.Seconds
+		}
+	}
+	b.WriteString(t.String())
+	if plain > 0 {
+		fmt.Fprintf(&b, "\nOverhead: the ncu passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.\n\n",
+			report.Fixed(profiling, 1), report.Fixed(plain, 1), report.Fixed(profiling/plain, 1))
+	} else {
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -552,7 +552,14 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch b
 	if st.Stdout != "" {
 		cmd.Stdout = &out
 	}
+	clock := s.now()
+	start := clock()
 	res, err := s.Runner.Run(ctx, cmd)
+	exit := res.ExitCode
+	if err != nil {
+		exit = -1
+	}
+	run.RecordStep(st.Name, clock().Sub(start).Seconds(), exit)
 	if prog != nil {
 		prog.Close()
 	}
