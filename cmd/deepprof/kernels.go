@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,15 +14,12 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	fs := newFlagSet("kernels", "kernels [--top N] [--format md|json] FILE|-", stderr)
 	top := fs.Int("top", 0, "show the `N` kernels with the most total time (0: all)")
 	format := fs.String("format", "md", "output `format`: md (a Markdown table) or json (the kernels.json contract)")
-	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	pos, help, err := parseFlags(fs, args)
+	if help || err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{fmt.Sprintf("kernels takes one FILE (or - for standard input), got %d arguments", len(pos))}
+	if err := onePositional("kernels", "FILE (or - for standard input)", pos); err != nil {
+		return err
 	}
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}

@@ -108,22 +108,31 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // parseFlags parses flags wherever they stand among the positional arguments
 // ("kernels FILE --top 5" works as "kernels --top 5 FILE"). "-" is positional.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
+// help is true when --help was asked for (usage is printed; the command is
+// done, with no error).
+func parseFlags(fs *flag.FlagSet, args []string) (pos []string, help bool, err error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, flag.ErrHelp
+				return nil, true, nil
 			}
-			return nil, errUsageShown
+			return nil, false, errUsageShown
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			return pos, false, nil
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// onePositional checks that a command got exactly one positional argument.
+func onePositional(command, what string, pos []string) error {
+	if len(pos) != 1 {
+		return &usageError{fmt.Sprintf("%s takes one %s, got %d arguments", command, what, len(pos))}
+	}
+	return nil
 }
 
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {

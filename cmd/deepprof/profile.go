@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,11 +36,8 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
 	dir := fs.String("profiles", config.DefaultDir, "the profiles `DIR`")
 	dry := fs.Bool("dry-run", false, "check the configuration, the workload's inputs and the tools, and print every step's argv and outputs; run nothing")
-	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	pos, help, err := parseFlags(fs, args)
+	if help || err != nil {
 		return err
 	}
 	cfg, err := config.Load(config.LoadOptions{Dir: *dir, Profiles: profiles, Overrides: pos})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -35,15 +34,12 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	top := fs.Int("top", regions.DefaultTopKernels, "list the `N` kernels with the most time in each region (0: all)")
 	aggregate := fs.Bool("aggregate", true, "add the regions summed across every (process, device) scope")
 	out := fs.String("out", "", "write report.md, report.json and one directory per region into `DIR` instead of printing")
-	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	pos, help, err := parseFlags(fs, args)
+	if help || err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{fmt.Sprintf("regions takes one FILE (or - for standard input), got %d arguments", len(pos))}
+	if err := onePositional("regions", "FILE (or - for standard input)", pos); err != nil {
+		return err
 	}
 	if *format != "md" && *format != "json" {
 		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}

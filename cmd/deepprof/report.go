@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -18,15 +17,12 @@ var now = time.Now
 func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", "report [--top N] MAIN", stderr)
 	top := fs.Int("top", 0, "show the `N` kernels with the most total time in kernels.md (0: all)")
-	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	pos, help, err := parseFlags(fs, args)
+	if help || err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{fmt.Sprintf("report takes one run directory (MAIN), got %d arguments", len(pos))}
+	if err := onePositional("report", "run directory (MAIN)", pos); err != nil {
+		return err
 	}
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
