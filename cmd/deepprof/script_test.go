@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes the test binary also act as the programs a session runs:
+// deepprof itself, and fake ncu and python3 executables that replay
+// recorded tool output (testscript puts them on PATH for the scripts).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"deepprof": main,
+		"ncu":      fakeNcu,
+		"python3":  fakeWorkload,
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: whole commands through real
+// processes, with no GPU.
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs("../../fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles, err := filepath.Abs("../../profiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("PROFILES", profiles)
+			return nil
+		},
+	})
+}
+
+// fakeReport is what the fake ncu writes as a report: which recorded
+// exports stand for it.
+type fakeReport struct{ Raw, Details string }
+
+// fakeNcu behaves like ncu on recorded output. Profiling passes (-o) print
+// the recorded log $FAKE_NCU_LOG and write a stand-in report naming the
+// recorded exports: $FAKE_TIMING_RAW for a pass with the timing metric,
+// $FAKE_DEEP_RAW and $FAKE_DEEP_DETAILS otherwise; --import prints them.
+func fakeNcu() {
+	args := os.Args[1:]
+	arg := func(flag string) string {
+		if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+			return args[i+1]
+		}
+		return ""
+	}
+	switch {
+	case slices.Contains(args, "--version"): // as ncu 2025.3.1 printed it on the H200
+		fmt.Print("NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n")
+	case slices.Contains(args, "--list-sections"):
+		fmt.Println("Identifier  Display Name  (fake ncu)")
+	case slices.Contains(args, "--import"):
+		b, err := os.ReadFile(arg("--import"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "==ERROR== cannot read %s\n", arg("--import"))
+			os.Exit(1)
+		}
+		var r fakeReport
+		if err := json.Unmarshal(b, &r); err != nil {
+			os.Exit(1)
+		}
+		src := r.Raw
+		if arg("--page") == "details" {
+			src = r.Details
+		}
+		copyFile(os.Stdout, src)
+	default:
+		out := arg("-o")
+		r := fakeReport{Raw: os.Getenv("FAKE_DEEP_RAW"), Details: os.Getenv("FAKE_DEEP_DETAILS")}
+		if arg("--set") == "" && slices.Contains(args, "gpu__time_duration.sum") { // the timing pass
+			r = fakeReport{Raw: os.Getenv("FAKE_TIMING_RAW")}
+		}
+		if log := os.Getenv("FAKE_NCU_LOG"); log != "" {
+			copyFile(os.Stderr, log)
+		}
+		if os.Getenv("FAKE_NCU_NO_REPORT") != "" {
+			return
+		}
+		b, _ := json.Marshal(r)
+		if err := os.WriteFile(strings.TrimSuffix(out, ".ncu-rep")+".ncu-rep", b, 0o644); err != nil {
+			os.Exit(1)
+		}
+	}
+}
+
+func copyFile(w io.Writer, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	io.Copy(w, f)
+}
+
+// fakeWorkload is a workload that writes a SYNTHETIC report of the
+// contract's shape to $DEEPPROF_REPORT.
+func fakeWorkload() {
+	fmt.Printf("fake workload %s phase=%s\n", strings.Join(os.Args[1:], " "), os.Getenv("DEEPPROF_PHASE"))
+	if p := os.Getenv("DEEPPROF_REPORT"); p != "" {
+		rep := `{"model": {"name": "fake", "arch": "LlamaForCausalLM", "params": 1, "dtype": "bfloat16"},
+ "tokens": {"prompt": 64, "generated": 4}, "stages": {"prefill": {"ms": [2.0]}, "decode": {"ms": [8.0]}}}`
+		if err := os.WriteFile(p, []byte(rep), 0o644); err != nil {
+			os.Exit(1)
+		}
+	}
+}
