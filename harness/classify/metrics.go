@@ -1,0 +1,411 @@
+package classify
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/units"
+)
+
+// Raw-page columns read for classification.
+const (
+	// SMThroughputMetric is the SOL section's "Compute (SM) Throughput".
+	SMThroughputMetric = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+	// MemThroughputMetric is the SOL section's "Memory Throughput".
+	MemThroughputMetric = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+	// DRAMBytesMetric is a DRAM byte count; ncu's sets do not collect it,
+	// a --metrics list may.
+	DRAMBytesMetric = "dram__bytes.sum"
+	// DRAMRateMetric is DRAM bytes per second, collected by the roofline
+	// set; times the duration it is the launch's DRAM traffic.
+	DRAMRateMetric = "dram__bytes.sum.per_second"
+	// SMSPCyclesMetric turns the per-cycle instruction rates of the roofline
+	// set back into counts.
+	SMSPCyclesMetric = "smsp__cycles_elapsed.avg"
+)
+
+// The details page names the two SOL throughputs by their display names.
+const (
+	detailsSOLSection = ncu.SOLSection
+	detailsSMName     = "Compute (SM) Throughput"
+	detailsMemName    = "Memory Throughput"
+)
+
+// fpOps are the non-tensor floating-point instructions the roofline counts,
+// with the FLOPs one thread instruction does. The weights are ncu's own: its
+// roofline set exports achieved rates derived__smsp__..._ffma_pred_on_x2,
+// _dfma_x2, _hadd_x2, _hmul_x2 and _hfma_x4 (the half-precision
+// instructions work on packed pairs), and no fadd/fmul/dadd/dmul
+// multiplier.
+var fpOps = []struct {
+	op     string
+	weight float64
+}{
+	{"dadd", 1}, {"dmul", 1}, {"dfma", 2},
+	{"fadd", 1}, {"fmul", 1}, {"ffma", 2},
+	{"hadd", 2}, {"hmul", 2}, {"hfma", 4},
+}
+
+func fpCountNames(op string) []string {
+	return []string{
+		"smsp__sass_thread_inst_executed_op_" + op + "_pred_on.sum",
+		"sm__sass_thread_inst_executed_op_" + op + "_pred_on.sum",
+	}
+}
+
+func fpRateName(op string) string {
+	return "smsp__sass_thread_inst_executed_op_" + op + "_pred_on.sum.per_cycle_elapsed"
+}
+
+// tensorTypes are the source types of sm__ops_path_tensor_src_<type>.sum
+// known to this package: those in the recorded exports (H200 roofline set,
+// RTX 5090 metrics) and those ncu --query-metrics lists on other GPUs. A raw
+// page with any other such column is refused by FromReader rather than
+// undercounted.
+var tensorTypes = []string{
+	"bf16_dst_bf16", "bf16_dst_fp32", "fp16", "fp16_dst_fp16", "fp16_dst_fp32",
+	"fp4_dst_fp32", "fp64", "fp8", "int1", "int4", "int8", "tf32_dst_fp32",
+}
+
+const (
+	tensorPrefix = "sm__ops_path_tensor_src_"
+	tensorSuffix = ".sum"
+)
+
+// Columns are the raw-page metric columns the classification reads.
+func Columns() []string {
+	cols := []string{SMThroughputMetric, MemThroughputMetric, DRAMBytesMetric, DRAMRateMetric, SMSPCyclesMetric}
+	for _, o := range fpOps {
+		cols = append(cols, fpCountNames(o.op)...)
+		cols = append(cols, fpRateName(o.op))
+	}
+	for _, t := range tensorTypes {
+		for _, sp := range []string{"", "_sparsity_off", "_sparsity_on"} {
+			cols = append(cols, tensorPrefix+t+sp+tensorSuffix)
+		}
+	}
+	return cols
+}
+
+// Options are the reader options FromReader needs on a raw page.
+func Options() ncu.Options { return ncu.Options{Metrics: Columns()} }
+
+// wantedColumn matches the raw-page columns that count toward FLOPs, DRAM
+// bytes or SOL, so that a reader made without Options (or a column this
+// package does not list) is caught instead of read as zero.
+var wantedColumn = regexp.MustCompile(`^(sm__ops_path_tensor_src_[a-z0-9_]+\.sum|smsp__sass_thread_inst_executed_op_[dfh](add|mul|fma)_pred_on\.sum(\.per_cycle_elapsed)?|sm__sass_thread_inst_executed_op_[dfh](add|mul|fma)_pred_on\.sum|sm__throughput\.avg\.pct_of_peak_sustained_elapsed|gpu__compute_memory_throughput\.avg\.pct_of_peak_sustained_elapsed|dram__bytes\.sum(\.per_second)?|smsp__cycles_elapsed\.avg)$`)
+
+// Metrics is one kernel's deep-pass measurements, summed or averaged over its
+// launches (on every device).
+type Metrics struct {
+	Kernel     string
+	Launches   int     // deep-pass launches seen
+	DurationNS float64 // their summed gpu__time_duration
+	// SMPct and MemPct are duration-weighted means of the SOL throughputs
+	// (SMThroughputMetric, MemThroughputMetric) over the launches that had
+	// both.
+	SMPct, MemPct float64
+	HasSOL        bool
+	// FLOPs sums, over launches, the tensor-core ops
+	// (sm__ops_path_tensor_src_<type>.sum; integer types count as ops) and
+	// the non-tensor floating-point ops (see fpOps for the weights).
+	// Zero unless HasRoofline.
+	FLOPs float64
+	// DRAMBytes sums dram__bytes.sum, or dram__bytes.sum.per_second times
+	// the duration, over launches. Zero unless HasRoofline.
+	DRAMBytes float64
+	// HasRoofline says every launch had both FLOP counters and DRAM bytes,
+	// so that FLOPs, DRAMBytes and DurationNS cover the same launches.
+	HasRoofline bool
+}
+
+// Intensity is the arithmetic intensity, FLOP per DRAM byte; false when the
+// counters were not measured or no DRAM byte moved.
+func (m Metrics) Intensity() (float64, bool) {
+	if !m.HasRoofline || m.DRAMBytes <= 0 {
+		return 0, false
+	}
+	return m.FLOPs / m.DRAMBytes, true
+}
+
+// FLOPS is the achieved FLOP/s: FLOPs over the summed duration.
+func (m Metrics) FLOPS() (float64, bool) {
+	if !m.HasRoofline || m.DurationNS <= 0 {
+		return 0, false
+	}
+	return m.FLOPs / (m.DurationNS * 1e-9), true
+}
+
+// BytesPerSec is the achieved DRAM bandwidth: DRAMBytes over the summed
+// duration.
+func (m Metrics) BytesPerSec() (float64, bool) {
+	if !m.HasRoofline || m.DurationNS <= 0 {
+		return 0, false
+	}
+	return m.DRAMBytes / (m.DurationNS * 1e-9), true
+}
+
+// measure is what one launch contributes.
+type measure struct {
+	durNS    float64
+	sm, mem  float64
+	hasSOL   bool
+	flops    float64
+	hasFLOPs bool
+	dram     float64
+	hasDRAM  bool
+}
+
+// measureLaunch reads one launch's values. Metric values are in base units
+// (units package): % for the throughputs, byte/second for the DRAM rate,
+// inst/cycle for the instruction rates, cycle for the cycle count.
+func measureLaunch(source string, l *ncu.Launch) (measure, error) {
+	bad := func(format string, args ...any) error {
+		return &ncu.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: ", l.ID) + fmt.Sprintf(format, args...)}
+	}
+	if !l.Duration.Valid {
+		return measure{}, bad("no duration (no %s, nor %s in %q)", ncu.DurationMetric, ncu.SOLDurationMetric, ncu.SOLSection)
+	}
+	vals := make(map[string]units.Value, len(l.Metrics))
+	var detSM, detMem units.Value
+	for _, mt := range l.Metrics {
+		if mt.Section == detailsSOLSection {
+			switch mt.Name {
+			case detailsSMName:
+				detSM = mt.Value
+			case detailsMemName:
+				detMem = mt.Value
+			}
+		}
+		if _, dup := vals[mt.Name]; !dup || !vals[mt.Name].Valid {
+			vals[mt.Name] = mt.Value
+		}
+	}
+	get := func(name, unit string) (float64, bool, error) {
+		v, ok := vals[name]
+		if !ok || !v.Valid {
+			return 0, false, nil
+		}
+		if v.Unit != unit {
+			return 0, false, bad("%s has unit %q, not %q", name, v.OrigUnit, unit)
+		}
+		return v.Base, true, nil
+	}
+	pct := func(v units.Value, name string) (float64, bool, error) {
+		if !v.Valid {
+			return 0, false, nil
+		}
+		if v.Unit != "%" {
+			return 0, false, bad("%s has unit %q, not %%", name, v.OrigUnit)
+		}
+		return v.Base, true, nil
+	}
+
+	m := measure{durNS: l.Duration.Base}
+
+	// SOL throughputs: raw columns, else the details page's SOL rows.
+	sm, okSM, err := get(SMThroughputMetric, "%")
+	if err != nil {
+		return m, err
+	}
+	if !okSM {
+		if sm, okSM, err = pct(detSM, detailsSMName); err != nil {
+			return m, err
+		}
+	}
+	mem, okMem, err := get(MemThroughputMetric, "%")
+	if err != nil {
+		return m, err
+	}
+	if !okMem {
+		if mem, okMem, err = pct(detMem, detailsMemName); err != nil {
+			return m, err
+		}
+	}
+	if okSM && okMem {
+		m.sm, m.mem, m.hasSOL = sm, mem, true
+	}
+
+	// Tensor-core ops. A column whose type extends another present one
+	// (fp8_sparsity_off beside fp8, fp16_dst_fp32 beside fp16) is a
+	// breakdown of it and is not added again.
+	var tensor []string
+	for name, v := range vals {
+		if v.Valid && strings.HasPrefix(name, tensorPrefix) && strings.HasSuffix(name, tensorSuffix) &&
+			!strings.Contains(strings.TrimSuffix(strings.TrimPrefix(name, tensorPrefix), tensorSuffix), ".") {
+			tensor = append(tensor, strings.TrimSuffix(strings.TrimPrefix(name, tensorPrefix), tensorSuffix))
+		}
+	}
+	slices.Sort(tensor) // a fixed order, so the sum is the same every run
+	for _, t := range tensor {
+		if slices.ContainsFunc(tensor, func(o string) bool { return strings.HasPrefix(t, o+"_") }) {
+			continue
+		}
+		v := vals[tensorPrefix+t+tensorSuffix]
+		if v.Unit != "" {
+			return m, bad("%s has unit %q, not a plain count", tensorPrefix+t+tensorSuffix, v.OrigUnit)
+		}
+		m.flops += v.Base
+		m.hasFLOPs = true
+	}
+
+	// Non-tensor floating-point ops: counts when exported, else per-cycle
+	// rates times the elapsed SMSP cycles (how ncu's roofline computes them).
+	cycles, okCycles, err := get(SMSPCyclesMetric, "cycle")
+	if err != nil {
+		return m, err
+	}
+	for _, o := range fpOps {
+		n, ok := 0.0, false
+		for _, name := range fpCountNames(o.op) {
+			if n, ok, err = get(name, "inst"); err != nil {
+				return m, err
+			} else if ok {
+				break
+			}
+		}
+		if !ok && okCycles {
+			var rate float64
+			if rate, ok, err = get(fpRateName(o.op), "inst/cycle"); err != nil {
+				return m, err
+			}
+			n = rate * cycles
+		}
+		if ok {
+			m.flops += o.weight * n
+			m.hasFLOPs = true
+		}
+	}
+
+	// DRAM bytes.
+	if b, ok, err := get(DRAMBytesMetric, "byte"); err != nil {
+		return m, err
+	} else if ok {
+		m.dram, m.hasDRAM = b, true
+	} else if r, ok, err := get(DRAMRateMetric, "byte/second"); err != nil {
+		return m, err
+	} else if ok {
+		m.dram, m.hasDRAM = r*m.durNS*1e-9, true
+	}
+	return m, nil
+}
+
+type acc struct {
+	m         Metrics
+	solW      float64
+	smW, memW float64
+	roof      int // launches with FLOPs and DRAM bytes
+}
+
+// FromReader reads every launch of r into one Metrics per kernel name, the
+// name exactly as package kernels keys it (so it joins kernels.json's
+// kernel_name); launches of one name on several devices are summed. A raw
+// page must be read with Options(). The first malformed row or launch ends
+// the read with its positioned *ncu.SyntaxError.
+func FromReader(r *ncu.Reader, source string) (map[string]*Metrics, error) {
+	accs := map[string]*acc{}
+	checked := false
+	for r.Scan() {
+		switch rec := r.Record().(type) {
+		case *ncu.SyntaxError:
+			return nil, rec
+		case *ncu.Launch:
+			if !checked {
+				checked = true
+				if err := checkColumns(r, rec, source); err != nil {
+					return nil, err
+				}
+			}
+			ms, err := measureLaunch(source, rec)
+			if err != nil {
+				return nil, err
+			}
+			a := accs[rec.Kernel]
+			if a == nil {
+				a = &acc{m: Metrics{Kernel: rec.Kernel}}
+				accs[rec.Kernel] = a
+			}
+			a.m.Launches++
+			a.m.DurationNS += ms.durNS
+			if ms.hasSOL {
+				a.solW += ms.durNS
+				a.smW += ms.durNS * ms.sm
+				a.memW += ms.durNS * ms.mem
+				a.m.HasSOL = true
+			}
+			if ms.hasFLOPs && ms.hasDRAM {
+				a.roof++
+			}
+			a.m.FLOPs += ms.flops
+			a.m.DRAMBytes += ms.dram
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if len(accs) == 0 {
+		return nil, &ncu.SyntaxError{File: source, Line: 1, Msg: "the export holds no kernel launches"}
+	}
+	out := make(map[string]*Metrics, len(accs))
+	for k, a := range accs {
+		m := a.m
+		if m.HasSOL {
+			if a.solW > 0 {
+				m.SMPct, m.MemPct = a.smW/a.solW, a.memW/a.solW
+			} else {
+				// Launches of zero duration: an unweighted view is all there is.
+				m.HasSOL = false
+			}
+		}
+		m.HasRoofline = a.roof == m.Launches
+		if !m.HasRoofline {
+			m.FLOPs, m.DRAMBytes = 0, 0
+		}
+		out[k] = &m
+	}
+	return out, nil
+}
+
+// checkColumns refuses a raw page whose header holds a column the
+// classification needs but the reader did not keep.
+func checkColumns(r *ncu.Reader, l *ncu.Launch, source string) error {
+	if r.Format() != ncu.FormatRaw {
+		return nil
+	}
+	kept := make(map[string]bool, len(l.Metrics))
+	for _, m := range l.Metrics {
+		kept[m.Name] = true
+	}
+	known := Columns()
+	for _, h := range r.Header() {
+		if !wantedColumn.MatchString(h) || kept[h] {
+			continue
+		}
+		if slices.Contains(known, h) {
+			return fmt.Errorf("%s: column %s was not read: make the reader with classify.Options()", source, h)
+		}
+		return fmt.Errorf("%s: column %s counts toward FLOPs but package classify does not know it: add its type to tensorTypes", source, h)
+	}
+	return nil
+}
+
+// Sorted returns the metrics by summed duration, longest first, ties by name.
+func Sorted(ms map[string]*Metrics) []*Metrics {
+	out := make([]*Metrics, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *Metrics) int {
+		switch {
+		case a.DurationNS > b.DurationNS:
+			return -1
+		case a.DurationNS < b.DurationNS:
+			return 1
+		}
+		return strings.Compare(a.Kernel, b.Kernel)
+	})
+	return out
+}
