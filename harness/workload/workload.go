@@ -111,12 +111,24 @@ type Report struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-// Model is the model's identity.
+// Model is the model's identity, and the shapes its FLOPs per token are
+// counted from (zero when the workload does not report them).
 type Model struct {
 	Name   string `json:"name"`
 	Arch   string `json:"arch"`
 	Params int64  `json:"params"`
 	Dtype  string `json:"dtype"`
+
+	// MatmulParams counts the weights every token multiplies: each linear
+	// layer's, the output head's included even when it shares the
+	// embedding's weights. Embeddings are lookups and not counted.
+	MatmulParams int64 `json:"matmul_params,omitempty"`
+	Layers       int64 `json:"layers,omitempty"`
+	HiddenSize   int64 `json:"hidden_size,omitempty"`
+	Heads        int64 `json:"heads,omitempty"`
+	KVHeads      int64 `json:"kv_heads,omitempty"`
+	HeadDim      int64 `json:"head_dim,omitempty"`
+	VocabSize    int64 `json:"vocab_size,omitempty"`
 }
 
 // Tokens counts the prompt and generated tokens of one repeat.
@@ -125,9 +137,12 @@ type Tokens struct {
 	Generated int64 `json:"generated"`
 }
 
-// Stage holds one stage's wall time per repeat, in ms.
+// Stage holds one stage's wall time per repeat, in ms. A sub-stage (a
+// module timed inside a top-level stage, named "PARENT/RANGE") names its
+// parent: its time is already inside the parent's.
 type Stage struct {
-	MS []float64 `json:"ms"`
+	MS     []float64 `json:"ms"`
+	Parent string    `json:"parent,omitempty"`
 }
 
 // Operator is one row of the torch.profiler operator table.
@@ -175,6 +190,11 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	for _, st := range slices.Sorted(maps.Keys(rep.Stages)) {
 		if len(rep.Stages[st].MS) == 0 {
 			bad("stages.%s.ms is empty", st)
+		}
+		if p := rep.Stages[st].Parent; p != "" {
+			if _, ok := rep.Stages[p]; !ok || p == st {
+				bad("stages.%s.parent = %q: not another stage of the report", st, p)
+			}
 		}
 		for i, v := range rep.Stages[st].MS {
 			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {

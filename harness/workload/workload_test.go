@@ -37,6 +37,8 @@ func TestReadReport(t *testing.T) {
 		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": [-1]}}}`, "stages.decode.ms[0] = -1"},
 		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": []}}}`, "stages.decode.ms is empty"},
 		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1]}}, "operators": [{"calls": 1}]}`, "operators[0]"},
+		{`{"model": {"name": "m"}, "stages": {"d/a": {"ms": [1], "parent": "p"}}}`, `stages.d/a.parent = "p": not another stage`},
+		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1], "parent": "d"}}}`, `stages.d.parent = "d": not another stage`},
 	} {
 		_, err := ReadReport(strings.NewReader(tt.in), "r.json")
 		require.Error(t, err, tt.in)

@@ -118,16 +118,52 @@ def build_model(spec, device):
     return model.eval(), dtype
 
 
-def add_sub_stages(model, nvtx, specs):
-    for s in specs:
-        module, _, rng = s.partition("=")
-        try:
-            m = model.get_submodule(module)
-        except AttributeError:
-            sys.exit(f"workload: --sub-stage {s!r}: the model has no module {module!r}")
-        rng = rng or module
-        m.register_forward_pre_hook(lambda *_a, r=rng: nvtx.push(r))
-        m.register_forward_hook(lambda *_a: nvtx.pop())
+class SubStages:
+    """--sub-stage MODULE=RANGE: an NVTX range around every call of a named module, and its GPU time
+    (CUDA events on the current stream, read once the repeat has synchronized) summed per top-level
+    stage it ran in. The report lists them as stages "PARENT/RANGE" with "parent": PARENT, so that a
+    reader never adds them to the parent's time twice."""
+
+    def __init__(self, model, nvtx, specs):
+        self.stage, self.events, self.names = None, [], []
+        for s in specs:
+            module, _, rng = s.partition("=")
+            try:
+                m = model.get_submodule(module)
+            except AttributeError:
+                sys.exit(f"workload: --sub-stage {s!r}: the model has no module {module!r}")
+            rng = rng or module
+            self.names.append(rng)
+            m.register_forward_pre_hook(lambda *_a, r=rng: self._start(nvtx, r))
+            m.register_forward_hook(lambda *_a, r=rng: self._stop(nvtx, r))
+
+    # Only the timed generates (stage set) push ranges and record events: the
+    # warm-up stays outside every range, as the top-level stages' warm-up does.
+    def _start(self, nvtx, rng):
+        if self.stage:
+            nvtx.push(rng)
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            self.events.append([self.stage, rng, e, None])
+
+    def _stop(self, nvtx, rng):
+        if self.stage:
+            nvtx.pop()
+            for ev in reversed(self.events):
+                if ev[1] == rng and ev[3] is None:
+                    ev[3] = torch.cuda.Event(enable_timing=True)
+                    ev[3].record()
+                    break
+
+    def collect(self):
+        """The summed ms per "stage/range" of what ran since the last collect (after a synchronize)."""
+        out = {}
+        for stage, rng, a, b in self.events:
+            if b is not None:
+                key = stage + "/" + rng
+                out[key] = out.get(key, 0.0) + a.elapsed_time(b)
+        self.events = []
+        return out
 
 
 class NoNVTX:
@@ -140,10 +176,12 @@ class NoNVTX:
         pass
 
 
-def generate(model, ids, new_tokens, nvtx, a):
+def generate(model, ids, new_tokens, nvtx, a, subs=None):
     """One prefill and new_tokens decode steps; returns (prefill_ms, decode_ms)."""
     torch.cuda.synchronize()
     t0 = time.perf_counter()
+    if subs:
+        subs.stage = "prefill"
     nvtx.push(a.prefill_range)
     out = model(ids, use_cache=True)
     nvtx.pop()
@@ -151,6 +189,8 @@ def generate(model, ids, new_tokens, nvtx, a):
     t1 = time.perf_counter()
     past = out.past_key_values
     nxt = out.logits[:, -1:].argmax(-1)
+    if subs:
+        subs.stage = "decode"
     nvtx.push(a.decode_range)
     for _ in range(new_tokens):
         nvtx.push(a.step_range)
@@ -161,6 +201,8 @@ def generate(model, ids, new_tokens, nvtx, a):
     nvtx.pop()
     torch.cuda.synchronize()
     t2 = time.perf_counter()
+    if subs:
+        subs.stage = None
     return (t1 - t0) * 1e3, (t2 - t1) * 1e3
 
 
@@ -169,13 +211,33 @@ def operator_table(model, ids, a, nvtx):
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         generate(model, ids, a.new_tokens, nvtx, a)
     rows = []
+    cpu = getattr(torch.autograd, "DeviceType", None)
     for e in prof.key_averages():
+        # key_averages also lists each CUDA kernel as an event of its own
+        # (no CPU time): those are kernels, not operators.
+        if cpu is not None and getattr(e, "device_type", cpu.CPU) != cpu.CPU:
+            continue
         dev = getattr(e, "device_time_total", None)
         if dev is None:
             dev = getattr(e, "cuda_time_total", 0)
         rows.append({"name": e.key, "calls": int(e.count), "total_ms": e.cpu_time_total / 1e3, "cuda_ms": dev / 1e3})
     rows.sort(key=lambda r: (-r["cuda_ms"], r["name"]))
     return rows[: a.operators_top]
+
+
+def flop_facts(model):
+    """What the harness needs to count a token's FLOPs (its MFU formula): the weights every token
+    multiplies (each Linear or GPT-2 Conv1D, the output head included even when it shares the
+    embedding's weights; embeddings are lookups), and the attention shapes."""
+    from transformers.pytorch_utils import Conv1D
+    c = model.config
+    matmul = sum(m.weight.numel() for m in model.modules() if isinstance(m, (torch.nn.Linear, Conv1D)))
+    heads = getattr(c, "num_attention_heads", None)
+    hidden = getattr(c, "hidden_size", None)
+    head_dim = getattr(c, "head_dim", None) or (hidden // heads if hidden and heads else None)
+    return {"matmul_params": matmul, "layers": getattr(c, "num_hidden_layers", None), "hidden_size": hidden,
+            "heads": heads, "kv_heads": getattr(c, "num_key_value_heads", None) or heads, "head_dim": head_dim,
+            "vocab_size": getattr(c, "vocab_size", None)}
 
 
 def main():
@@ -204,7 +266,7 @@ def main():
     model, dtype = build_model(spec, device)
     build_s = time.perf_counter() - t_build
     nvtx = NVTX(os.environ.get("DEEPPROF_NVTX_DOMAIN", ""))
-    add_sub_stages(model, nvtx, a.sub_stage)
+    subs = SubStages(model, nvtx, a.sub_stage)
     vocab = model.config.vocab_size
     ids = torch.randint(0, vocab, (a.batch, a.prompt_tokens), device=device)
 
@@ -216,19 +278,25 @@ def main():
         for _ in range(a.warmup):
             generate(model, ids, a.new_tokens, NoNVTX(), a)
         torch.cuda.synchronize()
-        prefill, decode = [], []
+        subs.collect()
+        prefill, decode, sub_ms = [], [], {}
         for _ in range(a.repeats):
-            pm, dm = generate(model, ids, a.new_tokens, nvtx, a)
+            pm, dm = generate(model, ids, a.new_tokens, nvtx, a, subs)
             prefill.append(pm)
             decode.append(dm)
+            for k, v in subs.collect().items():
+                sub_ms.setdefault(k, []).append(v)
         ops = operator_table(model, ids, a, nvtx) if a.operators and phase == "stage1" else []
 
     params = sum(x.numel() for x in model.parameters())
+    model_facts = {"name": spec.get("name") or model.config.model_type, "arch": type(model).__name__,
+                   "params": params, "dtype": str(dtype).replace("torch.", "")}
+    model_facts.update(flop_facts(model))
     report = {
-        "model": {"name": spec.get("name") or model.config.model_type, "arch": type(model).__name__,
-                  "params": params, "dtype": str(dtype).replace("torch.", "")},
+        "model": model_facts,
         "tokens": {"prompt": a.prompt_tokens * a.batch, "generated": a.new_tokens * a.batch},
-        "stages": {"prefill": {"ms": prefill}, "decode": {"ms": decode}},
+        "stages": {"prefill": {"ms": prefill}, "decode": {"ms": decode},
+                   **{k: {"ms": v, "parent": k.split("/")[0]} for k, v in sorted(sub_ms.items())}},
         "operators": ops,
         "versions": {"python": platform.python_version(), "torch": torch.__version__,
                      "transformers": transformers.__version__, "cuda": torch.version.cuda or ""},
