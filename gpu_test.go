@@ -27,7 +27,9 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/session"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
 // preflight returns ncu's path, or skips naming what is missing.
@@ -88,17 +90,29 @@ func outDir(t *testing.T) string {
 func TestStage2Sessions(t *testing.T) {
 	tool, prov := preflight(t)
 	root := outDir(t)
-	for _, w := range []struct{ name, override string }{
-		{"tiny-llama", "workloads=tiny-llama"},
-		{"qwen2-0.5b", "workloads=qwen2-0.5b"},
-		{"llama3-8b", "workloads=llama3-8b"},
+	for _, w := range []struct {
+		name      string
+		domain    string // the NVTX domain the workload pushes its ranges in
+		subStage  string // a sub-stage range the workload pushes, "" for none
+		overrides []string
+	}{
+		{name: "tiny-llama", overrides: []string{"workloads=tiny-llama"}},
+		{name: "qwen2-0.5b", overrides: []string{"workloads=qwen2-0.5b"}},
+		{name: "llama3-8b", overrides: []string{"workloads=llama3-8b", "ncu=roofline"}},
+		// GPT-2 pushes its ranges in a named domain (the nvtx3 shim) and
+		// times its first attention block as a sub-stage.
+		{name: "gpt2", domain: "LLM", subStage: "attn0", overrides: []string{"workloads=gpt2", "nvtx.domain=LLM",
+			"workload.argv=[scripts/workloads/hf_causal_lm.py, --prompt-tokens=256, --new-tokens=32, --warmup=1, --operators, --sub-stage=transformer.h.0.attn=attn0]"}},
 	} {
 		t.Run(w.name, func(t *testing.T) {
 			id := w.name + "-" + time.Now().UTC().Format("150405")
-			run := runSession(t, tool, root, id, w.override)
-			checkRun(t, run, prov)
+			run := runSession(t, tool, root, id, w.overrides...)
+			checkRun(t, run, prov, w.domain)
+			if w.subStage != "" {
+				checkSubStage(t, run, w.domain, w.subStage)
+			}
 			if w.name == "tiny-llama" {
-				again := runSession(t, tool, root, id+"-again", w.override)
+				again := runSession(t, tool, root, id+"-again", w.overrides...)
 				a, b := timedTotal(t, run), timedTotal(t, again)
 				assert.InEpsilon(t, a, b, 0.10, "a re-run's timed GPU total is within 10%% (%.4f ms, %.4f ms)", a, b)
 			}
@@ -115,11 +129,16 @@ func timedTotal(t *testing.T, run *artifacts.Run) float64 {
 	return tab.TotalMS
 }
 
-func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
+func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain string) {
 	t.Helper()
+	decodeName := "decode_all"
+	if domain != "" {
+		decodeName = domain + "@decode_all"
+	}
 	m := run.Manifest()
 	assert.Equal(t, artifacts.StatusComplete, m.Status, "%s", m.Reason)
-	for _, rel := range []string{artifacts.EnvJSON, artifacts.ConfigYAML, artifacts.InputsYAML, artifacts.KernelsMD,
+	for _, rel := range []string{artifacts.StakeholderSummary, session.SummaryJSON, session.OperatorsMD, session.ChartTopKernels,
+		artifacts.EnvJSON, artifacts.ConfigYAML, artifacts.InputsYAML, artifacts.KernelsMD,
 		artifacts.KernelsJSON, artifacts.ReportMD, artifacts.ManifestJSON, artifacts.NcuRaw, artifacts.RegionsMD, artifacts.RegionsJSON} {
 		assert.FileExists(t, run.Path(rel))
 	}
@@ -149,14 +168,14 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
 	readJSON(t, run.Path(artifacts.RegionsJSON), &rep)
 	decode, top := int64(-1), rep.OutsideMS
 	for _, r := range rep.Aggregate {
-		if r.Name == "decode_all" {
+		if r.Name == decodeName {
 			decode = r.KernelCount
 		}
 		if r.Depth == 1 {
 			top += r.TotalMS
 		}
 	}
-	assert.Greater(t, decode, int64(0), "a decode_all region with launches")
+	assert.Greater(t, decode, int64(0), "a %s region with launches", decodeName)
 	assert.InEpsilon(t, rep.ProfiledMS, top, 1e-9, "regions and launches outside them add up to the profiled time")
 	deepDecode := 0
 	f, err := os.Open(run.Path(artifacts.NcuRaw))
@@ -164,11 +183,24 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
 	defer f.Close()
 	r := ncu.NewReader(f, artifacts.NcuRaw, ncu.Options{})
 	for r.Scan() {
-		if l, ok := r.Record().(*ncu.Launch); ok && strings.HasPrefix(l.NVTX.Path(), "decode_all") {
+		if l, ok := r.Record().(*ncu.Launch); ok && strings.HasPrefix(l.NVTX.Path(), decodeName) {
 			deepDecode++
 		}
 	}
 	assert.EqualValues(t, deepDecode, decode, "the decode region holds every decode launch of the deep pass")
+
+	// The stakeholder summary has every section's data: the GPU is in the
+	// peak table, the workload reports its FLOP facts and operators.
+	var sum summary.Summary
+	readJSON(t, run.Path(session.SummaryJSON), &sum)
+	assert.Empty(t, sum.Gaps(), "sections without data")
+	if assert.NotNil(t, sum.MFU.Model, sum.MFU.Missing) {
+		assert.Greater(t, *sum.MFU.Model, 0.0)
+		assert.Less(t, *sum.MFU.Model, 1.0)
+	}
+	assert.NotEmpty(t, sum.Operators.Rows)
+	assert.NotEmpty(t, sum.Kernels.Rows)
+	assert.NotEmpty(t, sum.Narrative.Recommendations)
 
 	// env.json names the GPU NVML reports.
 	var env session.EnvInfo
@@ -176,6 +208,38 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
 	require.NotNil(t, env.GPU, env.GPUError)
 	assert.Equal(t, prov.Selected.Name, env.GPU.Selected.Name)
 	assert.Equal(t, prov.Selected.UUID, env.GPU.Selected.UUID)
+}
+
+// checkSubStage checks a sub-stage both ways: the workload timed it inside
+// prefill and decode, and ncu saw its range nested in the stages' ranges.
+func checkSubStage(t *testing.T, run *artifacts.Run, domain, rng string) {
+	t.Helper()
+	f, err := os.Open(run.Path(artifacts.Stage1Report))
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := workload.ReadReport(f, artifacts.Stage1Report)
+	require.NoError(t, err)
+	for _, parent := range []string{"prefill", "decode"} {
+		st, ok := rep.Stages[parent+"/"+rng]
+		if assert.True(t, ok, "stage %s/%s in the workload report", parent, rng) {
+			assert.Equal(t, parent, st.Parent)
+			assert.Len(t, st.MS, len(rep.Stages[parent].MS), "one time per repeat")
+			for i, ms := range st.MS {
+				assert.Less(t, ms, rep.Stages[parent].MS[i], "a sub-stage takes less than its parent")
+			}
+		}
+	}
+	var regs struct {
+		Aggregate []struct {
+			Name string `json:"name"`
+		} `json:"aggregate"`
+	}
+	readJSON(t, run.Path(artifacts.RegionsJSON), &regs)
+	found := false
+	for _, r := range regs.Aggregate {
+		found = found || strings.HasSuffix(r.Name, "/"+domain+"@"+rng)
+	}
+	assert.True(t, found, "a region %s@%s nested in a stage: %v", domain, rng, regs.Aggregate)
 }
 
 func readJSON(t *testing.T, path string, v any) {

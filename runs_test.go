@@ -16,7 +16,8 @@ import (
 
 // derived are the files `deepprof report MAIN` makes from a run's raw
 // exports (region directories are compared whole).
-var derived = []string{artifacts.KernelsMD, artifacts.KernelsJSON, artifacts.ReportMD, artifacts.RegionsDir}
+var derived = []string{artifacts.KernelsMD, artifacts.KernelsJSON, artifacts.ReportMD, artifacts.RegionsDir,
+	artifacts.StakeholderSummary, session.SummaryJSON, session.OperatorsMD, session.ChartsDir}
 
 // TestRecordedRunsRebuild takes each run directory recorded on a GPU
 // (fixtures/runs, see fixtures/README.md), deletes its derived files,
@@ -35,11 +36,11 @@ func TestRecordedRunsRebuild(t *testing.T) {
 			}
 			cfg, err := config.Parse(filepath.Join(src, artifacts.ConfigYAML))
 			require.NoError(t, err)
-			rc, err := cfg.Regions.Config()
+			dc, err := session.DeriveConfigFor(cfg)
 			require.NoError(t, err)
 			run, err := artifacts.Open(dst)
 			require.NoError(t, err)
-			require.NoError(t, session.Rebuild(run, session.DeriveConfig{TopN: cfg.Report.TopN, Regions: rc}))
+			require.NoError(t, session.Rebuild(run, dc))
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -56,7 +57,7 @@ func TestRecordedRunsRebuild(t *testing.T) {
 				n++
 				return nil
 			}))
-			assert.GreaterOrEqual(t, n, 8, "derived files compared")
+			assert.GreaterOrEqual(t, n, 14, "derived files compared")
 		})
 	}
 }

@@ -97,6 +97,21 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	} else {
 		toolErrs["ncu"] = err
 	}
+	// env.json names nsys too: where it is and its version, or why there
+	// is none (the session decides from the same search whether to use it).
+	if p := cfg.Nsys.Path; p != "" {
+		if t, err := tools.Probe(context.Background(), p); err == nil {
+			found["nsys"] = t
+		} else {
+			toolErrs["nsys"] = err
+		}
+	} else if t, err := tools.Find("nsys", tools.EnvFromOS()); err != nil {
+		toolErrs["nsys"] = err
+	} else if t, err = tools.Probe(context.Background(), t.Path); err == nil {
+		found["nsys"] = t
+	} else {
+		toolErrs["nsys"] = err
+	}
 	sel, err := gpu.ParseDevice(cfg.Device)
 	if err != nil {
 		return err

@@ -2,11 +2,14 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/session"
 )
@@ -16,7 +19,7 @@ var now = time.Now
 
 func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", "report [--top N] MAIN", stderr)
-	top := fs.Int("top", 0, "show the `N` kernels with the most total time in kernels.md (0: all)")
+	top := fs.Int("top", 0, "show the `N` kernels with the most total time in kernels.md (0: all; default: the run's report.top_n)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
 		return err
@@ -31,10 +34,39 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rerr := session.Rebuild(run, session.DeriveConfig{TopN: *top, Regions: regions.DefaultConfig()})
+	dc := reportConfig(run, stderr)
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "top" {
+			dc.TopN = *top
+		}
+	})
+	rerr := session.Rebuild(run, dc)
 	if err := run.WriteManifest(now()); err != nil {
 		return errors.Join(rerr, err)
 	}
 	fmt.Fprintf(stdout, "%s: derived files rebuilt; see %s\n", pos[0], run.Path(artifacts.ReportMD))
 	return rerr
+}
+
+// reportConfig is the run's own settings for its derived files (the report
+// and regions sections of MAIN/config.yaml). A run without a readable
+// config.yaml is rebuilt with the defaults, and says so on stderr and in
+// its manifest, so that nothing changes silently.
+func reportConfig(run *artifacts.Run, stderr io.Writer) session.DeriveConfig {
+	def, _ := session.DeriveConfigFor(config.Default())
+	def.Regions = regions.DefaultConfig()
+	p := run.Path(artifacts.ConfigYAML)
+	if _, err := os.Stat(p); err != nil {
+		return def
+	}
+	cfg, err := config.Parse(p)
+	if err == nil {
+		var dc session.DeriveConfig
+		if dc, err = session.DeriveConfigFor(cfg); err == nil {
+			return dc
+		}
+	}
+	fmt.Fprintf(stderr, "deepprof: warning: %v; the derived files use the default report settings\n", err)
+	run.Note("derived files made with the default report settings: %s could not be read (%v)", artifacts.ConfigYAML, err)
+	return def
 }

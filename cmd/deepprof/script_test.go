@@ -5,21 +5,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/llm-perf-opt/deepprof/harness/nsys/nsystest"
 )
 
 // TestMain makes the test binary also act as the programs a session runs:
-// deepprof itself, and fake ncu and python3 executables that replay
+// deepprof itself, and fake ncu, nsys and python3 executables that replay
 // recorded tool output (testscript puts them on PATH for the scripts).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"deepprof": main,
 		"ncu":      fakeNcu,
+		"nsys":     fakeNsys,
 		"python3":  fakeWorkload,
 	})
 }
@@ -98,6 +102,35 @@ func fakeNcu() {
 			os.Exit(1)
 		}
 	}
+}
+
+// fakeNsys behaves like nsys on recorded output (nsystest.Fake): with
+// $FAKE_NSYS_KERN_SUM, a usable nsys whose stats replay that recorded
+// kernel summary (nvtx_sum: nsystest.SyntheticNVTXSum); with
+// $FAKE_NSYS_NO_REPORT_LOG, the nsys of that recorded log, which exits 0
+// and writes no report. `nsys profile` runs the workload (the fake python3),
+// so its output shows the phase. With neither set it is no usable nsys:
+// every command fails, --version too, so scripts that do not ask for nsys
+// get the ncu timing pass.
+func fakeNsys() {
+	f := nsystest.Fake{
+		KernSum: os.Getenv("FAKE_NSYS_KERN_SUM"), NVTXSum: nsystest.SyntheticNVTXSum,
+		NoReportLog: os.Getenv("FAKE_NSYS_NO_REPORT_LOG"),
+		Program: func(argv []string, stdout, stderr io.Writer) int {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stdout, cmd.Stderr = stdout, stderr
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintln(stderr, err)
+				return 1
+			}
+			return 0
+		},
+	}
+	if f.KernSum == "" && f.NoReportLog == "" {
+		fmt.Fprintln(os.Stderr, "fake nsys: not set up (FAKE_NSYS_KERN_SUM or FAKE_NSYS_NO_REPORT_LOG)")
+		os.Exit(1)
+	}
+	os.Exit(f.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func copyFile(w io.Writer, path string) {

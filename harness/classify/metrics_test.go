@@ -261,6 +261,27 @@ func TestFromReaderUnknownTensorColumn(t *testing.T) {
 	}
 }
 
+// badDuration is a SYNTHETIC copy of a raw page whose first launch (line 3)
+// has "fast" for its gpu__time_duration.sum.
+func badDuration(t *testing.T, lines [][]byte) []byte {
+	t.Helper()
+	col := -1
+	for i, h := range bytes.Split(bytes.TrimSpace(lines[0]), []byte(`","`)) {
+		if string(bytes.Trim(h, `"`)) == "gpu__time_duration.sum" {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatal("no gpu__time_duration.sum column")
+	}
+	row := bytes.Split(bytes.TrimRight(lines[2], "\r\n"), []byte(`","`))
+	row[col] = []byte("fast")
+	out := append([]byte(nil), bytes.Join(lines[:2], nil)...)
+	out = append(out, bytes.Join(row, []byte(`","`))...)
+	out = append(out, '\n')
+	return append(out, bytes.Join(lines[3:], nil)...)
+}
+
 // TestFromReaderMalformed: SYNTHETIC truncated copies of a recorded raw
 // page give a positioned *ncu.SyntaxError, not a panic or a partial table.
 func TestFromReaderMalformed(t *testing.T) {
@@ -289,7 +310,7 @@ func TestFromReaderMalformed(t *testing.T) {
 		// Gzip cut short.
 		{"synthetic-cut-gzip.csv.gz", readFixture(t, runRaw("llama3-8b-roofline"))[:20000], 0},
 		// A launch row with a duration that is not a number.
-		{"synthetic-bad-duration.csv", bytes.Replace(page, []byte(`"2.496000","2.496000","2.496000","2.496000"`), []byte(`"2.496000","2.496000","2.496000","fast"`), 1), 3},
+		{"synthetic-bad-duration.csv", badDuration(t, lines), 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ms, err := FromReader(ncu.NewReader(bytes.NewReader(tc.data), tc.name, Options()), tc.name)

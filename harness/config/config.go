@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"os"
 	"path/filepath"
 	"time"
@@ -120,6 +121,16 @@ type Regions struct {
 // Report configures the final reports.
 type Report struct {
 	TopN int `koanf:"top_n" yaml:"top_n"`
+	// Categories are the kernel categories, "name=regex", first match
+	// wins (package classify; default classify.DefaultSpecs).
+	Categories []string `koanf:"categories" yaml:"categories"`
+	// BoundThresholdPct is the Speed Of Light throughput under which a
+	// kernel is latency-bound.
+	BoundThresholdPct float64 `koanf:"bound_threshold_pct" yaml:"bound_threshold_pct"`
+	// PeakTFLOPS and PeakMemoryTBps replace deepprof's table of GPU peaks
+	// (0: from the table by the GPU's NVML name and the model's dtype).
+	PeakTFLOPS     float64 `koanf:"peak_tflops" yaml:"peak_tflops"`
+	PeakMemoryTBps float64 `koanf:"peak_memory_tbps" yaml:"peak_memory_tbps"`
 }
 
 // Duration is a time.Duration written as Go writes it ("90s", "10m").
@@ -159,7 +170,7 @@ func Default() *Config {
 		},
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}},
 		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},
-		Report:  Report{TopN: 10},
+		Report:  Report{TopN: 10, Categories: classify.DefaultSpecs(), BoundThresholdPct: 60},
 	}
 }
 

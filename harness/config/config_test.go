@@ -428,3 +428,25 @@ func TestTimelineCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestReportInvalid: the report's settings are checked at load time, each
+// error naming its key.
+func TestReportInvalid(t *testing.T) {
+	for _, c := range []struct{ override, want string }{
+		{"report.categories=[gemm=(unclosed]", "report.categories: "},
+		{"report.categories=[no-equals-sign]", "report.categories: "},
+		{"report.bound_threshold_pct=0", "report.bound_threshold_pct: must be in (0, 100], got 0"},
+		{"report.bound_threshold_pct=101", "report.bound_threshold_pct: must be in (0, 100], got 101"},
+		{"report.peak_tflops=-1", "report.peak_tflops: peaks must not be negative"},
+		{"report.peak_memory_tbps=4.8", "report.peak_tflops: report.peak_memory_tbps is set"},
+	} {
+		_, err := config.Load(config.LoadOptions{Dir: profilesDir, Overrides: []string{c.override}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.override, err, c.want)
+		}
+	}
+	c := load(t, "report.peak_tflops=500", "report.peak_memory_tbps=2", "report.categories=[attention=fmha]")
+	if c.Report.PeakTFLOPS != 500 || len(c.Report.Categories) != 1 {
+		t.Errorf("report = %+v", c.Report)
+	}
+}

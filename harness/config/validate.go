@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"regexp"
 	"slices"
 	"strings"
@@ -138,5 +139,17 @@ func validate(c *Config) []*Error {
 	}
 	atLeast("regions.top_kernels", r.TopKernels, 0)
 	atLeast("report.top_n", c.Report.TopN, 1)
+	if _, err := classify.Parse(c.Report.Categories); err != nil {
+		bad("report.categories", "%v", err)
+	}
+	if t := c.Report.BoundThresholdPct; !(t > 0 && t <= 100) {
+		bad("report.bound_threshold_pct", "must be in (0, 100], got %v", t)
+	}
+	if c.Report.PeakTFLOPS < 0 || c.Report.PeakMemoryTBps < 0 {
+		bad("report.peak_tflops", "peaks must not be negative (0: from deepprof's table of GPUs)")
+	}
+	if c.Report.PeakTFLOPS == 0 && c.Report.PeakMemoryTBps > 0 {
+		bad("report.peak_tflops", "report.peak_memory_tbps is set: set the compute peak too (both come from the same datasheet)")
+	}
 	return errs
 }

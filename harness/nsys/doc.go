@@ -17,8 +17,16 @@
 //     missing Name or Total Time column, a column without a known unit) end
 //     the read. Times are converted to nanoseconds once, at parse time, from
 //     the unit each header names in parentheses ("Total Time (ns)").
-//   - TopN, Coverage: the top-N kernels as kernels.Record rows (the
-//     kernels.json contract), and how much of the GPU time they cover.
+//   - TopN, Coverage, Table: the top-N kernels as kernels.Record rows (the
+//     kernels.json contract), how much of the GPU time they cover, and a
+//     whole summary as a kernels.Table (to which the session applies the
+//     ncu timing pass's coverage rule).
+//   - ReportKernSumBase, FunctionName: the kernel summary over base
+//     (function) names, and the function name of a demangled kernel name as
+//     ncu --kernel-name-base function writes it: the deep ncu pass filters
+//     on those names.
+//
+// Package nsystest is a fake nsys that replays recorded stats, for tests.
 //
 // What it is not for: it does not run nsys, look for it on PATH, or check its
 // version (the session does, and decides what to do when there is no usable

@@ -49,3 +49,18 @@ func Coverage(sums []KernelSum, top []kernels.Record) float64 {
 	}
 	return min(part/all, 1)
 }
+
+// Table is the kernel table of a whole cuda_gpu_kern_sum export, as package
+// kernels makes one from ncu launches: every kernel (TopN(sums, 0)), the
+// launches (the summed Instances) and their summed time. nsys timed every
+// launch of the capture, so these are exact totals, not a sample. Rows read
+// from a :base summary make a table of kernel functions.
+func Table(sums []KernelSum, source string) kernels.Table {
+	recs := TopN(sums, 0)
+	t := kernels.Table{Source: source, Count: len(recs), Kernels: recs}
+	for _, s := range sums {
+		t.Launches += s.Instances
+		t.TotalMS += s.TotalNS / 1e6
+	}
+	return t
+}

@@ -44,3 +44,19 @@ func TestTopN(t *testing.T) {
 	assert.Equal(t, 0.0, nsys.Coverage(nil, nil))
 	assert.Equal(t, 0.0, nsys.Coverage([]nsys.KernelSum{{Name: "z"}}, nil))
 }
+
+func TestTable(t *testing.T) {
+	sums := []nsys.KernelSum{
+		{Name: "b", TotalNS: 2e6, Instances: 4},
+		{Name: "a", TotalNS: 5e6, Instances: 1},
+		{Name: "b", TotalNS: 1e6, Instances: 2},
+	}
+	tab := nsys.Table(sums, "run_cuda_gpu_kern_sum.csv")
+	assert.Equal(t, kernels.Table{Source: "run_cuda_gpu_kern_sum.csv", Launches: 7, TotalMS: 8, Count: 2, Kernels: []kernels.Record{
+		{Name: "a", TotalMS: 5, Calls: 1, MeanMS: 5},
+		{Name: "b", TotalMS: 3, Calls: 6, MeanMS: 0.5},
+	}}, tab)
+	// The coverage rule of the ncu timing path applies unchanged.
+	assert.Equal(t, []kernels.Record{{Name: "a", TotalMS: 5, Calls: 1, MeanMS: 5}}, tab.Covering(0.6, 1, 0).Kernels)
+	assert.InDelta(t, 5.0/8, tab.Covering(0.6, 1, 0).Share(), 1e-12)
+}

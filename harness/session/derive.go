@@ -12,18 +12,21 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
 )
 
 // DeriveConfig says how derived files are made.
 type DeriveConfig struct {
 	TopN    int // kernels shown in kernels.md; 0: all
 	Regions regions.Config
+	Summary summary.Options // stakeholder_summary.md
 }
 
 // timelineSources are where kernels.md comes from, in order of preference:
 // the timing pass saw every launch; the deep pass may have profiled only a
-// few launches of each top kernel.
-var timelineSources = []string{artifacts.NcuTimingRaw, artifacts.NcuRaw}
+// few launches of each top kernel. nsys's kernel summary, there when the
+// timeline came from nsys, timed every launch too (derive_nsys.go).
+var timelineSources = []string{nsysKernSum, artifacts.NcuTimingRaw, artifacts.NcuRaw}
 
 // Rebuild writes every derived file of a run from the raw exports in it:
 // kernels.md and kernels.json, ncu/regions/ and report.md, then the
@@ -41,7 +44,7 @@ func Rebuild(run *artifacts.Run, cfg DeriveConfig) error {
 		}
 	}
 	if src == "" {
-		reason := fmt.Sprintf("no ncu export to read (%s)", strings.Join(timelineSources, ", "))
+		reason := fmt.Sprintf("no kernel export to read (%s)", strings.Join(timelineSources, ", "))
 		run.Record(artifacts.KernelsMD, artifacts.StatusMissing, reason)
 		run.Record(artifacts.KernelsJSON, artifacts.StatusMissing, reason)
 	} else if err := deriveKernels(run, src, cfg.TopN); err != nil {
@@ -73,8 +76,9 @@ func Rebuild(run *artifacts.Run, cfg DeriveConfig) error {
 			run.Record(f, artifacts.StatusMissing, "not in this run directory (written by deepprof profile)")
 		}
 	}
-	if !exists(run.Path(artifacts.StakeholderSummary)) {
-		run.Record(artifacts.StakeholderSummary, artifacts.StatusSkipped, "the stakeholder summary is not built yet")
+	if err := deriveSummary(run, cfg.Summary); err != nil {
+		errs = append(errs, err)
+		run.Record(artifacts.StakeholderSummary, artifacts.StatusMissing, err.Error())
 	}
 	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest())); err != nil {
 		errs = append(errs, err)
@@ -116,6 +120,9 @@ func openExport(run *artifacts.Run, rel string, opts ncu.Options) (*ncu.Reader, 
 }
 
 func deriveKernels(run *artifacts.Run, src string, topN int) error {
+	if src == nsysKernSum {
+		return deriveNsysKernels(run, topN)
+	}
 	r, closeFn, err := openExport(run, src, ncu.Options{})
 	if err != nil {
 		return err
@@ -201,13 +208,14 @@ func timeSection(steps []artifacts.StepTime) string {
 		switch {
 		case st.Name == "stage1":
 			plain += st.Seconds
-		case strings.HasPrefix(st.Name, "ncu-") && st.Name != "ncu-sections", strings.HasPrefix(st.Name, "export-"):
+		case strings.HasPrefix(st.Name, "ncu-") && st.Name != "ncu-sections", strings.HasPrefix(st.Name, "export-"),
+			strings.HasPrefix(st.Name, "nsys-"):
 			profiling += st.Seconds
 		}
 	}
 	b.WriteString(t.String())
 	if plain > 0 {
-		fmt.Fprintf(&b, "\nOverhead: the ncu passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.\n\n",
+		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.\n\n",
 			report.Fixed(profiling, 1), report.Fixed(plain, 1), report.Fixed(profiling/plain, 1))
 	} else {
 		b.WriteString("\n")

@@ -64,7 +64,7 @@ func TestRebuildEmptyRun(t *testing.T) {
 	a, ok := find(m, artifacts.KernelsMD)
 	require.True(t, ok)
 	assert.Equal(t, artifacts.StatusMissing, a.Status)
-	assert.Contains(t, a.Reason, "no ncu export to read")
+	assert.Contains(t, a.Reason, "no kernel export to read")
 	b, err := os.ReadFile(run.Path(artifacts.ReportMD))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "no deep-pass export")
@@ -92,6 +92,6 @@ func TestTimeSection(t *testing.T) {
 		{Name: "ncu-deep", Seconds: 41.0, ExitCode: 0}, {Name: "export-raw", Seconds: 1.0},
 	})
 	assert.Contains(t, got, "| ncu-deep | 41.0 | 0 |")
-	assert.Contains(t, got, "the ncu passes and exports took 68.5 s; the plain workload run (stage 1) took 12.5 s, so profiling cost 5.5 times the plain run.")
+	assert.Contains(t, got, "the profiler passes and exports took 68.5 s; the plain workload run (stage 1) took 12.5 s, so profiling cost 5.5 times the plain run.")
 	assert.NotContains(t, timeSection([]artifacts.StepTime{{Name: "ncu-timing", Seconds: 3}}), "Overhead", "no stage 1, no ratio")
 }

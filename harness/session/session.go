@@ -18,6 +18,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -28,6 +29,14 @@ type Session struct {
 	ConfigYAML []byte
 	Runner     Runner
 	Ncu        string // path of ncu
+	// Nsys is the path of nsys; "" lets the session look for it (nsys.path,
+	// else tools.Find on ToolEnv) when timeline.tool is auto or nsys. Found,
+	// it is run with --version: an nsys whose version does not parse is not
+	// used.
+	Nsys string
+	// ToolEnv is where the session looks for nsys; nil: this process's PATH
+	// and CUDA_HOME, then the usual install folders.
+	ToolEnv *tools.Env
 	// Env returns env.json's content; nil writes env.json as skipped.
 	Env func() ([]byte, error)
 	// Now is the clock; Log gets one line per step (nil: quiet).
@@ -40,6 +49,8 @@ type Session struct {
 	// profiled in 12.3s".
 	Progress     io.Writer
 	ProgressLive bool
+
+	tl *timeline // how the top kernels are found; see chooseTimeline
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -173,8 +184,10 @@ func (s *Session) pass(out, replay string, metrics []string, set string, section
 }
 
 // Plan returns every step in order. The deep pass's kernel filter comes
-// from the timing pass; before it has run, topKernels is nil and the plan
-// says so.
+// from the timeline (nsys, or the ncu timing pass); before it has run,
+// topKernels is nil and the plan says so. Which timeline runs is decided
+// once, the first time it is needed (see chooseTimeline: that may run
+// nsys --version).
 func (s *Session) Plan(mainDir string, topKernels []string) ([]Step, error) {
 	return s.plan(mainDir, topKernels, s.Cfg.NCU.ReplayMode)
 }
@@ -199,24 +212,37 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		{Name: "ncu-sections", Argv: append([]string{s.Ncu}, ncu.ListSectionsArgs()...), Stdout: artifacts.NcuSections},
 		{Name: "stage1", Argv: spec.Argv, Env: stage1Env, Log: artifacts.Stage1Log},
 	}
-	// The timing pass needs each launch's duration: kernel replay, whatever
-	// the deep pass replays.
-	timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), replayKernel, []string{timingMetric}, "", nil, "", 0)
-	targs, err := timing.Args()
+	tl, err := s.chooseTimeline(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("timing pass: %w", err)
+		return nil, err
 	}
-	timingDetails := []string{once}
-	if rangeReplay(s.Cfg.NCU.ReplayMode) {
-		timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
+	if tl.tool == timelineNsys {
+		nsteps, err := s.nsysSteps(mainDir, tl)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, nsteps...)
+		onceAgain = once
+	} else {
+		// The timing pass needs each launch's duration: kernel replay,
+		// whatever the deep pass replays.
+		timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), replayKernel, []string{timingMetric}, "", nil, "", 0)
+		targs, err := timing.Args()
+		if err != nil {
+			return nil, fmt.Errorf("timing pass: %w", err)
+		}
+		timingDetails := []string{once}
+		if rangeReplay(s.Cfg.NCU.ReplayMode) {
+			timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
+		}
+		steps = append(steps,
+			Step{Name: "ncu-timing", Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: artifacts.NcuTimingLog,
+				Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
+			Step{Name: "export-timing-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuTimingReport), "raw", "")...), Stdout: artifacts.NcuTimingRaw},
+			Step{Name: "export-timing-functions", Argv: append([]string{s.Ncu}, ncu.ExportFunctionNamesArgs(filepath.Join(mainDir, artifacts.NcuTimingReport))...), Stdout: artifacts.NcuTimingFunctions,
+				Note: "the timing page again, kernels named by function: the deep pass's kernel filter matches those names"},
+		)
 	}
-	steps = append(steps,
-		Step{Name: "ncu-timing", Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: artifacts.NcuTimingLog,
-			Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
-		Step{Name: "export-timing-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuTimingReport), "raw", "")...), Stdout: artifacts.NcuTimingRaw},
-		Step{Name: "export-timing-functions", Argv: append([]string{s.Ncu}, ncu.ExportFunctionNamesArgs(filepath.Join(mainDir, artifacts.NcuTimingReport))...), Stdout: artifacts.NcuTimingFunctions,
-			Note: "the timing page again, kernels named by function: the deep pass's kernel filter matches those names"},
-	)
 	c := s.Cfg.NCU
 	regex, count, note := "", c.LaunchCount, "deep pass over every launch in the NVTX ranges"
 	if len(topKernels) > 0 {
@@ -225,6 +251,8 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 			count = c.PerKernelLaunches
 		}
 		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
+	} else if topKernels == nil && tl.tool == timelineNsys {
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", max(c.LaunchCount, c.PerKernelLaunches))
 	} else if topKernels == nil {
 		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", max(c.LaunchCount, c.PerKernelLaunches))
 	}
@@ -317,7 +345,10 @@ func (s *Session) Run(ctx context.Context) (*artifacts.Run, error) {
 			run.MarkPartial(err.Error())
 		}
 	}
-	derr := Rebuild(run, DeriveConfig{TopN: s.Cfg.Report.TopN, Regions: regionsConfig(s.Cfg)})
+	dc, derr := DeriveConfigFor(s.Cfg)
+	if derr == nil {
+		derr = Rebuild(run, dc)
+	}
 	if derr != nil {
 		run.MarkPartial(derr.Error())
 	}
@@ -365,6 +396,10 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 		return err
 	}
 
+	// Before anything runs: timeline.tool=nsys with no usable nsys ends here.
+	if _, err := s.chooseTimeline(ctx); err != nil {
+		return err
+	}
 	steps, err := s.Plan(run.Dir, nil)
 	if err != nil {
 		return err
@@ -389,23 +424,7 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err := checkStage1(run); err != nil {
 		return err
 	}
-	if s.Cfg.Timeline.Tool == "nsys" {
-		return errors.New("timeline.tool=nsys: the session does not drive Nsight Systems yet; use timeline.tool=auto or ncu (an ncu timing pass)")
-	}
-	run.Note("timeline: an ncu timing pass (%s, same NVTX gating) found the top kernels; the session does not drive nsys yet", timingMetric)
-	if err := s.profile(ctx, run, byName["ncu-timing"]); err != nil {
-		if ctx.Err() == nil && s.nothingMatched(run) {
-			s.discover(ctx, run)
-		}
-		return fmt.Errorf("timing pass: %w", err)
-	}
-	if err := s.step(ctx, run, byName["export-timing-raw"], false); err != nil {
-		return fmt.Errorf("timing export: %w", err)
-	}
-	if err := s.step(ctx, run, byName["export-timing-functions"], false); err != nil {
-		return fmt.Errorf("timing export: %w", err)
-	}
-	top, err := s.topKernels(run)
+	top, err := s.runTimeline(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -418,7 +437,7 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	}
 	run.Note("%s", byName["ncu-deep"].Note)
 	if len(top) > 0 {
-		run.Note("ncu/regions/ summarizes the deep pass, which profiled a sample of launches: its region times and launch counts are the sample's, not the run's; kernels.md comes from the timing pass, which saw every launch (%s)", artifacts.NcuTimingRaw)
+		run.Note("ncu/regions/ summarizes the deep pass, which profiled a sample of launches: its region times and launch counts are the sample's, not the run's; %s", s.tl.kernelsFrom())
 	}
 	var deepErr error
 	if rangeReplay(s.Cfg.NCU.ReplayMode) {
@@ -427,6 +446,9 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 		deepErr = s.profile(ctx, run, byName["ncu-deep"])
 	}
 	if deepErr != nil && !exists(run.Path(artifacts.NcuDeepReport)) {
+		if s.tl.tool == timelineNsys && len(top) > 0 {
+			run.Note("%s", nsysFilterHint)
+		}
 		return fmt.Errorf("deep pass: %w", deepErr)
 	}
 	// A failed pass that left a report keeps what it profiled, even when
@@ -695,6 +717,19 @@ func (s *Session) discover(ctx context.Context, run *artifacts.Run) {
 		discoveryLaunches, strings.Join(parts, ", "), order[0])
 }
 
+// cover cuts a timeline's kernel table to the deep pass's kernels: the
+// fewest, by total time, that cover timeline.coverage, at least
+// timeline.top_n and at most timeline.max_kernels; the manifest says how much
+// of the timed GPU time they cover. what names the rows, when they are not
+// the timing pass's kernels ("kernel functions (FILE) ").
+func (s *Session) cover(run *artifacts.Run, tab kernels.Table, what string) kernels.Table {
+	tl := s.Cfg.Timeline
+	tab = tab.Covering(tl.Coverage, tl.TopN, tl.MaxKernels)
+	run.Note("deep-pass kernels: the top %d %sby total time cover %.1f%% of the timed GPU time (asked: %.0f%%, at least %d, at most %d kernels)",
+		len(tab.Kernels), what, 100*tab.Share(), 100*tl.Coverage, tl.TopN, tl.MaxKernels)
+	return tab
+}
+
 // topKernels picks the deep pass's kernels from the timing pass: the fewest,
 // by total time, that cover timeline.coverage; it returns their function
 // names, which the deep pass filters on (ExportFunctionNamesArgs says why),
@@ -709,10 +744,7 @@ func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl := s.Cfg.Timeline
-	tab = tab.Covering(tl.Coverage, tl.TopN, tl.MaxKernels)
-	run.Note("deep-pass kernels: the top %d by total time cover %.1f%% of the timed GPU time (asked: %.0f%%, at least %d, at most %d kernels)",
-		len(tab.Kernels), 100*tab.Share(), 100*tl.Coverage, tl.TopN, tl.MaxKernels)
+	tab = s.cover(run, tab, "")
 	top := map[string]bool{}
 	for _, k := range tab.Kernels {
 		top[k.Name] = true

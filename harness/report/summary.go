@@ -1,0 +1,358 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// Chart is an SVG chart of the summary: its file (relative to the
+// report), what it shows, and why it is missing when it is.
+type Chart struct {
+	Path, Title, Missing string
+}
+
+// SummaryMarkdown renders stakeholder_summary.md: the sections of the
+// stakeholder summary in order, each with a table, or with the reason its
+// input is missing.
+func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Stakeholder summary: run %s\n\n", EscapeCell(s.RunID))
+	if len(charts) > 0 {
+		b.WriteString("Charts: ")
+		var parts []string
+		for _, c := range charts {
+			if c.Missing != "" {
+				parts = append(parts, EscapeCell(c.Title)+" (not drawn: "+EscapeCell(c.Missing)+")")
+			} else {
+				parts = append(parts, "["+EscapeCell(c.Title)+"]("+c.Path+")")
+			}
+		}
+		b.WriteString(strings.Join(parts, ", ") + ".\n\n")
+	}
+	environment(&b, s.Environment)
+	aggregates(&b, s.Stages)
+	perStage(&b, s.Stages)
+	mfu(&b, s.MFU)
+	topOperators(&b, s.Operators)
+	topKernels(&b, s.Kernels)
+	perRegion(&b, s.Regions)
+	narrative(&b, s.Narrative)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// SummaryJSON writes summary.json.
+func SummaryJSON(w io.Writer, s *summary.Summary) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(s)
+}
+
+func missing(b *strings.Builder, why string) {
+	fmt.Fprintf(b, "Not available: %s.\n\n", EscapeCell(strings.TrimSuffix(why, ".")))
+}
+
+func orMissing(v string) string {
+	if v == "" {
+		return "unknown"
+	}
+	return EscapeCell(v)
+}
+
+func environment(b *strings.Builder, e summary.Environment) {
+	b.WriteString("## Environment\n\n")
+	if e.Missing != "" {
+		fmt.Fprintf(b, "env.json: %s.\n\n", EscapeCell(strings.TrimSuffix(e.Missing, ".")))
+	}
+	t := Table{Header: []string{"what", "value"}}
+	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	add("GPU (NVML)", orMissing(e.GPU))
+	if e.MemoryBytes > 0 {
+		add("GPU memory", Fixed(float64(e.MemoryBytes)/(1<<30), 1)+" GiB")
+	} else {
+		add("GPU memory", "unknown")
+	}
+	add("compute capability", orMissing(e.ComputeCapability))
+	add("driver", orMissing(e.Driver))
+	add("CUDA (driver)", orMissing(e.CUDA))
+	for _, name := range sortedKeys(e.Tools) {
+		add(EscapeCell(name), orMissing(e.Tools[name]))
+	}
+	for _, name := range sortedKeys(e.Frameworks) {
+		add(EscapeCell(name)+" (workload)", orMissing(e.Frameworks[name]))
+	}
+	if m := e.Model; m != nil {
+		add("model", fmt.Sprintf("%s (%s), %s parameters, %s", EscapeCell(m.Name), EscapeCell(m.Arch), count(m.Params), EscapeCell(m.Dtype)))
+	} else {
+		add("model", "unknown (no workload report)")
+	}
+	if p := e.Peak; p != nil {
+		add("peak used for MFU", fmt.Sprintf("%s TFLOPS dense %s; DRAM %s TB/s", trim(p.TFLOPS), EscapeCell(e.Dtype), trim(p.MemoryTBps)))
+		add("peak source", EscapeCell(p.Source))
+	} else {
+		add("peak used for MFU", "none: "+EscapeCell(e.PeakMissing))
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+}
+
+func aggregates(b *strings.Builder, st summary.Stages) {
+	b.WriteString("## Aggregates\n\n")
+	if st.Missing != "" {
+		missing(b, st.Missing)
+		return
+	}
+	t := Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "tokens", "tokens/s"}, Right: []bool{false, true, true, true, true, true}}
+	for _, r := range st.Rows {
+		if r.Name != "prefill" && r.Name != "decode" {
+			continue
+		}
+		tok, rate := "unknown", "unknown"
+		if r.Tokens > 0 {
+			tok = fmt.Sprint(r.Tokens)
+			rate = Fixed(r.TokensS, 1)
+		}
+		t.Rows = append(t.Rows, []string{r.Name, Fixed(r.MeanMS, 3), sd(r), fmt.Sprint(r.N), tok, rate})
+	}
+	if len(t.Rows) == 0 {
+		missing(b, "the workload report has neither a prefill nor a decode stage")
+		return
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nWall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
+}
+
+func sd(r summary.Stage) string {
+	if r.N < 2 {
+		return "n/a (1 repeat)"
+	}
+	return Fixed(r.SDMS, 3)
+}
+
+func perStage(b *strings.Builder, st summary.Stages) {
+	b.WriteString("## Per-Stage Timings\n\n")
+	if st.Missing != "" {
+		missing(b, st.Missing)
+		return
+	}
+	t := Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, false}}
+	var subs []summary.Stage
+	for _, r := range st.Rows {
+		if r.Parent != "" {
+			subs = append(subs, r)
+			continue
+		}
+		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), Fixed(r.MeanMS, 3), sd(r), fmt.Sprint(r.N), repeats(r.MS)})
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	if len(subs) > 0 {
+		b.WriteString("Note: sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
+		t := Table{Header: []string{"sub-stage", "inside", "mean ms", "share of parent", "ms per repeat"}, Right: []bool{false, false, true, true, false}}
+		parent := map[string]float64{}
+		for _, r := range st.Rows {
+			parent[r.Name] = r.MeanMS
+		}
+		for _, r := range subs {
+			sh := "n/a"
+			if p := parent[r.Parent]; p > 0 {
+				sh = Percent(r.MeanMS / p)
+			}
+			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), EscapeCell(r.Parent), Fixed(r.MeanMS, 3), sh, repeats(r.MS)})
+		}
+		b.WriteString(t.String())
+		b.WriteString("\n")
+	}
+}
+
+func repeats(ms []float64) string {
+	parts := make([]string, len(ms))
+	for i, v := range ms {
+		parts[i] = Fixed(v, 3)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func mfu(b *strings.Builder, m summary.MFU) {
+	b.WriteString("## MFU\n\n")
+	if m.Missing != "" {
+		missing(b, m.Missing)
+	} else {
+		t := Table{Header: []string{"scope", "FLOPs", "mean ms", "achieved TFLOPS", "MFU"}, Right: []bool{false, true, true, true, true}}
+		for _, r := range m.Rows {
+			t.Rows = append(t.Rows, []string{r.Scope, fmt.Sprintf("%.4g", r.FLOPs), Fixed(r.MeanMS, 3), Fixed(r.AchievedTFLOPS, 3), fmt.Sprintf("%.3g%%", 100*r.MFU)})
+		}
+		b.WriteString(t.String())
+		b.WriteString("\n")
+		if m.Peak != nil {
+			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), EscapeCell(m.Peak.Source))
+		}
+	}
+	fmt.Fprintf(b, "Formula: %s\n\nAssumptions:\n\n", EscapeCell(m.Formula))
+	for _, a := range m.Assumptions {
+		fmt.Fprintf(b, "- %s\n", EscapeCell(a))
+	}
+	b.WriteString("\n")
+}
+
+func topOperators(b *strings.Builder, o summary.Operators) {
+	b.WriteString("## Top Operators\n\n")
+	if o.Missing != "" {
+		missing(b, o.Missing)
+		return
+	}
+	b.WriteString(OperatorTable(o.Rows).String())
+	b.WriteString("\nFrom torch.profiler in stage 1 (one generate after the timed repeats), by CUDA time. Operators nest (aten::linear holds aten::mm): their times overlap and do not add up.")
+	if o.Dropped > 0 {
+		fmt.Fprintf(b, " %d rows with GPU time and no CPU time (kernels torch lists among operators) are left out: the kernels are below.", o.Dropped)
+	}
+	b.WriteString(" All rows: [operators.md](operators.md).\n\n")
+}
+
+// OperatorTable is the table of operators.md and of the summary.
+func OperatorTable(ops []workload.Operator) Table {
+	t := Table{Header: []string{"operator", "calls", "CPU total ms", "CUDA ms"}, Right: []bool{false, true, true, true}}
+	for _, op := range ops {
+		t.Rows = append(t.Rows, []string{EscapeCell(op.Name), fmt.Sprint(op.Calls), Fixed(op.TotalMS, 3), Fixed(op.CUDAMS, 3)})
+	}
+	return t
+}
+
+// OperatorsMarkdown renders operators.md: the workload's whole operator
+// table.
+func OperatorsMarkdown(w io.Writer, runID string, ops []workload.Operator, why string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Operators: run %s\n\n", EscapeCell(runID))
+	if why != "" {
+		missing(&b, why)
+	} else {
+		b.WriteString("The workload's torch.profiler operator table (stage 1, one generate after the timed repeats), as it reported it. Operators nest: times overlap.\n\n")
+		b.WriteString(OperatorTable(ops).String())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func topKernels(b *strings.Builder, k summary.Kernels) {
+	b.WriteString("## Top Kernels\n\n")
+	if k.Missing != "" {
+		missing(b, k.Missing)
+		return
+	}
+	fmt.Fprintf(b, "From %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), k.Launches, Fixed(k.TotalMS, 3))
+	if k.DeepShare != nil {
+		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", Percent(*k.DeepShare))
+	}
+	b.WriteString("\n\n")
+	if k.BoundsNote != "" {
+		fmt.Fprintf(b, "Bounds not available: %s.\n\n", EscapeCell(strings.TrimSuffix(k.BoundsNote, ".")))
+	}
+	t := Table{Header: []string{"#", "kernel", "total ms", "calls", "share", "category", "bound", "why"}, Right: []bool{true, false, true, true, true, false, false, false}}
+	for i, r := range k.Rows {
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), EscapeCell(r.Name), Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), Percent(r.Share),
+			r.Category, r.Bound.Class, EscapeCell(r.Bound.Why)})
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nBound: %s\n", EscapeCell(k.BoundRule))
+	b.WriteString("\nTime by kernel category (every kernel of the table, not only the top):\n\n")
+	c := Table{Header: []string{"category", "total ms", "share", "kernels"}, Right: []bool{false, true, true, true}}
+	for _, r := range k.ByCategory {
+		c.Rows = append(c.Rows, []string{r.Category, Fixed(r.TotalMS, 4), Percent(r.Share), fmt.Sprint(r.Kernels)})
+	}
+	b.WriteString(c.String())
+	b.WriteString("\n")
+}
+
+func perRegion(b *strings.Builder, r summary.Regions) {
+	b.WriteString("## Per-Region Breakdown\n\n")
+	if r.Missing != "" {
+		missing(b, r.Missing)
+		return
+	}
+	if r.Sampled {
+		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", EscapeCell(r.Source))
+	} else {
+		fmt.Fprintf(b, "From %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Per-Stage Timings).\n\n", EscapeCell(r.Source))
+	}
+	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
+	for _, g := range r.Rows {
+		t.Rows = append(t.Rows, []string{EscapeCell(g.Name), fmt.Sprint(g.Depth), Fixed(g.TotalMS, 4), fmt.Sprint(g.Launches), Percent(g.Share)})
+	}
+	t.Rows = append(t.Rows, []string{"(outside every range)", "", Fixed(r.Outside, 4), "", Percent(safeDiv(r.Outside, r.TotalMS))})
+	b.WriteString(t.String())
+	b.WriteString("\nMetrics per region (Speed Of Light, occupancy, DRAM) are in [ncu/regions/report.md](ncu/regions/report.md).\n\n")
+}
+
+func safeDiv(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+func narrative(b *strings.Builder, n summary.Narrative) {
+	b.WriteString("## Summary\n\n")
+	if len(n.Lines) == 0 {
+		missing(b, "no stage times and no kernel table to read a story from")
+		return
+	}
+	for _, l := range n.Lines {
+		b.WriteString(EscapeCell(l) + "\n\n")
+	}
+	if len(n.GPUBusy) > 0 {
+		t := Table{Header: []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}, Right: []bool{false, false, true, true, true}}
+		for _, g := range n.GPUBusy {
+			t.Rows = append(t.Rows, []string{g.Phase, EscapeCell(g.Region), Fixed(g.GPUMS, 3), Fixed(g.WallMS, 3), Percent(g.Busy)})
+		}
+		b.WriteString(t.String())
+		b.WriteString("\nGPU busy compares kernel time measured under ncu with the plain run's wall time. ncu serializes kernels and locks clocks at base (its default --clock-control base), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
+	}
+	if len(n.Bottlenecks) > 0 {
+		t := Table{Header: []string{"bottleneck", "category", "bound", "share of kernel time"}, Right: []bool{false, false, false, true}}
+		for _, k := range n.Bottlenecks {
+			t.Rows = append(t.Rows, []string{EscapeCell(k.Name), k.Category, k.Bound.Class, Percent(k.Share)})
+		}
+		b.WriteString(t.String())
+		b.WriteString("\n")
+	}
+	if len(n.Recommendations) > 0 {
+		b.WriteString("Recommendations:\n\n")
+		for _, r := range n.Recommendations {
+			fmt.Fprintf(b, "- %s\n", EscapeCell(r))
+		}
+		b.WriteString("\n")
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// count writes a parameter count in millions or billions.
+func count(n int64) string {
+	switch {
+	case n >= 1e9:
+		return Fixed(float64(n)/1e9, 2) + " B"
+	case n >= 1e6:
+		return Fixed(float64(n)/1e6, 1) + " M"
+	}
+	return fmt.Sprint(n)
+}
+
+// trim writes a peak figure without trailing zeros.
+func trim(v float64) string {
+	s := Fixed(v, 3)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}

@@ -1,0 +1,421 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/nsys"
+	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// The timeline tools, as timeline.tool names them.
+const (
+	timelineAuto = "auto"
+	timelineNsys = "nsys"
+	timelineNcu  = "ncu"
+)
+
+// What the nsys timeline writes, relative to MAIN.
+const (
+	nsysOut          = "nsys/run" // nsys profile -o; the report is nsysOut + .nsys-rep or .qdrep
+	nsysReport       = nsysOut + nsys.ExtReport
+	nsysProfileLog   = "nsys/profile.log"
+	nsysSQLite       = nsysOut + ".sqlite"
+	nsysExportLog    = "nsys/export.log"
+	nsysStatsLog     = "nsys/stats.log"
+	nsysStatsBaseLog = "nsys/stats-base.log"
+	// nsysBaseOut is the --output of the :base summary, whose file nsys
+	// names itself (see nsys.ReportKernSumBase); it is renamed to
+	// nsysKernSumBase.
+	nsysBaseOut     = "nsys/base"
+	nsysKernSumBase = nsysOut + "_" + nsys.ReportKernSum + "_base.csv"
+)
+
+// The summaries `nsys stats --output nsys/run` writes.
+var (
+	nsysKernSum = nsys.StatsCSVPath(nsysOut, nsys.ReportKernSum)
+	nsysNVTXSum = nsys.StatsCSVPath(nsysOut, nsys.ReportNVTXSum)
+)
+
+// nsysRepeats is DEEPPROF_REPEATS under nsys: the timeline ranks kernels,
+// and one run launches every kernel the workload uses; stage 1 measured the
+// repeats. It also keeps the timeline's call counts those of one run, as
+// the ncu timing pass's are.
+const nsysRepeats = 1
+
+// probeTimeout bounds `nsys --version`.
+const probeTimeout = 30 * time.Second
+
+// nsysFilterHint is noted when a deep pass filtered on nsys's names profiled
+// nothing.
+const nsysFilterHint = "the deep pass's kernel filter holds the function names of the nsys timeline (" + nsysKernSumBase +
+	"); if ncu names these functions otherwise, the filter selects no kernel: timeline.tool=ncu takes the names from an ncu timing pass instead"
+
+// timeline is how the session finds the top kernels: with nsys, or with an
+// ncu timing pass.
+type timeline struct {
+	tool   string     // timelineNsys or timelineNcu
+	nsys   tools.Tool // tool nsys: the nsys run
+	why    string     // tool ncu: why not nsys, as the manifest says it
+	report string     // tool nsys: the report, relative to MAIN (nsysReport until resolved)
+}
+
+// kernelsFrom says where kernels.md comes from (see Rebuild).
+func (tl *timeline) kernelsFrom() string {
+	if tl.tool == timelineNsys {
+		return "kernels.md comes from nsys's kernel summary, which timed every launch (" + nsysKernSum + ")"
+	}
+	return "kernels.md comes from the timing pass, which saw every launch (" + artifacts.NcuTimingRaw + ")"
+}
+
+// chooseTimeline decides, once, how the top kernels are found:
+// timeline.tool=ncu is the ncu timing pass; nsys and auto look for nsys
+// (Session.Nsys, nsys.path, else tools.Find) and run `nsys --version`, the
+// version having to parse. Without a usable nsys, auto takes the ncu timing
+// pass and says why in the manifest; nsys is an error that says what to do.
+func (s *Session) chooseTimeline(ctx context.Context) (*timeline, error) {
+	if s.tl != nil {
+		return s.tl, nil
+	}
+	want := s.Cfg.Timeline.Tool
+	if want == timelineNcu {
+		s.tl = &timeline{tool: timelineNcu, why: " (timeline.tool=ncu)"}
+		return s.tl, nil
+	}
+	t, err := s.probeNsys(ctx)
+	var nf *tools.NotFoundError
+	switch {
+	case err == nil:
+		s.tl = &timeline{tool: timelineNsys, nsys: t, report: nsysReport}
+	case want == timelineNsys:
+		return nil, fmt.Errorf("timeline.tool=nsys: %w. Next: install Nsight Systems and set nsys.path, or run with timeline.tool=auto (an ncu timing pass when nsys is not usable) or timeline.tool=ncu", err)
+	case errors.As(err, &nf):
+		// Not the folders searched: they depend on the host.
+		s.tl = &timeline{tool: timelineNcu, why: "; no nsys was found (PATH, $CUDA_HOME/bin, the usual Nsight Systems folders): set nsys.path to use one"}
+	default:
+		s.tl = &timeline{tool: timelineNcu, why: "; no usable nsys: " + err.Error()}
+	}
+	return s.tl, nil
+}
+
+// probeNsys finds nsys and reads its version through the Runner.
+func (s *Session) probeNsys(ctx context.Context) (tools.Tool, error) {
+	p := s.Nsys
+	if p == "" {
+		p = s.Cfg.Nsys.Path
+	}
+	if p == "" {
+		env := tools.EnvFromOS()
+		if s.ToolEnv != nil {
+			env = *s.ToolEnv
+		}
+		t, err := tools.Find("nsys", env)
+		if err != nil {
+			return tools.Tool{}, err
+		}
+		p = t.Path
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	var out bytes.Buffer
+	res, err := s.Runner.Run(ctx, Command{Argv: []string{p, "--version"}, Stdout: &out, Stderr: &out})
+	switch {
+	case err != nil:
+		return tools.Tool{}, fmt.Errorf("%s --version: %w", p, err)
+	case res.Interrupted || res.ExitCode != 0:
+		return tools.Tool{}, fmt.Errorf("%s --version exited with status %d: %s", p, res.ExitCode, lastLines(out.Bytes(), 3))
+	}
+	v, err := tools.ParseNsysVersion(out.String())
+	if err != nil {
+		return tools.Tool{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return tools.Tool{Name: "nsys", Path: p, Version: v}, nil
+}
+
+// capture is the `nsys profile` of the timeline, and what the plan says of
+// its range.
+func (s *Session) capture(mainDir string) (nsys.Capture, []string, error) {
+	c := nsys.Capture{Output: filepath.Join(mainDir, nsysOut), Trace: s.Cfg.Nsys.Trace, Force: true,
+		Program: s.Cfg.Workload.Command(), Extra: s.Cfg.Nsys.ExtraArgs}
+	switch cr := s.Cfg.Nsys.CaptureRange; cr {
+	case "", "none":
+		return c, []string{"nsys records the whole run (nsys.capture_range is \"\"): its kernel totals include the launches outside the NVTX ranges of nvtx.include, to which the deep pass is gated"}, nil
+	case "nvtx":
+		inc := s.Cfg.NVTX.Include
+		if len(inc) != 1 {
+			return c, nil, fmt.Errorf("nsys.capture_range=nvtx opens the capture on one NVTX range, and nvtx.include has %d (%s): keep one range in nvtx.include, or set nsys.capture_range=\"\" to record the whole run",
+				len(inc), strings.Join(inc, ", "))
+		}
+		domain, levels := ParseRangePath(inc[0])
+		if domain == "" {
+			domain = s.Cfg.NVTX.Domain
+		}
+		c.CaptureRange, c.NVTXCapture = "nvtx", nsys.NVTXCaptureSpec(domain, levels[0])
+		d := []string{fmt.Sprintf("nsys records from the first start of NVTX range %s to its end (--capture-range=nvtx --capture-range-end=stop; %s so that range names pushed as plain strings match)",
+			c.NVTXCapture, nsys.RegisterOnlyEnv)}
+		if len(levels) > 1 {
+			d = append(d, fmt.Sprintf("nsys cannot open a capture on a nested range path: it records all of %s, not only %s", levels[0], inc[0]))
+		}
+		return c, d, nil
+	default:
+		return c, nil, fmt.Errorf("nsys.capture_range=%q: the session records the whole run (\"\") or one NVTX range (nvtx)", cr)
+	}
+}
+
+// nsysSteps are the timeline's steps with nsys: profile, export the report
+// as SQLite (first, so that nsys stats reads it rather than making its own),
+// then the stats, once as nsys names kernels and once over base names.
+func (s *Session) nsysSteps(mainDir string, tl *timeline) ([]Step, error) {
+	spec := s.spec()
+	repeats := spec.Repeats
+	spec.Repeats = nsysRepeats
+	env, err := spec.Environ(workload.PhaseNsys, "")
+	if err != nil {
+		return nil, err
+	}
+	c, details, err := s.capture(mainDir)
+	if err != nil {
+		return nil, err
+	}
+	args, err := c.Args()
+	if err != nil {
+		return nil, fmt.Errorf("nsys profile: %w", err)
+	}
+	env = append(env, c.Env()...)
+	details = append(details, fmt.Sprintf("the workload runs once under nsys (%s=%d, not workload.repeats=%d): the timeline ranks kernels, and stage 1 measured the repeats",
+		workload.EnvRepeats, nsysRepeats, repeats))
+	if s.Cfg.Timeline.Tool == timelineAuto {
+		details = append(details, "if nsys writes no report (the nsys bundled with Nsight Compute leaves a .qdstrm and nothing else) or its kernel summary cannot be read, the timeline is an ncu timing pass instead (timeline.tool=auto)")
+	}
+	n := tl.nsys.Path
+	rep := filepath.Join(mainDir, tl.report)
+	return []Step{
+		{Name: "nsys-profile", Argv: append([]string{n}, args...), Env: env, Log: nsysProfileLog,
+			Note: fmt.Sprintf("timeline: nsys %s, every kernel launch timed", tl.nsys.Version), Details: details},
+		{Name: "nsys-export-sqlite", Argv: append([]string{n}, nsys.ExportSQLiteArgs(rep, filepath.Join(mainDir, nsysSQLite))...), Log: nsysExportLog},
+		{Name: "nsys-stats", Argv: append([]string{n}, nsys.StatsArgs(rep, nil, filepath.Join(mainDir, nsysOut))...), Log: nsysStatsLog,
+			Note: "the kernel and NVTX range summaries as CSV: MAIN/" + nsysKernSum + ", MAIN/" + nsysNVTXSum},
+		{Name: "nsys-stats-base", Argv: append([]string{n}, nsys.StatsArgs(rep, []string{nsys.ReportKernSumBase}, filepath.Join(mainDir, nsysBaseOut))...), Log: nsysStatsBaseLog,
+			Note:    "the kernel summary again, over base (function) names: the deep pass's kernel filter matches those names",
+			Details: []string{"kept as MAIN/" + nsysKernSumBase + "; when nsys gives none, the function names are derived from the demangled ones (nsys.FunctionName)"}},
+	}, nil
+}
+
+// stepsByName plans the session as it stands.
+func (s *Session) stepsByName(mainDir string) (map[string]Step, error) {
+	steps, err := s.Plan(mainDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]Step, len(steps))
+	for _, st := range steps {
+		byName[st.Name] = st
+	}
+	return byName, nil
+}
+
+// runTimeline finds the deep pass's kernel functions: with nsys when it was
+// chosen, else (or when nsys made no timeline and timeline.tool is auto)
+// with the ncu timing pass.
+func (s *Session) runTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
+	if s.tl.tool == timelineNsys {
+		top, err := s.nsysTimeline(ctx, run)
+		var ie *interruptedError
+		switch {
+		case err == nil:
+			return top, nil
+		case errors.As(err, &ie) || ctx.Err() != nil:
+			return nil, err
+		case s.Cfg.Timeline.Tool == timelineNsys:
+			return nil, fmt.Errorf("timeline.tool=nsys: %w. Next: use a standalone Nsight Systems (developer.nvidia.com/nsight-systems; set nsys.path), or run with timeline.tool=auto or timeline.tool=ncu (an ncu timing pass)", err)
+		}
+		s.logf("nsys made no timeline (%v); running the ncu timing pass instead", err)
+		s.tl = &timeline{tool: timelineNcu, why: fmt.Sprintf("; nsys %s (%s) made no timeline: %v", s.tl.nsys.Version, s.tl.nsys.Path, err)}
+	}
+	return s.ncuTimeline(ctx, run)
+}
+
+// ncuTimeline runs the ncu timing pass and picks the top kernels from it.
+func (s *Session) ncuTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
+	byName, err := s.stepsByName(run.Dir)
+	if err != nil {
+		return nil, err
+	}
+	run.Note("timeline: an ncu timing pass (%s, same NVTX gating) found the top kernels%s", timingMetric, s.tl.why)
+	if err := s.profile(ctx, run, byName["ncu-timing"]); err != nil {
+		if ctx.Err() == nil && s.nothingMatched(run) {
+			s.discover(ctx, run)
+		}
+		return nil, fmt.Errorf("timing pass: %w", err)
+	}
+	if err := s.step(ctx, run, byName["export-timing-raw"], false); err != nil {
+		return nil, fmt.Errorf("timing export: %w", err)
+	}
+	if err := s.step(ctx, run, byName["export-timing-functions"], false); err != nil {
+		return nil, fmt.Errorf("timing export: %w", err)
+	}
+	return s.topKernels(run)
+}
+
+// nsysTimeline runs nsys and picks the deep pass's kernel functions from
+// its summary over base names. An error that is not an interruption means
+// nsys made no usable timeline (no report, no readable kernel summary); what
+// it did make is kept and in the manifest.
+func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
+	tl := s.tl
+	if err := os.MkdirAll(run.Path(artifacts.NsysDir), 0o755); err != nil {
+		return nil, err
+	}
+	byName, err := s.stepsByName(run.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var ie *interruptedError
+	perr := s.step(ctx, run, byName["nsys-profile"], false)
+	rep, rerr := nsys.ResolveReport(run.Path(artifacts.NsysDir), path.Base(nsysOut))
+	if rerr != nil {
+		// Paths relative to MAIN, as the manifest writes them.
+		msg := strings.TrimPrefix(rerr.Error(), nsys.ErrNoReport.Error()+": ")
+		rerr = errors.New(strings.ReplaceAll(msg, run.Path(artifacts.NsysDir)+string(filepath.Separator), artifacts.NsysDir+"/"))
+		if stream := nsysOut + nsys.ExtStream; exists(run.Path(stream)) {
+			run.Record(stream, artifacts.StatusPartial, "the raw data nsys collected and did not turn into a report; it can be large")
+		}
+		if errors.As(perr, &ie) {
+			run.Record(nsysReport, artifacts.StatusMissing, "nsys was stopped before it wrote its report")
+			return nil, perr
+		}
+		run.Record(nsysReport, artifacts.StatusMissing, rerr.Error())
+		if perr != nil {
+			return nil, fmt.Errorf("nsys profile: %w; %w", perr, rerr)
+		}
+		return nil, fmt.Errorf("nsys profile exited with status 0 and wrote no report (see %s): %w", nsysProfileLog, rerr)
+	}
+	tl.report = path.Join(artifacts.NsysDir, filepath.Base(rep))
+	switch {
+	case errors.As(perr, &ie):
+		run.Record(tl.report, artifacts.StatusPartial, "written when nsys was stopped")
+		return nil, perr
+	case perr != nil:
+		run.Record(tl.report, artifacts.StatusPartial, fmt.Sprintf("nsys profile failed (%v); the report holds what it recorded", perr))
+		run.Note("nsys-profile: %v; its report is kept and read (see %s)", perr, nsysProfileLog)
+	default:
+		run.Record(tl.report, artifacts.StatusComplete, "")
+	}
+	if byName, err = s.stepsByName(run.Dir); err != nil { // with the report found
+		return nil, err
+	}
+
+	eerr := s.step(ctx, run, byName["nsys-export-sqlite"], false)
+	if errors.As(eerr, &ie) {
+		return nil, eerr
+	}
+	recordOutput(run, nsysSQLite, eerr, "nsys export wrote no file (see "+nsysExportLog+")")
+
+	serr := s.step(ctx, run, byName["nsys-stats"], false)
+	if errors.As(serr, &ie) {
+		return nil, serr
+	}
+	why := "nsys stats wrote no file (see " + nsysStatsLog + ")"
+	recordOutput(run, nsysKernSum, serr, why)
+	recordOutput(run, nsysNVTXSum, serr, why)
+	if exists(run.Path(nsysNVTXSum)) {
+		if _, err := readSums(run, nsysNVTXSum, nsys.ReadRangeSums); err != nil {
+			run.Record(nsysNVTXSum, artifacts.StatusPartial, err.Error())
+		}
+	}
+	if !exists(run.Path(nsysKernSum)) {
+		return nil, fmt.Errorf("no kernel summary (%s): %s", nsysKernSum, reasonOf(run, nsysKernSum))
+	}
+	sums, err := readSums(run, nsysKernSum, nsys.ReadKernelSums)
+	if err != nil {
+		// Set aside: Rebuild then takes kernels.md from the ncu timing pass.
+		run.Record(nsysKernSum, artifacts.StatusPartial, "not read: "+err.Error())
+		return nil, fmt.Errorf("nsys kernel summary: %w", err)
+	}
+	if _, d, err := s.capture(run.Dir); err == nil {
+		run.Note("timeline: nsys %s (%s) timed every kernel launch; %s", tl.nsys.Version, tl.nsys.Path, d[0])
+	}
+	return s.nsysTop(ctx, run, byName["nsys-stats-base"], sums)
+}
+
+// nsysTop runs the kernel summary over base names and returns the top
+// kernel functions by total time, under the coverage rule of the timing
+// pass. Without nsys's base names, they are derived from the demangled names
+// of sums.
+func (s *Session) nsysTop(ctx context.Context, run *artifacts.Run, st Step, sums []nsys.KernelSum) ([]string, error) {
+	var ie *interruptedError
+	berr := s.step(ctx, run, st, false)
+	if errors.As(berr, &ie) {
+		return nil, berr
+	}
+	var base []nsys.KernelSum
+	var why string
+	found, _ := filepath.Glob(run.Path(nsysBaseOut) + "_" + nsys.ReportKernSum + "*.csv")
+	switch {
+	case berr != nil:
+		why = berr.Error()
+	case len(found) == 0:
+		why = "nsys stats wrote no file (see " + nsysStatsBaseLog + ")"
+	case len(found) > 1:
+		why = fmt.Sprintf("nsys stats wrote %d files, not one", len(found))
+	default:
+		if err := os.Rename(found[0], run.Path(nsysKernSumBase)); err != nil {
+			return nil, err
+		}
+		b, err := readSums(run, nsysKernSumBase, nsys.ReadKernelSums)
+		if err != nil {
+			why = "not read: " + err.Error()
+			run.Record(nsysKernSumBase, artifacts.StatusPartial, why)
+			break
+		}
+		run.Record(nsysKernSumBase, artifacts.StatusComplete, "")
+		base = b
+	}
+	src := nsysKernSumBase
+	if base == nil {
+		if !exists(run.Path(nsysKernSumBase)) {
+			run.Record(nsysKernSumBase, artifacts.StatusMissing, why)
+		}
+		run.Note("deep-pass kernels: nsys gave no kernel summary over base names (%s: %s); the function names were derived from the demangled names of %s, as ncu --kernel-name-base function writes them",
+			nsys.ReportKernSumBase, why, nsysKernSum)
+		for _, k := range sums {
+			k.Name = nsys.FunctionName(k.Name)
+			base = append(base, k)
+		}
+		src = nsysKernSum
+	}
+	tab := s.cover(run, nsys.Table(base, src), "kernel functions ("+src+") ")
+	names := make([]string, len(tab.Kernels))
+	for i, k := range tab.Kernels {
+		names[i] = k.Name
+	}
+	return names, nil
+}
+
+// recordOutput records a file a step should have written: complete when it
+// is there, else missing with the step's error or why.
+func recordOutput(run *artifacts.Run, rel string, stepErr error, why string) {
+	switch {
+	case exists(run.Path(rel)):
+		run.Record(rel, artifacts.StatusComplete, "")
+	case stepErr != nil:
+		run.Record(rel, artifacts.StatusMissing, stepErr.Error())
+	default:
+		run.Record(rel, artifacts.StatusMissing, why)
+	}
+}
+
+// reasonOf is the manifest's reason for rel.
+func reasonOf(run *artifacts.Run, rel string) string {
+	a, _ := find(run.Manifest(), rel)
+	return a.Reason
+}

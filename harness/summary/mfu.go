@@ -1,0 +1,101 @@
+package summary
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// Formula is the FLOP count MFU uses, as the report prints it.
+const Formula = "FLOPs(token) = 2·M + 4·L·H·d·c, where M is the weights every token multiplies " +
+	"(matmul_params), L layers, H query heads of dimension d, and c the keys the token attends to " +
+	"(prefill token i of P: c = i; decode token j after a P-token prompt: c = P + j). " +
+	"Prefill: B·(2·M·P + 4·L·H·d·P(P+1)/2); decode of G tokens: B·(2·M·G + 4·L·H·d·(G·P + G(G+1)/2)). " +
+	"MFU = FLOPs / (mean stage time × peak)."
+
+// Assumptions are what the formula leaves out, as the report prints them.
+var Assumptions = []string{
+	"forward pass only; a multiply-add is 2 FLOPs",
+	"every linear layer's weights (the output head's included) are multiplied once per token; embeddings are lookups",
+	"attention counts QKᵀ and AV with the causal mask (the keys a token may attend to), whatever a kernel computes beyond them",
+	"norms, activations, softmax and rotary embeddings are left out (a small share)",
+	"a mixture-of-experts model would count only its active experts: this formula does not know them",
+	"time is the plain run's (stage 1) mean wall time per stage, host overhead included; the peak is the GPU's dense peak for the model's dtype",
+}
+
+// FLOPs are a generate's prefill and decode FLOP counts.
+type FLOPs struct{ Prefill, Decode float64 }
+
+// CountFLOPs counts the FLOPs of one generate of the workload report; an
+// error names the facts the report lacks.
+func CountFLOPs(m workload.Model, t workload.Tokens, batch int64) (FLOPs, error) {
+	var miss []string
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"matmul_params", m.MatmulParams}, {"layers", m.Layers}, {"heads", m.Heads}, {"head_dim", m.HeadDim}} {
+		if f.v <= 0 {
+			miss = append(miss, f.name)
+		}
+	}
+	if len(miss) > 0 {
+		return FLOPs{}, fmt.Errorf("the workload report's model has no %s (the default workload reports them)", strings.Join(miss, ", "))
+	}
+	if batch <= 0 {
+		batch = 1
+	}
+	b := float64(batch)
+	P, G := float64(t.Prompt)/b, float64(t.Generated)/b
+	M, attn := float64(m.MatmulParams), 4*float64(m.Layers)*float64(m.Heads)*float64(m.HeadDim)
+	return FLOPs{
+		Prefill: b * (2*M*P + attn*P*(P+1)/2),
+		Decode:  b * (2*M*G + attn*(G*P+G*(G+1)/2)),
+	}, nil
+}
+
+func mfu(in Inputs, peak *gpu.Peak, peakMissing string, st Stages) MFU {
+	out := MFU{Formula: Formula, Assumptions: Assumptions, Peak: peak}
+	switch {
+	case in.Workload == nil:
+		out.Missing = orWhy(in.WorkloadMissing, "no workload report")
+		return out
+	case peak == nil:
+		out.Missing = "no peak throughput: " + peakMissing
+		return out
+	}
+	f, err := CountFLOPs(in.Workload.Model, in.Workload.Tokens, st.Batch)
+	if err != nil {
+		out.Missing = err.Error()
+		return out
+	}
+	means := map[string]float64{}
+	for _, r := range st.Rows {
+		means[r.Name] = r.MeanMS
+	}
+	row := func(scope string, flops, ms float64) *float64 {
+		if ms <= 0 || flops <= 0 {
+			return nil
+		}
+		achieved := flops / (ms / 1e3)
+		v := achieved / peak.FLOPS()
+		out.Rows = append(out.Rows, MFURow{Scope: scope, FLOPs: flops, MeanMS: ms, AchievedTFLOPS: achieved / 1e12, MFU: v})
+		return &v
+	}
+	pm, pok := means["prefill"]
+	dm, dok := means["decode"]
+	if pok && dok {
+		out.Model = row("model (prefill + decode)", f.Prefill+f.Decode, pm+dm)
+	}
+	if pok {
+		out.Prefill = row("prefill", f.Prefill, pm)
+	}
+	if dok {
+		out.Decode = row("decode", f.Decode, dm)
+	}
+	if len(out.Rows) == 0 {
+		out.Missing = "the workload report has no prefill or decode stage time"
+	}
+	return out
+}

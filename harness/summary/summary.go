@@ -1,0 +1,516 @@
+// Package summary computes the stakeholder summary of a run: the typed data
+// behind stakeholder_summary.md and summary.json (environment, per-stage
+// times, MFU, top operators, top kernels with category and bound, regions,
+// and a narrative written from those numbers).
+//
+// It reads no files and renders nothing: package session reads the run
+// directory into Inputs, Build computes, package report renders Markdown
+// and package charts draws. A section whose input is missing carries the
+// reason instead of numbers; nothing here prints zero for data that does
+// not exist.
+package summary
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/classify"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// Inputs is what a run directory holds, already parsed. A nil input comes
+// with the reason it is missing.
+type Inputs struct {
+	RunID string
+
+	GPU        *gpu.GPU // the selected GPU of env.json
+	Driver     string
+	CUDA       string
+	EnvMissing string
+	Tools      map[string]string // profiler name → version
+
+	Workload        *workload.Report // stage1/report.json
+	WorkloadMissing string
+
+	// Kernels is the whole kernel table (no top-N cut) of the timeline
+	// export; KernelsSource says what it is.
+	Kernels        *kernels.Table
+	KernelsSource  string
+	KernelsMissing string
+
+	// Metrics are the deep pass's per-kernel metrics, by kernel name.
+	Metrics        map[string]*classify.Metrics
+	MetricsMissing string
+
+	// Regions are NVTX regions over every launch of the timeline export
+	// when it has them (RegionsSampled false), else the deep pass's
+	// sample.
+	Regions        *regions.Report
+	RegionsSampled bool
+	RegionsMissing string
+}
+
+// Options are the report's settings (the profile's report section).
+type Options struct {
+	TopN              int
+	Categories        classify.Categories
+	BoundThresholdPct float64
+	// PeakOverride, when TFLOPS is non-zero, replaces the table's peak.
+	PeakOverride gpu.Peak
+}
+
+// Summary is the stakeholder summary's data: summary.json.
+type Summary struct {
+	RunID       string      `json:"run_id"`
+	Environment Environment `json:"environment"`
+	Stages      Stages      `json:"stages"`
+	MFU         MFU         `json:"mfu"`
+	Operators   Operators   `json:"operators"`
+	Kernels     Kernels     `json:"kernels"`
+	Regions     Regions     `json:"regions"`
+	Narrative   Narrative   `json:"narrative"`
+
+	workloadRanges json.RawMessage // the workload report's "ranges"
+}
+
+// Environment is where the run ran.
+type Environment struct {
+	GPU               string            `json:"gpu,omitempty"`
+	MemoryBytes       uint64            `json:"memory_bytes,omitempty"`
+	ComputeCapability string            `json:"compute_capability,omitempty"`
+	Driver            string            `json:"driver,omitempty"`
+	CUDA              string            `json:"cuda,omitempty"`
+	Tools             map[string]string `json:"tools,omitempty"`
+	Frameworks        map[string]string `json:"frameworks,omitempty"`
+	Model             *workload.Model   `json:"model,omitempty"`
+	Dtype             string            `json:"dtype,omitempty"`
+	// Peak is what MFU and the roofline use; nil with PeakMissing when
+	// the GPU or dtype is not in the table and the profile gives none.
+	Peak        *gpu.Peak `json:"peak,omitempty"`
+	PeakMissing string    `json:"peak_missing,omitempty"`
+	Missing     string    `json:"missing,omitempty"`
+}
+
+// Stages are the workload's stage times over repeats.
+type Stages struct {
+	Tokens  *workload.Tokens `json:"tokens,omitempty"`
+	Batch   int64            `json:"batch,omitempty"`
+	Rows    []Stage          `json:"rows"`
+	Missing string           `json:"missing,omitempty"`
+}
+
+// Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
+// inside their parent's time.
+type Stage struct {
+	Name    string    `json:"name"`
+	Parent  string    `json:"parent,omitempty"`
+	MS      []float64 `json:"ms"`
+	MeanMS  float64   `json:"mean_ms"`
+	SDMS    float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
+	N       int       `json:"n"`
+	Tokens  int64     `json:"tokens,omitempty"` // tokens the stage produced or read
+	TokensS float64   `json:"tokens_per_s,omitempty"`
+}
+
+// MFU is model FLOPs utilization by scope (model, prefill, decode).
+type MFU struct {
+	Formula     string    `json:"formula"`
+	Assumptions []string  `json:"assumptions"`
+	Rows        []MFURow  `json:"rows"`
+	Missing     string    `json:"missing,omitempty"`
+	Model       *float64  `json:"model"`
+	Prefill     *float64  `json:"prefill"`
+	Decode      *float64  `json:"decode"`
+	Peak        *gpu.Peak `json:"peak,omitempty"`
+}
+
+// MFURow is one scope's FLOPs over its measured time.
+type MFURow struct {
+	Scope          string  `json:"scope"`
+	FLOPs          float64 `json:"flops"`
+	MeanMS         float64 `json:"mean_ms"`
+	AchievedTFLOPS float64 `json:"achieved_tflops"`
+	MFU            float64 `json:"mfu"`
+}
+
+// Operators is the workload's torch.profiler operator table.
+type Operators struct {
+	Rows    []workload.Operator `json:"rows"`
+	Dropped int                 `json:"dropped,omitempty"` // rows with no CPU time: kernels, not operators
+	Missing string              `json:"missing,omitempty"`
+}
+
+// Kernels is the top-N kernel table with categories and bounds.
+type Kernels struct {
+	Source     string         `json:"source"`
+	TotalMS    float64        `json:"total_ms"`
+	Launches   int64          `json:"launches"`
+	Rows       []Kernel       `json:"rows"`
+	ByCategory []CategoryTime `json:"by_category"`
+	BoundRule  string         `json:"bound_rule"`
+	Missing    string         `json:"missing,omitempty"`
+	BoundsNote string         `json:"bounds_note,omitempty"`
+	Roofline   []RooflinePt   `json:"roofline,omitempty"`
+	// DeepShare is the share of TotalMS spent in kernels the deep pass
+	// measured (those that can have a bound); nil without deep metrics.
+	DeepShare   *float64 `json:"deep_share"`
+	RooflineWhy string   `json:"roofline_missing,omitempty"`
+}
+
+// Kernel is one top kernel.
+type Kernel struct {
+	Name     string         `json:"kernel_name"`
+	TotalMS  float64        `json:"total_ms"`
+	Calls    int64          `json:"calls"`
+	Share    float64        `json:"share"` // of the table's total time, 0..1
+	Category string         `json:"category"`
+	Bound    classify.Bound `json:"bound"`
+}
+
+// CategoryTime is the time of one kernel category, over every kernel.
+type CategoryTime struct {
+	Category string  `json:"category"`
+	TotalMS  float64 `json:"total_ms"`
+	Share    float64 `json:"share"`
+	Kernels  int     `json:"kernels"`
+}
+
+// RooflinePt is one top kernel on the roofline.
+type RooflinePt struct {
+	Kernel    string  `json:"kernel_name"`
+	Intensity float64 `json:"flop_per_byte"`
+	FLOPS     float64 `json:"flops_per_s"`
+}
+
+// Regions is the per-region breakdown.
+type Regions struct {
+	Source   string   `json:"source"`
+	Sampled  bool     `json:"sampled"`
+	TotalMS  float64  `json:"total_ms"`
+	Rows     []Region `json:"rows"`
+	Missing  string   `json:"missing,omitempty"`
+	Outside  float64  `json:"outside_ms"`
+	Launches int64    `json:"launches"`
+}
+
+// Region is one NVTX region's GPU time.
+type Region struct {
+	Name     string  `json:"name"`
+	Depth    int     `json:"depth"`
+	TotalMS  float64 `json:"total_ms"`
+	Launches int64   `json:"launches"`
+	Share    float64 `json:"share"`
+}
+
+// Gaps names each section whose input is missing, with the reason.
+func (s *Summary) Gaps() []string {
+	var out []string
+	for _, g := range []struct{ section, why string }{
+		{"Environment", s.Environment.Missing},
+		{"peak throughput", s.Environment.PeakMissing},
+		{"Per-Stage Timings", s.Stages.Missing},
+		{"MFU", s.MFU.Missing},
+		{"Top Operators", s.Operators.Missing},
+		{"Top Kernels", s.Kernels.Missing},
+		{"kernel bounds", s.Kernels.BoundsNote},
+		{"Per-Region Breakdown", s.Regions.Missing},
+	} {
+		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") {
+			out = append(out, g.section+" ("+g.why+")")
+		}
+	}
+	return out
+}
+
+// Build computes the summary from a run's inputs.
+func Build(in Inputs, opt Options) *Summary {
+	if opt.TopN <= 0 {
+		opt.TopN = 10
+	}
+	if opt.Categories == nil {
+		opt.Categories = classify.Default()
+	}
+	if opt.BoundThresholdPct <= 0 {
+		opt.BoundThresholdPct = 60
+	}
+	s := &Summary{RunID: in.RunID}
+	if in.Workload != nil {
+		s.workloadRanges = in.Workload.Extra["ranges"]
+	}
+	s.Environment = environment(in, opt)
+	s.Stages = stages(in)
+	s.MFU = mfu(in, s.Environment.Peak, s.Environment.PeakMissing, s.Stages)
+	s.Operators = operators(in, opt.TopN)
+	s.Kernels = topKernels(in, opt, s.Environment.Peak)
+	s.Regions = regionRows(in)
+	s.Narrative = narrate(s)
+	return s
+}
+
+func environment(in Inputs, opt Options) Environment {
+	e := Environment{Driver: in.Driver, CUDA: in.CUDA, Tools: in.Tools, Missing: in.EnvMissing}
+	if in.GPU != nil {
+		e.GPU, e.MemoryBytes, e.ComputeCapability = in.GPU.Name, in.GPU.MemoryTotalBytes, in.GPU.ComputeCapability
+	}
+	if in.Workload != nil {
+		e.Frameworks = in.Workload.Versions
+		m := in.Workload.Model
+		e.Model = &m
+		e.Dtype = gpu.Dtype(m.Dtype)
+	}
+	switch {
+	case opt.PeakOverride.TFLOPS > 0:
+		p := opt.PeakOverride
+		if p.Source == "" {
+			p.Source = "the profile (report.peak_tflops)"
+		}
+		e.Peak = &p
+	case e.GPU == "":
+		e.PeakMissing = "the GPU is unknown (no env.json GPU): set report.peak_tflops in the profile"
+	case e.Dtype == "":
+		e.PeakMissing = "the model's dtype is unknown (no workload report)"
+	default:
+		if p, ok := gpu.LookupPeak(e.GPU, e.Dtype); ok {
+			e.Peak = &p
+		} else {
+			e.PeakMissing = fmt.Sprintf("%s with %s is not in deepprof's peak table (%s): set report.peak_tflops and report.peak_memory_tbps in the profile",
+				e.GPU, e.Dtype, strings.Join(gpu.KnownPeakGPUs(), ", "))
+		}
+	}
+	return e
+}
+
+func stages(in Inputs) Stages {
+	if in.Workload == nil {
+		return Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
+	}
+	w := in.Workload
+	st := Stages{Tokens: &w.Tokens, Batch: batch(w)}
+	names := make([]string, 0, len(w.Stages))
+	for n := range w.Stages {
+		names = append(names, n)
+	}
+	// Top-level stages in the order of inference (prefill, decode, then
+	// others by name); each sub-stage right after its parent.
+	rank := func(n string) int {
+		switch n {
+		case "prefill":
+			return 0
+		case "decode":
+			return 1
+		}
+		return 2
+	}
+	top := func(n string) string {
+		if p := w.Stages[n].Parent; p != "" {
+			return p
+		}
+		return n
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		ta, tb := top(a), top(b)
+		if ta != tb {
+			if rank(ta) != rank(tb) {
+				return rank(ta) < rank(tb)
+			}
+			return ta < tb
+		}
+		if (w.Stages[a].Parent == "") != (w.Stages[b].Parent == "") {
+			return w.Stages[a].Parent == ""
+		}
+		return a < b
+	})
+	for _, n := range names {
+		ws := w.Stages[n]
+		mean, sd := meanSD(ws.MS)
+		row := Stage{Name: n, Parent: ws.Parent, MS: ws.MS, MeanMS: mean, SDMS: sd, N: len(ws.MS)}
+		switch n {
+		case "prefill":
+			row.Tokens = w.Tokens.Prompt
+		case "decode":
+			row.Tokens = w.Tokens.Generated
+		}
+		if row.Tokens > 0 && mean > 0 {
+			row.TokensS = float64(row.Tokens) / (mean / 1e3)
+		}
+		st.Rows = append(st.Rows, row)
+	}
+	return st
+}
+
+// batch is the workload report's "batch" (1 when absent).
+func batch(w *workload.Report) int64 {
+	var b int64 = 1
+	if raw, ok := w.Extra["batch"]; ok {
+		var v int64
+		if _, err := fmt.Sscan(string(raw), &v); err == nil && v > 0 {
+			b = v
+		}
+	}
+	return b
+}
+
+func meanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)-1))
+}
+
+func operators(in Inputs, topN int) Operators {
+	if in.Workload == nil {
+		return Operators{Missing: orWhy(in.WorkloadMissing, "no workload report")}
+	}
+	if len(in.Workload.Operators) == 0 {
+		return Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
+			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}
+	}
+	var o Operators
+	for _, op := range in.Workload.Operators {
+		if op.TotalMS == 0 && op.CUDAMS > 0 {
+			o.Dropped++ // torch lists each kernel as an event with GPU time and no CPU time
+			continue
+		}
+		o.Rows = append(o.Rows, op)
+	}
+	slices.SortStableFunc(o.Rows, func(a, b workload.Operator) int {
+		if a.CUDAMS != b.CUDAMS {
+			if a.CUDAMS > b.CUDAMS {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	if len(o.Rows) > topN {
+		o.Rows = o.Rows[:topN]
+	}
+	return o
+}
+
+func topKernels(in Inputs, opt Options, peak *gpu.Peak) Kernels {
+	k := Kernels{BoundRule: classify.RuleText(opt.BoundThresholdPct)}
+	if in.Kernels == nil {
+		k.Missing = orWhy(in.KernelsMissing, "no kernel table")
+		return k
+	}
+	t := in.Kernels
+	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
+	cats := map[string]*CategoryTime{}
+	for _, r := range t.Kernels {
+		c := opt.Categories.Of(r.Name)
+		ct := cats[c]
+		if ct == nil {
+			ct = &CategoryTime{Category: c}
+			cats[c] = ct
+		}
+		ct.TotalMS += r.TotalMS
+		ct.Kernels++
+	}
+	for _, ct := range cats {
+		ct.Share = share(ct.TotalMS, t.TotalMS)
+		k.ByCategory = append(k.ByCategory, *ct)
+	}
+	slices.SortFunc(k.ByCategory, func(a, b CategoryTime) int {
+		if a.TotalMS != b.TotalMS {
+			if a.TotalMS > b.TotalMS {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Category, b.Category)
+	})
+	var p classify.Peak
+	if peak != nil {
+		p = classify.Peak{FLOPS: peak.FLOPS(), BytesPerSec: peak.BytesPerSec()}
+	}
+	if in.Metrics == nil {
+		k.BoundsNote = orWhy(in.MetricsMissing, "no deep-pass metrics")
+	} else {
+		var deep float64
+		for _, r := range t.Kernels {
+			if in.Metrics[r.Name] != nil {
+				deep += r.TotalMS
+			}
+		}
+		v := share(deep, t.TotalMS)
+		k.DeepShare = &v
+	}
+	for _, r := range t.Top(opt.TopN).Kernels {
+		row := Kernel{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
+			Category: opt.Categories.Of(r.Name)}
+		switch m := in.Metrics[r.Name]; {
+		case in.Metrics == nil:
+			row.Bound = classify.Bound{Class: "unknown", Why: "no deep-pass metrics"}
+		case m == nil:
+			row.Bound = classify.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
+		default:
+			row.Bound = classify.Classify(*m, p, opt.BoundThresholdPct)
+			if ai, ok := m.Intensity(); ok {
+				if f, ok := m.FLOPS(); ok && ai > 0 && f > 0 {
+					k.Roofline = append(k.Roofline, RooflinePt{Kernel: r.Name, Intensity: ai, FLOPS: f})
+				}
+			}
+		}
+		k.Rows = append(k.Rows, row)
+	}
+	switch {
+	case len(k.Roofline) == 0:
+		k.RooflineWhy = "no top kernel has both FLOP counts and DRAM bytes: profile with ncu=roofline for a roofline chart"
+	case peak == nil:
+		k.RooflineWhy = "the GPU's peaks are unknown, so there are no roofs to draw"
+		k.Roofline = nil
+	}
+	return k
+}
+
+// orWhy is a missing input's reason, or a plain one when none was given.
+func orWhy(why, plain string) string {
+	if why == "" {
+		return plain
+	}
+	return why
+}
+
+func share(part, total float64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return part / total
+}
+
+func regionRows(in Inputs) Regions {
+	if in.Regions == nil {
+		return Regions{Missing: orWhy(in.RegionsMissing, "no region report")}
+	}
+	r := in.Regions
+	out := Regions{Source: r.Source, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches}
+	if !r.RegionProfiling {
+		out.Missing = "no launch of " + r.Source + " was inside an NVTX range"
+		return out
+	}
+	for _, g := range r.Aggregate {
+		out.Rows = append(out.Rows, Region{Name: g.Name, Depth: g.Depth, TotalMS: g.TotalMS, Launches: g.KernelCount,
+			Share: share(g.TotalMS, r.ProfiledMS)})
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package summary_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/classify"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// TestCountFLOPs checks the closed form against a token-by-token count of
+// the same model: every token multiplies every weight once and attends to
+// the keys before it (its own included).
+func TestCountFLOPs(t *testing.T) {
+	m := workload.Model{MatmulParams: 1000, Layers: 3, Heads: 4, HeadDim: 8}
+	for _, c := range []struct{ prompt, gen, batch int64 }{{64, 4, 1}, {1, 1, 1}, {7, 13, 2}, {512, 0, 4}} {
+		f, err := summary.CountFLOPs(m, workload.Tokens{Prompt: c.prompt * c.batch, Generated: c.gen * c.batch}, c.batch)
+		require.NoError(t, err)
+		perToken := func(keys int64) float64 {
+			return 2*float64(m.MatmulParams) + 2*2*float64(m.Layers*m.Heads*m.HeadDim*keys) // QKᵀ and AV, 2 FLOPs a MAC
+		}
+		var pre, dec float64
+		for i := int64(1); i <= c.prompt; i++ {
+			pre += perToken(i)
+		}
+		for j := int64(1); j <= c.gen; j++ {
+			dec += perToken(c.prompt + j)
+		}
+		assert.InDelta(t, float64(c.batch)*pre, f.Prefill, 1e-6, "prefill %+v", c)
+		assert.InDelta(t, float64(c.batch)*dec, f.Decode, 1e-6, "decode %+v", c)
+	}
+	_, err := summary.CountFLOPs(workload.Model{Layers: 2}, workload.Tokens{Prompt: 1}, 1)
+	assert.EqualError(t, err, "the workload report's model has no matmul_params, heads, head_dim (the default workload reports them)")
+}
+
+// TestBuildNothing: a run with no inputs gives a summary whose every
+// section says why it is empty, and no numbers.
+func TestBuildNothing(t *testing.T) {
+	s := summary.Build(summary.Inputs{RunID: "r", EnvMissing: "no env.json", WorkloadMissing: "no workload report",
+		KernelsMissing: "no kernel export", MetricsMissing: "no deep pass", RegionsMissing: "no regions"}, summary.Options{})
+	assert.Equal(t, "no workload report", s.Stages.Missing)
+	assert.Equal(t, "no workload report", s.MFU.Missing)
+	assert.Nil(t, s.MFU.Model)
+	assert.Equal(t, "no workload report", s.Operators.Missing)
+	assert.Equal(t, "no kernel export", s.Kernels.Missing)
+	assert.Equal(t, "no regions", s.Regions.Missing)
+	assert.Contains(t, s.Environment.PeakMissing, "the GPU is unknown")
+	assert.Empty(t, s.Narrative.Lines)
+	assert.Empty(t, s.Kernels.Rows)
+	assert.Len(t, s.Gaps(), 6) // the MFU gap is the stage gap's, said once
+	b, err := json.Marshal(s.MFU)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"model":null,"prefill":null,"decode":null`, "MFU that does not exist is null, not 0")
+}
+
+// TestBuildNarrative: the narrative follows the numbers it is given; the
+// inputs are made up to reach each rule (no measurement is claimed).
+func TestBuildNarrative(t *testing.T) {
+	h200 := gpu.GPU{Name: "NVIDIA H200", ComputeCapability: "9.0"}
+	rep := &workload.Report{
+		Model:  workload.Model{Name: "m", Dtype: "bfloat16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
+		Tokens: workload.Tokens{Prompt: 512, Generated: 8},
+		Stages: map[string]workload.Stage{
+			"prefill":        {MS: []float64{20, 22, 21}},
+			"decode":         {MS: []float64{150, 151, 149}},
+			"decode/attn0":   {MS: []float64{5, 5, 5}, Parent: "decode"},
+			"prefill/attn0":  {MS: []float64{1, 1, 1}, Parent: "prefill"},
+			"vision_encoder": {MS: []float64{3, 3, 3}},
+		},
+		Operators: []workload.Operator{{Name: "aten::mm", Calls: 10, TotalMS: 2, CUDAMS: 5}, {Name: "nvjet_x", Calls: 10, CUDAMS: 5}},
+	}
+	gemm := "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT"
+	ew := "void at::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<c10::BFloat16>>(int, T2, T3)"
+	tab := kernels.Table{Source: "t", TotalMS: 100, Launches: 30, Kernels: []kernels.Record{
+		{Name: gemm, TotalMS: 60, Calls: 10}, {Name: ew, TotalMS: 40, Calls: 20}}}
+	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, Kernels: &tab, KernelsSource: "t",
+		Metrics: map[string]*classify.Metrics{
+			gemm: {Kernel: gemm, Launches: 2, DurationNS: 1e4, SMPct: 10, MemPct: 80, HasSOL: true},
+			ew:   {Kernel: ew, Launches: 2, DurationNS: 1e3, SMPct: 20, MemPct: 10, HasSOL: true},
+		}}, summary.Options{})
+
+	names := []string{}
+	for _, r := range s.Stages.Rows {
+		names = append(names, r.Name)
+	}
+	assert.Equal(t, []string{"prefill", "prefill/attn0", "decode", "decode/attn0", "vision_encoder"}, names, "stages in inference order, sub-stages after their parent")
+	assert.Equal(t, "decode", s.Narrative.DominantPhase)
+	assert.InDelta(t, 150.0/(150+21+3), s.Narrative.DominantShare, 1e-9, "sub-stages are not added to the total")
+	require.NotNil(t, s.MFU.Decode)
+	require.NotNil(t, s.MFU.Prefill)
+	assert.Less(t, *s.MFU.Decode, *s.MFU.Prefill)
+	assert.Equal(t, 1, s.Operators.Dropped, "the kernel row torch lists among operators")
+	assert.Equal(t, "memory-bound", s.Kernels.Rows[0].Bound.Class)
+	assert.Equal(t, "gemm", s.Kernels.Rows[0].Category)
+	assert.Equal(t, "latency-bound", s.Kernels.Rows[1].Bound.Class)
+	text := strings.Join(s.Narrative.Recommendations, "\n")
+	assert.Contains(t, text, "(GEMM/GEMV) is memory-bound")
+	assert.Contains(t, text, "fuse it with its neighbours")
+	assert.Contains(t, text, "elementwise 40% of kernel time")
+	assert.Empty(t, s.Narrative.GPUBusy, "no regions: no busy share")
+
+	unknown := gpu.GPU{Name: "NVIDIA GeForce RTX 5090"}
+	s = summary.Build(summary.Inputs{GPU: &unknown, Workload: rep}, summary.Options{})
+	assert.Contains(t, s.MFU.Missing, "NVIDIA GeForce RTX 5090 with bf16 is not in deepprof's peak table")
+	s = summary.Build(summary.Inputs{GPU: &unknown, Workload: rep}, summary.Options{PeakOverride: gpu.Peak{TFLOPS: 209.5}})
+	assert.Empty(t, s.MFU.Missing)
+	assert.Equal(t, "the profile (report.peak_tflops)", s.MFU.Peak.Source)
+}

@@ -1,0 +1,166 @@
+package deepprof_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/charts"
+	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/session"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+)
+
+// gfmTables parses Markdown as GitHub does and returns each table's body
+// row count, keyed by the heading it is under ("" before any), in order.
+func gfmTables(t *testing.T, src []byte) map[string][]int {
+	t.Helper()
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	doc := md.Parser().Parse(text.NewReader(src))
+	out := map[string][]int{}
+	heading := ""
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n := n.(type) {
+		case *ast.Heading:
+			heading = string(n.Lines().Value(src))
+		case *extast.Table:
+			rows := 0
+			for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+				if _, ok := c.(*extast.TableRow); ok {
+					rows++
+				}
+			}
+			out[heading] = append(out[heading], rows)
+		}
+	}
+	return out
+}
+
+// TestRecordedRunsMarkdown rebuilds each recorded run, renders every
+// Markdown file of it with a GFM renderer, and finds the tables the typed
+// data says it must hold, with their row counts.
+func TestRecordedRunsMarkdown(t *testing.T) {
+	runs, err := filepath.Glob("fixtures/runs/*")
+	require.NoError(t, err)
+	for _, src := range runs {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			dst := rebuiltCopy(t, src)
+			var s summary.Summary
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, session.SummaryJSON)), &s))
+
+			tabs := gfmTables(t, mustRead(t, filepath.Join(dst, artifacts.StakeholderSummary)))
+			topLevel, subs := 0, 0
+			for _, r := range s.Stages.Rows {
+				if r.Parent == "" {
+					topLevel++
+				} else {
+					subs++
+				}
+			}
+			want := map[string][]int{
+				"Environment":          {len(tabs["Environment"][0:1])}, // one table, any length: checked below
+				"Aggregates":           {2},
+				"Per-Stage Timings":    {topLevel},
+				"MFU":                  {len(s.MFU.Rows)},
+				"Top Operators":        {len(s.Operators.Rows)},
+				"Top Kernels":          {len(s.Kernels.Rows), len(s.Kernels.ByCategory)},
+				"Per-Region Breakdown": {len(s.Regions.Rows) + 1}, // + the row of launches outside every range
+				"Summary":              {len(s.Narrative.GPUBusy), len(s.Narrative.Bottlenecks)},
+			}
+			if subs > 0 {
+				want["Per-Stage Timings"] = append(want["Per-Stage Timings"], subs)
+			}
+			if len(s.Narrative.GPUBusy) == 0 {
+				want["Summary"] = want["Summary"][1:]
+			}
+			if s.MFU.Missing != "" {
+				delete(want, "MFU")
+			}
+			if s.Operators.Missing != "" {
+				delete(want, "Top Operators")
+			}
+			want["Environment"] = tabs["Environment"]
+			for section, rows := range want {
+				assert.Equal(t, rows, tabs[section], "tables under %q", section)
+			}
+			assert.GreaterOrEqual(t, tabs["Environment"][0], 8, "environment rows")
+			assert.Equal(t, 10, len(s.Kernels.Rows), "the top 10 kernels")
+			assert.Positive(t, s.Kernels.Rows[0].TotalMS)
+
+			// Every other Markdown file of the run renders its tables too.
+			require.NoError(t, filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+				require.NoError(t, err)
+				if d.IsDir() || !strings.HasSuffix(p, ".md") {
+					return nil
+				}
+				n := 0
+				for _, rows := range gfmTables(t, mustRead(t, p)) {
+					n += len(rows)
+				}
+				rel, _ := filepath.Rel(dst, p)
+				if rel != session.OperatorsMD || s.Operators.Missing == "" {
+					assert.Positive(t, n, "%s has a table", rel)
+				}
+				return nil
+			}))
+
+			// The charts: well-formed SVG with one bar or point per row.
+			for rel, want := range map[string]charts.Shape{
+				session.ChartTopKernels: {Bars: min(10, len(s.Kernels.Rows))},
+				session.ChartCategories: {Bars: len(s.Kernels.ByCategory)},
+				session.ChartStages:     {Bars: 2},
+			} {
+				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, rel)))
+				require.NoError(t, err, rel)
+				assert.Equal(t, want, got, rel)
+			}
+			if len(s.Kernels.Roofline) > 0 {
+				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, session.ChartRoofline)))
+				require.NoError(t, err)
+				assert.Equal(t, charts.Shape{Points: len(s.Kernels.Roofline)}, got)
+			} else {
+				assert.NoFileExists(t, filepath.Join(dst, session.ChartRoofline))
+			}
+		})
+	}
+}
+
+// rebuiltCopy copies a recorded run and rebuilds its derived files.
+func rebuiltCopy(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	run, err := artifacts.Open(dst)
+	require.NoError(t, err)
+	cfg, err := configOf(src)
+	require.NoError(t, err)
+	require.NoError(t, session.Rebuild(run, cfg))
+	return dst
+}
+
+func configOf(run string) (session.DeriveConfig, error) {
+	c, err := config.Parse(filepath.Join(run, artifacts.ConfigYAML))
+	if err != nil {
+		return session.DeriveConfig{}, err
+	}
+	return session.DeriveConfigFor(c)
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return b
+}
