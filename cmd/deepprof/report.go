@@ -41,7 +41,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	})
 	rerr := session.Rebuild(run, dc)
-	if err := run.WriteManifest(now()); err != nil {
+	if err := run.WriteRebuiltManifest(now()); err != nil {
 		return errors.Join(rerr, err)
 	}
 	fmt.Fprintf(stdout, "%s: derived files rebuilt; see %s\n", pos[0], run.Path(artifacts.ReportMD))

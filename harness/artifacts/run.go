@@ -179,11 +179,13 @@ type Artifact struct {
 
 // Manifest lists every artifact of a run and what became of the run.
 type Manifest struct {
-	RunID     string     `json:"run_id"`
-	Status    Status     `json:"status"`
-	Reason    string     `json:"reason,omitempty"`
-	Started   string     `json:"started,omitempty"`
-	Finished  string     `json:"finished,omitempty"`
+	RunID    string `json:"run_id"`
+	Status   Status `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Started  string `json:"started,omitempty"`
+	Finished string `json:"finished,omitempty"`
+	// Rebuilt is when deepprof report last remade the derived files.
+	Rebuilt   string     `json:"rebuilt,omitempty"`
 	Notes     []string   `json:"notes,omitempty"`
 	Steps     []StepTime `json:"steps,omitempty"`
 	Artifacts []Artifact `json:"artifacts"`
@@ -262,6 +264,25 @@ func (r *Run) WriteManifest(now time.Time) error {
 	r.mu.Lock()
 	r.manifest.Finished = now.UTC().Format(time.RFC3339)
 	r.mu.Unlock()
+	return r.writeManifest()
+}
+
+// WriteRebuiltManifest writes manifest.json after deepprof report remade
+// the derived files: it stamps rebuilt and keeps the session's own
+// started and finished times (finished is stamped only when the session
+// never wrote it).
+func (r *Run) WriteRebuiltManifest(now time.Time) error {
+	r.mu.Lock()
+	t := now.UTC().Format(time.RFC3339)
+	r.manifest.Rebuilt = t
+	if r.manifest.Finished == "" {
+		r.manifest.Finished = t
+	}
+	r.mu.Unlock()
+	return r.writeManifest()
+}
+
+func (r *Run) writeManifest() error {
 	m := r.Manifest()
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -84,3 +84,23 @@ func TestWriteFileAtomicReplaces(t *testing.T) {
 	assert.Equal(t, "two", string(b))
 	require.Error(t, WriteFileAtomic(filepath.Join(p, "under-a-file"), nil), "a file is not a directory")
 }
+
+// TestRebuiltManifestKeepsSessionTimes: deepprof report stamps rebuilt and
+// leaves the session's started and finished alone.
+func TestRebuiltManifestKeepsSessionTimes(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.WriteManifest(t0.Add(time.Minute)))
+	again, err := Open(r.Dir)
+	require.NoError(t, err)
+	require.NoError(t, again.WriteRebuiltManifest(t0.Add(time.Hour)))
+	m := again.Manifest()
+	assert.Equal(t, "2026-11-21T22:30:00Z", m.Started)
+	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
+	assert.Equal(t, "2026-11-21T23:30:00Z", m.Rebuilt)
+
+	bare, err := Open(t.TempDir()) // a directory no session wrote a manifest into
+	require.NoError(t, err)
+	require.NoError(t, bare.WriteRebuiltManifest(t0))
+	assert.Equal(t, "2026-11-21T22:30:00Z", bare.Manifest().Finished)
+}
