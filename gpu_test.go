@@ -11,6 +11,7 @@ package deepprof_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/baseline"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
@@ -108,6 +110,7 @@ func TestStage2Sessions(t *testing.T) {
 			id := w.name + "-" + time.Now().UTC().Format("150405")
 			run := runSession(t, tool, root, id, w.overrides...)
 			checkRun(t, run, prov, w.domain)
+			checkBaseline(t, run, prov, w.name)
 			if w.subStage != "" {
 				checkSubStage(t, run, w.domain, w.subStage)
 			}
@@ -208,6 +211,27 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	require.NotNil(t, env.GPU, env.GPUError)
 	assert.Equal(t, prov.Selected.Name, env.GPU.Selected.Name)
 	assert.Equal(t, prov.Selected.UUID, env.GPU.Selected.UUID)
+}
+
+// checkBaseline compares the run with its GPU's performance baseline,
+// golden/perf/<NVML name>-<workload>.json, within the profile's baseline
+// tolerances; -update (re)writes it. A GPU with no baseline yet is logged,
+// not failed: baselines are per machine.
+func checkBaseline(t *testing.T, run *artifacts.Run, prov gpu.Provenance, name string) {
+	t.Helper()
+	cfg, err := config.Parse(run.Path(artifacts.ConfigYAML))
+	require.NoError(t, err)
+	base := strings.ReplaceAll(prov.Selected.Name, " ", "-") + "-" + name
+	if _, err := os.Stat(filepath.Join(baseline.DefaultDir, base+".json")); err != nil && !updating() {
+		t.Logf("no baseline %s/%s.json for this GPU: record one with -update", baseline.DefaultDir, base)
+		return
+	}
+	baseline.Check(t, base, run.Dir, cfg.Baseline)
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
 }
 
 // checkSubStage checks a sub-stage both ways: the workload timed it inside

@@ -31,7 +31,21 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// exitError is an error with an exit status of its own: deepprof diff exits
+// 1 on a regression and 2 on any error, so that CI can tell them apart.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
 func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	var ue *usageError
 	if errors.As(err, &ue) || errors.Is(err, errUsageShown) {
 		return 2
@@ -61,12 +75,21 @@ Usage:
   deepprof report [--top N] MAIN
       Rebuild every derived file of a run directory (kernels.md, kernels.json,
       ncu/regions/, report.md, manifest.json) from its raw ncu exports; no GPU.
+  deepprof diff [--threshold 5%] [--format md|json] RUN_A RUN_B
+      Compare run B with run A (a run directory or a baseline file): stage
+      times, kernels by name, regions, MFU. A change counts when it exceeds
+      the threshold and, for stages with repeats, Welch's t-test (α = 0.05).
+      Exit status 0: no regression; 1: regression; 2: error or a part that
+      could not be compared.
+  deepprof baseline [--top N] MAIN
+      Print the baseline of a run directory (JSON: per-stage mean, sd and
+      repeats, the top N kernels, region totals, MFU) for golden/perf/.
   deepprof help
       Print this help.
 
 Run "deepprof COMMAND --help" for a command's flags.
 Exit status: 0 on success, 1 on bad input (with "deepprof: FILE:LINE: what is
-wrong"), 2 on a bad command line.
+wrong"), 2 on a bad command line; deepprof diff as above.
 `
 
 type command struct {
@@ -80,6 +103,8 @@ func commands() []command {
 		{"regions", runRegions},
 		{"report", runReport},
 		{"profile", runProfile},
+		{"diff", runDiff},
+		{"baseline", runBaseline},
 	}
 }
 

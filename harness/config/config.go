@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/baseline"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"os"
 	"path/filepath"
@@ -27,6 +28,9 @@ type Config struct {
 	Nsys     Nsys     `koanf:"nsys" yaml:"nsys"`
 	Regions  Regions  `koanf:"regions" yaml:"regions"`
 	Report   Report   `koanf:"report" yaml:"report"`
+	// Baseline are the tolerances of performance baselines
+	// (golden/perf/*.json, package baseline), in percent.
+	Baseline baseline.Tolerances `koanf:"baseline" yaml:"baseline"`
 
 	// Sources are what was composed, in order: "defaults" (Default), each
 	// profile file, then "override KEY=VALUE" for each override. It is not
@@ -171,6 +175,10 @@ func Default() *Config {
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}},
 		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},
 		Report:  Report{TopN: 10, Categories: classify.DefaultSpecs(), BoundThresholdPct: 60},
+		// Wall-clock stage times of two sessions on two leases of the same
+		// H200 model differed by up to 24%; kernel and region totals (the
+		// ncu timing pass, clocks locked at base) agreed within 10%.
+		Baseline: baseline.Tolerances{StagePct: 30, KernelPct: 10, RegionPct: 10, MFUPct: 30},
 	}
 }
 

@@ -148,6 +148,9 @@ func validate(c *Config) []*Error {
 	if c.Report.PeakTFLOPS < 0 || c.Report.PeakMemoryTBps < 0 {
 		bad("report.peak_tflops", "peaks must not be negative (0: from deepprof's table of GPUs)")
 	}
+	if _, err := c.Baseline.Thresholds(); err != nil {
+		bad("baseline", "%v", err)
+	}
 	if c.Report.PeakTFLOPS == 0 && c.Report.PeakMemoryTBps > 0 {
 		bad("report.peak_tflops", "report.peak_memory_tbps is set: set the compute peak too (both come from the same datasheet)")
 	}

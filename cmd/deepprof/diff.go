@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/baseline"
+	"github.com/llm-perf-opt/deepprof/harness/diff"
+)
+
+// runDiff is "deepprof diff": B against A. It prints the comparison, then
+// returns an exitError: 1 when something regressed, 2 when a part could not
+// be compared (and nothing regressed) or on any error; nil (0) otherwise.
+func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("diff", "diff [--threshold 5%] [--format md|json] RUN_A RUN_B", stderr)
+	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
+	format := fs.String("format", "md", "output `format`: md (Markdown tables) or json")
+	pos, help, err := parseFlags(fs, args)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return &usageError{fmt.Sprintf("diff takes two runs, RUN_A and RUN_B (run directories or baseline files), got %d arguments", len(pos))}
+	}
+	th, err := parseThreshold(*threshold)
+	if err != nil {
+		return err
+	}
+	if *format != "md" && *format != "json" {
+		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}
+	}
+	var sides [2]*diff.Summary
+	for i, p := range pos {
+		if sides[i], err = loadSide(p); err != nil {
+			return &exitError{2, err}
+		}
+	}
+	res := diff.Compare(sides[0], sides[1], diff.Uniform(th))
+	if *format == "json" {
+		err = res.JSON(stdout)
+	} else {
+		err = res.Markdown(stdout)
+	}
+	if err != nil {
+		return &exitError{2, err}
+	}
+	switch {
+	case res.Regression:
+		return &exitError{1, fmt.Errorf("regression: %s", firstOf(res.Regressions, 3))}
+	case res.Incomplete():
+		var what []string
+		for _, m := range res.Missing {
+			what = append(what, fmt.Sprintf("%s has no %s", m.Run, m.File))
+		}
+		return &exitError{2, fmt.Errorf("incomplete comparison: %s", strings.Join(what, "; "))}
+	}
+	return nil
+}
+
+// firstOf joins the first n items, and counts the others.
+func firstOf(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more (see the report)", strings.Join(items[:n], "; "), len(items)-n)
+}
+
+// loadSide reads a run directory, or a baseline file written by deepprof
+// baseline.
+func loadSide(path string) (*diff.Summary, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return diff.Load(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := baseline.Read(f, path)
+	if err != nil {
+		return nil, err
+	}
+	return b.Summary(), nil
+}
+
+// parseThreshold reads "5%" (a percentage) or "0.05" (a fraction below 1).
+func parseThreshold(s string) (float64, error) {
+	bad := func(why string) error { return &usageError{fmt.Sprintf("--threshold %q: %s", s, why)} }
+	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	switch {
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, bad("want a percentage (5%) or a fraction (0.05)")
+	case v < 0:
+		return 0, bad("must not be negative")
+	case pct:
+		return v / 100, nil
+	case v >= 1:
+		return 0, bad(fmt.Sprintf("a fraction must be below 1; for percent write %s%%", num))
+	}
+	return v, nil
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sebdah/goldie/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
+)
+
+const (
+	tinyRun  = "../../fixtures/runs/tiny-llama"
+	llamaRun = "../../fixtures/runs/llama3-8b-roofline"
+	gpt2Run  = "../../fixtures/runs/gpt2-llm-domain"
+)
+
+// TestDiffBaselineGoldens runs deepprof diff and deepprof baseline as main
+// would, on the recorded runs and on SYNTHETIC copies of them (made by
+// difftest, named synthetic-...), and compares both streams and the exit
+// status with golden/cli/diff-* and baseline-*. The synthetic runs' temporary
+// directory prints as TMP.
+// Regenerate with: go test ./cmd/deepprof -run TestDiffBaselineGoldens -update
+func TestDiffBaselineGoldens(t *testing.T) {
+	var tmp []string
+	synth := func(edits ...difftest.Edit) string {
+		dir := difftest.Run(t, tinyRun, edits...)
+		tmp = append(tmp, filepath.Dir(dir))
+		return dir
+	}
+	slowed := synth(difftest.ScaleKernel(0, 1.5))
+	renamed := synth(difftest.RenameKernel(0, difftest.Read(t, tinyRun).Kernels[0].Name+"_renamed"))
+	noKernels := synth(difftest.Remove("kernels.json"))
+	// The recording warms up: a slow first decode repeat is made.
+	warmup := synth(difftest.ScaleRepeat("decode", 0, 10))
+	noSummary := synth(difftest.Remove("summary.json"))
+	malformed := synth(difftest.Write("kernels.json", "{\n  \"kernels\": [\n    {\"kernel_name\": \"k\", \"total_ms\": 0.5},\n    {\"kernel_name\": \"k2\" \"total_ms\": 1}\n  ]\n}\n").As("malformed-kernels"))
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"diff-tiny-llama-itself-md", []string{"diff", tinyRun, tinyRun}},
+		{"diff-llama3-8b-itself-json", []string{"diff", "--format", "json", llamaRun, llamaRun}},
+		{"diff-synthetic-kernel-slowed-md", []string{"diff", tinyRun, slowed}},
+		{"diff-synthetic-kernel-slowed-json", []string{"diff", tinyRun, slowed, "--format=json", "--threshold", "0.05"}},
+		{"diff-synthetic-kernel-slowed-threshold-60", []string{"diff", "--threshold", "60%", tinyRun, slowed}},
+		{"diff-synthetic-kernel-renamed-md", []string{"diff", tinyRun, renamed}},
+		{"diff-synthetic-no-kernels-md", []string{"diff", tinyRun, noKernels}},
+		{"diff-synthetic-malformed-kernels", []string{"diff", tinyRun, malformed}},
+		{"diff-synthetic-decode-warmup-md", []string{"diff", tinyRun, warmup}},
+		{"diff-synthetic-no-summary-md", []string{"diff", tinyRun, noSummary}},
+		{"diff-synthetic-no-summary-itself-md", []string{"diff", noSummary, noSummary}},
+		{"diff-gpt2-llm-domain-itself-md", []string{"diff", gpt2Run, gpt2Run}},
+		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", tinyRun, llamaRun}},
+		{"diff-baseline-file-vs-run", []string{"diff", "../../golden/perf/tiny-llama.json", tinyRun}},
+		{"diff-missing-run", []string{"diff", tinyRun, "no-such-run"}},
+		{"diff-bad-threshold", []string{"diff", "--threshold", "5", tinyRun, tinyRun}},
+		{"diff-one-run", []string{"diff", tinyRun}},
+		{"diff-help", []string{"diff", "--help"}},
+		{"baseline-tiny-llama", []string{"baseline", tinyRun}},
+		{"baseline-llama3-8b-top3", []string{"baseline", "--top", "3", llamaRun}},
+		{"baseline-synthetic-no-kernels", []string{"baseline", noKernels}},
+		{"baseline-help", []string{"baseline", "--help"}},
+	}
+	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))
+	norm := func(b []byte) []byte {
+		for _, d := range tmp {
+			b = bytes.ReplaceAll(b, []byte(d), []byte("TMP"))
+		}
+		return b
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(tt.args, strings.NewReader(""), &stdout, &stderr)
+			code := 0
+			if err != nil {
+				code = exitCode(err)
+				if err != errUsageShown {
+					fmt.Fprintf(&stderr, "deepprof: %s\n", oneLine(err))
+				}
+			}
+			g.Assert(t, tt.name+".stdout", norm(stdout.Bytes()))
+			g.Assert(t, tt.name+".stderr", norm(fmt.Appendf(stderr.Bytes(), "exit status %d\n", code)))
+		})
+	}
+}
+
+// TestDiffRecordedMFU: the recorded runs have summary.json with MFU, and
+// deepprof diff of a run with itself prints each figure it has as unchanged.
+func TestDiffRecordedMFU(t *testing.T) {
+	for _, dir := range []string{tinyRun, llamaRun, gpt2Run} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			rec := difftest.Read(t, dir)
+			out, _, err := runCmd([]string{"diff", dir, dir}, "")
+			require.NoError(t, err)
+			_, mfu, ok := strings.Cut(out, "\n## MFU\n")
+			require.True(t, ok, out)
+			rows := map[string]string{}
+			for _, line := range strings.Split(mfu, "\n") {
+				for _, name := range []string{"model", "prefill", "decode"} {
+					if strings.HasPrefix(line, "| "+name+" |") {
+						rows[name] = line
+					}
+				}
+			}
+			require.Len(t, rows, 3, mfu)
+			for name, row := range rows {
+				if rec.MFUFigure(name) == nil {
+					assert.Contains(t, row, "| n/a: A's mfu."+name+" is null; B's mfu."+name+" is null |", "null in summary.json")
+					continue
+				}
+				assert.True(t, strings.HasSuffix(row, "| +0.0% | unchanged |"), row)
+				assert.NotContains(t, row, "n/a", row)
+			}
+		})
+	}
+	require.NotNil(t, difftest.Read(t, tinyRun).MFU, "tiny-llama's recording has MFU")
+}
+
+func TestDiffExitStatus(t *testing.T) {
+	// A SYNTHETIC run: llama3-8b with its fourth kernel 1.2x slower.
+	k := difftest.Read(t, llamaRun).Kernels[3]
+	slowed := difftest.Run(t, llamaRun, difftest.ScaleKernel(3, 1.2))
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"diff", llamaRun, llamaRun}, 0, ""},
+		{[]string{"diff", llamaRun, slowed}, 1, fmt.Sprintf("regression: kernel %s (device %d): ", k.Name, k.Device)},
+		{[]string{"diff", llamaRun, slowed}, 1, " ms total (+20.0%)"},
+		{[]string{"diff", "--threshold", "25%", llamaRun, slowed}, 0, ""},
+		{[]string{"diff", slowed, llamaRun}, 0, ""}, // faster: an improvement
+		{[]string{"diff", llamaRun, filepath.Join(slowed, "ncu")}, 2, "ncu: not a run directory: it has no stage1/report.json, kernels.json nor ncu/regions/report.json"},
+		{[]string{"diff", llamaRun, filepath.Join(slowed, "nope")}, 2, "no such file"},
+		{[]string{"diff", "--format", "html", llamaRun, slowed}, 2, `--format "html"`},
+		{[]string{"diff", "--threshold", "0.05.1", llamaRun, slowed}, 2, `--threshold "0.05.1"`},
+		{[]string{"diff", "--threshold", "NaN", llamaRun, slowed}, 2, `--threshold "NaN"`},
+		{[]string{"diff", "--thresh", "5%", llamaRun, slowed}, 2, ""},
+		{[]string{"diff", llamaRun, slowed, slowed}, 2, "got 3 arguments"},
+		{[]string{"baseline", filepath.Join(slowed, "nope")}, 1, "no such file"},
+		{[]string{"baseline", "--top", "-1", llamaRun}, 2, "--top -1"},
+	} {
+		_, _, err := runCmd(c.args, "")
+		if c.code == 0 {
+			assert.NoError(t, err, c.args)
+			continue
+		}
+		require.Error(t, err, c.args)
+		assert.Equal(t, c.code, exitCode(err), c.args)
+		assert.Contains(t, oneLine(err), c.msg, c.args)
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for in, want := range map[string]float64{"5%": 0.05, "0.05": 0.05, "12.5%": 0.125, "0": 0, "0%": 0, "150%": 1.5, " 10 % ": 0.1, ".2": 0.2} {
+		got, err := parseThreshold(in)
+		require.NoError(t, err, in)
+		assert.InDelta(t, want, got, 1e-12, in)
+	}
+	for _, in := range []string{"5", "1", "-1%", "-0.1", "abc", "%", "", "Inf%", "5%%"} {
+		_, err := parseThreshold(in)
+		require.Error(t, err, in)
+		assert.Equal(t, 2, exitCode(err), in)
+	}
+}

@@ -1,0 +1,251 @@
+// Package baseline keeps a run's performance as a golden file: the numbers
+// that matter (per-stage mean, sd and repeats; the top kernels' totals;
+// region totals; MFU) in a small JSON file, written by deepprof baseline or
+// by Check under -update, and compared with a later run within tolerances.
+//
+// A comparison is package diff's, with the same verdict rule (see its
+// documentation): a move counts when it exceeds the tolerance and, for a
+// stage with repeats, Welch's t-test finds it significant. The file keeps
+// each stage's mean, standard deviation and count, which is all the test
+// needs, and only the top kernels, so a kernel under the cut in one run may
+// show as "entered list" or "left list" in a comparison, never as a
+// regression.
+//
+// It does not run anything and knows nothing of where profiles keep their
+// tolerances: callers pass a Tolerances.
+package baseline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/diff"
+)
+
+// Format names the file format and its version: the value of "format".
+const Format = "deepprof-baseline/1"
+
+// DefaultTop is how many kernels a baseline keeps, by total time.
+const DefaultTop = 20
+
+// Baseline is the file: what a run's performance was.
+type Baseline struct {
+	Format  string        `json:"format"`
+	RunID   string        `json:"run_id"`
+	Model   string        `json:"model,omitempty"`
+	Device  string        `json:"device,omitempty"`
+	Stages  []Stage       `json:"stages"`
+	Kernels Kernels       `json:"kernels"`
+	Regions []diff.Region `json:"regions"`
+	// RegionsEveryLaunch says Regions count every launch of the timing
+	// pass (the run's summary.json), not the deep pass's sample.
+	RegionsEveryLaunch bool      `json:"regions_every_launch"`
+	MFU                *diff.MFU `json:"mfu"` // null when the run had no summary.json
+
+	// Source is where it came from (a run directory or a baseline file),
+	// for reports; not written.
+	Source string `json:"-"`
+}
+
+// Stage is one stage's repeats, summarized (after a dropped warm-up).
+type Stage struct {
+	Name string `json:"name"`
+	diff.StageStat
+}
+
+// Kernels are the run's top kernels by total time.
+type Kernels struct {
+	Top     int           `json:"top"`      // the cut asked for
+	Count   int           `json:"count"`    // kernels the run listed (kernels.json)
+	TotalMS float64       `json:"total_ms"` // their summed time: the base of the appeared rule
+	Rows    []diff.Kernel `json:"rows"`
+}
+
+// FromRun reads the run directory dir and keeps its DefaultTop kernels.
+func FromRun(dir string) (*Baseline, error) { return FromRunTop(dir, DefaultTop) }
+
+// FromRunTop reads the run directory dir and keeps its top kernels (all
+// when top <= 0). A run without one of the files compared (stage1/report.json,
+// kernels.json, ncu/regions/report.json) has no baseline: the error says
+// which are missing. summary.json is optional.
+func FromRunTop(dir string, top int) (*Baseline, error) {
+	s, err := diff.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Missing) > 0 {
+		var files []string
+		for _, m := range s.Missing {
+			files = append(files, m.File)
+		}
+		return nil, fmt.Errorf("%s: no %s: a baseline needs the run's stage times, kernels and regions",
+			dir, strings.Join(files, ", no "))
+	}
+	return FromSummary(s, top), nil
+}
+
+// FromSummary keeps the numbers of s that a baseline holds, with its top
+// kernels (all when top <= 0).
+func FromSummary(s *diff.Summary, top int) *Baseline {
+	b := &Baseline{Format: Format, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
+		Stages: []Stage{}, Regions: []diff.Region{}}
+	for _, st := range s.Stages {
+		b.Stages = append(b.Stages, Stage{Name: st.Name, StageStat: st.Stat})
+	}
+	ks := s.Kernels
+	if top > 0 && len(ks) > top {
+		ks = ks[:top]
+	}
+	b.Kernels = Kernels{Top: max(top, 0), Count: len(s.Kernels), TotalMS: s.KernelMS, Rows: append([]diff.Kernel{}, ks...)}
+	if s.EveryLaunchRegions != nil {
+		b.Regions, b.RegionsEveryLaunch = append(b.Regions, s.EveryLaunchRegions...), true
+	} else {
+		b.Regions = append(b.Regions, s.Regions...)
+	}
+	return b
+}
+
+// Summary is the baseline as one side of a comparison.
+func (b *Baseline) Summary() *diff.Summary {
+	s := &diff.Summary{Source: b.Source, RunID: b.RunID, Model: b.Model, Device: b.Device,
+		Kernels: b.Kernels.Rows, KernelMS: b.Kernels.TotalMS, Regions: b.Regions, MFU: b.MFU}
+	if b.RegionsEveryLaunch {
+		s.EveryLaunchRegions = b.Regions
+	}
+	for _, st := range b.Stages {
+		s.Stages = append(s.Stages, diff.Stage{Name: st.Name, Stat: st.StageStat})
+	}
+	return s
+}
+
+// Write writes the baseline as indented JSON.
+func (b *Baseline) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(b)
+}
+
+// Read reads and checks a baseline file; errors name it and, for JSON that
+// does not parse or has a wrong type, the line.
+func Read(r io.Reader, name string) (*Baseline, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var b Baseline
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&b); err != nil {
+		return nil, positioned(name, data, err)
+	}
+	if b.Format != Format {
+		return nil, fmt.Errorf("%s:%d: format %q: want %q (a file written by deepprof baseline)", name, lineOf(data, `"format"`, ""), b.Format, Format)
+	}
+	var errs []error
+	bad := func(section, item, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: "+format, append([]any{name, lineOf(data, section, item)}, args...)...))
+	}
+	ok := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+	for _, st := range b.Stages {
+		if st.Name == "" || st.N < 1 || !ok(st.MeanMS) || !ok(st.SDMS) {
+			bad(`"stages"`, `"`+st.Name+`"`, "stage %q: want a name, n >= 1, mean_ms and sd_ms >= 0", st.Name)
+		}
+	}
+	for _, k := range b.Kernels.Rows {
+		if k.Name == "" || !ok(k.TotalMS) {
+			bad(`"kernels"`, `"`+k.Name+`"`, "kernel %q: want a kernel_name and total_ms >= 0", k.Name)
+		}
+	}
+	for _, g := range b.Regions {
+		if g.Name == "" || !ok(g.TotalMS) {
+			bad(`"regions"`, `"`+g.Name+`"`, "region %q: want a name and total_ms >= 0", g.Name)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	b.Source = name
+	return &b, nil
+}
+
+// lineOf is the line of the first text after the first section in data:
+// good enough to point at a value of a small file (1 when not found).
+func lineOf(data []byte, section, text string) int {
+	i := bytes.Index(data, []byte(section))
+	if i < 0 {
+		return 1
+	}
+	if j := bytes.Index(data[i:], []byte(text)); j >= 0 {
+		i += j
+	}
+	return 1 + bytes.Count(data[:i], []byte{'\n'})
+}
+
+func positioned(name string, data []byte, err error) error {
+	off := int64(-1)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		off = int64(len(data))
+	}
+	if off < 0 {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return fmt.Errorf("%s:%d: %w", name, 1+bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}), err)
+}
+
+// Tolerances are how far a run may move from its baseline before Check
+// fails, in percent of the baseline, per part. A zero field takes the
+// default (DefaultTolerances).
+type Tolerances struct {
+	StagePct  float64 `json:"stage_pct" yaml:"stage_pct" koanf:"stage_pct"`
+	KernelPct float64 `json:"kernel_pct" yaml:"kernel_pct" koanf:"kernel_pct"`
+	RegionPct float64 `json:"region_pct" yaml:"region_pct" koanf:"region_pct"`
+	MFUPct    float64 `json:"mfu_pct" yaml:"mfu_pct" koanf:"mfu_pct"`
+}
+
+// DefaultTolerances: 10% for every part.
+func DefaultTolerances() Tolerances { return Tolerances{10, 10, 10, 10} }
+
+// Thresholds converts the tolerances to package diff's fractions, defaults
+// filled in. A negative or non-finite tolerance is an error.
+func (t Tolerances) Thresholds() (diff.Thresholds, error) {
+	def := DefaultTolerances()
+	frac := func(key string, v, d float64) (float64, error) {
+		switch {
+		case v == 0:
+			return d / 100, nil
+		case !(v > 0) || math.IsInf(v, 0):
+			return 0, fmt.Errorf("tolerance %s = %v: want a percentage > 0 (0 takes the default, %g)", key, v, d)
+		}
+		return v / 100, nil
+	}
+	var th diff.Thresholds
+	var errs [4]error
+	th.Stage, errs[0] = frac("stage_pct", t.StagePct, def.StagePct)
+	th.Kernel, errs[1] = frac("kernel_pct", t.KernelPct, def.KernelPct)
+	th.Region, errs[2] = frac("region_pct", t.RegionPct, def.RegionPct)
+	th.MFU, errs[3] = frac("mfu_pct", t.MFUPct, def.MFUPct)
+	return th, errors.Join(errs[:]...)
+}
+
+// Compare compares a run (B, from FromRun) with its baseline (A) within the
+// tolerances. The result's MovedMarkdown is the table of what moved; its
+// Regression says whether anything moved beyond them the wrong way.
+func Compare(base, run *Baseline, tol Tolerances) (*diff.Result, error) {
+	th, err := tol.Thresholds()
+	if err != nil {
+		return nil, err
+	}
+	return diff.Compare(base.Summary(), run.Summary(), th), nil
+}
