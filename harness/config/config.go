@@ -175,10 +175,13 @@ func Default() *Config {
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}},
 		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},
 		Report:  Report{TopN: 10, Categories: classify.DefaultSpecs(), BoundThresholdPct: 60},
-		// Wall-clock stage times of two sessions on two leases of the same
-		// H200 model differed by up to 24%; kernel and region totals (the
-		// ncu timing pass, clocks locked at base) agreed within 10%.
-		Baseline: baseline.Tolerances{StagePct: 30, KernelPct: 10, RegionPct: 10, MFUPct: 30},
+		// Measured on leased H200s: tiny-llama's decode wall time (host
+		// bound) was 6.5 and 7.9 ms on one lease, 10.1 and 14.2 ms on
+		// another, while the timing pass's kernel and region totals stayed
+		// within 10%. So wall-clock stages (and MFU, made from them) only
+		// gate large regressions by default; tighten them on dedicated
+		// machines (baseline.stage_pct=10).
+		Baseline: baseline.Tolerances{StagePct: 150, KernelPct: 10, RegionPct: 10, MFUPct: 150},
 	}
 }
 
