@@ -31,7 +31,7 @@ const (
 	NcuSections        = "ncu/sections.txt"
 	NcuTimingReport    = "ncu/timing.ncu-rep"
 	NcuTimingRaw       = "ncu/timing-raw.csv"
-	NcuTimingFunctions = "ncu/timing-functions.csv" // the same page, --print-kernel-base function
+	NcuTimingFunctions = "ncu/timing-functions.csv" // the same page, --print-kernel-base function (runs before 2026-11-22 01:20)
 	NcuTimingLog       = "ncu/timing.log"
 	NcuDeepReport      = "ncu/deep.ncu-rep"
 	NcuDiscoveryReport = "ncu/discovery.ncu-rep" // only when the NVTX filter matched nothing

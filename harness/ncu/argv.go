@@ -232,16 +232,6 @@ func ExportArgs(report, page, printUnits string) []string {
 	return args
 }
 
-// ExportFunctionNamesArgs is ExportArgs for the raw page with kernels named
-// by their function alone (--print-kernel-base function): the names
-// --kernel-name-base function matches. ncu matches --kernel-name-base
-// demangled against another spelling than the export's "Kernel Name"
-// (seen on an H200, ncu 2025.3.1: regex:^void at::elementwise_kernel<128, 4
-// selected nothing), so deep passes filter on function names.
-func ExportFunctionNamesArgs(report string) []string {
-	return append(ExportArgs(report, PageRaw, ""), "--print-kernel-base", "function")
-}
-
 // ListSectionsArgs returns the argv that lists the sections ncu knows
 // (fixtures/logs/ncu-list-sections.txt).
 func ListSectionsArgs() []string { return []string{"--list-sections"} }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nsys"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -260,9 +261,6 @@ func (s *Session) ncuTimeline(ctx context.Context, run *artifacts.Run) ([]string
 	if err := s.step(ctx, run, byName["export-timing-raw"], false); err != nil {
 		return nil, fmt.Errorf("timing export: %w", err)
 	}
-	if err := s.step(ctx, run, byName["export-timing-functions"], false); err != nil {
-		return nil, fmt.Errorf("timing export: %w", err)
-	}
 	return s.topKernels(run)
 }
 
@@ -388,7 +386,7 @@ func (s *Session) nsysTop(ctx context.Context, run *artifacts.Run, st Step, sums
 		run.Note("deep-pass kernels: nsys gave no kernel summary over base names (%s: %s); the function names were derived from the demangled names of %s, as ncu --kernel-name-base function writes them",
 			nsys.ReportKernSumBase, why, nsysKernSum)
 		for _, k := range sums {
-			k.Name = nsys.FunctionName(k.Name)
+			k.Name = ncu.FunctionName(k.Name)
 			base = append(base, k)
 		}
 		src = nsysKernSum

@@ -239,8 +239,6 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 			Step{Name: "ncu-timing", Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: artifacts.NcuTimingLog,
 				Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
 			Step{Name: "export-timing-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuTimingReport), "raw", "")...), Stdout: artifacts.NcuTimingRaw},
-			Step{Name: "export-timing-functions", Argv: append([]string{s.Ncu}, ncu.ExportFunctionNamesArgs(filepath.Join(mainDir, artifacts.NcuTimingReport))...), Stdout: artifacts.NcuTimingFunctions,
-				Note: "the timing page again, kernels named by function: the deep pass's kernel filter matches those names"},
 		)
 	}
 	c := s.Cfg.NCU
@@ -732,8 +730,14 @@ func (s *Session) cover(run *artifacts.Run, tab kernels.Table, what string) kern
 
 // topKernels picks the deep pass's kernels from the timing pass: the fewest,
 // by total time, that cover timeline.coverage; it returns their function
-// names, which the deep pass filters on (ExportFunctionNamesArgs says why),
-// found by launch ID in the function-named export of the same report.
+// names, which the deep pass filters on: ncu matches --kernel-name-base
+// demangled against another spelling than the export's "Kernel Name" (seen
+// on an H200, ncu 2025.3.1: regex:^void at::elementwise_kernel<128, 4
+// selected nothing), so deep passes filter with --kernel-name-base function.
+// The names are derived from the demangled ones (ncu.FunctionName): a
+// second export of the timing report with --print-kernel-base function
+// gave the same names for every launch of the recorded sessions, and took
+// 35 s for the 8B-shaped model.
 func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 	f, err := os.Open(run.Path(artifacts.NcuTimingRaw))
 	if err != nil {
@@ -745,45 +749,15 @@ func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 		return nil, err
 	}
 	tab = s.cover(run, tab, "")
-	top := map[string]bool{}
-	for _, k := range tab.Kernels {
-		top[k.Name] = true
-	}
-	// Launch ID -> function name, from the function-named export.
-	fn := map[int64]string{}
-	ff, err := os.Open(run.Path(artifacts.NcuTimingFunctions))
-	if err != nil {
-		return nil, err
-	}
-	defer ff.Close()
-	r := ncu.NewReader(ff, artifacts.NcuTimingFunctions, ncu.Options{})
-	for r.Scan() {
-		if l, ok := r.Record().(*ncu.Launch); ok {
-			fn[l.ID] = l.Kernel
-		}
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
 	var names []string
 	seen := map[string]bool{}
-	f.Seek(0, 0)
-	r = ncu.NewReader(f, artifacts.NcuTimingRaw, ncu.Options{})
-	for r.Scan() {
-		l, ok := r.Record().(*ncu.Launch)
-		if !ok || !top[l.Kernel] {
-			continue
-		}
-		name, ok := fn[l.ID]
-		if !ok {
-			return nil, fmt.Errorf("%s: launch %d is not in %s: the two exports of the timing report disagree", artifacts.NcuTimingRaw, l.ID, artifacts.NcuTimingFunctions)
-		}
-		if !seen[name] {
+	for _, k := range tab.Kernels {
+		if name := ncu.FunctionName(k.Name); !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}
 	}
-	return names, r.Err()
+	return names, nil
 }
 
 func checkStage1(run *artifacts.Run) error {

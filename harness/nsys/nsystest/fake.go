@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"io"
 	"os"
 	"path/filepath"
@@ -231,7 +232,7 @@ func (f Fake) baseSum() ([]byte, error) {
 	base := make([]nsys.KernelSum, len(sums))
 	var all float64
 	for i, s := range sums {
-		base[i] = nsys.KernelSum{Name: nsys.FunctionName(s.Name), TotalNS: s.TotalNS, Instances: s.Instances}
+		base[i] = nsys.KernelSum{Name: ncu.FunctionName(s.Name), TotalNS: s.TotalNS, Instances: s.Instances}
 		all += s.TotalNS
 	}
 	var b bytes.Buffer

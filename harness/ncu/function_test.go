@@ -1,7 +1,8 @@
-package nsys_test
+package ncu_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,11 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/nsys"
 )
 
 // launchNames reads launch ID -> kernel name from a recorded ncu export.
-func launchNames(t *testing.T, path string) map[int64]string {
+func launchNames(t testing.TB, path string) map[int64]string {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -29,26 +29,33 @@ func launchNames(t *testing.T, path string) map[int64]string {
 	return out
 }
 
-// TestFunctionNameAgreesWithNcu: the same timing report of a real H200
-// session exported twice by ncu 2025.3.1 (fixtures/sessions/range-replay-refused:
-// demangled names, and --print-kernel-base function). FunctionName must
-// give ncu's function name for every launch.
+// TestFunctionNameAgreesWithNcu: every timing report of the recorded H200
+// sessions (fixtures/runs, fixtures/sessions), exported twice by ncu
+// 2025.3.1: demangled names, and --print-kernel-base function. FunctionName
+// must give ncu's function name for every launch: the deep pass filters on
+// it.
 func TestFunctionNameAgreesWithNcu(t *testing.T) {
-	const dir = fixtures + "sessions/range-replay-refused/ncu/"
-	demangled := launchNames(t, dir+"timing-raw.csv.gz")
-	function := launchNames(t, dir+"timing-functions.csv.gz")
-	require.Len(t, function, len(demangled))
-	require.Greater(t, len(demangled), 500)
-	distinct := map[string]bool{}
-	for id, name := range demangled {
-		want, ok := function[id]
-		require.True(t, ok, "launch %d", id)
-		if !assert.Equal(t, want, nsys.FunctionName(name), "launch %d: %s", id, name) {
-			return
+	dirs, err := filepath.Glob("../../fixtures/*/*/ncu/timing-functions.csv.gz")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(dirs), 5)
+	launches, distinct := 0, map[string]bool{}
+	for _, fnPath := range dirs {
+		dir := filepath.Dir(fnPath) + "/"
+		demangled := launchNames(t, dir+"timing-raw.csv.gz")
+		function := launchNames(t, fnPath)
+		require.Len(t, function, len(demangled), dir)
+		for id, name := range demangled {
+			want, ok := function[id]
+			require.True(t, ok, "%s: launch %d", dir, id)
+			if !assert.Equal(t, want, ncu.FunctionName(name), "%s: launch %d: %s", dir, id, name) {
+				return
+			}
+			distinct[name] = true
+			launches++
 		}
-		distinct[name] = true
 	}
-	assert.Greater(t, len(distinct), 25, "distinct demangled names checked")
+	t.Logf("%d launches, %d distinct kernel names, in %d recorded timing reports", launches, len(distinct), len(dirs))
+	assert.Greater(t, len(distinct), 60, "distinct demangled names checked")
 }
 
 // The demangled names nsys printed for the RTX 5090 recordings, with their
@@ -65,26 +72,24 @@ func TestFunctionName(t *testing.T) {
 		{"unbalanced<(x", "unbalanced<(x"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, nsys.FunctionName(tt.in), tt.in)
+		assert.Equal(t, tt.want, ncu.FunctionName(tt.in), tt.in)
 	}
 }
 
 // FuzzFunctionName: any input, seeded from the recorded names; it must not
 // panic, and a name that is not blank gives a name that is not blank.
 func FuzzFunctionName(f *testing.F) {
-	for _, data := range kernSumFixtures(f) {
-		sums, err := nsys.ReadKernelSums(strings.NewReader(string(data)), "k.csv")
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, s := range sums[:min(len(sums), 8)] {
-			f.Add(s.Name)
+	seen := map[string]bool{}
+	for _, name := range launchNames(f, "../../fixtures/runs/tiny-llama/ncu/timing-raw.csv.gz") {
+		if !seen[name] {
+			seen[name] = true
+			f.Add(name)
 		}
 	}
 	f.Add("a<(b)>(c)")
 	f.Add(")(><")
 	f.Fuzz(func(t *testing.T, in string) {
-		out := nsys.FunctionName(in)
+		out := ncu.FunctionName(in)
 		if strings.TrimSpace(in) != "" && out == "" {
 			t.Fatalf("FunctionName(%q) is empty", in)
 		}
