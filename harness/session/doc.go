@@ -8,7 +8,12 @@
 // each failure means for the run, and what lands where in MAIN.
 //
 // Decisions it makes on its own, each said in the plan or the manifest's
-// notes: under ncu the workload runs once (DEEPPROF_REPEATS=1); the timing
+// notes: the timeline comes from nsys when a usable one is found (its
+// version read; timeline.tool=auto), else from an ncu timing pass, and an
+// nsys that writes no report gives way to the ncu timing pass; the deep
+// pass filters on the function names of the timeline's top kernels (derived
+// from their demangled names); under ncu the workload runs once
+// (DEEPPROF_REPEATS=1); the timing
 // pass always uses kernel replay; a deep pass whose range or app-range
 // replay ncu refuses runs again with kernel replay, keeping the refused
 // attempt's log as ncu/deep-range.log; an interrupted session keeps what it
