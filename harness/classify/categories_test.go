@@ -21,7 +21,7 @@ func TestOfFixtureNames(t *testing.T) {
 		{"runs/llama3-8b-roofline/ncu/raw.csv.gz", "nvjet_sm90_tst_128x128_64x6_2x1_v_bz_TNT", "gemm"},
 		{"runs/llama3-8b-roofline/ncu/raw.csv.gz", "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT", "gemm"},
 		{"runs/llama3-8b-roofline/ncu/raw.csv.gz", "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, 0, float, __nv_bfloat16, __nv_bfloat16, 1, 0, 0, 0>(cublasLt::cublasSplitKParams<T6>, const T4 *, const T10 *, T9 *, T5 *, const T6 *, const T6 *, const T11 *, const T4 *, T11 *, void *, long, T6 *, int *, T6 *, T6 *, const T6 *, const T6 *, const T6 *, const T6 *, const T6 *)", "gemm"},
-		{"runs/llama3-8b-roofline/ncu/timing-functions.csv.gz", "splitKreduce_kernel", "gemm"},
+		{"ncu/h200-llama3-8b-function-names/ncu/timing-functions.csv.gz", "splitKreduce_kernel", "gemm"},
 		{"ncu/h200-llama-decode-basic/raw.csv", "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_tn_align1>(T1::Params)", "gemm"},
 		{"nsys/rtx5090-dsocr-all-stage/cuda_gpu_kern_sum.csv", "std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, float, (bool)0, (bool)1, (bool)1, (bool)0, (int)7, (bool)0, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<const __nv_bfloat16>, cublasGemvTensorStridedBatched<const __nv_bfloat16>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float>>(T13)", "gemm"},
 		// The same GEMV under --kernel-name-base demangled: only the template
@@ -47,7 +47,7 @@ func TestOfFixtureNames(t *testing.T) {
 		// "gather" in its name: reduction must come before copy.
 		{"nsys/rtx5090-dsocr-all-stage/cuda_gpu_kern_sum.csv", "void at::native::sbtopk::gatherTopK<float, unsigned int, (int)1, (bool)0>(at::cuda::detail::TensorInfo<const T1, T2>, T2, T2, bool, T2, T2, at::cuda::detail::TensorInfo<T1, T2>, T2, at::cuda::detail::TensorInfo<long, T2>, T2, T1 *)", "reduction"},
 		{"nsys/rtx5090-dsocr-all-stage/cuda_gpu_kern_sum.csv", "void at::native::bitonicSortKVInPlace<(int)-2, (int)-1, (int)16, (int)16, long, long, at::native::LTOp<long, (bool)1>, unsigned int>(at::cuda::detail::TensorInfo<T5, T8>, T8, T8, T8, at::cuda::detail::TensorInfo<T6, T8>, T8, T7)", "reduction"},
-		{"runs/llama3-8b-roofline/ncu/timing-functions.csv.gz", "lean_reduction_kernel", "reduction"},
+		{"ncu/h200-llama3-8b-function-names/ncu/timing-functions.csv.gz", "lean_reduction_kernel", "reduction"},
 
 		// copy
 		// direct_copy_kernel inside an elementwise kernel is a copy.

@@ -109,3 +109,25 @@ func TestKernelRegex(t *testing.T) {
 	assert.Equal(t, `regex:^(?:a\.b|c\(\)\[\]\{\}\*\+\?\|\^\$\\)$`, ncu.KernelRegex([]string{"a.b", `c()[]{}*+?|^$\`, "a.b"}))
 	assert.Equal(t, "", ncu.KernelRegex(nil))
 }
+
+// TestMangledFunctionRegex: SYNTHETIC mangled names, written by hand after
+// the Itanium C++ ABI (no ncu export prints mangled names), for kernels of
+// the recorded runs.
+func TestMangledFunctionRegex(t *testing.T) {
+	re := ncu.MangledFunctionRegex([]string{"vectorized_elementwise_kernel", "Kernel2", "nvjet_sm90_tst_8x64_64x16_4x1_v_bz_TNN", "Kernel2"})
+	require.True(t, strings.HasPrefix(re, "regex:"))
+	m := regexp.MustCompile(strings.TrimPrefix(re, "regex:"))
+	for name, want := range map[string]bool{
+		"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_17CUDAFunctor_addIN3c108BFloat16EEESt5arrayIPcLm3EEEEviT0_T1_":                        true,
+		"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_": true,
+		"_ZN7cutlass7Kernel2I36cutlass_80_simt_sgemm_128x32_8x5_nn_align1EEvNT_6ParamsE":                                                            true,
+		"nvjet_sm90_tst_8x64_64x16_4x1_v_bz_TNN":                 true,
+		"nvjet_sm90_tst_8x64_64x16_4x1_v_bz_TNNx":                false, // another extern "C" kernel
+		"_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_xEEvi": false, // another function
+		"_ZN2at6native129vectorized_elementwise_kernelILi8EEEvi": false, // a longer name's length prefix
+		"_ZN2at6native30vectorized_elementwise_kernelsILi8EEEvi": false,
+	} {
+		assert.Equal(t, want, m.MatchString(name), name)
+	}
+	assert.Equal(t, "", ncu.MangledFunctionRegex(nil))
+}

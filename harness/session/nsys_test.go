@@ -141,7 +141,7 @@ func TestSessionNsys(t *testing.T) {
 		}
 	}
 	deep := strings.Join(deepCall(t, f.calls), " ")
-	assert.Contains(t, deep, "--kernel-name-base function --kernel-name regex:^(?:kernel|")
+	assert.Contains(t, deep, "--kernel-name-base mangled --kernel-name regex:^(?:kernel|")
 	assert.Contains(t, deep, "|vectorized_elementwise_kernel|")
 	assert.Contains(t, deep, "--nvtx-include decode_all/")
 

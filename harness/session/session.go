@@ -177,8 +177,10 @@ func (s *Session) pass(out, replay string, metrics []string, set string, section
 		// configuration of every matching kernel, not to all of them
 		// together (which took the first launches, all in prefill, on an
 		// H200).
-		// Function names: see topKernels.
-		p.KernelNameBase, p.KernelRegex, p.FilterMode = "function", regex, "per-launch-config"
+		// Mangled names, matched by function (see topKernels and
+		// ncu.MangledFunctionRegex): each template instantiation is then a
+		// kernel of its own for the per-launch-config sampling.
+		p.KernelNameBase, p.KernelRegex, p.FilterMode = "mangled", regex, "per-launch-config"
 	}
 	return p
 }
@@ -244,7 +246,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	c := s.Cfg.NCU
 	regex, count, note := "", c.LaunchCount, "deep pass over every launch in the NVTX ranges"
 	if len(topKernels) > 0 {
-		regex = ncu.KernelRegex(topKernels)
+		regex = ncu.MangledFunctionRegex(topKernels)
 		if count == 0 {
 			count = c.PerKernelLaunches
 		}
