@@ -7,6 +7,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
 // EnvInfo is env.json: the GPU as NVML reports it, the profilers found and
@@ -19,6 +20,15 @@ type EnvInfo struct {
 	OS        string           `json:"os"`
 	Arch      string           `json:"arch"`
 	GoVersion string           `json:"go_version"`
+	// Workload is what the workload reported of itself in stage 1: the
+	// model's identity and its framework versions (added once stage 1 ran).
+	Workload *WorkloadInfo `json:"workload,omitempty"`
+}
+
+// WorkloadInfo is the workload's own provenance, from its stage-1 report.
+type WorkloadInfo struct {
+	Model    workload.Model    `json:"model"`
+	Versions map[string]string `json:"versions,omitempty"`
 }
 
 // Probe is one profiler as found.

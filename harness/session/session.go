@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -421,9 +422,11 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err := s.step(ctx, run, byName["stage1"], false); err != nil {
 		return fmt.Errorf("stage 1: %w", err)
 	}
-	if err := checkStage1(run); err != nil {
+	rep, err := checkStage1(run)
+	if err != nil {
 		return err
 	}
+	addWorkloadToEnv(run, rep)
 	top, err := s.runTimeline(ctx, run)
 	if err != nil {
 		return err
@@ -762,19 +765,43 @@ func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 	return names, nil
 }
 
-func checkStage1(run *artifacts.Run) error {
+func checkStage1(run *artifacts.Run) (*workload.Report, error) {
 	f, err := os.Open(run.Path(artifacts.Stage1Report))
 	if err != nil {
 		run.Record(artifacts.Stage1Report, artifacts.StatusMissing, "the workload wrote no report to $"+workload.EnvReport)
-		return fmt.Errorf("stage 1: the workload wrote no report to $%s (%s)", workload.EnvReport, artifacts.Stage1Report)
+		return nil, fmt.Errorf("stage 1: the workload wrote no report to $%s (%s)", workload.EnvReport, artifacts.Stage1Report)
 	}
 	defer f.Close()
-	if _, err := workload.ReadReport(f, artifacts.Stage1Report); err != nil {
+	rep, err := workload.ReadReport(f, artifacts.Stage1Report)
+	if err != nil {
 		run.Record(artifacts.Stage1Report, artifacts.StatusPartial, err.Error())
-		return err
+		return nil, err
 	}
 	run.Record(artifacts.Stage1Report, artifacts.StatusComplete, "")
-	return nil
+	return rep, nil
+}
+
+// addWorkloadToEnv adds the workload's model identity and versions, from
+// its stage-1 report, to env.json. An env.json that is not deepprof's (a
+// test's stand-in) is left as it is, and the note says so.
+func addWorkloadToEnv(run *artifacts.Run, rep *workload.Report) {
+	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
+	if err != nil {
+		return // none was written; the manifest says why
+	}
+	var env EnvInfo
+	if err := json.Unmarshal(b, &env); err != nil {
+		run.Note("env.json: the workload's model and versions were not added: %v", err)
+		return
+	}
+	env.Workload = &WorkloadInfo{Model: rep.Model, Versions: rep.Versions}
+	out, err := env.JSON()
+	if err == nil {
+		err = run.Write(artifacts.EnvJSON, out)
+	}
+	if err != nil {
+		run.Note("env.json: the workload's model and versions were not added: %v", err)
+	}
 }
 
 // inputs is inputs.yaml: exactly what the workload was run with.

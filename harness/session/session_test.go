@@ -167,7 +167,9 @@ func newSession(t *testing.T, cfg *config.Config, f *fakeTools) *Session {
 	require.NoError(t, err)
 	// ToolEnv with no PATH and no fallbacks: no host's nsys is found.
 	return &Session{Cfg: cfg, ConfigYAML: y, Runner: f, Ncu: "/usr/local/cuda/bin/ncu", ToolEnv: &tools.Env{Fallbacks: []string{}},
-		Env: func() ([]byte, error) { return []byte(`{"gpu": "fake"}` + "\n"), nil },
+		Env: func() ([]byte, error) {
+			return []byte(`{"gpu_error": "a test: no NVML", "tools": {}, "host": "test", "os": "linux", "arch": "amd64", "go_version": "go"}` + "\n"), nil
+		},
 		Now: func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }}
 }
 
@@ -222,6 +224,24 @@ func TestSessionOffline(t *testing.T) {
 		assert.FileExists(t, run.Path(rel))
 	}
 	goldenRun(t, "offline", run, root, artifacts.ManifestJSON, artifacts.ReportMD, artifacts.InputsYAML, artifacts.KernelsMD)
+
+	// env.json gained the model and versions the workload reported.
+	var env EnvInfo
+	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &env))
+	require.NotNil(t, env.Workload)
+	var rep struct {
+		Model struct {
+			Name string `json:"name"`
+		} `json:"model"`
+	}
+	b, err = os.ReadFile(run.Path(artifacts.Stage1Report))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rep))
+	assert.Equal(t, rep.Model.Name, env.Workload.Model.Name)
+	assert.NotEmpty(t, env.Workload.Model.Name)
+	assert.Equal(t, "a test: no NVML", env.GPUError, "the rest of env.json is kept")
 
 	// The deep pass is filtered to the timing pass's top kernels.
 	var deep []string
