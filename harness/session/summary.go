@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
@@ -131,12 +132,18 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 		why = k.Missing
 	}
 	draw(ChartRoofline, "roofline of the top kernels", why, func() ([]byte, error) {
+		// Points are labelled with their # in the Top Kernels table: long
+		// kernel names of neighbouring points overlapped.
+		rank := map[string]int{}
+		for i, r := range k.Rows {
+			rank[r.Name] = i + 1
+		}
 		var pts []charts.Point
 		for _, p := range k.Roofline {
-			pts = append(pts, charts.Point{Label: p.Kernel, Intensity: p.Intensity, FLOPS: p.FLOPS})
+			pts = append(pts, charts.Point{Label: "#" + strconv.Itoa(rank[p.Kernel]), Intensity: p.Intensity, FLOPS: p.FLOPS})
 		}
 		pk := s.Environment.Peak
-		return charts.Roofline("Roofline: top kernels (deep pass, DRAM)", pts, pk.FLOPS(), pk.BytesPerSec())
+		return charts.Roofline("Roofline: top kernels by # of the Top Kernels table (deep pass, DRAM)", pts, pk.FLOPS(), pk.BytesPerSec())
 	})
 	return out
 }
