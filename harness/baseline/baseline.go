@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/diff"
+	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 )
 
 // Format names the file format and its version: the value of "format".
@@ -187,21 +188,14 @@ func lineOf(data []byte, section, text string) int {
 }
 
 func positioned(name string, data []byte, err error) error {
-	off := int64(-1)
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		off = int64(len(data))
+	off, ok := jsonpos.Offset(err)
+	if !ok && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		off, ok = int64(len(data)), true
 	}
-	if off < 0 {
+	if !ok {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	return fmt.Errorf("%s:%d: %w", name, 1+bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}), err)
+	return fmt.Errorf("%s:%d: %w", name, jsonpos.Line(data, off), err)
 }
 
 // Tolerances are how far a run may move from its baseline before Check

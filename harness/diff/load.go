@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -371,7 +372,7 @@ type jsonDoc struct {
 }
 
 func (d jsonDoc) line(off int64) int {
-	return d.first + bytes.Count(d.data[:min(max(off, 0), int64(len(d.data)))], []byte{'\n'})
+	return d.first - 1 + jsonpos.Line(d.data, off)
 }
 
 func (d jsonDoc) errorf(off int64, format string, args ...any) error {
@@ -380,13 +381,10 @@ func (d jsonDoc) errorf(off int64, format string, args ...any) error {
 
 // positioned adds the line of a JSON error's offset to it.
 func (d jsonDoc) positioned(err error) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
+	if off, ok := jsonpos.Offset(err); ok {
+		return d.errorf(off, "%w", err)
+	}
 	switch {
-	case errors.As(err, &se):
-		return d.errorf(se.Offset, "%w", err)
-	case errors.As(err, &te):
-		return d.errorf(te.Offset, "%w", err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return d.errorf(int64(len(d.data)), "unexpected end of JSON")
 	}

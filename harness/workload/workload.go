@@ -18,6 +18,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+
+	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 )
 
 // Phase tells the workload which step of a session runs it, so it can switch
@@ -218,21 +220,12 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 
 // positioned adds the line of a JSON error's offset.
 func positioned(name string, data []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 {
+	off, ok := jsonpos.Offset(err)
+	if !ok {
 		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("%s:1: empty report: the workload wrote nothing", name)
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	line := 1 + bytes.Count(data[:min(int(off), len(data))], []byte{'\n'})
-	return fmt.Errorf("%s:%d: %w", name, line, err)
+	return fmt.Errorf("%s:%d: %w", name, jsonpos.Line(data, off), err)
 }
