@@ -295,20 +295,17 @@ func (t *table) next() (r row, se *SyntaxError, ok bool) {
 	return r, nil, true
 }
 
-// KernelSumReader reads the rows of a cuda_gpu_kern_sum CSV.
-type KernelSumReader struct {
-	t   table
-	rec Record
-}
-
-// NewKernelSumReader returns a reader of r; name is used in error messages.
-func NewKernelSumReader(r io.Reader, name string) *KernelSumReader {
-	return &KernelSumReader{t: newTable(r, name, ReportKernSum, "Name")}
+// rowReader is the Scanner-shaped reading both stats readers share: each
+// row becomes a record by its report's own conversion.
+type rowReader struct {
+	t    table
+	rec  Record
+	make func(row) Record
 }
 
 // Scan advances to the next record. It returns false at the end of input or
 // when the read cannot go on (see Err).
-func (r *KernelSumReader) Scan() bool {
+func (r *rowReader) Scan() bool {
 	row, se, ok := r.t.next()
 	switch {
 	case !ok:
@@ -317,79 +314,58 @@ func (r *KernelSumReader) Scan() bool {
 	case se != nil:
 		r.rec = se
 	default:
-		r.rec = &KernelSum{Name: row.name, TotalNS: row.v[colTotal], AvgNS: row.v[colAvg], MedNS: row.v[colMed],
-			MinNS: row.v[colMin], MaxNS: row.v[colMax], StdDevNS: row.v[colStd], Instances: row.inst,
-			TimePct: row.v[colPct], Line: row.line}
+		r.rec = r.make(row)
 	}
 	return true
 }
 
-// Record is the current record: a *KernelSum or a *SyntaxError.
-func (r *KernelSumReader) Record() Record { return r.rec }
+// Record is the current record: the report's row type or a *SyntaxError.
+func (r *rowReader) Record() Record { return r.rec }
 
 // Err is the error that ended the read: an I/O error, or a *SyntaxError for
 // an input that cannot be read at all. It is nil at a clean end of input.
-func (r *KernelSumReader) Err() error { return r.t.err }
+func (r *rowReader) Err() error { return r.t.err }
 
 // Rows is the number of well-formed rows returned so far.
-func (r *KernelSumReader) Rows() int { return r.t.rows }
+func (r *rowReader) Rows() int { return r.t.rows }
 
-// RangeSumReader reads the rows of an nvtx_sum CSV.
-type RangeSumReader struct {
-	t   table
-	rec Record
+// KernelSumReader reads the rows of a cuda_gpu_kern_sum CSV: its records
+// are *KernelSum or *SyntaxError.
+type KernelSumReader struct{ rowReader }
+
+// NewKernelSumReader returns a reader of r; name is used in error messages.
+func NewKernelSumReader(r io.Reader, name string) *KernelSumReader {
+	return &KernelSumReader{rowReader{t: newTable(r, name, ReportKernSum, "Name"), make: func(row row) Record {
+		return &KernelSum{Name: row.name, TotalNS: row.v[colTotal], AvgNS: row.v[colAvg], MedNS: row.v[colMed],
+			MinNS: row.v[colMin], MaxNS: row.v[colMax], StdDevNS: row.v[colStd], Instances: row.inst,
+			TimePct: row.v[colPct], Line: row.line}
+	}}}
 }
+
+// RangeSumReader reads the rows of an nvtx_sum CSV: its records are
+// *RangeSum or *SyntaxError.
+type RangeSumReader struct{ rowReader }
 
 // NewRangeSumReader returns a reader of r; name is used in error messages.
 func NewRangeSumReader(r io.Reader, name string) *RangeSumReader {
-	return &RangeSumReader{t: newTable(r, name, ReportNVTXSum, "Range")}
-}
-
-// Scan advances to the next record, as KernelSumReader.Scan.
-func (r *RangeSumReader) Scan() bool {
-	row, se, ok := r.t.next()
-	switch {
-	case !ok:
-		r.rec = nil
-		return false
-	case se != nil:
-		r.rec = se
-	default:
-		r.rec = &RangeSum{Range: row.name, Style: row.style, TotalNS: row.v[colTotal], AvgNS: row.v[colAvg],
+	return &RangeSumReader{rowReader{t: newTable(r, name, ReportNVTXSum, "Range"), make: func(row row) Record {
+		return &RangeSum{Range: row.name, Style: row.style, TotalNS: row.v[colTotal], AvgNS: row.v[colAvg],
 			MedNS: row.v[colMed], MinNS: row.v[colMin], MaxNS: row.v[colMax], StdDevNS: row.v[colStd],
 			Instances: row.inst, TimePct: row.v[colPct], Line: row.line}
-	}
-	return true
+	}}}
 }
-
-// Record is the current record: a *RangeSum or a *SyntaxError.
-func (r *RangeSumReader) Record() Record { return r.rec }
-
-// Err is as KernelSumReader.Err.
-func (r *RangeSumReader) Err() error { return r.t.err }
-
-// Rows is the number of well-formed rows returned so far.
-func (r *RangeSumReader) Rows() int { return r.t.rows }
 
 // ReadKernelSums reads a whole cuda_gpu_kern_sum CSV. The first malformed
 // row ends it with its positioned error: a top-N is not picked from a file
 // that was only partly understood. A header with no rows is an error too.
 func ReadKernelSums(r io.Reader, name string) ([]KernelSum, error) {
 	kr := NewKernelSumReader(r, name)
-	var out []KernelSum
-	for kr.Scan() {
-		switch rec := kr.Record().(type) {
-		case *SyntaxError:
-			return nil, rec
-		case *KernelSum:
-			out = append(out, *rec)
-		}
+	out, err := readAll[KernelSum](&kr.rowReader)
+	if err == nil && len(out) == 0 {
+		err = &SyntaxError{File: name, Line: kr.t.sc.NextLine(), Msg: "no kernel rows after the header: the capture holds no CUDA kernels"}
 	}
-	if err := kr.Err(); err != nil {
+	if err != nil {
 		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, &SyntaxError{File: name, Line: kr.t.sc.NextLine(), Msg: "no kernel rows after the header: the capture holds no CUDA kernels"}
 	}
 	return out, nil
 }
@@ -398,17 +374,23 @@ func ReadKernelSums(r io.Reader, name string) ([]KernelSum, error) {
 // with its positioned error. A header with no rows gives no ranges and no
 // error.
 func ReadRangeSums(r io.Reader, name string) ([]RangeSum, error) {
-	rr := NewRangeSumReader(r, name)
-	var out []RangeSum
-	for rr.Scan() {
-		switch rec := rr.Record().(type) {
-		case *SyntaxError:
-			return nil, rec
-		case *RangeSum:
-			out = append(out, *rec)
+	return readAll[RangeSum](&NewRangeSumReader(r, name).rowReader)
+}
+
+// readAll reads every record; the first *SyntaxError, or the error that
+// ended the read, ends it.
+func readAll[T any](r *rowReader) ([]T, error) {
+	var out []T
+	for r.Scan() {
+		rec := r.Record()
+		if se, ok := rec.(*SyntaxError); ok {
+			return nil, se
+		}
+		if v, ok := any(rec).(*T); ok {
+			out = append(out, *v)
 		}
 	}
-	if err := rr.Err(); err != nil {
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
