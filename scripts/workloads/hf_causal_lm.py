@@ -13,7 +13,10 @@ NVTX ranges: --prefill-range (prefill), --decode-range (decode_all) holding one 
 pushes default-domain ranges: a named domain goes through a small shim compiled with gcc against
 CUDA's nvtx3 headers). --sub-stage MODULE=RANGE adds a range around every call of a named module.
 
-Under a profiler ($DEEPPROF_PHASE=nsys or ncu) the torch profiler stays off (CUPTI conflicts).
+Under a profiler ($DEEPPROF_PHASE=nsys, ncu or cupti) the torch profiler stays off (CUPTI conflicts).
+With $DEEPPROF_PHASE=oracle (and $DEEPPROF_ORACLE set to a path) each timed generate runs its prefill and
+its decode under torch.profiler (CUDA activity only) and the kernel figures it saw are written there as
+JSON: the independent check of a CUPTI timeline's kernel times (see oracle()).
 """
 import argparse
 import ctypes
@@ -206,6 +209,64 @@ def generate(model, ids, new_tokens, nvtx, a, subs=None):
     return (t1 - t0) * 1e3, (t2 - t1) * 1e3
 
 
+def _kernel_events(prof):
+    """(name, duration us) of each kernel torch.profiler saw; memcpys and memsets are not kernels."""
+    out = []
+    cuda = torch.autograd.DeviceType.CUDA
+    for e in prof.events():
+        if getattr(e, "device_type", None) != cuda:
+            continue
+        if e.name.startswith(("Memcpy", "Memset")):
+            continue
+        out.append((e.name, e.time_range.end - e.time_range.start))
+    return out
+
+
+def oracle(model, ids, a, nvtx, repeats):
+    """torch.profiler's view of the timed generates, phase by phase: the prefill and the decode loop
+    each run inside a profiler session of their own (CUDA activity only, so that the figures hold
+    kernels and nothing else), inside the same NVTX ranges as the timed run. Returns the oracle JSON:
+    per phase (keyed by its NVTX range) kernel time and launches, and per kernel total time and calls,
+    summed over the repeats."""
+    from torch.profiler import ProfilerActivity, profile
+    phases = {a.prefill_range: [0.0, 0], a.decode_range: [0.0, 0]}
+    kernels = {}
+
+    def account(phase, prof):
+        for name, us in _kernel_events(prof):
+            phases[phase][0] += us / 1e3
+            phases[phase][1] += 1
+            k = kernels.setdefault(name, [0.0, 0])
+            k[0] += us / 1e3
+            k[1] += 1
+
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as p:
+            nvtx.push(a.prefill_range)
+            out = model(ids, use_cache=True)
+            nvtx.pop()
+            torch.cuda.synchronize()
+        account(a.prefill_range, p)
+        past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        with profile(activities=[ProfilerActivity.CUDA]) as p:
+            nvtx.push(a.decode_range)
+            for _ in range(a.new_tokens):
+                nvtx.push(a.step_range)
+                out = model(nxt, past_key_values=past, use_cache=True)
+                past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+                nvtx.pop()
+            nvtx.pop()
+            torch.cuda.synchronize()
+        account(a.decode_range, p)
+    rows = [{"name": n, "total_ms": v[0], "calls": v[1]} for n, v in kernels.items()]
+    rows.sort(key=lambda r: (-r["total_ms"], r["name"]))
+    return {"tool": "torch.profiler", "torch": torch.__version__, "activities": ["CUDA"], "repeats": repeats,
+            "domain": os.environ.get("DEEPPROF_NVTX_DOMAIN", ""),
+            "phases": [{"range": r, "kernel_ms": v[0], "launches": v[1]} for r, v in phases.items()],
+            "kernels": rows}
+
+
 def operator_table(model, ids, a, nvtx):
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -279,6 +340,18 @@ def main():
             generate(model, ids, a.new_tokens, NoNVTX(), a)
         torch.cuda.synchronize()
         subs.collect()
+        if phase == "oracle":
+            path = os.environ.get("DEEPPROF_ORACLE")
+            if not path:
+                sys.exit("workload: DEEPPROF_PHASE=oracle needs DEEPPROF_ORACLE, the path of the JSON to write")
+            fig = oracle(model, ids, a, nvtx, a.repeats)
+            fig["device"] = torch.cuda.get_device_name()
+            tmp = path + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(fig, f, indent=1)
+            os.replace(tmp, path)
+            print(f"workload: oracle figures of {a.repeats} generate(s) written to {path}", flush=True)
+            return
         prefill, decode, sub_ms = [], [], {}
         for _ in range(a.repeats):
             pm, dm = generate(model, ids, a.new_tokens, nvtx, a, subs)
