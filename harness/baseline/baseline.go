@@ -26,6 +26,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 // Format names the file format and its version: the value of "format".
@@ -56,7 +57,7 @@ type Baseline struct {
 // Stage is one stage's repeats, summarized (after a dropped warm-up).
 type Stage struct {
 	Name string `json:"name"`
-	diff.StageStat
+	stats.Summary
 }
 
 // Kernels are the run's top kernels by total time.
@@ -96,7 +97,7 @@ func FromSummary(s *diff.Summary, top int) *Baseline {
 	b := &Baseline{Format: Format, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
 		Stages: []Stage{}, Regions: []diff.Region{}}
 	for _, st := range s.Stages {
-		b.Stages = append(b.Stages, Stage{Name: st.Name, StageStat: st.Stat})
+		b.Stages = append(b.Stages, Stage{Name: st.Name, Summary: st.Stat})
 	}
 	ks := s.Kernels
 	if top > 0 && len(ks) > top {
@@ -119,7 +120,7 @@ func (b *Baseline) Summary() *diff.Summary {
 		s.EveryLaunchRegions = b.Regions
 	}
 	for _, st := range b.Stages {
-		s.Stages = append(s.Stages, diff.Stage{Name: st.Name, Stat: st.StageStat})
+		s.Stages = append(s.Stages, diff.Stage{Name: st.Name, Stat: st.Summary})
 	}
 	return s
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
 	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 const (
@@ -39,7 +40,7 @@ func TestFromRun(t *testing.T) {
 	assert.Equal(t, "prefill", b.Stages[0].Name)
 	assert.Equal(t, "decode", b.Stages[1].Name)
 	for _, st := range b.Stages {
-		assert.Equal(t, diff.Summarize(rec.Stages[st.Name]), st.StageStat, st.Name)
+		assert.Equal(t, stats.Summarize(rec.Stages[st.Name]), st.Summary, st.Name)
 	}
 	require.Greater(t, len(rec.Kernels), 3)
 	assert.Equal(t, rec.Kernels[:3], b.Kernels.Rows, "the top 3, as listed")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 // JSON writes the result as indented JSON.
@@ -184,7 +185,7 @@ func (r *Result) writeStages(b *strings.Builder) {
 	fmt.Fprintf(b, "%s, ms per repeat: mean ± sd (n).\n\n", artifacts.Stage1Report)
 	var abVals, dVals []float64
 	for _, s := range r.Stages {
-		for _, st := range []*StageStat{s.A, s.B} {
+		for _, st := range []*stats.Summary{s.A, s.B} {
 			if st != nil {
 				abVals = append(abVals, st.MeanMS, st.SDMS)
 			}
@@ -194,7 +195,7 @@ func (r *Result) writeStages(b *strings.Builder) {
 		}
 	}
 	dab, dd := report.Decimals(abVals, 3), report.Decimals(dVals, 3)
-	stat := func(st *StageStat) string {
+	stat := func(st *stats.Summary) string {
 		if st == nil {
 			return "—"
 		}
