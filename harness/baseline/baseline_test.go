@@ -161,6 +161,23 @@ func TestCompare(t *testing.T) {
 	assert.False(t, r.Regression, "within a 25% kernel tolerance")
 	_, err = baseline.Compare(base, run, baseline.Tolerances{MFUPct: -3})
 	assert.Error(t, err)
+
+	// A SYNTHETIC run: tiny-llama with decode 1.5x slower and its first
+	// repeat a warm-up. The table of what moved says which repeat was
+	// dropped from B's decode mean, and why.
+	base, err = baseline.FromRun(tiny)
+	require.NoError(t, err)
+	run, err = baseline.FromRun(difftest.Run(t, tiny, difftest.ScaleStage("decode", 1.5), difftest.ScaleRepeat("decode", 0, 10)))
+	require.NoError(t, err)
+	r, err = baseline.Compare(base, run, baseline.DefaultTolerances())
+	require.NoError(t, err)
+	assert.True(t, r.Regression)
+	moved := r.MovedMarkdown()
+	assert.Contains(t, moved, "| stage | decode | ")
+	w := 15 * difftest.Read(t, tiny).Stages["decode"][0]
+	assert.Contains(t, moved, "- B's decode: first of 3 repeats, "+strconv.FormatFloat(w, 'f', 1, 64)+
+		" ms, dropped: over 1.5× the median of the other repeats (warm-up).")
+	assert.NotContains(t, moved, "A's decode")
 }
 
 // assertMovedRow checks the row of kernel k in a table of what moved: its
