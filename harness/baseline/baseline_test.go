@@ -125,10 +125,10 @@ func TestRead(t *testing.T) {
 }
 
 func TestTolerances(t *testing.T) {
-	th, err := baseline.Tolerances{KernelPct: 2.5}.Thresholds()
+	th, err := baseline.Thresholds(baseline.Tolerances{KernelPct: 2.5})
 	require.NoError(t, err)
 	assert.Equal(t, diff.Thresholds{Stage: 0.1, Kernel: 0.025, Region: 0.1, MFU: 0.1}, th, "zero takes the default, 10%")
-	_, err = baseline.Tolerances{StagePct: -1}.Thresholds()
+	_, err = baseline.Thresholds(baseline.Tolerances{StagePct: -1})
 	assert.ErrorContains(t, err, "tolerance stage_pct = -1")
 
 	// The names a profile gives them.
