@@ -26,6 +26,8 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
+	"github.com/llm-perf-opt/deepprof/harness/tolerance"
 )
 
 // Format names the file format and its version: the value of "format".
@@ -56,7 +58,7 @@ type Baseline struct {
 // Stage is one stage's repeats, summarized (after a dropped warm-up).
 type Stage struct {
 	Name string `json:"name"`
-	diff.StageStat
+	stats.Summary
 }
 
 // Kernels are the run's top kernels by total time.
@@ -96,7 +98,7 @@ func FromSummary(s *diff.Summary, top int) *Baseline {
 	b := &Baseline{Format: Format, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
 		Stages: []Stage{}, Regions: []diff.Region{}}
 	for _, st := range s.Stages {
-		b.Stages = append(b.Stages, Stage{Name: st.Name, StageStat: st.Stat})
+		b.Stages = append(b.Stages, Stage{Name: st.Name, Summary: st.Stat})
 	}
 	ks := s.Kernels
 	if top > 0 && len(ks) > top {
@@ -119,7 +121,7 @@ func (b *Baseline) Summary() *diff.Summary {
 		s.EveryLaunchRegions = b.Regions
 	}
 	for _, st := range b.Stages {
-		s.Stages = append(s.Stages, diff.Stage{Name: st.Name, Stat: st.StageStat})
+		s.Stages = append(s.Stages, diff.Stage{Name: st.Name, Stat: st.Summary})
 	}
 	return s
 }
@@ -199,45 +201,26 @@ func positioned(name string, data []byte, err error) error {
 }
 
 // Tolerances are how far a run may move from its baseline before Check
-// fails, in percent of the baseline, per part. A zero field takes the
-// default (DefaultTolerances).
-type Tolerances struct {
-	StagePct  float64 `json:"stage_pct" yaml:"stage_pct" koanf:"stage_pct"`
-	KernelPct float64 `json:"kernel_pct" yaml:"kernel_pct" koanf:"kernel_pct"`
-	RegionPct float64 `json:"region_pct" yaml:"region_pct" koanf:"region_pct"`
-	MFUPct    float64 `json:"mfu_pct" yaml:"mfu_pct" koanf:"mfu_pct"`
-}
+// fails, in percent of the baseline, per part; a zero field takes the
+// default (10%). They live in package tolerance, which package config can
+// import without pulling in this package's dependencies.
+type Tolerances = tolerance.Tolerances
 
-// DefaultTolerances: 10% for every part.
-func DefaultTolerances() Tolerances { return Tolerances{10, 10, 10, 10} }
+// DefaultTolerances: 10% for every part (tolerance.Default).
+func DefaultTolerances() Tolerances { return tolerance.Default() }
 
-// Thresholds converts the tolerances to package diff's fractions, defaults
+// Thresholds converts tolerances to package diff's fractions, defaults
 // filled in. A negative or non-finite tolerance is an error.
-func (t Tolerances) Thresholds() (diff.Thresholds, error) {
-	def := DefaultTolerances()
-	frac := func(key string, v, d float64) (float64, error) {
-		switch {
-		case v == 0:
-			return d / 100, nil
-		case !(v > 0) || math.IsInf(v, 0):
-			return 0, fmt.Errorf("tolerance %s = %v: want a percentage > 0 (0 takes the default, %g)", key, v, d)
-		}
-		return v / 100, nil
-	}
-	var th diff.Thresholds
-	var errs [4]error
-	th.Stage, errs[0] = frac("stage_pct", t.StagePct, def.StagePct)
-	th.Kernel, errs[1] = frac("kernel_pct", t.KernelPct, def.KernelPct)
-	th.Region, errs[2] = frac("region_pct", t.RegionPct, def.RegionPct)
-	th.MFU, errs[3] = frac("mfu_pct", t.MFUPct, def.MFUPct)
-	return th, errors.Join(errs[:]...)
+func Thresholds(t Tolerances) (diff.Thresholds, error) {
+	f, err := t.Fractions()
+	return diff.Thresholds(f), err
 }
 
 // Compare compares a run (B, from FromRun) with its baseline (A) within the
 // tolerances. The result's MovedMarkdown is the table of what moved; its
 // Regression says whether anything moved beyond them the wrong way.
 func Compare(base, run *Baseline, tol Tolerances) (*diff.Result, error) {
-	th, err := tol.Thresholds()
+	th, err := Thresholds(tol)
 	if err != nil {
 		return nil, err
 	}

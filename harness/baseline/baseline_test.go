@@ -20,6 +20,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
 	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 const (
@@ -39,7 +40,7 @@ func TestFromRun(t *testing.T) {
 	assert.Equal(t, "prefill", b.Stages[0].Name)
 	assert.Equal(t, "decode", b.Stages[1].Name)
 	for _, st := range b.Stages {
-		assert.Equal(t, diff.Summarize(rec.Stages[st.Name]), st.StageStat, st.Name)
+		assert.Equal(t, stats.Summarize(rec.Stages[st.Name]), st.Summary, st.Name)
 	}
 	require.Greater(t, len(rec.Kernels), 3)
 	assert.Equal(t, rec.Kernels[:3], b.Kernels.Rows, "the top 3, as listed")
@@ -124,10 +125,10 @@ func TestRead(t *testing.T) {
 }
 
 func TestTolerances(t *testing.T) {
-	th, err := baseline.Tolerances{KernelPct: 2.5}.Thresholds()
+	th, err := baseline.Thresholds(baseline.Tolerances{KernelPct: 2.5})
 	require.NoError(t, err)
 	assert.Equal(t, diff.Thresholds{Stage: 0.1, Kernel: 0.025, Region: 0.1, MFU: 0.1}, th, "zero takes the default, 10%")
-	_, err = baseline.Tolerances{StagePct: -1}.Thresholds()
+	_, err = baseline.Thresholds(baseline.Tolerances{StagePct: -1})
 	assert.ErrorContains(t, err, "tolerance stage_pct = -1")
 
 	// The names a profile gives them.
@@ -160,6 +161,23 @@ func TestCompare(t *testing.T) {
 	assert.False(t, r.Regression, "within a 25% kernel tolerance")
 	_, err = baseline.Compare(base, run, baseline.Tolerances{MFUPct: -3})
 	assert.Error(t, err)
+
+	// A SYNTHETIC run: tiny-llama with decode 1.5x slower and its first
+	// repeat a warm-up. The table of what moved says which repeat was
+	// dropped from B's decode mean, and why.
+	base, err = baseline.FromRun(tiny)
+	require.NoError(t, err)
+	run, err = baseline.FromRun(difftest.Run(t, tiny, difftest.ScaleStage("decode", 1.5), difftest.ScaleRepeat("decode", 0, 10)))
+	require.NoError(t, err)
+	r, err = baseline.Compare(base, run, baseline.DefaultTolerances())
+	require.NoError(t, err)
+	assert.True(t, r.Regression)
+	moved := r.MovedMarkdown()
+	assert.Contains(t, moved, "| stage | decode | ")
+	w := 15 * difftest.Read(t, tiny).Stages["decode"][0]
+	assert.Contains(t, moved, "- B's decode: first of 3 repeats, "+strconv.FormatFloat(w, 'f', 1, 64)+
+		" ms, dropped: over 1.5× the median of the other repeats (warm-up).")
+	assert.NotContains(t, moved, "A's decode")
 }
 
 // assertMovedRow checks the row of kernel k in a table of what moved: its

@@ -50,7 +50,7 @@ func (c Checker) Check(t testing.TB, name, runDir string, tol Tolerances) {
 		return
 	}
 	path := filepath.Join(dir, name+".json")
-	if _, err := tol.Thresholds(); err != nil {
+	if _, err := tol.Fractions(); err != nil {
 		t.Errorf("baseline %s: %v", path, err)
 		return
 	}
@@ -123,7 +123,7 @@ func updating() bool {
 }
 
 func tolText(tol Tolerances) string {
-	th, _ := tol.Thresholds()
+	th, _ := tol.Fractions()
 	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', -1, 64) + "%" }
 	return fmt.Sprintf("stages %s, kernels %s, regions %s, MFU %s", p(th.Stage), p(th.Kernel), p(th.Region), p(th.MFU))
 }

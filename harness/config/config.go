@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"github.com/llm-perf-opt/deepprof/harness/baseline"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/tolerance"
 )
 
 // Config is the whole configuration of a session. Every key of a profile
@@ -30,7 +30,7 @@ type Config struct {
 	Report   Report   `koanf:"report" yaml:"report"`
 	// Baseline are the tolerances of performance baselines
 	// (golden/perf/*.json, package baseline), in percent.
-	Baseline baseline.Tolerances `koanf:"baseline" yaml:"baseline"`
+	Baseline tolerance.Tolerances `koanf:"baseline" yaml:"baseline"`
 
 	// Sources are what was composed, in order: "defaults" (Default), each
 	// profile file, then "override KEY=VALUE" for each override. It is not
@@ -181,7 +181,7 @@ func Default() *Config {
 		// within 10%. So wall-clock stages (and MFU, made from them) only
 		// gate large regressions by default; tighten them on dedicated
 		// machines (baseline.stage_pct=10).
-		Baseline: baseline.Tolerances{StagePct: 150, KernelPct: 10, RegionPct: 10, MFUPct: 150},
+		Baseline: tolerance.Tolerances{StagePct: 150, KernelPct: 10, RegionPct: 10, MFUPct: 150},
 	}
 }
 

@@ -148,7 +148,7 @@ func validate(c *Config) []*Error {
 	if c.Report.PeakTFLOPS < 0 || c.Report.PeakMemoryTBps < 0 {
 		bad("report.peak_tflops", "peaks must not be negative (0: from deepprof's table of GPUs)")
 	}
-	if _, err := c.Baseline.Thresholds(); err != nil {
+	if _, err := c.Baseline.Fractions(); err != nil {
 		bad("baseline", "%v", err)
 	}
 	if c.Report.PeakTFLOPS == 0 && c.Report.PeakMemoryTBps > 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 // DefaultThreshold is deepprof diff's threshold: 5% of A.
@@ -99,11 +100,11 @@ type Change struct {
 
 // StageRow compares one stage's repeats.
 type StageRow struct {
-	Name string     `json:"name"`
-	A    *StageStat `json:"a"` // nil: the stage is not in A
-	B    *StageStat `json:"b"`
-	Test string     `json:"test"`        // "welch" or "threshold only"
-	P    *float64   `json:"p,omitempty"` // Welch's two-sided p-value
+	Name string         `json:"name"`
+	A    *stats.Summary `json:"a"` // nil: the stage is not in A
+	B    *stats.Summary `json:"b"`
+	Test string         `json:"test"`        // "welch" or "threshold only"
+	P    *float64       `json:"p,omitempty"` // Welch's two-sided p-value
 	Change
 }
 
@@ -158,7 +159,7 @@ func Compare(a, b *Summary, th Thresholds) *Result {
 		B:          side(b),
 		Thresholds: th,
 		NoiseTest:  "welch",
-		Alpha:      Alpha,
+		Alpha:      stats.Alpha,
 		Rule:       Rule(th),
 	}
 	for _, s := range []struct {
@@ -221,8 +222,8 @@ func Rule(th Thresholds) string {
 		"Kernel and region totals are one number per run: threshold only. "+
 		"Slower is a regression, faster an improvement (reported, not failing); MFU lower by more than the threshold, relative to A, is a regression. "+
 		"A kernel that appeared is a regression when its time exceeds the threshold share of A's listed kernel time; disappeared kernels are reported. "+
-		"With 3 or more repeats, a first repeat over %g× the median of the others is dropped as warm-up.",
-		thr, Alpha, WarmupFactor)
+		"%s.",
+		thr, stats.Alpha, upperFirst(stats.WarmupRule()))
 }
 
 func trimPct(v float64) string {
@@ -246,7 +247,7 @@ func judge(exceeds, noise, worse bool) Verdict {
 
 // change computes B − A and whether it exceeds threshold th.
 func change(a, b, th float64) (Change, bool) {
-	d := roundMS(b - a)
+	d := stats.RoundMS(b - a)
 	c := Change{DeltaMS: &d}
 	if a != 0 {
 		p := roundFrac(100 * d / a)
@@ -272,7 +273,7 @@ func pctText(p *float64) string {
 }
 
 func (r *Result) compareStages(a, b *Summary) {
-	find := func(s *Summary, name string) *StageStat {
+	find := func(s *Summary, name string) *stats.Summary {
 		for i := range s.Stages {
 			if s.Stages[i].Name == name {
 				st := s.Stages[i].Stat
@@ -301,9 +302,9 @@ func (r *Result) compareStages(a, b *Summary) {
 		noise := false
 		if row.A.N >= 2 && row.B.N >= 2 {
 			row.Test = "welch"
-			p := roundFrac(Welch(*row.A, *row.B))
+			p := roundFrac(stats.Welch(*row.A, *row.B))
 			row.P = &p
-			noise = p >= Alpha
+			noise = p >= stats.Alpha
 		}
 		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
 		r.note(row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", name,
@@ -489,3 +490,13 @@ func (r *Result) compareMFU(a, b *Summary) {
 // fmtMS prints a time in ms for a one-line summary, with at least three
 // significant digits.
 func fmtMS(v float64) string { return report.Fixed(v, report.Decimals([]float64{v}, 0)) }
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// roundFrac rounds a derived fraction or p-value to 1e-6.
+func roundFrac(v float64) float64 { return math.Round(v*1e6) / 1e6 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 func load(t *testing.T, dir string) *diff.Summary {
@@ -246,7 +247,7 @@ func TestCompareMissingKernels(t *testing.T) {
 }
 
 func stage(name string, ms ...float64) diff.Stage {
-	return diff.Stage{Name: name, Repeats: ms, Stat: diff.Summarize(ms)}
+	return diff.Stage{Name: name, Repeats: ms, Stat: stats.Summarize(ms)}
 }
 
 func TestCompareStages(t *testing.T) {
@@ -302,9 +303,9 @@ func TestCompareStages(t *testing.T) {
 	}
 	sd := math.Sqrt(ss / float64(len(warm)-1))
 	require.Greater(t, sd, mean)
-	a := diff.StageStat{N: len(warm), MeanMS: mean, SDMS: sd}
-	b := diff.StageStat{N: len(warm), MeanMS: 1.5 * mean, SDMS: 1.5 * sd}
-	assert.Greater(t, diff.Welch(a, b), 0.5)
+	a := stats.Summary{N: len(warm), MeanMS: mean, SDMS: sd}
+	b := stats.Summary{N: len(warm), MeanMS: 1.5 * mean, SDMS: 1.5 * sd}
+	assert.Greater(t, stats.Welch(a, b), 0.5)
 }
 
 func TestCompareMFU(t *testing.T) {

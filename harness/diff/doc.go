@@ -40,7 +40,10 @@
 // So when a stage has at least 3 repeats and its first is more than 1.5× the
 // median of the others, the first is dropped from the mean and the test, and
 // the report says so (the row's warm-up value). The rule is applied to each
-// run on its own; stage times compare steady states.
+// run on its own; stage times compare steady states. The rule, the mean and
+// sd, and Welch's test are package stats's, the same that the stakeholder
+// summary's stage rows, tokens/s and MFU use: a stage has one mean
+// everywhere.
 //
 // Kernel and region totals have no repeats (one profiled run each): the
 // threshold alone decides for them. ncu serializes kernels, so their times

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -64,8 +65,8 @@ type Summary struct {
 // Stage is one stage of the workload report.
 type Stage struct {
 	Name    string
-	Repeats []float64 // as reported; nil when read from a baseline
-	Stat    StageStat
+	Repeats []float64     // as reported; nil when read from a baseline
+	Stat    stats.Summary // after the warm-up rule
 }
 
 // Kernel is one row of kernels.json.
@@ -177,7 +178,7 @@ func (s *Summary) readStage1(data []byte, name string) error {
 	}
 	for _, n := range SortStages(keys(rep.Stages)) {
 		ms := rep.Stages[n].MS
-		s.Stages = append(s.Stages, Stage{Name: n, Repeats: ms, Stat: Summarize(ms)})
+		s.Stages = append(s.Stages, Stage{Name: n, Repeats: ms, Stat: stats.Summarize(ms)})
 	}
 	return nil
 }
@@ -250,7 +251,7 @@ func (s *Summary) readKernels(data []byte, name string) error {
 	if !found {
 		return fmt.Errorf("%s:1: no \"kernels\" list (want {\"kernels\": [...]})", name)
 	}
-	s.KernelMS = roundMS(s.KernelMS)
+	s.KernelMS = stats.RoundMS(s.KernelMS)
 	return nil
 }
 
@@ -279,7 +280,7 @@ func (s *Summary) readRegions(data []byte, name string) error {
 			i, ok := byName[*r.Name]
 			switch {
 			case ok && sum:
-				regs[i].TotalMS = roundMS(regs[i].TotalMS + *r.TotalMS)
+				regs[i].TotalMS = stats.RoundMS(regs[i].TotalMS + *r.TotalMS)
 				regs[i].KernelCount += r.KernelCount
 			case ok:
 				return el.errorf(0, "region %q is listed twice", *r.Name)

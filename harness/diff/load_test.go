@@ -10,6 +10,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 const (
@@ -44,7 +45,7 @@ func TestLoadRecordedRuns(t *testing.T) {
 			for _, st := range s.Stages {
 				names = append(names, st.Name)
 				assert.Equal(t, rec.Stages[st.Name], st.Repeats, st.Name)
-				assert.Equal(t, diff.Summarize(st.Repeats), st.Stat, st.Name)
+				assert.Equal(t, stats.Summarize(st.Repeats), st.Stat, st.Name)
 			}
 			// prefill, then its sub-stages, then decode and its sub-stages,
 			// then other stages by name.
@@ -91,7 +92,7 @@ func TestLoadWarmupDropped(t *testing.T) {
 		sum += v
 	}
 	assert.InDelta(t, sum/float64(len(want)-1), dec.Stat.MeanMS, 1e-9, "the mean of the others")
-	assert.Equal(t, s.Stages[0].Stat, diff.Summarize(rec.Stages["prefill"]), "prefill untouched")
+	assert.Equal(t, s.Stages[0].Stat, stats.Summarize(rec.Stages["prefill"]), "prefill untouched")
 }
 
 func TestLoadMissing(t *testing.T) {

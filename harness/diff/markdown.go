@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 // JSON writes the result as indented JSON.
@@ -53,8 +54,10 @@ func (r *Result) MovedMarkdown() string {
 	}
 	moved := func(v Verdict) bool { return v != Unchanged && v != NotAvail }
 	ms := func(v float64) string { return fmtMS(v) + " ms" }
+	var movedStages []StageRow
 	for _, s := range r.Stages {
 		if moved(s.Verdict) {
+			movedStages = append(movedStages, s)
 			t.Rows = append(t.Rows, []string{"stage", report.EscapeCell(s.Name),
 				optText(s.A != nil, func() string { return ms(s.A.MeanMS) }),
 				optText(s.B != nil, func() string { return ms(s.B.MeanMS) }),
@@ -86,6 +89,11 @@ func (r *Result) MovedMarkdown() string {
 		b.WriteString("Nothing moved beyond the rule.\n")
 	} else {
 		b.WriteString(t.String())
+		var w strings.Builder
+		writeWarmups(&w, movedStages, fmtMS)
+		if w.Len() > 0 {
+			b.WriteString("\n" + strings.TrimSuffix(w.String(), "\n"))
+		}
 	}
 	return b.String()
 }
@@ -184,7 +192,7 @@ func (r *Result) writeStages(b *strings.Builder) {
 	fmt.Fprintf(b, "%s, ms per repeat: mean ± sd (n).\n\n", artifacts.Stage1Report)
 	var abVals, dVals []float64
 	for _, s := range r.Stages {
-		for _, st := range []*StageStat{s.A, s.B} {
+		for _, st := range []*stats.Summary{s.A, s.B} {
 			if st != nil {
 				abVals = append(abVals, st.MeanMS, st.SDMS)
 			}
@@ -194,7 +202,7 @@ func (r *Result) writeStages(b *strings.Builder) {
 		}
 	}
 	dab, dd := report.Decimals(abVals, 3), report.Decimals(dVals, 3)
-	stat := func(st *StageStat) string {
+	stat := func(st *stats.Summary) string {
 		if st == nil {
 			return "—"
 		}
@@ -217,6 +225,29 @@ func (r *Result) writeStages(b *strings.Builder) {
 			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test, string(s.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
+	writeWarmups(b, r.Stages, func(v float64) string { return report.Fixed(v, dab) })
+}
+
+// writeWarmups says, under a table of stage means, which repeat of which
+// run's stage the warm-up rule dropped and why.
+func writeWarmups(b *strings.Builder, rows []StageRow, format func(float64) string) {
+	var lines []string
+	for _, s := range rows {
+		for _, side := range []struct {
+			run string
+			st  *stats.Summary
+		}{{"A", s.A}, {"B", s.B}} {
+			if side.st == nil {
+				continue
+			}
+			if d := side.st.Dropped(format); d != "" {
+				lines = append(lines, fmt.Sprintf("- %s's %s: %s.", side.run, report.EscapeCell(s.Name), d))
+			}
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(b, "Warm-up dropped:\n\n%s\n\n", strings.Join(lines, "\n"))
+	}
 }
 
 func (r *Result) writeKernels(b *strings.Builder) {

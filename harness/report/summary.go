@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -38,7 +39,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	environment(&b, s.Environment)
 	aggregates(&b, s.Stages)
 	perStage(&b, s.Stages)
-	mfu(&b, s.MFU)
+	mfu(&b, s.MFU, s.Stages)
 	topOperators(&b, s.Operators)
 	topKernels(&b, s.Kernels)
 	perRegion(&b, s.Regions)
@@ -109,6 +110,7 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 		return
 	}
 	t := Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "tokens", "tokens/s"}, Right: []bool{false, true, true, true, true, true}}
+	var shown []summary.Stage
 	for _, r := range st.Rows {
 		if r.Name != "prefill" && r.Name != "decode" {
 			continue
@@ -118,7 +120,8 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 			tok = fmt.Sprint(r.Tokens)
 			rate = Fixed(r.TokensS, 1)
 		}
-		t.Rows = append(t.Rows, []string{r.Name, Fixed(r.MeanMS, 3), sd(r), fmt.Sprint(r.N), tok, rate})
+		t.Rows = append(t.Rows, []string{r.Name, Fixed(r.MeanMS, 3), sd(r), repeatCount(r), tok, rate})
+		shown = append(shown, r)
 	}
 	if len(t.Rows) == 0 {
 		missing(b, "the workload report has neither a prefill nor a decode stage")
@@ -126,6 +129,36 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 	}
 	b.WriteString(t.String())
 	fmt.Fprintf(b, "\nWall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
+	warmups(b, shown)
+}
+
+// repeatCount is a stage's repeats column: how many its statistics use, and
+// of how many when a warm-up was dropped.
+func repeatCount(r summary.Stage) string {
+	if r.WarmupMS != nil {
+		return fmt.Sprintf("%d of %d", r.N, len(r.MS))
+	}
+	return fmt.Sprint(r.N)
+}
+
+// warmups says, under a table of stage statistics, which repeat of which
+// stage the warm-up rule dropped and why: package stats's rule, the one
+// deepprof diff and baselines apply.
+func warmups(b *strings.Builder, rows []summary.Stage) {
+	var lines []string
+	for _, r := range rows {
+		if d := r.Summary().Dropped(func(v float64) string { return Fixed(v, 3) }); d != "" {
+			uses := "the mean and sd use"
+			if r.TokensS > 0 {
+				uses = "the mean, sd and tokens/s use"
+			}
+			lines = append(lines, fmt.Sprintf("- %s: %s; %s the other %d.", EscapeCell(r.Name), d, uses, r.N))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Warm-up dropped (%s, as deepprof diff and baselines do):\n\n%s\n\n", stats.WarmupRule(), strings.Join(lines, "\n"))
 }
 
 func sd(r summary.Stage) string {
@@ -142,16 +175,18 @@ func perStage(b *strings.Builder, st summary.Stages) {
 		return
 	}
 	t := Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, false}}
-	var subs []summary.Stage
+	var tops, subs []summary.Stage
 	for _, r := range st.Rows {
 		if r.Parent != "" {
 			subs = append(subs, r)
 			continue
 		}
-		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), Fixed(r.MeanMS, 3), sd(r), fmt.Sprint(r.N), repeats(r.MS)})
+		tops = append(tops, r)
+		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r)})
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
+	warmups(b, tops)
 	if len(subs) > 0 {
 		b.WriteString("Note: sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
 		t := Table{Header: []string{"sub-stage", "inside", "mean ms", "share of parent", "ms per repeat"}, Right: []bool{false, false, true, true, false}}
@@ -164,22 +199,27 @@ func perStage(b *strings.Builder, st summary.Stages) {
 			if p := parent[r.Parent]; p > 0 {
 				sh = Percent(r.MeanMS / p)
 			}
-			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), EscapeCell(r.Parent), Fixed(r.MeanMS, 3), sh, repeats(r.MS)})
+			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), EscapeCell(r.Parent), Fixed(r.MeanMS, 3), sh, repeats(r)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")
+		warmups(b, subs)
 	}
 }
 
-func repeats(ms []float64) string {
-	parts := make([]string, len(ms))
-	for i, v := range ms {
+// repeats lists a stage's repeats, the one a warm-up rule dropped marked.
+func repeats(r summary.Stage) string {
+	parts := make([]string, len(r.MS))
+	for i, v := range r.MS {
 		parts[i] = Fixed(v, 3)
+	}
+	if r.WarmupMS != nil && len(parts) > 0 {
+		parts[0] += " (warm-up, dropped)"
 	}
 	return strings.Join(parts, ", ")
 }
 
-func mfu(b *strings.Builder, m summary.MFU) {
+func mfu(b *strings.Builder, m summary.MFU, st summary.Stages) {
 	b.WriteString("## MFU\n\n")
 	if m.Missing != "" {
 		missing(b, m.Missing)
@@ -190,6 +230,15 @@ func mfu(b *strings.Builder, m summary.MFU) {
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")
+		var dropped []string
+		for _, r := range st.Rows {
+			if r.WarmupMS != nil && (r.Name == "prefill" || r.Name == "decode") {
+				dropped = append(dropped, EscapeCell(r.Name))
+			}
+		}
+		if len(dropped) > 0 {
+			fmt.Fprintf(b, "Mean times are Per-Stage Timings' means: the first repeat of %s is dropped there as warm-up.\n\n", strings.Join(dropped, " and "))
+		}
 		if m.Peak != nil {
 			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), EscapeCell(m.Peak.Source))
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -86,7 +87,7 @@ func mfu(in Inputs, peak *gpu.Peak, peakMissing string, st Stages) MFU {
 	pm, pok := means["prefill"]
 	dm, dok := means["decode"]
 	if pok && dok {
-		out.Model = row("model (prefill + decode)", f.Prefill+f.Decode, pm+dm)
+		out.Model = row("model (prefill + decode)", f.Prefill+f.Decode, stats.RoundMS(pm+dm))
 	}
 	if pok {
 		out.Prefill = row("prefill", f.Prefill, pm)

@@ -50,8 +50,12 @@ func narrate(s *Summary) Narrative {
 	}
 	if top != nil && total > 0 {
 		n.DominantPhase, n.DominantShare = top.Name, top.MeanMS/total
-		say("%s dominates: %.1f%% of the generate's wall time (%.2f ms of %.2f ms, mean over %d repeats).",
-			top.Name, 100*n.DominantShare, top.MeanMS, total, top.N)
+		over := fmt.Sprintf("mean over %d repeats", top.N)
+		if top.WarmupMS != nil {
+			over += ", its warm-up dropped"
+		}
+		say("%s dominates: %.1f%% of the generate's wall time (%.2f ms of %.2f ms, %s).",
+			top.Name, 100*n.DominantShare, top.MeanMS, total, over)
 	}
 
 	n.GPUBusy = gpuBusy(s)

@@ -13,7 +13,6 @@ package summary
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -107,16 +107,26 @@ type Stages struct {
 }
 
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
-// inside their parent's time.
+// inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
+// stats's summary of MS: the same numbers deepprof diff and baselines show
+// for the stage.
 type Stage struct {
-	Name    string    `json:"name"`
-	Parent  string    `json:"parent,omitempty"`
-	MS      []float64 `json:"ms"`
-	MeanMS  float64   `json:"mean_ms"`
-	SDMS    float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
-	N       int       `json:"n"`
-	Tokens  int64     `json:"tokens,omitempty"` // tokens the stage produced or read
-	TokensS float64   `json:"tokens_per_s,omitempty"`
+	Name   string    `json:"name"`
+	Parent string    `json:"parent,omitempty"`
+	MS     []float64 `json:"ms"` // every repeat, as the workload reported them
+	MeanMS float64   `json:"mean_ms"`
+	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
+	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
+	// WarmupMS is the first repeat when the warm-up rule dropped it
+	// (stats.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
+	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+	Tokens   int64    `json:"tokens,omitempty"` // tokens the stage produced or read
+	TokensS  float64  `json:"tokens_per_s,omitempty"`
+}
+
+// Summary is the stage's statistics as package stats has them.
+func (s Stage) Summary() stats.Summary {
+	return stats.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}
 }
 
 // MFU is model FLOPs utilization by scope (model, prefill, decode).
@@ -330,8 +340,9 @@ func stages(in Inputs) Stages {
 	})
 	for _, n := range names {
 		ws := w.Stages[n]
-		mean, sd := meanSD(ws.MS)
-		row := Stage{Name: n, Parent: ws.Parent, MS: ws.MS, MeanMS: mean, SDMS: sd, N: len(ws.MS)}
+		sum := stats.Summarize(ws.MS)
+		row := Stage{Name: n, Parent: ws.Parent, MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+		mean := sum.MeanMS
 		switch n {
 		case "prefill":
 			row.Tokens = w.Tokens.Prompt
@@ -356,24 +367,6 @@ func batch(w *workload.Report) int64 {
 		}
 	}
 	return b
-}
-
-func meanSD(xs []float64) (mean, sd float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
 
 func operators(in Inputs, topN int) Operators {

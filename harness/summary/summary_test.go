@@ -11,6 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -112,4 +113,53 @@ func TestBuildNarrative(t *testing.T) {
 	s = summary.Build(summary.Inputs{GPU: &unknown, Workload: rep}, summary.Options{PeakOverride: gpu.Peak{TFLOPS: 209.5}})
 	assert.Empty(t, s.MFU.Missing)
 	assert.Equal(t, "the profile (report.peak_tflops)", s.MFU.Peak.Source)
+}
+
+// TestBuildWarmup: a stage whose first repeat is a warm-up (SYNTHETIC
+// repeats, as an earlier tiny-llama recording's decode had them: 118.7,
+// 11.1, 11.3 ms) has package stats's mean, the one deepprof diff and
+// baselines use, in its row, its tokens/s and MFU, and the dropped repeat
+// is kept in the row.
+func TestBuildWarmup(t *testing.T) {
+	h200 := gpu.GPU{Name: "NVIDIA H200"}
+	decode := []float64{118.67505100000386, 11.11253199999851, 11.272524999995426}
+	prefill := []float64{3.1995339999966177, 3.2512160000024437, 2.977770000001101}
+	rep := &workload.Report{
+		Model:  workload.Model{Name: "m", Dtype: "bfloat16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
+		Tokens: workload.Tokens{Prompt: 64, Generated: 8},
+		Stages: map[string]workload.Stage{"prefill": {MS: prefill}, "decode": {MS: decode}},
+	}
+	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep}, summary.Options{})
+	require.Len(t, s.Stages.Rows, 2)
+	pre, dec := s.Stages.Rows[0], s.Stages.Rows[1]
+	require.Equal(t, "decode", dec.Name)
+
+	want := stats.Summarize(decode)
+	assert.Equal(t, want, dec.Summary(), "the row is package stats's summary")
+	assert.InDelta(t, 11.1925285, dec.MeanMS, 1e-8, "warm-up dropped: not 47.0 ms")
+	assert.Equal(t, 2, dec.N)
+	require.NotNil(t, dec.WarmupMS)
+	assert.Equal(t, decode[0], *dec.WarmupMS)
+	assert.Equal(t, decode, dec.MS, "every repeat is kept in the row")
+	assert.InDelta(t, 8/(want.MeanMS/1e3), dec.TokensS, 1e-9, "tokens/s over the kept repeats")
+
+	assert.Nil(t, pre.WarmupMS, "prefill's first repeat is no warm-up")
+	assert.Equal(t, 3, pre.N)
+
+	f, err := summary.CountFLOPs(rep.Model, rep.Tokens, 1)
+	require.NoError(t, err)
+	require.NotNil(t, s.MFU.Decode)
+	assert.InDelta(t, f.Decode/(want.MeanMS/1e3)/h200Peak(t), *s.MFU.Decode, 1e-12, "MFU over the kept repeats")
+	for _, r := range s.MFU.Rows {
+		if r.Scope == "decode" {
+			assert.Equal(t, want.MeanMS, r.MeanMS)
+		}
+	}
+	assert.Contains(t, strings.Join(s.Narrative.Lines, "\n"), "mean over 2 repeats, its warm-up dropped")
+}
+
+func h200Peak(t *testing.T) float64 {
+	p, ok := gpu.LookupPeak("NVIDIA H200", "bf16")
+	require.True(t, ok)
+	return p.FLOPS()
 }

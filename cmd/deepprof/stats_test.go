@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sebdah/goldie/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
+)
+
+// TestOneStatistic is DESIGN.md's "one statistic" contract: for the same
+// run, the stakeholder summary (summary.json's stages.rows[].mean_ms, as
+// deepprof report rebuilds it), deepprof baseline (stages[].mean_ms) and
+// deepprof diff (stages[].a.mean_ms) give each stage the same mean, sd and
+// count, with a warm-up repeat dropped by all three. No recorded run has a
+// warm-up (the workload warms up), so the run is a SYNTHETIC copy of
+// tiny-llama with its first decode repeat made 10x slower, as a run that did
+// not warm up has; its stakeholder_summary.md is compared with
+// golden/cli/report-synthetic-decode-warmup.stakeholder_summary.md.
+// Regenerate with: go test ./cmd/deepprof -run TestOneStatistic -update
+func TestOneStatistic(t *testing.T) {
+	dir := difftest.Run(t, tinyRun, difftest.ScaleRepeat("decode", 0, 10))
+	rec := difftest.Read(t, dir)
+	require.Len(t, rec.Stages["decode"], 3)
+
+	_, _, err := runCmd([]string{"report", dir}, "")
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	require.NoError(t, err)
+	var sum struct {
+		Stages struct {
+			Rows []struct {
+				Name string `json:"name"`
+				stats.Summary
+			} `json:"rows"`
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal(data, &sum))
+
+	out, _, err := runCmd([]string{"baseline", dir}, "")
+	require.NoError(t, err)
+	var base struct {
+		Stages []struct {
+			Name string `json:"name"`
+			stats.Summary
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &base))
+
+	out, _, err = runCmd([]string{"diff", "--format", "json", dir, dir}, "")
+	require.NoError(t, err)
+	var cmp struct {
+		Stages []struct {
+			Name string         `json:"name"`
+			A    *stats.Summary `json:"a"`
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &cmp))
+
+	fromSummary, fromBaseline, fromDiff := map[string]stats.Summary{}, map[string]stats.Summary{}, map[string]stats.Summary{}
+	for _, r := range sum.Stages.Rows {
+		fromSummary[r.Name] = r.Summary
+	}
+	for _, r := range base.Stages {
+		fromBaseline[r.Name] = r.Summary
+	}
+	for _, r := range cmp.Stages {
+		require.NotNil(t, r.A, r.Name)
+		fromDiff[r.Name] = *r.A
+	}
+	require.Len(t, fromSummary, len(rec.Stages))
+	for name, ms := range rec.Stages {
+		want := stats.Summarize(ms)
+		assert.Equal(t, want, fromSummary[name], "summary.json, stage %s", name)
+		assert.Equal(t, want, fromBaseline[name], "deepprof baseline, stage %s", name)
+		assert.Equal(t, want, fromDiff[name], "deepprof diff, stage %s", name)
+	}
+	dec := fromSummary["decode"]
+	require.NotNil(t, dec.WarmupMS, "the slow first decode repeat is dropped")
+	assert.Equal(t, 2, dec.N)
+	assert.InDelta(t, (rec.Stages["decode"][1]+rec.Stages["decode"][2])/2, dec.MeanMS, 1e-9, "the mean of the other two")
+	assert.Nil(t, fromSummary["prefill"].WarmupMS, "prefill keeps its repeats")
+
+	md, err := os.ReadFile(filepath.Join(dir, "stakeholder_summary.md"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(md), "- decode: first of 3 repeats"), "Aggregates and Per-Stage Timings say which repeat was dropped and why")
+	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))
+	g.Assert(t, "report-synthetic-decode-warmup.stakeholder_summary.md", md)
+}
