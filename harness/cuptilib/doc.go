@@ -30,15 +30,19 @@
 // Kernels, copies and sets come from CUPTI's Activity API; API calls and NVTX
 // from its Callback API, enabled only for the runtime and driver functions
 // whose names start with cudaLaunch, cudaGraphLaunch, cudaMemcpy, cudaMemset
-// (and the cu… equivalents), and for the NVTX domain. NVTX reaches CUPTI through
+// (and the cu… equivalents), and for the NVTX domain; a driver call made inside
+// a traced runtime call (cudaLaunchKernel's cuLaunchKernel, same correlation
+// id) is not written, so a launch has one A record, the call the program made. NVTX reaches CUPTI through
 // this library: NVTX_INJECTION64_PATH names it too, and its
 // InitializeInjectionNvtx2 starts recording (so domains created and ranges
 // pushed before cuInit are seen) and hands NVTX to libcupti's own. thread_id is
 // the OS thread id (gettid) in both A and N records; an empty domain is NVTX's
 // default domain; registered strings and domain handles are written as their
 // text. A file without its E line was cut short (crash, kill): what came before
-// its last complete line is valid, and the library writes its buffer out at
-// least every second.
+// its last complete line is valid: every second the library asks CUPTI for
+// the buffers whose records are complete and writes its own buffer out. A
+// process that ends with _exit (a bare fork's child) runs no exit handler:
+// its file holds what was written before.
 //
 // The Go reader of these files is package cupti; this package is not for
 // reading them.

@@ -18,10 +18,11 @@
  *      domain names and registered strings resolved to their text
  *   X  notes (dropped records, NVTX state), E the last line at a normal exit
  *
- * Memory is bounded: CUPTI buffers are written out as they complete (and at
- * least every second, cuptiActivityFlushPeriod), our own line buffer has a
- * fixed size and a thread writes it out every second, so a crash or a kill
- * keeps all but the last second. Built by harness/cuptilib (gcc, argv, no
+ * Memory is bounded: CUPTI buffers are written out as they complete
+ * (cuptiActivityFlushPeriod for full ones, and a thread that asks for the
+ * completed ones every second with cuptiActivityFlushAll), our own line
+ * buffer has a fixed size and the same thread writes it out every second, so
+ * a crash or a kill keeps all but about the last second. Built by harness/cuptilib (gcc, argv, no
  * shell); it needs cupti.h, the nvtx3 headers and libcupti.
  */
 #define _GNU_SOURCE
@@ -445,18 +446,34 @@ static int launches_work(const char *name) {
   return 0;
 }
 
+/* Depth of traced runtime calls open on this thread: a driver call made
+ * inside one (cudaLaunchKernel calls cuLaunchKernel, with the same
+ * correlation id) is not written, so each launch has one A record, the call
+ * the program made. Driver calls made directly (cuBLAS's cuLaunchKernelEx,
+ * Triton's cuLaunchKernel) are written. */
+static __thread int tls_runtime_depth;
+
 static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const CUpti_CallbackData *cb) {
+  int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (cb->callbackSite == CUPTI_API_ENTER) {
+    if (runtime)
+      tls_runtime_depth++;
+    else if (tls_runtime_depth > 0)
+      return;
     if (cb->correlationData) *cb->correlationData = now_ns();
+    return;
+  }
+  if (runtime) {
+    if (tls_runtime_depth > 0) tls_runtime_depth--;
+  } else if (tls_runtime_depth > 0) {
     return;
   }
   uint64_t end = now_ns();
   uint64_t start = cb->correlationData ? *cb->correlationData : end;
   sbuf *b = line_start("A");
   sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%u", start, end, thread_id(),
-         (unsigned)cb->correlationId, domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime" : "driver",
-         (unsigned)cbid);
+         (unsigned)cb->correlationId, runtime ? "runtime" : "driver", (unsigned)cbid);
   sb_field(b, cb->functionName ? cb->functionName : "");
   line_end(b);
 }
@@ -674,13 +691,24 @@ static int enable_launch_callbacks(CUpti_CallbackDomain domain, uint32_t size) {
 
 static void finish(void);
 
+/* Held by the flusher around its CUPTI flush, and by finish(): once finish
+ * has run, the flusher never calls into CUPTI again (the process is exiting). */
+static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every second: ask CUPTI for the buffers whose records are all complete
+ * (cuptiActivityFlushPeriod alone returns only full buffers, so a killed
+ * process would lose most kernels), then write our line buffer out. */
 static void *flusher(void *arg) {
   (void)arg;
   struct timespec ts = {FLUSH_PERIOD_MS / 1000, (long)(FLUSH_PERIOD_MS % 1000) * 1000000L};
   for (;;) {
     nanosleep(&ts, NULL);
-    pthread_mutex_lock(&out.mu);
+    pthread_mutex_lock(&flush_mu);
     int done = out.closed || out.fd < 0;
+    if (!done) cuptiActivityFlushAll(0);
+    pthread_mutex_unlock(&flush_mu);
+    pthread_mutex_lock(&out.mu);
+    done = done || out.closed || out.fd < 0;
     if (!done && out.len > 0) flush_locked();
     pthread_mutex_unlock(&out.mu);
     if (done) return NULL;
@@ -792,6 +820,7 @@ static void init(void) {
 
 static void finish(void) {
   if (out.fd < 0 || out.pid != getpid()) return;
+  pthread_mutex_lock(&flush_mu);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   pthread_mutex_lock(&out.mu);
   if (out.fd >= 0 && !out.closed) {
@@ -806,6 +835,7 @@ static void finish(void) {
     out.fd = -1;
   }
   pthread_mutex_unlock(&out.mu);
+  pthread_mutex_unlock(&flush_mu);
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
