@@ -1,0 +1,872 @@
+/*
+ * deepprof_cupti.c: deepprof's CUPTI injection library.
+ *
+ * Loaded into every CUDA process of a workload by the CUDA driver
+ * (CUDA_INJECTION64_PATH=<this library>, entry point InitializeInjection) and
+ * by NVTX (NVTX_INJECTION64_PATH=<this library>, entry point
+ * InitializeInjectionNvtx2, which starts recording and then hands NVTX to
+ * CUPTI's own NVTX support). It writes one file per process,
+ * $DEEPPROF_CUPTI_DIR/cupti-<pid>.tsv, in the format deepprof-cupti/1
+ * (one record a line, tab-separated; harness/cuptilib's package
+ * documentation and the Go reader in harness/cupti describe it):
+ *
+ *   K  kernels (CUPTI Activity API, CONCURRENT_KERNEL), mangled and demangled
+ *   C  memcpys (MEMCPY, MEMCPY2), S memsets (MEMSET)
+ *   A  the runtime/driver API calls that launch kernels or start copies and
+ *      sets (Callback API, ENTER/EXIT of only those calls)
+ *   N  NVTX push/pop, start/end and marks (Callback API, NVTX domain), with
+ *      domain names and registered strings resolved to their text
+ *   X  notes (dropped records, NVTX state), E the last line at a normal exit
+ *
+ * Memory is bounded: CUPTI buffers are written out as they complete
+ * (cuptiActivityFlushPeriod for full ones, and a thread that asks for the
+ * completed ones every second with cuptiActivityFlushAll), our own line
+ * buffer has a fixed size and the same thread writes it out every second, so
+ * a crash or a kill keeps all but about the last second. Built by harness/cuptilib (gcc, argv, no
+ * shell); it needs cupti.h, the nvtx3 headers and libcupti.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCuda.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvToolsExtSync.h>
+#include <generated_nvtx_meta.h>
+
+#define DP_FORMAT "deepprof-cupti/1"
+#define DP_EXPORT __attribute__((visibility("default")))
+
+/* Activity record versions of the CUPTI we compile against. */
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 dp_kernel_rec;
+#else
+typedef CUpti_ActivityKernel9 dp_kernel_rec;
+#endif
+#if CUPTI_API_VERSION >= 26
+typedef CUpti_ActivityMemcpy6 dp_memcpy_rec;
+#else
+typedef CUpti_ActivityMemcpy5 dp_memcpy_rec;
+#endif
+typedef CUpti_ActivityMemcpyPtoP4 dp_p2p_rec;
+typedef CUpti_ActivityMemset4 dp_memset_rec;
+
+#define OUT_BUF_SIZE (1u << 20)       /* our line buffer */
+#define CUPTI_BUF_SIZE (8u << 20)     /* one CUPTI activity buffer */
+#define FLUSH_PERIOD_MS 1000u
+
+/* ---- output: one fd, one fixed buffer, whole lines ---------------------- */
+
+static struct {
+  pthread_mutex_t mu;
+  int fd;            /* -1: not recording */
+  pid_t pid;         /* the process that opened fd */
+  int closed;        /* E written */
+  char *buf;
+  size_t len;
+  uint64_t records;  /* lines after the header */
+  uint64_t dropped;  /* CUPTI records dropped */
+  int write_failed;
+} out = {PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, NULL, 0, 0, 0, 0};
+
+/* Writes p[0:n] to the output file; called with out.mu held. */
+static void write_locked(const char *p, size_t n) {
+  size_t off = 0;
+  while (off < n && out.fd >= 0 && !out.write_failed) {
+    ssize_t w = write(out.fd, p + off, n - off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fprintf(stderr, "deepprof-cupti: write: %s (records after this are lost)\n", strerror(errno));
+      out.write_failed = 1;
+      break;
+    }
+    off += (size_t)w;
+  }
+}
+
+static void flush_locked(void) {
+  write_locked(out.buf, out.len);
+  out.len = 0;
+}
+
+/* A growable string, for composing one line before it is appended whole. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+} sbuf;
+
+static void sb_grow(sbuf *b, size_t need) {
+  if (b->len + need + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + need + 1) cap *= 2;
+  char *p = realloc(b->p, cap);
+  if (!p) abort();
+  b->p = p;
+  b->cap = cap;
+}
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+  sb_grow(b, n);
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_fmt(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_fmt(sbuf *b, const char *fmt, ...) {
+  char tmp[160];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof tmp) {
+    sb_put(b, tmp, (size_t)n);
+    return;
+  }
+  sb_grow(b, (size_t)n);
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+/* s escaped: \ as \\, TAB as \t, LF as \n, CR as \r; nothing else. */
+static void sb_escaped(sbuf *b, const char *s) {
+  if (!s) return;
+  const char *run = s;
+  for (const char *c = s; *c; c++) {
+    const char *esc = NULL;
+    switch (*c) {
+      case '\\': esc = "\\\\"; break;
+      case '\t': esc = "\\t"; break;
+      case '\n': esc = "\\n"; break;
+      case '\r': esc = "\\r"; break;
+      default: continue;
+    }
+    sb_put(b, run, (size_t)(c - run));
+    sb_put(b, esc, 2);
+    run = c + 1;
+  }
+  sb_str(b, run);
+}
+
+/* A tab, then s escaped. */
+static void sb_field(sbuf *b, const char *s) {
+  sb_put(b, "\t", 1);
+  sb_escaped(b, s);
+}
+
+/* Appends one finished line (ending in '\n') to the output. */
+static void emit(const sbuf *b) {
+  pthread_mutex_lock(&out.mu);
+  if (out.fd >= 0 && !out.closed && out.pid == getpid()) {
+    if (out.len + b->len > OUT_BUF_SIZE) flush_locked();
+    if (b->len > OUT_BUF_SIZE) {
+      write_locked(b->p, b->len); /* longer than the whole buffer */
+    } else {
+      memcpy(out.buf + out.len, b->p, b->len);
+      out.len += b->len;
+    }
+    out.records++;
+  }
+  pthread_mutex_unlock(&out.mu);
+}
+
+static __thread sbuf tls_line;
+
+static sbuf *line_start(const char *tag) {
+  sbuf *b = &tls_line;
+  b->len = 0;
+  sb_str(b, tag);
+  return b;
+}
+
+static void line_end(sbuf *b) {
+  sb_put(b, "\n", 1);
+  emit(b);
+}
+
+static void note(const char *key, const char *value) {
+  sbuf b = {0};
+  sb_str(&b, "X");
+  sb_field(&b, key);
+  sb_field(&b, value);
+  sb_put(&b, "\n", 1);
+  emit(&b);
+  free(b.p);
+}
+
+static __thread pid_t tls_tid;
+
+static uint32_t thread_id(void) {
+  if (tls_tid == 0) tls_tid = (pid_t)syscall(SYS_gettid);
+  return (uint32_t)tls_tid;
+}
+
+static uint64_t now_ns(void) {
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  return ts;
+}
+
+/* ---- small maps: pointer -> string ------------------------------------- */
+
+typedef struct entry {
+  uintptr_t key;
+  char *val;
+  struct entry *next;
+} entry;
+
+#define MAP_BUCKETS 1024
+typedef struct {
+  pthread_mutex_t mu;
+  entry *b[MAP_BUCKETS];
+} ptrmap;
+
+static size_t map_slot(uintptr_t k) { return (size_t)((k >> 4) ^ (k >> 14)) % MAP_BUCKETS; }
+
+/* Stores a copy of val under k (replacing an earlier one). */
+static void map_put(ptrmap *m, uintptr_t k, const char *val) {
+  char *copy = strdup(val ? val : "");
+  if (!copy) return;
+  pthread_mutex_lock(&m->mu);
+  entry **pp = &m->b[map_slot(k)];
+  for (entry *e = *pp; e; e = e->next)
+    if (e->key == k) {
+      free(e->val);
+      e->val = copy;
+      pthread_mutex_unlock(&m->mu);
+      return;
+    }
+  entry *e = malloc(sizeof *e);
+  if (e) {
+    e->key = k;
+    e->val = copy;
+    e->next = *pp;
+    *pp = e;
+  } else {
+    free(copy);
+  }
+  pthread_mutex_unlock(&m->mu);
+}
+
+/* Copies the string stored under k into dst (as a field); 0 when absent. */
+static int map_field(ptrmap *m, uintptr_t k, sbuf *dst) {
+  int found = 0;
+  pthread_mutex_lock(&m->mu);
+  for (entry *e = m->b[map_slot(k)]; e; e = e->next)
+    if (e->key == k) {
+      sb_field(dst, e->val);
+      found = 1;
+      break;
+    }
+  pthread_mutex_unlock(&m->mu);
+  return found;
+}
+
+static ptrmap domains = {PTHREAD_MUTEX_INITIALIZER, {0}};     /* nvtxDomainHandle_t -> name */
+static ptrmap strings = {PTHREAD_MUTEX_INITIALIZER, {0}};     /* nvtxStringHandle_t -> text */
+static ptrmap demangled = {PTHREAD_MUTEX_INITIALIZER, {0}};   /* kernel name pointer -> demangled */
+
+/* wchar_t (UTF-32 on Linux) to a malloc'd UTF-8 string. */
+static char *utf8_from_wide(const wchar_t *w) {
+  if (!w) return strdup("");
+  size_t n = wcslen(w);
+  char *s = malloc(4 * n + 1), *p = s;
+  if (!s) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t c = (uint32_t)w[i];
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+    if (c < 0x80) {
+      *p++ = (char)c;
+    } else if (c < 0x800) {
+      *p++ = (char)(0xC0 | (c >> 6));
+      *p++ = (char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      *p++ = (char)(0xE0 | (c >> 12));
+      *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
+      *p++ = (char)(0x80 | (c & 0x3F));
+    } else {
+      *p++ = (char)(0xF0 | (c >> 18));
+      *p++ = (char)(0x80 | ((c >> 12) & 0x3F));
+      *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
+      *p++ = (char)(0x80 | (c & 0x3F));
+    }
+  }
+  *p = 0;
+  return s;
+}
+
+/* ---- kernels: demangling ------------------------------------------------ */
+
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+static cxa_demangle_fn cxa_demangle;
+
+/* Writes the demangled form of a kernel name as a field. CUPTI shares one
+ * name pointer among all records of a kernel, so the result is cached by
+ * pointer; a name that does not demangle is written as it is. */
+static void demangled_field(sbuf *b, const char *name) {
+  if (!name) {
+    sb_field(b, "");
+    return;
+  }
+  if (map_field(&demangled, (uintptr_t)name, b)) return;
+  char *d = NULL;
+  int status = -1;
+  if (cxa_demangle && name[0] == '_' && name[1] == 'Z') d = cxa_demangle(name, NULL, NULL, &status);
+  const char *val = (d && status == 0) ? d : name;
+  map_put(&demangled, (uintptr_t)name, val);
+  sb_field(b, val);
+  free(d);
+}
+
+/* ---- activity records ---------------------------------------------------- */
+
+static const char *copy_kind(uint32_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
+    default: return "other";
+  }
+}
+
+static void write_record(const CUpti_Activity *rec) {
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const dp_kernel_rec *k = (const dp_kernel_rec *)rec;
+      sbuf *b = line_start("K");
+      sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%d,%d,%d\t%d,%d,%d\t%u\t%d\t%d",
+             (uint64_t)k->start, (uint64_t)k->end, (unsigned)k->deviceId, (unsigned)k->contextId,
+             (unsigned)k->streamId, (unsigned)k->correlationId, (int)k->gridX, (int)k->gridY,
+             (int)k->gridZ, (int)k->blockX, (int)k->blockY, (int)k->blockZ,
+             (unsigned)k->registersPerThread, (int)k->staticSharedMemory, (int)k->dynamicSharedMemory);
+      sb_field(b, k->name ? k->name : "");
+      demangled_field(b, k->name);
+      line_end(b);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const dp_memcpy_rec *m = (const dp_memcpy_rec *)rec;
+      sbuf *b = line_start("C");
+      sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%s\t%" PRIu64, (uint64_t)m->start,
+             (uint64_t)m->end, (unsigned)m->deviceId, (unsigned)m->contextId, (unsigned)m->streamId,
+             (unsigned)m->correlationId, copy_kind(m->copyKind), (uint64_t)m->bytes);
+      line_end(b);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      const dp_p2p_rec *m = (const dp_p2p_rec *)rec;
+      sbuf *b = line_start("C");
+      sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%s\t%" PRIu64, (uint64_t)m->start,
+             (uint64_t)m->end, (unsigned)m->deviceId, (unsigned)m->contextId, (unsigned)m->streamId,
+             (unsigned)m->correlationId, "PtoP", (uint64_t)m->bytes);
+      line_end(b);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const dp_memset_rec *m = (const dp_memset_rec *)rec;
+      sbuf *b = line_start("S");
+      sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%" PRIu64, (uint64_t)m->start,
+             (uint64_t)m->end, (unsigned)m->deviceId, (unsigned)m->contextId, (unsigned)m->streamId,
+             (unsigned)m->correlationId, (uint64_t)m->bytes);
+      line_end(b);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  void *p = NULL;
+  if (posix_memalign(&p, 8, CUPTI_BUF_SIZE) != 0) p = NULL;
+  *buffer = p;
+  *size = p ? CUPTI_BUF_SIZE : 0;
+  *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid) {
+  (void)size;
+  CUpti_Activity *rec = NULL;
+  if (valid > 0) {
+    while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) write_record(rec);
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    char v[32];
+    snprintf(v, sizeof v, "%zu", dropped);
+    note("dropped_records", v);
+    pthread_mutex_lock(&out.mu);
+    out.dropped += dropped;
+    pthread_mutex_unlock(&out.mu);
+  }
+  free(buffer);
+  pthread_mutex_lock(&out.mu);
+  flush_locked();
+  pthread_mutex_unlock(&out.mu);
+}
+
+/* ---- API calls that launch work ----------------------------------------- */
+
+/* Whether a runtime/driver function launches a kernel or starts a copy or a
+ * set: the calls whose A records are written. */
+static int launches_work(const char *name) {
+  static const char *prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
+                                   "cuLaunch",   "cuGraphLaunch",   "cuMemcpy",   "cuMemset"};
+  if (!name || strstr(name, "HostFunc")) return 0;
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
+/* Depth of traced runtime calls open on this thread: a driver call made
+ * inside one (cudaLaunchKernel calls cuLaunchKernel, with the same
+ * correlation id) is not written, so each launch has one A record, the call
+ * the program made. Driver calls made directly (cuBLAS's cuLaunchKernelEx,
+ * Triton's cuLaunchKernel) are written. */
+static __thread int tls_runtime_depth;
+
+static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                         const CUpti_CallbackData *cb) {
+  int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    if (runtime)
+      tls_runtime_depth++;
+    else if (tls_runtime_depth > 0)
+      return;
+    if (cb->correlationData) *cb->correlationData = now_ns();
+    return;
+  }
+  if (runtime) {
+    if (tls_runtime_depth > 0) tls_runtime_depth--;
+  } else if (tls_runtime_depth > 0) {
+    return;
+  }
+  uint64_t end = now_ns();
+  uint64_t start = cb->correlationData ? *cb->correlationData : end;
+  sbuf *b = line_start("A");
+  sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%u", start, end, thread_id(),
+         (unsigned)cb->correlationId, runtime ? "runtime" : "driver", (unsigned)cbid);
+  sb_field(b, cb->functionName ? cb->functionName : "");
+  line_end(b);
+}
+
+/* ---- NVTX ----------------------------------------------------------------- */
+
+static void domain_field(sbuf *b, nvtxDomainHandle_t d) {
+  if (!d) {
+    sb_field(b, ""); /* the default domain */
+    return;
+  }
+  if (map_field(&domains, (uintptr_t)d, b)) return;
+  char v[40];
+  snprintf(v, sizeof v, "unknown-%p", (void *)d); /* created before recording began */
+  sb_field(b, v);
+}
+
+static void message_field(sbuf *b, const nvtxEventAttributes_t *a) {
+  if (!a) {
+    sb_field(b, "");
+    return;
+  }
+  switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+      sb_field(b, a->message.ascii);
+      return;
+    case NVTX_MESSAGE_TYPE_UNICODE: {
+      char *s = utf8_from_wide(a->message.unicode);
+      sb_field(b, s);
+      free(s);
+      return;
+    }
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      if (!map_field(&strings, (uintptr_t)a->message.registered, b)) sb_field(b, "");
+      return;
+    default:
+      sb_field(b, "");
+  }
+}
+
+static void wide_field(sbuf *b, const wchar_t *w) {
+  char *s = utf8_from_wide(w);
+  sb_field(b, s);
+  free(s);
+}
+
+/* N kind ts tid id domain name: the name comes from one of text, wide, attr. */
+static sbuf *nvtx_line(const char *kind, uint64_t ts, uint64_t id, nvtxDomainHandle_t d) {
+  sbuf *b = line_start("N");
+  sb_field(b, kind);
+  sb_fmt(b, "\t%" PRIu64 "\t%u\t%" PRIu64, ts, thread_id(), id);
+  domain_field(b, d);
+  return b;
+}
+
+static uint64_t range_id(const CUpti_NvtxData *nd) {
+  return nd->functionReturnValue ? (uint64_t)(*(const nvtxRangeId_t *)nd->functionReturnValue) : 0;
+}
+
+static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd) {
+  const void *p = nd->functionParams;
+  uint64_t ts = now_ns();
+  sbuf *b = NULL;
+  switch (cbid) {
+    /* push / pop */
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      b = nvtx_line("push", ts, 0, NULL);
+      sb_field(b, ((const nvtxRangePushA_params *)p)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushW:
+      b = nvtx_line("push", ts, 0, NULL);
+      wide_field(b, ((const nvtxRangePushW_params *)p)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      b = nvtx_line("push", ts, 0, NULL);
+      message_field(b, ((const nvtxRangePushEx_params *)p)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const nvtxDomainRangePushEx_params *dp = p;
+      b = nvtx_line("push", ts, 0, dp->domain);
+      message_field(b, dp->core.eventAttrib);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+      b = nvtx_line("pop", ts, 0, NULL);
+      sb_field(b, "");
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      b = nvtx_line("pop", ts, 0, ((const nvtxDomainRangePop_params *)p)->domain);
+      sb_field(b, "");
+      break;
+    /* start / end */
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+      b = nvtx_line("start", ts, range_id(nd), NULL);
+      sb_field(b, ((const nvtxRangeStartA_params *)p)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartW:
+      b = nvtx_line("start", ts, range_id(nd), NULL);
+      wide_field(b, ((const nvtxRangeStartW_params *)p)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      b = nvtx_line("start", ts, range_id(nd), NULL);
+      message_field(b, ((const nvtxRangeStartEx_params *)p)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+      const nvtxDomainRangeStartEx_params *dp = p;
+      b = nvtx_line("start", ts, range_id(nd), dp->domain);
+      message_field(b, dp->core.eventAttrib);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+      b = nvtx_line("end", ts, (uint64_t)((const nvtxRangeEnd_params *)p)->id, NULL);
+      sb_field(b, "");
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
+      const nvtxDomainRangeEnd_params *dp = p;
+      b = nvtx_line("end", ts, (uint64_t)dp->core.id, dp->domain);
+      sb_field(b, "");
+      break;
+    }
+    /* marks */
+    case CUPTI_CBID_NVTX_nvtxMarkA:
+      b = nvtx_line("mark", ts, 0, NULL);
+      sb_field(b, ((const nvtxMarkA_params *)p)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxMarkW:
+      b = nvtx_line("mark", ts, 0, NULL);
+      wide_field(b, ((const nvtxMarkW_params *)p)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxMarkEx:
+      b = nvtx_line("mark", ts, 0, NULL);
+      message_field(b, ((const nvtxMarkEx_params *)p)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
+      const nvtxDomainMarkEx_params *dp = p;
+      b = nvtx_line("mark", ts, 0, dp->domain);
+      message_field(b, dp->core.eventAttrib);
+      break;
+    }
+    /* names: domains and registered strings */
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA:
+      if (nd->functionReturnValue)
+        map_put(&domains, (uintptr_t)(*(const nvtxDomainHandle_t *)nd->functionReturnValue),
+                ((const nvtxDomainCreateA_params *)p)->name);
+      return;
+    case CUPTI_CBID_NVTX_nvtxDomainCreateW:
+      if (nd->functionReturnValue) {
+        /* the parameter is the name as wchar_t* (NVTX's signature) */
+        char *s = utf8_from_wide(*(const wchar_t *const *)p);
+        map_put(&domains, (uintptr_t)(*(const nvtxDomainHandle_t *)nd->functionReturnValue), s);
+        free(s);
+      }
+      return;
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
+      if (nd->functionReturnValue)
+        map_put(&strings, (uintptr_t)(*(const nvtxStringHandle_t *)nd->functionReturnValue),
+                ((const nvtxDomainRegisterStringA_params *)p)->string);
+      return;
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringW:
+      if (nd->functionReturnValue) {
+        const nvtxDomainRegisterStringW_params *rp = p;
+        char *s = utf8_from_wide((const wchar_t *)(const void *)rp->string);
+        map_put(&strings, (uintptr_t)(*(const nvtxStringHandle_t *)nd->functionReturnValue), s);
+        free(s);
+      }
+      return;
+    default:
+      return;
+  }
+  line_end(b);
+}
+
+static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data) {
+  (void)user;
+  if (out.fd < 0) return;
+  if (domain == CUPTI_CB_DOMAIN_NVTX)
+    nvtx_callback(cbid, (const CUpti_NvtxData *)data);
+  else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    api_callback(domain, cbid, (const CUpti_CallbackData *)data);
+}
+
+/* ---- setup and teardown --------------------------------------------------- */
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static CUpti_SubscriberHandle subscriber;
+static int nvtx_injected; /* NVTX called InitializeInjectionNvtx2 */
+
+static const char *cupti_error(CUptiResult r) {
+  const char *s = NULL;
+  if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s) s = "unknown CUPTI error";
+  return s;
+}
+
+#define CUPTI_TRY(call, what)                                  \
+  do {                                                         \
+    CUptiResult r_ = (call);                                   \
+    if (r_ != CUPTI_SUCCESS) {                                 \
+      char v_[256];                                            \
+      snprintf(v_, sizeof v_, "%s: %s", what, cupti_error(r_)); \
+      note("cupti_error", v_);                                 \
+      fprintf(stderr, "deepprof-cupti: %s\n", v_);             \
+    }                                                          \
+  } while (0)
+
+static int enable_launch_callbacks(CUpti_CallbackDomain domain, uint32_t size) {
+  int n = 0;
+  for (uint32_t cbid = 1; cbid < size; cbid++) {
+    const char *name = NULL;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !launches_work(name)) continue;
+    if (cuptiEnableCallback(1, subscriber, domain, cbid) == CUPTI_SUCCESS) n++;
+  }
+  return n;
+}
+
+static void finish(void);
+
+/* Held by the flusher around its CUPTI flush, and by finish(): once finish
+ * has run, the flusher never calls into CUPTI again (the process is exiting). */
+static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every second: ask CUPTI for the buffers whose records are all complete
+ * (cuptiActivityFlushPeriod alone returns only full buffers, so a killed
+ * process would lose most kernels), then write our line buffer out. */
+static void *flusher(void *arg) {
+  (void)arg;
+  struct timespec ts = {FLUSH_PERIOD_MS / 1000, (long)(FLUSH_PERIOD_MS % 1000) * 1000000L};
+  for (;;) {
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&flush_mu);
+    int done = out.closed || out.fd < 0;
+    if (!done) cuptiActivityFlushAll(0);
+    pthread_mutex_unlock(&flush_mu);
+    pthread_mutex_lock(&out.mu);
+    done = done || out.closed || out.fd < 0;
+    if (!done && out.len > 0) flush_locked();
+    pthread_mutex_unlock(&out.mu);
+    if (done) return NULL;
+  }
+}
+
+/* In a child forked from a recording process: record nothing (its pid has no
+ * file of its own, and the parent's buffer is not the child's to write). */
+static void after_fork_child(void) {
+  pthread_mutex_init(&out.mu, NULL);
+  if (out.fd >= 0) close(out.fd);
+  out.fd = -1;
+  out.len = 0;
+}
+
+static int header(void) {
+  sbuf b = {0};
+  uint32_t api = 0;
+  int driver = 0;
+  cuptiGetVersion(&api);
+  void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (cuda) {
+    int (*get)(int *) = (int (*)(int *))dlsym(cuda, "cuDriverGetVersion");
+    if (get) get(&driver);
+  }
+  char exe[PATH_MAX + 1];
+  ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
+  exe[n > 0 ? n : 0] = 0;
+  sb_str(&b, "#" DP_FORMAT);
+  sb_fmt(&b, "\tpid=%d\tppid=%d\tcupti_api=%u\tcuda_driver=%d\tstart_ns=%" PRIu64, (int)getpid(),
+         (int)getppid(), api, driver, now_ns());
+  sb_str(&b, "\texe=");
+  sb_escaped(&b, exe);
+  sb_put(&b, "\n", 1);
+  pthread_mutex_lock(&out.mu);
+  memcpy(out.buf, b.p, b.len < OUT_BUF_SIZE ? b.len : OUT_BUF_SIZE);
+  out.len = b.len < OUT_BUF_SIZE ? b.len : OUT_BUF_SIZE;
+  flush_locked();
+  pthread_mutex_unlock(&out.mu);
+  free(b.p);
+  return 0;
+}
+
+static void init(void) {
+  const char *dir = getenv("DEEPPROF_CUPTI_DIR");
+  if (!dir || !*dir) {
+    fprintf(stderr, "deepprof-cupti: DEEPPROF_CUPTI_DIR is not set; recording nothing\n");
+    return;
+  }
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/cupti-%d.tsv", dir, (int)getpid());
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fprintf(stderr, "deepprof-cupti: %s: %s; recording nothing\n", path, strerror(errno));
+    return;
+  }
+  out.buf = malloc(OUT_BUF_SIZE);
+  if (!out.buf) {
+    close(fd);
+    return;
+  }
+  out.fd = fd;
+  out.pid = getpid();
+  header();
+  cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+  if (!cxa_demangle) {
+    void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (cxx) cxa_demangle = (cxa_demangle_fn)dlsym(cxx, "__cxa_demangle");
+  }
+  if (!cxa_demangle) note("demangle", "disabled: __cxa_demangle not found");
+
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  CUPTI_TRY(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+            "cuptiActivityRegisterCallbacks");
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable CONCURRENT_KERNEL");
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable MEMCPY");
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2), "enable MEMCPY2");
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable MEMSET");
+  CUPTI_TRY(cuptiActivityFlushPeriod(FLUSH_PERIOD_MS), "cuptiActivityFlushPeriod");
+
+  CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+  if (r != CUPTI_SUCCESS) {
+    char v[256];
+    snprintf(v, sizeof v, "disabled: cuptiSubscribe: %s", cupti_error(r));
+    note("api", v);
+    note("nvtx", v);
+  } else {
+    int n = enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    n += enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    char v[64];
+    snprintf(v, sizeof v, "%d launch, copy and set calls traced", n);
+    note("api", v);
+    r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+    if (r != CUPTI_SUCCESS) {
+      char w[256];
+      snprintf(w, sizeof w, "disabled: cuptiEnableDomain(NVTX): %s", cupti_error(r));
+      note("nvtx", w);
+    }
+  }
+  pthread_atfork(NULL, NULL, after_fork_child);
+  atexit(finish);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&t, &attr, flusher, NULL) != 0) note("flusher", "not started");
+  pthread_attr_destroy(&attr);
+}
+
+static void finish(void) {
+  if (out.fd < 0 || out.pid != getpid()) return;
+  pthread_mutex_lock(&flush_mu);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pthread_mutex_lock(&out.mu);
+  if (out.fd >= 0 && !out.closed) {
+    char line[96];
+    int n = snprintf(line, sizeof line, "E\t%" PRIu64 "\t%" PRIu64 "\n", out.records, out.dropped);
+    if (out.len + (size_t)n > OUT_BUF_SIZE) flush_locked();
+    memcpy(out.buf + out.len, line, (size_t)n);
+    out.len += (size_t)n;
+    flush_locked();
+    out.closed = 1;
+    close(out.fd);
+    out.fd = -1;
+  }
+  pthread_mutex_unlock(&out.mu);
+  pthread_mutex_unlock(&flush_mu);
+}
+
+/* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
+ * this library. */
+DP_EXPORT int InitializeInjection(void) {
+  pthread_once(&once, init);
+  const char *p = getenv("NVTX_INJECTION64_PATH");
+  if (!nvtx_injected && out.fd >= 0 && (!p || !*p)) note("nvtx", "disabled: NVTX_INJECTION64_PATH is not set");
+  return 1;
+}
+
+typedef int (*nvtx_init_fn)(const void *(*)(uint32_t));
+
+/* Called by NVTX at its first call when NVTX_INJECTION64_PATH names this
+ * library: start recording (so ranges opened before cuInit are seen), then
+ * let CUPTI's NVTX support fill NVTX's function tables. */
+DP_EXPORT int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t)) {
+  nvtx_injected = 1;
+  pthread_once(&once, init);
+  /* the libcupti this library was linked with, already loaded */
+  void *cupti = NULL;
+  Dl_info info;
+  if (dladdr((void *)cuptiGetVersion, &info) && info.dli_fname)
+    cupti = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  nvtx_init_fn next = cupti ? (nvtx_init_fn)dlsym(cupti, "InitializeInjectionNvtx2") : NULL;
+  if (!next || (void *)next == (void *)InitializeInjectionNvtx2) {
+    note("nvtx", "disabled: libcupti's InitializeInjectionNvtx2 not found");
+    return 0;
+  }
+  int ok = next(get_export_table);
+  note("nvtx", ok ? "enabled: NVTX_INJECTION64_PATH is this library, forwarding to CUPTI"
+                  : "disabled: CUPTI's InitializeInjectionNvtx2 failed");
+  return ok;
+}
