@@ -38,7 +38,7 @@ func TestSessionWorkloadTimeout(t *testing.T) {
 	cfg := testConfig(t, root)
 	cfg.Workload.Argv = []string{os.Args[0]}
 	cfg.Workload.Env = map[string]string{"DEEPPROF_TEST_HELPER": "hang"}
-	cfg.Workload.Timeout = "500ms"
+	cfg.Workload.Timeout = "1s"
 	cfg.Timeline.Tool = "ncu"
 	s := newSession(t, cfg, nil)
 	s.Runner = ExecRunner{Grace: 300 * time.Millisecond}
@@ -54,8 +54,8 @@ func TestSessionWorkloadTimeout(t *testing.T) {
 
 	m := readManifest(t, run)
 	assert.Equal(t, artifacts.StatusPartial, m.Status)
-	assert.Equal(t, "stage1 timed out: stopped at its deadline, 500ms (workload.timeout); the steps before it are kept. "+
-		"Next: raise workload.timeout (now 500ms), or find out why the workload hangs; stage1/workload.log shows how far it got", m.Reason)
+	assert.Equal(t, "stage1 timed out: stopped at its deadline, 1s (workload.timeout); the steps before it are kept. "+
+		"Next: raise workload.timeout (now 1s), or find out why the workload hangs; stage1/workload.log shows how far it got", m.Reason)
 	require.NotEmpty(t, m.Steps)
 	last := m.Steps[len(m.Steps)-1]
 	assert.Equal(t, "stage1", last.Name)
@@ -70,7 +70,7 @@ func TestSessionWorkloadTimeout(t *testing.T) {
 	require.NoError(t, serr, "the workload's output before the deadline is kept: %q", b)
 	assert.Error(t, syscall.Kill(pid, 0), "the workload (pid %d) still runs", pid)
 	assert.FileExists(t, run.Path(artifacts.ReportMD))
-	assert.Contains(t, log.String(), "deepprof: stage1 timed out: stopped at its deadline, 500ms (workload.timeout)")
+	assert.Contains(t, log.String(), "deepprof: stage1 timed out: stopped at its deadline, 1s (workload.timeout)")
 }
 
 // TestSessionNcuTimeout: an ncu pass that reaches ncu.timeout is stopped;
