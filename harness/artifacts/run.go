@@ -196,13 +196,30 @@ type StepTime struct {
 	Name     string  `json:"name"`
 	Seconds  float64 `json:"seconds"`
 	ExitCode int     `json:"exit_code"`
+	// Stopped says why the session stopped the program before it ended by
+	// itself; absent when it was not stopped.
+	Stopped Stop `json:"stopped,omitempty"`
 }
+
+// Stop is why the session stopped a step.
+type Stop string
+
+// Why a step was stopped.
+const (
+	StopInterrupted Stop = "interrupted" // the session was interrupted (Ctrl-C)
+	StopTimedOut    Stop = "timed_out"   // the step reached its deadline
+)
 
 // RecordStep adds a step's wall time to the manifest, in the order run.
 func (r *Run) RecordStep(name string, seconds float64, exitCode int) {
+	r.RecordStepTime(StepTime{Name: name, Seconds: seconds, ExitCode: exitCode})
+}
+
+// RecordStepTime adds a step's record to the manifest, in the order run.
+func (r *Run) RecordStepTime(st StepTime) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.manifest.Steps = append(r.manifest.Steps, StepTime{Name: name, Seconds: seconds, ExitCode: exitCode})
+	r.manifest.Steps = append(r.manifest.Steps, st)
 }
 
 // Record sets an artifact's status; a later record of the same path

@@ -47,6 +47,8 @@ type Run struct {
 // Workload is the program profiled. It is run as Command(), with Env added
 // to the harness's environment.
 type Workload struct {
+	// Name labels the workload profile in config.yaml (workloads/NAME);
+	// nothing runs differently for it.
 	Name string `koanf:"name" yaml:"name"`
 	// Python is the interpreter put before Argv when Argv[0] is a .py file
 	// ("" runs Argv as it is).
@@ -55,7 +57,10 @@ type Workload struct {
 	Env     map[string]string `koanf:"env" yaml:"env"`
 	Inputs  []string          `koanf:"inputs" yaml:"inputs"` // files that must exist (CheckInputs)
 	Repeats int               `koanf:"repeats" yaml:"repeats"`
-	Timeout Duration          `koanf:"timeout" yaml:"timeout"` // per run of the workload; "": none
+	// Timeout is the deadline of a run of the workload alone (stage 1),
+	// whatever workload.repeats asks of it; "": none. Package session says
+	// which deadline each step gets.
+	Timeout Duration `koanf:"timeout" yaml:"timeout"`
 }
 
 // Model describes the model the workload runs. Options are model-specific
@@ -88,21 +93,22 @@ type Timeline struct {
 
 // NCU is the Nsight Compute deep pass.
 type NCU struct {
-	Path           string   `koanf:"path" yaml:"path"`     // "": found on PATH or under CUDA_HOME
-	Preset         string   `koanf:"preset" yaml:"preset"` // the ncu/* profile composed; select one with ncu=NAME
-	Set            string   `koanf:"set" yaml:"set"`       // --set; "": none
-	Sections       []string `koanf:"sections" yaml:"sections"`
-	Metrics        []string `koanf:"metrics" yaml:"metrics"`
-	ReplayMode     string   `koanf:"replay_mode" yaml:"replay_mode"`           // kernel, range, app-range
-	KernelNameBase string   `koanf:"kernel_name_base" yaml:"kernel_name_base"` // demangled, function, mangled
-	LaunchSkip     int      `koanf:"launch_skip" yaml:"launch_skip"`
-	LaunchCount    int      `koanf:"launch_count" yaml:"launch_count"` // 0: no limit
+	Path        string   `koanf:"path" yaml:"path"`     // "": found on PATH or under CUDA_HOME
+	Preset      string   `koanf:"preset" yaml:"preset"` // the ncu/* profile composed; select one with ncu=NAME
+	Set         string   `koanf:"set" yaml:"set"`       // --set; "": none
+	Sections    []string `koanf:"sections" yaml:"sections"`
+	Metrics     []string `koanf:"metrics" yaml:"metrics"`
+	ReplayMode  string   `koanf:"replay_mode" yaml:"replay_mode"` // kernel, range, app-range
+	LaunchSkip  int      `koanf:"launch_skip" yaml:"launch_skip"`
+	LaunchCount int      `koanf:"launch_count" yaml:"launch_count"` // 0: no limit
 	// PerKernelLaunches is how many launches of each top kernel get the
 	// deep metrics.
 	PerKernelLaunches int      `koanf:"per_kernel_launches" yaml:"per_kernel_launches"`
 	TargetProcesses   string   `koanf:"target_processes" yaml:"target_processes"` // all, application-only
 	ExtraArgs         []string `koanf:"extra_args" yaml:"extra_args"`
-	Timeout           Duration `koanf:"timeout" yaml:"timeout"`
+	// Timeout is the deadline of each step ncu runs: a pass (the workload
+	// under ncu), an export of its report, --list-sections; "": none.
+	Timeout Duration `koanf:"timeout" yaml:"timeout"`
 }
 
 // Nsys is the Nsight Systems timeline pass.
@@ -111,6 +117,9 @@ type Nsys struct {
 	Trace        []string `koanf:"trace" yaml:"trace"`                 // --trace
 	CaptureRange string   `koanf:"capture_range" yaml:"capture_range"` // --capture-range; "": whole run
 	ExtraArgs    []string `koanf:"extra_args" yaml:"extra_args"`
+	// Timeout is the deadline of each step nsys runs: nsys profile (the
+	// workload under nsys), its export and stats; "": none.
+	Timeout Duration `koanf:"timeout" yaml:"timeout"`
 }
 
 // Regions configures the NVTX region report (package regions).
@@ -169,10 +178,10 @@ func Default() *Config {
 		Timeline: Timeline{Tool: "auto", TopN: 10, Coverage: 0.9, MaxKernels: 60},
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
-			ReplayMode: "kernel", KernelNameBase: "demangled",
+			ReplayMode:        "kernel",
 			PerKernelLaunches: 2, TargetProcesses: "all", ExtraArgs: []string{}, Timeout: "30m",
 		},
-		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}},
+		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}, Timeout: "30m"},
 		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},
 		Report:  Report{TopN: 10, Categories: classify.DefaultSpecs(), BoundThresholdPct: 60},
 		// Measured on leased H200s: tiny-llama's decode wall time (host

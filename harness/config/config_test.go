@@ -150,6 +150,8 @@ func TestOverrideErrors(t *testing.T) {
 		{"wrong type bool", []string{"regions.aggregate=yes"}, `override: regions.aggregate: want true or false, got "yes"`, "regions.aggregate", ""},
 		{"wrong type list", []string{"nvtx.include=prefill"}, `override: nvtx.include: want a list such as [a, b], got "prefill"`, "nvtx.include", ""},
 		{"bad duration", []string{"ncu.timeout=ten"}, `override: ncu.timeout: want a duration such as 10m or 90s, got "ten"`, "ncu.timeout", ""},
+		{"bad nsys duration", []string{"nsys.timeout=-5m"}, `override: nsys.timeout: want a positive duration, got "-5m"`, "nsys.timeout", ""},
+		{"retired key", []string{"ncu.kernel_name_base=function"}, "override: ncu.kernel_name_base was removed (" + retiredWhy + "): delete it", "ncu.kernel_name_base", ""},
 		{"invalid value", []string{"timeline.tool=nsy"}, `override: timeline.tool: "nsy" is not one of auto, nsys, ncu (did you mean nsys?)`, "timeline.tool", "nsys"},
 		{"invalid replay mode", []string{"ncu.replay_mode=app_range"}, `override: ncu.replay_mode: "app_range" is not one of kernel, range, app-range (did you mean app-range?)`, "ncu.replay_mode", "app-range"},
 		{"invalid device", []string{"device=cuda0"}, `override: device: "cuda0": want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f`, "device", ""},
@@ -296,6 +298,7 @@ func TestCompositionOrder(t *testing.T) {
 func TestFileErrors(t *testing.T) {
 	dir := writeProfiles(t, map[string]string{
 		"unknown.yaml":      "workload:\n  argv: [x]\nncu:\n  lauch_count: 3\n",
+		"retired.yaml":      "workload:\n  argv: [x]\nncu:\n  set: basic\n  kernel_name_base: demangled\n",
 		"type.yaml":         "workload:\n  argv: [x]\n  repeats: three\n",
 		"syntax.yaml":       "workload:\n  argv: [x]\n\trepeats: 3\n",
 		"invalid.yaml":      "workload:\n  argv: [x]\n\n  repeats: 0\n",
@@ -310,6 +313,7 @@ func TestFileErrors(t *testing.T) {
 	})
 	for _, tc := range []struct{ profile, want string }{
 		{"unknown", "DIR/unknown.yaml:4: unknown key ncu.lauch_count (did you mean ncu.launch_count?)"},
+		{"retired", "DIR/retired.yaml:5: ncu.kernel_name_base was removed (" + retiredWhy + "): delete it"},
 		{"type", `DIR/type.yaml:3: workload.repeats: want an integer, got "three"`},
 		{"syntax", "DIR/syntax.yaml:3: found character that cannot start any token"},
 		{"invalid", "DIR/invalid.yaml:4: workload.repeats: must be at least 1, got 0"},
@@ -329,6 +333,33 @@ func TestFileErrors(t *testing.T) {
 				t.Errorf("error:\n got %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// retiredWhy is why ncu.kernel_name_base was removed, as errors say it.
+const retiredWhy = "nothing read it: the deep pass always filters on mangled names matched by function (--kernel-name-base mangled, see ncu.MangledFunctionRegex)"
+
+// TestReadBackRetiredKey: a config.yaml that an earlier deepprof wrote, with
+// a key since removed (fixtures/runs/tiny-llama/config.yaml has
+// ncu.kernel_name_base), is still read: the key never had an effect.
+func TestReadBackRetiredKey(t *testing.T) {
+	const recorded = "../../fixtures/runs/tiny-llama/config.yaml"
+	b, err := os.ReadFile(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "kernel_name_base:") {
+		t.Fatalf("%s holds no kernel_name_base: the test reads nothing retired", recorded)
+	}
+	c, err := config.Parse(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NCU.Set != "basic" || c.Workload.Timeout != "5m" {
+		t.Errorf("ncu.set, workload.timeout = %q, %q; want basic, 5m (as recorded)", c.NCU.Set, c.Workload.Timeout)
+	}
+	if c.Nsys.Timeout != config.Default().Nsys.Timeout {
+		t.Errorf("nsys.timeout = %q, want the default for a key the recording predates", c.Nsys.Timeout)
 	}
 }
 

@@ -37,17 +37,22 @@ type LoadOptions struct {
 	// Overrides apply after the profiles, in order: key=value,
 	// +key=value, group=name, +group=name (see the package doc).
 	Overrides []string
+
+	// readBack: the profile is a config.yaml a session wrote, whose retired
+	// keys are skipped (see retired).
+	readBack bool
 }
 
 // Load composes the profiles and overrides over Default, then checks the
 // result. Every error names the key, and where it was set.
 func Load(opts LoadOptions) (*Config, error) {
 	l := &loader{
-		dir:     opts.Dir,
-		k:       koanf.New("."),
-		origins: map[string]string{},
-		sel:     map[string]string{},
-		selUsed: map[string]bool{},
+		dir:      opts.Dir,
+		k:        koanf.New("."),
+		origins:  map[string]string{},
+		sel:      map[string]string{},
+		selUsed:  map[string]bool{},
+		readBack: opts.readBack,
 	}
 	if l.dir == "" {
 		l.dir = DefaultDir
@@ -127,7 +132,7 @@ func Load(opts LoadOptions) (*Config, error) {
 // list in it names profiles beside it. It is how a written config.yaml is
 // read back.
 func Parse(path string) (*Config, error) {
-	return Load(LoadOptions{Dir: filepath.Dir(path), Profiles: []string{path}})
+	return Load(LoadOptions{Dir: filepath.Dir(path), Profiles: []string{path}, readBack: true})
 }
 
 type loader struct {
@@ -138,6 +143,8 @@ type loader struct {
 	sel     map[string]string // group -> profile name, from group=name
 	selUsed map[string]bool
 	stack   []string // files being composed, for cycles
+	// readBack skips retired keys instead of refusing them.
+	readBack bool
 }
 
 // override is one parsed key=value.
@@ -354,6 +361,13 @@ func (l *loader) walk(file string, sec *field, n *yaml.Node, out map[string]any)
 		}
 		at := fmt.Sprintf("%s:%d", file, kn.Line)
 		f := sec.children[key]
+		if e := retiredKey(joinPath(sec.path, key)); f == nil && e != nil {
+			if l.readBack {
+				continue
+			}
+			e.Source = at
+			return e
+		}
 		if f == nil {
 			e := unknownKey(joinPath(sec.path, key), schemaPaths())
 			e.Source = at
@@ -388,6 +402,9 @@ func (l *loader) walk(file string, sec *field, n *yaml.Node, out map[string]any)
 // apply sets one key override.
 func (l *loader) apply(o override) error {
 	f, rest := lookup(o.key)
+	if e := retiredKey(o.key); f == nil && e != nil {
+		return e
+	}
 	if f == nil {
 		cands := append(append(append([]string{}, schemaPaths()...), l.k.Keys()...), l.groups()...)
 		e := unknownKey(o.key, cands)

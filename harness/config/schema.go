@@ -148,6 +148,23 @@ func unknownKey(key string, candidates []string) *Error {
 	return e
 }
 
+// retired are keys that deepprof no longer has, with why. A profile or an
+// override that sets one is an error that says so; a config.yaml that an
+// earlier deepprof wrote (read back by Parse) may hold one, and it is
+// skipped: it never changed what a session did.
+var retired = map[string]string{
+	"ncu.kernel_name_base": "nothing read it: the deep pass always filters on mangled names matched by function (--kernel-name-base mangled, see ncu.MangledFunctionRegex)",
+}
+
+// retiredKey is the error for a key of retired, or nil.
+func retiredKey(key string) *Error {
+	why, ok := retired[key]
+	if !ok {
+		return nil
+	}
+	return &Error{Key: key, Msg: fmt.Sprintf("%s was removed (%s): delete it", key, why)}
+}
+
 // unknownValue is the error for a value outside a set.
 func unknownValue(key, val string, valid []string) *Error {
 	e := &Error{Key: key, Msg: fmt.Sprintf("%s: %q is not one of %s", key, val, strings.Join(valid, ", "))}

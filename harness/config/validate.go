@@ -13,7 +13,6 @@ import (
 var (
 	TimelineTools   = []string{"auto", "nsys", "ncu"}
 	ReplayModes     = []string{"kernel", "range", "app-range"}
-	KernelNameBases = []string{"demangled", "function", "mangled"}
 	TargetProcesses = []string{"all", "application-only"}
 	// NCUSets are the sets `ncu --list-sets` names (Nsight Compute 2025.3.1,
 	// fixtures/logs/ncu-list-sets.txt); "" asks for none.
@@ -111,7 +110,6 @@ func validate(c *Config) []*Error {
 	n := c.NCU
 	oneOf("ncu.set", n.Set, NCUSets)
 	oneOf("ncu.replay_mode", n.ReplayMode, ReplayModes)
-	oneOf("ncu.kernel_name_base", n.KernelNameBase, KernelNameBases)
 	oneOf("ncu.target_processes", n.TargetProcesses, TargetProcesses)
 	atLeast("ncu.launch_skip", n.LaunchSkip, 0)
 	atLeast("ncu.launch_count", n.LaunchCount, 0)
@@ -122,6 +120,7 @@ func validate(c *Config) []*Error {
 
 	oneOf("nsys.capture_range", c.Nsys.CaptureRange, CaptureRanges)
 	noEmpty("nsys.trace", c.Nsys.Trace)
+	duration("nsys.timeout", c.Nsys.Timeout)
 
 	r := c.Regions
 	for _, g := range r.Groups {

@@ -17,5 +17,10 @@
 // pass always uses kernel replay; a deep pass whose range or app-range
 // replay ncu refuses runs again with kernel replay, keeping the refused
 // attempt's log as ncu/deep-range.log; an interrupted session keeps what it
-// did and says "interrupted during STEP".
+// did and says "interrupted during STEP". Each step (a StepID) has a
+// deadline from workload.timeout, ncu.timeout or nsys.timeout, by what runs
+// it (Session.deadline; the dry run prints it); a step that reaches it is
+// stopped like an interrupted one, recorded as timed out, and the run ends
+// partial with the deadline to raise. The log of a stopped step is kept and
+// not diagnosed.
 package session

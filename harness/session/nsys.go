@@ -200,28 +200,24 @@ func (s *Session) nsysSteps(mainDir string, tl *timeline) ([]Step, error) {
 	n := tl.nsys.Path
 	rep := filepath.Join(mainDir, tl.report)
 	return []Step{
-		{Name: "nsys-profile", Argv: append([]string{n}, args...), Env: env, Log: nsysProfileLog,
+		{ID: StepNsysProfile, Argv: append([]string{n}, args...), Env: env, Log: nsysProfileLog,
 			Note: fmt.Sprintf("timeline: nsys %s, every kernel launch timed", tl.nsys.Version), Details: details},
-		{Name: "nsys-export-sqlite", Argv: append([]string{n}, nsys.ExportSQLiteArgs(rep, filepath.Join(mainDir, nsysSQLite))...), Log: nsysExportLog},
-		{Name: "nsys-stats", Argv: append([]string{n}, nsys.StatsArgs(rep, nil, filepath.Join(mainDir, nsysOut))...), Log: nsysStatsLog,
+		{ID: StepNsysExportSQLite, Argv: append([]string{n}, nsys.ExportSQLiteArgs(rep, filepath.Join(mainDir, nsysSQLite))...), Log: nsysExportLog},
+		{ID: StepNsysStats, Argv: append([]string{n}, nsys.StatsArgs(rep, nil, filepath.Join(mainDir, nsysOut))...), Log: nsysStatsLog,
 			Note: "the kernel and NVTX range summaries as CSV: MAIN/" + nsysKernSum + ", MAIN/" + nsysNVTXSum},
-		{Name: "nsys-stats-base", Argv: append([]string{n}, nsys.StatsArgs(rep, []string{nsys.ReportKernSumBase}, filepath.Join(mainDir, nsysBaseOut))...), Log: nsysStatsBaseLog,
+		{ID: StepNsysStatsBase, Argv: append([]string{n}, nsys.StatsArgs(rep, []string{nsys.ReportKernSumBase}, filepath.Join(mainDir, nsysBaseOut))...), Log: nsysStatsBaseLog,
 			Note:    "the kernel summary again, over base (function) names: the deep pass's kernel filter matches those names",
 			Details: []string{"kept as MAIN/" + nsysKernSumBase + "; when nsys gives none, the function names are derived from the demangled ones (nsys.FunctionName)"}},
 	}, nil
 }
 
-// stepsByName plans the session as it stands.
-func (s *Session) stepsByName(mainDir string) (map[string]Step, error) {
+// stepsByID plans the session as it stands.
+func (s *Session) stepsByID(mainDir string) (map[StepID]Step, error) {
 	steps, err := s.Plan(mainDir, nil)
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]Step, len(steps))
-	for _, st := range steps {
-		byName[st.Name] = st
-	}
-	return byName, nil
+	return index(steps), nil
 }
 
 // runTimeline finds the deep pass's kernel functions: with nsys when it was
@@ -230,11 +226,10 @@ func (s *Session) stepsByName(mainDir string) (map[string]Step, error) {
 func (s *Session) runTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
 	if s.tl.tool == timelineNsys {
 		top, err := s.nsysTimeline(ctx, run)
-		var ie *interruptedError
 		switch {
 		case err == nil:
 			return top, nil
-		case errors.As(err, &ie) || ctx.Err() != nil:
+		case isStopped(err) || ctx.Err() != nil:
 			return nil, err
 		case s.Cfg.Timeline.Tool == timelineNsys:
 			return nil, fmt.Errorf("timeline.tool=nsys: %w. Next: use a standalone Nsight Systems (developer.nvidia.com/nsight-systems; set nsys.path), or run with timeline.tool=auto or timeline.tool=ncu (an ncu timing pass)", err)
@@ -247,18 +242,18 @@ func (s *Session) runTimeline(ctx context.Context, run *artifacts.Run) ([]string
 
 // ncuTimeline runs the ncu timing pass and picks the top kernels from it.
 func (s *Session) ncuTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
-	byName, err := s.stepsByName(run.Dir)
+	byID, err := s.stepsByID(run.Dir)
 	if err != nil {
 		return nil, err
 	}
 	run.Note("timeline: an ncu timing pass (%s, same NVTX gating) found the top kernels%s", timingMetric, s.tl.why)
-	if err := s.profile(ctx, run, byName["ncu-timing"]); err != nil {
-		if ctx.Err() == nil && s.nothingMatched(run) {
+	if err := s.profile(ctx, run, byID[StepNcuTiming]); err != nil {
+		if !isStopped(err) && ctx.Err() == nil && s.nothingMatched(run) {
 			s.discover(ctx, run)
 		}
 		return nil, fmt.Errorf("timing pass: %w", err)
 	}
-	if err := s.step(ctx, run, byName["export-timing-raw"], false); err != nil {
+	if err := s.step(ctx, run, byID[StepExportTimingRaw], false); err != nil {
 		return nil, fmt.Errorf("timing export: %w", err)
 	}
 	return s.topKernels(run)
@@ -273,12 +268,11 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 	if err := os.MkdirAll(run.Path(artifacts.NsysDir), 0o755); err != nil {
 		return nil, err
 	}
-	byName, err := s.stepsByName(run.Dir)
+	byID, err := s.stepsByID(run.Dir)
 	if err != nil {
 		return nil, err
 	}
-	var ie *interruptedError
-	perr := s.step(ctx, run, byName["nsys-profile"], false)
+	perr := s.step(ctx, run, byID[StepNsysProfile], false)
 	rep, rerr := nsys.ResolveReport(run.Path(artifacts.NsysDir), path.Base(nsysOut))
 	if rerr != nil {
 		// Paths relative to MAIN, as the manifest writes them.
@@ -287,7 +281,7 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 		if stream := nsysOut + nsys.ExtStream; exists(run.Path(stream)) {
 			run.Record(stream, artifacts.StatusPartial, "the raw data nsys collected and did not turn into a report; it can be large")
 		}
-		if errors.As(perr, &ie) {
+		if isStopped(perr) {
 			run.Record(nsysReport, artifacts.StatusMissing, "nsys was stopped before it wrote its report")
 			return nil, perr
 		}
@@ -299,7 +293,7 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 	}
 	tl.report = path.Join(artifacts.NsysDir, filepath.Base(rep))
 	switch {
-	case errors.As(perr, &ie):
+	case isStopped(perr):
 		run.Record(tl.report, artifacts.StatusPartial, "written when nsys was stopped")
 		return nil, perr
 	case perr != nil:
@@ -308,18 +302,18 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 	default:
 		run.Record(tl.report, artifacts.StatusComplete, "")
 	}
-	if byName, err = s.stepsByName(run.Dir); err != nil { // with the report found
+	if byID, err = s.stepsByID(run.Dir); err != nil { // with the report found
 		return nil, err
 	}
 
-	eerr := s.step(ctx, run, byName["nsys-export-sqlite"], false)
-	if errors.As(eerr, &ie) {
+	eerr := s.step(ctx, run, byID[StepNsysExportSQLite], false)
+	if isStopped(eerr) {
 		return nil, eerr
 	}
 	recordOutput(run, nsysSQLite, eerr, "nsys export wrote no file (see "+nsysExportLog+")")
 
-	serr := s.step(ctx, run, byName["nsys-stats"], false)
-	if errors.As(serr, &ie) {
+	serr := s.step(ctx, run, byID[StepNsysStats], false)
+	if isStopped(serr) {
 		return nil, serr
 	}
 	why := "nsys stats wrote no file (see " + nsysStatsLog + ")"
@@ -342,7 +336,7 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 	if _, d, err := s.capture(run.Dir); err == nil {
 		run.Note("timeline: nsys %s (%s) timed every kernel launch; %s", tl.nsys.Version, tl.nsys.Path, d[0])
 	}
-	return s.nsysTop(ctx, run, byName["nsys-stats-base"], sums)
+	return s.nsysTop(ctx, run, byID[StepNsysStatsBase], sums)
 }
 
 // nsysTop runs the kernel summary over base names and returns the top
@@ -350,9 +344,8 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 // pass. Without nsys's base names, they are derived from the demangled names
 // of sums.
 func (s *Session) nsysTop(ctx context.Context, run *artifacts.Run, st Step, sums []nsys.KernelSum) ([]string, error) {
-	var ie *interruptedError
 	berr := s.step(ctx, run, st, false)
-	if errors.As(berr, &ie) {
+	if isStopped(berr) {
 		return nil, berr
 	}
 	var base []nsys.KernelSum

@@ -337,7 +337,7 @@ func TestSessionNsysCaptureRange(t *testing.T) {
 	steps, err := plan(t, func(c *config.Config) { c.NVTX.Include = []string{"LLM@decode_all/decode_step"} })
 	require.NoError(t, err)
 	p := steps[2]
-	require.Equal(t, "nsys-profile", p.Name)
+	require.Equal(t, StepNsysProfile, p.ID)
 	assert.Contains(t, strings.Join(p.Argv, " "), "--capture-range=nvtx --capture-range-end=stop --nvtx-capture=decode_all@LLM --force-overwrite=true -o /runs/run-1/nsys/run python3 wl.py")
 	assert.Equal(t, "NSYS_NVTX_PROFILER_REGISTER_ONLY=0", p.Env[len(p.Env)-1])
 	assert.Contains(t, strings.Join(p.Details, "\n"), "it records all of decode_all, not only LLM@decode_all/decode_step")

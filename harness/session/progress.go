@@ -40,6 +40,7 @@ type progress struct {
 	last    time.Time // of the last live write
 	wrote   bool      // a live line is on the screen
 	width   int       // its length, to blank what a shorter line leaves
+	stopped string    // how the pass was stopped ("" when it ended by itself)
 }
 
 func newProgress(name string, out io.Writer, live bool, now func() time.Time) *progress {
@@ -95,9 +96,19 @@ func (p *progress) show(s string) {
 	p.wrote, p.width = true, n
 }
 
+// Stopped says, before Close, that the session stopped the pass, and how
+// ("interrupted", "timed out (30m, ncu.timeout)"): the summary line then
+// says so after the launches counted.
+func (p *progress) Stopped(how string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = how
+}
+
 // Close feeds what is left of the last line and writes the pass's
 // summary line, "ncu-deep: 412 launches profiled in 12.3s", in place of
-// the live line if there is one.
+// the live line if there is one; for a stopped pass, "ncu-deep: 3
+// launches profiled in 1800.0s, then timed out (30m, ncu.timeout)".
 func (p *progress) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -111,6 +122,9 @@ func (p *progress) Close() error {
 		launches = "1 launch"
 	}
 	summary := fmt.Sprintf("%s: %s profiled in %.1fs", p.name, launches, p.now().Sub(p.start).Seconds())
+	if p.stopped != "" {
+		summary += ", then " + p.stopped
+	}
 	if p.wrote {
 		p.show(summary)
 	} else {

@@ -52,3 +52,18 @@ func TestProgressLiveLine(t *testing.T) {
 	assert.True(t, strings.HasPrefix(frames[2], "ncu-timing: 3 launches profiled in 0.3s  "), frames[2])
 	assert.True(t, strings.HasSuffix(out.String(), " \n"))
 }
+
+// TestProgressStopped: a pass the session stopped says so on its summary
+// line, after the launches it profiled.
+func TestProgressStopped(t *testing.T) {
+	clock := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	var out strings.Builder
+	p := newProgress("ncu-deep", &out, false, now)
+	p.Write([]byte(`==PROF== Profiling "Kernel2" - 0: 0%....50%....100% - 1 pass` + "\n"))
+	clock = clock.Add(1800 * time.Second)
+	e := &stoppedError{step: "ncu-deep", deadline: Deadline{Key: keyNcuTimeout, Value: "30m"}}
+	p.Stopped(e.short())
+	assert.NoError(t, p.Close())
+	assert.Equal(t, "ncu-deep: 1 launch profiled in 1800.0s, then timed out (30m, ncu.timeout)\n", out.String())
+}

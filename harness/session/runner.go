@@ -23,7 +23,7 @@ type Command struct {
 // Result is how a command ended.
 type Result struct {
 	ExitCode    int  // -1 when killed by a signal
-	Interrupted bool // the context ended first: the command was stopped
+	Interrupted bool // the context ended first (Ctrl-C, a step's deadline): the command was stopped
 	Duration    time.Duration
 }
 
@@ -34,7 +34,8 @@ type Runner interface {
 }
 
 // ExecRunner runs real programs. Each runs in its own process group; when
-// the context ends (Ctrl-C, a timeout) the whole group gets SIGINT, so ncu
+// the context ends (Ctrl-C, or the step's deadline: the session gives each
+// step a context with its deadline) the whole group gets SIGINT, so ncu
 // can write what it has, then SIGKILL after Grace.
 type ExecRunner struct {
 	Grace time.Duration // default 10s

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +38,12 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	case "sleep":
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "hang":
+		// A workload that hangs and ignores SIGINT: only SIGKILL ends it.
+		signal.Ignore(syscall.SIGINT)
+		fmt.Printf("pid=%d loading the model\n", os.Getpid())
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
@@ -81,4 +88,38 @@ func TestExecRunnerKillsTheGroup(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return syscall.Kill(grandchild, 0) != nil
 	}, 5*time.Second, 20*time.Millisecond, "grandchild %d still runs", grandchild)
+}
+
+// TestExecRunnerDeadline: at the context's deadline the group gets SIGINT;
+// a program that ignores it is killed after the grace, one that does not
+// ends at once.
+func TestExecRunnerDeadline(t *testing.T) {
+	const timeout = 800 * time.Millisecond
+	for _, tc := range []struct {
+		helper   string
+		grace    time.Duration
+		min, max time.Duration // generous: the machine may be busy
+	}{
+		{"hang", 400 * time.Millisecond, timeout + 400*time.Millisecond, timeout + 4*time.Second},
+		{"sleep", 10 * time.Second, timeout, timeout + 4*time.Second}, // well before the grace ends
+	} {
+		t.Run(tc.helper, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			var out bytes.Buffer
+			res, err := ExecRunner{Grace: tc.grace}.Run(ctx, Command{Argv: []string{os.Args[0]},
+				Env: []string{"DEEPPROF_TEST_HELPER=" + tc.helper}, Stdout: &out})
+			require.NoError(t, err)
+			assert.True(t, res.Interrupted)
+			assert.Equal(t, -1, res.ExitCode, "ended by a signal")
+			assert.GreaterOrEqual(t, res.Duration, tc.min)
+			assert.Less(t, res.Duration, tc.max)
+			if tc.helper == "hang" {
+				var pid int
+				_, err := fmt.Sscanf(out.String(), "pid=%d", &pid)
+				require.NoError(t, err, "what it printed before the deadline is there: %q", out.String())
+				assert.Error(t, syscall.Kill(pid, 0), "pid %d still runs", pid)
+			}
+		})
+	}
 }

@@ -56,15 +56,30 @@ type Session struct {
 
 // Step is one program the session runs, as the dry run prints it.
 type Step struct {
-	Name   string
-	Argv   []string
-	Env    []string
-	Stdout string // file (relative to MAIN) that receives stdout; "" for the log
-	Log    string // file (relative to MAIN) that receives stdout and stderr
-	Note   string
+	ID StepID
+	// Variant tells a second attempt from the first: "kernel replay" for a
+	// deep pass that ran again after range replay was refused. It is part
+	// of the name (Name).
+	Variant string
+	Argv    []string
+	Env     []string
+	Stdout  string // file (relative to MAIN) that receives stdout; "" for the log
+	Log     string // file (relative to MAIN) that receives stdout and stderr
+	Note    string
 	// Details are further notes of the plan: decisions a reader of the dry
 	// run should know about.
 	Details []string
+	// Deadline bounds the step (see Session.deadline).
+	Deadline Deadline
+}
+
+// Name is the step's name in the dry run, the log and the manifest: its ID,
+// and its variant in parentheses.
+func (st Step) Name() string {
+	if st.Variant != "" {
+		return fmt.Sprintf("%s (%s)", st.ID, st.Variant)
+	}
+	return string(st.ID)
 }
 
 const timingMetric = ncu.DurationMetric
@@ -212,8 +227,8 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		workload.EnvRepeats, ncuRepeats, spec.Repeats)
 	onceAgain := fmt.Sprintf("the workload runs once, as in the timing pass (%s=%d)", workload.EnvRepeats, ncuRepeats)
 	steps := []Step{
-		{Name: "ncu-sections", Argv: append([]string{s.Ncu}, ncu.ListSectionsArgs()...), Stdout: artifacts.NcuSections},
-		{Name: "stage1", Argv: spec.Argv, Env: stage1Env, Log: artifacts.Stage1Log},
+		{ID: StepNcuSections, Argv: append([]string{s.Ncu}, ncu.ListSectionsArgs()...), Stdout: artifacts.NcuSections},
+		{ID: StepStage1, Argv: spec.Argv, Env: stage1Env, Log: artifacts.Stage1Log},
 	}
 	tl, err := s.chooseTimeline(context.Background())
 	if err != nil {
@@ -239,9 +254,9 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 			timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
 		}
 		steps = append(steps,
-			Step{Name: "ncu-timing", Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: artifacts.NcuTimingLog,
+			Step{ID: StepNcuTiming, Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: artifacts.NcuTimingLog,
 				Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
-			Step{Name: "export-timing-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuTimingReport), "raw", "")...), Stdout: artifacts.NcuTimingRaw},
+			Step{ID: StepExportTimingRaw, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuTimingReport), "raw", "")...), Stdout: artifacts.NcuTimingRaw},
 		)
 	}
 	c := s.Cfg.NCU
@@ -268,19 +283,19 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 			deepReplay, deepRangeLog))
 	}
 	steps = append(steps,
-		Step{Name: "ncu-deep", Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: artifacts.NcuDeepLog, Note: note, Details: deepDetails},
-		Step{Name: "export-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuDeepReport), "raw", "")...), Stdout: artifacts.NcuRaw},
-		Step{Name: "export-details", Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuDeepReport), "details", "")...), Stdout: artifacts.NcuDetails},
+		Step{ID: StepNcuDeep, Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: artifacts.NcuDeepLog, Note: note, Details: deepDetails},
+		Step{ID: StepExportRaw, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuDeepReport), "raw", "")...), Stdout: artifacts.NcuRaw},
+		Step{ID: StepExportDetails, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, artifacts.NcuDeepReport), "details", "")...), Stdout: artifacts.NcuDetails},
 	)
-	return steps, nil
+	return s.withDeadlines(steps), nil
 }
 
 // FormatPlan writes the dry run: each step's argv (quoted where needed),
-// environment additions and outputs.
+// environment additions, outputs and deadline.
 func FormatPlan(w io.Writer, steps []Step) error {
 	var b strings.Builder
 	for i, st := range steps {
-		fmt.Fprintf(&b, "%d. %s", i+1, st.Name)
+		fmt.Fprintf(&b, "%d. %s", i+1, st.Name())
 		if st.Note != "" {
 			fmt.Fprintf(&b, " (%s)", st.Note)
 		}
@@ -297,6 +312,9 @@ func FormatPlan(w io.Writer, steps []Step) error {
 		}
 		if st.Log != "" {
 			fmt.Fprintf(&b, "   log: MAIN/%s\n", st.Log)
+		}
+		if st.Deadline.Key != "" {
+			fmt.Fprintf(&b, "   deadline: %s\n", st.Deadline)
 		}
 		for _, d := range st.Details {
 			fmt.Fprintf(&b, "   note: %s\n", d)
@@ -326,7 +344,9 @@ func (s *Session) logf(format string, args ...any) {
 // When ctx ends (Ctrl-C), the program running gets SIGINT (see
 // ExecRunner), what was done before is kept, a deep pass that left a report
 // is still exported (for at most exportGrace), and the manifest says
-// "interrupted ...": one cancellation is enough to end Run.
+// "interrupted ...": one cancellation is enough to end Run. A step that
+// reaches its deadline (see Session.deadline) is stopped the same way, and
+// the run ends there, partial, its reason saying which deadline to raise.
 func (s *Session) Run(ctx context.Context) (*artifacts.Run, error) {
 	now := s.now()
 	run, err := artifacts.Create(s.Cfg.Run.Root, s.Cfg.Run.ID, now())
@@ -336,10 +356,10 @@ func (s *Session) Run(ctx context.Context) (*artifacts.Run, error) {
 	s.logf("run directory %s", run.Dir)
 	err = s.run(ctx, run)
 	if err != nil {
-		var ie *interruptedError
+		var se *stoppedError
 		switch {
-		case errors.As(err, &ie):
-			run.MarkPartial(fmt.Sprintf("interrupted during %s (stopped after %s); the steps before it are kept", ie.step, ie.after.Round(time.Millisecond)))
+		case errors.As(err, &se):
+			run.MarkPartial(se.reason())
 		case ctx.Err() != nil:
 			run.MarkPartial("interrupted: " + err.Error())
 		default:
@@ -371,16 +391,6 @@ func (s *Session) now() func() time.Time {
 // saving, but not worth a second Ctrl-C.
 const exportGrace = 30 * time.Second
 
-// interruptedError is a step stopped because the session's context ended.
-type interruptedError struct {
-	step  string
-	after time.Duration
-}
-
-func (e *interruptedError) Error() string {
-	return fmt.Sprintf("%s interrupted after %s", e.step, e.after.Round(time.Millisecond))
-}
-
 func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err := run.Write(artifacts.ConfigYAML, s.ConfigYAML); err != nil {
 		return err
@@ -405,13 +415,11 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]Step{}
-	for _, st := range steps {
-		byName[st.Name] = st
-	}
-	if err := s.step(ctx, run, byName["ncu-sections"], false); err != nil {
-		var ie *interruptedError
-		if errors.As(err, &ie) {
+	byID := index(steps)
+	if err := s.step(ctx, run, byID[StepNcuSections], false); err != nil {
+		// Only Ctrl-C ends the session here: the list of sections is
+		// provenance, and nothing after it needs it.
+		if se := (*stoppedError)(nil); errors.As(err, &se) && !se.timedOut() {
 			return err
 		}
 		run.Note("ncu --list-sections: %v", err)
@@ -419,7 +427,7 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err := os.MkdirAll(filepath.Dir(run.Path(artifacts.Stage1Report)), 0o755); err != nil {
 		return err
 	}
-	if err := s.step(ctx, run, byName["stage1"], false); err != nil {
+	if err := s.step(ctx, run, byID[StepStage1], false); err != nil {
 		return fmt.Errorf("stage 1: %w", err)
 	}
 	rep, err := checkStage1(run)
@@ -435,18 +443,16 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err != nil {
 		return err
 	}
-	for _, st := range steps {
-		byName[st.Name] = st
-	}
-	run.Note("%s", byName["ncu-deep"].Note)
+	byID = index(steps)
+	run.Note("%s", byID[StepNcuDeep].Note)
 	if len(top) > 0 {
 		run.Note("ncu/regions/ summarizes the deep pass, which profiled a sample of launches: its region times and launch counts are the sample's, not the run's; %s", s.tl.kernelsFrom())
 	}
 	var deepErr error
 	if rangeReplay(s.Cfg.NCU.ReplayMode) {
-		deepErr = s.deepRange(ctx, run, byName["ncu-deep"], top)
+		deepErr = s.deepRange(ctx, run, byID[StepNcuDeep], top)
 	} else {
-		deepErr = s.profile(ctx, run, byName["ncu-deep"])
+		deepErr = s.profile(ctx, run, byID[StepNcuDeep])
 	}
 	if deepErr != nil && !exists(run.Path(artifacts.NcuDeepReport)) {
 		if s.tl.tool == timelineNsys && len(top) > 0 {
@@ -462,11 +468,11 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	}
 	ectx, cancel := afterGrace(ctx, exportGrace)
 	defer cancel()
-	for _, name := range []string{"export-raw", "export-details"} {
-		if err := s.step(ectx, run, byName[name], false); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	for _, id := range []StepID{StepExportRaw, StepExportDetails} {
+		if err := s.step(ectx, run, byID[id], false); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
 		} else if deepErr != nil {
-			run.Record(byName[name].Stdout, artifacts.StatusPartial, "exported from the partial report of a failed deep pass")
+			run.Record(byID[id].Stdout, artifacts.StatusPartial, "exported from the partial report of a failed deep pass")
 		}
 	}
 	return errors.Join(errs...)
@@ -499,10 +505,10 @@ func afterGrace(ctx context.Context, grace time.Duration) (context.Context, cont
 // each launch's NVTX stack column still gives the per-region numbers.
 func (s *Session) deepRange(ctx context.Context, run *artifacts.Run, st Step, top []string) error {
 	err := s.step(ctx, run, st, true)
-	findings := diagnose(run, st.Log)
+	findings := diagnose(run, st.Log, err)
 	refusal, ok := refused(findings)
 	if !ok || ctx.Err() != nil {
-		return s.judge(run, st.Name, st.Log, err, findings)
+		return s.judge(run, st.Name(), st.Log, err, findings)
 	}
 	if rerr := os.Rename(run.Path(st.Log), run.Path(deepRangeLog)); rerr != nil {
 		return rerr
@@ -518,23 +524,22 @@ func (s *Session) deepRange(ctx context.Context, run *artifacts.Run, st Step, to
 	}
 	for _, f := range findings {
 		if f != refusal {
-			run.Note("%s (%s replay): %s:%d: %s Next: %s", st.Name, s.Cfg.NCU.ReplayMode, deepRangeLog, f.Line, f.Message, f.Next)
+			run.Note("%s (%s replay): %s:%d: %s Next: %s", st.Name(), s.Cfg.NCU.ReplayMode, deepRangeLog, f.Line, f.Message, f.Next)
 		}
 	}
 	run.Note("range replay refused: %s:%d: %s; fell back to kernel replay (--replay-mode kernel with --nvtx: per-region numbers from each launch's NVTX stack column)",
 		deepRangeLog, refusal.Line, refusal.Message)
-	s.logf("%s: ncu refused %s replay; running the deep pass again with kernel replay", st.Name, s.Cfg.NCU.ReplayMode)
+	s.logf("%s: ncu refused %s replay; running the deep pass again with kernel replay", st.Name(), s.Cfg.NCU.ReplayMode)
 	steps, err := s.plan(run.Dir, top, replayKernel)
 	if err != nil {
 		return err
 	}
-	for _, k := range steps {
-		if k.Name == st.Name {
-			k.Name += " (kernel replay)"
-			return s.profile(ctx, run, k)
-		}
+	k, ok := index(steps)[st.ID]
+	if !ok {
+		return fmt.Errorf("no %s step in the plan", st.ID)
 	}
-	return fmt.Errorf("no %s step in the plan", st.Name)
+	k.Variant = "kernel replay"
+	return s.profile(ctx, run, k)
 }
 
 // refused returns the finding by which ncu refused range replay, if any.
@@ -557,35 +562,50 @@ func regionsConfig(cfg *config.Config) regions.Config {
 	return rc
 }
 
-// step runs one step, its output going to its files. With watch (an ncu
-// profiling step), its output also feeds the progress line.
+// step runs one step under its deadline, its output going to its files.
+// With watch (an ncu profiling step), its output also feeds the progress
+// line. A step stopped before it ended (Ctrl-C, its deadline) keeps what it
+// wrote, is recorded as stopped, and returns a *stoppedError.
 func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch bool) error {
 	if ctx.Err() != nil {
-		return &interruptedError{step: st.Name} // before it started
+		return &stoppedError{step: st.Name()} // before it started
 	}
-	s.logf("%s: %s", st.Name, strings.Join(st.Argv, " "))
+	s.logf("%s: %s", st.Name(), strings.Join(st.Argv, " "))
 	var out, log bytes.Buffer
 	// One writer for both streams, so that a Runner that compares them
 	// (exec.Cmd does) sends both through one pipe, in order.
 	var sink io.Writer = &log
 	var prog *progress
 	if watch && s.Progress != nil {
-		prog = newProgress(st.Name, s.Progress, s.ProgressLive, s.now())
+		prog = newProgress(st.Name(), s.Progress, s.ProgressLive, s.now())
 		sink = io.MultiWriter(&log, prog)
 	}
 	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: sink, Stderr: sink}
 	if st.Stdout != "" {
 		cmd.Stdout = &out
 	}
+	sctx, cancel, timedOut := stopContext(ctx, st.Deadline)
+	defer cancel()
 	clock := s.now()
 	start := clock()
-	res, err := s.Runner.Run(ctx, cmd)
-	exit := res.ExitCode
+	res, err := s.Runner.Run(sctx, cmd)
+	rec := artifacts.StepTime{Name: st.Name(), Seconds: clock().Sub(start).Seconds(), ExitCode: res.ExitCode}
 	if err != nil {
-		exit = -1
+		rec.ExitCode = -1
 	}
-	run.RecordStep(st.Name, clock().Sub(start).Seconds(), exit)
+	var stopped *stoppedError
+	if err == nil && res.Interrupted {
+		stopped = &stoppedError{step: st.Name(), after: res.Duration, log: st.Log}
+		if timedOut() {
+			stopped.deadline = st.Deadline
+		}
+		rec.Stopped = stopped.how()
+	}
+	run.RecordStepTime(rec)
 	if prog != nil {
+		if stopped != nil {
+			prog.Stopped(stopped.short())
+		}
 		prog.Close()
 	}
 	if st.Log != "" {
@@ -600,9 +620,15 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch b
 		if werr := run.Write(st.Stdout, out.Bytes()); werr != nil {
 			return werr
 		}
+		if stopped != nil {
+			run.Record(st.Stdout, artifacts.StatusPartial, "cut short: "+stopped.Error())
+		}
 	}
-	if res.Interrupted {
-		return &interruptedError{step: st.Name, after: res.Duration}
+	if stopped != nil {
+		if stopped.timedOut() {
+			s.logf("%s", stopped.Error())
+		}
+		return stopped
 	}
 	if res.ExitCode != 0 {
 		tail := lastLines(log.Bytes(), 5)
@@ -614,19 +640,35 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch b
 // profile runs an ncu profiling step and judges what ncu printed.
 func (s *Session) profile(ctx context.Context, run *artifacts.Run, st Step) error {
 	err := s.step(ctx, run, st, true)
-	return s.judge(run, st.Name, st.Log, err, diagnose(run, st.Log))
+	return s.judge(run, st.Name(), st.Log, err, diagnose(run, st.Log, err))
 }
 
-// diagnose reads what ncu printed into the log rel.
-func diagnose(run *artifacts.Run, rel string) []ncu.Finding {
+// diagnose reads what ncu printed into the log rel, unless the step was
+// stopped (err, a *stoppedError): ncu stopped early prints that it profiled
+// no kernel, which would read as a fault of the filters
+// (fixtures/logs/session-interrupted-during-deep-pass.txt).
+func diagnose(run *artifacts.Run, rel string, err error) []ncu.Finding {
+	if isStopped(err) {
+		return nil
+	}
 	b, _ := os.ReadFile(run.Path(rel))
 	return ncu.Diagnose(b)
 }
 
+// isStopped reports whether err is a step stopped by Ctrl-C or its deadline.
+func isStopped(err error) bool {
+	var se *stoppedError
+	return errors.As(err, &se)
+}
+
 // judge turns what an ncu pass printed (into log, beside its report) and
 // how it ended (err) into the run's verdict: findings go to the manifest's
-// notes; a failure that left a report keeps it and marks it partial.
+// notes, or for a stopped pass a note saying so; a failure that left a
+// report keeps it and marks it partial.
 func (s *Session) judge(run *artifacts.Run, name, log string, err error, findings []ncu.Finding) error {
+	if se := (*stoppedError)(nil); errors.As(err, &se) {
+		run.Note("%s", se.note())
+	}
 	for _, f := range findings {
 		run.Note("%s: %s:%d: %s Next: %s", name, log, f.Line, f.Message, f.Next)
 	}
@@ -680,13 +722,13 @@ func (s *Session) discover(ctx context.Context, run *artifacts.Run) {
 	}
 	env, _ := s.spec().Environ(workload.PhaseNcu, "")
 	env = append(env, workload.EnvRepeats+"=1")
-	steps := []Step{
-		{Name: "ncu-discovery", Argv: append([]string{s.Ncu}, args...), Env: env, Log: artifacts.NcuDiscoveryLog},
-		{Name: "export-discovery-raw", Argv: append([]string{s.Ncu}, ncu.ExportArgs(run.Path(artifacts.NcuDiscoveryReport), ncu.PageRaw, "")...), Stdout: artifacts.NcuDiscoveryRaw},
-	}
+	steps := s.withDeadlines([]Step{
+		{ID: StepNcuDiscovery, Argv: append([]string{s.Ncu}, args...), Env: env, Log: artifacts.NcuDiscoveryLog},
+		{ID: StepExportDiscoveryRaw, Argv: append([]string{s.Ncu}, ncu.ExportArgs(run.Path(artifacts.NcuDiscoveryReport), ncu.PageRaw, "")...), Stdout: artifacts.NcuDiscoveryRaw},
+	})
 	for _, st := range steps {
 		if err := s.step(ctx, run, st, false); err != nil {
-			run.Note("NVTX discovery pass: %s: %v", st.Name, err)
+			run.Note("NVTX discovery pass: %s: %v", st.Name(), err)
 			return
 		}
 	}

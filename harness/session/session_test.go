@@ -43,6 +43,9 @@ type fakeTools struct {
 	// calls cancel, as Ctrl-C would, then blocks until the context ends.
 	interrupt string
 	cancel    context.CancelFunc
+	// hang names the pass during which the fake hangs, as a workload that
+	// never ends would, until the context ends (the step's deadline).
+	hang string
 }
 
 type pass struct {
@@ -103,6 +106,10 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 		}
 		if f.interrupt == name {
 			f.cancel()
+			<-ctx.Done()
+			return Result{ExitCode: -1, Interrupted: true, Duration: 1500 * time.Millisecond}, nil
+		}
+		if f.hang == name {
 			<-ctx.Done()
 			return Result{ExitCode: -1, Interrupted: true, Duration: 1500 * time.Millisecond}, nil
 		}
