@@ -34,6 +34,7 @@ var regionFixtures = []string{
 	"h200-llama-decode-roofline/raw.csv",
 	"h200-llama-decode-roofline/details.csv",
 	"h200-workload-crash-partial/raw.csv",
+	"h200-cccl-library-domain/raw.csv",
 	"cuda-nvtx-domains/raw.csv",
 	"cuda-nvtx-twoproc/raw.csv",
 	"cuda-nvtx-kernel-replay/raw.csv",
@@ -193,6 +194,33 @@ func TestRegionsNoNVTX(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, report.RegionsMarkdown(&md, rep))
 	assert.Contains(t, md.String(), "No region profiling took place")
+}
+
+// TestRegionsLibraryDomain: CUB's ranges, pushed in domain CCCL with
+// registered strings inside torch ops, are regions named by their range
+// alone: no payload, colour or message-type field in a name. The launch
+// counts are the stack column's distinct values counted in
+// fixtures/ncu/h200-cccl-library-domain/raw.csv.
+func TestRegionsLibraryDomain(t *testing.T) {
+	rep := regionReport(t, "h200-cccl-library-domain/raw.csv", regions.DefaultConfig())
+	got := map[string]int64{}
+	for _, r := range rep.Aggregate {
+		got[r.Name] = r.KernelCount
+		assert.NotContains(t, r.Name, ":none", r.Name)
+	}
+	assert.Equal(t, map[string]int64{
+		"outer":                   64,
+		"outer/inner:with:colons": 64,
+		"outer/inner:with:colons/CCCL@cub::DeviceScan::InclusiveScan":     4,
+		"outer/inner:with:colons/CCCL@cub::DeviceRadixSort":               14,
+		"outer/inner:with:colons/CCCL@cub::DeviceSelect::Unique":          4,
+		"outer/inner:with:colons/CCCL@cub::DeviceScan::InclusiveSumByKey": 8,
+	}, got)
+	assert.EqualValues(t, 65, rep.Launches)
+	assert.EqualValues(t, 1, rep.OutsideLaunches)
+	scan := rep.Aggregate[2]
+	require.Equal(t, "outer/inner:with:colons/CCCL@cub::DeviceScan::InclusiveScan", scan.Name)
+	assert.Equal(t, []regions.Level{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}}, scan.Levels)
 }
 
 // TestRegionsTwoProcesses: the held-out style of input, two processes on one

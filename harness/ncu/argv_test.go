@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 )
 
 // workload is the argv of the H200 fixtures' workload.
@@ -24,10 +25,18 @@ func renderArgs(args []string) []byte {
 	return []byte(b.String())
 }
 
+// include is the --nvtx-include expression of a range path.
+func include(t *testing.T, path string) string {
+	t.Helper()
+	e, err := nvtx.Include(path, "")
+	require.NoError(t, err)
+	return e
+}
+
 // Golden argv of the passes a session runs; each mirrors a recorded fixture
 // command (fixtures/README.md).
 func TestPassArgsGolden(t *testing.T) {
-	decode := []string{ncu.IncludeExpr("", []string{"decode_all"})}
+	decode := []string{include(t, "decode_all")}
 	top := realKernelNames(t)[:5]
 	tests := []struct {
 		name string
@@ -45,7 +54,7 @@ func TestPassArgsGolden(t *testing.T) {
 		}},
 		{"range-replay", ncu.Pass{
 			Output: "range", NVTX: true, ReplayMode: "range", Force: true,
-			Includes: []string{ncu.IncludeExpr("", []string{"A"}), ncu.IncludeExpr("", []string{"B"}), ncu.IncludeExpr("", []string{"A", "A1"})},
+			Includes: []string{include(t, "A"), include(t, "B"), include(t, "A/A1")},
 			Program:  []string{"./nvtx_ranges", "ranges"},
 		}},
 	}

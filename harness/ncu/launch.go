@@ -2,8 +2,8 @@ package ncu
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/units"
 )
 
@@ -62,29 +62,8 @@ type Rule struct {
 // Stack is the NVTX push/pop stack of one launch.
 type Stack struct {
 	Thread int64
-	Levels []Range
+	Levels []nvtx.Range
 	Raw    string // the cell as written
-}
-
-// Range is one NVTX push/pop range.
-type Range struct {
-	Domain string // "" for the default domain
-	Name   string
-}
-
-// DefaultDomain is how ncu writes the default NVTX domain.
-const DefaultDomain = "<default domain>"
-
-// String writes the range as the regions report names it: "name" in the
-// default domain, "Domain@name" in a named one. An '@' in a default-domain
-// name is written "\@", as ncu's --nvtx-include syntax writes it, so that the
-// default-domain range "LLM@decode_all" and range "decode_all" of domain LLM
-// keep distinct names.
-func (r Range) String() string {
-	if r.Domain == "" {
-		return strings.ReplaceAll(r.Name, "@", `\@`)
-	}
-	return r.Domain + "@" + r.Name
 }
 
 // Record is what Reader.Record returns: a *Launch or a *SyntaxError.

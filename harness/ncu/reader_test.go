@@ -16,6 +16,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/csvscan"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 )
 
 const fixtures = "../../fixtures/"
@@ -198,7 +199,7 @@ func TestParseStack(t *testing.T) {
 		cell   string
 		thread int64
 		path   string
-		levels []ncu.Range
+		levels []nvtx.Range
 		err    string
 	}{
 		{cell: "", path: ""},
@@ -206,23 +207,31 @@ func TestParseStack(t *testing.T) {
 		{
 			cell:   `437  "<default domain>:decode_all:none:none:none:none:none:none"  "<default domain>:decode_step:none:none:none:none:none:none" `,
 			thread: 437, path: "decode_all/decode_step",
-			levels: []ncu.Range{{Name: "decode_all"}, {Name: "decode_step"}},
+			levels: []nvtx.Range{{Name: "decode_all"}, {Name: "decode_step"}},
 		},
 		// Cells copied from fixtures/ncu/cuda-nvtx-domains/raw.csv.
 		{
 			cell:   `1156  "LLM:decode_all:none:none:none:none:ASCII:decode_all"  "LLM:decode_step:none:none:none:none:ASCII:decode_step" `,
 			thread: 1156, path: "LLM@decode_all/LLM@decode_step",
-			levels: []ncu.Range{{Domain: "LLM", Name: "decode_all"}, {Domain: "LLM", Name: "decode_step"}},
+			levels: []nvtx.Range{{Domain: "LLM", Name: "decode_all"}, {Domain: "LLM", Name: "decode_step"}},
 		},
 		{
 			cell:   `1156  "<default domain>:step: 1 "quoted" / a@b:none:none:none:none:none:none" `,
-			thread: 1156, path: `step: 1 "quoted" / a\@b`,
-			levels: []ncu.Range{{Name: `step: 1 "quoted" / a@b`}},
+			thread: 1156, path: `step: 1 "quoted" \/ a\@b`,
+			levels: []nvtx.Range{{Name: `step: 1 "quoted" / a@b`}},
 		},
 		{
 			cell:   `1156  "<default domain>:LLM@decode_all:none:none:none:none:none:none" `,
 			thread: 1156, path: `LLM\@decode_all`,
-			levels: []ncu.Range{{Name: "LLM@decode_all"}},
+			levels: []nvtx.Range{{Name: "LLM@decode_all"}},
+		},
+		// A cell copied from fixtures/ncu/h200-cccl-library-domain/raw.csv:
+		// CUB's registered-string range in domain CCCL, inside default-domain
+		// ranges whose names hold colons.
+		{
+			cell:   `6368  "<default domain>:outer:none:none:none:none:none:none"  "<default domain>:inner:with:colons:none:none:none:none:none:none"  "CCCL:cub::DeviceScan::InclusiveScan:none:none:none:none:REGISTERED:cub::DeviceScan::InclusiveScan" `,
+			thread: 6368, path: "outer/inner:with:colons/CCCL@cub::DeviceScan::InclusiveScan",
+			levels: []nvtx.Range{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}},
 		},
 		{cell: `abc  "<default domain>:x:none:none:none:none:none:none"`, err: `thread id "abc" is not a number`},
 		{cell: `12  <default domain>:x:none:none:none:none:none:none`, err: "ranges are not quoted"},

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 )
 
 // DefaultTrace is the --trace list used when Capture.Trace is empty: CUDA
@@ -62,7 +64,7 @@ type Capture struct {
 	// whereas ncu's --nvtx-include writes the domain first ("LLM@decode_all/",
 	// DESIGN.md). Given to nsys, "LLM@decode_all" means range LLM in domain
 	// decode_all, which matches nothing: no error, just an empty capture. Use
-	// NVTXCaptureSpec to build the string from a domain and a range.
+	// nvtx.NsysCapture to build the string from a range and its domain.
 	NVTXCapture string
 	// SampleCPU keeps nsys's CPU IP sampling and context-switch tracing. Off
 	// (the default) passes --sample=none --cpuctxsw=none: the timeline stage
@@ -76,16 +78,6 @@ type Capture struct {
 	// Extra are more nsys options, put after the ones above and before the
 	// program (e.g. "--cuda-graph-trace=node").
 	Extra []string
-}
-
-// NVTXCaptureSpec returns the --nvtx-capture value for a range in a domain:
-// "range" for the default domain (domain ""), "range@domain" otherwise, and
-// "range@*" for domain "*" (any domain).
-func NVTXCaptureSpec(domain, rng string) string {
-	if domain == "" {
-		return rng
-	}
-	return rng + "@" + domain
 }
 
 // Args returns the arguments of `nsys profile` for c, to be passed after the
@@ -143,20 +135,14 @@ func (c Capture) Args() ([]string, error) {
 	return append(args, c.Program...), nil
 }
 
-// checkNVTXCapture rejects the mistakes that make a capture silently empty.
+// checkNVTXCapture rejects the mistakes that make a capture silently empty
+// (nvtx.CheckNsysCapture).
 func checkNVTXCapture(s string) error {
 	if s == "" {
 		return errors.New("nsys capture: CaptureRange \"nvtx\" needs NVTXCapture, the range that starts the capture")
 	}
-	if strings.HasSuffix(s, "/") {
-		return fmt.Errorf("nsys capture: NVTXCapture %q ends in '/': that is ncu's --nvtx-include syntax; nsys takes range, range@domain or range@*", s)
-	}
-	rng, domain, hasDomain := strings.Cut(s, "@")
-	if rng == "" {
-		return fmt.Errorf("nsys capture: NVTXCapture %q has no range name before '@' (nsys syntax is range@domain)", s)
-	}
-	if hasDomain && domain == "" {
-		return fmt.Errorf("nsys capture: NVTXCapture %q has no domain after '@' (use the range alone for the default domain, or range@* for any)", s)
+	if err := nvtx.CheckNsysCapture(s); err != nil {
+		return fmt.Errorf("nsys capture: NVTXCapture: %w", err)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func TestCaptureArgs(t *testing.T) {
 		{
 			name: "nvtx-named-domain",
 			c: nsys.Capture{Output: "MAIN/nsys/run", CaptureRange: "nvtx",
-				NVTXCapture: nsys.NVTXCaptureSpec("LLM", "decode_all"), Program: program},
+				NVTXCapture: "decode_all@LLM", Program: program},
 			env: []string{"NSYS_NVTX_PROFILER_REGISTER_ONLY=0"},
 		},
 		{
@@ -66,12 +66,6 @@ func TestCaptureArgs(t *testing.T) {
 			newGoldie(t).Assert(t, "argv-profile-"+tt.name+".txt", argvText(args))
 		})
 	}
-}
-
-func TestNVTXCaptureSpec(t *testing.T) {
-	assert.Equal(t, "decode_all", nsys.NVTXCaptureSpec("", "decode_all"))
-	assert.Equal(t, "decode_all@LLM", nsys.NVTXCaptureSpec("LLM", "decode_all"))
-	assert.Equal(t, "decode_all@*", nsys.NVTXCaptureSpec("*", "decode_all"))
 }
 
 // The recorded RTX 5090 commands (fixtures/nsys/*/cmd.txt), rebuilt: the

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/csvscan"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/units"
 )
 
@@ -50,7 +51,8 @@ type KernelSum struct {
 
 // RangeSum is one row of nvtx_sum: one NVTX range name's instances.
 type RangeSum struct {
-	Range     string // as nsys writes it
+	Range     string // as nsys writes it: "Domain:name", ":name" in the default domain
+	NVTX      nvtx.Range
 	Style     string // PushPop or StartEnd; "" when the export has no Style column
 	TotalNS   float64
 	AvgNS     float64
@@ -348,11 +350,17 @@ type RangeSumReader struct{ rowReader }
 
 // NewRangeSumReader returns a reader of r; name is used in error messages.
 func NewRangeSumReader(r io.Reader, name string) *RangeSumReader {
-	return &RangeSumReader{rowReader{t: newTable(r, name, ReportNVTXSum, "Range"), make: func(row row) Record {
-		return &RangeSum{Range: row.name, Style: row.style, TotalNS: row.v[colTotal], AvgNS: row.v[colAvg],
+	rr := &RangeSumReader{rowReader{t: newTable(r, name, ReportNVTXSum, "Range")}}
+	rr.make = func(row row) Record {
+		rng, err := nvtx.ParseNsysRange(row.name)
+		if err != nil {
+			return rr.t.syntax(row.line, "%v", err)
+		}
+		return &RangeSum{Range: row.name, NVTX: rng, Style: row.style, TotalNS: row.v[colTotal], AvgNS: row.v[colAvg],
 			MedNS: row.v[colMed], MinNS: row.v[colMin], MaxNS: row.v[colMax], StdDevNS: row.v[colStd],
 			Instances: row.inst, TimePct: row.v[colPct], Line: row.line}
-	}}}
+	}
+	return rr
 }
 
 // ReadKernelSums reads a whole cuda_gpu_kern_sum CSV. The first malformed

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/nsys"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/report"
 )
 
@@ -214,23 +215,28 @@ func TestKernelSumMalformed(t *testing.T) {
 const nvtxSumHeader = "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n"
 
 // syntheticNVTXSum is SYNTHETIC: made here in the recorded header's shape,
-// with the stage ranges of the fixture workloads and a range name that needs
-// CSV quoting.
+// with the stage ranges of the fixture workloads, a range name that needs
+// CSV quoting and holds ':' '@', and CUB's range in domain CCCL. The Range
+// column is "Domain:name", nothing before the ':' for the default domain,
+// as published nvtx_sum outputs print it ("PushPop  :step").
 func syntheticNVTXSum() string {
 	return "Processing [/tmp/run.sqlite] with [/opt/nvidia/nsight-systems/reports/nvtx_sum.py]... \n" +
 		nvtxSumHeader +
-		"50.0,8000000,1,8000000.0,8000000.0,8000000,8000000,0.0,PushPop,decode_all\n" +
-		"45.0,7200000,4,1800000.0,1790000.5,1700000,1920000,90000.1,PushPop,decode_step\n" +
-		"5.0,800000,2,400000.0,400000.0,300000,500000,141421.4,StartEnd,\"step: 1 \"\"quoted\"\", a@b\"\n"
+		"50.0,8000000,1,8000000.0,8000000.0,8000000,8000000,0.0,PushPop,:decode_all\n" +
+		"45.0,7200000,4,1800000.0,1790000.5,1700000,1920000,90000.1,PushPop,:decode_step\n" +
+		"5.0,800000,2,400000.0,400000.0,300000,500000,141421.4,StartEnd,\":step: 1 \"\"quoted\"\", a@b\"\n" +
+		"0.1,16000,4,4000.0,4000.0,3000,5000,816.5,PushPop,CCCL:cub::DeviceScan::InclusiveScan\n"
 }
 
 func TestRangeSumSynthetic(t *testing.T) {
 	got, err := nsys.ReadRangeSums(strings.NewReader(syntheticNVTXSum()), "nvtx.csv")
 	require.NoError(t, err)
 	want := []nsys.RangeSum{
-		{Range: "decode_all", Style: "PushPop", TotalNS: 8e6, AvgNS: 8e6, MedNS: 8e6, MinNS: 8e6, MaxNS: 8e6, Instances: 1, TimePct: 50, Line: 3},
-		{Range: "decode_step", Style: "PushPop", TotalNS: 7.2e6, AvgNS: 1.8e6, MedNS: 1790000.5, MinNS: 1.7e6, MaxNS: 1.92e6, StdDevNS: 90000.1, Instances: 4, TimePct: 45, Line: 4},
-		{Range: `step: 1 "quoted", a@b`, Style: "StartEnd", TotalNS: 8e5, AvgNS: 4e5, MedNS: 4e5, MinNS: 3e5, MaxNS: 5e5, StdDevNS: 141421.4, Instances: 2, TimePct: 5, Line: 5},
+		{Range: ":decode_all", NVTX: nvtx.Range{Name: "decode_all"}, Style: "PushPop", TotalNS: 8e6, AvgNS: 8e6, MedNS: 8e6, MinNS: 8e6, MaxNS: 8e6, Instances: 1, TimePct: 50, Line: 3},
+		{Range: ":decode_step", NVTX: nvtx.Range{Name: "decode_step"}, Style: "PushPop", TotalNS: 7.2e6, AvgNS: 1.8e6, MedNS: 1790000.5, MinNS: 1.7e6, MaxNS: 1.92e6, StdDevNS: 90000.1, Instances: 4, TimePct: 45, Line: 4},
+		{Range: `:step: 1 "quoted", a@b`, NVTX: nvtx.Range{Name: `step: 1 "quoted", a@b`}, Style: "StartEnd", TotalNS: 8e5, AvgNS: 4e5, MedNS: 4e5, MinNS: 3e5, MaxNS: 5e5, StdDevNS: 141421.4, Instances: 2, TimePct: 5, Line: 5},
+		{Range: "CCCL:cub::DeviceScan::InclusiveScan", NVTX: nvtx.Range{Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}, Style: "PushPop",
+			TotalNS: 16000, AvgNS: 4000, MedNS: 4000, MinNS: 3000, MaxNS: 5000, StdDevNS: 816.5, Instances: 4, TimePct: 0.1, Line: 6},
 	}
 	assert.Equal(t, want, got)
 
@@ -252,6 +258,10 @@ func TestRangeSumSynthetic(t *testing.T) {
 	// The kernel summary read as nvtx_sum: positioned, and says why.
 	_, err = nsys.ReadRangeSums(bytes.NewReader(kernSumFixtures(t)["rtx5090-dsocr-sam"]), "k.csv")
 	require.EqualError(t, err, `k.csv:1: header has no "Range" column: not the CSV of nsys stats --report nvtx_sum`)
+
+	// A range with no name (SYNTHETIC).
+	_, err = nsys.ReadRangeSums(strings.NewReader(nvtxSumHeader+"50.0,1,1,1,1,1,1,0,PushPop,LLM:\n"), "nvtx.csv")
+	require.EqualError(t, err, `nvtx.csv:2: NVTX range "LLM:" has no name`)
 
 	// A malformed row (SYNTHETIC).
 	_, err = nsys.ReadRangeSums(strings.NewReader(nvtxSumHeader+"50.0,abc,1,1,1,1,1,0,PushPop,x\n"), "nvtx.csv")

@@ -6,9 +6,10 @@
 // # Attribution
 //
 // ncu gives each launch the push/pop range stack of the thread that launched
-// it, bottom first. A region is a stack path: its levels joined by "/", a
-// named domain written Domain@name ("decode_all/decode_step",
-// "LLM@prefill"). A launch counts for every prefix of its stack: for the
+// it, bottom first. A region is a stack path as nvtx.Path writes it: its
+// levels joined by "/", a named domain written Domain@name
+// ("decode_all/decode_step", "LLM@prefill",
+// "prefill/CCCL@cub::DeviceScan::InclusiveScan"). A launch counts for every prefix of its stack: for the
 // region its whole stack names (exclusive and inclusive) and for each
 // enclosing region (inclusive only). So a parent's inclusive total is its
 // exclusive total plus its children's inclusive totals. Because the stack is
@@ -18,9 +19,9 @@
 // different depths (or under two different parents) is two regions. A
 // launch with an empty stack is outside every range and belongs to no
 // region. Start/end ranges (a separate column, not nested) are not used; a
-// note says when an export has them. Two levels that print alike (a
-// default-domain range literally named "LLM@x" and range "x" of domain
-// "LLM") are distinct regions: Region.Levels tells them apart.
+// note says when an export has them. Region.Levels gives each level's
+// domain and name apart (a default-domain range literally named "LLM@x",
+// written `LLM\@x`, and range "x" of domain "LLM").
 //
 // With range or app-range replay each result is a whole range, not a kernel
 // launch (Kernel Name "range", no Block Size column): it is attributed by
@@ -45,6 +46,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/units"
 )
 
@@ -113,11 +115,9 @@ type Region struct {
 	Table kernels.Table `json:"-"`
 }
 
-// Level is one level of a region's stack.
-type Level struct {
-	Domain string `json:"domain"` // "" for the default domain
-	Name   string `json:"name"`
-}
+// Level is one level of a region's stack: its domain ("" for the default
+// domain) and range name.
+type Level = nvtx.Range
 
 // Kernel is one of a region's top kernels.
 type Kernel struct {
@@ -159,10 +159,11 @@ type metricAcc struct {
 }
 
 type node struct {
-	level    ncu.Range
+	level    nvtx.Range
+	levels   []nvtx.Range // the stack from the outermost level to this one
 	parent   *node
 	children []*node
-	byLevel  map[ncu.Range]*node
+	byLevel  map[nvtx.Range]*node
 	depth    int
 	incNS    float64
 	excNS    float64
@@ -260,7 +261,7 @@ func New(cfg Config) (*Aggregator, error) {
 }
 
 func newScope(k scopeKey) *scopeAcc {
-	return &scopeAcc{key: k, root: &node{byLevel: map[ncu.Range]*node{}}}
+	return &scopeAcc{key: k, root: &node{byLevel: map[nvtx.Range]*node{}}}
 }
 
 // RangeReplay reports whether an export's header is that of a range or
@@ -293,7 +294,7 @@ func (a *Aggregator) Add(source string, l *ncu.Launch, asRange bool) error {
 		}
 		dev = d
 	}
-	var levels []ncu.Range
+	var levels []nvtx.Range
 	if l.NVTX != nil {
 		a.hasNVTX = true
 		levels = l.NVTX.Levels
@@ -425,16 +426,16 @@ func (m *metricAcc) value() (float64, Aggregation) {
 	return m.sum / float64(max(m.n, 1)), agg
 }
 
-func (n *node) child(lv ncu.Range, nspecs int) *node {
+func (n *node) child(lv nvtx.Range, nspecs int) *node {
 	c := n.byLevel[lv]
 	if c == nil {
-		c = &node{level: lv, parent: n, byLevel: map[ncu.Range]*node{}, depth: n.depth + 1,
+		c = &node{level: lv, parent: n, byLevel: map[nvtx.Range]*node{}, depth: n.depth + 1,
 			metrics: make([]metricAcc, nspecs), kernels: kernels.NewAggregator()}
+		c.levels = append(slices.Clip(n.levels), lv)
+		c.name = nvtx.Path(c.levels)
 		if n.depth == 0 {
-			c.name = lv.String()
 			c.key = levelKey(lv)
 		} else {
-			c.name = n.name + "/" + lv.String()
 			c.key = n.key + "\x01" + levelKey(lv)
 		}
 		n.byLevel[lv] = c
@@ -444,9 +445,9 @@ func (n *node) child(lv ncu.Range, nspecs int) *node {
 }
 
 // levelKey writes a level as part of a node key. Keys only name nodes of one
-// tree whose children are told apart by ncu.Range itself, so the key is only
+// tree whose children are told apart by nvtx.Range itself, so the key is only
 // used to match the same region across scopes (directory names).
-func levelKey(lv ncu.Range) string { return lv.Domain + "\x00" + lv.Name }
+func levelKey(lv nvtx.Range) string { return lv.Domain + "\x00" + lv.Name }
 
 // Report returns the regions found so far.
 func (a *Aggregator) Report(source string) *Report {
@@ -533,9 +534,7 @@ func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken 
 	if n.parent != nil && n.parent.depth > 0 {
 		r.Parent = n.parent.name
 	}
-	for p := n; p != nil && p.depth > 0; p = p.parent {
-		r.Levels = append([]Level{{Domain: p.level.Domain, Name: p.level.Name}}, r.Levels...)
-	}
+	r.Levels = slices.Clone(n.levels)
 	if s.ns > 0 {
 		r.Share = n.incNS / s.ns
 	}

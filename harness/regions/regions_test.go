@@ -2,6 +2,7 @@ package regions
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -10,23 +11,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/units"
 )
 
 // All launches in this file are synthetic, built in Go.
 
-// launch builds a synthetic launch: stack levels are "name" or
-// "Domain@name"; nil levels means no NVTX column.
+// launch builds a synthetic launch: stack levels are written as one level
+// of a range path ("name", "Domain@name", `a\@b`).
 func launch(pid int64, dev, kernel string, ns float64, levels ...string) *ncu.Launch {
 	l := &ncu.Launch{ProcessID: pid, Device: dev, Kernel: kernel,
 		Duration: units.Value{Base: ns, Unit: "ns", Valid: true}}
 	st := &ncu.Stack{Thread: 1}
 	for _, lv := range levels {
-		r := ncu.Range{Name: lv}
-		if d, n, ok := strings.Cut(lv, "@"); ok {
-			r = ncu.Range{Domain: d, Name: n}
+		r, err := nvtx.ParsePath(lv)
+		if err != nil || len(r) != 1 {
+			panic(fmt.Sprintf("test level %q: %v", lv, err))
 		}
-		st.Levels = append(st.Levels, r)
+		st.Levels = append(st.Levels, r[0])
 	}
 	l.NVTX = st
 	return l
@@ -109,7 +111,7 @@ func TestNestingInclusiveExclusive(t *testing.T) {
 	l0 := find(t, regs, "prefill/layer0")
 	assert.Equal(t, "prefill", l0.Parent)
 	assert.Equal(t, 2, l0.Depth)
-	assert.Equal(t, []Level{{"", "prefill"}, {"", "layer0"}}, l0.Levels)
+	assert.Equal(t, []Level{{Name: "prefill"}, {Name: "layer0"}}, l0.Levels)
 	d := find(t, regs, "decode_all")
 	assert.Zero(t, d.ExclusiveMS)
 	assert.EqualValues(t, 2, d.KernelCount)
@@ -147,7 +149,7 @@ func TestAttributionByStack(t *testing.T) {
 	// domain LLM are two regions, in two directories; the literal '@' is
 	// written "\@", as ncu's NVTX filters write it.
 	lit := launch(1, "0", "k", 5)
-	lit.NVTX.Levels = []ncu.Range{{Name: "LLM@x"}}
+	lit.NVTX.Levels = []nvtx.Range{{Name: "LLM@x"}}
 	dom := launch(1, "0", "k", 7, "LLM@x")
 	rep = build(t, DefaultConfig(), lit, dom)
 	regs = rep.Scopes[0].Regions

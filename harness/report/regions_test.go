@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/units"
 )
@@ -28,7 +29,7 @@ func hostileReport(t *testing.T) *regions.Report {
 	for i, n := range names {
 		l := &ncu.Launch{ProcessID: int64(1 + i%2), Device: "0", Kernel: "k|<script>",
 			Duration: units.Value{Base: float64(10 + i), Unit: "ns", Valid: true},
-			NVTX:     &ncu.Stack{Levels: []ncu.Range{{Name: n}}}}
+			NVTX:     &ncu.Stack{Levels: []nvtx.Range{{Name: n}}}}
 		require.NoError(t, a.Add("synthetic", l, false))
 	}
 	return a.Report("synthetic")

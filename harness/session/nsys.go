@@ -14,6 +14,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nsys"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -156,11 +157,15 @@ func (s *Session) capture(mainDir string) (nsys.Capture, []string, error) {
 			return c, nil, fmt.Errorf("nsys.capture_range=nvtx opens the capture on one NVTX range, and nvtx.include has %d (%s): keep one range in nvtx.include, or set nsys.capture_range=\"\" to record the whole run",
 				len(inc), strings.Join(inc, ", "))
 		}
-		domain, levels := ParseRangePath(inc[0])
-		if domain == "" {
-			domain = s.Cfg.NVTX.Domain
+		levels, err := nvtx.Configured(inc[0], s.Cfg.NVTX.Domain)
+		if err != nil {
+			return c, nil, fmt.Errorf("nvtx.include: %w", err)
 		}
-		c.CaptureRange, c.NVTXCapture = "nvtx", nsys.NVTXCaptureSpec(domain, levels[0])
+		spec, err := nvtx.NsysCapture(levels[0])
+		if err != nil {
+			return c, nil, fmt.Errorf("nsys.capture_range=nvtx opens the capture on nvtx.include's first range: %w", err)
+		}
+		c.CaptureRange, c.NVTXCapture = "nvtx", spec
 		d := []string{fmt.Sprintf("nsys records from the first start of NVTX range %s to its end (--capture-range=nvtx --capture-range-end=stop; %s so that range names pushed as plain strings match)",
 			c.NVTXCapture, nsys.RegisterOnlyEnv)}
 		if len(levels) > 1 {

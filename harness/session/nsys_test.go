@@ -334,13 +334,27 @@ func TestSessionNsysCaptureRange(t *testing.T) {
 		edit(cfg)
 		return newNsysSession(t, cfg, newNsysTools(nsystest.Fake{})).Plan("/runs/run-1", nil)
 	}
-	steps, err := plan(t, func(c *config.Config) { c.NVTX.Include = []string{"LLM@decode_all/decode_step"} })
+	steps, err := plan(t, func(c *config.Config) { c.NVTX.Domain, c.NVTX.Include = "LLM", []string{"decode_all/decode_step"} })
 	require.NoError(t, err)
 	p := steps[2]
 	require.Equal(t, StepNsysProfile, p.ID)
 	assert.Contains(t, strings.Join(p.Argv, " "), "--capture-range=nvtx --capture-range-end=stop --nvtx-capture=decode_all@LLM --force-overwrite=true -o /runs/run-1/nsys/run python3 wl.py")
 	assert.Equal(t, "NSYS_NVTX_PROFILER_REGISTER_ONLY=0", p.Env[len(p.Env)-1])
-	assert.Contains(t, strings.Join(p.Details, "\n"), "it records all of decode_all, not only LLM@decode_all/decode_step")
+	assert.Contains(t, strings.Join(p.Details, "\n"), "it records all of LLM@decode_all, not only decode_all/decode_step")
+
+	// The same ranges written as a region path: the same capture.
+	steps, err = plan(t, func(c *config.Config) { c.NVTX.Include = []string{"LLM@decode_all/LLM@decode_step"} })
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(steps[2].Argv, " "), "--nvtx-capture=decode_all@LLM ")
+
+	// Levels of two domains: NVTX keeps one push/pop stack per domain, so no
+	// ncu filter (and no session) can take them.
+	_, err = plan(t, func(c *config.Config) { c.NVTX.Include = []string{"LLM@decode_all/decode_step"} })
+	require.ErrorContains(t, err, `nvtx.include: NVTX filter LLM@decode_all/decode_step: its levels are in domain "LLM" and the default domain`)
+
+	// A default-domain range whose name holds '@': nsys's syntax cannot say it.
+	_, err = plan(t, func(c *config.Config) { c.NVTX.Include = []string{`LLM\@decode_all`} })
+	require.ErrorContains(t, err, "nsys.capture_range=nvtx opens the capture on nvtx.include's first range: nsys capture range LLM\\@decode_all: ")
 
 	_, err = plan(t, func(c *config.Config) { c.NVTX.Include = []string{"prefill", "decode_all"} })
 	require.EqualError(t, err, `nsys.capture_range=nvtx opens the capture on one NVTX range, and nvtx.include has 2 (prefill, decode_all): keep one range in nvtx.include, or set nsys.capture_range="" to record the whole run`)

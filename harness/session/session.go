@@ -18,6 +18,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -84,43 +85,31 @@ func (st Step) Name() string {
 
 const timingMetric = ncu.DurationMetric
 
-// includes turns the configured NVTX ranges into ncu filter expressions.
-func includes(cfg *config.Config, paths []string) []string {
+// includes turns the configured NVTX range paths (nvtx.include or
+// nvtx.exclude) into ncu filter expressions: nvtx.Include, levels written
+// without a domain being in nvtx.domain. A path ncu cannot take (levels of
+// two domains, an empty level) is an error naming its key; plan checks them
+// before any step is made.
+func includes(cfg *config.Config, key string, paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		domain, levels := ParseRangePath(p)
-		if domain == "" {
-			domain = cfg.NVTX.Domain
+		e, err := nvtx.Include(p, cfg.NVTX.Domain)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		out = append(out, ncu.IncludeExpr(domain, levels))
+		out = append(out, e)
 	}
-	return out
+	return out, nil
 }
 
-// ParseRangePath reads a range path as the region reports write it:
-// levels joined by '/', "Domain@range" for a named domain (given on the
-// first level), and "\@" for an '@' that is part of a default-domain
-// range's name. So "LLM@decode_all" is range decode_all of domain LLM, and
-// "LLM\@decode_all" the default-domain range literally named LLM@decode_all.
-func ParseRangePath(p string) (domain string, levels []string) {
-	for i, lv := range strings.Split(p, "/") {
-		if i == 0 {
-			if j := unescapedAt(lv); j >= 0 {
-				domain, lv = lv[:j], lv[j+1:]
-			}
-		}
-		levels = append(levels, strings.ReplaceAll(lv, `\@`, "@"))
+// checkIncludes reports the first configured range path that includes
+// refuses.
+func checkIncludes(cfg *config.Config) error {
+	if _, err := includes(cfg, "nvtx.include", cfg.NVTX.Include); err != nil {
+		return err
 	}
-	return domain, levels
-}
-
-func unescapedAt(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '@' && (i == 0 || s[i-1] != '\\') {
-			return i
-		}
-	}
-	return -1
+	_, err := includes(cfg, "nvtx.exclude", cfg.NVTX.Exclude)
+	return err
 }
 
 func (s *Session) spec() workload.Spec {
@@ -178,9 +167,13 @@ func modelMap(m config.Model) map[string]any {
 
 func (s *Session) pass(out, replay string, metrics []string, set string, sections []string, regex string, count int) ncu.Pass {
 	c := s.Cfg.NCU
+	// plan refused a configured path these cannot turn into a filter
+	// (checkIncludes).
+	inc, _ := includes(s.Cfg, "nvtx.include", s.Cfg.NVTX.Include)
+	exc, _ := includes(s.Cfg, "nvtx.exclude", s.Cfg.NVTX.Exclude)
 	p := ncu.Pass{
 		Output: out, TargetProcesses: c.TargetProcesses, NVTX: true,
-		Includes: includes(s.Cfg, s.Cfg.NVTX.Include), Excludes: includes(s.Cfg, s.Cfg.NVTX.Exclude),
+		Includes: inc, Excludes: exc,
 		Set: set, Sections: sections, Metrics: metrics, ReplayMode: replay,
 		LaunchSkip: c.LaunchSkip, LaunchCount: count, Force: true, Extra: c.ExtraArgs,
 		Program: s.Cfg.Workload.Command(),
@@ -212,6 +205,9 @@ func (s *Session) Plan(mainDir string, topKernels []string) ([]Step, error) {
 
 // plan is Plan with the deep pass's replay mode given.
 func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) ([]Step, error) {
+	if err := checkIncludes(s.Cfg); err != nil {
+		return nil, err
+	}
 	spec := s.spec()
 	stage1Env, err := spec.Environ(workload.PhaseStage1, filepath.Join(mainDir, artifacts.Stage1Report))
 	if err != nil {

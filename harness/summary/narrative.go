@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 )
 
 // Narrative is the summary's reading of its own numbers: which phase
@@ -171,11 +173,10 @@ func phaseRegions(s *Summary) map[string]string {
 	if s.workloadRanges != nil {
 		_ = json.Unmarshal(s.workloadRanges, &r)
 	}
-	pre := ""
-	if r.Domain != "" {
-		pre = r.Domain + "@"
+	return map[string]string{
+		"prefill": nvtx.Path([]nvtx.Range{{Domain: r.Domain, Name: r.Prefill}}),
+		"decode":  nvtx.Path([]nvtx.Range{{Domain: r.Domain, Name: r.Decode}}),
 	}
-	return map[string]string{"prefill": pre + r.Prefill, "decode": pre + r.Decode}
 }
 
 // short is a kernel name cut for a sentence: its function name without

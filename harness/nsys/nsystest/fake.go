@@ -39,12 +39,13 @@ const VersionLine = "NVIDIA Nsight Systems version 2025.3.1.0"
 
 // SyntheticNVTXSum is SYNTHETIC: an nvtx_sum CSV in the header shape a real
 // `nsys stats --report nvtx_sum --format csv` printed (quoted in
-// harness/nsys's tests), with the ranges the fixture workloads push. No
-// nvtx_sum export was recorded for this project.
+// harness/nsys's tests), with the ranges the fixture workloads push, each
+// written ":name" as nsys writes a default-domain range (nvtx.ParseNsysRange).
+// No nvtx_sum export was recorded for this project.
 const SyntheticNVTXSum = "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n" +
-	"50.0,8000000,1,8000000.0,8000000.0,8000000,8000000,0.0,PushPop,decode_all\n" +
-	"45.0,7200000,4,1800000.0,1790000.5,1700000,1920000,90000.1,PushPop,decode_step\n" +
-	"5.0,800000,1,800000.0,800000.0,800000,800000,0.0,PushPop,prefill\n"
+	"50.0,8000000,1,8000000.0,8000000.0,8000000,8000000,0.0,PushPop,:decode_all\n" +
+	"45.0,7200000,4,1800000.0,1790000.5,1700000,1920000,90000.1,PushPop,:decode_step\n" +
+	"5.0,800000,1,800000.0,800000.0,800000,800000,0.0,PushPop,:prefill\n"
 
 // Fake is one fake Nsight Systems.
 type Fake struct {

@@ -13,47 +13,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 )
 
-func TestIncludeExpr(t *testing.T) {
-	tests := []struct {
-		name   string
-		domain string
-		levels []string
-		want   string
-	}{
-		// The real cases recorded on the H200 (fixtures/README.md).
-		{"default domain range", "", []string{"decode_all"}, "decode_all/"},
-		{"nested", "", []string{"decode_all", "decode_step"}, "decode_all/decode_step/"},
-		{"nested cuda fixture", "", []string{"A", "A1"}, "A/A1/"},
-		{"named domain", "LLM", []string{"decode_all"}, "LLM@decode_all/"},
-		{"named domain nested", "LLM", []string{"decode_all", "decode_step"}, "LLM@decode_all/decode_step/"},
-		// matched 412 kernels: fixtures/logs/ncu-escaped-at-sign-match.txt
-		{"default-domain name with @", "", []string{"LLM@decode_all"}, `LLM\@decode_all/`},
-		{"default domain spelled out", ncu.DefaultDomain, []string{"LLM@decode_all"}, `LLM\@decode_all/`},
-		// The awkward name of fixtures/ncu/cuda-nvtx-domains (escaping per the
-		// NVTX filtering docs; not recorded as a filter).
-		{"slash, quotes, spaces, @", "", []string{`step: 1 "quoted" / a@b`}, `step: 1 "quoted" \/ a\@b/`},
-		{"every quantifier", "", []string{"a[0]+b*c,d"}, `a\[0\]\+b\*c\,d/`},
-		{"spaces kept", "", []string{"Range A", "B range"}, "Range A/B range/"},
-		{"backslash", "", []string{`a\b`}, `a\\\\b/`},
-		{"domain with @ and space", "my dom@x", []string{"r"}, `my dom\@x@r/`},
-		{"no levels", "LLM", nil, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, ncu.IncludeExpr(tt.domain, tt.levels))
-		})
-	}
-}
-
-// The include expression of a region agrees with how the regions report
-// names it (Range.String) for names without '/' or other quantifiers.
-func TestIncludeExprMatchesRegionNames(t *testing.T) {
-	for _, r := range []ncu.Range{{Name: "decode_all"}, {Name: "LLM@decode_all"}, {Domain: "LLM", Name: "decode_all"}} {
-		st := &ncu.Stack{Levels: []ncu.Range{r}}
-		assert.Equal(t, st.Path()+"/", ncu.IncludeExpr(r.Domain, []string{r.Name}))
-	}
-}
-
 // realKernelNames reads the kernel names of the H200 decode export.
 func realKernelNames(t *testing.T) []string {
 	t.Helper()
