@@ -36,6 +36,7 @@ func TestCLIGoldens(t *testing.T) {
 		{"kernels-unknown-flag", []string{"kernels", "--topp", "3", basic + "raw.csv"}, nil},
 		{"kernels-help", []string{"kernels", "--help"}, nil},
 		{"profile-dry-run", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu=roofline"}, nil},
+		{"profile-dry-run-launch-count-1", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu.launch_count=1", "timeline.tool=ncu"}, nil},
 		{"profile-unknown-key", []string{"profile", "--dry-run", "--profiles", "../../profiles", "ncu.lauch_count=3"}, nil},
 		{"profile-bad-group", []string{"profile", "--dry-run", "--profiles", "../../profiles", "ncu=fastest"}, nil},
 		{"help", []string{"help"}, nil},
