@@ -35,6 +35,7 @@ func TestCLIGoldens(t *testing.T) {
 		{"kernels-two-files", []string{"kernels", basic + "raw.csv", basic + "log-file.csv"}, nil},
 		{"kernels-unknown-flag", []string{"kernels", "--topp", "3", basic + "raw.csv"}, nil},
 		{"kernels-help", []string{"kernels", "--help"}, nil},
+		{"regions-timing-only-log-file", []string{"regions", "--top", "2", basic + "log-file.csv"}, nil},
 		{"profile-dry-run", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu=roofline"}, nil},
 		{"profile-dry-run-launch-count-1", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu.launch_count=1", "timeline.tool=ncu"}, nil},
 		{"profile-unknown-key", []string{"profile", "--dry-run", "--profiles", "../../profiles", "ncu.lauch_count=3"}, nil},

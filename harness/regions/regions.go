@@ -581,7 +581,11 @@ func (a *Aggregator) notes() []string {
 			a.selected, a.launches, a.filteredN, strconv.FormatFloat(a.filteredNS/1e6, 'f', 3, 64)))
 	}
 	notes = append(notes, a.filter.notes()...)
-	if a.launches > 0 && a.inRange > 0 {
+	switch {
+	case a.launches == 0 || a.inRange == 0 || len(a.specs) == 0:
+	case !slices.Contains(a.seen, true):
+		notes = append(notes, a.durationsOnlyNote())
+	default:
 		for i, sp := range a.specs {
 			if !a.seen[i] {
 				notes = append(notes, fmt.Sprintf("Metric %q of group %q is in no launch of this export (looked for %s).", sp.Label, sp.group, sp.Source()))
@@ -594,6 +598,20 @@ func (a *Aggregator) notes() []string {
 		}
 	}
 	return notes
+}
+
+// durationsOnlyNote is the one note for an export that has none of the
+// groups' metrics, as a timing pass (--metrics gpu__time_duration.sum)
+// writes: what it holds, and which preset measures the rest.
+func (a *Aggregator) durationsOnlyNote() string {
+	var groups []string
+	for _, sp := range a.specs {
+		if !slices.Contains(groups, sp.group) {
+			groups = append(groups, sp.group)
+		}
+	}
+	return fmt.Sprintf("This export holds kernel durations only, as an ncu timing pass writes: none of the %d metrics of groups %s is in it. A deep pass measures them: %s.",
+		len(a.specs), andList(groups), measuredBy(groups))
 }
 
 // FromReader aggregates every result of r. The first malformed row ends it
