@@ -74,9 +74,11 @@ Usage:
       decode_all/decode_step; their totals stay whole), --kernel-include/
       --kernel-exclude the kernels counted. A pattern that matches nothing is
       an error.
-  deepprof profile [--profile NAME]... [--dry-run] [key=value | +key=value | group=name]...
+  deepprof profile [--profile NAME]... [--dry-run] [--no-preflight] [key=value | +key=value | group=name]...
       Run a Stage 2 session (stage 1, an ncu timing pass, the deep ncu pass)
-      into a new run directory; --dry-run prints every step instead.
+      into a new run directory; --dry-run prints every step instead. First a
+      preflight checks the GPU (NVML), ncu's version, the workload's files,
+      interpreter and imports, and stops with what it found and what to do.
   deepprof report [--top N] MAIN
       Rebuild every derived file of a run directory (kernels.md, kernels.json,
       ncu/regions/, report.md, manifest.json) from its raw ncu exports; no GPU.

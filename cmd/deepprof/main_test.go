@@ -50,6 +50,7 @@ func TestCLIGoldens(t *testing.T) {
 		{"no-command", nil, nil},
 		{"unknown-command", []string{"kernel"}, nil},
 	}
+	fakePreflight(t)
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
