@@ -70,10 +70,6 @@ type Report struct {
 	OutsideMS       float64  `json:"outside_ms"`
 	Include         []string `json:"include"` // kernel-name patterns
 	Exclude         []string `json:"exclude"`
-	// RegionInclude and RegionExclude are the region-name patterns that
-	// chose which regions are listed.
-	RegionInclude []string `json:"region_include,omitempty"`
-	RegionExclude []string `json:"region_exclude,omitempty"`
 	MetricGroups    []string `json:"metric_groups"`
 	TopKernels      int      `json:"top_kernels"`
 	// AggregateEnabled says whether Aggregate was asked for.
@@ -82,6 +78,11 @@ type Report struct {
 	// Aggregate is every region summed across scopes (empty when disabled).
 	Aggregate []Region `json:"aggregate"`
 	Scopes    []Scope  `json:"scopes"`
+
+	// RegionInclude and RegionExclude are the region-name patterns that
+	// chose which regions are listed.
+	RegionInclude []string `json:"region_include,omitempty"`
+	RegionExclude []string `json:"region_exclude,omitempty"`
 }
 
 // Scope is one (process, device) pair and its regions.
@@ -203,6 +204,7 @@ type Aggregator struct {
 	regionFilter *filter
 	regionNames  []string
 	regionSeen   map[string]bool
+
 	specs  []spec
 	lookup map[metricKey]specRef
 	seen   []bool
