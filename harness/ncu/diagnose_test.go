@@ -40,6 +40,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 		"logs/ncu-range-replay-unsupported-api.txt":           {{ncu.KindRangeReplayUnsupported, 5}},
 		"logs/ncu-workload-crash.txt":                         {{ncu.KindWorkloadCrash, 148}},
 		"logs/nsys-bundled-no-report.txt":                     {},
+		"logs/python-no-torch.txt":                            {},
 		"ncu/cuda-app-range-replay/ncu.log":                   {},
 		"ncu/cuda-nvtx-domains/ncu.log":                       {},
 		"ncu/cuda-nvtx-kernel-replay/ncu.log":                 {},
