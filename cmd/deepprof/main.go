@@ -65,13 +65,20 @@ Usage:
       Print the kernel table of one ncu CSV export: the raw page, the details
       page or a --log-file capture, plain or .gz; "-" reads standard input.
   deepprof regions [--format md|json] [--include RE]... [--exclude RE]...
+                   [--kernel-include RE]... [--kernel-exclude RE]...
                    [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-
       Summarize one ncu CSV export by NVTX region (stack path, nested regions
       as their own sections), per (process, device) and across them; --out
       writes report.md, report.json and a kernel table per region into DIR.
-  deepprof profile [--profile NAME]... [--dry-run] [key=value | +key=value | group=name]...
+      --include/--exclude choose the regions listed (by name, such as
+      decode_all/decode_step; their totals stay whole), --kernel-include/
+      --kernel-exclude the kernels counted. A pattern that matches nothing is
+      an error.
+  deepprof profile [--profile NAME]... [--dry-run] [--no-preflight] [key=value | +key=value | group=name]...
       Run a Stage 2 session (stage 1, an ncu timing pass, the deep ncu pass)
-      into a new run directory; --dry-run prints every step instead.
+      into a new run directory; --dry-run prints every step instead. First a
+      preflight checks the GPU (NVML), ncu's version, the workload's files,
+      interpreter and imports, and stops with what it found and what to do.
   deepprof report [--top N] MAIN
       Rebuild every derived file of a run directory (kernels.md, kernels.json,
       ncu/regions/, report.md, manifest.json) from its raw ncu exports; no GPU.

@@ -35,13 +35,22 @@ func TestCLIGoldens(t *testing.T) {
 		{"kernels-two-files", []string{"kernels", basic + "raw.csv", basic + "log-file.csv"}, nil},
 		{"kernels-unknown-flag", []string{"kernels", "--topp", "3", basic + "raw.csv"}, nil},
 		{"kernels-help", []string{"kernels", "--help"}, nil},
+		{"regions-include-region", []string{"regions", "--include", "^decode_all$", "--top", "3", basic + "raw.csv"}, nil},
+		{"regions-include-no-match", []string{"regions", "--include", "prefill", basic + "raw.csv"}, nil},
+		{"regions-kernel-include", []string{"regions", "--kernel-include", "^nvjet", "--exclude", "step", "--metrics", "sol", "--top", "3", basic + "raw.csv"}, nil},
+		{"regions-kernel-include-no-match", []string{"regions", "--kernel-include", "flash_attn", "--exclude", "prefill", basic + "raw.csv"}, nil},
+		{"regions-bad-kernel-pattern", []string{"regions", "--kernel-exclude", "gemm(", basic + "raw.csv"}, nil},
+		{"regions-help", []string{"regions", "--help"}, nil},
+		{"regions-timing-only-log-file", []string{"regions", "--top", "2", basic + "log-file.csv"}, nil},
 		{"profile-dry-run", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu=roofline"}, nil},
+		{"profile-dry-run-launch-count-1", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu.launch_count=1", "timeline.tool=ncu"}, nil},
 		{"profile-unknown-key", []string{"profile", "--dry-run", "--profiles", "../../profiles", "ncu.lauch_count=3"}, nil},
 		{"profile-bad-group", []string{"profile", "--dry-run", "--profiles", "../../profiles", "ncu=fastest"}, nil},
 		{"help", []string{"help"}, nil},
 		{"no-command", nil, nil},
 		{"unknown-command", []string{"kernel"}, nil},
 	}
+	fakePreflight(t)
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,18 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/preflight"
 	"github.com/llm-perf-opt/deepprof/harness/session"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 )
@@ -31,11 +33,12 @@ import (
 // the workload running on the GPU and the run directory without its
 // manifest.
 func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [key=value | +key=value | group=name]...", stderr)
+	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--no-preflight] [key=value | +key=value | group=name]...", stderr)
 	var profiles stringList
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
 	dir := fs.String("profiles", config.DefaultDir, "the profiles `DIR`")
-	dry := fs.Bool("dry-run", false, "check the configuration, the workload's inputs and the tools, and print every step's argv and outputs; run nothing")
+	dry := fs.Bool("dry-run", false, "run the preflight checks and print what they found, then every step's argv and outputs; run nothing")
+	noPreflight := fs.Bool("no-preflight", false, "start the session without the preflight checks (GPU, ncu, the workload's files, interpreter and imports)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
 		return err
@@ -48,33 +51,37 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var problems []error
-	if err := cfg.CheckInputs("."); err != nil {
-		problems = append(problems, err)
-	}
-	for _, a := range cfg.Workload.Command() {
-		if filepath.Ext(a) == ".py" {
-			if _, err := os.Stat(a); err != nil {
-				problems = append(problems, fmt.Errorf("workload script %s: %w", a, err))
-			}
-		}
+	sel, err := gpu.ParseDevice(cfg.Device)
+	if err != nil {
+		return err
 	}
 	ncuPath := cfg.NCU.Path
 	var found = map[string]tools.Tool{}
 	var toolErrs = map[string]error{}
+	var ncuErr error
 	if ncuPath == "" {
 		t, err := tools.Find("ncu", tools.EnvFromOS())
 		if err != nil {
-			problems = append(problems, err)
-			toolErrs["ncu"] = err
+			ncuErr, toolErrs["ncu"] = err, err
 			ncuPath = "ncu"
 		} else {
 			ncuPath = t.Path
 		}
 	}
+	var pre preflight.Result
+	if !*noPreflight {
+		pre = preflight.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr), preflightProbes(sel))
+	}
 	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
 		Progress: stderr, ProgressLive: liveProgress(stderr)}
 	if *dry {
+		// What the preflight found is part of the dry run's answer; only a
+		// plan that cannot be made is its error.
+		if !*noPreflight {
+			if err := pre.Write(stdout); err != nil {
+				return err
+			}
+		}
 		main := cfg.Run.Root + "/" + cfg.Run.ID
 		if cfg.Run.ID == "" {
 			main = cfg.Run.Root + "/<run id>"
@@ -84,15 +91,22 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 			return err
 		}
 		fmt.Fprintf(stdout, "MAIN: %s\n", main)
-		if err := session.FormatPlan(stdout, steps); err != nil {
+		return session.FormatPlan(stdout, steps)
+	}
+	if !*noPreflight {
+		if err := pre.Write(stderr); err != nil {
 			return err
 		}
-		return errors.Join(problems...)
+		if err := pre.Err(); err != nil {
+			return err
+		}
 	}
-	if len(problems) > 0 {
-		return errors.Join(problems...)
+	if ncuErr != nil {
+		return ncuErr
 	}
-	if t, err := tools.Probe(context.Background(), ncuPath); err == nil {
+	if pre.Ncu != nil {
+		found["ncu"] = *pre.Ncu
+	} else if t, err := tools.Probe(context.Background(), ncuPath); err == nil {
 		found["ncu"] = t
 	} else {
 		toolErrs["ncu"] = err
@@ -112,10 +126,6 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	} else {
 		toolErrs["nsys"] = err
 	}
-	sel, err := gpu.ParseDevice(cfg.Device)
-	if err != nil {
-		return err
-	}
 	s.Env = func() ([]byte, error) {
 		return session.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) }, found, toolErrs).JSON()
 	}
@@ -130,6 +140,29 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	run, err := s.Run(ctx)
 	tell()
 	return verdict(stdout, run, err)
+}
+
+// preflightProbes are the preflight's probes of the machine; tests replace
+// them with fakes, so that goldens do not depend on the machine's GPU.
+var preflightProbes = preflight.System
+
+// preflightInput is what the session will need: the profiler, the
+// workload's argv and environment, and the files it reads (its .py
+// scripts and workload.inputs, relative to the working directory).
+func preflightInput(cfg *config.Config, ncuPath string, ncuErr error) preflight.Input {
+	argv := cfg.Workload.Command()
+	var files []string
+	for _, a := range argv {
+		if filepath.Ext(a) == ".py" {
+			files = append(files, a)
+		}
+	}
+	files = append(files, cfg.Workload.Inputs...)
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(cfg.Workload.Env)) {
+		env = append(env, k+"="+cfg.Workload.Env[k])
+	}
+	return preflight.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files}
 }
 
 // liveProgress reports whether the progress line may rewrite itself: on a

@@ -21,14 +21,26 @@ func (s *stringList) Set(v string) error {
 	return nil
 }
 
-const regionsSynopsis = "regions [--format md|json] [--include RE]... [--exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
+const regionsSynopsis = "regions [--format md|json] [--include RE]... [--exclude RE]... [--kernel-include RE]... [--kernel-exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
+
+// regionFlag is the command-line flag of a region filter's pattern:
+// --include and --exclude choose regions (what the command lists),
+// --kernel-include and --kernel-exclude the launches they count.
+func regionFlag(target, flag string) string {
+	if target == regions.TargetKernel {
+		return "--kernel-" + flag
+	}
+	return "--" + flag
+}
 
 func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("regions", regionsSynopsis, stderr)
 	format := fs.String("format", "md", "output `format`: md (report.md) or json (the report.json contract)")
-	var include, exclude stringList
-	fs.Var(&include, "include", "keep only kernels whose name matches this `regexp` (repeatable; any may match)")
-	fs.Var(&exclude, "exclude", "leave out kernels whose name matches this `regexp` (repeatable; exclude wins over include)")
+	var include, exclude, kinclude, kexclude stringList
+	fs.Var(&include, "include", "list only regions whose name (stack path, e.g. decode_all/decode_step) matches this `regexp` (repeatable; any may match); their totals stay whole")
+	fs.Var(&exclude, "exclude", "leave out regions whose name matches this `regexp` (repeatable; exclude wins over include)")
+	fs.Var(&kinclude, "kernel-include", "count only launches of kernels whose name matches this `regexp` (repeatable; any may match)")
+	fs.Var(&kexclude, "kernel-exclude", "leave out launches of kernels whose name matches this `regexp` (repeatable; exclude wins over include)")
 	metrics := fs.String("metrics", regions.GroupNames(regions.DefaultGroups()),
 		"comma-separated metric `groups` summarized per region, or none")
 	top := fs.Int("top", regions.DefaultTopKernels, "list the `N` kernels with the most time in each region (0: all)")
@@ -48,7 +60,9 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
 	cfg := regions.DefaultConfig()
-	cfg.Include, cfg.Exclude = include, exclude
+	cfg.RegionInclude, cfg.RegionExclude = include, exclude
+	cfg.Include, cfg.Exclude = kinclude, kexclude
+	cfg.RequireMatches = true // a filter that matches nothing is a mistake, not an empty report
 	cfg.Aggregate = *aggregate
 	cfg.TopKernels = *top
 	cfg.Groups = []regions.Group{}
@@ -65,7 +79,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if _, err := regions.New(cfg); err != nil {
 		var pe *regions.PatternError
 		if errors.As(err, &pe) {
-			return &usageError{fmt.Sprintf("--%s %q: not a valid regular expression: %v", pe.Flag, pe.Pattern, pe.Err)}
+			return &usageError{fmt.Sprintf("%s %q: not a valid regular expression: %v", regionFlag(pe.Target, pe.Flag), pe.Pattern, pe.Err)}
 		}
 		return err
 	}
@@ -75,6 +89,9 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	defer closeFn()
 	rep, err := regions.FromReader(ncu.NewReader(r, name, regions.Options(cfg)), name, cfg)
+	if ue := (*regions.UnmatchedError)(nil); errors.As(err, &ue) {
+		return unmatchedFilters(ue)
+	}
 	if err != nil {
 		return err
 	}
@@ -85,4 +102,14 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return report.RegionsJSON(stdout, rep)
 	}
 	return report.RegionsMarkdown(stdout, rep)
+}
+
+// unmatchedFilters says, by flag, which filters matched nothing:
+// `FILE: --include "prefil" matched no region (regions: prefill, decode_all)`.
+func unmatchedFilters(e *regions.UnmatchedError) error {
+	msgs := make([]string, len(e.Misses))
+	for i, m := range e.Misses {
+		msgs[i] = fmt.Sprintf("%s %q %s", regionFlag(m.Target, m.Flag), m.Pattern, e.MatchedNothing(m))
+	}
+	return fmt.Errorf("%s: %s", e.Source, strings.Join(msgs, "; "))
 }

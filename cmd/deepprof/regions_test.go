@@ -21,7 +21,7 @@ func runCmd(args []string, stdin string) (string, string, error) {
 }
 
 func TestRegionsCommand(t *testing.T) {
-	out, _, err := runCmd([]string{"regions", "--format", "json", "--include", "add", twoproc}, "")
+	out, _, err := runCmd([]string{"regions", "--format", "json", "--kernel-include", "add", "--include", "^prefill", twoproc}, "")
 	require.NoError(t, err)
 	var rep struct {
 		Aggregate []struct {
@@ -40,6 +40,9 @@ func TestRegionsCommand(t *testing.T) {
 	require.NotEmpty(t, rep.Aggregate)
 	assert.Equal(t, "prefill", rep.Aggregate[0].Name)
 	assert.EqualValues(t, 4, rep.Aggregate[0].KernelCount, "only add_kernel launches")
+	for _, r := range rep.Aggregate {
+		assert.True(t, strings.HasPrefix(r.Name, "prefill"), "only regions under prefill: %s", r.Name)
+	}
 
 	in, err := os.ReadFile(twoproc)
 	require.NoError(t, err)
@@ -68,6 +71,9 @@ func TestRegionsCommandErrors(t *testing.T) {
 	}{
 		{[]string{"regions", "--include", "gemm(", twoproc}, 2, `--include "gemm(": not a valid regular expression`},
 		{[]string{"regions", "--exclude", "[", twoproc}, 2, `--exclude "["`},
+		{[]string{"regions", "--kernel-include", "add(", twoproc}, 2, `--kernel-include "add(": not a valid regular expression`},
+		{[]string{"regions", "--include", "add", twoproc}, 1, twoproc + `: --include "add" matched no region (regions: prefill, prefill/layer0, decode_all, decode_all/decode_step)`},
+		{[]string{"regions", "--kernel-exclude", "gemm", twoproc}, 1, twoproc + `: --kernel-exclude "gemm" matched none of the 2 kernel names`},
 		{[]string{"regions", "--format", "xml", twoproc}, 2, `--format "xml"`},
 		{[]string{"regions", "--metrics", "sol,roofline", twoproc}, 2, `unknown metric group "roofline"`},
 		{[]string{"regions"}, 2, "regions takes one FILE"},

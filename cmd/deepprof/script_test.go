@@ -66,6 +66,8 @@ func fakeNcu() {
 		return ""
 	}
 	switch {
+	case slices.Contains(args, "--version") && os.Getenv("FAKE_NCU_NO_VERSION") != "":
+		// an ncu that prints no version (and exits 0)
 	case slices.Contains(args, "--version"): // as ncu 2025.3.1 printed it on the H200
 		fmt.Print("NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n")
 	case slices.Contains(args, "--list-sections"):
@@ -144,8 +146,17 @@ func copyFile(w io.Writer, path string) {
 }
 
 // fakeWorkload is a workload that writes a SYNTHETIC report of the
-// contract's shape to $DEEPPROF_REPORT.
+// contract's shape to $DEEPPROF_REPORT. Run as "python3 -c CODE" (the
+// preflight's import check) it succeeds, or, with $FAKE_PYTHON_FAILS set to
+// a recorded interpreter output, prints it and exits 1.
 func fakeWorkload() {
+	if len(os.Args) > 1 && os.Args[1] == "-c" {
+		if out := os.Getenv("FAKE_PYTHON_FAILS"); out != "" {
+			copyFile(os.Stderr, out)
+			os.Exit(1)
+		}
+		return
+	}
 	fmt.Printf("fake workload %s phase=%s\n", strings.Join(os.Args[1:], " "), os.Getenv("DEEPPROF_PHASE"))
 	if p := os.Getenv("DEEPPROF_REPORT"); p != "" {
 		rep := `{"model": {"name": "fake", "arch": "LlamaForCausalLM", "params": 1, "dtype": "bfloat16"},

@@ -41,6 +41,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 		"logs/ncu-workload-crash.txt":                         {{ncu.KindWorkloadCrash, 148}},
 		"logs/nsys-bundled-no-report.txt":                     {},
 		"logs/session-interrupted-during-deep-pass.txt":       {}, // deepprof's own output: nothing of ncu's to diagnose
+		"logs/python-no-torch.txt":                            {},
 		"ncu/cuda-app-range-replay/ncu.log":                   {},
 		"ncu/cuda-nvtx-domains/ncu.log":                       {},
 		"ncu/cuda-nvtx-kernel-replay/ncu.log":                 {},

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Progress event kinds.
@@ -153,14 +155,10 @@ func (p *ProgressLine) String() string {
 	return b.String()
 }
 
-// IsTerminal reports whether f is a character device, as a terminal is: a
-// status line that rewrites itself ("\r") is only for those. It asks only
-// os.File.Stat, so /dev/null counts as a terminal too; nil, a pipe or a
-// regular file does not.
+// IsTerminal reports whether f is a terminal: a status line that rewrites
+// itself ("\r") is only for those. It asks golang.org/x/term (an ioctl for
+// the terminal's settings), so /dev/null and other character devices that
+// are not terminals count as none, as do nil, a pipe and a regular file.
 func IsTerminal(f *os.File) bool {
-	if f == nil {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return f != nil && term.IsTerminal(int(f.Fd()))
 }

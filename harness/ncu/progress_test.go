@@ -105,6 +105,19 @@ func TestIsTerminal(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	assert.False(t, ncu.IsTerminal(w))
+	// A character device that is not a terminal: the status line written
+	// there was "\r" frames into nothing, or into a log that keeps them.
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+	assert.False(t, ncu.IsTerminal(null), os.DevNull)
+	// A pseudo-terminal's master side answers the terminal ioctl.
+	if ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0); err == nil {
+		defer ptm.Close()
+		assert.True(t, ncu.IsTerminal(ptm), "/dev/ptmx")
+	} else {
+		t.Logf("no pseudo-terminal to check the true case: %v", err)
+	}
 }
 
 // TestParseProgressFiltered: with a kernel filter ncu prints no launch index

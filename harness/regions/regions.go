@@ -70,7 +70,7 @@ type Report struct {
 	Selected        int64    `json:"selected_launches"`
 	OutsideLaunches int64    `json:"outside_launches"` // selected, outside every range
 	OutsideMS       float64  `json:"outside_ms"`
-	Include         []string `json:"include"`
+	Include         []string `json:"include"` // kernel-name patterns
 	Exclude         []string `json:"exclude"`
 	MetricGroups    []string `json:"metric_groups"`
 	TopKernels      int      `json:"top_kernels"`
@@ -80,6 +80,11 @@ type Report struct {
 	// Aggregate is every region summed across scopes (empty when disabled).
 	Aggregate []Region `json:"aggregate"`
 	Scopes    []Scope  `json:"scopes"`
+
+	// RegionInclude and RegionExclude are the region-name patterns that
+	// chose which regions are listed.
+	RegionInclude []string `json:"region_include,omitempty"`
+	RegionExclude []string `json:"region_exclude,omitempty"`
 }
 
 // Scope is one (process, device) pair and its regions.
@@ -194,7 +199,13 @@ type scopeAcc struct {
 // Aggregator sums launches into regions, one launch at a time.
 type Aggregator struct {
 	cfg    Config
-	filter *filter
+	filter *filter // kernel names
+	// regionFilter chooses the regions listed; regionNames are every
+	// region's name, listed or not, for UnmatchedError.
+	regionFilter *filter
+	regionNames  []string
+	regionSeen   map[string]bool
+
 	specs  []spec
 	lookup map[metricKey]specRef
 	seen   []bool
@@ -231,11 +242,15 @@ type mval struct {
 // New returns an Aggregator for cfg, or a *PatternError for a pattern that
 // does not compile.
 func New(cfg Config) (*Aggregator, error) {
-	f, err := newFilter(cfg.Include, cfg.Exclude)
+	f, err := newFilter(TargetKernel, cfg.Include, cfg.Exclude)
 	if err != nil {
 		return nil, err
 	}
-	a := &Aggregator{cfg: cfg, filter: f, lookup: map[metricKey]specRef{}, dims: map[string]units.Dimension{},
+	rf, err := newFilter(TargetRegion, cfg.RegionInclude, cfg.RegionExclude)
+	if err != nil {
+		return nil, err
+	}
+	a := &Aggregator{cfg: cfg, filter: f, regionFilter: rf, lookup: map[metricKey]specRef{}, dims: map[string]units.Dimension{},
 		scopes: map[scopeKey]*scopeAcc{}, unitClash: map[string]bool{}}
 	for _, g := range cfg.Groups {
 		for _, m := range g.Metrics {
@@ -455,6 +470,7 @@ func (a *Aggregator) Report(source string) *Report {
 		Source: source, Launches: a.launches, ProfiledMS: a.ns / 1e6, Selected: a.selected,
 		OutsideLaunches: a.outN, OutsideMS: a.outNS / 1e6,
 		Include: nonNil(a.cfg.Include), Exclude: nonNil(a.cfg.Exclude),
+		RegionInclude: a.cfg.RegionInclude, RegionExclude: a.cfg.RegionExclude,
 		MetricGroups: []string{}, TopKernels: a.cfg.TopKernels,
 		AggregateEnabled: a.cfg.Aggregate, Notes: []string{}, Aggregate: []Region{}, Scopes: []Scope{},
 	}
@@ -470,8 +486,8 @@ func (a *Aggregator) Report(source string) *Report {
 		rep.Results = ResultsKernels
 	}
 	rep.RegionProfiling = a.inRange > 0
-	rep.Notes = a.notes()
 
+	a.regionNames, a.regionSeen = nil, map[string]bool{}
 	dirs := map[string]string{}
 	taken := map[string]bool{}
 	if a.cfg.Aggregate {
@@ -488,7 +504,18 @@ func (a *Aggregator) Report(source string) *Report {
 			Launches: s.launches, ProfiledMS: s.ns / 1e6, OutsideLaunches: s.outN, OutsideMS: s.outNS / 1e6,
 			Regions: a.regions(s, dirs, taken)})
 	}
+	rep.Notes = a.notes()
 	return rep
+}
+
+// unmatched is the *UnmatchedError of the patterns that matched nothing
+// when the last report was made, or nil.
+func (a *Aggregator) unmatched(source string) error {
+	misses := append(a.filter.misses(), a.regionFilter.misses()...)
+	if len(misses) == 0 {
+		return nil
+	}
+	return &UnmatchedError{Source: source, Misses: misses, Regions: a.regionNames, KernelNames: a.filter.names}
 }
 
 func nonNil(s []string) []string {
@@ -508,13 +535,21 @@ func sortScopes(keys []scopeKey) {
 	})
 }
 
-// regions lists a scope's regions depth first.
+// regions lists a scope's regions depth first: those the region filter
+// selects.
 func (a *Aggregator) regions(s *scopeAcc, dirs map[string]string, taken map[string]bool) []Region {
 	out := []Region{}
 	var walk func(n *node)
 	walk = func(n *node) {
 		for _, c := range n.children {
-			out = append(out, a.region(s, c, dirs, taken))
+			if !a.regionSeen[c.name] {
+				a.regionSeen[c.name] = true
+				a.regionNames = append(a.regionNames, c.name)
+			}
+			r := a.region(s, c, dirs, taken) // its directory name is taken, listed or not
+			if a.regionFilter.selects(c.name) {
+				out = append(out, r)
+			}
 			walk(c)
 		}
 	}
@@ -580,7 +615,15 @@ func (a *Aggregator) notes() []string {
 			a.selected, a.launches, a.filteredN, strconv.FormatFloat(a.filteredNS/1e6, 'f', 3, 64)))
 	}
 	notes = append(notes, a.filter.notes()...)
-	if a.launches > 0 && a.inRange > 0 {
+	if a.regionFilter.active() {
+		notes = append(notes, "Region filter: only the regions whose names it selects are listed; each listed region's totals, launch counts and share are the same as without it.")
+	}
+	notes = append(notes, a.regionFilter.notes()...)
+	switch {
+	case a.launches == 0 || a.inRange == 0 || len(a.specs) == 0:
+	case !slices.Contains(a.seen, true):
+		notes = append(notes, a.durationsOnlyNote())
+	default:
 		for i, sp := range a.specs {
 			if !a.seen[i] {
 				notes = append(notes, fmt.Sprintf("Metric %q of group %q is in no launch of this export (looked for %s).", sp.Label, sp.group, sp.Source()))
@@ -593,6 +636,20 @@ func (a *Aggregator) notes() []string {
 		}
 	}
 	return notes
+}
+
+// durationsOnlyNote is the one note for an export that has none of the
+// groups' metrics, as a timing pass (--metrics gpu__time_duration.sum)
+// writes: what it holds, and which preset measures the rest.
+func (a *Aggregator) durationsOnlyNote() string {
+	var groups []string
+	for _, sp := range a.specs {
+		if !slices.Contains(groups, sp.group) {
+			groups = append(groups, sp.group)
+		}
+	}
+	return fmt.Sprintf("This export holds kernel durations only, as an ncu timing pass writes: none of the %d metrics of groups %s is in it. A deep pass measures them: %s.",
+		len(a.specs), andList(groups), measuredBy(groups))
 }
 
 // FromReader aggregates every result of r. The first malformed row ends it
@@ -622,7 +679,13 @@ func FromReader(r *ncu.Reader, source string, cfg Config) (*Report, error) {
 	if a.launches == 0 {
 		return nil, &ncu.SyntaxError{File: source, Line: 1, Msg: "the export holds no kernel launches"}
 	}
-	return a.Report(source), nil
+	rep := a.Report(source)
+	if cfg.RequireMatches {
+		if err := a.unmatched(source); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
 }
 
 // Options returns the reader options cfg needs: the raw-page columns of its

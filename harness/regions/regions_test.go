@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -348,4 +349,103 @@ func TestSelectGroups(t *testing.T) {
 	_, err = SelectGroups(DefaultGroups(), []string{"roofline"})
 	assert.ErrorContains(t, err, `unknown metric group "roofline" (known: duration,sol,occupancy,dram,instructions)`)
 	assert.Contains(t, RawMetrics(DefaultGroups()), "dram__bytes_read.sum")
+}
+
+// TestRegionFilter: region patterns choose the regions listed, in every
+// scope and the aggregate; a listed region's numbers are the unfiltered
+// report's.
+func TestRegionFilter(t *testing.T) {
+	ls := func() []*ncu.Launch {
+		return []*ncu.Launch{
+			launch(1, "0", "gemm", 100, "prefill"),
+			launch(1, "0", "gemm", 200, "decode_all", "decode_step"),
+			launch(1, "0", "softmax", 300, "decode_all"),
+			launch(2, "0", "gemm", 400, "decode_all", "decode_step"),
+			launch(2, "0", "gemm", 500, "LLM@decode_all"),
+		}
+	}
+	all := build(t, DefaultConfig(), ls()...)
+	cases := []struct {
+		name             string
+		include, exclude []string
+		want             []string // the aggregate's regions
+		missed           []FilterMiss
+	}{
+		{"no patterns: all", nil, nil, []string{"prefill", "decode_all", "decode_all/decode_step", "LLM@decode_all"}, nil},
+		{"include", []string{"^decode_all"}, nil, []string{"decode_all", "decode_all/decode_step"}, nil},
+		{"a parent without its children", []string{"^decode_all$"}, nil, []string{"decode_all"}, nil},
+		{"named domain", []string{"^LLM@"}, nil, []string{"LLM@decode_all"}, nil},
+		{"exclude wins", []string{"decode"}, []string{"step"}, []string{"decode_all", "LLM@decode_all"}, nil},
+		{"unmatched", []string{"prefil$", "^prefill"}, []string{"layer"}, []string{"prefill"},
+			[]FilterMiss{{TargetRegion, "include", "prefil$"}, {TargetRegion, "exclude", "layer"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.RegionInclude, cfg.RegionExclude = c.include, c.exclude
+			a, err := New(cfg)
+			require.NoError(t, err)
+			for _, l := range ls() {
+				require.NoError(t, a.Add("synthetic", l, false))
+			}
+			rep := a.Report("synthetic")
+			assert.Equal(t, c.want, names(rep.Aggregate))
+			for _, regs := range [][]Region{rep.Aggregate, rep.Scopes[0].Regions, rep.Scopes[1].Regions} {
+				for _, r := range regs {
+					assert.Contains(t, c.want, r.Name)
+				}
+			}
+			for _, r := range rep.Aggregate {
+				whole := find(t, all.Aggregate, r.Name)
+				assert.Equal(t, whole, r, "a listed region is the same as without the filter")
+			}
+			assert.Equal(t, all.Scopes[0].ProfiledMS, rep.Scopes[0].ProfiledMS)
+			err = a.unmatched("synthetic")
+			if c.missed == nil {
+				assert.NoError(t, err)
+				return
+			}
+			var ue *UnmatchedError
+			require.ErrorAs(t, err, &ue)
+			assert.Equal(t, c.missed, ue.Misses)
+			assert.Equal(t, []string{"prefill", "decode_all", "decode_all/decode_step", "LLM@decode_all"}, ue.Regions)
+			assert.True(t, hasNote(rep, `region include pattern "prefil$" matched no region`), rep.Notes)
+		})
+	}
+	_, err := New(Config{RegionExclude: []string{"decode("}})
+	var pe *PatternError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, PatternError{Target: TargetRegion, Flag: "exclude", Pattern: "decode("}, PatternError{Target: pe.Target, Flag: pe.Flag, Pattern: pe.Pattern})
+}
+
+// TestRequireMatches: with RequireMatches, a pattern that matched nothing
+// in a recorded export is FromReader's error, naming what the export has;
+// without it, a note.
+func TestRequireMatches(t *testing.T) {
+	const path = "../../fixtures/ncu/h200-llama-decode-basic/raw.csv"
+	read := func(cfg Config) (*Report, error) {
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		defer f.Close()
+		return FromReader(ncu.NewReader(f, path, Options(cfg)), path, cfg)
+	}
+	cfg := DefaultConfig()
+	cfg.Include, cfg.RegionInclude = []string{"^nvjet", "no_such_kernel"}, []string{"prefill"}
+	rep, err := read(cfg)
+	require.NoError(t, err)
+	assert.True(t, hasNote(rep, `include pattern "no_such_kernel" matched no kernel name`), rep.Notes)
+	assert.Empty(t, rep.Aggregate, "no region is named prefill in a decode-only export")
+
+	cfg.RequireMatches = true
+	_, err = read(cfg)
+	var ue *UnmatchedError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, []FilterMiss{{TargetKernel, "include", "no_such_kernel"}, {TargetRegion, "include", "prefill"}}, ue.Misses)
+	assert.Equal(t, path+`: kernel include pattern "no_such_kernel" matched none of the 27 kernel names; `+
+		`region include pattern "prefill" matched no region (regions: decode_all, decode_all/decode_step)`, err.Error())
+
+	cfg.Include, cfg.RegionInclude = []string{"^nvjet"}, []string{"step$"}
+	rep, err = read(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"decode_all/decode_step"}, names(rep.Aggregate))
 }

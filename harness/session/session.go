@@ -256,17 +256,14 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		)
 	}
 	c := s.Cfg.NCU
-	regex, count, note := "", c.LaunchCount, "deep pass over every launch in the NVTX ranges"
+	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0), "deep pass over every launch in the NVTX ranges"
 	if len(topKernels) > 0 {
 		regex = ncu.MangledFunctionRegex(topKernels)
-		if count == 0 {
-			count = c.PerKernelLaunches
-		}
 		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
 	} else if topKernels == nil && tl.tool == timelineNsys {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", max(c.LaunchCount, c.PerKernelLaunches))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
 	} else if topKernels == nil {
-		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", max(c.LaunchCount, c.PerKernelLaunches))
+		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
 	}
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	dargs, err := deep.Args()

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/preflight"
+	"github.com/llm-perf-opt/deepprof/harness/tools"
+)
+
+// ncuVersionOutput is what ncu 2025.3.1 printed for --version on the H200
+// (as the fake ncu of the scripts prints it).
+const ncuVersionOutput = "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n"
+
+// fakePreflight makes the in-process commands see the machine of issue 12,
+// whatever machine the tests run on: NVML without its library (gpu.Collect's
+// real error path), an ncu that prints its recorded version, the workload's
+// files present, and a python3 without torch (its recorded output). It
+// restores the real probes when the test ends.
+func fakePreflight(t *testing.T) {
+	t.Helper()
+	noTorch, err := os.ReadFile("../../fixtures/logs/python-no-torch.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exit1 := exec.Command("sh", "-c", "exit 1").Run()
+	old := preflightProbes
+	t.Cleanup(func() { preflightProbes = old })
+	preflightProbes = func(sel gpu.Selection) preflight.Probes {
+		return preflight.Probes{
+			GPU: func() (gpu.Provenance, error) {
+				return gpu.Collect(&mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, sel)
+			},
+			Tool: func(_ context.Context, path string) (tools.Tool, error) {
+				v, err := tools.ParseNcuVersion(ncuVersionOutput)
+				if err != nil {
+					return tools.Tool{}, fmt.Errorf("tools: %s --version: %w", path, err)
+				}
+				return tools.Tool{Name: "ncu", Path: path, Version: v}, nil
+			},
+			LookPath: func(file string) (string, error) { return "/usr/bin/" + file, nil },
+			IsFile:   func(string) error { return nil },
+			Run: func(context.Context, []string, []string) ([]byte, error) {
+				return noTorch, exit1
+			},
+		}
+	}
+}
