@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 )
 
 // JSON writes the result as indented JSON.
@@ -32,7 +32,7 @@ func (r *Result) Markdown(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	r.writeVerdict(&b, true)
-	fmt.Fprintf(&b, "Rule: %s\n\n", report.EscapeCell(r.Rule))
+	fmt.Fprintf(&b, "Rule: %s\n\n", mdtable.EscapeCell(r.Rule))
 	r.writeStages(&b)
 	r.writeKernels(&b)
 	r.writeRegions(&b)
@@ -47,7 +47,7 @@ func (r *Result) MovedMarkdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A: %s\nB: %s\n\n", sideText(r.A), sideText(r.B))
 	r.writeVerdict(&b, false)
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"part", "name", "A", "B", "Δ %", "verdict"},
 		Right:  []bool{false, false, true, true, true, false},
 	}
@@ -55,7 +55,7 @@ func (r *Result) MovedMarkdown() string {
 	ms := func(v float64) string { return fmtMS(v) + " ms" }
 	for _, s := range r.Stages {
 		if moved(s.Verdict) {
-			t.Rows = append(t.Rows, []string{"stage", report.EscapeCell(s.Name),
+			t.Rows = append(t.Rows, []string{"stage", mdtable.EscapeCell(s.Name),
 				optText(s.A != nil, func() string { return ms(s.A.MeanMS) }),
 				optText(s.B != nil, func() string { return ms(s.B.MeanMS) }),
 				pctCell(s.DeltaPct), verdictCell(s.Verdict, s.P)})
@@ -63,7 +63,7 @@ func (r *Result) MovedMarkdown() string {
 	}
 	for _, k := range r.Kernels {
 		if moved(k.Verdict) {
-			t.Rows = append(t.Rows, []string{"kernel", report.EscapeCell(k.Name),
+			t.Rows = append(t.Rows, []string{"kernel", mdtable.EscapeCell(k.Name),
 				optText(k.A != nil, func() string { return ms(k.A.TotalMS) }),
 				optText(k.B != nil, func() string { return ms(k.B.TotalMS) }),
 				kernelPct(k), string(k.Verdict) + kernelStatus(k)})
@@ -71,7 +71,7 @@ func (r *Result) MovedMarkdown() string {
 	}
 	for _, g := range r.Regions {
 		if moved(g.Verdict) {
-			t.Rows = append(t.Rows, []string{"region", report.EscapeCell(g.Name),
+			t.Rows = append(t.Rows, []string{"region", mdtable.EscapeCell(g.Name),
 				optText(g.A != nil, func() string { return ms(g.A.TotalMS) }),
 				optText(g.B != nil, func() string { return ms(g.B.TotalMS) }),
 				pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
@@ -105,7 +105,7 @@ func sideText(s Side) string {
 	if len(facts) > 0 {
 		text += " (" + strings.Join(facts, ", ") + ")"
 	}
-	return report.EscapeCell(text)
+	return mdtable.EscapeCell(text)
 }
 
 func (r *Result) compared() (n, unchanged, noise int) {
@@ -159,7 +159,7 @@ func (r *Result) writeVerdict(b *strings.Builder, lists bool) {
 		}
 		b.WriteString(title + "\n\n")
 		for _, it := range items {
-			b.WriteString("- " + report.EscapeCell(it) + "\n")
+			b.WriteString("- " + mdtable.EscapeCell(it) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -193,18 +193,18 @@ func (r *Result) writeStages(b *strings.Builder) {
 			dVals = append(dVals, *s.DeltaMS)
 		}
 	}
-	dab, dd := report.Decimals(abVals, 3), report.Decimals(dVals, 3)
+	dab, dd := mdtable.Decimals(abVals, 3), mdtable.Decimals(dVals, 3)
 	stat := func(st *StageStat) string {
 		if st == nil {
 			return "—"
 		}
-		text := fmt.Sprintf("%s ± %s (n=%d", report.Fixed(st.MeanMS, dab), report.Fixed(st.SDMS, dab), st.N)
+		text := fmt.Sprintf("%s ± %s (n=%d", mdtable.Fixed(st.MeanMS, dab), mdtable.Fixed(st.SDMS, dab), st.N)
 		if st.WarmupMS != nil {
-			text += fmt.Sprintf("; warm-up %s dropped", report.Fixed(*st.WarmupMS, dab))
+			text += fmt.Sprintf("; warm-up %s dropped", mdtable.Fixed(*st.WarmupMS, dab))
 		}
 		return text + ")"
 	}
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"stage", "A ms", "B ms", "Δ ms", "Δ %", "test", "verdict"},
 		Right:  []bool{false, true, true, true, true, false, false},
 	}
@@ -213,7 +213,7 @@ func (r *Result) writeStages(b *strings.Builder) {
 		if s.P != nil {
 			test = "Welch " + pText(*s.P)
 		}
-		t.Rows = append(t.Rows, []string{report.EscapeCell(s.Name), stat(s.A), stat(s.B),
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(s.Name), stat(s.A), stat(s.B),
 			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test, string(s.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
@@ -241,20 +241,20 @@ func (r *Result) writeKernels(b *strings.Builder) {
 			dVals = append(dVals, *k.DeltaMS)
 		}
 	}
-	dv, dd := report.Decimals(vals, 3), report.Decimals(dVals, 3)
+	dv, dd := mdtable.Decimals(vals, 3), mdtable.Decimals(dVals, 3)
 	cell := func(k *KernelSide) string {
 		if k == nil {
 			return "—"
 		}
-		return report.Fixed(k.TotalMS, dv)
+		return mdtable.Fixed(k.TotalMS, dv)
 	}
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"kernel", "device", "A ms", "B ms", "Δ ms", "Δ %", "status", "verdict"},
 		Right:  []bool{false, true, true, true, true, true, false, false},
 	}
 	for _, k := range r.Kernels {
-		t.Rows = append(t.Rows, []string{report.EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
-			signed(k.DeltaMS, dd), kernelPct(k), report.EscapeCell(k.Status), string(k.Verdict)})
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
+			signed(k.DeltaMS, dd), kernelPct(k), mdtable.EscapeCell(k.Status), string(k.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
 }
@@ -281,8 +281,8 @@ func (r *Result) writeRegions(b *strings.Builder) {
 			dVals = append(dVals, *g.DeltaMS)
 		}
 	}
-	dv, dd := report.Decimals(vals, 3), report.Decimals(dVals, 3)
-	t := report.Table{
+	dv, dd := mdtable.Decimals(vals, 3), mdtable.Decimals(dVals, 3)
+	t := mdtable.Table{
 		Header: []string{"region", "A ms", "B ms", "A launches", "B launches", "Δ ms", "Δ %", "verdict"},
 		Right:  []bool{false, true, true, true, true, true, true, false},
 	}
@@ -291,7 +291,7 @@ func (r *Result) writeRegions(b *strings.Builder) {
 			if s == nil {
 				return "—"
 			}
-			return report.Fixed(s.TotalMS, dv)
+			return mdtable.Fixed(s.TotalMS, dv)
 		}
 		n := func(s *RegionSide) string {
 			if s == nil {
@@ -299,7 +299,7 @@ func (r *Result) writeRegions(b *strings.Builder) {
 			}
 			return strconv.FormatInt(s.KernelCount, 10)
 		}
-		t.Rows = append(t.Rows, []string{report.EscapeCell(g.Name), ms(g.A), ms(g.B), n(g.A), n(g.B),
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(g.Name), ms(g.A), ms(g.B), n(g.A), n(g.B),
 			signed(g.DeltaMS, dd), pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
 	}
 	b.WriteString(t.String() + "\n")
@@ -312,14 +312,14 @@ func (r *Result) writeMFU(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "%s, model FLOPs utilization; lower by more than the threshold (relative to A) is a regression.\n\n", SummaryJSON)
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"mfu", "A", "B", "Δ %", "verdict"},
 		Right:  []bool{false, true, true, true, false},
 	}
 	for _, m := range r.MFU {
 		v := string(m.Verdict)
 		if m.Why != "" {
-			v += ": " + report.EscapeCell(m.Why)
+			v += ": " + mdtable.EscapeCell(m.Why)
 		}
 		t.Rows = append(t.Rows, []string{m.Name, mfuCell(m.A), mfuCell(m.B), pctCell(m.DeltaPct), v})
 	}
@@ -339,7 +339,7 @@ func notCompared(r *Result, part string) string {
 	var who []string
 	for _, m := range r.Missing {
 		if m.Part == part {
-			who = append(who, fmt.Sprintf("%s has no %s", m.Run, report.EscapeCell(m.File)))
+			who = append(who, fmt.Sprintf("%s has no %s", m.Run, mdtable.EscapeCell(m.File)))
 		}
 	}
 	if len(who) == 0 {
@@ -352,7 +352,7 @@ func kernelStatus(k KernelRow) string {
 	if k.Status == Matched {
 		return ""
 	}
-	return " (" + report.EscapeCell(k.Status) + ")"
+	return " (" + mdtable.EscapeCell(k.Status) + ")"
 }
 
 func regionStatus(g RegionRow) string {
@@ -383,7 +383,7 @@ func signed(v *float64, d int) string {
 	if v == nil {
 		return "—"
 	}
-	s := report.Fixed(*v, d)
+	s := mdtable.Fixed(*v, d)
 	if !strings.HasPrefix(s, "-") {
 		s = "+" + s
 	}
@@ -401,7 +401,7 @@ func pText(p float64) string {
 	if p < 0.001 {
 		return "p < 0.001"
 	}
-	return "p = " + report.Fixed(p, 3)
+	return "p = " + mdtable.Fixed(p, 3)
 }
 
 func verdictCell(v Verdict, p *float64) string {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 )
 
@@ -28,14 +29,14 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 	} else if rep.Results == regions.ResultsMixed {
 		what = plural(rep.Launches, "result", "results") + " (kernel launches and whole ranges)"
 	}
-	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source),
-		what, Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
+	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", mdtable.EscapeCell(rep.Source),
+		what, mdtable.Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
 	if rep.RegionProfiling {
 		fmt.Fprintf(&b, " %s (%s ms) outside every NVTX range belong to no region.",
-			plural(rep.OutsideLaunches, "selected launch", "selected launches"), Fixed(rep.OutsideMS, 3))
+			plural(rep.OutsideLaunches, "selected launch", "selected launches"), mdtable.Fixed(rep.OutsideMS, 3))
 		b.WriteString(" A region is an NVTX push/pop stack path; its total includes its nested regions, and exclusive values count only launches whose stack ends at it.")
 		if len(rep.MetricGroups) > 0 {
-			fmt.Fprintf(&b, " Metric groups: %s.", EscapeCell(strings.Join(rep.MetricGroups, ", ")))
+			fmt.Fprintf(&b, " Metric groups: %s.", mdtable.EscapeCell(strings.Join(rep.MetricGroups, ", ")))
 		}
 	}
 	b.WriteString("\n\n")
@@ -48,7 +49,7 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 	if len(rep.Notes) > 0 {
 		b.WriteString("Notes:\n\n")
 		for _, n := range rep.Notes {
-			b.WriteString("- " + EscapeCell(n) + "\n")
+			b.WriteString("- " + mdtable.EscapeCell(n) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -59,19 +60,19 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 		b.WriteString("## All scopes\n\nOne scope: its regions below are the aggregate.\n\n")
 	default:
 		fmt.Fprintf(&b, "## All scopes\n\nRegions summed across %d scopes; %s ms profiled in all.\n\n",
-			len(rep.Scopes), Fixed(rep.ProfiledMS, 3))
+			len(rep.Scopes), mdtable.Fixed(rep.ProfiledMS, 3))
 		writeScope(&b, rep, rep.Aggregate, nil)
 	}
 	for i := range rep.Scopes {
 		s := &rep.Scopes[i]
 		fmt.Fprintf(&b, "## Process %d", s.ProcessID)
 		if s.ProcessName != "" {
-			fmt.Fprintf(&b, " (%s)", EscapeCell(s.ProcessName))
+			fmt.Fprintf(&b, " (%s)", mdtable.EscapeCell(s.ProcessName))
 		}
 		fmt.Fprintf(&b, ", device %d\n\n", s.Device)
 		fmt.Fprintf(&b, "%s, %s ms profiled; %s (%s ms) outside every NVTX range.\n\n",
-			plural(s.Launches, "launch", "launches"), Fixed(s.ProfiledMS, 3),
-			plural(s.OutsideLaunches, "selected launch", "selected launches"), Fixed(s.OutsideMS, 3))
+			plural(s.Launches, "launch", "launches"), mdtable.Fixed(s.ProfiledMS, 3),
+			plural(s.OutsideLaunches, "selected launch", "selected launches"), mdtable.Fixed(s.OutsideMS, 3))
 		writeScope(&b, rep, s.Regions, s)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -87,14 +88,14 @@ func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, 
 	for _, r := range regs {
 		totals = append(totals, r.TotalMS, r.ExclusiveMS)
 	}
-	d := Decimals(totals, 3)
-	tab := Table{
+	d := mdtable.Decimals(totals, 3)
+	tab := mdtable.Table{
 		Header: []string{"region", "depth", "total_ms", "share", "launches", "exclusive_ms", "exclusive_launches"},
 		Right:  []bool{false, true, true, true, true, true, true},
 	}
 	for _, r := range regs {
-		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), Fixed(r.TotalMS, d),
-			Percent(r.Share), strconv.FormatInt(r.KernelCount, 10), Fixed(r.ExclusiveMS, d),
+		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), mdtable.Fixed(r.TotalMS, d),
+			mdtable.Percent(r.Share), strconv.FormatInt(r.KernelCount, 10), mdtable.Fixed(r.ExclusiveMS, d),
 			strconv.FormatInt(r.ExclusiveKernelCount, 10)})
 	}
 	b.WriteString(tab.String())
@@ -111,36 +112,36 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 		fmt.Fprintf(b, "Inside %s. ", regionName(r.Parent))
 	}
 	fmt.Fprintf(b, "%s ms in %s (%s of the scope's profiled time); exclusive of nested regions: %s ms in %s.",
-		Fixed(r.TotalMS, d), plural(r.KernelCount, "launch", "launches"), Percent(r.Share),
-		Fixed(r.ExclusiveMS, d), plural(r.ExclusiveKernelCount, "launch", "launches"))
+		mdtable.Fixed(r.TotalMS, d), plural(r.KernelCount, "launch", "launches"), mdtable.Percent(r.Share),
+		mdtable.Fixed(r.ExclusiveMS, d), plural(r.ExclusiveKernelCount, "launch", "launches"))
 	if ambiguous(r) {
 		parts := make([]string, len(r.Levels))
 		for i, l := range r.Levels {
 			dom := "default domain"
 			if l.Domain != "" {
-				dom = "domain " + EscapeCell(l.Domain)
+				dom = "domain " + mdtable.EscapeCell(l.Domain)
 			}
 			parts[i] = fmt.Sprintf("%s (%s)", regionName(l.Name), dom)
 		}
 		fmt.Fprintf(b, " Stack: %s.", strings.Join(parts, " / "))
 	}
 	dir := RegionTableDir(rep, r, s)
-	fmt.Fprintf(b, " Kernel table: [%s](%s).\n\n", EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
+	fmt.Fprintf(b, " Kernel table: [%s](%s).\n\n", mdtable.EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
 	if len(r.Kernels) > 0 {
 		tot := make([]float64, len(r.Kernels))
 		for i, k := range r.Kernels {
 			tot[i] = k.TotalMS
 		}
-		dk := Decimals(tot, 3)
-		tab := Table{Header: []string{"kernel", "total_ms", "calls", "share of region", "device"},
+		dk := mdtable.Decimals(tot, 3)
+		tab := mdtable.Table{Header: []string{"kernel", "total_ms", "calls", "share of region", "device"},
 			Right: []bool{false, true, true, true, true}}
 		for _, k := range r.Kernels {
 			share := 0.0
 			if r.TotalMS > 0 {
 				share = k.TotalMS / r.TotalMS
 			}
-			tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), Fixed(k.TotalMS, dk),
-				strconv.FormatInt(k.Calls, 10), Percent(share), strconv.Itoa(k.Device)})
+			tab.Rows = append(tab.Rows, []string{mdtable.EscapeCell(k.Name), mdtable.Fixed(k.TotalMS, dk),
+				strconv.FormatInt(k.Calls, 10), mdtable.Percent(share), strconv.Itoa(k.Device)})
 		}
 		if len(r.Kernels) < r.Table.Count {
 			fmt.Fprintf(b, "Top %d of %d kernels:\n\n", len(r.Kernels), r.Table.Count)
@@ -151,7 +152,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 		b.WriteString("\n")
 	}
 	if len(r.Metrics) > 0 {
-		tab := Table{Header: []string{"group", "metric", "value", "unit", "summary", "launches"},
+		tab := mdtable.Table{Header: []string{"group", "metric", "value", "unit", "summary", "launches"},
 			Right: []bool{false, false, true, false, false, true}}
 		for _, m := range r.Metrics {
 			v, u := MetricValue(m.Value, m.Unit)
@@ -159,7 +160,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 			if m.Aggregation == regions.WeightedMean {
 				how = "duration-weighted mean"
 			}
-			tab.Rows = append(tab.Rows, []string{EscapeCell(m.Group), EscapeCell(m.Name), v, EscapeCell(u), how,
+			tab.Rows = append(tab.Rows, []string{mdtable.EscapeCell(m.Group), mdtable.EscapeCell(m.Name), v, mdtable.EscapeCell(u), how,
 				strconv.FormatInt(m.Launches, 10)})
 		}
 		b.WriteString("Metrics:\n\n")
@@ -192,11 +193,8 @@ func regionName(name string) string {
 		}
 		return r
 	}, name)
-	return EscapeCell(name)
+	return mdtable.EscapeCell(name)
 }
-
-// Percent formats a fraction as a percentage with one decimal.
-func Percent(f float64) string { return Fixed(100*f, 1) + "%" }
 
 // MetricValue formats a metric in its base unit for a person: amounts with
 // an SI prefix (5.632 Kbyte), percentages with 2 decimals, others with 4
@@ -204,7 +202,7 @@ func Percent(f float64) string { return Fixed(100*f, 1) + "%" }
 func MetricValue(v float64, unit string) (string, string) {
 	switch unit {
 	case "%":
-		return Fixed(v, 2), unit
+		return mdtable.Fixed(v, 2), unit
 	case "byte", "cycle", "inst", "hz":
 		prefixes := []string{"", "K", "M", "G", "T", "P"}
 		i := 0
@@ -213,9 +211,9 @@ func MetricValue(v float64, unit string) (string, string) {
 			i++
 		}
 		if unit == "hz" {
-			return Fixed(v, 3), prefixes[i] + "hz"
+			return mdtable.Fixed(v, 3), prefixes[i] + "hz"
 		}
-		return Fixed(v, 3), prefixes[i] + unit
+		return mdtable.Fixed(v, 3), prefixes[i] + unit
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64), unit
 }

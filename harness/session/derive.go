@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
@@ -164,32 +165,32 @@ func deriveRegions(run *artifacts.Run, cfg regions.Config) error {
 // indexMarkdown is report.md: what the run holds, what is missing and why.
 func indexMarkdown(m artifacts.Manifest) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Run %s\n\n", report.EscapeCell(m.RunID))
+	fmt.Fprintf(&b, "# Run %s\n\n", mdtable.EscapeCell(m.RunID))
 	fmt.Fprintf(&b, "Status: **%s**", m.Status)
 	if m.Reason != "" {
-		fmt.Fprintf(&b, ": %s", report.EscapeCell(m.Reason))
+		fmt.Fprintf(&b, ": %s", mdtable.EscapeCell(m.Reason))
 	}
 	b.WriteString(".\n\n")
 	if len(m.Notes) > 0 {
 		b.WriteString("Notes:\n\n")
 		for _, n := range m.Notes {
-			fmt.Fprintf(&b, "- %s\n", report.EscapeCell(n))
+			fmt.Fprintf(&b, "- %s\n", mdtable.EscapeCell(n))
 		}
 		b.WriteString("\n")
 	}
 	if len(m.Steps) > 0 {
 		b.WriteString(timeSection(m.Steps))
 	}
-	t := report.Table{Header: []string{"artifact", "status", "why"}}
+	t := mdtable.Table{Header: []string{"artifact", "status", "why"}}
 	for _, a := range m.Artifacts {
 		if a.Path == artifacts.ReportMD {
 			continue
 		}
-		link := report.EscapeCell(a.Path)
+		link := mdtable.EscapeCell(a.Path)
 		if a.Status == artifacts.StatusComplete || a.Status == artifacts.StatusPartial {
 			link = "[" + link + "](" + a.Path + ")"
 		}
-		t.Rows = append(t.Rows, []string{link, string(a.Status), report.EscapeCell(a.Reason)})
+		t.Rows = append(t.Rows, []string{link, string(a.Status), mdtable.EscapeCell(a.Reason)})
 	}
 	b.WriteString(t.String())
 	return []byte(b.String())
@@ -201,10 +202,10 @@ func indexMarkdown(m artifacts.Manifest) []byte {
 func timeSection(steps []artifacts.StepTime) string {
 	var b strings.Builder
 	b.WriteString("## Where the time went\n\n")
-	t := report.Table{Header: []string{"step", "seconds", "exit status"}, Right: []bool{false, true, true}}
+	t := mdtable.Table{Header: []string{"step", "seconds", "exit status"}, Right: []bool{false, true, true}}
 	var plain, profiling float64
 	for _, st := range steps {
-		t.Rows = append(t.Rows, []string{report.EscapeCell(st.Name), report.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(st.Name), mdtable.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
 		switch {
 		case st.Name == "stage1":
 			plain += st.Seconds
@@ -216,7 +217,7 @@ func timeSection(steps []artifacts.StepTime) string {
 	b.WriteString(t.String())
 	if plain > 0 {
 		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.\n\n",
-			report.Fixed(profiling, 1), report.Fixed(plain, 1), report.Fixed(profiling/plain, 1))
+			mdtable.Fixed(profiling, 1), mdtable.Fixed(plain, 1), mdtable.Fixed(profiling/plain, 1))
 	} else {
 		b.WriteString("\n")
 	}
