@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 )
@@ -22,7 +23,13 @@ import (
 // a table of its top kernels and a table of its metrics.
 func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 	var b strings.Builder
-	b.WriteString("# NVTX regions\n\n")
+	if rep.Sample != "" {
+		// The first line says it: these are not the run's totals.
+		b.WriteString("# NVTX regions of a sample of launches, not the run's totals\n\n")
+		fmt.Fprintf(&b, "**A sample**: %s.\n\n", mdtable.EscapeCell(rep.Sample))
+	} else {
+		b.WriteString("# NVTX regions\n\n")
+	}
 	what := plural(rep.Launches, "kernel launch", "kernel launches")
 	if rep.Results == regions.ResultsRanges {
 		what = plural(rep.Launches, "range result", "range results")
@@ -257,10 +264,10 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 	if err := RegionsJSON(&js, rep); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), md.Bytes(), 0o644); err != nil {
+	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), js.Bytes(), 0o644); err != nil {
+	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
 		return err
 	}
 	write := func(r regions.Region, s *regions.Scope) error {
@@ -284,10 +291,10 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 		if err := KernelsJSON(&kj, t); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(path, "kernels.md"), km.Bytes(), 0o644); err != nil {
+		if err := artifacts.WriteFileAtomic(filepath.Join(path, "kernels.md"), km.Bytes()); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(path, "kernels.json"), kj.Bytes(), 0o644)
+		return artifacts.WriteFileAtomic(filepath.Join(path, "kernels.json"), kj.Bytes())
 	}
 	if rep.AggregateEnabled {
 		for _, r := range rep.Aggregate {

@@ -287,7 +287,11 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 	}
 	t.Rows = append(t.Rows, []string{"(outside every range)", "", mdtable.Fixed(r.Outside, 4), "", mdtable.Percent(safeDiv(r.Outside, r.TotalMS))})
 	b.WriteString(t.String())
-	b.WriteString("\nMetrics per region (Speed Of Light, occupancy, DRAM) are in [ncu/regions/report.md](ncu/regions/report.md).\n\n")
+	b.WriteString("\n")
+	if r.SampleReport != "" {
+		fmt.Fprintf(b, "Metrics per region (Speed Of Light, occupancy, DRAM), over the deep pass's sample of launches, are in [%s](%s).\n\n",
+			mdtable.EscapeCell(r.SampleReport), r.SampleReport)
+	}
 }
 
 func safeDiv(a, b float64) float64 {
