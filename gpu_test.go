@@ -28,6 +28,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/session"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
@@ -72,7 +73,7 @@ func runSession(t *testing.T, tool tools.Tool, root, id string, overrides ...str
 	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: tool.Path, Now: time.Now,
 		Progress: os.Stderr,
 		Env: func() ([]byte, error) {
-			return session.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
+			return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
 				map[string]tools.Tool{"ncu": tool}, nil).JSON()
 		}}
 	run, err := s.Run(context.Background())
@@ -140,7 +141,7 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	}
 	m := run.Manifest()
 	assert.Equal(t, artifacts.StatusComplete, m.Status, "%s", m.Reason)
-	for _, rel := range []string{artifacts.StakeholderSummary, session.SummaryJSON, session.OperatorsMD, session.ChartTopKernels,
+	for _, rel := range []string{artifacts.StakeholderSummary, artifacts.SummaryJSON, artifacts.OperatorsMD, artifacts.ChartTopKernels,
 		artifacts.EnvJSON, artifacts.ConfigYAML, artifacts.InputsYAML, artifacts.KernelsMD,
 		artifacts.KernelsJSON, artifacts.ReportMD, artifacts.ManifestJSON, artifacts.NcuRaw, artifacts.RegionsMD, artifacts.RegionsJSON} {
 		assert.FileExists(t, run.Path(rel))
@@ -168,7 +169,9 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 		ProfiledMS float64 `json:"profiled_ms"`
 		OutsideMS  float64 `json:"outside_ms"`
 	}
-	readJSON(t, run.Path(artifacts.RegionsJSON), &rep)
+	// The deep pass's sample by region (ncu/regions/ is the run's totals,
+	// from the timing pass).
+	readJSON(t, run.Path(artifacts.RegionsSampleJSON), &rep)
 	decode, top := int64(-1), rep.OutsideMS
 	for _, r := range rep.Aggregate {
 		if r.Name == decodeName {
@@ -195,7 +198,7 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	// The stakeholder summary has every section's data: the GPU is in the
 	// peak table, the workload reports its FLOP facts and operators.
 	var sum summary.Summary
-	readJSON(t, run.Path(session.SummaryJSON), &sum)
+	readJSON(t, run.Path(artifacts.SummaryJSON), &sum)
 	assert.Empty(t, sum.Gaps(), "sections without data")
 	if assert.NotNil(t, sum.MFU.Model, sum.MFU.Missing) {
 		assert.Greater(t, *sum.MFU.Model, 0.0)
@@ -206,7 +209,7 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	assert.NotEmpty(t, sum.Narrative.Recommendations)
 
 	// env.json names the GPU NVML reports.
-	var env session.EnvInfo
+	var env rundir.EnvInfo
 	readJSON(t, run.Path(artifacts.EnvJSON), &env)
 	require.NotNil(t, env.GPU, env.GPUError)
 	assert.Equal(t, prov.Selected.Name, env.GPU.Selected.Name)

@@ -1,23 +1,30 @@
 package deepprof_test
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/session"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
 )
 
 // derived are the files `deepprof report MAIN` makes from a run's raw
-// exports (region directories are compared whole).
-var derived = []string{artifacts.KernelsMD, artifacts.KernelsJSON, artifacts.ReportMD, artifacts.RegionsDir,
-	artifacts.StakeholderSummary, session.SummaryJSON, session.OperatorsMD, session.ChartsDir}
+// exports (region directories are compared whole), from the layout.
+var derived = artifacts.DerivedRoots()
 
 // TestRecordedRunsRebuild takes each run directory recorded on a GPU
 // (fixtures/runs, see fixtures/README.md), deletes its derived files,
@@ -36,11 +43,11 @@ func TestRecordedRunsRebuild(t *testing.T) {
 			}
 			cfg, err := config.Parse(filepath.Join(src, artifacts.ConfigYAML))
 			require.NoError(t, err)
-			dc, err := session.DeriveConfigFor(cfg)
+			dc, err := rundir.ConfigFor(cfg)
 			require.NoError(t, err)
 			run, err := artifacts.Open(dst)
 			require.NoError(t, err)
-			require.NoError(t, session.Rebuild(run, dc))
+			require.NoError(t, rundir.Rebuild(run, dc))
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -70,4 +77,94 @@ func isDerived(rel string) bool {
 		}
 	}
 	return false
+}
+
+// TestRecordedRunsLinksResolve: every link in every Markdown file of each
+// recorded run (report.md, the stakeholder summary, the region reports...)
+// points at a file that is there: the manifest lists what a copy of a run
+// does not keep as absent, never as a link.
+func TestRecordedRunsLinksResolve(t *testing.T) {
+	runs, err := filepath.Glob("fixtures/runs/*")
+	require.NoError(t, err)
+	for _, src := range runs {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			n := 0
+			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+				require.NoError(t, err)
+				if d.IsDir() || filepath.Ext(p) != ".md" {
+					return nil
+				}
+				for _, dest := range markdownLinks(t, mustRead(t, p)) {
+					n++
+					assert.FileExists(t, filepath.Join(filepath.Dir(p), filepath.FromSlash(dest)), "a link in %s", p)
+				}
+				return nil
+			}))
+			assert.Greater(t, n, 20, "links checked")
+
+			var m artifacts.Manifest
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.ManifestJSON)), &m))
+			for _, a := range m.Artifacts {
+				if a.Present() {
+					assert.FileExists(t, filepath.Join(src, filepath.FromSlash(a.File())), "the manifest calls %s %s", a.Path, a.Status)
+				}
+			}
+			a, ok := m.Find(artifacts.NcuDeepReport)
+			require.True(t, ok)
+			assert.Equal(t, artifacts.StatusAbsent, a.Status, "recorded runs do not keep the deep pass's report")
+		})
+	}
+}
+
+// markdownLinks returns the destination of every link in a Markdown text.
+func markdownLinks(t *testing.T, src []byte) []string {
+	t.Helper()
+	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(text.NewReader(src))
+	var out []string
+	require.NoError(t, ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if l, ok := n.(*ast.Link); ok && entering {
+			out = append(out, string(l.Destination))
+		}
+		return ast.WalkContinue, nil
+	}))
+	return out
+}
+
+// TestRecordedRunsRegionsAgree: the region report at ncu/regions/ is the
+// run's totals, the same as the summary's region table: same regions, same
+// totals, launches and shares.
+func TestRecordedRunsRegionsAgree(t *testing.T) {
+	runs, err := filepath.Glob("fixtures/runs/*")
+	require.NoError(t, err)
+	for _, src := range runs {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			var rep regions.Report
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.RegionsJSON)), &rep))
+			var s summary.Summary
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.SummaryJSON)), &s))
+			require.False(t, s.Regions.Sampled, "the recorded runs have a timing pass")
+			assert.Equal(t, artifacts.NcuTimingRaw, rep.Source)
+			assert.Empty(t, rep.Sample)
+			assert.Equal(t, s.Regions.Source, rep.Source)
+			assert.Equal(t, s.Regions.TotalMS, rep.ProfiledMS)
+			assert.Equal(t, s.Regions.Outside, rep.OutsideMS)
+			require.Len(t, rep.Aggregate, len(s.Regions.Rows))
+			for i, r := range s.Regions.Rows {
+				g := rep.Aggregate[i]
+				assert.Equal(t, r.Name, g.Name)
+				assert.Equal(t, r.TotalMS, g.TotalMS, r.Name)
+				assert.Equal(t, r.Launches, g.KernelCount, r.Name)
+				assert.InDelta(t, r.Share, g.Share, 1e-12, r.Name)
+			}
+
+			// The deep pass's sample is beside it, and says so first.
+			md := string(mustRead(t, filepath.Join(src, artifacts.RegionsSampleMD)))
+			assert.True(t, strings.HasPrefix(md, "# NVTX regions of a sample of launches, not the run's totals\n"), md[:80])
+			var sample regions.Report
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.RegionsSampleJSON)), &sample))
+			assert.Equal(t, artifacts.NcuRaw, sample.Source)
+			assert.NotEmpty(t, sample.Sample)
+			assert.Less(t, sample.Launches, rep.Launches, "a sample")
+		})
+	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/charts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/session"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 )
 
@@ -58,7 +58,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dst := rebuiltCopy(t, src)
 			var s summary.Summary
-			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, session.SummaryJSON)), &s))
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, artifacts.SummaryJSON)), &s))
 
 			tabs := gfmTables(t, mustRead(t, filepath.Join(dst, artifacts.StakeholderSummary)))
 			topLevel, subs := 0, 0
@@ -110,7 +110,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 					n += len(rows)
 				}
 				rel, _ := filepath.Rel(dst, p)
-				if rel != session.OperatorsMD || s.Operators.Missing == "" {
+				if rel != artifacts.OperatorsMD || s.Operators.Missing == "" {
 					assert.Positive(t, n, "%s has a table", rel)
 				}
 				return nil
@@ -118,20 +118,20 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 
 			// The charts: well-formed SVG with one bar or point per row.
 			for rel, want := range map[string]charts.Shape{
-				session.ChartTopKernels: {Bars: min(10, len(s.Kernels.Rows))},
-				session.ChartCategories: {Bars: len(s.Kernels.ByCategory)},
-				session.ChartStages:     {Bars: 2},
+				artifacts.ChartTopKernels: {Bars: min(10, len(s.Kernels.Rows))},
+				artifacts.ChartCategories: {Bars: len(s.Kernels.ByCategory)},
+				artifacts.ChartStages:     {Bars: 2},
 			} {
 				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, rel)))
 				require.NoError(t, err, rel)
 				assert.Equal(t, want, got, rel)
 			}
 			if len(s.Kernels.Roofline) > 0 {
-				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, session.ChartRoofline)))
+				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, artifacts.ChartRoofline)))
 				require.NoError(t, err)
 				assert.Equal(t, charts.Shape{Points: len(s.Kernels.Roofline)}, got)
 			} else {
-				assert.NoFileExists(t, filepath.Join(dst, session.ChartRoofline))
+				assert.NoFileExists(t, filepath.Join(dst, artifacts.ChartRoofline))
 			}
 		})
 	}
@@ -146,16 +146,16 @@ func rebuiltCopy(t *testing.T, src string) string {
 	require.NoError(t, err)
 	cfg, err := configOf(src)
 	require.NoError(t, err)
-	require.NoError(t, session.Rebuild(run, cfg))
+	require.NoError(t, rundir.Rebuild(run, cfg))
 	return dst
 }
 
-func configOf(run string) (session.DeriveConfig, error) {
+func configOf(run string) (rundir.Config, error) {
 	c, err := config.Parse(filepath.Join(run, artifacts.ConfigYAML))
 	if err != nil {
-		return session.DeriveConfig{}, err
+		return rundir.Config{}, err
 	}
-	return session.DeriveConfigFor(c)
+	return rundir.ConfigFor(c)
 }
 
 func mustRead(t *testing.T, p string) []byte {

@@ -16,6 +16,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/preflight"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/session"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 )
@@ -127,7 +128,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		toolErrs["nsys"] = err
 	}
 	s.Env = func() ([]byte, error) {
-		return session.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) }, found, toolErrs).JSON()
+		return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) }, found, toolErrs).JSON()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

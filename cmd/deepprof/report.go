@@ -11,7 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
-	"github.com/llm-perf-opt/deepprof/harness/session"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 )
 
 // now is the clock of commands that stamp what they write; tests replace it.
@@ -31,6 +31,11 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
 	run, err := artifacts.Open(pos[0])
+	var notRun *artifacts.NotRunDirError
+	if errors.As(err, &notRun) {
+		// Nothing is written into a directory that is not a run directory.
+		return &exitError{code: 2, err: err}
+	}
 	if err != nil {
 		return err
 	}
@@ -40,7 +45,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			dc.TopN = *top
 		}
 	})
-	rerr := session.Rebuild(run, dc)
+	rerr := rundir.Rebuild(run, dc)
 	if err := run.WriteRebuiltManifest(now()); err != nil {
 		return errors.Join(rerr, err)
 	}
@@ -52,8 +57,8 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // and regions sections of MAIN/config.yaml). A run without a readable
 // config.yaml is rebuilt with the defaults, and says so on stderr and in
 // its manifest, so that nothing changes silently.
-func reportConfig(run *artifacts.Run, stderr io.Writer) session.DeriveConfig {
-	def, _ := session.DeriveConfigFor(config.Default())
+func reportConfig(run *artifacts.Run, stderr io.Writer) rundir.Config {
+	def, _ := rundir.ConfigFor(config.Default())
 	def.Regions = regions.DefaultConfig()
 	p := run.Path(artifacts.ConfigYAML)
 	if _, err := os.Stat(p); err != nil {
@@ -61,8 +66,8 @@ func reportConfig(run *artifacts.Run, stderr io.Writer) session.DeriveConfig {
 	}
 	cfg, err := config.Parse(p)
 	if err == nil {
-		var dc session.DeriveConfig
-		if dc, err = session.DeriveConfigFor(cfg); err == nil {
+		var dc rundir.Config
+		if dc, err = rundir.ConfigFor(cfg); err == nil {
 			return dc
 		}
 	}

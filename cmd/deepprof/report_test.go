@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,31 +9,67 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 )
 
 func TestReportCommand(t *testing.T) {
 	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
 	main := filepath.Join(t.TempDir(), "20261121T230000Z-abcdef")
-	require.NoError(t, os.MkdirAll(filepath.Join(main, "ncu"), 0o755))
-	raw, err := os.ReadFile(twoproc)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(main, "ncu", "raw.csv"), raw, 0o644))
+	require.NoError(t, os.CopyFS(main, os.DirFS(tinyRun)))
+	for _, d := range artifacts.DerivedRoots() {
+		require.NoError(t, os.RemoveAll(filepath.Join(main, d)))
+	}
 
 	out, _, err := runCmd([]string{"report", "--top", "5", main}, "")
 	require.NoError(t, err)
 	assert.Contains(t, out, "derived files rebuilt")
-	for _, f := range []string{"kernels.md", "kernels.json", "report.md", "manifest.json", "ncu/regions/report.md", "ncu/regions/report.json"} {
+	for _, f := range []string{"kernels.md", "kernels.json", "report.md", "manifest.json", "ncu/regions/report.md", "ncu/regions/report.json",
+		"ncu/regions-sample/report.md", "stakeholder_summary.md"} {
 		assert.FileExists(t, filepath.Join(main, f))
 	}
 	m, err := os.ReadFile(filepath.Join(main, "manifest.json"))
 	require.NoError(t, err)
-	assert.Contains(t, string(m), `"finished": "2026-11-21T23:00:00Z"`)
+	assert.Contains(t, string(m), `"rebuilt": "2026-11-21T23:00:00Z"`)
 
-	_, _, err = runCmd([]string{"report", filepath.Join(main, "nope")}, "")
-	require.Error(t, err)
-	assert.Equal(t, 1, exitCode(err))
 	_, _, err = runCmd([]string{"report"}, "")
 	assert.Equal(t, 2, exitCode(err))
+}
+
+// TestReportRefusesNonRunDirectory: deepprof report on an empty folder, or
+// one like /tmp, exits 2 with one line saying what is missing, and writes
+// nothing into it.
+func TestReportRefusesNonRunDirectory(t *testing.T) {
+	likeTmp := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(likeTmp, "notes.txt"), []byte("x"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(likeTmp, "systemd-private-1"), 0o700))
+	onlyExport := t.TempDir() // an export, but no session wrote this directory
+	require.NoError(t, os.MkdirAll(filepath.Join(onlyExport, "ncu"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(onlyExport, "ncu", "raw.csv"), []byte("x"), 0o644))
+	for _, dir := range []string{t.TempDir(), likeTmp, onlyExport, filepath.Join(t.TempDir(), "nope")} {
+		before := listTree(t, dir)
+		out, stderr, err := runCmd([]string{"report", dir}, "")
+		require.Error(t, err, dir)
+		assert.Equal(t, 2, exitCode(err), dir)
+		assert.Equal(t, dir+": not a run directory: ", err.Error()[:len(dir)+len(": not a run directory: ")])
+		assert.NotContains(t, oneLine(err), "\n")
+		assert.Empty(t, out)
+		assert.Empty(t, stderr)
+		assert.Equal(t, before, listTree(t, dir), "nothing written into %s", dir)
+	}
+}
+
+// listTree lists every path under dir ("" for none).
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
 }
 
 // TestReportBadConfig: a run whose config.yaml cannot be read is rebuilt

@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -14,36 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
-
-// The files of a run directory, relative to MAIN: the DESIGN.md contract.
-const (
-	EnvJSON            = "env.json"
-	ConfigYAML         = "config.yaml"
-	InputsYAML         = "inputs.yaml"
-	KernelsMD          = "kernels.md"
-	KernelsJSON        = "kernels.json"
-	StakeholderSummary = "stakeholder_summary.md"
-	ReportMD           = "report.md"
-	ManifestJSON       = "manifest.json"
-	Stage1Report       = "stage1/report.json"
-	Stage1Log          = "stage1/workload.log"
-	NcuSections        = "ncu/sections.txt"
-	NcuTimingReport    = "ncu/timing.ncu-rep"
-	NcuTimingRaw       = "ncu/timing-raw.csv"
-	NcuTimingFunctions = "ncu/timing-functions.csv" // the same page, --print-kernel-base function (runs before 2026-11-22 01:20)
-	NcuTimingLog       = "ncu/timing.log"
-	NcuDeepReport      = "ncu/deep.ncu-rep"
-	NcuDiscoveryReport = "ncu/discovery.ncu-rep" // only when the NVTX filter matched nothing
-	NcuDiscoveryLog    = "ncu/discovery.log"
-	NcuDiscoveryRaw    = "ncu/discovery-raw.csv"
-	NcuDeepLog         = "ncu/deep.log"
-	NcuRaw             = "ncu/raw.csv"
-	NcuDetails         = "ncu/details.csv"
-	RegionsDir         = "ncu/regions"
-	RegionsMD          = "ncu/regions/report.md"
-	RegionsJSON        = "ncu/regions/report.json"
-	NsysDir            = "nsys"
 )
 
 // NewRunID returns "<UTC timestamp>-<short random>", e.g.
@@ -93,23 +64,110 @@ func Create(root, id string, now time.Time) (*Run, error) {
 	return &Run{ID: id, Dir: dir, manifest: Manifest{RunID: id, Status: StatusComplete, Started: now.UTC().Format(time.RFC3339)}}, nil
 }
 
-// Open returns the Run of an existing MAIN, with its manifest if it has one
-// (for rebuilding derived files).
+// NotRunDirError is a directory that Open refuses: it is not a run
+// directory, and nothing was written into it.
+type NotRunDirError struct {
+	Dir     string
+	Missing string // what it lacks, for the one line printed
+}
+
+func (e *NotRunDirError) Error() string {
+	return fmt.Sprintf("%s: not a run directory: %s", e.Dir, e.Missing)
+}
+
+// Open returns the Run of an existing MAIN, with its manifest (for
+// rebuilding derived files). A run directory is what deepprof profile
+// made: it holds manifest.json with a run id, or (a session stopped before
+// it wrote its manifest) config.yaml with a raw tool output beside it.
+// Anything else is a *NotRunDirError.
 func Open(dir string) (*Run, error) {
 	st, err := os.Stat(dir)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &NotRunDirError{Dir: dir, Missing: "no such directory"}
+	case err != nil:
 		return nil, err
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: not a run directory", dir)
+	case !st.IsDir():
+		return nil, &NotRunDirError{Dir: dir, Missing: "a file, not a directory"}
 	}
 	r := &Run{ID: filepath.Base(dir), Dir: dir, manifest: Manifest{RunID: filepath.Base(dir), Status: StatusComplete}}
-	if b, err := os.ReadFile(filepath.Join(dir, ManifestJSON)); err == nil {
-		if err := json.Unmarshal(b, &r.manifest); err != nil {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestJSON))
+	switch {
+	case err == nil:
+		var m Manifest
+		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestJSON), err)
 		}
+		if m.RunID == "" {
+			return nil, &NotRunDirError{Dir: dir, Missing: ManifestJSON + " has no run_id: it is not deepprof's"}
+		}
+		if m.Status == "" {
+			m.Status = StatusComplete
+		}
+		r.manifest = m
+		return r, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	if !r.Exists(ConfigYAML) || !slices.ContainsFunc(layout, func(s Spec) bool { return s.Kind == Raw && r.Exists(s.Path) }) {
+		return nil, &NotRunDirError{Dir: dir, Missing: "no " + ManifestJSON + ", nor " + ConfigYAML + " with a tool output beside it (deepprof profile makes run directories)"}
 	}
 	return r, nil
+}
+
+// Stored returns the name under which rel is kept in MAIN: rel itself, or
+// rel.gz (recorded runs keep their large exports gzipped); ok is false when
+// neither is there.
+func (r *Run) Stored(rel string) (name string, ok bool) {
+	for _, q := range []string{rel, rel + ".gz"} {
+		if fi, err := os.Stat(r.Path(q)); err == nil && !fi.IsDir() {
+			return q, true
+		}
+	}
+	return "", false
+}
+
+// Exists reports whether the file path is there, plain or gzipped (as
+// path.gz).
+func Exists(path string) bool {
+	for _, q := range []string{path, path + ".gz"} {
+		if fi, err := os.Stat(q); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenFile opens rel for reading: the plain file, else rel.gz
+// decompressed. Errors name rel as stored.
+func (r *Run) OpenFile(rel string) (io.ReadCloser, error) {
+	name, ok := r.Stored(rel)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", rel, fs.ErrNotExist)
+	}
+	f, err := os.Open(r.Path(name))
+	if err != nil || name == rel {
+		return f, err
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return gzipFile{zr, f}, nil
+}
+
+type gzipFile struct {
+	*gzip.Reader
+	f *os.File
+}
+
+func (g gzipFile) Close() error { return errors.Join(g.Reader.Close(), g.f.Close()) }
+
+// Exists reports whether rel is kept in MAIN, plain or gzipped.
+func (r *Run) Exists(rel string) bool {
+	_, ok := r.Stored(rel)
+	return ok
 }
 
 // Path is the absolute path of a file of the run, rel in slash form.
@@ -167,14 +225,40 @@ const (
 	StatusSkipped  Status = "skipped" // not made, on purpose
 	StatusMissing  Status = "missing" // not made, because something failed
 	StatusFailed   Status = "failed"  // (run) nothing usable
+	// StatusAbsent is an artifact that was made but is not in this copy
+	// of the run directory (recorded runs leave large reports out).
+	StatusAbsent Status = "absent"
 )
+
+// absentReason is an absent artifact's reason; the reason it had before
+// follows it.
+const absentReason = "not kept in this copy of the run directory"
 
 // Artifact is one manifest entry.
 type Artifact struct {
 	Path   string `json:"path"`
+	Kind   Kind   `json:"kind,omitempty"` // from the layout
 	Status Status `json:"status"`
 	Reason string `json:"reason,omitempty"`
-	Bytes  int64  `json:"bytes,omitempty"`
+	// Was is an absent artifact's status when it was made.
+	Was   Status `json:"was,omitempty"`
+	Bytes int64  `json:"bytes,omitempty"` // when it was written
+	// StoredAs is the file's name when it is kept under another (FILE.gz).
+	StoredAs string `json:"stored_as,omitempty"`
+}
+
+// Present reports whether the artifact's file is in the run directory (as
+// far as the manifest knows: see CheckPresence).
+func (a Artifact) Present() bool {
+	return a.Status == StatusComplete || a.Status == StatusPartial
+}
+
+// File is the name of the artifact's file in MAIN (StoredAs, else Path).
+func (a Artifact) File() string {
+	if a.StoredAs != "" {
+		return a.StoredAs
+	}
+	return a.Path
 }
 
 // Manifest lists every artifact of a run and what became of the run.
@@ -185,10 +269,31 @@ type Manifest struct {
 	Started  string `json:"started,omitempty"`
 	Finished string `json:"finished,omitempty"`
 	// Rebuilt is when deepprof report last remade the derived files.
-	Rebuilt   string     `json:"rebuilt,omitempty"`
-	Notes     []string   `json:"notes,omitempty"`
-	Steps     []StepTime `json:"steps,omitempty"`
+	Rebuilt string     `json:"rebuilt,omitempty"`
+	Notes   []string   `json:"notes,omitempty"`
+	Steps   []StepTime `json:"steps,omitempty"`
+	// Sources are the inputs the derived files were made from, as the last
+	// rebuild chose them.
+	Sources   *Sources   `json:"sources,omitempty"`
 	Artifacts []Artifact `json:"artifacts"`
+}
+
+// Sources are the inputs of the derived files, chosen once per rebuild.
+type Sources struct {
+	Kernels Source `json:"kernels"` // kernels.md, the summary's kernels
+	Regions Source `json:"regions"` // ncu/regions/, the summary's regions
+	Stages  Source `json:"stages"`  // the summary's stages, MFU, operators
+}
+
+// Source is one input: the file and what it holds; Path "" when the run
+// has none, with Why.
+type Source struct {
+	Path string `json:"path,omitempty"`
+	What string `json:"what,omitempty"`
+	// EveryLaunch is true when the file counts every launch of the run,
+	// false for a sample (the deep pass).
+	EveryLaunch bool   `json:"every_launch"`
+	Why         string `json:"why,omitempty"`
 }
 
 // StepTime is how long one program of the session ran, and how it ended.
@@ -228,6 +333,9 @@ func (r *Run) Record(rel string, st Status, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a := Artifact{Path: rel, Status: st, Reason: reason}
+	if s, ok := Lookup(rel); ok {
+		a.Kind = s.Kind
+	}
 	if fi, err := os.Stat(r.Path(rel)); err == nil && !fi.IsDir() {
 		a.Bytes = fi.Size()
 	}
@@ -248,6 +356,57 @@ func (r *Run) Note(format string, args ...any) {
 	r.manifest.Notes = append(r.manifest.Notes, fmt.Sprintf(format, args...))
 }
 
+// SetSources records the inputs of the derived files.
+func (r *Run) SetSources(s Sources) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Sources = &s
+}
+
+// DropNotes removes the notes for which stale returns true.
+func (r *Run) DropNotes(stale func(string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Notes = slices.DeleteFunc(r.manifest.Notes, stale)
+}
+
+// CheckPresence makes the manifest say what is in MAIN now: an artifact
+// listed as made (complete or partial) whose file is in neither plain nor
+// gzipped form becomes absent, with its former status in Was; one kept
+// gzipped gets StoredAs; an absent one that is back gets its status again.
+// Each entry's kind is set from the layout (manifests written before kinds
+// existed have none).
+func (r *Run) CheckPresence() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.manifest.Artifacts {
+		a := &r.manifest.Artifacts[i]
+		if s, ok := Lookup(a.Path); ok {
+			a.Kind = s.Kind
+		}
+		if !a.Present() && a.Status != StatusAbsent {
+			continue
+		}
+		name, ok := r.Stored(a.Path)
+		switch {
+		case ok && a.Status == StatusAbsent:
+			a.Status, a.Was = a.Was, ""
+			a.Reason = strings.TrimPrefix(strings.TrimPrefix(a.Reason, absentReason), "; when made: ")
+		case !ok && a.Status != StatusAbsent:
+			a.Was, a.Status = a.Status, StatusAbsent
+			if a.Reason != "" {
+				a.Reason = absentReason + "; when made: " + a.Reason
+			} else {
+				a.Reason = absentReason
+			}
+		}
+		a.StoredAs = ""
+		if ok && name != a.Path {
+			a.StoredAs = name
+		}
+	}
+}
+
 // MarkPartial marks the whole run partial, keeping the first reason.
 func (r *Run) MarkPartial(reason string) {
 	r.mu.Lock()
@@ -262,6 +421,16 @@ func (r *Run) MarkFailed(reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.manifest.Status, r.manifest.Reason = StatusFailed, reason
+}
+
+// Find returns the entry of path.
+func (m Manifest) Find(path string) (Artifact, bool) {
+	for _, a := range m.Artifacts {
+		if a.Path == path {
+			return a, true
+		}
+	}
+	return Artifact{}, false
 }
 
 // Manifest returns a copy of the manifest, artifacts sorted by path.

@@ -65,9 +65,9 @@ func TestWriteAtomicAndManifest(t *testing.T) {
 	assert.Equal(t, "the workload crashed", m.Reason)
 	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
 	assert.Equal(t, []Artifact{
-		{Path: "kernels.md", Status: StatusComplete, Bytes: 10},
-		{Path: "ncu/details.csv", Status: StatusSkipped, Reason: "no details page asked for"},
-		{Path: "ncu/raw.csv", Status: StatusPartial, Reason: "the workload crashed after 10 launches", Bytes: 1},
+		{Path: "kernels.md", Kind: Derived, Status: StatusComplete, Bytes: 10},
+		{Path: "ncu/details.csv", Kind: Raw, Status: StatusSkipped, Reason: "no details page asked for"},
+		{Path: "ncu/raw.csv", Kind: Raw, Status: StatusPartial, Reason: "the workload crashed after 10 launches", Bytes: 1},
 	}, m.Artifacts)
 
 	again, err := Open(r.Dir)
@@ -99,8 +99,86 @@ func TestRebuiltManifestKeepsSessionTimes(t *testing.T) {
 	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
 	assert.Equal(t, "2026-11-21T23:30:00Z", m.Rebuilt)
 
-	bare, err := Open(t.TempDir()) // a directory no session wrote a manifest into
+	// A session stopped before it wrote its manifest: config.yaml and a
+	// raw export.
+	dir := t.TempDir()
+	require.NoError(t, WriteFileAtomic(filepath.Join(dir, ConfigYAML), []byte("run: {}\n")))
+	require.NoError(t, WriteFileAtomic(filepath.Join(dir, NcuTimingRaw+".gz"), []byte("x")))
+	bare, err := Open(dir)
 	require.NoError(t, err)
 	require.NoError(t, bare.WriteRebuiltManifest(t0))
 	assert.Equal(t, "2026-11-21T22:30:00Z", bare.Manifest().Finished)
+}
+
+// TestOpenRefusesNonRunDirectories: deepprof report must not write into a
+// directory that is not a run directory; Open says what is missing.
+func TestOpenRefusesNonRunDirectories(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	onlyConfig := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(onlyConfig, ConfigYAML), []byte("a: 1\n"), 0o644))
+	notOurs := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(notOurs, ManifestJSON), []byte(`{"name": "a web app"}`), 0o644))
+	for dir, want := range map[string]string{
+		t.TempDir():                        "not a run directory: no manifest.json, nor config.yaml with a tool output beside it",
+		onlyConfig:                         "not a run directory: no manifest.json, nor config.yaml with a tool output beside it",
+		notOurs:                            "not a run directory: manifest.json has no run_id",
+		file:                               "not a run directory: a file, not a directory",
+		filepath.Join(t.TempDir(), "nope"): "not a run directory: no such directory",
+	} {
+		before, _ := os.ReadDir(dir)
+		_, err := Open(dir)
+		var nr *NotRunDirError
+		require.ErrorAs(t, err, &nr, dir)
+		assert.Equal(t, dir+": "+want, err.Error()[:len(dir)+2+len(want)])
+		after, _ := os.ReadDir(dir)
+		assert.Equal(t, len(before), len(after), "nothing written into %s", dir)
+	}
+}
+
+// TestCheckPresence: a rebuild lists what is not in MAIN as absent (with
+// the status it had), what is kept gzipped under its stored name, and gives
+// an absent file that is back its status again.
+func TestCheckPresence(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(NcuRaw, []byte("raw")))
+	r.Record(NcuDeepReport, StatusPartial, "ncu reported problems: see the notes")
+	r.Record(NcuTimingReport, StatusComplete, "")
+	r.Record(NcuDetails, StatusSkipped, "not asked for")
+	require.NoError(t, os.Rename(r.Path(NcuRaw), r.Path(NcuRaw+".gz")))
+
+	r.CheckPresence()
+	byPath := map[string]Artifact{}
+	for _, a := range r.Manifest().Artifacts {
+		byPath[a.Path] = a
+	}
+	assert.Equal(t, Artifact{Path: NcuRaw, Kind: Raw, Status: StatusComplete, Bytes: 3, StoredAs: NcuRaw + ".gz"}, byPath[NcuRaw])
+	assert.Equal(t, NcuRaw+".gz", byPath[NcuRaw].File())
+	assert.Equal(t, Artifact{Path: NcuDeepReport, Kind: Raw, Status: StatusAbsent, Was: StatusPartial,
+		Reason: "not kept in this copy of the run directory; when made: ncu reported problems: see the notes"}, byPath[NcuDeepReport])
+	assert.Equal(t, Artifact{Path: NcuTimingReport, Kind: Raw, Status: StatusAbsent, Was: StatusComplete,
+		Reason: "not kept in this copy of the run directory"}, byPath[NcuTimingReport])
+	assert.Equal(t, StatusSkipped, byPath[NcuDetails].Status, "never made: not absent")
+	assert.False(t, byPath[NcuDeepReport].Present())
+
+	require.NoError(t, WriteFileAtomic(r.Path(NcuDeepReport), []byte("rep")))
+	r.CheckPresence()
+	for _, a := range r.Manifest().Artifacts {
+		if a.Path == NcuDeepReport {
+			assert.Equal(t, Artifact{Path: NcuDeepReport, Kind: Raw, Status: StatusPartial, Reason: "ncu reported problems: see the notes"}, a)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Layout() {
+		assert.False(t, seen[s.Path], "%s listed twice", s.Path)
+		seen[s.Path] = true
+		assert.NotEmpty(t, s.Kind, s.Path)
+	}
+	assert.Equal(t, "nsys/run_cuda_gpu_kern_sum.csv", NsysKernSum)
+	assert.Equal(t, []string{KernelsMD, KernelsJSON, RegionsDir, RegionsSampleDir, StakeholderSummary, SummaryJSON,
+		OperatorsMD, ChartsDir, ReportMD}, DerivedRoots())
 }

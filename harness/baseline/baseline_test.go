@@ -19,7 +19,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/baseline"
 	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
@@ -185,7 +185,7 @@ func TestCompare(t *testing.T) {
 // digits, and how it ends.
 func assertMovedRow(t *testing.T, moved string, k diff.Kernel, f float64, end string) {
 	t.Helper()
-	prefix := "| kernel | " + report.EscapeCell(k.Name) + " | "
+	prefix := "| kernel | " + mdtable.EscapeCell(k.Name) + " | "
 	var row string
 	for _, line := range strings.Split(moved, "\n") {
 		if strings.HasPrefix(line, prefix) {

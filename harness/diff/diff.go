@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
@@ -489,7 +489,7 @@ func (r *Result) compareMFU(a, b *Summary) {
 
 // fmtMS prints a time in ms for a one-line summary, with at least three
 // significant digits.
-func fmtMS(v float64) string { return report.Fixed(v, report.Decimals([]float64{v}, 0)) }
+func fmtMS(v float64) string { return mdtable.Fixed(v, mdtable.Decimals([]float64{v}, 0)) }
 
 func upperFirst(s string) string {
 	if s == "" {

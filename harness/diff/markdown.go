@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
@@ -33,7 +33,7 @@ func (r *Result) Markdown(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	r.writeVerdict(&b, true)
-	fmt.Fprintf(&b, "Rule: %s\n\n", report.EscapeCell(r.Rule))
+	fmt.Fprintf(&b, "Rule: %s\n\n", mdtable.EscapeCell(r.Rule))
 	r.writeStages(&b)
 	r.writeKernels(&b)
 	r.writeRegions(&b)
@@ -48,7 +48,7 @@ func (r *Result) MovedMarkdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A: %s\nB: %s\n\n", sideText(r.A), sideText(r.B))
 	r.writeVerdict(&b, false)
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"part", "name", "A", "B", "Δ %", "verdict"},
 		Right:  []bool{false, false, true, true, true, false},
 	}
@@ -58,7 +58,7 @@ func (r *Result) MovedMarkdown() string {
 	for _, s := range r.Stages {
 		if moved(s.Verdict) {
 			movedStages = append(movedStages, s)
-			t.Rows = append(t.Rows, []string{"stage", report.EscapeCell(s.Name),
+			t.Rows = append(t.Rows, []string{"stage", mdtable.EscapeCell(s.Name),
 				optText(s.A != nil, func() string { return ms(s.A.MeanMS) }),
 				optText(s.B != nil, func() string { return ms(s.B.MeanMS) }),
 				pctCell(s.DeltaPct), verdictCell(s.Verdict, s.P)})
@@ -66,7 +66,7 @@ func (r *Result) MovedMarkdown() string {
 	}
 	for _, k := range r.Kernels {
 		if moved(k.Verdict) {
-			t.Rows = append(t.Rows, []string{"kernel", report.EscapeCell(k.Name),
+			t.Rows = append(t.Rows, []string{"kernel", mdtable.EscapeCell(k.Name),
 				optText(k.A != nil, func() string { return ms(k.A.TotalMS) }),
 				optText(k.B != nil, func() string { return ms(k.B.TotalMS) }),
 				kernelPct(k), string(k.Verdict) + kernelStatus(k)})
@@ -74,7 +74,7 @@ func (r *Result) MovedMarkdown() string {
 	}
 	for _, g := range r.Regions {
 		if moved(g.Verdict) {
-			t.Rows = append(t.Rows, []string{"region", report.EscapeCell(g.Name),
+			t.Rows = append(t.Rows, []string{"region", mdtable.EscapeCell(g.Name),
 				optText(g.A != nil, func() string { return ms(g.A.TotalMS) }),
 				optText(g.B != nil, func() string { return ms(g.B.TotalMS) }),
 				pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
@@ -113,7 +113,7 @@ func sideText(s Side) string {
 	if len(facts) > 0 {
 		text += " (" + strings.Join(facts, ", ") + ")"
 	}
-	return report.EscapeCell(text)
+	return mdtable.EscapeCell(text)
 }
 
 func (r *Result) compared() (n, unchanged, noise int) {
@@ -167,7 +167,7 @@ func (r *Result) writeVerdict(b *strings.Builder, lists bool) {
 		}
 		b.WriteString(title + "\n\n")
 		for _, it := range items {
-			b.WriteString("- " + report.EscapeCell(it) + "\n")
+			b.WriteString("- " + mdtable.EscapeCell(it) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -201,18 +201,18 @@ func (r *Result) writeStages(b *strings.Builder) {
 			dVals = append(dVals, *s.DeltaMS)
 		}
 	}
-	dab, dd := report.Decimals(abVals, 3), report.Decimals(dVals, 3)
+	dab, dd := mdtable.Decimals(abVals, 3), mdtable.Decimals(dVals, 3)
 	stat := func(st *stats.Summary) string {
 		if st == nil {
 			return "—"
 		}
-		text := fmt.Sprintf("%s ± %s (n=%d", report.Fixed(st.MeanMS, dab), report.Fixed(st.SDMS, dab), st.N)
+		text := fmt.Sprintf("%s ± %s (n=%d", mdtable.Fixed(st.MeanMS, dab), mdtable.Fixed(st.SDMS, dab), st.N)
 		if st.WarmupMS != nil {
-			text += fmt.Sprintf("; warm-up %s dropped", report.Fixed(*st.WarmupMS, dab))
+			text += fmt.Sprintf("; warm-up %s dropped", mdtable.Fixed(*st.WarmupMS, dab))
 		}
 		return text + ")"
 	}
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"stage", "A ms", "B ms", "Δ ms", "Δ %", "test", "verdict"},
 		Right:  []bool{false, true, true, true, true, false, false},
 	}
@@ -221,11 +221,11 @@ func (r *Result) writeStages(b *strings.Builder) {
 		if s.P != nil {
 			test = "Welch " + pText(*s.P)
 		}
-		t.Rows = append(t.Rows, []string{report.EscapeCell(s.Name), stat(s.A), stat(s.B),
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(s.Name), stat(s.A), stat(s.B),
 			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test, string(s.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
-	writeWarmups(b, r.Stages, func(v float64) string { return report.Fixed(v, dab) })
+	writeWarmups(b, r.Stages, func(v float64) string { return mdtable.Fixed(v, dab) })
 }
 
 // writeWarmups says, under a table of stage means, which repeat of which
@@ -241,7 +241,7 @@ func writeWarmups(b *strings.Builder, rows []StageRow, format func(float64) stri
 				continue
 			}
 			if d := side.st.Dropped(format); d != "" {
-				lines = append(lines, fmt.Sprintf("- %s's %s: %s.", side.run, report.EscapeCell(s.Name), d))
+				lines = append(lines, fmt.Sprintf("- %s's %s: %s.", side.run, mdtable.EscapeCell(s.Name), d))
 			}
 		}
 	}
@@ -272,20 +272,20 @@ func (r *Result) writeKernels(b *strings.Builder) {
 			dVals = append(dVals, *k.DeltaMS)
 		}
 	}
-	dv, dd := report.Decimals(vals, 3), report.Decimals(dVals, 3)
+	dv, dd := mdtable.Decimals(vals, 3), mdtable.Decimals(dVals, 3)
 	cell := func(k *KernelSide) string {
 		if k == nil {
 			return "—"
 		}
-		return report.Fixed(k.TotalMS, dv)
+		return mdtable.Fixed(k.TotalMS, dv)
 	}
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"kernel", "device", "A ms", "B ms", "Δ ms", "Δ %", "status", "verdict"},
 		Right:  []bool{false, true, true, true, true, true, false, false},
 	}
 	for _, k := range r.Kernels {
-		t.Rows = append(t.Rows, []string{report.EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
-			signed(k.DeltaMS, dd), kernelPct(k), report.EscapeCell(k.Status), string(k.Verdict)})
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
+			signed(k.DeltaMS, dd), kernelPct(k), mdtable.EscapeCell(k.Status), string(k.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
 }
@@ -312,8 +312,8 @@ func (r *Result) writeRegions(b *strings.Builder) {
 			dVals = append(dVals, *g.DeltaMS)
 		}
 	}
-	dv, dd := report.Decimals(vals, 3), report.Decimals(dVals, 3)
-	t := report.Table{
+	dv, dd := mdtable.Decimals(vals, 3), mdtable.Decimals(dVals, 3)
+	t := mdtable.Table{
 		Header: []string{"region", "A ms", "B ms", "A launches", "B launches", "Δ ms", "Δ %", "verdict"},
 		Right:  []bool{false, true, true, true, true, true, true, false},
 	}
@@ -322,7 +322,7 @@ func (r *Result) writeRegions(b *strings.Builder) {
 			if s == nil {
 				return "—"
 			}
-			return report.Fixed(s.TotalMS, dv)
+			return mdtable.Fixed(s.TotalMS, dv)
 		}
 		n := func(s *RegionSide) string {
 			if s == nil {
@@ -330,7 +330,7 @@ func (r *Result) writeRegions(b *strings.Builder) {
 			}
 			return strconv.FormatInt(s.KernelCount, 10)
 		}
-		t.Rows = append(t.Rows, []string{report.EscapeCell(g.Name), ms(g.A), ms(g.B), n(g.A), n(g.B),
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(g.Name), ms(g.A), ms(g.B), n(g.A), n(g.B),
 			signed(g.DeltaMS, dd), pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
 	}
 	b.WriteString(t.String() + "\n")
@@ -343,14 +343,14 @@ func (r *Result) writeMFU(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "%s, model FLOPs utilization; lower by more than the threshold (relative to A) is a regression.\n\n", SummaryJSON)
-	t := report.Table{
+	t := mdtable.Table{
 		Header: []string{"mfu", "A", "B", "Δ %", "verdict"},
 		Right:  []bool{false, true, true, true, false},
 	}
 	for _, m := range r.MFU {
 		v := string(m.Verdict)
 		if m.Why != "" {
-			v += ": " + report.EscapeCell(m.Why)
+			v += ": " + mdtable.EscapeCell(m.Why)
 		}
 		t.Rows = append(t.Rows, []string{m.Name, mfuCell(m.A), mfuCell(m.B), pctCell(m.DeltaPct), v})
 	}
@@ -370,7 +370,7 @@ func notCompared(r *Result, part string) string {
 	var who []string
 	for _, m := range r.Missing {
 		if m.Part == part {
-			who = append(who, fmt.Sprintf("%s has no %s", m.Run, report.EscapeCell(m.File)))
+			who = append(who, fmt.Sprintf("%s has no %s", m.Run, mdtable.EscapeCell(m.File)))
 		}
 	}
 	if len(who) == 0 {
@@ -383,7 +383,7 @@ func kernelStatus(k KernelRow) string {
 	if k.Status == Matched {
 		return ""
 	}
-	return " (" + report.EscapeCell(k.Status) + ")"
+	return " (" + mdtable.EscapeCell(k.Status) + ")"
 }
 
 func regionStatus(g RegionRow) string {
@@ -414,7 +414,7 @@ func signed(v *float64, d int) string {
 	if v == nil {
 		return "—"
 	}
-	s := report.Fixed(*v, d)
+	s := mdtable.Fixed(*v, d)
 	if !strings.HasPrefix(s, "-") {
 		s = "+" + s
 	}
@@ -432,7 +432,7 @@ func pText(p float64) string {
 	if p < 0.001 {
 		return "p < 0.001"
 	}
-	return "p = " + report.Fixed(p, 3)
+	return "p = " + mdtable.Fixed(p, 3)
 }
 
 func verdictCell(v Verdict, p *float64) string {

@@ -60,6 +60,9 @@ const (
 // Report is the regions report of one export: the report.json contract.
 type Report struct {
 	Source string `json:"source"`
+	// Sample says why the launches read are a sample of the run's, when
+	// they are (a deep pass); "" when the report counts every launch.
+	Sample string `json:"sample,omitempty"`
 	// Results says what one result is: "kernels", or "ranges" under range
 	// and app-range replay.
 	Results string `json:"results"`

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 )
 
@@ -16,8 +17,8 @@ import (
 func KernelsMarkdown(w io.Writer, t kernels.Table) error {
 	var b strings.Builder
 	b.WriteString("# Kernels\n\n")
-	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", EscapeCell(t.Source),
-		plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), Fixed(t.TotalMS, 3))
+	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", mdtable.EscapeCell(t.Source),
+		plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), mdtable.Fixed(t.TotalMS, 3))
 	if len(t.Kernels) < t.Count {
 		fmt.Fprintf(&b, " The top %d by total time are shown.", len(t.Kernels))
 	}
@@ -27,14 +28,14 @@ func KernelsMarkdown(w io.Writer, t kernels.Table) error {
 	for i, k := range t.Kernels {
 		totals[i], means[i] = k.TotalMS, k.MeanMS
 	}
-	dt, dm := Decimals(totals, 3), Decimals(means, 3)
-	tab := Table{
+	dt, dm := mdtable.Decimals(totals, 3), mdtable.Decimals(means, 3)
+	tab := mdtable.Table{
 		Header: []string{"kernel_name", "total_ms", "calls", "mean_ms", "device"},
 		Right:  []bool{false, true, true, true, true},
 	}
 	for _, k := range t.Kernels {
-		tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), Fixed(k.TotalMS, dt),
-			strconv.FormatInt(k.Calls, 10), Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)})
+		tab.Rows = append(tab.Rows, []string{mdtable.EscapeCell(k.Name), mdtable.Fixed(k.TotalMS, dt),
+			strconv.FormatInt(k.Calls, 10), mdtable.Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)})
 	}
 	b.WriteString(tab.String())
 	_, err := io.WriteString(w, b.String())

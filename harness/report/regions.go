@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 )
 
@@ -21,21 +23,27 @@ import (
 // a table of its top kernels and a table of its metrics.
 func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 	var b strings.Builder
-	b.WriteString("# NVTX regions\n\n")
+	if rep.Sample != "" {
+		// The first line says it: these are not the run's totals.
+		b.WriteString("# NVTX regions of a sample of launches, not the run's totals\n\n")
+		fmt.Fprintf(&b, "**A sample**: %s.\n\n", mdtable.EscapeCell(rep.Sample))
+	} else {
+		b.WriteString("# NVTX regions\n\n")
+	}
 	what := plural(rep.Launches, "kernel launch", "kernel launches")
 	if rep.Results == regions.ResultsRanges {
 		what = plural(rep.Launches, "range result", "range results")
 	} else if rep.Results == regions.ResultsMixed {
 		what = plural(rep.Launches, "result", "results") + " (kernel launches and whole ranges)"
 	}
-	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source),
-		what, Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
+	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", mdtable.EscapeCell(rep.Source),
+		what, mdtable.Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
 	if rep.RegionProfiling {
 		fmt.Fprintf(&b, " %s (%s ms) outside every NVTX range belong to no region.",
-			plural(rep.OutsideLaunches, "selected launch", "selected launches"), Fixed(rep.OutsideMS, 3))
+			plural(rep.OutsideLaunches, "selected launch", "selected launches"), mdtable.Fixed(rep.OutsideMS, 3))
 		b.WriteString(" A region is an NVTX push/pop stack path; its total includes its nested regions, and exclusive values count only launches whose stack ends at it.")
 		if len(rep.MetricGroups) > 0 {
-			fmt.Fprintf(&b, " Metric groups: %s.", EscapeCell(strings.Join(rep.MetricGroups, ", ")))
+			fmt.Fprintf(&b, " Metric groups: %s.", mdtable.EscapeCell(strings.Join(rep.MetricGroups, ", ")))
 		}
 	}
 	b.WriteString("\n\n")
@@ -48,7 +56,7 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 	if len(rep.Notes) > 0 {
 		b.WriteString("Notes:\n\n")
 		for _, n := range rep.Notes {
-			b.WriteString("- " + EscapeCell(n) + "\n")
+			b.WriteString("- " + mdtable.EscapeCell(n) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -59,19 +67,19 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 		b.WriteString("## All scopes\n\nOne scope: its regions below are the aggregate.\n\n")
 	default:
 		fmt.Fprintf(&b, "## All scopes\n\nRegions summed across %d scopes; %s ms profiled in all.\n\n",
-			len(rep.Scopes), Fixed(rep.ProfiledMS, 3))
+			len(rep.Scopes), mdtable.Fixed(rep.ProfiledMS, 3))
 		writeScope(&b, rep, rep.Aggregate, nil)
 	}
 	for i := range rep.Scopes {
 		s := &rep.Scopes[i]
 		fmt.Fprintf(&b, "## Process %d", s.ProcessID)
 		if s.ProcessName != "" {
-			fmt.Fprintf(&b, " (%s)", EscapeCell(s.ProcessName))
+			fmt.Fprintf(&b, " (%s)", mdtable.EscapeCell(s.ProcessName))
 		}
 		fmt.Fprintf(&b, ", device %d\n\n", s.Device)
 		fmt.Fprintf(&b, "%s, %s ms profiled; %s (%s ms) outside every NVTX range.\n\n",
-			plural(s.Launches, "launch", "launches"), Fixed(s.ProfiledMS, 3),
-			plural(s.OutsideLaunches, "selected launch", "selected launches"), Fixed(s.OutsideMS, 3))
+			plural(s.Launches, "launch", "launches"), mdtable.Fixed(s.ProfiledMS, 3),
+			plural(s.OutsideLaunches, "selected launch", "selected launches"), mdtable.Fixed(s.OutsideMS, 3))
 		writeScope(&b, rep, s.Regions, s)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -87,14 +95,14 @@ func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, 
 	for _, r := range regs {
 		totals = append(totals, r.TotalMS, r.ExclusiveMS)
 	}
-	d := Decimals(totals, 3)
-	tab := Table{
+	d := mdtable.Decimals(totals, 3)
+	tab := mdtable.Table{
 		Header: []string{"region", "depth", "total_ms", "share", "launches", "exclusive_ms", "exclusive_launches"},
 		Right:  []bool{false, true, true, true, true, true, true},
 	}
 	for _, r := range regs {
-		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), Fixed(r.TotalMS, d),
-			Percent(r.Share), strconv.FormatInt(r.KernelCount, 10), Fixed(r.ExclusiveMS, d),
+		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), mdtable.Fixed(r.TotalMS, d),
+			mdtable.Percent(r.Share), strconv.FormatInt(r.KernelCount, 10), mdtable.Fixed(r.ExclusiveMS, d),
 			strconv.FormatInt(r.ExclusiveKernelCount, 10)})
 	}
 	b.WriteString(tab.String())
@@ -111,36 +119,36 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 		fmt.Fprintf(b, "Inside %s. ", regionName(r.Parent))
 	}
 	fmt.Fprintf(b, "%s ms in %s (%s of the scope's profiled time); exclusive of nested regions: %s ms in %s.",
-		Fixed(r.TotalMS, d), plural(r.KernelCount, "launch", "launches"), Percent(r.Share),
-		Fixed(r.ExclusiveMS, d), plural(r.ExclusiveKernelCount, "launch", "launches"))
+		mdtable.Fixed(r.TotalMS, d), plural(r.KernelCount, "launch", "launches"), mdtable.Percent(r.Share),
+		mdtable.Fixed(r.ExclusiveMS, d), plural(r.ExclusiveKernelCount, "launch", "launches"))
 	if ambiguous(r) {
 		parts := make([]string, len(r.Levels))
 		for i, l := range r.Levels {
 			dom := "default domain"
 			if l.Domain != "" {
-				dom = "domain " + EscapeCell(l.Domain)
+				dom = "domain " + mdtable.EscapeCell(l.Domain)
 			}
 			parts[i] = fmt.Sprintf("%s (%s)", regionName(l.Name), dom)
 		}
 		fmt.Fprintf(b, " Stack: %s.", strings.Join(parts, " / "))
 	}
 	dir := RegionTableDir(rep, r, s)
-	fmt.Fprintf(b, " Kernel table: [%s](%s).\n\n", EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
+	fmt.Fprintf(b, " Kernel table: [%s](%s).\n\n", mdtable.EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
 	if len(r.Kernels) > 0 {
 		tot := make([]float64, len(r.Kernels))
 		for i, k := range r.Kernels {
 			tot[i] = k.TotalMS
 		}
-		dk := Decimals(tot, 3)
-		tab := Table{Header: []string{"kernel", "total_ms", "calls", "share of region", "device"},
+		dk := mdtable.Decimals(tot, 3)
+		tab := mdtable.Table{Header: []string{"kernel", "total_ms", "calls", "share of region", "device"},
 			Right: []bool{false, true, true, true, true}}
 		for _, k := range r.Kernels {
 			share := 0.0
 			if r.TotalMS > 0 {
 				share = k.TotalMS / r.TotalMS
 			}
-			tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), Fixed(k.TotalMS, dk),
-				strconv.FormatInt(k.Calls, 10), Percent(share), strconv.Itoa(k.Device)})
+			tab.Rows = append(tab.Rows, []string{mdtable.EscapeCell(k.Name), mdtable.Fixed(k.TotalMS, dk),
+				strconv.FormatInt(k.Calls, 10), mdtable.Percent(share), strconv.Itoa(k.Device)})
 		}
 		if len(r.Kernels) < r.Table.Count {
 			fmt.Fprintf(b, "Top %d of %d kernels:\n\n", len(r.Kernels), r.Table.Count)
@@ -151,7 +159,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 		b.WriteString("\n")
 	}
 	if len(r.Metrics) > 0 {
-		tab := Table{Header: []string{"group", "metric", "value", "unit", "summary", "launches"},
+		tab := mdtable.Table{Header: []string{"group", "metric", "value", "unit", "summary", "launches"},
 			Right: []bool{false, false, true, false, false, true}}
 		for _, m := range r.Metrics {
 			v, u := MetricValue(m.Value, m.Unit)
@@ -159,7 +167,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 			if m.Aggregation == regions.WeightedMean {
 				how = "duration-weighted mean"
 			}
-			tab.Rows = append(tab.Rows, []string{EscapeCell(m.Group), EscapeCell(m.Name), v, EscapeCell(u), how,
+			tab.Rows = append(tab.Rows, []string{mdtable.EscapeCell(m.Group), mdtable.EscapeCell(m.Name), v, mdtable.EscapeCell(u), how,
 				strconv.FormatInt(m.Launches, 10)})
 		}
 		b.WriteString("Metrics:\n\n")
@@ -192,11 +200,8 @@ func regionName(name string) string {
 		}
 		return r
 	}, name)
-	return EscapeCell(name)
+	return mdtable.EscapeCell(name)
 }
-
-// Percent formats a fraction as a percentage with one decimal.
-func Percent(f float64) string { return Fixed(100*f, 1) + "%" }
 
 // MetricValue formats a metric in its base unit for a person: amounts with
 // an SI prefix (5.632 Kbyte), percentages with 2 decimals, others with 4
@@ -204,7 +209,7 @@ func Percent(f float64) string { return Fixed(100*f, 1) + "%" }
 func MetricValue(v float64, unit string) (string, string) {
 	switch unit {
 	case "%":
-		return Fixed(v, 2), unit
+		return mdtable.Fixed(v, 2), unit
 	case "byte", "cycle", "inst", "hz":
 		prefixes := []string{"", "K", "M", "G", "T", "P"}
 		i := 0
@@ -213,9 +218,9 @@ func MetricValue(v float64, unit string) (string, string) {
 			i++
 		}
 		if unit == "hz" {
-			return Fixed(v, 3), prefixes[i] + "hz"
+			return mdtable.Fixed(v, 3), prefixes[i] + "hz"
 		}
-		return Fixed(v, 3), prefixes[i] + unit
+		return mdtable.Fixed(v, 3), prefixes[i] + unit
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64), unit
 }
@@ -259,10 +264,10 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 	if err := RegionsJSON(&js, rep); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), md.Bytes(), 0o644); err != nil {
+	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), js.Bytes(), 0o644); err != nil {
+	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
 		return err
 	}
 	write := func(r regions.Region, s *regions.Scope) error {
@@ -286,10 +291,10 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 		if err := KernelsJSON(&kj, t); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(path, "kernels.md"), km.Bytes(), 0o644); err != nil {
+		if err := artifacts.WriteFileAtomic(filepath.Join(path, "kernels.md"), km.Bytes()); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(path, "kernels.json"), kj.Bytes(), 0o644)
+		return artifacts.WriteFileAtomic(filepath.Join(path, "kernels.json"), kj.Bytes())
 	}
 	if rep.AggregateEnabled {
 		for _, r := range rep.Aggregate {

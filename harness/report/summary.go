@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -23,15 +24,15 @@ type Chart struct {
 // input is missing.
 func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Stakeholder summary: run %s\n\n", EscapeCell(s.RunID))
+	fmt.Fprintf(&b, "# Stakeholder summary: run %s\n\n", mdtable.EscapeCell(s.RunID))
 	if len(charts) > 0 {
 		b.WriteString("Charts: ")
 		var parts []string
 		for _, c := range charts {
 			if c.Missing != "" {
-				parts = append(parts, EscapeCell(c.Title)+" (not drawn: "+EscapeCell(c.Missing)+")")
+				parts = append(parts, mdtable.EscapeCell(c.Title)+" (not drawn: "+mdtable.EscapeCell(c.Missing)+")")
 			} else {
-				parts = append(parts, "["+EscapeCell(c.Title)+"]("+c.Path+")")
+				parts = append(parts, "["+mdtable.EscapeCell(c.Title)+"]("+c.Path+")")
 			}
 		}
 		b.WriteString(strings.Join(parts, ", ") + ".\n\n")
@@ -56,26 +57,26 @@ func SummaryJSON(w io.Writer, s *summary.Summary) error {
 }
 
 func missing(b *strings.Builder, why string) {
-	fmt.Fprintf(b, "Not available: %s.\n\n", EscapeCell(strings.TrimSuffix(why, ".")))
+	fmt.Fprintf(b, "Not available: %s.\n\n", mdtable.EscapeCell(strings.TrimSuffix(why, ".")))
 }
 
 func orMissing(v string) string {
 	if v == "" {
 		return "unknown"
 	}
-	return EscapeCell(v)
+	return mdtable.EscapeCell(v)
 }
 
 func environment(b *strings.Builder, e summary.Environment) {
 	b.WriteString("## Environment\n\n")
 	if e.Missing != "" {
-		fmt.Fprintf(b, "env.json: %s.\n\n", EscapeCell(strings.TrimSuffix(e.Missing, ".")))
+		fmt.Fprintf(b, "env.json: %s.\n\n", mdtable.EscapeCell(strings.TrimSuffix(e.Missing, ".")))
 	}
-	t := Table{Header: []string{"what", "value"}}
+	t := mdtable.Table{Header: []string{"what", "value"}}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	add("GPU (NVML)", orMissing(e.GPU))
 	if e.MemoryBytes > 0 {
-		add("GPU memory", Fixed(float64(e.MemoryBytes)/(1<<30), 1)+" GiB")
+		add("GPU memory", mdtable.Fixed(float64(e.MemoryBytes)/(1<<30), 1)+" GiB")
 	} else {
 		add("GPU memory", "unknown")
 	}
@@ -83,21 +84,21 @@ func environment(b *strings.Builder, e summary.Environment) {
 	add("driver", orMissing(e.Driver))
 	add("CUDA (driver)", orMissing(e.CUDA))
 	for _, name := range sortedKeys(e.Tools) {
-		add(EscapeCell(name), orMissing(e.Tools[name]))
+		add(mdtable.EscapeCell(name), orMissing(e.Tools[name]))
 	}
 	for _, name := range sortedKeys(e.Frameworks) {
-		add(EscapeCell(name)+" (workload)", orMissing(e.Frameworks[name]))
+		add(mdtable.EscapeCell(name)+" (workload)", orMissing(e.Frameworks[name]))
 	}
 	if m := e.Model; m != nil {
-		add("model", fmt.Sprintf("%s (%s), %s parameters, %s", EscapeCell(m.Name), EscapeCell(m.Arch), count(m.Params), EscapeCell(m.Dtype)))
+		add("model", fmt.Sprintf("%s (%s), %s parameters, %s", mdtable.EscapeCell(m.Name), mdtable.EscapeCell(m.Arch), count(m.Params), mdtable.EscapeCell(m.Dtype)))
 	} else {
 		add("model", "unknown (no workload report)")
 	}
 	if p := e.Peak; p != nil {
-		add("peak used for MFU", fmt.Sprintf("%s TFLOPS dense %s; DRAM %s TB/s", trim(p.TFLOPS), EscapeCell(e.Dtype), trim(p.MemoryTBps)))
-		add("peak source", EscapeCell(p.Source))
+		add("peak used for MFU", fmt.Sprintf("%s TFLOPS dense %s; DRAM %s TB/s", trim(p.TFLOPS), mdtable.EscapeCell(e.Dtype), trim(p.MemoryTBps)))
+		add("peak source", mdtable.EscapeCell(p.Source))
 	} else {
-		add("peak used for MFU", "none: "+EscapeCell(e.PeakMissing))
+		add("peak used for MFU", "none: "+mdtable.EscapeCell(e.PeakMissing))
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
@@ -109,7 +110,7 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 		missing(b, st.Missing)
 		return
 	}
-	t := Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "tokens", "tokens/s"}, Right: []bool{false, true, true, true, true, true}}
+	t := mdtable.Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "tokens", "tokens/s"}, Right: []bool{false, true, true, true, true, true}}
 	var shown []summary.Stage
 	for _, r := range st.Rows {
 		if r.Name != "prefill" && r.Name != "decode" {
@@ -118,9 +119,9 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 		tok, rate := "unknown", "unknown"
 		if r.Tokens > 0 {
 			tok = fmt.Sprint(r.Tokens)
-			rate = Fixed(r.TokensS, 1)
+			rate = mdtable.Fixed(r.TokensS, 1)
 		}
-		t.Rows = append(t.Rows, []string{r.Name, Fixed(r.MeanMS, 3), sd(r), repeatCount(r), tok, rate})
+		t.Rows = append(t.Rows, []string{r.Name, mdtable.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), tok, rate})
 		shown = append(shown, r)
 	}
 	if len(t.Rows) == 0 {
@@ -147,12 +148,12 @@ func repeatCount(r summary.Stage) string {
 func warmups(b *strings.Builder, rows []summary.Stage) {
 	var lines []string
 	for _, r := range rows {
-		if d := r.Summary().Dropped(func(v float64) string { return Fixed(v, 3) }); d != "" {
+		if d := r.Summary().Dropped(func(v float64) string { return mdtable.Fixed(v, 3) }); d != "" {
 			uses := "the mean and sd use"
 			if r.TokensS > 0 {
 				uses = "the mean, sd and tokens/s use"
 			}
-			lines = append(lines, fmt.Sprintf("- %s: %s; %s the other %d.", EscapeCell(r.Name), d, uses, r.N))
+			lines = append(lines, fmt.Sprintf("- %s: %s; %s the other %d.", mdtable.EscapeCell(r.Name), d, uses, r.N))
 		}
 	}
 	if len(lines) == 0 {
@@ -165,7 +166,7 @@ func sd(r summary.Stage) string {
 	if r.N < 2 {
 		return "n/a (1 repeat)"
 	}
-	return Fixed(r.SDMS, 3)
+	return mdtable.Fixed(r.SDMS, 3)
 }
 
 func perStage(b *strings.Builder, st summary.Stages) {
@@ -174,7 +175,7 @@ func perStage(b *strings.Builder, st summary.Stages) {
 		missing(b, st.Missing)
 		return
 	}
-	t := Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, false}}
+	t := mdtable.Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, false}}
 	var tops, subs []summary.Stage
 	for _, r := range st.Rows {
 		if r.Parent != "" {
@@ -182,14 +183,14 @@ func perStage(b *strings.Builder, st summary.Stages) {
 			continue
 		}
 		tops = append(tops, r)
-		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r)})
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.Name), mdtable.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r)})
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
 	warmups(b, tops)
 	if len(subs) > 0 {
 		b.WriteString("Note: sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
-		t := Table{Header: []string{"sub-stage", "inside", "mean ms", "share of parent", "ms per repeat"}, Right: []bool{false, false, true, true, false}}
+		t := mdtable.Table{Header: []string{"sub-stage", "inside", "mean ms", "share of parent", "ms per repeat"}, Right: []bool{false, false, true, true, false}}
 		parent := map[string]float64{}
 		for _, r := range st.Rows {
 			parent[r.Name] = r.MeanMS
@@ -197,9 +198,9 @@ func perStage(b *strings.Builder, st summary.Stages) {
 		for _, r := range subs {
 			sh := "n/a"
 			if p := parent[r.Parent]; p > 0 {
-				sh = Percent(r.MeanMS / p)
+				sh = mdtable.Percent(r.MeanMS / p)
 			}
-			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), EscapeCell(r.Parent), Fixed(r.MeanMS, 3), sh, repeats(r)})
+			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.Name), mdtable.EscapeCell(r.Parent), mdtable.Fixed(r.MeanMS, 3), sh, repeats(r)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")
@@ -211,7 +212,7 @@ func perStage(b *strings.Builder, st summary.Stages) {
 func repeats(r summary.Stage) string {
 	parts := make([]string, len(r.MS))
 	for i, v := range r.MS {
-		parts[i] = Fixed(v, 3)
+		parts[i] = mdtable.Fixed(v, 3)
 	}
 	if r.WarmupMS != nil && len(parts) > 0 {
 		parts[0] += " (warm-up, dropped)"
@@ -224,28 +225,28 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages) {
 	if m.Missing != "" {
 		missing(b, m.Missing)
 	} else {
-		t := Table{Header: []string{"scope", "FLOPs", "mean ms", "achieved TFLOPS", "MFU"}, Right: []bool{false, true, true, true, true}}
+		t := mdtable.Table{Header: []string{"scope", "FLOPs", "mean ms", "achieved TFLOPS", "MFU"}, Right: []bool{false, true, true, true, true}}
 		for _, r := range m.Rows {
-			t.Rows = append(t.Rows, []string{r.Scope, fmt.Sprintf("%.4g", r.FLOPs), Fixed(r.MeanMS, 3), Fixed(r.AchievedTFLOPS, 3), fmt.Sprintf("%.3g%%", 100*r.MFU)})
+			t.Rows = append(t.Rows, []string{r.Scope, fmt.Sprintf("%.4g", r.FLOPs), mdtable.Fixed(r.MeanMS, 3), mdtable.Fixed(r.AchievedTFLOPS, 3), fmt.Sprintf("%.3g%%", 100*r.MFU)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")
 		var dropped []string
 		for _, r := range st.Rows {
 			if r.WarmupMS != nil && (r.Name == "prefill" || r.Name == "decode") {
-				dropped = append(dropped, EscapeCell(r.Name))
+				dropped = append(dropped, mdtable.EscapeCell(r.Name))
 			}
 		}
 		if len(dropped) > 0 {
 			fmt.Fprintf(b, "Mean times are Per-Stage Timings' means: the first repeat of %s is dropped there as warm-up.\n\n", strings.Join(dropped, " and "))
 		}
 		if m.Peak != nil {
-			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), EscapeCell(m.Peak.Source))
+			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), mdtable.EscapeCell(m.Peak.Source))
 		}
 	}
-	fmt.Fprintf(b, "Formula: %s\n\nAssumptions:\n\n", EscapeCell(m.Formula))
+	fmt.Fprintf(b, "Formula: %s\n\nAssumptions:\n\n", mdtable.EscapeCell(m.Formula))
 	for _, a := range m.Assumptions {
-		fmt.Fprintf(b, "- %s\n", EscapeCell(a))
+		fmt.Fprintf(b, "- %s\n", mdtable.EscapeCell(a))
 	}
 	b.WriteString("\n")
 }
@@ -265,10 +266,10 @@ func topOperators(b *strings.Builder, o summary.Operators) {
 }
 
 // OperatorTable is the table of operators.md and of the summary.
-func OperatorTable(ops []workload.Operator) Table {
-	t := Table{Header: []string{"operator", "calls", "CPU total ms", "CUDA ms"}, Right: []bool{false, true, true, true}}
+func OperatorTable(ops []workload.Operator) mdtable.Table {
+	t := mdtable.Table{Header: []string{"operator", "calls", "CPU total ms", "CUDA ms"}, Right: []bool{false, true, true, true}}
 	for _, op := range ops {
-		t.Rows = append(t.Rows, []string{EscapeCell(op.Name), fmt.Sprint(op.Calls), Fixed(op.TotalMS, 3), Fixed(op.CUDAMS, 3)})
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(op.Name), fmt.Sprint(op.Calls), mdtable.Fixed(op.TotalMS, 3), mdtable.Fixed(op.CUDAMS, 3)})
 	}
 	return t
 }
@@ -277,7 +278,7 @@ func OperatorTable(ops []workload.Operator) Table {
 // table.
 func OperatorsMarkdown(w io.Writer, runID string, ops []workload.Operator, why string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Operators: run %s\n\n", EscapeCell(runID))
+	fmt.Fprintf(&b, "# Operators: run %s\n\n", mdtable.EscapeCell(runID))
 	if why != "" {
 		missing(&b, why)
 	} else {
@@ -294,25 +295,25 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 		missing(b, k.Missing)
 		return
 	}
-	fmt.Fprintf(b, "From %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), k.Launches, Fixed(k.TotalMS, 3))
+	fmt.Fprintf(b, "From %s: %d launches, %s ms of GPU time; share is of that time.", mdtable.EscapeCell(k.Source), k.Launches, mdtable.Fixed(k.TotalMS, 3))
 	if k.DeepShare != nil {
-		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", Percent(*k.DeepShare))
+		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", mdtable.Percent(*k.DeepShare))
 	}
 	b.WriteString("\n\n")
 	if k.BoundsNote != "" {
-		fmt.Fprintf(b, "Bounds not available: %s.\n\n", EscapeCell(strings.TrimSuffix(k.BoundsNote, ".")))
+		fmt.Fprintf(b, "Bounds not available: %s.\n\n", mdtable.EscapeCell(strings.TrimSuffix(k.BoundsNote, ".")))
 	}
-	t := Table{Header: []string{"#", "kernel", "total ms", "calls", "share", "category", "bound", "why"}, Right: []bool{true, false, true, true, true, false, false, false}}
+	t := mdtable.Table{Header: []string{"#", "kernel", "total ms", "calls", "share", "category", "bound", "why"}, Right: []bool{true, false, true, true, true, false, false, false}}
 	for i, r := range k.Rows {
-		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), EscapeCell(r.Name), Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), Percent(r.Share),
-			r.Category, r.Bound.Class, EscapeCell(r.Bound.Why)})
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), mdtable.EscapeCell(r.Name), mdtable.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), mdtable.Percent(r.Share),
+			r.Category, r.Bound.Class, mdtable.EscapeCell(r.Bound.Why)})
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nBound: %s\n", EscapeCell(k.BoundRule))
+	fmt.Fprintf(b, "\nBound: %s\n", mdtable.EscapeCell(k.BoundRule))
 	b.WriteString("\nTime by kernel category (every kernel of the table, not only the top):\n\n")
-	c := Table{Header: []string{"category", "total ms", "share", "kernels"}, Right: []bool{false, true, true, true}}
+	c := mdtable.Table{Header: []string{"category", "total ms", "share", "kernels"}, Right: []bool{false, true, true, true}}
 	for _, r := range k.ByCategory {
-		c.Rows = append(c.Rows, []string{r.Category, Fixed(r.TotalMS, 4), Percent(r.Share), fmt.Sprint(r.Kernels)})
+		c.Rows = append(c.Rows, []string{r.Category, mdtable.Fixed(r.TotalMS, 4), mdtable.Percent(r.Share), fmt.Sprint(r.Kernels)})
 	}
 	b.WriteString(c.String())
 	b.WriteString("\n")
@@ -325,17 +326,21 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 		return
 	}
 	if r.Sampled {
-		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", EscapeCell(r.Source))
+		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", mdtable.EscapeCell(r.Source))
 	} else {
-		fmt.Fprintf(b, "From %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Per-Stage Timings).\n\n", EscapeCell(r.Source))
+		fmt.Fprintf(b, "From %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Per-Stage Timings).\n\n", mdtable.EscapeCell(r.Source))
 	}
-	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
+	t := mdtable.Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
 	for _, g := range r.Rows {
-		t.Rows = append(t.Rows, []string{EscapeCell(g.Name), fmt.Sprint(g.Depth), Fixed(g.TotalMS, 4), fmt.Sprint(g.Launches), Percent(g.Share)})
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(g.Name), fmt.Sprint(g.Depth), mdtable.Fixed(g.TotalMS, 4), fmt.Sprint(g.Launches), mdtable.Percent(g.Share)})
 	}
-	t.Rows = append(t.Rows, []string{"(outside every range)", "", Fixed(r.Outside, 4), "", Percent(safeDiv(r.Outside, r.TotalMS))})
+	t.Rows = append(t.Rows, []string{"(outside every range)", "", mdtable.Fixed(r.Outside, 4), "", mdtable.Percent(safeDiv(r.Outside, r.TotalMS))})
 	b.WriteString(t.String())
-	b.WriteString("\nMetrics per region (Speed Of Light, occupancy, DRAM) are in [ncu/regions/report.md](ncu/regions/report.md).\n\n")
+	b.WriteString("\n")
+	if r.SampleReport != "" {
+		fmt.Fprintf(b, "Metrics per region (Speed Of Light, occupancy, DRAM), over the deep pass's sample of launches, are in [%s](%s).\n\n",
+			mdtable.EscapeCell(r.SampleReport), r.SampleReport)
+	}
 }
 
 func safeDiv(a, b float64) float64 {
@@ -352,20 +357,20 @@ func narrative(b *strings.Builder, n summary.Narrative) {
 		return
 	}
 	for _, l := range n.Lines {
-		b.WriteString(EscapeCell(l) + "\n\n")
+		b.WriteString(mdtable.EscapeCell(l) + "\n\n")
 	}
 	if len(n.GPUBusy) > 0 {
-		t := Table{Header: []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}, Right: []bool{false, false, true, true, true}}
+		t := mdtable.Table{Header: []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}, Right: []bool{false, false, true, true, true}}
 		for _, g := range n.GPUBusy {
-			t.Rows = append(t.Rows, []string{g.Phase, EscapeCell(g.Region), Fixed(g.GPUMS, 3), Fixed(g.WallMS, 3), Percent(g.Busy)})
+			t.Rows = append(t.Rows, []string{g.Phase, mdtable.EscapeCell(g.Region), mdtable.Fixed(g.GPUMS, 3), mdtable.Fixed(g.WallMS, 3), mdtable.Percent(g.Busy)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\nGPU busy compares kernel time measured under ncu with the plain run's wall time. ncu serializes kernels and locks clocks at base (its default --clock-control base), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
 	}
 	if len(n.Bottlenecks) > 0 {
-		t := Table{Header: []string{"bottleneck", "category", "bound", "share of kernel time"}, Right: []bool{false, false, false, true}}
+		t := mdtable.Table{Header: []string{"bottleneck", "category", "bound", "share of kernel time"}, Right: []bool{false, false, false, true}}
 		for _, k := range n.Bottlenecks {
-			t.Rows = append(t.Rows, []string{EscapeCell(k.Name), k.Category, k.Bound.Class, Percent(k.Share)})
+			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(k.Name), k.Category, k.Bound.Class, mdtable.Percent(k.Share)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")
@@ -373,7 +378,7 @@ func narrative(b *strings.Builder, n summary.Narrative) {
 	if len(n.Recommendations) > 0 {
 		b.WriteString("Recommendations:\n\n")
 		for _, r := range n.Recommendations {
-			fmt.Fprintf(b, "- %s\n", EscapeCell(r))
+			fmt.Fprintf(b, "- %s\n", mdtable.EscapeCell(r))
 		}
 		b.WriteString("\n")
 	}
@@ -392,16 +397,16 @@ func sortedKeys(m map[string]string) []string {
 func count(n int64) string {
 	switch {
 	case n >= 1e9:
-		return Fixed(float64(n)/1e9, 2) + " B"
+		return mdtable.Fixed(float64(n)/1e9, 2) + " B"
 	case n >= 1e6:
-		return Fixed(float64(n)/1e6, 1) + " M"
+		return mdtable.Fixed(float64(n)/1e6, 1) + " M"
 	}
 	return fmt.Sprint(n)
 }
 
 // trim writes a peak figure without trailing zeros.
 func trim(v float64) string {
-	s := Fixed(v, 3)
+	s := mdtable.Fixed(v, 3)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
 }

@@ -155,10 +155,10 @@ func TestStoppedStepIsNotDiagnosed(t *testing.T) {
 			}
 			require.Len(t, said, 1, "one note on ncu-deep")
 			assert.True(t, strings.HasPrefix(said[0], "ncu-deep: "+map[string]string{"interrupted": "interrupted; ", "timed out": "timed out at its deadline, 200ms (ncu.timeout); "}[how]), said[0])
-			a, ok := find(m, artifacts.NcuDeepLog)
+			a, ok := m.Find(artifacts.NcuDeepLog)
 			require.True(t, ok)
 			assert.Equal(t, artifacts.StatusComplete, a.Status, "the log is kept")
-			d, ok := find(m, artifacts.NcuDeepReport)
+			d, ok := m.Find(artifacts.NcuDeepReport)
 			require.True(t, ok)
 			assert.Equal(t, artifacts.StatusMissing, d.Status)
 		})

@@ -1,10 +1,12 @@
 // Package session runs a Stage 2 deep-profiling session (DESIGN.md's data
-// flow) and rebuilds a run directory's derived files from its raw exports.
+// flow); at its end, package rundir makes the derived files from what the
+// steps wrote.
 //
 // Every external program is run through a Runner, so the whole flow runs in
 // tests against fakes that replay recorded tool output; the argv of each step
 // comes from packages ncu and nsys, parsing from ncu, kernels and regions,
-// rendering from report. This package decides the order of steps, what
+// rendering from report, the run directory's layout and manifest from
+// artifacts. This package decides the order of steps, what
 // each failure means for the run, and what lands where in MAIN.
 //
 // Decisions it makes on its own, each said in the plan or the manifest's

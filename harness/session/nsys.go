@@ -15,6 +15,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nsys"
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -24,28 +25,6 @@ const (
 	timelineAuto = "auto"
 	timelineNsys = "nsys"
 	timelineNcu  = "ncu"
-)
-
-// What the nsys timeline writes, relative to MAIN.
-const (
-	nsysOut          = "nsys/run" // nsys profile -o; the report is nsysOut + .nsys-rep or .qdrep
-	nsysReport       = nsysOut + nsys.ExtReport
-	nsysProfileLog   = "nsys/profile.log"
-	nsysSQLite       = nsysOut + ".sqlite"
-	nsysExportLog    = "nsys/export.log"
-	nsysStatsLog     = "nsys/stats.log"
-	nsysStatsBaseLog = "nsys/stats-base.log"
-	// nsysBaseOut is the --output of the :base summary, whose file nsys
-	// names itself (see nsys.ReportKernSumBase); it is renamed to
-	// nsysKernSumBase.
-	nsysBaseOut     = "nsys/base"
-	nsysKernSumBase = nsysOut + "_" + nsys.ReportKernSum + "_base.csv"
-)
-
-// The summaries `nsys stats --output nsys/run` writes.
-var (
-	nsysKernSum = nsys.StatsCSVPath(nsysOut, nsys.ReportKernSum)
-	nsysNVTXSum = nsys.StatsCSVPath(nsysOut, nsys.ReportNVTXSum)
 )
 
 // nsysRepeats is DEEPPROF_REPEATS under nsys: the timeline ranks kernels,
@@ -59,7 +38,7 @@ const probeTimeout = 30 * time.Second
 
 // nsysFilterHint is noted when a deep pass filtered on nsys's names profiled
 // nothing.
-const nsysFilterHint = "the deep pass's kernel filter holds the function names of the nsys timeline (" + nsysKernSumBase +
+const nsysFilterHint = "the deep pass's kernel filter holds the function names of the nsys timeline (" + artifacts.NsysKernSumBase +
 	"); if ncu names these functions otherwise, the filter selects no kernel: timeline.tool=ncu takes the names from an ncu timing pass instead"
 
 // timeline is how the session finds the top kernels: with nsys, or with an
@@ -68,15 +47,7 @@ type timeline struct {
 	tool   string     // timelineNsys or timelineNcu
 	nsys   tools.Tool // tool nsys: the nsys run
 	why    string     // tool ncu: why not nsys, as the manifest says it
-	report string     // tool nsys: the report, relative to MAIN (nsysReport until resolved)
-}
-
-// kernelsFrom says where kernels.md comes from (see Rebuild).
-func (tl *timeline) kernelsFrom() string {
-	if tl.tool == timelineNsys {
-		return "kernels.md comes from nsys's kernel summary, which timed every launch (" + nsysKernSum + ")"
-	}
-	return "kernels.md comes from the timing pass, which saw every launch (" + artifacts.NcuTimingRaw + ")"
+	report string     // tool nsys: the report, relative to MAIN (artifacts.NsysReport until resolved)
 }
 
 // chooseTimeline decides, once, how the top kernels are found:
@@ -97,7 +68,7 @@ func (s *Session) chooseTimeline(ctx context.Context) (*timeline, error) {
 	var nf *tools.NotFoundError
 	switch {
 	case err == nil:
-		s.tl = &timeline{tool: timelineNsys, nsys: t, report: nsysReport}
+		s.tl = &timeline{tool: timelineNsys, nsys: t, report: artifacts.NsysReport}
 	case want == timelineNsys:
 		return nil, fmt.Errorf("timeline.tool=nsys: %w. Next: install Nsight Systems and set nsys.path, or run with timeline.tool=auto (an ncu timing pass when nsys is not usable) or timeline.tool=ncu", err)
 	case errors.As(err, &nf):
@@ -146,7 +117,7 @@ func (s *Session) probeNsys(ctx context.Context) (tools.Tool, error) {
 // capture is the `nsys profile` of the timeline, and what the plan says of
 // its range.
 func (s *Session) capture(mainDir string) (nsys.Capture, []string, error) {
-	c := nsys.Capture{Output: filepath.Join(mainDir, nsysOut), Trace: s.Cfg.Nsys.Trace, Force: true,
+	c := nsys.Capture{Output: filepath.Join(mainDir, artifacts.NsysOut), Trace: s.Cfg.Nsys.Trace, Force: true,
 		Program: s.Cfg.Workload.Command(), Extra: s.Cfg.Nsys.ExtraArgs}
 	switch cr := s.Cfg.Nsys.CaptureRange; cr {
 	case "", "none":
@@ -205,14 +176,14 @@ func (s *Session) nsysSteps(mainDir string, tl *timeline) ([]Step, error) {
 	n := tl.nsys.Path
 	rep := filepath.Join(mainDir, tl.report)
 	return []Step{
-		{ID: StepNsysProfile, Argv: append([]string{n}, args...), Env: env, Log: nsysProfileLog,
+		{ID: StepNsysProfile, Argv: append([]string{n}, args...), Env: env, Log: artifacts.NsysProfileLog,
 			Note: fmt.Sprintf("timeline: nsys %s, every kernel launch timed", tl.nsys.Version), Details: details},
-		{ID: StepNsysExportSQLite, Argv: append([]string{n}, nsys.ExportSQLiteArgs(rep, filepath.Join(mainDir, nsysSQLite))...), Log: nsysExportLog},
-		{ID: StepNsysStats, Argv: append([]string{n}, nsys.StatsArgs(rep, nil, filepath.Join(mainDir, nsysOut))...), Log: nsysStatsLog,
-			Note: "the kernel and NVTX range summaries as CSV: MAIN/" + nsysKernSum + ", MAIN/" + nsysNVTXSum},
-		{ID: StepNsysStatsBase, Argv: append([]string{n}, nsys.StatsArgs(rep, []string{nsys.ReportKernSumBase}, filepath.Join(mainDir, nsysBaseOut))...), Log: nsysStatsBaseLog,
+		{ID: StepNsysExportSQLite, Argv: append([]string{n}, nsys.ExportSQLiteArgs(rep, filepath.Join(mainDir, artifacts.NsysSQLite))...), Log: artifacts.NsysExportLog},
+		{ID: StepNsysStats, Argv: append([]string{n}, nsys.StatsArgs(rep, nil, filepath.Join(mainDir, artifacts.NsysOut))...), Log: artifacts.NsysStatsLog,
+			Note: "the kernel and NVTX range summaries as CSV: MAIN/" + artifacts.NsysKernSum + ", MAIN/" + artifacts.NsysNVTXSum},
+		{ID: StepNsysStatsBase, Argv: append([]string{n}, nsys.StatsArgs(rep, []string{nsys.ReportKernSumBase}, filepath.Join(mainDir, artifacts.NsysBaseOut))...), Log: artifacts.NsysStatsBaseLog,
 			Note:    "the kernel summary again, over base (function) names: the deep pass's kernel filter matches those names",
-			Details: []string{"kept as MAIN/" + nsysKernSumBase + "; when nsys gives none, the function names are derived from the demangled ones (nsys.FunctionName)"}},
+			Details: []string{"kept as MAIN/" + artifacts.NsysKernSumBase + "; when nsys gives none, the function names are derived from the demangled ones (nsys.FunctionName)"}},
 	}, nil
 }
 
@@ -278,23 +249,23 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 		return nil, err
 	}
 	perr := s.step(ctx, run, byID[StepNsysProfile], false)
-	rep, rerr := nsys.ResolveReport(run.Path(artifacts.NsysDir), path.Base(nsysOut))
+	rep, rerr := nsys.ResolveReport(run.Path(artifacts.NsysDir), path.Base(artifacts.NsysOut))
 	if rerr != nil {
 		// Paths relative to MAIN, as the manifest writes them.
 		msg := strings.TrimPrefix(rerr.Error(), nsys.ErrNoReport.Error()+": ")
 		rerr = errors.New(strings.ReplaceAll(msg, run.Path(artifacts.NsysDir)+string(filepath.Separator), artifacts.NsysDir+"/"))
-		if stream := nsysOut + nsys.ExtStream; exists(run.Path(stream)) {
+		if stream := artifacts.NsysStream; run.Exists(stream) {
 			run.Record(stream, artifacts.StatusPartial, "the raw data nsys collected and did not turn into a report; it can be large")
 		}
 		if isStopped(perr) {
-			run.Record(nsysReport, artifacts.StatusMissing, "nsys was stopped before it wrote its report")
+			run.Record(artifacts.NsysReport, artifacts.StatusMissing, "nsys was stopped before it wrote its report")
 			return nil, perr
 		}
-		run.Record(nsysReport, artifacts.StatusMissing, rerr.Error())
+		run.Record(artifacts.NsysReport, artifacts.StatusMissing, rerr.Error())
 		if perr != nil {
 			return nil, fmt.Errorf("nsys profile: %w; %w", perr, rerr)
 		}
-		return nil, fmt.Errorf("nsys profile exited with status 0 and wrote no report (see %s): %w", nsysProfileLog, rerr)
+		return nil, fmt.Errorf("nsys profile exited with status 0 and wrote no report (see %s): %w", artifacts.NsysProfileLog, rerr)
 	}
 	tl.report = path.Join(artifacts.NsysDir, filepath.Base(rep))
 	switch {
@@ -303,7 +274,7 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 		return nil, perr
 	case perr != nil:
 		run.Record(tl.report, artifacts.StatusPartial, fmt.Sprintf("nsys profile failed (%v); the report holds what it recorded", perr))
-		run.Note("nsys-profile: %v; its report is kept and read (see %s)", perr, nsysProfileLog)
+		run.Note("nsys-profile: %v; its report is kept and read (see %s)", perr, artifacts.NsysProfileLog)
 	default:
 		run.Record(tl.report, artifacts.StatusComplete, "")
 	}
@@ -315,27 +286,27 @@ func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]strin
 	if isStopped(eerr) {
 		return nil, eerr
 	}
-	recordOutput(run, nsysSQLite, eerr, "nsys export wrote no file (see "+nsysExportLog+")")
+	recordOutput(run, artifacts.NsysSQLite, eerr, "nsys export wrote no file (see "+artifacts.NsysExportLog+")")
 
 	serr := s.step(ctx, run, byID[StepNsysStats], false)
 	if isStopped(serr) {
 		return nil, serr
 	}
-	why := "nsys stats wrote no file (see " + nsysStatsLog + ")"
-	recordOutput(run, nsysKernSum, serr, why)
-	recordOutput(run, nsysNVTXSum, serr, why)
-	if exists(run.Path(nsysNVTXSum)) {
-		if _, err := readSums(run, nsysNVTXSum, nsys.ReadRangeSums); err != nil {
-			run.Record(nsysNVTXSum, artifacts.StatusPartial, err.Error())
+	why := "nsys stats wrote no file (see " + artifacts.NsysStatsLog + ")"
+	recordOutput(run, artifacts.NsysKernSum, serr, why)
+	recordOutput(run, artifacts.NsysNVTXSum, serr, why)
+	if run.Exists(artifacts.NsysNVTXSum) {
+		if _, err := rundir.ReadStats(run, artifacts.NsysNVTXSum, nsys.ReadRangeSums); err != nil {
+			run.Record(artifacts.NsysNVTXSum, artifacts.StatusPartial, err.Error())
 		}
 	}
-	if !exists(run.Path(nsysKernSum)) {
-		return nil, fmt.Errorf("no kernel summary (%s): %s", nsysKernSum, reasonOf(run, nsysKernSum))
+	if !run.Exists(artifacts.NsysKernSum) {
+		return nil, fmt.Errorf("no kernel summary (%s): %s", artifacts.NsysKernSum, reasonOf(run, artifacts.NsysKernSum))
 	}
-	sums, err := readSums(run, nsysKernSum, nsys.ReadKernelSums)
+	sums, err := rundir.ReadStats(run, artifacts.NsysKernSum, nsys.ReadKernelSums)
 	if err != nil {
 		// Set aside: Rebuild then takes kernels.md from the ncu timing pass.
-		run.Record(nsysKernSum, artifacts.StatusPartial, "not read: "+err.Error())
+		run.Record(artifacts.NsysKernSum, artifacts.StatusPartial, "not read: "+err.Error())
 		return nil, fmt.Errorf("nsys kernel summary: %w", err)
 	}
 	if _, d, err := s.capture(run.Dir); err == nil {
@@ -355,39 +326,39 @@ func (s *Session) nsysTop(ctx context.Context, run *artifacts.Run, st Step, sums
 	}
 	var base []nsys.KernelSum
 	var why string
-	found, _ := filepath.Glob(run.Path(nsysBaseOut) + "_" + nsys.ReportKernSum + "*.csv")
+	found, _ := filepath.Glob(run.Path(artifacts.NsysBaseOut) + "_" + nsys.ReportKernSum + "*.csv")
 	switch {
 	case berr != nil:
 		why = berr.Error()
 	case len(found) == 0:
-		why = "nsys stats wrote no file (see " + nsysStatsBaseLog + ")"
+		why = "nsys stats wrote no file (see " + artifacts.NsysStatsBaseLog + ")"
 	case len(found) > 1:
 		why = fmt.Sprintf("nsys stats wrote %d files, not one", len(found))
 	default:
-		if err := os.Rename(found[0], run.Path(nsysKernSumBase)); err != nil {
+		if err := os.Rename(found[0], run.Path(artifacts.NsysKernSumBase)); err != nil {
 			return nil, err
 		}
-		b, err := readSums(run, nsysKernSumBase, nsys.ReadKernelSums)
+		b, err := rundir.ReadStats(run, artifacts.NsysKernSumBase, nsys.ReadKernelSums)
 		if err != nil {
 			why = "not read: " + err.Error()
-			run.Record(nsysKernSumBase, artifacts.StatusPartial, why)
+			run.Record(artifacts.NsysKernSumBase, artifacts.StatusPartial, why)
 			break
 		}
-		run.Record(nsysKernSumBase, artifacts.StatusComplete, "")
+		run.Record(artifacts.NsysKernSumBase, artifacts.StatusComplete, "")
 		base = b
 	}
-	src := nsysKernSumBase
+	src := artifacts.NsysKernSumBase
 	if base == nil {
-		if !exists(run.Path(nsysKernSumBase)) {
-			run.Record(nsysKernSumBase, artifacts.StatusMissing, why)
+		if !run.Exists(artifacts.NsysKernSumBase) {
+			run.Record(artifacts.NsysKernSumBase, artifacts.StatusMissing, why)
 		}
 		run.Note("deep-pass kernels: nsys gave no kernel summary over base names (%s: %s); the function names were derived from the demangled names of %s, as ncu --kernel-name-base function writes them",
-			nsys.ReportKernSumBase, why, nsysKernSum)
+			nsys.ReportKernSumBase, why, artifacts.NsysKernSum)
 		for _, k := range sums {
 			k.Name = ncu.FunctionName(k.Name)
 			base = append(base, k)
 		}
-		src = nsysKernSum
+		src = artifacts.NsysKernSum
 	}
 	tab := s.cover(run, nsys.Table(base, src), "kernel functions ("+src+") ")
 	names := make([]string, len(tab.Kernels))
@@ -401,7 +372,7 @@ func (s *Session) nsysTop(ctx context.Context, run *artifacts.Run, st Step, sums
 // is there, else missing with the step's error or why.
 func recordOutput(run *artifacts.Run, rel string, stepErr error, why string) {
 	switch {
-	case exists(run.Path(rel)):
+	case run.Exists(rel):
 		run.Record(rel, artifacts.StatusComplete, "")
 	case stepErr != nil:
 		run.Record(rel, artifacts.StatusMissing, stepErr.Error())
@@ -412,6 +383,6 @@ func recordOutput(run *artifacts.Run, rel string, stepErr error, why string) {
 
 // reasonOf is the manifest's reason for rel.
 func reasonOf(run *artifacts.Run, rel string) string {
-	a, _ := find(run.Manifest(), rel)
+	a, _ := run.Manifest().Find(rel)
 	return a.Reason
 }

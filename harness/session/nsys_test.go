@@ -17,6 +17,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/nsys/nsystest"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 )
 
@@ -123,13 +124,13 @@ func TestSessionNsys(t *testing.T) {
 	require.NoError(t, err)
 	m := run.Manifest()
 	assert.Equal(t, artifacts.StatusComplete, m.Status, "%+v", m)
-	for _, rel := range []string{nsysReport, nsysSQLite, nsysKernSum, nsysNVTXSum, nsysKernSumBase, nsysProfileLog, nsysStatsLog,
+	for _, rel := range []string{artifacts.NsysReport, artifacts.NsysSQLite, artifacts.NsysKernSum, artifacts.NsysNVTXSum, artifacts.NsysKernSumBase, artifacts.NsysProfileLog, artifacts.NsysStatsLog,
 		artifacts.KernelsMD, artifacts.KernelsJSON, artifacts.NcuRaw, artifacts.RegionsMD} {
 		assert.FileExists(t, run.Path(rel))
 		if strings.HasSuffix(rel, ".log") {
 			continue
 		}
-		a, ok := find(m, rel)
+		a, ok := m.Find(rel)
 		assert.True(t, ok && a.Status == artifacts.StatusComplete, "%s: %+v", rel, a)
 	}
 	assert.NoFileExists(t, run.Path(artifacts.NcuTimingRaw), "no ncu timing pass")
@@ -161,7 +162,7 @@ func TestSessionNsys(t *testing.T) {
 	require.NoError(t, os.Remove(run.Path(artifacts.KernelsMD)))
 	again, err := artifacts.Open(run.Dir)
 	require.NoError(t, err)
-	require.NoError(t, Rebuild(again, DeriveConfig{TopN: 10, Regions: regionsConfig(testConfig(t, root))}))
+	require.NoError(t, rundir.Rebuild(again, rundir.Config{TopN: 10, Regions: regionsConfig(testConfig(t, root))}))
 	got, err := os.ReadFile(run.Path(artifacts.KernelsMD))
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
@@ -188,10 +189,10 @@ func TestSessionNsysNoBase(t *testing.T) {
 	m := run.Manifest()
 	assert.Equal(t, artifacts.StatusComplete, m.Status)
 	assert.Equal(t, deepRegex(with), deepRegex(without))
-	a, _ := find(m, nsysKernSumBase)
+	a, _ := m.Find(artifacts.NsysKernSumBase)
 	assert.Equal(t, artifacts.StatusMissing, a.Status)
 	assert.Contains(t, a.Reason, "nsys exited with status 1")
-	a, _ = find(m, nsysNVTXSum)
+	a, _ = m.Find(artifacts.NsysNVTXSum)
 	assert.Equal(t, artifacts.StatusMissing, a.Status, "this fake wrote no nvtx_sum")
 	assert.Contains(t, strings.Join(m.Notes, "\n"), "the function names were derived from the demangled names of nsys/run_cuda_gpu_kern_sum.csv")
 	assert.Contains(t, strings.Join(m.Notes, "\n"), "deep-pass kernels: the top 10 kernel functions (nsys/run_cuda_gpu_kern_sum.csv) by total time cover")
@@ -214,10 +215,10 @@ func TestSessionNsysNoReport(t *testing.T) {
 		require.NotEmpty(t, m.Notes)
 		assert.True(t, strings.HasPrefix(m.Notes[0], "timeline: an ncu timing pass (gpu__time_duration.sum, same NVTX gating) found the top kernels; nsys 2025.3.1.0 ("+nsysPath+") made no timeline: nsys profile exited with status 0 and wrote no report (see nsys/profile.log): neither nsys/run.nsys-rep nor nsys/run.qdrep exists, but nsys/run.qdstrm "), m.Notes[0])
 		assert.Contains(t, m.Notes[0], "importer (QdstrmImporter) failed")
-		a, _ := find(m, nsysReport)
+		a, _ := m.Find(artifacts.NsysReport)
 		assert.Equal(t, artifacts.StatusMissing, a.Status)
 		assert.FileExists(t, run.Path(artifacts.NcuTimingRaw))
-		log, err := os.ReadFile(run.Path(nsysProfileLog))
+		log, err := os.ReadFile(run.Path(artifacts.NsysProfileLog))
 		require.NoError(t, err)
 		said, err := nsystest.RecordedProfileOutput(fx + "logs/nsys-bundled-no-report.txt")
 		require.NoError(t, err)
@@ -260,7 +261,7 @@ func TestSessionNsysKernSumUnreadable(t *testing.T) {
 	require.NoError(t, err)
 	m := run.Manifest()
 	assert.Equal(t, artifacts.StatusComplete, m.Status)
-	a, _ := find(m, nsysKernSum)
+	a, _ := m.Find(artifacts.NsysKernSum)
 	assert.Equal(t, artifacts.StatusPartial, a.Status)
 	assert.Contains(t, a.Reason, "the capture holds no CUDA kernels")
 	assert.Contains(t, m.Notes[0], "made no timeline: nsys kernel summary: nsys/run_cuda_gpu_kern_sum.csv:2: no kernel rows")
@@ -388,7 +389,7 @@ func TestSessionNsysInterrupted(t *testing.T) {
 	m := run.Manifest()
 	assert.Equal(t, artifacts.StatusPartial, m.Status)
 	assert.Equal(t, "interrupted during nsys-profile (stopped after 1.5s); the steps before it are kept", m.Reason)
-	a, _ := find(m, nsysReport)
+	a, _ := m.Find(artifacts.NsysReport)
 	assert.Equal(t, artifacts.StatusMissing, a.Status)
 	assert.Equal(t, "nsys was stopped before it wrote its report", a.Reason)
 	last := f.calls[len(f.calls)-1]

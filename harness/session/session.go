@@ -20,6 +20,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -139,7 +140,7 @@ func rangeReplay(mode string) bool { return mode == replayRange || mode == repla
 
 // deepRangeLog keeps the log of a deep pass whose range replay ncu refused,
 // beside the kernel-replay rerun's ncu/deep.log.
-const deepRangeLog = "ncu/deep-range.log"
+const deepRangeLog = artifacts.NcuDeepRangeLog
 
 // visible is CUDA_VISIBLE_DEVICES for a device spec: "cuda:1" -> "1"; a
 // UUID passes through.
@@ -359,9 +360,9 @@ func (s *Session) Run(ctx context.Context) (*artifacts.Run, error) {
 			run.MarkPartial(err.Error())
 		}
 	}
-	dc, derr := DeriveConfigFor(s.Cfg)
+	dc, derr := rundir.ConfigFor(s.Cfg)
 	if derr == nil {
-		derr = Rebuild(run, dc)
+		derr = rundir.Rebuild(run, dc)
 	}
 	if derr != nil {
 		run.MarkPartial(derr.Error())
@@ -438,9 +439,6 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	}
 	byID = index(steps)
 	run.Note("%s", byID[StepNcuDeep].Note)
-	if len(top) > 0 {
-		run.Note("ncu/regions/ summarizes the deep pass, which profiled a sample of launches: its region times and launch counts are the sample's, not the run's; %s", s.tl.kernelsFrom())
-	}
 	var deepErr error
 	if rangeReplay(s.Cfg.NCU.ReplayMode) {
 		deepErr = s.deepRange(ctx, run, byID[StepNcuDeep], top)
@@ -824,12 +822,12 @@ func addWorkloadToEnv(run *artifacts.Run, rep *workload.Report) {
 	if err != nil {
 		return // none was written; the manifest says why
 	}
-	var env EnvInfo
+	var env rundir.EnvInfo
 	if err := json.Unmarshal(b, &env); err != nil {
 		run.Note("env.json: the workload's model and versions were not added: %v", err)
 		return
 	}
-	env.Workload = &WorkloadInfo{Model: rep.Model, Versions: rep.Versions}
+	env.Workload = &rundir.WorkloadInfo{Model: rep.Model, Versions: rep.Versions}
 	out, err := env.JSON()
 	if err == nil {
 		err = run.Write(artifacts.EnvJSON, out)

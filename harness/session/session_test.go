@@ -19,6 +19,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -233,7 +234,7 @@ func TestSessionOffline(t *testing.T) {
 	goldenRun(t, "offline", run, root, artifacts.ManifestJSON, artifacts.ReportMD, artifacts.InputsYAML, artifacts.KernelsMD)
 
 	// env.json gained the model and versions the workload reported.
-	var env EnvInfo
+	var env rundir.EnvInfo
 	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &env))
@@ -356,7 +357,7 @@ func TestSessionRangeReplayFallback(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(attempt))
 			assert.FileExists(t, run.Path(artifacts.NcuRaw))
-			a, ok := find(m, deepRangeLog)
+			a, ok := m.Find(deepRangeLog)
 			assert.True(t, ok, "the attempt's log is in the manifest")
 			assert.Equal(t, artifacts.StatusComplete, a.Status)
 
@@ -463,10 +464,12 @@ func TestSessionInterrupted(t *testing.T) {
 		missing      []string
 	}{
 		{name: "deep pass, no report", during: "deep",
-			deep:    pass{Log: "logs/ncu-escaped-at-sign-match.txt", NoReport: true},
-			reason:  "interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept",
-			kept:    []string{artifacts.Stage1Report, artifacts.NcuTimingRaw, artifacts.KernelsMD, artifacts.NcuDeepLog, artifacts.EnvJSON},
-			missing: []string{artifacts.NcuDeepReport, artifacts.RegionsMD}},
+			deep:   pass{Log: "logs/ncu-escaped-at-sign-match.txt", NoReport: true},
+			reason: "interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept",
+			// ncu/regions/ is the run's totals, from the timing pass; the
+			// deep pass's sample is what is missing.
+			kept:    []string{artifacts.Stage1Report, artifacts.NcuTimingRaw, artifacts.KernelsMD, artifacts.NcuDeepLog, artifacts.EnvJSON, artifacts.RegionsMD},
+			missing: []string{artifacts.NcuDeepReport, artifacts.RegionsSampleMD}},
 		{name: "deep pass, report written on SIGINT", during: "deep",
 			deep:    pass{Raw: "ncu/h200-workload-crash-partial/raw.csv", Details: "ncu/h200-workload-crash-partial/raw.csv", Log: "logs/ncu-output-file-plus-log-file.txt"},
 			reason:  "interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept",
@@ -502,7 +505,7 @@ func TestSessionInterrupted(t *testing.T) {
 			assert.True(t, strings.HasPrefix(m.Reason, "interrupted"))
 			assert.FileExists(t, run.Path(artifacts.ReportMD))
 			status := func(rel string) artifacts.Status {
-				a, ok := find(m, rel)
+				a, ok := m.Find(rel)
 				if !ok {
 					return "absent"
 				}

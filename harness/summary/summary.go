@@ -55,6 +55,9 @@ type Inputs struct {
 	Regions        *regions.Report
 	RegionsSampled bool
 	RegionsMissing string
+	// RegionsSampleReport is the region report of the deep pass's sample,
+	// with its metrics, relative to MAIN; "" when there is none.
+	RegionsSampleReport string
 }
 
 // Options are the report's settings (the profile's report section).
@@ -208,6 +211,9 @@ type Regions struct {
 	Missing  string   `json:"missing,omitempty"`
 	Outside  float64  `json:"outside_ms"`
 	Launches int64    `json:"launches"`
+	// SampleReport is the region report of the deep pass's sample (with
+	// the metrics per region), relative to MAIN; "" when there is none.
+	SampleReport string `json:"sample_report,omitempty"`
 }
 
 // Region is one NVTX region's GPU time.
@@ -496,7 +502,8 @@ func regionRows(in Inputs) Regions {
 		return Regions{Missing: orWhy(in.RegionsMissing, "no region report")}
 	}
 	r := in.Regions
-	out := Regions{Source: r.Source, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches}
+	out := Regions{Source: r.Source, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches,
+		SampleReport: in.RegionsSampleReport}
 	if !r.RegionProfiling {
 		out.Missing = "no launch of " + r.Source + " was inside an NVTX range"
 		return out

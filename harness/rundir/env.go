@@ -1,4 +1,4 @@
-package session
+package rundir
 
 import (
 	"encoding/json"

@@ -1,7 +1,6 @@
-package session
+package rundir
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
-	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
 var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
@@ -35,7 +33,7 @@ func TestRebuild(t *testing.T) {
 	copyFixture(t, run, "h200-llama-decode-roofline/raw.csv", artifacts.NcuRaw)
 	copyFixture(t, run, "h200-llama-decode-roofline/details.csv", artifacts.NcuDetails)
 
-	require.NoError(t, Rebuild(run, DeriveConfig{TopN: 10, Regions: regions.DefaultConfig()}))
+	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
 	require.NoError(t, run.WriteManifest(t0.Add(time.Minute)))
 
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/session/rebuild"), goldie.WithNameSuffix(""))
@@ -50,7 +48,7 @@ func TestRebuild(t *testing.T) {
 	// Rebuilding again gives the same files.
 	before, err := os.ReadFile(run.Path(artifacts.KernelsMD))
 	require.NoError(t, err)
-	require.NoError(t, Rebuild(run, DeriveConfig{TopN: 10, Regions: regions.DefaultConfig()}))
+	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
 	after, err := os.ReadFile(run.Path(artifacts.KernelsMD))
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
@@ -61,9 +59,9 @@ func TestRebuild(t *testing.T) {
 func TestRebuildEmptyRun(t *testing.T) {
 	run, err := artifacts.Create(t.TempDir(), "empty", t0)
 	require.NoError(t, err)
-	require.NoError(t, Rebuild(run, DeriveConfig{Regions: regions.DefaultConfig()}))
+	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
 	m := run.Manifest()
-	a, ok := find(m, artifacts.KernelsMD)
+	a, ok := m.Find(artifacts.KernelsMD)
 	require.True(t, ok)
 	assert.Equal(t, artifacts.StatusMissing, a.Status)
 	assert.Contains(t, a.Reason, "no kernel export to read")
@@ -78,10 +76,10 @@ func TestRebuildBadExport(t *testing.T) {
 	run, err := artifacts.Create(t.TempDir(), "bad", t0)
 	require.NoError(t, err)
 	require.NoError(t, artifacts.WriteFileAtomic(run.Path(artifacts.NcuRaw), []byte("==PROF== Disconnected from process 1\n")))
-	err = Rebuild(run, DeriveConfig{Regions: regions.DefaultConfig()})
+	err = Rebuild(run, Config{Regions: regions.DefaultConfig()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ncu/raw.csv:1: no CSV data")
-	a, _ := find(run.Manifest(), artifacts.KernelsMD)
+	a, _ := run.Manifest().Find(artifacts.KernelsMD)
 	assert.Equal(t, artifacts.StatusMissing, a.Status)
 	assert.Contains(t, a.Reason, "ncu/raw.csv:1:")
 }
@@ -96,33 +94,4 @@ func TestTimeSection(t *testing.T) {
 	assert.Contains(t, got, "| ncu-deep | 41.0 | 0 |")
 	assert.Contains(t, got, "the profiler passes and exports took 68.5 s; the plain workload run (stage 1) took 12.5 s, so profiling cost 5.5 times the plain run.")
 	assert.NotContains(t, timeSection([]artifacts.StepTime{{Name: "ncu-timing", Seconds: 3}}), "Overhead", "no stage 1, no ratio")
-}
-
-// TestAddWorkloadToEnv: the workload's model joins env.json; an env.json
-// that is not deepprof's is left alone, and the manifest says so.
-func TestAddWorkloadToEnv(t *testing.T) {
-	rep := &workload.Report{Model: workload.Model{Name: "m", Arch: "A", Params: 7}, Versions: map[string]string{"torch": "2"}}
-
-	run, err := artifacts.Create(t.TempDir(), "ok", t0)
-	require.NoError(t, err)
-	require.NoError(t, run.Write(artifacts.EnvJSON, []byte(`{"host": "h", "tools": {}}`)))
-	addWorkloadToEnv(run, rep)
-	var env EnvInfo
-	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &env))
-	assert.Equal(t, "h", env.Host)
-	require.NotNil(t, env.Workload)
-	assert.Equal(t, rep.Model, env.Workload.Model)
-	assert.Equal(t, rep.Versions, env.Workload.Versions)
-
-	bad, err := artifacts.Create(t.TempDir(), "bad", t0)
-	require.NoError(t, err)
-	require.NoError(t, bad.Write(artifacts.EnvJSON, []byte(`{"gpu": "not a provenance"}`)))
-	addWorkloadToEnv(bad, rep)
-	b, err = os.ReadFile(bad.Path(artifacts.EnvJSON))
-	require.NoError(t, err)
-	assert.Equal(t, `{"gpu": "not a provenance"}`, string(b), "left as it was")
-	require.Len(t, bad.Manifest().Notes, 1)
-	assert.Contains(t, bad.Manifest().Notes[0], "env.json: the workload's model and versions were not added: ")
 }

@@ -1,4 +1,7 @@
-package report
+// Package mdtable writes GitHub-flavoured Markdown tables: cell escaping, the
+// table layout and the number formats of its columns. It knows nothing of
+// profiles; report and diff, which render them, both use it.
+package mdtable
 
 import (
 	"math"
@@ -76,3 +79,6 @@ func Decimals(values []float64, least int) int {
 
 // Fixed formats v with d decimals.
 func Fixed(v float64, d int) string { return strconv.FormatFloat(v, 'f', d, 64) }
+
+// Percent formats a fraction as a percentage with one decimal.
+func Percent(f float64) string { return Fixed(100*f, 1) + "%" }

@@ -1,0 +1,281 @@
+package rundir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/classify"
+	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+)
+
+// Config says how derived files are made.
+type Config struct {
+	TopN    int // kernels shown in kernels.md; 0: all
+	Regions regions.Config
+	Summary summary.Options // stakeholder_summary.md
+}
+
+// ConfigFor is how a run configured by cfg makes its derived files: its
+// report and regions settings.
+func ConfigFor(cfg *config.Config) (Config, error) {
+	rc, err := cfg.Regions.Config()
+	if err != nil {
+		return Config{}, err
+	}
+	r := cfg.Report
+	opt := summary.Options{TopN: r.TopN, BoundThresholdPct: r.BoundThresholdPct}
+	if len(r.Categories) > 0 {
+		c, err := classify.Parse(r.Categories)
+		if err != nil {
+			return Config{}, fmt.Errorf("report.categories: %w", err)
+		}
+		opt.Categories = c
+	}
+	if r.PeakTFLOPS > 0 {
+		opt.PeakOverride = gpu.Peak{TFLOPS: r.PeakTFLOPS, MemoryTBps: r.PeakMemoryTBps,
+			Source: "the profile (report.peak_tflops, report.peak_memory_tbps)"}
+	}
+	return Config{TopN: r.TopN, Regions: rc, Summary: opt}, nil
+}
+
+// staleNote reports whether a manifest note is one that sessions before
+// the sources record wrote about a derived file, which the rebuild now
+// says in the manifest's sources (and which is no longer true of
+// ncu/regions/).
+func staleNote(n string) bool {
+	return strings.HasPrefix(n, "ncu/regions/ summarizes the deep pass, which profiled a sample of launches")
+}
+
+// Rebuild writes every derived file of a run from the raw outputs in it,
+// with no GPU: it is `deepprof report MAIN`. It chooses each input once
+// (kernels, regions, stages; recorded as the manifest's sources) and reads
+// each once for all the files it feeds: kernels.md and kernels.json,
+// ncu/regions/ (the run's totals by NVTX region), ncu/regions-sample/ (the
+// deep pass's sample, with its metrics), the stakeholder summary and
+// report.md. The manifest is brought in line with MAIN first: what it
+// lists and is not there is absent. A missing input makes its outputs
+// "missing" in the manifest, with the reason; the other outputs are still
+// made.
+func Rebuild(run *artifacts.Run, cfg Config) error {
+	var errs []error
+	recordInputs(run)
+	run.CheckPresence()
+	run.DropNotes(staleNote)
+
+	src := chooseSources(run)
+	run.SetSources(src.record())
+
+	tab, kerr := src.kernels.load(run, cfg)
+	if kerr != nil && src.kernels.ok {
+		errs = append(errs, kerr)
+	}
+	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN))
+
+	reg, rerr := src.regions.load(run, cfg)
+	if rerr != nil && src.regions.ok {
+		errs = append(errs, rerr)
+	}
+	if reg != nil && !src.regions.every {
+		reg.Sample = "no timeline export with NVTX ranges (" + artifacts.NcuTimingRaw + ") is in this run, so the run's regions are the deep pass's: a few launches of each top kernel, not the run's totals"
+	}
+	errs = append(errs, writeRegions(run, artifacts.RegionsDir, artifacts.RegionsMD, artifacts.RegionsJSON, reg, rerr))
+
+	sample, serr := sampleRegions(run, cfg)
+	errs = append(errs, writeRegions(run, artifacts.RegionsSampleDir, artifacts.RegionsSampleMD, artifacts.RegionsSampleJSON, sample, serr))
+	if serr != nil && run.Exists(artifacts.NcuRaw) {
+		errs = append(errs, serr)
+	}
+
+	in := summaryInputs(run, src, tab, kerr, reg, rerr)
+	if sample != nil {
+		in.RegionsSampleReport = artifacts.RegionsSampleMD
+	}
+	if err := writeSummary(run, in, cfg.Summary); err != nil {
+		errs = append(errs, err)
+		run.Record(artifacts.StakeholderSummary, artifacts.StatusMissing, err.Error())
+	}
+	run.CheckPresence()
+	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest())); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// recordInputs lists in the manifest every raw output, log and provenance
+// file of the layout that is in MAIN and that the manifest does not call
+// made (a run directory assembled by hand, or one whose session stopped
+// before it recorded them); provenance files that are not there are
+// listed as missing.
+func recordInputs(run *artifacts.Run) {
+	m := run.Manifest()
+	for _, s := range artifacts.Layout() {
+		if s.Kind == artifacts.Derived || s.Kind == artifacts.Index || s.Dir {
+			continue
+		}
+		a, listed := m.Find(s.Path)
+		switch {
+		case run.Exists(s.Path):
+			if !listed || a.Status == artifacts.StatusMissing {
+				run.Record(s.Path, artifacts.StatusComplete, "")
+			}
+		case s.Kind == artifacts.Provenance && !listed:
+			run.Record(s.Path, artifacts.StatusMissing, "not in this run directory (written by deepprof profile)")
+		}
+	}
+}
+
+// sampleRegions is the deep pass's sample by region, with the configured
+// metric groups.
+func sampleRegions(run *artifacts.Run, cfg Config) (*regions.Report, error) {
+	if !run.Exists(artifacts.NcuRaw) {
+		return nil, errors.New("no deep-pass export (" + artifacts.NcuRaw + ")")
+	}
+	rep, err := readRegions(run, artifacts.NcuRaw, cfg.Regions)
+	if err != nil {
+		return nil, err
+	}
+	rep.Sample = "the deep pass profiled a few launches of each top kernel: these region times and launch counts are the sample's, not the run's (" +
+		artifacts.RegionsMD + " has the run's totals, when a timeline export has NVTX ranges); the metrics per region are this report's"
+	return rep, nil
+}
+
+// writeKernels writes kernels.md and kernels.json, the top N of tab, or
+// records them missing with why.
+func writeKernels(run *artifacts.Run, tab *kernels.Table, why error, topN int) error {
+	if why != nil {
+		run.Record(artifacts.KernelsMD, artifacts.StatusMissing, why.Error())
+		run.Record(artifacts.KernelsJSON, artifacts.StatusMissing, why.Error())
+		return nil
+	}
+	top := tab.Top(topN)
+	var md, js bytes.Buffer
+	if err := report.KernelsMarkdown(&md, top); err != nil {
+		return err
+	}
+	if err := report.KernelsJSON(&js, top); err != nil {
+		return err
+	}
+	return errors.Join(run.Write(artifacts.KernelsMD, md.Bytes()), run.Write(artifacts.KernelsJSON, js.Bytes()))
+}
+
+// writeRegions replaces the region report directory dir (derived: nothing
+// of an earlier rebuild is left in it) with rep, or records its files
+// missing with why.
+func writeRegions(run *artifacts.Run, dir, md, js string, rep *regions.Report, why error) error {
+	if err := os.RemoveAll(run.Path(dir)); err != nil {
+		return err
+	}
+	if why != nil {
+		run.Record(md, artifacts.StatusMissing, why.Error())
+		run.Record(js, artifacts.StatusMissing, why.Error())
+		return nil
+	}
+	if err := report.WriteRegionsDir(run.Path(dir), rep); err != nil {
+		run.Record(md, artifacts.StatusMissing, err.Error())
+		run.Record(js, artifacts.StatusMissing, err.Error())
+		return err
+	}
+	run.Record(md, artifacts.StatusComplete, "")
+	run.Record(js, artifacts.StatusComplete, "")
+	return nil
+}
+
+// indexMarkdown is report.md: what the run holds, what it was made from,
+// what is missing and why. Only files that are there are links.
+func indexMarkdown(m artifacts.Manifest) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Run %s\n\n", mdtable.EscapeCell(m.RunID))
+	fmt.Fprintf(&b, "Status: **%s**", m.Status)
+	if m.Reason != "" {
+		fmt.Fprintf(&b, ": %s", mdtable.EscapeCell(m.Reason))
+	}
+	b.WriteString(".\n\n")
+	if len(m.Notes) > 0 {
+		b.WriteString("Notes:\n\n")
+		for _, n := range m.Notes {
+			fmt.Fprintf(&b, "- %s\n", mdtable.EscapeCell(n))
+		}
+		b.WriteString("\n")
+	}
+	if m.Sources != nil {
+		b.WriteString(sourcesSection(*m.Sources))
+	}
+	if len(m.Steps) > 0 {
+		b.WriteString(timeSection(m.Steps))
+	}
+	t := mdtable.Table{Header: []string{"artifact", "kind", "status", "why"}}
+	for _, a := range m.Artifacts {
+		if a.Path == artifacts.ReportMD {
+			continue
+		}
+		link := mdtable.EscapeCell(a.Path)
+		if a.Present() {
+			link = "[" + mdtable.EscapeCell(a.File()) + "](" + a.File() + ")"
+		}
+		t.Rows = append(t.Rows, []string{link, string(a.Kind), string(a.Status), mdtable.EscapeCell(a.Reason)})
+	}
+	b.WriteString(t.String())
+	return []byte(b.String())
+}
+
+// sourcesSection says which file each derived result was made from.
+func sourcesSection(s artifacts.Sources) string {
+	var b strings.Builder
+	b.WriteString("## Sources\n\n")
+	t := mdtable.Table{Header: []string{"what", "made from"}}
+	for _, r := range []struct {
+		what string
+		src  artifacts.Source
+	}{
+		{"kernels.md, the summary's kernels", s.Kernels},
+		{"ncu/regions/, the summary's regions", s.Regions},
+		{"the summary's stages, MFU and operators", s.Stages},
+	} {
+		from := r.src.Why
+		if r.src.Path != "" {
+			from = r.src.Path + " (" + r.src.What + ")"
+		}
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.what), mdtable.EscapeCell(from)})
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	return b.String()
+}
+
+// timeSection is report.md's account of where the session's time went, and
+// the profiling overhead: the profiling steps' time against the plain
+// workload run of stage 1.
+func timeSection(steps []artifacts.StepTime) string {
+	var b strings.Builder
+	b.WriteString("## Where the time went\n\n")
+	t := mdtable.Table{Header: []string{"step", "seconds", "exit status"}, Right: []bool{false, true, true}}
+	var plain, profiling float64
+	for _, st := range steps {
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(st.Name), mdtable.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
+		switch {
+		case st.Name == "stage1":
+			plain += st.Seconds
+		case strings.HasPrefix(st.Name, "ncu-") && st.Name != "ncu-sections", strings.HasPrefix(st.Name, "export-"),
+			strings.HasPrefix(st.Name, "nsys-"):
+			profiling += st.Seconds
+		}
+	}
+	b.WriteString(t.String())
+	if plain > 0 {
+		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.\n\n",
+			mdtable.Fixed(profiling, 1), mdtable.Fixed(plain, 1), mdtable.Fixed(profiling/plain, 1))
+	} else {
+		b.WriteString("\n")
+	}
+	return b.String()
+}

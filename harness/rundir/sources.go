@@ -1,0 +1,184 @@
+package rundir
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nsys"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// source is one file a derived result can be read from. A new tool (a CUPTI
+// timeline, NVTX ranges as stages) is one more entry in one of the tables
+// below: the choice, the manifest's record of it and every consumer follow.
+type source[T any] struct {
+	path  string
+	what  string // what it holds, as the manifest and the summary say it
+	every bool   // it counts every launch of the run (not a sample)
+	// setAside: a file the session marked partial could not be read
+	// when it was made (and the timeline fell back to the next source).
+	setAside bool
+	read     func(run *artifacts.Run, rel string, cfg Config) (T, error)
+}
+
+// kernelSources are where the kernel table comes from, in order of
+// preference: a timeline that timed every launch before the deep pass,
+// which profiled a few launches of each top kernel.
+var kernelSources = []source[*kernels.Table]{
+	{path: artifacts.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
+	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, read: readNcuKernels},
+	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", read: readNcuKernels},
+}
+
+// regionSources are where the run's NVTX regions (ncu/regions/, the
+// summary's regions) come from: exports with each launch's NVTX stack.
+var regionSources = []source[*regions.Report]{
+	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, read: readRunRegions},
+	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", read: readRunRegions},
+}
+
+// stageSources are where the stages (wall times per repeat), the model and
+// the operators come from.
+var stageSources = []source[*workload.Report]{
+	{path: artifacts.Stage1Report, what: "the workload's report of stage 1, the plain run", read: readStages},
+}
+
+// chosen is a source picked for a run, or why none was.
+type chosen[T any] struct {
+	source[T]
+	ok  bool
+	why string
+}
+
+// record is the manifest's account of the choice.
+func (c chosen[T]) record() artifacts.Source {
+	if !c.ok {
+		return artifacts.Source{Why: c.why}
+	}
+	return artifacts.Source{Path: c.path, What: c.what, EveryLaunch: c.every}
+}
+
+// load reads the chosen source.
+func (c chosen[T]) load(run *artifacts.Run, cfg Config) (T, error) {
+	if !c.ok {
+		var zero T
+		return zero, fmt.Errorf("%s", c.why)
+	}
+	return c.read(run, c.path, cfg)
+}
+
+// choose picks the first source of list that the run has.
+func choose[T any](run *artifacts.Run, list []source[T], none string) chosen[T] {
+	m := run.Manifest()
+	var paths []string
+	for _, s := range list {
+		paths = append(paths, s.path)
+		if !run.Exists(s.path) {
+			continue
+		}
+		if a, ok := m.Find(s.path); s.setAside && ok && a.Status == artifacts.StatusPartial {
+			continue
+		}
+		return chosen[T]{source: s, ok: true}
+	}
+	return chosen[T]{why: fmt.Sprintf("%s (%s)", none, strings.Join(paths, ", "))}
+}
+
+// Sources are the inputs of a rebuild, chosen once.
+type sources struct {
+	kernels chosen[*kernels.Table]
+	regions chosen[*regions.Report]
+	stages  chosen[*workload.Report]
+}
+
+func chooseSources(run *artifacts.Run) sources {
+	return sources{
+		kernels: choose(run, kernelSources, "no kernel export to read"),
+		regions: choose(run, regionSources, "no ncu export with NVTX ranges"),
+		stages:  choose(run, stageSources, "no workload report: stage 1 did not run or wrote none"),
+	}
+}
+
+func (s sources) record() artifacts.Sources {
+	return artifacts.Sources{Kernels: s.kernels.record(), Regions: s.regions.record(), Stages: s.stages.record()}
+}
+
+// openExport opens an ncu export of the run, plain or gzipped; either way it
+// is named rel in messages and reports.
+func openExport(run *artifacts.Run, rel string, opts ncu.Options) (*ncu.Reader, func() error, error) {
+	f, err := run.OpenFile(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ncu.NewReader(f, rel, opts), f.Close, nil
+}
+
+func readNcuKernels(run *artifacts.Run, rel string, _ Config) (*kernels.Table, error) {
+	r, closeFn, err := openExport(run, rel, ncu.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	t, err := kernels.FromReader(r, rel)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func readNsysKernels(run *artifacts.Run, rel string, _ Config) (*kernels.Table, error) {
+	sums, err := ReadStats(run, rel, nsys.ReadKernelSums)
+	if err != nil {
+		return nil, err
+	}
+	t := nsys.Table(sums, rel)
+	return &t, nil
+}
+
+// ReadStats reads an nsys stats CSV of the run, plain or gzipped, named rel
+// in errors.
+func ReadStats[T any](run *artifacts.Run, rel string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
+	f, err := run.OpenFile(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(f, rel)
+}
+
+// runRegionsConfig is the configuration of ncu/regions/: the run's region
+// settings with no metric group. Each launch's duration is always read; a
+// timeline export holds nothing else (its "duration" group's cycles and
+// clock are not in it), and the metrics per region are the deep pass's
+// sample's (ncu/regions-sample/).
+func runRegionsConfig(cfg regions.Config) regions.Config {
+	cfg.Groups = nil
+	return cfg
+}
+
+func readRunRegions(run *artifacts.Run, rel string, cfg Config) (*regions.Report, error) {
+	return readRegions(run, rel, runRegionsConfig(cfg.Regions))
+}
+
+func readRegions(run *artifacts.Run, rel string, cfg regions.Config) (*regions.Report, error) {
+	r, closeFn, err := openExport(run, rel, regions.Options(cfg))
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return regions.FromReader(r, rel, cfg)
+}
+
+func readStages(run *artifacts.Run, rel string, _ Config) (*workload.Report, error) {
+	f, err := run.OpenFile(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return workload.ReadReport(f, rel)
+}

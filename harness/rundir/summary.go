@@ -1,0 +1,201 @@
+package rundir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/charts"
+	"github.com/llm-perf-opt/deepprof/harness/classify"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// chartKernelsCount is how many kernels the top-kernels chart shows.
+const chartKernelsCount = 10
+
+// writeSummary writes stakeholder_summary.md, summary.json, operators.md
+// and the charts. Inputs that are missing make their sections say so; only
+// a failure to write is an error.
+func writeSummary(run *artifacts.Run, in summary.Inputs, opt summary.Options) error {
+	s := summary.Build(in, opt)
+
+	var errs []error
+	opsWhy := s.Operators.Missing
+	var ops []workload.Operator
+	if in.Workload != nil {
+		ops = in.Workload.Operators
+	}
+	var b bytes.Buffer
+	if err := report.OperatorsMarkdown(&b, run.Manifest().RunID, ops, opsWhy); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(artifacts.OperatorsMD, b.Bytes()))
+	if opsWhy != "" {
+		run.Record(artifacts.OperatorsMD, artifacts.StatusPartial, opsWhy)
+	}
+
+	cs := drawCharts(run, s)
+	b.Reset()
+	if err := report.SummaryMarkdown(&b, s, cs); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(artifacts.StakeholderSummary, b.Bytes()))
+	if gaps := s.Gaps(); len(gaps) > 0 {
+		run.Record(artifacts.StakeholderSummary, artifacts.StatusPartial, "sections without data: "+strings.Join(gaps, "; "))
+	}
+	b.Reset()
+	if err := report.SummaryJSON(&b, s); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(artifacts.SummaryJSON, b.Bytes()))
+	return errors.Join(errs...)
+}
+
+// drawCharts writes each chart the summary has data for, and says why the
+// others are not drawn.
+func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
+	var out []report.Chart
+	draw := func(rel, title string, why string, svg func() ([]byte, error)) {
+		c := report.Chart{Path: rel, Title: title}
+		if why == "" {
+			b, err := svg()
+			if err == nil {
+				err = run.Write(rel, b)
+			}
+			if err != nil {
+				why = err.Error()
+			}
+		}
+		if why != "" {
+			c.Missing = why
+			os.Remove(run.Path(rel)) // an earlier rebuild's chart is not this one's
+			run.Record(rel, artifacts.StatusSkipped, why)
+		}
+		out = append(out, c)
+	}
+
+	k := s.Kernels
+	draw(artifacts.ChartTopKernels, "top kernels by GPU time", k.Missing, func() ([]byte, error) {
+		var bars []charts.Bar
+		for i, r := range k.Rows {
+			if i == chartKernelsCount {
+				break
+			}
+			bars = append(bars, charts.Bar{Label: r.Name, Value: r.TotalMS})
+		}
+		return charts.Bars("Top kernels by total GPU time", "ms", bars)
+	})
+	draw(artifacts.ChartCategories, "GPU time by kernel category", k.Missing, func() ([]byte, error) {
+		var bars []charts.Bar
+		for _, c := range k.ByCategory {
+			bars = append(bars, charts.Bar{Label: c.Category, Value: 100 * c.Share})
+		}
+		return charts.Bars("GPU time by kernel category", "% of kernel time", bars)
+	})
+	var stageBars []charts.Bar
+	for _, r := range s.Stages.Rows {
+		if r.Parent == "" && (r.Name == "prefill" || r.Name == "decode") {
+			stageBars = append(stageBars, charts.Bar{Label: r.Name, Value: r.MeanMS})
+		}
+	}
+	why := s.Stages.Missing
+	if why == "" && len(stageBars) == 0 {
+		why = "the workload report has neither a prefill nor a decode stage"
+	}
+	draw(artifacts.ChartStages, "prefill vs decode", why, func() ([]byte, error) {
+		return charts.Bars("Prefill vs decode: mean wall time per generate (stage 1)", "ms", stageBars)
+	})
+	why = k.RooflineWhy
+	if k.Missing != "" {
+		why = k.Missing
+	}
+	draw(artifacts.ChartRoofline, "roofline of the top kernels", why, func() ([]byte, error) {
+		// Points are labelled with their # in the Top Kernels table: long
+		// kernel names of neighbouring points overlapped.
+		rank := map[string]int{}
+		for i, r := range k.Rows {
+			rank[r.Name] = i + 1
+		}
+		var pts []charts.Point
+		for _, p := range k.Roofline {
+			pts = append(pts, charts.Point{Label: "#" + strconv.Itoa(rank[p.Kernel]), Intensity: p.Intensity, FLOPS: p.FLOPS})
+		}
+		pk := s.Environment.Peak
+		return charts.Roofline("Roofline: top kernels by # of the Top Kernels table (deep pass, DRAM)", pts, pk.FLOPS(), pk.BytesPerSec())
+	})
+	return out
+}
+
+// summaryInputs gathers what the summary is built from: the inputs the
+// rebuild read once (kernels, regions: each with the reason when it could
+// not be), the stages, env.json and the deep pass's metrics; each input
+// that cannot be read comes with the reason.
+func summaryInputs(run *artifacts.Run, src sources, tab *kernels.Table, kerr error, reg *regions.Report, rerr error) summary.Inputs {
+	in := summary.Inputs{RunID: run.Manifest().RunID}
+
+	var env EnvInfo
+	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
+	if err == nil {
+		err = json.Unmarshal(b, &env)
+	}
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		in.EnvMissing = "no " + artifacts.EnvJSON + " (written by deepprof profile)"
+	case err != nil:
+		in.EnvMissing = artifacts.EnvJSON + ": " + err.Error()
+	default:
+		if env.GPU != nil {
+			g := env.GPU.Selected
+			in.GPU, in.Driver, in.CUDA = &g, env.GPU.Driver, env.GPU.CUDADriverVersion
+		} else {
+			in.EnvMissing = "no GPU in " + artifacts.EnvJSON + ": " + env.GPUError
+		}
+		in.Tools = map[string]string{}
+		for name, p := range env.Tools {
+			if p.Version != "" {
+				in.Tools[name] = p.Version
+			}
+		}
+	}
+
+	if rep, err := src.stages.load(run, Config{}); err != nil {
+		in.WorkloadMissing = err.Error()
+	} else {
+		in.Workload = rep
+	}
+
+	if kerr != nil {
+		in.KernelsMissing = kerr.Error()
+	} else {
+		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
+	}
+
+	if !run.Exists(artifacts.NcuRaw) {
+		in.MetricsMissing = "no deep-pass export (" + artifacts.NcuRaw + ")"
+	} else if r, closeFn, err := openExport(run, artifacts.NcuRaw, classify.Options()); err != nil {
+		in.MetricsMissing = err.Error()
+	} else {
+		m, err := classify.FromReader(r, artifacts.NcuRaw)
+		closeFn()
+		if err != nil {
+			in.MetricsMissing = err.Error()
+		} else {
+			in.Metrics = m
+		}
+	}
+
+	if rerr != nil {
+		in.RegionsMissing = rerr.Error()
+	} else {
+		in.Regions, in.RegionsSampled = reg, !src.regions.every
+	}
+	return in
+}

@@ -1,0 +1,46 @@
+package session
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
+
+// TestAddWorkloadToEnv: the workload's model joins env.json; an env.json
+// that is not deepprof's is left alone, and the manifest says so.
+func TestAddWorkloadToEnv(t *testing.T) {
+	rep := &workload.Report{Model: workload.Model{Name: "m", Arch: "A", Params: 7}, Versions: map[string]string{"torch": "2"}}
+
+	run, err := artifacts.Create(t.TempDir(), "ok", t0)
+	require.NoError(t, err)
+	require.NoError(t, run.Write(artifacts.EnvJSON, []byte(`{"host": "h", "tools": {}}`)))
+	addWorkloadToEnv(run, rep)
+	var env rundir.EnvInfo
+	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &env))
+	assert.Equal(t, "h", env.Host)
+	require.NotNil(t, env.Workload)
+	assert.Equal(t, rep.Model, env.Workload.Model)
+	assert.Equal(t, rep.Versions, env.Workload.Versions)
+
+	bad, err := artifacts.Create(t.TempDir(), "bad", t0)
+	require.NoError(t, err)
+	require.NoError(t, bad.Write(artifacts.EnvJSON, []byte(`{"gpu": "not a provenance"}`)))
+	addWorkloadToEnv(bad, rep)
+	b, err = os.ReadFile(bad.Path(artifacts.EnvJSON))
+	require.NoError(t, err)
+	assert.Equal(t, `{"gpu": "not a provenance"}`, string(b), "left as it was")
+	require.Len(t, bad.Manifest().Notes, 1)
+	assert.Contains(t, bad.Manifest().Notes[0], "env.json: the workload's model and versions were not added: ")
+}
