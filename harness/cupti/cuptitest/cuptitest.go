@@ -3,7 +3,7 @@
 // beside) real recordings. A recording models an LLM generate: a weights
 // copy, a "prefill" range of long kernels (the GPU is the bottleneck), then
 // "decode_all" holding "decode_step" ranges of short kernels and a
-// device-to-host copy each (the CPU's launches are the bottleneck), on the
+// device-to-host copy each (prefill ends with one too) (the CPU's launches are the bottleneck), on the
 // main thread; a second thread with a range in the named domain "LLM" whose
 // kernel runs on another stream beside the main thread's; a start/end range
 // opened on one thread and closed on the other; marks; escaped characters
@@ -249,6 +249,10 @@ func (g *gen) run() error {
 			return err
 		}
 		g.t += launchCPU
+	}
+	// The first token: a synchronizing copy, as sampling does.
+	if err := g.copy(cupti.CopyDtoH, 4, 1_500); err != nil {
+		return err
 	}
 	if err := g.nvtx(cupti.NVTXPop, g.t, main, 0, "", ""); err != nil {
 		return err
