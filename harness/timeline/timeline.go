@@ -32,7 +32,7 @@ type Process struct {
 	Notes      []cupti.Note
 	Kernels    []Kernel    // by start, then correlation
 	Copies     []Copy      // memcpys and memsets, by start
-	APIs       []cupti.API // by start
+	APIs       []*cupti.API // by start
 	Ranges     []*Range    // every range instance, push/pop and start/end, by start
 	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
@@ -43,7 +43,7 @@ type Process struct {
 
 // Kernel is one kernel and where it came from.
 type Kernel struct {
-	cupti.Kernel
+	*cupti.Kernel
 	API *cupti.API // the launch call; nil when missing
 	// Range is the innermost push/pop range open on the launching thread
 	// when it was launched; nil outside every range.
@@ -106,8 +106,8 @@ type Builder struct {
 
 type building struct {
 	p    *Process
-	nvtx []cupti.NVTX
-	apis map[uint32]int // correlation -> line, while reading
+	nvtx []*cupti.NVTX
+	apis map[uint32]*cupti.API // by correlation
 }
 
 // NewBuilder returns an empty Builder.
@@ -145,10 +145,10 @@ func (b *Builder) Read(r io.Reader, name string) error {
 			if prev, dup := b.procs[rec.PID]; dup {
 				return &cupti.SyntaxError{File: name, Line: rec.Line, Msg: fmt.Sprintf("process %d has a second record file (the first is %s)", rec.PID, prev.p.File)}
 			}
-			bp = &building{p: &Process{File: name, Header: *rec}, apis: map[uint32]int{}}
+			bp = &building{p: &Process{File: name, Header: *rec}, apis: map[uint32]*cupti.API{}}
 			b.procs[rec.PID] = bp
 		case *cupti.Kernel:
-			bp.p.Kernels = append(bp.p.Kernels, Kernel{Kernel: *rec})
+			bp.p.Kernels = append(bp.p.Kernels, Kernel{Kernel: rec})
 		case *cupti.Memcpy:
 			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
 				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Kind: rec.Kind, Bytes: rec.Bytes})
@@ -158,15 +158,15 @@ func (b *Builder) Read(r io.Reader, name string) error {
 		case *cupti.API:
 			if first, dup := bp.apis[rec.Correlation]; dup {
 				return &cupti.SyntaxError{File: name, Line: rec.Line, Msg: fmt.Sprintf(
-					"correlation id %d already belongs to the API call on line %d: a kernel could not be attributed to one call", rec.Correlation, first)}
+					"correlation id %d already belongs to the API call on line %d: a kernel could not be attributed to one call", rec.Correlation, first.Line)}
 			}
-			bp.apis[rec.Correlation] = rec.Line
-			bp.p.APIs = append(bp.p.APIs, *rec)
+			bp.apis[rec.Correlation] = rec
+			bp.p.APIs = append(bp.p.APIs, rec)
 		case *cupti.NVTX:
 			if rec.Kind == cupti.NVTXMark {
 				bp.p.Marks = append(bp.p.Marks, *rec)
 			} else {
-				bp.nvtx = append(bp.nvtx, *rec)
+				bp.nvtx = append(bp.nvtx, rec)
 			}
 		case *cupti.Note:
 			bp.p.Notes = append(bp.p.Notes, *rec)
@@ -236,17 +236,14 @@ type change struct {
 
 func (bp *building) build() {
 	p := bp.p
-	slices.SortFunc(p.APIs, func(x, y cupti.API) int {
+	slices.SortFunc(p.APIs, func(x, y *cupti.API) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation))
 	})
-	byCorr := make(map[uint32]*cupti.API, len(p.APIs))
-	for i := range p.APIs {
-		byCorr[p.APIs[i].Correlation] = &p.APIs[i]
-	}
+	byCorr := bp.apis
 	bp.apis = nil
 
 	// NVTX events per thread, in time order (file order at a tie).
-	slices.SortStableFunc(bp.nvtx, func(x, y cupti.NVTX) int {
+	slices.SortStableFunc(bp.nvtx, func(x, y *cupti.NVTX) int {
 		return cmp.Or(cmp.Compare(x.Thread, y.Thread), cmp.Compare(x.TS, y.TS), cmp.Compare(x.Line, y.Line))
 	})
 	changes := map[int64][]change{}
