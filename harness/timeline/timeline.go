@@ -30,10 +30,10 @@ type Process struct {
 	Truncation string
 	End        *cupti.End // nil when cut short
 	Notes      []cupti.Note
-	Kernels    []Kernel    // by start, then correlation
-	Copies     []Copy      // memcpys and memsets, by start
+	Kernels    []Kernel     // by start, then correlation
+	Copies     []Copy       // memcpys and memsets, by start
 	APIs       []*cupti.API // by start
-	Ranges     []*Range    // every range instance, push/pop and start/end, by start
+	Ranges     []*Range     // every range instance, push/pop and start/end, by start
 	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
