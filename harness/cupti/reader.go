@@ -48,7 +48,7 @@ type Reader struct {
 	eof      bool
 	partial  int // bytes of an unfinished last line
 	records  int64
-	badLines int64
+
 
 	intern map[string]string
 }
@@ -127,7 +127,6 @@ func (r *Reader) Scan() bool {
 			r.err = se
 			return false
 		}
-		r.badLines++
 		r.rec = se
 		return true
 	}
@@ -143,7 +142,6 @@ func (r *Reader) Scan() bool {
 	}
 	rec := r.parse(line)
 	if _, bad := rec.(*SyntaxError); bad {
-		r.badLines++
 	} else {
 		r.records++
 	}
