@@ -41,14 +41,13 @@ type Reader struct {
 	long    []byte // a line longer than the bufio buffer, assembled
 	fields  [][]byte
 
-	hdr      *Header
-	end      *End
-	rec      Record
-	err      error
-	eof      bool
-	partial  int // bytes of an unfinished last line
-	records  int64
-
+	hdr     *Header
+	end     *End
+	rec     Record
+	err     error
+	eof     bool
+	partial int // bytes of an unfinished last line
+	records int64
 
 	intern map[string]string
 }
