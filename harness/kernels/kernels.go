@@ -6,6 +6,7 @@ package kernels
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -19,6 +20,20 @@ type Record struct {
 	TotalMS float64 `json:"total_ms"`
 	Calls   int64   `json:"calls"`
 	MeanMS  float64 `json:"mean_ms"`
+	// Spread is present only for a table made with per-launch spread
+	// (Aggregator.KeepSpread); its fields then appear in kernels.json
+	// beside the others, and are absent otherwise.
+	*Spread
+}
+
+// Spread is how one kernel's launch durations vary.
+type Spread struct {
+	MinMS    float64 `json:"min_ms"`
+	MedianMS float64 `json:"median_ms"` // the middle launch, or the mean of the two middle ones
+	MaxMS    float64 `json:"max_ms"`
+	// StdDevMS is the sample standard deviation (n - 1 in the
+	// denominator); 0 for a single launch.
+	StdDevMS float64 `json:"stddev_ms"`
 }
 
 // Table is a kernel table with what it was made from.
@@ -38,6 +53,7 @@ type key struct {
 type acc struct {
 	ns    float64
 	calls int64
+	durs  []float64 // per launch, ns; kept only with spread
 }
 
 // Aggregator sums launches per kernel name and device.
@@ -45,10 +61,16 @@ type Aggregator struct {
 	m        map[key]*acc
 	launches int64
 	ns       float64
+	spread   bool
 }
 
 // NewAggregator returns an empty Aggregator.
 func NewAggregator() *Aggregator { return &Aggregator{m: map[key]*acc{}} }
+
+// KeepSpread makes the table give each kernel its Spread. It keeps every
+// launch's duration (8 bytes a launch), so memory grows with the launches:
+// for a timeline's real per-launch times, not for streaming large exports.
+func (a *Aggregator) KeepSpread() { a.spread = true }
 
 // Add counts one launch. A launch without a duration, or with a device that
 // is not an index, is an error that names its line.
@@ -74,6 +96,9 @@ func (a *Aggregator) Add(source string, l *ncu.Launch) error {
 	}
 	e.ns += l.Duration.Base
 	e.calls++
+	if a.spread {
+		e.durs = append(e.durs, l.Duration.Base)
+	}
 	a.launches++
 	a.ns += l.Duration.Base
 	return nil
@@ -84,10 +109,41 @@ func (a *Aggregator) Table(source string) Table {
 	recs := make([]Record, 0, len(a.m))
 	for k, e := range a.m {
 		total := e.ns / 1e6
-		recs = append(recs, Record{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls, MeanMS: total / float64(max(e.calls, 1))})
+		r := Record{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls, MeanMS: total / float64(max(e.calls, 1))}
+		if a.spread {
+			r.Spread = spread(e.durs)
+		}
+		recs = append(recs, r)
 	}
 	Sort(recs)
 	return Table{Source: source, Launches: a.launches, TotalMS: a.ns / 1e6, Count: len(recs), Kernels: recs}
+}
+
+// spread summarizes durations in ns (sorting them in place).
+func spread(ns []float64) *Spread {
+	n := len(ns)
+	if n == 0 {
+		return nil
+	}
+	slices.Sort(ns)
+	med := ns[n/2]
+	if n%2 == 0 {
+		med = (ns[n/2-1] + ns[n/2]) / 2
+	}
+	var mean float64
+	for _, v := range ns {
+		mean += v
+	}
+	mean /= float64(n)
+	var ss float64
+	for _, v := range ns {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := 0.0
+	if n > 1 {
+		sd = math.Sqrt(ss / float64(n-1))
+	}
+	return &Spread{MinMS: ns[0] / 1e6, MedianMS: med / 1e6, MaxMS: ns[n-1] / 1e6, StdDevMS: sd / 1e6}
 }
 
 // Sort orders records by total time descending, ties by name, then device.

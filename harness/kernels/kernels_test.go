@@ -80,3 +80,28 @@ func TestCovering(t *testing.T) {
 	}
 	assert.InDelta(t, 0.85, tab.Covering(0.8, 1, 0).Share(), 1e-12)
 }
+
+func TestSpread(t *testing.T) {
+	a := kernels.NewAggregator()
+	a.KeepSpread()
+	for _, ns := range []float64{4000, 1000, 3000, 2000} { // 1..4 us, out of order
+		require.NoError(t, a.Add("s", launch("gemm", "0", ns)))
+	}
+	require.NoError(t, a.Add("s", launch("norm", "0", 500)))
+	tab := a.Table("s")
+	require.Len(t, tab.Kernels, 2)
+	g := tab.Kernels[0]
+	require.NotNil(t, g.Spread)
+	assert.InDelta(t, 0.001, g.MinMS, 1e-15)
+	assert.InDelta(t, 0.0025, g.MedianMS, 1e-15, "even count: the mean of the two middle launches")
+	assert.InDelta(t, 0.004, g.MaxMS, 1e-15)
+	// Sample standard deviation of 1,2,3,4 us: sqrt(5/3) us.
+	assert.InDelta(t, 0.0012909944487358056, g.StdDevMS, 1e-15)
+	n := tab.Kernels[1]
+	assert.Equal(t, &kernels.Spread{MinMS: 0.0005, MedianMS: 0.0005, MaxMS: 0.0005, StdDevMS: 0}, n.Spread, "one launch: no deviation")
+
+	// Without KeepSpread there is none.
+	b := kernels.NewAggregator()
+	require.NoError(t, b.Add("s", launch("gemm", "0", 1000)))
+	assert.Nil(t, b.Table("s").Kernels[0].Spread)
+}

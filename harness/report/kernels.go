@@ -13,7 +13,8 @@ import (
 
 // KernelsMarkdown writes kernels.md: a heading, what the table was made from,
 // and one row per kernel with the columns kernel_name, total_ms, calls,
-// mean_ms, device.
+// mean_ms, device; when the table has per-launch spread (kernels.Spread),
+// a last column "median (min–max)" in ms.
 func KernelsMarkdown(w io.Writer, t kernels.Table) error {
 	var b strings.Builder
 	b.WriteString("# Kernels\n\n")
@@ -21,6 +22,10 @@ func KernelsMarkdown(w io.Writer, t kernels.Table) error {
 		plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), mdtable.Fixed(t.TotalMS, 3))
 	if len(t.Kernels) < t.Count {
 		fmt.Fprintf(&b, " The top %d by total time are shown.", len(t.Kernels))
+	}
+	spread := hasSpread(t.Kernels)
+	if spread {
+		b.WriteString(" Per-launch spread: median (min–max), in ms; standard deviations are in kernels.json.")
 	}
 	b.WriteString("\n\n")
 	totals := make([]float64, len(t.Kernels))
@@ -33,9 +38,29 @@ func KernelsMarkdown(w io.Writer, t kernels.Table) error {
 		Header: []string{"kernel_name", "total_ms", "calls", "mean_ms", "device"},
 		Right:  []bool{false, true, true, true, true},
 	}
+	var ds int
+	if spread {
+		tab.Header = append(tab.Header, "median (min–max)")
+		tab.Right = append(tab.Right, true)
+		var vs []float64
+		for _, k := range t.Kernels {
+			if k.Spread != nil {
+				vs = append(vs, k.MinMS, k.MedianMS, k.MaxMS)
+			}
+		}
+		ds = mdtable.Decimals(vs, 3)
+	}
 	for _, k := range t.Kernels {
-		tab.Rows = append(tab.Rows, []string{mdtable.EscapeCell(k.Name), mdtable.Fixed(k.TotalMS, dt),
-			strconv.FormatInt(k.Calls, 10), mdtable.Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)})
+		row := []string{mdtable.EscapeCell(k.Name), mdtable.Fixed(k.TotalMS, dt),
+			strconv.FormatInt(k.Calls, 10), mdtable.Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)}
+		if spread {
+			cell := ""
+			if k.Spread != nil {
+				cell = mdtable.Fixed(k.MedianMS, ds) + " (" + mdtable.Fixed(k.MinMS, ds) + "–" + mdtable.Fixed(k.MaxMS, ds) + ")"
+			}
+			row = append(row, cell)
+		}
+		tab.Rows = append(tab.Rows, row)
 	}
 	b.WriteString(tab.String())
 	_, err := io.WriteString(w, b.String())
@@ -54,6 +79,15 @@ func KernelsJSON(w io.Writer, t kernels.Table) error {
 	return enc.Encode(struct {
 		Kernels []kernels.Record `json:"kernels"`
 	}{recs})
+}
+
+func hasSpread(recs []kernels.Record) bool {
+	for _, k := range recs {
+		if k.Spread != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int64, one, many string) string {

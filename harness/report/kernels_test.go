@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -108,4 +109,39 @@ func TestKernelsMarkdownRendersOneRowPerKernel(t *testing.T) {
 		want := strings.TrimSpace(strings.NewReplacer("\n", " ", "\t", " ").Replace(names[i]))
 		assert.Equal(t, want, row[0], "kernel name reads as written")
 	}
+}
+
+func TestKernelsSpread(t *testing.T) {
+	tab := kernels.Table{Source: "synthetic", Launches: 3, TotalMS: 0.0065, Count: 2, Kernels: []kernels.Record{
+		{Name: "gemm", TotalMS: 0.006, Calls: 2, MeanMS: 0.003,
+			Spread: &kernels.Spread{MinMS: 0.002, MedianMS: 0.003, MaxMS: 0.004, StdDevMS: 0.0014142135623730952}},
+		{Name: "norm", TotalMS: 0.0005, Calls: 1, MeanMS: 0.0005,
+			Spread: &kernels.Spread{MinMS: 0.0005, MedianMS: 0.0005, MaxMS: 0.0005}},
+	}}
+	var md bytes.Buffer
+	require.NoError(t, KernelsMarkdown(&md, tab))
+	tables := gfmTables(t, md.Bytes())
+	require.Len(t, tables, 1)
+	assert.Equal(t, []string{"gemm", "0.006000", "2", "0.003000", "0", "0.003000 (0.002000–0.004000)"}, tables[0][0])
+	assert.Equal(t, []string{"norm", "0.000500", "1", "0.000500", "0", "0.000500 (0.000500–0.000500)"}, tables[0][1])
+
+	var js bytes.Buffer
+	require.NoError(t, KernelsJSON(&js, tab))
+	var doc map[string][]map[string]any
+	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
+	assert.Equal(t, map[string]any{"kernel_name": "gemm", "device": 0.0, "total_ms": 0.006, "calls": 2.0, "mean_ms": 0.003,
+		"min_ms": 0.002, "median_ms": 0.003, "max_ms": 0.004, "stddev_ms": 0.0014142135623730952}, doc["kernels"][0])
+
+	// Without spread, kernels.json keeps its five fields and kernels.md its five columns.
+	for i := range tab.Kernels {
+		tab.Kernels[i].Spread = nil
+	}
+	js.Reset()
+	require.NoError(t, KernelsJSON(&js, tab))
+	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
+	assert.Len(t, doc["kernels"][0], 5)
+	md.Reset()
+	require.NoError(t, KernelsMarkdown(&md, tab))
+	assert.Len(t, gfmTables(t, md.Bytes())[0][0], 5)
+	assert.NotContains(t, md.String(), "spread")
 }

@@ -1,0 +1,380 @@
+package timeline
+
+import (
+	"cmp"
+	"slices"
+)
+
+// LaunchBoundIdleShare is the share of a phase's time the GPU may sit idle
+// before the phase is named launch-bound. Past one half, the CPU side
+// (launch calls, Python, synchronization) decides more of the phase's
+// duration than the kernels do: faster kernels can save at most the busy
+// part, while CUDA graphs, fewer and larger launches (bigger batches, fused
+// kernels) shrink the idle part.
+const LaunchBoundIdleShare = 0.5
+
+// DefaultTopGaps is how many of the largest idle gaps a phase keeps.
+const DefaultTopGaps = 5
+
+// PhaseOptions choose the phases.
+type PhaseOptions struct {
+	// Depth is the NVTX push/pop depth of a phase: 1 for outermost ranges
+	// ("prefill", "decode_all"), 2 for the ranges inside them.
+	Depth int
+	// TopGaps is how many of the largest gaps each phase keeps (0: the
+	// default, DefaultTopGaps).
+	TopGaps int
+}
+
+// PhaseReport is what the timeline tells per phase, per process and device.
+type PhaseReport struct {
+	Depth                int          `json:"depth"`
+	LaunchBoundIdleShare float64      `json:"launch_bound_idle_share"`
+	Scopes               []PhaseScope `json:"scopes"`
+}
+
+// PhaseScope is one process on one device.
+type PhaseScope struct {
+	ProcessID int64  `json:"process_id"`
+	Device    uint32 `json:"device"`
+	// Run is the whole run on the device: from its first kernel or copy to
+	// its last.
+	Run Phase `json:"run"`
+	// Phases are the NVTX regions at the report's depth that launched work
+	// on the device, in order of their first instance's start.
+	Phases []Phase `json:"phases"`
+}
+
+// Phase is one NVTX region at a chosen depth (every instance of it), or the
+// whole run. An instance spans from the earlier of its range's start and its
+// first kernel or copy on the device to the later of its range's end and
+// its last one: work launched in a range runs after the range's CPU side
+// ends. The device is busy while any kernel of the process runs on it,
+// whichever phase launched it (a decode step's kernels can wait behind
+// prefill's); copies do not make it busy (their time is reported beside).
+// Idle is the rest of the span; the gaps are its holes between two kernels.
+// Devices are the process's CUDA device ordinals, so the busy time of one
+// device is not merged across processes.
+type Phase struct {
+	// Name is the region's path ("decode_all/decode_step", "LLM@prefill");
+	// "" for the whole run.
+	Name      string `json:"name"`
+	Instances int    `json:"instances"`
+	// SpanNS sums the instances' spans.
+	SpanNS int64 `json:"span_ns"`
+	// Kernels and KernelNS count the phase's own kernels (launched inside
+	// it); kernels that overlap count twice.
+	Kernels  int64 `json:"kernels"`
+	KernelNS int64 `json:"kernel_ns"`
+	BusyNS   int64 `json:"busy_ns"` // time in the spans that any kernel runs
+	IdleNS   int64 `json:"idle_ns"` // SpanNS - BusyNS
+	// IdleShare is IdleNS over SpanNS (0 when the span is empty).
+	IdleShare float64 `json:"idle_share"`
+	// LaunchBound is IdleShare > LaunchBoundIdleShare.
+	LaunchBound bool `json:"launch_bound"`
+	// Gaps are the idle holes between one kernel's end and the next
+	// kernel's start within an instance's span (the lead-in before the
+	// first kernel and the tail after the last are in IdleNS, not here).
+	Gaps GapStats `json:"gaps"`
+	// Latency is from each of the phase's kernels' launch call start to
+	// its start.
+	Latency Latency   `json:"launch_latency"`
+	Memcpy  CopyStats `json:"memcpy"`
+	Memset  CopyStats `json:"memset"`
+}
+
+// GapStats summarize the idle gaps between kernels.
+type GapStats struct {
+	SumNS   int64 `json:"sum_ns"`
+	Count   int64 `json:"count"`
+	Largest []Gap `json:"largest"` // longest first, ties by time
+}
+
+// Gap is one idle gap.
+type Gap struct {
+	// AtNS is where it starts, in ns from the process's start_ns.
+	AtNS int64 `json:"at_ns"`
+	NS   int64 `json:"ns"`
+	// Before is the kernel whose end opens the gap, After the one whose
+	// start closes it.
+	Before string `json:"before"`
+	After  string `json:"after"`
+	// Instance counts the phase's instances from 1, in start order.
+	Instance int `json:"instance"`
+}
+
+// Latency summarizes launch latencies: a kernel's start minus its launch
+// call's start, over the kernels whose call is known.
+type Latency struct {
+	Count    int64   `json:"count"`
+	MeanNS   float64 `json:"mean_ns"`
+	MedianNS float64 `json:"median_ns"`
+	MaxNS    int64   `json:"max_ns"`
+}
+
+// CopyStats sum memcpys or memsets.
+type CopyStats struct {
+	Count int64  `json:"count"`
+	NS    int64  `json:"ns"`
+	Bytes uint64 `json:"bytes"`
+}
+
+type instAcc struct {
+	r     *Range
+	any   bool
+	first int64 // first activity start
+	last  int64 // last activity end
+}
+
+// busy is one stretch of time in which some kernel runs on a device: the
+// union of overlapping kernels. First is the kernel that starts it, Last the
+// one that ends it.
+type busy struct {
+	start, end  int64
+	first, last string
+}
+
+// busyTimes merges kernels, in start order, into busy stretches per device.
+func busyTimes(ks []Kernel) map[uint32][]busy {
+	out := map[uint32][]busy{}
+	for i := range ks {
+		k := &ks[i]
+		bs := out[k.Device]
+		if n := len(bs); n > 0 && k.Start <= bs[n-1].end {
+			if k.End > bs[n-1].end {
+				bs[n-1].end, bs[n-1].last = k.End, k.Name()
+			}
+			continue
+		}
+		out[k.Device] = append(bs, busy{k.Start, k.End, k.Name(), k.Name()})
+	}
+	return out
+}
+
+type phaseAcc struct {
+	p     Phase
+	order int64 // the first instance's start, for sorting
+	insts map[*Range]*instAcc
+	list  []*instAcc
+	lat   []int64
+	top   int
+}
+
+func newPhaseAcc(name string, top int) *phaseAcc {
+	return &phaseAcc{p: Phase{Name: name}, insts: map[*Range]*instAcc{}, top: top}
+}
+
+func (a *phaseAcc) inst(r *Range) *instAcc {
+	in := a.insts[r]
+	if in == nil {
+		in = &instAcc{r: r}
+		a.insts[r] = in
+		a.list = append(a.list, in)
+	}
+	return in
+}
+
+func (in *instAcc) activity(start, end int64) {
+	if !in.any {
+		in.any, in.first, in.last = true, start, end
+		return
+	}
+	in.first = min(in.first, start)
+	in.last = max(in.last, end)
+}
+
+func (a *phaseAcc) kernel(in *instAcc, k *Kernel) {
+	in.activity(k.Start, k.End)
+	a.p.Kernels++
+	a.p.KernelNS += k.End - k.Start
+	if k.API != nil {
+		a.lat = append(a.lat, k.Start-k.API.Start)
+	}
+}
+
+// gap counts one gap and keeps it when it is among the largest.
+func (a *phaseAcc) gap(g Gap) {
+	a.p.Gaps.SumNS += g.NS
+	a.p.Gaps.Count++
+	l := a.p.Gaps.Largest
+	if len(l) == a.top && !gapBefore(g, l[len(l)-1]) {
+		return
+	}
+	i := 0
+	for i < len(l) && !gapBefore(g, l[i]) {
+		i++
+	}
+	l = slices.Insert(l, i, g)
+	if len(l) > a.top {
+		l = l[:a.top]
+	}
+	a.p.Gaps.Largest = l
+}
+
+// gapBefore orders gaps longest first, then earliest.
+func gapBefore(x, y Gap) bool {
+	if x.NS != y.NS {
+		return x.NS > y.NS
+	}
+	return x.AtNS < y.AtNS
+}
+
+func (a *phaseAcc) copy(in *instAcc, c *Copy) {
+	in.activity(c.Start, c.End)
+	s := &a.p.Memset
+	if c.Kind != "" {
+		s = &a.p.Memcpy
+	}
+	s.Count++
+	s.NS += c.End - c.Start
+	s.Bytes += c.Bytes
+}
+
+// finish sums the instances' spans against the device's busy stretches.
+func (a *phaseAcc) finish(bs []busy, origin int64) Phase {
+	slices.SortFunc(a.list, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
+	for i, in := range a.list {
+		s, e := in.spanStart(), in.spanEnd()
+		a.p.SpanNS += e - s
+		j, _ := slices.BinarySearchFunc(bs, s, func(b busy, t int64) int {
+			if b.end <= t {
+				return -1
+			}
+			return 1
+		})
+		for first := j; j < len(bs) && bs[j].start < e; j++ {
+			a.p.BusyNS += min(bs[j].end, e) - max(bs[j].start, s)
+			if j > first {
+				p := bs[j-1]
+				a.gap(Gap{AtNS: p.end - origin, NS: bs[j].start - p.end, Before: p.last, After: bs[j].first, Instance: i + 1})
+			}
+		}
+	}
+	a.p.Instances = len(a.list)
+	if a.p.Gaps.Largest == nil {
+		a.p.Gaps.Largest = []Gap{}
+	}
+	a.p.IdleNS = a.p.SpanNS - a.p.BusyNS
+	if a.p.SpanNS > 0 {
+		a.p.IdleShare = float64(a.p.IdleNS) / float64(a.p.SpanNS)
+	}
+	a.p.LaunchBound = a.p.IdleShare > LaunchBoundIdleShare
+	a.p.Latency = latency(a.lat)
+	return a.p
+}
+
+func (in *instAcc) spanStart() int64 {
+	if in.r != nil && (!in.any || in.r.Start < in.first) {
+		return in.r.Start
+	}
+	return in.first
+}
+
+func (in *instAcc) spanEnd() int64 {
+	if in.r != nil && in.r.Closed && (!in.any || in.r.End > in.last) {
+		return in.r.End
+	}
+	return in.last
+}
+
+func latency(ns []int64) Latency {
+	if len(ns) == 0 {
+		return Latency{}
+	}
+	slices.Sort(ns)
+	var sum float64
+	for _, v := range ns {
+		sum += float64(v)
+	}
+	return Latency{Count: int64(len(ns)), MeanNS: sum / float64(len(ns)), MedianNS: median(ns), MaxNS: ns[len(ns)-1]}
+}
+
+// median of sorted values: the middle one, or the mean of the two middle ones.
+func median(sorted []int64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return float64(sorted[n/2])
+	}
+	return (float64(sorted[n/2-1]) + float64(sorted[n/2])) / 2
+}
+
+// Phases summarizes every process on every device it used: the whole run,
+// and each NVTX region at opt.Depth.
+func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
+	top := opt.TopGaps
+	if top <= 0 {
+		top = DefaultTopGaps
+	}
+	rep := &PhaseReport{Depth: opt.Depth, LaunchBoundIdleShare: LaunchBoundIdleShare, Scopes: []PhaseScope{}}
+	for _, p := range tl.Processes {
+		type devAcc struct {
+			run    *phaseAcc
+			phases map[string]*phaseAcc
+			order  []*phaseAcc
+		}
+		devs := map[uint32]*devAcc{}
+		dev := func(d uint32) *devAcc {
+			a := devs[d]
+			if a == nil {
+				a = &devAcc{run: newPhaseAcc("", top), phases: map[string]*phaseAcc{}}
+				devs[d] = a
+			}
+			return a
+		}
+		paths := map[*Range]string{}
+		phase := func(a *devAcc, r *Range) (*phaseAcc, *instAcc) {
+			r = r.Ancestor(opt.Depth)
+			if r == nil {
+				return nil, nil
+			}
+			name, ok := paths[r]
+			if !ok {
+				name = r.Path()
+				paths[r] = name
+			}
+			pa := a.phases[name]
+			if pa == nil {
+				pa = newPhaseAcc(name, top)
+				pa.order = r.Start
+				a.phases[name] = pa
+				a.order = append(a.order, pa)
+			}
+			pa.order = min(pa.order, r.Start)
+			return pa, pa.inst(r)
+		}
+		origin := p.Header.StartNS
+		stretches := busyTimes(p.Kernels)
+		for i := range p.Kernels {
+			k := &p.Kernels[i]
+			a := dev(k.Device)
+			a.run.kernel(a.run.inst(nil), k)
+			if pa, in := phase(a, k.Range); pa != nil {
+				pa.kernel(in, k)
+			}
+		}
+		for i := range p.Copies {
+			c := &p.Copies[i]
+			a := dev(c.Device)
+			a.run.copy(a.run.inst(nil), c)
+			if pa, in := phase(a, c.Range); pa != nil {
+				pa.copy(in, c)
+			}
+		}
+		ids := make([]uint32, 0, len(devs))
+		for d := range devs {
+			ids = append(ids, d)
+		}
+		slices.Sort(ids)
+		for _, d := range ids {
+			a := devs[d]
+			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
+			bs := stretches[d]
+			sc := PhaseScope{ProcessID: p.Header.PID, Device: d, Run: a.run.finish(bs, origin), Phases: make([]Phase, 0, len(a.order))}
+			for _, pa := range a.order {
+				sc.Phases = append(sc.Phases, pa.finish(bs, origin))
+			}
+			rep.Scopes = append(rep.Scopes, sc)
+		}
+	}
+	return rep
+}

@@ -1,0 +1,46 @@
+package timeline
+
+// Stage is the CPU wall time of every instance of one NVTX range name in
+// one process: what a program's stages took, measured from its own ranges
+// (for a program that writes no stage report).
+type Stage struct {
+	ProcessID int64 `json:"process_id"`
+	// Name is the range as the regions report names one level: "prefill",
+	// "LLM@prefill". Ranges of one name at different depths are one stage.
+	Name string    `json:"name"`
+	Kind RangeKind `json:"kind"`
+	// DurationsNS holds each closed instance's end - start, in start order.
+	DurationsNS []int64 `json:"durations_ns"`
+	// Unclosed counts instances still open when the file ended.
+	Unclosed int `json:"unclosed"`
+}
+
+// Stages lists the range names of every process, each with its instances'
+// wall times; processes by id, names in order of first start.
+func (tl *Timeline) Stages() []Stage {
+	out := []Stage{}
+	for _, p := range tl.Processes {
+		type key struct {
+			name string
+			kind RangeKind
+		}
+		idx := map[key]int{}
+		base := len(out)
+		for _, r := range p.Ranges {
+			k := key{r.Label(), r.Kind}
+			i, ok := idx[k]
+			if !ok {
+				i = len(out) - base
+				idx[k] = i
+				out = append(out, Stage{ProcessID: p.Header.PID, Name: k.name, Kind: r.Kind, DurationsNS: []int64{}})
+			}
+			s := &out[base+i]
+			if r.Closed {
+				s.DurationsNS = append(s.DurationsNS, r.End-r.Start)
+			} else {
+				s.Unclosed++
+			}
+		}
+	}
+	return out
+}
