@@ -378,7 +378,7 @@ func TestSyntheticAttribution(t *testing.T) {
 	for l := range tl.Launches() {
 		count[l.NVTX.Path()]++
 	}
-	assert.Equal(t, map[string]int{"prefill": 5, "decode_all/decode_step": 21, `LLM@load:weights\shard` + "\t0": 1}, count)
+	assert.Equal(t, map[string]int{"prefill": 5, "decode_all/decode_step": 21, `LLM@load:weights\\shard` + "\t0": 1}, count)
 	assert.Equal(t, c.Kernels(), 27)
 	var names []string
 	for _, s := range tl.Stages() {
@@ -387,7 +387,7 @@ func TestSyntheticAttribution(t *testing.T) {
 			assert.Len(t, s.DurationsNS, 7, "decode_step: one wall time per step")
 		}
 	}
-	assert.Equal(t, []string{"generate", "prefill", `LLM@load:weights\shard` + "\t0", "decode_all", "decode_step"}, names)
+	assert.Equal(t, []string{"generate", "prefill", `LLM@load:weights\\shard` + "\t0", "decode_all", "decode_step"}, names)
 }
 
 // BenchmarkAttribution reads and attributes a SYNTHETIC recording of about
