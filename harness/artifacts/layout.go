@@ -72,6 +72,22 @@ const (
 	NsysBaseOut     = "nsys/base"
 	NsysKernSumBase = NsysOut + "_" + nsys.ReportKernSum + "_base.csv"
 
+	// The CUPTI timeline (harness/cuptilib records, harness/timeline reads):
+	// the plain workload run again with the library injected, one record
+	// file per CUDA process in TimelineCupti (cupti-<pid>.tsv, or .tsv.gz in
+	// a recorded copy), its own workload report and log; the independent
+	// oracle's figures (torch.profiler, a separate plain run) beside it.
+	TimelineDir     = "timeline"
+	TimelineCupti   = "timeline/cupti"
+	TimelineReport  = "timeline/report.json"
+	TimelineLog     = "timeline/workload.log"
+	OracleJSON      = "timeline/oracle-torch-profiler.json"
+	OracleLog       = "timeline/oracle.log"
+	TimelineTrace   = "timeline/trace.json.gz"     // Chrome trace-event JSON (Perfetto)
+	TimelinePhases  = "timeline/phases.json"       // per phase: busy, idle, gaps, launch latency, copies
+	TimelinePhaseMD = "timeline/phases.md"         // the same, for people
+	OracleCheckJSON = "timeline/oracle-check.json" // the timeline against the oracle, row by row
+
 	KernelsMD          = "kernels.md"
 	KernelsJSON        = "kernels.json"
 	RegionsDir         = "ncu/regions" // the run's totals by NVTX region
@@ -140,6 +156,16 @@ var layout = []Spec{
 	{Path: NsysExportLog, Kind: Log},
 	{Path: NsysStatsLog, Kind: Log},
 	{Path: NsysStatsBaseLog, Kind: Log},
+
+	{Path: TimelineCupti, Kind: Raw, Dir: true},
+	{Path: TimelineReport, Kind: Raw},
+	{Path: TimelineLog, Kind: Log},
+	{Path: OracleJSON, Kind: Raw},
+	{Path: OracleLog, Kind: Log},
+	{Path: TimelineTrace, Kind: Derived},
+	{Path: TimelinePhases, Kind: Derived},
+	{Path: TimelinePhaseMD, Kind: Derived},
+	{Path: OracleCheckJSON, Kind: Derived},
 
 	{Path: KernelsMD, Kind: Derived},
 	{Path: KernelsJSON, Kind: Derived},
