@@ -124,13 +124,15 @@ func TestStage2Sessions(t *testing.T) {
 	}
 }
 
+// timedTotal is the run's timed GPU total: every launch in its NVTX
+// ranges, from the timeline that timed it (ncu/regions/report.json).
 func timedTotal(t *testing.T, run *artifacts.Run) float64 {
-	f, err := os.Open(run.Path(artifacts.NcuTimingRaw))
-	require.NoError(t, err)
-	defer f.Close()
-	tab, err := kernels.FromReader(ncu.NewReader(f, artifacts.NcuTimingRaw, ncu.Options{}), artifacts.NcuTimingRaw)
-	require.NoError(t, err)
-	return tab.TotalMS
+	var rep struct {
+		ProfiledMS float64 `json:"profiled_ms"`
+	}
+	readJSON(t, run.Path(artifacts.RegionsJSON), &rep)
+	require.Greater(t, rep.ProfiledMS, 0.0)
+	return rep.ProfiledMS
 }
 
 func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain string) {

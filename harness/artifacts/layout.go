@@ -85,7 +85,6 @@ const (
 	OracleLog       = "timeline/oracle.log"
 	TimelineTrace   = "timeline/trace.json.gz"     // Chrome trace-event JSON (Perfetto)
 	TimelinePhases  = "timeline/phases.json"       // per phase: busy, idle, gaps, launch latency, copies
-	TimelinePhaseMD = "timeline/phases.md"         // the same, for people
 	OracleCheckJSON = "timeline/oracle-check.json" // the timeline against the oracle, row by row
 
 	KernelsMD          = "kernels.md"
@@ -164,7 +163,6 @@ var layout = []Spec{
 	{Path: OracleLog, Kind: Log},
 	{Path: TimelineTrace, Kind: Derived},
 	{Path: TimelinePhases, Kind: Derived},
-	{Path: TimelinePhaseMD, Kind: Derived},
 	{Path: OracleCheckJSON, Kind: Derived},
 
 	{Path: KernelsMD, Kind: Derived},

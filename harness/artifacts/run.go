@@ -407,6 +407,14 @@ func (r *Run) CheckPresence() {
 	}
 }
 
+// Forget removes rel from the manifest: a derived file that a rebuild no
+// longer makes (its input is gone) is neither made nor missing.
+func (r *Run) Forget(rel string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(a Artifact) bool { return a.Path == rel })
+}
+
 // MarkPartial marks the whole run partial, keeping the first reason.
 func (r *Run) MarkPartial(reason string) {
 	r.mu.Lock()

@@ -179,6 +179,6 @@ func TestLayout(t *testing.T) {
 		assert.NotEmpty(t, s.Kind, s.Path)
 	}
 	assert.Equal(t, "nsys/run_cuda_gpu_kern_sum.csv", NsysKernSum)
-	assert.Equal(t, []string{TimelineTrace, TimelinePhases, TimelinePhaseMD, OracleCheckJSON, KernelsMD, KernelsJSON, RegionsDir, RegionsSampleDir, StakeholderSummary, SummaryJSON,
+	assert.Equal(t, []string{TimelineTrace, TimelinePhases, OracleCheckJSON, KernelsMD, KernelsJSON, RegionsDir, RegionsSampleDir, StakeholderSummary, SummaryJSON,
 		OperatorsMD, ChartsDir, ReportMD}, DerivedRoots())
 }

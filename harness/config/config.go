@@ -84,7 +84,13 @@ type NVTX struct {
 
 // Timeline is the pass that finds the top kernels by total time.
 type Timeline struct {
-	Tool string `koanf:"tool" yaml:"tool"` // auto (nsys, else an ncu timing pass), nsys, ncu
+	Tool string `koanf:"tool" yaml:"tool"` // auto (nsys, else CUPTI, else an ncu timing pass), nsys, cupti, ncu
+	// Oracle runs the workload once more under torch.profiler (CUDA activity
+	// only) when the timeline is CUPTI, and keeps its kernel figures in the
+	// run directory: the independent check of the timeline's times. Only a
+	// workload that supports DEEPPROF_PHASE=oracle (the default one) writes
+	// them; another gets a note.
+	Oracle bool `koanf:"oracle" yaml:"oracle"`
 	// The deep pass gets the fewest kernels, by total time, that cover
 	// Coverage of the timed GPU time, at least TopN and at most MaxKernels.
 	TopN       int     `koanf:"top_n" yaml:"top_n"`
@@ -176,7 +182,7 @@ func Default() *Config {
 		},
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
-		Timeline: Timeline{Tool: "auto", TopN: 10, Coverage: 0.9, MaxKernels: 60},
+		Timeline: Timeline{Tool: "auto", Oracle: true, TopN: 10, Coverage: 0.9, MaxKernels: 60},
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode:        "kernel",

@@ -152,7 +152,7 @@ func TestOverrideErrors(t *testing.T) {
 		{"bad duration", []string{"ncu.timeout=ten"}, `override: ncu.timeout: want a duration such as 10m or 90s, got "ten"`, "ncu.timeout", ""},
 		{"bad nsys duration", []string{"nsys.timeout=-5m"}, `override: nsys.timeout: want a positive duration, got "-5m"`, "nsys.timeout", ""},
 		{"retired key", []string{"ncu.kernel_name_base=function"}, "override: ncu.kernel_name_base was removed (" + retiredWhy + "): delete it", "ncu.kernel_name_base", ""},
-		{"invalid value", []string{"timeline.tool=nsy"}, `override: timeline.tool: "nsy" is not one of auto, nsys, ncu (did you mean nsys?)`, "timeline.tool", "nsys"},
+		{"invalid value", []string{"timeline.tool=nsy"}, `override: timeline.tool: "nsy" is not one of auto, nsys, cupti, ncu (did you mean nsys?)`, "timeline.tool", "nsys"},
 		{"invalid replay mode", []string{"ncu.replay_mode=app_range"}, `override: ncu.replay_mode: "app_range" is not one of kernel, range, app-range (did you mean app-range?)`, "ncu.replay_mode", "app-range"},
 		{"invalid device", []string{"device=cuda0"}, `override: device: "cuda0": want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f`, "device", ""},
 		{"repeats", []string{"workload.repeats=0"}, "override: workload.repeats: must be at least 1, got 0", "workload.repeats", ""},

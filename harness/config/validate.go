@@ -11,7 +11,7 @@ import (
 
 // Allowed values of the keys that take one of a set.
 var (
-	TimelineTools   = []string{"auto", "nsys", "ncu"}
+	TimelineTools   = []string{"auto", "nsys", "cupti", "ncu"}
 	ReplayModes     = []string{"kernel", "range", "app-range"}
 	TargetProcesses = []string{"all", "application-only"}
 	// NCUSets are the sets `ncu --list-sets` names (Nsight Compute 2025.3.1,

@@ -23,13 +23,18 @@ type source[T any] struct {
 	// setAside: a file the session marked partial could not be read
 	// when it was made (and the timeline fell back to the next source).
 	setAside bool
-	read     func(run *artifacts.Run, rel string, cfg Config) (T, error)
+	// present says whether the run has it; nil: the file path is there
+	// (plain or gzipped). A directory of files (the CUPTI timeline's) says
+	// so itself.
+	present func(run *artifacts.Run) bool
+	read    func(run *artifacts.Run, rel string, cfg Config) (T, error)
 }
 
 // kernelSources are where the kernel table comes from, in order of
 // preference: a timeline that timed every launch before the deep pass,
 // which profiled a few launches of each top kernel.
 var kernelSources = []source[*kernels.Table]{
+	{path: artifacts.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiKernels},
 	{path: artifacts.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
 	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, read: readNcuKernels},
 	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", read: readNcuKernels},
@@ -38,6 +43,7 @@ var kernelSources = []source[*kernels.Table]{
 // regionSources are where the run's NVTX regions (ncu/regions/, the
 // summary's regions) come from: exports with each launch's NVTX stack.
 var regionSources = []source[*regions.Report]{
+	{path: artifacts.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiRegions},
 	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, read: readRunRegions},
 	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", read: readRunRegions},
 }
@@ -78,7 +84,7 @@ func choose[T any](run *artifacts.Run, list []source[T], none string) chosen[T] 
 	var paths []string
 	for _, s := range list {
 		paths = append(paths, s.path)
-		if !run.Exists(s.path) {
+		if s.present != nil && !s.present(run) || s.present == nil && !run.Exists(s.path) {
 			continue
 		}
 		if a, ok := m.Find(s.path); s.setAside && ok && a.Status == artifacts.StatusPartial {

@@ -22,9 +22,10 @@ import (
 
 // The timeline tools, as timeline.tool names them.
 const (
-	timelineAuto = "auto"
-	timelineNsys = "nsys"
-	timelineNcu  = "ncu"
+	timelineAuto  = "auto"
+	timelineNsys  = "nsys"
+	timelineNcu   = "ncu"
+	timelineCupti = "cupti"
 )
 
 // nsysRepeats is DEEPPROF_REPEATS under nsys: the timeline ranks kernels,
@@ -44,7 +45,8 @@ const nsysFilterHint = "the deep pass's kernel filter holds the function names o
 // timeline is how the session finds the top kernels: with nsys, or with an
 // ncu timing pass.
 type timeline struct {
-	tool   string     // timelineNsys or timelineNcu
+	tool   string     // timelineNsys, timelineCupti or timelineNcu
+	cupti  string     // tool cupti: the library, once built ("" before)
 	nsys   tools.Tool // tool nsys: the nsys run
 	why    string     // tool ncu: why not nsys, as the manifest says it
 	report string     // tool nsys: the report, relative to MAIN (artifacts.NsysReport until resolved)
@@ -64,6 +66,13 @@ func (s *Session) chooseTimeline(ctx context.Context) (*timeline, error) {
 		s.tl = &timeline{tool: timelineNcu, why: " (timeline.tool=ncu)"}
 		return s.tl, nil
 	}
+	if want == timelineCupti {
+		if err := s.cuptiUsable(); err != nil {
+			return nil, fmt.Errorf("timeline.tool=cupti: %w. Next: set CUDA_HOME to a CUDA toolkit with CUPTI (include/cupti.h, lib64/libcupti.so) and have a C compiler (gcc, or $CC), or run with timeline.tool=ncu", err)
+		}
+		s.tl = &timeline{tool: timelineCupti}
+		return s.tl, nil
+	}
 	t, err := s.probeNsys(ctx)
 	var nf *tools.NotFoundError
 	switch {
@@ -73,9 +82,9 @@ func (s *Session) chooseTimeline(ctx context.Context) (*timeline, error) {
 		return nil, fmt.Errorf("timeline.tool=nsys: %w. Next: install Nsight Systems and set nsys.path, or run with timeline.tool=auto (an ncu timing pass when nsys is not usable) or timeline.tool=ncu", err)
 	case errors.As(err, &nf):
 		// Not the folders searched: they depend on the host.
-		s.tl = &timeline{tool: timelineNcu, why: "; no nsys was found (PATH, $CUDA_HOME/bin, the usual Nsight Systems folders): set nsys.path to use one"}
+		s.tl = s.notNsys("no nsys was found (PATH, $CUDA_HOME/bin, the usual Nsight Systems folders): set nsys.path to use one")
 	default:
-		s.tl = &timeline{tool: timelineNcu, why: "; no usable nsys: " + err.Error()}
+		s.tl = s.notNsys("no usable nsys: " + err.Error())
 	}
 	return s.tl, nil
 }
@@ -200,6 +209,20 @@ func (s *Session) stepsByID(mainDir string) (map[StepID]Step, error) {
 // chosen, else (or when nsys made no timeline and timeline.tool is auto)
 // with the ncu timing pass.
 func (s *Session) runTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
+	if s.tl.tool == timelineCupti {
+		top, err := s.cuptiTimeline(ctx, run)
+		switch {
+		case err == nil:
+			return top, nil
+		case isStopped(err) || ctx.Err() != nil || s.Cfg.Timeline.Tool == timelineCupti:
+			return nil, err
+		case errors.Is(err, errCuptiBuild):
+			s.logf("no CUPTI timeline (%v); running the ncu timing pass instead", err)
+			s.tl = &timeline{tool: timelineNcu, why: "; the CUPTI library could not be built: " + err.Error()}
+			return s.ncuTimeline(ctx, run)
+		}
+		return nil, err
+	}
 	if s.tl.tool == timelineNsys {
 		top, err := s.nsysTimeline(ctx, run)
 		switch {
@@ -210,8 +233,11 @@ func (s *Session) runTimeline(ctx context.Context, run *artifacts.Run) ([]string
 		case s.Cfg.Timeline.Tool == timelineNsys:
 			return nil, fmt.Errorf("timeline.tool=nsys: %w. Next: use a standalone Nsight Systems (developer.nvidia.com/nsight-systems; set nsys.path), or run with timeline.tool=auto or timeline.tool=ncu (an ncu timing pass)", err)
 		}
-		s.logf("nsys made no timeline (%v); running the ncu timing pass instead", err)
-		s.tl = &timeline{tool: timelineNcu, why: fmt.Sprintf("; nsys %s (%s) made no timeline: %v", s.tl.nsys.Version, s.tl.nsys.Path, err)}
+		s.tl = s.notNsys(fmt.Sprintf("nsys %s (%s) made no timeline: %v", s.tl.nsys.Version, s.tl.nsys.Path, err))
+		s.logf("nsys made no timeline (%v); the timeline is %s instead", err, s.tl.tool)
+		if s.tl.tool == timelineCupti {
+			return s.runTimeline(ctx, run)
+		}
 	}
 	return s.ncuTimeline(ctx, run)
 }

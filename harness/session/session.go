@@ -16,6 +16,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
@@ -52,6 +53,10 @@ type Session struct {
 	// profiled in 12.3s".
 	Progress     io.Writer
 	ProgressLive bool
+
+	// CUPTI is where the CUPTI library's toolkit and compiler are looked
+	// for; nil: $CUDA_HOME (else /usr/local/cuda) and $CC (else gcc, cc).
+	CUPTI *cuptilib.Options
 
 	tl *timeline // how the top kernels are found; see chooseTimeline
 }
@@ -231,14 +236,22 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	if err != nil {
 		return nil, err
 	}
-	if tl.tool == timelineNsys {
+	switch tl.tool {
+	case timelineNsys:
 		nsteps, err := s.nsysSteps(mainDir, tl)
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, nsteps...)
 		onceAgain = once
-	} else {
+	case timelineCupti:
+		csteps, err := s.cuptiSteps(mainDir, tl)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, csteps...)
+		onceAgain = once
+	default:
 		// The timing pass needs each launch's duration: kernel replay,
 		// whatever the deep pass replays.
 		timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), replayKernel, []string{timingMetric}, "", nil, "", 0)
@@ -261,6 +274,8 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	if len(topKernels) > 0 {
 		regex = ncu.MangledFunctionRegex(topKernels)
 		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
+	} else if topKernels == nil && tl.tool == timelineCupti {
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
 	} else if topKernels == nil && tl.tool == timelineNsys {
 		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
 	} else if topKernels == nil {

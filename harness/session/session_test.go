@@ -19,6 +19,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -173,8 +174,10 @@ func newSession(t *testing.T, cfg *config.Config, f *fakeTools) *Session {
 	t.Helper()
 	y, err := cfg.YAML()
 	require.NoError(t, err)
-	// ToolEnv with no PATH and no fallbacks: no host's nsys is found.
+	// ToolEnv with no PATH and no fallbacks: no host's nsys is found; and no
+	// CUDA toolkit for the CUPTI library, whatever the host has.
 	return &Session{Cfg: cfg, ConfigYAML: y, Runner: f, Ncu: "/usr/local/cuda/bin/ncu", ToolEnv: &tools.Env{Fallbacks: []string{}},
+		CUPTI: &cuptilib.Options{Getenv: func(string) string { return "" }, DefaultCUDAHome: "/nonexistent/cuda"},
 		Env: func() ([]byte, error) {
 			return []byte(`{"gpu_error": "a test: no NVML", "tools": {}, "host": "test", "os": "linux", "arch": "amd64", "go_version": "go"}` + "\n"), nil
 		},

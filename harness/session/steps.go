@@ -21,6 +21,8 @@ const (
 	StepNsysExportSQLite   StepID = "nsys-export-sqlite"
 	StepNsysStats          StepID = "nsys-stats"
 	StepNsysStatsBase      StepID = "nsys-stats-base"
+	StepCupti              StepID = "timeline-cupti"        // the plain run with deepprof's CUPTI library
+	StepOracle             StepID = "oracle-torch-profiler" // a plain run under torch.profiler: the independent check
 	StepNcuTiming          StepID = "ncu-timing"
 	StepExportTimingRaw    StepID = "export-timing-raw"
 	StepNcuDiscovery       StepID = "ncu-discovery" // only when the timing pass's NVTX filter matched nothing
@@ -86,7 +88,9 @@ func (d Deadline) String() string {
 // that from happening unnoticed.
 func (s *Session) deadline(id StepID) Deadline {
 	switch id {
-	case StepStage1:
+	case StepStage1, StepCupti, StepOracle:
+		// The CUPTI and oracle runs are the plain run with light tracing:
+		// the workload's own bound fits them.
 		return Deadline{Key: keyWorkloadTimeout, Value: s.Cfg.Workload.Timeout}
 	case StepNcuSections, StepNcuTiming, StepExportTimingRaw, StepNcuDiscovery, StepExportDiscoveryRaw,
 		StepNcuDeep, StepExportRaw, StepExportDetails:

@@ -31,6 +31,8 @@ const (
 	PhaseStage1 Phase = "stage1" // plain run, timings and operators
 	PhaseNsys   Phase = "nsys"   // under Nsight Systems
 	PhaseNcu    Phase = "ncu"    // under Nsight Compute
+	PhaseCupti  Phase = "cupti"  // the plain run again, deepprof's CUPTI library injected
+	PhaseOracle Phase = "oracle" // a plain run under torch.profiler, writing $DEEPPROF_ORACLE
 )
 
 // Environment variables the harness sets.
@@ -41,6 +43,9 @@ const (
 	EnvNVTXDomain = "DEEPPROF_NVTX_DOMAIN"
 	EnvModel      = "DEEPPROF_MODEL" // the model section of the profile, as JSON
 	EnvVisible    = "CUDA_VISIBLE_DEVICES"
+	// EnvOracle is where a workload that supports PhaseOracle writes the
+	// independent check's figures (package oracle).
+	EnvOracle = "DEEPPROF_ORACLE"
 )
 
 // Spec is how to run a workload.

@@ -1,0 +1,341 @@
+package rundir
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
+	"github.com/llm-perf-opt/deepprof/harness/oracle"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/timeline"
+	"github.com/llm-perf-opt/deepprof/harness/trace"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// CuptiWhat is how the manifest and the summary name the CUPTI timeline as
+// a source.
+const CuptiWhat = "the CUPTI timeline of the plain run, every launch"
+
+// CuptiFiles lists the run's CUPTI record files (cupti-<pid>.tsv, or .gz
+// in a recorded copy), relative to MAIN, sorted.
+func CuptiFiles(run *artifacts.Run) []string {
+	ents, err := os.ReadDir(run.Path(artifacts.TimelineCupti))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, "cupti-") && (strings.HasSuffix(n, ".tsv") || strings.HasSuffix(n, ".tsv.gz")) {
+			out = append(out, path.Join(artifacts.TimelineCupti, n))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hasCupti reports whether the run has a CUPTI timeline.
+func hasCupti(run *artifacts.Run) bool { return len(CuptiFiles(run)) > 0 }
+
+// loadTimeline reads the run's CUPTI record files once per rebuild (the
+// kernel table, the regions, the phases and the trace all come from it).
+func (c Config) loadTimeline(run *artifacts.Run) (*timeline.Timeline, error) {
+	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
+		return c.memo.tl, c.memo.err
+	}
+	files := CuptiFiles(run)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w: no cupti-<pid>.tsv in it", artifacts.TimelineCupti, fs.ErrNotExist)
+	}
+	b := timeline.NewBuilder()
+	var err error
+	for _, rel := range files {
+		var f interface {
+			Read([]byte) (int, error)
+			Close() error
+		}
+		f, err = os.Open(run.Path(rel))
+		if err != nil {
+			break
+		}
+		err = b.Read(f, rel)
+		f.Close()
+		if err != nil {
+			break
+		}
+	}
+	var tl *timeline.Timeline
+	if err == nil {
+		tl, err = b.Build()
+	}
+	if c.memo != nil {
+		c.memo.tl, c.memo.err = tl, err
+	}
+	return tl, err
+}
+
+// memo holds what one rebuild read once.
+type memo struct {
+	tl  *timeline.Timeline
+	err error
+}
+
+// included reports whether a launch ran inside one of the configured NVTX
+// ranges (nvtx.include): the timeline records the whole program (model
+// build, warm-up), and the run's kernels are those the ncu passes gate on.
+// No configured range: every launch.
+func (c Config) included(l *ncu.Launch) bool {
+	if len(c.Include) == 0 {
+		return true
+	}
+	if l.NVTX == nil {
+		return false
+	}
+	for _, inc := range c.Include {
+		if len(l.NVTX.Levels) >= len(inc) && slices.Equal(l.NVTX.Levels[:len(inc)], inc) {
+			return true
+		}
+	}
+	return false
+}
+
+// CuptiKernels is the kernel table of the run's CUPTI timeline: every launch
+// in the configured NVTX ranges, with each kernel's spread. The session
+// picks the deep pass's kernels from it, and kernels.md/json show it.
+func CuptiKernels(run *artifacts.Run, cfg Config) (*kernels.Table, error) {
+	tl, err := cfg.loadTimeline(run)
+	if err != nil {
+		return nil, err
+	}
+	agg := kernels.NewAggregator()
+	agg.KeepSpread()
+	for l := range tl.Launches() {
+		if !cfg.included(l) {
+			continue
+		}
+		if err := agg.Add(artifacts.TimelineCupti, l); err != nil {
+			return nil, err
+		}
+	}
+	tab := agg.Table(artifacts.TimelineCupti)
+	return &tab, nil
+}
+
+func readCuptiKernels(run *artifacts.Run, _ string, cfg Config) (*kernels.Table, error) {
+	return CuptiKernels(run, cfg)
+}
+
+// readCuptiRegions is the run's regions from the CUPTI timeline: every
+// launch, by the NVTX stack of the thread that launched it.
+func readCuptiRegions(run *artifacts.Run, _ string, cfg Config) (*regions.Report, error) {
+	tl, err := cfg.loadTimeline(run)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := regions.New(runRegionsConfig(cfg.Regions))
+	if err != nil {
+		return nil, err
+	}
+	for l := range tl.Launches() {
+		if err := agg.Add(artifacts.TimelineCupti, l, false); err != nil {
+			return nil, err
+		}
+	}
+	return agg.Report(artifacts.TimelineCupti), nil
+}
+
+// writeTimeline writes the CUPTI timeline's derived files: the trace, the
+// phases and the check against the oracle. It returns the phases at depth 1
+// (nil without a timeline) for the summary.
+func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regions.Report) (*timeline.PhaseReport, error) {
+	derived := []string{artifacts.TimelineTrace, artifacts.TimelinePhases, artifacts.OracleCheckJSON}
+	if !hasCupti(run) {
+		for _, rel := range derived {
+			os.Remove(run.Path(rel))
+			run.Forget(rel)
+		}
+		return nil, nil
+	}
+	tl, err := cfg.loadTimeline(run)
+	if err != nil {
+		for _, rel := range derived {
+			os.Remove(run.Path(rel))
+			run.Record(rel, artifacts.StatusMissing, err.Error())
+		}
+		return nil, err
+	}
+	var errs []error
+	for _, p := range tl.Processes {
+		if p.Truncation != "" {
+			run.Record(p.File, artifacts.StatusPartial, "cut short ("+p.Truncation+"): the process ended without writing its last records (a crash or a kill); what it flushed before is kept")
+		} else {
+			run.Record(p.File, artifacts.StatusComplete, "")
+		}
+	}
+	if err := trace.WriteFile(run.Path(artifacts.TimelineTrace), tl); err != nil {
+		run.Record(artifacts.TimelineTrace, artifacts.StatusMissing, err.Error())
+		errs = append(errs, err)
+	} else {
+		run.Record(artifacts.TimelineTrace, artifacts.StatusComplete, "")
+	}
+	ph := tl.Phases(timeline.PhaseOptions{Depth: 1})
+	b, err := json.MarshalIndent(ph, "", "  ")
+	if err == nil {
+		err = run.Write(artifacts.TimelinePhases, append(b, '\n'))
+	}
+	errs = append(errs, err)
+	errs = append(errs, writeOracleCheck(run, tab, reg))
+	return ph, errors.Join(errs...)
+}
+
+// OracleCheck is timeline/oracle-check.json: the CUPTI timeline against
+// the oracle's figures, row by row (package oracle has the rule).
+type OracleCheck struct {
+	Oracle string       `json:"oracle"` // the oracle's file
+	Tool   string       `json:"tool"`
+	Passed bool         `json:"passed"`
+	Rows   []oracle.Row `json:"rows"`
+}
+
+// writeOracleCheck compares the timeline with the oracle's figures when the
+// run has them.
+func writeOracleCheck(run *artifacts.Run, tab *kernels.Table, reg *regions.Report) error {
+	rel := artifacts.OracleCheckJSON
+	if !run.Exists(artifacts.OracleJSON) {
+		os.Remove(run.Path(rel))
+		run.Forget(rel)
+		return nil
+	}
+	b, err := os.ReadFile(run.Path(artifacts.OracleJSON))
+	var f *oracle.Figures
+	if err == nil {
+		f, err = oracle.Read(b, artifacts.OracleJSON)
+	}
+	if err == nil && (tab == nil || reg == nil) {
+		err = errors.New("no kernel table or regions from the timeline to compare")
+	}
+	if err != nil {
+		os.Remove(run.Path(rel))
+		run.Record(rel, artifacts.StatusMissing, err.Error())
+		return err
+	}
+	m := oracle.Measured{Phases: map[string]oracle.Phase{}, Kernels: map[string]oracle.Kernel{}}
+	for _, p := range f.Phases {
+		name := nvtx.Path([]nvtx.Range{{Domain: f.Domain, Name: p.Range}})
+		for _, r := range reg.Aggregate {
+			if r.Name == name {
+				m.Phases[p.Range] = oracle.Phase{Range: p.Range, KernelMS: r.TotalMS, Launches: r.KernelCount}
+			}
+		}
+	}
+	for _, k := range tab.Kernels {
+		got := m.Kernels[k.Name]
+		m.Kernels[k.Name] = oracle.Kernel{Name: k.Name, TotalMS: got.TotalMS + k.TotalMS, Calls: got.Calls + k.Calls}
+	}
+	rows := oracle.Check(f, m)
+	out, err := json.MarshalIndent(OracleCheck{Oracle: artifacts.OracleJSON, Tool: f.Tool, Passed: oracle.Passed(rows), Rows: rows}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return run.Write(rel, append(out, '\n'))
+}
+
+// Overhead is what the CUPTI library cost the workload: the median of its
+// repeats' wall time (every top-level stage summed per repeat) with the
+// library against the plain run of stage 1.
+type Overhead struct {
+	PlainMS, CuptiMS float64
+	Repeats          int
+}
+
+// Ratio is CuptiMS / PlainMS.
+func (o Overhead) Ratio() float64 { return o.CuptiMS / o.PlainMS }
+
+// cuptiOverhead reads both workload reports; false when either is missing.
+func cuptiOverhead(run *artifacts.Run) (Overhead, bool) {
+	plain, err1 := readStages(run, artifacts.Stage1Report, Config{})
+	cupti, err2 := readStages(run, artifacts.TimelineReport, Config{})
+	if err1 != nil || err2 != nil {
+		return Overhead{}, false
+	}
+	p, n1 := repeatTotals(plain)
+	c, n2 := repeatTotals(cupti)
+	if p <= 0 || c <= 0 {
+		return Overhead{}, false
+	}
+	return Overhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}, true
+}
+
+// repeatTotals is the median over repeats of the top-level stages' summed
+// wall time, and the number of repeats.
+func repeatTotals(r *workload.Report) (float64, int) {
+	var sums []float64
+	for _, st := range r.Stages {
+		if st.Parent != "" {
+			continue
+		}
+		for i, ms := range st.MS {
+			for len(sums) <= i {
+				sums = append(sums, 0)
+			}
+			sums[i] += ms
+		}
+	}
+	if len(sums) == 0 {
+		return 0, 0
+	}
+	slices.SortFunc(sums, cmp.Compare[float64])
+	n := len(sums)
+	if n%2 == 1 {
+		return sums[n/2], n
+	}
+	return (sums[n/2-1] + sums[n/2]) / 2, n
+}
+
+// timelineSection is report.md's account of the CUPTI timeline: its files,
+// what it cost, and the check against the oracle.
+func timelineSection(run *artifacts.Run) string {
+	if !hasCupti(run) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## The CUPTI timeline\n\n")
+	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in a plain run of the workload (%d record file(s) in [%s](%s/)): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
+		len(CuptiFiles(run)), artifacts.TimelineCupti, artifacts.TimelineCupti, artifacts.TimelineTrace, artifacts.TimelineTrace)
+	if o, ok := cuptiOverhead(run); ok {
+		fmt.Fprintf(&b, "Overhead: with the library the workload's stages took %.3f ms per repeat against %.3f ms in the plain run (medians of %d repeats): %.3fx.\n\n",
+			o.CuptiMS, o.PlainMS, o.Repeats, o.Ratio())
+	}
+	if data, err := os.ReadFile(run.Path(artifacts.OracleCheckJSON)); err == nil {
+		var c OracleCheck
+		if json.Unmarshal(data, &c) == nil {
+			verdict := "agrees"
+			if !c.Passed {
+				verdict = "does NOT agree"
+			}
+			fmt.Fprintf(&b, "Independent check: the timeline %s with %s (a separate plain run, [%s](%s)); phases within %.0f %%, the top %d kernels within %.0f %%, launch counts equal:\n\n",
+				verdict, c.Tool, artifacts.OracleJSON, artifacts.OracleJSON, 100*oracle.PhaseTolerance, oracle.TopKernels, 100*oracle.KernelTolerance)
+			b.WriteString("| what | oracle ms | timeline ms | diff | oracle launches | timeline launches | ok |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
+			for _, r := range c.Rows {
+				ok := "yes"
+				if !r.OK {
+					ok = "no: " + r.Why
+				}
+				fmt.Fprintf(&b, "| %s | %.3f | %.3f | %+.2f %% | %d | %d | %s |\n", mdtable.EscapeCell(r.What), r.OracleMS, r.TimedMS, 100*r.Diff, r.OracleLaunches, r.TimedLaunches, mdtable.EscapeCell(ok))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}

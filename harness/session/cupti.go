@@ -1,0 +1,161 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
+)
+
+// The CUPTI timeline (timeline.tool=cupti, or auto without a usable nsys):
+// the plain workload runs once more, with workload.repeats, and deepprof's
+// CUPTI library injected into every CUDA process it starts. Why a second
+// plain run rather than stage 1 itself: stage 1 stays the run whose wall
+// times the summary reports, untouched by any tracing, and the pair gives
+// the library's overhead on every run (report.md) at the cost of one more
+// plain run, which is small beside the deep pass. The kernel times, the
+// regions and the deep pass's choice of kernels come from this run, not
+// from a replay under ncu (+35 % on an 8B-shaped model with ncu's defaults:
+// fixtures/logs/timing-fidelity-ncu-vs-cupti.txt).
+
+// errCuptiBuild marks a timeline that failed because the library could not
+// be built: with timeline.tool=auto the session goes on with an ncu timing
+// pass.
+var errCuptiBuild = errors.New("CUPTI library")
+
+// cuptiOptions is where the library's toolkit and compiler are found.
+func (s *Session) cuptiOptions() cuptilib.Options {
+	if s.CUPTI != nil {
+		return *s.CUPTI
+	}
+	return cuptilib.Options{}
+}
+
+// cuptiUsable says whether the library can be built here: a CUDA toolkit
+// with CUPTI and a C compiler (nothing is compiled yet: a dry run stays
+// free of side effects).
+func (s *Session) cuptiUsable() error {
+	opts := s.cuptiOptions()
+	if _, err := cuptilib.FindToolkit(opts); err != nil {
+		return err
+	}
+	_, err := cuptilib.FindCompiler(opts)
+	return err
+}
+
+// notNsys is the timeline when nsys is not usable (why says why): CUPTI
+// when the library can be built, else the ncu timing pass.
+func (s *Session) notNsys(why string) *timeline {
+	if err := s.cuptiUsable(); err != nil {
+		return &timeline{tool: timelineNcu, why: "; " + why + "; no CUPTI library: " + err.Error()}
+	}
+	return &timeline{tool: timelineCupti, why: "; " + why}
+}
+
+// cuptiLibPlaceholder stands for the library's path in a plan made before
+// it is built.
+const cuptiLibPlaceholder = "<the CUPTI library, built on first use>"
+
+// cuptiSteps are the timeline's steps with CUPTI: the plain run with the
+// library, then (timeline.oracle) a plain run under torch.profiler.
+func (s *Session) cuptiSteps(mainDir string, tl *timeline) ([]Step, error) {
+	spec := s.spec()
+	env, err := spec.Environ(workload.PhaseCupti, filepath.Join(mainDir, artifacts.TimelineReport))
+	if err != nil {
+		return nil, err
+	}
+	lib := tl.cupti
+	if lib == "" {
+		lib = cuptiLibPlaceholder
+	}
+	env = append(env, cuptilib.Env(lib, filepath.Join(mainDir, artifacts.TimelineCupti))...)
+	steps := []Step{{ID: StepCupti, Argv: spec.Argv, Env: env, Log: artifacts.TimelineLog,
+		Note: "timeline: deepprof's CUPTI library in a plain run: every kernel, copy, launch call and NVTX range, at the run's own clocks",
+		Details: []string{
+			fmt.Sprintf("the workload runs as in stage 1 (%s=%d); its records go to MAIN/%s/cupti-<pid>.tsv, one file per CUDA process, children included", workload.EnvRepeats, spec.Repeats, artifacts.TimelineCupti),
+			"report.md compares its stage times with stage 1's: the library's overhead",
+		}}}
+	if s.Cfg.Timeline.Oracle {
+		oenv, err := spec.Environ(workload.PhaseOracle, "")
+		if err != nil {
+			return nil, err
+		}
+		oenv = append(oenv, workload.EnvOracle+"="+filepath.Join(mainDir, artifacts.OracleJSON))
+		steps = append(steps, Step{ID: StepOracle, Argv: spec.Argv, Env: oenv, Log: artifacts.OracleLog,
+			Note:    "the independent check: torch.profiler's kernel figures in a separate plain run (timeline.oracle)",
+			Details: []string{"a workload that does not support " + workload.EnvPhase + "=" + string(workload.PhaseOracle) + " writes no figures: a note says so, and the run goes on"}})
+	}
+	return steps, nil
+}
+
+// cuptiTimeline builds the library (cached), runs the workload with it and
+// the oracle, and picks the deep pass's kernel functions from its records.
+func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
+	clock := s.now()
+	start := clock()
+	lib, err := cuptilib.Build(ctx, s.cuptiOptions())
+	run.RecordStep("cupti-build", clock().Sub(start).Seconds(), map[bool]int{true: 0, false: 1}[err == nil])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errCuptiBuild, err)
+	}
+	s.tl.cupti = lib
+	run.Note("timeline: deepprof's CUPTI library (%s) in a plain run timed every kernel launch%s", lib, s.tl.why)
+	if err := os.MkdirAll(run.Path(artifacts.TimelineCupti), 0o755); err != nil {
+		return nil, err
+	}
+	byID, err := s.stepsByID(run.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.step(ctx, run, byID[StepCupti], false); err != nil {
+		if files := rundir.CuptiFiles(run); len(files) > 0 {
+			run.Note("CUPTI timeline: the workload failed under the library; the %d record file(s) it wrote are kept", len(files))
+		}
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	if st, ok := byID[StepOracle]; ok {
+		if err := s.step(ctx, run, st, false); err != nil {
+			if isStopped(err) {
+				return nil, err
+			}
+			run.Note("oracle (torch.profiler): %v; the timeline is not checked against it", err)
+		} else if !run.Exists(artifacts.OracleJSON) {
+			run.Note("oracle (torch.profiler): the workload wrote no figures to $%s (only a workload that supports %s=%s does, such as deepprof's default one); the timeline is not checked against it",
+				workload.EnvOracle, workload.EnvPhase, workload.PhaseOracle)
+		} else {
+			run.Record(artifacts.OracleJSON, artifacts.StatusComplete, "")
+		}
+	}
+	if run.Exists(artifacts.TimelineReport) {
+		run.Record(artifacts.TimelineReport, artifacts.StatusComplete, "")
+	}
+	dc, err := rundir.ConfigFor(s.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := rundir.CuptiKernels(run, dc)
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	if tab.Launches == 0 {
+		return nil, fmt.Errorf("CUPTI timeline: no kernel ran inside the NVTX ranges %v (of %s). Next: check the range names (the records in MAIN/%s list what the program pushed), or profile the whole program with nvtx.include=[]",
+			s.Cfg.NVTX.Include, filepath.Join(run.Dir, artifacts.TimelineCupti), artifacts.TimelineCupti)
+	}
+	top := s.cover(run, *tab, "")
+	var names []string
+	seen := map[string]bool{}
+	for _, k := range top.Kernels {
+		if name := ncu.FunctionName(k.Name); !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
