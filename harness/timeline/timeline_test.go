@@ -145,9 +145,6 @@ func TestInputErrors(t *testing.T) {
 	err := b.Read(strings.NewReader(header(7)), "b.tsv")
 	require.EqualError(t, err, "b.tsv:1: process 7 has a second record file (the first is a.tsv)")
 
-	b = timeline.NewBuilder()
-	err = b.Read(strings.NewReader(header(7)+a(1, 1, 3)+a(5, 1, 3)), "c.tsv")
-	require.EqualError(t, err, "c.tsv:3: correlation id 3 already belongs to the API call on line 2: a kernel could not be attributed to one call")
 
 	b = timeline.NewBuilder()
 	err = b.Read(strings.NewReader(header(7)+k(5, 4, 0, 7, 1, "k")), "d.tsv")
@@ -160,6 +157,43 @@ func TestInputErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, tl.Processes)
 	assert.Equal(t, []string{"e.tsv: empty: the process wrote no complete line"}, tl.Notes)
+}
+
+// A correlation id with several A records (a runtime launch and the
+// driver call inside it, as the real recordings have) has one launch call:
+// the earliest-starting, whatever the file order; the first in the file at
+// a tie. SYNTHETIC.
+func TestSharedCorrelation(t *testing.T) {
+	drv := func(start, tid, corr int) string {
+		return fmt.Sprintf("A\t%d\t%d\t%d\t%d\tdriver\t307\tcuLaunchKernel\n", start, start+2, tid, corr)
+	}
+	f := header(7) + n("push", 100, 1, "", "r") + n("pop", 112, 1, "", "") +
+		drv(115, 1, 1) + a(110, 1, 1) + k(200, 210, 0, 7, 1, "k1") + // driver call first in the file, inside the runtime call
+		a(120, 1, 2) + drv(120, 1, 2) + k(220, 230, 0, 7, 2, "k2") + // a tie: the first in the file
+		drv(130, 1, 3) + k(240, 250, 0, 7, 3, "k3") + // a driver call alone (cuLaunchKernelEx)
+		"E\t7\t0\n"
+	tl := build(t, f)
+	p := tl.Processes[0]
+	assert.Equal(t, 2, p.SharedCorrelation)
+	require.Len(t, p.APIs, 3)
+	assert.Equal(t, []string{"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel"},
+		[]string{p.APIs[0].Function, p.APIs[1].Function, p.APIs[2].Function})
+	assert.Equal(t, int64(110), p.Kernels[0].API.Start)
+	assert.Equal(t, "r", p.Kernels[0].Range.Path(), "attributed at the runtime call (110), not the driver call (115, after the pop)")
+	assert.Equal(t, 7, p.Kernels[1].API.Line, "the tie goes to the first in the file")
+	assert.Empty(t, p.Problems)
+}
+
+// A file with its header only (a forked child that ended with _exit) is a
+// process with no records, cut short.
+func TestHeaderOnly(t *testing.T) {
+	tl := build(t, header(8))
+	require.Len(t, tl.Processes, 1)
+	p := tl.Processes[0]
+	assert.Contains(t, p.Truncation, "no E line")
+	assert.Nil(t, p.End)
+	assert.Empty(t, p.Kernels)
+	assert.Empty(t, tl.Notes)
 }
 
 // phaseFile is SYNTHETIC, made so every figure can be worked out by hand.
