@@ -37,8 +37,8 @@ type Process struct {
 	// another A of their correlation id started earlier (a runtime launch
 	// and the driver call it makes; see the package doc).
 	SharedCorrelation int
-	Ranges     []*Range     // every range instance, push/pop and start/end, by start
-	Marks      []cupti.NVTX
+	Ranges            []*Range // every range instance, push/pop and start/end, by start
+	Marks             []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
 	// Unattributed is the number of kernels whose launch call is missing.

@@ -145,7 +145,6 @@ func TestInputErrors(t *testing.T) {
 	err := b.Read(strings.NewReader(header(7)), "b.tsv")
 	require.EqualError(t, err, "b.tsv:1: process 7 has a second record file (the first is a.tsv)")
 
-
 	b = timeline.NewBuilder()
 	err = b.Read(strings.NewReader(header(7)+k(5, 4, 0, 7, 1, "k")), "d.tsv")
 	require.EqualError(t, err, "d.tsv:2: K record: end 4 is before start 5 (a negative duration)")
