@@ -33,16 +33,16 @@ type Process struct {
 	Kernels    []Kernel     // by start, then correlation
 	Copies     []Copy       // memcpys and memsets, by start
 	APIs       []*cupti.API // by start; one per correlation id
-	// SharedCorrelation is the number of A records left out because
-	// another A of their correlation id started earlier (a runtime launch
-	// and the driver call it makes; see the package doc).
-	SharedCorrelation int
-	Ranges            []*Range // every range instance, push/pop and start/end, by start
-	Marks             []cupti.NVTX
+	Ranges     []*Range     // every range instance, push/pop and start/end, by start
+	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
 	// Unattributed is the number of kernels whose launch call is missing.
 	Unattributed int
+	// SharedCorrelation is the number of A records left out because
+	// another A of their correlation id started earlier (a runtime launch
+	// and the driver call it makes; see the package doc).
+	SharedCorrelation int
 }
 
 // Kernel is one kernel and where it came from.
