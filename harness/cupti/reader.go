@@ -83,7 +83,7 @@ func (r *Reader) Truncation() string {
 	if r.end != nil {
 		return ""
 	}
-	msg := "no E line: the process did not exit normally (crash, kill, or still running); what was flushed is kept"
+	msg := "no E line: the process did not exit normally (crash, kill, _exit in a forked child, or still running); what was flushed is kept"
 	if r.hdr == nil {
 		msg = "empty: the process wrote no complete line"
 	}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,9 +18,10 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/cupti/cuptitest"
 )
 
-// Recordings every reader test runs on. The synthetic ones are written by
-// cuptitest (TestSyntheticRecordings keeps them in step with it); a real
-// recording from harness/cuptilib is one more row.
+// Recordings every reader test (and the fuzzer's seeds) runs on. The
+// synthetic ones are written by cuptitest (TestSyntheticRecordings keeps
+// them in step with it); the real ones were written by harness/cuptilib on
+// an H100 (fixtures/README.md says how each was made).
 var recordings = []struct {
 	name, path string
 	canonical  bool // written by cupti.Writer: write(read(x)) == x byte for byte
@@ -27,6 +29,36 @@ var recordings = []struct {
 	{"synthetic-4242", "testdata/synthetic-4242.tsv", true},
 	{"synthetic-4243-truncated", "testdata/synthetic-4243-truncated.tsv", false},
 	{"synthetic-4244-nothreads", "testdata/synthetic-4244-nothreads.tsv", true},
+	{"h100-nvtx-ranges-ranges-631", realDir + "h100-nvtx-ranges/ranges/cupti-631.tsv", false},
+	{"h100-nvtx-ranges-domains-643", realDir + "h100-nvtx-ranges/domains/cupti-643.tsv", false},
+	{"h100-nvtx-ranges-twoproc-655", realDir + "h100-nvtx-ranges/twoproc/cupti-655.tsv", false},
+	{"h100-nvtx-ranges-twoproc-656-header-only", realDir + "h100-nvtx-ranges/twoproc/cupti-656.tsv", false},
+	{"h100-nvtx-ranges-twoproc-exec-676", realDir + "h100-nvtx-ranges/twoproc-exec/cupti-676.tsv", false},
+	{"h100-nvtx-ranges-twoproc-exec-677", realDir + "h100-nvtx-ranges/twoproc-exec/cupti-677.tsv", false},
+	{"h100-nvtx-more-all-697", realDir + "h100-nvtx-more/all/cupti-697.tsv", false},
+	{"h100-nvtx-more-killed-713", realDir + "h100-nvtx-more/killed/cupti-713.tsv", false},
+	{"h100-torch-nvtx-727", realDir + "h100-torch-nvtx/cupti-727.tsv", false},
+}
+
+// realDir holds the real recordings.
+const realDir = "../../fixtures/cupti/"
+
+// TestRealRecordingsListed keeps the table above in step with the folder:
+// every real recording is a row.
+func TestRealRecordingsListed(t *testing.T) {
+	files, err := filepath.Glob(realDir + "*/*/*.tsv")
+	require.NoError(t, err)
+	more, err := filepath.Glob(realDir + "*/*.tsv")
+	require.NoError(t, err)
+	files = append(files, more...)
+	require.NotEmpty(t, files)
+	listed := map[string]bool{}
+	for _, rc := range recordings {
+		listed[rc.path] = true
+	}
+	for _, f := range files {
+		assert.True(t, listed[filepath.ToSlash(f)], "%s is not a row of recordings", f)
+	}
 }
 
 // syntheticConfigs are the configurations of the committed synthetic files.

@@ -20,11 +20,24 @@
 // (Stages). All kernels of a CUDA graph share the graph launch's
 // correlation id, so they share its attribution.
 //
+// A correlation id may have more than one A record: a runtime launch
+// (cudaLaunchKernel) and the driver call it makes (cuLaunchKernel) share
+// one, and recordings of earlier versions of the library hold both
+// (fixtures/cupti). The earliest-starting A of a correlation id is its
+// launch call (the first in the file at a tie); the others are left out of
+// APIs and counted in Process.SharedCorrelation. The calls nest on one
+// thread, so the choice decides only the launch latency, measured from the
+// outermost call as the program made it.
+//
 // A kernel whose launch call is missing from its file (dropped records, a
 // file cut short) belongs to no range, and the process's Problems say how
-// many. A pop with no open range, and a range still open when its file
-// ends, are Problems too; an open range's instance ends with the last
-// kernel or copy attributed to it.
+// many. A pop with no open range is ignored and counted among the
+// Problems, not an error: CUPTI gives no callback for nvtxRangePushW, so
+// its pop arrives alone (fixtures/cupti/h100-nvtx-more). A range still
+// open when its file ends is a Problem too; its instance ends with the last
+// kernel or copy attributed to it. A file with a header and nothing else
+// (a forked child that ended with _exit, so no buffer was ever written) is
+// a process with no records, cut short (Process.Truncation).
 //
 // Records arrive in any time order (CUPTI delivers buffers as they
 // complete), so a process's records are held in memory until it is built:

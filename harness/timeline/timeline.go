@@ -32,13 +32,17 @@ type Process struct {
 	Notes      []cupti.Note
 	Kernels    []Kernel     // by start, then correlation
 	Copies     []Copy       // memcpys and memsets, by start
-	APIs       []*cupti.API // by start
+	APIs       []*cupti.API // by start; one per correlation id
 	Ranges     []*Range     // every range instance, push/pop and start/end, by start
 	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
 	// Unattributed is the number of kernels whose launch call is missing.
 	Unattributed int
+	// SharedCorrelation is the number of A records left out because
+	// another A of their correlation id started earlier (a runtime launch
+	// and the driver call it makes; see the package doc).
+	SharedCorrelation int
 }
 
 // Kernel is one kernel and where it came from.
@@ -156,12 +160,16 @@ func (b *Builder) Read(r io.Reader, name string) error {
 			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
 				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Bytes: rec.Bytes})
 		case *cupti.API:
-			if first, dup := bp.apis[rec.Correlation]; dup {
-				return &cupti.SyntaxError{File: name, Line: rec.Line, Msg: fmt.Sprintf(
-					"correlation id %d already belongs to the API call on line %d: a kernel could not be attributed to one call", rec.Correlation, first.Line)}
+			// One launch call per correlation id: the earliest-starting
+			// (the runtime call, not the driver call it makes; the first
+			// in the file at a tie).
+			if kept, dup := bp.apis[rec.Correlation]; dup {
+				bp.p.SharedCorrelation++
+				if rec.Start >= kept.Start {
+					continue
+				}
 			}
 			bp.apis[rec.Correlation] = rec
-			bp.p.APIs = append(bp.p.APIs, rec)
 		case *cupti.NVTX:
 			if rec.Kind == cupti.NVTXMark {
 				bp.p.Marks = append(bp.p.Marks, *rec)
@@ -236,11 +244,15 @@ type change struct {
 
 func (bp *building) build() {
 	p := bp.p
+	byCorr := bp.apis
+	bp.apis = nil
+	p.APIs = make([]*cupti.API, 0, len(byCorr))
+	for _, a := range byCorr {
+		p.APIs = append(p.APIs, a)
+	}
 	slices.SortFunc(p.APIs, func(x, y *cupti.API) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation))
 	})
-	byCorr := bp.apis
-	bp.apis = nil
 
 	// NVTX events per thread, in time order (file order at a tie).
 	slices.SortStableFunc(bp.nvtx, func(x, y *cupti.NVTX) int {

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/harness/cupti"
 	"github.com/llm-perf-opt/deepprof/harness/cupti/cuptitest"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
@@ -146,10 +151,6 @@ func TestInputErrors(t *testing.T) {
 	require.EqualError(t, err, "b.tsv:1: process 7 has a second record file (the first is a.tsv)")
 
 	b = timeline.NewBuilder()
-	err = b.Read(strings.NewReader(header(7)+a(1, 1, 3)+a(5, 1, 3)), "c.tsv")
-	require.EqualError(t, err, "c.tsv:3: correlation id 3 already belongs to the API call on line 2: a kernel could not be attributed to one call")
-
-	b = timeline.NewBuilder()
 	err = b.Read(strings.NewReader(header(7)+k(5, 4, 0, 7, 1, "k")), "d.tsv")
 	require.EqualError(t, err, "d.tsv:2: K record: end 4 is before start 5 (a negative duration)")
 
@@ -160,6 +161,43 @@ func TestInputErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, tl.Processes)
 	assert.Equal(t, []string{"e.tsv: empty: the process wrote no complete line"}, tl.Notes)
+}
+
+// A correlation id with several A records (a runtime launch and the
+// driver call inside it, as the real recordings have) has one launch call:
+// the earliest-starting, whatever the file order; the first in the file at
+// a tie. SYNTHETIC.
+func TestSharedCorrelation(t *testing.T) {
+	drv := func(start, tid, corr int) string {
+		return fmt.Sprintf("A\t%d\t%d\t%d\t%d\tdriver\t307\tcuLaunchKernel\n", start, start+2, tid, corr)
+	}
+	f := header(7) + n("push", 100, 1, "", "r") + n("pop", 112, 1, "", "") +
+		drv(115, 1, 1) + a(110, 1, 1) + k(200, 210, 0, 7, 1, "k1") + // driver call first in the file, inside the runtime call
+		a(120, 1, 2) + drv(120, 1, 2) + k(220, 230, 0, 7, 2, "k2") + // a tie: the first in the file
+		drv(130, 1, 3) + k(240, 250, 0, 7, 3, "k3") + // a driver call alone (cuLaunchKernelEx)
+		"E\t7\t0\n"
+	tl := build(t, f)
+	p := tl.Processes[0]
+	assert.Equal(t, 2, p.SharedCorrelation)
+	require.Len(t, p.APIs, 3)
+	assert.Equal(t, []string{"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel"},
+		[]string{p.APIs[0].Function, p.APIs[1].Function, p.APIs[2].Function})
+	assert.Equal(t, int64(110), p.Kernels[0].API.Start)
+	assert.Equal(t, "r", p.Kernels[0].Range.Path(), "attributed at the runtime call (110), not the driver call (115, after the pop)")
+	assert.Equal(t, 7, p.Kernels[1].API.Line, "the tie goes to the first in the file")
+	assert.Empty(t, p.Problems)
+}
+
+// A file with its header only (a forked child that ended with _exit) is a
+// process with no records, cut short.
+func TestHeaderOnly(t *testing.T) {
+	tl := build(t, header(8))
+	require.Len(t, tl.Processes, 1)
+	p := tl.Processes[0]
+	assert.Contains(t, p.Truncation, "no E line")
+	assert.Nil(t, p.End)
+	assert.Empty(t, p.Kernels)
+	assert.Empty(t, tl.Notes)
 }
 
 // phaseFile is SYNTHETIC, made so every figure can be worked out by hand.
@@ -261,13 +299,81 @@ func TestStages(t *testing.T) {
 	}, st)
 }
 
-// Recordings the golden tests run on; a real recording's files are one more row.
+// Recordings the golden tests run on: the synthetic ones (package
+// cuptitest), then every real recording in fixtures/cupti, one row per
+// folder (one run of a program, a file per process).
 var recordings = []struct {
 	name  string
 	files []string
+	real  bool // written by harness/cuptilib on a GPU: every kernel's launch call is there
 }{
-	{"synthetic-two-processes", []string{"../cupti/testdata/synthetic-4242.tsv", "../cupti/testdata/synthetic-4244-nothreads.tsv"}},
-	{"synthetic-truncated", []string{"../cupti/testdata/synthetic-4243-truncated.tsv"}},
+	{"synthetic-two-processes", []string{"../cupti/testdata/synthetic-4242.tsv", "../cupti/testdata/synthetic-4244-nothreads.tsv"}, false},
+	{"synthetic-truncated", []string{"../cupti/testdata/synthetic-4243-truncated.tsv"}, false},
+	{"h100-nvtx-ranges-ranges", realFiles("h100-nvtx-ranges/ranges"), true},
+	{"h100-nvtx-ranges-domains", realFiles("h100-nvtx-ranges/domains"), true},
+	{"h100-nvtx-ranges-twoproc", realFiles("h100-nvtx-ranges/twoproc"), true},
+	{"h100-nvtx-ranges-twoproc-exec", realFiles("h100-nvtx-ranges/twoproc-exec"), true},
+	{"h100-nvtx-more-all", realFiles("h100-nvtx-more/all"), true},
+	{"h100-nvtx-more-killed", realFiles("h100-nvtx-more/killed"), true},
+	{"h100-torch-nvtx", realFiles("h100-torch-nvtx"), true},
+}
+
+// realDir holds the real recordings.
+const realDir = "../../fixtures/cupti/"
+
+// realFiles is the record files of one real recording's folder.
+func realFiles(dir string) []string {
+	files, err := filepath.Glob(filepath.Join(realDir, dir, "cupti-*.tsv"))
+	if err != nil || len(files) == 0 {
+		panic(fmt.Sprintf("no record files in %s (%v)", dir, err))
+	}
+	return files
+}
+
+// TestRealRecordingsListed keeps the table above in step with the folder:
+// every folder of real record files is a row.
+func TestRealRecordingsListed(t *testing.T) {
+	listed := map[string]bool{}
+	for _, rc := range recordings {
+		for _, f := range rc.files {
+			listed[filepath.Dir(f)] = true
+		}
+	}
+	var dirs []string
+	require.NoError(t, filepath.WalkDir(realDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".tsv") && !slices.Contains(dirs, filepath.Dir(p)) {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+		return err
+	}))
+	require.NotEmpty(t, dirs)
+	for _, d := range dirs {
+		assert.True(t, listed[d], "%s is not a row of recordings", d)
+	}
+}
+
+// countRecords counts each record type of a file with the reader alone, and
+// checks the count against the file's E line where it has one.
+func countRecords(t *testing.T, path string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rd := cupti.NewReader(f, path)
+	n := map[string]int{}
+	for rd.Scan() {
+		rec := rd.Record()
+		if se, ok := rec.(*cupti.SyntaxError); ok {
+			t.Fatal(se)
+		}
+		n[fmt.Sprintf("%T", rec)]++
+	}
+	require.NoError(t, rd.Err())
+	if e := rd.End(); e != nil {
+		assert.Equal(t, e.Records, uint64(rd.Records()-1), "%s: the E line counts the records before it", path)
+		assert.Zero(t, e.Dropped, path)
+	}
+	return n
 }
 
 func TestRecordings(t *testing.T) {
@@ -311,12 +417,37 @@ func TestRecordings(t *testing.T) {
 			g.Assert(t, rc.name+"-stages.json", indent(t, tl.Stages()))
 			var notes strings.Builder
 			for _, p := range tl.Processes {
-				fmt.Fprintf(&notes, "%s: pid %d, truncation %q, %d kernels, %d unattributed\n", p.File, p.Header.PID, p.Truncation, len(p.Kernels), p.Unattributed)
+				fmt.Fprintf(&notes, "%s: pid %d, truncation %q, %d kernels, %d unattributed, %d launch calls, %d A records of a shared correlation id left out\n",
+					p.File, p.Header.PID, p.Truncation, len(p.Kernels), p.Unattributed, len(p.APIs), p.SharedCorrelation)
 				for _, pr := range p.Problems {
 					fmt.Fprintf(&notes, "  %s\n", pr)
 				}
 			}
 			g.Assert(t, rc.name+"-problems.txt", []byte(notes.String()))
+
+			// Every record of the files is in the timeline: each file's
+			// kernels, copies and launch calls (those left out for a
+			// shared correlation id included) and marks, counted by the
+			// reader alone; and the reader's count is the E line's.
+			require.Len(t, tl.Processes, len(rc.files))
+			for _, p := range tl.Processes {
+				n := countRecords(t, p.File)
+				assert.Equal(t, n["*cupti.Kernel"], len(p.Kernels), p.File)
+				assert.Equal(t, n["*cupti.Memcpy"]+n["*cupti.Memset"], len(p.Copies), p.File)
+				assert.Equal(t, n["*cupti.API"], len(p.APIs)+p.SharedCorrelation, p.File)
+				assert.Equal(t, n["*cupti.Note"], len(p.Notes), p.File)
+				if rc.real {
+					// Each launch attributed: its launch call is there.
+					assert.Zero(t, p.Unattributed, p.File)
+					for _, k := range p.Kernels {
+						require.NotNil(t, k.API, "%s:%d", p.File, k.Line)
+						assert.LessOrEqual(t, k.API.Start, k.Start, "%s:%d: launched before it ran", p.File, k.Line)
+					}
+					for _, c := range p.Copies {
+						assert.NotNil(t, c.API, "%s:%d", p.File, c.Line)
+					}
+				}
+			}
 
 			// Two computations agree: the whole-run phases hold every
 			// launch, and each depth-1 phase's kernel time is its region's
@@ -328,6 +459,13 @@ func TestRecordings(t *testing.T) {
 				runNS += float64(sc.Run.KernelNS)
 				for _, ph := range sc.Phases {
 					r := findRegion(rep, sc.ProcessID, int(sc.Device), ph.Name)
+					if ph.Kernels == 0 {
+						// A phase of copies only (early@copies in
+						// h100-nvtx-more): regions are made of kernels.
+						assert.Nil(t, r, ph.Name)
+						assert.NotZero(t, ph.Memcpy.Count+ph.Memset.Count, ph.Name)
+						continue
+					}
 					require.NotNil(t, r, ph.Name)
 					assert.InDelta(t, float64(ph.KernelNS)/1e6, r.TotalMS, 1e-9, ph.Name)
 					assert.Equal(t, ph.Kernels, r.KernelCount, ph.Name)

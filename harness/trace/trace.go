@@ -18,7 +18,6 @@ package trace
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"io"
@@ -47,18 +46,19 @@ const gpuPIDBase = 1 << 22
 // maxQuoted bounds the cache of quoted names.
 const maxQuoted = 1 << 16
 
-// WriteFile writes the trace gzip-compressed to path, atomically. The JSON
-// is streamed into the compressor; only the compressed bytes are held.
+// WriteFile writes the trace gzip-compressed to path, atomically: the JSON
+// is streamed through the compressor to a temporary file beside path
+// (artifacts.WriteAtomic), so memory does not grow with the trace; on an
+// error nothing is left at path (a previous trace stays) and no temporary
+// file either.
 func WriteFile(path string, tl *timeline.Timeline) error {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := Write(zw, tl); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return artifacts.WriteFileAtomic(path, buf.Bytes())
+	return artifacts.WriteAtomic(path, func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		if err := Write(zw, tl); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
 }
 
 type writer struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -21,13 +22,46 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/trace"
 )
 
-// Recordings the trace is checked on; a real recording is one more row.
+// Recordings the trace is checked on: synthetic (package cuptitest) and
+// real (fixtures/cupti, recorded by harness/cuptilib on an H100), a folder
+// a row.
 var recordings = []struct {
 	name  string
 	files []string
 }{
 	{"synthetic-two-processes", []string{"../cupti/testdata/synthetic-4242.tsv", "../cupti/testdata/synthetic-4244-nothreads.tsv"}},
 	{"synthetic-truncated", []string{"../cupti/testdata/synthetic-4243-truncated.tsv"}},
+	{"h100-nvtx-ranges-domains", realFiles("h100-nvtx-ranges/domains")},
+	{"h100-nvtx-ranges-twoproc", realFiles("h100-nvtx-ranges/twoproc")},
+	{"h100-nvtx-more-all", realFiles("h100-nvtx-more/all")},
+	{"h100-nvtx-more-killed", realFiles("h100-nvtx-more/killed")},
+	{"h100-torch-nvtx", realFiles("h100-torch-nvtx")},
+}
+
+// realFiles is the record files of one real recording's folder.
+func realFiles(dir string) []string {
+	files, err := filepath.Glob(filepath.Join("../../fixtures/cupti", dir, "cupti-*.tsv"))
+	if err != nil || len(files) == 0 {
+		panic(fmt.Sprintf("no record files in %s (%v)", dir, err))
+	}
+	return files
+}
+
+// A trace that cannot be written leaves nothing behind: here the rename
+// fails (the target is a directory that is not empty), after the whole
+// trace was streamed to the temporary file.
+func TestWriteFileFails(t *testing.T) {
+	tl, err := timeline.ReadFiles(recordings[0].files...)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "trace.json.gz")
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "x"), 0o755))
+	require.Error(t, trace.WriteFile(out, tl))
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, es, 1, "no temporary file left")
+	assert.Equal(t, "trace.json.gz", es[0].Name())
+	assert.True(t, es[0].IsDir())
 }
 
 // doc is the trace as an independent reader sees it: plain JSON, none of the

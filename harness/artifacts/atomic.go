@@ -1,0 +1,113 @@
+package artifacts
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// AtomicFile is a file written as a stream and published whole: the bytes go
+// to a temporary file beside the target (".NAME.tmp-*", in the same
+// directory so the rename cannot cross filesystems), and Commit syncs it and
+// renames it over the target. Until Commit succeeds the target is untouched
+// (absent, or its previous contents); after Abort, or a failed Commit, no
+// temporary file is left. A reader never sees half a file, whatever
+// interrupts the writer. An AtomicFile is for one goroutine.
+type AtomicFile struct {
+	f    *os.File
+	path string
+	err  error // the first write error: Commit refuses to publish after one
+	done bool
+}
+
+// CreateAtomic starts writing path, creating its directory when needed.
+// Write to it, then Commit; defer Abort to clean up on every error path (it
+// does nothing after a Commit).
+func CreateAtomic(path string) (*AtomicFile, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &AtomicFile{f: f, path: path}, nil
+}
+
+// Name is the target path.
+func (a *AtomicFile) Name() string { return a.path }
+
+// Write writes to the temporary file. After an error every later Write
+// returns it, and Commit does too.
+func (a *AtomicFile) Write(p []byte) (int, error) {
+	if a.done {
+		return 0, fmt.Errorf("%s: write after Commit or Abort", a.path)
+	}
+	if a.err != nil {
+		return 0, a.err
+	}
+	n, err := a.f.Write(p)
+	if err != nil {
+		a.err = err
+	}
+	return n, err
+}
+
+// Commit syncs the temporary file and renames it over the target (mode
+// 0644). On any error, an earlier Write's included, the temporary file is
+// removed and the target left as it was.
+func (a *AtomicFile) Commit() error {
+	if a.done {
+		return fmt.Errorf("%s: Commit after Commit or Abort", a.path)
+	}
+	a.done = true
+	tmp := a.f.Name()
+	err := a.err
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, a.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// Abort closes and removes the temporary file, leaving the target as it
+// was. It does nothing after Commit or a previous Abort.
+func (a *AtomicFile) Abort() error {
+	if a.done {
+		return nil
+	}
+	a.done = true
+	tmp := a.f.Name()
+	cerr := a.f.Close()
+	if err := os.Remove(tmp); err != nil {
+		return err
+	}
+	return cerr
+}
+
+// WriteAtomic streams what write writes into path through an AtomicFile:
+// committed when write returns nil, aborted (no file, no temporary file,
+// a previous target untouched) when it returns an error.
+func WriteAtomic(path string, write func(io.Writer) error) error {
+	a, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	if err := write(a); err != nil {
+		a.Abort()
+		return err
+	}
+	return a.Commit()
+}
