@@ -445,7 +445,7 @@ func narrative(b *strings.Builder, n summary.Narrative) {
 			t.Rows = append(t.Rows, []string{g.Phase, mdtable.EscapeCell(g.Region), mdtable.Fixed(g.GPUMS, 3), mdtable.Fixed(g.WallMS, 3), mdtable.Percent(g.Busy)})
 		}
 		b.WriteString(t.String())
-		b.WriteString("\nGPU busy compares kernel time measured under ncu with the plain run's wall time. ncu serializes kernels and locks clocks at base (its default --clock-control base), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
+		b.WriteString("\nGPU busy compares the kernel time of the Per-Region Breakdown's source with the plain run's wall time. Under an ncu timing pass kernels run serialized, and longer still with clocks locked to base and caches flushed (ncu's defaults; timeline.ncu_clock_control and timeline.ncu_cache_control choose, and the run's plan says which it used), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
 	}
 	if len(n.Bottlenecks) > 0 {
 		t := mdtable.Table{Header: []string{"bottleneck", "category", "bound", "share of kernel time"}, Right: []bool{false, false, false, true}}
