@@ -88,6 +88,9 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			if s.MFU.Missing != "" {
 				delete(want, "MFU")
 			}
+			if s.Phases.Missing == "" {
+				want["GPU busy and idle per phase"] = []int{len(s.Phases.Rows)}
+			}
 			if s.Operators.Missing != "" {
 				delete(want, "Top Operators")
 			}

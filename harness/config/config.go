@@ -96,6 +96,14 @@ type Timeline struct {
 	TopN       int     `koanf:"top_n" yaml:"top_n"`
 	Coverage   float64 `koanf:"coverage" yaml:"coverage"`
 	MaxKernels int     `koanf:"max_kernels" yaml:"max_kernels"`
+	// NCUClockControl and NCUCacheControl are the ncu timing pass's
+	// --clock-control (none, base) and --cache-control (none, all). none and
+	// none measure closest to the plain run: +15 % kernel time against
+	// CUPTI in the plain run, +35 % with ncu's own defaults, base and all
+	// (fixtures/logs/timing-fidelity-ncu-vs-cupti.txt). The deep pass keeps
+	// ncu's defaults: its metrics want locked clocks and cold caches.
+	NCUClockControl string `koanf:"ncu_clock_control" yaml:"ncu_clock_control"`
+	NCUCacheControl string `koanf:"ncu_cache_control" yaml:"ncu_cache_control"`
 }
 
 // NCU is the Nsight Compute deep pass.
@@ -182,7 +190,7 @@ func Default() *Config {
 		},
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
-		Timeline: Timeline{Tool: "auto", Oracle: true, TopN: 10, Coverage: 0.9, MaxKernels: 60},
+		Timeline: Timeline{Tool: "auto", Oracle: true, TopN: 10, Coverage: 0.9, MaxKernels: 60, NCUClockControl: "none", NCUCacheControl: "none"},
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode:        "kernel",

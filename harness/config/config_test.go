@@ -153,6 +153,8 @@ func TestOverrideErrors(t *testing.T) {
 		{"bad nsys duration", []string{"nsys.timeout=-5m"}, `override: nsys.timeout: want a positive duration, got "-5m"`, "nsys.timeout", ""},
 		{"retired key", []string{"ncu.kernel_name_base=function"}, "override: ncu.kernel_name_base was removed (" + retiredWhy + "): delete it", "ncu.kernel_name_base", ""},
 		{"invalid value", []string{"timeline.tool=nsy"}, `override: timeline.tool: "nsy" is not one of auto, nsys, cupti, ncu (did you mean nsys?)`, "timeline.tool", "nsys"},
+		{"invalid clock control", []string{"timeline.ncu_clock_control=bse"}, `override: timeline.ncu_clock_control: "bse" is not one of none, base (did you mean base?)`, "timeline.ncu_clock_control", "base"},
+		{"invalid cache control", []string{"timeline.ncu_cache_control=al"}, `override: timeline.ncu_cache_control: "al" is not one of none, all (did you mean all?)`, "timeline.ncu_cache_control", "all"},
 		{"invalid replay mode", []string{"ncu.replay_mode=app_range"}, `override: ncu.replay_mode: "app_range" is not one of kernel, range, app-range (did you mean app-range?)`, "ncu.replay_mode", "app-range"},
 		{"invalid device", []string{"device=cuda0"}, `override: device: "cuda0": want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f`, "device", ""},
 		{"repeats", []string{"workload.repeats=0"}, "override: workload.repeats: must be at least 1, got 0", "workload.repeats", ""},

@@ -11,9 +11,13 @@ import (
 
 // Allowed values of the keys that take one of a set.
 var (
-	TimelineTools   = []string{"auto", "nsys", "cupti", "ncu"}
-	ReplayModes     = []string{"kernel", "range", "app-range"}
-	TargetProcesses = []string{"all", "application-only"}
+	TimelineTools = []string{"auto", "nsys", "cupti", "ncu"}
+	ReplayModes   = []string{"kernel", "range", "app-range"}
+	// NCUClockControls and NCUCacheControls are the ncu timing pass's
+	// --clock-control and --cache-control choices.
+	NCUClockControls = []string{"none", "base"}
+	NCUCacheControls = []string{"none", "all"}
+	TargetProcesses  = []string{"all", "application-only"}
 	// NCUSets are the sets `ncu --list-sets` names (Nsight Compute 2025.3.1,
 	// fixtures/logs/ncu-list-sets.txt); "" asks for none.
 	NCUSets = []string{"", "basic", "detailed", "full", "nvlink", "pmsampling", "roofline"}
@@ -103,6 +107,8 @@ func validate(c *Config) []*Error {
 	oneOf("timeline.tool", c.Timeline.Tool, TimelineTools)
 	atLeast("timeline.top_n", c.Timeline.TopN, 1)
 	atLeast("timeline.max_kernels", c.Timeline.MaxKernels, c.Timeline.TopN)
+	oneOf("timeline.ncu_clock_control", c.Timeline.NCUClockControl, NCUClockControls)
+	oneOf("timeline.ncu_cache_control", c.Timeline.NCUCacheControl, NCUCacheControls)
 	if cv := c.Timeline.Coverage; !(cv > 0 && cv <= 1) {
 		bad("timeline.coverage", "must be a share in (0, 1], got %v", cv)
 	}

@@ -186,6 +186,32 @@ func (p Pass) Args() ([]string, error) {
 	return append(args, p.Program...), nil
 }
 
+// ControlNote says under which clock and cache settings the pass's kernel
+// durations are measured: its --clock-control and --cache-control, or
+// ncu's defaults (clocks locked to base, caches flushed before each kernel)
+// when they are "". Those defaults make durations longer than in a plain
+// run of the program; none and none come closest to it.
+func (p Pass) ControlNote() string {
+	clock := map[string]string{
+		"":      "locked to base (ncu's default)",
+		"base":  "locked to base (--clock-control base)",
+		"none":  "the GPU's own, as in a plain run (--clock-control none)",
+		"reset": "reset to base (--clock-control reset)",
+	}[p.ClockControl]
+	cache := map[string]string{
+		"":     "flushed before each kernel (ncu's default)",
+		"all":  "flushed before each kernel (--cache-control all)",
+		"none": "as the previous kernels left them (--cache-control none)",
+	}[p.CacheControl]
+	if clock == "" {
+		clock = fmt.Sprintf("--clock-control %q", p.ClockControl)
+	}
+	if cache == "" {
+		cache = fmt.Sprintf("--cache-control %q", p.CacheControl)
+	}
+	return "clocks " + clock + "; caches " + cache
+}
+
 // hasOption reports whether args holds opt, alone or as "opt=value".
 func hasOption(args []string, opt string) bool {
 	for _, a := range args {

@@ -156,3 +156,29 @@ func TestExportArgs(t *testing.T) {
 	assert.Equal(t, []string{"--list-sections"}, ncu.ListSectionsArgs())
 	assert.Equal(t, []string{"--list-sets"}, ncu.ListSetsArgs())
 }
+
+// TestControlNote: the note says which clock and cache settings a pass's
+// durations come from, ncu's defaults included, and matches the flags Args
+// writes.
+func TestControlNote(t *testing.T) {
+	for _, c := range []struct{ clock, cache, want string }{
+		{"", "", "clocks locked to base (ncu's default); caches flushed before each kernel (ncu's default)"},
+		{"none", "none", "clocks the GPU's own, as in a plain run (--clock-control none); caches as the previous kernels left them (--cache-control none)"},
+		{"base", "all", "clocks locked to base (--clock-control base); caches flushed before each kernel (--cache-control all)"},
+		{"none", "all", "clocks the GPU's own, as in a plain run (--clock-control none); caches flushed before each kernel (--cache-control all)"},
+	} {
+		p := ncu.Pass{Output: "o", Program: []string{"w"}, ClockControl: c.clock, CacheControl: c.cache}
+		assert.Equal(t, c.want, p.ControlNote(), "%q/%q", c.clock, c.cache)
+		args, err := p.Args()
+		require.NoError(t, err)
+		line := strings.Join(args, " ")
+		for flag, v := range map[string]string{"--clock-control": c.clock, "--cache-control": c.cache} {
+			if v == "" {
+				assert.NotContains(t, line, flag)
+			} else {
+				assert.Contains(t, line, flag+" "+v)
+				assert.Contains(t, p.ControlNote(), flag+" "+v)
+			}
+		}
+	}
+}

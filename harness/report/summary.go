@@ -44,6 +44,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	topOperators(&b, s.Operators)
 	topKernels(&b, s.Kernels)
 	perRegion(&b, s.Regions)
+	phases(&b, s.Phases)
 	narrative(&b, s.Narrative)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -304,11 +305,27 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 		fmt.Fprintf(b, "Bounds not available: %s.\n\n", mdtable.EscapeCell(strings.TrimSuffix(k.BoundsNote, ".")))
 	}
 	t := mdtable.Table{Header: []string{"#", "kernel", "total ms", "calls", "share", "category", "bound", "why"}, Right: []bool{true, false, true, true, true, false, false, false}}
+	spread, ds := kernelSpread(k.Rows)
+	if spread {
+		t.Header = append(t.Header[:4], append([]string{"launch ms: median (min–max)"}, t.Header[4:]...)...)
+		t.Right = append(t.Right[:4], append([]bool{true}, t.Right[4:]...)...)
+	}
 	for i, r := range k.Rows {
-		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), mdtable.EscapeCell(r.Name), mdtable.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), mdtable.Percent(r.Share),
-			r.Category, r.Bound.Class, mdtable.EscapeCell(r.Bound.Why)})
+		row := []string{fmt.Sprint(i + 1), mdtable.EscapeCell(r.Name), mdtable.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), mdtable.Percent(r.Share),
+			r.Category, r.Bound.Class, mdtable.EscapeCell(r.Bound.Why)}
+		if spread {
+			cell := ""
+			if p := r.Spread; p != nil {
+				cell = mdtable.Fixed(p.MedianMS, ds) + " (" + mdtable.Fixed(p.MinMS, ds) + "–" + mdtable.Fixed(p.MaxMS, ds) + ")"
+			}
+			row = append(row[:4], append([]string{cell}, row[4:]...)...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	b.WriteString(t.String())
+	if spread {
+		b.WriteString("\nLaunch ms: each launch's duration in the timeline, median (min–max); standard deviations are in summary.json and kernels.json.\n")
+	}
 	fmt.Fprintf(b, "\nBound: %s\n", mdtable.EscapeCell(k.BoundRule))
 	b.WriteString("\nTime by kernel category (every kernel of the table, not only the top):\n\n")
 	c := mdtable.Table{Header: []string{"category", "total ms", "share", "kernels"}, Right: []bool{false, true, true, true}}
@@ -343,6 +360,69 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 	}
 }
 
+// kernelSpread says whether any top kernel has a per-launch spread, and the
+// decimals that show its values.
+func kernelSpread(rows []summary.Kernel) (bool, int) {
+	var vs []float64
+	for _, r := range rows {
+		if p := r.Spread; p != nil {
+			vs = append(vs, p.MinMS, p.MedianMS, p.MaxMS)
+		}
+	}
+	return len(vs) > 0, mdtable.Decimals(vs, 3)
+}
+
+// phases renders "GPU busy and idle per phase": one table, its rule in one
+// note.
+func phases(b *strings.Builder, p summary.Phases) {
+	b.WriteString("## GPU busy and idle per phase\n\n")
+	if p.Missing != "" {
+		missing(b, p.Missing)
+		return
+	}
+	scopes := map[[2]int64]bool{}
+	for _, r := range p.Rows {
+		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+	}
+	t := mdtable.Table{
+		Header: []string{"phase", "wall ms", "kernel ms", "busy", "idle", "gaps", "gap ms", "largest gap", "launch latency median µs", "memcpy ms", "launch-bound"},
+		Right:  []bool{false, true, true, true, true, true, true, false, true, true, false},
+	}
+	for _, r := range p.Rows {
+		name := mdtable.EscapeCell(r.Phase)
+		if r.Phase == "" {
+			name = "(whole run)"
+		}
+		if len(scopes) > 1 {
+			name = fmt.Sprintf("process %d, GPU %d: %s", r.ProcessID, r.Device, name)
+		}
+		gap := "none"
+		if g := r.LargestGap; g != nil {
+			gap = fmt.Sprintf("%s ms after %s, before %s", mdtable.Fixed(g.MS, 3), mdtable.EscapeCell(summary.Short(g.Before)), mdtable.EscapeCell(summary.Short(g.After)))
+			if r.Instances > 1 {
+				gap += fmt.Sprintf(" (instance %d)", g.Instance)
+			}
+		}
+		lat := "n/a"
+		if r.LaunchLatencyMedianUS != nil {
+			lat = mdtable.Fixed(*r.LaunchLatencyMedianUS, 1)
+		}
+		lb := "no"
+		if r.LaunchBound {
+			lb = "yes"
+		}
+		t.Rows = append(t.Rows, []string{name, mdtable.Fixed(r.WallMS, 3), mdtable.Fixed(r.KernelMS, 3), mdtable.Percent(r.Busy), mdtable.Percent(r.Idle),
+			fmt.Sprint(r.Gaps), mdtable.Fixed(r.GapMS, 3), gap, lat, mdtable.Fixed(r.MemcpyMS, 3), lb})
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nFrom the run's CUPTI timeline (the plain run's own kernel times), NVTX phases at depth %d. A phase's wall time spans its instances on the GPU, "+
+		"from the earlier of its range's start and its first kernel or copy to the later of its range's end and its last one. "+
+		"Busy is the time any kernel of the process runs on the GPU (whichever phase launched it), idle the rest; kernel ms sums the phase's own kernels "+
+		"(overlapping kernels count twice). Gaps are the idle holes between two kernels; launch latency runs from the launch call's start to the kernel's start; "+
+		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound.\n\n",
+		p.Depth, mdtable.Percent(p.LaunchBoundIdleShare))
+}
+
 func safeDiv(a, b float64) float64 {
 	if b <= 0 {
 		return 0
@@ -365,7 +445,7 @@ func narrative(b *strings.Builder, n summary.Narrative) {
 			t.Rows = append(t.Rows, []string{g.Phase, mdtable.EscapeCell(g.Region), mdtable.Fixed(g.GPUMS, 3), mdtable.Fixed(g.WallMS, 3), mdtable.Percent(g.Busy)})
 		}
 		b.WriteString(t.String())
-		b.WriteString("\nGPU busy compares kernel time measured under ncu with the plain run's wall time. ncu serializes kernels and locks clocks at base (its default --clock-control base), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
+		b.WriteString("\nGPU busy compares the kernel time of the Per-Region Breakdown's source with the plain run's wall time. Under an ncu timing pass kernels run serialized, and longer still with clocks locked to base and caches flushed (ncu's defaults; timeline.ncu_clock_control and timeline.ncu_cache_control choose, and the run's plan says which it used), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
 	}
 	if len(n.Bottlenecks) > 0 {
 		t := mdtable.Table{Header: []string{"bottleneck", "category", "bound", "share of kernel time"}, Right: []bool{false, false, false, true}}

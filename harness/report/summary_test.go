@@ -12,6 +12,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 
 	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/harness/timeline"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -104,4 +105,86 @@ func TestSummaryMarkdownWarmup(t *testing.T) {
 	b.Reset()
 	require.NoError(t, SummaryMarkdown(&b, summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep}, summary.Options{}), nil))
 	assert.NotContains(t, b.String(), "warm-up")
+}
+
+// TestSummaryMarkdownPhases: the section "GPU busy and idle per phase" is
+// one table with a row per phase and the whole run, names from the profiled
+// program escaped (a phase per hostile name, SYNTHETIC numbers), and one note
+// with the rule; a launch-bound phase is named in the Summary.
+func TestSummaryMarkdownPhases(t *testing.T) {
+	sc := timeline.PhaseScope{ProcessID: 1, Device: 0, Run: timeline.Phase{SpanNS: 1e7, BusyNS: 1e6, IdleNS: 9e6, IdleShare: 0.9, LaunchBound: true}}
+	for i, n := range hostileNames {
+		p := timeline.Phase{Name: n, Instances: 2, SpanNS: 1e6, KernelNS: 4e5, BusyNS: 4e5, IdleNS: 6e5, IdleShare: 0.6, LaunchBound: true, Kernels: 3,
+			Gaps:    timeline.GapStats{Count: 2, SumNS: 5e5, Largest: []timeline.Gap{{NS: 3e5, Before: n, After: hostileNames[(i+1)%len(hostileNames)], Instance: 2}}},
+			Latency: timeline.Latency{Count: 3, MedianNS: 12345}}
+		if i == 0 {
+			p.IdleShare, p.IdleNS, p.BusyNS, p.LaunchBound, p.Latency, p.Gaps = 0.2, 2e5, 8e5, false, timeline.Latency{}, timeline.GapStats{}
+		}
+		sc.Phases = append(sc.Phases, p)
+	}
+	rep := &timeline.PhaseReport{Depth: 1, LaunchBoundIdleShare: timeline.LaunchBoundIdleShare, Scopes: []timeline.PhaseScope{sc}}
+	s := summary.Build(summary.Inputs{RunID: "r", Phases: rep}, summary.Options{})
+	var b bytes.Buffer
+	require.NoError(t, SummaryMarkdown(&b, s, nil))
+	sec := section(t, b.String(), "GPU busy and idle per phase")
+	tabs := gfmTables(t, []byte(sec))
+	require.Len(t, tabs, 1, "one table")
+	rows := tabs[0]
+	require.Len(t, rows, len(hostileNames)+1)
+	for i, n := range hostileNames {
+		want := strings.TrimSpace(strings.NewReplacer("\n", " ", "\t", " ").Replace(n))
+		assert.Equal(t, want, rows[i][0], "phase %d reads as written", i)
+		require.Len(t, rows[i], 11, "phase %d stays in its cells", i)
+	}
+	assert.Equal(t, []string{"1.000", "0.400", "80.0%", "20.0%", "0", "0.000", "none", "n/a", "0.000", "no"}, rows[0][1:])
+	assert.Equal(t, []string{"1.000", "0.400", "40.0%", "60.0%", "2", "0.500"}, rows[1][1:7])
+	assert.Equal(t, "0.300 ms after a\\|b, before `tick` (instance 2)", rows[1][7], "the largest gap with its kernels")
+	assert.Equal(t, []string{"12.3", "0.000", "yes"}, rows[1][8:])
+	assert.Equal(t, "(whole run)", rows[len(rows)-1][0])
+	assert.Equal(t, 1, strings.Count(sec, "is launch-bound."), "one note for the rule")
+	assert.Contains(t, sec, "A phase idle more than 50.0% of its wall time is launch-bound.")
+
+	sum := section(t, b.String(), "Summary")
+	assert.Equal(t, len(hostileNames)-1, strings.Count(sum, "is launch-bound: in the CUPTI timeline"))
+	assert.NotContains(t, sum, "the whole run is launch-bound", "its phases are named instead")
+
+	// No timeline: one line says what gives the section.
+	b.Reset()
+	require.NoError(t, SummaryMarkdown(&b, summary.Build(summary.Inputs{RunID: "r"}, summary.Options{}), nil))
+	sec = section(t, b.String(), "GPU busy and idle per phase")
+	assert.Equal(t, "Not available: "+summary.NoTimeline+".", strings.TrimSpace(sec))
+}
+
+// TestSummaryMarkdownSpread: top kernels with a per-launch spread get a
+// compact median (min–max) column; without spread the table is unchanged.
+func TestSummaryMarkdownSpread(t *testing.T) {
+	tab := kernels.Table{Source: "t", TotalMS: 1, Launches: 3, Kernels: []kernels.Record{
+		{Name: "a", TotalMS: 0.9, Calls: 2, Spread: &kernels.Spread{MinMS: 0.002, MedianMS: 0.0035, MaxMS: 0.45, StdDevMS: 0.001}},
+		{Name: "b", TotalMS: 0.1, Calls: 1}}}
+	var b bytes.Buffer
+	require.NoError(t, SummaryMarkdown(&b, summary.Build(summary.Inputs{RunID: "r", Kernels: &tab}, summary.Options{}), nil))
+	sec := section(t, b.String(), "Top Kernels")
+	top := gfmTables(t, []byte(sec))[0]
+	assert.Equal(t, []string{"1", "a", "0.9000", "2", "0.00350 (0.00200–0.45000)", "90.0%"}, top[0][:6])
+	assert.Equal(t, "", top[1][4], "a kernel without spread has an empty cell")
+	assert.Contains(t, sec, "median (min–max)")
+
+	tab.Kernels[0].Spread = nil
+	b.Reset()
+	require.NoError(t, SummaryMarkdown(&b, summary.Build(summary.Inputs{RunID: "r", Kernels: &tab}, summary.Options{}), nil))
+	sec = section(t, b.String(), "Top Kernels")
+	assert.Len(t, gfmTables(t, []byte(sec))[0][0], 8)
+	assert.NotContains(t, sec, "median")
+}
+
+// section is the body of the summary's section titled title.
+func section(t *testing.T, md, title string) string {
+	t.Helper()
+	for _, sec := range strings.Split(md, "\n## ")[1:] {
+		if h, body, _ := strings.Cut(sec, "\n"); h == title {
+			return body
+		}
+	}
+	t.Fatalf("no section %q", title)
+	return ""
 }

@@ -108,7 +108,6 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 
 	phases, terr := writeTimeline(run, cfg, tab, reg)
 	errs = append(errs, terr)
-	_ = phases // the summary's phase section (issue 13) takes it
 
 	sample, serr := sampleRegions(run, cfg)
 	errs = append(errs, writeRegions(run, artifacts.RegionsSampleDir, artifacts.RegionsSampleMD, artifacts.RegionsSampleJSON, sample, serr))
@@ -117,6 +116,10 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	}
 
 	in := summaryInputs(run, src, tab, kerr, reg, rerr)
+	in.Phases = phases
+	if terr != nil && hasCupti(run) {
+		in.PhasesMissing = "the CUPTI timeline could not be read: " + terr.Error()
+	}
 	if sample != nil {
 		in.RegionsSampleReport = artifacts.RegionsSampleMD
 	}

@@ -255,11 +255,13 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		// The timing pass needs each launch's duration: kernel replay,
 		// whatever the deep pass replays.
 		timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), replayKernel, []string{timingMetric}, "", nil, "", 0)
+		timing.ClockControl, timing.CacheControl = s.Cfg.Timeline.NCUClockControl, s.Cfg.Timeline.NCUCacheControl
 		targs, err := timing.Args()
 		if err != nil {
 			return nil, fmt.Errorf("timing pass: %w", err)
 		}
-		timingDetails := []string{once}
+		timingDetails := []string{once, fmt.Sprintf("its kernel times: %s. Chosen by timeline.ncu_clock_control=%s and timeline.ncu_cache_control=%s; none and none measure closest to the plain run",
+			timing.ControlNote(), s.Cfg.Timeline.NCUClockControl, s.Cfg.Timeline.NCUCacheControl)}
 		if rangeReplay(s.Cfg.NCU.ReplayMode) {
 			timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
 		}

@@ -13,9 +13,12 @@ import (
 // sentence is made from the data above it; a missing input makes fewer
 // sentences, never invented ones.
 type Narrative struct {
-	DominantPhase   string     `json:"dominant_phase,omitempty"`
-	DominantShare   float64    `json:"dominant_share,omitempty"` // of the top-level stages' wall time
-	GPUBusy         []PhaseGPU `json:"gpu_busy,omitempty"`
+	DominantPhase string     `json:"dominant_phase,omitempty"`
+	DominantShare float64    `json:"dominant_share,omitempty"` // of the top-level stages' wall time
+	GPUBusy       []PhaseGPU `json:"gpu_busy,omitempty"`
+	// LaunchBound are the phases the CUPTI timeline shows idle for more
+	// than Phases.LaunchBoundIdleShare of their wall time.
+	LaunchBound     []PhaseRow `json:"launch_bound,omitempty"`
 	Bottlenecks     []Kernel   `json:"bottlenecks"`
 	Recommendations []string   `json:"recommendations"`
 	Lines           []string   `json:"lines"`
@@ -60,9 +63,19 @@ func narrate(s *Summary) Narrative {
 			top.Name, 100*n.DominantShare, top.MeanMS, total, over)
 	}
 
+	n.LaunchBound = launchBound(s.Phases)
+	timed := map[string]bool{} // regions the timeline measured: its rule, not the one below, speaks for them
+	for _, r := range s.Phases.Rows {
+		timed[r.Phase] = true
+	}
+	for _, r := range n.LaunchBound {
+		say("%s", launchBoundLine(r, s.Phases.LaunchBoundIdleShare))
+		n.Recommendations = append(n.Recommendations, launchBoundAdvice(r))
+	}
+
 	n.GPUBusy = gpuBusy(s)
 	for _, g := range n.GPUBusy {
-		if g.Busy < busyLow {
+		if g.Busy < busyLow && !timed[g.Region] {
 			say("In %s the GPU runs kernels for only %.0f%% of the wall time (%.2f ms of kernels in %.2f ms): the rest is the host (Python, framework, kernel launches).",
 				g.Phase, 100*g.Busy, g.GPUMS, g.WallMS)
 			n.Recommendations = append(n.Recommendations, fmt.Sprintf(
@@ -80,7 +93,7 @@ func narrate(s *Summary) Narrative {
 	if len(n.Bottlenecks) > 0 {
 		var parts []string
 		for _, k := range n.Bottlenecks {
-			parts = append(parts, fmt.Sprintf("%s (%s, %s, %.1f%% of kernel time)", short(k.Name), k.Category, k.Bound.Class, 100*k.Share))
+			parts = append(parts, fmt.Sprintf("%s (%s, %s, %.1f%% of kernel time)", Short(k.Name), k.Category, k.Bound.Class, 100*k.Share))
 		}
 		say("The top bottlenecks by total GPU time: %s.", strings.Join(parts, "; "))
 	}
@@ -117,7 +130,7 @@ func narrate(s *Summary) Narrative {
 // recommend is the next step that follows from a bottleneck's category and
 // bound; "" when none does.
 func recommend(k Kernel) string {
-	name := short(k.Name)
+	name := Short(k.Name)
 	switch k.Category + "/" + k.Bound.Class {
 	case "gemm/memory-bound":
 		return fmt.Sprintf("%s (GEMM/GEMV) is memory-bound: it streams weights for few tokens. Batch more sequences per step, or use lower-precision weights (FP8/INT8) to cut the bytes read.", name)
@@ -179,11 +192,12 @@ func phaseRegions(s *Summary) map[string]string {
 	}
 }
 
-// short is a kernel name cut for a sentence: its function name without
+// Short is a kernel name cut for a sentence: its function name without
 // template arguments or parameters.
-func short(name string) string {
+func Short(name string) string {
 	s := name
 	s = strings.TrimPrefix(s, "void ")
+	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
 	if i := strings.IndexAny(s, "<("); i > 0 {
 		s = s[:i]
 	}

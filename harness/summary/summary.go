@@ -1,7 +1,8 @@
 // Package summary computes the stakeholder summary of a run: the typed data
 // behind stakeholder_summary.md and summary.json (environment, per-stage
 // times, MFU, top operators, top kernels with category and bound, regions,
-// and a narrative written from those numbers).
+// GPU busy and idle per phase from a CUPTI timeline, and a narrative written
+// from those numbers).
 //
 // It reads no files and renders nothing: package session reads the run
 // directory into Inputs, Build computes, package report renders Markdown
@@ -22,6 +23,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
+	"github.com/llm-perf-opt/deepprof/harness/timeline"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -58,6 +60,12 @@ type Inputs struct {
 	// RegionsSampleReport is the region report of the deep pass's sample,
 	// with its metrics, relative to MAIN; "" when there is none.
 	RegionsSampleReport string
+
+	// Phases are the run's phases at NVTX depth 1 from its CUPTI timeline
+	// (timeline.Phases); nil when the run has no CUPTI timeline, or with
+	// PhasesMissing when it has one that could not be read.
+	Phases        *timeline.PhaseReport
+	PhasesMissing string
 }
 
 // Options are the report's settings (the profile's report section).
@@ -78,6 +86,7 @@ type Summary struct {
 	Operators   Operators   `json:"operators"`
 	Kernels     Kernels     `json:"kernels"`
 	Regions     Regions     `json:"regions"`
+	Phases      Phases      `json:"phases"`
 	Narrative   Narrative   `json:"narrative"`
 
 	workloadRanges json.RawMessage // the workload report's "ranges"
@@ -185,6 +194,9 @@ type Kernel struct {
 	Share    float64        `json:"share"` // of the table's total time, 0..1
 	Category string         `json:"category"`
 	Bound    classify.Bound `json:"bound"`
+	// Spread is how the kernel's launch durations vary, when the kernel
+	// table has it (a timeline's per-launch times); nil otherwise.
+	Spread *kernels.Spread `json:"spread,omitempty"`
 }
 
 // CategoryTime is the time of one kernel category, over every kernel.
@@ -266,6 +278,7 @@ func Build(in Inputs, opt Options) *Summary {
 	s.Operators = operators(in, opt.TopN)
 	s.Kernels = topKernels(in, opt, s.Environment.Peak)
 	s.Regions = regionRows(in)
+	s.Phases = phaseRows(in)
 	s.Narrative = narrate(s)
 	return s
 }
@@ -456,7 +469,7 @@ func topKernels(in Inputs, opt Options, peak *gpu.Peak) Kernels {
 	}
 	for _, r := range t.Top(opt.TopN).Kernels {
 		row := Kernel{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
-			Category: opt.Categories.Of(r.Name)}
+			Category: opt.Categories.Of(r.Name), Spread: r.Spread}
 		switch m := in.Metrics[r.Name]; {
 		case in.Metrics == nil:
 			row.Bound = classify.Bound{Class: "unknown", Why: "no deep-pass metrics"}
