@@ -33,7 +33,7 @@ func TestStage2CUPTI(t *testing.T) {
 		// The launch-bound anchor: tiny-llama shapes, 64-token
 		// prompt, 32 new tokens.
 		{name: "tiny-llama", overrides: []string{"workloads=tiny-llama",
-			"workload.argv=[scripts/workloads/hf_causal_lm.py, --prompt-tokens=64, --new-tokens=32, --warmup=1]"}},
+			"workload.argv=[scripts/workloads/hf_causal_lm.py, --prompt-tokens=64, --new-tokens=32, --warmup=1, --operators]"}},
 		{name: "gpt2", domain: "LLM", overrides: []string{"workloads=gpt2", "nvtx.domain=LLM"}},
 		// Llama-3-8B shapes cut to 4 layers (the timing-fidelity recording's
 		// model), 512-token prompt, 8 new tokens.

@@ -142,8 +142,8 @@ func TestRecordedRunsRegionsAgree(t *testing.T) {
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.RegionsJSON)), &rep))
 			var s summary.Summary
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.SummaryJSON)), &s))
-			require.False(t, s.Regions.Sampled, "the recorded runs have a timing pass")
-			assert.Equal(t, artifacts.NcuTimingRaw, rep.Source)
+			require.False(t, s.Regions.Sampled, "the recorded runs have a timeline of every launch")
+			assert.Contains(t, []string{artifacts.NcuTimingRaw, artifacts.TimelineCupti}, rep.Source)
 			assert.Empty(t, rep.Sample)
 			assert.Equal(t, s.Regions.Source, rep.Source)
 			assert.Equal(t, s.Regions.TotalMS, rep.ProfiledMS)
@@ -165,6 +165,45 @@ func TestRecordedRunsRegionsAgree(t *testing.T) {
 			assert.Equal(t, artifacts.NcuRaw, sample.Source)
 			assert.NotEmpty(t, sample.Sample)
 			assert.Less(t, sample.Launches, rep.Launches, "a sample")
+		})
+	}
+}
+
+// TestRecordedCUPTIRunsAgreeWithOracle redoes, offline, each recorded CUPTI
+// run's check against torch.profiler (issue 13): the run's own kernel table
+// and regions, made from its CUPTI records by the rebuild, against the
+// figures torch.profiler wrote in a separate plain run of the same
+// workload. Phases within 3 %, the top 5 kernels within 5 %, launches equal.
+func TestRecordedCUPTIRunsAgreeWithOracle(t *testing.T) {
+	runs, err := filepath.Glob("fixtures/runs/cupti-*")
+	require.NoError(t, err)
+	require.NotEmpty(t, runs, "recorded CUPTI runs")
+	for _, src := range runs {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), filepath.Base(src))
+			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+			require.NoError(t, os.Remove(filepath.Join(dst, artifacts.OracleCheckJSON)))
+			cfg, err := config.Parse(filepath.Join(src, artifacts.ConfigYAML))
+			require.NoError(t, err)
+			dc, err := rundir.ConfigFor(cfg)
+			require.NoError(t, err)
+			run, err := artifacts.Open(dst)
+			require.NoError(t, err)
+			require.NoError(t, rundir.Rebuild(run, dc))
+
+			var c rundir.OracleCheck
+			b, err := os.ReadFile(filepath.Join(dst, artifacts.OracleCheckJSON))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &c))
+			require.Len(t, c.Rows, 2+5, "two phases and the top 5 kernels")
+			for _, r := range c.Rows {
+				assert.True(t, r.OK, "%s: oracle %.3f ms (%d), timeline %.3f ms (%d): %s", r.What, r.OracleMS, r.OracleLaunches, r.TimedMS, r.TimedLaunches, r.Why)
+				assert.Equal(t, r.OracleLaunches, r.TimedLaunches, r.What)
+			}
+			assert.True(t, c.Passed)
+			m := run.Manifest()
+			require.NotNil(t, m.Sources)
+			assert.Equal(t, artifacts.TimelineCupti, m.Sources.Kernels.Path)
 		})
 	}
 }

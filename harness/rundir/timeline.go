@@ -311,8 +311,12 @@ func timelineSection(run *artifacts.Run) string {
 	}
 	var b strings.Builder
 	b.WriteString("## The CUPTI timeline\n\n")
-	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in a plain run of the workload (%d record file(s) in [%s](%s/)): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
-		len(CuptiFiles(run)), artifacts.TimelineCupti, artifacts.TimelineCupti, artifacts.TimelineTrace, artifacts.TimelineTrace)
+	var files []string
+	for _, f := range CuptiFiles(run) {
+		files = append(files, "["+mdtable.EscapeCell(f)+"]("+f+")")
+	}
+	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in a plain run of the workload, one record file per CUDA process (%s): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
+		strings.Join(files, ", "), artifacts.TimelineTrace, artifacts.TimelineTrace)
 	if o, ok := cuptiOverhead(run); ok {
 		fmt.Fprintf(&b, "Overhead: with the library the workload's stages took %.3f ms per repeat against %.3f ms in the plain run (medians of %d repeats): %.3fx.\n\n",
 			o.CuptiMS, o.PlainMS, o.Repeats, o.Ratio())
