@@ -386,7 +386,7 @@ func TestCheckScriptUsesTheSameFlags(t *testing.T) {
 func TestSourceWritesTheFormat(t *testing.T) {
 	src := string(Source())
 	for _, want := range []string{`"deepprof-cupti/1"`, `line_start("K")`, `line_start("C")`, `line_start("S")`,
-		`line_start("A")`, `line_start("N")`, `"X"`, `"E\t%"`, "DP_EXPORT int InitializeInjection(void)",
+		`"A\t%"`, `line_start("N")`, `"X"`, `"E\t%"`, "DP_EXPORT int InitializeInjection(void)",
 		"DP_EXPORT int InitializeInjectionNvtx2(", "cuptiActivityFlushPeriod", "DEEPPROF_CUPTI_DIR"} {
 		if !strings.Contains(src, want) {
 			t.Errorf("deepprof_cupti.c lacks %q", want)

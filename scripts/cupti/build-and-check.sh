@@ -9,29 +9,12 @@
 #                      overhead runs' JSON lines
 # Usage: OUT=/some/dir bash scripts/cupti/build-and-check.sh [quick]
 #   quick: skip the overhead measurement
+#        bash scripts/cupti/build-and-check.sh --build-only SRC.c LIB.so
 set -u
 set -o pipefail
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/check.log") 2>&1
-set -x
-
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export PATH=$CUDA_HOME/bin:$PATH
-W=/tmp/deepprof-cupti-check
-rm -rf "$W"
-mkdir -p "$W/rec"
-
-# Versions, as printed here.
-nvidia-smi --query-gpu=name,driver_version --format=csv
-nvidia-smi | head -5
-nvcc --version | tail -2
-gcc --version | head -1
-head -c 400 "$CUDA_HOME/version.json"; echo
-grep -rh "define CUPTI_API_VERSION" "$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include" 2>/dev/null
-python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
-uname -a
 
 # The toolkit's folders, looked for as harness/cuptilib.FindToolkit does.
 INC_CANDIDATES=("$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include" "$CUDA_HOME"/targets/*/include)
@@ -52,9 +35,39 @@ done
 # The same argv as harness/cuptilib.Argv (cuptilib's tests check these two lines).
 CFLAGS=(-shared -fPIC -O2 -std=gnu11 -Wall)
 LDLIBS=(-lcupti -ldl -lpthread)
+# build_lib SRC.c LIB.so: the library built from SRC.c.
+build_lib() {
+  gcc "${CFLAGS[@]}" "${INCS[@]}" -o "$2" "$1" "-L$LIBDIR" "-Wl,-rpath,$LIBDIR" "${LDLIBS[@]}"
+}
+# --build-only SRC.c LIB.so: build one library with the argv above and stop
+# (scripts/cupti/overhead.sh builds the libraries it compares this way).
+if [ "${1-}" = --build-only ]; then
+  set -x
+  build_lib "$2" "$3"
+  exit
+fi
+
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/check.log") 2>&1
+set -x
+
+W=/tmp/deepprof-cupti-check
+rm -rf "$W"
+mkdir -p "$W/rec"
+
+# Versions, as printed here.
+nvidia-smi --query-gpu=name,driver_version --format=csv
+nvidia-smi | head -5
+nvcc --version | tail -2
+gcc --version | head -1
+head -c 400 "$CUDA_HOME/version.json"; echo
+grep -rh "define CUPTI_API_VERSION" "$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include" 2>/dev/null
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+uname -a
+
 LIB=$W/libdeepprof_cupti.so
-gcc "${CFLAGS[@]}" "${INCS[@]}" -o "$LIB" "$REPO/harness/cuptilib/src/deepprof_cupti.c" \
-  "-L$LIBDIR" "-Wl,-rpath,$LIBDIR" "${LDLIBS[@]}" || { echo LIBRARY BUILD FAILED; exit 1; }
+build_lib "$REPO/harness/cuptilib/src/deepprof_cupti.c" "$LIB" || { echo LIBRARY BUILD FAILED; exit 1; }
 nm -D --defined-only "$LIB" | grep -E 'InitializeInjection'
 ldd "$LIB"
 

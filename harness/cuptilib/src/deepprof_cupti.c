@@ -18,12 +18,16 @@
  *      domain names and registered strings resolved to their text
  *   X  notes (dropped records, NVTX state), E the last line at a normal exit
  *
- * Memory is bounded: CUPTI buffers are written out as they complete
- * (cuptiActivityFlushPeriod for full ones, and a thread that asks for the
- * completed ones every second with cuptiActivityFlushAll), our own line
- * buffer has a fixed size and the same thread writes it out every second, so
- * a crash or a kill keeps all but about the last second. Built by harness/cuptilib (gcc, argv, no
- * shell); it needs cupti.h, the nvtx3 headers and libcupti.
+ * The launch path is lean: an A record's fields are copied into a ring of
+ * the launching thread (no formatting, no lock, no system call) and the
+ * flusher thread formats them. Memory is bounded: CUPTI buffers are written
+ * out as they complete (cuptiActivityFlushPeriod for full ones, and the
+ * flusher asks for the completed ones every second with
+ * cuptiActivityFlushAll), each thread's ring and our line buffer have fixed
+ * sizes and the flusher writes them out every second (a ring also when it is
+ * a quarter full), so a crash or a kill keeps all but about the last second.
+ * Built by harness/cuptilib (gcc, argv, no shell); it needs cupti.h, the
+ * nvtx3 headers and libcupti.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,6 +37,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,8 +183,8 @@ static void sb_field(sbuf *b, const char *s) {
   sb_escaped(b, s);
 }
 
-/* Appends one finished line (ending in '\n') to the output. */
-static void emit(const sbuf *b) {
+/* Appends n finished lines (each ending in '\n') to the output. */
+static void emit_lines(const sbuf *b, uint64_t n) {
   pthread_mutex_lock(&out.mu);
   if (out.fd >= 0 && !out.closed && out.pid == getpid()) {
     if (out.len + b->len > OUT_BUF_SIZE) flush_locked();
@@ -189,10 +194,13 @@ static void emit(const sbuf *b) {
       memcpy(out.buf + out.len, b->p, b->len);
       out.len += b->len;
     }
-    out.records++;
+    out.records += n;
   }
   pthread_mutex_unlock(&out.mu);
 }
+
+/* Appends one finished line to the output. */
+static void emit(const sbuf *b) { emit_lines(b, 1); }
 
 static __thread sbuf tls_line;
 
@@ -453,6 +461,85 @@ static int launches_work(const char *name) {
  * Triton's cuLaunchKernel) are written. */
 static __thread int tls_runtime_depth;
 
+/* The launch path does no formatting, takes no lock and makes no system
+ * call: at the call's exit the callback copies the record's few fields into
+ * its thread's ring, and the flusher thread (woken when a ring is a quarter
+ * full, and every second) writes the rings out as A lines. A ring that is
+ * full (the flusher behind) is written out by its own thread. */
+typedef struct {
+  uint64_t start, end;
+  const char *function; /* CUPTI's name of the function, valid while the process lives */
+  uint32_t correlation;
+  uint32_t cbid;
+  int runtime;
+} api_rec;
+
+#define RING_CAP 8192u /* records per thread, a power of two */
+#define RING_WAKE (RING_CAP / 4)
+
+typedef struct ring {
+  _Atomic uint64_t head; /* the next slot its thread fills */
+  _Atomic uint64_t tail; /* the next slot to write out; moved with mu held */
+  pthread_mutex_t mu;    /* held by whoever writes the ring out */
+  uint32_t tid;
+  struct ring *next;
+  api_rec rec[RING_CAP];
+} ring;
+
+static ring *_Atomic rings; /* every recording thread's ring, newest first; never freed */
+static __thread ring *tls_ring;
+static __thread sbuf tls_drain;
+static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
+
+/* Appends one A line for r, launched on thread tid, to b. */
+static void api_line(sbuf *b, const api_rec *r, uint32_t tid) {
+  sb_fmt(b, "A\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%u", r->start, r->end, tid,
+         (unsigned)r->correlation, r->runtime ? "runtime" : "driver", (unsigned)r->cbid);
+  sb_field(b, r->function ? r->function : "");
+  sb_put(b, "\n", 1);
+}
+
+/* Writes the records of r not yet written to the output. */
+static void drain_ring(ring *r) {
+  sbuf *b = &tls_drain;
+  pthread_mutex_lock(&r->mu);
+  uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+  uint64_t n = 0;
+  b->len = 0;
+  for (; t < h; t++) {
+    api_line(b, &r->rec[t & (RING_CAP - 1)], r->tid);
+    if (++n == 512) {
+      emit_lines(b, n);
+      b->len = 0;
+      n = 0;
+    }
+  }
+  if (n > 0) emit_lines(b, n);
+  atomic_store_explicit(&r->tail, h, memory_order_release);
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void drain_rings(void) {
+  for (ring *r = atomic_load_explicit(&rings, memory_order_acquire); r; r = r->next) drain_ring(r);
+}
+
+/* This thread's ring, made at its first record; NULL when out of memory. */
+static ring *thread_ring(void) {
+  if (tls_ring) return tls_ring;
+  ring *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  pthread_mutex_init(&r->mu, NULL);
+  r->tid = thread_id();
+  r->next = atomic_load_explicit(&rings, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(&rings, &r->next, r, memory_order_release,
+                                                memory_order_relaxed))
+    ;
+  tls_ring = r;
+  return r;
+}
+
 static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const CUpti_CallbackData *cb) {
   int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -470,12 +557,21 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     return;
   }
   uint64_t end = now_ns();
-  uint64_t start = cb->correlationData ? *cb->correlationData : end;
-  sbuf *b = line_start("A");
-  sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%s\t%u", start, end, thread_id(),
-         (unsigned)cb->correlationId, runtime ? "runtime" : "driver", (unsigned)cbid);
-  sb_field(b, cb->functionName ? cb->functionName : "");
-  line_end(b);
+  api_rec a = {cb->correlationData ? *cb->correlationData : end, end, cb->functionName,
+               cb->correlationId, cbid, runtime};
+  ring *r = thread_ring();
+  if (!r) { /* no ring: the line is written at once */
+    sbuf *b = &tls_drain;
+    b->len = 0;
+    api_line(b, &a, thread_id());
+    emit(b);
+    return;
+  }
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+  if (h - atomic_load_explicit(&r->tail, memory_order_acquire) >= RING_CAP) drain_ring(r);
+  r->rec[h & (RING_CAP - 1)] = a;
+  atomic_store_explicit(&r->head, h + 1, memory_order_release);
+  if (((h + 1) & (RING_WAKE - 1)) == 0) pthread_cond_signal(&wake_cv);
 }
 
 /* ---- NVTX ----------------------------------------------------------------- */
@@ -695,17 +791,33 @@ static void finish(void);
  * has run, the flusher never calls into CUPTI again (the process is exiting). */
 static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Every second: ask CUPTI for the buffers whose records are all complete
+/* Every second, ask CUPTI for the buffers whose records are all complete
  * (cuptiActivityFlushPeriod alone returns only full buffers, so a killed
- * process would lose most kernels), then write our line buffer out. */
+ * process would lose most kernels); every second and whenever a thread's ring
+ * is a quarter full, write the rings out; then write our line buffer out. */
 static void *flusher(void *arg) {
   (void)arg;
-  struct timespec ts = {FLUSH_PERIOD_MS / 1000, (long)(FLUSH_PERIOD_MS % 1000) * 1000000L};
+  struct timespec due;
+  clock_gettime(CLOCK_REALTIME, &due);
   for (;;) {
-    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&wake_mu);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int period = now.tv_sec > due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec >= due.tv_nsec);
+    if (!period) period = pthread_cond_timedwait(&wake_cv, &wake_mu, &due) == ETIMEDOUT;
+    pthread_mutex_unlock(&wake_mu);
     pthread_mutex_lock(&flush_mu);
     int done = out.closed || out.fd < 0;
-    if (!done) cuptiActivityFlushAll(0);
+    if (!done && period) {
+      cuptiActivityFlushAll(0);
+      due.tv_sec += FLUSH_PERIOD_MS / 1000;
+      due.tv_nsec += (long)(FLUSH_PERIOD_MS % 1000) * 1000000L;
+      if (due.tv_nsec >= 1000000000L) {
+        due.tv_sec++;
+        due.tv_nsec -= 1000000000L;
+      }
+    }
+    if (!done) drain_rings();
     pthread_mutex_unlock(&flush_mu);
     pthread_mutex_lock(&out.mu);
     done = done || out.closed || out.fd < 0;
@@ -822,6 +934,7 @@ static void finish(void) {
   if (out.fd < 0 || out.pid != getpid()) return;
   pthread_mutex_lock(&flush_mu);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  drain_rings();
   pthread_mutex_lock(&out.mu);
   if (out.fd >= 0 && !out.closed) {
     char line[96];
