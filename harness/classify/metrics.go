@@ -366,79 +366,107 @@ type acc struct {
 	roof      int // launches with FLOPs and DRAM bytes
 }
 
+// Accumulator sums launches into one Metrics per kernel name, one launch
+// at a time. It is an ncu.Handler, so that one ncu.Scan of an export can
+// feed the classification and other results.
+type Accumulator struct {
+	accs map[string]*acc
+	// checked is the export whose columns were last checked.
+	checked *ncu.Export
+}
+
+// NewAccumulator returns an empty Accumulator.
+func NewAccumulator() *Accumulator { return &Accumulator{accs: map[string]*acc{}} }
+
+// Launch adds one launch of x. The first launch of an export also checks
+// its columns: a raw page must be read with Options(). A launch without a
+// duration or with a metric in a unit this package does not read is a
+// positioned *ncu.SyntaxError.
+func (a *Accumulator) Launch(x *ncu.Export, l *ncu.Launch) error {
+	if a.checked != x {
+		a.checked = x
+		if err := checkColumns(x, l); err != nil {
+			return err
+		}
+	}
+	ms, err := measureLaunch(x.Source, l)
+	if err != nil {
+		return err
+	}
+	k := a.accs[l.Kernel]
+	if k == nil {
+		k = &acc{m: Metrics{Kernel: l.Kernel}}
+		a.accs[l.Kernel] = k
+	}
+	k.add(ms)
+	return nil
+}
+
+// add counts one launch's measure.
+func (k *acc) add(ms measure) {
+	k.m.Launches++
+	k.m.DurationNS += ms.durNS
+	if ms.hasSOL {
+		k.solW += ms.durNS
+		k.smW += ms.durNS * ms.sm
+		k.memW += ms.durNS * ms.mem
+		k.m.HasSOL = true
+	}
+	if ms.hasFLOPs && ms.hasDRAM {
+		k.roof++
+	}
+	k.m.FLOPs += ms.flops
+	k.m.DRAMBytes += ms.dram
+}
+
+// metrics is the kernel's Metrics: duration-weighted SOL means, and FLOPs
+// and DRAM bytes only when every launch had both.
+func (k *acc) metrics() *Metrics {
+	m := k.m
+	if m.HasSOL {
+		if k.solW > 0 {
+			m.SMPct, m.MemPct = k.smW/k.solW, k.memW/k.solW
+		} else {
+			// Launches of zero duration: an unweighted view is all there is.
+			m.HasSOL = false
+		}
+	}
+	m.HasRoofline = k.roof == m.Launches
+	if !m.HasRoofline {
+		m.FLOPs, m.DRAMBytes = 0, 0
+	}
+	return &m
+}
+
+// Metrics is every kernel's Metrics, by kernel name.
+func (a *Accumulator) Metrics() map[string]*Metrics {
+	out := make(map[string]*Metrics, len(a.accs))
+	for name, k := range a.accs {
+		out[name] = k.metrics()
+	}
+	return out
+}
+
 // FromReader reads every launch of r into one Metrics per kernel name, the
 // name exactly as package kernels keys it (so it joins kernels.json's
 // kernel_name); launches of one name on several devices are summed. A raw
 // page must be read with Options(). The first malformed row or launch ends
 // the read with its positioned *ncu.SyntaxError.
 func FromReader(r *ncu.Reader, source string) (map[string]*Metrics, error) {
-	accs := map[string]*acc{}
-	checked := false
-	for r.Scan() {
-		switch rec := r.Record().(type) {
-		case *ncu.SyntaxError:
-			return nil, rec
-		case *ncu.Launch:
-			if !checked {
-				checked = true
-				if err := checkColumns(r, rec, source); err != nil {
-					return nil, err
-				}
-			}
-			ms, err := measureLaunch(source, rec)
-			if err != nil {
-				return nil, err
-			}
-			a := accs[rec.Kernel]
-			if a == nil {
-				a = &acc{m: Metrics{Kernel: rec.Kernel}}
-				accs[rec.Kernel] = a
-			}
-			a.m.Launches++
-			a.m.DurationNS += ms.durNS
-			if ms.hasSOL {
-				a.solW += ms.durNS
-				a.smW += ms.durNS * ms.sm
-				a.memW += ms.durNS * ms.mem
-				a.m.HasSOL = true
-			}
-			if ms.hasFLOPs && ms.hasDRAM {
-				a.roof++
-			}
-			a.m.FLOPs += ms.flops
-			a.m.DRAMBytes += ms.dram
-		}
-	}
-	if err := r.Err(); err != nil {
+	a := NewAccumulator()
+	if err := ncu.Scan(r, source, a)[0]; err != nil {
 		return nil, err
 	}
-	if len(accs) == 0 {
-		return nil, &ncu.SyntaxError{File: source, Line: 1, Msg: "the export holds no kernel launches"}
-	}
-	out := make(map[string]*Metrics, len(accs))
-	for k, a := range accs {
-		m := a.m
-		if m.HasSOL {
-			if a.solW > 0 {
-				m.SMPct, m.MemPct = a.smW/a.solW, a.memW/a.solW
-			} else {
-				// Launches of zero duration: an unweighted view is all there is.
-				m.HasSOL = false
-			}
-		}
-		m.HasRoofline = a.roof == m.Launches
-		if !m.HasRoofline {
-			m.FLOPs, m.DRAMBytes = 0, 0
-		}
-		out[k] = &m
-	}
-	return out, nil
+	return a.Metrics(), nil
 }
 
 // checkColumns refuses a raw page whose header holds a column the
-// classification needs but the reader did not keep.
-func checkColumns(r *ncu.Reader, l *ncu.Launch, source string) error {
-	if r.Format() != ncu.FormatRaw {
+// classification needs but the reader did not keep (l, the export's first
+// launch, has what it kept), or one that counts toward FLOPs, DRAM bytes or
+// SOL but that this package does not know (kept or not: a reader made for
+// several consumers may keep it for another).
+func checkColumns(x *ncu.Export, l *ncu.Launch) error {
+	if x.Format != ncu.FormatRaw {
 		return nil
 	}
 	kept := make(map[string]bool, len(l.Metrics))
@@ -446,14 +474,16 @@ func checkColumns(r *ncu.Reader, l *ncu.Launch, source string) error {
 		kept[m.Name] = true
 	}
 	known := Columns()
-	for _, h := range r.Header() {
-		if !wantedColumn.MatchString(h) || kept[h] {
+	for _, h := range x.Header {
+		if !wantedColumn.MatchString(h) {
 			continue
 		}
-		if slices.Contains(known, h) {
-			return fmt.Errorf("%s: column %s was not read: make the reader with classify.Options()", source, h)
+		if !slices.Contains(known, h) {
+			return fmt.Errorf("%s: column %s counts toward FLOPs but package classify does not know it: add its type to tensorTypes", x.Source, h)
 		}
-		return fmt.Errorf("%s: column %s counts toward FLOPs but package classify does not know it: add its type to tensorTypes", source, h)
+		if !kept[h] {
+			return fmt.Errorf("%s: column %s was not read: make the reader with classify.Options()", x.Source, h)
+		}
 	}
 	return nil
 }

@@ -259,6 +259,14 @@ func TestFromReaderUnknownTensorColumn(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum") {
 		t.Errorf("err = %v, want one naming the unknown column", err)
 	}
+	// A reader made for several consumers may keep the column for another:
+	// it is still refused, not counted.
+	opts := Options()
+	opts.Metrics = append(opts.Metrics, "sm__ops_path_tensor_src_fp6_dst_fp32.sum")
+	_, err = FromReader(ncu.NewReader(bytes.NewReader(synthetic), name, opts), name)
+	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum counts toward FLOPs but package classify does not know it") {
+		t.Errorf("err = %v, want one naming the unknown column, read or not", err)
+	}
 }
 
 // badDuration is a SYNTHETIC copy of a raw page whose first launch (line 3)
