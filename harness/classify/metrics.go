@@ -159,138 +159,204 @@ type measure struct {
 	hasDRAM  bool
 }
 
-// measureLaunch reads one launch's values. Metric values are in base units
-// (units package): % for the throughputs, byte/second for the DRAM rate,
-// inst/cycle for the instruction rates, cycle for the cycle count.
+// measureLaunch reads one launch's values: its duration, the SOL
+// throughputs, the FLOP counters and the DRAM bytes. Metric values are in
+// base units (units package): % for the throughputs, byte/second for the
+// DRAM rate, inst/cycle for the instruction rates, cycle for the cycle
+// count. A value in another unit is a positioned error.
 func measureLaunch(source string, l *ncu.Launch) (measure, error) {
-	bad := func(format string, args ...any) error {
-		return &ncu.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: ", l.ID) + fmt.Sprintf(format, args...)}
-	}
 	if !l.Duration.Valid {
-		return measure{}, bad("no duration (no %s, nor %s in %q)", ncu.DurationMetric, ncu.SOLDurationMetric, ncu.SOLSection)
+		return measure{}, launchError(source, l, "no duration (no %s, nor %s in %q)", ncu.DurationMetric, ncu.SOLDurationMetric, ncu.SOLSection)
 	}
-	vals := make(map[string]units.Value, len(l.Metrics))
-	var detSM, detMem units.Value
+	v := indexLaunch(source, l)
+	m := measure{durNS: l.Duration.Base}
+	var err error
+	if m.sm, m.mem, m.hasSOL, err = v.sol(); err != nil {
+		return m, err
+	}
+	if m.flops, m.hasFLOPs, err = v.flops(); err != nil {
+		return m, err
+	}
+	if m.dram, m.hasDRAM, err = v.dramBytes(m.durNS); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// launchError is a problem with one launch, positioned at its first row.
+func launchError(source string, l *ncu.Launch, format string, args ...any) error {
+	return &ncu.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: ", l.ID) + fmt.Sprintf(format, args...)}
+}
+
+// launchValues is one launch's metrics by name, for lookups.
+type launchValues struct {
+	source string
+	l      *ncu.Launch
+	// vals holds each metric name's first valid value (else its first).
+	vals map[string]units.Value
+	// detSM and detMem are the details page's SOL rows, by display name.
+	detSM, detMem units.Value
+}
+
+// indexLaunch indexes the metrics of l by name.
+func indexLaunch(source string, l *ncu.Launch) launchValues {
+	v := launchValues{source: source, l: l, vals: make(map[string]units.Value, len(l.Metrics))}
 	for _, mt := range l.Metrics {
 		if mt.Section == detailsSOLSection {
 			switch mt.Name {
 			case detailsSMName:
-				detSM = mt.Value
+				v.detSM = mt.Value
 			case detailsMemName:
-				detMem = mt.Value
+				v.detMem = mt.Value
 			}
 		}
-		if _, dup := vals[mt.Name]; !dup || !vals[mt.Name].Valid {
-			vals[mt.Name] = mt.Value
+		if _, dup := v.vals[mt.Name]; !dup || !v.vals[mt.Name].Valid {
+			v.vals[mt.Name] = mt.Value
 		}
 	}
-	get := func(name, unit string) (float64, bool, error) {
-		v, ok := vals[name]
-		if !ok || !v.Valid {
-			return 0, false, nil
-		}
-		if v.Unit != unit {
-			return 0, false, bad("%s has unit %q, not %q", name, v.OrigUnit, unit)
-		}
-		return v.Base, true, nil
-	}
-	pct := func(v units.Value, name string) (float64, bool, error) {
-		if !v.Valid {
-			return 0, false, nil
-		}
-		if v.Unit != "%" {
-			return 0, false, bad("%s has unit %q, not %%", name, v.OrigUnit)
-		}
-		return v.Base, true, nil
-	}
+	return v
+}
 
-	m := measure{durNS: l.Duration.Base}
+// get is the metric name's value in base units; false when the launch has
+// no valid value of it, an error when its unit is not unit.
+func (v launchValues) get(name, unit string) (float64, bool, error) {
+	val, ok := v.vals[name]
+	if !ok {
+		return 0, false, nil
+	}
+	return v.checked(val, name, unit)
+}
 
-	// SOL throughputs: raw columns, else the details page's SOL rows.
-	sm, okSM, err := get(SMThroughputMetric, "%")
+// checked is val's base value; false when it is not valid, an error (which
+// calls it name) when its unit is not unit.
+func (v launchValues) checked(val units.Value, name, unit string) (float64, bool, error) {
+	if !val.Valid {
+		return 0, false, nil
+	}
+	if val.Unit != unit {
+		return 0, false, launchError(v.source, v.l, "%s has unit %q, not %q", name, val.OrigUnit, unit)
+	}
+	return val.Base, true, nil
+}
+
+// percent is one SOL throughput, from its raw column, else from the
+// details page's SOL row (det, named detName).
+func (v launchValues) percent(raw string, det units.Value, detName string) (float64, bool, error) {
+	pct, ok, err := v.get(raw, "%")
+	if err != nil || ok {
+		return pct, ok, err
+	}
+	if !det.Valid {
+		return 0, false, nil
+	}
+	if det.Unit != "%" {
+		return 0, false, launchError(v.source, v.l, "%s has unit %q, not %%", detName, det.OrigUnit)
+	}
+	return det.Base, true, nil
+}
+
+// sol is the two SOL throughputs, true when the launch has both.
+func (v launchValues) sol() (sm, mem float64, ok bool, err error) {
+	sm, okSM, err := v.percent(SMThroughputMetric, v.detSM, detailsSMName)
 	if err != nil {
-		return m, err
+		return 0, 0, false, err
 	}
-	if !okSM {
-		if sm, okSM, err = pct(detSM, detailsSMName); err != nil {
-			return m, err
-		}
-	}
-	mem, okMem, err := get(MemThroughputMetric, "%")
+	mem, okMem, err := v.percent(MemThroughputMetric, v.detMem, detailsMemName)
 	if err != nil {
-		return m, err
+		return 0, 0, false, err
 	}
-	if !okMem {
-		if mem, okMem, err = pct(detMem, detailsMemName); err != nil {
-			return m, err
+	if !okSM || !okMem {
+		return 0, 0, false, nil
+	}
+	return sm, mem, true, nil
+}
+
+// flops is the launch's floating-point (and integer tensor) ops: the
+// tensor-core ops, then the non-tensor ones added in fpOps order (a fixed
+// order, so the sum is the same every run); false when it has no counter
+// of either.
+func (v launchValues) flops() (float64, bool, error) {
+	flops, has, err := v.tensorOps()
+	if err != nil {
+		return 0, false, err
+	}
+	cycles, okCycles, err := v.get(SMSPCyclesMetric, "cycle")
+	if err != nil {
+		return 0, false, err
+	}
+	for _, o := range fpOps {
+		n, ok, err := v.fpInstructions(o.op, cycles, okCycles)
+		if err != nil {
+			return 0, false, err
+		}
+		if ok {
+			flops += o.weight * n
+			has = true
 		}
 	}
-	if okSM && okMem {
-		m.sm, m.mem, m.hasSOL = sm, mem, true
-	}
+	return flops, has, nil
+}
 
-	// Tensor-core ops. A column whose type extends another present one
-	// (fp8_sparsity_off beside fp8, fp16_dst_fp32 beside fp16) is a
-	// breakdown of it and is not added again.
+// tensorOps sums the tensor-core ops (sm__ops_path_tensor_src_<type>.sum)
+// in the order of their types. A column whose type extends another present
+// one (fp8_sparsity_off beside fp8, fp16_dst_fp32 beside fp16) is a
+// breakdown of it and is not added again.
+func (v launchValues) tensorOps() (float64, bool, error) {
 	var tensor []string
-	for name, v := range vals {
-		if v.Valid && strings.HasPrefix(name, tensorPrefix) && strings.HasSuffix(name, tensorSuffix) &&
+	for name, val := range v.vals {
+		if val.Valid && strings.HasPrefix(name, tensorPrefix) && strings.HasSuffix(name, tensorSuffix) &&
 			!strings.Contains(strings.TrimSuffix(strings.TrimPrefix(name, tensorPrefix), tensorSuffix), ".") {
 			tensor = append(tensor, strings.TrimSuffix(strings.TrimPrefix(name, tensorPrefix), tensorSuffix))
 		}
 	}
 	slices.Sort(tensor) // a fixed order, so the sum is the same every run
+	var sum float64
+	has := false
 	for _, t := range tensor {
 		if slices.ContainsFunc(tensor, func(o string) bool { return strings.HasPrefix(t, o+"_") }) {
 			continue
 		}
-		v := vals[tensorPrefix+t+tensorSuffix]
-		if v.Unit != "" {
-			return m, bad("%s has unit %q, not a plain count", tensorPrefix+t+tensorSuffix, v.OrigUnit)
+		val := v.vals[tensorPrefix+t+tensorSuffix]
+		if val.Unit != "" {
+			return 0, false, launchError(v.source, v.l, "%s has unit %q, not a plain count", tensorPrefix+t+tensorSuffix, val.OrigUnit)
 		}
-		m.flops += v.Base
-		m.hasFLOPs = true
+		sum += val.Base
+		has = true
 	}
+	return sum, has, nil
+}
 
-	// Non-tensor floating-point ops: counts when exported, else per-cycle
-	// rates times the elapsed SMSP cycles (how ncu's roofline computes them).
-	cycles, okCycles, err := get(SMSPCyclesMetric, "cycle")
-	if err != nil {
-		return m, err
-	}
-	for _, o := range fpOps {
-		n, ok := 0.0, false
-		for _, name := range fpCountNames(o.op) {
-			if n, ok, err = get(name, "inst"); err != nil {
-				return m, err
-			} else if ok {
-				break
-			}
-		}
-		if !ok && okCycles {
-			var rate float64
-			if rate, ok, err = get(fpRateName(o.op), "inst/cycle"); err != nil {
-				return m, err
-			}
-			n = rate * cycles
-		}
-		if ok {
-			m.flops += o.weight * n
-			m.hasFLOPs = true
+// fpInstructions is the thread instructions of one non-tensor
+// floating-point op: its count when exported, else its per-cycle rate
+// times the elapsed SMSP cycles (how ncu's roofline computes them), when
+// those were measured (okCycles).
+func (v launchValues) fpInstructions(op string, cycles float64, okCycles bool) (float64, bool, error) {
+	for _, name := range fpCountNames(op) {
+		if n, ok, err := v.get(name, "inst"); err != nil || ok {
+			return n, ok, err
 		}
 	}
+	if !okCycles {
+		return 0, false, nil
+	}
+	rate, ok, err := v.get(fpRateName(op), "inst/cycle")
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	return rate * cycles, true, nil
+}
 
-	// DRAM bytes.
-	if b, ok, err := get(DRAMBytesMetric, "byte"); err != nil {
-		return m, err
-	} else if ok {
-		m.dram, m.hasDRAM = b, true
-	} else if r, ok, err := get(DRAMRateMetric, "byte/second"); err != nil {
-		return m, err
-	} else if ok {
-		m.dram, m.hasDRAM = r*m.durNS*1e-9, true
+// dramBytes is the launch's DRAM traffic: dram__bytes.sum, else the DRAM
+// rate times its duration durNS.
+func (v launchValues) dramBytes(durNS float64) (float64, bool, error) {
+	if b, ok, err := v.get(DRAMBytesMetric, "byte"); err != nil || ok {
+		return b, ok, err
 	}
-	return m, nil
+	r, ok, err := v.get(DRAMRateMetric, "byte/second")
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	return r * durNS * 1e-9, true, nil
 }
 
 type acc struct {
@@ -300,79 +366,107 @@ type acc struct {
 	roof      int // launches with FLOPs and DRAM bytes
 }
 
+// Accumulator sums launches into one Metrics per kernel name, one launch
+// at a time. It is an ncu.Handler, so that one ncu.Scan of an export can
+// feed the classification and other results.
+type Accumulator struct {
+	accs map[string]*acc
+	// checked is the export whose columns were last checked.
+	checked *ncu.Export
+}
+
+// NewAccumulator returns an empty Accumulator.
+func NewAccumulator() *Accumulator { return &Accumulator{accs: map[string]*acc{}} }
+
+// Launch adds one launch of x. The first launch of an export also checks
+// its columns: a raw page must be read with Options(). A launch without a
+// duration or with a metric in a unit this package does not read is a
+// positioned *ncu.SyntaxError.
+func (a *Accumulator) Launch(x *ncu.Export, l *ncu.Launch) error {
+	if a.checked != x {
+		a.checked = x
+		if err := checkColumns(x, l); err != nil {
+			return err
+		}
+	}
+	ms, err := measureLaunch(x.Source, l)
+	if err != nil {
+		return err
+	}
+	k := a.accs[l.Kernel]
+	if k == nil {
+		k = &acc{m: Metrics{Kernel: l.Kernel}}
+		a.accs[l.Kernel] = k
+	}
+	k.add(ms)
+	return nil
+}
+
+// add counts one launch's measure.
+func (k *acc) add(ms measure) {
+	k.m.Launches++
+	k.m.DurationNS += ms.durNS
+	if ms.hasSOL {
+		k.solW += ms.durNS
+		k.smW += ms.durNS * ms.sm
+		k.memW += ms.durNS * ms.mem
+		k.m.HasSOL = true
+	}
+	if ms.hasFLOPs && ms.hasDRAM {
+		k.roof++
+	}
+	k.m.FLOPs += ms.flops
+	k.m.DRAMBytes += ms.dram
+}
+
+// metrics is the kernel's Metrics: duration-weighted SOL means, and FLOPs
+// and DRAM bytes only when every launch had both.
+func (k *acc) metrics() *Metrics {
+	m := k.m
+	if m.HasSOL {
+		if k.solW > 0 {
+			m.SMPct, m.MemPct = k.smW/k.solW, k.memW/k.solW
+		} else {
+			// Launches of zero duration: an unweighted view is all there is.
+			m.HasSOL = false
+		}
+	}
+	m.HasRoofline = k.roof == m.Launches
+	if !m.HasRoofline {
+		m.FLOPs, m.DRAMBytes = 0, 0
+	}
+	return &m
+}
+
+// Metrics is every kernel's Metrics, by kernel name.
+func (a *Accumulator) Metrics() map[string]*Metrics {
+	out := make(map[string]*Metrics, len(a.accs))
+	for name, k := range a.accs {
+		out[name] = k.metrics()
+	}
+	return out
+}
+
 // FromReader reads every launch of r into one Metrics per kernel name, the
 // name exactly as package kernels keys it (so it joins kernels.json's
 // kernel_name); launches of one name on several devices are summed. A raw
 // page must be read with Options(). The first malformed row or launch ends
 // the read with its positioned *ncu.SyntaxError.
 func FromReader(r *ncu.Reader, source string) (map[string]*Metrics, error) {
-	accs := map[string]*acc{}
-	checked := false
-	for r.Scan() {
-		switch rec := r.Record().(type) {
-		case *ncu.SyntaxError:
-			return nil, rec
-		case *ncu.Launch:
-			if !checked {
-				checked = true
-				if err := checkColumns(r, rec, source); err != nil {
-					return nil, err
-				}
-			}
-			ms, err := measureLaunch(source, rec)
-			if err != nil {
-				return nil, err
-			}
-			a := accs[rec.Kernel]
-			if a == nil {
-				a = &acc{m: Metrics{Kernel: rec.Kernel}}
-				accs[rec.Kernel] = a
-			}
-			a.m.Launches++
-			a.m.DurationNS += ms.durNS
-			if ms.hasSOL {
-				a.solW += ms.durNS
-				a.smW += ms.durNS * ms.sm
-				a.memW += ms.durNS * ms.mem
-				a.m.HasSOL = true
-			}
-			if ms.hasFLOPs && ms.hasDRAM {
-				a.roof++
-			}
-			a.m.FLOPs += ms.flops
-			a.m.DRAMBytes += ms.dram
-		}
-	}
-	if err := r.Err(); err != nil {
+	a := NewAccumulator()
+	if err := ncu.Scan(r, source, a)[0]; err != nil {
 		return nil, err
 	}
-	if len(accs) == 0 {
-		return nil, &ncu.SyntaxError{File: source, Line: 1, Msg: "the export holds no kernel launches"}
-	}
-	out := make(map[string]*Metrics, len(accs))
-	for k, a := range accs {
-		m := a.m
-		if m.HasSOL {
-			if a.solW > 0 {
-				m.SMPct, m.MemPct = a.smW/a.solW, a.memW/a.solW
-			} else {
-				// Launches of zero duration: an unweighted view is all there is.
-				m.HasSOL = false
-			}
-		}
-		m.HasRoofline = a.roof == m.Launches
-		if !m.HasRoofline {
-			m.FLOPs, m.DRAMBytes = 0, 0
-		}
-		out[k] = &m
-	}
-	return out, nil
+	return a.Metrics(), nil
 }
 
 // checkColumns refuses a raw page whose header holds a column the
-// classification needs but the reader did not keep.
-func checkColumns(r *ncu.Reader, l *ncu.Launch, source string) error {
-	if r.Format() != ncu.FormatRaw {
+// classification needs but the reader did not keep (l, the export's first
+// launch, has what it kept), or one that counts toward FLOPs, DRAM bytes or
+// SOL but that this package does not know (kept or not: a reader made for
+// several consumers may keep it for another).
+func checkColumns(x *ncu.Export, l *ncu.Launch) error {
+	if x.Format != ncu.FormatRaw {
 		return nil
 	}
 	kept := make(map[string]bool, len(l.Metrics))
@@ -380,14 +474,16 @@ func checkColumns(r *ncu.Reader, l *ncu.Launch, source string) error {
 		kept[m.Name] = true
 	}
 	known := Columns()
-	for _, h := range r.Header() {
-		if !wantedColumn.MatchString(h) || kept[h] {
+	for _, h := range x.Header {
+		if !wantedColumn.MatchString(h) {
 			continue
 		}
-		if slices.Contains(known, h) {
-			return fmt.Errorf("%s: column %s was not read: make the reader with classify.Options()", source, h)
+		if !slices.Contains(known, h) {
+			return fmt.Errorf("%s: column %s counts toward FLOPs but package classify does not know it: add its type to tensorTypes", x.Source, h)
 		}
-		return fmt.Errorf("%s: column %s counts toward FLOPs but package classify does not know it: add its type to tensorTypes", source, h)
+		if !kept[h] {
+			return fmt.Errorf("%s: column %s was not read: make the reader with classify.Options()", x.Source, h)
+		}
 	}
 	return nil
 }

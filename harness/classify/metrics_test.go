@@ -259,6 +259,14 @@ func TestFromReaderUnknownTensorColumn(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum") {
 		t.Errorf("err = %v, want one naming the unknown column", err)
 	}
+	// A reader made for several consumers may keep the column for another:
+	// it is still refused, not counted.
+	opts := Options()
+	opts.Metrics = append(opts.Metrics, "sm__ops_path_tensor_src_fp6_dst_fp32.sum")
+	_, err = FromReader(ncu.NewReader(bytes.NewReader(synthetic), name, opts), name)
+	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum counts toward FLOPs but package classify does not know it") {
+		t.Errorf("err = %v, want one naming the unknown column, read or not", err)
+	}
 }
 
 // badDuration is a SYNTHETIC copy of a raw page whose first launch (line 3)
@@ -422,6 +430,80 @@ func TestMeasureLaunch(t *testing.T) {
 	_, err = measureLaunch("synthetic", &ncu.Launch{Line: 9, ID: 4})
 	if !errors.As(err, &se) || se.Line != 9 {
 		t.Errorf("err = %v, want synthetic:9", err)
+	}
+}
+
+// TestMeasureLaunchSOLAndUnits checks, on SYNTHETIC launches, where the SOL
+// throughputs come from and the exact positioned error for a value in a unit
+// this package does not read, one per metric it reads; when several are
+// wrong, the first in reading order (SOL, FLOPs, DRAM) is the one reported.
+func TestMeasureLaunchSOLAndUnits(t *testing.T) {
+	v := func(section, name, text, unit string) ncu.Metric {
+		val, err := units.Parse(text, unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ncu.Metric{Section: section, Name: name, Value: val}
+	}
+	raw := func(name, text, unit string) ncu.Metric { return v("", name, text, unit) }
+	sol := func(name, text, unit string) ncu.Metric { return v(detailsSOLSection, name, text, unit) }
+	dur, _ := units.Parse("2", "us")
+	for _, tc := range []struct {
+		name    string
+		metrics []ncu.Metric
+		sm, mem float64
+		hasSOL  bool
+		err     string
+	}{
+		{"raw columns", []ncu.Metric{raw(SMThroughputMetric, "40", "%"), raw(MemThroughputMetric, "70", "%")}, 40, 70, true, ""},
+		{"details rows", []ncu.Metric{sol(detailsSMName, "41", "%"), sol(detailsMemName, "71", "%")}, 41, 71, true, ""},
+		{"raw column wins over details row", []ncu.Metric{
+			sol(detailsSMName, "41", "%"), raw(SMThroughputMetric, "40", "%"), sol(detailsMemName, "71", "%"),
+		}, 40, 71, true, ""},
+		{"a details row of another section is not SOL", []ncu.Metric{
+			v("Memory Workload Analysis", detailsMemName, "71", "%"), raw(SMThroughputMetric, "40", "%"),
+		}, 0, 0, false, ""},
+		{"one throughput is no SOL", []ncu.Metric{raw(SMThroughputMetric, "40", "%")}, 0, 0, false, ""},
+		{"SM column unit", []ncu.Metric{raw(SMThroughputMetric, "40", "cycle")}, 0, 0, false,
+			`synthetic:7: launch 3: sm__throughput.avg.pct_of_peak_sustained_elapsed has unit "cycle", not "%"`},
+		{"SM row unit", []ncu.Metric{sol(detailsSMName, "40", "cycle")}, 0, 0, false,
+			`synthetic:7: launch 3: Compute (SM) Throughput has unit "cycle", not %`},
+		{"memory column unit", []ncu.Metric{raw(MemThroughputMetric, "40", "byte")}, 0, 0, false,
+			`synthetic:7: launch 3: gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed has unit "byte", not "%"`},
+		{"memory row unit", []ncu.Metric{sol(detailsMemName, "40", "byte")}, 0, 0, false,
+			`synthetic:7: launch 3: Memory Throughput has unit "byte", not %`},
+		{"tensor count unit", []ncu.Metric{raw("sm__ops_path_tensor_src_fp8.sum", "1", "inst")}, 0, 0, false,
+			`synthetic:7: launch 3: sm__ops_path_tensor_src_fp8.sum has unit "inst", not a plain count`},
+		{"cycles unit", []ncu.Metric{raw(SMSPCyclesMetric, "1", "inst")}, 0, 0, false,
+			`synthetic:7: launch 3: smsp__cycles_elapsed.avg has unit "inst", not "cycle"`},
+		{"instruction count unit", []ncu.Metric{raw("sm__sass_thread_inst_executed_op_hfma_pred_on.sum", "1", "cycle")}, 0, 0, false,
+			`synthetic:7: launch 3: sm__sass_thread_inst_executed_op_hfma_pred_on.sum has unit "cycle", not "inst"`},
+		{"instruction rate unit", []ncu.Metric{raw(SMSPCyclesMetric, "1", "cycle"), raw(fpRateName("dmul"), "1", "inst")}, 0, 0, false,
+			`synthetic:7: launch 3: smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed has unit "inst", not "inst/cycle"`},
+		{"instruction rate without cycles is not read", []ncu.Metric{raw(fpRateName("dmul"), "1", "inst")}, 0, 0, false, ""},
+		{"DRAM bytes unit", []ncu.Metric{raw(DRAMBytesMetric, "1", "byte/s")}, 0, 0, false,
+			`synthetic:7: launch 3: dram__bytes.sum has unit "byte/s", not "byte"`},
+		{"the first wrong unit in reading order", []ncu.Metric{
+			raw(DRAMBytesMetric, "1", "byte/s"), raw("sm__ops_path_tensor_src_fp8.sum", "1", "inst"), sol(detailsMemName, "40", "byte"),
+		}, 0, 0, false, `synthetic:7: launch 3: Memory Throughput has unit "byte", not %`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &ncu.Launch{Line: 7, ID: 3, Kernel: "k", Duration: dur, Metrics: tc.metrics}
+			m, err := measureLaunch("synthetic", l)
+			if tc.err != "" {
+				var se *ncu.SyntaxError
+				if !errors.As(err, &se) || err.Error() != tc.err {
+					t.Fatalf("err = %v, want %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.sm != tc.sm || m.mem != tc.mem || m.hasSOL != tc.hasSOL {
+				t.Errorf("SOL %v/%v (%v), want %v/%v (%v)", m.sm, m.mem, m.hasSOL, tc.sm, tc.mem, tc.hasSOL)
+			}
+		})
 	}
 }
 

@@ -167,26 +167,17 @@ func (t Table) Top(n int) Table {
 	return t
 }
 
+// Launch counts one launch of x: Add, as an ncu.Handler, so that one
+// ncu.Scan of an export can feed a kernel table and other results.
+func (a *Aggregator) Launch(x *ncu.Export, l *ncu.Launch) error { return a.Add(x.Source, l) }
+
 // FromReader aggregates every launch of r. The first malformed row or
 // launch ends it with a positioned error: a kernel table is not made from a
 // file that was only partly understood.
 func FromReader(r *ncu.Reader, source string) (Table, error) {
 	a := NewAggregator()
-	for r.Scan() {
-		switch rec := r.Record().(type) {
-		case *ncu.SyntaxError:
-			return Table{}, rec
-		case *ncu.Launch:
-			if err := a.Add(source, rec); err != nil {
-				return Table{}, err
-			}
-		}
-	}
-	if err := r.Err(); err != nil {
+	if err := ncu.Scan(r, source, a)[0]; err != nil {
 		return Table{}, err
-	}
-	if a.launches == 0 {
-		return Table{}, &ncu.SyntaxError{File: source, Line: 1, Msg: "the export holds no kernel launches"}
 	}
 	return a.Table(source), nil
 }

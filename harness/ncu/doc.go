@@ -9,6 +9,10 @@
 // "file:line: what"; only I/O errors and a file that cannot be read at all
 // (no header, no kernel-name or duration column, no units row) end the read.
 //
+// Scan reads an export once and hands every launch to several Handlers (the
+// kernel table, the region reports, the classification), each with its own
+// error, so that each export is read once for all the results made from it.
+//
 // It parses; it does not aggregate (package kernels and regions do) and does
 // not run ncu.
 package ncu

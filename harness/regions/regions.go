@@ -231,6 +231,11 @@ type Aggregator struct {
 	filteredN          int64
 	filteredNS         float64
 	unitClash          map[string]bool
+
+	// export is the export Launch last read, and rangeReplay whether it is
+	// a range replay (RangeReplay of its header).
+	export      *ncu.Export
+	rangeReplay bool
 }
 
 type mval struct {
@@ -655,6 +660,29 @@ func (a *Aggregator) durationsOnlyNote() string {
 		len(a.specs), andList(groups), measuredBy(groups))
 }
 
+// Launch counts one result of x, as an ncu.Handler, so that one ncu.Scan
+// of an export can feed a region report and other results: Add, with the
+// result a whole range when x is a range replay export (IsRangeResult).
+func (a *Aggregator) Launch(x *ncu.Export, l *ncu.Launch) error {
+	if a.export != x {
+		a.export, a.rangeReplay = x, RangeReplay(x.Header)
+	}
+	return a.Add(x.Source, l, IsRangeResult(a.rangeReplay, l))
+}
+
+// Finish is the report of everything added (Report), or, when the
+// configuration requires every pattern to match (RequireMatches), the
+// *UnmatchedError of those that matched nothing.
+func (a *Aggregator) Finish(source string) (*Report, error) {
+	rep := a.Report(source)
+	if a.cfg.RequireMatches {
+		if err := a.unmatched(source); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
 // FromReader aggregates every result of r. The first malformed row ends it
 // with a positioned error, as for the kernel table.
 func FromReader(r *ncu.Reader, source string, cfg Config) (*Report, error) {
@@ -662,33 +690,10 @@ func FromReader(r *ncu.Reader, source string, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rangeReplay, known := false, false
-	for r.Scan() {
-		if !known {
-			rangeReplay, known = RangeReplay(r.Header()), true
-		}
-		switch rec := r.Record().(type) {
-		case *ncu.SyntaxError:
-			return nil, rec
-		case *ncu.Launch:
-			if err := a.Add(source, rec, IsRangeResult(rangeReplay, rec)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := r.Err(); err != nil {
+	if err := ncu.Scan(r, source, a)[0]; err != nil {
 		return nil, err
 	}
-	if a.launches == 0 {
-		return nil, &ncu.SyntaxError{File: source, Line: 1, Msg: "the export holds no kernel launches"}
-	}
-	rep := a.Report(source)
-	if cfg.RequireMatches {
-		if err := a.unmatched(source); err != nil {
-			return nil, err
-		}
-	}
-	return rep, nil
+	return a.Finish(source)
 }
 
 // Options returns the reader options cfg needs: the raw-page columns of its

@@ -29,7 +29,8 @@ type Config struct {
 	// launches inside these, as the ncu passes gate on them. None: all.
 	Include [][]nvtx.Range
 
-	memo *memo // what one rebuild reads once
+	memo    *memo        // what one rebuild reads once
+	exports *exportReads // the rebuild's one read of each ncu export
 }
 
 // ConfigFor is how a run configured by cfg makes its derived files: its
@@ -74,7 +75,9 @@ func staleNote(n string) bool {
 // Rebuild writes every derived file of a run from the raw outputs in it,
 // with no GPU: it is `deepprof report MAIN`. It chooses each input once
 // (kernels, regions, stages; recorded as the manifest's sources) and reads
-// each once for all the files it feeds: kernels.md and kernels.json,
+// each once for all the files it feeds (each ncu export in one pass that
+// feeds the kernel table, the regions, the sample and the classification
+// made from it): kernels.md and kernels.json,
 // ncu/regions/ (the run's totals by NVTX region), ncu/regions-sample/ (the
 // deep pass's sample, with its metrics), the stakeholder summary and
 // report.md. The manifest is brought in line with MAIN first: what it
@@ -90,6 +93,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 
 	src := chooseSources(run)
 	run.SetSources(src.record())
+	cfg.exports = planExports(run, src)
 
 	tab, kerr := src.kernels.load(run, cfg)
 	if kerr != nil && src.kernels.ok {
@@ -115,7 +119,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 		errs = append(errs, serr)
 	}
 
-	in := summaryInputs(run, src, tab, kerr, reg, rerr)
+	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
 	in.Phases = phases
 	if terr != nil && hasCupti(run) {
 		in.PhasesMissing = "the CUPTI timeline could not be read: " + terr.Error()
@@ -163,7 +167,8 @@ func sampleRegions(run *artifacts.Run, cfg Config) (*regions.Report, error) {
 	if !run.Exists(artifacts.NcuRaw) {
 		return nil, errors.New("no deep-pass export (" + artifacts.NcuRaw + ")")
 	}
-	rep, err := readRegions(run, artifacts.NcuRaw, cfg.Regions)
+	sc := cfg.scan(run, artifacts.NcuRaw, uses{sample: true})
+	rep, err := sc.sample, sc.sampleErr
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nsys"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -27,7 +26,10 @@ type source[T any] struct {
 	// (plain or gzipped). A directory of files (the CUPTI timeline's) says
 	// so itself.
 	present func(run *artifacts.Run) bool
-	read    func(run *artifacts.Run, rel string, cfg Config) (T, error)
+	// export: an ncu CSV export, which a rebuild reads once for all the
+	// results made from it (exports.go).
+	export bool
+	read   func(run *artifacts.Run, rel string, cfg Config) (T, error)
 }
 
 // kernelSources are where the kernel table comes from, in order of
@@ -36,16 +38,16 @@ type source[T any] struct {
 var kernelSources = []source[*kernels.Table]{
 	{path: artifacts.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiKernels},
 	{path: artifacts.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
-	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, read: readNcuKernels},
-	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", read: readNcuKernels},
+	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readNcuKernels},
+	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", export: true, read: readNcuKernels},
 }
 
 // regionSources are where the run's NVTX regions (ncu/regions/, the
 // summary's regions) come from: exports with each launch's NVTX stack.
 var regionSources = []source[*regions.Report]{
 	{path: artifacts.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiRegions},
-	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, read: readRunRegions},
-	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", read: readRunRegions},
+	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readRunRegions},
+	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", export: true, read: readRunRegions},
 }
 
 // stageSources are where the stages (wall times per repeat), the model and
@@ -114,27 +116,9 @@ func (s sources) record() artifacts.Sources {
 	return artifacts.Sources{Kernels: s.kernels.record(), Regions: s.regions.record(), Stages: s.stages.record()}
 }
 
-// openExport opens an ncu export of the run, plain or gzipped; either way it
-// is named rel in messages and reports.
-func openExport(run *artifacts.Run, rel string, opts ncu.Options) (*ncu.Reader, func() error, error) {
-	f, err := run.OpenFile(rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ncu.NewReader(f, rel, opts), f.Close, nil
-}
-
-func readNcuKernels(run *artifacts.Run, rel string, _ Config) (*kernels.Table, error) {
-	r, closeFn, err := openExport(run, rel, ncu.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	t, err := kernels.FromReader(r, rel)
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
+func readNcuKernels(run *artifacts.Run, rel string, cfg Config) (*kernels.Table, error) {
+	sc := cfg.scan(run, rel, uses{kernels: true})
+	return sc.kernels, sc.kernelsErr
 }
 
 func readNsysKernels(run *artifacts.Run, rel string, _ Config) (*kernels.Table, error) {
@@ -168,16 +152,8 @@ func runRegionsConfig(cfg regions.Config) regions.Config {
 }
 
 func readRunRegions(run *artifacts.Run, rel string, cfg Config) (*regions.Report, error) {
-	return readRegions(run, rel, runRegionsConfig(cfg.Regions))
-}
-
-func readRegions(run *artifacts.Run, rel string, cfg regions.Config) (*regions.Report, error) {
-	r, closeFn, err := openExport(run, rel, regions.Options(cfg))
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	return regions.FromReader(r, rel, cfg)
+	sc := cfg.scan(run, rel, uses{regions: true})
+	return sc.regions, sc.regionsErr
 }
 
 func readStages(run *artifacts.Run, rel string, _ Config) (*workload.Report, error) {

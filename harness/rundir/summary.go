@@ -10,7 +10,6 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/charts"
-	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/report"
@@ -138,7 +137,7 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 // rebuild read once (kernels, regions: each with the reason when it could
 // not be), the stages, env.json and the deep pass's metrics; each input
 // that cannot be read comes with the reason.
-func summaryInputs(run *artifacts.Run, src sources, tab *kernels.Table, kerr error, reg *regions.Report, rerr error) summary.Inputs {
+func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Table, kerr error, reg *regions.Report, rerr error) summary.Inputs {
 	in := summary.Inputs{RunID: run.Manifest().RunID}
 
 	var env EnvInfo
@@ -180,16 +179,10 @@ func summaryInputs(run *artifacts.Run, src sources, tab *kernels.Table, kerr err
 
 	if !run.Exists(artifacts.NcuRaw) {
 		in.MetricsMissing = "no deep-pass export (" + artifacts.NcuRaw + ")"
-	} else if r, closeFn, err := openExport(run, artifacts.NcuRaw, classify.Options()); err != nil {
-		in.MetricsMissing = err.Error()
+	} else if sc := cfg.scan(run, artifacts.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
+		in.MetricsMissing = sc.metricsErr.Error()
 	} else {
-		m, err := classify.FromReader(r, artifacts.NcuRaw)
-		closeFn()
-		if err != nil {
-			in.MetricsMissing = err.Error()
-		} else {
-			in.Metrics = m
-		}
+		in.Metrics = sc.metrics
 	}
 
 	if rerr != nil {
