@@ -10,7 +10,7 @@
 # decode loop) and, when transformers imports, gpt2_generate.py (GPT-2 shapes,
 # random weights, 32 new tokens). Results go to $OUT:
 #   $OUT/overhead.log  everything printed, with a summary at the end
-#   $OUT/runs.tsv      workload, variant, round, process wall ms, timed JSON
+#   $OUT/runs.txt      workload, variant, round, process wall ms, timed JSON
 # Usage: OUT=/some/dir bash scripts/cupti/overhead.sh OLD.c [ROUNDS]
 set -u
 set -o pipefail
@@ -35,7 +35,7 @@ else
   echo "transformers does not import: gpt2 skipped"
 fi
 
-# run WORKLOAD VARIANT ROUND SCRIPT ARGS...: one process, a line in runs.tsv.
+# run WORKLOAD VARIANT ROUND SCRIPT ARGS...: one process, a line in runs.txt.
 run() {
   local w=$1 v=$2 r=$3
   shift 3
@@ -48,7 +48,7 @@ run() {
   t0=$(date +%s%N)
   js=$(env "${env[@]}" timeout 120 python3 "$@" | tail -1)
   t1=$(date +%s%N)
-  printf '%s\t%s\t%s\t%s\t%s\n' "$w" "$v" "$r" "$(( (t1 - t0) / 1000000 ))" "$js" | tee -a "$OUT/runs.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$w" "$v" "$r" "$(( (t1 - t0) / 1000000 ))" "$js" | tee -a "$OUT/runs.txt"
 }
 
 for r in $(seq 1 "$ROUNDS"); do
@@ -67,7 +67,7 @@ for spec in "${WORKLOADS[@]}"; do
   done
 done
 
-python3 - "$OUT/runs.tsv" <<'PY'
+python3 - "$OUT/runs.txt" <<'PY'
 import collections, json, statistics, sys
 rows = collections.defaultdict(list)
 walls = collections.defaultdict(list)
