@@ -1,7 +1,6 @@
 package rundir
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/oracle"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/timeline"
 	"github.com/llm-perf-opt/deepprof/harness/trace"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -61,10 +61,7 @@ func (c Config) loadTimeline(run *artifacts.Run) (*timeline.Timeline, error) {
 	b := timeline.NewBuilder()
 	var err error
 	for _, rel := range files {
-		var f interface {
-			Read([]byte) (int, error)
-			Close() error
-		}
+		var f *os.File
 		f, err = os.Open(run.Path(rel))
 		if err != nil {
 			break
@@ -295,12 +292,7 @@ func repeatTotals(r *workload.Report) (float64, int) {
 	if len(sums) == 0 {
 		return 0, 0
 	}
-	slices.SortFunc(sums, cmp.Compare[float64])
-	n := len(sums)
-	if n%2 == 1 {
-		return sums[n/2], n
-	}
-	return (sums[n/2-1] + sums[n/2]) / 2, n
+	return stats.Median(sums), len(sums)
 }
 
 // timelineSection is report.md's account of the CUPTI timeline: its files,

@@ -101,7 +101,11 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 	clock := s.now()
 	start := clock()
 	lib, err := cuptilib.Build(ctx, s.cuptiOptions())
-	run.RecordStep("cupti-build", clock().Sub(start).Seconds(), map[bool]int{true: 0, false: 1}[err == nil])
+	exit := 0
+	if err != nil {
+		exit = 1
+	}
+	run.RecordStep("cupti-build", clock().Sub(start).Seconds(), exit)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errCuptiBuild, err)
 	}

@@ -130,6 +130,11 @@ func (s Summary) Dropped(format func(ms float64) string) string {
 	return fmt.Sprintf("first of %d repeats, %s ms, dropped: %s", s.N+1, format(*s.WarmupMS), WarmupWhy())
 }
 
+// Median is the middle of v (the mean of the two middle values for an even
+// count); v is not changed. It is the robust figure of repeats that are
+// compared pairwise (a CUPTI run's overhead against the plain run).
+func Median(v []float64) float64 { return median(v) }
+
 func median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	n := len(s)
