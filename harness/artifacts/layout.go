@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/nsys"
 )
@@ -188,6 +189,11 @@ var layout = []Spec{
 // Lookup returns the layout entry of rel.
 func Lookup(rel string) (Spec, bool) {
 	i := slices.IndexFunc(layout, func(s Spec) bool { return s.Path == rel })
+	if i < 0 {
+		// A file of a directory of raw outputs (the CUPTI records) is of
+		// its directory's kind.
+		i = slices.IndexFunc(layout, func(s Spec) bool { return s.Dir && s.Kind != Derived && strings.HasPrefix(rel, s.Path+"/") })
+	}
 	if i < 0 {
 		return Spec{}, false
 	}

@@ -48,6 +48,19 @@ type fakeTools struct {
 	// hang names the pass during which the fake hangs, as a workload that
 	// never ends would, until the context ends (the step's deadline).
 	hang string
+	// cuptiRun is a recorded CUPTI run under fixtures/ whose record file
+	// cuptiFile the workload "writes" under the library; noOracle: it
+	// writes no oracle figures.
+	cuptiRun, cuptiFile string
+	noOracle            bool
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
 type pass struct {
@@ -118,6 +131,18 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 		return Result{ExitCode: p.Exit}, nil
 	default: // the workload
 		for _, e := range c.Env {
+			// Under the CUPTI library, the recording of a real run; under
+			// the oracle phase, that run's torch.profiler figures.
+			if dir, ok := strings.CutPrefix(e, cuptilib.EnvOutDir+"="); ok && f.cuptiRun != "" {
+				if err := copyFile(fx+f.cuptiRun+"/timeline/cupti/"+f.cuptiFile, filepath.Join(dir, f.cuptiFile)); err != nil {
+					return Result{}, err
+				}
+			}
+			if path, ok := strings.CutPrefix(e, workload.EnvOracle+"="); ok && f.cuptiRun != "" && !f.noOracle {
+				if err := copyFile(fx+f.cuptiRun+"/timeline/oracle-torch-profiler.json", path); err != nil {
+					return Result{}, err
+				}
+			}
 			if path, ok := strings.CutPrefix(e, workload.EnvReport+"="); ok {
 				if err := os.WriteFile(path, []byte(f.workloadReport), 0o644); err != nil {
 					return Result{}, err
