@@ -31,6 +31,18 @@ type Figures struct {
 	Device     string   `json:"device"`
 	Phases     []Phase  `json:"phases"`
 	Kernels    []Kernel `json:"kernels"`
+	// Overhead is torch.profiler's own cost on the machine, when the
+	// workload measured it (deepprof's default one does).
+	Overhead *Overhead `json:"overhead,omitempty"`
+}
+
+// Overhead is whole generates timed in the oracle's process, alternating
+// between inside a profiler session and plain: the reference that the
+// CUPTI library's overhead, measured the same way, is read against.
+type Overhead struct {
+	Method     string    `json:"method"`
+	ProfiledMS []float64 `json:"profiled_ms"`
+	PlainMS    []float64 `json:"plain_ms"`
 }
 
 // Phase is one top-level NVTX range's kernels.
@@ -64,6 +76,13 @@ func Read(data []byte, file string) (*Figures, error) {
 	for _, p := range f.Phases {
 		if p.Range == "" || !finite(p.KernelMS) || p.KernelMS < 0 || p.Launches < 0 {
 			return nil, fmt.Errorf("%s:%d: phase %q: want a range name, a finite kernel_ms >= 0 and launches >= 0", file, line(data, p.Range), p.Range)
+		}
+	}
+	if o := f.Overhead; o != nil {
+		for _, x := range append(append([]float64{}, o.ProfiledMS...), o.PlainMS...) {
+			if !finite(x) || x <= 0 {
+				return nil, fmt.Errorf("%s:%d: overhead: want finite times > 0 in profiled_ms and plain_ms, got %v", file, line(data, "overhead"), x)
+			}
 		}
 	}
 	for _, k := range f.Kernels {

@@ -48,6 +48,8 @@ func TestReadErrorsArePositioned(t *testing.T) {
 		{"{\"phases\": [\n{\"range\": \"p\", \"kernel_ms\": -1}]}", `o.json:2: phase "p"`},
 		{"{\"phases\": [{\"range\": \"p\"}],\n\"kernels\": [\n{\"name\": \"k\", \"calls\": 0}]}", `o.json:3: kernel "k"`},
 		{"{\"bogus\": 1}", "o.json:1:"},
+		{"{\"phases\": [{\"range\": \"p\"}],\n\"overhead\": {\"profiled_ms\": [1, 0], \"plain_ms\": [1]}}", "o.json:2: overhead"},
+		{"{\"phases\": [{\"range\": \"p\"}],\n\"overhead\": {\"profiled_ms\": [1], \"plain_ms\": [-3]}}", "o.json:2: overhead"},
 	} {
 		_, err := Read([]byte(c.doc), "o.json")
 		if assert.Error(t, err, c.doc) {

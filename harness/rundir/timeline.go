@@ -264,12 +264,45 @@ func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Re
 	return run.Write(rel, append(out, '\n'))
 }
 
-// Overhead is what the CUPTI library cost the workload: the median of its
-// repeats' wall time (every top-level stage summed per repeat) with the
-// library against the plain run of stage 1.
+// Overhead is what the CUPTI library cost the workload, measured two ways.
+// InProcess is the measure: the workload's repeats alternating, in the one
+// process the library records, between recording on and paused (the
+// workload report's "overhead"; only a workload that uses the library's
+// pause does this, such as deepprof's default one), as torch.profiler's
+// overhead is measured. Across processes compares the recorded run with
+// stage 1, a separate process: it is always there, but carries the
+// machine's process-to-process spread (on the H100 measured, the same
+// plain workload's median moved by up to 1.8x between processes:
+// fixtures/cupti/h100-overhead-lean/runs.txt).
 type Overhead struct {
+	// PlainMS and CuptiMS are medians over repeats of every top-level
+	// stage summed per repeat: stage 1's and the recorded run's.
 	PlainMS, CuptiMS float64
 	Repeats          int
+	// InProcess is nil when the workload did not measure it.
+	InProcess *InProcessOverhead
+	// Reference is torch.profiler's overhead measured the same way in the
+	// oracle's process (nil without it).
+	Reference *InProcessOverhead
+}
+
+// InProcessOverhead is a profiler's cost measured in one process: repeats
+// with the profiler on and off, alternating; the figure is the median of
+// the pairs' ratios (stats.PairedRatio), the medians of each side are shown
+// beside it.
+type InProcessOverhead struct {
+	OnMS, OffMS float64
+	stats.Ratio
+	Method string
+}
+
+// newInProcess is nil unless on and off are pairs of finite times > 0.
+func newInProcess(method string, on, off []float64) *InProcessOverhead {
+	r, ok := stats.PairedRatio(on, off)
+	if !ok {
+		return nil
+	}
+	return &InProcessOverhead{OnMS: stats.Median(on), OffMS: stats.Median(off), Ratio: r, Method: method}
 }
 
 // Ratio is CuptiMS / PlainMS.
@@ -287,7 +320,23 @@ func cuptiOverhead(run *artifacts.Run) (Overhead, bool) {
 	if p <= 0 || c <= 0 {
 		return Overhead{}, false
 	}
-	return Overhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}, true
+	o := Overhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}
+	if raw, ok := cupti.Extra["overhead"]; ok {
+		var v struct {
+			Method    string    `json:"method"`
+			Recording []float64 `json:"recording_ms"`
+			Paused    []float64 `json:"paused_ms"`
+		}
+		if json.Unmarshal(raw, &v) == nil {
+			o.InProcess = newInProcess(v.Method, v.Recording, v.Paused)
+		}
+	}
+	if data, err := os.ReadFile(run.Path(artifacts.OracleJSON)); err == nil {
+		if f, err := oracle.Read(data, artifacts.OracleJSON); err == nil && f.Overhead != nil {
+			o.Reference = newInProcess(f.Overhead.Method, f.Overhead.ProfiledMS, f.Overhead.PlainMS)
+		}
+	}
+	return o, true
 }
 
 // repeatTotals is the median over repeats of the top-level stages' summed
@@ -326,8 +375,7 @@ func timelineSection(run *artifacts.Run) string {
 	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in a plain run of the workload, one record file per CUDA process (%s): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
 		strings.Join(files, ", "), artifacts.TimelineTrace, artifacts.TimelineTrace)
 	if o, ok := cuptiOverhead(run); ok {
-		fmt.Fprintf(&b, "Overhead: with the library the workload's stages took %.3f ms per repeat against %.3f ms in the plain run (medians of %d repeats): %.3fx.\n\n",
-			o.CuptiMS, o.PlainMS, o.Repeats, o.Ratio())
+		b.WriteString(overheadText(o))
 	}
 	if data, err := os.ReadFile(run.Path(artifacts.OracleCheckJSON)); err == nil {
 		var c OracleCheck
@@ -349,5 +397,24 @@ func timelineSection(run *artifacts.Run) string {
 			b.WriteString("\n")
 		}
 	}
+	return b.String()
+}
+
+// overheadText is report.md's account of the library's overhead.
+func overheadText(o Overhead) string {
+	var b strings.Builder
+	across := fmt.Sprintf("with the library the workload's stages took %.3f ms per repeat against %.3f ms in stage 1's plain run, a separate process (medians of %d repeats): %.3fx",
+		o.CuptiMS, o.PlainMS, o.Repeats, o.Ratio())
+	if ip := o.InProcess; ip == nil {
+		b.WriteString("Overhead: " + across + ". The workload did not measure it in one process (deepprof's default workload does, pausing the library between repeats), so this includes the machine's spread between processes.")
+	} else {
+		fmt.Fprintf(&b, "Overhead: **%.3fx** (quartiles %.3f–%.3f): in the recorded process, the median over %d pairs of a repeat with recording on and one with recording paused (%s); medians %.3f ms on, %.3f ms paused. Across processes, %s; that comparison also carries the machine's spread between processes.",
+			ip.Median, ip.Q1, ip.Q3, ip.Pairs, ip.Method, ip.OnMS, ip.OffMS, across)
+	}
+	if r := o.Reference; r != nil {
+		fmt.Fprintf(&b, " For reference, torch.profiler (CUDA activity) cost %.3fx (quartiles %.3f–%.3f) on this machine, measured the same way over %d pairs of generates in the oracle's process.",
+			r.Median, r.Q1, r.Q3, r.Pairs)
+	}
+	b.WriteString("\n\n")
 	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -172,3 +173,31 @@ func StudentTwoSided(t, df float64) float64 {
 // RoundMS rounds a derived time to a picosecond (1e-9 ms), so that results
 // print alike on every platform.
 func RoundMS(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
+// Ratio is a paired ratio's median and quartiles.
+type Ratio struct {
+	Median, Q1, Q3 float64
+	Pairs          int
+}
+
+// PairedRatio is the ratio of two conditions measured in alternation
+// (on[i] beside off[i], as a profiler's overhead is measured in one
+// process): the median over pairs of on[i]/off[i], with the first and third
+// quartiles. Within a pair the machine's drift weighs on both sides alike;
+// a ratio of the two medians keeps it. false when the lists differ in
+// length, are empty, or hold a time that is not finite and > 0.
+func PairedRatio(on, off []float64) (Ratio, bool) {
+	if len(on) == 0 || len(on) != len(off) {
+		return Ratio{}, false
+	}
+	r := make([]float64, len(on))
+	for i := range on {
+		if !(on[i] > 0) || !(off[i] > 0) || math.IsInf(on[i], 0) || math.IsInf(off[i], 0) {
+			return Ratio{}, false
+		}
+		r[i] = on[i] / off[i]
+	}
+	slices.Sort(r)
+	return Ratio{Median: median(r), Q1: stat.Quantile(0.25, stat.LinInterp, r, nil),
+		Q3: stat.Quantile(0.75, stat.LinInterp, r, nil), Pairs: len(r)}, true
+}

@@ -106,3 +106,22 @@ func TestDropped(t *testing.T) {
 	assert.True(t, drop)
 	assert.InDelta(t, 11.1925285, med, 1e-9)
 }
+
+func TestPairedRatioIsTheMedianOfPairs(t *testing.T) {
+	// The second pair ran while the machine was slow: both sides doubled.
+	// The pairs' ratios are 1.1, 1.1, 1.2; the medians' ratio would be
+	// 20/10 = 2.
+	r, ok := PairedRatio([]float64{11, 22, 12}, []float64{10, 20, 10})
+	require.True(t, ok)
+	assert.InDelta(t, 1.1, r.Median, 1e-12)
+	assert.Equal(t, 3, r.Pairs)
+	assert.InDelta(t, 1.1, r.Q1, 1e-12)
+	assert.InDelta(t, 1.125, r.Q3, 1e-12, "linear interpolation between order statistics (gonum stat.LinInterp)")
+
+	for _, c := range []struct{ on, off []float64 }{
+		{nil, nil}, {[]float64{1}, []float64{1, 2}}, {[]float64{1}, []float64{0}}, {[]float64{-1}, []float64{1}},
+	} {
+		_, ok := PairedRatio(c.on, c.off)
+		assert.False(t, ok, "%v %v", c.on, c.off)
+	}
+}

@@ -179,6 +179,29 @@ class NoNVTX:
         pass
 
 
+class Recording:
+    """Pause and resume of deepprof's CUPTI library when it records this process (DEEPPROF_PHASE=cupti):
+    the timed repeats then alternate with as many repeats with recording paused, in one process, and
+    the report's "overhead" holds both (harness/cuptilib says why in one process). None when the
+    library is not loaded here."""
+
+    @staticmethod
+    def find():
+        path = os.environ.get("CUDA_INJECTION64_PATH")
+        if not path:
+            return None
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            r = Recording()
+            r.pause, r.resume = lib.deepprof_cupti_pause, lib.deepprof_cupti_resume
+        except (OSError, AttributeError):
+            return None
+        if not r.pause():
+            return None
+        r.resume()
+        return r
+
+
 def generate(model, ids, new_tokens, nvtx, a, subs=None):
     """One prefill and new_tokens decode steps; returns (prefill_ms, decode_ms)."""
     torch.cuda.synchronize()
@@ -261,10 +284,26 @@ def oracle(model, ids, a, nvtx, repeats):
         account(a.decode_range, p)
     rows = [{"name": n, "total_ms": v[0], "calls": v[1]} for n, v in kernels.items()]
     rows.sort(key=lambda r: (-r["total_ms"], r["name"]))
+    # torch.profiler's own overhead on this machine, measured as deepprof measures its CUPTI library's:
+    # whole generates alternating, in ABBA order, between plain and inside a profiler session (CUDA
+    # activity), the profiler's start and stop outside the timed part. The reference the library's
+    # overhead is read against.
+    plain, profiled = [], []
+    for i in range(repeats):
+        for on in ((True, False) if i % 2 == 0 else (False, True)):
+            if on:
+                with profile(activities=[ProfilerActivity.CUDA]):
+                    pm, dm = generate(model, ids, a.new_tokens, nvtx, a)
+                profiled.append(pm + dm)
+            else:
+                pm, dm = generate(model, ids, a.new_tokens, nvtx, a)
+                plain.append(pm + dm)
     return {"tool": "torch.profiler", "torch": torch.__version__, "activities": ["CUDA"], "repeats": repeats,
             "domain": os.environ.get("DEEPPROF_NVTX_DOMAIN", ""),
             "phases": [{"range": r, "kernel_ms": v[0], "launches": v[1]} for r, v in phases.items()],
-            "kernels": rows}
+            "kernels": rows,
+            "overhead": {"method": "alternating generates in one process, inside a profiler session and plain",
+                         "profiled_ms": profiled, "plain_ms": plain}}
 
 
 def operator_table(model, ids, a, nvtx):
@@ -353,12 +392,25 @@ def main():
             print(f"workload: oracle figures of {a.repeats} generate(s) written to {path}", flush=True)
             return
         prefill, decode, sub_ms = [], [], {}
-        for _ in range(a.repeats):
-            pm, dm = generate(model, ids, a.new_tokens, nvtx, a, subs)
-            prefill.append(pm)
-            decode.append(dm)
-            for k, v in subs.collect().items():
-                sub_ms.setdefault(k, []).append(v)
+        rec = Recording.find() if phase == "cupti" else None
+        traced, untraced = [], []
+        for i in range(a.repeats):
+            # Recording on and off alternate, in ABBA order, so that a drift of the machine's speed
+            # weighs on both alike.
+            for on in ((True, False) if i % 2 == 0 else (False, True)) if rec else (True,):
+                if not on:
+                    rec.pause()
+                pm, dm = generate(model, ids, a.new_tokens, nvtx, a, subs)
+                got = subs.collect()
+                if not on:
+                    rec.resume()
+                    untraced.append(pm + dm)
+                    continue
+                traced.append(pm + dm)
+                prefill.append(pm)
+                decode.append(dm)
+                for k, v in got.items():
+                    sub_ms.setdefault(k, []).append(v)
         ops = operator_table(model, ids, a, nvtx) if a.operators and phase == "stage1" else []
 
     params = sum(x.numel() for x in model.parameters())
@@ -380,6 +432,9 @@ def main():
         "ranges": {"prefill": a.prefill_range, "decode": a.decode_range, "step": a.step_range,
                    "domain": os.environ.get("DEEPPROF_NVTX_DOMAIN", "")},
     }
+    if rec:
+        report["overhead"] = {"method": "alternating repeats in one process, recording on and paused",
+                              "recording_ms": traced, "paused_ms": untraced}
     if not a.operators or phase != "stage1":
         del report["operators"]
     path = os.environ.get("DEEPPROF_REPORT")

@@ -419,13 +419,23 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
   *max_records = 0;
 }
 
+/* Completed CUPTI buffers wait here for the flusher, which formats them
+ * outside CUPTI's callback: the callback only queues the buffer and wakes
+ * the flusher, so CUPTI (and any launch waiting on it) is held for a queue
+ * append, not for formatting tens of thousands of records. */
+typedef struct done_buf {
+  struct done_buf *next;
+  uint8_t *buffer;
+  size_t valid;
+} done_buf;
+static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
+static done_buf *done_head, **done_tail = &done_head;
+/* wakes the flusher: a completed buffer, a ring a quarter full */
+static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid) {
   (void)size;
-  CUpti_Activity *rec = NULL;
-  if (valid > 0) {
-    while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) write_record(rec);
-  }
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
     char v[32];
@@ -435,7 +445,40 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     out.dropped += dropped;
     pthread_mutex_unlock(&out.mu);
   }
-  free(buffer);
+  done_buf *d = valid > 0 ? malloc(sizeof *d) : NULL;
+  if (!d) {
+    /* nothing in it, or no memory to queue it: format it here */
+    CUpti_Activity *rec = NULL;
+    if (valid > 0)
+      while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) write_record(rec);
+    free(buffer);
+    return;
+  }
+  d->next = NULL;
+  d->buffer = buffer;
+  d->valid = valid;
+  pthread_mutex_lock(&done_mu);
+  *done_tail = d;
+  done_tail = &d->next;
+  pthread_mutex_unlock(&done_mu);
+  pthread_cond_signal(&wake_cv);
+}
+
+/* Formats the queued buffers (the flusher, and finish). */
+static void drain_done(void) {
+  pthread_mutex_lock(&done_mu);
+  done_buf *d = done_head;
+  done_head = NULL;
+  done_tail = &done_head;
+  pthread_mutex_unlock(&done_mu);
+  while (d) {
+    CUpti_Activity *rec = NULL;
+    while (cuptiActivityGetNextRecord(d->buffer, d->valid, &rec) == CUPTI_SUCCESS) write_record(rec);
+    done_buf *next = d->next;
+    free(d->buffer);
+    free(d);
+    d = next;
+  }
   pthread_mutex_lock(&out.mu);
   flush_locked();
   pthread_mutex_unlock(&out.mu);
@@ -490,7 +533,6 @@ static ring *_Atomic rings; /* every recording thread's ring, newest first; neve
 static __thread ring *tls_ring;
 static __thread sbuf tls_drain;
 static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
 
 /* Appends one A line for r, launched on thread tid, to b. */
 static void api_line(sbuf *b, const api_rec *r, uint32_t tid) {
@@ -817,7 +859,10 @@ static void *flusher(void *arg) {
         due.tv_nsec -= 1000000000L;
       }
     }
-    if (!done) drain_rings();
+    if (!done) {
+      drain_done();
+      drain_rings();
+    }
     pthread_mutex_unlock(&flush_mu);
     pthread_mutex_lock(&out.mu);
     done = done || out.closed || out.fd < 0;
@@ -934,6 +979,7 @@ static void finish(void) {
   if (out.fd < 0 || out.pid != getpid()) return;
   pthread_mutex_lock(&flush_mu);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  drain_done();
   drain_rings();
   pthread_mutex_lock(&out.mu);
   if (out.fd >= 0 && !out.closed) {
@@ -949,6 +995,50 @@ static void finish(void) {
   }
   pthread_mutex_unlock(&out.mu);
   pthread_mutex_unlock(&flush_mu);
+}
+
+/* ---- pause and resume: the workload's own overhead measurement ---------
+ *
+ * A workload that measures what the library costs it (deepprof's default
+ * one, under DEEPPROF_PHASE=cupti) alternates repeats with recording on and
+ * off in one process, as torch.profiler's own overhead is measured: a
+ * comparison between processes carries the machine's process-to-process
+ * spread, which on the GPU machines measured is larger than the library's
+ * cost. It finds these with dlopen(RTLD_NOLOAD) on CUDA_INJECTION64_PATH.
+ * Paused, CUPTI stays subscribed but records nothing: no activity kind, no
+ * callback. Both return 1 when they changed the state, 0 otherwise (the
+ * library is not recording in this process, or it already was in that
+ * state); call them between synchronized repeats, with no NVTX range open. */
+static atomic_int paused;
+
+DP_EXPORT int deepprof_cupti_pause(void) {
+  if (out.fd < 0 || out.pid != getpid() || !subscriber || atomic_exchange(&paused, 1)) return 0;
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_NVTX);
+  char v[64];
+  snprintf(v, sizeof v, "paused %" PRIu64, now_ns());
+  note("recording", v);
+  return 1;
+}
+
+DP_EXPORT int deepprof_cupti_resume(void) {
+  if (out.fd < 0 || out.pid != getpid() || !subscriber || !atomic_exchange(&paused, 0)) return 0;
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable CONCURRENT_KERNEL");
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable MEMCPY");
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2), "enable MEMCPY2");
+  CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable MEMSET");
+  enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  CUPTI_TRY(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX), "cuptiEnableDomain(NVTX)");
+  char v[64];
+  snprintf(v, sizeof v, "resumed %" PRIu64, now_ns());
+  note("recording", v);
+  return 1;
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
