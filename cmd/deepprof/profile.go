@@ -34,7 +34,16 @@ import (
 // the workload running on the GPU and the run directory without its
 // manifest.
 func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--no-preflight] [key=value | +key=value | group=name]...", stderr)
+	args, command, err := splitCommand(args)
+	if err != nil {
+		return err
+	}
+	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]", stderr)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(stderr, profileExamples)
+	}
 	var profiles stringList
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
 	dir := fs.String("profiles", config.DefaultDir, "the profiles `DIR`")
@@ -44,7 +53,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if help || err != nil {
 		return err
 	}
-	cfg, err := config.Load(config.LoadOptions{Dir: *dir, Profiles: profiles, Overrides: pos})
+	cfg, err := config.Load(config.LoadOptions{Dir: *dir, Profiles: profiles, Overrides: pos, Command: command})
 	if err != nil {
 		return err
 	}
@@ -193,4 +202,32 @@ func verdict(stdout io.Writer, run *artifacts.Run, err error) error {
 		return err
 	}
 	return nil
+}
+
+// profileExamples close "deepprof profile --help".
+const profileExamples = `
+Without -- the workload is the profile's (default: deepprof's own LLM workload, tiny-llama). After --,
+any program is the workload: run as that argv (no shell) in the current directory, with your
+environment. It needs no deepprof import: its NVTX ranges give the stages (prefill and decode_all
+by default, nvtx.include to choose; without them the session profiles the ranges it finds, or the
+whole program), and every CUDA process it starts is followed.
+
+Examples:
+  deepprof profile                                   # the default session: tiny-llama, random weights
+  deepprof profile -- python3 my_generate.py --tokens 32
+  deepprof profile nvtx.include=[forward] workload.repeats=1 -- ./build/my_runner --batch 8
+`
+
+// splitCommand splits "deepprof profile" arguments at the first "--": what
+// comes before it are flags and overrides, what follows the program to
+// profile (nil without "--").
+func splitCommand(args []string) (before, command []string, err error) {
+	i := slices.Index(args, "--")
+	if i < 0 {
+		return args, nil, nil
+	}
+	if i == len(args)-1 {
+		return nil, nil, &usageError{"nothing after --: give the program to profile, as in deepprof profile -- python3 my_script.py"}
+	}
+	return args[:i], args[i+1:], nil
 }

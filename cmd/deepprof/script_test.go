@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		"ncu":      fakeNcu,
 		"nsys":     fakeNsys,
 		"python3":  fakeWorkload,
+		// the any-program form: a program with no deepprof import, and
+		// the C compiler the CUPTI library is built with
+		"my-program": fakeProgram,
+		"fakecc":     fakeCC,
 	})
 }
 
@@ -165,4 +169,39 @@ func fakeWorkload() {
 			os.Exit(1)
 		}
 	}
+}
+
+// fakeProgram is a program that knows nothing of deepprof: it writes no
+// report; under deepprof's CUPTI library ($DEEPPROF_CUPTI_DIR set) it
+// "records" the real recording $FAKE_CUPTI_RECORD as its own file; it
+// prints its arguments and exits with $FAKE_EXIT (0 when unset).
+func fakeProgram() {
+	fmt.Printf("my-program %s\n", strings.Join(os.Args[1:], " "))
+	if dir := os.Getenv("DEEPPROF_CUPTI_DIR"); dir != "" && os.Getenv("FAKE_CUPTI_RECORD") != "" {
+		b, err := os.ReadFile(os.Getenv("FAKE_CUPTI_RECORD"))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("cupti-%d.tsv", os.Getpid())), b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	if code := os.Getenv("FAKE_EXIT"); code != "" && code != "0" {
+		fmt.Fprintln(os.Stderr, "RuntimeError: the fake program failed")
+		os.Exit(3)
+	}
+}
+
+// fakeCC is a C compiler that writes its -o file.
+func fakeCC() {
+	for i, a := range os.Args {
+		if a == "-o" && i+1 < len(os.Args) {
+			if err := os.WriteFile(os.Args[i+1], []byte("a stand-in library"), 0o755); err != nil {
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	os.Exit(2)
 }

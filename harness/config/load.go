@@ -37,6 +37,12 @@ type LoadOptions struct {
 	// Overrides apply after the profiles, in order: key=value,
 	// +key=value, group=name, +group=name (see the package doc).
 	Overrides []string
+	// Command, when set, is the program to profile (deepprof profile --
+	// CMD ARGS...): it replaces the profiles' workload.argv and python,
+	// names the workload and the model after the program, and drops the
+	// profiles' model section (the default workload's shapes are not the
+	// program's); overrides still apply after it (model.* facts, say).
+	Command []string
 
 	// readBack: the profile is a config.yaml a session wrote, whose retired
 	// keys are skipped (see retired).
@@ -102,6 +108,11 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	for _, ref := range appended {
 		if err := l.compose(ref, "", ""); err != nil {
+			return nil, err
+		}
+	}
+	if len(opts.Command) > 0 {
+		if err := l.useCommand(opts.Command, keys); err != nil {
 			return nil, err
 		}
 	}
@@ -551,4 +562,47 @@ func (l *loader) decode() (*Config, error) {
 		return nil, fmt.Errorf("config: decoding the composed configuration: %w", err)
 	}
 	return &c, nil
+}
+
+// useCommand sets the workload to a command given after "--". Overrides of
+// the command itself (workload.argv, workload.python) are refused: there
+// would be two commands.
+func (l *loader) useCommand(cmd []string, keys []override) error {
+	for _, o := range keys {
+		if o.key == "workload.argv" || o.key == "workload.python" {
+			return &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%s: the command after -- is the workload; give one or the other", o.raw)}
+		}
+	}
+	name := ProgramName(cmd)
+	l.k.Delete("model")
+	// One run of the program per step: its repeated ranges (a decode_step
+	// per token) give the repeats; workload.repeats is for a workload that
+	// reads DEEPPROF_REPEATS.
+	for key, v := range map[string]any{"workload.python": "", "workload.argv": cmd, "workload.name": name, "model.name": name, "workload.repeats": 1} {
+		if err := l.k.Set(key, v); err != nil {
+			return err
+		}
+		l.origins[key] = "command after --"
+	}
+	l.sources = append(l.sources, "command after -- ("+strings.Join(cmd, " ")+")")
+	return nil
+}
+
+// ProgramName names a command's workload: its program's base name, or the
+// script's for an interpreter running one ("python3 serve.py" is serve).
+func ProgramName(cmd []string) string {
+	if len(cmd) == 0 {
+		return ""
+	}
+	name := filepath.Base(cmd[0])
+	for _, a := range cmd[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if ext := filepath.Ext(a); ext == ".py" || ext == ".sh" {
+			name = filepath.Base(a)
+		}
+		break
+	}
+	return strings.TrimSuffix(name, filepath.Ext(name))
 }

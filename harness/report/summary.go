@@ -93,7 +93,7 @@ func environment(b *strings.Builder, e summary.Environment) {
 	if m := e.Model; m != nil {
 		add("model", fmt.Sprintf("%s (%s), %s parameters, %s", mdtable.EscapeCell(m.Name), mdtable.EscapeCell(m.Arch), count(m.Params), mdtable.EscapeCell(m.Dtype)))
 	} else {
-		add("model", "unknown (no workload report)")
+		add("model", "unknown (no workload report: model facts, and MFU with them, come from one)")
 	}
 	if p := e.Peak; p != nil {
 		add("peak used for MFU", fmt.Sprintf("%s TFLOPS dense %s; DRAM %s TB/s", trim(p.TFLOPS), mdtable.EscapeCell(e.Dtype), trim(p.MemoryTBps)))
@@ -126,11 +126,19 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 		shown = append(shown, r)
 	}
 	if len(t.Rows) == 0 {
-		missing(b, "the workload report has neither a prefill nor a decode stage")
+		if st.Source != "" {
+			missing(b, "no stage is named prefill or decode: the stages are the program's NVTX ranges, in Per-Stage Timings")
+		} else {
+			missing(b, "the workload report has neither a prefill nor a decode stage")
+		}
 		return
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nWall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
+	if st.Source != "" {
+		fmt.Fprintf(b, "\nWall time from %s, per instance of each range.\n\n", mdtable.EscapeCell(st.Source))
+	} else {
+		fmt.Fprintf(b, "\nWall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
+	}
 	warmups(b, shown)
 }
 
@@ -175,6 +183,9 @@ func perStage(b *strings.Builder, st summary.Stages) {
 	if st.Missing != "" {
 		missing(b, st.Missing)
 		return
+	}
+	if st.Source != "" {
+		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", mdtable.EscapeCell(st.Source))
 	}
 	t := mdtable.Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, false}}
 	var tops, subs []summary.Stage

@@ -54,6 +54,7 @@ var regionSources = []source[*regions.Report]{
 // the operators come from.
 var stageSources = []source[*workload.Report]{
 	{path: artifacts.Stage1Report, what: "the workload's report of stage 1, the plain run", read: readStages},
+	{path: artifacts.TimelineCupti, what: CuptiStagesWhat, every: true, present: hasCupti, read: readCuptiStages},
 }
 
 // chosen is a source picked for a run, or why none was.
@@ -108,7 +109,7 @@ func chooseSources(run *artifacts.Run) sources {
 	return sources{
 		kernels: choose(run, kernelSources, "no kernel export to read"),
 		regions: choose(run, regionSources, "no ncu export with NVTX ranges"),
-		stages:  choose(run, stageSources, "no workload report: stage 1 did not run or wrote none"),
+		stages:  choose(run, stageSources, "no workload report (stage 1 did not run or wrote none) and no CUPTI timeline with NVTX ranges"),
 	}
 }
 

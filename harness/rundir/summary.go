@@ -169,6 +169,9 @@ func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Tab
 		in.WorkloadMissing = err.Error()
 	} else {
 		in.Workload = rep
+		if src.stages.path != artifacts.Stage1Report {
+			in.WorkloadSource = src.stages.path + " (" + src.stages.what + ")"
+		}
 	}
 
 	if kerr != nil {

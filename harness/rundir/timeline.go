@@ -418,3 +418,60 @@ func overheadText(o Overhead) string {
 	b.WriteString("\n\n")
 	return b.String()
 }
+
+// CuptiStagesWhat is the stage source of a program that wrote no workload
+// report, as the manifest and report.md say it.
+const CuptiStagesWhat = "the NVTX push/pop ranges of the CUPTI timeline: each range instance's CPU time, profiler running (the program wrote no workload report)"
+
+// readCuptiStages is the stages of a program that wrote no workload report:
+// one stage per push/pop NVTX range name (its label, "prefill", "LLM@prefill"),
+// each closed instance a repeat, in start order, every process's
+// instances together; a nested range's parent is its enclosing range's
+// name. A program with no NVTX range has no stages: the error says how to
+// add them.
+func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report, error) {
+	tl, err := cfg.loadTimeline(run)
+	if err != nil {
+		return nil, err
+	}
+	rep := &workload.Report{Stages: map[string]workload.Stage{}}
+	for _, s := range tl.Stages() {
+		// Push/pop ranges only: start/end ranges may overlap anything
+		// (their GPU time is in the regions).
+		if len(s.DurationsNS) == 0 || s.Kind != timeline.PushPop {
+			continue
+		}
+		st := rep.Stages[s.Name]
+		for _, ns := range s.DurationsNS {
+			st.MS = append(st.MS, float64(ns)/1e6)
+		}
+		if st.Parent == "" && s.Parent != s.Name {
+			st.Parent = s.Parent
+		}
+		rep.Stages[s.Name] = st
+	}
+	if len(rep.Stages) == 0 {
+		return nil, fmt.Errorf("%s: %s", artifacts.TimelineCupti, NoNVTXHint)
+	}
+	return rep, nil
+}
+
+// NoNVTXHint is what a run of a program with no NVTX range says.
+const NoNVTXHint = "the program opened no NVTX range, so there are no stages to time: mark its phases with NVTX ranges (PyTorch: torch.cuda.nvtx.range_push(\"prefill\") / range_pop(); Python: the nvtx package, `with nvtx.annotate(\"prefill\")`; C/C++: nvtxRangePushA(\"prefill\") / nvtxRangePop() from <nvtx3/nvToolsExt.h>)"
+
+// TopRanges are the names of the outermost push/pop NVTX ranges of the
+// CUPTI timeline (every process), in order of first start: what a program
+// marked, for a session whose configured ranges did not occur.
+func TopRanges(run *artifacts.Run) ([]string, error) {
+	tl, err := Config{}.loadTimeline(run)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range tl.Stages() {
+		if s.Kind == timeline.PushPop && s.Depth == 1 && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out, nil
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -128,6 +129,10 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 		}
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
+	if _, ok := byID[StepOracle]; ok && !run.Exists(artifacts.Stage1Report) {
+		run.Note("oracle (torch.profiler): not run: the program wrote no workload report, and only a workload that supports %s=%s (deepprof's default one) writes torch.profiler's figures", workload.EnvPhase, workload.PhaseOracle)
+		delete(byID, StepOracle)
+	}
 	if st, ok := byID[StepOracle]; ok {
 		if err := s.step(ctx, run, st, false); err != nil {
 			if isStopped(err) {
@@ -152,9 +157,14 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 	if err != nil {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
+	if tab.Launches == 0 && len(s.Cfg.NVTX.Include) > 0 {
+		if tab, err = s.profileWhatOccurred(run); err != nil {
+			return nil, err
+		}
+	}
 	if tab.Launches == 0 {
-		return nil, fmt.Errorf("CUPTI timeline: no kernel ran inside the NVTX ranges %v (of %s). Next: check the range names (the records in MAIN/%s list what the program pushed), or profile the whole program with nvtx.include=[]",
-			s.Cfg.NVTX.Include, filepath.Join(run.Dir, artifacts.TimelineCupti), artifacts.TimelineCupti)
+		return nil, fmt.Errorf("CUPTI timeline: the program launched no CUDA kernel (%d record file(s) in MAIN/%s). Next: check that it runs its work on the GPU (CUDA_VISIBLE_DEVICES, its device selection) and that its CUDA runtime is the one the library was injected into; the workload log is MAIN/%s",
+			len(rundir.CuptiFiles(run)), artifacts.TimelineCupti, artifacts.TimelineLog)
 	}
 	top := s.cover(run, *tab, "")
 	var names []string
@@ -166,4 +176,49 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 		}
 	}
 	return names, nil
+}
+
+// profileWhatOccurred is the session's answer to a program that ran none of
+// the configured NVTX ranges (nvtx.include) under the CUPTI library: it
+// says which ranges did occur and profiles them (the outermost ones), or
+// the whole program when it marked none. The configuration it goes on with
+// is written to config.yaml, so that a rebuild reads the same ranges.
+func (s *Session) profileWhatOccurred(run *artifacts.Run) (*kernels.Table, error) {
+	found, err := rundir.TopRanges(run)
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	was := s.Cfg.NVTX.Include
+	if len(found) == 0 {
+		s.Cfg.NVTX.Include = nil
+		run.Note("nvtx.include: none of the ranges %v occurred and the program opened no NVTX range: the whole program is profiled. %s", was, rundir.NoNVTXHint)
+	} else {
+		s.Cfg.NVTX.Include = found
+		run.Note("nvtx.include: none of the ranges %v occurred; the program's outermost ranges are %v, and those are profiled (set nvtx.include to choose)", was, found)
+	}
+	s.logf("none of the NVTX ranges %v occurred; profiling %v", was, orWhole(s.Cfg.NVTX.Include))
+	y, err := s.Cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	s.ConfigYAML = y
+	if err := run.Write(artifacts.ConfigYAML, y); err != nil {
+		return nil, err
+	}
+	dc, err := rundir.ConfigFor(s.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := rundir.CuptiKernels(run, dc)
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	return tab, nil
+}
+
+func orWhole(include []string) string {
+	if len(include) == 0 {
+		return "the whole program"
+	}
+	return fmt.Sprint(include)
 }

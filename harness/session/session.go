@@ -445,7 +445,11 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err != nil {
 		return err
 	}
-	addWorkloadToEnv(run, rep)
+	if rep != nil {
+		addWorkloadToEnv(run, rep)
+	} else if s.tl.tool != timelineCupti {
+		run.Note("stage 1: the program wrote no workload report, and the timeline is %s: stage times come from the NVTX ranges of a CUPTI timeline (timeline.tool=cupti, which needs the CUDA toolkit with CUPTI and a C compiler)", s.tl.tool)
+	}
 	top, err := s.runTimeline(ctx, run)
 	if err != nil {
 		return err
@@ -815,11 +819,17 @@ func (s *Session) topKernels(run *artifacts.Run) ([]string, error) {
 	return names, nil
 }
 
+// checkStage1 reads the workload's report of stage 1. The report is
+// optional (any program can be profiled): without one the result is nil,
+// the manifest says the file is absent and why, and the stages come from
+// the timeline's NVTX ranges. A report that is there but malformed is an
+// error.
 func checkStage1(run *artifacts.Run) (*workload.Report, error) {
 	f, err := os.Open(run.Path(artifacts.Stage1Report))
 	if err != nil {
-		run.Record(artifacts.Stage1Report, artifacts.StatusMissing, "the workload wrote no report to $"+workload.EnvReport)
-		return nil, fmt.Errorf("stage 1: the workload wrote no report to $%s (%s)", workload.EnvReport, artifacts.Stage1Report)
+		run.Record(artifacts.Stage1Report, artifacts.StatusSkipped, "the program wrote no workload report to $"+workload.EnvReport+" (optional: model facts for MFU, the operator table; the stages come from its NVTX ranges)")
+		run.Note("stage 1: the program wrote no workload report to $%s; its stage times come from its NVTX ranges in the timeline", workload.EnvReport)
+		return nil, nil
 	}
 	defer f.Close()
 	rep, err := workload.ReadReport(f, artifacts.Stage1Report)

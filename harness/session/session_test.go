@@ -53,6 +53,15 @@ type fakeTools struct {
 	// writes no oracle figures.
 	cuptiRun, cuptiFile string
 	noOracle            bool
+	// noReport: the workload writes no report (any program); cuptiSrc, a
+	// record file under fixtures/ the workload "writes" under the library
+	// (its base name); cuptiText, a synthetic one written as cupti-1.tsv;
+	// exit, the workload's exit status, with its output lines.
+	noReport  bool
+	cuptiSrc  string
+	cuptiText string
+	exit      int
+	output    []string
 }
 
 func copyFile(src, dst string) error {
@@ -133,6 +142,16 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 		for _, e := range c.Env {
 			// Under the CUPTI library, the recording of a real run; under
 			// the oracle phase, that run's torch.profiler figures.
+			if dir, ok := strings.CutPrefix(e, cuptilib.EnvOutDir+"="); ok && f.cuptiSrc != "" {
+				if err := copyFile(fx+f.cuptiSrc, filepath.Join(dir, filepath.Base(f.cuptiSrc))); err != nil {
+					return Result{}, err
+				}
+			}
+			if dir, ok := strings.CutPrefix(e, cuptilib.EnvOutDir+"="); ok && f.cuptiText != "" {
+				if err := os.WriteFile(filepath.Join(dir, "cupti-1.tsv"), []byte(f.cuptiText), 0o644); err != nil {
+					return Result{}, err
+				}
+			}
 			if dir, ok := strings.CutPrefix(e, cuptilib.EnvOutDir+"="); ok && f.cuptiRun != "" {
 				if err := copyFile(fx+f.cuptiRun+"/timeline/cupti/"+f.cuptiFile, filepath.Join(dir, f.cuptiFile)); err != nil {
 					return Result{}, err
@@ -143,14 +162,17 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 					return Result{}, err
 				}
 			}
-			if path, ok := strings.CutPrefix(e, workload.EnvReport+"="); ok {
+			if path, ok := strings.CutPrefix(e, workload.EnvReport+"="); ok && !f.noReport {
 				if err := os.WriteFile(path, []byte(f.workloadReport), 0o644); err != nil {
 					return Result{}, err
 				}
 			}
 		}
 		fmt.Fprintln(c.Stdout, "workload=fake prefill and decode done")
-		return Result{}, nil
+		for _, l := range f.output {
+			fmt.Fprintln(c.Stdout, l)
+		}
+		return Result{ExitCode: f.exit}, nil
 	}
 }
 

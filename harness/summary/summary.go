@@ -40,6 +40,10 @@ type Inputs struct {
 
 	Workload        *workload.Report // stage1/report.json
 	WorkloadMissing string
+	// WorkloadSource says where the stages come from when it is not the
+	// workload's report of stage 1 (a program that wrote none: its NVTX
+	// ranges in the CUPTI timeline); "" for stage 1.
+	WorkloadSource string
 
 	// Kernels is the whole kernel table (no top-N cut) of the timeline
 	// export; KernelsSource says what it is.
@@ -116,6 +120,9 @@ type Stages struct {
 	Batch   int64            `json:"batch,omitempty"`
 	Rows    []Stage          `json:"rows"`
 	Missing string           `json:"missing,omitempty"`
+	// Source is where the wall times come from when not from the plain run
+	// of stage 1 (Inputs.WorkloadSource).
+	Source string `json:"source,omitempty"`
 }
 
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
@@ -291,7 +298,9 @@ func environment(in Inputs, opt Options) Environment {
 	if in.Workload != nil {
 		e.Frameworks = in.Workload.Versions
 		m := in.Workload.Model
-		e.Model = &m
+		if m != (workload.Model{}) {
+			e.Model = &m
+		}
 		e.Dtype = gpu.Dtype(m.Dtype)
 	}
 	switch {
@@ -321,7 +330,7 @@ func stages(in Inputs) Stages {
 		return Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
 	w := in.Workload
-	st := Stages{Tokens: &w.Tokens, Batch: batch(w)}
+	st := Stages{Tokens: &w.Tokens, Batch: batch(w), Source: in.WorkloadSource}
 	names := make([]string, 0, len(w.Stages))
 	for n := range w.Stages {
 		names = append(names, n)

@@ -13,6 +13,10 @@ type Stage struct {
 	DurationsNS []int64 `json:"durations_ns"`
 	// Unclosed counts instances still open when the file ended.
 	Unclosed int `json:"unclosed"`
+	// Depth is the first instance's push/pop depth (1: outermost; 0 for a
+	// start/end range), Parent its enclosing range's name ("" at depth 1).
+	Depth  int    `json:"depth"`
+	Parent string `json:"parent,omitempty"`
 }
 
 // Stages lists the range names of every process, each with its instances'
@@ -32,7 +36,11 @@ func (tl *Timeline) Stages() []Stage {
 			if !ok {
 				i = len(out) - base
 				idx[k] = i
-				out = append(out, Stage{ProcessID: p.Header.PID, Name: k.name, Kind: r.Kind, DurationsNS: []int64{}})
+				st := Stage{ProcessID: p.Header.PID, Name: k.name, Kind: r.Kind, DurationsNS: []int64{}, Depth: r.Depth}
+				if r.Parent != nil {
+					st.Parent = r.Parent.Label()
+				}
+				out = append(out, st)
 			}
 			s := &out[base+i]
 			if r.Closed {

@@ -294,8 +294,8 @@ func TestStages(t *testing.T) {
 	tl := build(t, phaseFile()+"")
 	st := tl.Stages()
 	assert.Equal(t, []timeline.Stage{
-		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{410}},
-		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 100}},
+		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{410}, Depth: 1},
+		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 100}, Depth: 2, Parent: "loop"},
 	}, st)
 }
 

@@ -1,0 +1,167 @@
+//go:build gpu
+
+package deepprof_test
+
+// Profile any program (issue 14) on a GPU: go test -tags gpu -run
+// Stage2AnyProgram. Each subtest writes or builds a program that knows
+// nothing of deepprof (no import, no workload report) and profiles it with
+// `deepprof profile -- CMD` as a user would; DEEPPROF_GPU_OUT keeps the run
+// directories.
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/harness/session"
+	"github.com/llm-perf-opt/deepprof/harness/tools"
+)
+
+// userScript is a small PyTorch program as a user writes it: a stack of
+// linear layers, a prefill and 16 decode steps marked with torch's NVTX
+// ranges (nvtx=False: none), three times after a warm-up.
+func userScript(nvtx bool) string {
+	s := `import torch
+torch.manual_seed(0)
+d = 1024
+layers = [torch.nn.Linear(d, d, device="cuda", dtype=torch.float16) for _ in range(4)]
+def fwd(x):
+    for l in layers:
+        x = torch.relu(l(x))
+    return x
+push, pop = torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+with torch.inference_mode():
+    fwd(torch.randn(64, d, device="cuda", dtype=torch.float16))
+    torch.cuda.synchronize()
+    for r in range(3):
+        push("prefill")
+        x = fwd(torch.randn(128, d, device="cuda", dtype=torch.float16))
+        torch.cuda.synchronize()
+        pop()
+        push("decode_all")
+        for s in range(16):
+            push("decode_step")
+            x = fwd(x[:1])
+            torch.cuda.synchronize()
+            pop()
+        pop()
+print("done", float(x.float().sum()))
+`
+	if !nvtx {
+		s = strings.NewReplacer(`push("prefill")`, "pass", `push("decode_all")`, "pass", `push("decode_step")`, "pass", "pop()", "pass").Replace(s)
+	}
+	return s
+}
+
+func TestStage2AnyProgram(t *testing.T) {
+	tool, prov := preflight(t)
+	root := outDir(t)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	script := write("generate.py", userScript(true))
+	bare := write("bare.py", userScript(false))
+	parent := write("launcher.py", "import subprocess, sys\n"+
+		"# the GPU work runs in a child process; this one touches no CUDA\n"+
+		"subprocess.run([sys.executable, "+`"`+script+`"`+"], check=True)\n")
+	nvcc := "/usr/local/cuda/bin/nvcc"
+	if h := os.Getenv("CUDA_HOME"); h != "" {
+		nvcc = filepath.Join(h, "bin", "nvcc")
+	}
+	bin := filepath.Join(dir, "nvtx_ranges")
+	out, err := exec.Command(nvcc, "-O2", "-arch=sm_90", "-o", bin, "scripts/fixtures/nvtx_ranges.cu", "-ldl").CombinedOutput()
+	require.NoError(t, err, "nvcc: %s", out)
+
+	for _, c := range []struct {
+		name    string
+		command []string
+		// stages: the summary's stages come from the NVTX ranges
+		stages bool
+		note   string // a manifest note the run must hold
+		region string // a region ncu/regions/report.md must hold
+	}{
+		{name: "python-script", command: []string{"python3", script}, stages: true, region: "decode_all/decode_step"},
+		{name: "cuda-cpp", command: []string{bin, "ranges"}, stages: true,
+			note: "nvtx.include: none of the ranges [prefill decode_all] occurred; the program's outermost ranges are [A B]", region: "A/A1"},
+		{name: "cuda-cpp-two-processes", command: []string{bin, "twoproc_exec"}, stages: true, region: "decode_all/decode_step"},
+		{name: "python-child-process", command: []string{"python3", parent}, stages: true, region: "decode_all/decode_step"},
+		{name: "no-nvtx", command: []string{"python3", bare}, note: "the program opened no NVTX range: the whole program is profiled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "any-" + c.name + "-" + time.Now().UTC().Format("150405")
+			run := runCommand(t, tool, root, id, c.command)
+			checkAnyProgram(t, run, prov)
+			m := run.Manifest()
+			notes := strings.Join(m.Notes, "\n")
+			if c.note != "" {
+				assert.Contains(t, notes, c.note)
+			}
+			sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
+			require.NoError(t, err)
+			if c.stages {
+				assert.Equal(t, artifacts.TimelineCupti, m.Sources.Stages.Path, "stages from the NVTX ranges")
+				assert.Contains(t, string(sum), "Wall time from timeline/cupti")
+			} else {
+				assert.Contains(t, strings.ReplaceAll(string(sum), `\_`, "_"), "torch.cuda.nvtx.range_push", "says how to add ranges")
+			}
+			if c.region != "" {
+				reg, err := os.ReadFile(run.Path(artifacts.RegionsMD))
+				require.NoError(t, err)
+				assert.Contains(t, strings.ReplaceAll(string(reg), `\_`, "_"), c.region)
+			}
+		})
+	}
+}
+
+// runCommand is `deepprof profile -- command` as a Go test: the default
+// profile, the CUPTI timeline.
+func runCommand(t *testing.T, tool tools.Tool, root, id string, command []string) *artifacts.Run {
+	t.Helper()
+	ov := []string{"run.root=" + root, "run.id=" + id, "ncu.path=" + tool.Path, "timeline.tool=cupti"}
+	cfg, err := config.Load(config.LoadOptions{Dir: "profiles", Command: command, Overrides: append(ov, config.GoTestOverrides()...)})
+	require.NoError(t, err)
+	y, err := cfg.YAML()
+	require.NoError(t, err)
+	sel, err := gpu.ParseDevice(cfg.Device)
+	require.NoError(t, err)
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: tool.Path, Now: time.Now,
+		Progress: os.Stderr,
+		Env: func() ([]byte, error) {
+			return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
+				map[string]tools.Tool{"ncu": tool}, nil).JSON()
+		}}
+	run, err := s.Run(context.Background())
+	require.NoError(t, err, "the session failed: see %s", filepath.Join(root, id, artifacts.ReportMD))
+	return run
+}
+
+// checkAnyProgram: a complete run directory with the files a person opens.
+func checkAnyProgram(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
+	t.Helper()
+	m := run.Manifest()
+	assert.Equal(t, artifacts.StatusComplete, m.Status, m.Reason)
+	for _, rel := range []string{artifacts.KernelsMD, artifacts.KernelsJSON, artifacts.RegionsMD, artifacts.StakeholderSummary,
+		artifacts.SummaryJSON, artifacts.TimelineTrace, artifacts.NcuRaw} {
+		assert.FileExists(t, run.Path(rel))
+	}
+	assert.NotEmpty(t, rundir.CuptiFiles(run))
+	assert.Equal(t, artifacts.TimelineCupti, m.Sources.Kernels.Path)
+	a, ok := m.Find(artifacts.Stage1Report)
+	require.True(t, ok)
+	assert.Equal(t, artifacts.StatusSkipped, a.Status, "the program wrote no report")
+	_ = prov
+}

@@ -1,0 +1,99 @@
+package rundir
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/regions"
+)
+
+func TestInProcessOverheadIsTheMedianOfPairs(t *testing.T) {
+	o := newInProcess("m", []float64{12, 24, 30}, []float64{10, 20, 10})
+	require.NotNil(t, o)
+	assert.Equal(t, 24.0, o.OnMS)
+	assert.Equal(t, 10.0, o.OffMS)
+	assert.Equal(t, 3, o.Pairs)
+	assert.InDelta(t, 1.2, o.Median, 1e-12, "pairs 1.2, 1.2, 3: median 1.2")
+
+	assert.Nil(t, newInProcess("m", nil, []float64{1}), "no repeats on")
+	assert.Nil(t, newInProcess("m", []float64{1, 2}, []float64{1}), "not pairs")
+	assert.Nil(t, newInProcess("m", []float64{1}, []float64{0}), "a zero time")
+}
+
+func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
+	across := Overhead{PlainMS: 100, CuptiMS: 150, Repeats: 3}
+	txt := overheadText(across)
+	assert.Contains(t, txt, "1.500x")
+	assert.Contains(t, txt, "did not measure it in one process")
+	assert.NotContains(t, txt, "**")
+
+	both := across
+	both.InProcess = newInProcess("alternating", []float64{102}, []float64{100})
+	both.Reference = newInProcess("alternating", []float64{130}, []float64{100})
+	txt = overheadText(both)
+	assert.Contains(t, txt, "Overhead: **1.020x**")
+	assert.Contains(t, txt, "in the recorded process, the median over 1 pairs")
+	assert.Contains(t, txt, "Across processes")
+	assert.Contains(t, txt, "1.500x", "the cross-process figure is still given")
+	assert.Contains(t, txt, "torch.profiler (CUDA activity) cost 1.300x")
+}
+
+// TestStagesFromNVTX: a program that wrote no workload report (the real
+// recording of scripts/cupti/torch_nvtx.py under the library, a PyTorch
+// script with NVTX ranges and no deepprof import) gets its stages from its
+// NVTX ranges: each range name a stage, each instance a repeat, nested
+// ranges under their parent.
+func TestStagesFromNVTX(t *testing.T) {
+	run, err := artifacts.Create(t.TempDir(), "byo", t0)
+	require.NoError(t, err)
+	b, err := os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
+	require.NoError(t, err)
+	require.NoError(t, artifacts.WriteFileAtomic(run.Path(artifacts.TimelineCupti+"/cupti-727.tsv"), b))
+	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+
+	m := run.Manifest()
+	require.NotNil(t, m.Sources)
+	assert.Equal(t, artifacts.TimelineCupti, m.Sources.Stages.Path)
+	assert.Equal(t, CuptiStagesWhat, m.Sources.Stages.What)
+
+	rep, err := readCuptiStages(run, "", Config{})
+	require.NoError(t, err)
+	require.Contains(t, rep.Stages, "prefill")
+	require.Contains(t, rep.Stages, "decode_step")
+	assert.Equal(t, "decode_all", rep.Stages["decode_step"].Parent)
+	assert.Empty(t, rep.Stages["prefill"].Parent)
+	assert.Greater(t, len(rep.Stages["decode_step"].MS), len(rep.Stages["decode_all"].MS), "several steps per decode")
+
+	sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "decode\\_step")
+}
+
+// TestNoNVTXSaysHowToAddRanges: a recording with kernels and no range.
+func TestNoNVTXSaysHowToAddRanges(t *testing.T) {
+	run, err := artifacts.Create(t.TempDir(), "bare", t0)
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(must(os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv"))), "\n") {
+		if !strings.HasPrefix(l, "N\t") {
+			lines = append(lines, l)
+		}
+	}
+	// synthetic: the real recording without its NVTX lines
+	require.NoError(t, artifacts.WriteFileAtomic(run.Path(artifacts.TimelineCupti+"/cupti-727.tsv"), []byte(strings.Join(lines, "\n"))))
+	_, err = readCuptiStages(run, "", Config{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "torch.cuda.nvtx.range_push")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
