@@ -61,8 +61,15 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, artifacts.SummaryJSON)), &s))
 
 			tabs := gfmTables(t, mustRead(t, filepath.Join(dst, artifacts.StakeholderSummary)))
+			// Stages named prefill and decode: the Aggregates table's rows
+			// and the prefill-vs-decode chart's bars (a program's own NVTX
+			// ranges, in runs of any program, may have neither).
+			phases := 0
 			topLevel, subs := 0, 0
 			for _, r := range s.Stages.Rows {
+				if r.Name == "prefill" || r.Name == "decode" {
+					phases++
+				}
 				if r.Parent == "" {
 					topLevel++
 				} else {
@@ -71,7 +78,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			}
 			want := map[string][]int{
 				"Environment":          {len(tabs["Environment"][0:1])}, // one table, any length: checked below
-				"Aggregates":           {2},
+				"Aggregates":           {phases},
 				"Per-Stage Timings":    {topLevel},
 				"MFU":                  {len(s.MFU.Rows)},
 				"Top Operators":        {len(s.Operators.Rows)},
@@ -88,6 +95,15 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			if s.MFU.Missing != "" {
 				delete(want, "MFU")
 			}
+			if phases == 0 {
+				delete(want, "Aggregates")
+			}
+			if s.Stages.Missing != "" {
+				delete(want, "Per-Stage Timings")
+			}
+			if s.Regions.Missing != "" {
+				delete(want, "Per-Region Breakdown")
+			}
 			if s.Phases.Missing == "" {
 				want["GPU busy and idle per phase"] = []int{len(s.Phases.Rows)}
 			}
@@ -99,7 +115,11 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 				assert.Equal(t, rows, tabs[section], "tables under %q", section)
 			}
 			assert.GreaterOrEqual(t, tabs["Environment"][0], 8, "environment rows")
-			assert.Equal(t, 10, len(s.Kernels.Rows), "the top 10 kernels")
+			if s.Stages.Source == "" && s.Stages.Missing == "" { // deepprof's own workloads
+				assert.Equal(t, 10, len(s.Kernels.Rows), "the top 10 kernels")
+			} else {
+				assert.NotEmpty(t, s.Kernels.Rows, "a small program's few kernels")
+			}
 			assert.Positive(t, s.Kernels.Rows[0].TotalMS)
 
 			// Every other Markdown file of the run renders its tables too.
@@ -113,7 +133,8 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 					n += len(rows)
 				}
 				rel, _ := filepath.Rel(dst, p)
-				if rel != artifacts.OperatorsMD || s.Operators.Missing == "" {
+				noRegions := strings.HasPrefix(rel, "ncu/regions") && s.Regions.Missing != ""
+				if (rel != artifacts.OperatorsMD || s.Operators.Missing == "") && !noRegions {
 					assert.Positive(t, n, "%s has a table", rel)
 				}
 				return nil
@@ -123,8 +144,11 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			for rel, want := range map[string]charts.Shape{
 				artifacts.ChartTopKernels: {Bars: min(10, len(s.Kernels.Rows))},
 				artifacts.ChartCategories: {Bars: len(s.Kernels.ByCategory)},
-				artifacts.ChartStages:     {Bars: 2},
+				artifacts.ChartStages:     {Bars: phases},
 			} {
+				if want == (charts.Shape{}) {
+					continue // not drawn
+				}
 				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, rel)))
 				require.NoError(t, err, rel)
 				assert.Equal(t, want, got, rel)
