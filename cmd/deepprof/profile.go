@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
@@ -19,6 +20,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/session"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
 // runProfile is "deepprof profile": a Stage 2 session into a new run
@@ -48,6 +50,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
 	dir := fs.String("profiles", config.DefaultDir, "the profiles `DIR`")
 	dry := fs.Bool("dry-run", false, "run the preflight checks and print what they found, then every step's argv and outputs; run nothing")
+	printConfig := fs.Bool("print-config", false, "print the composed configuration, and where each value came from (a profile file and line, the embedded defaults, an override, the command after --), then exit")
 	noPreflight := fs.Bool("no-preflight", false, "start the session without the preflight checks (GPU, ncu, the workload's files, interpreter and imports)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
@@ -57,9 +60,24 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if command == nil && len(cfg.Workload.Argv) > 0 {
+		// The default workload script, from a directory that does not
+		// have it: the copy embedded in the binary.
+		p, embedded, err := workloads.Resolve(cfg.Workload.Argv[0], "")
+		if err != nil {
+			return err
+		}
+		if embedded {
+			cfg.Workload.Argv[0] = p
+			fmt.Fprintf(stderr, "deepprof: %s is not in this directory: running the copy embedded in deepprof, %s\n", workloads.Script, p)
+		}
+	}
 	y, err := cfg.YAML()
 	if err != nil {
 		return err
+	}
+	if *printConfig {
+		return writeConfig(stdout, y, cfg)
 	}
 	sel, err := gpu.ParseDevice(cfg.Device)
 	if err != nil {
@@ -230,4 +248,28 @@ func splitCommand(args []string) (before, command []string, err error) {
 		return nil, nil, &usageError{"nothing after --: give the program to profile, as in deepprof profile -- python3 my_script.py"}
 	}
 	return args[:i], args[i+1:], nil
+}
+
+// writeConfig is --print-config: the composed configuration as YAML (what
+// config.yaml of a run would hold, usable as a profile), then, as YAML
+// comments, what was composed in order and where each key's value came
+// from.
+func writeConfig(w io.Writer, y []byte, cfg *config.Config) error {
+	var b strings.Builder
+	b.WriteString("# deepprof profile --print-config: the composed configuration\n")
+	b.Write(y)
+	b.WriteString("\n# composed, in order:\n")
+	for _, s := range cfg.Sources {
+		fmt.Fprintf(&b, "#   %s\n", s)
+	}
+	b.WriteString("# where each value came from:\n")
+	width := 0
+	for _, o := range cfg.Origins {
+		width = max(width, len(o.Key))
+	}
+	for _, o := range cfg.Origins {
+		fmt.Fprintf(&b, "#   %-*s  %s\n", width, o.Key, o.From)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -36,6 +36,16 @@ type Config struct {
 	// profile file, then "override KEY=VALUE" for each override. It is not
 	// part of config.yaml.
 	Sources []string `koanf:"-" yaml:"-"`
+	// Origins say, key by key, where each value came from: a profile file
+	// and line ("(embedded) profiles/stage2.yaml:16" for the embedded
+	// defaults), an override, the command after --, or the built-in
+	// defaults. Not part of config.yaml.
+	Origins []Origin `koanf:"-" yaml:"-"`
+}
+
+// Origin is where one configuration key's value came from.
+type Origin struct {
+	Key, From string
 }
 
 // Run says where a run's artifacts go: MAIN is Root/ID.

@@ -169,7 +169,7 @@ func TestOverrideErrors(t *testing.T) {
 		{"section near a group", []string{"workload=gpt2"}, "override: workload is a section, not a value: set one of workload.argv, workload.env, workload.inputs, workload.name, workload.python, workload.repeats, workload.timeout, or choose a workloads/* profile with workloads=gpt2", "workload", "workloads"},
 		{"preset by key", []string{"ncu.preset=full"}, "override: ncu.preset names the ncu/* profile composed: select one with ncu=full", "ncu.preset", ""},
 		{"no =", []string{"ncu.set"}, `override: "ncu.set": want key=value`, "ncu.set", ""},
-		{"unknown group profile", []string{"ncu=rooflin"}, "override: no profile ncu/rooflin in ../../profiles (did you mean ncu/roofline?)", "profile", "ncu/roofline"},
+		{"unknown group profile", []string{"ncu=rooflin"}, "override: no profile ncu/rooflin in ../../profiles or the embedded defaults (did you mean ncu/roofline?)", "profile", "ncu/roofline"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := config.Load(config.LoadOptions{Dir: profilesDir, Overrides: tc.overrides})
@@ -321,10 +321,10 @@ func TestFileErrors(t *testing.T) {
 		{"invalid", "DIR/invalid.yaml:4: workload.repeats: must be at least 1, got 0"},
 		{"section", `DIR/section.yaml:1: ncu: want a mapping of keys, got "full"`},
 		{"top", "DIR/top.yaml:1: want a mapping of keys, got a list"},
-		{"defaults", "DIR/defaults.yaml:3: no profile ncu/rooflin in DIR (did you mean ncu/roofline?)"},
+		{"defaults", "DIR/defaults.yaml:3: no profile ncu/rooflin in DIR or the embedded defaults (did you mean ncu/roofline?)"},
 		{"cycle", "DIR/w/loop.yaml:1: defaults: cycle DIR/cycle.yaml -> DIR/w/loop.yaml -> DIR/cycle.yaml"},
 		{"empty", "workload.argv: is empty: name the program to run (a workloads/* profile sets it)"},
-		{"unknwn", "no profile unknwn in DIR (did you mean unknown?)"},
+		{"unknwn", "no profile unknwn in DIR or the embedded defaults (did you mean unknown?)"},
 	} {
 		t.Run(tc.profile, func(t *testing.T) {
 			_, err := config.Load(config.LoadOptions{Dir: dir, Profiles: []string{tc.profile}})

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +17,8 @@ import (
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llm-perf-opt/deepprof/profiles"
 )
 
 // DefaultDir is the profiles folder, relative to the repository root.
@@ -49,19 +53,33 @@ type LoadOptions struct {
 	readBack bool
 }
 
+// embeddedPrefix marks a profile read from the binary's embedded defaults
+// (package profiles) in file names: config.yaml's sources, errors, and the
+// origin of each key.
+const embeddedPrefix = "(embedded) profiles/"
+
 // Load composes the profiles and overrides over Default, then checks the
 // result. Every error names the key, and where it was set.
 func Load(opts LoadOptions) (*Config, error) {
 	l := &loader{
-		dir:      opts.Dir,
-		k:        koanf.New("."),
-		origins:  map[string]string{},
-		sel:      map[string]string{},
-		selUsed:  map[string]bool{},
-		readBack: opts.readBack,
+		dir:       opts.Dir,
+		k:         koanf.New("."),
+		origins:   map[string]string{},
+		overrides: map[string]string{},
+		sel:       map[string]string{},
+		selUsed:   map[string]bool{},
+		readBack:  opts.readBack,
 	}
 	if l.dir == "" {
 		l.dir = DefaultDir
+	}
+	if st, err := os.Stat(l.dir); err == nil && st.IsDir() {
+		l.dirOK = true
+	} else if l.dir != DefaultDir && !opts.readBack {
+		return nil, &Error{Key: "profiles", Msg: fmt.Sprintf("--profiles %s: no such folder (the embedded default profiles are used when no folder is given)", l.dir)}
+	}
+	if !opts.readBack {
+		l.emb = profiles.FS
 	}
 	profiles := opts.Profiles
 	if profiles == nil {
@@ -128,6 +146,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	c.Sources = l.sources
+	c.Origins = l.provenance()
 	if errs := validate(c); len(errs) > 0 {
 		var all []error
 		for _, e := range errs {
@@ -156,6 +175,12 @@ type loader struct {
 	stack   []string // files being composed, for cycles
 	// readBack skips retired keys instead of refusing them.
 	readBack bool
+	// dirOK: dir exists; emb: the embedded default profiles, under the
+	// folder's files (nil when reading a config.yaml back).
+	dirOK bool
+	emb   fs.FS
+	// overrides: key -> the override text that set it last.
+	overrides map[string]string
 }
 
 // override is one parsed key=value.
@@ -221,42 +246,71 @@ func (l *loader) loadDefaults() error {
 	return l.k.Load(confmap.Provider(out, ""), nil)
 }
 
-// isGroup reports whether name is a folder of the profiles folder.
+// isGroup reports whether name is a folder of the profiles: the folder's
+// or the embedded defaults'.
 func (l *loader) isGroup(name string) bool {
-	st, err := os.Stat(filepath.Join(l.dir, name))
-	return err == nil && st.IsDir()
+	if l.dirOK {
+		if st, err := os.Stat(filepath.Join(l.dir, name)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	if l.emb != nil && fs.ValidPath(name) {
+		if st, err := fs.Stat(l.emb, name); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // groups lists the profile groups.
 func (l *loader) groups() []string {
 	var out []string
-	ents, _ := os.ReadDir(l.dir)
-	for _, e := range ents {
-		if e.IsDir() {
-			out = append(out, e.Name())
+	add := func(ents []fs.DirEntry) {
+		for _, e := range ents {
+			if e.IsDir() && !slices.Contains(out, e.Name()) {
+				out = append(out, e.Name())
+			}
 		}
 	}
+	if l.dirOK {
+		ents, _ := os.ReadDir(l.dir)
+		add(ents)
+	}
+	if l.emb != nil {
+		ents, _ := fs.ReadDir(l.emb, ".")
+		add(ents)
+	}
+	sort.Strings(out)
 	return out
 }
 
-// names lists every profile name in the profiles folder.
+// names lists every profile name: the folder's and the embedded ones.
 func (l *loader) names() []string {
 	var out []string
-	_ = filepath.WalkDir(l.dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Ext(p) == ".yaml" {
-			rel, err := filepath.Rel(l.dir, p)
-			if err == nil {
-				out = append(out, filepath.ToSlash(strings.TrimSuffix(rel, ".yaml")))
+	walk := func(fsys fs.FS) {
+		_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && path.Ext(p) == ".yaml" {
+				if n := strings.TrimSuffix(p, ".yaml"); !slices.Contains(out, n) {
+					out = append(out, n)
+				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
+	if l.dirOK {
+		walk(os.DirFS(l.dir))
+	}
+	if l.emb != nil {
+		walk(l.emb)
+	}
 	sort.Strings(out)
 	return out
 }
 
 // find returns the file of a profile reference; from is the file whose
-// defaults list names it ("" for the command line).
+// defaults list names it ("" for the command line). A name is looked for
+// in the profiles folder first, then among the embedded defaults (file
+// names starting with embeddedPrefix).
 func (l *loader) find(ref, from string) (string, error) {
 	if ext := filepath.Ext(ref); ext == ".yaml" || ext == ".yml" {
 		p := ref
@@ -268,16 +322,35 @@ func (l *loader) find(ref, from string) (string, error) {
 		}
 		return p, nil
 	}
-	p := filepath.Join(l.dir, filepath.FromSlash(ref)+".yaml")
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-		e := &Error{Key: "profile", Msg: fmt.Sprintf("no profile %s in %s", ref, l.dir)}
-		if s := closest(ref, l.names()); s != "" {
-			e.Suggest = s
-			e.Msg += " (did you mean " + s + "?)"
+	if l.dirOK {
+		p := filepath.Join(l.dir, filepath.FromSlash(ref)+".yaml")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
 		}
-		return "", e
 	}
-	return p, nil
+	if l.emb != nil && fs.ValidPath(ref+".yaml") {
+		if st, err := fs.Stat(l.emb, ref+".yaml"); err == nil && st.Mode().IsRegular() {
+			return embeddedPrefix + ref + ".yaml", nil
+		}
+	}
+	where := l.dir
+	if l.emb != nil {
+		where += " or the embedded defaults"
+	}
+	e := &Error{Key: "profile", Msg: fmt.Sprintf("no profile %s in %s", ref, where)}
+	if s := closest(ref, l.names()); s != "" {
+		e.Suggest = s
+		e.Msg += " (did you mean " + s + "?)"
+	}
+	return "", e
+}
+
+// readFile reads a profile file that find returned.
+func (l *loader) readFile(p string) ([]byte, error) {
+	if name, ok := strings.CutPrefix(p, embeddedPrefix); ok && l.emb != nil {
+		return fs.ReadFile(l.emb, name)
+	}
+	return os.ReadFile(p)
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -298,7 +371,7 @@ func (l *loader) compose(ref, from, pos string) error {
 	l.stack = append(l.stack, path)
 	defer func() { l.stack = l.stack[:len(l.stack)-1] }()
 
-	b, err := os.ReadFile(path)
+	b, err := l.readFile(path)
 	if err != nil {
 		return err
 	}
@@ -492,6 +565,7 @@ func (l *loader) apply(o override) error {
 		m = map[string]any{parts[i]: m}
 	}
 	l.origins[o.key] = "override"
+	l.overrides[o.key] = o.raw
 	return l.k.Load(confmap.Provider(m, ""), nil)
 }
 
@@ -605,4 +679,29 @@ func ProgramName(cmd []string) string {
 		break
 	}
 	return strings.TrimSuffix(name, filepath.Ext(name))
+}
+
+// provenance is where each value of the composed configuration came from,
+// key by key (Config.Origins).
+func (l *loader) provenance() []Origin {
+	var out []Origin
+	for _, k := range l.k.Keys() {
+		from := l.originOf(k)
+		switch {
+		case from == "override":
+			from = "override " + l.overrides[k]
+			for p := k; from == "override " && p != ""; {
+				i := strings.LastIndexByte(p, '.')
+				if i < 0 {
+					break
+				}
+				p = p[:i]
+				from = "override " + l.overrides[p]
+			}
+		case from == "":
+			from = "built-in default (config.Default)"
+		}
+		out = append(out, Origin{Key: k, From: from})
+	}
+	return out
 }
