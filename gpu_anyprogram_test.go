@@ -9,7 +9,6 @@ package deepprof_test
 // directories.
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,11 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/deepproftest"
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/session"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 )
 
@@ -127,25 +126,15 @@ func TestStage2AnyProgram(t *testing.T) {
 	}
 }
 
-// runCommand is `deepprof profile -- command` as a Go test: the default
-// profile, the CUPTI timeline.
+// runCommand is `deepprof profile -- command` as a Go test, through the
+// public package: the default profile, the CUPTI timeline.
 func runCommand(t *testing.T, tool tools.Tool, root, id string, command []string) *artifacts.Run {
 	t.Helper()
-	ov := []string{"run.root=" + root, "run.id=" + id, "ncu.path=" + tool.Path, "timeline.tool=cupti"}
-	cfg, err := config.Load(config.LoadOptions{Dir: "profiles", Command: command, Overrides: append(ov, config.GoTestOverrides()...)})
+	r := deepproftest.Profile(t, deepproftest.Machine{Ncu: tool}, deepproftest.Options{
+		ProfilesDir: "profiles", Root: root, ID: id, Command: command,
+		Overrides: append([]string{"timeline.tool=cupti"}, config.GoTestOverrides()...)})
+	run, err := artifacts.Open(r.Dir)
 	require.NoError(t, err)
-	y, err := cfg.YAML()
-	require.NoError(t, err)
-	sel, err := gpu.ParseDevice(cfg.Device)
-	require.NoError(t, err)
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: tool.Path, Now: time.Now,
-		Progress: os.Stderr,
-		Env: func() ([]byte, error) {
-			return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
-				map[string]tools.Tool{"ncu": tool}, nil).JSON()
-		}}
-	run, err := s.Run(context.Background())
-	require.NoError(t, err, "the session failed: see %s", filepath.Join(root, id, artifacts.ReportMD))
 	return run
 }
 

@@ -9,7 +9,6 @@ package deepprof_test
 // -run 'Stage2Sessions/tiny-llama'.
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/deepproftest"
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/baseline"
 	"github.com/llm-perf-opt/deepprof/harness/config"
@@ -29,7 +29,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/session"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -38,21 +37,12 @@ import (
 // preflight returns ncu's path, or skips naming what is missing.
 func preflight(t *testing.T) (tools.Tool, gpu.Provenance) {
 	t.Helper()
-	prov, err := gpu.Collect(gpu.Open(), gpu.Selection{})
-	if err != nil {
-		t.Skipf("no GPU through NVML: %v", err)
+	m := deepproftest.Preflight(t)
+	// The default workload also needs transformers.
+	if out, err := exec.Command("python3", "-c", "import transformers").CombinedOutput(); err != nil {
+		t.Skipf("the workload's Python cannot import transformers: %v\n%s", err, out)
 	}
-	tool, err := tools.Find("ncu", tools.EnvFromOS())
-	if err != nil {
-		t.Skipf("%v", err)
-	}
-	if tool, err = tools.Probe(context.Background(), tool.Path); err != nil {
-		t.Fatalf("ncu found but not runnable: %v", err)
-	}
-	if out, err := exec.Command("python3", "-c", "import torch, transformers; assert torch.cuda.is_available()").CombinedOutput(); err != nil {
-		t.Skipf("the workload's Python cannot import torch and transformers, or sees no CUDA device: %v\n%s", err, out)
-	}
-	return tool, prov
+	return m.Ncu, m.GPU
 }
 
 func TestStage2Preflight(t *testing.T) {
@@ -63,21 +53,10 @@ func TestStage2Preflight(t *testing.T) {
 // runSession runs one whole session as `deepprof profile` does.
 func runSession(t *testing.T, tool tools.Tool, root, id string, overrides ...string) *artifacts.Run {
 	t.Helper()
-	ov := append([]string{"run.root=" + root, "run.id=" + id, "ncu.path=" + tool.Path}, overrides...)
-	cfg, err := config.Load(config.LoadOptions{Dir: "profiles", Overrides: append(ov, config.GoTestOverrides()...)})
+	r := deepproftest.Profile(t, deepproftest.Machine{Ncu: tool}, deepproftest.Options{
+		ProfilesDir: "profiles", Root: root, ID: id, Overrides: append(overrides, config.GoTestOverrides()...)})
+	run, err := artifacts.Open(r.Dir)
 	require.NoError(t, err)
-	y, err := cfg.YAML()
-	require.NoError(t, err)
-	sel, err := gpu.ParseDevice(cfg.Device)
-	require.NoError(t, err)
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: tool.Path, Now: time.Now,
-		Progress: os.Stderr,
-		Env: func() ([]byte, error) {
-			return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
-				map[string]tools.Tool{"ncu": tool}, nil).JSON()
-		}}
-	run, err := s.Run(context.Background())
-	require.NoError(t, err, "the session failed: see %s", filepath.Join(root, id, artifacts.ReportMD))
 	return run
 }
 
