@@ -107,7 +107,7 @@ func TestMalformedInput(t *testing.T) {
 		{
 			name:     "non-numeric duration",
 			input:    strings.Join(ls[:4], "") + strings.ReplaceAll(ls[4], `"2.432000"`, `"2.4x32"`) + strings.Join(ls[5:7], ""),
-			rowErr:   `x.csv:5: launch 2: gpu__time_duration.sum: "2.4x32" is not a number`,
+			rowErr:   `x.csv:5: launch 2: gpu__time_duration.sum: "2.4x32" is not a number (decimal notation only)`,
 			launches: 4,
 		},
 		{

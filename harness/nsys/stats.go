@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -286,8 +285,6 @@ func (t *table) next() (r row, se *SyntaxError, ok bool) {
 		switch {
 		case err != nil:
 			return r, t.syntax(r.line, "%s: column %d: %v", r.name, i+1, err), true
-		case math.IsNaN(f) || math.IsInf(f, 0):
-			return r, t.syntax(r.line, "%s: column %d: %q is not a finite number", r.name, i+1, text), true
 		case f < 0:
 			return r, t.syntax(r.line, "%s: column %d: %q is negative", r.name, i+1, text), true
 		}

@@ -155,7 +155,7 @@ func TestKernelSumMalformed(t *testing.T) {
 		{name: "negative time", input: header + sub(row2, ",2080,", ",-2080,") + row3,
 			rowErr: `column 6: "-2080" is negative`, rows: 1},
 		{name: "NaN", input: header + sub(row2, ",417.2,", ",NaN,") + row3,
-			rowErr: `column 8: "NaN" is not a finite number`, rows: 1},
+			rowErr: `column 8: "NaN" is not a number (decimal notation only)`, rows: 1},
 		{name: "fractional instances", input: header + sub(row2, ",16448,", ",16448.5,") + row3,
 			rowErr: `Instances "16448.5" is not a count`, rows: 1},
 		{name: "field missing", input: header + sub(row2, "3744.0,", "") + row3,
@@ -265,7 +265,7 @@ func TestRangeSumSynthetic(t *testing.T) {
 
 	// A malformed row (SYNTHETIC).
 	_, err = nsys.ReadRangeSums(strings.NewReader(nvtxSumHeader+"50.0,abc,1,1,1,1,1,0,PushPop,x\n"), "nvtx.csv")
-	require.EqualError(t, err, `nvtx.csv:2: x: column 2: "abc" is not a number`)
+	require.EqualError(t, err, `nvtx.csv:2: x: column 2: "abc" is not a number (decimal notation only)`)
 }
 
 // checkNumbers holds an accepted row's numbers to what the readers promise.

@@ -16,6 +16,7 @@ package units
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -171,7 +172,13 @@ func (s Scale) Parse(text string) (Value, error) {
 	if err != nil {
 		return v, err
 	}
+	if f < 0 && (s.Dim == Time || s.Dim == Bytes || s.Dim == Cycles) {
+		return v, fmt.Errorf("%q %s is negative: a %s cannot be", text, s.Spelling, dimNoun(s.Dim))
+	}
 	v.Base = f * s.Factor
+	if math.IsInf(v.Base, 0) {
+		return v, fmt.Errorf("%q %s is out of range", text, s.Spelling)
+	}
 	v.Valid = true
 	return v, nil
 }
@@ -182,7 +189,17 @@ func Parse(text, unit string) (Value, error) { return Lookup(unit).Parse(text) }
 // ParseNumber reads a number as ncu writes it: optional sign, digits with
 // thousands separators ("3,141,141,141.14"), a fraction, an exponent.
 // Separators must group digits by three.
+//
+// Only decimal notation is a number: Go's other spellings ("NaN", "Inf",
+// hexadecimal "0x1p20", underscores) are not what ncu writes, and a value
+// that overflows (1e999) is out of range; both are errors.
 func ParseNumber(text string) (float64, error) {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if !(c >= '0' && c <= '9' || c == '.' || c == ',' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+			return 0, fmt.Errorf("%q is %w (decimal notation only)", text, ErrNotNumber)
+		}
+	}
 	if strings.IndexByte(text, ',') < 0 {
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil {
@@ -231,4 +248,17 @@ func stripSeparators(dst []byte, text string) ([]byte, bool) {
 		return nil, false
 	}
 	return append(dst, text[end:]...), true
+}
+
+// dimNoun names a dimension in an error.
+func dimNoun(d Dimension) string {
+	switch d {
+	case Time:
+		return "duration"
+	case Bytes:
+		return "byte count"
+	case Cycles:
+		return "cycle count"
+	}
+	return "value"
 }

@@ -365,3 +365,30 @@ func TestPerSecondColumnsAgree(t *testing.T) {
 		assert.Positive(t, covered[u], "rate unit %q not compared", u)
 	}
 }
+
+// Issue 16: numbers that are not decimal, not finite or, for a duration, a
+// byte count or a cycle count, negative are errors that quote the text.
+func TestParseRefusesWhatNcuNeverWrites(t *testing.T) {
+	for _, c := range []struct{ text, unit, want string }{
+		{"NaN", "ms", "decimal notation only"},
+		{"Inf", "ms", "decimal notation only"},
+		{"-Inf", "ns", "decimal notation only"},
+		{"0x1p20", "ns", "decimal notation only"},
+		{"1_000", "ns", "decimal notation only"},
+		{"1e999", "ns", "not a number"},
+		{"-4998.128", "ms", "is negative: a duration cannot be"},
+		{"-1", "byte", "is negative: a byte count cannot be"},
+		{"1e308", "s", "out of range"},
+	} {
+		_, err := Parse(c.text, c.unit)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `"`+c.text+`"`) {
+			t.Errorf("Parse(%q, %q) = %v, want an error with %q", c.text, c.unit, err, c.want)
+		}
+	}
+	// What ncu writes still reads.
+	for _, text := range []string{"3,141,141.14", "-0.5", "1.5e3", "+2", "0"} {
+		if _, err := Parse(text, "%"); err != nil {
+			t.Errorf("Parse(%q) = %v", text, err)
+		}
+	}
+}
