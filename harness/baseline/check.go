@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 )
 
 // DefaultDir is where Check keeps baselines, relative to the test's working
@@ -64,7 +66,7 @@ func (c Checker) Check(t testing.TB, name, runDir string, tol Tolerances) {
 		if err := run.Write(&b); err == nil {
 			err = os.MkdirAll(filepath.Dir(path), 0o755)
 			if err == nil {
-				err = os.WriteFile(path, b.Bytes(), 0o644)
+				err = artifacts.WriteFileAtomic(path, b.Bytes())
 			}
 		}
 		if err != nil {
