@@ -48,6 +48,14 @@ const (
 // maxToolLines bounds the tool and program lines kept from before the header.
 const maxToolLines = 200
 
+// What may precede the header: ncu's own lines and the program's output,
+// text lines. A longer line, a NUL byte or more in all is not an export
+// (deepprof kernels /dev/zero once grew to 2 GB): a positioned error.
+const (
+	maxPreHeaderLine = 1 << 20
+	maxPreHeader     = 1 << 30
+)
+
 // maxIntern bounds the interned kernel names and NVTX stacks, so that memory
 // stays bounded on inputs with ever-new names.
 const maxIntern = 1 << 16
@@ -89,6 +97,7 @@ type Reader struct {
 	cur       *Launch // details: the launch being assembled
 	prevID    int64
 	toolLines []string
+	preHeader int64 // bytes read before the header
 	nTool     int
 	launches  int
 
@@ -166,7 +175,7 @@ func (r *Reader) start() error {
 	r.sc = csvscan.New(in)
 
 	for {
-		line, ok := r.sc.PeekLine()
+		line, ok := r.sc.PeekLineLimit(maxPreHeaderLine)
 		if !ok {
 			if err := r.sc.Err(); err != nil {
 				return fmt.Errorf("%s: %w", r.name, err)
@@ -178,6 +187,15 @@ func (r *Reader) start() error {
 			break
 		}
 		r.nTool++
+		r.preHeader += int64(len(line)) + 1
+		switch {
+		case len(line) > maxPreHeaderLine:
+			return r.syntax(r.sc.NextLine(), "a line of more than %d KiB before the CSV header: not an ncu --csv export or log", maxPreHeaderLine>>10)
+		case bytes.IndexByte(line, 0) >= 0:
+			return r.syntax(r.sc.NextLine(), "binary data (a NUL byte) before the CSV header: not an ncu --csv export or log")
+		case r.preHeader > maxPreHeader:
+			return r.syntax(r.sc.NextLine(), "more than %d MiB before the CSV header: not an ncu --csv export or log", maxPreHeader>>20)
+		}
 		if len(r.toolLines) < maxToolLines {
 			r.toolLines = append(r.toolLines, string(l))
 		}

@@ -3,11 +3,14 @@ package ncu_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -15,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/csvscan"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 )
@@ -381,3 +385,58 @@ func FuzzLogFileReader(f *testing.F) {
 	fuzzSeeds(f, []string{"logs/ncu-output-file-plus-log-file.txt", "logs/ncu-no-kernels-profiled-domain-syntax.txt"}, 20)
 	f.Fuzz(fuzzRead)
 }
+
+// zeros is an endless input of NUL bytes, as /dev/zero (SYNTHETIC).
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestPreHeaderIsBounded: what precedes the header is read with bounded
+// memory, and an input that is not an export ends in a positioned error
+// (deepprof kernels /dev/zero once grew to 2 GB and never ended).
+func TestPreHeaderIsBounded(t *testing.T) {
+	_, err := kernels.FromReader(ncu.NewReader(zeros{}, "/dev/zero", ncu.Options{}), "/dev/zero")
+	require.Error(t, err)
+	assert.Equal(t, "/dev/zero:1: a line of more than 1024 KiB before the CSV header: not an ncu --csv export or log", err.Error())
+
+	in := "==PROF== a tool line\nbinary\x00data\n"
+	_, err = kernels.FromReader(ncu.NewReader(strings.NewReader(in), "x.csv", ncu.Options{}), "x.csv")
+	require.Error(t, err)
+	assert.Equal(t, "x.csv:2: binary data (a NUL byte) before the CSV header: not an ncu --csv export or log", err.Error())
+}
+
+// BenchmarkLongRecordPipe reads one SYNTHETIC record of 12, 25 and 50 MB
+// (a kernel name) through a pipe-like reader that returns 64 KiB at a
+// time: the time per MB stays flat (linear), as from a file.
+func BenchmarkLongRecordPipe(b *testing.B) {
+	src, err := os.ReadFile("../../fixtures/ncu/h200-llama-decode-basic/raw.csv")
+	require.NoError(b, err)
+	lines := strings.SplitAfter(string(src), "\n")
+	hi := 0
+	for !strings.HasPrefix(lines[hi], `"ID"`) {
+		hi++
+	}
+	for _, mb := range []int{12, 25, 50} {
+		row := strings.Replace(lines[hi+2], `"void at::`, `"void at::`+strings.Repeat("a", mb<<20), 1)
+		in := lines[hi] + lines[hi+1] + row
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				r := ncu.NewReader(iotest.HalfReader(&chunked{strings.NewReader(in)}), "pipe", ncu.Options{})
+				for r.Scan() {
+				}
+				if r.Err() != nil {
+					b.Fatal(r.Err())
+				}
+			}
+		})
+	}
+}
+
+// chunked returns at most 64 KiB a read, as a pipe does.
+type chunked struct{ r io.Reader }
+
+func (c *chunked) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), 64<<10)]) }

@@ -124,23 +124,32 @@ func (s *Scanner) fill() bool {
 		copy(nb, s.buf[:s.end])
 		s.buf = nb
 	}
-	for tries := 0; tries < 100; tries++ {
+	// Read until the buffer is full (or the input ends): a pipe returns
+	// 64 KiB at a time, and a caller that rescans its record after each
+	// fill would otherwise take quadratic time on a long one (a 50 MB
+	// record from a pipe took 3.1 s against 0.35 s from a file). The buffer
+	// doubles, so each byte is rescanned O(log n) times.
+	got := false
+	for tries := 0; tries < 100 && s.end < len(s.buf); {
 		n, err := s.r.Read(s.buf[s.end:])
 		s.end += n
+		got = got || n > 0
 		if err != nil {
 			s.eof = true
 			if err != io.EOF {
 				s.ioErr = err
 			}
-			return n > 0
+			return got
 		}
-		if n > 0 {
-			return true
+		if n == 0 {
+			tries++
 		}
 	}
-	s.eof = true
-	s.ioErr = io.ErrNoProgress
-	return false
+	if !got {
+		s.eof = true
+		s.ioErr = io.ErrNoProgress
+	}
+	return got
 }
 
 // skipBOM skips a byte-order mark at the very start of the input, whether
@@ -186,7 +195,7 @@ func (s *Scanner) Next() bool {
 			s.nextLine++
 			continue
 		}
-		recEnd, consumed, errMsg, more := s.walk(data, s.eof)
+		recEnd, consumed, errMsg, more := s.walk(data, s.eof && s.ioErr == nil) // an input cut by an error ends no record
 		if more {
 			if len(data) > MaxRecord {
 				s.err = &Error{Line: s.nextLine, Msg: fmt.Sprintf("record longer than %d MiB (an unterminated quoted field?)", MaxRecord>>20)}
@@ -459,14 +468,20 @@ func unescape(dst, field []byte) []byte {
 // PeekLine returns the next physical line (without its terminator), quotes
 // ignored, without consuming it; ok is false at the end of input. Readers use
 // it to pass over tool and program output that precedes a CSV header.
-func (s *Scanner) PeekLine() (line []byte, ok bool) {
+func (s *Scanner) PeekLine() (line []byte, ok bool) { return s.PeekLineLimit(MaxRecord) }
+
+// PeekLineLimit is PeekLine that stops looking for the line's end after
+// limit bytes: a longer line comes back cut, longer than limit.
+func (s *Scanner) PeekLineLimit(limit int) (line []byte, ok bool) {
 	s.skipBOM()
+	scanned := 0 // bytes of the line already searched for '\n'
 	for {
 		data := s.buf[s.start:s.end]
-		if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
-			return bytes.TrimSuffix(data[:nl], []byte{'\r'}), true
+		if nl := bytes.IndexByte(data[scanned:], '\n'); nl >= 0 {
+			return bytes.TrimSuffix(data[:scanned+nl], []byte{'\r'}), true
 		}
-		if len(data) > MaxRecord {
+		scanned = len(data)
+		if len(data) > limit {
 			return data, true
 		}
 		if !s.fill() {
