@@ -18,6 +18,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/llm-perf-opt/deepprof/harness/internal/hiddenrune"
 )
 
 // Longest strings shown, in runes, ellipsis included. Longer ones are cut.
@@ -125,13 +127,21 @@ func display(s string, max int) string {
 	var b strings.Builder
 	n := 0
 	for i, r := range s {
-		if n == max-1 && utf8.RuneCountInString(s[i:]) > 1 {
+		if n >= max-1 && utf8.RuneCountInString(s[i:]) > 1 || hiddenrune.Is(r) && n+6 > max-1 {
 			b.WriteRune('…')
 			break
 		}
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
 			r = '\uFFFD' // invalid UTF-8
+		case r == '\n' || r == '\r' || r == '\t':
+			r = ' '
+		case hiddenrune.Is(r):
+			// shown, never acted on (a bidi override would reorder the label)
+			e := hiddenrune.Escaped(r)
+			b.WriteString(e)
+			n += len(e)
+			continue
 		case unicode.IsControl(r):
 			r = ' '
 		case !xmlChar(r):

@@ -289,7 +289,8 @@ func TestDisplay(t *testing.T) {
 		{"", ""},
 		{"plain", "plain"},
 		{`<a & "b">`, `<a & "b">`}, // escaping is the backend's
-		{"a\tb\nc\r\x00d\x7f\u0085e", "a b c  d  e"},
+		{"a\tb\nc\r\x00d\x7f\u0085e", `a b c \u0000d\u007f\u0085e`},
+		{"rev\u202eersed", `rev\u202eersed`}, // a bidi override is shown, not obeyed
 		{"x\xffy", "x\uFFFDy"},
 		{"x\uFFFDy", "x\uFFFDy"},
 		{"\uFFFE\uFFFF", "\uFFFD\uFFFD"},

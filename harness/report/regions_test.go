@@ -70,7 +70,7 @@ func TestRegionsMarkdownEscapes(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, RegionsMarkdown(&md, hostileReport(t)))
 	s := md.String()
-	assert.Contains(t, s, `\# heading \| cell \*em\* \[link\](http://x) \<b\>`)
+	assert.Contains(t, s, `\# heading \| cell \*em\* \[link\](http\://x) \<b\>`, "no autolink: the :// is escaped")
 	assert.Contains(t, s, "(empty name)")
 	assert.NotContains(t, s, "<script>")
 	assert.NotContains(t, s, "\x00")

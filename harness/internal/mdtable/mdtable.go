@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/internal/hiddenrune"
 )
 
 // EscapeCell makes text safe inside a GFM table cell, so that it renders as
@@ -17,19 +19,45 @@ import (
 func EscapeCell(text string) string {
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/8)
-	for i := 0; i < len(text); i++ {
-		c := text[i]
+	for i, r := range text {
 		switch {
-		case c == '\n' || c == '\r' || c == '\t':
+		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
-		case strings.IndexByte(cellSpecials, c) >= 0:
+		case r < 0x80 && strings.IndexByte(cellSpecials, byte(r)) >= 0:
 			b.WriteByte('\\')
-			b.WriteByte(c)
+			b.WriteRune(r)
+		case hiddenrune.Is(r):
+			// Shown, never acted on: a NUL, a control character or a
+			// bidirectional override (U+202E) from a profiled program.
+			b.WriteString(hiddenrune.Escaped(r))
+		case r == ':' && strings.HasPrefix(text[i:], "://") || r == '.' && i >= 3 && strings.EqualFold(text[i-3:i], "www") && (i == 3 || !isWordByte(text[i-4])) ||
+			r == '@' && i > 0 && isWordByte(text[i-1]) && domainFollows(text[i+1:]):
+			// A URL or an e-mail address in a kernel or range name stays
+			// text: GFM's autolinker (linkify) would make https://...,
+			// www.... and a@b.c links. ("LLM@prefill", an NVTX domain, is
+			// no address and is left alone.)
+			b.WriteByte('\\')
+			b.WriteRune(r)
 		default:
-			b.WriteByte(c)
+			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// domainFollows reports whether text starts with a domain name as an
+// autolinker reads one: name characters holding a dot followed by more.
+func domainFollows(text string) bool {
+	n := 0
+	for n < len(text) && (isWordByte(text[n]) || text[n] == '.') {
+		n++
+	}
+	d := strings.TrimRight(text[:n], ".")
+	return strings.Contains(d, ".")
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
 // cellSpecials are the characters EscapeCell escapes.

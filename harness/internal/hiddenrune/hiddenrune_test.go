@@ -1,0 +1,19 @@
+package hiddenrune
+
+import "testing"
+
+func TestIs(t *testing.T) {
+	for _, r := range []rune{0, 7, 0x1b, 0x7f, 0x85, 0x202e, 0x2066, 0x200f} {
+		if !Is(r) {
+			t.Errorf("%U is hidden", r)
+		}
+	}
+	for _, r := range []rune{' ', 'a', 'é', '…', 0xfffd, 0x2070} {
+		if Is(r) {
+			t.Errorf("%U is not hidden", r)
+		}
+	}
+	if got := Escaped(0x202e); got != `\u202e` {
+		t.Errorf("Escaped = %s", got)
+	}
+}
