@@ -95,6 +95,9 @@ func Load(opts LoadOptions) (*Config, error) {
 			return nil, err
 		}
 		if !strings.Contains(o.key, ".") && l.isGroup(o.key) {
+			if !filepath.IsLocal(o.value) || strings.ContainsAny(o.value, `/\`) {
+				return nil, &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%s=%s: a %s profile is a name in the profiles folder (%s), not a path", o.key, o.value, o.key, strings.Join(l.groupNames(o.key), ", "))}
+			}
 			ref := o.key + "/" + o.value
 			if _, err := l.find(ref, ""); err != nil {
 				return nil, withSource("override", err)
@@ -321,6 +324,9 @@ func (l *loader) find(ref, from string) (string, error) {
 			return "", &Error{Key: "profile", Msg: fmt.Sprintf("profile %s: %v", ref, err)}
 		}
 		return p, nil
+	}
+	if !filepath.IsLocal(filepath.FromSlash(ref)) {
+		return "", &Error{Key: "profile", Msg: fmt.Sprintf("profile %s: a profile name stays inside the profiles folder (write a path ending in .yaml for a file elsewhere)", ref)}
 	}
 	if l.dirOK {
 		p := filepath.Join(l.dir, filepath.FromSlash(ref)+".yaml")
@@ -702,6 +708,17 @@ func (l *loader) provenance() []Origin {
 			from = "built-in default (config.Default)"
 		}
 		out = append(out, Origin{Key: k, From: from})
+	}
+	return out
+}
+
+// groupNames lists the profiles of a group, by name.
+func (l *loader) groupNames(group string) []string {
+	var out []string
+	for _, n := range l.names() {
+		if g, name, ok := strings.Cut(n, "/"); ok && g == group {
+			out = append(out, name)
+		}
 	}
 	return out
 }

@@ -23,3 +23,26 @@ func TestCommandIsTheWorkload(t *testing.T) {
 	assert.Equal(t, "bench", ProgramName([]string{"./build/bench", "-n", "3"}))
 	assert.Equal(t, "run", ProgramName([]string{"bash", "scripts/run.sh"}))
 }
+
+// Issue 16: a group override is a name, not a path; keys the session sets
+// cannot come from workload.env; repeats are bounded.
+func TestHostileConfiguration(t *testing.T) {
+	for _, c := range []struct {
+		over []string
+		want string
+	}{
+		{[]string{"ncu=../../../../tmp/x/evil"}, "ncu=../../../../tmp/x/evil: a ncu profile is a name in the profiles folder (default, full, roofline, timing), not a path"},
+		{[]string{"+ncu=/etc/passwd"}, "not a path"},
+		{[]string{"+workload.env.DEEPPROF_REPEATS=7"}, "workload.env.DEEPPROF_REPEATS: the session sets DEEPPROF_REPEATS itself (from workload.repeats): set that instead"},
+		{[]string{"+workload.env.CUDA_VISIBLE_DEVICES=1"}, "the session sets CUDA_VISIBLE_DEVICES itself (from device)"},
+		{[]string{"workload.repeats=1000000000"}, "workload.repeats: at most 1000, got 1000000000"},
+	} {
+		_, err := Load(LoadOptions{Dir: "../../profiles", Overrides: c.over})
+		if assert.Error(t, err, "%v", c.over) {
+			assert.Contains(t, err.Error(), c.want)
+		}
+	}
+	_, err := Load(LoadOptions{Dir: "../../profiles", Profiles: []string{"../x"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a profile name stays inside the profiles folder")
+}

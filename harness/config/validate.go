@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -42,6 +43,26 @@ func (c *Config) Validate() error {
 		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
+}
+
+// MaxRepeats bounds workload.repeats.
+const MaxRepeats = 1000
+
+// SessionEnv are the environment variables the session sets for the
+// workload, each with what sets it: workload.env may not set them (the
+// session's value would silently win). They are package workload's and
+// package cuptilib's Env* names (TestSessionEnvIsComplete checks).
+var SessionEnv = map[string]string{
+	"DEEPPROF_PHASE":        "the step being run",
+	"DEEPPROF_REPORT":       "the run directory",
+	"DEEPPROF_REPEATS":      "workload.repeats",
+	"DEEPPROF_NVTX_DOMAIN":  "nvtx.domain",
+	"DEEPPROF_MODEL":        "the model section",
+	"DEEPPROF_ORACLE":       "timeline.oracle",
+	"CUDA_VISIBLE_DEVICES":  "device",
+	"DEEPPROF_CUPTI_DIR":    "the CUPTI timeline",
+	"CUDA_INJECTION64_PATH": "the CUPTI timeline",
+	"NVTX_INJECTION64_PATH": "the CUPTI timeline",
 }
 
 func validate(c *Config) []*Error {
@@ -93,10 +114,15 @@ func validate(c *Config) []*Error {
 	}
 	noEmpty("workload.inputs", w.Inputs)
 	atLeast("workload.repeats", w.Repeats, 1)
+	if w.Repeats > MaxRepeats {
+		bad("workload.repeats", "at most %d, got %d: every plain run of the session (stage 1, the timeline, the oracle) runs that many generates", MaxRepeats, w.Repeats)
+	}
 	duration("workload.timeout", w.Timeout)
-	for k := range w.Env {
+	for _, k := range slices.Sorted(maps.Keys(w.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			bad("workload.env", "%q is not an environment variable name", k)
+		} else if by, ok := SessionEnv[k]; ok {
+			bad("workload.env."+k, "the session sets %s itself (from %s): set that instead", k, by)
 		}
 	}
 	oneOf("model.dtype", c.Model.Dtype, Dtypes)

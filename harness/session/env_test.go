@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -43,4 +45,15 @@ func TestAddWorkloadToEnv(t *testing.T) {
 	assert.Equal(t, `{"gpu": "not a provenance"}`, string(b), "left as it was")
 	require.Len(t, bad.Manifest().Notes, 1)
 	assert.Contains(t, bad.Manifest().Notes[0], "env.json: the workload's model and versions were not added: ")
+}
+
+// TestSessionEnvIsComplete: every variable the session sets for a workload
+// is one that workload.env may not set (config.SessionEnv).
+func TestSessionEnvIsComplete(t *testing.T) {
+	for _, k := range []string{workload.EnvPhase, workload.EnvReport, workload.EnvRepeats, workload.EnvNVTXDomain,
+		workload.EnvModel, workload.EnvVisible, workload.EnvOracle, cuptilib.EnvOutDir, cuptilib.EnvCUDAInjection, cuptilib.EnvNVTXInjection} {
+		if _, ok := config.SessionEnv[k]; !ok {
+			t.Errorf("config.SessionEnv lacks %s", k)
+		}
+	}
 }
