@@ -9,6 +9,7 @@ package deepprof_test
 // directories.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
 // userScript is a small PyTorch program as a user writes it: a stack of
@@ -84,6 +86,11 @@ func TestStage2AnyProgram(t *testing.T) {
 	bin := filepath.Join(dir, "nvtx_ranges")
 	out, err := exec.Command(nvcc, "-O2", "-arch=sm_90", "-o", bin, "scripts/fixtures/nvtx_ranges.cu", "-ldl").CombinedOutput()
 	require.NoError(t, err, "nvcc: %s", out)
+	// The vision-language model's input: a 448x448 image tensor, listed
+	// in inputs.yaml through workload.inputs.
+	image := filepath.Join(dir, "image.pt")
+	out, err = exec.Command("python3", "-c", "import sys, torch; torch.manual_seed(1); torch.save(torch.rand(3, 448, 448), sys.argv[1])", image).CombinedOutput()
+	require.NoError(t, err, "writing the image tensor: %s", out)
 
 	for _, c := range []struct {
 		name    string
@@ -92,6 +99,9 @@ func TestStage2AnyProgram(t *testing.T) {
 		stages bool
 		note   string // a manifest note the run must hold
 		region string // a region ncu/regions/report.md must hold
+		// overrides beside the command; check, more to check of the run
+		overrides []string
+		check     func(t *testing.T, run *artifacts.Run)
 	}{
 		{name: "python-script", command: []string{"python3", script}, stages: true, region: "decode_all/decode_step"},
 		{name: "cuda-cpp", command: []string{bin, "ranges"}, stages: true,
@@ -99,10 +109,13 @@ func TestStage2AnyProgram(t *testing.T) {
 		{name: "cuda-cpp-two-processes", command: []string{bin, "twoproc_exec"}, stages: true, region: "decode_all/decode_step"},
 		{name: "python-child-process", command: []string{"python3", parent}, stages: true, region: "decode_all/decode_step"},
 		{name: "no-nvtx", command: []string{"python3", bare}, note: "the program opened no NVTX range: the whole program is profiled"},
+		{name: "vlm", command: []string{"python3", "scripts/fixtures/qwen2_vl.py", image, "--new-tokens", "8"}, stages: true,
+			region: "prefill/vision_encoder", overrides: append([]string{"workload.inputs=[" + image + "]", "workload.repeats=2"}, qwen2VLFacts()...),
+			check: checkVLM},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := "any-" + c.name + "-" + time.Now().UTC().Format("150405")
-			run := runCommand(t, tool, root, id, c.command)
+			run := runCommand(t, tool, root, id, c.command, c.overrides...)
 			checkAnyProgram(t, run, prov)
 			m := run.Manifest()
 			notes := strings.Join(m.Notes, "\n")
@@ -122,17 +135,20 @@ func TestStage2AnyProgram(t *testing.T) {
 				require.NoError(t, err)
 				assert.Contains(t, strings.ReplaceAll(string(reg), `\_`, "_"), c.region)
 			}
+			if c.check != nil {
+				c.check(t, run)
+			}
 		})
 	}
 }
 
 // runCommand is `deepprof profile -- command` as a Go test, through the
 // public package: the default profile, the CUPTI timeline.
-func runCommand(t *testing.T, tool tools.Tool, root, id string, command []string) *artifacts.Run {
+func runCommand(t *testing.T, tool tools.Tool, root, id string, command []string, overrides ...string) *artifacts.Run {
 	t.Helper()
 	r := deepproftest.Profile(t, deepproftest.Machine{Ncu: tool}, deepproftest.Options{
 		ProfilesDir: "profiles", Root: root, ID: id, Command: command,
-		Overrides: append([]string{"timeline.tool=cupti"}, config.GoTestOverrides()...)})
+		Overrides: append(append([]string{"timeline.tool=cupti"}, config.GoTestOverrides()...), overrides...)})
 	run, err := artifacts.Open(r.Dir)
 	require.NoError(t, err)
 	return run
@@ -153,4 +169,50 @@ func checkAnyProgram(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
 	require.True(t, ok)
 	assert.Equal(t, artifacts.StatusSkipped, a.Status, "the program wrote no report")
 	_ = prov
+}
+
+// qwen2VLFacts are the model.* facts of scripts/fixtures/qwen2_vl.py's
+// language model at its defaults (8 layers of Qwen2-VL-2B's widths: hidden
+// 1536, 12 query heads and 2 key-value heads of 128, MLP 8960, vocabulary
+// 151936) with a 448x448 image and --new-tokens 8: what a user gives for
+// MFU. The vision encoder's FLOPs are not in the formula.
+func qwen2VLFacts() []string {
+	const hidden, heads, kv, headDim, mlp, layers, vocab = 1536, 12, 2, 128, 8960, 8, 151936
+	perLayer := hidden*heads*headDim + 2*hidden*kv*headDim + heads*headDim*hidden + 3*hidden*mlp
+	imageTokens := (448 / 14) * (448 / 14) / 4 // patches of 14, merged 2x2
+	prompt := 1 + imageTokens + 1 + 32         // vision start, image, vision end, 32 text tokens
+	return []string{
+		fmt.Sprintf("model.matmul_params=%d", layers*perLayer+hidden*vocab),
+		fmt.Sprintf("model.layers=%d", layers), fmt.Sprintf("model.heads=%d", heads), fmt.Sprintf("model.head_dim=%d", headDim),
+		"model.dtype=bf16", fmt.Sprintf("model.prompt_tokens=%d", prompt),
+		"model.generated_tokens=7", // the first token comes from the prefill's forward
+	}
+}
+
+// checkVLM: the vision encoder and projector are sub-stages of prefill,
+// the image is an input of the run, MFU comes from the facts, and stage 1
+// ran the program twice.
+func checkVLM(t *testing.T, run *artifacts.Run) {
+	t.Helper()
+	r, err := deepproftest.Read(run.Dir)
+	require.NoError(t, err)
+	s := r.Summary
+	parents := map[string]string{}
+	for _, st := range s.Stages.Rows {
+		parents[st.Name] = st.Parent
+		if st.Name == workload.WholeProgram {
+			assert.Len(t, st.MS, 2, "stage 1 ran the program workload.repeats=2 times")
+		}
+	}
+	assert.Equal(t, "prefill", parents["vision_encoder"])
+	assert.Equal(t, "prefill", parents["projector"])
+	assert.Equal(t, "decode_all", parents["decode_step"])
+	assert.Empty(t, s.MFU.Missing)
+	require.NotNil(t, s.MFU.Prefill)
+	require.NotNil(t, s.MFU.Decode)
+	assert.Positive(t, *s.MFU.Prefill)
+	in, err := os.ReadFile(run.Path(artifacts.InputsYAML))
+	require.NoError(t, err)
+	assert.Contains(t, string(in), "image.pt")
+	assert.Contains(t, string(in), "bytes: ")
 }

@@ -61,13 +61,13 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, artifacts.SummaryJSON)), &s))
 
 			tabs := gfmTables(t, mustRead(t, filepath.Join(dst, artifacts.StakeholderSummary)))
-			// Stages named prefill and decode: the Aggregates table's rows
-			// and the prefill-vs-decode chart's bars (a program's own NVTX
-			// ranges, in runs of any program, may have neither).
+			// Stages that are a prefill or a decode (phases.*): the
+			// Aggregates table's rows and the prefill-vs-decode chart's
+			// bars (a program's own NVTX ranges may be neither).
 			phases := 0
 			topLevel, subs := 0, 0
 			for _, r := range s.Stages.Rows {
-				if r.Name == "prefill" || r.Name == "decode" {
+				if r.Phase != "" {
 					phases++
 				}
 				if r.Parent == "" {

@@ -19,6 +19,8 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "diff [--threshold 5%] [--format md|json] RUN_A RUN_B", stderr)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
 	format := fs.String("format", "md", "output `format`: md (Markdown tables) or json")
+	models := fs.Bool("allow-different-models", false, "compare runs of different models (their stage and kernel numbers do not measure one thing); refused otherwise, exit 2")
+	allow := fs.Bool("allow-partial", false, "compare runs that are not complete (their manifest says partial, missing or stale files); refused otherwise, exit 2")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
 		return err
@@ -38,6 +40,12 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if sides[i], err = loadSide(p); err != nil {
 			return &exitError{2, err}
 		}
+		if err := sides[i].Sound(); err != nil && !*allow {
+			return &exitError{2, err}
+		}
+	}
+	if a, b := sides[0].Model, sides[1].Model; a != "" && b != "" && a != b && !*models {
+		return &exitError{2, fmt.Errorf("run A is of %s and run B of %s: a diff of two models counts every difference between them as a regression or an improvement; compare runs of one model, or pass --allow-different-models", a, b)}
 	}
 	res := diff.Compare(sides[0], sides[1], diff.Uniform(th))
 	if *format == "json" {

@@ -56,7 +56,8 @@ func TestDiffBaselineGoldens(t *testing.T) {
 		{"diff-synthetic-no-summary-md", []string{"diff", tinyRun, noSummary}},
 		{"diff-synthetic-no-summary-itself-md", []string{"diff", noSummary, noSummary}},
 		{"diff-gpt2-llm-domain-itself-md", []string{"diff", gpt2Run, gpt2Run}},
-		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", tinyRun, llamaRun}},
+		{"diff-tiny-llama-vs-llama3-8b-refused", []string{"diff", tinyRun, llamaRun}},
+		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", "--allow-different-models", tinyRun, llamaRun}},
 		// Two real sessions of one workload on two leases of an H200: the
 		// host-bound stage times moved by half, the kernels by under 2%.
 		{"diff-tiny-llama-vs-lease2-md", []string{"diff", tinyRun, "../../fixtures/runs/tiny-llama-lease2"}},

@@ -230,10 +230,19 @@ environment. It needs no deepprof import: its NVTX ranges give the stages (prefi
 by default, nvtx.include to choose; without them the session profiles the ranges it finds, or the
 whole program), and every CUDA process it starts is followed.
 
+For a program after --:
+  workload.repeats=N      stage 1 runs it N times, each timed from start to exit (default 1);
+                          the profiled steps run it once
+  phases.prefill=[...]    which of its NVTX ranges are the prefill and the decode (names or
+  phases.decode=[...]     patterns; default [prefill] and [decode, decode_all])
+  model.matmul_params=... model.layers=... model.heads=... model.head_dim=... model.dtype=...
+  model.prompt_tokens=... model.generated_tokens=...
+                          its model's facts, for MFU (a program that writes no report has none)
+
 Examples:
   deepprof profile                                   # the default session: tiny-llama, random weights
   deepprof profile -- python3 my_generate.py --tokens 32
-  deepprof profile nvtx.include=[forward] workload.repeats=1 -- ./build/my_runner --batch 8
+  deepprof profile nvtx.include=[forward] workload.repeats=3 -- ./build/my_runner --batch 8
 `
 
 // splitCommand splits "deepprof profile" arguments at the first "--": what

@@ -49,8 +49,13 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := run.WriteRebuiltManifest(now()); err != nil {
 		return errors.Join(rerr, err)
 	}
-	fmt.Fprintf(stdout, "%s: derived files rebuilt; see %s\n", pos[0], run.Path(artifacts.ReportMD))
-	return rerr
+	if rerr != nil {
+		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(artifacts.ReportMD))
+		return rerr
+	}
+	fmt.Fprintf(stdout, "%s: derived files rebuilt; read %s first (%s lists every file, its source and status)\n",
+		pos[0], run.Path(artifacts.StakeholderSummary), artifacts.ReportMD)
+	return nil
 }
 
 // reportConfig is the run's own settings for its derived files (the report

@@ -24,6 +24,7 @@ func TestReportCommand(t *testing.T) {
 	out, _, err := runCmd([]string{"report", "--top", "5", main}, "")
 	require.NoError(t, err)
 	assert.Contains(t, out, "derived files rebuilt")
+	assert.Contains(t, out, "stakeholder_summary.md first", "points at what a person reads, not at the bookkeeping")
 	for _, f := range []string{"kernels.md", "kernels.json", "report.md", "manifest.json", "ncu/regions/report.md", "ncu/regions/report.json",
 		"ncu/regions-sample/report.md", "stakeholder_summary.md"} {
 		assert.FileExists(t, filepath.Join(main, f))

@@ -3,8 +3,10 @@ package artifacts
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 )
 
 // AtomicFile is a file written as a stream and published whole: the bytes go
@@ -21,6 +23,38 @@ type AtomicFile struct {
 	done bool
 }
 
+// tempMark is in the name of every temporary file of an AtomicFile:
+// ".NAME.tmp-DIGITS" (os.CreateTemp's random digits).
+const tempMark = ".tmp-"
+
+var tempName = regexp.MustCompile(`^\..+` + regexp.QuoteMeta(tempMark) + `[0-9]+$`)
+
+// IsTemp reports whether a file name is an AtomicFile's temporary file: one
+// a writer killed before Commit or Abort left behind.
+func IsTemp(name string) bool { return tempName.MatchString(name) }
+
+// RemoveTemps removes the temporary files that killed writers left under
+// dir (symlinks are not followed), and returns their paths relative to
+// dir.
+func RemoveTemps(dir string) ([]string, error) {
+	var removed []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() || !IsTemp(d.Name()) {
+			return nil
+		}
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		removed = append(removed, filepath.ToSlash(rel))
+		return nil
+	})
+	return removed, err
+}
+
 // CreateAtomic starts writing path, creating its directory when needed.
 // Write to it, then Commit; defer Abort to clean up on every error path (it
 // does nothing after a Commit).
@@ -28,7 +62,7 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMark+"*")
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,9 @@ const (
 
 	Stage1Report = "stage1/report.json"
 	Stage1Log    = "stage1/workload.log"
+	// Stage1Runs are the wall times of a program that stage 1 ran as a
+	// whole process, workload.repeats times (workload.Runs).
+	Stage1Runs = "stage1/runs.json"
 
 	NcuSections        = "ncu/sections.txt"
 	NcuTimingReport    = "ncu/timing.ncu-rep"
@@ -129,6 +132,7 @@ var layout = []Spec{
 
 	{Path: Stage1Report, Kind: Raw},
 	{Path: Stage1Log, Kind: Log},
+	{Path: Stage1Runs, Kind: Raw},
 
 	{Path: NcuSections, Kind: Raw},
 	{Path: NcuTimingReport, Kind: Raw},

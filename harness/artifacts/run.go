@@ -1,7 +1,7 @@
 package artifacts
 
 import (
-	"compress/gzip"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llm-perf-opt/deepprof/harness/internal/gzipin"
+	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 )
 
 // NewRunID returns "<UTC timestamp>-<short random>", e.g.
@@ -96,7 +99,14 @@ func Open(dir string) (*Run, error) {
 	case err == nil:
 		var m Manifest
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestJSON), err)
+			name := filepath.Join(dir, ManifestJSON)
+			if off, ok := jsonpos.Offset(err); ok {
+				return nil, fmt.Errorf("%s:%d: %w", name, jsonpos.Line(b, off), err)
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(b)) == 0 {
+				return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?): %w", name, jsonpos.Line(b, int64(len(b))), err)
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if m.RunID == "" {
 			return nil, &NotRunDirError{Dir: dir, Missing: ManifestJSON + " has no run_id: it is not deepprof's"}
@@ -127,6 +137,19 @@ func (r *Run) Stored(rel string) (name string, ok bool) {
 	return "", false
 }
 
+// CheckOneCopy is an error when rel is there both plain and gzipped: they
+// may differ (a plain copy of one launch beside the recorded export of
+// fifty), and deepprof will not choose one silently.
+func (r *Run) CheckOneCopy(rel string) error {
+	for _, q := range []string{rel, rel + ".gz"} {
+		if fi, err := os.Stat(r.Path(q)); err != nil || fi.IsDir() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: both %s and %s.gz are in %s: they may differ, and deepprof will not choose one; remove the one that is not the run's",
+		rel, rel, rel, r.Dir)
+}
+
 // Exists reports whether the file path is there, plain or gzipped (as
 // path.gz).
 func Exists(path string) bool {
@@ -141,6 +164,9 @@ func Exists(path string) bool {
 // OpenFile opens rel for reading: the plain file, else rel.gz
 // decompressed. Errors name rel as stored.
 func (r *Run) OpenFile(rel string) (io.ReadCloser, error) {
+	if err := r.CheckOneCopy(rel); err != nil {
+		return nil, err
+	}
 	name, ok := r.Stored(rel)
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", rel, fs.ErrNotExist)
@@ -149,17 +175,27 @@ func (r *Run) OpenFile(rel string) (io.ReadCloser, error) {
 	if err != nil || name == rel {
 		return f, err
 	}
-	zr, err := gzip.NewReader(f)
+	zr, err := gzipin.NewReader(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return gzipFile{zr, f}, nil
+	return gzipFile{zr, f, name}, nil
 }
 
 type gzipFile struct {
-	*gzip.Reader
-	f *os.File
+	*gzipin.Reader
+	f    *os.File
+	name string
+}
+
+// Read names the file of a gzip stream cut short.
+func (g gzipFile) Read(p []byte) (int, error) {
+	n, err := g.Reader.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("%s: %w", g.name, err)
+	}
+	return n, err
 }
 
 func (g gzipFile) Close() error { return errors.Join(g.Reader.Close(), g.f.Close()) }
@@ -347,6 +383,33 @@ func (r *Run) DropNotes(stale func(string) bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.manifest.Notes = slices.DeleteFunc(r.manifest.Notes, stale)
+}
+
+// RemoveStale deletes the file of every derived artifact the manifest
+// calls missing: what an earlier rebuild made from a source that now fails
+// must not stay beside the manifest's "missing", for a reader (deepprof
+// diff, a person) to take as this run's. It returns the paths removed.
+func (r *Run) RemoveStale() ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var removed []string
+	var errs []error
+	for _, a := range r.manifest.Artifacts {
+		s, ok := Lookup(a.Path)
+		if !ok || s.Kind != Derived || a.Status != StatusMissing {
+			continue
+		}
+		for _, q := range []string{a.Path, a.Path + ".gz"} {
+			err := os.Remove(r.Path(q))
+			switch {
+			case err == nil:
+				removed = append(removed, q)
+			case !errors.Is(err, fs.ErrNotExist):
+				errs = append(errs, err)
+			}
+		}
+	}
+	return removed, errors.Join(errs...)
 }
 
 // CheckPresence makes the manifest say what is in MAIN now: an artifact

@@ -182,3 +182,26 @@ func TestLayout(t *testing.T) {
 	assert.Equal(t, []string{TimelineTrace, TimelinePhases, OracleCheckJSON, KernelsMD, KernelsJSON, RegionsDir, RegionsSampleDir, StakeholderSummary, SummaryJSON,
 		OperatorsMD, ChartsDir, ReportMD}, DerivedRoots())
 }
+
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	a, err := CreateAtomic(filepath.Join(dir, "ncu", "regions", "report.json"))
+	require.NoError(t, err)
+	_, err = a.Write([]byte("{half"))
+	require.NoError(t, err)
+	// a killed writer: neither Commit nor Abort
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernels.json"), []byte("{}"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".config.yaml.tmp-notdigits"), nil, 0o644))
+	assert.True(t, IsTemp(filepath.Base(a.f.Name())))
+	assert.False(t, IsTemp("kernels.json"))
+	assert.False(t, IsTemp(".config.yaml.tmp-notdigits"))
+
+	removed, err := RemoveTemps(dir)
+	require.NoError(t, err)
+	require.Len(t, removed, 1)
+	assert.Regexp(t, `^ncu/regions/\.report\.json\.tmp-[0-9]+$`, removed[0])
+	assert.NoFileExists(t, a.f.Name())
+	assert.FileExists(t, filepath.Join(dir, "kernels.json"))
+	assert.FileExists(t, filepath.Join(dir, ".config.yaml.tmp-notdigits"), "not a name the writer makes")
+	a.f.Close()
+}

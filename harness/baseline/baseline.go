@@ -77,8 +77,22 @@ func FromRun(dir string) (*Baseline, error) { return FromRunTop(dir, DefaultTop)
 // kernels.json, ncu/regions/report.json) has no baseline: the error says
 // which are missing. summary.json is optional.
 func FromRunTop(dir string, top int) (*Baseline, error) {
+	return fromRun(dir, top, false)
+}
+
+// FromRunAllowPartial is FromRunTop for a run that is not complete (a
+// stopped session, a partial or stale file): deepprof baseline
+// --allow-partial.
+func FromRunAllowPartial(dir string, top int) (*Baseline, error) {
+	return fromRun(dir, top, true)
+}
+
+func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
 	s, err := diff.Load(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.Sound(); err != nil && !allowPartial {
 		return nil, err
 	}
 	if len(s.Missing) > 0 {
@@ -154,20 +168,33 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 		errs = append(errs, fmt.Errorf("%s:%d: "+format, append([]any{name, lineOf(data, section, item)}, args...)...))
 	}
 	ok := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+	// Each stage, kernel (on its device) and region once: a second row
+	// would be compared twice, or silently win over the first.
+	seen := map[string]bool{}
+	once := func(section, kind, key, item string) {
+		if seen[kind+"\x00"+key] {
+			errs = append(errs, fmt.Errorf("%s:%d: %s %q is listed twice: a baseline holds each once (write it again with deepprof baseline)",
+				name, lineOfSecond(data, section, `"`+item+`"`), kind, item))
+		}
+		seen[kind+"\x00"+key] = true
+	}
 	for _, st := range b.Stages {
 		if st.Name == "" || st.N < 1 || !ok(st.MeanMS) || !ok(st.SDMS) {
 			bad(`"stages"`, `"`+st.Name+`"`, "stage %q: want a name, n >= 1, mean_ms and sd_ms >= 0", st.Name)
 		}
+		once(`"stages"`, "stage", st.Name, st.Name)
 	}
 	for _, k := range b.Kernels.Rows {
-		if k.Name == "" || !ok(k.TotalMS) {
-			bad(`"kernels"`, `"`+k.Name+`"`, "kernel %q: want a kernel_name and total_ms >= 0", k.Name)
+		if k.Name == "" || !ok(k.TotalMS) || k.Device < 0 || k.Calls < 0 {
+			bad(`"kernels"`, `"`+k.Name+`"`, "kernel %q: want a kernel_name, total_ms >= 0, device >= 0 and calls >= 0", k.Name)
 		}
+		once(`"kernels"`, "kernel", fmt.Sprintf("%d\x00%s", k.Device, k.Name), k.Name)
 	}
 	for _, g := range b.Regions {
 		if g.Name == "" || !ok(g.TotalMS) {
 			bad(`"regions"`, `"`+g.Name+`"`, "region %q: want a name and total_ms >= 0", g.Name)
 		}
+		once(`"regions"`, "region", g.Name, g.Name)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -185,6 +212,26 @@ func lineOf(data []byte, section, text string) int {
 	}
 	if j := bytes.Index(data[i:], []byte(text)); j >= 0 {
 		i += j
+	}
+	return 1 + bytes.Count(data[:i], []byte{'\n'})
+}
+
+// lineOfSecond is the line of text's second occurrence after section (its
+// first when there is one only).
+func lineOfSecond(data []byte, section, text string) int {
+	i := bytes.Index(data, []byte(section))
+	if i < 0 {
+		return 1
+	}
+	for n := 0; n < 2; n++ {
+		j := bytes.Index(data[i:], []byte(text))
+		if j < 0 {
+			break
+		}
+		i += j
+		if n == 0 {
+			i += len(text)
+		}
 	}
 	return 1 + bytes.Count(data[:i], []byte{'\n'})
 }

@@ -115,6 +115,15 @@ func TestRead(t *testing.T) {
 		{"type", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [{\"name\": \"decode\", \"n\": \"three\"}]}", "b.json:2: json: cannot unmarshal"},
 		{"bad stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 0}]}", `b.json:3: stage "decode": want a name, n >= 1`},
 		{"empty", "", "b.json:1: EOF"},
+		// synthetic duplicates: the second row is the one named
+		{"duplicate stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 2},\n{\"name\": \"decode\", \"n\": 3}]}",
+			`b.json:4: stage "decode" is listed twice`},
+		{"duplicate kernel", "{\"format\": \"deepprof-baseline/1\",\n\"kernels\": {\"rows\": [\n{\"kernel_name\": \"gemm\", \"total_ms\": 1},\n{\"kernel_name\": \"gemm\", \"total_ms\": 2}]}}",
+			`b.json:4: kernel "gemm" is listed twice`},
+		{"negative device", "{\"format\": \"deepprof-baseline/1\",\n\"kernels\": {\"rows\": [\n{\"kernel_name\": \"gemm\", \"device\": -1, \"total_ms\": 1}]}}",
+			`b.json:3: kernel "gemm": want a kernel_name, total_ms >= 0, device >= 0`},
+		{"duplicate region", "{\"format\": \"deepprof-baseline/1\",\n\"regions\": [\n{\"name\": \"prefill\"},\n{\"name\": \"prefill\"}]}",
+			`b.json:4: region "prefill" is listed twice`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := baseline.Read(strings.NewReader(c.in), "b.json")
@@ -309,4 +318,20 @@ func TestCheck(t *testing.T) {
 // go test ./harness/baseline -run TestCheckRecordedRun -update).
 func TestCheckRecordedRun(t *testing.T) {
 	baseline.Checker{Dir: "../../golden/perf"}.Check(t, "tiny-llama", tiny, baseline.DefaultTolerances())
+}
+
+// Issue 16, item 3 (staticcheck SA4006): under -update a baseline that
+// cannot be written fails the test; it was logged as written.
+func TestCheckUpdateWriteFails(t *testing.T) {
+	setUpdate(t, true)
+	blocker := filepath.Join(t.TempDir(), "perf")
+	require.NoError(t, os.WriteFile(blocker, []byte("a file where the folder goes"), 0o644))
+	c := baseline.Checker{Dir: blocker}
+	ft := &fakeTB{TB: t}
+	c.Check(ft, "tiny", tiny, baseline.DefaultTolerances())
+	require.Len(t, ft.errors, 1)
+	assert.Contains(t, ft.errors[0], "baseline "+filepath.Join(blocker, "tiny.json"))
+	for _, l := range ft.logs {
+		assert.NotContains(t, l, "written")
+	}
 }

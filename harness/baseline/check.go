@@ -63,11 +63,12 @@ func (c Checker) Check(t testing.TB, name, runDir string, tol Tolerances) {
 	}
 	if updating() {
 		var b bytes.Buffer
-		if err := run.Write(&b); err == nil {
+		err := run.Write(&b)
+		if err == nil {
 			err = os.MkdirAll(filepath.Dir(path), 0o755)
-			if err == nil {
-				err = artifacts.WriteFileAtomic(path, b.Bytes())
-			}
+		}
+		if err == nil {
+			err = artifacts.WriteFileAtomic(path, b.Bytes())
 		}
 		if err != nil {
 			t.Errorf("baseline %s: %v", path, err)

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llm-perf-opt/deepprof/harness/phase"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/tolerance"
 )
@@ -23,11 +24,14 @@ type Config struct {
 	Workload Workload `koanf:"workload" yaml:"workload"`
 	Model    Model    `koanf:"model" yaml:"model"`
 	NVTX     NVTX     `koanf:"nvtx" yaml:"nvtx"`
-	Timeline Timeline `koanf:"timeline" yaml:"timeline"`
-	NCU      NCU      `koanf:"ncu" yaml:"ncu"`
-	Nsys     Nsys     `koanf:"nsys" yaml:"nsys"`
-	Regions  Regions  `koanf:"regions" yaml:"regions"`
-	Report   Report   `koanf:"report" yaml:"report"`
+	// Phases say which stages are the prefill and the decode (names or
+	// patterns): the tokens, MFU, charts and GPU-busy figures use them.
+	Phases   phase.Names `koanf:"phases" yaml:"phases"`
+	Timeline Timeline    `koanf:"timeline" yaml:"timeline"`
+	NCU      NCU         `koanf:"ncu" yaml:"ncu"`
+	Nsys     Nsys        `koanf:"nsys" yaml:"nsys"`
+	Regions  Regions     `koanf:"regions" yaml:"regions"`
+	Report   Report      `koanf:"report" yaml:"report"`
 	// Baseline are the tolerances of performance baselines
 	// (golden/perf/*.json, package baseline), in percent.
 	Baseline tolerance.Tolerances `koanf:"baseline" yaml:"baseline"`
@@ -67,6 +71,11 @@ type Workload struct {
 	Env     map[string]string `koanf:"env" yaml:"env"`
 	Inputs  []string          `koanf:"inputs" yaml:"inputs"` // files that must exist (CheckInputs)
 	Repeats int               `koanf:"repeats" yaml:"repeats"`
+	// RepeatBy says how the repeats are made: "env", the workload loops
+	// $DEEPPROF_REPEATS times in one process (deepprof's own workloads);
+	// "process", stage 1 runs the whole program that many times and times
+	// each run (a command after --: it knows nothing of the variable).
+	RepeatBy string `koanf:"repeat_by" yaml:"repeat_by"`
 	// Timeout is the deadline of a run of the workload alone (stage 1),
 	// whatever workload.repeats asks of it; "": none. Package session says
 	// which deadline each step gets.
@@ -80,6 +89,19 @@ type Model struct {
 	Arch    string         `koanf:"arch" yaml:"arch"`
 	Dtype   string         `koanf:"dtype" yaml:"dtype"`
 	Options map[string]any `koanf:"options" yaml:"options"`
+
+	// The model's facts for MFU, for a program that writes no workload
+	// report (deepprof profile -- CMD model.matmul_params=...); a report's
+	// own facts win over them. MatmulParams are the weights every token
+	// multiplies (each linear layer's and the output head's; not the
+	// embeddings); PromptTokens the tokens one prefill stage processes,
+	// GeneratedTokens those one decode stage generates.
+	MatmulParams    int `koanf:"matmul_params" yaml:"matmul_params,omitempty"`
+	Layers          int `koanf:"layers" yaml:"layers,omitempty"`
+	Heads           int `koanf:"heads" yaml:"heads,omitempty"`
+	HeadDim         int `koanf:"head_dim" yaml:"head_dim,omitempty"`
+	PromptTokens    int `koanf:"prompt_tokens" yaml:"prompt_tokens,omitempty"`
+	GeneratedTokens int `koanf:"generated_tokens" yaml:"generated_tokens,omitempty"`
 }
 
 // NVTX selects the NVTX push/pop ranges profiled. Include and Exclude are
@@ -196,10 +218,11 @@ func Default() *Config {
 		Device: "cuda:0",
 		Workload: Workload{
 			Python: "python3", Argv: []string{}, Env: map[string]string{}, Inputs: []string{},
-			Repeats: 3, Timeout: "10m",
+			Repeats: 3, RepeatBy: RepeatByEnv, Timeout: "10m",
 		},
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
+		Phases:   phase.Default,
 		Timeline: Timeline{Tool: "auto", Oracle: true, TopN: 10, Coverage: 0.9, MaxKernels: 60, NCUClockControl: "none", NCUCacheControl: "none"},
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},

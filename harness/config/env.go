@@ -69,6 +69,9 @@ func SplitOverrides(s string) []string {
 			inWord = true
 		}
 	}
+	if escaped {
+		cur.WriteRune('\\') // a trailing backslash escapes nothing: it is itself
+	}
 	if inWord {
 		out = append(out, cur.String())
 	}

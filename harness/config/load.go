@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/providers/confmap"
@@ -205,6 +206,11 @@ func parseOverride(s string) (override, error) {
 	}
 	if o.key == "" || strings.HasPrefix(o.key, ".") || strings.HasSuffix(o.key, ".") || strings.Contains(o.key, "..") {
 		return override{}, &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%q: want key=value with a key such as ncu.launch_count", s)}
+	}
+	if !utf8.ValidString(s) {
+		// yaml would keep such a value as !!binary: config.yaml would then
+		// not say what was run.
+		return override{}, &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%q: not UTF-8 text", s)}
 	}
 	return o, nil
 }
@@ -655,10 +661,12 @@ func (l *loader) useCommand(cmd []string, keys []override) error {
 	}
 	name := ProgramName(cmd)
 	l.k.Delete("model")
-	// One run of the program per step: its repeated ranges (a decode_step
-	// per token) give the repeats; workload.repeats is for a workload that
-	// reads DEEPPROF_REPEATS.
-	for key, v := range map[string]any{"workload.python": "", "workload.argv": cmd, "workload.name": name, "model.name": name, "workload.repeats": 1} {
+	// The program knows nothing of $DEEPPROF_REPEATS: stage 1 runs it
+	// workload.repeats times (one unless overridden), and every profiled
+	// step once; its repeated ranges (a decode_step per token) give the
+	// stages' repeats.
+	for key, v := range map[string]any{"workload.python": "", "workload.argv": cmd, "workload.name": name, "model.name": name,
+		"workload.repeats": 1, "workload.repeat_by": RepeatByProcess} {
 		if err := l.k.Set(key, v); err != nil {
 			return err
 		}

@@ -20,6 +20,31 @@ func TestCommandIsTheWorkload(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the command after -- is the workload")
 
+	// The model's facts for MFU come with the command, as overrides.
+	c, err = Load(LoadOptions{Dir: "../../profiles", Command: []string{"./bench"}, Overrides: []string{
+		"model.matmul_params=6979321856", "model.layers=32", "model.heads=32", "model.head_dim=128",
+		"model.prompt_tokens=512", "model.generated_tokens=32", "phases.decode=[generate]"}})
+	require.NoError(t, err)
+	assert.Equal(t, Model{Name: "bench", MatmulParams: 6979321856, Layers: 32, Heads: 32, HeadDim: 128, PromptTokens: 512, GeneratedTokens: 32}, c.Model)
+	assert.Equal(t, []string{"prefill"}, c.Phases.Prefill, "phases.prefill keeps its default")
+	assert.Equal(t, []string{"generate"}, c.Phases.Decode)
+	for _, bad := range []struct{ override, want string }{
+		{"model.layers=-1", "model.layers: must not be negative, got -1"},
+		{`phases.decode=["gen["]`, `phases.decode: "gen[": syntax error in pattern`},
+		{"phases.decode=[]", "phases.decode: "},
+	} {
+		_, err = Load(LoadOptions{Dir: "../../profiles", Command: []string{"./bench"}, Overrides: []string{bad.override}})
+		if bad.override == "phases.decode=[]" {
+			assert.NoError(t, err, "decode may be left out: prefill still names one")
+			continue
+		}
+		require.Error(t, err, bad.override)
+		assert.Contains(t, err.Error(), bad.want)
+	}
+	_, err = Load(LoadOptions{Dir: "../../profiles", Overrides: []string{"phases.decode=[]", "phases.prefill=[]"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "phases: names no stage")
+
 	assert.Equal(t, "bench", ProgramName([]string{"./build/bench", "-n", "3"}))
 	assert.Equal(t, "run", ProgramName([]string{"bash", "scripts/run.sh"}))
 }

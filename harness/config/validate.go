@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Allowed values of the keys that take one of a set.
@@ -27,6 +29,8 @@ var (
 	// Dtypes are the model.dtype spellings workloads accept; "" leaves it
 	// to the workload.
 	Dtypes = []string{"", "auto", "bf16", "fp16", "fp32", "fp8"}
+	// RepeatBys are the values of workload.repeat_by.
+	RepeatBys = []string{RepeatByEnv, RepeatByProcess}
 )
 
 var (
@@ -47,6 +51,12 @@ func (c *Config) Validate() error {
 
 // MaxRepeats bounds workload.repeats.
 const MaxRepeats = 1000
+
+// How repeats are made (workload.repeat_by).
+const (
+	RepeatByEnv     = "env"     // the workload loops $DEEPPROF_REPEATS times
+	RepeatByProcess = "process" // stage 1 runs the program that many times
+)
 
 // SessionEnv are the environment variables the session sets for the
 // workload, each with what sets it: workload.env may not set them (the
@@ -114,18 +124,39 @@ func validate(c *Config) []*Error {
 	}
 	noEmpty("workload.inputs", w.Inputs)
 	atLeast("workload.repeats", w.Repeats, 1)
+	oneOf("workload.repeat_by", w.RepeatBy, RepeatBys)
 	if w.Repeats > MaxRepeats {
 		bad("workload.repeats", "at most %d, got %d: every plain run of the session (stage 1, the timeline, the oracle) runs that many generates", MaxRepeats, w.Repeats)
 	}
 	duration("workload.timeout", w.Timeout)
 	for _, k := range slices.Sorted(maps.Keys(w.Env)) {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			bad("workload.env", "%q is not an environment variable name", k)
+		if k == "" || strings.ContainsAny(k, "=\x00") || !utf8.ValidString(k) || strings.IndexFunc(k, unicode.IsControl) >= 0 {
+			// keyed by the variable, so that the error names where it was set
+			errs = append(errs, &Error{Key: "workload.env." + k, Msg: fmt.Sprintf("workload.env: %q is not an environment variable name", k)})
 		} else if by, ok := SessionEnv[k]; ok {
 			bad("workload.env."+k, "the session sets %s itself (from %s): set that instead", k, by)
 		}
 	}
 	oneOf("model.dtype", c.Model.Dtype, Dtypes)
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"model.matmul_params", c.Model.MatmulParams}, {"model.layers", c.Model.Layers}, {"model.heads", c.Model.Heads},
+		{"model.head_dim", c.Model.HeadDim}, {"model.prompt_tokens", c.Model.PromptTokens}, {"model.generated_tokens", c.Model.GeneratedTokens}} {
+		if f.v < 0 {
+			bad(f.key, "must not be negative, got %d", f.v)
+		}
+	}
+
+	if err := c.Phases.Check(); err != nil {
+		key, _, _ := strings.Cut(err.Error(), ":")
+		errs = append(errs, &Error{Key: key, Msg: err.Error()})
+	}
+	if len(c.Phases.Prefill) == 0 && len(c.Phases.Decode) == 0 {
+		bad("phases", "names no stage: give phases.prefill and phases.decode (stage names or patterns), or leave the defaults")
+	}
+	noEmpty("phases.prefill", c.Phases.Prefill)
+	noEmpty("phases.decode", c.Phases.Decode)
 
 	noEmpty("nvtx.include", c.NVTX.Include)
 	noEmpty("nvtx.exclude", c.NVTX.Exclude)

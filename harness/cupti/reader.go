@@ -3,12 +3,13 @@ package cupti
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/internal/gzipin"
 )
 
 // MaxLine is the longest line read, in bytes; a longer line is a positioned
@@ -107,8 +108,8 @@ func (r *Reader) Scan() bool {
 		r.started = true
 		br := bufio.NewReaderSize(r.in, 64<<10)
 		r.br = br
-		if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-			zr, err := gzip.NewReader(br)
+		if gzipin.Is(br) {
+			zr, err := gzipin.NewReader(br)
 			if err != nil {
 				r.err = fmt.Errorf("%s: %w", r.name, err)
 				return false

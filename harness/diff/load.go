@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,6 +61,10 @@ type Summary struct {
 
 	// Missing lists the parts whose file the run does not have.
 	Missing []Missing
+	// Unsound says why the run's numbers may not be whole, from its
+	// manifest: the run is not complete, or a file compared is partial or
+	// stale. deepprof diff and baseline refuse such a run unless asked.
+	Unsound []string
 }
 
 // Stage is one stage of the workload report.
@@ -154,14 +159,60 @@ func Load(dir string) (*Summary, error) {
 		return nil, err
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, artifacts.ManifestJSON)); err == nil {
-		var m struct {
-			RunID string `json:"run_id"`
+		var m artifacts.Manifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, artifacts.ManifestJSON), err)
 		}
-		if json.Unmarshal(b, &m) == nil && m.RunID != "" {
+		if m.RunID != "" {
 			s.RunID = m.RunID
 		}
+		s.Unsound = unsound(m)
 	}
 	return s, nil
+}
+
+// UnsoundError is a run whose numbers may not be whole (Summary.Unsound),
+// refused where a comparison or a baseline would take them as the run's.
+type UnsoundError struct {
+	Dir string
+	Why []string
+}
+
+func (e *UnsoundError) Error() string {
+	return fmt.Sprintf("%s: not a complete run (%s): its numbers may be partial or stale; rebuild it (deepprof report), profile again, or pass --allow-partial to use it as it is",
+		e.Dir, strings.Join(e.Why, "; "))
+}
+
+// Sound is an *UnsoundError when the run has reasons not to be compared.
+func (s *Summary) Sound() error {
+	if len(s.Unsound) == 0 {
+		return nil
+	}
+	return &UnsoundError{Dir: s.Source, Why: s.Unsound}
+}
+
+// unsound is why a manifest's run may not be compared as it is: a run
+// that is not complete (it stopped, or a step failed), and each file the
+// comparison reads that the manifest does not call complete.
+func unsound(m artifacts.Manifest) []string {
+	var out []string
+	if m.Status != artifacts.StatusComplete {
+		why := fmt.Sprintf("the run is %s", m.Status)
+		if m.Reason != "" {
+			why += ": " + m.Reason
+		}
+		out = append(out, why)
+	}
+	for _, rel := range append(slices.Sorted(maps.Values(partFiles)), SummaryJSON) {
+		if a, ok := m.Find(rel); ok && a.Status != artifacts.StatusComplete && a.Status != artifacts.StatusSkipped {
+			why := fmt.Sprintf("%s is %s", rel, a.Status)
+			if a.Reason != "" {
+				why += ": " + a.Reason
+			}
+			out = append(out, why)
+		}
+	}
+	return out
 }
 
 // stageOrder puts the stages every workload reports first.

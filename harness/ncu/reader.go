@@ -3,7 +3,6 @@ package ncu
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/csvscan"
+	"github.com/llm-perf-opt/deepprof/harness/internal/gzipin"
 	"github.com/llm-perf-opt/deepprof/harness/units"
 )
 
@@ -165,8 +165,8 @@ func (r *Reader) Scan() bool {
 func (r *Reader) start() error {
 	br := bufio.NewReaderSize(r.in, 64<<10)
 	in := io.Reader(br)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+	if gzipin.Is(br) {
+		zr, err := gzipin.NewReader(br)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}
@@ -393,6 +393,14 @@ func (r *Reader) identity() (*Launch, *SyntaxError) {
 	l.BlockSize = r.intern(colBlock)
 	l.GridSize = r.intern(colGrid)
 	l.Device = r.intern(colDevice)
+	if _, ok := r.cols[colKernel]; ok && strings.TrimSpace(l.Kernel) == "" {
+		return nil, r.syntax(line, "launch %d: Kernel Name is empty: every launch names its kernel", id)
+	}
+	if l.Device != "" {
+		if d, err := strconv.Atoi(l.Device); err != nil || d < 0 {
+			return nil, r.syntax(line, "launch %d: Device %q is not a device number (0, 1, ...)", id, l.Device)
+		}
+	}
 	l.CC = r.intern(colCC)
 	l.StartStop = r.intern(StartStopColumn)
 	if idx, ok := r.cols[NVTXColumn]; ok {

@@ -239,12 +239,11 @@ type Aggregator struct {
 }
 
 type mval struct {
-	ok    bool
-	pref  int
-	v     float64
-	unit  string
-	dim   units.Dimension
-	isSet bool
+	ok   bool
+	pref int
+	v    float64
+	unit string
+	dim  units.Dimension
 }
 
 // New returns an Aggregator for cfg, or a *PatternError for a pattern that

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -270,11 +272,13 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
 		return err
 	}
+	written := map[string]bool{} // region folders, relative to dir
 	write := func(r regions.Region, s *regions.Scope) error {
 		if !filepath.IsLocal(r.Dir) || strings.ContainsAny(r.Dir, `/\`) || r.Dir == "." {
 			return fmt.Errorf("region %q: directory %q is not one local name", r.Name, r.Dir)
 		}
 		sub := RegionTableDir(rep, r, s)
+		written[sub] = true
 		path := filepath.Join(dir, filepath.FromSlash(sub))
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			return err
@@ -314,5 +318,52 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 			}
 		}
 	}
-	return nil
+	return pruneRegionDirs(dir, written)
+}
+
+// pruneRegionDirs removes the region folders under dir that an earlier
+// export wrote and this one did not: folders holding nothing but the
+// kernel tables deepprof writes (kernels.md, kernels.json) and such
+// folders. A folder with anything else in it is the user's, and stays.
+func pruneRegionDirs(dir string, written map[string]bool) error {
+	var prune func(rel string) (bool, error)
+	prune = func(rel string) (ours bool, err error) {
+		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return false, err
+		}
+		ours = true
+		for _, e := range entries {
+			child := path.Join(rel, e.Name())
+			switch {
+			case e.IsDir() && e.Type()&fs.ModeSymlink == 0:
+				childOurs, err := prune(child)
+				if err != nil {
+					return false, err
+				}
+				if childOurs && !written[child] && !hasWritten(written, child) {
+					if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(child))); err != nil {
+						return false, err
+					}
+				}
+				ours = ours && childOurs
+			case e.Type().IsRegular() && (e.Name() == "kernels.md" || e.Name() == "kernels.json"):
+			default:
+				ours = false
+			}
+		}
+		return ours, nil
+	}
+	_, err := prune(".")
+	return err
+}
+
+// hasWritten reports whether a written folder lies under rel.
+func hasWritten(written map[string]bool, rel string) bool {
+	for w := range written {
+		if strings.HasPrefix(w, rel+"/") {
+			return true
+		}
+	}
+	return false
 }

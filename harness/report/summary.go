@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
@@ -40,7 +41,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	environment(&b, s.Environment)
 	aggregates(&b, s.Stages)
 	perStage(&b, s.Stages)
-	mfu(&b, s.MFU, s.Stages)
+	mfu(&b, s.MFU, s.Stages, s.Environment.Model)
 	topOperators(&b, s.Operators)
 	topKernels(&b, s.Kernels)
 	perRegion(&b, s.Regions)
@@ -90,10 +91,25 @@ func environment(b *strings.Builder, e summary.Environment) {
 	for _, name := range sortedKeys(e.Frameworks) {
 		add(mdtable.EscapeCell(name)+" (workload)", orMissing(e.Frameworks[name]))
 	}
-	if m := e.Model; m != nil {
+	if m := e.Model; m != nil && m.Params > 0 {
 		add("model", fmt.Sprintf("%s (%s), %s parameters, %s", mdtable.EscapeCell(m.Name), mdtable.EscapeCell(m.Arch), count(m.Params), mdtable.EscapeCell(m.Dtype)))
+	} else if m != nil {
+		// Facts given in the profile (model.*) for a program with no report.
+		var facts []string
+		for _, f := range []struct {
+			what string
+			v    int64
+		}{{"matmul parameters", m.MatmulParams}, {"layers", m.Layers}, {"heads", m.Heads}, {"head dim", m.HeadDim}} {
+			if f.v > 0 {
+				facts = append(facts, f.what+" "+count(f.v))
+			}
+		}
+		if m.Dtype != "" {
+			facts = append(facts, mdtable.EscapeCell(m.Dtype))
+		}
+		add("model", strings.Join(facts, ", ")+" (from the profile's model.* facts)")
 	} else {
-		add("model", "unknown (no workload report: model facts, and MFU with them, come from one)")
+		add("model", "unknown (no workload report: it, or the model.* overrides, give the model's facts and MFU with them)")
 	}
 	if p := e.Peak; p != nil {
 		add("peak used for MFU", fmt.Sprintf("%s TFLOPS dense %s; DRAM %s TB/s", trim(p.TFLOPS), mdtable.EscapeCell(e.Dtype), trim(p.MemoryTBps)))
@@ -114,7 +130,7 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 	t := mdtable.Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "tokens", "tokens/s"}, Right: []bool{false, true, true, true, true, true}}
 	var shown []summary.Stage
 	for _, r := range st.Rows {
-		if r.Name != "prefill" && r.Name != "decode" {
+		if r.Phase == "" {
 			continue
 		}
 		tok, rate := "unknown", "unknown"
@@ -122,7 +138,7 @@ func aggregates(b *strings.Builder, st summary.Stages) {
 			tok = fmt.Sprint(r.Tokens)
 			rate = mdtable.Fixed(r.TokensS, 1)
 		}
-		t.Rows = append(t.Rows, []string{r.Name, mdtable.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), tok, rate})
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.Name), mdtable.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), tok, rate})
 		shown = append(shown, r)
 	}
 	if len(t.Rows) == 0 {
@@ -199,6 +215,12 @@ func perStage(b *strings.Builder, st summary.Stages) {
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
+	for _, r := range tops {
+		if r.Name == workload.WholeProgram && st.Source != "" {
+			fmt.Fprintf(b, "%s: each plain run of the program in stage 1 (no profiler), from start to exit, process start-up included (%s).\n\n",
+				mdtable.EscapeCell(r.Name), artifacts.Stage1Runs)
+		}
+	}
 	warmups(b, tops)
 	if len(subs) > 0 {
 		b.WriteString("Note: sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
@@ -232,7 +254,7 @@ func repeats(r summary.Stage) string {
 	return strings.Join(parts, ", ")
 }
 
-func mfu(b *strings.Builder, m summary.MFU, st summary.Stages) {
+func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, model *workload.Model) {
 	b.WriteString("## MFU\n\n")
 	if m.Missing != "" {
 		missing(b, m.Missing)
@@ -245,7 +267,7 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages) {
 		b.WriteString("\n")
 		var dropped []string
 		for _, r := range st.Rows {
-			if r.WarmupMS != nil && (r.Name == "prefill" || r.Name == "decode") {
+			if r.WarmupMS != nil && r.Phase != "" {
 				dropped = append(dropped, mdtable.EscapeCell(r.Name))
 			}
 		}
@@ -254,6 +276,19 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages) {
 		}
 		if m.Peak != nil {
 			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), mdtable.EscapeCell(m.Peak.Source))
+		}
+		if model != nil && model.MatmulParams > 0 {
+			// What the percentages are of: the model's size, batch and
+			// tokens, beside the GPU's peak.
+			batch := st.Batch
+			if batch <= 0 {
+				batch = 1
+			}
+			fmt.Fprintf(b, "Scale: each token multiplies %s weights (matmul\\_params) over %d layers, at batch %d; ", count(model.MatmulParams), model.Layers, batch)
+			if st.Tokens != nil {
+				fmt.Fprintf(b, "a generate reads %d prompt tokens and generates %d. ", st.Tokens.Prompt, st.Tokens.Generated)
+			}
+			b.WriteString("Decode does 2 FLOPs per weight per token while it reads every weight once, so its MFU is bounded by memory bandwidth, not by the peak above.\n\n")
 		}
 	}
 	fmt.Fprintf(b, "Formula: %s\n\nAssumptions:\n\n", mdtable.EscapeCell(m.Formula))
@@ -322,7 +357,7 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 		t.Right = append(t.Right[:4], append([]bool{true}, t.Right[4:]...)...)
 	}
 	for i, r := range k.Rows {
-		row := []string{fmt.Sprint(i + 1), mdtable.EscapeCell(r.Name), mdtable.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), mdtable.Percent(r.Share),
+		row := []string{fmt.Sprint(i + 1), mdtable.EscapeCell(r.Shown()), mdtable.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), mdtable.Percent(r.Share),
 			r.Category, r.Bound.Class, mdtable.EscapeCell(r.Bound.Why)}
 		if spread {
 			cell := ""
@@ -337,6 +372,7 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 	if spread {
 		b.WriteString("\nLaunch ms: each launch's duration in the timeline, median (min–max); standard deviations are in summary.json and kernels.json.\n")
 	}
+	fullNames(b, k.Rows)
 	fmt.Fprintf(b, "\nBound: %s\n", mdtable.EscapeCell(k.BoundRule))
 	b.WriteString("\nTime by kernel category (every kernel of the table, not only the top):\n\n")
 	c := mdtable.Table{Header: []string{"category", "total ms", "share", "kernels"}, Right: []bool{false, true, true, true}}
@@ -345,6 +381,23 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 	}
 	b.WriteString(c.String())
 	b.WriteString("\n")
+}
+
+// fullNames lists the top kernels' full demangled names, folded: the
+// table shows each by a short name that is unique in the report.
+func fullNames(b *strings.Builder, rows []summary.Kernel) {
+	short := false
+	for _, r := range rows {
+		short = short || r.Shown() != r.Name
+	}
+	if !short {
+		return
+	}
+	b.WriteString("\n<details><summary>Full kernel names (the table shows each by a short name, unique in this report)</summary>\n\n")
+	for i, r := range rows {
+		fmt.Fprintf(b, "%d. %s\n", i+1, mdtable.EscapeCell(r.Name))
+	}
+	b.WriteString("\n</details>\n")
 }
 
 func perRegion(b *strings.Builder, r summary.Regions) {
@@ -451,9 +504,14 @@ func narrative(b *strings.Builder, n summary.Narrative) {
 		b.WriteString(mdtable.EscapeCell(l) + "\n\n")
 	}
 	if len(n.GPUBusy) > 0 {
-		t := mdtable.Table{Header: []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}, Right: []bool{false, false, true, true, true}}
+		head := []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}
+		if n.GPUBusy[0].Instances > 0 {
+			// Stages read from the same run's NVTX ranges.
+			head[2], head[3] = "kernel ms per instance", "wall ms per instance"
+		}
+		t := mdtable.Table{Header: head, Right: []bool{false, false, true, true, true}}
 		for _, g := range n.GPUBusy {
-			t.Rows = append(t.Rows, []string{g.Phase, mdtable.EscapeCell(g.Region), mdtable.Fixed(g.GPUMS, 3), mdtable.Fixed(g.WallMS, 3), mdtable.Percent(g.Busy)})
+			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(g.Phase), mdtable.EscapeCell(g.Region), mdtable.Fixed(g.GPUMS, 3), mdtable.Fixed(g.WallMS, 3), mdtable.Percent(g.Busy)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\nGPU busy compares the kernel time of the Per-Region Breakdown's source with the plain run's wall time. Under an ncu timing pass kernels run serialized, and longer still with clocks locked to base and caches flushed (ncu's defaults; timeline.ncu_clock_control and timeline.ncu_cache_control choose, and the run's plan says which it used), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
@@ -461,7 +519,7 @@ func narrative(b *strings.Builder, n summary.Narrative) {
 	if len(n.Bottlenecks) > 0 {
 		t := mdtable.Table{Header: []string{"bottleneck", "category", "bound", "share of kernel time"}, Right: []bool{false, false, false, true}}
 		for _, k := range n.Bottlenecks {
-			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(k.Name), k.Category, k.Bound.Class, mdtable.Percent(k.Share)})
+			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(k.Shown()), k.Category, k.Bound.Class, mdtable.Percent(k.Share)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")

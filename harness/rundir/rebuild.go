@@ -17,6 +17,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/report"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
 // Config says how derived files are made.
@@ -28,6 +29,8 @@ type Config struct {
 	// timeline records the whole program, and its kernel table counts the
 	// launches inside these, as the ncu passes gate on them. None: all.
 	Include [][]nvtx.Range
+	// Domain is nvtx.domain: a program's stages are its ranges in it.
+	Domain string
 
 	memo    *memo        // what one rebuild reads once
 	exports *exportReads // the rebuild's one read of each ncu export
@@ -41,7 +44,13 @@ func ConfigFor(cfg *config.Config) (Config, error) {
 		return Config{}, err
 	}
 	r := cfg.Report
-	opt := summary.Options{TopN: r.TopN, BoundThresholdPct: r.BoundThresholdPct}
+	m := cfg.Model
+	opt := summary.Options{TopN: r.TopN, BoundThresholdPct: r.BoundThresholdPct, Phases: cfg.Phases,
+		Facts: summary.Facts{
+			Model: workload.Model{Dtype: m.Dtype, MatmulParams: int64(m.MatmulParams), Layers: int64(m.Layers),
+				Heads: int64(m.Heads), HeadDim: int64(m.HeadDim)},
+			Tokens: workload.Tokens{Prompt: int64(m.PromptTokens), Generated: int64(m.GeneratedTokens)},
+		}}
 	if len(r.Categories) > 0 {
 		c, err := classify.Parse(r.Categories)
 		if err != nil {
@@ -61,7 +70,7 @@ func ConfigFor(cfg *config.Config) (Config, error) {
 		}
 		inc = append(inc, lv)
 	}
-	return Config{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc}, nil
+	return Config{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, Domain: cfg.NVTX.Domain}, nil
 }
 
 // staleNote reports whether a manifest note is one that sessions before
@@ -87,6 +96,12 @@ func staleNote(n string) bool {
 func Rebuild(run *artifacts.Run, cfg Config) error {
 	var errs []error
 	cfg.memo = &memo{}
+	// What a writer killed mid-file left (a rebuild or session stopped
+	// with SIGKILL) was never part of the run: removed without a note, so
+	// that the rebuild is the same whatever was interrupted before it.
+	if _, err := artifacts.RemoveTemps(run.Dir); err != nil {
+		errs = append(errs, err)
+	}
 	recordInputs(run)
 	run.CheckPresence()
 	run.DropNotes(staleNote)
@@ -120,6 +135,11 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	}
 
 	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
+	if in.WorkloadMissing != "" && src.stages.ok && src.stages.path == artifacts.Stage1Report {
+		// The workload's report is there and cannot be read: the summary
+		// goes without stages, and the rebuild says so in its exit.
+		errs = append(errs, errors.New(in.WorkloadMissing))
+	}
 	in.Phases = phases
 	if terr != nil && hasCupti(run) {
 		in.PhasesMissing = "the CUPTI timeline could not be read: " + terr.Error()
@@ -131,11 +151,25 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 		errs = append(errs, err)
 		run.Record(artifacts.StakeholderSummary, artifacts.StatusMissing, err.Error())
 	}
+	if removed, err := run.RemoveStale(); err != nil {
+		errs = append(errs, err)
+	} else if len(removed) > 0 {
+		run.Note("rebuild: removed %s, made earlier from a source that now fails (the manifest says why)", strings.Join(removed, ", "))
+	}
 	run.CheckPresence()
 	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	// One source that fails feeds several files: say it once.
+	var once []error
+	seen := map[string]bool{}
+	for _, e := range errs {
+		if e != nil && !seen[e.Error()] {
+			seen[e.Error()] = true
+			once = append(once, e)
+		}
+	}
+	return errors.Join(once...)
 }
 
 // recordInputs lists in the manifest every raw output, log and provenance

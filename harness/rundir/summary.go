@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -88,7 +89,8 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 			if i == chartKernelsCount {
 				break
 			}
-			bars = append(bars, charts.Bar{Label: r.Name, Value: r.TotalMS})
+			// numbered as in the Top Kernels table, by the same unique short name
+			bars = append(bars, charts.Bar{Label: fmt.Sprintf("#%d %s", i+1, r.Shown()), Value: r.TotalMS})
 		}
 		return charts.Bars("Top kernels by total GPU time", "ms", bars)
 	})
@@ -101,16 +103,20 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 	})
 	var stageBars []charts.Bar
 	for _, r := range s.Stages.Rows {
-		if r.Parent == "" && (r.Name == "prefill" || r.Name == "decode") {
+		if r.Phase != "" {
 			stageBars = append(stageBars, charts.Bar{Label: r.Name, Value: r.MeanMS})
 		}
 	}
 	why := s.Stages.Missing
 	if why == "" && len(stageBars) == 0 {
-		why = "the workload report has neither a prefill nor a decode stage"
+		why = "no stage is a prefill or a decode (phases.prefill and phases.decode name them)"
+	}
+	title := "Prefill vs decode: mean wall time per generate (stage 1)"
+	if s.Stages.Source != "" {
+		title = "Prefill vs decode: mean wall time per NVTX range instance"
 	}
 	draw(artifacts.ChartStages, "prefill vs decode", why, func() ([]byte, error) {
-		return charts.Bars("Prefill vs decode: mean wall time per generate (stage 1)", "ms", stageBars)
+		return charts.Bars(title, "ms", stageBars)
 	})
 	why = k.RooflineWhy
 	if k.Missing != "" {
@@ -165,7 +171,7 @@ func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Tab
 		}
 	}
 
-	if rep, err := src.stages.load(run, Config{}); err != nil {
+	if rep, err := src.stages.load(run, cfg); err != nil {
 		in.WorkloadMissing = err.Error()
 	} else {
 		in.Workload = rep

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
@@ -421,7 +422,7 @@ func overheadText(o Overhead) string {
 
 // CuptiStagesWhat is the stage source of a program that wrote no workload
 // report, as the manifest and report.md say it.
-const CuptiStagesWhat = "the NVTX push/pop ranges of the CUPTI timeline: each range instance's CPU time, profiler running (the program wrote no workload report)"
+const CuptiStagesWhat = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance's CPU time, profiler running (the program wrote no workload report)"
 
 // readCuptiStages is the stages of a program that wrote no workload report:
 // one stage per push/pop NVTX range name (its label, "prefill", "LLM@prefill"),
@@ -435,10 +436,19 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 		return nil, err
 	}
 	rep := &workload.Report{Stages: map[string]workload.Stage{}}
+	var others []string // domains left out
 	for _, s := range tl.Stages() {
 		// Push/pop ranges only: start/end ranges may overlap anything
 		// (their GPU time is in the regions).
 		if len(s.DurationsNS) == 0 || s.Kind != timeline.PushPop {
+			continue
+		}
+		// The program's own domain only (nvtx.domain): a library's ranges
+		// (CCCL's cub::DeviceScan, cuBLAS) are not the program's stages.
+		if s.Domain != cfg.Domain {
+			if !slices.Contains(others, s.Domain) {
+				others = append(others, s.Domain)
+			}
 			continue
 		}
 		st := rep.Stages[s.Name]
@@ -450,14 +460,41 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 		}
 		rep.Stages[s.Name] = st
 	}
+	if len(rep.Stages) == 0 && len(others) > 0 {
+		slices.Sort(others)
+		for i, d := range others {
+			others[i] = strconv.Quote(d)
+			if d == "" {
+				others[i] += " (the default domain)"
+			}
+		}
+		return nil, fmt.Errorf("%s: the program opened NVTX ranges only in other domains than nvtx.domain=%q (%s): set nvtx.domain to time one of them, or mark the program's phases in its own (%s)",
+			artifacts.TimelineCupti, cfg.Domain, strings.Join(others, ", "), NoNVTXHowTo)
+	}
 	if len(rep.Stages) == 0 {
 		return nil, fmt.Errorf("%s: %s", artifacts.TimelineCupti, NoNVTXHint)
+	}
+	// A program stage 1 ran as a whole process: each run's wall time.
+	if f, err := os.Open(run.Path(artifacts.Stage1Runs)); err == nil {
+		defer f.Close()
+		runs, err := workload.ReadRuns(f, artifacts.Stage1Runs)
+		if err != nil {
+			return nil, err
+		}
+		var ms []float64
+		for _, r := range runs.Runs {
+			ms = append(ms, r.WallMS)
+		}
+		rep.Stages[workload.WholeProgram] = workload.Stage{MS: ms}
 	}
 	return rep, nil
 }
 
 // NoNVTXHint is what a run of a program with no NVTX range says.
-const NoNVTXHint = "the program opened no NVTX range, so there are no stages to time: mark its phases with NVTX ranges (PyTorch: torch.cuda.nvtx.range_push(\"prefill\") / range_pop(); Python: the nvtx package, `with nvtx.annotate(\"prefill\")`; C/C++: nvtxRangePushA(\"prefill\") / nvtxRangePop() from <nvtx3/nvToolsExt.h>)"
+const NoNVTXHint = "the program opened no NVTX range, so there are no stages to time: mark its phases with NVTX ranges (" + NoNVTXHowTo + ")"
+
+// NoNVTXHowTo says how to mark a program's phases.
+const NoNVTXHowTo = "PyTorch: torch.cuda.nvtx.range_push(\"prefill\") / range_pop(); Python: the nvtx package, `with nvtx.annotate(\"prefill\")`; C/C++: nvtxRangePushA(\"prefill\") / nvtxRangePop() from <nvtx3/nvToolsExt.h>"
 
 // TopRanges are the names of the outermost push/pop NVTX ranges of the
 // CUPTI timeline (every process), in order of first start: what a program

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
 func TestInProcessOverheadIsTheMedianOfPairs(t *testing.T) {
@@ -96,4 +97,37 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestStagesOfTheProgramsDomain: the recorded Qwen2-VL run (PyTorch's
+// default-domain ranges, and CCCL's cub::DeviceScan ranges from inside
+// the library) times the program's own ranges, the vision encoder and
+// projector under prefill, and stage 1's two whole runs; another domain
+// is timed only when nvtx.domain names it.
+func TestStagesOfTheProgramsDomain(t *testing.T) {
+	run, err := artifacts.Open("../../fixtures/runs/any-vlm-qwen2-vl")
+	require.NoError(t, err)
+	rep, err := readCuptiStages(run, "", Config{})
+	require.NoError(t, err)
+	var names []string
+	for n := range rep.Stages {
+		names = append(names, n)
+	}
+	assert.ElementsMatch(t, []string{"prefill", "vision_encoder", "projector", "decode_all", "decode_step", workload.WholeProgram}, names)
+	assert.Equal(t, "prefill", rep.Stages["vision_encoder"].Parent)
+	assert.Equal(t, "prefill", rep.Stages["projector"].Parent)
+	assert.Len(t, rep.Stages["prefill"].MS, 3)
+	assert.Len(t, rep.Stages[workload.WholeProgram].MS, 2)
+
+	rep, err = readCuptiStages(run, "", Config{Domain: "CCCL"})
+	require.NoError(t, err)
+	for n := range rep.Stages {
+		if n != workload.WholeProgram {
+			assert.True(t, strings.HasPrefix(n, "CCCL@"), n)
+		}
+	}
+
+	_, err = readCuptiStages(run, "", Config{Domain: "LLM"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `NVTX ranges only in other domains than nvtx.domain="LLM" ("" (the default domain), "CCCL")`)
 }

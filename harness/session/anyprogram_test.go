@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
 // The any-program form (issue 14), offline: a program that writes no
@@ -23,11 +26,18 @@ import (
 const torchNVTX = "cupti/h100-torch-nvtx/cupti-727.tsv"
 
 func anyProgram(t *testing.T, include []string, f *fakeTools) (*artifacts.Run, error) {
+	return anyProgramRepeated(t, include, f, 1)
+}
+
+// anyProgramRepeated is anyProgram with stage 1 running it repeats times,
+// as deepprof profile -- CMD configures it.
+func anyProgramRepeated(t *testing.T, include []string, f *fakeTools, repeats int) (*artifacts.Run, error) {
 	t.Helper()
 	root := t.TempDir()
 	cfg := testConfig(t, root)
 	cfg.Workload.Python = ""
 	cfg.Workload.Argv = []string{"./my-program", "--fast"}
+	cfg.Workload.Repeats, cfg.Workload.RepeatBy = repeats, config.RepeatByProcess
 	cfg.NVTX.Include = include
 	f.deep = pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv"}
 	f.noReport = true
@@ -134,4 +144,71 @@ func TestAnyProgramFails(t *testing.T) {
 	assert.Contains(t, err.Error(), "exited with status 3")
 	assert.Contains(t, err.Error(), "RuntimeError: CUDA out of memory")
 	assert.Equal(t, artifacts.StatusPartial, run.Manifest().Status)
+}
+
+// workload.repeats runs the command that many times in stage 1, each
+// timed: the summary's "(whole program)" stage; every profiled step runs it
+// once, with DEEPPROF_REPEATS=1.
+func TestAnyProgramRepeats(t *testing.T) {
+	f := &fakeTools{cuptiSrc: torchNVTX}
+	run, err := anyProgramRepeated(t, []string{"prefill", "decode_all"}, f, 3)
+	require.NoError(t, err)
+	assert.Equal(t, artifacts.StatusComplete, run.Manifest().Status, run.Manifest().Reason)
+	var names []string
+	for _, st := range run.Manifest().Steps {
+		names = append(names, st.Name)
+	}
+	assert.Equal(t, []string{"stage1 (run 1 of 3)", "stage1 (run 2 of 3)", "stage1 (run 3 of 3)"}, names[1:4])
+	for i, env := range f.envs {
+		if len(env) > 0 { // the program's runs; ncu's own calls add nothing
+			assert.Contains(t, env, "DEEPPROF_REPEATS=1", "call %d: %v", i, f.calls[i])
+		}
+	}
+
+	b, err := os.ReadFile(run.Path(artifacts.Stage1Runs))
+	require.NoError(t, err)
+	runs, err := workload.ReadRuns(strings.NewReader(string(b)), artifacts.Stage1Runs)
+	require.NoError(t, err)
+	require.Len(t, runs.Runs, 3)
+	log, err := os.ReadFile(run.Path(artifacts.Stage1Log))
+	require.NoError(t, err)
+	assert.Equal(t, 3, strings.Count(string(log), "workload=fake prefill and decode done"), "every run's output is kept")
+	assert.Contains(t, string(log), "==> stage1 (run 3 of 3) <==")
+
+	var s summary.Summary
+	b, err = os.ReadFile(run.Path(artifacts.SummaryJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &s))
+	var whole *summary.Stage
+	for i, r := range s.Stages.Rows {
+		if r.Name == workload.WholeProgram {
+			whole = &s.Stages.Rows[i]
+		}
+	}
+	require.NotNil(t, whole, "the runs' wall times are a stage")
+	assert.Len(t, whole.MS, 3)
+	for i, ms := range whole.MS {
+		assert.Equal(t, runs.Runs[i].WallMS, ms)
+	}
+	sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "each plain run of the program in stage 1 (no profiler), from start to exit")
+}
+
+// A run that fails ends stage 1: the runs before it are kept, marked
+// partial, with the failing run's status and output.
+func TestAnyProgramRepeatFails(t *testing.T) {
+	f := &fakeTools{cuptiSrc: torchNVTX, failRun: 2}
+	run, err := anyProgramRepeated(t, []string{"prefill"}, f, 3)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stage 1: my-program exited with status 5")
+	assert.Contains(t, err.Error(), "run 2: RuntimeError")
+	assert.Equal(t, artifacts.StatusPartial, run.Manifest().Status)
+	a, ok := run.Manifest().Find(artifacts.Stage1Runs)
+	require.True(t, ok)
+	assert.Equal(t, artifacts.StatusPartial, a.Status)
+	assert.Equal(t, "1 of 3 runs: run 2 failed", a.Reason)
+	log, err := os.ReadFile(run.Path(artifacts.Stage1Log))
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "==> stage1 (run 2 of 3) <==\nworkload=fake")
 }

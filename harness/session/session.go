@@ -72,7 +72,10 @@ type Step struct {
 	Env     []string
 	Stdout  string // file (relative to MAIN) that receives stdout; "" for the log
 	Log     string // file (relative to MAIN) that receives stdout and stderr
-	Note    string
+	// AppendLog adds this step's output to what earlier runs wrote to Log
+	// (the runs of stage 1 of a command, one after another).
+	AppendLog bool
+	Note      string
 	// Details are further notes of the plan: decisions a reader of the dry
 	// run should know about.
 	Details []string
@@ -119,11 +122,54 @@ func checkIncludes(cfg *config.Config) error {
 }
 
 func (s *Session) spec() workload.Spec {
+	repeats := s.Cfg.Workload.Repeats
+	if s.Cfg.Workload.RepeatBy == config.RepeatByProcess {
+		repeats = 1 // the session repeats the process (stage1)
+	}
 	return workload.Spec{
 		Argv: s.Cfg.Workload.Command(), Env: s.Cfg.Workload.Env, Inputs: s.Cfg.Workload.Inputs,
-		Repeats: s.Cfg.Workload.Repeats, Visible: visible(s.Cfg.Device), NVTXDomain: s.Cfg.NVTX.Domain,
+		Repeats: repeats, Visible: visible(s.Cfg.Device), NVTXDomain: s.Cfg.NVTX.Domain,
 		Model: modelMap(s.Cfg.Model),
 	}
+}
+
+// stage1 is the plain run. A workload that repeats itself
+// (workload.repeat_by=env) runs once; a program run as a whole process
+// (repeat_by=process) runs workload.repeats times, one after another, its
+// output in one log, each run's wall time from start to exit in
+// stage1/runs.json. The first run that fails ends it: the runs before it
+// are kept.
+func (s *Session) stage1(ctx context.Context, run *artifacts.Run, st Step) error {
+	if s.Cfg.Workload.RepeatBy != config.RepeatByProcess {
+		return s.step(ctx, run, st, false)
+	}
+	n := max(s.Cfg.Workload.Repeats, 1)
+	var runs workload.Runs
+	clock := s.now()
+	var err error
+	for i := 1; i <= n && err == nil; i++ {
+		one := st
+		if n > 1 {
+			one.Variant, one.AppendLog = fmt.Sprintf("run %d of %d", i, n), i > 1
+		}
+		start := clock()
+		if err = s.step(ctx, run, one, false); err == nil {
+			runs.Runs = append(runs.Runs, workload.Run{WallMS: float64(clock().Sub(start).Microseconds()) / 1e3})
+		}
+	}
+	if len(runs.Runs) > 0 {
+		b, jerr := runs.JSON()
+		if jerr == nil {
+			jerr = run.Write(artifacts.Stage1Runs, b)
+		}
+		if jerr != nil {
+			return errors.Join(err, jerr)
+		}
+		if err != nil {
+			run.Record(artifacts.Stage1Runs, artifacts.StatusPartial, fmt.Sprintf("%d of %d runs: run %d failed", len(runs.Runs), n, len(runs.Runs)+1))
+		}
+	}
+	return err
 }
 
 // ncuRepeats is DEEPPROF_REPEATS under ncu: the workload does the minimum.
@@ -231,6 +277,10 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	steps := []Step{
 		{ID: StepNcuSections, Argv: append([]string{s.Ncu}, ncu.ListSectionsArgs()...), Stdout: artifacts.NcuSections},
 		{ID: StepStage1, Argv: spec.Argv, Env: stage1Env, Log: artifacts.Stage1Log},
+	}
+	if s.Cfg.Workload.RepeatBy == config.RepeatByProcess {
+		steps[1].Note = fmt.Sprintf("the program runs %d time(s), one after another, each timed from start to exit (%s; workload.repeats)",
+			s.Cfg.Workload.Repeats, artifacts.Stage1Runs)
 	}
 	tl, err := s.chooseTimeline(context.Background())
 	if err != nil {
@@ -438,7 +488,7 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	if err := os.MkdirAll(filepath.Dir(run.Path(artifacts.Stage1Report)), 0o755); err != nil {
 		return err
 	}
-	if err := s.step(ctx, run, byID[StepStage1], false); err != nil {
+	if err := s.stage1(ctx, run, byID[StepStage1]); err != nil {
 		return fmt.Errorf("stage 1: %w", err)
 	}
 	rep, err := checkStage1(run)
@@ -621,7 +671,12 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch b
 		prog.Close()
 	}
 	if st.Log != "" {
-		if werr := run.Write(st.Log, log.Bytes()); werr != nil {
+		data := log.Bytes()
+		if st.AppendLog {
+			before, _ := os.ReadFile(run.Path(st.Log))
+			data = append(append(before, fmt.Sprintf("==> %s <==\n", st.Name())...), data...)
+		}
+		if werr := run.Write(st.Log, data); werr != nil {
 			return werr
 		}
 	}

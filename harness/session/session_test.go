@@ -62,6 +62,9 @@ type fakeTools struct {
 	cuptiText string
 	exit      int
 	output    []string
+	// failRun, when set, is the one run of the workload (counted from 1
+	// in runs) that exits with status 5.
+	failRun, runs int
 }
 
 func copyFile(src, dst string) error {
@@ -171,6 +174,10 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 		fmt.Fprintln(c.Stdout, "workload=fake prefill and decode done")
 		for _, l := range f.output {
 			fmt.Fprintln(c.Stdout, l)
+		}
+		if f.runs++; f.failRun > 0 && f.runs == f.failRun {
+			fmt.Fprintf(c.Stdout, "run %d: RuntimeError\n", f.runs)
+			return Result{ExitCode: 5}, nil
 		}
 		return Result{ExitCode: f.exit}, nil
 	}

@@ -2,9 +2,11 @@ package summary
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/phase"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -24,6 +26,28 @@ var Assumptions = []string{
 	"norms, activations, softmax and rotary embeddings are left out (a small share)",
 	"a mixture-of-experts model would count only its active experts: this formula does not know them",
 	"time is the plain run's (stage 1) mean wall time per stage, host overhead included; the peak is the GPU's dense peak for the model's dtype",
+}
+
+// FactsHint says what the model.* facts are, for a program that writes no
+// workload report.
+const FactsHint = "model.matmul_params: the weights every token multiplies, embeddings left out; model.layers, model.heads " +
+	"(query heads), model.head_dim; model.dtype; model.prompt_tokens: the tokens one prefill stage processes; " +
+	"model.generated_tokens: the tokens one decode stage generates"
+
+// missingFacts are the model.* overrides MFU still needs, as KEY=...
+func missingFacts(w *workload.Report) []string {
+	var out []string
+	for _, f := range []struct {
+		key string
+		ok  bool
+	}{{"model.matmul_params", w.Model.MatmulParams > 0}, {"model.layers", w.Model.Layers > 0}, {"model.heads", w.Model.Heads > 0},
+		{"model.head_dim", w.Model.HeadDim > 0}, {"model.dtype", w.Model.Dtype != ""},
+		{"model.prompt_tokens", w.Tokens.Prompt > 0}, {"model.generated_tokens", w.Tokens.Generated > 0}} {
+		if !f.ok {
+			out = append(out, f.key+"=…")
+		}
+	}
+	return out
 }
 
 // FLOPs are a generate's prefill and decode FLOP counts.
@@ -58,9 +82,18 @@ func CountFLOPs(m workload.Model, t workload.Tokens, batch int64) (FLOPs, error)
 
 func mfu(in Inputs, peak *gpu.Peak, peakMissing string, st Stages) MFU {
 	out := MFU{Formula: Formula, Assumptions: Assumptions, Peak: peak}
+	if in.WorkloadSource != "" {
+		// The stage times are the program's NVTX ranges, not stage 1's.
+		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
+			"time is the mean wall time of each phase's NVTX range instances in the CUPTI timeline (the profiler running), host overhead included; the peak is the GPU's dense peak for the model's dtype")
+	}
 	switch {
 	case in.Workload == nil:
 		out.Missing = orWhy(in.WorkloadMissing, "no workload report")
+		return out
+	case in.WorkloadSource != "" && len(missingFacts(in.Workload)) > 0:
+		out.Missing = "the program wrote no workload report, so its model facts come from the profile: give " +
+			strings.Join(missingFacts(in.Workload), " ") + " as overrides (" + FactsHint + ")"
 		return out
 	case peak == nil:
 		out.Missing = "no peak throughput: " + peakMissing
@@ -71,9 +104,12 @@ func mfu(in Inputs, peak *gpu.Peak, peakMissing string, st Stages) MFU {
 		out.Missing = err.Error()
 		return out
 	}
+	// The first top-level stage of each phase.
 	means := map[string]float64{}
 	for _, r := range st.Rows {
-		means[r.Name] = r.MeanMS
+		if _, seen := means[r.Phase]; r.Phase != "" && !seen {
+			means[r.Phase] = r.MeanMS
+		}
 	}
 	row := func(scope string, flops, ms float64) *float64 {
 		if ms <= 0 || flops <= 0 {
@@ -84,8 +120,8 @@ func mfu(in Inputs, peak *gpu.Peak, peakMissing string, st Stages) MFU {
 		out.Rows = append(out.Rows, MFURow{Scope: scope, FLOPs: flops, MeanMS: ms, AchievedTFLOPS: achieved / 1e12, MFU: v})
 		return &v
 	}
-	pm, pok := means["prefill"]
-	dm, dok := means["decode"]
+	pm, pok := means[phase.Prefill]
+	dm, dok := means[phase.Decode]
 	if pok && dok {
 		out.Model = row("model (prefill + decode)", f.Prefill+f.Decode, stats.RoundMS(pm+dm))
 	}
@@ -96,7 +132,7 @@ func mfu(in Inputs, peak *gpu.Peak, peakMissing string, st Stages) MFU {
 		out.Decode = row("decode", f.Decode, dm)
 	}
 	if len(out.Rows) == 0 {
-		out.Missing = "the workload report has no prefill or decode stage time"
+		out.Missing = "no stage is a prefill or a decode (phases.prefill, phases.decode name them)"
 	}
 	return out
 }

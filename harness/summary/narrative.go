@@ -32,6 +32,11 @@ type PhaseGPU struct {
 	GPUMS  float64 `json:"gpu_ms"`
 	WallMS float64 `json:"wall_ms"`
 	Busy   float64 `json:"busy"` // GPUMS / WallMS
+	// Instances, when set, are the range instances of the profiled run
+	// that the region's kernel time was divided by (stages read from the
+	// same run's NVTX ranges): GPUMS is then a mean per instance, like
+	// WallMS.
+	Instances int `json:"instances,omitempty"`
 }
 
 // busyLow is the share of a phase's wall time under which the GPU is
@@ -93,7 +98,7 @@ func narrate(s *Summary) Narrative {
 	if len(n.Bottlenecks) > 0 {
 		var parts []string
 		for _, k := range n.Bottlenecks {
-			parts = append(parts, fmt.Sprintf("%s (%s, %s, %.1f%% of kernel time)", Short(k.Name), k.Category, k.Bound.Class, 100*k.Share))
+			parts = append(parts, fmt.Sprintf("%s (%s, %s, %.1f%% of kernel time)", k.Shown(), k.Category, k.Bound.Class, 100*k.Share))
 		}
 		say("The top bottlenecks by total GPU time: %s.", strings.Join(parts, "; "))
 	}
@@ -130,7 +135,7 @@ func narrate(s *Summary) Narrative {
 // recommend is the next step that follows from a bottleneck's category and
 // bound; "" when none does.
 func recommend(k Kernel) string {
-	name := Short(k.Name)
+	name := k.Shown()
 	switch k.Category + "/" + k.Bound.Class {
 	case "gemm/memory-bound":
 		return fmt.Sprintf("%s (GEMM/GEMV) is memory-bound: it streams weights for few tokens. Batch more sequences per step, or use lower-precision weights (FP8/INT8) to cut the bytes read.", name)
@@ -162,13 +167,24 @@ func gpuBusy(s *Summary) []PhaseGPU {
 	names := phaseRegions(s)
 	var out []PhaseGPU
 	for _, st := range s.Stages.Rows {
-		reg, ok := names[st.Name]
+		// A workload report's phases were pushed as the ranges it names;
+		// stages read from NVTX ranges are those ranges.
+		reg, ok := names[st.Phase]
+		instances := 0
+		if s.Stages.Source != "" {
+			reg, ok, instances = st.Name, st.Phase != "", len(st.MS)
+		}
 		if !ok || st.MeanMS <= 0 {
 			continue
 		}
 		for _, r := range s.Regions.Rows {
 			if r.Name == reg && r.TotalMS > 0 {
-				out = append(out, PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: st.MeanMS, Busy: r.TotalMS / st.MeanMS})
+				g := PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: st.MeanMS, Instances: instances}
+				if instances > 0 {
+					g.GPUMS = r.TotalMS / float64(instances)
+				}
+				g.Busy = g.GPUMS / g.WallMS
+				out = append(out, g)
 			}
 		}
 	}
@@ -192,12 +208,22 @@ func phaseRegions(s *Summary) map[string]string {
 	}
 }
 
+// Shown is the kernel's display name, or its short name when it has none
+// (a summary.json written before display names).
+func (k Kernel) Shown() string {
+	if k.Display != "" {
+		return k.Display
+	}
+	return Short(k.Name)
+}
+
 // Short is a kernel name cut for a sentence: its function name without
 // template arguments or parameters.
 func Short(name string) string {
 	s := name
 	s = strings.TrimPrefix(s, "void ")
 	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
+	s = strings.ReplaceAll(s, "<unnamed>::", "") // ncu's spelling of an anonymous namespace
 	if i := strings.IndexAny(s, "<("); i > 0 {
 		s = s[:i]
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/phase"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/timeline"
@@ -79,6 +80,46 @@ type Options struct {
 	BoundThresholdPct float64
 	// PeakOverride, when TFLOPS is non-zero, replaces the table's peak.
 	PeakOverride gpu.Peak
+	// Phases name the prefill and decode stages (zero: phase.Default).
+	Phases phase.Names
+	// Facts are the model facts of the profile (model.*): they fill what
+	// the workload report does not say, and are all a program that
+	// writes no report has.
+	Facts Facts
+}
+
+// Facts are model facts and token counts given in the profile.
+type Facts struct {
+	Model  workload.Model
+	Tokens workload.Tokens
+}
+
+// fill is w with what it lacks taken from the facts: the report's own
+// values win.
+func (f Facts) fill(w *workload.Report) *workload.Report {
+	if f == (Facts{}) {
+		return w
+	}
+	c := *w
+	m, g := &c.Model, f.Model
+	for _, s := range []struct {
+		dst *string
+		src string
+	}{{&m.Name, g.Name}, {&m.Arch, g.Arch}, {&m.Dtype, g.Dtype}} {
+		if *s.dst == "" {
+			*s.dst = s.src
+		}
+	}
+	for _, n := range []struct {
+		dst *int64
+		src int64
+	}{{&m.Params, g.Params}, {&m.MatmulParams, g.MatmulParams},
+		{&m.Layers, g.Layers}, {&m.Heads, g.Heads}, {&m.HeadDim, g.HeadDim}, {&c.Tokens.Prompt, f.Tokens.Prompt}, {&c.Tokens.Generated, f.Tokens.Generated}} {
+		if *n.dst == 0 {
+			*n.dst = n.src
+		}
+	}
+	return &c
 }
 
 // Summary is the stakeholder summary's data: summary.json.
@@ -130,8 +171,11 @@ type Stages struct {
 // stats's summary of MS: the same numbers deepprof diff and baselines show
 // for the stage.
 type Stage struct {
-	Name   string    `json:"name"`
-	Parent string    `json:"parent,omitempty"`
+	Name   string `json:"name"`
+	Parent string `json:"parent,omitempty"`
+	// Phase is "prefill" or "decode" for the stages phases.* name
+	// (package phase), "" for the others.
+	Phase  string    `json:"phase,omitempty"`
 	MS     []float64 `json:"ms"` // every repeat, as the workload reported them
 	MeanMS float64   `json:"mean_ms"`
 	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
@@ -195,7 +239,10 @@ type Kernels struct {
 
 // Kernel is one top kernel.
 type Kernel struct {
-	Name     string         `json:"kernel_name"`
+	Name string `json:"kernel_name"`
+	// Display is the short name the report shows, unique within it
+	// (DisplayNames); Name is the full demangled one.
+	Display  string         `json:"display_name"`
 	TotalMS  float64        `json:"total_ms"`
 	Calls    int64          `json:"calls"`
 	Share    float64        `json:"share"` // of the table's total time, 0..1
@@ -278,9 +325,10 @@ func Build(in Inputs, opt Options) *Summary {
 	s := &Summary{RunID: in.RunID}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
+		in.Workload = opt.Facts.fill(in.Workload)
 	}
 	s.Environment = environment(in, opt)
-	s.Stages = stages(in)
+	s.Stages = stages(in, opt.Phases)
 	s.MFU = mfu(in, s.Environment.Peak, s.Environment.PeakMissing, s.Stages)
 	s.Operators = operators(in, opt.TopN)
 	s.Kernels = topKernels(in, opt, s.Environment.Peak)
@@ -313,7 +361,10 @@ func environment(in Inputs, opt Options) Environment {
 	case e.GPU == "":
 		e.PeakMissing = "the GPU is unknown (no env.json GPU): set report.peak_tflops in the profile"
 	case e.Dtype == "":
-		e.PeakMissing = "the model's dtype is unknown (no workload report)"
+		e.PeakMissing = "the model's dtype is unknown (the workload report gives none): give it as model.dtype"
+		if in.Workload == nil || in.WorkloadSource != "" {
+			e.PeakMissing = "the model's dtype is unknown (no workload report): give it as model.dtype"
+		}
 	default:
 		if p, ok := gpu.LookupPeak(e.GPU, e.Dtype); ok {
 			e.Peak = &p
@@ -325,7 +376,7 @@ func environment(in Inputs, opt Options) Environment {
 	return e
 }
 
-func stages(in Inputs) Stages {
+func stages(in Inputs, phases phase.Names) Stages {
 	if in.Workload == nil {
 		return Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
@@ -338,10 +389,10 @@ func stages(in Inputs) Stages {
 	// Top-level stages in the order of inference (prefill, decode, then
 	// others by name); each sub-stage right after its parent.
 	rank := func(n string) int {
-		switch n {
-		case "prefill":
+		switch phases.Of(n, "") {
+		case phase.Prefill:
 			return 0
-		case "decode":
+		case phase.Decode:
 			return 1
 		}
 		return 2
@@ -369,12 +420,12 @@ func stages(in Inputs) Stages {
 	for _, n := range names {
 		ws := w.Stages[n]
 		sum := stats.Summarize(ws.MS)
-		row := Stage{Name: n, Parent: ws.Parent, MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+		row := Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
 		mean := sum.MeanMS
-		switch n {
-		case "prefill":
+		switch row.Phase {
+		case phase.Prefill:
 			row.Tokens = w.Tokens.Prompt
-		case "decode":
+		case phase.Decode:
 			row.Tokens = w.Tokens.Generated
 		}
 		if row.Tokens > 0 && mean > 0 {
@@ -493,6 +544,13 @@ func topKernels(in Inputs, opt Options, peak *gpu.Peak) Kernels {
 			}
 		}
 		k.Rows = append(k.Rows, row)
+	}
+	names := make([]string, len(k.Rows))
+	for i, r := range k.Rows {
+		names[i] = r.Name
+	}
+	for i, d := range DisplayNames(names) {
+		k.Rows[i].Display = d
 	}
 	switch {
 	case len(k.Roofline) == 0:

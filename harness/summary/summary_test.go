@@ -11,6 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/phase"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -162,4 +163,59 @@ func h200Peak(t *testing.T) float64 {
 	p, ok := gpu.LookupPeak("NVIDIA H200", "bf16")
 	require.True(t, ok)
 	return p.FLOPS()
+}
+
+// A program that wrote no workload report (issue 14): its stages are its
+// NVTX ranges, the phases are named by phases.*, and MFU comes from the
+// model.* facts of the profile, or a line says which facts are missing.
+func TestBuildProgramFacts(t *testing.T) {
+	h200 := gpu.GPU{Name: "NVIDIA H200"}
+	rep := &workload.Report{Stages: map[string]workload.Stage{
+		"ctx":      {MS: []float64{4, 4}},
+		"gen":      {MS: []float64{20, 22}},
+		"gen_step": {MS: []float64{1, 1}, Parent: "gen"},
+		"setup":    {MS: []float64{3}},
+	}}
+	in := summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, WorkloadSource: "timeline/cupti (NVTX ranges)"}
+	phases := phase.Names{Prefill: []string{"ctx"}, Decode: []string{"gen*"}}
+
+	s := summary.Build(in, summary.Options{Phases: phases})
+	var names, phs []string
+	for _, r := range s.Stages.Rows {
+		names, phs = append(names, r.Name), append(phs, r.Phase)
+	}
+	assert.Equal(t, []string{"ctx", "gen", "gen_step", "setup"}, names, "the phases first, each sub-stage after its parent")
+	assert.Equal(t, []string{"prefill", "decode", "", ""}, phs, "a sub-stage has no phase, even when a pattern matches it")
+	assert.Contains(t, s.MFU.Missing, "give model.matmul_params=… model.layers=… model.heads=… model.head_dim=… model.dtype=… model.prompt_tokens=… model.generated_tokens=… as overrides")
+	assert.Same(t, rep, in.Workload, "the inputs are not changed")
+
+	facts := summary.Facts{
+		Model:  workload.Model{Dtype: "bf16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
+		Tokens: workload.Tokens{Prompt: 64},
+	}
+	s = summary.Build(in, summary.Options{Phases: phases, Facts: facts})
+	assert.Equal(t, "the program wrote no workload report, so its model facts come from the profile: give model.generated_tokens=… as overrides ("+summary.FactsHint+")", s.MFU.Missing)
+
+	facts.Tokens.Generated = 8
+	s = summary.Build(in, summary.Options{Phases: phases, Facts: facts})
+	require.Empty(t, s.MFU.Missing)
+	f, err := summary.CountFLOPs(facts.Model, facts.Tokens, 1)
+	require.NoError(t, err)
+	require.NotNil(t, s.MFU.Prefill)
+	require.NotNil(t, s.MFU.Decode)
+	assert.InDelta(t, f.Prefill/(4.0/1e3)/h200Peak(t), *s.MFU.Prefill, 1e-12, "prefill: the ctx range's mean")
+	assert.InDelta(t, f.Decode/(21.0/1e3)/h200Peak(t), *s.MFU.Decode, 1e-12, "decode: the gen range's mean, not gen_step's")
+	assert.Equal(t, int64(64), s.Stages.Rows[0].Tokens)
+	assert.Equal(t, int64(8), s.Stages.Rows[1].Tokens)
+	require.NotNil(t, s.Environment.Model)
+	assert.Equal(t, int64(1e9), s.Environment.Model.MatmulParams)
+
+	// A workload report's own facts win over the profile's.
+	own := *rep
+	own.Model = workload.Model{Dtype: "fp16", MatmulParams: 2e9, Layers: 16, Heads: 32, HeadDim: 128}
+	own.Tokens = workload.Tokens{Prompt: 32, Generated: 4}
+	s = summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &own}, summary.Options{Phases: phases, Facts: facts})
+	assert.Equal(t, int64(2e9), s.Environment.Model.MatmulParams)
+	assert.Equal(t, "fp16", s.Environment.Dtype)
+	assert.Equal(t, int64(32), s.Stages.Rows[0].Tokens)
 }

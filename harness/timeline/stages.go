@@ -7,8 +7,10 @@ type Stage struct {
 	ProcessID int64 `json:"process_id"`
 	// Name is the range as the regions report names one level: "prefill",
 	// "LLM@prefill". Ranges of one name at different depths are one stage.
-	Name string    `json:"name"`
-	Kind RangeKind `json:"kind"`
+	Name string `json:"name"`
+	// Domain is the range's NVTX domain ("": the default one).
+	Domain string    `json:"domain,omitempty"`
+	Kind   RangeKind `json:"kind"`
 	// DurationsNS holds each closed instance's end - start, in start order.
 	DurationsNS []int64 `json:"durations_ns"`
 	// Unclosed counts instances still open when the file ended.
@@ -36,7 +38,7 @@ func (tl *Timeline) Stages() []Stage {
 			if !ok {
 				i = len(out) - base
 				idx[k] = i
-				st := Stage{ProcessID: p.Header.PID, Name: k.name, Kind: r.Kind, DurationsNS: []int64{}, Depth: r.Depth}
+				st := Stage{ProcessID: p.Header.PID, Name: k.name, Domain: r.Domain, Kind: r.Kind, DurationsNS: []int64{}, Depth: r.Depth}
 				if r.Parent != nil {
 					st.Parent = r.Parent.Label()
 				}

@@ -230,6 +230,9 @@ func positioned(name string, data []byte, err error) error {
 		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("%s:1: empty report: the workload wrote nothing", name)
 		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%s:%d: the file ends inside a JSON value (cut short?)", name, jsonpos.Line(data, int64(len(data))))
+		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return fmt.Errorf("%s:%d: %w", name, jsonpos.Line(data, off), err)
