@@ -80,7 +80,7 @@ func TestExportGoldens(t *testing.T) {
 			}
 			var md, js bytes.Buffer
 			require.NoError(t, report.KernelsMarkdown(&md, tab))
-			require.NoError(t, report.KernelsJSON(&js, tab))
+			require.NoError(t, report.KernelsJSON(&js, tab, nil))
 			g.Assert(t, rel+".kernels.md", md.Bytes())
 			g.Assert(t, rel+".kernels.json", js.Bytes())
 		})

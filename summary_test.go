@@ -19,6 +19,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/charts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/report"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 )
@@ -43,6 +44,18 @@ func gfmTables(t *testing.T, src []byte) map[string][]int {
 				}
 			}
 			out[heading] = append(out[heading], rows)
+		}
+	}
+	return out
+}
+
+// h2s are the second-level headings of Markdown, in order.
+func h2s(src []byte) []string {
+	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(text.NewReader(src))
+	var out []string
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if h, ok := n.(*ast.Heading); ok && h.Level == 2 {
+			out = append(out, string(h.Lines().Value(src)))
 		}
 	}
 	return out
@@ -76,30 +89,29 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 					subs++
 				}
 			}
+			stageTables := []int{topLevel}
+			if subs > 0 {
+				stageTables = append(stageTables, subs)
+			}
+			if s.Phases.Missing != "" && len(s.Narrative.GPUBusy) > 0 {
+				stageTables = append(stageTables, len(s.Narrative.GPUBusy))
+			}
 			want := map[string][]int{
 				"Environment":          {len(tabs["Environment"][0:1])}, // one table, any length: checked below
-				"Aggregates":           {phases},
-				"Per-Stage Timings":    {topLevel},
+				"Stages":               stageTables,
 				"MFU":                  {len(s.MFU.Rows)},
 				"Top Operators":        {len(s.Operators.Rows)},
 				"Top Kernels":          {len(s.Kernels.Rows), len(s.Kernels.ByCategory)},
 				"Per-Region Breakdown": {len(s.Regions.Rows) + 1}, // + the row of launches outside every range
-				"Summary":              {len(s.Narrative.GPUBusy), len(s.Narrative.Bottlenecks)},
 			}
-			if subs > 0 {
-				want["Per-Stage Timings"] = append(want["Per-Stage Timings"], subs)
-			}
-			if len(s.Narrative.GPUBusy) == 0 {
-				want["Summary"] = want["Summary"][1:]
+			if n := len(report.RuleRows(s.Kernels)); n > 0 {
+				want["ncu's rules on the top kernels"] = []int{n}
 			}
 			if s.MFU.Missing != "" {
 				delete(want, "MFU")
 			}
-			if phases == 0 {
-				delete(want, "Aggregates")
-			}
 			if s.Stages.Missing != "" {
-				delete(want, "Per-Stage Timings")
+				delete(want, "Stages")
 			}
 			if s.Regions.Missing != "" {
 				delete(want, "Per-Region Breakdown")
@@ -110,6 +122,9 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			if s.Operators.Missing != "" {
 				delete(want, "Top Operators")
 			}
+			assert.Equal(t, report.Sections, h2s(mustRead(t, filepath.Join(dst, artifacts.StakeholderSummary))), "the sections, Findings first")
+			assert.NotEmpty(t, s.Narrative.Lines, "findings")
+			assert.LessOrEqual(t, len(s.Narrative.Lines), summary.MaxFindings)
 			want["Environment"] = tabs["Environment"]
 			for section, rows := range want {
 				assert.Equal(t, rows, tabs[section], "tables under %q", section)

@@ -38,7 +38,7 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	t = t.Top(*top)
 	if *format == "json" {
-		return report.KernelsJSON(stdout, t)
+		return report.KernelsJSON(stdout, t, nil)
 	}
 	return report.KernelsMarkdown(stdout, t)
 }

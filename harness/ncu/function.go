@@ -58,6 +58,42 @@ func FunctionName(demangled string) string {
 	return strings.TrimSpace(demangled)
 }
 
+// Signature splits a demangled kernel name into its qualified function
+// name (namespaces and classes kept; return type, template arguments and
+// parameters dropped) and its template argument list as written, brackets
+// included ("" when it has none):
+//
+//	std::enable_if<!T7, void>::type internal::gemvx::kernel<int, …>(T13) -> internal::gemvx::kernel, <int, …>
+func Signature(demangled string) (qualified, templateArgs string) {
+	s := strings.TrimSpace(demangled)
+	withArgs := trimGroup(s, '(', ')')
+	bare := trimGroup(withArgs, '<', '>')
+	templateArgs = strings.TrimSpace(withArgs[len(bare):])
+	return lastWord(bare), templateArgs
+}
+
+// lastWord is the last space-separated word of s outside brackets: a
+// qualified name without the return type before it.
+func lastWord(s string) string {
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<', '(', '[':
+			depth++
+		case '>', ')', ']':
+			depth--
+		case ' ':
+			if depth == 0 {
+				start = i + 1
+			}
+		}
+	}
+	if w := s[start:]; w != "" {
+		return w
+	}
+	return s
+}
+
 // trimGroup drops a trailing bracketed group ("(int, T2)", "<4, f<g>>") from
 // s, matching brackets from the end; s is returned unchanged when it does not
 // end with close or the brackets do not balance.

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/advice"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
 )
 
 // KernelsMarkdown writes kernels.md: a heading, what the table was made from,
@@ -67,17 +69,33 @@ func KernelsMarkdown(w io.Writer, t kernels.Table) error {
 	return err
 }
 
-// KernelsJSON writes kernels.json: {"kernels": [...]} in the table's order.
-func KernelsJSON(w io.Writer, t kernels.Table) error {
-	recs := t.Kernels
-	if recs == nil {
-		recs = []kernels.Record{}
+// KernelRecord is one row of kernels.json: the contract's fields
+// (kernels.Record), the short name the reports show and, when the deep
+// pass's details page gave them, ncu's rules on the kernel.
+type KernelRecord struct {
+	kernels.Record
+	Display string        `json:"display_name"`
+	Rules   []advice.Rule `json:"ncu_rules,omitempty"`
+}
+
+// KernelsJSON writes kernels.json: {"kernels": [...]} in the table's order,
+// each with its display name (summary.DisplayNames over the table) and its
+// ncu rules from rules (nil: none).
+func KernelsJSON(w io.Writer, t kernels.Table, rules map[string][]advice.Rule) error {
+	names := make([]string, len(t.Kernels))
+	for i, k := range t.Kernels {
+		names[i] = k.Name
+	}
+	display := summary.DisplayNames(names)
+	recs := make([]KernelRecord, len(t.Kernels))
+	for i, k := range t.Kernels {
+		recs[i] = KernelRecord{Record: k, Display: display[i], Rules: rules[k.Name]}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(struct {
-		Kernels []kernels.Record `json:"kernels"`
+		Kernels []KernelRecord `json:"kernels"`
 	}{recs})
 }
 

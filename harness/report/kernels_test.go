@@ -126,20 +126,21 @@ func TestKernelsSpread(t *testing.T) {
 	assert.Equal(t, []string{"norm", "0.000500", "1", "0.000500", "0", "0.000500 (0.000500–0.000500)"}, tables[0][1])
 
 	var js bytes.Buffer
-	require.NoError(t, KernelsJSON(&js, tab))
+	require.NoError(t, KernelsJSON(&js, tab, nil))
 	var doc map[string][]map[string]any
 	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
-	assert.Equal(t, map[string]any{"kernel_name": "gemm", "device": 0.0, "total_ms": 0.006, "calls": 2.0, "mean_ms": 0.003,
+	assert.Equal(t, map[string]any{"kernel_name": "gemm", "display_name": "gemm", "device": 0.0, "total_ms": 0.006, "calls": 2.0, "mean_ms": 0.003,
 		"min_ms": 0.002, "median_ms": 0.003, "max_ms": 0.004, "stddev_ms": 0.0014142135623730952}, doc["kernels"][0])
 
-	// Without spread, kernels.json keeps its five fields and kernels.md its five columns.
+	// Without spread, kernels.json keeps the contract's five fields and the
+	// display name, and kernels.md its five columns.
 	for i := range tab.Kernels {
 		tab.Kernels[i].Spread = nil
 	}
 	js.Reset()
-	require.NoError(t, KernelsJSON(&js, tab))
+	require.NoError(t, KernelsJSON(&js, tab, nil))
 	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
-	assert.Len(t, doc["kernels"][0], 5)
+	assert.Len(t, doc["kernels"][0], 6)
 	md.Reset()
 	require.NoError(t, KernelsMarkdown(&md, tab))
 	assert.Len(t, gfmTables(t, md.Bytes())[0][0], 5)

@@ -292,7 +292,7 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 		if err := KernelsMarkdown(&km, t); err != nil {
 			return err
 		}
-		if err := KernelsJSON(&kj, t); err != nil {
+		if err := KernelsJSON(&kj, t, nil); err != nil {
 			return err
 		}
 		if err := artifacts.WriteFileAtomic(filepath.Join(path, "kernels.md"), km.Bytes()); err != nil {

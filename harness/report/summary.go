@@ -26,6 +26,11 @@ type Chart struct {
 func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Stakeholder summary: run %s\n\n", mdtable.EscapeCell(s.RunID))
+	if c := contextLine(s.Environment); c != "" {
+		b.WriteString(c + "\n\n")
+	}
+	findings(&b, s.Narrative)
+	whatToTry(&b, s.Narrative)
 	if len(charts) > 0 {
 		b.WriteString("Charts: ")
 		var parts []string
@@ -38,17 +43,65 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 		}
 		b.WriteString(strings.Join(parts, ", ") + ".\n\n")
 	}
-	environment(&b, s.Environment)
-	aggregates(&b, s.Stages)
-	perStage(&b, s.Stages)
-	mfu(&b, s.MFU, s.Stages, s.Environment.Model)
-	topOperators(&b, s.Operators)
+	stagesSection(&b, s)
+	phases(&b, s.Phases)
 	topKernels(&b, s.Kernels)
 	perRegion(&b, s.Regions)
-	phases(&b, s.Phases)
-	narrative(&b, s.Narrative)
+	mfu(&b, s.MFU, s.Stages, s.Environment.Model)
+	topOperators(&b, s.Operators, s.Kernels)
+	environment(&b, s.Environment)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Sections are the stakeholder summary's second-level headings, in order:
+// the HTML report and its browser test hold to them.
+var Sections = []string{"Findings", "What to try", "Stages", "GPU busy and idle per phase", "Top Kernels",
+	"Per-Region Breakdown", "MFU", "Top Operators", "Environment"}
+
+// contextLine says in one line what ran where.
+func contextLine(e summary.Environment) string {
+	var parts []string
+	if m := e.Model; m != nil && m.Name != "" {
+		parts = append(parts, "Model "+mdtable.EscapeCell(m.Name))
+	}
+	if e.GPU != "" {
+		parts = append(parts, "GPU "+mdtable.EscapeCell(e.GPU))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " on ") + "; the environment is at the end."
+}
+
+// findings opens the summary: at most summary.MaxFindings lines, each a
+// number and what it means.
+func findings(b *strings.Builder, n summary.Narrative) {
+	b.WriteString("## Findings\n\n")
+	if len(n.Lines) == 0 {
+		missing(b, "no stage times and no kernel table to read a finding from")
+		return
+	}
+	for _, l := range n.Lines {
+		fmt.Fprintf(b, "- %s\n", mdtable.EscapeCell(l))
+	}
+	b.WriteString("\n")
+}
+
+// whatToTry lists the recommendations in their order, said once.
+func whatToTry(b *strings.Builder, n summary.Narrative) {
+	b.WriteString("## What to try\n\n")
+	if len(n.Recommendations) == 0 {
+		missing(b, "nothing to read advice from")
+		return
+	}
+	for i, r := range n.Recommendations {
+		fmt.Fprintf(b, "%d. %s\n", i+1, mdtable.EscapeCell(r.Text))
+	}
+	b.WriteString("\n")
+	if n.Order != "" {
+		fmt.Fprintf(b, "Order: %s\n\n", mdtable.EscapeCell(n.Order))
+	}
 }
 
 // SummaryJSON writes summary.json.
@@ -121,43 +174,6 @@ func environment(b *strings.Builder, e summary.Environment) {
 	b.WriteString("\n")
 }
 
-func aggregates(b *strings.Builder, st summary.Stages) {
-	b.WriteString("## Aggregates\n\n")
-	if st.Missing != "" {
-		missing(b, st.Missing)
-		return
-	}
-	t := mdtable.Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "tokens", "tokens/s"}, Right: []bool{false, true, true, true, true, true}}
-	var shown []summary.Stage
-	for _, r := range st.Rows {
-		if r.Phase == "" {
-			continue
-		}
-		tok, rate := "unknown", "unknown"
-		if r.Tokens > 0 {
-			tok = fmt.Sprint(r.Tokens)
-			rate = mdtable.Fixed(r.TokensS, 1)
-		}
-		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.Name), mdtable.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), tok, rate})
-		shown = append(shown, r)
-	}
-	if len(t.Rows) == 0 {
-		if st.Source != "" {
-			missing(b, "no stage is named prefill or decode: the stages are the program's NVTX ranges, in Per-Stage Timings")
-		} else {
-			missing(b, "the workload report has neither a prefill nor a decode stage")
-		}
-		return
-	}
-	b.WriteString(t.String())
-	if st.Source != "" {
-		fmt.Fprintf(b, "\nWall time from %s, per instance of each range.\n\n", mdtable.EscapeCell(st.Source))
-	} else {
-		fmt.Fprintf(b, "\nWall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
-	}
-	warmups(b, shown)
-}
-
 // repeatCount is a stage's repeats column: how many its statistics use, and
 // of how many when a warm-up was dropped.
 func repeatCount(r summary.Stage) string {
@@ -194,16 +210,23 @@ func sd(r summary.Stage) string {
 	return mdtable.Fixed(r.SDMS, 3)
 }
 
-func perStage(b *strings.Builder, st summary.Stages) {
-	b.WriteString("## Per-Stage Timings\n\n")
+// stagesSection is one table of the stages' wall times (statistics,
+// repeats, tokens), the sub-stages beside it, and, without a CUPTI
+// timeline, the phases' kernel time against their wall time.
+func stagesSection(b *strings.Builder, s *summary.Summary) {
+	st := s.Stages
+	b.WriteString("## Stages\n\n")
 	if st.Missing != "" {
 		missing(b, st.Missing)
 		return
 	}
 	if st.Source != "" {
 		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", mdtable.EscapeCell(st.Source))
+	} else {
+		fmt.Fprintf(b, "Wall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
 	}
-	t := mdtable.Table{Header: []string{"stage", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, false}}
+	t := mdtable.Table{Header: []string{"stage", "phase", "mean ms", "sd ms", "repeats", "ms per repeat", "tokens", "tokens/s"},
+		Right: []bool{false, false, true, true, true, false, true, true}}
 	var tops, subs []summary.Stage
 	for _, r := range st.Rows {
 		if r.Parent != "" {
@@ -211,7 +234,14 @@ func perStage(b *strings.Builder, st summary.Stages) {
 			continue
 		}
 		tops = append(tops, r)
-		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.Name), mdtable.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r)})
+		tok, rate := "", ""
+		if r.Phase != "" {
+			tok, rate = "unknown", "unknown"
+		}
+		if r.Tokens > 0 {
+			tok, rate = fmt.Sprint(r.Tokens), mdtable.Fixed(r.TokensS, 1)
+		}
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.Name), r.Phase, mdtable.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r), tok, rate})
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
@@ -223,7 +253,7 @@ func perStage(b *strings.Builder, st summary.Stages) {
 	}
 	warmups(b, tops)
 	if len(subs) > 0 {
-		b.WriteString("Note: sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
+		b.WriteString("Sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
 		t := mdtable.Table{Header: []string{"sub-stage", "inside", "mean ms", "share of parent", "ms per repeat"}, Right: []bool{false, false, true, true, false}}
 		parent := map[string]float64{}
 		for _, r := range st.Rows {
@@ -240,13 +270,47 @@ func perStage(b *strings.Builder, st summary.Stages) {
 		b.WriteString("\n")
 		warmups(b, subs)
 	}
+	wallVsKernel(b, s)
 }
+
+// wallVsKernel compares each phase's kernel time with its wall time, and
+// says why the two differ; only without a CUPTI timeline, whose section
+// measures the same thing on one run.
+func wallVsKernel(b *strings.Builder, s *summary.Summary) {
+	n := s.Narrative
+	if len(n.GPUBusy) == 0 || s.Phases.Missing == "" {
+		return
+	}
+	head := []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}
+	if n.GPUBusy[0].Instances > 0 {
+		head[2], head[3] = "kernel ms per instance", "wall ms per instance"
+	}
+	t := mdtable.Table{Header: head, Right: []bool{false, false, true, true, true}}
+	for _, g := range n.GPUBusy {
+		t.Rows = append(t.Rows, []string{mdtable.EscapeCell(g.Phase), mdtable.EscapeCell(g.Region), mdtable.Fixed(g.GPUMS, 3), mdtable.Fixed(g.WallMS, 3), mdtable.Percent(g.Busy)})
+	}
+	b.WriteString("Wall time against kernel time:\n\n")
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nGPU busy is the phase's kernel time in %s divided by its wall time above: the rest of the wall time is the host's (Python, framework, launches).", mdtable.EscapeCell(s.Regions.Source))
+	if strings.Contains(s.Regions.Source, "ncu") {
+		b.WriteString(" Under an ncu timing pass kernels run serialized, at base clocks with flushed caches unless the run's plan says otherwise, so they take longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.")
+	}
+	b.WriteString("\n\n")
+}
+
+// maxRepeatsShown is the most repeats a "ms per repeat" cell lists; the
+// rest are in summary.json.
+const maxRepeatsShown = 6
 
 // repeats lists a stage's repeats, the one a warm-up rule dropped marked.
 func repeats(r summary.Stage) string {
-	parts := make([]string, len(r.MS))
+	parts := make([]string, 0, min(len(r.MS), maxRepeatsShown))
 	for i, v := range r.MS {
-		parts[i] = mdtable.Fixed(v, 3)
+		if i == maxRepeatsShown {
+			parts = append(parts, fmt.Sprintf("… (%d in all, in summary.json)", len(r.MS)))
+			break
+		}
+		parts = append(parts, mdtable.Fixed(v, 3))
 	}
 	if r.WarmupMS != nil && len(parts) > 0 {
 		parts[0] += " (warm-up, dropped)"
@@ -272,7 +336,7 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, model *workload.M
 			}
 		}
 		if len(dropped) > 0 {
-			fmt.Fprintf(b, "Mean times are Per-Stage Timings' means: the first repeat of %s is dropped there as warm-up.\n\n", strings.Join(dropped, " and "))
+			fmt.Fprintf(b, "Mean times are the Stages table's means: the first repeat of %s is dropped there as warm-up.\n\n", strings.Join(dropped, " and "))
 		}
 		if m.Peak != nil {
 			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), mdtable.EscapeCell(m.Peak.Source))
@@ -298,7 +362,7 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, model *workload.M
 	b.WriteString("\n")
 }
 
-func topOperators(b *strings.Builder, o summary.Operators) {
+func topOperators(b *strings.Builder, o summary.Operators, k summary.Kernels) {
 	b.WriteString("## Top Operators\n\n")
 	if o.Missing != "" {
 		missing(b, o.Missing)
@@ -307,7 +371,18 @@ func topOperators(b *strings.Builder, o summary.Operators) {
 	b.WriteString(OperatorTable(o.Rows).String())
 	b.WriteString("\nFrom torch.profiler in stage 1 (one generate after the timed repeats), by CUDA time. Operators nest (aten::linear holds aten::mm): their times overlap and do not add up.")
 	if o.Dropped > 0 {
-		fmt.Fprintf(b, " %d rows with GPU time and no CPU time (kernels torch lists among operators) are left out: the kernels are below.", o.Dropped)
+		fmt.Fprintf(b, " %d rows with GPU time and no CPU time (kernels torch lists among operators) are left out: the kernels are in Top Kernels.", o.Dropped)
+	}
+	if k.Missing == "" {
+		// The pair a reader compares: an operator's CUDA time and the
+		// kernels it launched in Top Kernels.
+		fmt.Fprintf(b, " An operator's CUDA ms is the time of the kernels it launched in that one generate of the plain run; Top Kernels sums %s", mdtable.EscapeCell(k.Source))
+		if strings.Contains(k.Source, "ncu") {
+			b.WriteString(", one profiled generate whose kernels ncu serialized at base clocks with flushed caches: the same kernels take longer there than under the operator's CUDA ms")
+		} else {
+			b.WriteString(", every traced generate: divide by the generates traced before comparing")
+		}
+		b.WriteString(".")
 	}
 	b.WriteString(" All rows: [operators.md](operators.md).\n\n")
 }
@@ -350,15 +425,23 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 	if k.BoundsNote != "" {
 		fmt.Fprintf(b, "Bounds not available: %s.\n\n", mdtable.EscapeCell(strings.TrimSuffix(k.BoundsNote, ".")))
 	}
-	t := mdtable.Table{Header: []string{"#", "kernel", "total ms", "calls", "share", "category", "bound", "why"}, Right: []bool{true, false, true, true, true, false, false, false}}
+	t := mdtable.Table{Header: []string{"#", "kernel", "total ms", "calls", "share", "category", "bound", "SM %", "memory %"},
+		Right: []bool{true, false, true, true, true, false, false, true, true}}
 	spread, ds := kernelSpread(k.Rows)
 	if spread {
 		t.Header = append(t.Header[:4], append([]string{"launch ms: median (min–max)"}, t.Header[4:]...)...)
 		t.Right = append(t.Right[:4], append([]bool{true}, t.Right[4:]...)...)
 	}
+	var other []string // bounds not from SOL throughputs: their reason
 	for i, r := range k.Rows {
+		sm, mem := "", ""
+		if r.SMPct != nil && r.MemPct != nil {
+			sm, mem = mdtable.Fixed(*r.SMPct, 1), mdtable.Fixed(*r.MemPct, 1)
+		} else if r.Bound.Why != "" {
+			other = append(other, fmt.Sprintf("#%d: %s", i+1, mdtable.EscapeCell(r.Bound.Why)))
+		}
 		row := []string{fmt.Sprint(i + 1), mdtable.EscapeCell(r.Shown()), mdtable.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), mdtable.Percent(r.Share),
-			r.Category, r.Bound.Class, mdtable.EscapeCell(r.Bound.Why)}
+			r.Category, r.Bound.Class, sm, mem}
 		if spread {
 			cell := ""
 			if p := r.Spread; p != nil {
@@ -372,6 +455,11 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 	if spread {
 		b.WriteString("\nLaunch ms: each launch's duration in the timeline, median (min–max); standard deviations are in summary.json and kernels.json.\n")
 	}
+	b.WriteString("\nSM % and memory %: the deep pass's Speed Of Light throughputs, percent of peak, duration-weighted over its launches of the kernel.")
+	if len(other) > 0 {
+		b.WriteString(" Where they are missing, the bound's reason: " + strings.Join(other, "; ") + ".")
+	}
+	b.WriteString("\n")
 	fullNames(b, k.Rows)
 	fmt.Fprintf(b, "\nBound: %s\n", mdtable.EscapeCell(k.BoundRule))
 	b.WriteString("\nTime by kernel category (every kernel of the table, not only the top):\n\n")
@@ -380,7 +468,54 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 		c.Rows = append(c.Rows, []string{r.Category, mdtable.Fixed(r.TotalMS, 4), mdtable.Percent(r.Share), fmt.Sprint(r.Kernels)})
 	}
 	b.WriteString(c.String())
+	ncuRules(b, k)
 	b.WriteString("\n")
+}
+
+// RuleRows are the rows of the summary's table of ncu's rules: per top
+// kernel (its index in k.Rows), its actionable rules, at most
+// maxRulesPerKernel.
+func RuleRows(k summary.Kernels) [][2]int {
+	var out [][2]int
+	for i, r := range k.Rows {
+		n := 0
+		for j, rule := range r.Rules {
+			if rule.Actionable() && n < maxRulesPerKernel {
+				n++
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
+}
+
+// maxRulesPerKernel is the most of ncu's rules the summary lists per top
+// kernel; kernels.json and summary.json have them all.
+const maxRulesPerKernel = 2
+
+// ncuRules lists ncu's guided analysis on the top kernels: each kernel's
+// rules with an estimated gain, largest first.
+func ncuRules(b *strings.Builder, k summary.Kernels) {
+	b.WriteString("\n\n### ncu's rules on the top kernels\n\n")
+	if k.RulesMissing != "" {
+		missing(b, k.RulesMissing)
+		return
+	}
+	t := mdtable.Table{Header: []string{"#", "rule", "severity", "est. speedup", "of kernel time", "launches", "ncu's advice"},
+		Right: []bool{true, false, false, true, true, true, false}}
+	for _, ij := range RuleRows(k) {
+		r := k.Rows[ij[0]]
+		rule := r.Rules[ij[1]]
+		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), mdtable.EscapeCell(rule.Name), rule.Severity,
+			mdtable.Fixed(*rule.SpeedupPct, 1) + "%", mdtable.Fixed(r.Share**rule.SpeedupPct, 2) + "%",
+			fmt.Sprintf("%d of %d", rule.Launches, rule.Of), mdtable.EscapeCell(rule.Advice)})
+	}
+	if len(t.Rows) == 0 {
+		b.WriteString("No rule of the deep pass estimates a speedup for a top kernel.\n")
+		return
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", maxRulesPerKernel)
 }
 
 // fullNames lists the top kernels' full demangled names, folded: the
@@ -409,7 +544,7 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 	if r.Sampled {
 		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", mdtable.EscapeCell(r.Source))
 	} else {
-		fmt.Fprintf(b, "From %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Per-Stage Timings).\n\n", mdtable.EscapeCell(r.Source))
+		fmt.Fprintf(b, "From %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Stages).\n\n", mdtable.EscapeCell(r.Source))
 	}
 	t := mdtable.Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
 	for _, g := range r.Rows {
@@ -492,45 +627,6 @@ func safeDiv(a, b float64) float64 {
 		return 0
 	}
 	return a / b
-}
-
-func narrative(b *strings.Builder, n summary.Narrative) {
-	b.WriteString("## Summary\n\n")
-	if len(n.Lines) == 0 {
-		missing(b, "no stage times and no kernel table to read a story from")
-		return
-	}
-	for _, l := range n.Lines {
-		b.WriteString(mdtable.EscapeCell(l) + "\n\n")
-	}
-	if len(n.GPUBusy) > 0 {
-		head := []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}
-		if n.GPUBusy[0].Instances > 0 {
-			// Stages read from the same run's NVTX ranges.
-			head[2], head[3] = "kernel ms per instance", "wall ms per instance"
-		}
-		t := mdtable.Table{Header: head, Right: []bool{false, false, true, true, true}}
-		for _, g := range n.GPUBusy {
-			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(g.Phase), mdtable.EscapeCell(g.Region), mdtable.Fixed(g.GPUMS, 3), mdtable.Fixed(g.WallMS, 3), mdtable.Percent(g.Busy)})
-		}
-		b.WriteString(t.String())
-		b.WriteString("\nGPU busy compares the kernel time of the Per-Region Breakdown's source with the plain run's wall time. Under an ncu timing pass kernels run serialized, and longer still with clocks locked to base and caches flushed (ncu's defaults; timeline.ncu_clock_control and timeline.ncu_cache_control choose, and the run's plan says which it used), so kernel times run longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.\n\n")
-	}
-	if len(n.Bottlenecks) > 0 {
-		t := mdtable.Table{Header: []string{"bottleneck", "category", "bound", "share of kernel time"}, Right: []bool{false, false, false, true}}
-		for _, k := range n.Bottlenecks {
-			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(k.Shown()), k.Category, k.Bound.Class, mdtable.Percent(k.Share)})
-		}
-		b.WriteString(t.String())
-		b.WriteString("\n")
-	}
-	if len(n.Recommendations) > 0 {
-		b.WriteString("Recommendations:\n\n")
-		for _, r := range n.Recommendations {
-			fmt.Fprintf(b, "- %s\n", mdtable.EscapeCell(r))
-		}
-		b.WriteString("\n")
-	}
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -38,14 +38,14 @@ func TestSummaryMarkdownHostileNames(t *testing.T) {
 	for _, tb := range gfmTables(t, b.Bytes()) {
 		rows = append(rows, len(tb))
 	}
-	// environment, aggregates, stages, sub-stages, operators, kernels,
-	// categories, bottlenecks (no MFU: no peak; no regions)
+	// stages, sub-stages, kernels, categories, operators, environment (no
+	// MFU: no peak; no regions)
 	n := len(hostileNames)
-	assert.Equal(t, []int{7, 2, 2, 1, n, n, len(s.Kernels.ByCategory), 3}, rows)
+	assert.Equal(t, []int{2, 1, n, len(s.Kernels.ByCategory), n, 7}, rows)
 	tabs := gfmTables(t, b.Bytes())
-	require.Len(t, tabs, 8)
+	require.Len(t, tabs, 6)
 	var kernelCells, opCells []string
-	for _, r := range tabs[5] {
+	for _, r := range tabs[2] {
 		kernelCells = append(kernelCells, r[1])
 	}
 	for _, r := range tabs[4] {
@@ -96,20 +96,18 @@ func TestSummaryMarkdownWarmup(t *testing.T) {
 	decodeNote := "- decode: first of 3 repeats, 118.675 ms, " + why + "; the mean, sd and tokens/s use the other 2."
 
 	tabs := gfmTables(t, b.Bytes())
-	agg, stages, subs := tabs[1], tabs[2], tabs[3]
-	assert.Equal(t, []string{"decode", "11.193", "0.113", "2 of 3", "8", "714.8"}, agg[1])
-	assert.Equal(t, []string{"prefill", "3.143", "0.145", "3", "64", "20363.7"}, agg[0], "no warm-up: all repeats")
-	assert.Contains(t, sections["Aggregates"], decodeNote)
-	assert.Contains(t, sections["Aggregates"], "with 3 or more repeats, a first repeat over 1.5× the median of the others is dropped as warm-up, as deepprof diff and baselines do")
-	assert.NotContains(t, sections["Aggregates"], "- prefill:")
-
-	assert.Equal(t, []string{"decode", "11.193", "0.113", "2 of 3", "118.675 (warm-up, dropped), 11.113, 11.273"}, stages[1])
+	stages, subs := tabs[0], tabs[1]
+	assert.Equal(t, []string{"decode", "decode", "11.193", "0.113", "2 of 3", "118.675 (warm-up, dropped), 11.113, 11.273", "8", "714.8"}, stages[1])
+	assert.Equal(t, []string{"prefill", "prefill", "3.143", "0.145", "3", "3.200, 3.251, 2.978", "64", "20363.7"}, stages[0], "no warm-up: all repeats")
+	assert.Equal(t, 1, strings.Count(b.String(), decodeNote), "said once")
+	assert.Contains(t, sections["Stages"], decodeNote)
+	assert.Contains(t, sections["Stages"], "with 3 or more repeats, a first repeat over 1.5× the median of the others is dropped as warm-up, as deepprof diff and baselines do")
+	assert.NotContains(t, sections["Stages"], "- prefill:")
 	assert.Equal(t, "9.000 (warm-up, dropped), 1.000, 1.200", subs[0][4])
-	assert.Contains(t, sections["Per-Stage Timings"], decodeNote)
-	assert.Contains(t, sections["Per-Stage Timings"], "- decode/attn0: first of 3 repeats, 9.000 ms, "+why+"; the mean and sd use the other 2.")
+	assert.Contains(t, sections["Stages"], "- decode/attn0: first of 3 repeats, 9.000 ms, "+why+"; the mean and sd use the other 2.")
 
-	assert.Contains(t, sections["MFU"], "Mean times are Per-Stage Timings' means: the first repeat of decode is dropped there as warm-up.")
-	assert.Contains(t, sections["Summary"], "mean over 2 repeats, its warm-up dropped")
+	assert.Contains(t, sections["MFU"], "Mean times are the Stages table's means: the first repeat of decode is dropped there as warm-up.")
+	assert.Contains(t, sections["Findings"], "mean of 2 repeats, warm-up dropped")
 
 	// Without a warm-up, nothing is said of one.
 	rep.Stages = map[string]workload.Stage{"prefill": {MS: []float64{3, 3.1, 2.9}}, "decode": {MS: []float64{11, 11.1, 11.2}}}
@@ -155,9 +153,11 @@ func TestSummaryMarkdownPhases(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(sec, "is launch-bound."), "one note for the rule")
 	assert.Contains(t, sec, "A phase idle more than 50.0% of its wall time is launch-bound.")
 
-	sum := section(t, b.String(), "Summary")
-	assert.Equal(t, len(hostileNames)-1, strings.Count(sum, "is launch-bound: in the CUPTI timeline"))
-	assert.NotContains(t, sum, "the whole run is launch-bound", "its phases are named instead")
+	sum := section(t, b.String(), "Findings")
+	assert.Equal(t, 1, strings.Count(sum, "are launch-bound: in the CUPTI timeline"), "the launch-bound phases said in one finding")
+	assert.NotContains(t, sum, "the whole run", "its phases are named instead")
+	try := section(t, b.String(), "What to try")
+	assert.Equal(t, 1, strings.Count(try, "launch-bound (GPU idle"), "and their advice once")
 
 	// No timeline: one line says what gives the section.
 	b.Reset()
@@ -184,7 +184,7 @@ func TestSummaryMarkdownSpread(t *testing.T) {
 	b.Reset()
 	require.NoError(t, SummaryMarkdown(&b, summary.Build(summary.Inputs{RunID: "r", Kernels: &tab}, summary.Options{}), nil))
 	sec = section(t, b.String(), "Top Kernels")
-	assert.Len(t, gfmTables(t, []byte(sec))[0][0], 8)
+	assert.Len(t, gfmTables(t, []byte(sec))[0][0], 9)
 	assert.NotContains(t, sec, "median")
 }
 

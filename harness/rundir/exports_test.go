@@ -54,6 +54,9 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 			if run.Exists(artifacts.NcuTimingRaw) {
 				want[artifacts.NcuTimingRaw] = 1
 			}
+			if run.Exists(artifacts.NcuDetails) {
+				want[artifacts.NcuDetails] = 1 // ncu's rules
+			}
 			assert.Equal(t, want, opens)
 			m := run.Manifest()
 			for _, rel := range []string{artifacts.KernelsJSON, artifacts.RegionsJSON, artifacts.RegionsSampleJSON, artifacts.StakeholderSummary} {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/advice"
 	"os"
 	"strings"
 
@@ -114,7 +115,11 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	if kerr != nil && src.kernels.ok {
 		errs = append(errs, kerr)
 	}
-	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN))
+	rules, rulesErr := readRules(run)
+	if rulesErr != nil && rulesErr != errNoDetails {
+		errs = append(errs, rulesErr)
+	}
+	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN, rules))
 
 	reg, rerr := src.regions.load(run, cfg)
 	if rerr != nil && src.regions.ok {
@@ -135,6 +140,9 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	}
 
 	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
+	if in.Rules = rules; rulesErr != nil {
+		in.RulesMissing = rulesErr.Error()
+	}
 	if in.WorkloadMissing != "" && src.stages.ok && src.stages.path == artifacts.Stage1Report {
 		// The workload's report is there and cannot be read: the summary
 		// goes without stages, and the rebuild says so in its exit.
@@ -213,7 +221,7 @@ func sampleRegions(run *artifacts.Run, cfg Config) (*regions.Report, error) {
 
 // writeKernels writes kernels.md and kernels.json, the top N of tab, or
 // records them missing with why.
-func writeKernels(run *artifacts.Run, tab *kernels.Table, why error, topN int) error {
+func writeKernels(run *artifacts.Run, tab *kernels.Table, why error, topN int, rules map[string][]advice.Rule) error {
 	if why != nil {
 		run.Record(artifacts.KernelsMD, artifacts.StatusMissing, why.Error())
 		run.Record(artifacts.KernelsJSON, artifacts.StatusMissing, why.Error())
@@ -224,7 +232,7 @@ func writeKernels(run *artifacts.Run, tab *kernels.Table, why error, topN int) e
 	if err := report.KernelsMarkdown(&md, top); err != nil {
 		return err
 	}
-	if err := report.KernelsJSON(&js, top); err != nil {
+	if err := report.KernelsJSON(&js, top, rules); err != nil {
 		return err
 	}
 	return errors.Join(run.Write(artifacts.KernelsMD, md.Bytes()), run.Write(artifacts.KernelsJSON, js.Bytes()))

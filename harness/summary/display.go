@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
 )
 
 // maxDisplay bounds a display name, in runes.
-const maxDisplay = 80
+const maxDisplay = 100
 
 // qualifier is a namespace or class prefix ("at::native::"), left out of a
 // template argument shown in a display name.
@@ -34,12 +36,22 @@ func DisplayNames(names []string) []string {
 		for j, i := range idx {
 			args[j] = templateArgs(names[i])
 		}
+		// Each instance's telling argument, cut to the shortest length
+		// (32 to 64 runes) at which the group's cuts still differ.
+		tell := make([]string, len(idx))
+		at := make([]int, len(idx))
+		for j := range idx {
+			at[j] = firstDiffering(args, j)
+			if at[j] >= 0 {
+				tell[j] = qualifier.ReplaceAllString(args[j][at[j]], "")
+			}
+		}
+		cut := 32
+		for ; cut < 64 && !distinctCuts(tell, cut); cut += 4 {
+		}
 		for j, i := range idx {
-			if k := firstDiffering(args, j); k >= 0 {
-				a := qualifier.ReplaceAllString(args[j][k], "")
-				if r := []rune(a); len(r) > 32 {
-					a = string(r[:31]) + "…"
-				}
+			if k := at[j]; k >= 0 {
+				a := cutRunes(tell[j], cut)
 				pre, post := "", ""
 				if k > 0 {
 					pre = "…, "
@@ -71,6 +83,31 @@ func DisplayNames(names []string) []string {
 	return out
 }
 
+// cutRunes is s cut to n runes, "…" marking a cut.
+func cutRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// distinctCuts says whether the non-empty strings of ss, each cut to n
+// runes, differ from one another.
+func distinctCuts(ss []string, n int) bool {
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if s == "" {
+			continue
+		}
+		c := cutRunes(s, n)
+		if seen[c] {
+			return false
+		}
+		seen[c] = true
+	}
+	return true
+}
+
 // firstDiffering is the index of the first template argument in which
 // instance j differs from every other instance of the group; -1 when none
 // does.
@@ -93,11 +130,11 @@ func firstDiffering(args [][]string, j int) int {
 // templateArgs are the top-level template arguments of a demangled name's
 // function (the first <...> before its parameter list), trimmed.
 func templateArgs(name string) []string {
-	s := strings.TrimPrefix(name, "void ")
-	start := strings.IndexByte(s, '<')
-	if p := strings.IndexByte(s, '('); start < 0 || (p >= 0 && p < start) {
+	_, s := ncu.Signature(name)
+	if s == "" {
 		return nil
 	}
+	start := 0
 	var out []string
 	depth, from := 0, start+1
 	for i := start; i < len(s); i++ {

@@ -38,3 +38,13 @@ func TestDisplayNamesUnnamed(t *testing.T) {
 	got := DisplayNames([]string{"void at::<unnamed>::CatArrayBatchedCopy<at::<unnamed>::OpaqueType<2>, unsigned int, 4, 64, 64>(T1 *, int, T2)"})
 	assert.Equal(t, []string{"at::CatArrayBatchedCopy"}, got)
 }
+
+// A return type before the function (cuBLAS's gemv kernels, as nsys
+// writes them) is not the function.
+func TestDisplayNamesReturnType(t *testing.T) {
+	got := DisplayNames([]string{
+		"std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, __nv_bfloat16, float, (int)7, (bool)0>(T13)",
+		"std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, __nv_bfloat16, float, (int)6, (bool)0>(T13)",
+	})
+	assert.Equal(t, []string{"internal::gemvx::kernel<…, (int)7, …>", "internal::gemvx::kernel<…, (int)6, …>"}, got)
+}

@@ -1,8 +1,6 @@
 package summary
 
 import (
-	"fmt"
-
 	"github.com/llm-perf-opt/deepprof/harness/timeline"
 )
 
@@ -128,22 +126,4 @@ func launchBound(p Phases) []PhaseRow {
 		}
 	}
 	return out
-}
-
-// launchBoundLine is the narrative's sentence for a launch-bound phase.
-func launchBoundLine(r PhaseRow, threshold float64) string {
-	s := fmt.Sprintf("%s is launch-bound: in the CUPTI timeline the GPU sits idle %.0f%% of its %.3f ms (over %.0f%%), "+
-		"%d gaps between kernels summing %.3f ms",
-		r.Label(), 100*r.Idle, r.WallMS, 100*threshold, r.Gaps, r.GapMS)
-	if r.LaunchLatencyMedianUS != nil {
-		s += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
-	}
-	return s + ": the CPU side (Python, the framework, kernel launches, synchronization) sets its pace, not the kernels."
-}
-
-// launchBoundAdvice is what follows from a launch-bound phase.
-func launchBoundAdvice(r PhaseRow) string {
-	return fmt.Sprintf("%s is launch-bound (GPU idle %.0f%%): capture it with CUDA graphs (torch.compile mode=\"reduce-overhead\"), "+
-		"give each launch more work (larger batches), and launch fewer, fused kernels (torch.compile, fused norm/activation/attention kernels); "+
-		"faster kernels can only save the busy %.0f%%.", r.Label(), 100*r.Idle, 100*r.Busy)
 }

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness/advice"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
@@ -55,6 +56,11 @@ type Inputs struct {
 	// Metrics are the deep pass's per-kernel metrics, by kernel name.
 	Metrics        map[string]*classify.Metrics
 	MetricsMissing string
+
+	// Rules are ncu's rules of the deep pass's details page, by kernel
+	// name; nil with RulesMissing when there are none.
+	Rules        map[string][]advice.Rule
+	RulesMissing string
 
 	// Regions are NVTX regions over every launch of the timeline export
 	// when it has them (RegionsSampled false), else the deep pass's
@@ -235,6 +241,8 @@ type Kernels struct {
 	// measured (those that can have a bound); nil without deep metrics.
 	DeepShare   *float64 `json:"deep_share"`
 	RooflineWhy string   `json:"roofline_missing,omitempty"`
+	// RulesMissing says why the top kernels carry none of ncu's rules.
+	RulesMissing string `json:"ncu_rules_missing,omitempty"`
 }
 
 // Kernel is one top kernel.
@@ -251,6 +259,12 @@ type Kernel struct {
 	// Spread is how the kernel's launch durations vary, when the kernel
 	// table has it (a timeline's per-launch times); nil otherwise.
 	Spread *kernels.Spread `json:"spread,omitempty"`
+	// SMPct and MemPct are the deep pass's SOL throughputs (percent of
+	// peak, duration-weighted over its launches); nil without them.
+	SMPct  *float64 `json:"sm_throughput_pct,omitempty"`
+	MemPct *float64 `json:"memory_throughput_pct,omitempty"`
+	// Rules are ncu's rules on this kernel, by estimated speedup.
+	Rules []advice.Rule `json:"ncu_rules,omitempty"`
 }
 
 // CategoryTime is the time of one kernel category, over every kernel.
@@ -297,7 +311,7 @@ func (s *Summary) Gaps() []string {
 	for _, g := range []struct{ section, why string }{
 		{"Environment", s.Environment.Missing},
 		{"peak throughput", s.Environment.PeakMissing},
-		{"Per-Stage Timings", s.Stages.Missing},
+		{"Stages", s.Stages.Missing},
 		{"MFU", s.MFU.Missing},
 		{"Top Operators", s.Operators.Missing},
 		{"Top Kernels", s.Kernels.Missing},
@@ -537,13 +551,21 @@ func topKernels(in Inputs, opt Options, peak *gpu.Peak) Kernels {
 			row.Bound = classify.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
 		default:
 			row.Bound = classify.Classify(*m, p, opt.BoundThresholdPct)
+			if m.HasSOL {
+				sm, mem := m.SMPct, m.MemPct
+				row.SMPct, row.MemPct = &sm, &mem
+			}
 			if ai, ok := m.Intensity(); ok {
 				if f, ok := m.FLOPS(); ok && ai > 0 && f > 0 {
 					k.Roofline = append(k.Roofline, RooflinePt{Kernel: r.Name, Intensity: ai, FLOPS: f})
 				}
 			}
 		}
+		row.Rules = in.Rules[r.Name]
 		k.Rows = append(k.Rows, row)
+	}
+	if in.Rules == nil {
+		k.RulesMissing = orWhy(in.RulesMissing, "no deep-pass details page")
 	}
 	names := make([]string, len(k.Rows))
 	for i, r := range k.Rows {

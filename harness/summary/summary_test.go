@@ -102,8 +102,8 @@ func TestBuildNarrative(t *testing.T) {
 	assert.Equal(t, "memory-bound", s.Kernels.Rows[0].Bound.Class)
 	assert.Equal(t, "gemm", s.Kernels.Rows[0].Category)
 	assert.Equal(t, "latency-bound", s.Kernels.Rows[1].Bound.Class)
-	text := strings.Join(s.Narrative.Recommendations, "\n")
-	assert.Contains(t, text, "(GEMM/GEMV) is memory-bound")
+	text := strings.Join(s.Narrative.Texts(), "\n")
+	assert.Contains(t, text, "memory-bound GEMM/GEMV: it streams weights")
 	assert.Contains(t, text, "fuse it with its neighbours")
 	assert.Contains(t, text, "elementwise 40% of kernel time")
 	assert.Empty(t, s.Narrative.GPUBusy, "no regions: no busy share")
@@ -156,7 +156,7 @@ func TestBuildWarmup(t *testing.T) {
 			assert.Equal(t, want.MeanMS, r.MeanMS)
 		}
 	}
-	assert.Contains(t, strings.Join(s.Narrative.Lines, "\n"), "mean over 2 repeats, its warm-up dropped")
+	assert.Contains(t, strings.Join(s.Narrative.Lines, "\n"), "mean of 2 repeats, warm-up dropped")
 }
 
 func h200Peak(t *testing.T) float64 {

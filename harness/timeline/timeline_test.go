@@ -402,7 +402,7 @@ func TestRecordings(t *testing.T) {
 			g.Assert(t, rc.name+"-launches.txt", []byte(dump.String()))
 			var md, kj, rj bytes.Buffer
 			require.NoError(t, report.KernelsMarkdown(&md, ka.Table(rc.name)))
-			require.NoError(t, report.KernelsJSON(&kj, ka.Table(rc.name)))
+			require.NoError(t, report.KernelsJSON(&kj, ka.Table(rc.name), nil))
 			rep := ra.Report(rc.name)
 			require.NoError(t, report.RegionsJSON(&rj, rep))
 			g.Assert(t, rc.name+"-kernels.md", md.Bytes())

@@ -168,7 +168,7 @@ func TestTrace(t *testing.T) {
 				require.NoError(t, ka.Add(rc.name, l))
 			}
 			var kj bytes.Buffer
-			require.NoError(t, report.KernelsJSON(&kj, ka.Table(rc.name)))
+			require.NoError(t, report.KernelsJSON(&kj, ka.Table(rc.name), nil))
 			var kjDoc struct {
 				Kernels []struct {
 					Name    string  `json:"kernel_name"`

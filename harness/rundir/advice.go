@@ -1,0 +1,29 @@
+package rundir
+
+import (
+	"github.com/llm-perf-opt/deepprof/harness/advice"
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+)
+
+// readRules reads ncu's rules per kernel from the deep pass's details page;
+// an error says why there are none (no page, or the line that is wrong).
+func readRules(run *artifacts.Run) (map[string][]advice.Rule, error) {
+	if !run.Exists(artifacts.NcuDetails) {
+		return nil, errNoDetails
+	}
+	r, closeFn, err := openExport(run, artifacts.NcuDetails, ncu.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return advice.FromReader(r, artifacts.NcuDetails)
+}
+
+type noDetails struct{}
+
+func (noDetails) Error() string {
+	return "no deep-pass details page (" + artifacts.NcuDetails + ")"
+}
+
+var errNoDetails error = noDetails{}
