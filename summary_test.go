@@ -159,7 +159,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			for rel, want := range map[string]charts.Shape{
 				artifacts.ChartTopKernels: {Bars: min(10, len(s.Kernels.Rows))},
 				artifacts.ChartCategories: {Bars: len(s.Kernels.ByCategory)},
-				artifacts.ChartStages:     {Bars: phases},
+				artifacts.ChartStages:     {Bars: phases + len(s.Narrative.GPUBusy)}, // wall time, and kernel time beside it
 			} {
 				if want == (charts.Shape{}) {
 					continue // not drawn

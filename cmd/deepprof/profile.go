@@ -193,6 +193,20 @@ func preflightInput(cfg *config.Config, ncuPath string, ncuErr error) preflight.
 	return preflight.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files}
 }
 
+// readFirst ends profile's and report's output with the paths of what a
+// person reads first: the stakeholder summary and the HTML report (those
+// the run has).
+func readFirst(stdout io.Writer, run *artifacts.Run) {
+	for _, f := range []struct{ rel, what string }{
+		{artifacts.StakeholderSummary, "summary"},
+		{artifacts.ReportHTML, "report "},
+	} {
+		if run.Exists(f.rel) {
+			fmt.Fprintf(stdout, "%s: %s\n", f.what, run.Path(f.rel))
+		}
+	}
+}
+
 // liveProgress reports whether the progress line may rewrite itself: on a
 // terminal, and not under CI (whose logs keep every "\r" frame).
 func liveProgress(w io.Writer) bool {
@@ -213,6 +227,7 @@ func verdict(stdout io.Writer, run *artifacts.Run, err error) error {
 		line += ": " + m.Reason
 	}
 	fmt.Fprintf(stdout, "MAIN: %s\n%s\n", run.Dir, line)
+	readFirst(stdout, run)
 	switch {
 	case m.Status != artifacts.StatusComplete:
 		return fmt.Errorf("run %s (see %s)", line, filepath.Join(run.Dir, artifacts.ReportMD))

@@ -51,10 +51,11 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if rerr != nil {
 		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(artifacts.ReportMD))
+		readFirst(stdout, run)
 		return rerr
 	}
-	fmt.Fprintf(stdout, "%s: derived files rebuilt; read %s first (%s lists every file, its source and status)\n",
-		pos[0], run.Path(artifacts.StakeholderSummary), artifacts.ReportMD)
+	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], artifacts.ReportMD)
+	readFirst(stdout, run)
 	return nil
 }
 

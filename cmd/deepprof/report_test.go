@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,9 +25,12 @@ func TestReportCommand(t *testing.T) {
 	out, _, err := runCmd([]string{"report", "--top", "5", main}, "")
 	require.NoError(t, err)
 	assert.Contains(t, out, "derived files rebuilt")
-	assert.Contains(t, out, "stakeholder_summary.md first", "points at what a person reads, not at the bookkeeping")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.GreaterOrEqual(t, len(lines), 2)
+	assert.Equal(t, "summary: "+filepath.Join(main, "stakeholder_summary.md"), lines[len(lines)-2], "ends with what a person reads, not the bookkeeping")
+	assert.Equal(t, "report : "+filepath.Join(main, "report.html"), lines[len(lines)-1])
 	for _, f := range []string{"kernels.md", "kernels.json", "report.md", "manifest.json", "ncu/regions/report.md", "ncu/regions/report.json",
-		"ncu/regions-sample/report.md", "stakeholder_summary.md"} {
+		"ncu/regions-sample/report.md", "stakeholder_summary.md", "report.html"} {
 		assert.FileExists(t, filepath.Join(main, f))
 	}
 	m, err := os.ReadFile(filepath.Join(main, "manifest.json"))

@@ -108,6 +108,7 @@ const (
 	ChartStages        = "charts/prefill_vs_decode.svg"
 	ChartRoofline      = "charts/roofline.svg"
 	ReportMD           = "report.md"
+	ReportHTML         = "report.html"
 	ManifestJSON       = "manifest.json"
 )
 
@@ -187,6 +188,7 @@ var layout = []Spec{
 	{Path: ChartStages, Kind: Derived},
 	{Path: ChartRoofline, Kind: Derived},
 	{Path: ReportMD, Kind: Derived},
+	{Path: ReportHTML, Kind: Derived},
 	{Path: ManifestJSON, Kind: Index},
 }
 

@@ -180,7 +180,7 @@ func TestLayout(t *testing.T) {
 	}
 	assert.Equal(t, "nsys/run_cuda_gpu_kern_sum.csv", NsysKernSum)
 	assert.Equal(t, []string{TimelineTrace, TimelinePhases, OracleCheckJSON, KernelsMD, KernelsJSON, RegionsDir, RegionsSampleDir, StakeholderSummary, SummaryJSON,
-		OperatorsMD, ChartsDir, ReportMD}, DerivedRoots())
+		OperatorsMD, ChartsDir, ReportMD, ReportHTML}, DerivedRoots())
 }
 
 func TestRemoveTemps(t *testing.T) {

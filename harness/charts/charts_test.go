@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sebdah/goldie/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/plotter"
 )
 
 // Example chart inputs for the goldens and the tests: made-up labels and
@@ -348,4 +350,15 @@ func TestDecadeTicks(t *testing.T) {
 	}
 	assert.Equal(t, []string{"0.1", "1", "10"}, labelled)
 	assert.Len(t, ticks, 3+8+8)
+}
+
+// TestRooflineLabelsDoNotOverlap: points close on the chart share one label
+// ("#1, #2"), the others keep theirs (SYNTHETIC points: #1 and #2 a few
+// percent apart, #3 far away).
+func TestRooflineLabelsDoNotOverlap(t *testing.T) {
+	xys := plotter.XYs{{X: 10, Y: 1e12}, {X: 10.5, Y: 1.05e12}, {X: 1000, Y: 1e14}}
+	got := mergeCloseLabels(xys, []string{"#1", "#2", "#3"}, 0.1, 1e4, 1e9, 1e16)
+	if want := []string{"#1, #2", "", "#3"}; !slices.Equal(got, want) {
+		t.Errorf("labels = %q, want %q", got, want)
+	}
 }

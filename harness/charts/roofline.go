@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -100,6 +101,7 @@ func rooflinePlot(title string, points []Point, peakFLOPS, peakBytesPerSec float
 		notes.XYs[i] = plotter.XY{X: pt.Intensity, Y: pt.FLOPS}
 		notes.Labels[i] = display(pt.Label, MaxPointLabel)
 	}
+	notes.Labels = mergeCloseLabels(notes.XYs, notes.Labels, xmin, xmax, ymin, ymax)
 	markers, err := plotter.NewScatter(notes.XYs)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("roofline %q: %w", title, err)
@@ -131,6 +133,45 @@ func rooflinePlot(title string, points []Point, peakFLOPS, peakBytesPerSec float
 		si(peakBytesPerSec), si(peakFLOPS), sig3(ridge)), roof)
 
 	return p, roofWidth, roofHeight, nil
+}
+
+// Label boxes, in points on the page, for telling overlapping labels.
+const (
+	labelCharW = 6.5 // a character of the note font, wide enough
+	labelH     = 12.0
+)
+
+// mergeCloseLabels joins the labels of points whose label boxes would
+// overlap on the chart into the first one's ("#1, #2"), blanking the
+// others: neighbouring points otherwise print their labels over each other.
+// Positions are estimated on the log axes over the plot's size.
+func mergeCloseLabels(xys plotter.XYs, labels []string, xmin, xmax, ymin, ymax float64) []string {
+	out := slices.Clone(labels)
+	pos := func(i int) (float64, float64) {
+		fx := math.Log10(xys[i].X/xmin) / math.Log10(xmax/xmin)
+		fy := math.Log10(xys[i].Y/ymin) / math.Log10(ymax/ymin)
+		return fx * float64(roofWidth), fy * float64(roofHeight)
+	}
+	owner := make([]int, len(labels)) // the label each point's text went to
+	for i := range labels {
+		owner[i] = i
+		xi, yi := pos(i)
+		for j := 0; j < i; j++ {
+			if owner[j] != j || out[j] == "" {
+				continue
+			}
+			xj, yj := pos(j)
+			wj := float64(markerGap) + labelCharW*float64(len([]rune(out[j])))
+			wi := float64(markerGap) + labelCharW*float64(len([]rune(out[i])))
+			if xi < xj+wj && xj < xi+wi && math.Abs(yi-yj) < labelH {
+				out[j] += ", " + out[i]
+				out[i] = ""
+				owner[i] = j
+				break
+			}
+		}
+	}
+	return out
 }
 
 func decadeBelow(v float64) float64 { return math.Pow(10, math.Floor(math.Log10(v))) }

@@ -18,6 +18,7 @@ import (
 // report), what it shows, and why it is missing when it is.
 type Chart struct {
 	Path, Title, Missing string
+	SVG                  []byte // the chart as drawn; nil when Missing
 }
 
 // SummaryMarkdown renders stakeholder_summary.md: the sections of the

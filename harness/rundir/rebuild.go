@@ -158,6 +158,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	if err := writeSummary(run, in, cfg.Summary); err != nil {
 		errs = append(errs, err)
 		run.Record(artifacts.StakeholderSummary, artifacts.StatusMissing, err.Error())
+		run.Record(artifacts.ReportHTML, artifacts.StatusMissing, err.Error())
 	}
 	if removed, err := run.RemoveStale(); err != nil {
 		errs = append(errs, err)

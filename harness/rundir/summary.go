@@ -51,6 +51,14 @@ func writeSummary(run *artifacts.Run, in summary.Inputs, opt summary.Options) er
 	if gaps := s.Gaps(); len(gaps) > 0 {
 		run.Record(artifacts.StakeholderSummary, artifacts.StatusPartial, "sections without data: "+strings.Join(gaps, "; "))
 	}
+	var page bytes.Buffer
+	if err := report.SummaryHTML(&page, run.Manifest().RunID, b.Bytes(), cs); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(artifacts.ReportHTML, page.Bytes()))
+	if gaps := s.Gaps(); len(gaps) > 0 {
+		run.Record(artifacts.ReportHTML, artifacts.StatusPartial, "sections without data: "+strings.Join(gaps, "; "))
+	}
 	b.Reset()
 	if err := report.SummaryJSON(&b, s); err != nil {
 		return err
@@ -70,6 +78,7 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 			if err == nil {
 				err = run.Write(rel, b)
 			}
+			c.SVG = b
 			if err != nil {
 				why = err.Error()
 			}
@@ -101,19 +110,29 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 		}
 		return charts.Bars("GPU time by kernel category", "% of kernel time", bars)
 	})
+	// Each phase's wall time, and beside it its kernel time where the
+	// regions give one (the Stages section's "wall time against kernel
+	// time"): the gap between the two is the host's.
+	kernelMS := map[string]float64{}
+	for _, g := range s.Narrative.GPUBusy {
+		kernelMS[g.Phase] = g.GPUMS
+	}
 	var stageBars []charts.Bar
 	for _, r := range s.Stages.Rows {
 		if r.Phase != "" {
-			stageBars = append(stageBars, charts.Bar{Label: r.Name, Value: r.MeanMS})
+			stageBars = append(stageBars, charts.Bar{Label: r.Name + ": wall", Value: r.MeanMS})
+			if v, ok := kernelMS[r.Name]; ok {
+				stageBars = append(stageBars, charts.Bar{Label: r.Name + ": kernels", Value: v})
+			}
 		}
 	}
 	why := s.Stages.Missing
 	if why == "" && len(stageBars) == 0 {
 		why = "no stage is a prefill or a decode (phases.prefill and phases.decode name them)"
 	}
-	title := "Prefill vs decode: mean wall time per generate (stage 1)"
+	title := "Prefill vs decode: mean wall time per generate (stage 1) and kernel time"
 	if s.Stages.Source != "" {
-		title = "Prefill vs decode: mean wall time per NVTX range instance"
+		title = "Prefill vs decode: mean wall time and kernel time per NVTX range instance"
 	}
 	draw(artifacts.ChartStages, "prefill vs decode", why, func() ([]byte, error) {
 		return charts.Bars(title, "ms", stageBars)

@@ -1,0 +1,175 @@
+package deepprof_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+)
+
+// chromium is the headless browser the HTML report is checked in:
+// $DEEPPROF_CHROMIUM, else the first of Debian's and the usual names on
+// the PATH; "" when there is none.
+func chromium() string {
+	if p := os.Getenv("DEEPPROF_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// The page as a person sees it, read by the browser.
+type seenPage struct {
+	H2       []string `json:"h2"`
+	Findings int      `json:"findings"`
+	// TryBottom is how far down the page the third item of What to try
+	// ends, in CSS pixels.
+	TryBottom float64 `json:"tryBottom"`
+	Tries     int     `json:"tries"`
+	Images    int     `json:"images"`
+	Drawn     int     `json:"drawn"` // images loaded with a width
+	Tables    int     `json:"tables"`
+	// Sorted: the Top Kernels table's "total ms" after one click on its
+	// heading (ascending), then after a second (descending).
+	SortedUp   []string `json:"sortedUp"`
+	SortedDown []string `json:"sortedDown"`
+	External   []string `json:"external"` // src or href attributes that leave the page
+}
+
+const seeJS = `(() => {
+  const h2 = [...document.querySelectorAll("main > h2")];
+  const after = (id, sel) => { const h = document.getElementById(id); let n = h && h.nextElementSibling; while (n && !n.matches(sel) && n.tagName !== "H2") n = n.nextElementSibling; return n && n.matches(sel) ? n : null; };
+  const f = after("findings", "ul"), t = after("what-to-try", "ol");
+  const items = t ? [...t.children] : [];
+  const imgs = [...document.querySelectorAll("img")];
+  const k = after("top-kernels", "table");
+  let up = [], down = [];
+  if (k) {
+    const col = [...k.tHead.rows[0].cells].findIndex(c => c.textContent.trim().startsWith("total ms"));
+    const th = k.tHead.rows[0].cells[col];
+    th.click(); up = [...k.tBodies[0].rows].map(r => r.cells[col].textContent.trim());
+    th.click(); down = [...k.tBodies[0].rows].map(r => r.cells[col].textContent.trim());
+  }
+  const ext = [...document.querySelectorAll("[src],[href]")].map(e => e.getAttribute("src") || e.getAttribute("href")).filter(u => /^(https?:)?\/\//.test(u));
+  return {
+    h2: h2.map(h => h.textContent.trim()),
+    findings: f ? f.children.length : 0,
+    tries: items.length,
+    tryBottom: items.length >= 3 ? items[2].getBoundingClientRect().bottom + window.scrollY : 1e9,
+    images: imgs.length,
+    drawn: imgs.filter(i => i.complete && i.naturalWidth > 0).length,
+    tables: document.querySelectorAll("table").length,
+    sortedUp: up, sortedDown: down, external: ext,
+  };
+})()`
+
+// TestReportHTMLInBrowser opens the recorded Llama-3-8B run's report.html
+// in a real headless Chromium at 1200×900 and checks what a person would
+// see: every section with the findings first, the top three things to try
+// on the first screen, every chart drawn, tables that sort, no console
+// error and no fetch off the page. A screenshot of the first screen is
+// written to $DEEPPROF_SCREENSHOTS (or the test's temporary folder) for
+// review. Without Chromium it skips, unless $DEEPPROF_REQUIRE_BROWSER is
+// set (.ci/run sets it, and installs Chromium).
+func TestReportHTMLInBrowser(t *testing.T) {
+	browser := chromium()
+	if browser == "" {
+		if os.Getenv("DEEPPROF_REQUIRE_BROWSER") != "" {
+			t.Fatal("no Chromium (DEEPPROF_REQUIRE_BROWSER is set): install Debian's chromium package or set DEEPPROF_CHROMIUM")
+		}
+		t.Skip("no Chromium on this machine: install Debian's chromium package (or set DEEPPROF_CHROMIUM) to check report.html in a browser")
+	}
+	dst := rebuiltCopy(t, "fixtures/runs/llama3-8b-roofline")
+	page := filepath.Join(dst, artifacts.ReportHTML)
+	require.FileExists(t, page)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 900),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	var problems []string
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				problems = append(problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+			}
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, fmt.Sprintf("exception: %s (line %d)", e.ExceptionDetails.Text, e.ExceptionDetails.LineNumber))
+		}
+	}))
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(1200, 900),
+		chromedp.Navigate("file://"+page),
+		chromedp.WaitReady("body"),
+	))
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	seen, err := chromedp.Run(ctx, chromedp.Evaluate[seenPage](seeJS))
+	require.NoError(t, err)
+	dir := os.Getenv("DEEPPROF_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	shotPath := filepath.Join(dir, "report-llama3-8b-roofline-1200x900.png")
+	require.NoError(t, artifacts.WriteFileAtomic(shotPath, shot))
+	t.Logf("screenshot of the first screen: %s", shotPath)
+
+	mu.Lock()
+	assert.Empty(t, problems, "console errors, warnings and exceptions")
+	mu.Unlock()
+	assert.Equal(t, append(append([]string{}, report.Sections...), "Charts"), seen.H2, "every section, Findings first")
+	assert.Equal(t, seen.H2[0], "Findings")
+	assert.True(t, seen.Findings >= 3 && seen.Findings <= summary.MaxFindings, "findings: %d", seen.Findings)
+	assert.GreaterOrEqual(t, seen.Tries, 3, "things to try")
+	assert.LessOrEqual(t, seen.TryBottom, 900.0, "the top three things to try are on the first screen (1200×900)")
+	assert.Equal(t, 4, seen.Images, "the four charts of a roofline run")
+	assert.Equal(t, seen.Images, seen.Drawn, "every chart drawn")
+	assert.GreaterOrEqual(t, seen.Tables, 8)
+	assert.Empty(t, seen.External, "nothing fetched from off the page")
+	require.Len(t, seen.SortedUp, 10)
+	assert.Less(t, num(t, seen.SortedUp[0]), num(t, seen.SortedUp[9]), "one click sorts ascending")
+	assert.Greater(t, num(t, seen.SortedDown[0]), num(t, seen.SortedDown[9]), "a second click descending")
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	var v float64
+	_, err := fmt.Sscan(s, &v)
+	require.NoError(t, err, s)
+	return v
+}
