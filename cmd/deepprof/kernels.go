@@ -11,9 +11,9 @@ import (
 )
 
 func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("kernels", "kernels [--top N] [--format md|json] FILE|-", stderr)
+	fs := newFlagSet("kernels", "kernels [--top N] [--format text|md|json] FILE|-", stderr)
 	top := fs.Int("top", 0, "show the `N` kernels with the most total time (0: all)")
-	format := fs.String("format", "md", "output `format`: md (a Markdown table) or json (the kernels.json contract)")
+	format := fs.String("format", "", fmt.Sprintf(formatHelp, "kernels.json"))
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
 		return err
@@ -24,8 +24,9 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	if *format != "md" && *format != "json" {
-		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}
+	f, err := tableFormat(*format, stdout)
+	if err != nil {
+		return err
 	}
 	r, name, closeFn, err := openInput(pos[0], stdin)
 	if err != nil {
@@ -37,10 +38,10 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	t = t.Top(*top)
-	if *format == "json" {
+	if f == "json" {
 		return report.KernelsJSON(stdout, t, nil)
 	}
-	return report.KernelsMarkdown(stdout, t)
+	return writeMarkdown(stdout, f, func(w io.Writer) error { return report.KernelsMarkdown(w, t) })
 }
 
 // openInput opens FILE, or standard input for "-".

@@ -28,6 +28,8 @@ func TestCLIGoldens(t *testing.T) {
 		{"kernels-json-stdin-gzip-details", []string{"kernels", "--format", "json", "--top", "3", "-"}, gz},
 		{"kernels-flags-after-file", []string{"kernels", basic + "raw-units-base.csv", "--top", "2", "--format=json"}, nil},
 		{"kernels-log-file", []string{"kernels", "--top", "3", basic + "log-file.csv"}, nil},
+		{"kernels-top5-text", []string{"kernels", "--top", "5", "--format", "text", basic + "raw.csv"}, nil},
+		{"regions-text", []string{"regions", "--format", "text", "--top", "3", basic + "raw.csv"}, nil},
 		{"kernels-no-kernels-profiled", []string{"kernels", "../../fixtures/logs/ncu-no-kernels-profiled-domain-syntax.txt"}, nil},
 		{"kernels-no-duration", []string{"kernels", "../../fixtures/ncu/rtx5090-dsocr-kernel_0003_0a7671622339a06b4a022feebfe90426/ncu.section_Occupancy.csv"}, nil},
 		{"kernels-missing-file", []string{"kernels", "no-such-export.csv"}, nil},

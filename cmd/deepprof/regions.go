@@ -21,7 +21,7 @@ func (s *stringList) Set(v string) error {
 	return nil
 }
 
-const regionsSynopsis = "regions [--format md|json] [--include RE]... [--exclude RE]... [--kernel-include RE]... [--kernel-exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
+const regionsSynopsis = "regions [--format text|md|json] [--include RE]... [--exclude RE]... [--kernel-include RE]... [--kernel-exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
 
 // regionFlag is the command-line flag of a region filter's pattern:
 // --include and --exclude choose regions (what the command lists),
@@ -35,7 +35,7 @@ func regionFlag(target, flag string) string {
 
 func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("regions", regionsSynopsis, stderr)
-	format := fs.String("format", "md", "output `format`: md (report.md) or json (the report.json contract)")
+	format := fs.String("format", "", fmt.Sprintf(formatHelp, "report.json"))
 	var include, exclude, kinclude, kexclude stringList
 	fs.Var(&include, "include", "list only regions whose name (stack path, e.g. decode_all/decode_step) matches this `regexp` (repeatable; any may match); their totals stay whole")
 	fs.Var(&exclude, "exclude", "leave out regions whose name matches this `regexp` (repeatable; exclude wins over include)")
@@ -53,8 +53,9 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err := onePositional("regions", "FILE (or - for standard input)", pos); err != nil {
 		return err
 	}
-	if *format != "md" && *format != "json" {
-		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}
+	f, ferr := tableFormat(*format, stdout)
+	if ferr != nil {
+		return ferr
 	}
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
@@ -98,10 +99,10 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if *out != "" {
 		return report.WriteRegionsDir(*out, rep)
 	}
-	if *format == "json" {
+	if f == "json" {
 		return report.RegionsJSON(stdout, rep)
 	}
-	return report.RegionsMarkdown(stdout, rep)
+	return writeMarkdown(stdout, f, func(w io.Writer) error { return report.RegionsMarkdown(w, rep) })
 }
 
 // unmatchedFilters says, by flag, which filters matched nothing:

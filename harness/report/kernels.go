@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/advice"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
+	"github.com/llm-perf-opt/deepprof/harness/internal/mdtext"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 )
@@ -114,3 +115,7 @@ func plural(n int64, one, many string) string {
 	}
 	return strconv.FormatInt(n, 10) + " " + many
 }
+
+// Text is Markdown this package wrote, as aligned plain text for a
+// terminal (package mdtext): escapes resolved, tables in columns.
+func Text(markdown []byte) string { return mdtext.Render(markdown) }

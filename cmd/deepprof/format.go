@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/report"
+)
+
+// formatHelp is the --format flag's help of kernels and regions.
+const formatHelp = "output `format`: text (aligned plain text, cells cut at 100 characters; the default on a terminal), md (Markdown, names whole; the default otherwise) or json (the %s contract)"
+
+// tableFormat checks a --format value ("" picks by stdout: text on a
+// terminal, md otherwise) and returns the one to use.
+func tableFormat(format string, stdout io.Writer) (string, error) {
+	switch format {
+	case "":
+		if f, ok := stdout.(*os.File); ok && ncu.IsTerminal(f) {
+			return "text", nil
+		}
+		return "md", nil
+	case "text", "md", "json":
+		return format, nil
+	}
+	return "", &usageError{fmt.Sprintf("--format %q: must be text, md or json", format)}
+}
+
+// writeMarkdown writes what markdown renders, as Markdown or, for format
+// "text", as plain text.
+func writeMarkdown(stdout io.Writer, format string, markdown func(io.Writer) error) error {
+	if format != "text" {
+		return markdown(stdout)
+	}
+	var b bytes.Buffer
+	if err := markdown(&b); err != nil {
+		return err
+	}
+	_, err := io.WriteString(stdout, report.Text(b.Bytes()))
+	return err
+}
