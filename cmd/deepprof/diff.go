@@ -19,7 +19,8 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "diff [--threshold 5%] [--format md|json] RUN_A RUN_B", stderr)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
 	format := fs.String("format", "md", "output `format`: md (Markdown tables) or json")
-	models := fs.Bool("allow-different-models", false, "compare runs of different models (their stage and kernel numbers do not measure one thing); refused otherwise, exit 2")
+	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")
+	models := fs.Bool("allow-different-models", false, "the older name of --allow-mismatch")
 	allow := fs.Bool("allow-partial", false, "compare runs that are not complete (their manifest says partial, missing or stale files); refused otherwise, exit 2")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
@@ -44,8 +45,10 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return &exitError{2, err}
 		}
 	}
-	if a, b := sides[0].Model, sides[1].Model; a != "" && b != "" && a != b && !*models {
-		return &exitError{2, fmt.Errorf("run A is of %s and run B of %s: a diff of two models counts every difference between them as a regression or an improvement; compare runs of one model, or pass --allow-different-models", a, b)}
+	if !*mismatch && !*models {
+		if err := sameSetup(sides[0], sides[1]); err != nil {
+			return &exitError{2, err}
+		}
 	}
 	res := diff.Compare(sides[0], sides[1], diff.Uniform(th))
 	if *format == "json" {
@@ -67,6 +70,22 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return &exitError{2, fmt.Errorf("incomplete comparison: %s", strings.Join(what, "; "))}
 	}
 	return nil
+}
+
+// sameSetup refuses two runs of different models or GPUs: a diff of them
+// would count every difference as a regression or an improvement.
+func sameSetup(a, b *diff.Summary) error {
+	var diffs []string
+	if a.Model != "" && b.Model != "" && a.Model != b.Model {
+		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", a.Model, b.Model))
+	}
+	if a.Device != "" && b.Device != "" && a.Device != b.Device {
+		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", a.Device, b.Device))
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: a diff of them counts every difference as a regression or an improvement; compare runs of one model on one GPU, or pass --allow-mismatch", strings.Join(diffs, "; "))
 }
 
 // firstOf joins the first n items, and counts the others.

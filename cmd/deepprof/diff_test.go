@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestDiffBaselineGoldens(t *testing.T) {
 		{"diff-synthetic-no-summary-itself-md", []string{"diff", noSummary, noSummary}},
 		{"diff-gpt2-llm-domain-itself-md", []string{"diff", gpt2Run, gpt2Run}},
 		{"diff-tiny-llama-vs-llama3-8b-refused", []string{"diff", tinyRun, llamaRun}},
-		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", "--allow-different-models", tinyRun, llamaRun}},
+		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", "--allow-mismatch", tinyRun, llamaRun}},
 		// Two real sessions of one workload on two leases of an H200: the
 		// host-bound stage times moved by half, the kernels by under 2%.
 		{"diff-tiny-llama-vs-lease2-md", []string{"diff", tinyRun, "../../fixtures/runs/tiny-llama-lease2"}},
@@ -173,4 +174,19 @@ func TestParseThreshold(t *testing.T) {
 		require.Error(t, err, in)
 		assert.Equal(t, 2, exitCode(err), in)
 	}
+}
+
+// TestSameSetup: runs of two models or two GPUs are refused, with both
+// reasons when both differ; an unknown side refuses nothing.
+func TestSameSetup(t *testing.T) {
+	a := &diff.Summary{Model: "m", Device: "NVIDIA H200"}
+	assert.NoError(t, sameSetup(a, &diff.Summary{Model: "m", Device: "NVIDIA H200"}))
+	assert.NoError(t, sameSetup(a, &diff.Summary{}))
+	err := sameSetup(a, &diff.Summary{Model: "m", Device: "NVIDIA H100 80GB HBM3"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "run A ran on NVIDIA H200 and run B on NVIDIA H100 80GB HBM3")
+	err = sameSetup(a, &diff.Summary{Model: "n", Device: "NVIDIA H100 80GB HBM3"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "run A is of m and run B of n; run A ran on")
+	assert.Contains(t, err.Error(), "--allow-mismatch")
 }

@@ -33,18 +33,34 @@ import (
 // Format names the file format and its version: the value of "format".
 const Format = "deepprof-baseline/1"
 
+// Fields says what each field of a baseline file holds: written into the
+// file as "about", for whoever reads it.
+var Fields = map[string]string{
+	"stages":               "each stage's wall time over the run's repeats, after the warm-up rule (a first repeat over 1.5x the median of the others, with 3 or more, is dropped): n repeats used, mean_ms and sd_ms (sample standard deviation)",
+	"kernels.top":          "how many kernels the baseline keeps, by total time (deepprof baseline --top N; 0 keeps all)",
+	"kernels.count":        "how many kernels the run listed in kernels.json, before that cut",
+	"kernels.total_ms":     "the summed time of those kernels: a kernel that appears in a later run is a regression when its time exceeds the tolerance's share of this",
+	"kernels.rows":         "the kept kernels: kernel_name, device, total_ms over every launch, calls",
+	"regions":              "NVTX region totals: total_ms and kernel_count, each inclusive of nested regions",
+	"regions_every_launch": "true: the regions count every launch of the run's timeline; false: only the deep pass's sample of launches",
+	"mfu":                  "model FLOPs utilization by scope (model, prefill, decode), fractions of the GPU's peak; null when not available",
+}
+
 // DefaultTop is how many kernels a baseline keeps, by total time.
 const DefaultTop = 20
 
 // Baseline is the file: what a run's performance was.
 type Baseline struct {
-	Format  string        `json:"format"`
-	RunID   string        `json:"run_id"`
-	Model   string        `json:"model,omitempty"`
-	Device  string        `json:"device,omitempty"`
-	Stages  []Stage       `json:"stages"`
-	Kernels Kernels       `json:"kernels"`
-	Regions []diff.Region `json:"regions"`
+	Format string `json:"format"`
+	// About says what each field holds, in the file itself (Fields); it
+	// is written, and not read back.
+	About   map[string]string `json:"about,omitempty"`
+	RunID   string            `json:"run_id"`
+	Model   string            `json:"model,omitempty"`
+	Device  string            `json:"device,omitempty"`
+	Stages  []Stage           `json:"stages"`
+	Kernels Kernels           `json:"kernels"`
+	Regions []diff.Region     `json:"regions"`
 	// RegionsEveryLaunch says Regions count every launch of the timing
 	// pass (the run's summary.json), not the deep pass's sample.
 	RegionsEveryLaunch bool      `json:"regions_every_launch"`
@@ -109,7 +125,7 @@ func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
 // FromSummary keeps the numbers of s that a baseline holds, with its top
 // kernels (all when top <= 0).
 func FromSummary(s *diff.Summary, top int) *Baseline {
-	b := &Baseline{Format: Format, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
+	b := &Baseline{Format: Format, About: Fields, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
 		Stages: []Stage{}, Regions: []diff.Region{}}
 	for _, st := range s.Stages {
 		b.Stages = append(b.Stages, Stage{Name: st.Name, Summary: st.Stat})

@@ -3,6 +3,7 @@ package diff
 import (
 	"cmp"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/phase"
 	"math"
 	"slices"
 	"strings"
@@ -56,6 +57,9 @@ type Side struct {
 	RunID  string `json:"run_id"`
 	Model  string `json:"model,omitempty"`
 	Device string `json:"device,omitempty"`
+	// Read are the files read, relative to Source; empty for a baseline
+	// file (Source itself).
+	Read []string `json:"read"`
 }
 
 // Result is a comparison of run B against run A.
@@ -204,7 +208,11 @@ func Compare(a, b *Summary, th Thresholds) *Result {
 }
 
 func side(s *Summary) Side {
-	return Side{Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device}
+	read := s.Read
+	if read == nil {
+		read = []string{}
+	}
+	return Side{Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, Read: read}
 }
 
 // Rule says the verdict rule in words, as the reports print it.
@@ -481,10 +489,37 @@ func (r *Result) compareMFU(a, b *Summary) {
 			row.DeltaPct = &rel
 			exceeds := math.Abs(*row.B-*row.A) > r.Thresholds.MFU**row.A
 			row.Verdict = judge(exceeds, false, *row.B < *row.A)
+			// MFU is the model's FLOPs over a stage's time: when that
+			// stage changed the same way, the MFU row restates it and the
+			// cause is counted once, at the stage.
+			if st := r.sameCause(name, row.Verdict); st != "" {
+				row.Why = "the same change as stage " + st + " (MFU is FLOPs over its time): counted once, there"
+				break
+			}
 			r.note(row.Verdict, fmt.Sprintf("MFU %s: %.3g%% → %.3g%% (%s)", name, 100**row.A, 100**row.B, pctText(&rel)))
 		}
 		r.MFU = append(r.MFU, row)
 	}
+}
+
+// sameCause is the stage whose change an MFU row of scope (model, prefill,
+// decode) restates with verdict v: a stage of that phase (package
+// phase's default names; for the model, either phase) with the opposite
+// verdict on time (slower is lower MFU). "" when none.
+func (r *Result) sameCause(scope string, v Verdict) string {
+	if v != Regression && v != Improvement {
+		return ""
+	}
+	for _, st := range r.Stages {
+		p := phase.Default.Of(st.Name, "")
+		if p == "" || (scope != "model" && p != scope) {
+			continue
+		}
+		if st.Verdict == v {
+			return st.Name
+		}
+	}
+	return ""
 }
 
 // fmtMS prints a time in ms for a one-line summary, with at least three

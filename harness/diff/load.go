@@ -59,6 +59,10 @@ type Summary struct {
 	EveryLaunchRegions []Region
 	MFU                *MFU // nil when the run has no summary.json (or no "mfu" in it)
 
+	// Read are the files the numbers were read from, relative to Source
+	// (a baseline: the file itself, "").
+	Read []string
+
 	// Missing lists the parts whose file the run does not have.
 	Missing []Missing
 	// Unsound says why the run's numbers may not be whole, from its
@@ -131,6 +135,7 @@ func Load(dir string) (*Summary, error) {
 		if err != nil {
 			return err
 		}
+		s.Read = append(s.Read, partFiles[part])
 		return fn(data, name)
 	}
 	errs := []error{
@@ -149,6 +154,7 @@ func Load(dir string) (*Summary, error) {
 	data, err := os.ReadFile(name)
 	switch {
 	case err == nil:
+		s.Read = append(s.Read, SummaryJSON)
 		if s.MFU, err = readMFU(data, name); err != nil {
 			return nil, err
 		}

@@ -113,10 +113,15 @@ func sideText(s Side) string {
 	if len(facts) > 0 {
 		text += " (" + strings.Join(facts, ", ") + ")"
 	}
+	if len(s.Read) > 0 {
+		text += "; read " + strings.Join(s.Read, ", ")
+	} else {
+		text += "; a baseline file"
+	}
 	return mdtable.EscapeCell(text)
 }
 
-func (r *Result) compared() (n, unchanged, noise int) {
+func (r *Result) compared() (n, unchanged, noise, restated int) {
 	count := func(v Verdict) {
 		switch v {
 		case Unchanged:
@@ -142,17 +147,24 @@ func (r *Result) compared() (n, unchanged, noise int) {
 	}
 	for _, m := range r.MFU {
 		count(m.Verdict)
+		if m.Why != "" && (m.Verdict == Regression || m.Verdict == Improvement) {
+			restated++ // counted once, at its stage (sameCause)
+		}
 	}
-	return n, unchanged, noise
+	return n, unchanged, noise, restated
 }
 
 // writeVerdict writes the verdict line, then the lists of regressions and
 // improvements (when lists is set), of what was not compared, and the notes.
 func (r *Result) writeVerdict(b *strings.Builder, lists bool) {
-	n, unchanged, noise := r.compared()
-	counts := fmt.Sprintf("%d compared: %d unchanged, %d within noise, %d %s, %d %s.", n, unchanged, noise,
+	n, unchanged, noise, restated := r.compared()
+	counts := fmt.Sprintf("%d compared: %d unchanged, %d within noise, %d %s, %d %s", n, unchanged, noise,
 		len(r.Regressions), plural(len(r.Regressions), "regression", "regressions"),
 		len(r.Improvements), plural(len(r.Improvements), "improvement", "improvements"))
+	if restated > 0 {
+		counts += fmt.Sprintf(", %d MFU %s that restate a stage's (counted there)", restated, plural(restated, "change", "changes"))
+	}
+	counts += "."
 	switch {
 	case r.Regression:
 		fmt.Fprintf(b, "**Regression.** %s\n\n", counts)
