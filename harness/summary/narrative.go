@@ -80,8 +80,8 @@ type PhaseGPU struct {
 	Busy   float64 `json:"busy"` // GPUMS / WallMS
 	// Instances, when set, are the range instances of the profiled run
 	// that the region's kernel time was divided by (stages read from the
-	// same run's NVTX ranges): GPUMS is then a mean per instance, like
-	// WallMS.
+	// same run's NVTX ranges, or a CUPTI timeline that recorded every
+	// repeat): GPUMS is then a mean per instance, like WallMS.
 	Instances int `json:"instances,omitempty"`
 }
 
@@ -403,12 +403,18 @@ func gpuBusy(s *Summary) []PhaseGPU {
 		return nil
 	}
 	names := phaseRegions(s)
+	// A CUPTI timeline records every repeat of the workload: its region
+	// totals are over the range's instances, which its phases count.
+	timelineInstances := map[string]int{}
+	for _, r := range s.Phases.Rows {
+		timelineInstances[r.Phase] += r.Instances
+	}
 	var out []PhaseGPU
 	for _, st := range s.Stages.Rows {
 		// A workload report's phases were pushed as the ranges it names;
 		// stages read from NVTX ranges are those ranges.
 		reg, ok := names[st.Phase]
-		instances := 0
+		instances := timelineInstances[reg]
 		if s.Stages.Source != "" {
 			reg, ok, instances = st.Name, st.Phase != "", len(st.MS)
 		}

@@ -209,3 +209,29 @@ func TestBuildPhasesRecorded(t *testing.T) {
 	}
 	assert.Equal(t, flagged, got)
 }
+
+// TestGPUBusyPerInstance: a CUPTI timeline records every repeat, so a
+// region's kernel time is over its instances: GPU busy divides by them
+// before comparing with one repeat's wall time (the recorded gpt2 run on an
+// H100 had read 56% busy for a prefill CUPTI showed 17% busy). SYNTHETIC
+// numbers: three prefill instances of 1 ms of kernels in 2 ms.
+func TestGPUBusyPerInstance(t *testing.T) {
+	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
+	reg := &regions.Report{Source: "s", RegionProfiling: true, ProfiledMS: 9, Aggregate: []regions.Region{
+		{Name: "prefill", Depth: 1, TotalMS: 3, KernelCount: 120}, {Name: "decode_all", Depth: 1, TotalMS: 6, KernelCount: 1200}}}
+	ph := syntheticPhases()
+	ph.Scopes[0].Phases[0].Instances = 3
+	ph.Scopes[0].Phases[1].Instances = 3
+	s := summary.Build(summary.Inputs{Workload: rep, Regions: reg, Phases: ph}, summary.Options{})
+	require.Len(t, s.Narrative.GPUBusy, 2)
+	pre := s.Narrative.GPUBusy[0]
+	assert.Equal(t, 3, pre.Instances)
+	assert.InDelta(t, 1.0, pre.GPUMS, 1e-12, "per instance")
+	assert.InDelta(t, 0.5, pre.Busy, 1e-12)
+	assert.InDelta(t, 0.25, s.Narrative.GPUBusy[1].Busy, 1e-12)
+
+	// Without a timeline, the ncu or nsys timing run ran the workload once.
+	s = summary.Build(summary.Inputs{Workload: rep, Regions: reg}, summary.Options{})
+	assert.InDelta(t, 3.0, s.Narrative.GPUBusy[0].GPUMS, 1e-12)
+	assert.Zero(t, s.Narrative.GPUBusy[0].Instances)
+}
