@@ -161,6 +161,13 @@ func Load(dir string) (*Summary, error) {
 		if s.EveryLaunchRegions, err = readSummaryRegions(data, name); err != nil {
 			return nil, err
 		}
+		if !s.Has(PartStages) {
+			// A program that writes no workload report: its stages are its
+			// NVTX ranges, in summary.json, with the same statistic.
+			if err := s.readSummaryStages(data, name); err != nil {
+				return nil, err
+			}
+		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
@@ -370,6 +377,58 @@ func (s *Summary) readRegions(data []byte, name string) error {
 
 // readSummaryRegions reads summary.json's regions when they are not a
 // sample (the stakeholder summary counts every launch of the timing pass).
+// readSummaryStages takes the stages of summary.json (a program's NVTX
+// ranges, when it wrote no workload report) in place of the missing
+// stage1/report.json, with the model and GPU the summary names.
+func (s *Summary) readSummaryStages(data []byte, name string) error {
+	var doc struct {
+		Environment struct {
+			GPU   string `json:"gpu"`
+			Model *struct {
+				Name string `json:"name"`
+			} `json:"model"`
+		} `json:"environment"`
+		Stages struct {
+			Rows []struct {
+				Name string    `json:"name"`
+				MS   []float64 `json:"ms"`
+			} `json:"rows"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if len(doc.Stages.Rows) == 0 {
+		return nil
+	}
+	var names []string
+	byName := map[string][]float64{}
+	for _, r := range doc.Stages.Rows {
+		if r.Name == "" || len(r.MS) == 0 {
+			return fmt.Errorf("%s: stages.rows: want a name and ms, got %q", name, r.Name)
+		}
+		for _, v := range r.MS {
+			if !validMS(v) {
+				return fmt.Errorf("%s: stages.rows: stage %q: ms %v: want a time >= 0", name, r.Name, v)
+			}
+		}
+		names = append(names, r.Name)
+		byName[r.Name] = r.MS
+	}
+	for _, n := range SortStages(names) {
+		s.Stages = append(s.Stages, Stage{Name: n, Repeats: byName[n], Stat: stats.Summarize(byName[n])})
+	}
+	s.Missing = slices.DeleteFunc(s.Missing, func(m Missing) bool { return m.Part == PartStages })
+	s.Read = append(s.Read, SummaryJSON+" (stages)")
+	if doc.Environment.Model != nil && s.Model == "" {
+		s.Model = doc.Environment.Model.Name
+	}
+	if s.Device == "" {
+		s.Device = doc.Environment.GPU
+	}
+	return nil
+}
+
 func readSummaryRegions(data []byte, name string) ([]Region, error) {
 	var doc struct {
 		Regions *struct {

@@ -1,6 +1,8 @@
 package diff_test
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -180,4 +182,46 @@ func TestLoadRegionsWithoutAggregate(t *testing.T) {
 	s, err := diff.Load(dir)
 	require.NoError(t, err)
 	assert.Equal(t, []diff.Region{{Name: "prefill", TotalMS: 2, KernelCount: 4}, {Name: "decode_all", TotalMS: 2, KernelCount: 4}}, s.Regions)
+}
+
+// TestLoadProgramWithoutReport: a program that wrote no workload report
+// (fixtures/runs/any-python-script) is compared on the stages summary.json
+// has from its NVTX ranges, with the statistic summary.json gives them,
+// and a diff with itself is complete.
+func TestLoadProgramWithoutReport(t *testing.T) {
+	const run = "../../fixtures/runs/any-python-script"
+	require.NoFileExists(t, filepath.Join(run, "stage1/report.json"))
+	s, err := diff.Load(run)
+	require.NoError(t, err)
+	assert.True(t, s.Has(diff.PartStages))
+	assert.Contains(t, s.Read, "summary.json (stages)")
+
+	var sum struct {
+		Environment struct {
+			GPU string `json:"gpu"`
+		} `json:"environment"`
+		Stages struct {
+			Rows []struct {
+				Name   string  `json:"name"`
+				MeanMS float64 `json:"mean_ms"`
+				N      int     `json:"n"`
+			} `json:"rows"`
+		} `json:"stages"`
+	}
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	require.Len(t, s.Stages, len(sum.Stages.Rows))
+	mean := map[string]float64{}
+	for _, r := range sum.Stages.Rows {
+		mean[r.Name] = r.MeanMS
+	}
+	for _, st := range s.Stages {
+		assert.Equal(t, mean[st.Name], st.Stat.MeanMS, "one statistic: %s", st.Name)
+	}
+	assert.Equal(t, sum.Environment.GPU, s.Device)
+
+	r := diff.Compare(s, s, diff.Uniform(diff.DefaultThreshold))
+	assert.False(t, r.Incomplete())
+	assert.False(t, r.Regression)
 }
