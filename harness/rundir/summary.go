@@ -126,7 +126,10 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 			}
 		}
 	}
-	why := s.Stages.Missing
+	why := ""
+	if s.Stages.Missing != "" {
+		why = "no stage times (the Stages section says why)" // said once, there
+	}
 	if why == "" && len(stageBars) == 0 {
 		why = "no stage is a prefill or a decode (phases.prefill and phases.decode name them)"
 	}

@@ -143,8 +143,12 @@ func narrate(s *Summary) Narrative {
 			busy = append(busy, fmt.Sprintf("%.0f%%", 100*r.Busy))
 		}
 		if r := n.LaunchBound[0]; len(n.LaunchBound) == 1 {
+			label := r.Label()
+			if r.Phase == "" {
+				label = "The whole run" // a phrase, not a name: it opens the line
+			}
 			line := fmt.Sprintf("%s is launch-bound: in the CUPTI timeline the GPU sits idle %.0f%% of its %.3f ms, %d gaps between kernels summing %.3f ms",
-				r.Label(), 100*r.Idle, r.WallMS, r.Gaps, r.GapMS)
+				label, 100*r.Idle, r.WallMS, r.Gaps, r.GapMS)
 			if r.LaunchLatencyMedianUS != nil {
 				line += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
 			}
@@ -152,6 +156,9 @@ func narrate(s *Summary) Narrative {
 		} else {
 			say("%s are launch-bound: in the CUPTI timeline the GPU sits idle %s of their wall time: the CPU side (Python, framework, launches) sets the pace, not the kernels.",
 				join(names), join(idle))
+		}
+		if names[0] == "the whole run" {
+			names[0] = "The whole run"
 		}
 		advise(Recommendation{Kind: "phase", Text: fmt.Sprintf(
 			"%s %s launch-bound (GPU idle %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\"), give each launch more work (larger batches), and launch fewer, fused kernels; faster kernels can only save the busy %s.",

@@ -112,7 +112,7 @@ func TestBuildPhases(t *testing.T) {
 	rep.Scopes[0].Phases = nil
 	s = summary.Build(summary.Inputs{Phases: rep}, summary.Options{})
 	require.Len(t, s.Narrative.LaunchBound, 1)
-	assert.Contains(t, strings.Join(s.Narrative.Lines, "\n"), "the whole run is launch-bound")
+	assert.Contains(t, strings.Join(s.Narrative.Lines, "\n"), "The whole run is launch-bound")
 }
 
 // TestBuildNoPhases: without a CUPTI timeline the section says in one line
