@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -56,6 +57,11 @@ const (
 	NcuDeepRangeLog    = "ncu/deep-range.log"
 	NcuRaw             = "ncu/raw.csv"
 	NcuDetails         = "ncu/details.csv"
+	// NcuRanks holds a multi-rank deep pass (workload.launcher): one ncu
+	// per rank, each writing RankPath(r, base) for the bases of
+	// NcuDeepReport, NcuDeepLog, NcuRaw and NcuDetails.
+	NcuRanks    = "ncu/ranks"
+	NcuRankExec = "ncu/rank-exec.py" // the wrapper that starts ncu in a rank (package ranks)
 
 	NsysDir = "nsys"
 	// NsysOut is the prefix of what the nsys timeline writes: `nsys
@@ -149,6 +155,8 @@ var layout = []Spec{
 	{Path: NcuDeepRangeLog, Kind: Log},
 	{Path: NcuRaw, Kind: Raw},
 	{Path: NcuDetails, Kind: Raw},
+	{Path: NcuRanks, Kind: Raw, Dir: true},
+	{Path: NcuRankExec, Kind: Raw}, // written by the session, kept to rerun a rank by hand
 
 	{Path: NsysReport, Kind: Raw},
 	{Path: NsysOldReport, Kind: Raw},
@@ -190,6 +198,17 @@ var layout = []Spec{
 	{Path: ReportMD, Kind: Derived},
 	{Path: ReportHTML, Kind: Derived},
 	{Path: ManifestJSON, Kind: Index},
+}
+
+// RankPlaceholder stands for the rank in a path given to every rank alike
+// (RankPath(RankPlaceholder, ...)); the rank wrapper replaces it.
+const RankPlaceholder = "{rank}"
+
+// RankPath is the file of one rank's deep pass named like the single-process
+// file rel (NcuRaw: "ncu/ranks/rank1/raw.csv"); rank is a number or
+// RankPlaceholder.
+func RankPath(rank, rel string) string {
+	return NcuRanks + "/rank" + rank + "/" + path.Base(rel)
 }
 
 // Lookup returns the layout entry of rel.

@@ -11,6 +11,12 @@ import (
 // Other is the category of a kernel that no pattern matches.
 const Other = "other"
 
+// Communication is the category of collectives (NCCL and custom
+// all-reduce kernels): the default specs' first, so that no other pattern
+// takes them. A multi-GPU session leaves them out of the deep pass and
+// reports them apart from compute.
+const Communication = "communication"
+
 // Category is one named kernel-name pattern.
 type Category struct {
 	Name    string

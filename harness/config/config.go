@@ -6,6 +6,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -80,7 +81,52 @@ type Workload struct {
 	// whatever workload.repeats asks of it; "": none. Package session says
 	// which deadline each step gets.
 	Timeout Duration `koanf:"timeout" yaml:"timeout"`
+	// Launcher starts the program as several processes, one per GPU (a
+	// tensor-parallel model); its zero value runs the command as the one
+	// process.
+	Launcher Launcher `koanf:"launcher" yaml:"launcher"`
 }
+
+// Launcher is how a multi-GPU workload is started: deepprof drives the
+// launcher, so that every step (stage 1, the timeline, the deep pass) runs
+// every rank, and the deep pass runs one ncu per rank (never one ncu around
+// the launcher: it fails at the first collective).
+type Launcher struct {
+	// Kind is "" (no launcher: the command is the one process) or
+	// "torchrun" (torch.distributed.run, --standalone, one machine).
+	Kind string `koanf:"kind" yaml:"kind"`
+	// NprocPerNode is how many processes (ranks) torchrun starts, one per
+	// GPU: the device's GPU and the ones after it (device=cuda:2 with 2
+	// processes uses GPUs 2 and 3).
+	NprocPerNode int `koanf:"nproc_per_node" yaml:"nproc_per_node"`
+	// Argv runs the launcher; empty: workload.python -m
+	// torch.distributed.run (the torchrun of the workload's interpreter).
+	Argv []string `koanf:"argv" yaml:"argv"`
+	// DeepPass is how the ranks meet ncu: "lockstep", one ncu in every
+	// rank at once, or "one_at_a_time", one deep pass per rank with ncu in
+	// that rank alone while the others run plain.
+	DeepPass string `koanf:"deep_pass" yaml:"deep_pass"`
+}
+
+// The launcher kinds (workload.launcher.kind) and deep-pass modes
+// (workload.launcher.deep_pass).
+const (
+	LauncherNone     = ""
+	LauncherTorchrun = "torchrun"
+	DeepLockstep     = "lockstep"
+	DeepOneAtATime   = "one_at_a_time"
+)
+
+// Ranks is how many processes the workload runs as: 1 without a launcher.
+func (l Launcher) Ranks() int {
+	if l.Kind == LauncherNone || l.NprocPerNode < 1 {
+		return 1
+	}
+	return l.NprocPerNode
+}
+
+// Multi reports whether the workload runs as several ranks.
+func (l Launcher) Multi() bool { return l.Kind != LauncherNone }
 
 // Model describes the model the workload runs. Options are model-specific
 // knobs (shapes, a config path...) handed to the workload as they are.
@@ -219,6 +265,7 @@ func Default() *Config {
 		Workload: Workload{
 			Python: "python3", Argv: []string{}, Env: map[string]string{}, Inputs: []string{},
 			Repeats: 3, RepeatBy: RepeatByEnv, Timeout: "10m",
+			Launcher: Launcher{Argv: []string{}, DeepPass: DeepLockstep},
 		},
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
@@ -265,6 +312,34 @@ func (w Workload) Command() []string {
 		return append([]string{w.Python}, w.Argv...)
 	}
 	return append([]string(nil), w.Argv...)
+}
+
+// LauncherArgv is the launcher's argv before the program's: empty without
+// a launcher. The program follows it as an executable and its arguments
+// (--no-python), so a Python command keeps its interpreter.
+func (w Workload) LauncherArgv() []string {
+	l := w.Launcher
+	if !l.Multi() {
+		return nil
+	}
+	argv := append([]string(nil), l.Argv...)
+	if len(argv) == 0 {
+		py := w.Python
+		if py == "" {
+			py = "python3"
+		}
+		argv = []string{py, "-m", "torch.distributed.run"}
+	}
+	return append(argv, "--standalone", "--nproc-per-node", strconv.Itoa(l.NprocPerNode), "--no-python")
+}
+
+// Launched is argv run under the launcher (argv itself without one).
+func (w Workload) Launched(argv []string) []string {
+	l := w.LauncherArgv()
+	if l == nil {
+		return append([]string(nil), argv...)
+	}
+	return append(l, argv...)
 }
 
 // CheckInputs reports workload inputs that are not files, relative paths

@@ -31,7 +31,14 @@ var (
 	Dtypes = []string{"", "auto", "bf16", "fp16", "fp32", "fp8"}
 	// RepeatBys are the values of workload.repeat_by.
 	RepeatBys = []string{RepeatByEnv, RepeatByProcess}
+	// LauncherKinds and DeepPassModes are the values of
+	// workload.launcher.kind and workload.launcher.deep_pass.
+	LauncherKinds = []string{LauncherNone, LauncherTorchrun}
+	DeepPassModes = []string{DeepLockstep, DeepOneAtATime}
 )
+
+// MaxRanks bounds workload.launcher.nproc_per_node: the GPUs of one machine.
+const MaxRanks = 64
 
 var (
 	cudaDevice = regexp.MustCompile(`^cuda:[0-9]+$`)
@@ -129,6 +136,20 @@ func validate(c *Config) []*Error {
 		bad("workload.repeats", "at most %d, got %d: every plain run of the session (stage 1, the timeline, the oracle) runs that many generates", MaxRepeats, w.Repeats)
 	}
 	duration("workload.timeout", w.Timeout)
+	oneOf("workload.launcher.kind", w.Launcher.Kind, LauncherKinds)
+	oneOf("workload.launcher.deep_pass", w.Launcher.DeepPass, DeepPassModes)
+	noEmpty("workload.launcher.argv", w.Launcher.Argv)
+	if w.Launcher.Multi() {
+		if w.Launcher.NprocPerNode < 1 {
+			bad("workload.launcher.nproc_per_node", "how many processes (ranks) %s starts, one per GPU: at least 1, got %d", w.Launcher.Kind, w.Launcher.NprocPerNode)
+		}
+		if w.Launcher.NprocPerNode > MaxRanks {
+			bad("workload.launcher.nproc_per_node", "at most %d (the GPUs of one machine), got %d", MaxRanks, w.Launcher.NprocPerNode)
+		}
+		if !cudaDevice.MatchString(c.Device) {
+			bad("device", "%q: with workload.launcher.kind=%s, name the first GPU as cuda:N (the ranks use it and the ones after it)", c.Device, w.Launcher.Kind)
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(w.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") || !utf8.ValidString(k) || strings.IndexFunc(k, unicode.IsControl) >= 0 {
 			// keyed by the variable, so that the error names where it was set

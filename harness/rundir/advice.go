@@ -9,15 +9,18 @@ import (
 // readRules reads ncu's rules per kernel from the deep pass's details page;
 // an error says why there are none (no page, or the line that is wrong).
 func readRules(run *artifacts.Run) (map[string][]advice.Rule, error) {
-	if !run.Exists(artifacts.NcuDetails) {
+	if !hasExport(run, artifacts.NcuDetails) {
 		return nil, errNoDetails
 	}
-	r, closeFn, err := openExport(run, artifacts.NcuDetails, ncu.Options{})
+	a := advice.NewAccumulator()
+	errs, err := scanFiles(run, exportFiles(run, artifacts.NcuDetails), ncu.Options{}, a)
+	if err == nil {
+		err = errs[0]
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer closeFn()
-	return advice.FromReader(r, artifacts.NcuDetails)
+	return a.Rules(), nil
 }
 
 type noDetails struct{}

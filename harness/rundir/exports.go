@@ -2,7 +2,10 @@ package rundir
 
 import (
 	"io"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
@@ -60,7 +63,7 @@ func planExports(run *artifacts.Run, src sources) *exportReads {
 	if src.regions.ok && src.regions.export {
 		e.plan[src.regions.path] = e.plan[src.regions.path].or(uses{regions: true})
 	}
-	if run.Exists(artifacts.NcuRaw) {
+	if hasExport(run, artifacts.NcuRaw) {
 		e.plan[artifacts.NcuRaw] = e.plan[artifacts.NcuRaw].or(uses{sample: true, metrics: true})
 	}
 	return e
@@ -151,21 +154,95 @@ func scanExport(run *artifacts.Run, rel string, u uses, cfg Config) *scanned {
 	}
 
 	slices.Sort(cols)
-	r, closeFn, err := openExport(run, rel, ncu.Options{Metrics: slices.Compact(cols)})
-	if err != nil {
-		s.kernelsErr, s.regionsErr, s.sampleErr, s.metricsErr = err, err, err, err
-		return s
-	}
-	defer closeFn()
-	for _, f := range configErrs {
-		f()
-	}
 	hs := make([]ncu.Handler, len(cs))
 	for i, c := range cs {
 		hs[i] = c.h
 	}
-	for i, err := range ncu.Scan(r, rel, hs...) {
+	errs, err := scanFiles(run, exportFiles(run, rel), ncu.Options{Metrics: slices.Compact(cols)}, hs...)
+	if err != nil {
+		s.kernelsErr, s.regionsErr, s.sampleErr, s.metricsErr = err, err, err, err
+		return s
+	}
+	for _, f := range configErrs {
+		f()
+	}
+	for i, err := range errs {
 		cs[i].finish(err)
 	}
 	return s
+}
+
+// ExportFiles are the files a rebuild reads for the ncu export rel: rel
+// itself, or each rank's (see exportFiles).
+func ExportFiles(run *artifacts.Run, rel string) []string { return exportFiles(run, rel) }
+
+// exportFiles are the files of the export rel: rel itself, or for a deep
+// pass of several ranks (ncu/ranks/rank<R>/, workload.launcher) each rank's
+// file of that name, by rank. None: [rel], whose open says it is missing.
+func exportFiles(run *artifacts.Run, rel string) []string {
+	if run.Exists(rel) {
+		return []string{rel}
+	}
+	if files := rankFiles(run, rel); len(files) > 0 {
+		return files
+	}
+	return []string{rel}
+}
+
+// hasExport reports whether the run has the export rel, in one file or per
+// rank.
+func hasExport(run *artifacts.Run, rel string) bool {
+	return run.Exists(rel) || len(rankFiles(run, rel)) > 0
+}
+
+// rankFiles lists each rank's file named like rel that the run has
+// (artifacts.RankPath), by rank.
+func rankFiles(run *artifacts.Run, rel string) []string {
+	ents, err := os.ReadDir(run.Path(artifacts.NcuRanks))
+	if err != nil {
+		return nil
+	}
+	var ranks []int
+	for _, e := range ents {
+		if r, ok := strings.CutPrefix(e.Name(), "rank"); ok && e.IsDir() {
+			if n, err := strconv.Atoi(r); err == nil && n >= 0 && strconv.Itoa(n) == r {
+				ranks = append(ranks, n)
+			}
+		}
+	}
+	slices.Sort(ranks)
+	var out []string
+	for _, r := range ranks {
+		if f := artifacts.RankPath(strconv.Itoa(r), rel); run.Exists(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// scanFiles reads the files of one export, one after another, into the same
+// handlers (ncu.Scan per file, each named as itself in errors): a handler's
+// first error ends its launches, in whichever file. The error is the first
+// open's that failed.
+func scanFiles(run *artifacts.Run, files []string, opts ncu.Options, hs ...ncu.Handler) ([]error, error) {
+	errs := make([]error, len(hs))
+	for _, rel := range files {
+		r, closeFn, err := openExport(run, rel, opts)
+		if err != nil {
+			return nil, err
+		}
+		var live []ncu.Handler
+		var at []int
+		for i, h := range hs {
+			if errs[i] == nil {
+				live = append(live, h)
+				at = append(at, i)
+			}
+		}
+		for j, err := range ncu.Scan(r, rel, live...) {
+			errs[at[j]] = err
+		}
+		closeFn()
+	}
+	return errs, nil
 }

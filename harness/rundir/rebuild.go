@@ -135,7 +135,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 
 	sample, serr := sampleRegions(run, cfg)
 	errs = append(errs, writeRegions(run, artifacts.RegionsSampleDir, artifacts.RegionsSampleMD, artifacts.RegionsSampleJSON, sample, serr))
-	if serr != nil && run.Exists(artifacts.NcuRaw) {
+	if serr != nil && hasExport(run, artifacts.NcuRaw) {
 		errs = append(errs, serr)
 	}
 
@@ -207,7 +207,7 @@ func recordInputs(run *artifacts.Run) {
 // sampleRegions is the deep pass's sample by region, with the configured
 // metric groups.
 func sampleRegions(run *artifacts.Run, cfg Config) (*regions.Report, error) {
-	if !run.Exists(artifacts.NcuRaw) {
+	if !hasExport(run, artifacts.NcuRaw) {
 		return nil, errors.New("no deep-pass export (" + artifacts.NcuRaw + ")")
 	}
 	sc := cfg.scan(run, artifacts.NcuRaw, uses{sample: true})

@@ -39,7 +39,7 @@ var kernelSources = []source[*kernels.Table]{
 	{path: artifacts.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiKernels},
 	{path: artifacts.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
 	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readNcuKernels},
-	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", export: true, read: readNcuKernels},
+	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readNcuKernels},
 }
 
 // regionSources are where the run's NVTX regions (ncu/regions/, the
@@ -47,7 +47,7 @@ var kernelSources = []source[*kernels.Table]{
 var regionSources = []source[*regions.Report]{
 	{path: artifacts.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiRegions},
 	{path: artifacts.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readRunRegions},
-	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", export: true, read: readRunRegions},
+	{path: artifacts.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readRunRegions},
 }
 
 // stageSources are where the stages (wall times per repeat), the model and
@@ -56,6 +56,10 @@ var stageSources = []source[*workload.Report]{
 	{path: artifacts.Stage1Report, what: "the workload's report of stage 1, the plain run", read: readStages},
 	{path: artifacts.TimelineCupti, what: CuptiStagesWhat, every: true, present: hasCupti, read: readCuptiStages},
 }
+
+// hasDeepRaw reports whether the run has the deep pass's raw page, in one
+// file or per rank.
+func hasDeepRaw(run *artifacts.Run) bool { return hasExport(run, artifacts.NcuRaw) }
 
 // chosen is a source picked for a run, or why none was.
 type chosen[T any] struct {

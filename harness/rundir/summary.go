@@ -208,7 +208,7 @@ func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Tab
 		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
 	}
 
-	if !run.Exists(artifacts.NcuRaw) {
+	if !hasExport(run, artifacts.NcuRaw) {
 		in.MetricsMissing = "no deep-pass export (" + artifacts.NcuRaw + ")"
 	} else if sc := cfg.scan(run, artifacts.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
 		in.MetricsMissing = sc.metricsErr.Error()

@@ -62,6 +62,20 @@ func (s *Session) chooseTimeline(ctx context.Context) (*timeline, error) {
 		return s.tl, nil
 	}
 	want := s.Cfg.Timeline.Tool
+	if l := s.Cfg.Workload.Launcher; l.Multi() {
+		// Under ncu's replay a collective's duration is how long its
+		// rank waited for the other's profiler (fixtures/ncu/h200x2-*);
+		// nsys is not usable on the machines measured. The CUPTI
+		// library records every rank's plain run.
+		if want != "auto" && want != timelineCupti {
+			return nil, fmt.Errorf("timeline.tool=%s: a multi-GPU workload (workload.launcher.kind=%s) needs the CUPTI timeline (timeline.tool=cupti or auto): under ncu's replay a collective's time is how long a rank waited for another's profiler", want, l.Kind)
+		}
+		if err := s.cuptiUsable(); err != nil {
+			return nil, fmt.Errorf("a multi-GPU workload (workload.launcher.kind=%s) needs the CUPTI timeline: %w. Next: set CUDA_HOME to a CUDA toolkit with CUPTI (include/cupti.h, lib64/libcupti.so) and have a C compiler (gcc, or $CC)", l.Kind, err)
+		}
+		s.tl = &timeline{tool: timelineCupti, why: fmt.Sprintf(" (%d ranks under %s: the CUPTI library in every rank)", l.Ranks(), l.Kind)}
+		return s.tl, nil
+	}
 	if want == timelineNcu {
 		s.tl = &timeline{tool: timelineNcu, why: " (timeline.tool=ncu)"}
 		return s.tl, nil

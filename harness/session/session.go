@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
@@ -127,8 +129,8 @@ func (s *Session) spec() workload.Spec {
 		repeats = 1 // the session repeats the process (stage1)
 	}
 	return workload.Spec{
-		Argv: s.Cfg.Workload.Command(), Env: s.Cfg.Workload.Env, Inputs: s.Cfg.Workload.Inputs,
-		Repeats: repeats, Visible: visible(s.Cfg.Device), NVTXDomain: s.Cfg.NVTX.Domain,
+		Argv: s.Cfg.Workload.Launched(s.Cfg.Workload.Command()), Env: s.Cfg.Workload.Env, Inputs: s.Cfg.Workload.Inputs,
+		Repeats: repeats, Visible: visibleRanks(s.Cfg.Device, s.Cfg.Workload.Launcher.Ranks()), NVTXDomain: s.Cfg.NVTX.Domain,
 		Model: modelMap(s.Cfg.Model),
 	}
 }
@@ -203,6 +205,21 @@ func visible(device string) string {
 		return "0"
 	}
 	return device
+}
+
+// visibleRanks is CUDA_VISIBLE_DEVICES for n ranks from device on: "cuda:2"
+// with 2 ranks -> "2,3" (one GPU each; the launcher's ranks pick theirs by
+// LOCAL_RANK). One rank is visible's.
+func visibleRanks(device string, n int) string {
+	first, err := strconv.Atoi(strings.TrimPrefix(device, "cuda:"))
+	if n <= 1 || err != nil {
+		return visible(device)
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(first + i)
+	}
+	return strings.Join(ids, ",")
 }
 
 // modelMap is $DEEPPROF_MODEL: the profile's model section as it is
@@ -339,6 +356,13 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		return nil, fmt.Errorf("deep pass: %w", err)
 	}
 	deepDetails := []string{onceAgain}
+	if s.Cfg.Workload.Launcher.Multi() {
+		rsteps, err := s.rankSteps(mainDir, deep, ncuEnv, note, deepDetails)
+		if err != nil {
+			return nil, err
+		}
+		return s.withDeadlines(append(steps, rsteps...)), nil
+	}
 	if rangeReplay(deepReplay) {
 		deepDetails = append(deepDetails, fmt.Sprintf("if ncu refuses %s replay (an API range capture does not support, or kernels that differ between application passes), the deep pass runs once more with kernel replay, per-region numbers coming from the NVTX stack column; the refused attempt's log is kept as MAIN/%s",
 			deepReplay, deepRangeLog))
@@ -510,6 +534,9 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 	}
 	byID = index(steps)
 	run.Note("%s", byID[StepNcuDeep].Note)
+	if s.Cfg.Workload.Launcher.Multi() {
+		return s.deepRanks(ctx, run, steps)
+	}
 	var deepErr error
 	if rangeReplay(s.Cfg.NCU.ReplayMode) {
 		deepErr = s.deepRange(ctx, run, byID[StepNcuDeep], top)
@@ -836,9 +863,42 @@ func (s *Session) discover(ctx context.Context, run *artifacts.Run) {
 // the timing pass's kernels ("kernel functions (FILE) ").
 func (s *Session) cover(run *artifacts.Run, tab kernels.Table, what string) kernels.Table {
 	tl := s.Cfg.Timeline
+	tab = s.withoutCollectives(run, tab)
 	tab = tab.Covering(tl.Coverage, tl.TopN, tl.MaxKernels)
 	run.Note("deep-pass kernels: the top %d %sby total time cover %.1f%% of the timed GPU time (asked: %.0f%%, at least %d, at most %d kernels)",
 		len(tab.Kernels), what, 100*tab.Share(), 100*tl.Coverage, tl.TopN, tl.MaxKernels)
+	return tab
+}
+
+// withoutCollectives leaves the collectives (the kernels of category
+// communication, report.categories) out of the deep pass's choice, and says
+// which and why in a note: under ncu's replay a collective's duration is how
+// long its rank waited for the others' profilers (89.4 ms on one rank, 4.9
+// ms on the other for the same all-reduce: fixtures/ncu/h200x2-*), and
+// profiling one serializes the ranks it joins. Their times come from the
+// timeline. The coverage is then of the other kernels' time.
+func (s *Session) withoutCollectives(run *artifacts.Run, tab kernels.Table) kernels.Table {
+	cats, err := classify.Parse(s.Cfg.Report.Categories)
+	if err != nil {
+		return tab // validated with the configuration
+	}
+	var keep []kernels.Record
+	var left []string
+	ms := 0.0
+	for _, k := range tab.Kernels {
+		if cats.Of(k.Name) == classify.Communication {
+			left = append(left, fmt.Sprintf("%s (device %d, %.3f ms)", k.Name, k.Device, k.TotalMS))
+			ms += k.TotalMS
+			continue
+		}
+		keep = append(keep, k)
+	}
+	if len(left) == 0 {
+		return tab
+	}
+	run.Note("deep pass: %d collective kernel(s) left out, %.3f ms of timed GPU time: %s. Why: under ncu's replay a collective's duration is how long its rank waited for the others' profilers, and profiling it serializes the ranks it joins; its time is the timeline's (a CUPTI timeline of the plain run)",
+		len(left), ms, strings.Join(left, "; "))
+	tab.Kernels, tab.TotalMS = keep, tab.TotalMS-ms
 	return tab
 }
 

@@ -1,0 +1,213 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
+)
+
+// torchrunFake plays torchrun --no-python over fakeTools: it starts the
+// program once per rank with RANK set, each rank's records going to the
+// CUPTI folder as cupti-<pid>.tsv.gz (a recorded two-process run's files,
+// one per rank); the rank wrapper (package ranks' script) is played by
+// rankExec, what the script does, so that each rank's ncu sees its own argv.
+type torchrunFake struct {
+	*fakeTools
+	n        int
+	launches [][]string // each launcher invocation's argv
+	envs     [][]string // and its environment additions
+	rankArgv [][]string // what each rank ran
+	failRank int        // a rank whose ncu writes no report (-1 none)
+}
+
+var rankRecords = []string{"runs/any-cuda-cpp-two-processes/timeline/cupti/cupti-972.tsv.gz", "runs/any-cuda-cpp-two-processes/timeline/cupti/cupti-973.tsv.gz"}
+
+func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
+	i := slices.Index(c.Argv, "--no-python")
+	if !slices.Contains(c.Argv, "torch.distributed.run") || i < 0 {
+		return f.fakeTools.Run(ctx, c)
+	}
+	f.launches = append(f.launches, c.Argv)
+	f.envs = append(f.envs, c.Env)
+	prog := c.Argv[i+1:]
+	var res Result
+	for r := range f.n {
+		argv := prog
+		if len(prog) > 1 && strings.HasSuffix(prog[1], "rank-exec.py") {
+			argv = rankExec(prog[2:], r)
+			if r == f.failRank && filepath.Base(argv[0]) == "ncu" {
+				f.rankArgv = append(f.rankArgv, argv)
+				continue // no report from this rank's ncu
+			}
+		}
+		f.rankArgv = append(f.rankArgv, argv)
+		env := append(slices.Clone(c.Env), "RANK="+strconv.Itoa(r))
+		if dir, ok := envValue(c.Env, cuptilib.EnvOutDir); ok {
+			// each rank writes its own record file
+			if err := copyFile(fx+rankRecords[r%len(rankRecords)], filepath.Join(dir, filepath.Base(rankRecords[r%len(rankRecords)]))); err != nil {
+				return Result{}, err
+			}
+		}
+		if r > 0 { // one report per run: rank 0's
+			env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, "DEEPPROF_REPORT=") || strings.HasPrefix(e, cuptilib.EnvOutDir+"=") })
+		}
+		rr, err := f.fakeTools.Run(ctx, Command{Argv: argv, Env: env, Stdout: c.Stdout, Stderr: c.Stderr})
+		if err != nil {
+			return rr, err
+		}
+		if rr.ExitCode != 0 {
+			res = rr
+		}
+	}
+	return res, nil
+}
+
+// rankExec is what scripts harness/ranks/rank_exec.py does with its
+// arguments in rank r.
+func rankExec(args []string, r int) []string {
+	only, program := -1, 0
+	for len(args) > 0 && args[0] != "--" {
+		v, _ := strconv.Atoi(args[1])
+		if args[0] == "--only" {
+			only = v
+		} else {
+			program = v
+		}
+		args = args[2:]
+	}
+	args = args[1:]
+	if only >= 0 && only != r {
+		args = args[len(args)-program:]
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, artifacts.RankPlaceholder, strconv.Itoa(r))
+	}
+	return out
+}
+
+func envValue(env []string, key string) (string, bool) {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func rankConfig(t *testing.T, root, mode string) *config.Config {
+	cfg := testConfig(t, root)
+	cfg.NVTX.Include = nil
+	cfg.Timeline.Oracle = false
+	cfg.Device = "cuda:2"
+	cfg.Workload.Launcher = config.Launcher{Kind: config.LauncherTorchrun, NprocPerNode: 2, Argv: []string{}, DeepPass: mode}
+	require.NoError(t, cfg.Validate())
+	return cfg
+}
+
+// TestSessionRanks: a two-rank workload under torchrun. Every step runs
+// under the launcher with both GPUs visible; the deep pass is one ncu per
+// rank started by the wrapper the session wrote (never one ncu around the
+// launcher), each rank's report exported into ncu/ranks/rank<R>/, and the
+// rebuild reads both ranks' exports.
+func TestSessionRanks(t *testing.T) {
+	for _, mode := range []string{config.DeepLockstep, config.DeepOneAtATime} {
+		t.Run(mode, func(t *testing.T) {
+			root := t.TempDir()
+			f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: -1}
+			f.cuptiRun = ""
+			s := newSession(t, rankConfig(t, root, mode), f.fakeTools)
+			s.Runner = f
+			s.CUPTI = fakeCUPTI(t, true)
+			run, err := s.Run(context.Background())
+			require.NoError(t, err)
+			m := run.Manifest()
+			assert.Equal(t, artifacts.StatusComplete, m.Status, m.Reason)
+
+			for _, argv := range f.launches {
+				assert.Equal(t, []string{"python3", "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "--no-python"}, argv[:7])
+			}
+			for _, env := range f.envs {
+				assert.Contains(t, env, "CUDA_VISIBLE_DEVICES=2,3")
+			}
+			for _, argv := range f.calls {
+				if filepath.Base(argv[0]) == "ncu" && !slices.Contains(argv, "--import") && !slices.Contains(argv, "--list-sections") {
+					assert.NotContains(t, argv, "torch.distributed.run", "ncu runs inside a rank, never around the launcher")
+				}
+			}
+			deeps := 0
+			for _, argv := range f.rankArgv {
+				if filepath.Base(argv[0]) == "ncu" {
+					deeps++
+					out := argv[slices.Index(argv, "-o")+1]
+					assert.Regexp(t, `/ncu/ranks/rank[01]/deep$`, out)
+				}
+			}
+			assert.Equal(t, 2, deeps, "one ncu per rank")
+			if mode == config.DeepOneAtATime {
+				assert.Len(t, f.launches, 2+2, "stage1, timeline, two deep passes")
+			} else {
+				assert.Len(t, f.launches, 2+1, "stage1, timeline, one deep pass")
+			}
+			for r := range 2 {
+				for _, rel := range []string{artifacts.NcuDeepReport, artifacts.NcuRaw, artifacts.NcuDetails} {
+					assert.FileExists(t, run.Path(artifacts.RankPath(strconv.Itoa(r), rel)))
+				}
+			}
+			script, err := os.ReadFile(run.Path(artifacts.NcuRankExec))
+			require.NoError(t, err)
+			assert.Contains(t, string(script), "os.execvp")
+
+			// The rebuild read both ranks' deep-pass exports: the summary
+			// has the deep metrics of the top kernels.
+			sum, err := os.ReadFile(run.Path(artifacts.SummaryJSON))
+			require.NoError(t, err)
+			assert.NotContains(t, string(sum), "no deep-pass export")
+			assert.Equal(t, []string{artifacts.RankPath("0", artifacts.NcuRaw), artifacts.RankPath("1", artifacts.NcuRaw)}, rundir.ExportFiles(run, artifacts.NcuRaw))
+		})
+	}
+}
+
+// TestSessionRanksOneRankFails: a rank whose ncu writes no report leaves
+// the run partial, the other rank's report kept and used.
+func TestSessionRanksOneRankFails(t *testing.T) {
+	root := t.TempDir()
+	f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: 1}
+	f.cuptiRun = ""
+	s := newSession(t, rankConfig(t, root, config.DeepLockstep), f.fakeTools)
+	s.Runner = f
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rank 1: ncu wrote no report")
+	m := run.Manifest()
+	assert.Equal(t, artifacts.StatusPartial, m.Status)
+	a, ok := m.Find(artifacts.RankPath("1", artifacts.NcuDeepReport))
+	require.True(t, ok)
+	assert.Equal(t, artifacts.StatusMissing, a.Status)
+	assert.FileExists(t, run.Path(artifacts.RankPath("0", artifacts.NcuRaw)))
+	assert.Equal(t, []string{artifacts.RankPath("0", artifacts.NcuRaw)}, rundir.ExportFiles(run, artifacts.NcuRaw))
+	assert.Contains(t, strings.Join(m.Notes, "\n"), "1 of 2 ranks profiled")
+}
+
+// A multi-GPU workload refuses a timeline that replays its collectives.
+func TestSessionRanksRefuseNcuTimeline(t *testing.T) {
+	cfg := rankConfig(t, t.TempDir(), config.DeepLockstep)
+	cfg.Timeline.Tool = "ncu"
+	s := newSession(t, cfg, cuptiFake())
+	_, err := s.Plan("/main", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "needs the CUPTI timeline")
+}
