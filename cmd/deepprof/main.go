@@ -82,6 +82,11 @@ Usage:
   deepprof report [--top N] MAIN
       Rebuild every derived file of a run directory (kernels.md, kernels.json,
       ncu/regions/, report.md, manifest.json) from its raw ncu exports; no GPU.
+  deepprof merge --out MAIN RUN...
+      Gather the run directories of one multi-node session (each node's
+      deepprof profile, same configuration and launcher) into the new run
+      directory MAIN: every rank's CUPTI records and deep pass, stage 1 from
+      the node that has it; then rebuild it as one run. No GPU.
   deepprof diff [--threshold 5%] [--format md|json] RUN_A RUN_B
       Compare run B with run A (a run directory or a baseline file): stage
       times, kernels by name, regions, MFU. A change counts when it exceeds
@@ -109,6 +114,7 @@ func commands() []command {
 		{"kernels", runKernels},
 		{"regions", runRegions},
 		{"report", runReport},
+		{"merge", runMerge},
 		{"profile", runProfile},
 		{"diff", runDiff},
 		{"baseline", runBaseline},

@@ -254,10 +254,20 @@ For a program after --:
   model.prompt_tokens=... model.generated_tokens=...
                           its model's facts, for MFU (a program that writes no report has none)
 
+Several GPUs (a tensor-parallel model), one process (rank) per GPU:
+  workload.launcher.kind=torchrun workload.launcher.nproc_per_node=N
+                          every step runs under torchrun (--standalone --no-python), GPUs from
+                          device= on; the CUPTI timeline records every rank, the deep pass is
+                          one ncu per rank (collectives left out)
+  workload.launcher.deep_pass=lockstep|one_at_a_time
+                          the ranks under ncu at once (default) or one run per rank
+
 Examples:
   deepprof profile                                   # the default session: tiny-llama, random weights
   deepprof profile -- python3 my_generate.py --tokens 32
   deepprof profile nvtx.include=[forward] workload.repeats=3 -- ./build/my_runner --batch 8
+  deepprof profile workloads=tiny-llama-tp2          # tensor-parallel over 2 GPUs under torchrun
+  deepprof profile workload.launcher.kind=torchrun workload.launcher.nproc_per_node=4 -- python3 tp_generate.py
 `
 
 // splitCommand splits "deepprof profile" arguments at the first "--": what

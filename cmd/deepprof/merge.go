@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/merge"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
+)
+
+// runMerge is deepprof merge: package merge copies the nodes' raw outputs
+// into a new run directory, and the rebuild of deepprof report makes its
+// derived files.
+func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("merge", "merge --out MAIN RUN...", stderr)
+	out := fs.String("out", "", "the new run directory `MAIN` (must not exist)")
+	pos, help, err := parseFlags(fs, args)
+	if help || err != nil {
+		return err
+	}
+	if *out == "" {
+		return &usageError{"merge: --out MAIN is required: the new run directory to write"}
+	}
+	if len(pos) == 0 {
+		return &usageError{"merge: name the run directories to merge (one per node)"}
+	}
+	if _, err := os.Stat(*out); err == nil {
+		return &exitError{code: 2, err: fmt.Errorf("merge: %s exists: give a new directory", *out)}
+	}
+	plan, err := merge.Make(pos)
+	var notRun *artifacts.NotRunDirError
+	if errors.As(err, &notRun) {
+		return &exitError{code: 2, err: err}
+	}
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(*out)
+	if err != nil {
+		return err
+	}
+	run, err := artifacts.Create(filepath.Dir(abs), filepath.Base(abs), now())
+	if err != nil {
+		return err
+	}
+	if err := plan.Write(run); err != nil {
+		return err
+	}
+	rerr := rundir.Rebuild(run, reportConfig(run, stderr))
+	if err := run.WriteRebuiltManifest(now()); err != nil {
+		return errors.Join(rerr, err)
+	}
+	fmt.Fprintf(stdout, "%s: merged %d run directories, %d files, ranks %v\n", *out, len(pos), len(plan.Files), plan.Ranks())
+	if rerr != nil {
+		fmt.Fprintf(stdout, "%s: rebuilt in part; see %s for what is missing and why\n", *out, run.Path(artifacts.ReportMD))
+	}
+	readFirst(stdout, run)
+	return rerr
+}

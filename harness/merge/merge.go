@@ -1,0 +1,187 @@
+// Package merge gathers the run directories of one multi-node session into
+// one run directory: past one machine, each node runs deepprof profile with
+// the same configuration and launcher (its ranks' CUPTI records under
+// timeline/cupti/, each rank's deep pass under ncu/ranks/rank<R>/ named by
+// its global rank), and the merged directory holds every rank's raw
+// outputs, to be rebuilt by package rundir as one run.
+//
+// It copies raw files; it parses none and renders nothing. Files are
+// streamed (io.Copy), so the cost of a merge grows with the bytes copied
+// and its memory does not grow with the ranks.
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+)
+
+// Plan is what a merge copies: for each file of the merged run (relative
+// to it, slash form), the file it comes from.
+type Plan struct {
+	Files []Copy
+	// Notes say what was chosen where the inputs could disagree.
+	Notes []string
+}
+
+// Copy is one file of the merged run and its source.
+type Copy struct {
+	Rel  string // in the merged run
+	From string // a path on disk
+}
+
+// The files a merged run takes from one input only: the provenance from
+// the first; stage 1 and the plain-run reports from the first input that
+// has them (the node of rank 0 writes them).
+var (
+	fromFirst = []string{artifacts.ConfigYAML, artifacts.InputsYAML, artifacts.EnvJSON}
+	fromOne   = []string{artifacts.Stage1Report, artifacts.Stage1Log, artifacts.Stage1Runs,
+		artifacts.TimelineReport, artifacts.TimelineLog, artifacts.OracleJSON, artifacts.OracleLog, artifacts.NcuSections}
+)
+
+// Make plans the merge of the run directories dirs (each one node's run),
+// in the order given. Two inputs holding one rank's deep pass, or one
+// process's records, are an error naming both.
+func Make(dirs []string) (*Plan, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("merge: no run directory to merge")
+	}
+	runs := make([]*artifacts.Run, len(dirs))
+	for i, d := range dirs {
+		r, err := artifacts.Open(d)
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = r
+	}
+	p := &Plan{}
+	owner := map[string]string{} // merged rel -> input dir
+	add := func(rel, dir string) error {
+		if prev, ok := owner[rel]; ok {
+			return fmt.Errorf("merge: %s is in two run directories, %s and %s: each rank and each process must come from one node (were they recorded twice?)", rel, prev, dir)
+		}
+		owner[rel] = dir
+		p.Files = append(p.Files, Copy{Rel: rel, From: filepath.Join(dir, filepath.FromSlash(rel))})
+		return nil
+	}
+	one := func(run *artifacts.Run, rel string) (string, bool) {
+		for _, cand := range []string{rel, rel + ".gz"} {
+			if st, err := os.Stat(run.Path(cand)); err == nil && st.Mode().IsRegular() {
+				return cand, true
+			}
+		}
+		return "", false
+	}
+	for _, rel := range fromFirst {
+		if c, ok := one(runs[0], rel); ok {
+			if err := add(c, runs[0].Dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, rel := range fromOne {
+		for _, r := range runs {
+			if c, ok := one(r, rel); ok {
+				if err := add(c, r.Dir); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
+	}
+	for _, r := range runs {
+		for _, dir := range []string{artifacts.TimelineCupti, artifacts.NcuRanks} {
+			err := filepath.WalkDir(r.Path(dir), func(p string, d fs.DirEntry, err error) error {
+				if errors.Is(err, fs.ErrNotExist) && p == r.Path(dir) {
+					return fs.SkipDir
+				}
+				if err != nil || d.IsDir() {
+					return err
+				}
+				if !d.Type().IsRegular() {
+					return fmt.Errorf("merge: %s: not a regular file (a link is not followed)", p)
+				}
+				rel, err := filepath.Rel(r.Dir, p)
+				if err != nil {
+					return err
+				}
+				if artifacts.IsTemp(d.Name()) {
+					return nil // a write that never finished
+				}
+				return add(filepath.ToSlash(rel), r.Dir)
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, ok := owner[artifacts.NcuRankExec]; !ok {
+		for _, r := range runs {
+			if c, ok := one(r, artifacts.NcuRankExec); ok {
+				_ = add(c, r.Dir)
+				break
+			}
+		}
+	}
+	if len(runs) > 1 {
+		p.Notes = append(p.Notes, fmt.Sprintf("merged from %d run directories (%s); %s and %s are the first's, stage 1's files the first that has them",
+			len(runs), strings.Join(dirs, ", "), artifacts.EnvJSON, artifacts.ConfigYAML))
+	}
+	slices.SortFunc(p.Files, func(a, b Copy) int { return strings.Compare(a.Rel, b.Rel) })
+	return p, nil
+}
+
+// Write copies the plan's files into run, each written atomically, and
+// records them in its manifest as the inputs' raw files.
+func (p *Plan) Write(run *artifacts.Run) error {
+	for _, c := range p.Files {
+		if err := copyInto(run, c); err != nil {
+			return err
+		}
+	}
+	for _, n := range p.Notes {
+		run.Note("%s", n)
+	}
+	return nil
+}
+
+func copyInto(run *artifacts.Run, c Copy) error {
+	f, err := os.Open(c.From)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := os.MkdirAll(filepath.Dir(run.Path(c.Rel)), 0o755); err != nil {
+		return err
+	}
+	err = artifacts.WriteAtomic(run.Path(c.Rel), func(w io.Writer) error {
+		_, err := io.Copy(w, f)
+		return err
+	})
+	if err == nil {
+		run.Record(c.Rel, artifacts.StatusComplete, "")
+	}
+	return err
+}
+
+// Ranks lists the ranks whose deep pass the plan holds, from their folder
+// names (ncu/ranks/rank<R>/).
+func (p *Plan) Ranks() []string {
+	var out []string
+	for _, c := range p.Files {
+		if rest, ok := strings.CutPrefix(c.Rel, artifacts.NcuRanks+"/"); ok {
+			if d := path.Dir(rest); d != "." && !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
