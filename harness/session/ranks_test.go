@@ -61,7 +61,9 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 			}
 		}
 		if r > 0 { // one report per run: rank 0's
-			env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, "DEEPPROF_REPORT=") || strings.HasPrefix(e, cuptilib.EnvOutDir+"=") })
+			env = slices.DeleteFunc(env, func(e string) bool {
+				return strings.HasPrefix(e, "DEEPPROF_REPORT=") || strings.HasPrefix(e, cuptilib.EnvOutDir+"=")
+			})
 		}
 		rr, err := f.fakeTools.Run(ctx, Command{Argv: argv, Env: env, Stdout: c.Stdout, Stderr: c.Stderr})
 		if err != nil {
