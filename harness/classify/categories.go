@@ -11,6 +11,11 @@ import (
 // Other is the category of a kernel that no pattern matches.
 const Other = "other"
 
+// Communication is the category of the built-in table's collective and
+// other communication kernels (NCCL, custom all-reduce): the timeline
+// splits a phase's GPU time between these and compute.
+const Communication = "communication"
+
 // Category is one named kernel-name pattern.
 type Category struct {
 	Name    string
