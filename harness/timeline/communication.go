@@ -67,26 +67,29 @@ func communicationRule(rule func(string) bool) func(string) bool {
 }
 
 // splitsCommunication reports whether the phases split busy time between
-// communication and compute: the run has more than one process with
-// kernels, or a communication kernel.
+// communication and compute: the run has a communication kernel, or
+// several processes with kernels on more than one device ordinal between
+// them (ranks on their GPUs). Processes that share one GPU with no
+// collective (a program and the child it starts) are not ranks, nor is
+// one process's stray kernel on a second device. Ranks that each see only
+// their own GPU (device 0 everywhere, CUDA_VISIBLE_DEVICES per rank) are
+// told by their collectives.
 func (tl *Timeline) splitsCommunication(collective func(string) bool) bool {
+	devices := map[uint32]bool{}
 	withKernels := 0
 	for _, p := range tl.Processes {
 		if len(p.Kernels) > 0 {
 			withKernels++
 		}
-	}
-	if withKernels > 1 {
-		return true
-	}
-	for _, p := range tl.Processes {
 		for i := range p.Kernels {
-			if collective(p.Kernels[i].Name()) {
+			k := &p.Kernels[i]
+			devices[k.Device] = true
+			if collective(k.Name()) {
 				return true
 			}
 		}
 	}
-	return false
+	return withKernels > 1 && len(devices) > 1
 }
 
 // balance compares each phase across the scopes, phases in order of first

@@ -97,8 +97,8 @@ func TestStraggler(t *testing.T) {
 	assert.Equal(t, int64(40), rep.Scopes[1].Phases[0].Communication.ExposedCommunicationNS)
 }
 
-// TestNoCommunication: one process and no communication kernel: no split,
-// no balance, and phases.json as before.
+// TestNoCommunication: no communication kernel and no processes on
+// several GPUs: no split, no balance, and phases.json as before.
 func TestNoCommunication(t *testing.T) {
 	rep := build(t, phaseFile()).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
 	assert.Nil(t, rep.Balance)
@@ -113,7 +113,17 @@ func TestNoCommunication(t *testing.T) {
 	assert.NotContains(t, string(b), "communication")
 	assert.NotContains(t, string(b), "balance")
 
-	// Without a rule, two ranks are still compared: all compute.
+	// Two processes on one GPU with no collective (a program and its
+	// child) are not ranks; one process on two GPUs is not either.
+	compute := func(pid int) string {
+		return header(pid) + a(1005, 1, 1) + k(1010, 1050, 0, 7, 1, "gemm_kernel") + "E\t0\t0\n"
+	}
+	rep = build(t, compute(10), compute(11)).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	assert.Nil(t, rep.Balance)
+	assert.Nil(t, rep.Scopes[1].Run.Communication)
+	require.Len(t, build(t, phaseFile()).Phases(timeline.PhaseOptions{Depth: 1}).Scopes, 2, "phaseFile's process uses devices 0 and 1")
+
+	// Without a rule, two ranks on two GPUs are still compared: all compute.
 	rep = build(t, twoRanks()...).Phases(timeline.PhaseOptions{Depth: 1})
 	require.NotNil(t, rep.Scopes[0].Phases[0].Communication)
 	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 70}, rep.Scopes[0].Phases[0].Communication)

@@ -47,8 +47,9 @@
 //
 // # Communication
 //
-// In a run of several processes (the ranks of a tensor-parallel run under
-// torchrun, one per GPU), or one with collective kernels, each phase's busy
+// In a run with collective kernels (the ranks of a tensor-parallel run
+// under torchrun, one process per GPU), or with several processes with
+// kernels on more than one device between them, each phase's busy
 // time on a device is split between communication kernels and compute,
 // with the time they overlap, and the ranks' compute is compared
 // (PhaseReport.Balance: imbalance and straggler). Which kernel is

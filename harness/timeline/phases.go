@@ -29,8 +29,8 @@ type PhaseOptions struct {
 	// "communication" category, given here so that this package holds no
 	// name rule. Nil: no kernel is. It splits each phase's busy time
 	// (Phase.Communication) and compares the ranks (PhaseReport.Balance)
-	// only in a run with more than one process with kernels, or with a
-	// communication kernel.
+	// only in a run with a communication kernel, or with processes with
+	// kernels on more than one device between them.
 	Communication func(kernel string) bool
 }
 
@@ -42,8 +42,8 @@ type PhaseReport struct {
 	// Balance compares each phase's compute time across the scopes that
 	// launched kernels in it (the ranks of a tensor-parallel run), the
 	// phases in order of first appearance, then the whole run; nil unless
-	// the run has more than one process with kernels, or a communication
-	// kernel.
+	// the run has a communication kernel, or processes with kernels on
+	// more than one device between them.
 	Balance []RankBalance `json:"balance,omitempty"`
 }
 
@@ -96,8 +96,9 @@ type Phase struct {
 	Memcpy  CopyStats `json:"memcpy"`
 	Memset  CopyStats `json:"memset"`
 	// Communication splits BusyNS between communication kernels and the
-	// others; nil unless the run has more than one process with kernels,
-	// or a communication kernel (PhaseOptions.Communication).
+	// others; nil unless the run has a communication kernel
+	// (PhaseOptions.Communication), or processes with kernels on more
+	// than one device between them.
 	Communication *CommunicationSplit `json:"communication,omitempty"`
 }
 
