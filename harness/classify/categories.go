@@ -11,10 +11,10 @@ import (
 // Other is the category of a kernel that no pattern matches.
 const Other = "other"
 
-// Communication is the category of collectives (NCCL and custom
-// all-reduce kernels): the default specs' first, so that no other pattern
-// takes them. A multi-GPU session leaves them out of the deep pass and
-// reports them apart from compute.
+// Communication is the category of collectives and other communication
+// kernels (NCCL, custom all-reduce): the default specs' first, so that no
+// other pattern takes them. The timeline splits a phase's GPU time between
+// these and compute; a multi-GPU session leaves them out of the deep pass.
 const Communication = "communication"
 
 // Category is one named kernel-name pattern.

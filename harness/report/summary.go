@@ -46,6 +46,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	}
 	stagesSection(&b, s)
 	phases(&b, s.Phases)
+	communication(&b, s.Communication)
 	topKernels(&b, s.Kernels)
 	perRegion(&b, s.Regions)
 	mfu(&b, s.MFU, s.Stages, s.Environment.Model)
@@ -56,9 +57,30 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 }
 
 // Sections are the stakeholder summary's second-level headings, in order:
-// the HTML report and its browser test hold to them.
+// the HTML report and its browser test hold to them. A summary with
+// communication (a multi-rank run) has CommunicationSection too
+// (SectionsOf).
 var Sections = []string{"Findings", "What to try", "Stages", "GPU busy and idle per phase", "Top Kernels",
 	"Per-Region Breakdown", "MFU", "Top Operators", "Environment"}
+
+// CommunicationSection is the heading of the section that only a summary
+// with communication has, after "GPU busy and idle per phase".
+const CommunicationSection = "Communication"
+
+// SectionsOf are the second-level headings of s's summary, in order.
+func SectionsOf(s *summary.Summary) []string {
+	if s.Communication == nil {
+		return Sections
+	}
+	var out []string
+	for _, h := range Sections {
+		out = append(out, h)
+		if h == "GPU busy and idle per phase" {
+			out = append(out, CommunicationSection)
+		}
+	}
+	return out
+}
 
 // contextLine says in one line what ran where.
 func contextLine(e summary.Environment) string {
@@ -621,6 +643,50 @@ func phases(b *strings.Builder, p summary.Phases) {
 		"(overlapping kernels count twice). Gaps are the idle holes between two kernels; launch latency runs from the launch call's start to the kernel's start; "+
 		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound.\n\n",
 		p.Depth, mdtable.Percent(p.LaunchBoundIdleShare))
+}
+
+// communication renders "Communication", only for a summary that has it:
+// one table of phase × rank, then a line per phase on the ranks' balance.
+func communication(b *strings.Builder, c *summary.Communication) {
+	if c == nil {
+		return
+	}
+	b.WriteString("## " + CommunicationSection + "\n\n")
+	t := mdtable.Table{
+		Header: []string{"phase", "process", "GPU", "compute ms", "communication ms", "overlapped ms", "exposed ms", "collectives"},
+		Right:  []bool{false, true, true, true, true, true, true, true},
+	}
+	for _, r := range c.Rows {
+		name := mdtable.EscapeCell(r.Phase)
+		if r.Phase == "" {
+			name = "(whole run)"
+		}
+		t.Rows = append(t.Rows, []string{name, fmt.Sprint(r.ProcessID), fmt.Sprint(r.Device), mdtable.Fixed(r.ComputeMS, 3),
+			mdtable.Fixed(r.CommunicationMS, 3), mdtable.Fixed(r.OverlapMS, 3), mdtable.Fixed(r.ExposedCommunicationMS, 3), fmt.Sprint(r.Collectives)})
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	for _, r := range c.Balance {
+		name := mdtable.EscapeCell(r.Phase)
+		if r.Phase == "" {
+			name = "The whole run" // a phrase, not a name: it opens the line
+		}
+		switch {
+		case r.Straggler == nil:
+			fmt.Fprintf(b, "- %s: one rank, nothing to compare.\n", name)
+		case r.Imbalance == nil:
+			fmt.Fprintf(b, "- %s: compute from %s to %s ms across %d ranks; a rank computed nothing; most on process %d (GPU %d).\n",
+				name, mdtable.Fixed(r.MinComputeMS, 3), mdtable.Fixed(r.MaxComputeMS, 3), r.Ranks, r.Straggler.ProcessID, r.Straggler.Device)
+		default:
+			fmt.Fprintf(b, "- %s: imbalance %sx (compute %s ms max / %s ms min across %d ranks); the straggler is process %d (GPU %d).\n",
+				name, mdtable.Fixed(*r.Imbalance, 2), mdtable.Fixed(r.MaxComputeMS, 3), mdtable.Fixed(r.MinComputeMS, 3), r.Ranks, r.Straggler.ProcessID, r.Straggler.Device)
+		}
+	}
+	b.WriteString("\nFrom the run's CUPTI timeline, per phase and rank (one process on one GPU). Communication is the time any communication kernel " +
+		"(the category communication: NCCL collectives and the like) runs on the GPU, compute the time any other kernel does, each counted once however many overlap; " +
+		"overlapped is the time both run at once (a collective on another stream), exposed the communication with no compute beside it. " +
+		"Imbalance is the most compute time of a rank over the least; the straggler computes longest, and in a collective the other ranks wait for it: " +
+		"their communication time holds that wait.\n\n")
 }
 
 func safeDiv(a, b float64) float64 {

@@ -199,3 +199,41 @@ func section(t *testing.T, md, title string) string {
 	t.Fatalf("no section %q", title)
 	return ""
 }
+
+// TestSummaryMarkdownCommunication: the section "Communication" is absent
+// from a single-process summary with no collectives, and a balance line
+// says when there is nothing to compare or no ratio (SYNTHETIC numbers).
+func TestSummaryMarkdownCommunication(t *testing.T) {
+	phase := func(name string, compute int64) timeline.Phase {
+		return timeline.Phase{Name: name, Kernels: 1, SpanNS: 1e7, BusyNS: compute,
+			Communication: &timeline.CommunicationSplit{ComputeNS: compute}}
+	}
+	single := &timeline.PhaseReport{Depth: 1, Scopes: []timeline.PhaseScope{{ProcessID: 1, Run: timeline.Phase{SpanNS: 1, BusyNS: 1, Kernels: 1}}}}
+	s := summary.Build(summary.Inputs{RunID: "r", Phases: single}, summary.Options{})
+	assert.Nil(t, s.Communication)
+	assert.Equal(t, Sections, SectionsOf(s))
+	var b bytes.Buffer
+	require.NoError(t, SummaryMarkdown(&b, s, nil))
+	assert.NotContains(t, b.String(), "## Communication")
+
+	rep := &timeline.PhaseReport{Depth: 1,
+		Scopes: []timeline.PhaseScope{
+			{ProcessID: 1, Device: 0, Phases: []timeline.Phase{phase("a|b", 2e6)}, Run: phase("", 2e6)},
+			{ProcessID: 2, Device: 1, Run: phase("", 0)},
+		},
+		Balance: []timeline.RankBalance{
+			{Phase: "a|b", Ranks: 1, MaxComputeNS: 2e6, MinComputeNS: 2e6},
+			{Phase: "", Ranks: 2, MaxComputeNS: 2e6, MinComputeNS: 0, Straggler: &timeline.Rank{ProcessID: 1}},
+		}}
+	s = summary.Build(summary.Inputs{RunID: "r", Phases: rep}, summary.Options{})
+	require.NotNil(t, s.Communication)
+	assert.Equal(t, []string{"Findings", "What to try", "Stages", "GPU busy and idle per phase", "Communication", "Top Kernels",
+		"Per-Region Breakdown", "MFU", "Top Operators", "Environment"}, SectionsOf(s))
+	b.Reset()
+	require.NoError(t, SummaryMarkdown(&b, s, nil))
+	sec := section(t, b.String(), "Communication")
+	assert.Contains(t, sec, "| a\\|b | 1 | 0 | 2.000 | 0.000 | 0.000 | 0.000 | 0 |\n")
+	assert.Contains(t, sec, "- a\\|b: one rank, nothing to compare.\n")
+	assert.Contains(t, sec, "- The whole run: compute from 0.000 to 2.000 ms across 2 ranks; a rank computed nothing; most on process 1 (GPU 0).\n")
+	assert.NotContains(t, section(t, b.String(), "Findings"), "Communication takes", "no communication time, no finding")
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
@@ -153,6 +154,16 @@ func readCuptiRegions(run *artifacts.Run, _ string, cfg Config) (*regions.Report
 	return agg.Report(artifacts.TimelineCupti), nil
 }
 
+// isCommunication is the report's rule for a communication kernel: its
+// category (report.categories, else classify's table) is "communication".
+func (c Config) isCommunication() func(kernel string) bool {
+	cats := c.Summary.Categories
+	if cats == nil {
+		cats = classify.Default()
+	}
+	return func(kernel string) bool { return cats.Of(kernel) == classify.Communication }
+}
+
 // writeTimeline writes the CUPTI timeline's derived files: the trace, the
 // phases and the check against the oracle. It returns the phases at depth 1
 // (nil without a timeline) for the summary.
@@ -187,7 +198,7 @@ func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regi
 	} else {
 		run.Record(artifacts.TimelineTrace, artifacts.StatusComplete, "")
 	}
-	ph := tl.Phases(timeline.PhaseOptions{Depth: 1})
+	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, Communication: cfg.isCommunication()})
 	b, err := json.MarshalIndent(ph, "", "  ")
 	if err == nil {
 		err = run.Write(artifacts.TimelinePhases, append(b, '\n'))

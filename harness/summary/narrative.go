@@ -10,6 +10,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/advice"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
+	"github.com/llm-perf-opt/deepprof/harness/phase"
 )
 
 // Narrative is the summary's reading of its own numbers: the findings that
@@ -181,6 +182,13 @@ func narrate(s *Summary) Narrative {
 				"%s %s host-bound (GPU busy %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\") or batch more requests per step before tuning kernels.",
 				join(names), isAre(len(names)), join(busy))})
 		}
+	}
+
+	// 2b. Communication, in a multi-rank run: the decode phase's rank
+	// that communicates most.
+	if r := communicationFinding(s); r != nil {
+		say("Communication takes %.1f%% of %s's GPU time on process %d (GPU %d): %.3f ms of collectives, %.3f ms of them exposed (no compute beside them).",
+			100*r.Share, r.Label(), r.ProcessID, r.Device, r.CommunicationMS, r.ExposedCommunicationMS)
 	}
 
 	// 3. Where the kernel time goes, by category.
@@ -478,4 +486,39 @@ func Short(name string) string {
 		s = s[:57] + "..."
 	}
 	return s
+}
+
+// communicationFinding is the communication row the findings name: in the
+// decode phase's region (the whole run when the timeline has none with
+// communication), the rank whose GPU time is most communication; nil
+// without communication.
+func communicationFinding(s *Summary) *CommunicationRow {
+	c := s.Communication
+	if c == nil {
+		return nil
+	}
+	pick := func(phase string) *CommunicationRow {
+		var best *CommunicationRow
+		for i, r := range c.Rows {
+			if r.Phase == phase && r.CommunicationMS > 0 && (best == nil || r.Share > best.Share) {
+				best = &c.Rows[i]
+			}
+		}
+		return best
+	}
+	// The decode phase's region: the range the workload pushed it as, or,
+	// for stages read from NVTX ranges, the range itself.
+	if reg, ok := phaseRegions(s)[phase.Decode]; ok {
+		if r := pick(reg); r != nil {
+			return r
+		}
+	}
+	for _, st := range s.Stages.Rows {
+		if st.Phase == phase.Decode {
+			if r := pick(st.Name); r != nil {
+				return r
+			}
+		}
+	}
+	return pick("")
 }

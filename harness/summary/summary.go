@@ -1,7 +1,8 @@
 // Package summary computes the stakeholder summary of a run: the typed data
 // behind stakeholder_summary.md and summary.json (environment, per-stage
 // times, MFU, top operators, top kernels with category and bound, regions,
-// GPU busy and idle per phase from a CUPTI timeline, and a narrative written
+// GPU busy and idle per phase from a CUPTI timeline, communication against
+// compute per rank in a multi-GPU run, and a narrative written
 // from those numbers).
 //
 // It reads no files and renders nothing: package session reads the run
@@ -138,7 +139,10 @@ type Summary struct {
 	Kernels     Kernels     `json:"kernels"`
 	Regions     Regions     `json:"regions"`
 	Phases      Phases      `json:"phases"`
-	Narrative   Narrative   `json:"narrative"`
+	// Communication is nil (absent from summary.json) unless the run has
+	// communication kernels, or processes with kernels on several devices.
+	Communication *Communication `json:"communication,omitempty"`
+	Narrative     Narrative      `json:"narrative"`
 
 	workloadRanges json.RawMessage // the workload report's "ranges"
 }
@@ -348,6 +352,7 @@ func Build(in Inputs, opt Options) *Summary {
 	s.Kernels = topKernels(in, opt, s.Environment.Peak)
 	s.Regions = regionRows(in)
 	s.Phases = phaseRows(in)
+	s.Communication = communication(in)
 	s.Narrative = narrate(s)
 	return s
 }

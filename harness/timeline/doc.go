@@ -1,10 +1,11 @@
 // Package timeline turns CUPTI record files (package cupti, one file per
 // CUDA process) into a timeline, kept per process, and says what it tells:
 // kernels attributed to NVTX ranges, as ncu launches for the kernel and
-// region aggregators; per-phase GPU time, idle time, launch latency and
-// copies; and the CPU wall time of each NVTX range instance. It reads and
-// computes; it renders nothing (package report renders tables, package
-// trace writes the Chrome trace) and runs nothing.
+// region aggregators; per-phase GPU time, idle time, launch latency,
+// copies, and communication against compute across ranks; and the CPU
+// wall time of each NVTX range instance. It reads and computes; it renders
+// nothing (package report renders tables, package trace writes the Chrome
+// trace) and runs nothing.
 //
 // # Attribution
 //
@@ -43,4 +44,16 @@
 // complete), so a process's records are held in memory until it is built:
 // memory grows with the number of records: reading and attributing 1M
 // kernels (with their launch calls) allocates about 0.6 GB.
+//
+// # Communication
+//
+// In a run with collective kernels (the ranks of a tensor-parallel run
+// under torchrun, one process per GPU), or with several processes with
+// kernels on more than one device between them, each phase's busy
+// time on a device is split between communication kernels and compute,
+// with the time they overlap, and the ranks' compute is compared
+// (PhaseReport.Balance: imbalance and straggler). Which kernel is
+// communication is the caller's rule (PhaseOptions.Communication: package
+// classify's category); this package holds no name rule and does not
+// import classify.
 package timeline

@@ -24,6 +24,14 @@ type PhaseOptions struct {
 	// TopGaps is how many of the largest gaps each phase keeps (0: the
 	// default, DefaultTopGaps).
 	TopGaps int
+	// Communication says whether a kernel (by its name, Kernel.Name) is a
+	// collective or other communication kernel: package classify's
+	// "communication" category, given here so that this package holds no
+	// name rule. Nil: no kernel is. It splits each phase's busy time
+	// (Phase.Communication) and compares the ranks (PhaseReport.Balance)
+	// only in a run with a communication kernel, or with processes with
+	// kernels on more than one device between them.
+	Communication func(kernel string) bool
 }
 
 // PhaseReport is what the timeline tells per phase, per process and device.
@@ -31,6 +39,12 @@ type PhaseReport struct {
 	Depth                int          `json:"depth"`
 	LaunchBoundIdleShare float64      `json:"launch_bound_idle_share"`
 	Scopes               []PhaseScope `json:"scopes"`
+	// Balance compares each phase's compute time across the scopes that
+	// launched kernels in it (the ranks of a tensor-parallel run), the
+	// phases in order of first appearance, then the whole run; nil unless
+	// the run has a communication kernel, or processes with kernels on
+	// more than one device between them.
+	Balance []RankBalance `json:"balance,omitempty"`
 }
 
 // PhaseScope is one process on one device.
@@ -81,6 +95,11 @@ type Phase struct {
 	Latency Latency   `json:"launch_latency"`
 	Memcpy  CopyStats `json:"memcpy"`
 	Memset  CopyStats `json:"memset"`
+	// Communication splits BusyNS between communication kernels and the
+	// others; nil unless the run has a communication kernel
+	// (PhaseOptions.Communication), or processes with kernels on more
+	// than one device between them.
+	Communication *CommunicationSplit `json:"communication,omitempty"`
 }
 
 // GapStats summarize the idle gaps between kernels.
@@ -134,11 +153,15 @@ type busy struct {
 	first, last string
 }
 
-// busyTimes merges kernels, in start order, into busy stretches per device.
-func busyTimes(ks []Kernel) map[uint32][]busy {
+// busyTimes merges kernels, in start order, into busy stretches per device:
+// every kernel, or those keep keeps when it is not nil.
+func busyTimes(ks []Kernel, keep func(*Kernel) bool) map[uint32][]busy {
 	out := map[uint32][]busy{}
 	for i := range ks {
 		k := &ks[i]
+		if keep != nil && !keep(k) {
+			continue
+		}
 		bs := out[k.Device]
 		if n := len(bs); n > 0 && k.Start <= bs[n-1].end {
 			if k.End > bs[n-1].end {
@@ -158,6 +181,8 @@ type phaseAcc struct {
 	list  []*instAcc
 	lat   []int64
 	top   int
+	// collectives counts the phase's own communication kernels.
+	collectives int64
 }
 
 func newPhaseAcc(name string, top int) *phaseAcc {
@@ -183,9 +208,12 @@ func (in *instAcc) activity(start, end int64) {
 	in.last = max(in.last, end)
 }
 
-func (a *phaseAcc) kernel(in *instAcc, k *Kernel) {
+func (a *phaseAcc) kernel(in *instAcc, k *Kernel, collective bool) {
 	in.activity(k.Start, k.End)
 	a.p.Kernels++
+	if collective {
+		a.collectives++
+	}
 	a.p.KernelNS += k.End - k.Start
 	if k.API != nil {
 		a.lat = append(a.lat, k.Start-k.API.Start)
@@ -230,25 +258,67 @@ func (a *phaseAcc) copy(in *instAcc, c *Copy) {
 	s.Bytes += c.Bytes
 }
 
+// within is the stretches of bs (in time order) that overlap [s, e).
+func within(bs []busy, s, e int64) []busy {
+	j, _ := slices.BinarySearchFunc(bs, s, func(b busy, t int64) int {
+		if b.end <= t {
+			return -1
+		}
+		return 1
+	})
+	k := j
+	for k < len(bs) && bs[k].start < e {
+		k++
+	}
+	return bs[j:k]
+}
+
+// busyIn is the time of bs inside [s, e).
+func busyIn(bs []busy, s, e int64) int64 {
+	var ns int64
+	for _, b := range within(bs, s, e) {
+		ns += min(b.end, e) - max(b.start, s)
+	}
+	return ns
+}
+
+// deviceBusy is one device's busy stretches: every kernel's, and, when the
+// run's busy time is split (split), the communication kernels' and the
+// others'.
+type deviceBusy struct {
+	all, compute, communication []busy
+	split                       bool
+}
+
 // finish sums the instances' spans against the device's busy stretches.
-func (a *phaseAcc) finish(bs []busy, origin int64) Phase {
+func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 	slices.SortFunc(a.list, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
+	var cs *CommunicationSplit
+	if db.split {
+		cs = &CommunicationSplit{Collectives: a.collectives}
+	}
 	for i, in := range a.list {
 		s, e := in.spanStart(), in.spanEnd()
 		a.p.SpanNS += e - s
-		j, _ := slices.BinarySearchFunc(bs, s, func(b busy, t int64) int {
-			if b.end <= t {
-				return -1
-			}
-			return 1
-		})
-		for first := j; j < len(bs) && bs[j].start < e; j++ {
-			a.p.BusyNS += min(bs[j].end, e) - max(bs[j].start, s)
-			if j > first {
+		bs := within(db.all, s, e)
+		for j, b := range bs {
+			a.p.BusyNS += min(b.end, e) - max(b.start, s)
+			if j > 0 {
 				p := bs[j-1]
-				a.gap(Gap{AtNS: p.end - origin, NS: bs[j].start - p.end, Before: p.last, After: bs[j].first, Instance: i + 1})
+				a.gap(Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: p.last, After: b.first, Instance: i + 1})
 			}
 		}
+		if cs != nil {
+			cs.ComputeNS += busyIn(db.compute, s, e)
+			cs.CommunicationNS += busyIn(db.communication, s, e)
+		}
+	}
+	if cs != nil {
+		// Busy is the union of compute and communication, so what is in
+		// both is what the union does not add: |A|+|B|-|A∪B|.
+		cs.OverlapNS = cs.ComputeNS + cs.CommunicationNS - a.p.BusyNS
+		cs.ExposedCommunicationNS = cs.CommunicationNS - cs.OverlapNS
+		a.p.Communication = cs
 	}
 	a.p.Instances = len(a.list)
 	if a.p.Gaps.Largest == nil {
@@ -306,6 +376,10 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 		top = DefaultTopGaps
 	}
 	rep := &PhaseReport{Depth: opt.Depth, LaunchBoundIdleShare: LaunchBoundIdleShare, Scopes: []PhaseScope{}}
+	collective := communicationRule(opt.Communication)
+	split := tl.splitsCommunication(collective)
+	isCollective := func(k *Kernel) bool { return collective(k.Name()) }
+	isCompute := func(k *Kernel) bool { return !collective(k.Name()) }
 	for _, p := range tl.Processes {
 		type devAcc struct {
 			run    *phaseAcc
@@ -343,13 +417,18 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			return pa, pa.inst(r)
 		}
 		origin := p.Header.StartNS
-		stretches := busyTimes(p.Kernels)
+		stretches := busyTimes(p.Kernels, nil)
+		var compute, communication map[uint32][]busy
+		if split {
+			compute, communication = busyTimes(p.Kernels, isCompute), busyTimes(p.Kernels, isCollective)
+		}
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
 			a := dev(k.Device)
-			a.run.kernel(a.run.inst(nil), k)
+			c := split && isCollective(k)
+			a.run.kernel(a.run.inst(nil), k, c)
 			if pa, in := phase(a, k.Range); pa != nil {
-				pa.kernel(in, k)
+				pa.kernel(in, k, c)
 			}
 		}
 		for i := range p.Copies {
@@ -368,13 +447,16 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 		for _, d := range ids {
 			a := devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
-			bs := stretches[d]
-			sc := PhaseScope{ProcessID: p.Header.PID, Device: d, Run: a.run.finish(bs, origin), Phases: make([]Phase, 0, len(a.order))}
+			db := deviceBusy{all: stretches[d], compute: compute[d], communication: communication[d], split: split}
+			sc := PhaseScope{ProcessID: p.Header.PID, Device: d, Run: a.run.finish(db, origin), Phases: make([]Phase, 0, len(a.order))}
 			for _, pa := range a.order {
-				sc.Phases = append(sc.Phases, pa.finish(bs, origin))
+				sc.Phases = append(sc.Phases, pa.finish(db, origin))
 			}
 			rep.Scopes = append(rep.Scopes, sc)
 		}
+	}
+	if split {
+		rep.Balance = balance(rep.Scopes)
 	}
 	return rep
 }

@@ -1,0 +1,140 @@
+package timeline
+
+// CommunicationSplit divides a phase's busy time on one device between
+// communication kernels (NCCL collectives and the like:
+// PhaseOptions.Communication) and the others, compute. Each is the union of
+// its kernels' intervals inside the phase's spans, whichever phase launched
+// them, as BusyNS is, so ComputeNS + CommunicationNS - OverlapNS = BusyNS.
+type CommunicationSplit struct {
+	// ComputeNS is the time some non-communication kernel runs.
+	ComputeNS int64 `json:"compute_ns"`
+	// CommunicationNS is the time some communication kernel runs. In a
+	// collective every rank waits for the last to join, so a rank's
+	// communication time holds its wait for the slower ranks.
+	CommunicationNS int64 `json:"communication_ns"`
+	// OverlapNS is the time both run at once (a collective on one stream
+	// beside compute on another).
+	OverlapNS int64 `json:"overlap_ns"`
+	// ExposedCommunicationNS is CommunicationNS - OverlapNS: communication
+	// with no compute beside it.
+	ExposedCommunicationNS int64 `json:"exposed_communication_ns"`
+	// Collectives counts the phase's own communication kernels (launched
+	// inside it), as Phase.Kernels counts all of them.
+	Collectives int64 `json:"collectives"`
+}
+
+// RankBalance compares one phase's compute time (CommunicationSplit's
+// ComputeNS) across the scopes, one process on one device, that launched
+// kernels in it: under torchrun, its ranks.
+type RankBalance struct {
+	// Phase is the region's path; "" for the whole run.
+	Phase string `json:"phase"`
+	// Ranks counts the scopes compared.
+	Ranks        int   `json:"ranks"`
+	MaxComputeNS int64 `json:"max_compute_ns"`
+	MinComputeNS int64 `json:"min_compute_ns"`
+	// Imbalance is MaxComputeNS / MinComputeNS; nil with fewer than two
+	// ranks or a rank with no compute.
+	Imbalance *float64 `json:"imbalance,omitempty"`
+	// Straggler is the rank with the most compute (the first in scope
+	// order at a tie): in a collective the others wait for it. Nil with
+	// fewer than two ranks.
+	Straggler *Rank `json:"straggler,omitempty"`
+}
+
+// Rank names a scope: one process on one device.
+type Rank struct {
+	ProcessID int64  `json:"process_id"`
+	Device    uint32 `json:"device"`
+}
+
+// communicationRule is rule, remembering each kernel name's answer (the
+// rule is a regular expression; a run repeats few names many times); a nil
+// rule says no kernel is communication.
+func communicationRule(rule func(string) bool) func(string) bool {
+	if rule == nil {
+		return func(string) bool { return false }
+	}
+	seen := map[string]bool{}
+	return func(name string) bool {
+		v, ok := seen[name]
+		if !ok {
+			v = rule(name)
+			seen[name] = v
+		}
+		return v
+	}
+}
+
+// splitsCommunication reports whether the phases split busy time between
+// communication and compute: the run has a communication kernel, or
+// several processes with kernels on more than one device ordinal between
+// them (ranks on their GPUs). Processes that share one GPU with no
+// collective (a program and the child it starts) are not ranks, nor is
+// one process's stray kernel on a second device. Ranks that each see only
+// their own GPU (device 0 everywhere, CUDA_VISIBLE_DEVICES per rank) are
+// told by their collectives.
+func (tl *Timeline) splitsCommunication(collective func(string) bool) bool {
+	devices := map[uint32]bool{}
+	withKernels := 0
+	for _, p := range tl.Processes {
+		if len(p.Kernels) > 0 {
+			withKernels++
+		}
+		for i := range p.Kernels {
+			k := &p.Kernels[i]
+			devices[k.Device] = true
+			if collective(k.Name()) {
+				return true
+			}
+		}
+	}
+	return withKernels > 1 && len(devices) > 1
+}
+
+// balance compares each phase across the scopes, phases in order of first
+// appearance (scope by scope), then the whole run.
+func balance(scopes []PhaseScope) []RankBalance {
+	var order []string
+	byName := map[string]*RankBalance{}
+	add := func(sc *PhaseScope, p *Phase) {
+		if p.Kernels == 0 || p.Communication == nil {
+			return
+		}
+		b := byName[p.Name]
+		if b == nil {
+			b = &RankBalance{Phase: p.Name}
+			byName[p.Name] = b
+			order = append(order, p.Name)
+		}
+		c := p.Communication.ComputeNS
+		b.Ranks++
+		if b.Ranks == 1 || c > b.MaxComputeNS {
+			b.MaxComputeNS = c
+			b.Straggler = &Rank{ProcessID: sc.ProcessID, Device: sc.Device}
+		}
+		if b.Ranks == 1 || c < b.MinComputeNS {
+			b.MinComputeNS = c
+		}
+	}
+	for i := range scopes {
+		for j := range scopes[i].Phases {
+			add(&scopes[i], &scopes[i].Phases[j])
+		}
+	}
+	for i := range scopes { // the whole run, last
+		add(&scopes[i], &scopes[i].Run)
+	}
+	out := make([]RankBalance, 0, len(order))
+	for _, name := range order {
+		b := byName[name]
+		if b.Ranks < 2 {
+			b.Straggler = nil
+		} else if b.MinComputeNS > 0 {
+			v := float64(b.MaxComputeNS) / float64(b.MinComputeNS)
+			b.Imbalance = &v
+		}
+		out = append(out, *b)
+	}
+	return out
+}
