@@ -59,3 +59,56 @@ func TestSelectionZeroIsCUDA0(t *testing.T) {
 	assert.Equal(t, "cuda:0", Selection{}.String())
 	assert.Equal(t, "0", Selection{}.CUDAVisibleDevices())
 }
+
+func TestParseVisible(t *testing.T) {
+	gpu := "GPU-a534c9a9-6a07-4cfe-15db-62d7cae8e4d1"
+	mig := "MIG-4f7c9a0e-1b2d-5e6f-8a9b-0c1d2e3f4a5b"
+	for _, tc := range []struct {
+		value   string
+		want    Selection
+		str     string
+		visible string
+	}{
+		{"", Selection{All: true}, "all GPUs", ""},
+		{"  ", Selection{All: true}, "all GPUs", ""},
+		{"1", Selection{Index: 1}, "cuda:1", "1"},
+		{"1,0", Selection{Index: 1, More: []Selection{{Index: 0}}}, "cuda:1,cuda:0", "1,0"},
+		{" 2, 0 ,1", Selection{Index: 2, More: []Selection{{Index: 0}, {Index: 1}}}, "cuda:2,cuda:0,cuda:1", "2,0,1"},
+		{gpu + ",3", Selection{UUID: gpu, More: []Selection{{Index: 3}}}, gpu + ",cuda:3", gpu + ",3"},
+		{mig, Selection{UUID: mig}, mig, mig},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			sel, err := ParseVisible(tc.value)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, sel)
+			assert.Equal(t, tc.str, sel.String())
+			assert.Equal(t, tc.visible, sel.CUDAVisibleDevices())
+			assert.Equal(t, tc.value == mig, sel.IsMIG())
+		})
+	}
+}
+
+func TestParseVisibleErrors(t *testing.T) {
+	for _, tc := range []struct {
+		value, want string
+	}{
+		{"0,,1", `CUDA_VISIBLE_DEVICES=0,,1: "": want a device index from 0, GPU-<uuid> or MIG-<uuid>, separated by commas`},
+		{"-1", `CUDA_VISIBLE_DEVICES=-1: "-1": want a device index from 0, GPU-<uuid> or MIG-<uuid>, separated by commas`},
+		{"cuda:0", `CUDA_VISIBLE_DEVICES=cuda:0: "cuda:0": want a device index from 0, GPU-<uuid> or MIG-<uuid>, separated by commas`},
+		{"+1", `CUDA_VISIBLE_DEVICES=+1: "+1": want a device index from 0, GPU-<uuid> or MIG-<uuid>, separated by commas`},
+		{"GPU-", `CUDA_VISIBLE_DEVICES=GPU-: "GPU-": want a device index from 0, GPU-<uuid> or MIG-<uuid>, separated by commas`},
+		{"0,1,0", "CUDA_VISIBLE_DEVICES=0,1,0: 0 is named twice"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			_, err := ParseVisible(tc.value)
+			require.EqualError(t, err, tc.want)
+		})
+	}
+}
+
+func TestSelectionDevices(t *testing.T) {
+	sel := Selection{Index: 1, More: []Selection{{Index: 0, More: []Selection{{Index: 5}}}}}
+	assert.Equal(t, []Selection{{Index: 1}, {Index: 0}}, sel.Devices())
+	assert.Nil(t, Selection{All: true, Index: 3}.Devices())
+	assert.Equal(t, []Selection{{}}, Selection{}.Devices())
+}

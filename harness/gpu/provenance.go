@@ -24,17 +24,27 @@ type Provenance struct {
 	NVMLVersion string `json:"nvml_version"`
 	// DeviceCount is the number of GPUs NVML sees (MIG instances not counted).
 	DeviceCount int `json:"device_count"`
-	// CUDAVisibleDevices is the value the workload runs with.
+	// CUDAVisibleDevices is the value the workload runs with; "" when it
+	// is unset and the workload may use every GPU.
 	CUDAVisibleDevices string `json:"cuda_visible_devices"`
-	// Selected is the GPU profiled: for a MIG selection, its parent GPU.
+	// Selected is the GPU profiled, the first of Used: for a MIG
+	// selection, its parent GPU.
 	Selected GPU `json:"selected"`
 	// MIGDevice is the MIG instance profiled, when one was selected.
 	MIGDevice *MIGDevice `json:"mig_device,omitempty"`
+	// Used holds the GPUs the workload may use, in the order its CUDA
+	// processes number them (CUDA device 0 first): those
+	// CUDAVisibleDevices names, or every GPU when it is "". For a MIG
+	// instance, its parent GPU.
+	Used []GPU `json:"used"`
+	// Topology says how each pair of used GPUs is linked, the pairs by
+	// NVML index (0–1, 0–2, 1–2); empty with one used GPU.
+	Topology []Link `json:"topology"`
 	// GPUs holds every GPU, by index.
 	GPUs []GPU `json:"gpus"`
 	// Unsupported lists the fields left zero because the GPU does not
 	// support them (NVML's ERROR_NOT_SUPPORTED), as JSON paths such as
-	// "gpus[0].power_limit_w"; empty when none.
+	// "gpus[0].power_limit_w" or "topology[0].nvlinks"; empty when none.
 	Unsupported []string `json:"unsupported"`
 }
 
@@ -79,12 +89,14 @@ type MIGDevice struct {
 // programs build, on machines without a GPU.
 func Open() nvml.Interface { return nvml.New() }
 
-// Collect initializes lib, reads the provenance of every GPU and of the
-// selected one, and shuts lib down. Any NVML failure is an error naming the
-// call ("nvml: DeviceGetName(0): ERROR_UNKNOWN"), except ERROR_NOT_SUPPORTED
-// for clocks, power limit and MIG mode, which leaves the field zero and
-// lists it in Unsupported. Selecting a GPU that does not exist, or a whole
-// GPU that has MIG enabled, is an error.
+// Collect initializes lib, reads the provenance of every GPU, of the ones
+// sel lets the workload use and of the links between those, and shuts lib
+// down. Any NVML failure is an error naming the call ("nvml:
+// DeviceGetName(0): ERROR_UNKNOWN"), except ERROR_NOT_SUPPORTED for clocks,
+// power limit, MIG mode, NVLink, P2P status and topology, which leaves the
+// field zero and lists it in Unsupported. Selecting a GPU that does not
+// exist, the same GPU twice, or a whole GPU that has MIG enabled, is an
+// error.
 func Collect(lib nvml.Interface, sel Selection) (p Provenance, err error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		if ret == nvml.ERROR_LIBRARY_NOT_FOUND || ret == nvml.ERROR_DRIVER_NOT_LOADED {
@@ -118,16 +130,21 @@ func Collect(lib nvml.Interface, sel Selection) (p Provenance, err error) {
 		return Provenance{}, fmt.Errorf("nvml: DeviceGetCount() = 0: %w; deepprof profiles NVIDIA GPUs: run it on a GPU machine", ErrNoGPU)
 	}
 	c.p.GPUs = make([]GPU, c.p.DeviceCount)
+	c.devs = make([]nvml.Device, c.p.DeviceCount)
 	for i := range c.p.GPUs {
 		dev, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
 			return Provenance{}, callError(ret, "DeviceGetHandleByIndex(%d)", i)
 		}
+		c.devs[i] = dev
 		if c.p.GPUs[i], err = c.gpu(i, dev); err != nil {
 			return Provenance{}, err
 		}
 	}
-	if err := c.selectGPU(lib, sel); err != nil {
+	if err := c.use(lib, sel); err != nil {
+		return Provenance{}, err
+	}
+	if err := c.topology(); err != nil {
 		return Provenance{}, err
 	}
 	return c.p, nil
@@ -135,7 +152,8 @@ func Collect(lib nvml.Interface, sel Selection) (p Provenance, err error) {
 
 // collector gathers one Provenance.
 type collector struct {
-	p Provenance
+	p    Provenance
+	devs []nvml.Device // by NVML index
 }
 
 // callError wraps a non-success NVML return with the call that returned it.
@@ -246,57 +264,102 @@ func (c *collector) mig(i int, dev nvml.Device, field string) (MIGInfo, error) {
 	return m, nil
 }
 
-// selectGPU resolves sel against the GPUs found and fills Selected,
-// MIGDevice and CUDAVisibleDevices.
-func (c *collector) selectGPU(lib nvml.Interface, sel Selection) error {
+// use resolves sel against the GPUs found and fills CUDAVisibleDevices,
+// Used, Selected and MIGDevice.
+func (c *collector) use(lib nvml.Interface, sel Selection) error {
 	c.p.CUDAVisibleDevices = sel.CUDAVisibleDevices()
-	idx := -1
-	switch {
-	case sel.IsMIG():
-		mig, err := c.migDevice(lib, sel.UUID)
+	if sel.All {
+		for _, g := range c.p.GPUs {
+			if err := wholeGPU(g); err != nil {
+				return err
+			}
+		}
+		c.p.Used = append([]GPU{}, c.p.GPUs...)
+		c.p.Selected = c.p.Used[0]
+		return nil
+	}
+	devs := sel.Devices()
+	whole := map[int]bool{}
+	for k, d := range devs {
+		// One device is a device= setting; a list is CUDA_VISIBLE_DEVICES.
+		name := "device=" + d.String()
+		if len(devs) > 1 {
+			name = fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s: %s", c.p.CUDAVisibleDevices, d.CUDAVisibleDevices())
+		}
+		idx, err := c.resolve(lib, d, k == 0, name)
 		if err != nil {
 			return err
 		}
+		if !d.IsMIG() {
+			if whole[idx] {
+				return fmt.Errorf("%s: GPU %d is named twice", name, idx)
+			}
+			whole[idx] = true
+		}
+		c.p.Used = append(c.p.Used, c.p.GPUs[idx])
+	}
+	c.p.Selected = c.p.Used[0]
+	return nil
+}
+
+// resolve returns the NVML index of the GPU of d: for a MIG instance, its
+// parent; the MIG instance of the first device is recorded in MIGDevice.
+// name is d for errors.
+func (c *collector) resolve(lib nvml.Interface, d Selection, first bool, name string) (int, error) {
+	idx := -1
+	switch {
+	case d.IsMIG():
+		mig, err := c.migDevice(lib, d.UUID, first)
+		if err != nil {
+			return 0, err
+		}
 		parent, ret := mig.GetDeviceHandleFromMigDeviceHandle()
 		if ret != nvml.SUCCESS {
-			return callError(ret, "DeviceGetDeviceHandleFromMigDeviceHandle(%s)", sel.UUID)
+			return 0, callError(ret, "DeviceGetDeviceHandleFromMigDeviceHandle(%s)", d.UUID)
 		}
 		if idx, ret = parent.GetIndex(); ret != nvml.SUCCESS {
-			return callError(ret, "DeviceGetIndex(parent of %s)", sel.UUID)
+			return 0, callError(ret, "DeviceGetIndex(parent of %s)", d.UUID)
 		}
 		if idx < 0 || idx >= len(c.p.GPUs) {
-			return fmt.Errorf("device=%s: parent GPU index %d is not among the %s", sel, idx, c.found())
+			return 0, fmt.Errorf("%s: parent GPU index %d is not among the %s", name, idx, c.found())
 		}
-		c.p.Selected = c.p.GPUs[idx]
-		return nil
-	case sel.UUID != "":
+		return idx, nil
+	case d.UUID != "":
 		for i, g := range c.p.GPUs {
-			if g.UUID == sel.UUID {
+			if g.UUID == d.UUID {
 				idx = i
 			}
 		}
 		if idx < 0 {
-			return fmt.Errorf("device=%s: no such GPU; %s", sel, c.found())
+			return 0, fmt.Errorf("%s: no such GPU; %s", name, c.found())
 		}
 	default:
-		if sel.Index < 0 || sel.Index >= len(c.p.GPUs) {
-			return fmt.Errorf("device=%s: no such GPU; %s", sel, c.found())
+		if d.Index < 0 || d.Index >= len(c.p.GPUs) {
+			return 0, fmt.Errorf("%s: no such GPU; %s", name, c.found())
 		}
-		idx = sel.Index
+		idx = d.Index
 	}
-	g := c.p.GPUs[idx]
+	return idx, wholeGPU(c.p.GPUs[idx])
+}
+
+// wholeGPU refuses a whole GPU that has MIG enabled: CUDA runs on its MIG
+// instances only.
+func wholeGPU(g GPU) error {
 	if g.MIG.Enabled {
 		return fmt.Errorf("GPU %d (%s) has MIG enabled: choose a MIG instance with device=MIG-<uuid> (nvidia-smi -L lists them)", g.Index, g.Name)
 	}
-	c.p.Selected = g
 	return nil
 }
 
-// migDevice looks up a MIG instance by UUID and records it in MIGDevice.
-func (c *collector) migDevice(lib nvml.Interface, uuid string) (nvml.Device, error) {
+// migDevice looks up a MIG instance by UUID and, when record is set,
+// records it in MIGDevice.
+func (c *collector) migDevice(lib nvml.Interface, uuid string, record bool) (nvml.Device, error) {
 	mig, ret := lib.DeviceGetHandleByUUID(uuid)
 	if ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("%w (%s)", callError(ret, "DeviceGetHandleByUUID(%s)", uuid), c.found())
+	}
+	if !record {
+		return mig, nil
 	}
 	d := MIGDevice{UUID: uuid}
 	if d.Name, ret = mig.GetName(); ret != nvml.SUCCESS {

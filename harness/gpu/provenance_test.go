@@ -115,12 +115,29 @@ func TestCollectHealthyH200(t *testing.T) {
 
 	recorded, err := os.ReadFile("testdata/h200-recorded.json")
 	require.NoError(t, err)
-	assert.Equal(t, string(recorded), string(got), "mock differs from the real H200's recording")
+	assert.JSONEq(t, string(recorded), string(recordedFields(t, recorded, got)), "mock differs from the real H200's recording")
 	assert.Len(t, lib.InitCalls(), 1)
 	assert.Len(t, lib.ShutdownCalls(), 1)
 
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/gpu"), goldie.WithNameSuffix(""))
 	g.Assert(t, "collect-h200.json", got)
+}
+
+// recordedFields returns got with only the top-level fields the recording
+// has: it was made before Collect wrote used and topology.
+func recordedFields(t *testing.T, recorded, got []byte) []byte {
+	t.Helper()
+	var rec, all map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(recorded, &rec))
+	require.NoError(t, json.Unmarshal(got, &all))
+	for k := range all {
+		if _, ok := rec[k]; !ok {
+			delete(all, k)
+		}
+	}
+	b, err := json.Marshal(all)
+	require.NoError(t, err)
+	return b
 }
 
 func TestCollectSelectsSecondGPU(t *testing.T) {

@@ -159,6 +159,16 @@ func environment(b *strings.Builder, e summary.Environment) {
 		add("GPU memory", "unknown")
 	}
 	add("compute capability", orMissing(e.ComputeCapability))
+	if len(e.GPUsUsed) > 0 {
+		var used []string
+		for _, g := range e.GPUsUsed {
+			used = append(used, mdtable.EscapeCell(g))
+		}
+		add("GPUs used (CUDA order)", strings.Join(used, ", "))
+	}
+	for _, l := range e.GPULinks {
+		add("GPU link", mdtable.EscapeCell(l))
+	}
 	add("driver", orMissing(e.Driver))
 	add("CUDA (driver)", orMissing(e.CUDA))
 	for _, name := range sortedKeys(e.Tools) {

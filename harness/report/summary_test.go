@@ -237,3 +237,28 @@ func TestSummaryMarkdownCommunication(t *testing.T) {
 	assert.Contains(t, sec, "- The whole run: compute from 0.000 to 2.000 ms across 2 ranks; a rank computed nothing; most on process 1 (GPU 0).\n")
 	assert.NotContains(t, section(t, b.String(), "Findings"), "Communication takes", "no communication time, no finding")
 }
+
+// TestSummaryMarkdownGPUsUsed: with several GPUs, the environment names
+// them in CUDA order and says how each pair is linked, a row each; with one
+// GPU it says neither. SYNTHETIC GPUs.
+func TestSummaryMarkdownGPUsUsed(t *testing.T) {
+	g0, g1 := gpu.GPU{Index: 0, Name: "NVIDIA H200"}, gpu.GPU{Index: 1, Name: "NVIDIA H200"}
+	in := summary.Inputs{RunID: "r", GPU: &g1, Used: []gpu.GPU{g1, g0}, Links: []string{"GPU 0 – GPU 1: 18 NVLinks (NV18)"}}
+	s := summary.Build(in, summary.Options{})
+	assert.Equal(t, []string{"GPU 1 NVIDIA H200", "GPU 0 NVIDIA H200"}, s.Environment.GPUsUsed)
+	assert.Equal(t, []string{"GPU 0 – GPU 1: 18 NVLinks (NV18)"}, s.Environment.GPULinks)
+	var b bytes.Buffer
+	require.NoError(t, SummaryMarkdown(&b, s, nil))
+	env := gfmTables(t, b.Bytes())
+	rows := env[len(env)-1]
+	assert.Contains(t, rows, []string{"GPUs used (CUDA order)", "GPU 1 NVIDIA H200, GPU 0 NVIDIA H200"})
+	assert.Contains(t, rows, []string{"GPU link", "GPU 0 – GPU 1: 18 NVLinks (NV18)"})
+
+	in.Used, in.Links = []gpu.GPU{g1}, nil
+	s = summary.Build(in, summary.Options{})
+	assert.Nil(t, s.Environment.GPUsUsed)
+	b.Reset()
+	require.NoError(t, SummaryMarkdown(&b, s, nil))
+	assert.NotContains(t, b.String(), "GPUs used")
+	assert.NotContains(t, b.String(), "GPU link")
+}

@@ -182,6 +182,10 @@ func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Tab
 		if env.GPU != nil {
 			g := env.GPU.Selected
 			in.GPU, in.Driver, in.CUDA = &g, env.GPU.Driver, env.GPU.CUDADriverVersion
+			in.Used = env.GPU.Used
+			for _, l := range env.GPU.Topology {
+				in.Links = append(in.Links, l.Line)
+			}
 		} else {
 			in.EnvMissing = "no GPU in " + artifacts.EnvJSON + ": " + env.GPUError
 		}

@@ -41,6 +41,12 @@ type Inputs struct {
 	EnvMissing string
 	Tools      map[string]string // profiler name → version
 
+	// Used are the GPUs the workload could use, in CUDA order, and Links
+	// how each pair of them is linked, one line each (env.json's used and
+	// topology lines); nil in an env.json written before it had them.
+	Used  []gpu.GPU
+	Links []string
+
 	Workload        *workload.Report // stage1/report.json
 	WorkloadMissing string
 	// WorkloadSource says where the stages come from when it is not the
@@ -163,6 +169,12 @@ type Environment struct {
 	Peak        *gpu.Peak `json:"peak,omitempty"`
 	PeakMissing string    `json:"peak_missing,omitempty"`
 	Missing     string    `json:"missing,omitempty"`
+
+	// GPUsUsed names the GPUs the workload could use, in CUDA order
+	// ("GPU 1 NVIDIA H200"), and GPULinks how each pair is linked ("GPU 0
+	// – GPU 1: 18 NVLinks (NV18)"); both empty with one GPU.
+	GPUsUsed []string `json:"gpus_used,omitempty"`
+	GPULinks []string `json:"gpu_links,omitempty"`
 }
 
 // Stages are the workload's stage times over repeats.
@@ -361,6 +373,12 @@ func environment(in Inputs, opt Options) Environment {
 	e := Environment{Driver: in.Driver, CUDA: in.CUDA, Tools: in.Tools, Missing: in.EnvMissing}
 	if in.GPU != nil {
 		e.GPU, e.MemoryBytes, e.ComputeCapability = in.GPU.Name, in.GPU.MemoryTotalBytes, in.GPU.ComputeCapability
+	}
+	if len(in.Used) > 1 {
+		for _, g := range in.Used {
+			e.GPUsUsed = append(e.GPUsUsed, fmt.Sprintf("GPU %d %s", g.Index, g.Name))
+		}
+		e.GPULinks = in.Links
 	}
 	if in.Workload != nil {
 		e.Frameworks = in.Workload.Versions
