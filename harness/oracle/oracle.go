@@ -6,7 +6,11 @@
 // prefill and its decode loop each inside a profiler session of their own,
 // CUDA activity only (scripts/workloads/hf_causal_lm.py, oracle()). The
 // workload writes the figures to timeline/oracle-torch-profiler.json, so the
-// check is redone offline, from the run directory alone.
+// check is redone offline, from the run directory alone. A tensor-parallel
+// run (one process per GPU under torchrun) writes one file for all its
+// ranks: phases and kernels summed over them, as the timeline's regions sum
+// over its processes, and each rank's own figures, with its collective
+// (NCCL) time, which is checked against the timeline's on the same device.
 //
 // It reads and compares; it does not run anything, and it renders nothing.
 package oracle
@@ -17,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 )
@@ -34,6 +39,27 @@ type Figures struct {
 	// Overhead is torch.profiler's own cost on the machine, when the
 	// workload measured it (deepprof's default one does).
 	Overhead *Overhead `json:"overhead,omitempty"`
+	// Ranks holds each process's own figures when the workload ran as
+	// several ranks (tensor parallel under torchrun, issue 17); Phases and
+	// Kernels are then the sums over every rank, as the timeline's regions
+	// sum over every process. Empty for a single process.
+	Ranks []RankFigures `json:"ranks,omitempty"`
+}
+
+// RankFigures is one rank's share of the oracle's figures.
+type RankFigures struct {
+	Rank int `json:"rank"`
+	// Device is the CUDA ordinal the rank's process ran on, as that process
+	// sees it (torch.cuda.current_device()): the timeline's launches carry
+	// the same.
+	Device int `json:"device"`
+	// CollectiveMS and CollectiveLaunches are the rank's communication
+	// kernels (package classify's "communication" category) inside the
+	// phases.
+	CollectiveMS       float64  `json:"collective_ms"`
+	CollectiveLaunches int64    `json:"collective_launches"`
+	Phases             []Phase  `json:"phases"`
+	Kernels            []Kernel `json:"kernels"`
 }
 
 // Overhead is whole generates timed in the oracle's process, alternating
@@ -90,7 +116,87 @@ func Read(data []byte, file string) (*Figures, error) {
 			return nil, fmt.Errorf("%s:%d: kernel %q: want a name, a finite total_ms >= 0 and calls >= 1", file, line(data, k.Name), k.Name)
 		}
 	}
+	if err := readRanks(&f, data, file); err != nil {
+		return nil, err
+	}
 	return &f, nil
+}
+
+// readRanks validates f.Ranks; an error names the line of the rank's object.
+func readRanks(f *Figures, data []byte, file string) error {
+	if len(f.Ranks) == 0 {
+		return nil
+	}
+	lines := rankLines(data)
+	at := func(i int) int {
+		if i < len(lines) {
+			return lines[i]
+		}
+		return line(data, "ranks")
+	}
+	seen := map[int]bool{}
+	for i, r := range f.Ranks {
+		switch {
+		case r.Rank < 0 || r.Device < 0:
+			return fmt.Errorf("%s:%d: ranks[%d]: want rank >= 0 and device >= 0, got rank %d, device %d", file, at(i), i, r.Rank, r.Device)
+		case seen[r.Rank]:
+			return fmt.Errorf("%s:%d: ranks[%d]: rank %d appears twice", file, at(i), i, r.Rank)
+		case !finite(r.CollectiveMS) || r.CollectiveMS < 0 || r.CollectiveLaunches < 0:
+			return fmt.Errorf("%s:%d: rank %d: want a finite collective_ms >= 0 and collective_launches >= 0, got %v ms, %d launches", file, at(i), r.Rank, r.CollectiveMS, r.CollectiveLaunches)
+		}
+		seen[r.Rank] = true
+		for _, p := range r.Phases {
+			if p.Range == "" || !finite(p.KernelMS) || p.KernelMS < 0 || p.Launches < 0 {
+				return fmt.Errorf("%s:%d: rank %d: phase %q: want a range name, a finite kernel_ms >= 0 and launches >= 0", file, at(i), r.Rank, p.Range)
+			}
+		}
+		for _, k := range r.Kernels {
+			if k.Name == "" || !finite(k.TotalMS) || k.TotalMS < 0 || k.Calls < 1 {
+				return fmt.Errorf("%s:%d: rank %d: kernel %q: want a name, a finite total_ms >= 0 and calls >= 1", file, at(i), r.Rank, k.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// rankLines is the line where each element of the top-level "ranks" array
+// opens, in order (nil when it cannot be walked: Read has decoded data, so
+// only an odd layout gets here).
+func rankLines(data []byte) []int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if t != "ranks" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil
+		}
+		var out []int
+		for dec.More() {
+			off := dec.InputOffset()
+			for off < int64(len(data)) && strings.ContainsRune(" \t\r\n,", rune(data[off])) {
+				off++
+			}
+			out = append(out, jsonpos.Line(data, off))
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return out
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -105,11 +211,13 @@ func line(data []byte, s string) int {
 }
 
 // Tolerances of the check (issue 13): kernel time per phase within 3 %,
-// each of the top 5 kernels within 5 %, launch counts equal.
+// each of the top 5 kernels within 5 %, launch counts equal; with several
+// ranks (issue 17), each rank's collective (NCCL) time within 5 %.
 const (
-	PhaseTolerance  = 0.03
-	KernelTolerance = 0.05
-	TopKernels      = 5
+	PhaseTolerance      = 0.03
+	KernelTolerance     = 0.05
+	TopKernels          = 5
+	CollectiveTolerance = 0.05
 )
 
 // Measured is the timeline's side of the check.
@@ -119,11 +227,15 @@ type Measured struct {
 	Phases map[string]Phase
 	// Kernels by name: totals over the same phases.
 	Kernels map[string]Kernel
+	// Collectives by CUDA device ordinal: the communication kernels'
+	// (package classify) total and launches over the same phases, for the
+	// oracle's Ranks; nil when it has none.
+	Collectives map[int]Phase
 }
 
 // Row is one compared figure.
 type Row struct {
-	What     string  `json:"what"` // "phase prefill", "kernel NAME"
+	What     string  `json:"what"` // "phase prefill", "kernel NAME", "collectives rank 1 (device 1)"
 	OracleMS float64 `json:"oracle_ms"`
 	TimedMS  float64 `json:"timeline_ms"`
 	// Diff is (timeline - oracle) / oracle; 0 when both are 0.
@@ -136,8 +248,9 @@ type Row struct {
 }
 
 // Check compares a timeline with the oracle: every phase, then the
-// oracle's top kernels. The rows come in that order; the check passes when
-// every row is OK.
+// oracle's top kernels, then each rank's collectives (when the oracle has
+// ranks). The rows come in that order; the check passes when every row is
+// OK.
 func Check(f *Figures, m Measured) []Row {
 	var rows []Row
 	for _, p := range f.Phases {
@@ -160,6 +273,20 @@ func Check(f *Figures, m Measured) []Row {
 		}
 		got, ok := m.Kernels[k.Name]
 		rows = append(rows, row("kernel "+k.Name, Phase{KernelMS: k.TotalMS, Launches: k.Calls}, Phase{KernelMS: got.TotalMS, Launches: got.Calls}, ok, KernelTolerance))
+	}
+	ranksOn := map[int][]int{}
+	for _, r := range f.Ranks {
+		ranksOn[r.Device] = append(ranksOn[r.Device], r.Rank)
+	}
+	for _, r := range f.Ranks {
+		got, ok := m.Collectives[r.Device]
+		want := Phase{KernelMS: r.CollectiveMS, Launches: r.CollectiveLaunches}
+		x := row(fmt.Sprintf("collectives rank %d (device %d)", r.Rank, r.Device), want, got, ok || r.CollectiveLaunches == 0, CollectiveTolerance)
+		if on := ranksOn[r.Device]; len(on) > 1 {
+			// The timeline tells ranks apart by device only.
+			x.OK, x.Why = false, fmt.Sprintf("ranks %v all ran on device %d: the timeline cannot tell them apart", on, r.Device)
+		}
+		rows = append(rows, x)
 	}
 	return rows
 }

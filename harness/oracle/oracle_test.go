@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,6 +54,87 @@ func TestReadErrorsArePositioned(t *testing.T) {
 	} {
 		_, err := Read([]byte(c.doc), "o.json")
 		if assert.Error(t, err, c.doc) {
+			assert.Contains(t, err.Error(), c.want)
+		}
+	}
+}
+
+const ranksDoc = `{
+ "tool": "torch.profiler", "torch": "2.11", "activities": ["CUDA"], "repeats": 1, "domain": "", "device": "H200",
+ "phases": [{"range": "prefill", "kernel_ms": 20, "launches": 200}],
+ "kernels": [{"name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "total_ms": 4, "calls": 16}, {"name": "gemm", "total_ms": 16, "calls": 184}],
+ "ranks": [
+  {"rank": 0, "device": 0, "collective_ms": 2, "collective_launches": 8,
+   "phases": [{"range": "prefill", "kernel_ms": 10, "launches": 100}],
+   "kernels": [{"name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "total_ms": 2, "calls": 8}]},
+  {"rank": 1, "device": 1, "collective_ms": 2, "collective_launches": 8,
+   "phases": [{"range": "prefill", "kernel_ms": 10, "launches": 100}],
+   "kernels": [{"name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "total_ms": 2, "calls": 8}]}
+ ]
+}`
+
+func TestRanks(t *testing.T) {
+	f, err := Read([]byte(ranksDoc), "o.json")
+	require.NoError(t, err)
+	require.Len(t, f.Ranks, 2)
+	assert.Equal(t, RankFigures{Rank: 1, Device: 1, CollectiveMS: 2, CollectiveLaunches: 8,
+		Phases:  []Phase{{Range: "prefill", KernelMS: 10, Launches: 100}},
+		Kernels: []Kernel{{Name: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", TotalMS: 2, Calls: 8}}}, f.Ranks[1])
+	m := Measured{
+		Phases:      map[string]Phase{"prefill": {KernelMS: 20, Launches: 200}},
+		Kernels:     map[string]Kernel{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": {TotalMS: 4, Calls: 16}, "gemm": {TotalMS: 16, Calls: 184}},
+		Collectives: map[int]Phase{0: {KernelMS: 2.09, Launches: 8}, 1: {KernelMS: 1.91, Launches: 8}},
+	}
+	rows := Check(f, m)
+	require.Len(t, rows, 5)
+	assert.Equal(t, "collectives rank 0 (device 0)", rows[3].What)
+	assert.Equal(t, CollectiveTolerance, rows[3].Tolerance)
+	assert.True(t, rows[3].OK, "+4.5 %% is within 5 %%")
+	assert.True(t, rows[4].OK, "-4.5 %% is within 5 %%")
+	assert.True(t, Passed(rows))
+
+	m.Collectives = map[int]Phase{0: {KernelMS: 2.2, Launches: 8}, 1: {KernelMS: 2, Launches: 9}}
+	rows = Check(f, m)
+	assert.False(t, rows[3].OK)
+	assert.Contains(t, rows[3].Why, "+10.0 %")
+	assert.Contains(t, rows[4].Why, "launches differ: oracle 8, timeline 9")
+
+	m.Collectives = map[int]Phase{0: {KernelMS: 2, Launches: 8}}
+	rows = Check(f, m)
+	assert.True(t, rows[3].OK)
+	assert.Equal(t, "not in the timeline", rows[4].Why)
+
+	// Without ranks, the rows are those of a single process, whatever the
+	// timeline holds.
+	f.Ranks = nil
+	assert.Len(t, Check(f, m), 3)
+}
+
+func TestRanksSharingADeviceFail(t *testing.T) {
+	f, err := Read([]byte(strings.Replace(ranksDoc, `"rank": 1, "device": 1`, `"rank": 1, "device": 0`, 1)), "o.json")
+	require.NoError(t, err)
+	rows := Check(f, Measured{Collectives: map[int]Phase{0: {KernelMS: 4, Launches: 16}}})
+	assert.Contains(t, rows[len(rows)-1].Why, "ranks [0 1] all ran on device 0")
+}
+
+func TestRanksErrorsArePositioned(t *testing.T) {
+	for _, c := range []struct{ old, new, want string }{
+		{`"rank": 1, "device": 1, "collective_ms": 2`, `"rank": 1, "device": 1, "collective_ms": -2`, `o.json:9: rank 1: want a finite collective_ms >= 0`},
+		{`"rank": 1, "device": 1`, `"rank": 0, "device": 1`, `o.json:9: ranks[1]: rank 0 appears twice`},
+		{`"rank": 0, "device": 0`, `"rank": 0, "device": -1`, `o.json:6: ranks[0]: want rank >= 0 and device >= 0`},
+		{`"collective_launches": 8,
+   "phases": [{"range": "prefill", "kernel_ms": 10, "launches": 100}],
+   "kernels": [{"name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "total_ms": 2, "calls": 8}]}
+ ]`, `"collective_launches": 8,
+   "phases": [{"range": "prefill", "kernel_ms": 10, "launches": 100}],
+   "kernels": [{"name": "k", "total_ms": 2, "calls": 0}]}
+ ]`, `o.json:9: rank 1: kernel "k"`},
+		{`"rank": 0, "device": 0,`, `"rank": 0, "device": 0, "bogus": 1,`, `o.json:1: json: unknown field "bogus"`},
+	} {
+		doc := strings.Replace(ranksDoc, c.old, c.new, 1)
+		require.NotEqual(t, ranksDoc, doc, c.old)
+		_, err := Read([]byte(doc), "o.json")
+		if assert.Error(t, err, c.new) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}

@@ -268,12 +268,49 @@ func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Re
 		k.TotalMS = ns[name] / 1e6
 		m.Kernels[name] = k
 	}
+	if len(f.Ranks) > 0 {
+		m.Collectives = collectives(tl, phases)
+	}
 	rows := oracle.Check(f, m)
 	out, err := json.MarshalIndent(OracleCheck{Oracle: artifacts.OracleJSON, Tool: f.Tool, Passed: oracle.Passed(rows), Rows: rows}, "", "  ")
 	if err != nil {
 		return err
 	}
 	return run.Write(rel, append(out, '\n'))
+}
+
+// collectives is the timeline's communication kernels (the default
+// category table's "communication", as the workload's oracle classifies
+// them) inside the given top-level ranges, by the CUDA device that ran
+// them: the other side of the oracle's per-rank collective figures.
+func collectives(tl *timeline.Timeline, phases map[nvtx.Range]bool) map[int]oracle.Phase {
+	cats := classify.Default()
+	comm := map[string]bool{}
+	ns := map[int]float64{} // summed in ns, as package kernels does
+	out := map[int]oracle.Phase{}
+	for l := range tl.Launches() {
+		if l.NVTX == nil || len(l.NVTX.Levels) == 0 || !phases[l.NVTX.Levels[0]] || !l.Duration.Valid {
+			continue
+		}
+		is, seen := comm[l.Kernel]
+		if !seen {
+			is = cats.Of(l.Kernel) == "communication"
+			comm[l.Kernel] = is
+		}
+		dev, err := strconv.Atoi(l.Device)
+		if !is || err != nil {
+			continue
+		}
+		p := out[dev]
+		p.Launches++
+		out[dev] = p
+		ns[dev] += l.Duration.Base
+	}
+	for dev, p := range out {
+		p.KernelMS = ns[dev] / 1e6
+		out[dev] = p
+	}
+	return out
 }
 
 // Overhead is what the CUPTI library cost the workload, measured two ways.
@@ -396,8 +433,15 @@ func timelineSection(run *artifacts.Run) string {
 			if !c.Passed {
 				verdict = "does NOT agree"
 			}
-			fmt.Fprintf(&b, "Independent check: the timeline %s with %s (a separate plain run, [%s](%s)); phases within %.0f %%, the top %d kernels within %.0f %%, launch counts equal:\n\n",
-				verdict, c.Tool, artifacts.OracleJSON, artifacts.OracleJSON, 100*oracle.PhaseTolerance, oracle.TopKernels, 100*oracle.KernelTolerance)
+			ranks := ""
+			for _, r := range c.Rows {
+				if strings.HasPrefix(r.What, "collectives rank ") {
+					ranks = fmt.Sprintf(", each rank's collectives (NCCL kernels, by the device it ran on) within %.0f %%", 100*oracle.CollectiveTolerance)
+					break
+				}
+			}
+			fmt.Fprintf(&b, "Independent check: the timeline %s with %s (a separate plain run, [%s](%s)); phases within %.0f %%, the top %d kernels within %.0f %%%s, launch counts equal:\n\n",
+				verdict, c.Tool, artifacts.OracleJSON, artifacts.OracleJSON, 100*oracle.PhaseTolerance, oracle.TopKernels, 100*oracle.KernelTolerance, ranks)
 			b.WriteString("| what | oracle ms | timeline ms | diff | oracle launches | timeline launches | ok |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
 			for _, r := range c.Rows {
 				ok := "yes"

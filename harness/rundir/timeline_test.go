@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,7 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
+	"github.com/llm-perf-opt/deepprof/harness/oracle"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/timeline"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
 
@@ -130,4 +134,33 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 	_, err = readCuptiStages(run, "", Config{Domain: "LLM"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `NVTX ranges only in other domains than nvtx.domain="LLM" ("" (the default domain), "CCCL")`)
+}
+
+// TestCollectivesByDevice: SYNTHETIC records of two ranks, one process on
+// each device, each with an NCCL all-reduce and a GEMM inside prefill and an
+// all-reduce outside it: only the communication kernels inside the phases
+// count, by the device that ran them.
+func TestCollectivesByDevice(t *testing.T) {
+	rec := func(pid, dev int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "#deepprof-cupti/1\tpid=%d\tppid=1\tcupti_api=1\tcuda_driver=2\tstart_ns=1000\texe=/usr/bin/python3\n", pid)
+		for i, kern := range []struct {
+			start, end int
+			name       string
+		}{{300, 310 + dev, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"}, {320, 330, "nvjet_tst_64x8"}, {400, 450, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"}} {
+			fmt.Fprintf(&b, "K\t%d\t%d\t%d\t1\t7\t%d\t1,1,1\t32,1,1\t8\t0\t0\t_Z%s\t%s\n", kern.start, kern.end, dev, i+1, kern.name, kern.name)
+		}
+		for i, at := range []int{110, 130, 170} {
+			fmt.Fprintf(&b, "A\t%d\t%d\t1\t%d\truntime\t211\tcudaLaunchKernel\n", at, at+5, i+1)
+		}
+		b.WriteString("N\tpush\t100\t1\t0\t\tprefill\nN\tpop\t160\t1\t0\t\t\nE\t20\t0\n")
+		return b.String()
+	}
+	bld := timeline.NewBuilder()
+	require.NoError(t, bld.Read(strings.NewReader(rec(11, 0)), "cupti-11.tsv"))
+	require.NoError(t, bld.Read(strings.NewReader(rec(12, 1)), "cupti-12.tsv"))
+	tl, err := bld.Build()
+	require.NoError(t, err)
+	got := collectives(tl, map[nvtx.Range]bool{{Name: "prefill"}: true})
+	assert.Equal(t, map[int]oracle.Phase{0: {KernelMS: 10e-6, Launches: 1}, 1: {KernelMS: 11e-6, Launches: 1}}, got)
 }

@@ -17,12 +17,20 @@ Under a profiler ($DEEPPROF_PHASE=nsys, ncu or cupti) the torch profiler stays o
 With $DEEPPROF_PHASE=oracle (and $DEEPPROF_ORACLE set to a path) each timed generate runs its prefill and
 its decode under torch.profiler (CUDA activity only) and the kernel figures it saw are written there as
 JSON: the independent check of a CUPTI timeline's kernel times (see oracle()).
+
+Under torchrun (WORLD_SIZE > 1, RANK and LOCAL_RANK set) it runs tensor parallel (issue 17): one process
+per GPU, each building the same model with the same seed and keeping its Megatron-style share of every
+decoder layer (see TensorParallel). The ranks run the same generates inside the same NVTX ranges; rank 0
+alone writes the report (its timings, and every rank's in "ranks") and the oracle's figures (summed over
+the ranks, and every rank's in "ranks").
 """
 import argparse
 import ctypes
 import json
 import os
+import inspect
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,6 +52,12 @@ MODEL_TYPES = {
 DTYPES = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
           "float16": torch.float16, "fp32": torch.float32, "float32": torch.float32}
 HARNESS_KEYS = {"random_init", "weights", "model_type"}
+
+# A communication kernel: identical to the "communication=" rule of harness/classify/categories.go
+# (defaultSpecs), which the harness uses to total the timeline's collectives per device; keep the two
+# the same.
+#   `communication=(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|cross_device`
+COMMUNICATION = re.compile(r"(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|cross_device")
 
 
 class NVTX:
@@ -119,6 +133,183 @@ def build_model(spec, device):
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
     return model.eval(), dtype
+
+
+class TensorParallel:
+    """The ranks of a torchrun launch (WORLD_SIZE > 1), and the Megatron-style split of a Llama-like
+    model's decoder layers between them, written out rather than through transformers' tp_plan (which
+    needs from_pretrained): in each layer, self_attn.q_proj/k_proj/v_proj and mlp.gate_proj/up_proj are
+    column parallel (this rank keeps its slice of the output rows: its heads, its part of the
+    intermediate size), self_attn.o_proj and mlp.down_proj row parallel (its slice of the input
+    columns, the partial outputs summed across the ranks by an all-reduce in a forward hook). The
+    embedding, the norms and the output head stay whole on every rank. A single process is world 1
+    and changes nothing."""
+
+    def __init__(self):
+        self.world = int(os.environ.get("WORLD_SIZE", "1") or "1")
+        self.rank, self.local_rank = 0, 0
+        self.dist = None
+        if self.world <= 1:
+            self.world = 1
+            return
+        try:
+            self.rank, self.local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+        except (KeyError, ValueError):
+            sys.exit(f"workload: WORLD_SIZE={self.world} but RANK and LOCAL_RANK are not both set: "
+                     "tensor-parallel mode runs under torchrun (or a launcher that sets all three)")
+        import torch.distributed as dist
+        self.dist = dist
+        if self.local_rank >= torch.cuda.device_count():
+            sys.exit(f"workload: rank {self.rank}: LOCAL_RANK={self.local_rank} but this process sees "
+                     f"{torch.cuda.device_count()} CUDA device(s) (CUDA_VISIBLE_DEVICES="
+                     f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r})")
+        torch.cuda.set_device(self.local_rank)
+        dist.init_process_group("nccl", device_id=torch.device("cuda", self.local_rank))
+
+    @property
+    def on(self):
+        return self.world > 1
+
+    def device(self):
+        return torch.device("cuda", self.local_rank) if self.on else torch.device("cuda")
+
+    def barrier(self):
+        """Every rank here before the next timed generate, so that they start together. NCCL's
+        barrier is a small all-reduce: callers keep it outside the NVTX ranges and profiler sessions."""
+        if self.on:
+            self.dist.barrier()
+
+    def gather(self, obj):
+        """obj of every rank, in rank order, on rank 0 (None elsewhere); every rank must call it."""
+        if not self.on:
+            return [obj]
+        out = [None] * self.world if self.rank == 0 else None
+        self.dist.gather_object(obj, out, dst=0)
+        return out
+
+    def agree(self, flag):
+        """True when flag is true on every rank: what decides how many generates a rank runs must be
+        the same everywhere, or a rank waits in a collective that the others never start."""
+        if not self.on:
+            return bool(flag)
+        t = torch.tensor([1 if flag else 0], dtype=torch.int32, device=self.device())
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MIN)
+        return bool(t.item())
+
+    def broadcast(self, t):
+        if self.on:
+            self.dist.broadcast(t, src=0)
+
+    def close(self):
+        if self.on:
+            self.dist.destroy_process_group()
+
+    def refuse(self, why):
+        sys.exit(f"workload: tensor-parallel mode over {self.world} ranks: {why}")
+
+    def shard(self, model):
+        """Split every decoder layer between the ranks (see the class). Refuses, saying why, a model
+        that is not Llama-like or whose heads, key/value heads or intermediate size do not divide by
+        the world size."""
+        c, w = model.config, self.world
+        layers = getattr(getattr(model, "model", None), "layers", None)
+        need = "TP mode supports Llama-like models (model.model.layers[i] with self_attn.q_proj, k_proj, " \
+               "v_proj, o_proj and mlp.gate_proj, up_proj, down_proj, each a torch.nn.Linear)"
+        if layers is None or len(layers) == 0:
+            gpt2 = " (GPT-2 keeps transformer.h, with fused Conv1D projections)" if hasattr(model, "transformer") else ""
+            self.refuse(f"{type(model).__name__} has no model.model.layers{gpt2}: {need}")
+        heads = getattr(c, "num_attention_heads", None)
+        kv = getattr(c, "num_key_value_heads", None) or heads
+        inter = getattr(c, "intermediate_size", None)
+        if not heads or not inter:
+            self.refuse(f"{type(model).__name__}'s configuration has no num_attention_heads or intermediate_size: {need}")
+        bad = [f"{n} = {v}" for n, v in (("num_attention_heads", heads), ("num_key_value_heads", kv),
+                                          ("intermediate_size", inter)) if v % w]
+        if bad:
+            self.refuse("each must divide by the world size: " + ", ".join(bad))
+        for i, layer in enumerate(layers):
+            attn, mlp = getattr(layer, "self_attn", None), getattr(layer, "mlp", None)
+            names = [("self_attn", attn, n) for n in ("q_proj", "k_proj", "v_proj", "o_proj")] + \
+                    [("mlp", mlp, n) for n in ("gate_proj", "up_proj", "down_proj")]
+            missing = [f"{p}.{n}" for p, m, n in names if not isinstance(getattr(m, n, None), torch.nn.Linear)]
+            if missing:
+                self.refuse(f"layer {i} ({type(layer).__name__}) has no torch.nn.Linear {', '.join(missing)} "
+                            f"(GPT-2's fused Conv1D attention, a mixture of experts...): {need}")
+            head_dim = getattr(attn, "head_dim", None)
+            if not head_dim or attn.q_proj.out_features != heads * head_dim or attn.k_proj.out_features != kv * head_dim:
+                self.refuse(f"layer {i}: q_proj/k_proj out_features {attn.q_proj.out_features}/"
+                            f"{attn.k_proj.out_features} are not heads x head_dim ({heads}/{kv} x {head_dim}): {need}")
+            if i == 0:
+                self._check_reshape(attn)
+            for n in ("q_proj", "k_proj", "v_proj"):
+                setattr(attn, n, self._column(getattr(attn, n)))
+            attn.o_proj = self._row(attn.o_proj)
+            for n in ("gate_proj", "up_proj"):
+                setattr(mlp, n, self._column(getattr(mlp, n)))
+            mlp.down_proj = self._row(mlp.down_proj)
+            # The attention reshapes with -1 heads; attributes that hold head counts (older or other
+            # attention modules keep them) become this rank's. num_key_value_groups, heads per key/value
+            # head, is the same ratio on every rank.
+            for n, v in (("num_heads", heads // w), ("num_attention_heads", heads // w),
+                         ("num_key_value_heads", kv // w)):
+                if isinstance(getattr(attn, n, None), int):
+                    setattr(attn, n, v)
+            if hasattr(attn, "num_key_value_groups") and attn.num_key_value_groups != heads // kv:
+                self.refuse(f"layer {i}: self_attn.num_key_value_groups = {attn.num_key_value_groups}, "
+                            f"not heads / kv heads = {heads // kv}: {need}")
+            if hasattr(mlp, "intermediate_size"):
+                mlp.intermediate_size = inter // w
+        return model
+
+    _RESHAPE = re.compile(r"\(\s*\*\s*input_shape\s*,\s*-1\s*,\s*self\.head_dim\s*\)")
+
+    def _check_reshape(self, attn):
+        """The sliced q/k/v only work with an attention that reshapes its projections with -1 heads, as
+        transformers' Llama-like attentions do (`hidden_shape = (*input_shape, -1, self.head_dim)`, and
+        `attn_output.reshape(*input_shape, -1)`); one that reshapes by its configuration's head counts
+        would not. Its source says which; where it cannot be read or says otherwise (a decorator without
+        functools.wraps, another spelling), a warning, and the logits check after sharding decides."""
+        try:
+            src = inspect.getsource(type(attn).forward)
+        except (OSError, TypeError):
+            src = ""
+        if not self._RESHAPE.search(src) and self.rank == 0:
+            print(f"workload: warning: could not confirm that {type(attn).__name__}.forward reshapes q/k/v "
+                  "with -1 heads (hidden_shape = (*input_shape, -1, self.head_dim)); the report's "
+                  "tensor_parallel_check says whether the split model computes the whole one", flush=True)
+
+    def _new_linear(self, weight, bias):
+        # skip_init: no random initialisation (and no draw from the RNG) for weights overwritten at once
+        lin = torch.nn.utils.skip_init(torch.nn.Linear, weight.shape[1], weight.shape[0], bias=bias is not None,
+                                       device=weight.device, dtype=weight.dtype)
+        with torch.no_grad():
+            lin.weight.copy_(weight)
+            if bias is not None:
+                lin.bias.copy_(bias)
+        return lin.eval()
+
+    def _column(self, lin):
+        """This rank's slice of the output rows (and of the bias)."""
+        n = lin.out_features // self.world
+        sl = slice(self.rank * n, (self.rank + 1) * n)
+        return self._new_linear(lin.weight[sl], None if lin.bias is None else lin.bias[sl])
+
+    def _row(self, lin):
+        """This rank's slice of the input columns; the output all-reduced (summed) over the ranks. The
+        bias is added once: rank 0 keeps it, the others drop it. A synchronous all_reduce
+        (async_op=False) runs on the current stream, the default one here, from PyTorch 2.8 on
+        (pytorch/pytorch#150398): the NCCL kernel sits in line with the compute kernels."""
+        n = lin.in_features // self.world
+        sl = slice(self.rank * n, (self.rank + 1) * n)
+        new = self._new_linear(lin.weight[:, sl], lin.bias if self.rank == 0 else None)
+        dist = self.dist
+
+        def reduce(_mod, _inp, out):
+            dist.all_reduce(out)
+            return out
+
+        new.register_forward_hook(reduce)
+        return new
 
 
 class SubStages:
@@ -245,15 +436,19 @@ def _kernel_events(prof):
     return out
 
 
-def oracle(model, ids, a, nvtx, repeats):
+def oracle(model, ids, a, nvtx, repeats, tp):
     """torch.profiler's view of the timed generates, phase by phase: the prefill and the decode loop
     each run inside a profiler session of their own (CUDA activity only, so that the figures hold
     kernels and nothing else), inside the same NVTX ranges as the timed run. Returns the oracle JSON:
     per phase (keyed by its NVTX range) kernel time and launches, and per kernel total time and calls,
-    summed over the repeats."""
+    summed over the repeats; and [ms, launches] of its communication kernels (COMMUNICATION), for the
+    per-rank figures of a tensor-parallel run. Every rank runs it (the generates hold collectives); the
+    ranks meet at a barrier before each profiler session, outside it, so that one rank's profiler start
+    is not timed as another's wait inside a collective."""
     from torch.profiler import ProfilerActivity, profile
     phases = {a.prefill_range: [0.0, 0], a.decode_range: [0.0, 0]}
     kernels = {}
+    collective = [0.0, 0]
 
     def account(phase, prof):
         for name, us in _kernel_events(prof):
@@ -262,8 +457,12 @@ def oracle(model, ids, a, nvtx, repeats):
             k = kernels.setdefault(name, [0.0, 0])
             k[0] += us / 1e3
             k[1] += 1
+            if COMMUNICATION.search(name):
+                collective[0] += us / 1e3
+                collective[1] += 1
 
     for _ in range(repeats):
+        tp.barrier()
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as p:
             nvtx.push(a.prefill_range)
@@ -272,6 +471,8 @@ def oracle(model, ids, a, nvtx, repeats):
             torch.cuda.synchronize()
         account(a.prefill_range, p)
         past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        tp.barrier()
+        torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as p:
             nvtx.push(a.decode_range)
             for _ in range(a.new_tokens):
@@ -291,6 +492,7 @@ def oracle(model, ids, a, nvtx, repeats):
     plain, profiled = [], []
     for i in range(repeats):
         for on in ((True, False) if i % 2 == 0 else (False, True)):
+            tp.barrier()
             if on:
                 with profile(activities=[ProfilerActivity.CUDA]):
                     pm, dm = generate(model, ids, a.new_tokens, nvtx, a)
@@ -303,11 +505,36 @@ def oracle(model, ids, a, nvtx, repeats):
             "phases": [{"range": r, "kernel_ms": v[0], "launches": v[1]} for r, v in phases.items()],
             "kernels": rows,
             "overhead": {"method": "alternating generates in one process, inside a profiler session and plain",
-                         "profiled_ms": profiled, "plain_ms": plain}}
+                         "profiled_ms": profiled, "plain_ms": plain}}, collective
 
 
-def operator_table(model, ids, a, nvtx):
+def merge_ranks(fig, ranks):
+    """Rank 0's oracle figures with every rank's: "phases" and "kernels" become the sums over the ranks
+    (the timeline's regions sum over every process: like is compared with like), and "ranks" holds each
+    rank's own. The overhead stays rank 0's."""
+    phases, kernels = {}, {}
+    for r in ranks:
+        for p in r["phases"]:
+            v = phases.setdefault(p["range"], [0.0, 0])
+            v[0] += p["kernel_ms"]
+            v[1] += p["launches"]
+        for k in r["kernels"]:
+            v = kernels.setdefault(k["name"], [0.0, 0])
+            v[0] += k["total_ms"]
+            v[1] += k["calls"]
+    rows = [{"name": n, "total_ms": v[0], "calls": v[1]} for n, v in kernels.items()]
+    rows.sort(key=lambda r: (-r["total_ms"], r["name"]))
+    fig["phases"] = [{"range": n, "kernel_ms": v[0], "launches": v[1]} for n, v in phases.items()]
+    fig["kernels"] = rows
+    fig["ranks"] = sorted(ranks, key=lambda r: r["rank"])
+    return fig
+
+
+def operator_table(model, ids, a, nvtx, tp):
+    """torch.profiler's operator table of one generate. Every rank runs the generate (it holds
+    collectives); the caller keeps rank 0's rows."""
     from torch.profiler import ProfilerActivity, profile
+    tp.barrier()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         generate(model, ids, a.new_tokens, nvtx, a)
     rows = []
@@ -360,15 +587,38 @@ def main():
     spec = json.loads(os.environ.get("DEEPPROF_MODEL") or "{}")
     if not torch.cuda.is_available():
         sys.exit("workload: no CUDA device visible (CUDA_VISIBLE_DEVICES=%r)" % os.environ.get("CUDA_VISIBLE_DEVICES"))
+    tp = TensorParallel()
     torch.manual_seed(a.seed)
-    device = torch.device("cuda")
+    device = tp.device()
     t_build = time.perf_counter()
     model, dtype = build_model(spec, device)
     build_s = time.perf_counter() - t_build
-    nvtx = NVTX(os.environ.get("DEEPPROF_NVTX_DOMAIN", ""))
-    subs = SubStages(model, nvtx, a.sub_stage)
+    # The whole model's facts, before a tensor-parallel run keeps its share of it.
+    params = sum(x.numel() for x in model.parameters())
+    facts = flop_facts(model)
     vocab = model.config.vocab_size
     ids = torch.randint(0, vocab, (a.batch, a.prompt_tokens), device=device)
+    tp_check = None
+    if tp.on:
+        # The same seed gives every rank the same weights and prompt; the prompt is rank 0's all the
+        # same, in case a rank's random stream differed.
+        tp.broadcast(ids)
+        t_shard = time.perf_counter()
+        with torch.inference_mode():
+            ref = model(ids).logits[:, -1].float()
+        tp.shard(model)
+        torch.cuda.empty_cache()
+        with torch.inference_mode():
+            got = model(ids).logits[:, -1].float()
+        # The split model must compute what the whole one did, up to the order of bf16 sums.
+        tp_check = {"max_abs_diff": (got - ref).abs().max().item(), "ref_max_abs": ref.abs().max().item(),
+                    "shard_s": time.perf_counter() - t_shard}
+        del ref, got
+        if tp_check["max_abs_diff"] > 0.05 * tp_check["ref_max_abs"] and tp.rank == 0:
+            print(f"workload: warning: the tensor-parallel model's last logits differ from the whole model's by "
+                  f"{tp_check['max_abs_diff']:.4g} (largest logit {tp_check['ref_max_abs']:.4g})", flush=True)
+    nvtx = NVTX(os.environ.get("DEEPPROF_NVTX_DOMAIN", ""))
+    subs = SubStages(model, nvtx, a.sub_stage)
 
     with torch.inference_mode():
         # Warm up a whole generate: the first decode pays for kernel
@@ -383,16 +633,27 @@ def main():
             path = os.environ.get("DEEPPROF_ORACLE")
             if not path:
                 sys.exit("workload: DEEPPROF_PHASE=oracle needs DEEPPROF_ORACLE, the path of the JSON to write")
-            fig = oracle(model, ids, a, nvtx, a.repeats)
+            fig, collective = oracle(model, ids, a, nvtx, a.repeats, tp)
             fig["device"] = torch.cuda.get_device_name()
-            tmp = path + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(fig, f, indent=1)
-            os.replace(tmp, path)
-            print(f"workload: oracle figures of {a.repeats} generate(s) written to {path}", flush=True)
+            if tp.on:
+                ranks = tp.gather({"rank": tp.rank, "device": torch.cuda.current_device(),
+                                   "collective_ms": collective[0], "collective_launches": collective[1],
+                                   "phases": fig["phases"], "kernels": fig["kernels"]})
+                if tp.rank == 0:
+                    fig = merge_ranks(fig, ranks)
+            if tp.rank == 0:
+                tmp = path + ".tmp"
+                with open(tmp, "w") as f:
+                    json.dump(fig, f, indent=1)
+                os.replace(tmp, path)
+                print(f"workload: oracle figures of {a.repeats} generate(s)"
+                      + (f" on {tp.world} ranks" if tp.on else "") + f" written to {path}", flush=True)
+            tp.close()
             return
         prefill, decode, sub_ms = [], [], {}
         rec = Recording.find() if phase == "cupti" else None
+        if tp.on and not tp.agree(rec is not None):
+            rec = None  # some rank's process is not recorded: no rank pauses
         traced, untraced = [], []
         for i in range(a.repeats):
             # Recording on and off alternate, in ABBA order, so that a drift of the machine's speed
@@ -400,6 +661,7 @@ def main():
             for on in ((True, False) if i % 2 == 0 else (False, True)) if rec else (True,):
                 if not on:
                     rec.pause()
+                tp.barrier()
                 pm, dm = generate(model, ids, a.new_tokens, nvtx, a, subs)
                 got = subs.collect()
                 if not on:
@@ -411,12 +673,16 @@ def main():
                 decode.append(dm)
                 for k, v in got.items():
                     sub_ms.setdefault(k, []).append(v)
-        ops = operator_table(model, ids, a, nvtx) if a.operators and phase == "stage1" else []
+        ops = operator_table(model, ids, a, nvtx, tp) if a.operators and phase == "stage1" else []
+        ranks = tp.gather({"rank": tp.rank, "device": torch.cuda.current_device(),
+                           "prefill_ms": prefill, "decode_ms": decode}) if tp.on else None
+    if tp.rank != 0:
+        tp.close()
+        return
 
-    params = sum(x.numel() for x in model.parameters())
     model_facts = {"name": spec.get("name") or model.config.model_type, "arch": type(model).__name__,
                    "params": params, "dtype": str(dtype).replace("torch.", "")}
-    model_facts.update(flop_facts(model))
+    model_facts.update(facts)
     report = {
         "model": model_facts,
         "tokens": {"prompt": a.prompt_tokens * a.batch, "generated": a.new_tokens * a.batch},
@@ -432,6 +698,13 @@ def main():
         "ranges": {"prefill": a.prefill_range, "decode": a.decode_range, "step": a.step_range,
                    "domain": os.environ.get("DEEPPROF_NVTX_DOMAIN", "")},
     }
+    if tp.on:
+        # The whole model's facts (above) and how it was split; the stages are rank 0's, every rank's
+        # own beside them.
+        model_facts["tensor_parallel"] = tp.world
+        report["world_size"] = tp.world
+        report["ranks"] = sorted(ranks, key=lambda r: r["rank"])
+        report["tensor_parallel_check"] = tp_check
     if rec:
         report["overhead"] = {"method": "alternating repeats in one process, recording on and paused",
                               "recording_ms": traced, "paused_ms": untraced}
@@ -444,7 +717,9 @@ def main():
             json.dump(report, f, indent=1)
         os.replace(tmp, path)
     print(f"workload={report['model']['name']} params={params} phase={phase} "
-          f"prefill_ms={min(prefill):.3f} decode_ms={min(decode):.3f}", flush=True)
+          + (f"ranks={tp.world} " if tp.on else "")
+          + f"prefill_ms={min(prefill):.3f} decode_ms={min(decode):.3f}", flush=True)
+    tp.close()
 
 
 if __name__ == "__main__":
