@@ -133,7 +133,7 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 		t.Fatalf("deepproftest: %v", err)
 		return nil
 	}
-	sel, err := gpu.ParseDevice(cfg.Device)
+	sel, err := session.Devices(cfg)
 	if err != nil {
 		t.Fatalf("deepproftest: %v", err)
 		return nil

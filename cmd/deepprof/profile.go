@@ -79,7 +79,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if *printConfig {
 		return writeConfig(stdout, y, cfg)
 	}
-	sel, err := gpu.ParseDevice(cfg.Device)
+	sel, err := session.Devices(cfg)
 	if err != nil {
 		return err
 	}

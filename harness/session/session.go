@@ -19,6 +19,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
@@ -220,6 +221,16 @@ func visibleRanks(device string, n int) string {
 		ids[i] = strconv.Itoa(first + i)
 	}
 	return strings.Join(ids, ",")
+}
+
+// Devices is the GPUs a session of cfg runs on, for env.json: device's,
+// or with a launcher the ranks' (CUDA_VISIBLE_DEVICES as the session sets
+// it).
+func Devices(cfg *config.Config) (gpu.Selection, error) {
+	if cfg.Workload.Launcher.Multi() {
+		return gpu.ParseVisible(visibleRanks(cfg.Device, cfg.Workload.Launcher.Ranks()))
+	}
+	return gpu.ParseDevice(cfg.Device)
 }
 
 // modelMap is $DEEPPROF_MODEL: the profile's model section as it is
