@@ -198,7 +198,7 @@ func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regi
 	} else {
 		run.Record(artifacts.TimelineTrace, artifacts.StatusComplete, "")
 	}
-	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, Communication: cfg.isCommunication()})
+	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}})
 	b, err := json.MarshalIndent(ph, "", "  ")
 	if err == nil {
 		err = run.Write(artifacts.TimelinePhases, append(b, '\n'))

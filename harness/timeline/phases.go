@@ -32,6 +32,36 @@ type PhaseOptions struct {
 	// only in a run with a communication kernel, or with processes with
 	// kernels on more than one device between them.
 	Communication func(kernel string) bool
+	// Domains, when not nil, are the NVTX domains whose ranges are phases
+	// ("" the default domain): the program's own (nvtx.domain), so that a
+	// library's ranges (NCCL's ncclAllReduce around every collective,
+	// CCCL's) are not phases, and Depth counts the program's ranges only.
+	// Nil: ranges of every domain.
+	Domains []string
+}
+
+// ancestor is the phase range of a launch made inside r: its ancestor at
+// Depth, counting the ranges of Domains only (every range when nil).
+func (opt PhaseOptions) ancestor(r *Range) *Range {
+	if opt.Domains == nil {
+		return r.Ancestor(opt.Depth)
+	}
+	n := 0
+	for x := r; x != nil; x = x.Parent {
+		if slices.Contains(opt.Domains, x.Domain) {
+			n++
+		}
+	}
+	for x := r; x != nil; x = x.Parent {
+		if !slices.Contains(opt.Domains, x.Domain) {
+			continue
+		}
+		if n == opt.Depth {
+			return x
+		}
+		n--
+	}
+	return nil
 }
 
 // PhaseReport is what the timeline tells per phase, per process and device.
@@ -396,8 +426,14 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			return a
 		}
 		paths := map[*Range]string{}
+		ancestors := map[*Range]*Range{}
 		phase := func(a *devAcc, r *Range) (*phaseAcc, *instAcc) {
-			r = r.Ancestor(opt.Depth)
+			if x, ok := ancestors[r]; ok {
+				r = x
+			} else {
+				x = opt.ancestor(r)
+				ancestors[r], r = x, x
+			}
 			if r == nil {
 				return nil, nil
 			}

@@ -235,6 +235,55 @@ func (p *Process) origin() (int64, bool) {
 	return o, ok
 }
 
+// dropUnclosed leaves the push/pop ranges that were never popped, in a
+// process that ended normally, out of the process's ranges and stacks: the launches they held belong to the
+// ranges around them. Such a range has no end, so it is no region, phase
+// or stage; and left in, one pushed early by a library (NCCL pushes
+// NCCL@ncclCommInitRankConfig at init and never pops it: the 2-GPU
+// recording of fixtures/runs/tp2-*) would hold every later range of its
+// thread, the program's prefill and decode included. Problems already say
+// which ranges never closed.
+func (bp *building) dropUnclosed(changes map[int64][]change) {
+	p := bp.p
+	closed := func(r *Range) *Range {
+		for r != nil && !r.Closed {
+			r = r.Parent
+		}
+		return r
+	}
+	dropped := false
+	kept := p.Ranges[:0]
+	for _, r := range p.Ranges {
+		if r.Kind == PushPop && !r.Closed {
+			dropped = true
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if !dropped {
+		return
+	}
+	clear(p.Ranges[len(kept):])
+	p.Ranges = kept
+	// By start: a parent's depth is set before its children's.
+	for _, r := range p.Ranges {
+		if r.Kind != PushPop {
+			continue
+		}
+		r.Parent = closed(r.Parent)
+		r.Depth = 1
+		if r.Parent != nil {
+			r.Depth = r.Parent.Depth + 1
+		}
+	}
+	for _, cs := range changes {
+		for i := range cs {
+			cs[i].top = closed(cs[i].top)
+		}
+	}
+	p.problem("%s: the push/pop ranges never closed are left out of the regions, phases and stages: the launches they held belong to the ranges around them", p.File)
+}
+
 // change is a thread's push/pop stack after an event: top is its innermost
 // open range.
 type change struct {
@@ -306,6 +355,11 @@ func (bp *building) build() {
 		if !r.Closed {
 			p.problem("%s:%d: %s range %q on thread %d never closed", p.File, r.Line, r.Kind, r.Name, r.Thread)
 		}
+	}
+	if p.Truncation == "" {
+		// A file cut short (a crash, a kill) keeps its open ranges: they
+		// were open when the process died, and still attribute.
+		bp.dropUnclosed(changes)
 	}
 
 	at := func(corr uint32) (*cupti.API, *Range) {

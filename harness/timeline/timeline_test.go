@@ -553,3 +553,31 @@ func BenchmarkAttribution(b *testing.B) {
 
 // benchSteps makes BenchmarkAttribution's recording 1,000,501 kernels.
 var benchSteps = 99_950
+
+// TestUnclosedRangeOfACompleteProcess: in a process that ended normally,
+// a push/pop range never popped (as NCCL's ncclCommInitRankConfig in the
+// 2-GPU recording) is left out: the program's ranges under it are the
+// outermost, and hold their launches.
+func TestUnclosedRangeOfACompleteProcess(t *testing.T) {
+	f := header(7) + n("push", 10, 1, "NCCL", "ncclCommInitRankConfig") +
+		n("push", 100, 1, "", "prefill") + a(110, 1, 1) + k(200, 210, 0, 7, 1, "gemm") + n("pop", 300, 1, "", "") +
+		a(310, 1, 2) + k(320, 330, 0, 7, 2, "after") + "E\t2\t0\n"
+	tl := build(t, f)
+	p := tl.Processes[0]
+	require.Len(t, p.Ranges, 1)
+	assert.Equal(t, "prefill", p.Ranges[0].Name)
+	assert.Equal(t, 1, p.Ranges[0].Depth)
+	assert.Nil(t, p.Ranges[0].Parent)
+	assert.Contains(t, p.Problems, `f0.tsv:2: push/pop range "ncclCommInitRankConfig" on thread 1 never closed`)
+	rep := tl.Phases(timeline.PhaseOptions{Depth: 1})
+	require.Len(t, rep.Scopes[0].Phases, 1)
+	assert.Equal(t, "prefill", rep.Scopes[0].Phases[0].Name)
+	for l := range tl.Launches() {
+		if l.Kernel == "gemm" {
+			assert.Equal(t, []nvtx.Range{{Name: "prefill"}}, l.NVTX.Levels)
+		} else {
+			require.NotNil(t, l.NVTX)
+			assert.Empty(t, l.NVTX.Levels, "outside every range once the unclosed one is left out")
+		}
+	}
+}
