@@ -681,22 +681,29 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		if r.Phase == "" {
 			name = "The whole run" // a phrase, not a name: it opens the line
 		}
-		switch {
-		case r.Straggler == nil:
+		if r.Straggler == nil {
 			fmt.Fprintf(b, "- %s: one rank, nothing to compare.\n", name)
-		case r.Imbalance == nil:
-			fmt.Fprintf(b, "- %s: compute from %s to %s ms across %d ranks; a rank computed nothing; most on process %d (GPU %d).\n",
-				name, mdtable.Fixed(r.MinComputeMS, 3), mdtable.Fixed(r.MaxComputeMS, 3), r.Ranks, r.Straggler.ProcessID, r.Straggler.Device)
-		default:
-			fmt.Fprintf(b, "- %s: imbalance %sx (compute %s ms max / %s ms min across %d ranks); the straggler is process %d (GPU %d).\n",
-				name, mdtable.Fixed(*r.Imbalance, 2), mdtable.Fixed(r.MaxComputeMS, 3), mdtable.Fixed(r.MinComputeMS, 3), r.Ranks, r.Straggler.ProcessID, r.Straggler.Device)
+			continue
+		}
+		imb := "a rank ran no kernel"
+		if r.Imbalance != nil {
+			imb = "imbalance " + mdtable.Fixed(*r.Imbalance, 2) + "x"
+		}
+		fmt.Fprintf(b, "- %s: GPU busy %s ms max / %s ms min across %d ranks (%s); compute %s / %s ms. ",
+			name, mdtable.Fixed(r.MaxBusyMS, 3), mdtable.Fixed(r.MinBusyMS, 3), r.Ranks, imb, mdtable.Fixed(r.MaxComputeMS, 3), mdtable.Fixed(r.MinComputeMS, 3))
+		if r.ByWait() {
+			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.\n",
+				r.Straggler.ProcessID, r.Straggler.Device, mdtable.Fixed(r.MinCommunicationMS, 3), mdtable.Fixed(r.MaxCommunicationMS, 3))
+		} else {
+			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it computes longest.\n", r.Straggler.ProcessID, r.Straggler.Device)
 		}
 	}
 	b.WriteString("\nFrom the run's CUPTI timeline, per phase and rank (one process on one GPU). Communication is the time any communication kernel " +
 		"(the category communication: NCCL collectives and the like) runs on the GPU, compute the time any other kernel does, each counted once however many overlap; " +
 		"overlapped is the time both run at once (a collective on another stream), exposed the communication with no compute beside it. " +
-		"Imbalance is the most compute time of a rank over the least; the straggler computes longest, and in a collective the other ranks wait for it: " +
-		"their communication time holds that wait.\n\n")
+		"Imbalance is the most GPU busy time of a rank over the least. A collective's kernel runs until the last rank joins it, so a rank's communication time " +
+		"holds its wait for the others: the straggler, the rank they wait for, is the one with the least communication time (late on the host or slow on the GPU alike), " +
+		"or without collectives the one that computes longest.\n\n")
 }
 
 func safeDiv(a, b float64) float64 {

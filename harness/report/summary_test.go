@@ -223,7 +223,7 @@ func TestSummaryMarkdownCommunication(t *testing.T) {
 		},
 		Balance: []timeline.RankBalance{
 			{Phase: "a|b", Ranks: 1, MaxComputeNS: 2e6, MinComputeNS: 2e6},
-			{Phase: "", Ranks: 2, MaxComputeNS: 2e6, MinComputeNS: 0, Straggler: &timeline.Rank{ProcessID: 1}},
+			{Phase: "", Ranks: 2, MaxBusyNS: 2e6, MaxComputeNS: 2e6, MinComputeNS: 0, Straggler: &timeline.Rank{ProcessID: 1}, StragglerBy: timeline.StragglerComputesMost},
 		}}
 	s = summary.Build(summary.Inputs{RunID: "r", Phases: rep}, summary.Options{})
 	require.NotNil(t, s.Communication)
@@ -234,7 +234,7 @@ func TestSummaryMarkdownCommunication(t *testing.T) {
 	sec := section(t, b.String(), "Communication")
 	assert.Contains(t, sec, "| a\\|b | 1 | 0 | 2.000 | 0.000 | 0.000 | 0.000 | 0 |\n")
 	assert.Contains(t, sec, "- a\\|b: one rank, nothing to compare.\n")
-	assert.Contains(t, sec, "- The whole run: compute from 0.000 to 2.000 ms across 2 ranks; a rank computed nothing; most on process 1 (GPU 0).\n")
+	assert.Contains(t, sec, "- The whole run: GPU busy 2.000 ms max / 0.000 ms min across 2 ranks (a rank ran no kernel); compute 2.000 / 0.000 ms. The straggler is process 1 (GPU 0): it computes longest.\n")
 	assert.NotContains(t, section(t, b.String(), "Findings"), "Communication takes", "no communication time, no finding")
 }
 

@@ -80,8 +80,8 @@ func TestCommunicationSection(t *testing.T) {
 		"| decode\\_all | 11 | 1 | 8.200 | 1.000 | 0.700 | 0.300 | 1 |\n" +
 		"| (whole run) | 11 | 1 | 8.200 | 1.000 | 0.700 | 0.300 | 1 |\n" +
 		"\n" +
-		"- decode\\_all: imbalance 1.37x (compute 8.200 ms max / 6.000 ms min across 2 ranks); the straggler is process 11 (GPU 1).\n" +
-		"- The whole run: imbalance 1.37x (compute 8.200 ms max / 6.000 ms min across 2 ranks); the straggler is process 11 (GPU 1).\n"
+		"- decode\\_all: GPU busy 8.500 ms max / 7.000 ms min across 2 ranks (imbalance 1.21x); compute 8.200 / 6.000 ms. The straggler is process 11 (GPU 1): it spends the least time in collectives (1.000 ms against up to 3.000 ms), so the others wait for it.\n" +
+		"- The whole run: GPU busy 8.500 ms max / 7.000 ms min across 2 ranks (imbalance 1.21x); compute 8.200 / 6.000 ms. The straggler is process 11 (GPU 1): it spends the least time in collectives (1.000 ms against up to 3.000 ms), so the others wait for it.\n"
 	assert.Contains(t, md, want)
 	assert.Less(t, strings.Index(md, "## GPU busy and idle per phase"), strings.Index(md, "## Communication"))
 	assert.Less(t, strings.Index(md, "## Communication"), strings.Index(md, "## Top Kernels"))

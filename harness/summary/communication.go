@@ -48,16 +48,26 @@ func (r CommunicationRow) Label() string {
 // (timeline.RankBalance), in ms.
 type RankBalance struct {
 	// Phase is the NVTX region path; "" for the whole run.
-	Phase        string  `json:"phase"`
-	Ranks        int     `json:"ranks"`
-	MaxComputeMS float64 `json:"max_compute_ms"`
-	MinComputeMS float64 `json:"min_compute_ms"`
-	// Imbalance is MaxComputeMS / MinComputeMS; nil with fewer than two
-	// ranks or one that computed nothing.
+	Phase              string  `json:"phase"`
+	Ranks              int     `json:"ranks"`
+	MaxBusyMS          float64 `json:"max_busy_ms"`
+	MinBusyMS          float64 `json:"min_busy_ms"`
+	MaxComputeMS       float64 `json:"max_compute_ms"`
+	MinComputeMS       float64 `json:"min_compute_ms"`
+	MaxCommunicationMS float64 `json:"max_communication_ms"`
+	MinCommunicationMS float64 `json:"min_communication_ms"`
+	// Imbalance is MaxBusyMS / MinBusyMS; nil with fewer than two ranks
+	// or one with no kernel time.
 	Imbalance *float64 `json:"imbalance,omitempty"`
-	// Straggler is the rank that computed longest; nil with one rank.
-	Straggler *timeline.Rank `json:"straggler,omitempty"`
+	// Straggler is the rank the others wait for (timeline.RankBalance);
+	// nil with one rank. StraggerBy is the rule that named it.
+	Straggler   *timeline.Rank `json:"straggler,omitempty"`
+	StragglerBy string         `json:"straggler_by,omitempty"`
 }
+
+// ByWait reports whether the straggler was named by its wait (the least
+// communication time) rather than by its compute.
+func (b RankBalance) ByWait() bool { return b.StragglerBy == timeline.StragglerWaitsLeast }
 
 // Label is the balance's phase for a sentence or a cell: its region, or
 // "the whole run".
@@ -97,7 +107,10 @@ func communication(in Inputs) *Communication {
 	}
 	for _, b := range rep.Balance {
 		out.Balance = append(out.Balance, RankBalance{Phase: b.Phase, Ranks: b.Ranks,
-			MaxComputeMS: ms(b.MaxComputeNS), MinComputeMS: ms(b.MinComputeNS), Imbalance: b.Imbalance, Straggler: b.Straggler})
+			MaxBusyMS: ms(b.MaxBusyNS), MinBusyMS: ms(b.MinBusyNS),
+			MaxComputeMS: ms(b.MaxComputeNS), MinComputeMS: ms(b.MinComputeNS),
+			MaxCommunicationMS: ms(b.MaxCommunicationNS), MinCommunicationMS: ms(b.MinCommunicationNS),
+			Imbalance: b.Imbalance, Straggler: b.Straggler, StragglerBy: b.StragglerBy})
 	}
 	return out
 }

@@ -30,17 +30,36 @@ type RankBalance struct {
 	// Phase is the region's path; "" for the whole run.
 	Phase string `json:"phase"`
 	// Ranks counts the scopes compared.
-	Ranks        int   `json:"ranks"`
-	MaxComputeNS int64 `json:"max_compute_ns"`
-	MinComputeNS int64 `json:"min_compute_ns"`
-	// Imbalance is MaxComputeNS / MinComputeNS; nil with fewer than two
-	// ranks or a rank with no compute.
+	Ranks int `json:"ranks"`
+	// Busy is the time any kernel runs (compute and communication, each
+	// counted once): the imbalance's measure.
+	MaxBusyNS int64 `json:"max_busy_ns"`
+	MinBusyNS int64 `json:"min_busy_ns"`
+	// Compute, and communication, the split of it.
+	MaxComputeNS       int64 `json:"max_compute_ns"`
+	MinComputeNS       int64 `json:"min_compute_ns"`
+	MaxCommunicationNS int64 `json:"max_communication_ns"`
+	MinCommunicationNS int64 `json:"min_communication_ns"`
+	// Imbalance is MaxBusyNS / MinBusyNS; nil with fewer than two ranks
+	// or a rank with no kernel time.
 	Imbalance *float64 `json:"imbalance,omitempty"`
-	// Straggler is the rank with the most compute (the first in scope
-	// order at a tie): in a collective the others wait for it. Nil with
-	// fewer than two ranks.
+	// Straggler is the rank the others wait for, nil with fewer than two
+	// ranks: with collectives, the one with the least communication time
+	// (a collective's kernel runs until the last rank joins it, so the
+	// others' communication time holds their wait for it: a rank late on
+	// the host is found as well as one slow on the GPU); without, the one
+	// with the most compute. The first in scope order at a tie.
 	Straggler *Rank `json:"straggler,omitempty"`
+	// StragglerBy says which rule named it: StragglerWaitsLeast or
+	// StragglerComputesMost.
+	StragglerBy string `json:"straggler_by,omitempty"`
 }
+
+// The rules that name a straggler (RankBalance.StragglerBy).
+const (
+	StragglerWaitsLeast   = "least communication"
+	StragglerComputesMost = "most compute"
+)
 
 // Rank names a scope: one process on one device.
 type Rank struct {
@@ -97,6 +116,7 @@ func (tl *Timeline) splitsCommunication(collective func(string) bool) bool {
 func balance(scopes []PhaseScope) []RankBalance {
 	var order []string
 	byName := map[string]*RankBalance{}
+	computes, waits := map[*RankBalance]*Rank{}, map[*RankBalance]*Rank{}
 	add := func(sc *PhaseScope, p *Phase) {
 		if p.Kernels == 0 || p.Communication == nil {
 			return
@@ -107,14 +127,30 @@ func balance(scopes []PhaseScope) []RankBalance {
 			byName[p.Name] = b
 			order = append(order, p.Name)
 		}
-		c := p.Communication.ComputeNS
+		c := p.Communication
+		busy := c.ComputeNS + c.CommunicationNS - c.OverlapNS
+		rank := &Rank{ProcessID: sc.ProcessID, Device: sc.Device}
 		b.Ranks++
-		if b.Ranks == 1 || c > b.MaxComputeNS {
-			b.MaxComputeNS = c
-			b.Straggler = &Rank{ProcessID: sc.ProcessID, Device: sc.Device}
+		first := b.Ranks == 1
+		if first || busy > b.MaxBusyNS {
+			b.MaxBusyNS = busy
 		}
-		if b.Ranks == 1 || c < b.MinComputeNS {
-			b.MinComputeNS = c
+		if first || busy < b.MinBusyNS {
+			b.MinBusyNS = busy
+		}
+		if first || c.ComputeNS > b.MaxComputeNS {
+			b.MaxComputeNS = c.ComputeNS
+			computes[b] = rank
+		}
+		if first || c.ComputeNS < b.MinComputeNS {
+			b.MinComputeNS = c.ComputeNS
+		}
+		if first || c.CommunicationNS > b.MaxCommunicationNS {
+			b.MaxCommunicationNS = c.CommunicationNS
+		}
+		if first || c.CommunicationNS < b.MinCommunicationNS {
+			b.MinCommunicationNS = c.CommunicationNS
+			waits[b] = rank
 		}
 	}
 	for i := range scopes {
@@ -128,11 +164,16 @@ func balance(scopes []PhaseScope) []RankBalance {
 	out := make([]RankBalance, 0, len(order))
 	for _, name := range order {
 		b := byName[name]
-		if b.Ranks < 2 {
-			b.Straggler = nil
-		} else if b.MinComputeNS > 0 {
-			v := float64(b.MaxComputeNS) / float64(b.MinComputeNS)
-			b.Imbalance = &v
+		if b.Ranks >= 2 {
+			if b.MaxCommunicationNS > 0 {
+				b.Straggler, b.StragglerBy = waits[b], StragglerWaitsLeast
+			} else {
+				b.Straggler, b.StragglerBy = computes[b], StragglerComputesMost
+			}
+			if b.MinBusyNS > 0 {
+				v := float64(b.MaxBusyNS) / float64(b.MinBusyNS)
+				b.Imbalance = &v
+			}
 		}
 		out = append(out, *b)
 	}

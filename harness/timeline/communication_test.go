@@ -67,34 +67,54 @@ func TestCommunication(t *testing.T) {
 	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, r0.Run.Communication)
 	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, r1.Run.Communication)
 
-	// Rank 1 computes 80 against rank 0's 60: imbalance 80/60, and rank 1
-	// is the straggler (rank 0's 30 ns of all-reduce hold its wait).
-	imb := 80.0 / 60
-	want := timeline.RankBalance{Ranks: 2, MaxComputeNS: 80, MinComputeNS: 60, Imbalance: &imb, Straggler: &timeline.Rank{ProcessID: 11, Device: 1}}
+	// Busy: rank 1 85, rank 0 70: imbalance 85/70. Rank 1 has the least
+	// communication (10 against 30): the straggler, rank 0's 30 ns of
+	// all-reduce holding its wait for it.
+	imb := 85.0 / 70
+	want := timeline.RankBalance{Ranks: 2, MaxBusyNS: 85, MinBusyNS: 70, MaxComputeNS: 80, MinComputeNS: 60,
+		MaxCommunicationNS: 30, MinCommunicationNS: 10, Imbalance: &imb, Straggler: &timeline.Rank{ProcessID: 11, Device: 1},
+		StragglerBy: timeline.StragglerWaitsLeast}
 	decode, run := want, want
 	decode.Phase = "decode"
 	assert.Equal(t, []timeline.RankBalance{decode, run}, rep.Balance, "decode, then the whole run")
 
 	b, err := json.Marshal(rep.Balance[0])
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"phase":"decode","ranks":2,"max_compute_ns":80,"min_compute_ns":60,"imbalance":1.3333333333333333,"straggler":{"process_id":11,"device":1}}`, string(b))
+	assert.JSONEq(t, `{"phase":"decode","ranks":2,"max_busy_ns":85,"min_busy_ns":70,"max_compute_ns":80,"min_compute_ns":60,
+		"max_communication_ns":30,"min_communication_ns":10,"imbalance":1.2142857142857142,
+		"straggler":{"process_id":11,"device":1},"straggler_by":"least communication"}`, string(b))
 }
 
-// TestStraggler: whichever rank computes longer is named.
+// TestStraggler: the rank the others wait for is named, whether it is
+// slow on the GPU (more compute) or late on the host (the same compute,
+// later): the one with the least communication time.
 func TestStraggler(t *testing.T) {
 	slow := rankFile(20, 0, [2]int{1010, 1060}, [2]int{1060, 1070}, [2]int{1070, 1099})
 	fast := rankFile(21, 1, [2]int{1010, 1030}, [2]int{1030, 1070}, [2]int{1070, 1080})
 	rep := build(t, slow, fast).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
 	require.NotEmpty(t, rep.Balance)
 	b := rep.Balance[0]
-	// pid 20: 50+29 = 79 ns of compute; pid 21: 20+10 = 30, and 40 ns of
-	// all-reduce exposed, waiting for pid 20.
+	// pid 20: 50+29 = 79 ns of compute, 10 of all-reduce; pid 21: 20+10 =
+	// 30, and 40 ns of all-reduce exposed, waiting for pid 20. Busy 89 and
+	// 70.
 	assert.Equal(t, &timeline.Rank{ProcessID: 20, Device: 0}, b.Straggler)
+	assert.Equal(t, timeline.StragglerWaitsLeast, b.StragglerBy)
 	assert.Equal(t, int64(79), b.MaxComputeNS)
 	assert.Equal(t, int64(30), b.MinComputeNS)
 	require.NotNil(t, b.Imbalance)
-	assert.InDelta(t, 79.0/30, *b.Imbalance, 1e-12)
+	assert.InDelta(t, 89.0/70, *b.Imbalance, 1e-12)
 	assert.Equal(t, int64(40), rep.Scopes[1].Phases[0].Communication.ExposedCommunicationNS)
+
+	// Late on the host: both compute 40 ns, but pid 31 launches its
+	// kernels 30 ns later, so pid 30's all-reduce waits 30 ns for it.
+	early := rankFile(30, 0, [2]int{1010, 1030}, [2]int{1030, 1070}, [2]int{1070, 1090})
+	late := rankFile(31, 1, [2]int{1040, 1060}, [2]int{1060, 1070}, [2]int{1070, 1090})
+	rep = build(t, early, late).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	b = rep.Balance[0]
+	assert.Equal(t, &timeline.Rank{ProcessID: 31, Device: 1}, b.Straggler, "the late rank")
+	assert.Equal(t, b.MaxComputeNS, b.MinComputeNS, "the same compute")
+	assert.Equal(t, int64(40), b.MaxCommunicationNS)
+	assert.Equal(t, int64(10), b.MinCommunicationNS)
 }
 
 // TestNoCommunication: no communication kernel and no processes on
@@ -135,5 +155,6 @@ func TestOneProcessCollective(t *testing.T) {
 	rep := build(t, twoRanks()[0]).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
 	assert.Equal(t, int64(30), rep.Scopes[0].Phases[0].Communication.CommunicationNS)
 	require.Len(t, rep.Balance, 2)
-	assert.Equal(t, timeline.RankBalance{Phase: "decode", Ranks: 1, MaxComputeNS: 60, MinComputeNS: 60}, rep.Balance[0])
+	assert.Equal(t, timeline.RankBalance{Phase: "decode", Ranks: 1, MaxBusyNS: 70, MinBusyNS: 70, MaxComputeNS: 60, MinComputeNS: 60,
+		MaxCommunicationNS: 30, MinCommunicationNS: 30}, rep.Balance[0])
 }
