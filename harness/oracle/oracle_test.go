@@ -86,12 +86,16 @@ func TestRanks(t *testing.T) {
 		Collectives: map[int]Phase{0: {KernelMS: 2.09, Launches: 8}, 1: {KernelMS: 1.91, Launches: 8}},
 	}
 	rows := Check(f, m)
-	require.Len(t, rows, 5)
+	require.Len(t, rows, 6)
 	assert.Equal(t, "collectives rank 0 (device 0)", rows[3].What)
 	assert.Equal(t, CollectiveTolerance, rows[3].Tolerance)
 	assert.True(t, rows[3].OK, "+4.5 %% is within 5 %%")
 	assert.True(t, rows[4].OK, "-4.5 %% is within 5 %%")
-	assert.True(t, Passed(rows))
+	// Figures without per-call durations cannot give the collectives net
+	// of waiting: the check cannot pass.
+	assert.False(t, rows[5].OK)
+	assert.Contains(t, rows[5].Why, "no per-call collective durations")
+	assert.False(t, Passed(rows))
 
 	m.Collectives = map[int]Phase{0: {KernelMS: 2.2, Launches: 8}, 1: {KernelMS: 2, Launches: 9}}
 	rows = Check(f, m)
@@ -114,7 +118,72 @@ func TestRanksSharingADeviceFail(t *testing.T) {
 	f, err := Read([]byte(strings.Replace(ranksDoc, `"rank": 1, "device": 1`, `"rank": 1, "device": 0`, 1)), "o.json")
 	require.NoError(t, err)
 	rows := Check(f, Measured{Collectives: map[int]Phase{0: {KernelMS: 4, Launches: 16}}})
-	assert.Contains(t, rows[len(rows)-1].Why, "ranks [0 1] all ran on device 0")
+	assert.Contains(t, rows[len(rows)-2].Why, "ranks [0 1] all ran on device 0")
+}
+
+// ranksCallsDoc: SYNTHETIC two ranks with per-call durations: rank 0
+// waited in its first all-reduce (1.6 ms against rank 1's 0.1), rank 1 in
+// its second (0.8 against 0.1).
+const ranksCallsDoc = `{
+ "tool": "torch.profiler", "torch": "2.11", "activities": ["CUDA"], "repeats": 1, "domain": "", "device": "H200",
+ "phases": [{"range": "prefill", "kernel_ms": 22.6, "launches": 204}],
+ "kernels": [{"name": "gemm", "total_ms": 20, "calls": 200}, {"name": "nccl_ar", "total_ms": 2.6, "calls": 4}],
+ "ranks": [
+  {"rank": 0, "device": 0, "collective_ms": 1.7, "collective_launches": 2,
+   "phases": [{"range": "prefill", "kernel_ms": 11.7, "launches": 102}],
+   "kernels": [{"name": "nccl_ar", "total_ms": 1.7, "calls": 2}], "collective_calls_ms": {"prefill": [1.6, 0.1]}},
+  {"rank": 1, "device": 1, "collective_ms": 0.9, "collective_launches": 2,
+   "phases": [{"range": "prefill", "kernel_ms": 10.9, "launches": 102}],
+   "kernels": [{"name": "nccl_ar", "total_ms": 0.9, "calls": 2}], "collective_calls_ms": {"prefill": [0.1, 0.8]}}
+ ]
+}`
+
+// TestRanksPerCall: with per-call durations, the phases are compared with
+// their collectives left out, the collectives net of waiting (each call's
+// shortest over the ranks) within 5 %, and each rank's collectives with
+// their waits shown but not judged: the timeline's run waited elsewhere
+// (rank 1 in the first call) and still passes.
+func TestRanksPerCall(t *testing.T) {
+	f, err := Read([]byte(ranksCallsDoc), "o.json")
+	require.NoError(t, err)
+	m := Measured{
+		Phases:          map[string]Phase{"prefill": {KernelMS: 20.2 + 2.7, Launches: 204}},
+		Kernels:         map[string]Kernel{"gemm": {TotalMS: 20.2, Calls: 200}, "nccl_ar": {TotalMS: 2.7, Calls: 4}},
+		Collectives:     map[int]Phase{0: {KernelMS: 0.2, Launches: 2}, 1: {KernelMS: 2.5, Launches: 2}},
+		CollectiveCalls: map[int]map[string][]float64{0: {"prefill": {0.1, 0.1}}, 1: {"prefill": {2.4, 0.1}}},
+		CollectiveNames: map[string]bool{"nccl_ar": true},
+	}
+	rows := Check(f, m)
+	var what []string
+	for _, r := range rows {
+		what = append(what, r.What)
+	}
+	assert.Equal(t, []string{"phase prefill (collectives left out)", "kernel gemm",
+		"collectives rank 0 (device 0), waits included", "collectives rank 1 (device 1), waits included",
+		"collectives net of waiting (each call's shortest duration over the ranks)"}, what)
+	// Compute: 22.6 - 2.6 = 20 against 22.9 - 2.7 = 20.2 (+1 %), 200 launches.
+	assert.InDelta(t, 20.0, rows[0].OracleMS, 1e-9)
+	assert.InDelta(t, 20.2, rows[0].TimedMS, 1e-9)
+	assert.Equal(t, int64(200), rows[0].TimedLaunches)
+	assert.True(t, rows[0].OK)
+	assert.False(t, rows[2].OK, "0.2 against 1.7: the wait moved")
+	assert.True(t, rows[2].Informational)
+	// Net: min(1.6, 0.1) + min(0.1, 0.8) = 0.2 against 0.1 + 0.1 = 0.2.
+	assert.InDelta(t, 0.2, rows[4].OracleMS, 1e-9)
+	assert.InDelta(t, 0.2, rows[4].TimedMS, 1e-9)
+	assert.Equal(t, int64(2), rows[4].OracleLaunches)
+	assert.True(t, rows[4].OK)
+	assert.True(t, Passed(rows))
+
+	_, err = Read([]byte(strings.Replace(ranksCallsDoc, "[0.1, 0.8]", "[0.1, -0.8]", 1)), "o.json")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `o.json:9: rank 1: collective_calls_ms["prefill"][1]: want a finite duration >= 0`)
+
+	// A rank that made one call less cannot be paired call by call.
+	m.CollectiveCalls[1]["prefill"] = []float64{2.4}
+	rows = Check(f, m)
+	assert.False(t, rows[len(rows)-1].OK)
+	assert.Contains(t, rows[len(rows)-1].Why, "different numbers of collective calls")
 }
 
 func TestRanksErrorsArePositioned(t *testing.T) {

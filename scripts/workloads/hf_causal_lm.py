@@ -424,7 +424,8 @@ def generate(model, ids, new_tokens, nvtx, a, subs=None):
 
 
 def _kernel_events(prof):
-    """(name, duration us) of each kernel torch.profiler saw; memcpys and memsets are not kernels."""
+    """(name, duration us) of each kernel torch.profiler saw, in start order; memcpys and memsets are not
+    kernels."""
     out = []
     cuda = torch.autograd.DeviceType.CUDA
     for e in prof.events():
@@ -432,8 +433,9 @@ def _kernel_events(prof):
             continue
         if e.name.startswith(("Memcpy", "Memset")):
             continue
-        out.append((e.name, e.time_range.end - e.time_range.start))
-    return out
+        out.append((e.time_range.start, e.name, e.time_range.end - e.time_range.start))
+    out.sort(key=lambda x: x[0])
+    return [(name, us) for _, name, us in out]
 
 
 def oracle(model, ids, a, nvtx, repeats, tp):
@@ -441,14 +443,17 @@ def oracle(model, ids, a, nvtx, repeats, tp):
     each run inside a profiler session of their own (CUDA activity only, so that the figures hold
     kernels and nothing else), inside the same NVTX ranges as the timed run. Returns the oracle JSON:
     per phase (keyed by its NVTX range) kernel time and launches, and per kernel total time and calls,
-    summed over the repeats; and [ms, launches] of its communication kernels (COMMUNICATION), for the
-    per-rank figures of a tensor-parallel run. Every rank runs it (the generates hold collectives); the
+    summed over the repeats; [ms, launches] of its communication kernels (COMMUNICATION), and per phase
+    each one's duration in start order (a collective runs until the last rank joins it: the harness
+    takes each call's shortest duration over the ranks as its time net of waiting), for the per-rank
+    figures of a tensor-parallel run. Every rank runs it (the generates hold collectives); the
     ranks meet at a barrier before each profiler session, outside it, so that one rank's profiler start
     is not timed as another's wait inside a collective."""
     from torch.profiler import ProfilerActivity, profile
     phases = {a.prefill_range: [0.0, 0], a.decode_range: [0.0, 0]}
     kernels = {}
     collective = [0.0, 0]
+    calls = {}  # per phase, each collective's duration in ms, in start order: the per-call comparison
 
     def account(phase, prof):
         for name, us in _kernel_events(prof):
@@ -460,6 +465,7 @@ def oracle(model, ids, a, nvtx, repeats, tp):
             if COMMUNICATION.search(name):
                 collective[0] += us / 1e3
                 collective[1] += 1
+                calls.setdefault(phase, []).append(us / 1e3)
 
     for _ in range(repeats):
         tp.barrier()
@@ -505,7 +511,7 @@ def oracle(model, ids, a, nvtx, repeats, tp):
             "phases": [{"range": r, "kernel_ms": v[0], "launches": v[1]} for r, v in phases.items()],
             "kernels": rows,
             "overhead": {"method": "alternating generates in one process, inside a profiler session and plain",
-                         "profiled_ms": profiled, "plain_ms": plain}}, collective
+                         "profiled_ms": profiled, "plain_ms": plain}}, collective, calls
 
 
 def merge_ranks(fig, ranks):
@@ -633,11 +639,12 @@ def main():
             path = os.environ.get("DEEPPROF_ORACLE")
             if not path:
                 sys.exit("workload: DEEPPROF_PHASE=oracle needs DEEPPROF_ORACLE, the path of the JSON to write")
-            fig, collective = oracle(model, ids, a, nvtx, a.repeats, tp)
+            fig, collective, calls = oracle(model, ids, a, nvtx, a.repeats, tp)
             fig["device"] = torch.cuda.get_device_name()
             if tp.on:
                 ranks = tp.gather({"rank": tp.rank, "device": torch.cuda.current_device(),
                                    "collective_ms": collective[0], "collective_launches": collective[1],
+                                   "collective_calls_ms": calls,
                                    "phases": fig["phases"], "kernels": fig["kernels"]})
                 if tp.rank == 0:
                     fig = merge_ranks(fig, ranks)
