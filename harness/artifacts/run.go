@@ -368,7 +368,10 @@ func (r *Run) Record(rel string, st Status, reason string) {
 func (r *Run) Note(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.manifest.Notes = append(r.manifest.Notes, fmt.Sprintf(format, args...))
+	n := fmt.Sprintf(format, args...)
+	if !slices.Contains(r.manifest.Notes, n) { // a rebuild says again what it said before
+		r.manifest.Notes = append(r.manifest.Notes, n)
+	}
 }
 
 // SetSources records the inputs of the derived files.

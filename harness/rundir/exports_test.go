@@ -50,7 +50,11 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 
 			opens := countOpens(t)
 			require.NoError(t, Rebuild(run, dc))
-			want := map[string]int{artifacts.NcuRaw: 1}
+			want := map[string]int{}
+			deep := hasExport(run, artifacts.NcuRaw) // the 2-GPU run was killed before its deep pass ended
+			if deep {
+				want[artifacts.NcuRaw] = 1
+			}
 			if run.Exists(artifacts.NcuTimingRaw) {
 				want[artifacts.NcuTimingRaw] = 1
 			}
@@ -60,6 +64,9 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 			assert.Equal(t, want, opens)
 			m := run.Manifest()
 			for _, rel := range []string{artifacts.KernelsJSON, artifacts.RegionsJSON, artifacts.RegionsSampleJSON, artifacts.StakeholderSummary} {
+				if rel == artifacts.RegionsSampleJSON && !deep {
+					continue
+				}
 				a, ok := m.Find(rel)
 				if assert.True(t, ok, rel) {
 					assert.NotEqual(t, artifacts.StatusMissing, a.Status, "%s: %s", rel, a.Reason)

@@ -102,11 +102,31 @@ func (c Config) included(l *ncu.Launch) bool {
 		return false
 	}
 	for _, inc := range c.Include {
-		if len(l.NVTX.Levels) >= len(inc) && slices.Equal(l.NVTX.Levels[:len(inc)], inc) {
+		if lv := inDomains(l.NVTX.Levels, inc); len(lv) >= len(inc) && slices.Equal(lv[:len(inc)], inc) {
 			return true
 		}
 	}
 	return false
+}
+
+// inDomains is levels without the ranges of domains that path does not
+// name: NVTX keeps a push/pop stack per domain, and ncu's --nvtx-include
+// prefill/ asks the default domain's stack alone, whatever a library (NCCL,
+// CCCL) pushed around it in its own.
+func inDomains(levels, path []nvtx.Range) []nvtx.Range {
+	keep := func(r nvtx.Range) bool {
+		return slices.ContainsFunc(path, func(p nvtx.Range) bool { return p.Domain == r.Domain })
+	}
+	if !slices.ContainsFunc(levels, func(r nvtx.Range) bool { return !keep(r) }) {
+		return levels
+	}
+	out := make([]nvtx.Range, 0, len(levels))
+	for _, r := range levels {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // CuptiKernels is the kernel table of the run's CUPTI timeline: every launch
@@ -131,7 +151,34 @@ func CuptiKernels(run *artifacts.Run, cfg Config) (*kernels.Table, error) {
 	return &tab, nil
 }
 
+// readCuptiKernels is the rebuild's kernel table from the CUPTI timeline.
+// When nvtx.include matches no launch of it, the table is the program's
+// outermost ranges', as a session does (profileWhatOccurred in package
+// session) and says so in a note: the first 2-GPU session adopted a range
+// NCCL pushed and never popped, which the timeline no longer counts.
 func readCuptiKernels(run *artifacts.Run, _ string, cfg Config) (*kernels.Table, error) {
+	tab, err := CuptiKernels(run, cfg)
+	if err != nil || tab.Launches > 0 || len(cfg.Include) == 0 {
+		return tab, err
+	}
+	found, err := TopRanges(run, cfg.Domain)
+	if err != nil || len(found) == 0 {
+		return tab, nil
+	}
+	var inc [][]nvtx.Range
+	for _, f := range found {
+		lv, err := nvtx.Configured(f, cfg.Domain)
+		if err != nil {
+			return tab, nil
+		}
+		inc = append(inc, lv)
+	}
+	was := make([]string, len(cfg.Include))
+	for i, p := range cfg.Include {
+		was[i] = nvtx.Path(p)
+	}
+	cfg.Include = inc
+	run.Note("kernels: nvtx.include %v matched no launch of the CUPTI timeline; the table holds the program's outermost ranges %v, as a session does (set nvtx.include to choose)", was, found)
 	return CuptiKernels(run, cfg)
 }
 
@@ -566,14 +613,14 @@ const NoNVTXHowTo = "PyTorch: torch.cuda.nvtx.range_push(\"prefill\") / range_po
 // TopRanges are the names of the outermost push/pop NVTX ranges of the
 // CUPTI timeline (every process), in order of first start: what a program
 // marked, for a session whose configured ranges did not occur.
-func TopRanges(run *artifacts.Run) ([]string, error) {
+func TopRanges(run *artifacts.Run, domain string) ([]string, error) {
 	tl, err := Config{}.loadTimeline(run)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, s := range tl.Stages() {
-		if s.Kind == timeline.PushPop && s.Depth == 1 && !slices.Contains(out, s.Name) {
+		if s.Kind == timeline.PushPop && s.Depth == 1 && s.Domain == domain && !slices.Contains(out, s.Name) {
 			out = append(out, s.Name)
 		}
 	}

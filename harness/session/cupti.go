@@ -184,7 +184,7 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 // the whole program when it marked none. The configuration it goes on with
 // is written to config.yaml, so that a rebuild reads the same ranges.
 func (s *Session) profileWhatOccurred(run *artifacts.Run) (*kernels.Table, error) {
-	found, err := rundir.TopRanges(run)
+	found, err := rundir.TopRanges(run, s.Cfg.NVTX.Domain)
 	if err != nil {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
