@@ -8,55 +8,58 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/cupti"
 )
 
 // RankRuns makes n SYNTHETIC node run directories under dst (node0 ...
-// node<n-1>), each holding one rank of a multi-node session, from a
-// recorded multi-rank run directory src (its ranks' CUPTI record files and
-// ncu/ranks/rank<R>/ exports): node r gets recorded rank r mod m's records
-// with the process id 100000+r and device r, and that rank's deep-pass
-// exports as rank r's. Node 0 also gets stage 1 and the provenance; every
+// node<n-1>), each holding one rank of a multi-node session, from recorded
+// files: node r gets the CUPTI record file records[r mod len] of the
+// recorded run src (one rank's) with the process id 100000+r and device r,
+// and as rank r's deep pass the ncu exports (raw and details pages) of the
+// run directory deep. Node 0 also gets src's stage 1 and provenance; every
 // node gets config.yaml, as each node's session writes one. It returns the
 // directories, in rank order. What it writes is never a fixture.
-func RankRuns(src, dst string, n int) ([]string, error) {
-	recs, err := filepath.Glob(filepath.Join(src, filepath.FromSlash(artifacts.TimelineCupti), "cupti-*.tsv*"))
-	if err != nil || len(recs) == 0 {
-		return nil, fmt.Errorf("synth: %s: no CUPTI record files", src)
+func RankRuns(src string, records []string, deep, dst string, n int) ([]string, error) {
+	if len(records) == 0 {
+		return nil, fmt.Errorf("synth: no CUPTI record files to replicate")
 	}
 	var dirs []string
 	for r := range n {
-		dir := filepath.Join(dst, "node"+strconv.Itoa(r))
+		run, err := artifacts.Create(dst, "node"+strconv.Itoa(r), time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
+		if err != nil {
+			return nil, err
+		}
+		dir := run.Dir
 		dirs = append(dirs, dir)
-		from := r % len(recs)
 		if err := copyTree(src, dir, r == 0); err != nil {
 			return nil, err
 		}
+		in := filepath.Join(src, filepath.FromSlash(artifacts.TimelineCupti), records[r%len(records)])
 		out := filepath.Join(dir, filepath.FromSlash(artifacts.TimelineCupti), fmt.Sprintf("cupti-%d.tsv", 100000+r))
-		if err := rewriteRecords(recs[from], out, 100000+int64(r), uint32(r)); err != nil {
+		if err := rewriteRecords(in, out, 100000+int64(r), uint32(r)); err != nil {
 			return nil, err
 		}
 		for _, rel := range []string{artifacts.NcuRaw, artifacts.NcuDetails} {
 			for _, ext := range []string{"", ".gz"} {
-				in := filepath.Join(src, filepath.FromSlash(artifacts.RankPath(strconv.Itoa(from%rankCount(src)), rel)+ext))
-				if _, err := os.Stat(in); err != nil {
+				from := filepath.Join(deep, filepath.FromSlash(rel)+ext)
+				if _, err := os.Stat(from); err != nil {
 					continue
 				}
-				if err := copyFile(in, filepath.Join(dir, filepath.FromSlash(artifacts.RankPath(strconv.Itoa(r), rel)+ext))); err != nil {
+				if err := copyFile(from, filepath.Join(dir, filepath.FromSlash(artifacts.RankPath(strconv.Itoa(r), rel)+ext))); err != nil {
 					return nil, err
 				}
 			}
 		}
+		// Each node's session ends by writing its manifest.
+		run.Note("SYNTHETIC: made by internal/synth.RankRuns from %s (rank %d of %d)", filepath.Base(src), r, n)
+		if err := run.WriteManifest(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)); err != nil {
+			return nil, err
+		}
 	}
 	return dirs, nil
-}
-
-// rankCount is how many ranks' folders src has (at least 1).
-func rankCount(src string) int {
-	m, _ := filepath.Glob(filepath.Join(src, filepath.FromSlash(artifacts.NcuRanks), "rank*"))
-	return max(len(m), 1)
 }
 
 // copyTree copies what a node's session writes besides its records and

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/harness/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
+)
+
+// The recorded 2-GPU run whose ranks the merge tests replicate, and a
+// recorded deep pass to stand for each rank's (the 2-GPU run's was cut
+// short before it wrote one).
+const (
+	tp2Run  = "../../fixtures/runs/h200x2-tp2-lockstep"
+	deepRun = "../../fixtures/runs/tiny-llama"
+)
+
+var tp2Records = []string{"cupti-835.tsv.gz", "cupti-836.tsv.gz"}
+
+// TestMergeEightRanks: eight SYNTHETIC node run directories, one rank each
+// (the 2-GPU recording's two ranks replicated by internal/synth, each with
+// its own process id and device), merged by deepprof merge into one run:
+// every rank's records and deep pass are in it, and its reports are per
+// rank and together.
+func TestMergeEightRanks(t *testing.T) {
+	now = func() time.Time { return time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC) }
+	dirs, err := synth.RankRuns(tp2Run, tp2Records, deepRun, t.TempDir(), 8)
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "merged")
+	stdout, _, err := runCmd(append([]string{"merge", "--out", out}, dirs...), "")
+	require.NoError(t, err, stdout)
+	assert.Contains(t, stdout, "merged 8 run directories")
+	assert.Contains(t, stdout, "ranks [rank0 rank1 rank2 rank3 rank4 rank5 rank6 rank7]")
+
+	run, err := artifacts.Open(out)
+	require.NoError(t, err)
+	assert.Len(t, rundir.CuptiFiles(run), 8)
+	assert.Len(t, rundir.ExportFiles(run, artifacts.NcuRaw), 8, "every rank's deep pass")
+
+	// Per rank: a kernel table row per device for the all-reduce.
+	var ks struct {
+		Kernels []kernels.Record `json:"kernels"`
+	}
+	b, err := os.ReadFile(run.Path(artifacts.KernelsJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &ks))
+	devices := map[int]bool{}
+	for _, k := range ks.Kernels {
+		devices[k.Device] = true
+	}
+	for d := range 8 {
+		assert.True(t, devices[d], "device %d in kernels.json", d)
+	}
+
+	// Together: the phases compare the eight ranks.
+	var ph timeline.PhaseReport
+	b, err = os.ReadFile(run.Path(artifacts.TimelinePhases))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &ph))
+	assert.Len(t, ph.Scopes, 8)
+	require.NotEmpty(t, ph.Balance)
+	for _, bal := range ph.Balance {
+		assert.Equal(t, 8, bal.Ranks, bal.Phase)
+	}
+	sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "across 8 ranks")
+	m := run.Manifest()
+	assert.Contains(t, fmt.Sprint(m.Notes), "merged from 8 run directories")
+
+	// A rank in two inputs is refused before anything is written.
+	_, _, err = runCmd([]string{"merge", "--out", filepath.Join(t.TempDir(), "again"), dirs[0], dirs[0]}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is in two run directories")
+	_, _, err = runCmd([]string{"merge", "--out", out, dirs[0]}, "")
+	assert.Equal(t, 2, exitCode(err), "an existing --out")
+	_, _, err = runCmd([]string{"merge", dirs[0]}, "")
+	assert.Equal(t, 2, exitCode(err), "no --out")
+}
+
+// BenchmarkMergeRanks merges and rebuilds 2, 4 and 8 SYNTHETIC node run
+// directories (TestMergeEightRanks's) as deepprof merge does; ns/rank and
+// B/rank (bytes allocated) are its cost per rank, which must stay flat as
+// the ranks grow (issue 17).
+//
+//	go test ./cmd/deepprof -run '^$' -bench MergeRanks -benchtime 3x
+func BenchmarkMergeRanks(b *testing.B) {
+	now = func() time.Time { return time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC) }
+	for _, n := range []int{2, 4, 8} {
+		b.Run(fmt.Sprintf("ranks=%d", n), func(b *testing.B) {
+			dirs, err := synth.RankRuns(tp2Run, tp2Records, deepRun, b.TempDir(), n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				out := filepath.Join(b.TempDir(), fmt.Sprintf("merged-%d", i))
+				if _, _, err := runCmd(append([]string{"merge", "--out", out}, dirs...), ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/rank")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N*n), "B/rank")
+		})
+	}
+}
