@@ -138,8 +138,17 @@ func narrate(s *Summary) Narrative {
 	n.GPUBusy = gpuBusy(s)
 	if len(n.LaunchBound) > 0 {
 		var names, idle, busy []string
+		scopes := map[[2]int64]bool{}
 		for _, r := range n.LaunchBound {
-			names = append(names, r.Label())
+			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+		}
+		for _, r := range n.LaunchBound {
+			if len(scopes) > 1 {
+				// Ranks (or processes) name the same phases: say whose.
+				names = append(names, fmt.Sprintf("%s (process %d, GPU %d)", r.Label(), r.ProcessID, r.Device))
+			} else {
+				names = append(names, r.Label())
+			}
 			idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
 			busy = append(busy, fmt.Sprintf("%.0f%%", 100*r.Busy))
 		}
