@@ -99,8 +99,10 @@ type Launcher struct {
 	// GPU: the device's GPU and the ones after it (device=cuda:2 with 2
 	// processes uses GPUs 2 and 3).
 	NprocPerNode int `koanf:"nproc_per_node" yaml:"nproc_per_node"`
-	// Argv runs the launcher; empty: workload.python -m
-	// torch.distributed.run (the torchrun of the workload's interpreter).
+	// Argv runs the launcher, with its own rendezvous options (a node of
+	// a multi-node run: torchrun --nnodes 4 --node-rank 1 --rdzv-endpoint
+	// HOST:PORT); empty: workload.python -m torch.distributed.run
+	// --standalone (one machine). --nproc-per-node and --no-python follow.
 	Argv []string `koanf:"argv" yaml:"argv"`
 	// DeepPass is how the ranks meet ncu: "lockstep", one ncu in every
 	// rank at once, or "one_at_a_time", one deep pass per rank with ncu in
@@ -328,9 +330,10 @@ func (w Workload) LauncherArgv() []string {
 		if py == "" {
 			py = "python3"
 		}
-		argv = []string{py, "-m", "torch.distributed.run"}
+		// One machine: torchrun picks a free port itself.
+		argv = []string{py, "-m", "torch.distributed.run", "--standalone"}
 	}
-	return append(argv, "--standalone", "--nproc-per-node", strconv.Itoa(l.NprocPerNode), "--no-python")
+	return append(argv, "--nproc-per-node", strconv.Itoa(l.NprocPerNode), "--no-python")
 }
 
 // Launched is argv run under the launcher (argv itself without one).

@@ -484,3 +484,46 @@ func TestReportInvalid(t *testing.T) {
 		t.Errorf("report = %+v", c.Report)
 	}
 }
+
+// TestLauncherArgv: without a launcher the command runs as it is; torchrun
+// by default is the workload's Python's, --standalone on one machine; a
+// launcher argv of one's own (a node of a multi-node run) keeps its
+// rendezvous options and gets no --standalone.
+func TestLauncherArgv(t *testing.T) {
+	same := func(what string, want, got []string) {
+		t.Helper()
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", what, d)
+		}
+	}
+	w := config.Default().Workload
+	w.Argv = []string{"gen.py", "--tokens", "8"}
+	same("no launcher", []string{"python3", "gen.py", "--tokens", "8"}, w.Launched(w.Command()))
+	if w.LauncherArgv() != nil || w.Launcher.Ranks() != 1 {
+		t.Errorf("no launcher: LauncherArgv %v, Ranks %d", w.LauncherArgv(), w.Launcher.Ranks())
+	}
+
+	w.Launcher = config.Launcher{Kind: config.LauncherTorchrun, NprocPerNode: 2, Argv: []string{}, DeepPass: config.DeepLockstep}
+	same("torchrun", []string{"python3", "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "--no-python",
+		"python3", "gen.py", "--tokens", "8"}, w.Launched(w.Command()))
+	if w.Launcher.Ranks() != 2 {
+		t.Errorf("Ranks = %d, want 2", w.Launcher.Ranks())
+	}
+	w.Launcher.Argv = []string{"torchrun", "--nnodes", "4", "--node-rank", "1", "--rdzv-endpoint", "head:29500"}
+	same("a node's own launcher", []string{"torchrun", "--nnodes", "4", "--node-rank", "1", "--rdzv-endpoint", "head:29500",
+		"--nproc-per-node", "2", "--no-python"}, w.LauncherArgv())
+
+	cfg := config.Default()
+	cfg.Workload.Argv = []string{"gen.py"}
+	cfg.Workload.Launcher = config.Launcher{Kind: config.LauncherTorchrun, Argv: []string{}, DeepPass: "sideways"}
+	cfg.Device = "GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f"
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("Validate accepted a launcher with no ranks, a bad deep_pass and a UUID device")
+	}
+	for _, want := range []string{"workload.launcher.nproc_per_node", "workload.launcher.deep_pass", "name the first GPU as cuda:N"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v\nwant it to name %q", err, want)
+		}
+	}
+}
