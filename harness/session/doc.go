@@ -24,5 +24,8 @@
 // it (Session.deadline; the dry run prints it); a step that reaches it is
 // stopped like an interrupted one, recorded as timed out, and the run ends
 // partial with the deadline to raise. The log of a stopped step is kept and
-// not diagnosed.
+// not diagnosed. A multi-GPU workload (workload.launcher) runs every step
+// under its launcher, needs the CUPTI timeline, and its deep pass is one
+// ncu per rank started by the wrapper of package ranks (ranks.go), the
+// collectives left out (withoutCollectives).
 package session
