@@ -357,3 +357,25 @@ func TestResultJSON(t *testing.T) {
 		assert.Equal(t, string(diff.NotAvail), m["verdict"])
 	}
 }
+
+// TestCompareCollectiveReported: the 2-GPU recording's rank-1 all-reduce
+// made 50 % slower (SYNTHETIC, difftest.ScaleKernel) is reported, not a
+// regression: a collective's time holds its rank's wait for the others.
+// A compute kernel slowed the same way still is one.
+func TestCompareCollectiveReported(t *testing.T) {
+	const tp2 = "../../fixtures/runs/h200x2-tp2-lockstep"
+	top := difftest.Read(t, tp2).Kernels[0]
+	require.Contains(t, top.Name, "ncclDevKernel_AllReduce")
+	a := load(t, tp2)
+	b := load(t, difftest.Run(t, tp2, difftest.ScaleKernel(0, 1.5)))
+	r := diff.Compare(a, b, diff.Uniform(diff.DefaultThreshold))
+	assert.False(t, r.Regression, "%v", r.Regressions)
+	assert.Equal(t, diff.Reported, r.Kernels[0].Verdict)
+	assert.Contains(t, strings.Join(r.Notes, "\n"), fmt.Sprintf("kernel %s (device %d) is a collective", top.Name, top.Device))
+
+	gemm := 2 // the third row: the first compute kernel
+	require.NotContains(t, difftest.Read(t, tp2).Kernels[gemm].Name, "nccl")
+	b = load(t, difftest.Run(t, tp2, difftest.ScaleKernel(gemm, 1.5)))
+	r = diff.Compare(a, b, diff.Uniform(diff.DefaultThreshold))
+	assert.True(t, r.Regression)
+}
