@@ -48,7 +48,8 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := plan.Write(run); err != nil {
-		return err
+		// The run directory says it stopped, and where.
+		return errors.Join(err, run.WriteManifest(now()))
 	}
 	rerr := rundir.Rebuild(run, reportConfig(run, stderr))
 	if err := run.WriteRebuiltManifest(now()); err != nil {

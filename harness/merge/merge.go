@@ -30,12 +30,18 @@ type Plan struct {
 	Files []Copy
 	// Notes say what was chosen where the inputs could disagree.
 	Notes []string
+	// Partial says why the merged run is partial: an input that was.
+	Partial []string
 }
 
 // Copy is one file of the merged run and its source.
 type Copy struct {
 	Rel  string // in the merged run
 	From string // a path on disk
+	// Status and Reason are the file's in its input's manifest (a partial
+	// export stays partial); "" when the input did not list it.
+	Status artifacts.Status
+	Reason string
 }
 
 // The files a merged run takes from one input only: the provenance from
@@ -63,13 +69,26 @@ func Make(dirs []string) (*Plan, error) {
 		runs[i] = r
 	}
 	p := &Plan{}
+	manifests := map[string]artifacts.Manifest{}
+	for _, r := range runs {
+		m := r.Manifest()
+		manifests[r.Dir] = m
+		if m.Status != artifacts.StatusComplete {
+			p.Partial = append(p.Partial, fmt.Sprintf("%s is %s: %s", r.Dir, m.Status, m.Reason))
+		}
+	}
 	owner := map[string]string{} // merged rel -> input dir
 	add := func(rel, dir string) error {
-		if prev, ok := owner[rel]; ok {
-			return fmt.Errorf("merge: %s is in two run directories, %s and %s: each rank and each process must come from one node (were they recorded twice?)", rel, prev, dir)
+		key := strings.TrimSuffix(rel, ".gz") // a file and its gzipped copy are one
+		if prev, ok := owner[key]; ok {
+			return fmt.Errorf("merge: %s is in two run directories, %s and %s: each rank and each process must come from one node (were they recorded twice?)", key, prev, dir)
 		}
-		owner[rel] = dir
-		p.Files = append(p.Files, Copy{Rel: rel, From: filepath.Join(dir, filepath.FromSlash(rel))})
+		owner[key] = dir
+		c := Copy{Rel: rel, From: filepath.Join(dir, filepath.FromSlash(rel))}
+		if a, ok := manifests[dir].Find(strings.TrimSuffix(rel, ".gz")); ok {
+			c.Status, c.Reason = a.Status, a.Reason
+		}
+		p.Files = append(p.Files, c)
 		return nil
 	}
 	one := func(run *artifacts.Run, rel string) (string, bool) {
@@ -142,13 +161,17 @@ func Make(dirs []string) (*Plan, error) {
 // Write copies the plan's files into run, each written atomically, and
 // records them in its manifest as the inputs' raw files.
 func (p *Plan) Write(run *artifacts.Run) error {
-	for _, c := range p.Files {
-		if err := copyInto(run, c); err != nil {
-			return err
-		}
-	}
 	for _, n := range p.Notes {
 		run.Note("%s", n)
+	}
+	for _, why := range p.Partial {
+		run.MarkPartial("merged from a partial run: " + why)
+	}
+	for _, c := range p.Files {
+		if err := copyInto(run, c); err != nil {
+			run.MarkPartial(fmt.Sprintf("the merge stopped at %s: %v", c.Rel, err))
+			return err
+		}
 	}
 	return nil
 }
@@ -167,7 +190,10 @@ func copyInto(run *artifacts.Run, c Copy) error {
 		return err
 	})
 	if err == nil {
-		run.Record(c.Rel, artifacts.StatusComplete, "")
+		if c.Status == "" || c.Status == artifacts.StatusAbsent {
+			c.Status, c.Reason = artifacts.StatusComplete, ""
+		}
+		run.Record(c.Rel, c.Status, c.Reason)
 	}
 	return err
 }

@@ -69,3 +69,35 @@ func TestMakeRefusesWhatIsNotARun(t *testing.T) {
 	_, err = Make(nil)
 	assert.Error(t, err)
 }
+
+// TestMakeKeepsPartial: a partial input makes the merged run partial, a
+// file's status in its input's manifest stays, and a rank's export given
+// plain by one node and gzipped by another is one file twice.
+func TestMakeKeepsPartial(t *testing.T) {
+	root := t.TempDir()
+	a := node(t, root, "a", map[string]string{artifacts.RankPath("0", artifacts.NcuRaw): "r0"})
+	ra, err := artifacts.Open(a)
+	require.NoError(t, err)
+	ra.Record(artifacts.RankPath("0", artifacts.NcuRaw), artifacts.StatusPartial, "exported from the partial report of a failed deep pass")
+	ra.MarkPartial("interrupted during ncu-deep")
+	require.NoError(t, ra.WriteManifest(time.Now()))
+	b := node(t, root, "b", map[string]string{artifacts.RankPath("1", artifacts.NcuRaw): "r1"})
+
+	p, err := Make([]string{a, b})
+	require.NoError(t, err)
+	require.Len(t, p.Partial, 1)
+	assert.Contains(t, p.Partial[0], "interrupted during ncu-deep")
+	out, err := artifacts.Create(root, "merged", time.Now())
+	require.NoError(t, err)
+	require.NoError(t, p.Write(out))
+	m := out.Manifest()
+	assert.Equal(t, artifacts.StatusPartial, m.Status)
+	f, ok := m.Find(artifacts.RankPath("0", artifacts.NcuRaw))
+	require.True(t, ok)
+	assert.Equal(t, artifacts.StatusPartial, f.Status)
+
+	c := node(t, root, "c", map[string]string{artifacts.RankPath("1", artifacts.NcuRaw) + ".gz": "r1 again"})
+	_, err = Make([]string{b, c})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ncu/ranks/rank1/raw.csv is in two run directories")
+}

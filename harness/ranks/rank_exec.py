@@ -4,8 +4,9 @@ The launcher (torchrun --no-python) starts this script once per rank, with
   python3 rank-exec.py --program N [--only R] ARGV...
 ARGV is ncu's argv followed by the program's (its last N elements). Every
 "{rank}" in ARGV becomes this process's rank ($RANK), so that each rank's ncu
-writes its own report. With --only R, a rank other than R runs the program
-alone, without ncu (the deep pass one rank at a time). The wrapper replaces
+writes its own report (the global rank: ranks of other nodes write their own
+names). With --only R, a process whose $LOCAL_RANK is not R runs the program
+alone, without ncu (the deep pass one rank at a time, on each node). The wrapper replaces
 itself with what it runs (exec): the launcher sees that process's exit status.
 Written into the run directory by deepprof (package harness/ranks); no shell.
 """
@@ -33,7 +34,8 @@ def main(argv):
     rank = os.environ.get("RANK")
     if rank is None or not rank.isdigit():
         sys.exit("rank-exec: $RANK is not set: run me under a launcher (torchrun)")
-    if only is not None and int(rank) != only:
+    local = os.environ.get("LOCAL_RANK", rank)
+    if only is not None and (not local.isdigit() or int(local) != only):
         argv = argv[len(argv) - program:]
     argv = [a.replace("{rank}", rank) for a in argv]
     for a in argv:

@@ -46,11 +46,20 @@ func TestExec(t *testing.T) {
 	}
 	assert.DirExists(t, filepath.Join(dir, "ncu", "ranks", "rank1"))
 
-	// Outside a launcher it says what is missing.
-	argv := Exec(py, script, All, profiler, program)
+	// On a node of a multi-node run, --only is the node's local rank and
+	// the files are named by the global one.
+	argv := Exec(py, script, 1, profiler, program)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = slicesWithout(os.Environ(), "RANK=")
+	cmd.Env = append(os.Environ(), "RANK=3", "LOCAL_RANK=1")
 	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(b))
+	assert.Equal(t, "profiler -o "+filepath.Join(dir, "ncu", "ranks", "rank3", "deep")+" echo program at-3", strings.TrimSpace(string(b)))
+
+	// Outside a launcher it says what is missing.
+	argv = Exec(py, script, All, profiler, program)
+	cmd = exec.Command(argv[0], argv[1:]...)
+	cmd.Env = slicesWithout(os.Environ(), "RANK=")
+	b, err = cmd.CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(b), "$RANK is not set")
 }

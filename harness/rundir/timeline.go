@@ -251,7 +251,7 @@ func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regi
 		err = run.Write(artifacts.TimelinePhases, append(b, '\n'))
 	}
 	errs = append(errs, err)
-	errs = append(errs, writeOracleCheck(run, tl, reg))
+	errs = append(errs, writeOracleCheck(run, tl, reg, cfg.isCommunication()))
 	return ph, errors.Join(errs...)
 }
 
@@ -268,7 +268,7 @@ type OracleCheck struct {
 // run has them: each phase with the region of its range, and each kernel
 // with its launches in those phases (the oracle saw nothing else, whatever
 // nvtx.include chose for the kernel table).
-func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Report) error {
+func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Report, isCommunication func(string) bool) error {
 	rel := artifacts.OracleCheckJSON
 	if !run.Exists(artifacts.OracleJSON) {
 		os.Remove(run.Path(rel))
@@ -316,7 +316,7 @@ func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Re
 		m.Kernels[name] = k
 	}
 	if len(f.Ranks) > 0 {
-		collectives(&m, tl, phases)
+		collectives(&m, tl, phases, isCommunication)
 	}
 	rows := oracle.Check(f, m)
 	out, err := json.MarshalIndent(OracleCheck{Oracle: artifacts.OracleJSON, Tool: f.Tool, Passed: oracle.Passed(rows), Rows: rows}, "", "  ")
@@ -326,12 +326,12 @@ func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Re
 	return run.Write(rel, append(out, '\n'))
 }
 
-// collectives is the timeline's communication kernels (the default
-// category table's "communication", as the workload's oracle classifies
-// them) inside the given top-level ranges, by the CUDA device that ran
-// them: the other side of the oracle's per-rank collective figures.
-func collectives(m *oracle.Measured, tl *timeline.Timeline, phases map[nvtx.Range]bool) {
-	cats := classify.Default()
+// collectives is the timeline's communication kernels (isCommunication:
+// the run's categories, report.categories, whose default the workload's
+// oracle mirrors) inside the given top-level ranges, by the CUDA device that
+// ran them, totals and each call: the other side of the oracle's per-rank
+// collective figures.
+func collectives(m *oracle.Measured, tl *timeline.Timeline, phases map[nvtx.Range]bool, isCommunication func(string) bool) {
 	comm := map[string]bool{}
 	ns := map[int]float64{} // summed in ns, as package kernels does
 	m.Collectives = map[int]oracle.Phase{}
@@ -343,7 +343,7 @@ func collectives(m *oracle.Measured, tl *timeline.Timeline, phases map[nvtx.Rang
 		}
 		is, seen := comm[l.Kernel]
 		if !seen {
-			is = cats.Of(l.Kernel) == classify.Communication
+			is = isCommunication(l.Kernel)
 			comm[l.Kernel] = is
 		}
 		dev, err := strconv.Atoi(l.Device)

@@ -230,6 +230,10 @@ func (s *Session) runTimeline(ctx context.Context, run *artifacts.Run) ([]string
 			return top, nil
 		case isStopped(err) || ctx.Err() != nil || s.Cfg.Timeline.Tool == timelineCupti:
 			return nil, err
+		case s.Cfg.Workload.Launcher.Multi():
+			// No ncu timing pass for ranks: it would replay collectives
+			// (see chooseTimeline).
+			return nil, fmt.Errorf("a multi-GPU workload needs the CUPTI timeline: %w", err)
 		case errors.Is(err, errCuptiBuild):
 			s.logf("no CUPTI timeline (%v); running the ncu timing pass instead", err)
 			s.tl = &timeline{tool: timelineNcu, why: "; the CUPTI library could not be built: " + err.Error()}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,12 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 	n := w.Launcher.Ranks()
 	program := w.Command()
 	deep.Program = program
+	if deep.KernelRegex == "" {
+		// No top kernels to filter on (a timeline with no compute
+		// kernel): the collectives are still left out.
+		deep.KernelNameBase, deep.KernelRegex = "function", noCollectives
+		details = append(details, "no top kernels to filter on: every kernel but the collectives ("+noCollectives+")")
+	}
 	deep.Output = filepath.Join(mainDir, strings.TrimSuffix(artifacts.RankPath(artifacts.RankPlaceholder, artifacts.NcuDeepReport), ".ncu-rep"))
 	args, err := deep.Args()
 	if err != nil {
@@ -62,14 +69,15 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 			Env: env, Log: artifacts.NcuDeepLog, Note: note, Details: details})
 	}
 	for r := range n {
-		report := filepath.Join(mainDir, artifacts.RankPath(strconv.Itoa(r), artifacts.NcuDeepReport))
-		steps = append(steps,
-			Step{ID: StepExportRaw, Variant: rankVariant(r), Argv: append([]string{s.Ncu}, ncu.ExportArgs(report, "raw", "")...), Stdout: artifacts.RankPath(strconv.Itoa(r), artifacts.NcuRaw)},
-			Step{ID: StepExportDetails, Variant: rankVariant(r), Argv: append([]string{s.Ncu}, ncu.ExportArgs(report, "details", "")...), Stdout: artifacts.RankPath(strconv.Itoa(r), artifacts.NcuDetails)},
-		)
+		steps = append(steps, s.rankExports(mainDir, strconv.Itoa(r))...)
 	}
 	return steps, nil
 }
+
+// noCollectives is the deep pass's kernel filter when it has no top
+// kernels: every function but NCCL's (ncclDevKernel_*, ncclKernel_*), as
+// measured on 2 H200s (fixtures/README.md: 24 launches per rank in 29 s).
+const noCollectives = "regex:^(?!nccl)"
 
 // rankConsoleLog is a one-rank deep pass's console (the ranks' output),
 // beside its ncu log.
@@ -78,68 +86,103 @@ const rankConsoleLog = "console.log"
 func rankVariant(r int) string { return "rank " + strconv.Itoa(r) }
 
 // deepRanks runs the deep pass of every rank and exports each rank's
-// report. A rank whose ncu wrote no report is missing (the manifest says
-// why) and the run partial; the other ranks' reports are kept and used.
+// report. The ranks are the folders the wrapper made (ncu/ranks/rank<R>/,
+// R the global rank: on a node of a multi-node run, not 0..N-1). A rank
+// whose ncu wrote no report is missing (the manifest says why) and the run
+// partial; the other ranks' reports are kept and used.
 func (s *Session) deepRanks(ctx context.Context, run *artifacts.Run, steps []Step) error {
 	if err := run.Write(artifacts.NcuRankExec, ranks.Script); err != nil {
 		return err
 	}
-	n := s.Cfg.Workload.Launcher.Ranks()
-	for r := range n {
-		if err := os.MkdirAll(filepath.Dir(run.Path(artifacts.RankPath(strconv.Itoa(r), artifacts.NcuDeepLog))), 0o755); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(run.Path(artifacts.NcuRanks), 0o755); err != nil {
+		return err
 	}
-	var errs []error
-	judgeRank := func(r int, err error) {
-		log := artifacts.RankPath(strconv.Itoa(r), artifacts.NcuDeepLog)
-		if jerr := s.judge(run, "ncu-deep ("+rankVariant(r)+")", log, err, diagnose(run, log, err)); jerr != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", rankVariant(r), jerr))
-		}
-	}
+	var stepErrs []error
 	for _, st := range steps {
 		if st.ID != StepNcuDeep {
 			continue
 		}
 		err := s.step(ctx, run, st, true)
-		if st.Variant == "" {
-			for r := range n {
-				judgeRank(r, err)
-			}
-		} else {
-			r, _ := strconv.Atoi(strings.TrimPrefix(st.Variant, "rank "))
-			judgeRank(r, err)
+		if err != nil {
+			stepErrs = append(stepErrs, fmt.Errorf("%s: %w", st.Name(), err))
 		}
 		if isStopped(err) {
 			break
 		}
 	}
+	stepErr := errors.Join(stepErrs...)
+	found := rankDirs(run)
+	if len(found) == 0 {
+		return fmt.Errorf("deep pass: no rank's ncu wrote anything under MAIN/%s (%d ranks): %w", artifacts.NcuRanks, s.Cfg.Workload.Launcher.Ranks(), stepErr)
+	}
+	errs := stepErrs
+	for _, r := range found {
+		log := artifacts.RankPath(r, artifacts.NcuDeepLog)
+		// The step's error is said once, above; judge says what is
+		// the rank's own (no report, ncu's findings).
+		if jerr := s.judge(run, "ncu-deep (rank "+r+")", log, stepErr, diagnose(run, log, stepErr)); jerr != nil && stepErr == nil {
+			errs = append(errs, fmt.Errorf("rank %s: %w", r, jerr))
+		}
+	}
 	profiled := 0
 	ectx, cancel := afterGrace(ctx, exportGrace)
 	defer cancel()
-	for _, st := range steps {
-		if st.ID != StepExportRaw && st.ID != StepExportDetails {
-			continue
-		}
-		r, _ := strconv.Atoi(strings.TrimPrefix(st.Variant, "rank "))
-		report := artifacts.RankPath(strconv.Itoa(r), artifacts.NcuDeepReport)
+	for _, r := range found {
+		report := artifacts.RankPath(r, artifacts.NcuDeepReport)
 		if !exists(run.Path(report)) {
 			continue
 		}
-		if st.ID == StepExportRaw {
-			profiled++
-		}
-		if err := s.step(ectx, run, st, false); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", st.Name(), err))
-		} else if a, ok := run.Manifest().Find(report); ok && a.Status == artifacts.StatusPartial {
-			run.Record(st.Stdout, artifacts.StatusPartial, "exported from the partial report of a failed deep pass")
+		profiled++
+		for _, st := range s.rankExports(run.Dir, r) {
+			if err := s.step(ectx, run, st, false); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Name(), err))
+			} else if a, ok := run.Manifest().Find(report); ok && a.Status == artifacts.StatusPartial {
+				run.Record(st.Stdout, artifacts.StatusPartial, "exported from the partial report of a failed deep pass")
+			}
 		}
 	}
 	if profiled == 0 {
-		return fmt.Errorf("deep pass: no rank's ncu wrote a report (%d ranks): %w", n, errors.Join(errs...))
+		return fmt.Errorf("deep pass: no rank's ncu wrote a report (%d ranks): %w", len(found), errors.Join(errs...))
 	}
-	if profiled < n {
-		run.Note("deep pass: %d of %d ranks profiled; the kernels of the others have no deep metrics", profiled, n)
+	if n := s.Cfg.Workload.Launcher.Ranks(); profiled < max(n, len(found)) {
+		run.Note("deep pass: %d of %d ranks profiled; the kernels of the others have no deep metrics", profiled, max(n, len(found)))
 	}
 	return errors.Join(errs...)
+}
+
+// rankExports are the exports of rank r's deep-pass report (rank: its
+// folder's number).
+func (s *Session) rankExports(mainDir, r string) []Step {
+	report := filepath.Join(mainDir, artifacts.RankPath(r, artifacts.NcuDeepReport))
+	steps := []Step{
+		{ID: StepExportRaw, Variant: "rank " + r, Argv: append([]string{s.Ncu}, ncu.ExportArgs(report, "raw", "")...), Stdout: artifacts.RankPath(r, artifacts.NcuRaw)},
+		{ID: StepExportDetails, Variant: "rank " + r, Argv: append([]string{s.Ncu}, ncu.ExportArgs(report, "details", "")...), Stdout: artifacts.RankPath(r, artifacts.NcuDetails)},
+	}
+	return s.withDeadlines(steps)
+}
+
+// rankDirs lists the ranks (folder numbers, as text) under ncu/ranks/ that
+// hold a deep pass's report or log, by rank.
+func rankDirs(run *artifacts.Run) []string {
+	ents, err := os.ReadDir(run.Path(artifacts.NcuRanks))
+	if err != nil {
+		return nil
+	}
+	var nums []int
+	for _, e := range ents {
+		r, ok := strings.CutPrefix(e.Name(), "rank")
+		n, err := strconv.Atoi(r)
+		if !ok || !e.IsDir() || err != nil || n < 0 || strconv.Itoa(n) != r {
+			continue
+		}
+		if exists(run.Path(artifacts.RankPath(r, artifacts.NcuDeepReport))) || exists(run.Path(artifacts.RankPath(r, artifacts.NcuDeepLog))) {
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = strconv.Itoa(n)
+	}
+	return out
 }

@@ -49,7 +49,12 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 			argv = rankExec(prog[2:], r)
 			if r == f.failRank && filepath.Base(argv[0]) == "ncu" {
 				f.rankArgv = append(f.rankArgv, argv)
-				continue // no report from this rank's ncu
+				// This rank's ncu logs and writes no report.
+				log := argv[slices.Index(argv, "--log-file")+1]
+				if err := os.WriteFile(log, []byte("==PROF== Connected to process\n"), 0o644); err != nil {
+					return Result{}, err
+				}
+				continue
 			}
 		}
 		f.rankArgv = append(f.rankArgv, argv)
@@ -96,6 +101,9 @@ func rankExec(args []string, r int) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = strings.ReplaceAll(a, artifacts.RankPlaceholder, strconv.Itoa(r))
+		if strings.Contains(out[i], "/ranks/rank"+strconv.Itoa(r)+"/") {
+			os.MkdirAll(filepath.Dir(out[i]), 0o755) // as the wrapper does
+		}
 	}
 	return out
 }

@@ -1008,7 +1008,7 @@ func (s *Session) writeInputs(run *artifacts.Run) error {
 	if err != nil {
 		return err
 	}
-	in := inputs{Argv: s.Cfg.Workload.Command(), Env: env, Device: s.Cfg.Device}
+	in := inputs{Argv: s.spec().Argv, Env: env, Device: s.Cfg.Device}
 	for _, p := range s.Cfg.Workload.Inputs {
 		st, err := os.Stat(p)
 		if err != nil {
