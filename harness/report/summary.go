@@ -692,8 +692,16 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		fmt.Fprintf(b, "- %s: GPU busy %s ms max / %s ms min across %d ranks (%s); compute %s / %s ms. ",
 			name, mdtable.Fixed(r.MaxBusyMS, 3), mdtable.Fixed(r.MinBusyMS, 3), r.Ranks, imb, mdtable.Fixed(r.MaxComputeMS, 3), mdtable.Fixed(r.MinComputeMS, 3))
 		if r.ByWait() {
-			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.\n",
+			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.",
 				r.Straggler.ProcessID, r.Straggler.Device, mdtable.Fixed(r.MinCommunicationMS, 3), mdtable.Fixed(r.MaxCommunicationMS, 3))
+			if r.NetCommunicationMS != nil {
+				calls := "calls"
+				if r.CollectiveCalls == 1 {
+					calls = "call"
+				}
+				fmt.Fprintf(b, " The collectives themselves take %s ms (%d %s per rank, net of waiting).", mdtable.Fixed(*r.NetCommunicationMS, 3), r.CollectiveCalls, calls)
+			}
+			b.WriteString("\n")
 		} else {
 			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it computes longest.\n", r.Straggler.ProcessID, r.Straggler.Device)
 		}
@@ -703,7 +711,7 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		"overlapped is the time both run at once (a collective on another stream), exposed the communication with no compute beside it. " +
 		"Imbalance is the most GPU busy time of a rank over the least. A collective's kernel runs until the last rank joins it, so a rank's communication time " +
 		"holds its wait for the others: the straggler, the rank they wait for, is the one with the least communication time (late on the host or slow on the GPU alike), " +
-		"or without collectives the one that computes longest.\n\n")
+		"or without collectives the one that computes longest. Net of waiting, a collective is its shortest duration over the ranks (the i-th call of each rank paired).\n\n")
 }
 
 func safeDiv(a, b float64) float64 {

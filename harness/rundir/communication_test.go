@@ -80,12 +80,12 @@ func TestCommunicationSection(t *testing.T) {
 		"| decode\\_all | 11 | 1 | 8.200 | 1.000 | 0.700 | 0.300 | 1 |\n" +
 		"| (whole run) | 11 | 1 | 8.200 | 1.000 | 0.700 | 0.300 | 1 |\n" +
 		"\n" +
-		"- decode\\_all: GPU busy 8.500 ms max / 7.000 ms min across 2 ranks (imbalance 1.21x); compute 8.200 / 6.000 ms. The straggler is process 11 (GPU 1): it spends the least time in collectives (1.000 ms against up to 3.000 ms), so the others wait for it.\n" +
-		"- The whole run: GPU busy 8.500 ms max / 7.000 ms min across 2 ranks (imbalance 1.21x); compute 8.200 / 6.000 ms. The straggler is process 11 (GPU 1): it spends the least time in collectives (1.000 ms against up to 3.000 ms), so the others wait for it.\n"
+		"- decode\\_all: GPU busy 8.500 ms max / 7.000 ms min across 2 ranks (imbalance 1.21x); compute 8.200 / 6.000 ms. The straggler is process 11 (GPU 1): it spends the least time in collectives (1.000 ms against up to 3.000 ms), so the others wait for it. The collectives themselves take 1.000 ms (1 call per rank, net of waiting).\n" +
+		"- The whole run: GPU busy 8.500 ms max / 7.000 ms min across 2 ranks (imbalance 1.21x); compute 8.200 / 6.000 ms. The straggler is process 11 (GPU 1): it spends the least time in collectives (1.000 ms against up to 3.000 ms), so the others wait for it. The collectives themselves take 1.000 ms (1 call per rank, net of waiting).\n"
 	assert.Contains(t, md, want)
 	assert.Less(t, strings.Index(md, "## GPU busy and idle per phase"), strings.Index(md, "## Communication"))
 	assert.Less(t, strings.Index(md, "## Communication"), strings.Index(md, "## Top Kernels"))
 	// decode_all on rank 0: 3 ms of its 7 ms busy.
-	assert.Contains(t, md, "- Communication takes 42.9% of decode\\_all's GPU time on process 10 (GPU 0): 3.000 ms of collectives, 1.000 ms of them exposed (no compute beside them).\n")
+	assert.Contains(t, md, "- Communication takes 42.9% of decode\\_all's GPU time on process 10 (GPU 0): 3.000 ms of collectives, 1.000 ms of them exposed (no compute beside them); the collectives themselves take 1.000 ms, the rest is waiting for process 11 (GPU 1).\n")
 	assert.Contains(t, string(must(os.ReadFile(run.Path(artifacts.ReportHTML)))), "<h2 id=\"communication\">", "report.html renders the summary's Markdown")
 }

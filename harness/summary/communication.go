@@ -63,6 +63,11 @@ type RankBalance struct {
 	// nil with one rank. StraggerBy is the rule that named it.
 	Straggler   *timeline.Rank `json:"straggler,omitempty"`
 	StragglerBy string         `json:"straggler_by,omitempty"`
+	// NetCommunicationMS is the collectives net of waiting (each call's
+	// shortest duration over the ranks, timeline.RankBalance), over
+	// CollectiveCalls per rank; nil when the ranks cannot be paired.
+	NetCommunicationMS *float64 `json:"net_communication_ms,omitempty"`
+	CollectiveCalls    int      `json:"collective_calls,omitempty"`
 }
 
 // ByWait reports whether the straggler was named by its wait (the least
@@ -110,7 +115,11 @@ func communication(in Inputs) *Communication {
 			MaxBusyMS: ms(b.MaxBusyNS), MinBusyMS: ms(b.MinBusyNS),
 			MaxComputeMS: ms(b.MaxComputeNS), MinComputeMS: ms(b.MinComputeNS),
 			MaxCommunicationMS: ms(b.MaxCommunicationNS), MinCommunicationMS: ms(b.MinCommunicationNS),
-			Imbalance: b.Imbalance, Straggler: b.Straggler, StragglerBy: b.StragglerBy})
+			Imbalance: b.Imbalance, Straggler: b.Straggler, StragglerBy: b.StragglerBy, CollectiveCalls: b.CollectiveCalls})
+		if b.NetCommunicationNS != nil {
+			v := ms(*b.NetCommunicationNS)
+			out.Balance[len(out.Balance)-1].NetCommunicationMS = &v
+		}
 	}
 	return out
 }

@@ -196,8 +196,13 @@ func narrate(s *Summary) Narrative {
 	// 2b. Communication, in a multi-rank run: the decode phase's rank
 	// that communicates most.
 	if r := communicationFinding(s); r != nil {
-		say("Communication takes %.1f%% of %s's GPU time on process %d (GPU %d): %.3f ms of collectives, %.3f ms of them exposed (no compute beside them).",
+		line := fmt.Sprintf("Communication takes %.1f%% of %s's GPU time on process %d (GPU %d): %.3f ms of collectives, %.3f ms of them exposed (no compute beside them)",
 			100*r.Share, r.Label(), r.ProcessID, r.Device, r.CommunicationMS, r.ExposedCommunicationMS)
+		if b := balanceOf(s.Communication, r.Phase); b != nil && b.NetCommunicationMS != nil && b.Straggler != nil && b.ByWait() {
+			line += fmt.Sprintf("; the collectives themselves take %.3f ms, the rest is waiting for process %d (GPU %d)",
+				*b.NetCommunicationMS, b.Straggler.ProcessID, b.Straggler.Device)
+		}
+		say("%s.", line)
 	}
 
 	// 3. Where the kernel time goes, by category.
@@ -501,6 +506,20 @@ func Short(name string) string {
 // decode phase's region (the whole run when the timeline has none with
 // communication), the rank whose GPU time is most communication; nil
 // without communication.
+// balanceOf is the section's comparison of the ranks in phase ("" the
+// whole run); nil when there is none.
+func balanceOf(c *Communication, phase string) *RankBalance {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Balance {
+		if c.Balance[i].Phase == phase {
+			return &c.Balance[i]
+		}
+	}
+	return nil
+}
+
 func communicationFinding(s *Summary) *CommunicationRow {
 	c := s.Communication
 	if c == nil {

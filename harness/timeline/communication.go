@@ -53,6 +53,54 @@ type RankBalance struct {
 	// StragglerBy says which rule named it: StragglerWaitsLeast or
 	// StragglerComputesMost.
 	StragglerBy string `json:"straggler_by,omitempty"`
+	// NetCommunicationNS is the collectives net of waiting: a collective's
+	// kernel runs on every rank until the last one joins it, so the i-th
+	// collective of each rank, shortest over the ranks, is the collective
+	// itself, the rest on the others their wait; summed over the phase's
+	// CollectiveCalls (per rank). Nil with fewer than two ranks, or ranks
+	// that made different numbers of collective calls.
+	NetCommunicationNS *int64 `json:"net_communication_ns,omitempty"`
+	CollectiveCalls    int    `json:"collective_calls,omitempty"`
+}
+
+// collectiveCalls holds each rank's collective kernels' durations, in
+// start order, by phase name ("" the whole run).
+type collectiveCalls map[string]map[Rank][]int64
+
+func (c collectiveCalls) add(phase string, r Rank, ns int64) {
+	m := c[phase]
+	if m == nil {
+		m = map[Rank][]int64{}
+		c[phase] = m
+	}
+	m[r] = append(m[r], ns)
+}
+
+// net is a phase's collectives net of waiting (RankBalance) and the calls
+// per rank; nil when it cannot be paired call by call.
+func (c collectiveCalls) net(phase string) (*int64, int) {
+	ranks := c[phase]
+	if len(ranks) < 2 {
+		return nil, 0
+	}
+	n := -1
+	for _, d := range ranks {
+		if n >= 0 && len(d) != n {
+			return nil, 0
+		}
+		n = len(d)
+	}
+	var sum int64
+	for i := range n {
+		least := int64(-1)
+		for _, d := range ranks {
+			if least < 0 || d[i] < least {
+				least = d[i]
+			}
+		}
+		sum += least
+	}
+	return &sum, n
 }
 
 // The rules that name a straggler (RankBalance.StragglerBy).

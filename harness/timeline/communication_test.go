@@ -70,10 +70,12 @@ func TestCommunication(t *testing.T) {
 	// Busy: rank 1 85, rank 0 70: imbalance 85/70. Rank 1 has the least
 	// communication (10 against 30): the straggler, rank 0's 30 ns of
 	// all-reduce holding its wait for it.
+	// Net of waiting: one all-reduce each, 30 and 10 ns: 10.
 	imb := 85.0 / 70
+	net := int64(10)
 	want := timeline.RankBalance{Ranks: 2, MaxBusyNS: 85, MinBusyNS: 70, MaxComputeNS: 80, MinComputeNS: 60,
 		MaxCommunicationNS: 30, MinCommunicationNS: 10, Imbalance: &imb, Straggler: &timeline.Rank{ProcessID: 11, Device: 1},
-		StragglerBy: timeline.StragglerWaitsLeast}
+		StragglerBy: timeline.StragglerWaitsLeast, NetCommunicationNS: &net, CollectiveCalls: 1}
 	decode, run := want, want
 	decode.Phase = "decode"
 	assert.Equal(t, []timeline.RankBalance{decode, run}, rep.Balance, "decode, then the whole run")
@@ -82,7 +84,7 @@ func TestCommunication(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"phase":"decode","ranks":2,"max_busy_ns":85,"min_busy_ns":70,"max_compute_ns":80,"min_compute_ns":60,
 		"max_communication_ns":30,"min_communication_ns":10,"imbalance":1.2142857142857142,
-		"straggler":{"process_id":11,"device":1},"straggler_by":"least communication"}`, string(b))
+		"straggler":{"process_id":11,"device":1},"straggler_by":"least communication","net_communication_ns":10,"collective_calls":1}`, string(b))
 }
 
 // TestStraggler: the rank the others wait for is named, whether it is
@@ -115,6 +117,14 @@ func TestStraggler(t *testing.T) {
 	assert.Equal(t, b.MaxComputeNS, b.MinComputeNS, "the same compute")
 	assert.Equal(t, int64(40), b.MaxCommunicationNS)
 	assert.Equal(t, int64(10), b.MinCommunicationNS)
+	require.NotNil(t, b.NetCommunicationNS)
+	assert.Equal(t, int64(10), *b.NetCommunicationNS, "the all-reduce itself: the late rank's 10 ns")
+
+	// A rank with one collective less cannot be paired call by call.
+	extra := header(32) + n("push", 1000, 1, "", "decode") + n("pop", 1100, 1, "", "") +
+		a(1005, 1, 1) + k(1010, 1030, 1, 7, 1, "gemm_kernel") + "E\t0\t0\n"
+	rep = build(t, early, extra).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	assert.Nil(t, rep.Balance[0].NetCommunicationNS)
 }
 
 // TestNoCommunication: no communication kernel and no processes on

@@ -410,6 +410,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 	split := tl.splitsCommunication(collective)
 	isCollective := func(k *Kernel) bool { return collective(k.Name()) }
 	isCompute := func(k *Kernel) bool { return !collective(k.Name()) }
+	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
 		type devAcc struct {
 			run    *phaseAcc
@@ -463,8 +464,15 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			a := dev(k.Device)
 			c := split && isCollective(k)
 			a.run.kernel(a.run.inst(nil), k, c)
+			sc := Rank{ProcessID: p.Header.PID, Device: k.Device}
+			if c {
+				calls.add("", sc, k.End-k.Start)
+			}
 			if pa, in := phase(a, k.Range); pa != nil {
 				pa.kernel(in, k, c)
+				if c {
+					calls.add(pa.p.Name, sc, k.End-k.Start)
+				}
 			}
 		}
 		for i := range p.Copies {
@@ -493,6 +501,10 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 	}
 	if split {
 		rep.Balance = balance(rep.Scopes)
+		for i := range rep.Balance {
+			b := &rep.Balance[i]
+			b.NetCommunicationNS, b.CollectiveCalls = calls.net(b.Phase)
+		}
 	}
 	return rep
 }
