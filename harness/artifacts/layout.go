@@ -1,8 +1,11 @@
 package artifacts
 
 import (
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/nsys"
@@ -209,6 +212,29 @@ const RankPlaceholder = "{rank}"
 // RankPlaceholder.
 func RankPath(rank, rel string) string {
 	return NcuRanks + "/rank" + rank + "/" + path.Base(rel)
+}
+
+// Ranks lists the ranks that have a folder under NcuRanks in the run
+// directory dir (rank<R>, R a number written plainly), by rank, as text.
+func Ranks(dir string) []string {
+	ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(NcuRanks)))
+	if err != nil {
+		return nil
+	}
+	var nums []int
+	for _, e := range ents {
+		r, ok := strings.CutPrefix(e.Name(), "rank")
+		n, err := strconv.Atoi(r)
+		if ok && e.IsDir() && err == nil && n >= 0 && strconv.Itoa(n) == r {
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = strconv.Itoa(n)
+	}
+	return out
 }
 
 // Lookup returns the layout entry of rel.

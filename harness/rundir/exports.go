@@ -2,10 +2,7 @@ package rundir
 
 import (
 	"io"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
@@ -198,22 +195,9 @@ func hasExport(run *artifacts.Run, rel string) bool {
 // rankFiles lists each rank's file named like rel that the run has
 // (artifacts.RankPath), by rank.
 func rankFiles(run *artifacts.Run, rel string) []string {
-	ents, err := os.ReadDir(run.Path(artifacts.NcuRanks))
-	if err != nil {
-		return nil
-	}
-	var ranks []int
-	for _, e := range ents {
-		if r, ok := strings.CutPrefix(e.Name(), "rank"); ok && e.IsDir() {
-			if n, err := strconv.Atoi(r); err == nil && n >= 0 && strconv.Itoa(n) == r {
-				ranks = append(ranks, n)
-			}
-		}
-	}
-	slices.Sort(ranks)
 	var out []string
-	for _, r := range ranks {
-		if f := artifacts.RankPath(strconv.Itoa(r), rel); run.Exists(f) {
+	for _, r := range artifacts.Ranks(run.Dir) {
+		if f := artifacts.RankPath(r, rel); run.Exists(f) {
 			out = append(out, f)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -164,25 +163,11 @@ func (s *Session) rankExports(mainDir, r string) []Step {
 // rankDirs lists the ranks (folder numbers, as text) under ncu/ranks/ that
 // hold a deep pass's report or log, by rank.
 func rankDirs(run *artifacts.Run) []string {
-	ents, err := os.ReadDir(run.Path(artifacts.NcuRanks))
-	if err != nil {
-		return nil
-	}
-	var nums []int
-	for _, e := range ents {
-		r, ok := strings.CutPrefix(e.Name(), "rank")
-		n, err := strconv.Atoi(r)
-		if !ok || !e.IsDir() || err != nil || n < 0 || strconv.Itoa(n) != r {
-			continue
-		}
+	var out []string
+	for _, r := range artifacts.Ranks(run.Dir) {
 		if exists(run.Path(artifacts.RankPath(r, artifacts.NcuDeepReport))) || exists(run.Path(artifacts.RankPath(r, artifacts.NcuDeepLog))) {
-			nums = append(nums, n)
+			out = append(out, r)
 		}
-	}
-	slices.Sort(nums)
-	out := make([]string, len(nums))
-	for i, n := range nums {
-		out[i] = strconv.Itoa(n)
 	}
 	return out
 }
