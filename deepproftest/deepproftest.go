@@ -7,30 +7,45 @@
 // that go test ./... stays fast and GPU-free:
 //
 //	func TestDecodeStaysMemoryBound(t *testing.T) {
-//		m := deepproftest.Preflight(t) // skips without a GPU, ncu or Python
+//		m := deepproftest.Preflight(t) // skips without a GPU, ncu or Python; fails when broken
 //		run := deepproftest.Profile(t, m, deepproftest.Options{
 //			Command: []string{"python3", "generate.py", "--tokens", "32"},
 //		})
 //		run.RegionShareAtLeast("decode_all", 50)
 //		run.BoundIs(1, classify.MemoryBound)
 //		run.StageWithin("decode_step", 25) // ms, mean over its instances
-//		run.Baseline("generate", tolerance.Default())
+//		run.StructureMatches("generate")   // golden/structure/generate.json
+//		run.Baseline("generate", tolerance.Default()) // golden/perf/generate.json
 //	}
+//
+// Golden files are written from a run by go test -update (goldie's flag,
+// registered by this package; GOLDIE_UPDATE=1 does the same) and compared
+// with later runs: the structure (kernel names, call counts, regions)
+// exactly, the times within tolerances.
 //
 // Open reads a run directory that is already there (a recorded run, or one
 // of an earlier test), with no GPU.
 package deepproftest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	// goldie registers -update (and reads GOLDIE_UPDATE): the one flag that
+	// rewrites golden files, goldie's own, baselines and structures alike.
+	_ "github.com/sebdah/goldie/v2"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/baseline"
@@ -50,31 +65,88 @@ type Machine struct {
 	Ncu tools.Tool
 }
 
+// probes are how Preflight looks at the machine; tests replace them.
+type probes struct {
+	gpu    func() (gpu.Provenance, error)
+	ncu    func() (tools.Tool, error) // ErrNotFound-style errors: not installed
+	runNcu func(path string) (tools.Tool, error)
+	// python runs the interpreter's check (see pythonCheck) and returns
+	// its exit status (-1: the interpreter did not start) and output.
+	python func(py string) (int, []byte)
+}
+
+var probe = probes{
+	gpu: func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), gpu.Selection{}) },
+	ncu: func() (tools.Tool, error) { return tools.Find("ncu", tools.EnvFromOS()) },
+	runNcu: func(path string) (tools.Tool, error) {
+		return tools.Probe(context.Background(), path)
+	},
+	python: func(py string) (int, []byte) {
+		out, err := exec.Command(py, "-c", pythonCheck).CombinedOutput()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return 0, out
+		case errors.As(err, &exit):
+			return exit.ExitCode(), out
+		}
+		return -1, []byte(err.Error())
+	},
+}
+
+// pythonCheck exits 3 when torch cannot be imported (not installed: the
+// test is skipped) and 4 when torch sees no CUDA device on a machine whose
+// driver sees GPUs (broken: the test fails).
+const pythonCheck = `import sys
+try:
+    import torch
+except Exception as e:
+    print("cannot import torch:", e)
+    sys.exit(3)
+if not torch.cuda.is_available():
+    print("torch", torch.__version__, "built for CUDA", torch.version.cuda, "sees no CUDA device")
+    sys.exit(4)
+`
+
 // Preflight checks the machine for a profiling test. It skips the test,
-// with the reason, when there is no NVIDIA GPU (NVML), no ncu, or no Python
-// with torch (set python to "" to leave the interpreter unchecked, for a
-// compiled program); it fails the test when they are there but broken (an
-// ncu that does not run).
+// with the reason, when something is not there: no NVIDIA GPU or driver
+// (NVML), no ncu, no Python or no torch (set python to "" to leave the
+// interpreter unchecked, for a compiled program). It fails the test when
+// they are there but broken: NVML that errs on a machine with a driver, an
+// ncu that does not run, a torch that sees no CUDA device.
 func Preflight(t testing.TB, python ...string) Machine {
 	t.Helper()
-	prov, err := gpu.Collect(gpu.Open(), gpu.Selection{})
-	if err != nil {
+	prov, err := probe.gpu()
+	switch {
+	case errors.Is(err, gpu.ErrNoGPU):
 		t.Skipf("deepproftest: no GPU through NVML: %v", err)
+		return Machine{}
+	case err != nil:
+		t.Fatalf("deepproftest: the NVIDIA driver is there but NVML fails: %v (try nvidia-smi)", err)
+		return Machine{}
 	}
-	tool, err := tools.Find("ncu", tools.EnvFromOS())
+	tool, err := probe.ncu()
 	if err != nil {
 		t.Skipf("deepproftest: %v", err)
+		return Machine{}
 	}
-	if tool, err = tools.Probe(context.Background(), tool.Path); err != nil {
+	if tool, err = probe.runNcu(tool.Path); err != nil {
 		t.Fatalf("deepproftest: ncu found but not runnable: %v", err)
+		return Machine{}
 	}
 	py := "python3"
 	if len(python) > 0 {
 		py = python[0]
 	}
 	if py != "" {
-		if out, err := exec.Command(py, "-c", "import torch; assert torch.cuda.is_available()").CombinedOutput(); err != nil {
-			t.Skipf("deepproftest: %s cannot import torch or sees no CUDA device: %v\n%s", py, err, out)
+		switch code, out := probe.python(py); code {
+		case 0:
+		case 4:
+			t.Fatalf("deepproftest: %s: %s(the GPU is there: a CPU-only torch, or CUDA_VISIBLE_DEVICES hiding it?)", py, out)
+			return Machine{}
+		default:
+			t.Skipf("deepproftest: %s cannot run the profiled Python (exit %d): %s", py, code, out)
+			return Machine{}
 		}
 	}
 	return Machine{GPU: prov, Ncu: tool}
@@ -91,8 +163,10 @@ type Options struct {
 	// Command, when set, is the program to profile, as
 	// `deepprof profile -- CMD ARGS...`.
 	Command []string
-	// Root is where the run directory is made: "" is t.TempDir(), or
-	// $DEEPPROF_GPU_OUT when set (to keep runs after the test).
+	// Root is where the run directory is made: "" is $DEEPPROF_GPU_OUT
+	// when set, else the test's artifact directory (t.ArtifactDir(): kept
+	// under the output directory with go test -artifacts, removed after
+	// the test without it).
 	Root string
 	// ID names the run directory ("": the test's name and the time).
 	ID string
@@ -108,7 +182,7 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 		root = os.Getenv("DEEPPROF_GPU_OUT")
 	}
 	if root == "" {
-		root = t.TempDir()
+		root = t.ArtifactDir()
 	}
 	id := opt.ID
 	if id == "" {
@@ -144,7 +218,7 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 			return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
 				map[string]tools.Tool{"ncu": m.Ncu}, nil).JSON()
 		}}
-	run, err := s.Run(context.Background())
+	run, err := runSession(context.Background(), s)
 	dir := filepath.Join(root, id)
 	if err != nil {
 		t.Fatalf("deepproftest: the session failed (%s): %v", dir, err)
@@ -156,6 +230,9 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 	}
 	return Open(t, dir)
 }
+
+// runSession runs a session; tests replace it.
+var runSession = func(ctx context.Context, s *session.Session) (*artifacts.Run, error) { return s.Run(ctx) }
 
 // Run is what one run directory measured, read from its files.
 type Run struct {
@@ -309,6 +386,45 @@ func (r *Run) Baseline(name string, tol tolerance.Tolerances) {
 	baseline.Check(r.tb, name, r.Dir, tol)
 }
 
+// MFU is the run's model FLOPs utilization in percent for scope "model",
+// "prefill" or "decode". Without it, ok is false and why says what would
+// give it (the model.* facts that are missing, or the GPU's unknown peak).
+func (r *Run) MFU(scope string) (pct float64, why string, ok bool) {
+	m := r.Summary.MFU
+	var v *float64
+	switch scope {
+	case "model":
+		v = m.Model
+	case "prefill":
+		v = m.Prefill
+	case "decode":
+		v = m.Decode
+	default:
+		return 0, fmt.Sprintf("no MFU scope %q (model, prefill, decode)", scope), false
+	}
+	if v == nil {
+		why = m.Missing
+		if why == "" {
+			why = "the run has no " + scope + " stage to divide its FLOPs by"
+		}
+		return 0, why, false
+	}
+	return 100 * *v, "", true
+}
+
+// MFUAtLeast fails the test unless the scope's MFU (see MFU) is at least
+// pct percent, or when the run could not compute it.
+func (r *Run) MFUAtLeast(scope string, pct float64) {
+	r.tb.Helper()
+	got, why, ok := r.MFU(scope)
+	switch {
+	case !ok:
+		r.tb.Errorf("%s: no %s MFU: %s", r.Dir, scope, why)
+	case got < pct:
+		r.tb.Errorf("%s: %s MFU is %.3g%%, want at least %.3g%%", r.Dir, scope, got, pct)
+	}
+}
+
 // Structure is what stays the same across runs of one program: the top
 // kernels' names and call counts, and the regions' names and launch counts.
 // Times are left out: compare them with Baseline, by tolerance.
@@ -323,7 +439,8 @@ type Count struct {
 	Launches int64  `json:"launches"`
 }
 
-// Structure returns the run's Structure.
+// Structure returns the run's Structure, each list by name (the order by
+// time is a time, and may change between runs).
 func (r *Run) Structure() Structure {
 	s := Structure{Kernels: []Count{}, Regions: []Count{}}
 	for _, k := range r.Summary.Kernels.Rows {
@@ -332,7 +449,59 @@ func (r *Run) Structure() Structure {
 	for _, g := range r.Summary.Regions.Rows {
 		s.Regions = append(s.Regions, Count{g.Name, g.Launches})
 	}
+	byName := func(a, b Count) int { return cmp.Compare(a.Name, b.Name) }
+	slices.SortStableFunc(s.Kernels, byName)
+	slices.SortStableFunc(s.Regions, byName)
 	return s
+}
+
+// StructureDir is where StructureMatches keeps its golden files, relative
+// to the test's package.
+const StructureDir = "golden/structure"
+
+// StructureMatches compares the run's Structure with the golden file
+// golden/structure/<name>.json and fails the test with the difference
+// (kernels and regions that appeared, went or changed their launch count).
+// Under -update (goldie's flag, or GOLDIE_UPDATE=1) it writes the file from
+// the run instead. Times are not in it: Baseline compares them, by
+// tolerance.
+func (r *Run) StructureMatches(name string) {
+	r.tb.Helper()
+	if !filepath.IsLocal(name) || name == "" {
+		r.tb.Errorf("structure %q: want a plain name (the file is %s/NAME.json)", name, StructureDir)
+		return
+	}
+	path := filepath.Join(StructureDir, name+".json")
+	got := r.StructureJSON()
+	if baseline.Updating() {
+		err := os.MkdirAll(StructureDir, 0o755)
+		if err == nil {
+			err = artifacts.WriteFileAtomic(path, got)
+		}
+		if err != nil {
+			r.tb.Errorf("structure %s: %v", path, err)
+			return
+		}
+		r.tb.Logf("structure %s: written from %s", path, r.Dir)
+		return
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		r.tb.Errorf("structure %s: not found: run the test with -update to write it from this run (%s)", path, r.Dir)
+		return
+	}
+	if err != nil {
+		r.tb.Errorf("structure %s: %v", path, err)
+		return
+	}
+	var want Structure
+	if err := json.Unmarshal(b, &want); err != nil {
+		r.tb.Errorf("structure %s: %v", path, err)
+		return
+	}
+	if d := gocmp.Diff(want, r.Structure()); d != "" {
+		r.tb.Errorf("%s: its structure differs from %s (-golden +run); if this is expected, rewrite it with -update\n%s", r.Dir, path, d)
+	}
 }
 
 // StructureJSON is Structure as indented JSON, for a golden file

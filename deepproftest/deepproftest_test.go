@@ -1,7 +1,11 @@
 package deepproftest_test
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +14,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
 )
 
 // recordingT is a testing.TB that keeps what the assertions report.
@@ -17,6 +22,8 @@ type recordingT struct {
 	testing.TB
 	errors []string
 	fatal  string
+	skip   string
+	logs   []string
 }
 
 func (r *recordingT) Helper() {}
@@ -24,6 +31,10 @@ func (r *recordingT) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 func (r *recordingT) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
+func (r *recordingT) Skipf(format string, args ...any)  { r.skip = fmt.Sprintf(format, args...) }
+func (r *recordingT) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
 
 const roofline = "../fixtures/runs/llama3-8b-roofline"
 
@@ -108,3 +119,150 @@ func ExampleProfile() {
 	run.BoundIs(1, classify.MemoryBound)
 	run.StageWithin("decode_step", 25)
 }
+
+// Preflight skips what is not there and fails what is there but broken.
+func TestPreflight(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		m          deepproftest.FakeMachine
+		skip, fail string
+	}{
+		{name: "ready", m: deepproftest.FakeMachine{}},
+		{name: "no driver", m: deepproftest.FakeMachine{GPUErr: fmt.Errorf("nvml: Init: ERROR_LIBRARY_NOT_FOUND: %w", gpu.ErrNoGPU)},
+			skip: "no GPU through NVML"},
+		{name: "NVML broken", m: deepproftest.FakeMachine{GPUErr: errors.New("nvml: DeviceGetName(0): ERROR_GPU_IS_LOST")},
+			fail: "the NVIDIA driver is there but NVML fails: nvml: DeviceGetName(0): ERROR_GPU_IS_LOST"},
+		{name: "no ncu", m: deepproftest.FakeMachine{FindErr: errors.New("ncu: not found")}, skip: "ncu: not found"},
+		{name: "ncu broken", m: deepproftest.FakeMachine{RunErr: errors.New("exit status 127")}, fail: "ncu found but not runnable: exit status 127"},
+		{name: "no torch", m: deepproftest.FakeMachine{PythonExit: 3, PythonOut: "cannot import torch: No module named 'torch'\n"},
+			skip: "cannot run the profiled Python (exit 3): cannot import torch"},
+		{name: "no python", m: deepproftest.FakeMachine{PythonExit: -1, PythonOut: `exec: "python3": executable file not found in $PATH`},
+			skip: "executable file not found"},
+		{name: "torch without CUDA", m: deepproftest.FakeMachine{PythonExit: 4, PythonOut: "torch 2.11.0+cpu built for CUDA None sees no CUDA device\n"},
+			fail: "sees no CUDA device\n(the GPU is there: a CPU-only torch"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer deepproftest.UseFakeMachine(c.m)()
+			rt := &recordingT{TB: t}
+			m := deepproftest.Preflight(rt)
+			if c.skip == "" {
+				assert.Empty(t, rt.skip)
+			} else {
+				assert.Contains(t, rt.skip, c.skip)
+			}
+			if c.fail == "" {
+				assert.Empty(t, rt.fatal)
+			} else {
+				assert.Contains(t, rt.fatal, c.fail)
+			}
+			if c.skip == "" && c.fail == "" {
+				assert.Equal(t, "/fake/ncu", m.Ncu.Path)
+			}
+		})
+	}
+	t.Run("compiled program", func(t *testing.T) {
+		defer deepproftest.UseFakeMachine(deepproftest.FakeMachine{PythonExit: 3})()
+		rt := &recordingT{TB: t}
+		deepproftest.Preflight(rt, "")
+		assert.Empty(t, rt.skip+rt.fatal, "python \"\" leaves the interpreter unchecked")
+	})
+}
+
+// Profile fails the test with the run's own reason when the run is
+// partial, and with the session's error when it failed; a complete run is
+// opened for the test's assertions. (The session is replaced: recorded
+// runs stand for what it made.)
+func TestProfileOutcome(t *testing.T) {
+	m := deepproftest.Machine{}
+	m.Ncu.Path = "/fake/ncu"
+	cmd := []string{"python3", "generate.py"}
+
+	defer deepproftest.UseSessionResult("../fixtures/runs/h200x2-tp2-lockstep", nil)()
+	rt := &recordingT{TB: t}
+	run := deepproftest.Profile(rt, m, deepproftest.Options{Command: cmd, Root: "../fixtures/runs", ID: "h200x2-tp2-lockstep"})
+	assert.Nil(t, run)
+	assert.Contains(t, rt.fatal, "run ../fixtures/runs/h200x2-tp2-lockstep is partial: ")
+	assert.Contains(t, rt.fatal, "killed", "the run's own reason")
+
+	defer deepproftest.UseSessionResult("", errors.New("ncu: exit status 9"))()
+	rt = &recordingT{TB: t}
+	deepproftest.Profile(rt, m, deepproftest.Options{Command: cmd, Root: "../fixtures/runs", ID: "gone"})
+	assert.Equal(t, "deepproftest: the session failed (../fixtures/runs/gone): ncu: exit status 9", rt.fatal)
+
+	defer deepproftest.UseSessionResult("../fixtures/runs/example-profile-my-script", nil)()
+	rt = &recordingT{TB: t}
+	run = deepproftest.Profile(rt, m, deepproftest.Options{Command: cmd, Root: "../fixtures/runs", ID: "example-profile-my-script"})
+	require.NotNil(t, run)
+	assert.Empty(t, rt.fatal)
+	assert.Equal(t, "../fixtures/runs/example-profile-my-script", run.Dir)
+}
+
+// MFU: a run with the model's facts has it per scope; one without says
+// which facts would give it.
+func TestMFU(t *testing.T) {
+	rt := &recordingT{TB: t}
+	run := deepproftest.Open(rt, roofline)
+	pct, why, ok := run.MFU("prefill")
+	require.True(t, ok, why)
+	assert.Equal(t, 100**run.Summary.MFU.Prefill, pct)
+	run.MFUAtLeast("prefill", pct)
+	assert.Empty(t, rt.errors)
+	run.MFUAtLeast("prefill", pct*2)
+	run.MFUAtLeast("whole", 1)
+	require.Len(t, rt.errors, 2)
+	assert.Contains(t, rt.errors[0], roofline+": prefill MFU is ")
+	assert.Contains(t, rt.errors[1], `no MFU scope "whole"`)
+
+	bare := deepproftest.Open(rt, "../fixtures/runs/any-python-script")
+	_, why, ok = bare.MFU("decode")
+	assert.False(t, ok)
+	assert.Contains(t, why, "model.")
+}
+
+// A run's structure against its golden file: the same run matches, a
+// changed launch count fails with the difference; -update writes it.
+func TestStructureMatches(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	abs, err := filepath.Abs(filepath.Join(wd, "../fixtures/runs/tiny-llama"))
+	require.NoError(t, err)
+	rt := &recordingT{TB: t}
+	run := deepproftest.Open(rt, abs)
+
+	run.StructureMatches("tiny")
+	require.Len(t, rt.errors, 1)
+	assert.Contains(t, rt.errors[0], "structure golden/structure/tiny.json: not found: run the test with -update")
+
+	t.Setenv("GOLDIE_UPDATE", "1")
+	if f := flag.Lookup("update"); f != nil { // goldie's, read at init from GOLDIE_UPDATE
+		require.NoError(t, f.Value.Set("true"))
+		defer func() { _ = f.Value.Set("false") }()
+	}
+	rt = &recordingT{TB: t}
+	run = deepproftest.Open(rt, abs)
+	run.StructureMatches("tiny")
+	assert.Empty(t, rt.errors)
+	require.FileExists(t, filepath.Join(dir, "golden/structure/tiny.json"))
+	if f := flag.Lookup("update"); f != nil {
+		require.NoError(t, f.Value.Set("false"))
+	}
+	t.Setenv("GOLDIE_UPDATE", "")
+
+	b := deepproftest.Open(rt, filepath.Join(wd, "../fixtures/runs/tiny-llama-lease2"))
+	b.StructureMatches("tiny")
+	assert.Empty(t, rt.errors, "a second run of the same program has the same structure")
+
+	b.Summary.Kernels.Rows[0].Calls++
+	b.StructureMatches("tiny")
+	require.Len(t, rt.errors, 1)
+	assert.Contains(t, rt.errors[0], "its structure differs from golden/structure/tiny.json (-golden +run)")
+	assert.Contains(t, rt.errors[0], b.Summary.Kernels.Rows[0].Name)
+}
+
+var wd = func() string {
+	d, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()

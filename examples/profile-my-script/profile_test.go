@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
+	"github.com/llm-perf-opt/deepprof/harness/tolerance"
 )
 
 func TestGenerateProfile(t *testing.T) {
@@ -15,10 +16,8 @@ func TestGenerateProfile(t *testing.T) {
 	run := deepproftest.Profile(t, m, deepproftest.Options{
 		Command: []string{"python3", "generate.py"},
 	})
-	run.RegionShareAtLeast("decode_all", 20)   // decode holds a real share of the GPU time
-	run.CategoryShareAtMost("elementwise", 60) // the matmuls, not the ReLUs, dominate
-	run.StageWithin("decode_step", 50)         // ms, mean over its instances
-	// After a first run with -update has written golden/perf/generate.json:
-	// run.Baseline("generate", tolerance.Default())
+	expectGenerate(run)
+	run.StructureMatches("generate")              // kernel names, call counts, regions: golden/structure
+	run.Baseline("generate", tolerance.Default()) // times, by tolerance: golden/perf
 	t.Logf("run directory: %s", run.Dir)
 }

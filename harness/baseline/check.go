@@ -61,7 +61,7 @@ func (c Checker) Check(t testing.TB, name, runDir string, tol Tolerances) {
 		t.Errorf("baseline %s: %v", path, err)
 		return
 	}
-	if updating() {
+	if Updating() {
 		var b bytes.Buffer
 		err := run.Write(&b)
 		if err == nil {
@@ -106,9 +106,9 @@ func (c Checker) Check(t testing.TB, name, runDir string, tol Tolerances) {
 	}
 }
 
-// updating reports whether baselines are to be rewritten: goldie's -update
+// Updating reports whether golden files (baselines, a run's structure) are to be rewritten: goldie's -update
 // flag when a package registered it, else GOLDIE_UPDATE as goldie reads it.
-func updating() bool {
+func Updating() bool {
 	if f := flag.Lookup("update"); f != nil {
 		if g, ok := f.Value.(flag.Getter); ok {
 			if v, ok := g.Get().(bool); ok {
