@@ -651,8 +651,18 @@ func phases(b *strings.Builder, p summary.Phases) {
 		"from the earlier of its range's start and its first kernel or copy to the later of its range's end and its last one. "+
 		"Busy is the time any kernel of the process runs on the GPU (whichever phase launched it), idle the rest; kernel ms sums the phase's own kernels "+
 		"(overlapping kernels count twice). Gaps are the idle holes between two kernels; launch latency runs from the launch call's start to the kernel's start; "+
-		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound.\n\n",
-		p.Depth, mdtable.Percent(p.LaunchBoundIdleShare))
+		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound.%s\n\n",
+		p.Depth, mdtable.Percent(p.LaunchBoundIdleShare), nestedNote(p))
+}
+
+// nestedNote says what the rows inside a phase are, when there are any.
+func nestedNote(p summary.Phases) string {
+	for _, r := range p.Rows {
+		if r.Nested {
+			return " A row whose path goes inside a phase (phase/range) is a range within it, its time part of the phase's row (its instances' spans can overlap, when a range's kernels run after it ends, so their sum can pass the phase's); only the phases themselves are judged launch-bound in the findings."
+		}
+	}
+	return ""
 }
 
 // communication renders "Communication", only for a summary that has it:

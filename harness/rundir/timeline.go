@@ -245,7 +245,7 @@ func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regi
 	} else {
 		run.Record(artifacts.TimelineTrace, artifacts.StatusComplete, "")
 	}
-	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}})
+	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: NestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}})
 	b, err := json.MarshalIndent(ph, "", "  ")
 	if err == nil {
 		err = run.Write(artifacts.TimelinePhases, append(b, '\n'))
@@ -254,6 +254,11 @@ func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regi
 	errs = append(errs, writeOracleCheck(run, tl, reg, cfg.isCommunication()))
 	return ph, errors.Join(errs...)
 }
+
+// NestedPhaseDepth is how deep timeline/phases.json and the summary go
+// inside the phases: a decode step, a vision encoder inside prefill, each
+// with its GPU busy and idle time.
+const NestedPhaseDepth = 3
 
 // OracleCheck is timeline/oracle-check.json: the CUPTI timeline against
 // the oracle's figures, row by row (package oracle has the rule).

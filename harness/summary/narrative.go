@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/harness/workload"
 	"slices"
 	"strings"
 
@@ -107,7 +108,10 @@ func narrate(s *Summary) Narrative {
 	var total float64
 	var top *Stage
 	for i, r := range s.Stages.Rows {
-		if r.Parent != "" {
+		// The whole program's start-to-exit time (a program that wrote no
+		// report, timed in stage 1) is not one of its stages: the share is
+		// of the stages its ranges mark.
+		if r.Parent != "" || (r.Name == workload.WholeProgram && len(s.Stages.Rows) > 1) {
 			continue
 		}
 		total += r.MeanMS

@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"strings"
+
 	"github.com/llm-perf-opt/deepprof/harness/timeline"
 )
 
@@ -21,8 +23,11 @@ type PhaseRow struct {
 	ProcessID int64  `json:"process_id"`
 	Device    uint32 `json:"device"`
 	// Phase is the NVTX region path; "" for the whole run.
-	Phase     string `json:"phase"`
-	Instances int    `json:"instances"`
+	Phase string `json:"phase"`
+	// Nested is true for a region inside a phase ("decode_all/
+	// decode_step"): its time is part of its phase's row.
+	Nested    bool `json:"nested,omitempty"`
+	Instances int  `json:"instances"`
 	// WallMS sums the instances' spans on the GPU (from the earlier of
 	// the range's start and its first kernel or copy to the later of its
 	// end and its last).
@@ -74,8 +79,17 @@ func phaseRows(in Inputs) Phases {
 	}
 	out := Phases{Depth: rep.Depth, LaunchBoundIdleShare: rep.LaunchBoundIdleShare, Rows: []PhaseRow{}}
 	for _, sc := range rep.Scopes {
+		used := make([]bool, len(sc.Nested))
 		for _, p := range sc.Phases {
 			out.Rows = append(out.Rows, phaseRow(sc, p))
+			for i, n := range sc.Nested {
+				if !used[i] && strings.HasPrefix(n.Name, p.Name+"/") {
+					used[i] = true
+					r := phaseRow(sc, n)
+					r.Nested = true
+					out.Rows = append(out.Rows, r)
+				}
+			}
 		}
 		out.Rows = append(out.Rows, phaseRow(sc, sc.Run))
 	}
@@ -121,7 +135,7 @@ func launchBound(p Phases) []PhaseRow {
 	}
 	var out []PhaseRow
 	for _, r := range p.Rows {
-		if r.LaunchBound && (r.Phase != "" || !hasPhase[scope{r.ProcessID, r.Device}]) {
+		if r.LaunchBound && !r.Nested && (r.Phase != "" || !hasPhase[scope{r.ProcessID, r.Device}]) {
 			out = append(out, r)
 		}
 	}

@@ -2,6 +2,7 @@ package summary_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,7 +169,7 @@ func recordedPhases(t *testing.T) *timeline.PhaseReport {
 		t.Skipf("the timeline refuses this recording's duplicate A records (%v): another helper is fixing that in parallel", err)
 	}
 	require.NoError(t, err)
-	return tl.Phases(timeline.PhaseOptions{Depth: 1})
+	return tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: 2})
 }
 
 // TestBuildPhasesRecorded: every phase of a real recording becomes a row
@@ -191,6 +192,14 @@ func TestBuildPhasesRecorded(t *testing.T) {
 			flagged[""] = true
 		}
 	}
+	var nested []string
+	for _, r := range s.Phases.Rows {
+		if r.Nested {
+			nested = append(nested, r.Phase)
+		}
+	}
+	assert.Equal(t, []string{"decode_all/decode_step"}, nested, "the ranges inside phases, each after its phase")
+	s.Phases.Rows = slices.DeleteFunc(s.Phases.Rows, func(r summary.PhaseRow) bool { return r.Nested })
 	require.Len(t, s.Phases.Rows, len(want))
 	require.Greater(t, len(want), 1, "the recording has NVTX phases")
 	for i, r := range s.Phases.Rows {

@@ -2,6 +2,7 @@ package summary_test
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -186,6 +187,21 @@ func TestBuildProgramFacts(t *testing.T) {
 	}
 	assert.Equal(t, []string{"ctx", "gen", "gen_step", "setup"}, names, "the phases first, each sub-stage after its parent")
 	assert.Equal(t, []string{"prefill", "decode", "", ""}, phs, "a sub-stage has no phase, even when a pattern matches it")
+	assert.Equal(t, "gen", s.Narrative.DominantPhase, "of the ranges; setup is smaller")
+
+	// The whole program's start-to-exit time beside the ranges is not a
+	// stage they are a share of (the recorded VLM run's first finding had
+	// said "(whole program) takes 99.6% of the stages' wall time").
+	whole := *rep
+	whole.Stages = maps.Clone(rep.Stages)
+	whole.Stages[workload.WholeProgram] = workload.Stage{MS: []float64{38000, 32000}}
+	sw := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &whole, WorkloadSource: in.WorkloadSource}, summary.Options{Phases: phases})
+	assert.Equal(t, "gen", sw.Narrative.DominantPhase)
+	assert.InDelta(t, 21.0/(4+21+3), sw.Narrative.DominantShare, 1e-12)
+	only := workload.Report{Stages: map[string]workload.Stage{workload.WholeProgram: {MS: []float64{10, 12}}}}
+	so := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &only, WorkloadSource: in.WorkloadSource}, summary.Options{})
+	assert.Equal(t, workload.WholeProgram, so.Narrative.DominantPhase, "alone, it is what the run has")
+
 	assert.Contains(t, s.MFU.Missing, "give model.matmul_params=… model.layers=… model.heads=… model.head_dim=… model.dtype=… model.prompt_tokens=… model.generated_tokens=… as overrides")
 	assert.Same(t, rep, in.Workload, "the inputs are not changed")
 

@@ -38,6 +38,11 @@ type PhaseOptions struct {
 	// CCCL's) are not phases, and Depth counts the program's ranges only.
 	// Nil: ranges of every domain.
 	Domains []string
+	// NestedDepth, when deeper than Depth, also reports the ranges inside
+	// the phases down to that depth (PhaseScope.Nested: "decode_all/
+	// decode_step", "prefill/vision_encoder"), each with its own busy and
+	// idle time; they are not phases (no communication split, no balance).
+	NestedDepth int
 }
 
 // ancestor is the phase range of a launch made inside r: its ancestor at
@@ -87,6 +92,9 @@ type PhaseScope struct {
 	// Phases are the NVTX regions at the report's depth that launched work
 	// on the device, in order of their first instance's start.
 	Phases []Phase `json:"phases"`
+	// Nested are the regions inside the phases (PhaseOptions.NestedDepth),
+	// by depth, then in order of their first instance's start.
+	Nested []Phase `json:"nested,omitempty"`
 }
 
 // Phase is one NVTX region at a chosen depth (every instance of it), or the
@@ -504,6 +512,16 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 		for i := range rep.Balance {
 			b := &rep.Balance[i]
 			b.NetCommunicationNS, b.CollectiveCalls = calls.net(b.Phase)
+		}
+	}
+	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
+		sub := tl.Phases(PhaseOptions{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains})
+		for _, ss := range sub.Scopes {
+			for i := range rep.Scopes {
+				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {
+					sc.Nested = append(sc.Nested, ss.Phases...)
+				}
+			}
 		}
 	}
 	return rep

@@ -282,6 +282,16 @@ func TestPhases(t *testing.T) {
 	assert.Equal(t, int64(120), loop.BusyNS)
 	assert.Equal(t, int64(310), loop.Gaps.SumNS)
 
+	// NestedDepth 2 over depth 1: loop/step reported inside loop, the
+	// same numbers as a depth-2 report's phase; loop itself unchanged.
+	nested := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: 2})
+	assert.Equal(t, rep1.Scopes[0].Phases, nested.Scopes[0].Phases)
+	depth2 := tl.Phases(timeline.PhaseOptions{Depth: 2})
+	assert.Equal(t, depth2.Scopes[0].Phases, nested.Scopes[0].Nested)
+	assert.Equal(t, "loop/step", nested.Scopes[0].Nested[0].Name)
+	assert.Empty(t, nested.Scopes[1].Nested, "device 1 has no range")
+	assert.Empty(t, rep1.Scopes[0].Nested, "no NestedDepth: no nested regions")
+
 	// Device 1: one kernel, no phase.
 	d1 := rep.Scopes[1]
 	assert.Equal(t, uint32(1), d1.Device)
