@@ -78,11 +78,12 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			// Aggregates table's rows and the prefill-vs-decode chart's
 			// bars (a program's own NVTX ranges may be neither).
 			phases := 0
-			topLevel, subs := 0, 0
+			topLevel, subs, perProcess := 0, 0, 0
 			for _, r := range s.Stages.Rows {
 				if r.Phase != "" {
 					phases++
 				}
+				perProcess += len(r.Processes)
 				if r.Parent == "" {
 					topLevel++
 				} else {
@@ -92,6 +93,9 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			stageTables := []int{topLevel}
 			if subs > 0 {
 				stageTables = append(stageTables, subs)
+			}
+			if perProcess > 0 {
+				stageTables = append(stageTables, perProcess)
 			}
 			if s.Phases.Missing != "" && len(s.Narrative.GPUBusy) > 0 {
 				stageTables = append(stageTables, len(s.Narrative.GPUBusy))

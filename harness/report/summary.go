@@ -303,7 +303,26 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 		b.WriteString("\n")
 		warmups(b, subs)
 	}
+	perProcess(b, st.Rows)
 	wallVsKernel(b, s)
+}
+
+// perProcess renders the stages whose instances come from more than one
+// process, one row per process: the table above pools them.
+func perProcess(b *strings.Builder, rows []summary.Stage) {
+	t := mdtable.Table{Header: []string{"stage", "process", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, true, false}}
+	for _, r := range rows {
+		for _, p := range r.Processes {
+			one := summary.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
+			t.Rows = append(t.Rows, []string{mdtable.EscapeCell(r.Name), fmt.Sprint(p.ProcessID), mdtable.Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	b.WriteString("Per process: these stages' instances come from the NVTX ranges of more than one process, which the rows above pool; each process's own, with the warm-up rule applied to its own first instance:\n\n")
+	b.WriteString(t.String())
+	b.WriteString("\n")
 }
 
 // wallVsKernel compares each phase's kernel time with its wall time, and

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -571,13 +572,23 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 			continue
 		}
 		st := rep.Stages[s.Name]
+		pm := workload.ProcessMS{ProcessID: s.ProcessID}
 		for _, ns := range s.DurationsNS {
 			st.MS = append(st.MS, float64(ns)/1e6)
+			pm.MS = append(pm.MS, float64(ns)/1e6)
 		}
+		st.Processes = append(st.Processes, pm)
 		if st.Parent == "" && s.Parent != s.Name {
 			st.Parent = s.Parent
 		}
 		rep.Stages[s.Name] = st
+	}
+	// One process: its instances are the stage's, no split to show.
+	for n, st := range rep.Stages {
+		if len(st.Processes) < 2 {
+			st.Processes = nil
+			rep.Stages[n] = st
+		}
 	}
 	if len(rep.Stages) == 0 && len(others) > 0 {
 		slices.Sort(others)
@@ -607,6 +618,29 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 		rep.Stages[workload.WholeProgram] = workload.Stage{MS: ms}
 	}
 	return rep, nil
+}
+
+// Process is one CUDA process of the CUPTI timeline.
+type Process struct {
+	ID   int64
+	Name string // its executable, as the record file's header has it
+}
+
+// ProcessesOf lists the processes of the CUPTI timeline that launched a
+// kernel whose function (ncu.FunctionName) is one of functions, by id.
+func ProcessesOf(run *artifacts.Run, functions []string) ([]Process, error) {
+	tl, err := Config{}.loadTimeline(run)
+	if err != nil {
+		return nil, err
+	}
+	var out []Process
+	for _, p := range tl.Processes {
+		if slices.ContainsFunc(p.Kernels, func(k timeline.Kernel) bool { return slices.Contains(functions, ncu.FunctionName(k.Name())) }) {
+			out = append(out, Process{ID: p.Header.PID, Name: p.Header.Exe})
+		}
+	}
+	slices.SortFunc(out, func(a, b Process) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // NoNVTXHint is what a run of a program with no NVTX range says.

@@ -73,10 +73,32 @@ func TestStagesFromNVTX(t *testing.T) {
 	assert.Equal(t, "decode_all", rep.Stages["decode_step"].Parent)
 	assert.Empty(t, rep.Stages["prefill"].Parent)
 	assert.Greater(t, len(rep.Stages["decode_step"].MS), len(rep.Stages["decode_all"].MS), "several steps per decode")
+	assert.Nil(t, rep.Stages["prefill"].Processes, "one process: nothing to split")
 
 	sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
 	require.NoError(t, err)
 	assert.Contains(t, string(sum), "decode\\_step")
+}
+
+// TestStagesPerProcess: the recorded two-process CUDA program (a parent
+// and the child it execs, each with prefill, layer0, decode_all and two
+// decode_steps) pools each range's instances and keeps each process's.
+func TestStagesPerProcess(t *testing.T) {
+	run, err := artifacts.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
+	require.NoError(t, err)
+	rep, err := readCuptiStages(run, "", Config{})
+	require.NoError(t, err)
+	for name, n := range map[string]int{"prefill": 1, "layer0": 1, "decode_all": 1, "decode_step": 2} {
+		st := rep.Stages[name]
+		require.Len(t, st.Processes, 2, name)
+		assert.NotEqual(t, st.Processes[0].ProcessID, st.Processes[1].ProcessID, name)
+		var all []float64
+		for _, p := range st.Processes {
+			assert.Len(t, p.MS, n, "%s in process %d", name, p.ProcessID)
+			all = append(all, p.MS...)
+		}
+		assert.ElementsMatch(t, st.MS, all, "%s: the pooled instances are the processes'", name)
+	}
 }
 
 // TestNoNVTXSaysHowToAddRanges: a recording with kernels and no range.

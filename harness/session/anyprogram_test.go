@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"os"
 	"strings"
 	"testing"
@@ -211,4 +213,34 @@ func TestAnyProgramRepeatFails(t *testing.T) {
 	log, err := os.ReadFile(run.Path(artifacts.Stage1Log))
 	require.NoError(t, err)
 	assert.Contains(t, string(log), "==> stage1 (run 2 of 3) <==\nworkload=fake")
+}
+
+// A program whose GPU work runs in two processes (the recorded nvcc-built
+// program and the child it execs, fixtures/cupti/h100-nvtx-ranges/
+// twoproc-exec): ncu counts --launch-count over every process it follows,
+// so the deep pass asks for each process's share; when the export still
+// holds one process's launches (the recorded H100 run's: the child took
+// them all), the run says so.
+func TestAnyProgramTwoProcessesDeepPass(t *testing.T) {
+	root := t.TempDir()
+	cfg := testConfig(t, root)
+	cfg.Workload.Python = ""
+	cfg.Workload.Argv = []string{"./nvtx_ranges", "twoproc_exec"}
+	cfg.Workload.Repeats, cfg.Workload.RepeatBy = 1, config.RepeatByProcess
+	cfg.NVTX.Include = []string{"prefill", "decode_all"}
+	f := &fakeTools{cuptiSrc: "cupti/h100-nvtx-ranges/twoproc-exec/cupti-676.tsv", cuptiMore: []string{"cupti/h100-nvtx-ranges/twoproc-exec/cupti-677.tsv"}, noReport: true}
+	f.deep = pass{Raw: "runs/any-cuda-cpp-two-processes/ncu/raw.csv.gz", Details: "runs/any-cuda-cpp-two-processes/ncu/details.csv.gz"}
+	s := newSession(t, cfg, f)
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	require.Len(t, s.topProcesses, 2)
+
+	per := cfg.NCU.PerKernelLaunches
+	deep := deepCall(t, f.calls)
+	assert.Equal(t, fmt.Sprint(2*per), deep[slices.Index(deep, "--launch-count")+1], "each process's share of the launch count")
+	n := notes(run)
+	assert.Contains(t, n, fmt.Sprintf("%d launch(es) of each launch configuration of each over the 2 processes that launched them (ncu counts launches over every process it follows: %d per process)", 2*per, per))
+	assert.Contains(t, n, "deep pass: ncu profiled launches of 1 of the 2 processes that launched the top kernels in the timeline (profiled: 1016 (nvtx_ranges))")
+	assert.Equal(t, artifacts.StatusComplete, run.Manifest().Status, run.Manifest().Reason)
 }

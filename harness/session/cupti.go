@@ -175,6 +175,9 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 			names = append(names, name)
 		}
 	}
+	if s.topProcesses, err = rundir.ProcessesOf(run, names); err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
 	return names, nil
 }
 

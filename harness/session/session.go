@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,10 @@ type Session struct {
 	CUPTI *cuptilib.Options
 
 	tl *timeline // how the top kernels are found; see chooseTimeline
+	// topProcesses are the CUDA processes of the CUPTI timeline that
+	// launched the top kernels (a program and its children): the deep
+	// pass's launch count is shared by all of them (see plan).
+	topProcesses []rundir.Process
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -354,6 +359,14 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	if len(topKernels) > 0 {
 		regex = ncu.MangledFunctionRegex(topKernels)
 		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
+		// ncu counts --launch-count over every process it follows: the
+		// first process would take them all (a two-process program's
+		// parent got none on an H100). Room for each process's share.
+		if n := len(s.topProcesses); n > 1 && c.LaunchCount == 0 && !s.Cfg.Workload.Launcher.Multi() {
+			count *= n
+			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process)",
+				len(topKernels), count, n, count/n)
+		}
 	} else if topKernels == nil && tl.tool == timelineCupti {
 		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
 	} else if topKernels == nil && tl.tool == timelineNsys {
@@ -575,7 +588,45 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 			run.Record(byID[id].Stdout, artifacts.StatusPartial, "exported from the partial report of a failed deep pass")
 		}
 	}
+	s.noteUnprofiledProcesses(run)
 	return errors.Join(errs...)
+}
+
+// noteUnprofiledProcesses says when the deep pass profiled launches of
+// fewer processes than launched the top kernels in the timeline: their
+// kernels' metrics come from the others' launches only.
+func (s *Session) noteUnprofiledProcesses(run *artifacts.Run) {
+	if len(s.topProcesses) < 2 {
+		return
+	}
+	f, err := run.OpenFile(artifacts.NcuRaw)
+	if err != nil {
+		return // the export's own error is the run's
+	}
+	defer f.Close()
+	seen := map[int64]string{}
+	for range ncu.Scan(ncu.NewReader(f, artifacts.NcuRaw, ncu.Options{}), artifacts.NcuRaw, ncu.HandlerFunc(func(_ *ncu.Export, l *ncu.Launch) error {
+		seen[l.ProcessID] = l.ProcessName
+		return nil
+	})) {
+	}
+	if len(seen) >= len(s.topProcesses) {
+		return
+	}
+	var got []string
+	for id, name := range seen {
+		got = append(got, fmt.Sprintf("%d (%s)", id, name))
+	}
+	slices.Sort(got)
+	run.Note("deep pass: ncu profiled launches of %d of the %d processes that launched the top kernels in the timeline (profiled: %s): the others' kernels are measured from these processes' launches only; raise ncu.per_kernel_launches (ncu counts launches over every process it follows) to reach them",
+		len(seen), len(s.topProcesses), orNone(got))
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
 }
 
 // afterGrace returns a context that ctx's end does not end at once: only

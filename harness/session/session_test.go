@@ -1,6 +1,7 @@
 package session
 
 import (
+	"compress/gzip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -59,6 +60,7 @@ type fakeTools struct {
 	// exit, the workload's exit status, with its output lines.
 	noReport  bool
 	cuptiSrc  string
+	cuptiMore []string // further record files under fixtures/, one per process
 	cuptiText string
 	exit      int
 	output    []string
@@ -146,8 +148,10 @@ func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
 			// Under the CUPTI library, the recording of a real run; under
 			// the oracle phase, that run's torch.profiler figures.
 			if dir, ok := strings.CutPrefix(e, cuptilib.EnvOutDir+"="); ok && f.cuptiSrc != "" {
-				if err := copyFile(fx+f.cuptiSrc, filepath.Join(dir, filepath.Base(f.cuptiSrc))); err != nil {
-					return Result{}, err
+				for _, src := range append([]string{f.cuptiSrc}, f.cuptiMore...) {
+					if err := copyFile(fx+src, filepath.Join(dir, filepath.Base(src))); err != nil {
+						return Result{}, err
+					}
 				}
 			}
 			if dir, ok := strings.CutPrefix(e, cuptilib.EnvOutDir+"="); ok && f.cuptiText != "" {
@@ -187,6 +191,15 @@ func (f *fakeTools) cat(w io.Writer, path string) (Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Result{}, err
+	}
+	if strings.HasSuffix(path, ".gz") { // a recorded run's export, as ncu printed it
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return Result{}, err
+		}
+		if b, err = io.ReadAll(zr); err != nil {
+			return Result{}, err
+		}
 	}
 	_, err = w.Write(b)
 	return Result{}, err

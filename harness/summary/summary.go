@@ -13,6 +13,7 @@
 package summary
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -207,6 +208,21 @@ type Stage struct {
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
 	Tokens   int64    `json:"tokens,omitempty"` // tokens the stage produced or read
 	TokensS  float64  `json:"tokens_per_s,omitempty"`
+	// Processes are the stage's statistics per process, when its instances
+	// come from the NVTX ranges of more than one (the row above pools
+	// them), in process id order.
+	Processes []StageProcess `json:"processes,omitempty"`
+}
+
+// StageProcess is one process's instances of a stage, with the same
+// statistics (warm-up rule applied to the process's own first instance).
+type StageProcess struct {
+	ProcessID int64     `json:"process_id"`
+	MS        []float64 `json:"ms"`
+	MeanMS    float64   `json:"mean_ms"`
+	SDMS      float64   `json:"sd_ms"`
+	N         int       `json:"n"`
+	WarmupMS  *float64  `json:"warmup_ms,omitempty"`
 }
 
 // Summary is the stage's statistics as package stats has them.
@@ -458,6 +474,11 @@ func stages(in Inputs, phases phase.Names) Stages {
 		ws := w.Stages[n]
 		sum := stats.Summarize(ws.MS)
 		row := Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+		for _, p := range ws.Processes {
+			ps := stats.Summarize(p.MS)
+			row.Processes = append(row.Processes, StageProcess{ProcessID: p.ProcessID, MS: p.MS, MeanMS: ps.MeanMS, SDMS: ps.SDMS, N: ps.N, WarmupMS: ps.WarmupMS})
+		}
+		slices.SortFunc(row.Processes, func(a, b StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
 		mean := sum.MeanMS
 		switch row.Phase {
 		case phase.Prefill:

@@ -150,6 +150,16 @@ type Tokens struct {
 type Stage struct {
 	MS     []float64 `json:"ms"`
 	Parent string    `json:"parent,omitempty"`
+	// Processes split MS by process, for a stage read from the NVTX
+	// ranges of more than one process (a program and its children, the
+	// ranks of a launcher); MS holds them all.
+	Processes []ProcessMS `json:"processes,omitempty"`
+}
+
+// ProcessMS is one process's instances of a stage, in ms.
+type ProcessMS struct {
+	ProcessID int64     `json:"process_id"`
+	MS        []float64 `json:"ms"`
 }
 
 // Operator is one row of the torch.profiler operator table.
