@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
