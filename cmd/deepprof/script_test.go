@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/llm-perf-opt/deepprof/harness/cupti/cuptitest"
 	"github.com/llm-perf-opt/deepprof/harness/nsys/nsystest"
 )
 
@@ -50,7 +52,28 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PROFILES", profiles)
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"synthetic": synthetic},
 	})
+}
+
+// synthetic derives a SYNTHETIC CUPTI record file from a recorded one:
+//
+//	synthetic no-nvtx RECORDED OUT    the recording without its NVTX records
+//	synthetic no-activity RECORDED OUT its header, notes and end line only
+//
+// (cuptitest.WithoutNVTX, WithoutActivity): program shapes no recording was
+// made of, made at test time so that no fixture is edited.
+func synthetic(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: synthetic no-nvtx|no-activity RECORDED OUT")
+	}
+	derive := map[string]func([]byte) []byte{"no-nvtx": cuptitest.WithoutNVTX, "no-activity": cuptitest.WithoutActivity}[args[0]]
+	if derive == nil {
+		ts.Fatalf("synthetic: unknown shape %q", args[0])
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), derive(b), 0o644))
 }
 
 // fakeReport is what the fake ncu writes as a report: which recorded
@@ -139,6 +162,8 @@ func fakeNsys() {
 	os.Exit(f.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// copyFile copies the file at path to w; a recorded export kept gzipped
+// (path.gz, as in fixtures/runs) is copied as the tool printed it.
 func copyFile(w io.Writer, path string) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -146,7 +171,19 @@ func copyFile(w io.Writer, path string) {
 		os.Exit(1)
 	}
 	defer f.Close()
-	io.Copy(w, f)
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		r = zr
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }
 
 // fakeWorkload is a workload that writes a SYNTHETIC report of the
@@ -175,8 +212,25 @@ func fakeWorkload() {
 // report; under deepprof's CUPTI library ($DEEPPROF_CUPTI_DIR set) it
 // "records" the real recording $FAKE_CUPTI_RECORD as its own file; it
 // prints its arguments and exits with $FAKE_EXIT (0 when unset).
+//
+// With $FAKE_CUPTI_CHILD_RECORD set it is a program whose GPU work runs in
+// a child process too (as nvtx_ranges twoproc_exec: fork + exec, then the
+// parent's own work): it first runs itself again as a child, with its
+// environment (the library's variables included) and that recording as the
+// child's $FAKE_CUPTI_RECORD, and waits for it.
 func fakeProgram() {
 	fmt.Printf("my-program %s\n", strings.Join(os.Args[1:], " "))
+	if child := os.Getenv("FAKE_CUPTI_CHILD_RECORD"); child != "" {
+		// os.Args[0] is the name testscript installed on PATH, which
+		// TestMain dispatches on; os.Executable would be the test binary's.
+		cmd := exec.Command(os.Args[0], os.Args[1:]...)
+		cmd.Env = append(os.Environ(), "FAKE_CUPTI_CHILD_RECORD=", "FAKE_CUPTI_RECORD="+child)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "my-program: child:", err)
+			os.Exit(1)
+		}
+	}
 	if dir := os.Getenv("DEEPPROF_CUPTI_DIR"); dir != "" && os.Getenv("FAKE_CUPTI_RECORD") != "" {
 		b, err := os.ReadFile(os.Getenv("FAKE_CUPTI_RECORD"))
 		if err == nil {

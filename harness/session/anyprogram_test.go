@@ -14,6 +14,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/cupti/cuptitest"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -104,14 +105,8 @@ func TestAnyProgramOtherRanges(t *testing.T) {
 func TestAnyProgramNoNVTX(t *testing.T) {
 	b, err := os.ReadFile("../../fixtures/" + torchNVTX)
 	require.NoError(t, err)
-	var lines []string
-	for _, l := range strings.SplitAfter(string(b), "\n") {
-		if !strings.HasPrefix(l, "N\t") {
-			lines = append(lines, l)
-		}
-	}
 	// synthetic: the real recording without its NVTX lines
-	run, err := anyProgram(t, []string{"prefill", "decode_all"}, &fakeTools{cuptiText: strings.Join(lines, "")})
+	run, err := anyProgram(t, []string{"prefill", "decode_all"}, &fakeTools{cuptiText: string(cuptitest.WithoutNVTX(b))})
 	require.NoError(t, err)
 	assert.Contains(t, notes(run), "the program opened no NVTX range: the whole program is profiled")
 	assert.Contains(t, notes(run), "torch.cuda.nvtx.range_push")
@@ -125,12 +120,23 @@ func TestAnyProgramNoNVTX(t *testing.T) {
 func TestAnyProgramNoCUDA(t *testing.T) {
 	b, err := os.ReadFile("../../fixtures/" + torchNVTX)
 	require.NoError(t, err)
-	header, _, _ := strings.Cut(string(b), "\n")
-	// synthetic: the real recording's header line only
-	f := &fakeTools{cuptiText: header + "\n"}
+	// synthetic: the real recording's header, notes and end line only
+	f := &fakeTools{cuptiText: string(cuptitest.WithoutActivity(b))}
 	run, err := anyProgram(t, []string{"prefill"}, f)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the program launched no CUDA kernel")
+	assert.Equal(t, artifacts.StatusPartial, run.Manifest().Status)
+	for _, c := range f.calls {
+		assert.NotContains(t, c, "--section", "no deep pass")
+	}
+}
+
+// A program that never loads CUDA leaves no record file: the same answer.
+func TestAnyProgramNoRecordFile(t *testing.T) {
+	f := &fakeTools{} // the program writes no record file
+	run, err := anyProgram(t, []string{"prefill"}, f)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the program launched no CUDA kernel (0 record file(s) in MAIN/timeline/cupti). Next: check that it runs its work on the GPU")
 	assert.Equal(t, artifacts.StatusPartial, run.Manifest().Status)
 	for _, c := range f.calls {
 		assert.NotContains(t, c, "--section", "no deep pass")

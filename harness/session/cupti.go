@@ -149,6 +149,11 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 	if run.Exists(artifacts.TimelineReport) {
 		run.Record(artifacts.TimelineReport, artifacts.StatusComplete, "")
 	}
+	// A program that never loaded CUDA left no record file at all: the
+	// same answer as one that loaded it and launched nothing.
+	if len(rundir.CuptiFiles(run)) == 0 {
+		return nil, noKernel(run)
+	}
 	dc, err := rundir.ConfigFor(s.Cfg)
 	if err != nil {
 		return nil, err
@@ -163,8 +168,7 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 		}
 	}
 	if tab.Launches == 0 {
-		return nil, fmt.Errorf("CUPTI timeline: the program launched no CUDA kernel (%d record file(s) in MAIN/%s). Next: check that it runs its work on the GPU (CUDA_VISIBLE_DEVICES, its device selection) and that its CUDA runtime is the one the library was injected into; the workload log is MAIN/%s",
-			len(rundir.CuptiFiles(run)), artifacts.TimelineCupti, artifacts.TimelineLog)
+		return nil, noKernel(run)
 	}
 	top := s.cover(run, *tab, "")
 	var names []string
@@ -179,6 +183,12 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
 	return names, nil
+}
+
+// noKernel is the error of a CUPTI timeline without a kernel launch.
+func noKernel(run *artifacts.Run) error {
+	return fmt.Errorf("CUPTI timeline: the program launched no CUDA kernel (%d record file(s) in MAIN/%s). Next: check that it runs its work on the GPU (CUDA_VISIBLE_DEVICES, its device selection) and that its CUDA runtime is the one the library was injected into; the workload log is MAIN/%s",
+		len(rundir.CuptiFiles(run)), artifacts.TimelineCupti, artifacts.TimelineLog)
 }
 
 // profileWhatOccurred is the session's answer to a program that ran none of
