@@ -140,7 +140,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	}
 
 	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
-	if in.Rules = rules; rulesErr != nil {
+	if in.Rules = byTableNames(rules, in.Kernels); rulesErr != nil {
 		in.RulesMissing = rulesErr.Error()
 	}
 	if in.WorkloadMissing != "" && src.stages.ok && src.stages.path == artifacts.Stage1Report {

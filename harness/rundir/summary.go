@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/charts"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/report"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
@@ -217,7 +220,7 @@ func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Tab
 	} else if sc := cfg.scan(run, artifacts.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
 		in.MetricsMissing = sc.metricsErr.Error()
 	} else {
-		in.Metrics = sc.metrics
+		in.Metrics = byTableNames(sc.metrics, in.Kernels)
 	}
 
 	if rerr != nil {
@@ -226,4 +229,29 @@ func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Tab
 		in.Regions, in.RegionsSampled = reg, !src.regions.every
 	}
 	return in
+}
+
+// byTableNames re-keys the deep pass's per-kernel results, by ncu's
+// spelling of each kernel's name, by the kernel table's names: the CUPTI
+// timeline's (the C++ runtime's spelling) where the table comes from it
+// (ncu.MatchSpellings). A result of no table kernel is kept by its own
+// name.
+func byTableNames[V any](m map[string]V, tab *kernels.Table) map[string]V {
+	if m == nil || tab == nil {
+		return m
+	}
+	names := make([]string, 0, len(tab.Kernels))
+	for _, k := range tab.Kernels {
+		names = append(names, k.Name)
+	}
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	have := slices.Sorted(maps.Keys(m))
+	out := make(map[string]V, len(m))
+	for _, h := range have {
+		out[h] = m[h]
+	}
+	for n, h := range ncu.MatchSpellings(names, have) {
+		out[n] = m[h]
+	}
+	return out
 }

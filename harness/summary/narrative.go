@@ -399,9 +399,9 @@ func join(ws []string) string {
 // boundAdvice is what follows from a category and bound, for n kernels of
 // it; "" when nothing does.
 func boundAdvice(category, bound string, n int) string {
-	it, its := "it", "its"
+	it, its, launch := "it", "its", "its launch disappears"
 	if n > 1 {
-		it, its = "they", "their"
+		it, its, launch = "them", "their", "their launches disappear"
 	}
 	switch category + "/" + bound {
 	case "gemm/memory-bound":
@@ -420,7 +420,7 @@ func boundAdvice(category, bound string, n int) string {
 		return "compute-bound attention: a newer FlashAttention version or FP8 attention is the lever."
 	case "elementwise/memory-bound", "elementwise/latency-bound", "normalization/memory-bound", "normalization/latency-bound",
 		"copy/memory-bound", "copy/latency-bound", "reduction/latency-bound", "reduction/memory-bound":
-		return fmt.Sprintf("%s %s: fuse %s with %s neighbours (torch.compile) so %s data stays on chip and %s launch disappears.", bound, category, it, its, its, its)
+		return fmt.Sprintf("%s %s: fuse %s with %s neighbours (torch.compile) so %s data stays on chip and %s.", bound, category, it, its, its, launch)
 	case "communication/memory-bound", "communication/latency-bound", "communication/compute-bound":
 		return "communication on the critical path: overlap it with compute or reduce the tensor-parallel degree."
 	}
