@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
@@ -282,6 +283,9 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 		if r.Name == workload.WholeProgram && st.Source != "" {
 			fmt.Fprintf(b, "%s: each plain run of the program in stage 1 (no profiler), from start to exit, process start-up included (%s).\n\n",
 				mdtable.EscapeCell(r.Name), artifacts.Stage1Runs)
+			if len(st.Rows) == 1 {
+				fmt.Fprintf(b, "The program opened no NVTX range, so the whole program is its only stage. To time its stages, mark its phases with NVTX ranges (%s).\n\n", mdtable.EscapeCell(nvtx.HowToMark))
+			}
 		}
 	}
 	warmups(b, tops)

@@ -601,10 +601,8 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 		return nil, fmt.Errorf("%s: the program opened NVTX ranges only in other domains than nvtx.domain=%q (%s): set nvtx.domain to time one of them, or mark the program's phases in its own (%s)",
 			artifacts.TimelineCupti, cfg.Domain, strings.Join(others, ", "), NoNVTXHowTo)
 	}
-	if len(rep.Stages) == 0 {
-		return nil, fmt.Errorf("%s: %s", artifacts.TimelineCupti, NoNVTXHint)
-	}
-	// A program stage 1 ran as a whole process: each run's wall time.
+	// A program stage 1 ran as a whole process: each run's wall time (the
+	// one stage of a program with no NVTX range).
 	if f, err := os.Open(run.Path(artifacts.Stage1Runs)); err == nil {
 		defer f.Close()
 		runs, err := workload.ReadRuns(f, artifacts.Stage1Runs)
@@ -616,6 +614,9 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 			ms = append(ms, r.WallMS)
 		}
 		rep.Stages[workload.WholeProgram] = workload.Stage{MS: ms}
+	}
+	if len(rep.Stages) == 0 {
+		return nil, fmt.Errorf("%s: %s", artifacts.TimelineCupti, NoNVTXHint)
 	}
 	return rep, nil
 }
@@ -647,7 +648,7 @@ func ProcessesOf(run *artifacts.Run, functions []string) ([]Process, error) {
 const NoNVTXHint = "the program opened no NVTX range, so there are no stages to time: mark its phases with NVTX ranges (" + NoNVTXHowTo + ")"
 
 // NoNVTXHowTo says how to mark a program's phases.
-const NoNVTXHowTo = "PyTorch: torch.cuda.nvtx.range_push(\"prefill\") / range_pop(); Python: the nvtx package, `with nvtx.annotate(\"prefill\")`; C/C++: nvtxRangePushA(\"prefill\") / nvtxRangePop() from <nvtx3/nvToolsExt.h>"
+const NoNVTXHowTo = nvtx.HowToMark
 
 // TopRanges are the names of the outermost push/pop NVTX ranges of the
 // CUPTI timeline (every process), in order of first start: what a program

@@ -11,6 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/cuptilib"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
+	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
 )
@@ -204,7 +205,7 @@ func (s *Session) profileWhatOccurred(run *artifacts.Run) (*kernels.Table, error
 	was := s.Cfg.NVTX.Include
 	if len(found) == 0 {
 		s.Cfg.NVTX.Include = nil
-		run.Note("nvtx.include: none of the ranges %v occurred and the program opened no NVTX range: the whole program is profiled. %s", was, rundir.NoNVTXHint)
+		run.Note("nvtx.include: none of the ranges %v occurred and the program opened no NVTX range: the whole program is profiled. To time its stages, mark its phases with NVTX ranges (%s)", was, nvtx.HowToMark)
 	} else {
 		s.Cfg.NVTX.Include = found
 		run.Note("nvtx.include: none of the ranges %v occurred; the program's outermost ranges are %v, and those are profiled (set nvtx.include to choose)", was, found)
