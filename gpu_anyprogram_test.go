@@ -9,6 +9,7 @@ package deepprof_test
 // directories.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,10 +104,12 @@ func TestStage2AnyProgram(t *testing.T) {
 		overrides []string
 		check     func(t *testing.T, run *artifacts.Run)
 	}{
-		{name: "python-script", command: []string{"python3", script}, stages: true, region: "decode_all/decode_step"},
+		{name: "python-script", command: []string{"python3", script}, stages: true, region: "decode_all/decode_step",
+			check: nestedPhase("decode_all/decode_step")},
 		{name: "cuda-cpp", command: []string{bin, "ranges"}, stages: true,
 			note: "nvtx.include: none of the ranges [prefill decode_all] occurred; the program's outermost ranges are [A B]", region: "A/A1"},
-		{name: "cuda-cpp-two-processes", command: []string{bin, "twoproc_exec"}, stages: true, region: "decode_all/decode_step"},
+		{name: "cuda-cpp-two-processes", command: []string{bin, "twoproc_exec"}, stages: true, region: "decode_all/decode_step",
+			note: "over the 2 processes that launched them", check: checkTwoProcesses},
 		{name: "python-child-process", command: []string{"python3", parent}, stages: true, region: "decode_all/decode_step"},
 		{name: "no-nvtx", command: []string{"python3", bare}, note: "the program opened no NVTX range: the whole program is profiled"},
 		{name: "vlm", command: []string{"python3", "scripts/fixtures/qwen2_vl.py", image, "--new-tokens", "8"}, stages: true,
@@ -168,7 +171,58 @@ func checkAnyProgram(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
 	a, ok := m.Find(artifacts.Stage1Report)
 	require.True(t, ok)
 	assert.Equal(t, artifacts.StatusSkipped, a.Status, "the program wrote no report")
-	_ = prov
+	assert.Equal(t, prov.Driver, envDriver(t, run), "env.json is this machine's")
+	// The deep pass's metrics reach the timeline's top kernel, however the
+	// two tools spell its name (ncu.MatchSpellings).
+	r, err := deepproftest.Read(run.Dir)
+	require.NoError(t, err)
+	if k, ok := r.Kernel(1); assert.True(t, ok, "a top kernel") {
+		assert.NotEqual(t, "unknown", k.Bound.Class, "#1 %s: %s", k.Name, k.Bound.Why)
+	}
+}
+
+// envDriver is env.json's driver version.
+func envDriver(t *testing.T, run *artifacts.Run) string {
+	t.Helper()
+	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
+	require.NoError(t, err)
+	var env struct {
+		GPU struct {
+			Driver string `json:"driver"`
+		} `json:"gpu"`
+	}
+	require.NoError(t, json.Unmarshal(b, &env))
+	return env.GPU.Driver
+}
+
+// nestedPhase: the GPU busy and idle table has a row for the range inside
+// a phase.
+func nestedPhase(path string) func(*testing.T, *artifacts.Run) {
+	return func(t *testing.T, run *artifacts.Run) {
+		t.Helper()
+		r, err := deepproftest.Read(run.Dir)
+		require.NoError(t, err)
+		var nested []string
+		for _, p := range r.Summary.Phases.Rows {
+			if p.Nested {
+				nested = append(nested, p.Phase)
+				assert.InDelta(t, 1, p.Busy+p.Idle, 1e-9, p.Phase)
+			}
+		}
+		assert.Contains(t, nested, path)
+	}
+}
+
+// checkTwoProcesses: each stage's instances are kept per process beside
+// the pooled row.
+func checkTwoProcesses(t *testing.T, run *artifacts.Run) {
+	t.Helper()
+	r, err := deepproftest.Read(run.Dir)
+	require.NoError(t, err)
+	st, ok := r.Stage("prefill")
+	require.True(t, ok)
+	assert.Len(t, st.Processes, 2, "the parent's and the child's prefill")
+	nestedPhase("decode_all/decode_step")(t, run)
 }
 
 // qwen2VLFacts are the model.* facts of scripts/fixtures/qwen2_vl.py's
@@ -215,4 +269,6 @@ func checkVLM(t *testing.T, run *artifacts.Run) {
 	require.NoError(t, err)
 	assert.Contains(t, string(in), "image.pt")
 	assert.Contains(t, string(in), "bytes: ")
+	nestedPhase("prefill/vision_encoder")(t, run)
+	assert.NotContains(t, s.Narrative.Lines[0], workload.WholeProgram, "the findings open with a stage of the program")
 }
