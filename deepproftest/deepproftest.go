@@ -28,6 +28,7 @@
 package deepproftest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -506,10 +507,15 @@ func (r *Run) StructureMatches(name string) {
 
 // StructureJSON is Structure as indented JSON, for a golden file
 // (goldie's g.Assert(t, name, run.StructureJSON())).
+// Kernel names keep their <, > and & as they are (no \u003c), for a
+// golden file a person reads.
 func (r *Run) StructureJSON() []byte {
-	b, err := json.MarshalIndent(r.Structure(), "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r.Structure()); err != nil {
 		panic(fmt.Sprintf("deepproftest: %v", err)) // plain strings and integers always marshal
 	}
-	return append(b, '\n')
+	return b.Bytes()
 }

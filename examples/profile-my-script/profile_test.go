@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
-	"github.com/llm-perf-opt/deepprof/harness/tolerance"
 )
 
 func TestGenerateProfile(t *testing.T) {
@@ -17,7 +16,7 @@ func TestGenerateProfile(t *testing.T) {
 		Command: []string{"python3", "generate.py"},
 	})
 	expectGenerate(run)
-	run.StructureMatches("generate")              // kernel names, call counts, regions: golden/structure
-	run.Baseline("generate", tolerance.Default()) // times, by tolerance: golden/perf
+	run.StructureMatches("generate")     // kernel names, call counts, regions: golden/structure
+	run.Baseline("generate", tolerances) // times, by tolerance: golden/perf
 	t.Logf("run directory: %s", run.Dir)
 }

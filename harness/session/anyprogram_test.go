@@ -247,6 +247,7 @@ func TestAnyProgramTwoProcessesDeepPass(t *testing.T) {
 	assert.Equal(t, fmt.Sprint(2*per), deep[slices.Index(deep, "--launch-count")+1], "each process's share of the launch count")
 	n := notes(run)
 	assert.Contains(t, n, fmt.Sprintf("%d launch(es) of each launch configuration of each over the 2 processes that launched them (ncu counts launches over every process it follows: %d per process)", 2*per, per))
-	assert.Contains(t, n, "deep pass: ncu profiled launches of 1 of the 2 processes that launched the top kernels in the timeline (profiled: 1016 (nvtx_ranges))")
+	assert.Contains(t, n, "deep pass: ncu profiled launches of 1 of the 2 processes that launched the top kernels in the timeline (profiled: ")
+	assert.Contains(t, n, " (nvtx_ranges)): the others")
 	assert.Equal(t, artifacts.StatusComplete, run.Manifest().Status, run.Manifest().Reason)
 }

@@ -32,7 +32,7 @@ type torchrunFake struct {
 	failRank int        // a rank whose ncu writes no report (-1 none)
 }
 
-var rankRecords = []string{"runs/any-cuda-cpp-two-processes/timeline/cupti/cupti-972.tsv.gz", "runs/any-cuda-cpp-two-processes/timeline/cupti/cupti-973.tsv.gz"}
+var rankRecords = []string{"cupti/h100-nvtx-ranges/twoproc-exec/cupti-676.tsv", "cupti/h100-nvtx-ranges/twoproc-exec/cupti-677.tsv"}
 
 func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 	i := slices.Index(c.Argv, "--no-python")
