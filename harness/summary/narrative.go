@@ -122,6 +122,9 @@ func narrate(s *Summary) Narrative {
 	if top != nil && total > 0 {
 		n.DominantPhase, n.DominantShare = top.Name, top.MeanMS/total
 		over := fmt.Sprintf("mean of %d repeats", top.N)
+		if top.N == 1 {
+			over = "one repeat"
+		}
 		if top.WarmupMS != nil {
 			over += ", warm-up dropped"
 		}
