@@ -469,6 +469,21 @@ func (r *Run) MarkPartial(reason string) {
 	}
 }
 
+// RebuildPartial starts the reason of a run that a rebuild (deepprof
+// report) marked partial: the next rebuild clears that mark (ClearRebuild)
+// and says again what still fails; a session's own reason stays.
+const RebuildPartial = "rebuild: "
+
+// ClearRebuild makes a run that an earlier rebuild marked partial (its
+// reason starts with RebuildPartial) complete again.
+func (r *Run) ClearRebuild() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.manifest.Status == StatusPartial && strings.HasPrefix(r.manifest.Reason, RebuildPartial) {
+		r.manifest.Status, r.manifest.Reason = StatusComplete, ""
+	}
+}
+
 // MarkFailed marks the whole run failed.
 func (r *Run) MarkFailed(reason string) {
 	r.mu.Lock()

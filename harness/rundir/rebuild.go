@@ -103,6 +103,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	if _, err := artifacts.RemoveTemps(run.Dir); err != nil {
 		errs = append(errs, err)
 	}
+	run.ClearRebuild()
 	recordInputs(run)
 	run.CheckPresence()
 	run.DropNotes(staleNote)
@@ -156,9 +157,14 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 		in.RegionsSampleReport = artifacts.RegionsSampleMD
 	}
 	if err := writeSummary(run, in, cfg.Summary); err != nil {
+		// What an earlier rebuild wrote of the summary is not this run's
+		// any more: all three are missing (RemoveStale deletes them), and
+		// a run without its summary is not complete.
 		errs = append(errs, err)
-		run.Record(artifacts.StakeholderSummary, artifacts.StatusMissing, err.Error())
-		run.Record(artifacts.ReportHTML, artifacts.StatusMissing, err.Error())
+		for _, rel := range []string{artifacts.StakeholderSummary, artifacts.ReportHTML, artifacts.SummaryJSON} {
+			run.Record(rel, artifacts.StatusMissing, err.Error())
+		}
+		run.MarkPartial(artifacts.RebuildPartial + "the summary could not be made: " + err.Error())
 	}
 	if removed, err := run.RemoveStale(); err != nil {
 		errs = append(errs, err)
