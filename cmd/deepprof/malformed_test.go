@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,8 @@ func TestMalformedCorpus(t *testing.T) {
 	bin, err := exec.LookPath("deepprof")
 	require.NoError(t, err)
 	const raw = "../../fixtures/ncu/h200-llama-decode-basic/raw.csv"
+	// rawNS is the same recording exported with --print-units base.
+	const rawNS = "../../fixtures/ncu/h200-llama-decode-basic/raw-units-base.csv"
 	const run = "../../fixtures/runs/tiny-llama"
 
 	type kase struct {
@@ -36,14 +39,19 @@ func TestMalformedCorpus(t *testing.T) {
 		make func(t *testing.T, dir string) []string
 		exit int
 	}
-	kernels := func(edit func(rows [][]string)) func(t *testing.T, dir string) []string {
+	// edited writes the export from, edited, into dir and gives the
+	// arguments of cmd on it.
+	edited := func(cmd, from string, edit func(rows [][]string)) func(t *testing.T, dir string) []string {
 		return func(t *testing.T, dir string) []string {
-			rows := readCSV(t, raw)
+			rows := readCSV(t, from)
 			edit(rows)
 			p := filepath.Join(dir, "raw.csv")
 			writeCSV(t, p, rows)
-			return []string{"kernels", p}
+			return []string{cmd, p}
 		}
+	}
+	kernels := func(edit func(rows [][]string)) func(t *testing.T, dir string) []string {
+		return edited("kernels", raw, edit)
 	}
 	cell := func(rows [][]string, col string, row int, v string) {
 		for i, h := range rows[0] {
@@ -55,28 +63,45 @@ func TestMalformedCorpus(t *testing.T) {
 		t.Fatalf("no column %q", col)
 	}
 	const dur = "gpu__time_duration.sum"
+	fourHuge := func(r [][]string) {
+		require.Equal(t, "ns", r[1][slices.Index(r[0], dur)], "the ns export")
+		for i := 2; i < 6; i++ {
+			cell(r, dur, i, "1e308")
+		}
+	}
 	cases := []kase{
 		{"duration NaN", kernels(func(r [][]string) { cell(r, dur, 2, "nan") }), 1},
 		{"duration +Inf", kernels(func(r [][]string) { cell(r, dur, 2, "inf") }), 1},
 		{"duration -Inf", kernels(func(r [][]string) { cell(r, dur, 2, "-Inf") }), 1},
 		{"duration negative", kernels(func(r [][]string) { cell(r, dur, 2, "-4998.128") }), 1},
 		{"duration hex float", kernels(func(r [][]string) { cell(r, dur, 2, "0x1p20") }), 1},
-		{"durations summing past float64", kernels(func(r [][]string) {
+		{"duration past float64 in ns (1e308 us)", kernels(func(r [][]string) {
 			for i := 2; i < 6; i++ {
 				cell(r, dur, i, "1e308")
 			}
 		}), 1},
+		// The same export written in base units (ns): each 1e308 is in
+		// range, their sum is not.
+		{"durations summing past float64 (kernels)", edited("kernels", rawNS, fourHuge), 1},
+		{"durations summing past float64 (regions)", edited("regions", rawNS, fourHuge), 1},
+		{"durations summing past float64 (report)", func(t *testing.T, dir string) []string {
+			d := copyRun(t, run, dir)
+			rows := readCSV(t, rawNS)
+			fourHuge(rows)
+			var b bytes.Buffer
+			w := csv.NewWriter(&b)
+			require.NoError(t, w.WriteAll(rows))
+			writeGzip(t, filepath.Join(d, "ncu", "timing-raw.csv.gz"), b.Bytes())
+			return []string{"report", d}
+		}, 1},
 		{"device -1", kernels(func(r [][]string) { cell(r, "Device", 2, "-1") }), 1},
 		{"empty kernel name", kernels(func(r [][]string) { cell(r, "Kernel Name", 2, "") }), 1},
 		{"row with a missing column", kernels(func(r [][]string) { r[3] = r[3][:len(r[3])-1] }), 1},
 		{"gzip cut short", func(t *testing.T, dir string) []string {
-			var b bytes.Buffer
-			zw := gzip.NewWriter(&b)
-			_, err := zw.Write(must(os.ReadFile(raw)))
-			require.NoError(t, err)
-			require.NoError(t, zw.Close())
 			p := filepath.Join(dir, "raw.csv.gz")
-			require.NoError(t, os.WriteFile(p, b.Bytes()[:b.Len()/2], 0o644))
+			writeGzip(t, p, must(os.ReadFile(raw)))
+			b := must(os.ReadFile(p))
+			require.NoError(t, os.WriteFile(p, b[:len(b)/2], 0o644))
 			return []string{"kernels", p}
 		}, 1},
 		{"2 MiB of NUL before any header", func(t *testing.T, dir string) []string {
@@ -171,6 +196,15 @@ func writeCSV(t *testing.T, p string, rows [][]string) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	require.NoError(t, w.WriteAll(rows))
+	require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
+}
+
+func writeGzip(t *testing.T, p string, data []byte) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, err := zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
 	require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
 }
 

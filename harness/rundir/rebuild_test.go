@@ -119,7 +119,9 @@ func TestRebuildSummaryFails(t *testing.T) {
 	require.FileExists(t, run.Path(artifacts.SummaryJSON))
 	require.Equal(t, artifacts.StatusComplete, run.Manifest().Status)
 
-	require.Error(t, Rebuild(run, bad))
+	err = Rebuild(run, bad)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "summary.json: mfu.rows[0].mfu is +Inf", "the figure is named, not json: unsupported value")
 	m := run.Manifest()
 	assert.Equal(t, artifacts.StatusPartial, m.Status, "a run without its summary is not complete")
 	assert.Contains(t, m.Reason, "summary")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/charts"
+	"github.com/llm-perf-opt/deepprof/harness/internal/finite"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/report"
@@ -26,6 +27,11 @@ const chartKernelsCount = 10
 // a failure to write is an error.
 func writeSummary(run *artifacts.Run, in summary.Inputs, opt summary.Options) error {
 	s := summary.Build(in, opt)
+	// A figure that is not finite is refused before any of the summary's
+	// files is written: none is made rather than one full of NaN.
+	if err := finite.Check(s); err != nil {
+		return fmt.Errorf("%s: %w: an input holds values no real run has (a figure made from them passes the largest float64)", artifacts.SummaryJSON, err)
+	}
 
 	var errs []error
 	opsWhy := s.Operators.Missing

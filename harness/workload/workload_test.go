@@ -36,6 +36,8 @@ func TestReadReport(t *testing.T) {
 		{`{"model": {"name": "m"}}`, "r.json: stages is empty"},
 		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": [-1]}}}`, "stages.decode.ms[0] = -1"},
 		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": []}}}`, "stages.decode.ms is empty"},
+		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": [1e308, 1e308]}}}`, "r.json: stages.decode.ms: the times sum past the largest number a float64 holds (1.8e+308): not times in ms"},
+		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1]}}, "operators": [{"name": "a", "total_ms": 1e308}, {"name": "b", "total_ms": 1e308}]}`, "r.json: operators: total_ms and cuda_ms sum past"},
 		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1]}}, "operators": [{"calls": 1}]}`, "operators[0]"},
 		{`{"model": {"name": "m"}, "stages": {"d/a": {"ms": [1], "parent": "p"}}}`, `stages.d/a.parent = "p": not another stage`},
 		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1], "parent": "d"}}}`, `stages.d.parent = "d": not another stage`},
