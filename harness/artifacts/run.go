@@ -397,7 +397,8 @@ func (r *Run) RemoveStale() ([]string, error) {
 	defer r.mu.Unlock()
 	var removed []string
 	var errs []error
-	for _, a := range r.manifest.Artifacts {
+	for i := range r.manifest.Artifacts {
+		a := &r.manifest.Artifacts[i]
 		s, ok := Lookup(a.Path)
 		if !ok || s.Kind != Derived || a.Status != StatusMissing {
 			continue
@@ -407,6 +408,7 @@ func (r *Run) RemoveStale() ([]string, error) {
 			switch {
 			case err == nil:
 				removed = append(removed, q)
+				a.Bytes = 0 // the size was the removed file's
 			case !errors.Is(err, fs.ErrNotExist):
 				errs = append(errs, err)
 			}

@@ -194,14 +194,8 @@ func regionName(name string) string {
 	if name == "" {
 		return "(empty name)"
 	}
-	// Control characters other than the line breaks EscapeCell handles
-	// (NUL above all) become U+FFFD, as CommonMark would make NUL.
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f {
-			return '\uFFFD'
-		}
-		return r
-	}, name)
+	// Control characters (NUL above all) are shown escaped, \u0000, by
+	// the one rule of every renderer (internal/hiddenrune).
 	return mdtable.EscapeCell(name)
 }
 

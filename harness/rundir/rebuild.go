@@ -172,9 +172,6 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 		run.Note("rebuild: removed %s, made earlier from a source that now fails (the manifest says why)", strings.Join(removed, ", "))
 	}
 	run.CheckPresence()
-	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
-		errs = append(errs, err)
-	}
 	// One source that fails feeds several files: say it once.
 	var once []error
 	seen := map[string]bool{}
@@ -183,6 +180,14 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 			seen[e.Error()] = true
 			once = append(once, e)
 		}
+	}
+	if len(once) > 0 {
+		// A run rebuilt in part is not complete: its derived files are not
+		// all made from its sources (the next rebuild clears this mark).
+		run.MarkPartial(artifacts.RebuildPartial + "derived files not made from their sources (" + artifacts.ReportMD + " says which and why)")
+	}
+	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
+		once = append(once, err)
 	}
 	return errors.Join(once...)
 }
