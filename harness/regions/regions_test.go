@@ -489,3 +489,16 @@ func TestSumOverflow(t *testing.T) {
 	require.ErrorContains(t, add(cfg, heavy("1", "1e300")), `f.csv:3: launch 0: sm__throughput.avg.pct_of_peak_sustained_elapsed: "1e300" % times the launch's duration (gpu__time_duration.sum: "10,000,000" usecond) brings the duration-weighted sum of pct`)
 	require.NoError(t, add(cfg, heavy("1e300", "1")), "a summed metric's weighted sum is not used, nor checked")
 }
+
+// TestUnmatchedHiddenRunes (issue 16): the region names an UnmatchedError
+// lists come from the profiled program (SYNTHETIC here) and reach a
+// terminal: shown escaped, never raw.
+func TestUnmatchedHiddenRunes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RegionInclude, cfg.RequireMatches = []string{"nothing"}, true
+	a, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, a.Add("f.csv", launch(1, "0", "k", 1, "rev\u202eersed\x00"), false))
+	_, err = a.Finish("f.csv")
+	require.EqualError(t, err, `f.csv: region include pattern "nothing" matched no region (regions: rev\u202eersed\u0000)`)
+}
