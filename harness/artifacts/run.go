@@ -212,12 +212,18 @@ func (r *Run) Path(rel string) string { return filepath.Join(r.Dir, filepath.Fro
 // Write writes one artifact atomically and records it in the manifest as
 // complete (or as the status given).
 func (r *Run) Write(rel string, data []byte) error {
-	if err := WriteFileAtomic(r.Path(rel), data); err != nil {
+	if err := WriteFileAtomicIn(r.Dir, r.Path(rel), data); err != nil {
 		r.Record(rel, StatusMissing, err.Error())
 		return err
 	}
 	r.Record(rel, StatusComplete, "")
 	return nil
+}
+
+// WriteStream writes one artifact atomically as write streams it, inside
+// MAIN only (WriteAtomicIn); it records nothing in the manifest.
+func (r *Run) WriteStream(rel string, write func(io.Writer) error) error {
+	return WriteAtomicIn(r.Dir, r.Path(rel), write)
 }
 
 // WriteFileAtomic writes data to a temporary file beside path, syncs it and
@@ -544,5 +550,5 @@ func (r *Run) writeManifest() error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(r.Path(ManifestJSON), append(b, '\n'))
+	return WriteFileAtomicIn(r.Dir, r.Path(ManifestJSON), append(b, '\n'))
 }

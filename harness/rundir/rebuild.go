@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/llm-perf-opt/deepprof/harness/advice"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
@@ -254,6 +255,13 @@ func writeKernels(run *artifacts.Run, tab *kernels.Table, why error, topN int, r
 // of an earlier rebuild is left in it) with rep, or records its files
 // missing with why.
 func writeRegions(run *artifacts.Run, dir, md, js string, rep *regions.Report, why error) error {
+	// The folders above dir are MAIN's, never a link out of it: RemoveAll
+	// would remove what the link points into.
+	if err := artifacts.MkdirIn(run.Dir, filepath.Dir(run.Path(dir))); err != nil {
+		run.Record(md, artifacts.StatusMissing, err.Error())
+		run.Record(js, artifacts.StatusMissing, err.Error())
+		return err
+	}
 	if err := os.RemoveAll(run.Path(dir)); err != nil {
 		return err
 	}
@@ -262,7 +270,7 @@ func writeRegions(run *artifacts.Run, dir, md, js string, rep *regions.Report, w
 		run.Record(js, artifacts.StatusMissing, why.Error())
 		return nil
 	}
-	if err := report.WriteRegionsDir(run.Path(dir), rep); err != nil {
+	if err := report.WriteRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
 		run.Record(md, artifacts.StatusMissing, err.Error())
 		run.Record(js, artifacts.StatusMissing, err.Error())
 		return err

@@ -239,7 +239,7 @@ func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regi
 			run.Record(p.File, artifacts.StatusComplete, "")
 		}
 	}
-	if err := trace.WriteFile(run.Path(artifacts.TimelineTrace), tl); err != nil {
+	if err := trace.WriteFile(run.Dir, run.Path(artifacts.TimelineTrace), tl); err != nil {
 		run.Record(artifacts.TimelineTrace, artifacts.StatusMissing, err.Error())
 		errs = append(errs, err)
 	} else {
