@@ -18,6 +18,8 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/gzipin"
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // NewRunID returns "<UTC timestamp>-<short random>", e.g.
@@ -94,7 +96,7 @@ func Open(dir string) (*Run, error) {
 		return nil, &NotRunDirError{Dir: dir, Missing: "a file, not a directory"}
 	}
 	r := &Run{ID: filepath.Base(dir), Dir: dir, manifest: Manifest{RunID: filepath.Base(dir), Status: StatusComplete}}
-	b, err := os.ReadFile(filepath.Join(dir, ManifestJSON))
+	b, err := bounded.ReadFile(filepath.Join(dir, ManifestJSON))
 	switch {
 	case err == nil:
 		var m Manifest

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
@@ -229,4 +231,15 @@ func TestRemoveStale(t *testing.T) {
 	r.MarkPartial("interrupted")
 	r.ClearRebuild()
 	assert.Equal(t, StatusPartial, r.Manifest().Status, "a session's own reason stays")
+}
+
+// TestOpenBounded (issue 16): manifest.json is read up to a cap; an
+// endless one (SYNTHETIC zeros through a named pipe) is an error naming it.
+func TestOpenBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	dir := t.TempDir()
+	p := filepath.Join(dir, ManifestJSON)
+	boundedtest.FIFO(t, p)
+	_, err := Open(dir)
+	require.EqualError(t, err, p+": larger than 1 MiB: not a deepprof file?")
 }

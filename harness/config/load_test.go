@@ -1,10 +1,13 @@
 package config
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 func TestCommandIsTheWorkload(t *testing.T) {
@@ -70,4 +73,14 @@ func TestHostileConfiguration(t *testing.T) {
 	_, err := Load(LoadOptions{Dir: "../../profiles", Profiles: []string{"../x"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a profile name stays inside the profiles folder")
+}
+
+// TestParseBounded (issue 16): a profile file is read up to a cap; an
+// endless one (SYNTHETIC zeros through a named pipe) is an error naming it.
+func TestParseBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	boundedtest.FIFO(t, p)
+	_, err := Parse(p)
+	require.ErrorContains(t, err, p+": larger than 1 MiB: not a deepprof file?")
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // SummaryJSON is the run's summary (MFU among its numbers), relative to MAIN.
@@ -127,7 +129,7 @@ func Load(dir string) (*Summary, error) {
 	s := &Summary{Source: dir, RunID: filepath.Base(filepath.Clean(dir))}
 	read := func(part string, fn func(data []byte, name string) error) error {
 		name := filepath.Join(dir, filepath.FromSlash(partFiles[part]))
-		data, err := os.ReadFile(name)
+		data, err := bounded.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			s.Missing = append(s.Missing, Missing{Part: part, File: name})
 			return nil
@@ -151,7 +153,7 @@ func Load(dir string) (*Summary, error) {
 			artifacts.Stage1Report, artifacts.KernelsJSON, artifacts.RegionsJSON)
 	}
 	name := filepath.Join(dir, SummaryJSON)
-	data, err := os.ReadFile(name)
+	data, err := bounded.ReadFile(name)
 	switch {
 	case err == nil:
 		s.Read = append(s.Read, SummaryJSON)
@@ -171,7 +173,12 @@ func Load(dir string) (*Summary, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, artifacts.ManifestJSON)); err == nil {
+	b, err := bounded.ReadFile(filepath.Join(dir, artifacts.ManifestJSON))
+	var tooLarge *bounded.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, err
+	}
+	if err == nil {
 		var m artifacts.Manifest
 		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, artifacts.ManifestJSON), err)

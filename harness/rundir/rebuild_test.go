@@ -3,6 +3,7 @@ package rundir
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
 	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
@@ -137,4 +139,34 @@ func TestRebuildSummaryFails(t *testing.T) {
 	assert.Equal(t, artifacts.StatusComplete, m.Status, "the rebuild's own mark goes when the summary is made again")
 	a, _ := m.Find(artifacts.SummaryJSON)
 	assert.Equal(t, artifacts.StatusComplete, a.Status)
+}
+
+// TestRebuildBoundedInputs (issue 16): env.json and the oracle's files
+// are read up to a cap: an endless one (SYNTHETIC zeros through a named
+// pipe) is a reason the summary gives, naming it, not memory that grows.
+func TestRebuildBoundedInputs(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	run, err := artifacts.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", artifacts.NcuTimingRaw)
+	boundedtest.FIFO(t, run.Path(artifacts.EnvJSON))
+	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	b, err := os.ReadFile(run.Path(artifacts.SummaryJSON))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), run.Path(artifacts.EnvJSON)+": larger than 1 MiB: not a deepprof file?")
+
+	_, err = readRunFile(run, artifacts.OracleJSON)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	boundedtest.FIFO(t, run.Path(artifacts.OracleJSON))
+	_, err = readRunFile(run, artifacts.OracleJSON)
+	require.EqualError(t, err, run.Path(artifacts.OracleJSON)+": larger than 1 MiB: not a deepprof file?")
+}
+
+// TestReadEnvBounded: env.json's reader, on an endless input.
+func TestReadEnvBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	_, err := ReadEnv(boundedtest.Over(), "env.json")
+	require.EqualError(t, err, "env.json: larger than 1 MiB: not a deepprof file?")
+	_, err = ReadEnv(strings.NewReader("{\n\"gpu\": 3}"), "env.json")
+	require.ErrorContains(t, err, "env.json:2: json: cannot unmarshal number")
 }

@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -174,16 +173,12 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Table, kerr error, reg *regions.Report, rerr error) summary.Inputs {
 	in := summary.Inputs{RunID: run.Manifest().RunID}
 
-	var env EnvInfo
-	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
-	if err == nil {
-		err = json.Unmarshal(b, &env)
-	}
+	env, err := ReadEnvFile(run.Path(artifacts.EnvJSON))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		in.EnvMissing = "no " + artifacts.EnvJSON + " (written by deepprof profile)"
 	case err != nil:
-		in.EnvMissing = artifacts.EnvJSON + ": " + err.Error()
+		in.EnvMissing = err.Error()
 	default:
 		if env.GPU != nil {
 			g := env.GPU.Selected

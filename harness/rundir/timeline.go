@@ -275,7 +275,7 @@ func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Re
 		run.Forget(rel)
 		return nil
 	}
-	b, err := os.ReadFile(run.Path(artifacts.OracleJSON))
+	b, err := readRunFile(run, artifacts.OracleJSON)
 	var f *oracle.Figures
 	if err == nil {
 		f, err = oracle.Read(b, artifacts.OracleJSON)
@@ -436,7 +436,7 @@ func cuptiOverhead(run *artifacts.Run) (Overhead, bool) {
 			o.InProcess = newInProcess(v.Method, v.Recording, v.Paused)
 		}
 	}
-	if data, err := os.ReadFile(run.Path(artifacts.OracleJSON)); err == nil {
+	if data, err := readRunFile(run, artifacts.OracleJSON); err == nil {
 		if f, err := oracle.Read(data, artifacts.OracleJSON); err == nil && f.Overhead != nil {
 			o.Reference = newInProcess(f.Overhead.Method, f.Overhead.ProfiledMS, f.Overhead.PlainMS)
 		}
@@ -482,7 +482,7 @@ func timelineSection(run *artifacts.Run) string {
 	if o, ok := cuptiOverhead(run); ok {
 		b.WriteString(overheadText(o))
 	}
-	if data, err := os.ReadFile(run.Path(artifacts.OracleCheckJSON)); err == nil {
+	if data, err := readRunFile(run, artifacts.OracleCheckJSON); err == nil {
 		var c OracleCheck
 		if json.Unmarshal(data, &c) == nil {
 			verdict := "agrees"

@@ -20,6 +20,8 @@ import (
 	"strconv"
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // Phase tells the workload which step of a session runs it, so it can switch
@@ -165,9 +167,9 @@ var known = []string{"model", "tokens", "stages", "operators", "versions"}
 // ReadReport reads and checks a workload report. Errors name the file and,
 // for JSON that does not parse or has a wrong type, the line.
 func ReadReport(r io.Reader, name string) (*Report, error) {
-	data, err := io.ReadAll(r)
+	data, err := bounded.ReadAll(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	var rep Report
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 const good = `{
@@ -73,4 +75,14 @@ func TestCheck(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "workload.argv is empty")
 	assert.Contains(t, err.Error(), "missing.txt")
+}
+
+// TestReadBounded (issue 16): the workload report and runs.json are read
+// up to a cap; an endless input (SYNTHETIC zeros) is an error naming it.
+func TestReadBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	_, err := ReadReport(boundedtest.Over(), "stage1/report.json")
+	require.EqualError(t, err, "stage1/report.json: larger than 1 MiB: not a deepprof file?")
+	_, err = ReadRuns(boundedtest.Over(), "stage1/runs.json")
+	require.EqualError(t, err, "stage1/runs.json: larger than 1 MiB: not a deepprof file?")
 }
