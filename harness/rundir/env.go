@@ -79,11 +79,11 @@ func ReadEnv(r io.Reader, name string) (*EnvInfo, error) {
 		return nil, err
 	}
 	var env EnvInfo
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&env); err != nil {
+	if err := json.Unmarshal(data, &env); err != nil {
 		if off, ok := jsonpos.Offset(err); ok {
 			return nil, fmt.Errorf("%s:%d: %w", name, jsonpos.Line(data, off), err)
 		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(data)) == 0 {
 			return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?)", name, jsonpos.Line(data, int64(len(data))))
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
