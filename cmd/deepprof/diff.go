@@ -10,6 +10,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/baseline"
 	"github.com/llm-perf-opt/deepprof/harness/diff"
+	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
 )
 
 // runDiff is "deepprof diff": B against A. It prints the comparison, then
@@ -77,10 +78,10 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 func sameSetup(a, b *diff.Summary) error {
 	var diffs []string
 	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", a.Model, b.Model))
+		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", hiddenrune.Escape(a.Model), hiddenrune.Escape(b.Model)))
 	}
 	if a.Device != "" && b.Device != "" && a.Device != b.Device {
-		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", a.Device, b.Device))
+		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", hiddenrune.Escape(a.Device), hiddenrune.Escape(b.Device)))
 	}
 	if len(diffs) == 0 {
 		return nil

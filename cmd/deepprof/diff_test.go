@@ -190,3 +190,24 @@ func TestSameSetup(t *testing.T) {
 	assert.Contains(t, err.Error(), "run A is of m and run B of n; run A ran on")
 	assert.Contains(t, err.Error(), "--allow-mismatch")
 }
+
+// TestDiffHiddenRunes (issue 16): a kernel named by a hostile program
+// (SYNTHETIC: U+202E, NUL and a line break in the recorded run's fourth
+// kernel) is printed escaped in diff's regression message, never raw: a
+// terminal would reorder the message, or start a new line in it.
+func TestDiffHiddenRunes(t *testing.T) {
+	name := difftest.Read(t, llamaRun).Kernels[3].Name + "\u202e\x00\ndeepprof: all good"
+	a := difftest.Run(t, llamaRun, difftest.RenameKernel(3, name))
+	b := difftest.Run(t, llamaRun, difftest.RenameKernel(3, name), difftest.ScaleKernel(3, 1.2))
+	out, _, err := runCmd([]string{"diff", a, b}, "")
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+	for _, msg := range []string{err.Error(), oneLine(err)} {
+		assert.NotContains(t, msg, "\u202e")
+		assert.NotContains(t, msg, "\x00")
+		assert.NotContains(t, msg, "\n")
+		assert.Contains(t, msg, `\u202e\u0000\u000adeepprof: all good (device 0)`)
+	}
+	assert.NotContains(t, out, "\u202e", "the report on stdout")
+	assert.NotContains(t, out, "\x00", "the report on stdout")
+}

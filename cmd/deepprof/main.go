@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
 )
 
 func main() {
@@ -53,9 +55,12 @@ func exitCode(err error) int {
 	return 1
 }
 
-// oneLine keeps an error message on one line, as the CLI contract promises.
+// oneLine keeps an error message on one line, as the CLI contract
+// promises, with what a name from a profiled program may hold escaped
+// (U+202E as \u202e, NUL as \u0000): the line breaks between joined
+// errors become spaces, any other hidden rune is shown, never acted on.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+	return hiddenrune.Escape(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " "))
 }
 
 const usage = `deepprof: deep profiling reports for LLM inference on NVIDIA GPUs.

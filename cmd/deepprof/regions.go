@@ -97,7 +97,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *out != "" {
-		return report.WriteRegionsDir(*out, rep)
+		return report.WriteRegionsDir(*out, *out, rep)
 	}
 	if f == "json" {
 		return report.RegionsJSON(stdout, rep)

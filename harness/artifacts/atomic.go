@@ -1,12 +1,14 @@
 package artifacts
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // AtomicFile is a file written as a stream and published whole: the bytes go
@@ -57,11 +59,71 @@ func RemoveTemps(dir string) ([]string, error) {
 
 // CreateAtomic starts writing path, creating its directory when needed.
 // Write to it, then Commit; defer Abort to clean up on every error path (it
-// does nothing after a Commit).
+// does nothing after a Commit). It is for a file that belongs to no run or
+// output folder (a cache, a golden file); a file of one is written with
+// CreateAtomicIn, which never writes through a link.
 func CreateAtomic(path string) (*AtomicFile, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
+	return createTemp(path)
+}
+
+// CreateAtomicIn is CreateAtomic for a file of the folder root (a run
+// directory, the folder of regions --out): path must be inside root, and
+// each directory below root on the way to it must be a directory, not a
+// symbolic link (MkdirIn). The file itself may be a link: Commit replaces
+// the link, never writes through it.
+func CreateAtomicIn(root, path string) (*AtomicFile, error) {
+	if err := MkdirIn(root, filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return createTemp(path)
+}
+
+// MkdirIn creates dir, a folder inside root, and the folders between them,
+// as MkdirAll does, but one at a time and without following links: a
+// symbolic link (or a file) where a folder below root should be is an
+// error that names it. Nothing deepprof writes leaves root through a link
+// placed in it. root itself is taken as it is (it may be a link).
+func MkdirIn(root, dir string) error {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return fmt.Errorf("%s: not inside %s: deepprof writes only there", dir, root)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	cur := root
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		if name == "." {
+			continue
+		}
+		cur = filepath.Join(cur, name)
+		fi, err := os.Lstat(cur)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			if fi, err = os.Lstat(cur); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(cur)
+			return fmt.Errorf("%s: a symbolic link (to %s), where deepprof writes a folder of %s: it never writes through a link; remove it", cur, to, root)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: not a folder, where deepprof writes one of %s", cur, root)
+		}
+	}
+	return nil
+}
+
+func createTemp(path string) (*AtomicFile, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMark+"*")
 	if err != nil {
 		return nil, err
@@ -139,6 +201,29 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	return stream(a, write)
+}
+
+// WriteAtomicIn is WriteAtomic for a file of the folder root
+// (CreateAtomicIn).
+func WriteAtomicIn(root, path string, write func(io.Writer) error) error {
+	a, err := CreateAtomicIn(root, path)
+	if err != nil {
+		return err
+	}
+	return stream(a, write)
+}
+
+// WriteFileAtomicIn writes data to path, a file of the folder root,
+// through an AtomicFile (CreateAtomicIn).
+func WriteFileAtomicIn(root, path string, data []byte) error {
+	return WriteAtomicIn(root, path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func stream(a *AtomicFile, write func(io.Writer) error) error {
 	if err := write(a); err != nil {
 		a.Abort()
 		return err

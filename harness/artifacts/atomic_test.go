@@ -110,3 +110,42 @@ func TestAtomicFileFailedCommit(t *testing.T) {
 	assert.Equal(t, []string{"taken"}, dirNames(t, dir), "no temporary file left")
 	assert.Equal(t, []string{"inside"}, dirNames(t, path))
 }
+
+// TestWriteInRefusesLinkedFolder (issue 16): a folder below the root that
+// is a symbolic link (out/decode_all -> ../outside) is an error naming the
+// link: nothing is written through it. A link that is the file itself is
+// replaced, and a root that is a link is the user's choice.
+func TestWriteInRefusesLinkedFolder(t *testing.T) {
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "out"), filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	require.NoError(t, os.Symlink("../outside", filepath.Join(root, "decode_all")))
+
+	for _, p := range []string{filepath.Join(root, "decode_all", "kernels.md"), filepath.Join(root, "decode_all", "sub", "kernels.md")} {
+		err := artifacts.WriteFileAtomicIn(root, p, []byte("x"))
+		require.Error(t, err, p)
+		assert.Contains(t, err.Error(), filepath.Join(root, "decode_all")+": a symbolic link (to ../outside)")
+	}
+	assert.Empty(t, dirNames(t, outside), "nothing written outside the root")
+	require.Error(t, artifacts.MkdirIn(root, filepath.Join(root, "decode_all", "x")))
+	require.ErrorContains(t, artifacts.WriteFileAtomicIn(root, filepath.Join(base, "elsewhere.md"), []byte("x")), "not inside")
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "file"), nil, 0o644))
+	require.ErrorContains(t, artifacts.WriteFileAtomicIn(root, filepath.Join(root, "file", "k.md"), []byte("x")), "not a folder")
+
+	// The file a link: replaced, not followed.
+	victim := filepath.Join(outside, "victim.json")
+	require.NoError(t, os.WriteFile(victim, []byte("theirs"), 0o644))
+	require.NoError(t, os.Symlink(victim, filepath.Join(root, "report.json")))
+	require.NoError(t, artifacts.WriteFileAtomicIn(root, filepath.Join(root, "report.json"), []byte("ours")))
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "theirs", string(b))
+
+	// The root a link: written into, with its folders made.
+	linked := filepath.Join(base, "linked-root")
+	require.NoError(t, os.Symlink("out", linked))
+	require.NoError(t, artifacts.WriteFileAtomicIn(linked, filepath.Join(linked, "a", "b", "k.md"), []byte("x")))
+	assert.FileExists(t, filepath.Join(root, "a", "b", "k.md"))
+}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/gzipin"
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // NewRunID returns "<UTC timestamp>-<short random>", e.g.
@@ -94,7 +96,7 @@ func Open(dir string) (*Run, error) {
 		return nil, &NotRunDirError{Dir: dir, Missing: "a file, not a directory"}
 	}
 	r := &Run{ID: filepath.Base(dir), Dir: dir, manifest: Manifest{RunID: filepath.Base(dir), Status: StatusComplete}}
-	b, err := os.ReadFile(filepath.Join(dir, ManifestJSON))
+	b, err := bounded.ReadFile(filepath.Join(dir, ManifestJSON))
 	switch {
 	case err == nil:
 		var m Manifest
@@ -212,12 +214,18 @@ func (r *Run) Path(rel string) string { return filepath.Join(r.Dir, filepath.Fro
 // Write writes one artifact atomically and records it in the manifest as
 // complete (or as the status given).
 func (r *Run) Write(rel string, data []byte) error {
-	if err := WriteFileAtomic(r.Path(rel), data); err != nil {
+	if err := WriteFileAtomicIn(r.Dir, r.Path(rel), data); err != nil {
 		r.Record(rel, StatusMissing, err.Error())
 		return err
 	}
 	r.Record(rel, StatusComplete, "")
 	return nil
+}
+
+// WriteStream writes one artifact atomically as write streams it, inside
+// MAIN only (WriteAtomicIn); it records nothing in the manifest.
+func (r *Run) WriteStream(rel string, write func(io.Writer) error) error {
+	return WriteAtomicIn(r.Dir, r.Path(rel), write)
 }
 
 // WriteFileAtomic writes data to a temporary file beside path, syncs it and
@@ -397,7 +405,8 @@ func (r *Run) RemoveStale() ([]string, error) {
 	defer r.mu.Unlock()
 	var removed []string
 	var errs []error
-	for _, a := range r.manifest.Artifacts {
+	for i := range r.manifest.Artifacts {
+		a := &r.manifest.Artifacts[i]
 		s, ok := Lookup(a.Path)
 		if !ok || s.Kind != Derived || a.Status != StatusMissing {
 			continue
@@ -407,6 +416,7 @@ func (r *Run) RemoveStale() ([]string, error) {
 			switch {
 			case err == nil:
 				removed = append(removed, q)
+				a.Bytes = 0 // the size was the removed file's
 			case !errors.Is(err, fs.ErrNotExist):
 				errs = append(errs, err)
 			}
@@ -469,6 +479,21 @@ func (r *Run) MarkPartial(reason string) {
 	}
 }
 
+// RebuildPartial starts the reason of a run that a rebuild (deepprof
+// report) marked partial: the next rebuild clears that mark (ClearRebuild)
+// and says again what still fails; a session's own reason stays.
+const RebuildPartial = "rebuild: "
+
+// ClearRebuild makes a run that an earlier rebuild marked partial (its
+// reason starts with RebuildPartial) complete again.
+func (r *Run) ClearRebuild() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.manifest.Status == StatusPartial && strings.HasPrefix(r.manifest.Reason, RebuildPartial) {
+		r.manifest.Status, r.manifest.Reason = StatusComplete, ""
+	}
+}
+
 // MarkFailed marks the whole run failed.
 func (r *Run) MarkFailed(reason string) {
 	r.mu.Lock()
@@ -527,5 +552,5 @@ func (r *Run) writeManifest() error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(r.Path(ManifestJSON), append(b, '\n'))
+	return WriteFileAtomicIn(r.Dir, r.Path(ManifestJSON), append(b, '\n'))
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
@@ -204,4 +206,40 @@ func TestRemoveTemps(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "kernels.json"))
 	assert.FileExists(t, filepath.Join(dir, ".config.yaml.tmp-notdigits"), "not a name the writer makes")
 	a.f.Close()
+}
+
+// TestRemoveStale: a derived file recorded missing is removed, and its
+// entry no longer gives the removed file's size; a rebuild's partial mark
+// is cleared by ClearRebuild, a session's is not.
+func TestRemoveStale(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(KernelsJSON, []byte("{}\n")))
+	r.Record(KernelsJSON, StatusMissing, "its source fails")
+	a, _ := r.Manifest().Find(KernelsJSON)
+	require.EqualValues(t, 3, a.Bytes)
+	removed, err := r.RemoveStale()
+	require.NoError(t, err)
+	assert.Equal(t, []string{KernelsJSON}, removed)
+	assert.NoFileExists(t, r.Path(KernelsJSON))
+	a, _ = r.Manifest().Find(KernelsJSON)
+	assert.Zero(t, a.Bytes, "no size for a file that is not there")
+
+	r.MarkPartial(RebuildPartial + "derived files not made")
+	r.ClearRebuild()
+	assert.Equal(t, StatusComplete, r.Manifest().Status)
+	r.MarkPartial("interrupted")
+	r.ClearRebuild()
+	assert.Equal(t, StatusPartial, r.Manifest().Status, "a session's own reason stays")
+}
+
+// TestOpenBounded (issue 16): manifest.json is read up to a cap; an
+// endless one (SYNTHETIC zeros through a named pipe) is an error naming it.
+func TestOpenBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	dir := t.TempDir()
+	p := filepath.Join(dir, ManifestJSON)
+	boundedtest.FIFO(t, p)
+	_, err := Open(dir)
+	require.EqualError(t, err, p+": larger than 1 MiB: not a deepprof file?")
 }

@@ -28,6 +28,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/tolerance"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // Format names the file format and its version: the value of "format".
@@ -167,9 +169,9 @@ func (b *Baseline) Write(w io.Writer) error {
 // Read reads and checks a baseline file; errors name it and, for JSON that
 // does not parse or has a wrong type, the line.
 func Read(r io.Reader, name string) (*Baseline, error) {
-	data, err := io.ReadAll(r)
+	data, err := bounded.ReadAll(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	var b Baseline
 	dec := json.NewDecoder(bytes.NewReader(data))

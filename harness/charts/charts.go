@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/llm-perf-opt/deepprof/harness/internal/hiddenrune"
+	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
 )
 
 // Longest strings shown, in runes, ellipsis included. Longer ones are cut.

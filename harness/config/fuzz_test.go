@@ -1,18 +1,93 @@
 package config
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Issue 16, item 7: the configuration readers under arbitrary input: no
 // panic, and what loads writes a config.yaml that loads back the same.
 // Seeds are the repository's own profiles and overrides from its tests.
 
+// realOverrides are the settings of real files as key=value overrides,
+// one file's to a list: the recorded runs' config.yaml and the repository's
+// profiles, each leaf a key=value (a list of scalars as [a, b]).
+func realOverrides(f *testing.F) [][]string {
+	var files []string
+	for _, pat := range []string{"../../fixtures/runs/*/config.yaml", "../../profiles/*.yaml", "../../profiles/*/*.yaml"} {
+		ps, err := filepath.Glob(pat)
+		if err != nil {
+			f.Fatal(err)
+		}
+		files = append(files, ps...)
+	}
+	var out [][]string
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			f.Fatalf("%s: %v", p, err)
+		}
+		var kv []string
+		var walk func(prefix string, v any)
+		walk = func(prefix string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for _, k := range slices.Sorted(maps.Keys(v)) {
+					walk(strings.TrimPrefix(prefix+"."+k, "."), v[k])
+				}
+			case []any:
+				var items []string
+				for _, it := range v {
+					if _, nested := it.(map[string]any); nested {
+						return
+					}
+					items = append(items, fmt.Sprint(it))
+				}
+				kv = append(kv, prefix+"=["+strings.Join(items, ", ")+"]")
+			case nil:
+			default:
+				kv = append(kv, prefix+"="+fmt.Sprint(v))
+			}
+		}
+		walk("", doc)
+		out = append(out, kv)
+	}
+	if len(out) == 0 {
+		f.Fatal("no profile or recorded config.yaml")
+	}
+	return out
+}
+
+// quoteWord writes an override as one shell word of $DEEPPROF_OVERRIDES.
+func quoteWord(s string) string {
+	if !strings.ContainsAny(s, " \t'\"\\") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // FuzzSplitOverrides: $DEEPPROF_OVERRIDES split like a shell's words.
+// Seeds: each real file's settings as one $DEEPPROF_OVERRIDES, and
+// hand-made corner cases.
 func FuzzSplitOverrides(f *testing.F) {
+	for _, kv := range realOverrides(f) {
+		words := make([]string, len(kv))
+		for i, o := range kv {
+			words[i] = quoteWord(o)
+		}
+		f.Add(strings.Join(words, " "))
+	}
 	for _, s := range []string{`ncu=roofline "nvtx.include=[prefill, decode_all]"`, `a=\'b\' 'c d'`, `x="unterminated`, ``, `\`} {
 		f.Add(s)
 	}
@@ -25,8 +100,18 @@ func FuzzSplitOverrides(f *testing.F) {
 	})
 }
 
-// FuzzOverride: one override over the default profiles.
+// FuzzOverride: one override over the default profiles. Seeds: every
+// setting of the real files (realOverrides), and hand-made ones.
 func FuzzOverride(f *testing.F) {
+	seen := map[string]bool{}
+	for _, kv := range realOverrides(f) {
+		for _, o := range kv {
+			if !seen[o] {
+				seen[o] = true
+				f.Add(o)
+			}
+		}
+	}
 	for _, s := range []string{"ncu.launch_count=3", "nvtx.include=[prefill, decode_all]", "+workload.env.X=1", "ncu=roofline",
 		"workload.repeats=1e3", "phases.decode=[gen*]", "model.layers=-1", "timeline.coverage=NaN", "report.categories=[gemm: gemm]"} {
 		f.Add(s)

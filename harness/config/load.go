@@ -20,6 +20,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llm-perf-opt/deepprof/profiles"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // DefaultDir is the profiles folder, relative to the repository root.
@@ -362,7 +364,7 @@ func (l *loader) readFile(p string) ([]byte, error) {
 	if name, ok := strings.CutPrefix(p, embeddedPrefix); ok && l.emb != nil {
 		return fs.ReadFile(l.emb, name)
 	}
-	return os.ReadFile(p)
+	return bounded.ReadFile(p)
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -1,10 +1,13 @@
 package config
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 func TestCommandIsTheWorkload(t *testing.T) {
@@ -70,4 +73,64 @@ func TestHostileConfiguration(t *testing.T) {
 	_, err := Load(LoadOptions{Dir: "../../profiles", Profiles: []string{"../x"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a profile name stays inside the profiles folder")
+}
+
+// TestParseBounded (issue 16): a profile file is read up to a cap; an
+// endless one (SYNTHETIC zeros through a named pipe) is an error naming it.
+func TestParseBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	boundedtest.FIFO(t, p)
+	_, err := Parse(p)
+	require.ErrorContains(t, err, p+": larger than 1 MiB: not a deepprof file?")
+}
+
+// TestUpperBounds (issue 16): every count, size and time of the profile has
+// a sane upper bound with a message that says why, and a peak or share is
+// a finite number; values at the bound are accepted.
+func TestUpperBounds(t *testing.T) {
+	for _, c := range []struct {
+		over []string
+		want string
+	}{
+		{[]string{"ncu.per_kernel_launches=1000001"}, "ncu.per_kernel_launches: at most 1000, got 1000001: ncu replays each profiled launch"},
+		{[]string{"ncu.launch_count=100000001"}, "ncu.launch_count: at most 100000, got 100000001"},
+		{[]string{"ncu.launch_skip=2000000000"}, "ncu.launch_skip: at most 1000000000, got 2000000000"},
+		{[]string{"timeline.max_kernels=1000000"}, "timeline.max_kernels: at most 10000, got 1000000"},
+		{[]string{"timeline.top_n=20000", "timeline.max_kernels=20000"}, "timeline.top_n: at most 10000, got 20000"},
+		{[]string{"report.top_n=1000000"}, "report.top_n: at most 10000, got 1000000"},
+		{[]string{"regions.top_kernels=1000000"}, "regions.top_kernels: at most 10000, got 1000000"},
+		{[]string{"workload.timeout=1000h"}, `workload.timeout: at most 168h (7 days), got "1000h"`},
+		{[]string{"ncu.timeout=8760h"}, `ncu.timeout: at most 168h (7 days), got "8760h"`},
+		{[]string{"nsys.timeout=169h"}, `nsys.timeout: at most 168h (7 days), got "169h"`},
+		{[]string{"model.layers=100000"}, "model.layers: at most 10000, got 100000"},
+		{[]string{"model.heads=100000"}, "model.heads: at most 10000, got 100000"},
+		{[]string{"model.head_dim=1000000"}, "model.head_dim: at most 65536, got 1000000"},
+		{[]string{"model.matmul_params=100000000000000"}, "model.matmul_params: at most 10000000000000, got 100000000000000"},
+		{[]string{"model.prompt_tokens=1000000000"}, "model.prompt_tokens: at most 100000000, got 1000000000"},
+		{[]string{"model.generated_tokens=1000000000"}, "model.generated_tokens: at most 100000000, got 1000000000"},
+		{[]string{"report.peak_tflops=1e9"}, "report.peak_tflops: at most 100000, got 1e+09"},
+		{[]string{"report.peak_tflops=.inf"}, "report.peak_tflops: at most 100000, got +Inf"},
+		{[]string{"report.peak_tflops=.nan"}, "report.peak_tflops: a number, got NaN"},
+		{[]string{"report.peak_tflops=989", "report.peak_memory_tbps=1e6"}, "report.peak_memory_tbps: at most 1000, got 1e+06"},
+		{[]string{"report.peak_tflops=1e-300"}, "report.peak_tflops: at least 0.001 when set (0: from deepprof's table of GPUs), got 1e-300"},
+	} {
+		_, err := Load(LoadOptions{Dir: "../../profiles", Overrides: c.over})
+		if assert.Error(t, err, "%v", c.over) {
+			assert.Contains(t, err.Error(), c.want, "%v", c.over)
+		}
+	}
+	_, err := Load(LoadOptions{Dir: "../../profiles", Overrides: []string{
+		"ncu.per_kernel_launches=1000", "ncu.launch_count=100000", "timeline.max_kernels=10000", "timeline.top_n=10000",
+		"report.top_n=10000", "regions.top_kernels=10000", "workload.timeout=168h", "ncu.timeout=7d", "nsys.timeout=168h",
+		"model.layers=10000", "model.heads=10000", "model.head_dim=65536", "model.matmul_params=10000000000000",
+		"model.prompt_tokens=100000000", "model.generated_tokens=100000000", "report.peak_tflops=100000", "report.peak_memory_tbps=1000"}})
+	require.Error(t, err, "7d is not a Go duration")
+	assert.Contains(t, err.Error(), `ncu.timeout: want a duration such as 10m or 90s, got "7d"`)
+	_, err = Load(LoadOptions{Dir: "../../profiles", Overrides: []string{
+		"ncu.per_kernel_launches=1000", "ncu.launch_count=100000", "timeline.max_kernels=10000", "timeline.top_n=10000",
+		"report.top_n=10000", "regions.top_kernels=10000", "workload.timeout=168h", "ncu.timeout=168h", "nsys.timeout=168h",
+		"model.layers=10000", "model.heads=10000", "model.head_dim=65536", "model.matmul_params=10000000000000",
+		"model.prompt_tokens=100000000", "model.generated_tokens=100000000", "report.peak_tflops=100000", "report.peak_memory_tbps=1000"}})
+	require.NoError(t, err, "every bound itself is accepted")
 }

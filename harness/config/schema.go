@@ -333,5 +333,8 @@ func checkDuration(path, s string) error {
 	if d < 0 {
 		return &Error{Key: path, Msg: fmt.Sprintf("%s: want a positive duration, got %q", path, s)}
 	}
+	if d > MaxTimeout {
+		return &Error{Key: path, Msg: fmt.Sprintf("%s: at most %s (7 days), got %q: a step that long is a typo, not a profile", path, strings.TrimSuffix(MaxTimeout.String(), "0m0s"), s)}
+	}
 	return nil
 }

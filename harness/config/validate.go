@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -59,6 +61,38 @@ func (c *Config) Validate() error {
 // MaxRepeats bounds workload.repeats.
 const MaxRepeats = 1000
 
+// Upper bounds of the profile's counts and facts: far above any real use,
+// low enough that a typo (a few zeros too many) is an error that says why
+// instead of a session that runs for days or a figure that overflows.
+const (
+	// MaxPerKernelLaunches bounds ncu.per_kernel_launches: ncu replays
+	// each profiled launch tens of times (one pass per metric group).
+	MaxPerKernelLaunches = 1000
+	// MaxLaunchCount bounds ncu.launch_count (0: no limit).
+	MaxLaunchCount = 100_000
+	// MaxLaunchSkip bounds ncu.launch_skip.
+	MaxLaunchSkip = 1_000_000_000
+	// MaxKernels bounds timeline.top_n, timeline.max_kernels, report.top_n
+	// and regions.top_kernels: the kernels named in the deep pass's filter
+	// and listed in the reports.
+	MaxKernels = 10_000
+	// MaxTimeout bounds every step's timeout.
+	MaxTimeout = 7 * 24 * time.Hour
+	// Model facts: MaxMatmulParams (10 T weights), MaxLayers, MaxHeads,
+	// MaxHeadDim, MaxTokens (prompt and generated, per repeat).
+	MaxMatmulParams = 10_000_000_000_000
+	MaxLayers       = 10_000
+	MaxHeads        = 10_000
+	MaxHeadDim      = 65_536
+	MaxTokens       = 100_000_000
+	// MaxPeakTFLOPS and MaxPeakMemoryTBps bound report.peak_tflops and
+	// report.peak_memory_tbps (an H200: 989 dense BF16 TFLOPS, 4.8 TB/s);
+	// MinPeak is the least either may be when set.
+	MaxPeakTFLOPS     = 100_000
+	MaxPeakMemoryTBps = 1000
+	MinPeak           = 0.001
+)
+
 // How repeats are made (workload.repeat_by).
 const (
 	RepeatByEnv     = "env"     // the workload loops $DEEPPROF_REPEATS times
@@ -100,6 +134,21 @@ func validate(c *Config) []*Error {
 	atLeast := func(key string, v, lo int) {
 		if v < lo {
 			bad(key, "must be at least %d, got %d", lo, v)
+		}
+	}
+	atMost := func(key string, v, hi int, why string) {
+		if v > hi {
+			bad(key, "at most %d, got %d%s", hi, v, why)
+		}
+	}
+	peak := func(key string, v, hi float64) {
+		switch {
+		case math.IsNaN(v):
+			bad(key, "a number, got NaN")
+		case v > hi:
+			bad(key, "at most %g, got %g", hi, v)
+		case v > 0 && v < MinPeak:
+			bad(key, "at least %g when set (0: from deepprof's table of GPUs), got %g", MinPeak, v)
 		}
 	}
 	duration := func(key string, d Duration) {
@@ -168,6 +217,12 @@ func validate(c *Config) []*Error {
 			bad(f.key, "must not be negative, got %d", f.v)
 		}
 	}
+	atMost("model.matmul_params", c.Model.MatmulParams, MaxMatmulParams, "")
+	atMost("model.layers", c.Model.Layers, MaxLayers, "")
+	atMost("model.heads", c.Model.Heads, MaxHeads, "")
+	atMost("model.head_dim", c.Model.HeadDim, MaxHeadDim, "")
+	atMost("model.prompt_tokens", c.Model.PromptTokens, MaxTokens, ": tokens of one repeat")
+	atMost("model.generated_tokens", c.Model.GeneratedTokens, MaxTokens, ": tokens of one repeat")
 
 	if err := c.Phases.Check(); err != nil {
 		key, _, _ := strings.Cut(err.Error(), ":")
@@ -185,6 +240,8 @@ func validate(c *Config) []*Error {
 	oneOf("timeline.tool", c.Timeline.Tool, TimelineTools)
 	atLeast("timeline.top_n", c.Timeline.TopN, 1)
 	atLeast("timeline.max_kernels", c.Timeline.MaxKernels, c.Timeline.TopN)
+	atMost("timeline.top_n", c.Timeline.TopN, MaxKernels, "")
+	atMost("timeline.max_kernels", c.Timeline.MaxKernels, MaxKernels, ": the deep pass's kernel filter names each")
 	oneOf("timeline.ncu_clock_control", c.Timeline.NCUClockControl, NCUClockControls)
 	oneOf("timeline.ncu_cache_control", c.Timeline.NCUCacheControl, NCUCacheControls)
 	if cv := c.Timeline.Coverage; !(cv > 0 && cv <= 1) {
@@ -198,6 +255,9 @@ func validate(c *Config) []*Error {
 	atLeast("ncu.launch_skip", n.LaunchSkip, 0)
 	atLeast("ncu.launch_count", n.LaunchCount, 0)
 	atLeast("ncu.per_kernel_launches", n.PerKernelLaunches, 1)
+	atMost("ncu.launch_skip", n.LaunchSkip, MaxLaunchSkip, "")
+	atMost("ncu.launch_count", n.LaunchCount, MaxLaunchCount, ": ncu replays each profiled launch tens of times (0: no limit)")
+	atMost("ncu.per_kernel_launches", n.PerKernelLaunches, MaxPerKernelLaunches, ": ncu replays each profiled launch tens of times, for each top kernel")
 	noEmpty("ncu.sections", n.Sections)
 	noEmpty("ncu.metrics", n.Metrics)
 	duration("ncu.timeout", n.Timeout)
@@ -221,7 +281,9 @@ func validate(c *Config) []*Error {
 		}
 	}
 	atLeast("regions.top_kernels", r.TopKernels, 0)
+	atMost("regions.top_kernels", r.TopKernels, MaxKernels, " (0: all)")
 	atLeast("report.top_n", c.Report.TopN, 1)
+	atMost("report.top_n", c.Report.TopN, MaxKernels, "")
 	if _, err := classify.Parse(c.Report.Categories); err != nil {
 		bad("report.categories", "%v", err)
 	}
@@ -231,6 +293,8 @@ func validate(c *Config) []*Error {
 	if c.Report.PeakTFLOPS < 0 || c.Report.PeakMemoryTBps < 0 {
 		bad("report.peak_tflops", "peaks must not be negative (0: from deepprof's table of GPUs)")
 	}
+	peak("report.peak_tflops", c.Report.PeakTFLOPS, MaxPeakTFLOPS)
+	peak("report.peak_memory_tbps", c.Report.PeakMemoryTBps, MaxPeakMemoryTBps)
 	if _, err := c.Baseline.Fractions(); err != nil {
 		bad("baseline", "%v", err)
 	}

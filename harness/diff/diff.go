@@ -11,6 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/classify"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
+	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
 )
 
 // DefaultThreshold is deepprof diff's threshold: 5% of A.
@@ -177,10 +178,10 @@ func Compare(a, b *Summary, th Thresholds) *Result {
 		}
 	}
 	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran different models (%s, %s)", a.Model, b.Model))
+		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran different models (%s, %s)", shown(a.Model), shown(b.Model)))
 	}
 	if a.Device != "" && b.Device != "" && a.Device != b.Device {
-		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran on different GPUs (%s, %s)", a.Device, b.Device))
+		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran on different GPUs (%s, %s)", shown(a.Device), shown(b.Device)))
 	}
 	if a.Has(PartStages) && b.Has(PartStages) {
 		r.compareStages(a, b)
@@ -265,6 +266,12 @@ func change(a, b, th float64) (Change, bool) {
 	return c, math.Abs(d) > th*math.Abs(a) && d != 0
 }
 
+// shown is a name from a profiled program (kernel, range, stage, model)
+// as the notes print it: hidden runes escaped (U+202E as \u202e), by the
+// one rule of every renderer, for the notes reach a terminal as they are
+// (deepprof diff's regression message).
+func shown(name string) string { return hiddenrune.Escape(name) }
+
 func (r *Result) note(v Verdict, what string) {
 	switch v {
 	case Regression:
@@ -316,7 +323,7 @@ func (r *Result) compareStages(a, b *Summary) {
 			noise = p >= stats.Alpha
 		}
 		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
-		r.note(row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", name,
+		r.note(row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
 			fmtMS(row.A.MeanMS), fmtMS(row.B.MeanMS), pctText(row.DeltaPct)))
 		r.Stages = append(r.Stages, row)
 	}
@@ -373,9 +380,9 @@ func (r *Result) compareKernels(a, b *Summary) {
 			// of the same 2-GPU workload (fixtures/runs/h200x2-tp2-*).
 			row.Verdict = Reported
 			r.Notes = append(r.Notes, fmt.Sprintf("kernel %s (device %d) is a collective: %s → %s ms total (%s), reported, not judged: its time holds its rank's wait for the others, which moves between runs",
-				ka.Name, ka.Device, fmtMS(ka.TotalMS), fmtMS(kb.TotalMS), pctText(row.DeltaPct)))
+				shown(ka.Name), ka.Device, fmtMS(ka.TotalMS), fmtMS(kb.TotalMS), pctText(row.DeltaPct)))
 		}
-		r.note(row.Verdict, fmt.Sprintf("kernel %s (device %d): %s → %s ms total (%s)", ka.Name, ka.Device,
+		r.note(row.Verdict, fmt.Sprintf("kernel %s (device %d): %s → %s ms total (%s)", shown(ka.Name), ka.Device,
 			fmtMS(ka.TotalMS), fmtMS(kb.TotalMS), pctText(row.DeltaPct)))
 		rows = append(rows, row)
 	}
@@ -400,7 +407,7 @@ func (r *Result) compareKernels(a, b *Summary) {
 			if kb.TotalMS > r.Thresholds.Kernel*a.KernelMS {
 				row.Verdict = Regression
 				r.note(Regression, fmt.Sprintf("kernel %s (device %d) appeared: %s ms total, %s of A's kernel time",
-					kb.Name, kb.Device, fmtMS(kb.TotalMS), shareText(share)))
+					shown(kb.Name), kb.Device, fmtMS(kb.TotalMS), shareText(share)))
 			}
 		}
 		rows = append(rows, row)
@@ -455,7 +462,7 @@ func (r *Result) compareRegions(a, b *Summary) {
 		var exceeds bool
 		row.Change, exceeds = change(ra.TotalMS, row.B.TotalMS, r.Thresholds.Region)
 		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
-		r.note(row.Verdict, fmt.Sprintf("region %s: %s → %s ms total (%s)", ra.Name,
+		r.note(row.Verdict, fmt.Sprintf("region %s: %s → %s ms total (%s)", shown(ra.Name),
 			fmtMS(ra.TotalMS), fmtMS(row.B.TotalMS), pctText(row.DeltaPct)))
 		r.Regions = append(r.Regions, row)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 	"github.com/llm-perf-opt/deepprof/harness/stats"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // SummaryJSON is the run's summary (MFU among its numbers), relative to MAIN.
@@ -127,7 +129,7 @@ func Load(dir string) (*Summary, error) {
 	s := &Summary{Source: dir, RunID: filepath.Base(filepath.Clean(dir))}
 	read := func(part string, fn func(data []byte, name string) error) error {
 		name := filepath.Join(dir, filepath.FromSlash(partFiles[part]))
-		data, err := os.ReadFile(name)
+		data, err := bounded.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			s.Missing = append(s.Missing, Missing{Part: part, File: name})
 			return nil
@@ -151,7 +153,7 @@ func Load(dir string) (*Summary, error) {
 			artifacts.Stage1Report, artifacts.KernelsJSON, artifacts.RegionsJSON)
 	}
 	name := filepath.Join(dir, SummaryJSON)
-	data, err := os.ReadFile(name)
+	data, err := bounded.ReadFile(name)
 	switch {
 	case err == nil:
 		s.Read = append(s.Read, SummaryJSON)
@@ -171,7 +173,12 @@ func Load(dir string) (*Summary, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, artifacts.ManifestJSON)); err == nil {
+	b, err := bounded.ReadFile(filepath.Join(dir, artifacts.ManifestJSON))
+	var tooLarge *bounded.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, err
+	}
+	if err == nil {
 		var m artifacts.Manifest
 		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, artifacts.ManifestJSON), err)
@@ -299,6 +306,10 @@ func (s *Summary) readKernels(data []byte, name string) error {
 			return el.errorf(0, "a kernel without kernel_name")
 		case k.TotalMS == nil || !validMS(*k.TotalMS):
 			return el.errorf(0, "kernel %q: want total_ms, a time in ms >= 0", *k.Name)
+		case k.Device < 0 || k.Calls < 0:
+			return el.errorf(0, "kernel %q: want device >= 0 and calls >= 0, got %d and %d", *k.Name, k.Device, k.Calls)
+		case math.IsInf(s.KernelMS+*k.TotalMS, 0):
+			return el.errorf(0, "kernel %q: the kernels' total_ms sum past the largest number a float64 holds: not times in ms", *k.Name)
 		}
 		key := Kernel{Name: *k.Name, Device: k.Device}
 		if prev, dup := seen[key]; dup {
@@ -340,10 +351,15 @@ func (s *Summary) readRegions(data []byte, name string) error {
 				return el.errorf(0, "a region without a name")
 			case r.TotalMS == nil || !validMS(*r.TotalMS):
 				return el.errorf(0, "region %q: want total_ms, a time in ms >= 0", *r.Name)
+			case r.KernelCount < 0:
+				return el.errorf(0, "region %q: want kernel_count >= 0, got %d", *r.Name, r.KernelCount)
 			}
 			i, ok := byName[*r.Name]
 			switch {
 			case ok && sum:
+				if math.IsInf(regs[i].TotalMS+*r.TotalMS, 0) {
+					return el.errorf(0, "region %q: its scopes' total_ms sum past the largest number a float64 holds: not times in ms", *r.Name)
+				}
 				regs[i].TotalMS = stats.RoundMS(regs[i].TotalMS + *r.TotalMS)
 				regs[i].KernelCount += r.KernelCount
 			case ok:
@@ -407,10 +423,18 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 		if r.Name == "" || len(r.MS) == 0 {
 			return fmt.Errorf("%s: stages.rows: want a name and ms, got %q", name, r.Name)
 		}
+		if _, dup := byName[r.Name]; dup {
+			return fmt.Errorf("%s: stages.rows: stage %q is listed twice", name, r.Name)
+		}
+		sum := 0.0
 		for _, v := range r.MS {
 			if !validMS(v) {
 				return fmt.Errorf("%s: stages.rows: stage %q: ms %v: want a time >= 0", name, r.Name, v)
 			}
+			sum += v
+		}
+		if math.IsInf(sum, 0) {
+			return fmt.Errorf("%s: stages.rows: stage %q: its ms sum past the largest number a float64 holds: not times in ms", name, r.Name)
 		}
 		names = append(names, r.Name)
 		byName[r.Name] = r.MS

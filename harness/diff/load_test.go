@@ -133,6 +133,15 @@ func TestLoadMalformed(t *testing.T) {
 		{"twice", "kernels.json", "{\"kernels\": [\n{\"kernel_name\": \"a\", \"total_ms\": 1},\n{\"kernel_name\": \"a\", \"total_ms\": 2}]}",
 			"kernels.json:3: kernel \"a\" on device 0 is listed twice (first on line 2)"},
 		{"empty", "kernels.json", "", "kernels.json:1: unexpected end of JSON"},
+		// issue 16 (SYNTHETIC): what no run writes
+		{"negative device", "kernels.json", "{\"kernels\": [\n{\"kernel_name\": \"a\", \"device\": -1, \"total_ms\": 1}]}",
+			"kernels.json:2: kernel \"a\": want device >= 0 and calls >= 0, got -1 and 0"},
+		{"negative calls", "kernels.json", "{\"kernels\": [\n{\"kernel_name\": \"a\", \"calls\": -3, \"total_ms\": 1}]}",
+			"kernels.json:2: kernel \"a\": want device >= 0 and calls >= 0, got 0 and -3"},
+		{"sum past float64", "kernels.json", "{\"kernels\": [\n{\"kernel_name\": \"a\", \"total_ms\": 1e308},\n{\"kernel_name\": \"b\", \"total_ms\": 1e308}]}",
+			"kernels.json:3: kernel \"b\": the kernels' total_ms sum past the largest number a float64 holds"},
+		{"regions negative count", "ncu/regions/report.json", "{\"aggregate\": [\n{\"name\": \"prefill\", \"total_ms\": 1, \"kernel_count\": -1}]}",
+			"report.json:2: region \"prefill\": want kernel_count >= 0, got -1"},
 		{"regions syntax", "ncu/regions/report.json", "{\"aggregate\": [\n{\"name\": \"prefill\" \"total_ms\": 1}]}",
 			"report.json:2: invalid character"},
 		{"regions no total", "ncu/regions/report.json", "{\"aggregate\": [\n{\"name\": \"prefill\"}]}",
@@ -150,6 +159,20 @@ func TestLoadMalformed(t *testing.T) {
 			assert.Contains(t, err.Error(), filepath.Join(dir, filepath.FromSlash(c.rel)))
 			assert.Contains(t, err.Error(), filepath.FromSlash(c.want))
 		})
+	}
+}
+
+// TestLoadSummaryStagesMalformed (issue 16, SYNTHETIC): a run without a
+// workload report takes its stages from summary.json: a stage listed
+// twice, or repeats summing past float64, are refused.
+func TestLoadSummaryStagesMalformed(t *testing.T) {
+	for content, want := range map[string]string{
+		`{"stages": {"rows": [{"name": "decode", "ms": [1]}, {"name": "decode", "ms": [2]}]}}`: `stages.rows: stage "decode" is listed twice`,
+		`{"stages": {"rows": [{"name": "decode", "ms": [1e308, 1e308]}]}}`:                     `stages.rows: stage "decode": its ms sum past the largest number a float64 holds`,
+	} {
+		dir := difftest.Run(t, tiny, difftest.Remove("stage1/report.json"), difftest.Write("summary.json", content))
+		_, err := diff.Load(dir)
+		require.ErrorContains(t, err, want)
 	}
 }
 

@@ -88,6 +88,11 @@ func (a *Aggregator) Add(source string, l *ncu.Launch) error {
 		}
 		dev = d
 	}
+	// Every sum of this table (each kernel's, its spread's) is at most
+	// the total: a total that stays finite keeps them all finite.
+	if err := ncu.AddFinite(&a.ns, l.Duration.Base, source, l, ncu.Quote(l.DurationMetric, l.Duration), "the total GPU time of the launches"); err != nil {
+		return err
+	}
 	k := key{l.Kernel, dev}
 	e := a.m[k]
 	if e == nil {
@@ -100,7 +105,6 @@ func (a *Aggregator) Add(source string, l *ncu.Launch) error {
 		e.durs = append(e.durs, l.Duration.Base)
 	}
 	a.launches++
-	a.ns += l.Duration.Base
 	return nil
 }
 
@@ -139,9 +143,19 @@ func spread(ns []float64) *Spread {
 	for _, v := range ns {
 		ss += (v - mean) * (v - mean)
 	}
+	scale := 1.0
+	if math.IsInf(ss, 0) {
+		// Durations so large that their squares are not finite (the sum
+		// is: Add): the deviations scaled by the largest.
+		scale, ss = max(mean-ns[0], ns[n-1]-mean), 0
+		for _, v := range ns {
+			d := (v - mean) / scale
+			ss += d * d
+		}
+	}
 	sd := 0.0
 	if n > 1 {
-		sd = math.Sqrt(ss / float64(n-1))
+		sd = scale * math.Sqrt(ss/float64(n-1))
 	}
 	return &Spread{MinMS: ns[0] / 1e6, MedianMS: med / 1e6, MaxMS: ns[n-1] / 1e6, StdDevMS: sd / 1e6}
 }

@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,4 +105,26 @@ func TestSpread(t *testing.T) {
 	b := kernels.NewAggregator()
 	require.NoError(t, b.Add("s", launch("gemm", "0", 1000)))
 	assert.Nil(t, b.Table("s").Kernels[0].Spread)
+}
+
+// TestAddSumOverflow (issue 16): durations each in range whose sum is not
+// (SYNTHETIC: four launches of 1e308 ns) are a positioned error at the
+// launch that overflows, never a table of +Inf ms.
+func TestAddSumOverflow(t *testing.T) {
+	a := kernels.NewAggregator()
+	a.KeepSpread()
+	var err error
+	for i := 0; i < 4 && err == nil; i++ {
+		l := launch("k", "0", 1e308)
+		l.Line, l.ID, l.DurationMetric = 3+i, int64(i), ncu.DurationMetric
+		l.Duration.Orig, l.Duration.OrigUnit = "1e308", "ns"
+		err = a.Add("f.csv", l)
+	}
+	require.EqualError(t, err, `f.csv:4: launch 1: gpu__time_duration.sum: "1e308" ns brings the total GPU time of the launches past the largest number a float64 holds (1.8e+308): not a real value`)
+	tab := a.Table("f.csv")
+	assert.Equal(t, int64(1), tab.Launches, "the launch that overflows is not counted")
+	assert.Equal(t, 1e302, tab.TotalMS)
+	require.NoError(t, a.Add("f.csv", launch("k", "0", 0)))
+	sp := a.Table("f.csv").Kernels[0].Spread
+	assert.InDelta(t, 1e302/math.Sqrt2, sp.StdDevMS, 1e288, "a spread of huge durations is finite")
 }

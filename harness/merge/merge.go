@@ -182,10 +182,7 @@ func copyInto(run *artifacts.Run, c Copy) error {
 		return err
 	}
 	defer f.Close()
-	if err := os.MkdirAll(filepath.Dir(run.Path(c.Rel)), 0o755); err != nil {
-		return err
-	}
-	err = artifacts.WriteAtomic(run.Path(c.Rel), func(w io.Writer) error {
+	err = run.WriteStream(c.Rel, func(w io.Writer) error {
 		_, err := io.Copy(w, f)
 		return err
 	})

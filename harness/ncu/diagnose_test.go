@@ -174,3 +174,16 @@ func TestDiagnoseSynthetic(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseHiddenRunes (issue 16): a kernel name and an exception from
+// the profiled program (SYNTHETIC here) are shown escaped in a finding's
+// message, which reaches the manifest and the terminal.
+func TestDiagnoseHiddenRunes(t *testing.T) {
+	f := ncu.Diagnose([]byte("==ERROR== Failed to profile \"k\u202ebad\" in process 578\n"))
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Message, `kernel "k\u202ebad" in process 578`)
+	assert.NotContains(t, f[0].Message, "\u202e")
+	f = ncu.Diagnose([]byte("Traceback (most recent call last)\n  File \"x.py\"\nValueError: \u202eboom\x07\n==ERROR== The application returned an error code (1).\n"))
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Message, `after a Python exception: ValueError: \u202eboom\u0007`)
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
 )
 
 // DefaultTopKernels is how many kernels each region lists by default.
@@ -109,7 +111,11 @@ func (e *UnmatchedError) MatchedNothing(m FilterMiss) string {
 	if len(names) > maxListedRegions {
 		names, more = names[:maxListedRegions], fmt.Sprintf(" and %d more", len(e.Regions)-maxListedRegions)
 	}
-	return fmt.Sprintf("matched no region (regions: %s%s)", strings.Join(names, ", "), more)
+	shown := make([]string, len(names))
+	for i, n := range names {
+		shown[i] = hiddenrune.Escape(n) // a program's range names, on a terminal
+	}
+	return fmt.Sprintf("matched no region (regions: %s%s)", strings.Join(shown, ", "), more)
 }
 
 // pattern is one compiled pattern and whether it matched.

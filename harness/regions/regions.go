@@ -215,6 +215,9 @@ type Aggregator struct {
 	// fromDetails marks specs read from a details row.
 	fromDetails []bool
 	mvals       []mval
+	// msum and mwsum are each spec's sums of absolute values over every
+	// launch, plain and weighted by duration: checked to stay finite.
+	msum, mwsum []float64
 	dims        map[string]units.Dimension
 
 	scopes map[scopeKey]*scopeAcc
@@ -278,6 +281,7 @@ func New(cfg Config) (*Aggregator, error) {
 	a.seen = make([]bool, len(a.specs))
 	a.fromDetails = make([]bool, len(a.specs))
 	a.mvals = make([]mval, len(a.specs))
+	a.msum, a.mwsum = make([]float64, len(a.specs)), make([]float64, len(a.specs))
 	a.agg = newScope(scopeKey{})
 	return a, nil
 }
@@ -335,8 +339,12 @@ func (a *Aggregator) Add(source string, l *ncu.Launch, asRange bool) error {
 		a.kernelN++
 	}
 	ns := l.Duration.Base
+	// Every duration sum of the report (a scope's, a region's, a kernel's)
+	// is at most the total: a total that stays finite keeps them finite.
+	if err := ncu.AddFinite(&a.ns, ns, source, l, ncu.Quote(l.DurationMetric, l.Duration), "the total GPU time of the launches"); err != nil {
+		return err
+	}
 	a.launches++
-	a.ns += ns
 	sk := scopeKey{l.ProcessID, dev}
 	sc := a.scopes[sk]
 	if sc == nil {
@@ -375,6 +383,9 @@ func (a *Aggregator) Add(source string, l *ncu.Launch, asRange bool) error {
 		return nil
 	}
 	a.metricValues(l)
+	if err := a.metricSums(source, l, ns); err != nil {
+		return err
+	}
 	for _, s := range []*scopeAcc{sc, a.agg} {
 		cur := s.root
 		for _, lv := range levels {
@@ -422,6 +433,41 @@ func (a *Aggregator) metricValues(l *ncu.Launch) {
 			a.fromDetails[ref.idx] = true
 		}
 	}
+}
+
+// metricSums adds the launch's metric values (a.mvals), and those averaged
+// over launches weighted by its duration ns, to the sums over every launch, or returns the
+// positioned error of one that would pass the largest float64: a region's
+// sums are at most these.
+func (a *Aggregator) metricSums(source string, l *ncu.Launch, ns float64) error {
+	for i := range a.mvals {
+		v := a.mvals[i]
+		if !v.ok {
+			continue
+		}
+		var orig units.Value
+		name := a.specs[i].Source()
+		for _, m := range l.Metrics {
+			if ref, ok := a.lookup[metricKey{m.Section, m.Name}]; ok && ref.idx == i && ref.pref == v.pref {
+				orig, name = m.Value, m.Name
+				if m.Section != "" {
+					name = m.Section + ": " + m.Name
+				}
+			}
+		}
+		label := a.specs[i].Label
+		if err := ncu.AddFinite(&a.msum[i], v.v, source, l, ncu.Quote(name, orig), "the sum of "+label+" over the launches"); err != nil {
+			return err
+		}
+		if AggregationOf(v.dim) == Sum {
+			continue // its weighted sum is not used
+		}
+		if err := ncu.AddFinite(&a.mwsum[i], v.v*ns, source, l, ncu.Quote(name, orig)+" times the launch's duration ("+ncu.Quote(l.DurationMetric, l.Duration)+")",
+			"the duration-weighted sum of "+label+" over the launches"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (m *metricAcc) add(v mval, ns float64, sp spec, clash map[string]bool) {

@@ -449,3 +449,56 @@ func TestRequireMatches(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"decode_all/decode_step"}, names(rep.Aggregate))
 }
+
+// TestSumOverflow (issue 16): durations, and metric values, each in range
+// whose sum over launches is not are a positioned error at the launch that
+// overflows, never a region of +Inf.
+func TestSumOverflow(t *testing.T) {
+	add := func(cfg Config, ls ...*ncu.Launch) error {
+		a, err := New(cfg)
+		require.NoError(t, err)
+		for i, l := range ls {
+			l.Line, l.ID = 3+i, int64(i)
+			if err := a.Add("f.csv", l, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var ls []*ncu.Launch
+	for range 4 {
+		l := launch(1, "0", "k", 1e308, "r")
+		l.DurationMetric, l.Duration.Orig, l.Duration.OrigUnit = ncu.DurationMetric, "1e308", "ns"
+		ls = append(ls, l)
+	}
+	require.EqualError(t, add(DefaultConfig(), ls...), `f.csv:4: launch 1: gpu__time_duration.sum: "1e308" ns brings the total GPU time of the launches past the largest number a float64 holds (1.8e+308): not a real value`)
+
+	cfg := DefaultConfig()
+	cfg.Groups = []Group{{Name: "g", Metrics: []MetricSpec{{Label: "bytes", Raw: "dram__bytes_read.sum"}}}}
+	big := func() *ncu.Launch {
+		return metric(launch(1, "0", "k", 1, "r"), "dram__bytes_read.sum", "1e308", "byte")
+	}
+	require.EqualError(t, add(cfg, big(), big()), `f.csv:4: launch 1: dram__bytes_read.sum: "1e308" byte brings the sum of bytes over the launches past the largest number a float64 holds (1.8e+308): not a real value`)
+	cfg.Groups[0].Metrics = append(cfg.Groups[0].Metrics, MetricSpec{Label: "pct", Raw: "sm__throughput.avg.pct_of_peak_sustained_elapsed"})
+	heavy := func(bytes, pct string) *ncu.Launch {
+		l := launch(1, "0", "k", 1e10, "r")
+		l.DurationMetric, l.Duration.Orig, l.Duration.OrigUnit = ncu.DurationMetric, "10,000,000", "usecond"
+		metric(l, "dram__bytes_read.sum", bytes, "byte")
+		return metric(l, "sm__throughput.avg.pct_of_peak_sustained_elapsed", pct, "%")
+	}
+	require.ErrorContains(t, add(cfg, heavy("1", "1e300")), `f.csv:3: launch 0: sm__throughput.avg.pct_of_peak_sustained_elapsed: "1e300" % times the launch's duration (gpu__time_duration.sum: "10,000,000" usecond) brings the duration-weighted sum of pct`)
+	require.NoError(t, add(cfg, heavy("1e300", "1")), "a summed metric's weighted sum is not used, nor checked")
+}
+
+// TestUnmatchedHiddenRunes (issue 16): the region names an UnmatchedError
+// lists come from the profiled program (SYNTHETIC here) and reach a
+// terminal: shown escaped, never raw.
+func TestUnmatchedHiddenRunes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RegionInclude, cfg.RequireMatches = []string{"nothing"}, true
+	a, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, a.Add("f.csv", launch(1, "0", "k", 1, "rev\u202eersed\x00"), false))
+	_, err = a.Finish("f.csv")
+	require.EqualError(t, err, `f.csv: region include pattern "nothing" matched no region (regions: rev\u202eersed\u0000)`)
+}

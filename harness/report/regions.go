@@ -194,14 +194,8 @@ func regionName(name string) string {
 	if name == "" {
 		return "(empty name)"
 	}
-	// Control characters other than the line breaks EscapeCell handles
-	// (NUL above all) become U+FFFD, as CommonMark would make NUL.
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f {
-			return '\uFFFD'
-		}
-		return r
-	}, name)
+	// Control characters (NUL above all) are shown escaped, \u0000, by
+	// the one rule of every renderer (internal/hiddenrune).
 	return mdtable.EscapeCell(name)
 }
 
@@ -252,11 +246,19 @@ func RegionsJSON(w io.Writer, rep *regions.Report) error {
 }
 
 // WriteRegionsDir writes report.md, report.json and each region's kernel
-// table (kernels.md, kernels.json, under RegionTableDir) into dir, creating
-// what is missing. Region directories come from artifacts.RegionDir; each is
+// table (kernels.md, kernels.json, under RegionTableDir) into dir, a folder
+// inside root (the run directory, or dir itself), creating what is
+// missing. Region directories come from artifacts.RegionDir; each is
 // checked again to be one local path element before anything is written.
-func WriteRegionsDir(dir string, rep *regions.Report) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// Every file goes through the atomic writer of root
+// (artifacts.WriteFileAtomicIn): a folder on the way that is a symbolic
+// link is an error naming it, never followed. Temporary files a killed
+// writer left in dir are removed first.
+func WriteRegionsDir(root, dir string, rep *regions.Report) error {
+	if err := artifacts.MkdirIn(root, dir); err != nil {
+		return err
+	}
+	if _, err := artifacts.RemoveTemps(dir); err != nil {
 		return err
 	}
 	var md, js bytes.Buffer
@@ -266,10 +268,10 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 	if err := RegionsJSON(&js, rep); err != nil {
 		return err
 	}
-	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
+	if err := artifacts.WriteFileAtomicIn(root, filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
 		return err
 	}
-	if err := artifacts.WriteFileAtomic(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+	if err := artifacts.WriteFileAtomicIn(root, filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
 		return err
 	}
 	written := map[string]bool{} // region folders, relative to dir
@@ -280,7 +282,7 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 		sub := RegionTableDir(rep, r, s)
 		written[sub] = true
 		path := filepath.Join(dir, filepath.FromSlash(sub))
-		if err := os.MkdirAll(path, 0o755); err != nil {
+		if err := artifacts.MkdirIn(root, path); err != nil {
 			return err
 		}
 		t := r.Table
@@ -295,10 +297,10 @@ func WriteRegionsDir(dir string, rep *regions.Report) error {
 		if err := KernelsJSON(&kj, t, nil); err != nil {
 			return err
 		}
-		if err := artifacts.WriteFileAtomic(filepath.Join(path, "kernels.md"), km.Bytes()); err != nil {
+		if err := artifacts.WriteFileAtomicIn(root, filepath.Join(path, "kernels.md"), km.Bytes()); err != nil {
 			return err
 		}
-		return artifacts.WriteFileAtomic(filepath.Join(path, "kernels.json"), kj.Bytes())
+		return artifacts.WriteFileAtomicIn(root, filepath.Join(path, "kernels.json"), kj.Bytes())
 	}
 	if rep.AggregateEnabled {
 		for _, r := range rep.Aggregate {

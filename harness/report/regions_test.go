@@ -39,7 +39,7 @@ func TestWriteRegionsDirStaysInside(t *testing.T) {
 	rep := hostileReport(t)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "regions")
-	require.NoError(t, WriteRegionsDir(dir, rep))
+	require.NoError(t, WriteRegionsDir(dir, dir, rep))
 	entries, err := os.ReadDir(parent)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "nothing written beside the regions directory")

@@ -1,13 +1,20 @@
 package rundir
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"runtime"
 
+	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // EnvInfo is env.json: the GPU as NVML reports it, the profilers found and
@@ -61,4 +68,40 @@ func NewEnvInfo(prov func() (gpu.Provenance, error), found map[string]tools.Tool
 func (e EnvInfo) JSON() ([]byte, error) {
 	b, err := json.MarshalIndent(e, "", "  ")
 	return append(b, '\n'), err
+}
+
+// ReadEnv reads env.json from r, up to bounded.MaxBytes; errors name name
+// and, for JSON that does not parse or has a wrong type, the line. It is
+// the one reader of env.json (the summary's, the session's).
+func ReadEnv(r io.Reader, name string) (*EnvInfo, error) {
+	data, err := bounded.ReadAll(r, name)
+	if err != nil {
+		return nil, err
+	}
+	var env EnvInfo
+	if err := json.Unmarshal(data, &env); err != nil {
+		if off, ok := jsonpos.Offset(err); ok {
+			return nil, fmt.Errorf("%s:%d: %w", name, jsonpos.Line(data, off), err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(data)) == 0 {
+			return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?)", name, jsonpos.Line(data, int64(len(data))))
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &env, nil
+}
+
+// ReadEnvFile is ReadEnv of the file path.
+func ReadEnvFile(path string) (*EnvInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadEnv(f, path)
+}
+
+// readRunFile reads a file of MAIN whole, up to bounded.MaxBytes.
+func readRunFile(run *artifacts.Run, rel string) ([]byte, error) {
+	return bounded.ReadFile(run.Path(rel))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/llm-perf-opt/deepprof/harness/advice"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
@@ -103,6 +104,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	if _, err := artifacts.RemoveTemps(run.Dir); err != nil {
 		errs = append(errs, err)
 	}
+	run.ClearRebuild()
 	recordInputs(run)
 	run.CheckPresence()
 	run.DropNotes(staleNote)
@@ -156,9 +158,14 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 		in.RegionsSampleReport = artifacts.RegionsSampleMD
 	}
 	if err := writeSummary(run, in, cfg.Summary); err != nil {
+		// What an earlier rebuild wrote of the summary is not this run's
+		// any more: all three are missing (RemoveStale deletes them), and
+		// a run without its summary is not complete.
 		errs = append(errs, err)
-		run.Record(artifacts.StakeholderSummary, artifacts.StatusMissing, err.Error())
-		run.Record(artifacts.ReportHTML, artifacts.StatusMissing, err.Error())
+		for _, rel := range []string{artifacts.StakeholderSummary, artifacts.ReportHTML, artifacts.SummaryJSON} {
+			run.Record(rel, artifacts.StatusMissing, err.Error())
+		}
+		run.MarkPartial(artifacts.RebuildPartial + "the summary could not be made: " + err.Error())
 	}
 	if removed, err := run.RemoveStale(); err != nil {
 		errs = append(errs, err)
@@ -166,9 +173,6 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 		run.Note("rebuild: removed %s, made earlier from a source that now fails (the manifest says why)", strings.Join(removed, ", "))
 	}
 	run.CheckPresence()
-	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
-		errs = append(errs, err)
-	}
 	// One source that fails feeds several files: say it once.
 	var once []error
 	seen := map[string]bool{}
@@ -177,6 +181,14 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 			seen[e.Error()] = true
 			once = append(once, e)
 		}
+	}
+	if len(once) > 0 {
+		// A run rebuilt in part is not complete: its derived files are not
+		// all made from its sources (the next rebuild clears this mark).
+		run.MarkPartial(artifacts.RebuildPartial + "derived files not made from their sources (" + artifacts.ReportMD + " says which and why)")
+	}
+	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
+		once = append(once, err)
 	}
 	return errors.Join(once...)
 }
@@ -243,6 +255,13 @@ func writeKernels(run *artifacts.Run, tab *kernels.Table, why error, topN int, r
 // of an earlier rebuild is left in it) with rep, or records its files
 // missing with why.
 func writeRegions(run *artifacts.Run, dir, md, js string, rep *regions.Report, why error) error {
+	// The folders above dir are MAIN's, never a link out of it: RemoveAll
+	// would remove what the link points into.
+	if err := artifacts.MkdirIn(run.Dir, filepath.Dir(run.Path(dir))); err != nil {
+		run.Record(md, artifacts.StatusMissing, err.Error())
+		run.Record(js, artifacts.StatusMissing, err.Error())
+		return err
+	}
 	if err := os.RemoveAll(run.Path(dir)); err != nil {
 		return err
 	}
@@ -251,7 +270,7 @@ func writeRegions(run *artifacts.Run, dir, md, js string, rep *regions.Report, w
 		run.Record(js, artifacts.StatusMissing, why.Error())
 		return nil
 	}
-	if err := report.WriteRegionsDir(run.Path(dir), rep); err != nil {
+	if err := report.WriteRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
 		run.Record(md, artifacts.StatusMissing, err.Error())
 		run.Record(js, artifacts.StatusMissing, err.Error())
 		return err

@@ -3,6 +3,7 @@ package rundir
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/gpu"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
+	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
@@ -94,4 +98,75 @@ func TestTimeSection(t *testing.T) {
 	assert.Contains(t, got, "| ncu-deep | 41.0 | 0 |")
 	assert.Contains(t, got, "the profiler passes and exports took 68.5 s; the plain workload run (stage 1) took 12.5 s, so profiling cost 5.5 times the plain run.")
 	assert.NotContains(t, timeSection([]artifacts.StepTime{{Name: "ncu-timing", Seconds: 3}}), "Overhead", "no stage 1, no ratio")
+}
+
+// TestRebuildSummaryFails (issue 16): a summary that cannot be written
+// (here an MFU past the largest float64, from a SYNTHETIC peak of one
+// denormal TFLOPS) leaves no summary of an earlier rebuild behind:
+// stakeholder_summary.md, report.html and summary.json are recorded
+// missing and removed, and the run is no longer complete; the next
+// rebuild that succeeds makes them, and the run complete, again.
+func TestRebuildSummaryFails(t *testing.T) {
+	run, err := artifacts.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", artifacts.NcuTimingRaw)
+	b, err := os.ReadFile("../../fixtures/runs/tiny-llama/stage1/report.json")
+	require.NoError(t, err)
+	require.NoError(t, artifacts.WriteFileAtomic(run.Path(artifacts.Stage1Report), b))
+	good := Config{Regions: regions.DefaultConfig(), Summary: summary.Options{PeakOverride: gpu.Peak{TFLOPS: 989}}}
+	bad := good
+	bad.Summary.PeakOverride.TFLOPS = 5e-324
+
+	require.NoError(t, Rebuild(run, good))
+	require.FileExists(t, run.Path(artifacts.SummaryJSON))
+	require.Equal(t, artifacts.StatusComplete, run.Manifest().Status)
+
+	err = Rebuild(run, bad)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "summary.json: mfu.rows[0].mfu is +Inf", "the figure is named, not json: unsupported value")
+	m := run.Manifest()
+	assert.Equal(t, artifacts.StatusPartial, m.Status, "a run without its summary is not complete")
+	assert.Contains(t, m.Reason, "summary")
+	for _, rel := range []string{artifacts.StakeholderSummary, artifacts.ReportHTML, artifacts.SummaryJSON} {
+		a, ok := m.Find(rel)
+		require.True(t, ok, rel)
+		assert.Equal(t, artifacts.StatusMissing, a.Status, rel)
+		assert.NoFileExists(t, run.Path(rel), "the earlier rebuild's %s is removed", rel)
+	}
+
+	require.NoError(t, Rebuild(run, good))
+	m = run.Manifest()
+	assert.Equal(t, artifacts.StatusComplete, m.Status, "the rebuild's own mark goes when the summary is made again")
+	a, _ := m.Find(artifacts.SummaryJSON)
+	assert.Equal(t, artifacts.StatusComplete, a.Status)
+}
+
+// TestRebuildBoundedInputs (issue 16): env.json and the oracle's files
+// are read up to a cap: an endless one (SYNTHETIC zeros through a named
+// pipe) is a reason the summary gives, naming it, not memory that grows.
+func TestRebuildBoundedInputs(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	run, err := artifacts.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", artifacts.NcuTimingRaw)
+	boundedtest.FIFO(t, run.Path(artifacts.EnvJSON))
+	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	b, err := os.ReadFile(run.Path(artifacts.SummaryJSON))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), run.Path(artifacts.EnvJSON)+": larger than 1 MiB: not a deepprof file?")
+
+	_, err = readRunFile(run, artifacts.OracleJSON)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	boundedtest.FIFO(t, run.Path(artifacts.OracleJSON))
+	_, err = readRunFile(run, artifacts.OracleJSON)
+	require.EqualError(t, err, run.Path(artifacts.OracleJSON)+": larger than 1 MiB: not a deepprof file?")
+}
+
+// TestReadEnvBounded: env.json's reader, on an endless input.
+func TestReadEnvBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	_, err := ReadEnv(boundedtest.Over(), "env.json")
+	require.EqualError(t, err, "env.json: larger than 1 MiB: not a deepprof file?")
+	_, err = ReadEnv(strings.NewReader("{\n\"gpu\": 3}"), "env.json")
+	require.ErrorContains(t, err, "env.json:2: json: cannot unmarshal number")
 }

@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/charts"
+	"github.com/llm-perf-opt/deepprof/harness/internal/finite"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
@@ -29,6 +29,11 @@ const chartKernelsCount = 10
 // a failure to write is an error.
 func writeSummary(run *artifacts.Run, in summary.Inputs, opt summary.Options) error {
 	s := summary.Build(in, opt)
+	// A figure that is not finite is refused before any of the summary's
+	// files is written: none is made rather than one full of NaN.
+	if err := finite.Check(s); err != nil {
+		return fmt.Errorf("%s: %w: an input holds values no real run has (a figure made from them passes the largest float64)", artifacts.SummaryJSON, err)
+	}
 
 	var errs []error
 	opsWhy := s.Operators.Missing
@@ -171,16 +176,12 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Table, kerr error, reg *regions.Report, rerr error) summary.Inputs {
 	in := summary.Inputs{RunID: run.Manifest().RunID}
 
-	var env EnvInfo
-	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
-	if err == nil {
-		err = json.Unmarshal(b, &env)
-	}
+	env, err := ReadEnvFile(run.Path(artifacts.EnvJSON))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		in.EnvMissing = "no " + artifacts.EnvJSON + " (written by deepprof profile)"
 	case err != nil:
-		in.EnvMissing = artifacts.EnvJSON + ": " + err.Error()
+		in.EnvMissing = err.Error()
 	default:
 		if env.GPU != nil {
 			g := env.GPU.Selected

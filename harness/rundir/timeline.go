@@ -240,7 +240,7 @@ func writeTimeline(run *artifacts.Run, cfg Config, tab *kernels.Table, reg *regi
 			run.Record(p.File, artifacts.StatusComplete, "")
 		}
 	}
-	if err := trace.WriteFile(run.Path(artifacts.TimelineTrace), tl); err != nil {
+	if err := trace.WriteFile(run.Dir, run.Path(artifacts.TimelineTrace), tl); err != nil {
 		run.Record(artifacts.TimelineTrace, artifacts.StatusMissing, err.Error())
 		errs = append(errs, err)
 	} else {
@@ -281,7 +281,7 @@ func writeOracleCheck(run *artifacts.Run, tl *timeline.Timeline, reg *regions.Re
 		run.Forget(rel)
 		return nil
 	}
-	b, err := os.ReadFile(run.Path(artifacts.OracleJSON))
+	b, err := readRunFile(run, artifacts.OracleJSON)
 	var f *oracle.Figures
 	if err == nil {
 		f, err = oracle.Read(b, artifacts.OracleJSON)
@@ -442,7 +442,7 @@ func cuptiOverhead(run *artifacts.Run) (Overhead, bool) {
 			o.InProcess = newInProcess(v.Method, v.Recording, v.Paused)
 		}
 	}
-	if data, err := os.ReadFile(run.Path(artifacts.OracleJSON)); err == nil {
+	if data, err := readRunFile(run, artifacts.OracleJSON); err == nil {
 		if f, err := oracle.Read(data, artifacts.OracleJSON); err == nil && f.Overhead != nil {
 			o.Reference = newInProcess(f.Overhead.Method, f.Overhead.ProfiledMS, f.Overhead.PlainMS)
 		}
@@ -488,7 +488,7 @@ func timelineSection(run *artifacts.Run) string {
 	if o, ok := cuptiOverhead(run); ok {
 		b.WriteString(overheadText(o))
 	}
-	if data, err := os.ReadFile(run.Path(artifacts.OracleCheckJSON)); err == nil {
+	if data, err := readRunFile(run, artifacts.OracleCheckJSON); err == nil {
 		var c OracleCheck
 		if json.Unmarshal(data, &c) == nil {
 			verdict := "agrees"

@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -722,14 +721,17 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch b
 		return &stoppedError{step: st.Name()} // before it started
 	}
 	s.logf("%s: %s", st.Name(), strings.Join(st.Argv, " "))
-	var out, log bytes.Buffer
+	var out bytes.Buffer
+	// The console output kept for the log: its head and tail when it is
+	// large (stepLog), so that memory stays bounded.
+	log := newStepLog(stepLogHead, stepLogTail)
 	// One writer for both streams, so that a Runner that compares them
 	// (exec.Cmd does) sends both through one pipe, in order.
-	var sink io.Writer = &log
+	var sink io.Writer = log
 	var prog *progress
 	if watch && s.Progress != nil {
 		prog = newProgress(st.Name(), s.Progress, s.ProgressLive, s.now())
-		sink = io.MultiWriter(&log, prog)
+		sink = io.MultiWriter(log, prog)
 	}
 	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: sink, Stderr: sink}
 	if st.Stdout != "" {
@@ -1022,12 +1024,11 @@ func checkStage1(run *artifacts.Run) (*workload.Report, error) {
 // its stage-1 report, to env.json. An env.json that is not deepprof's (a
 // test's stand-in) is left as it is, and the note says so.
 func addWorkloadToEnv(run *artifacts.Run, rep *workload.Report) {
-	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
-	if err != nil {
+	env, err := rundir.ReadEnvFile(run.Path(artifacts.EnvJSON))
+	if errors.Is(err, os.ErrNotExist) {
 		return // none was written; the manifest says why
 	}
-	var env rundir.EnvInfo
-	if err := json.Unmarshal(b, &env); err != nil {
+	if err != nil {
 		run.Note("env.json: the workload's model and versions were not added: %v", err)
 		return
 	}

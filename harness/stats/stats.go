@@ -114,7 +114,21 @@ func (s Sample) Summary() Summary {
 			d := v - mean
 			ss += d * d
 		}
-		sd = math.Sqrt(ss / float64(out.N-1))
+		scale := 1.0
+		if math.IsInf(ss, 0) {
+			// Repeats so large that their squares are not finite: the
+			// deviations scaled by the largest (only then, so that every
+			// other sd is computed as before, to the bit).
+			scale, ss = 0, 0
+			for _, v := range kept {
+				scale = max(scale, math.Abs(v-mean))
+			}
+			for _, v := range kept {
+				d := (v - mean) / scale
+				ss += d * d
+			}
+		}
+		sd = scale * math.Sqrt(ss/float64(out.N-1))
 	}
 	out.MeanMS, out.SDMS = RoundMS(mean), RoundMS(sd)
 	return out
@@ -172,7 +186,12 @@ func StudentTwoSided(t, df float64) float64 {
 
 // RoundMS rounds a derived time to a picosecond (1e-9 ms), so that results
 // print alike on every platform.
-func RoundMS(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+func RoundMS(v float64) float64 {
+	if math.IsInf(v*1e9, 0) {
+		return v // past 1.8e299 ms: no picoseconds to round to, and no overflow
+	}
+	return math.Round(v*1e9) / 1e9
+}
 
 // Ratio is a paired ratio's median and quartiles.
 type Ratio struct {

@@ -125,3 +125,17 @@ func TestPairedRatioIsTheMedianOfPairs(t *testing.T) {
 		assert.False(t, ok, "%v %v", c.on, c.off)
 	}
 }
+
+// TestSummarizeHuge (issue 16): repeats so large (SYNTHETIC) that their
+// squares, or their picoseconds, pass the largest float64 still give a
+// finite mean and sd.
+func TestSummarizeHuge(t *testing.T) {
+	s := Summarize([]float64{2e200, 1e200, 3e200})
+	assert.InEpsilon(t, 2e200, s.MeanMS, 1e-12)
+	assert.InEpsilon(t, 1e200, s.SDMS, 1e-12)
+	s = Summarize([]float64{1e300, 1e300})
+	assert.Equal(t, 1e300, s.MeanMS)
+	assert.Zero(t, s.SDMS)
+	assert.Equal(t, 1e300, RoundMS(1e300))
+	assert.Equal(t, 1.000000001, RoundMS(1.0000000012))
+}

@@ -48,11 +48,12 @@ const maxQuoted = 1 << 16
 
 // WriteFile writes the trace gzip-compressed to path, atomically: the JSON
 // is streamed through the compressor to a temporary file beside path
-// (artifacts.WriteAtomic), so memory does not grow with the trace; on an
+// (artifacts.WriteAtomicIn), so memory does not grow with the trace; on an
 // error nothing is left at path (a previous trace stays) and no temporary
-// file either.
-func WriteFile(path string, tl *timeline.Timeline) error {
-	return artifacts.WriteAtomic(path, func(w io.Writer) error {
+// file either. path is a file of the folder root (the run directory),
+// written only inside it (artifacts.WriteAtomicIn).
+func WriteFile(root, path string, tl *timeline.Timeline) error {
+	return artifacts.WriteAtomicIn(root, path, func(w io.Writer) error {
 		zw := gzip.NewWriter(w)
 		if err := Write(zw, tl); err != nil {
 			return err

@@ -3,8 +3,11 @@ package workload
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llm-perf-opt/deepprof/harness/stats"
 )
 
 // Issue 16, item 7: the workload report and stage1/runs.json under
@@ -12,7 +15,11 @@ import (
 // negative, and runs.json reads back what it writes. Seeds are recorded
 // reports.
 func FuzzReadReport(f *testing.F) {
-	for _, p := range []string{"../../fixtures/runs/tiny-llama/stage1/report.json", "../../fixtures/runs/llama3-8b-roofline/stage1/report.json"} {
+	ps, err := filepath.Glob("../../fixtures/runs/*/stage1/report.json")
+	if err != nil || len(ps) == 0 {
+		f.Fatalf("no recorded stage1/report.json: %v", err)
+	}
+	for _, p := range ps {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -31,12 +38,27 @@ func FuzzReadReport(f *testing.F) {
 					t.Fatalf("stage %s: %v read as a duration", name, v)
 				}
 			}
+			if s := stats.Summarize(st.MS); math.IsInf(s.MeanMS, 0) || math.IsInf(s.SDMS, 0) || math.IsNaN(s.SDMS) {
+				t.Fatalf("stage %s: its statistics are not finite: %+v", name, s)
+			}
 		}
 	})
 }
 
+// FuzzReadRuns: stage1/runs.json (a program run whole, its wall time per
+// run). Seeds are the recorded runs' runs.json.
 func FuzzReadRuns(f *testing.F) {
-	f.Add(`{"runs": [{"wall_ms": 43951.976}, {"wall_ms": 32116.481}]}`)
+	ps, err := filepath.Glob("../../fixtures/runs/*/stage1/runs.json")
+	if err != nil || len(ps) == 0 {
+		f.Fatalf("no recorded stage1/runs.json: %v", err)
+	}
+	for _, p := range ps {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
 	f.Add(`{"runs": []}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		runs, err := ReadRuns(strings.NewReader(s), "runs.json")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // Runs is stage1/runs.json: each plain run of a program that the session
@@ -38,9 +40,9 @@ func (r Runs) JSON() ([]byte, error) {
 
 // ReadRuns reads stage1/runs.json; name positions its errors.
 func ReadRuns(r io.Reader, name string) (*Runs, error) {
-	data, err := io.ReadAll(r)
+	data, err := bounded.ReadAll(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	var runs Runs
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -20,6 +20,8 @@ import (
 	"strconv"
 
 	"github.com/llm-perf-opt/deepprof/harness/internal/jsonpos"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // Phase tells the workload which step of a session runs it, so it can switch
@@ -175,9 +177,9 @@ var known = []string{"model", "tokens", "stages", "operators", "versions"}
 // ReadReport reads and checks a workload report. Errors name the file and,
 // for JSON that does not parse or has a wrong type, the line.
 func ReadReport(r io.Reader, name string) (*Report, error) {
-	data, err := io.ReadAll(r)
+	data, err := bounded.ReadAll(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	var rep Report
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -213,19 +215,29 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 				bad("stages.%s.parent = %q: not another stage of the report", st, p)
 			}
 		}
+		sum := 0.0
 		for i, v := range rep.Stages[st].MS {
 			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 				bad("stages.%s.ms[%d] = %v: want a time in ms", st, i, v)
 			}
+			sum += math.Abs(v)
+		}
+		if math.IsInf(sum, 0) {
+			bad("stages.%s.ms: the times sum past the largest number a float64 holds (%.3g): not times in ms", st, math.MaxFloat64)
 		}
 	}
 	if rep.Tokens.Prompt < 0 || rep.Tokens.Generated < 0 {
 		bad("tokens must not be negative")
 	}
+	var opMS float64
 	for i, op := range rep.Operators {
 		if op.Name == "" || op.Calls < 0 || op.TotalMS < 0 {
 			bad("operators[%d]: want a name, calls >= 0 and total_ms >= 0", i)
 		}
+		opMS += math.Abs(op.TotalMS) + math.Abs(op.CUDAMS)
+	}
+	if math.IsInf(opMS, 0) {
+		bad("operators: total_ms and cuda_ms sum past the largest number a float64 holds (%.3g): not times in ms", math.MaxFloat64)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
 )
 
 const good = `{
@@ -36,6 +38,8 @@ func TestReadReport(t *testing.T) {
 		{`{"model": {"name": "m"}}`, "r.json: stages is empty"},
 		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": [-1]}}}`, "stages.decode.ms[0] = -1"},
 		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": []}}}`, "stages.decode.ms is empty"},
+		{`{"model": {"name": "m"}, "stages": {"decode": {"ms": [1e308, 1e308]}}}`, "r.json: stages.decode.ms: the times sum past the largest number a float64 holds (1.8e+308): not times in ms"},
+		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1]}}, "operators": [{"name": "a", "total_ms": 1e308}, {"name": "b", "total_ms": 1e308}]}`, "r.json: operators: total_ms and cuda_ms sum past"},
 		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1]}}, "operators": [{"calls": 1}]}`, "operators[0]"},
 		{`{"model": {"name": "m"}, "stages": {"d/a": {"ms": [1], "parent": "p"}}}`, `stages.d/a.parent = "p": not another stage`},
 		{`{"model": {"name": "m"}, "stages": {"d": {"ms": [1], "parent": "d"}}}`, `stages.d.parent = "d": not another stage`},
@@ -71,4 +75,14 @@ func TestCheck(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "workload.argv is empty")
 	assert.Contains(t, err.Error(), "missing.txt")
+}
+
+// TestReadBounded (issue 16): the workload report and runs.json are read
+// up to a cap; an endless input (SYNTHETIC zeros) is an error naming it.
+func TestReadBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	_, err := ReadReport(boundedtest.Over(), "stage1/report.json")
+	require.EqualError(t, err, "stage1/report.json: larger than 1 MiB: not a deepprof file?")
+	_, err = ReadRuns(boundedtest.Over(), "stage1/runs.json")
+	require.EqualError(t, err, "stage1/runs.json: larger than 1 MiB: not a deepprof file?")
 }

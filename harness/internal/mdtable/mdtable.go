@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/harness/internal/hiddenrune"
+	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
 )
 
 // EscapeCell makes text safe inside a GFM table cell, so that it renders as

@@ -1,0 +1,32 @@
+package diff_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/diff"
+	"github.com/llm-perf-opt/deepprof/internal/bounded/boundedtest"
+)
+
+// TestLoadBounded (issue 16): each file diff reads whole (kernels.json,
+// the regions' report.json, summary.json, stage1/report.json,
+// manifest.json) is read up to a cap: an endless one (SYNTHETIC zeros
+// through a named pipe, as deepprof diff /dev/zero would read) is an error
+// naming it, not memory that grows without end.
+func TestLoadBounded(t *testing.T) {
+	boundedtest.Limit(t, 1<<20)
+	for _, rel := range []string{"kernels.json", "ncu/regions/report.json", "summary.json", "stage1/report.json", "manifest.json"} {
+		t.Run(rel, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			require.NoError(t, os.CopyFS(dir, os.DirFS("../../fixtures/runs/tiny-llama")))
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			require.NoError(t, os.Remove(p))
+			boundedtest.FIFO(t, p)
+			_, err := diff.Load(dir)
+			require.EqualError(t, err, p+": larger than 1 MiB: not a deepprof file?")
+		})
+	}
+}

@@ -1,0 +1,57 @@
+package bounded
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// zeros is an endless SYNTHETIC input, as /dev/zero is.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestReadAll(t *testing.T) {
+	defer func(m int64) { MaxBytes = m }(MaxBytes)
+	MaxBytes = 1 << 20
+	b, err := ReadAll(strings.NewReader("{}"), "x.json")
+	if err != nil || string(b) != "{}" {
+		t.Fatalf("ReadAll = %q, %v", b, err)
+	}
+	b, err = ReadAll(io.LimitReader(zeros{}, MaxBytes), "exact.json")
+	if err != nil || int64(len(b)) != MaxBytes {
+		t.Fatalf("at the cap: %d bytes, %v", len(b), err)
+	}
+	_, err = ReadAll(zeros{}, "/dev/zero")
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || err.Error() != "/dev/zero: larger than 1 MiB: not a deepprof file?" {
+		t.Fatalf("endless input: %v", err)
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	defer func(m int64) { MaxBytes = m }(MaxBytes)
+	MaxBytes = 10
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(p, []byte("01234567890"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(p); err == nil || err.Error() != p+": larger than 10 bytes: not a deepprof file?" {
+		t.Fatalf("big file: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := ReadFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Fatalf("/dev/zero: %v", err)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+// Package hiddenrune is the one rule for the characters of a profiled
+// program's names (kernels, NVTX ranges) that a reader cannot see or that
+// reorder the text around them. Every renderer (Markdown tables, SVG
+// charts, the command line's messages) shows them escaped, as \u202e,
+// never raw.
+package hiddenrune
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Is reports C0 and C1 control characters, DEL, and the bidirectional
+// marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+// U+202A–U+202E, U+2066–U+2069).
+func Is(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// Escaped is how a hidden rune is shown: \u202e.
+func Escaped(r rune) string { return fmt.Sprintf(`\u%04x`, r) }
+
+// Escape is s with each hidden rune escaped (Escaped) and each byte that
+// is not UTF-8 written \xff: text for a terminal or a log, where a name
+// can neither hide, reorder nor break the line of the message around it.
+func Escape(s string) string {
+	clean := true
+	for _, r := range s {
+		if Is(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case Is(r):
+			b.WriteString(Escaped(r))
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
