@@ -18,10 +18,13 @@
 //		run.Baseline("generate", tolerance.Default()) // golden/perf/generate.json
 //	}
 //
-// Golden files are written from a run by go test -update (goldie's flag,
-// registered by this package; GOLDIE_UPDATE=1 does the same) and compared
+// Golden files are written from a run under go test -update and compared
 // with later runs: the structure (kernel names, call counts, regions)
-// exactly, the times within tolerances.
+// exactly, the times within tolerances. -update is a flag your test
+// package registers (goldie registers it; or var _ = flag.Bool("update",
+// false, "rewrite golden files")); this package reads it by name and
+// registers none, so it never clashes with yours. GOLDIE_UPDATE=1 does
+// the same without a flag.
 //
 // Open reads a run directory that is already there (a recorded run, or one
 // of an earlier test), with no GPU.
@@ -44,9 +47,6 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	// goldie registers -update (and reads GOLDIE_UPDATE): the one flag that
-	// rewrites golden files, goldie's own, baselines and structures alike.
-	_ "github.com/sebdah/goldie/v2"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/baseline"
@@ -95,13 +95,16 @@ var probe = probes{
 	},
 }
 
-// pythonCheck exits 3 when torch cannot be imported (not installed: the
-// test is skipped) and 4 when torch sees no CUDA device on a machine whose
-// driver sees GPUs (broken: the test fails).
+// pythonCheck exits 3 when torch is not installed (the test is skipped),
+// 1 with the traceback when it is and does not import (a missing
+// libcudnn: broken, the test fails), and 4 when torch sees no CUDA device
+// on a machine whose driver sees GPUs (broken).
 const pythonCheck = `import sys
 try:
     import torch
-except Exception as e:
+except ModuleNotFoundError as e:
+    if e.name != "torch":
+        raise
     print("cannot import torch:", e)
     sys.exit(3)
 if not torch.cuda.is_available():
@@ -144,6 +147,9 @@ func Preflight(t testing.TB, python ...string) Machine {
 		case 0:
 		case 4:
 			t.Fatalf("deepproftest: %s: %s(the GPU is there: a CPU-only torch, or CUDA_VISIBLE_DEVICES hiding it?)", py, out)
+			return Machine{}
+		case 1:
+			t.Fatalf("deepproftest: %s: torch is installed and does not import:\n%s", py, out)
 			return Machine{}
 		default:
 			t.Skipf("deepproftest: %s cannot run the profiled Python (exit %d): %s", py, code, out)
@@ -380,8 +386,9 @@ func (r *Run) StageWithin(name string, budgetMS float64) {
 }
 
 // Baseline compares the run with the performance baseline
-// golden/perf/<name>.json (relative to the test's package), within tol; the
-// -update flag (goldie's) writes it from the run instead.
+// golden/perf/<name>.json (relative to the test's package), within tol;
+// -update (see the package doc) or GOLDIE_UPDATE=1 writes it from the run
+// instead.
 func (r *Run) Baseline(name string, tol tolerance.Tolerances) {
 	r.tb.Helper()
 	baseline.Check(r.tb, name, r.Dir, tol)
@@ -426,13 +433,21 @@ func (r *Run) MFUAtLeast(scope string, pct float64) {
 	}
 }
 
-// Structure is what stays the same across runs of one program: the top
-// kernels' names and call counts, and the regions' names and launch counts.
-// Times are left out: compare them with Baseline, by tolerance.
+// Structure is what stays the same across runs of one program: the
+// regions' names and launch counts, how many distinct kernels each
+// category has, and the names and call counts of the kernels that hold at
+// least StructureMinShare of the GPU time. Times are left out: compare
+// them with Baseline, by tolerance.
 type Structure struct {
-	Kernels []Count `json:"kernels"`
-	Regions []Count `json:"regions"`
+	Kernels    []Count         `json:"kernels"`
+	Regions    []Count         `json:"regions"`
+	Categories []CategoryCount `json:"categories"`
 }
+
+// StructureMinShare is the share of the GPU time a kernel holds to be in a
+// run's Structure: the kernels near the top-N cut swap places from run to
+// run, which a golden file of names must not see.
+const StructureMinShare = 0.05
 
 // Count is a name and how many launches it had.
 type Count struct {
@@ -440,19 +455,32 @@ type Count struct {
 	Launches int64  `json:"launches"`
 }
 
+// CategoryCount is a kernel category and how many distinct kernels of it
+// the run launched.
+type CategoryCount struct {
+	Category string `json:"category"`
+	Kernels  int    `json:"kernels"`
+}
+
 // Structure returns the run's Structure, each list by name (the order by
 // time is a time, and may change between runs).
 func (r *Run) Structure() Structure {
-	s := Structure{Kernels: []Count{}, Regions: []Count{}}
+	s := Structure{Kernels: []Count{}, Regions: []Count{}, Categories: []CategoryCount{}}
 	for _, k := range r.Summary.Kernels.Rows {
-		s.Kernels = append(s.Kernels, Count{k.Name, k.Calls})
+		if k.Share >= StructureMinShare {
+			s.Kernels = append(s.Kernels, Count{k.Name, k.Calls})
+		}
 	}
 	for _, g := range r.Summary.Regions.Rows {
 		s.Regions = append(s.Regions, Count{g.Name, g.Launches})
 	}
+	for _, c := range r.Summary.Kernels.ByCategory {
+		s.Categories = append(s.Categories, CategoryCount{c.Category, c.Kernels})
+	}
 	byName := func(a, b Count) int { return cmp.Compare(a.Name, b.Name) }
 	slices.SortStableFunc(s.Kernels, byName)
 	slices.SortStableFunc(s.Regions, byName)
+	slices.SortStableFunc(s.Categories, func(a, b CategoryCount) int { return cmp.Compare(a.Category, b.Category) })
 	return s
 }
 
@@ -463,8 +491,8 @@ const StructureDir = "golden/structure"
 // StructureMatches compares the run's Structure with the golden file
 // golden/structure/<name>.json and fails the test with the difference
 // (kernels and regions that appeared, went or changed their launch count).
-// Under -update (goldie's flag, or GOLDIE_UPDATE=1) it writes the file from
-// the run instead. Times are not in it: Baseline compares them, by
+// Under -update (a flag the test package registers: see the package doc)
+// or GOLDIE_UPDATE=1 it writes the file from the run instead. Times are not in it: Baseline compares them, by
 // tolerance.
 func (r *Run) StructureMatches(name string) {
 	r.tb.Helper()

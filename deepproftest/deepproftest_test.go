@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +90,11 @@ func TestStructureIsStableAcrossRuns(t *testing.T) {
 	b := deepproftest.Open(t, "../fixtures/runs/tiny-llama-lease2")
 	assert.Equal(t, a.Structure(), b.Structure())
 	assert.NotEmpty(t, a.Structure().Kernels)
+	assert.NotEmpty(t, a.Structure().Categories)
+	for _, k := range a.Summary.Kernels.Rows {
+		in := slices.ContainsFunc(a.Structure().Kernels, func(c deepproftest.Count) bool { return c.Name == k.Name })
+		assert.Equal(t, k.Share >= deepproftest.StructureMinShare, in, "%s holds %.1f%%", k.Name, 100*k.Share)
+	}
 	assert.Contains(t, string(a.StructureJSON()), `"name": "decode_all"`)
 }
 
@@ -138,6 +144,8 @@ func TestPreflight(t *testing.T) {
 			skip: "cannot run the profiled Python (exit 3): cannot import torch"},
 		{name: "no python", m: deepproftest.FakeMachine{PythonExit: -1, PythonOut: `exec: "python3": executable file not found in $PATH`},
 			skip: "executable file not found"},
+		{name: "torch broken", m: deepproftest.FakeMachine{PythonExit: 1, PythonOut: "ImportError: libcudnn.so.9: cannot open shared object file\n"},
+			fail: "torch is installed and does not import:\nImportError: libcudnn.so.9"},
 		{name: "torch without CUDA", m: deepproftest.FakeMachine{PythonExit: 4, PythonOut: "torch 2.11.0+cpu built for CUDA None sees no CUDA device\n"},
 			fail: "sees no CUDA device\n(the GPU is there: a CPU-only torch"},
 	} {
@@ -257,6 +265,16 @@ func TestStructureMatches(t *testing.T) {
 	require.Len(t, rt.errors, 1)
 	assert.Contains(t, rt.errors[0], "its structure differs from golden/structure/tiny.json (-golden +run)")
 	assert.Contains(t, rt.errors[0], b.Summary.Kernels.Rows[0].Name)
+	b.Summary.Kernels.Rows[0].Calls--
+
+	// A small kernel's time moving it in or out of the top N is no change
+	// of structure.
+	rows := b.Summary.Kernels.Rows
+	last := &rows[len(rows)-1]
+	require.Less(t, last.Share, deepproftest.StructureMinShare, "the recording's 10th kernel is a small one")
+	last.Name += "-another"
+	b.StructureMatches("tiny")
+	assert.Len(t, rt.errors, 1, "no new error")
 }
 
 var wd = func() string {

@@ -18,15 +18,23 @@ import (
 //
 // The key drops what differs and keeps what tells kernels apart, the
 // function and its template arguments: namespace and class qualifiers
-// ("at::native::"), parameter lists (ncu writes template parameters, "T2",
-// where the runtime writes types), "void " and "const", integer literal
+// ("at::native::"), parameter lists but a lambda's (ncu writes template
+// parameters, "T2", where the runtime writes types), "void " and "const", integer literal
 // suffixes ("3ul"), false/true as 0/1, and every space; the two spellings of
 // an anonymous namespace and of a lambda become one. Two kernels whose
-// names differ only in what it drops get one key: MatchSpellings leaves
-// such a key unmatched.
+// names differ only in what it drops (k<a::Foo> and k<b::Foo>) get one key:
+// MatchSpellings leaves such a key unmatched when it sees both, and would
+// match the one it sees to the other's spelling otherwise.
 func SpellingKey(demangled string) string {
 	s := strings.ReplaceAll(demangled, "(anonymous namespace)", "<unnamed>")
 	s = cxxLambda.ReplaceAllString(s, "[lambda($1) (instance $2)]")
+	// Words first (they need the spaces that end them), then the spaces,
+	// then the qualifiers ("at ::f" is "at::f").
+	s = literalSuffix.ReplaceAllString(s, "$1")
+	s = wordFalse.ReplaceAllString(s, "${1}0")
+	s = wordTrue.ReplaceAllString(s, "${1}1")
+	s = wordVoidConst.ReplaceAllString(s, "$1")
+	s = strings.ReplaceAll(s, " ", "")
 	for {
 		t := qualifier.ReplaceAllString(s, "$1")
 		if t == s {
@@ -34,11 +42,6 @@ func SpellingKey(demangled string) string {
 		}
 		s = t
 	}
-	s = literalSuffix.ReplaceAllString(s, "$1")
-	s = wordFalse.ReplaceAllString(s, "${1}0")
-	s = wordTrue.ReplaceAllString(s, "${1}1")
-	s = wordVoidConst.ReplaceAllString(s, "$1")
-	s = strings.ReplaceAll(s, " ", "")
 	return stripParams(s)
 }
 
@@ -57,12 +60,14 @@ var (
 )
 
 // stripParams replaces each parameter list (a "(...)" right after a name
-// or a template's '>') by "()".
+// or a template's '>') by "()", except a lambda's: both tools write its
+// parameters' types ("[lambda(float) (instance 1)]"), which tell a float
+// kernel from a double one.
 func stripParams(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '(' && i > 0 && (isWord(s[i-1]) || s[i-1] == '>') {
+		if c == '(' && i > 0 && (isWord(s[i-1]) || s[i-1] == '>') && !strings.HasSuffix(s[:i], "[lambda") {
 			depth, j := 0, i
 			for ; j < len(s); j++ {
 				if s[j] == '(' {

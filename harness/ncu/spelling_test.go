@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,6 +23,7 @@ func TestSpellingKey(t *testing.T) {
 			"void at::vectorized_elementwise_kernel<8, at::CUDAFunctor_add<c10::BFloat16>, std::array<char *, 3>>(int, T2, T3)"},
 		{"void at::native::(anonymous namespace)::f<float>(int)::{lambda(float)#1}", "void at::<unnamed>::f<float>(int)::[lambda(float) (instance 1)]"},
 		{"void k<false, 2u>(int)", "void k<0, 2>(int)"},
+		{"void k<4, at::native::add_kernel(at::TensorIteratorBase&)::{lambda(float, float)#1}>(int, T2)", "void k<4, at::add_kernel(at::TensorIteratorBase &)::[lambda(float, float) (instance 1)]>(int, T2)"},
 	} {
 		assert.Equal(t, ncu.SpellingKey(c[0]), ncu.SpellingKey(c[1]), "%s\n%s", c[0], c[1])
 	}
@@ -31,6 +33,7 @@ func TestSpellingKey(t *testing.T) {
 		{"void k<8, float>(int)", "void k<8, c10::Half>(int)"},
 		{"scale_kernel(float*, float, int)", "add_kernel(float*, float, int)"},
 		{"void f<1>(int)::{lambda()#1}", "void f<1>(int)::{lambda()#2}"},
+		{"void k<4, add_kernel(TensorIteratorBase&)::{lambda(float, float)#1}>(int)", "void k<4, add_kernel(TensorIteratorBase&)::{lambda(double, double)#1}>(int)"},
 	} {
 		assert.NotEqual(t, ncu.SpellingKey(c[0]), ncu.SpellingKey(c[1]), "%s\n%s", c[0], c[1])
 	}
@@ -94,4 +97,30 @@ func TestSpellingsOfRecordedRuns(t *testing.T) {
 	require.GreaterOrEqual(t, cupti, 5, "recorded CUPTI runs with a deep pass")
 	t.Logf("%d recorded CUPTI runs: %d top kernels found in the deep pass, %d of them by the same string", cupti, matched, exact)
 	assert.Greater(t, matched, 2*exact)
+}
+
+// FuzzSpellingKey: any name has a key, without a panic and without a
+// space; a name matches itself, and a name with spaces added around its
+// punctuation matches it too. Seeded from the recorded runs' kernel names.
+func FuzzSpellingKey(f *testing.F) {
+	raws, _ := filepath.Glob("../../fixtures/runs/*/ncu/raw.csv.gz")
+	for _, raw := range raws {
+		for _, name := range launchNames(f, raw) {
+			f.Add(name)
+		}
+	}
+	f.Add("void k<(anonymous namespace)::{lambda(float)#1}, 3ul>(int)")
+	f.Fuzz(func(t *testing.T, name string) {
+		k := ncu.SpellingKey(name)
+		if m := ncu.MatchSpellings([]string{name}, []string{name}); m[name] != name {
+			t.Fatalf("%q does not match itself: %q", name, m)
+		}
+		if strings.Contains(k, " ") {
+			t.Fatalf("key of %q has a space: %q", name, k)
+		}
+		spaced := strings.NewReplacer("*", " *", "&", " &", ",", ", ", ">", " >").Replace(name)
+		if k2 := ncu.SpellingKey(spaced); k2 != k && !strings.ContainsAny(name, " \t") {
+			t.Fatalf("%q and %q have keys %q and %q", name, spaced, k, k2)
+		}
+	})
 }

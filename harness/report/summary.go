@@ -284,7 +284,7 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 			fmt.Fprintf(b, "%s: each plain run of the program in stage 1 (no profiler), from start to exit, process start-up included (%s).\n\n",
 				mdtable.EscapeCell(r.Name), artifacts.Stage1Runs)
 			if len(st.Rows) == 1 {
-				fmt.Fprintf(b, "The program opened no NVTX range, so the whole program is its only stage. To time its stages, mark its phases with NVTX ranges (%s).\n\n", mdtable.EscapeCell(nvtx.HowToMark))
+				fmt.Fprintf(b, "The program opened no NVTX range of its domain (nvtx.domain), so the whole program is its only stage. To time its stages, mark its phases with NVTX ranges (%s), or set nvtx.domain to a library's domain to time its ranges.\n\n", mdtable.EscapeCell(nvtx.HowToMark))
 			}
 		}
 	}
@@ -324,7 +324,7 @@ func perProcess(b *strings.Builder, rows []summary.Stage) {
 	if len(t.Rows) == 0 {
 		return
 	}
-	b.WriteString("Per process: these stages' instances come from the NVTX ranges of more than one process, which the rows above pool; each process's own, with the warm-up rule applied to its own first instance:\n\n")
+	b.WriteString("Per process: these stages' instances come from the NVTX ranges of more than one process, which the rows above pool (each process's warm-up left out); each process's own, with the warm-up rule applied to its own first instance:\n\n")
 	b.WriteString(t.String())
 	b.WriteString("\n")
 }

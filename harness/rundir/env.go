@@ -101,6 +101,18 @@ func ReadEnvFile(path string) (*EnvInfo, error) {
 	return ReadEnv(f, path)
 }
 
+// readEnv reads the run's env.json, its errors naming it as the run
+// does (env.json, not its absolute path: summary.json is the same on
+// every machine).
+func readEnv(run *artifacts.Run) (*EnvInfo, error) {
+	f, err := os.Open(run.Path(artifacts.EnvJSON))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadEnv(f, artifacts.EnvJSON)
+}
+
 // readRunFile reads a file of MAIN whole, up to bounded.MaxBytes.
 func readRunFile(run *artifacts.Run, rel string) ([]byte, error) {
 	return bounded.ReadFile(run.Path(rel))

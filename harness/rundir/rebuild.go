@@ -121,6 +121,9 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	if rulesErr != nil && rulesErr != errNoDetails {
 		errs = append(errs, rulesErr)
 	}
+	// ncu's rules by the kernel table's spelling of each name, for
+	// kernels.json and the summary alike.
+	rules = byTableNames(rules, tab)
 	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN, rules))
 
 	reg, rerr := src.regions.load(run, cfg)
@@ -142,7 +145,7 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 	}
 
 	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
-	if in.Rules = byTableNames(rules, in.Kernels); rulesErr != nil {
+	if in.Rules = rules; rulesErr != nil {
 		in.RulesMissing = rulesErr.Error()
 	}
 	if in.WorkloadMissing != "" && src.stages.ok && src.stages.path == artifacts.Stage1Report {
@@ -182,13 +185,19 @@ func Rebuild(run *artifacts.Run, cfg Config) error {
 			once = append(once, e)
 		}
 	}
-	if len(once) > 0 {
+	partial := func() {
 		// A run rebuilt in part is not complete: its derived files are not
 		// all made from its sources (the next rebuild clears this mark).
 		run.MarkPartial(artifacts.RebuildPartial + "derived files not made from their sources (" + artifacts.ReportMD + " says which and why)")
 	}
+	if len(once) > 0 {
+		partial()
+	}
 	if err := run.Write(artifacts.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
+		// report.md says why the others are partial: without it, say so
+		// in the manifest, which is written after this.
 		once = append(once, err)
+		partial()
 	}
 	return errors.Join(once...)
 }

@@ -176,7 +176,7 @@ func drawCharts(run *artifacts.Run, s *summary.Summary) []report.Chart {
 func summaryInputs(run *artifacts.Run, cfg Config, src sources, tab *kernels.Table, kerr error, reg *regions.Report, rerr error) summary.Inputs {
 	in := summary.Inputs{RunID: run.Manifest().RunID}
 
-	env, err := ReadEnvFile(run.Path(artifacts.EnvJSON))
+	env, err := readEnv(run)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		in.EnvMissing = "no " + artifacts.EnvJSON + " (written by deepprof profile)"

@@ -583,26 +583,10 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 		}
 		rep.Stages[s.Name] = st
 	}
-	// One process: its instances are the stage's, no split to show.
-	for n, st := range rep.Stages {
-		if len(st.Processes) < 2 {
-			st.Processes = nil
-			rep.Stages[n] = st
-		}
-	}
-	if len(rep.Stages) == 0 && len(others) > 0 {
-		slices.Sort(others)
-		for i, d := range others {
-			others[i] = strconv.Quote(d)
-			if d == "" {
-				others[i] += " (the default domain)"
-			}
-		}
-		return nil, fmt.Errorf("%s: the program opened NVTX ranges only in other domains than nvtx.domain=%q (%s): set nvtx.domain to time one of them, or mark the program's phases in its own (%s)",
-			artifacts.TimelineCupti, cfg.Domain, strings.Join(others, ", "), NoNVTXHowTo)
-	}
+	poolProcesses(rep)
+	ranges := len(rep.Stages)
 	// A program stage 1 ran as a whole process: each run's wall time (the
-	// one stage of a program with no NVTX range).
+	// one stage of a program with no NVTX range of its domain).
 	if f, err := os.Open(run.Path(artifacts.Stage1Runs)); err == nil {
 		defer f.Close()
 		runs, err := workload.ReadRuns(f, artifacts.Stage1Runs)
@@ -615,7 +599,19 @@ func readCuptiStages(run *artifacts.Run, _ string, cfg Config) (*workload.Report
 		}
 		rep.Stages[workload.WholeProgram] = workload.Stage{MS: ms}
 	}
-	if len(rep.Stages) == 0 {
+	switch {
+	case ranges > 0 || len(rep.Stages) > 0:
+	case len(others) > 0:
+		slices.Sort(others)
+		for i, d := range others {
+			others[i] = strconv.Quote(d)
+			if d == "" {
+				others[i] += " (the default domain)"
+			}
+		}
+		return nil, fmt.Errorf("%s: the program opened NVTX ranges only in other domains than nvtx.domain=%q (%s): set nvtx.domain to time one of them, or mark the program's phases in its own (%s)",
+			artifacts.TimelineCupti, cfg.Domain, strings.Join(others, ", "), NoNVTXHowTo)
+	default:
 		return nil, fmt.Errorf("%s: %s", artifacts.TimelineCupti, NoNVTXHint)
 	}
 	return rep, nil
@@ -642,6 +638,29 @@ func ProcessesOf(run *artifacts.Run, functions []string) ([]Process, error) {
 	}
 	slices.SortFunc(out, func(a, b Process) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// poolProcesses sets the stages' MS from their processes' instances. One
+// process: its instances are the stage's, no split to show. Several: the
+// stage pools each process's instances but its warm-up (stats.WarmupRule,
+// process by process: laid end to end, the rule would see only the first
+// process's), which the process's own row keeps.
+func poolProcesses(rep *workload.Report) {
+	for n, st := range rep.Stages {
+		if len(st.Processes) < 2 {
+			st.Processes = nil
+		} else {
+			st.MS = nil
+			for _, p := range st.Processes {
+				ms := p.MS
+				if stats.Summarize(ms).WarmupMS != nil {
+					ms = ms[1:]
+				}
+				st.MS = append(st.MS, ms...)
+			}
+		}
+		rep.Stages[n] = st
+	}
 }
 
 // NoNVTXHint is what a run of a program with no NVTX range says.

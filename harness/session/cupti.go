@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
@@ -117,7 +116,7 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *artifacts.Run) ([]stri
 	}
 	s.tl.cupti = lib
 	run.Note("timeline: deepprof's CUPTI library (%s) in a plain run timed every kernel launch%s", lib, s.tl.why)
-	if err := os.MkdirAll(run.Path(artifacts.TimelineCupti), 0o755); err != nil {
+	if err := artifacts.MkdirIn(run.Dir, run.Path(artifacts.TimelineCupti)); err != nil {
 		return nil, err
 	}
 	byID, err := s.stepsByID(run.Dir)

@@ -285,7 +285,7 @@ func (s *Session) ncuTimeline(ctx context.Context, run *artifacts.Run) ([]string
 // it did make is kept and in the manifest.
 func (s *Session) nsysTimeline(ctx context.Context, run *artifacts.Run) ([]string, error) {
 	tl := s.tl
-	if err := os.MkdirAll(run.Path(artifacts.NsysDir), 0o755); err != nil {
+	if err := artifacts.MkdirIn(run.Dir, run.Path(artifacts.NsysDir)); err != nil {
 		return nil, err
 	}
 	byID, err := s.stepsByID(run.Dir)

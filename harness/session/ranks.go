@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func (s *Session) deepRanks(ctx context.Context, run *artifacts.Run, steps []Ste
 	if err := run.Write(artifacts.NcuRankExec, ranks.Script); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(run.Path(artifacts.NcuRanks), 0o755); err != nil {
+	if err := artifacts.MkdirIn(run.Dir, run.Path(artifacts.NcuRanks)); err != nil {
 		return err
 	}
 	var stepErrs []error

@@ -354,24 +354,28 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		)
 	}
 	c := s.Cfg.NCU
-	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0), "deep pass over every launch in the NVTX ranges"
+	// ncu counts --launch-count over every process it follows: the first
+	// process would take them all (a two-process program's parent got none
+	// on an H100), so the count makes room for each process's share. A
+	// multi-GPU workload's deep pass is one ncu per rank.
+	procs := len(s.topProcesses)
+	if s.Cfg.Workload.Launcher.Multi() {
+		procs = 1
+	}
+	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, procs), "deep pass over every launch in the NVTX ranges"
 	if len(topKernels) > 0 {
 		regex = ncu.MangledFunctionRegex(topKernels)
 		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
-		// ncu counts --launch-count over every process it follows: the
-		// first process would take them all (a two-process program's
-		// parent got none on an H100). Room for each process's share.
-		if n := len(s.topProcesses); n > 1 && c.LaunchCount == 0 && !s.Cfg.Workload.Launcher.Multi() {
-			count *= n
+		if procs > 1 && c.LaunchCount == 0 {
 			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process)",
-				len(topKernels), count, n, count/n)
+				len(topKernels), count, procs, count/procs)
 		}
 	} else if topKernels == nil && tl.tool == timelineCupti {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, 1))
 	} else if topKernels == nil && tl.tool == timelineNsys {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, 1))
 	} else if topKernels == nil {
-		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true))
+		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, 1))
 	}
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	dargs, err := deep.Args()

@@ -107,11 +107,17 @@ func narrate(s *Summary) Narrative {
 	// 1. Where the wall time goes.
 	var total float64
 	var top *Stage
+	listed := map[string]bool{}
+	for _, r := range s.Stages.Rows {
+		listed[r.Name] = true
+	}
 	for i, r := range s.Stages.Rows {
-		// The whole program's start-to-exit time (a program that wrote no
+		// A sub-stage is inside its parent's time (a parent that is not
+		// listed, a range that never closed, leaves it top-level). The
+		// whole program's start-to-exit time (a program that wrote no
 		// report, timed in stage 1) is not one of its stages: the share is
 		// of the stages its ranges mark.
-		if r.Parent != "" || (r.Name == workload.WholeProgram && len(s.Stages.Rows) > 1) {
+		if listed[r.Parent] || (r.Name == workload.WholeProgram && len(s.Stages.Rows) > 1) {
 			continue
 		}
 		total += r.MeanMS

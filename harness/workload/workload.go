@@ -152,10 +152,11 @@ type Tokens struct {
 type Stage struct {
 	MS     []float64 `json:"ms"`
 	Parent string    `json:"parent,omitempty"`
-	// Processes split MS by process, for a stage read from the NVTX
-	// ranges of more than one process (a program and its children, the
-	// ranks of a launcher); MS holds them all.
-	Processes []ProcessMS `json:"processes,omitempty"`
+	// Processes split a stage read from the NVTX ranges of more than one
+	// process (a program and its children, the ranks of a launcher) by
+	// process; MS then pools their instances, each process's warm-up left
+	// out. Never read from a workload report (deepprof sets it).
+	Processes []ProcessMS `json:"-"`
 }
 
 // ProcessMS is one process's instances of a stage, in ms.

@@ -11,14 +11,18 @@ import (
 	"unicode/utf8"
 )
 
-// Is reports C0 and C1 control characters, DEL, and the bidirectional
-// marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
-// U+202A–U+202E, U+2066–U+2069).
+// Is reports C0 and C1 control characters, DEL, the bidirectional marks,
+// embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+// U+202A–U+202E, U+2066–U+2069), the zero-width characters that make two
+// names print alike (U+200B–U+200D, U+2060, U+FEFF) and the line and
+// paragraph separators (U+2028, U+2029).
 func Is(r rune) bool {
 	switch {
 	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
 		return true
 	case r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
+		return true
+	case r >= 0x200b && r <= 0x200d || r == 0x2060 || r == 0xfeff || r == 0x2028 || r == 0x2029:
 		return true
 	}
 	return false
