@@ -109,6 +109,21 @@ func TestRecordedRunsLinksResolve(t *testing.T) {
 					assert.FileExists(t, filepath.Join(src, filepath.FromSlash(a.File())), "the manifest calls %s %s", a.Path, a.Status)
 				}
 			}
+			if rs := artifacts.Ranks(src); len(rs) > 0 {
+				// A multi-GPU run: a deep pass per rank, whose reports are
+				// not kept either.
+				for _, r := range rs {
+					a, ok := m.Find(artifacts.RankPath(r, artifacts.NcuDeepReport))
+					if !ok {
+						// killed during it (the first 2-GPU run): partial, and says so
+						assert.Equal(t, artifacts.StatusPartial, m.Status)
+						assert.Contains(t, m.Reason, "ncu-deep")
+						continue
+					}
+					assert.Equal(t, artifacts.StatusAbsent, a.Status, "recorded runs do not keep the deep pass's report")
+				}
+				return
+			}
 			a, ok := m.Find(artifacts.NcuDeepReport)
 			if !ok {
 				// A run whose deep pass never wrote a report (the 2-GPU run,

@@ -51,15 +51,14 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 			opens := countOpens(t)
 			require.NoError(t, Rebuild(run, dc))
 			want := map[string]int{}
-			deep := hasExport(run, artifacts.NcuRaw) // the 2-GPU run was killed before its deep pass ended
-			if deep {
-				want[artifacts.NcuRaw] = 1
-			}
-			if run.Exists(artifacts.NcuTimingRaw) {
-				want[artifacts.NcuTimingRaw] = 1
-			}
-			if run.Exists(artifacts.NcuDetails) {
-				want[artifacts.NcuDetails] = 1 // ncu's rules
+			deep := hasExport(run, artifacts.NcuRaw) // the first 2-GPU run was killed before its deep pass ended
+			// Each export, or each rank's (a multi-GPU run), once.
+			for _, rel := range []string{artifacts.NcuRaw, artifacts.NcuDetails, artifacts.NcuTimingRaw} {
+				if hasExport(run, rel) {
+					for _, f := range exportFiles(run, rel) {
+						want[f] = 1
+					}
+				}
 			}
 			assert.Equal(t, want, opens)
 			m := run.Manifest()
