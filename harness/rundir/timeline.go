@@ -14,6 +14,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
 	"github.com/llm-perf-opt/deepprof/harness/classify"
+	"github.com/llm-perf-opt/deepprof/harness/cupti"
 	"github.com/llm-perf-opt/deepprof/harness/internal/mdtable"
 	"github.com/llm-perf-opt/deepprof/harness/kernels"
 	"github.com/llm-perf-opt/deepprof/harness/ncu"
@@ -623,20 +624,67 @@ type Process struct {
 	Name string // its executable, as the record file's header has it
 }
 
-// ProcessesOf lists the processes of the CUPTI timeline that launched a
-// kernel whose function (ncu.FunctionName) is one of functions, by id.
-func ProcessesOf(run *artifacts.Run, functions []string) ([]Process, error) {
+// TopProcesses are the processes of the CUPTI timeline that launched the
+// top kernels, and how far ncu must count to reach the last of them.
+type TopProcesses struct {
+	// Processes launched a kernel whose function (ncu.FunctionName) is a
+	// top one; by id.
+	Processes []Process
+	// EarlierLaunches is the most launches of one launch configuration
+	// (function, grid, block) of a top kernel that all but the last of
+	// those processes made, taken in the order of their first such launch:
+	// ncu counts --launch-count over every process it follows, so a count
+	// below it leaves the last process unprofiled when the processes run
+	// one after another (a parent that waits for its child).
+	EarlierLaunches int
+}
+
+// ProcessesOf is TopProcesses for the top kernels' functions.
+func ProcessesOf(run *artifacts.Run, functions []string) (TopProcesses, error) {
 	tl, err := Config{}.loadTimeline(run)
 	if err != nil {
-		return nil, err
+		return TopProcesses{}, err
 	}
-	var out []Process
+	type config struct {
+		function    string
+		grid, block cupti.Dim3
+	}
+	type proc struct {
+		Process
+		first  int64
+		counts map[config]int
+	}
+	var ps []proc
 	for _, p := range tl.Processes {
-		if slices.ContainsFunc(p.Kernels, func(k timeline.Kernel) bool { return slices.Contains(functions, ncu.FunctionName(k.Name())) }) {
-			out = append(out, Process{ID: p.Header.PID, Name: p.Header.Exe})
+		pr := proc{Process: Process{ID: p.Header.PID, Name: p.Header.Exe}, counts: map[config]int{}}
+		for _, k := range p.Kernels {
+			f := ncu.FunctionName(k.Name())
+			if !slices.Contains(functions, f) {
+				continue
+			}
+			if len(pr.counts) == 0 || k.Start < pr.first {
+				pr.first = k.Start
+			}
+			pr.counts[config{f, k.Grid, k.Block}]++
+		}
+		if len(pr.counts) > 0 {
+			ps = append(ps, pr)
 		}
 	}
-	slices.SortFunc(out, func(a, b Process) int { return cmp.Compare(a.ID, b.ID) })
+	var out TopProcesses
+	slices.SortFunc(ps, func(a, b proc) int { return cmp.Compare(a.first, b.first) })
+	earlier := map[config]int{}
+	for i, p := range ps {
+		out.Processes = append(out.Processes, p.Process)
+		if i == len(ps)-1 {
+			break
+		}
+		for c, n := range p.counts {
+			earlier[c] += n
+			out.EarlierLaunches = max(out.EarlierLaunches, earlier[c])
+		}
+	}
+	slices.SortFunc(out.Processes, func(a, b Process) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package rundir
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/harness/ncu"
 	"github.com/llm-perf-opt/deepprof/harness/nvtx"
 	"github.com/llm-perf-opt/deepprof/harness/oracle"
 	"github.com/llm-perf-opt/deepprof/harness/regions"
@@ -99,6 +101,39 @@ func TestStagesPerProcess(t *testing.T) {
 		}
 		assert.Subset(t, all, st.MS, "%s: the pooled instances are the processes'", name)
 	}
+}
+
+// TestProcessesOf: the recorded two-process program (the child execs and
+// runs first, the parent after it) launched its top kernels in both; the
+// child's launches of one configuration are what ncu counts before the
+// parent's first. One process has nothing earlier.
+func TestProcessesOf(t *testing.T) {
+	run, err := artifacts.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
+	require.NoError(t, err)
+	top, err := ProcessesOf(run, []string{"scale_kernel", "add_kernel"})
+	require.NoError(t, err)
+	require.Len(t, top.Processes, 2)
+	assert.Less(t, top.Processes[0].ID, top.Processes[1].ID, "by id")
+	assert.Equal(t, "nvtx_ranges", filepath.Base(top.Processes[0].Name))
+	tl, err := Config{}.loadTimeline(run)
+	require.NoError(t, err)
+	most := map[int64]int{}
+	for _, p := range tl.Processes {
+		n := map[string]int{}
+		for _, k := range p.Kernels {
+			key := ncu.FunctionName(k.Name()) + k.Grid.String() + k.Block.String()
+			n[key]++
+			most[p.Header.PID] = max(most[p.Header.PID], n[key])
+		}
+	}
+	assert.Contains(t, []int{most[top.Processes[0].ID], most[top.Processes[1].ID]}, top.EarlierLaunches, "one process's most launches of one configuration")
+
+	one, err := artifacts.Open("../../fixtures/runs/any-python-script")
+	require.NoError(t, err)
+	top, err = ProcessesOf(one, []string{"nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT"})
+	require.NoError(t, err)
+	assert.Len(t, top.Processes, 1)
+	assert.Zero(t, top.EarlierLaunches)
 }
 
 // The pooled stage leaves each process's warm-up out: laid end to end,

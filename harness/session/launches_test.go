@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness/config"
+	"github.com/llm-perf-opt/deepprof/harness/rundir"
 )
 
 // TestDeepLaunchCountNoteMatchesArgv: the number of launches the plan's
@@ -71,4 +74,19 @@ func argvLaunchCount(t *testing.T, st Step) int {
 	n, err := strconv.Atoi(st.Argv[i+1])
 	require.NoError(t, err)
 	return n
+}
+
+// The deep pass's count for several processes: each one's share when they
+// run at once, past the earlier ones' launches when they run one after
+// another, never past maxProcessShares shares.
+func TestDeepLaunchCountProcesses(t *testing.T) {
+	c := config.NCU{PerKernelLaunches: 2}
+	procs := []rundir.Process{{ID: 1}, {ID: 2}, {ID: 3}}
+	assert.Equal(t, 2, deepLaunchCount(c, true, rundir.TopProcesses{Processes: procs[:1]}))
+	assert.Equal(t, 6, deepLaunchCount(c, true, rundir.TopProcesses{Processes: procs, EarlierLaunches: 1}), "a share each")
+	assert.Equal(t, 9, deepLaunchCount(c, true, rundir.TopProcesses{Processes: procs, EarlierLaunches: 7}), "past the earlier ones")
+	assert.Equal(t, 2*maxProcessShares, deepLaunchCount(c, true, rundir.TopProcesses{Processes: procs, EarlierLaunches: 5000}), "bounded")
+	assert.Equal(t, 0, deepLaunchCount(c, false, rundir.TopProcesses{Processes: procs}), "unfiltered: every launch")
+	c.LaunchCount = 5
+	assert.Equal(t, 5, deepLaunchCount(c, true, rundir.TopProcesses{Processes: procs, EarlierLaunches: 7}), "ncu.launch_count wins")
 }

@@ -65,7 +65,7 @@ type Session struct {
 	// topProcesses are the CUDA processes of the CUPTI timeline that
 	// launched the top kernels (a program and its children): the deep
 	// pass's launch count is shared by all of them (see plan).
-	topProcesses []rundir.Process
+	topProcesses rundir.TopProcesses
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -358,24 +358,24 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	// process would take them all (a two-process program's parent got none
 	// on an H100), so the count makes room for each process's share. A
 	// multi-GPU workload's deep pass is one ncu per rank.
-	procs := len(s.topProcesses)
+	top := s.topProcesses
 	if s.Cfg.Workload.Launcher.Multi() {
-		procs = 1
+		top = rundir.TopProcesses{}
 	}
-	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, procs), "deep pass over every launch in the NVTX ranges"
+	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, top), "deep pass over every launch in the NVTX ranges"
 	if len(topKernels) > 0 {
 		regex = ncu.MangledFunctionRegex(topKernels)
 		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
-		if procs > 1 && c.LaunchCount == 0 {
-			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process)",
-				len(topKernels), count, procs, count/procs)
+		if n := len(top.Processes); n > 1 && c.LaunchCount == 0 {
+			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process, and the earlier processes made up to %d of one configuration; at most %d)",
+				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
 		}
 	} else if topKernels == nil && tl.tool == timelineCupti {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, 1))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, rundir.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, 1))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, rundir.TopProcesses{}))
 	} else if topKernels == nil {
-		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, 1))
+		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, rundir.TopProcesses{}))
 	}
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	dargs, err := deep.Args()
@@ -599,7 +599,7 @@ func (s *Session) run(ctx context.Context, run *artifacts.Run) error {
 // fewer processes than launched the top kernels in the timeline: their
 // kernels' metrics come from the others' launches only.
 func (s *Session) noteUnprofiledProcesses(run *artifacts.Run) {
-	if len(s.topProcesses) < 2 {
+	if len(s.topProcesses.Processes) < 2 {
 		return
 	}
 	f, err := run.OpenFile(artifacts.NcuRaw)
@@ -613,7 +613,7 @@ func (s *Session) noteUnprofiledProcesses(run *artifacts.Run) {
 		return nil
 	})) {
 	}
-	if len(seen) >= len(s.topProcesses) {
+	if len(seen) >= len(s.topProcesses.Processes) {
 		return
 	}
 	var got []string
@@ -622,7 +622,7 @@ func (s *Session) noteUnprofiledProcesses(run *artifacts.Run) {
 	}
 	slices.Sort(got)
 	run.Note("deep pass: ncu profiled launches of %d of the %d processes that launched the top kernels in the timeline (profiled: %s): the others' kernels are measured from these processes' launches only; raise ncu.per_kernel_launches (ncu counts launches over every process it follows) to reach them",
-		len(seen), len(s.topProcesses), orNone(got))
+		len(seen), len(s.topProcesses.Processes), orNone(got))
 }
 
 func orNone(list []string) string {
