@@ -157,6 +157,7 @@ func TestRebuildBoundedInputs(t *testing.T) {
 
 	_, err = readRunFile(run, artifacts.OracleJSON)
 	require.ErrorIs(t, err, os.ErrNotExist)
+	require.NoError(t, os.MkdirAll(filepath.Dir(run.Path(artifacts.OracleJSON)), 0o755))
 	boundedtest.FIFO(t, run.Path(artifacts.OracleJSON))
 	_, err = readRunFile(run, artifacts.OracleJSON)
 	require.EqualError(t, err, run.Path(artifacts.OracleJSON)+": larger than 1 MiB: not a deepprof file?")
