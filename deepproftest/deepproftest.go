@@ -57,6 +57,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/summary"
 	"github.com/llm-perf-opt/deepprof/harness/tolerance"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
@@ -267,7 +268,7 @@ func Open(t testing.TB, dir string) *Run {
 // Read reads the run directory dir, for its typed data only (its
 // assertions need Open's test).
 func Read(dir string) (*Run, error) {
-	b, err := os.ReadFile(filepath.Join(dir, artifacts.SummaryJSON))
+	b, err := bounded.ReadFile(filepath.Join(dir, artifacts.SummaryJSON))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a run directory with a summary (deepprof report DIR makes one from a run's records): %w", dir, err)
 	}
@@ -514,7 +515,7 @@ func (r *Run) StructureMatches(name string) {
 		r.tb.Logf("structure %s: written from %s", path, r.Dir)
 		return
 	}
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.tb.Errorf("structure %s: not found: run the test with -update to write it from this run (%s)", path, r.Dir)
 		return

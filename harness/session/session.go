@@ -27,6 +27,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness/rundir"
 	"github.com/llm-perf-opt/deepprof/harness/tools"
 	"github.com/llm-perf-opt/deepprof/harness/workload"
+	"github.com/llm-perf-opt/deepprof/internal/bounded"
 )
 
 // Session is one Stage 2 profiling session.
@@ -768,7 +769,7 @@ func (s *Session) step(ctx context.Context, run *artifacts.Run, st Step, watch b
 	if st.Log != "" {
 		data := log.Bytes()
 		if st.AppendLog {
-			before, _ := os.ReadFile(run.Path(st.Log))
+			before, _ := bounded.Tail(run.Path(st.Log)) // earlier runs of the step, each already capped
 			data = append(append(before, fmt.Sprintf("==> %s <==\n", st.Name())...), data...)
 		}
 		if werr := run.Write(st.Log, data); werr != nil {
@@ -813,7 +814,9 @@ func diagnose(run *artifacts.Run, rel string, err error) []ncu.Finding {
 	if isStopped(err) {
 		return nil
 	}
-	b, _ := os.ReadFile(run.Path(rel))
+	// ncu's errors and summary are at a log's end: a log past the cap
+	// keeps its last part.
+	b, _ := bounded.Tail(run.Path(rel))
 	return ncu.Diagnose(b)
 }
 
@@ -858,7 +861,7 @@ func (s *Session) judge(run *artifacts.Run, name, log string, err error, finding
 // nothingMatched reports whether the timing pass's log says its NVTX
 // filter matched nothing.
 func (s *Session) nothingMatched(run *artifacts.Run) bool {
-	logb, _ := os.ReadFile(run.Path(artifacts.NcuTimingLog))
+	logb, _ := bounded.Tail(run.Path(artifacts.NcuTimingLog))
 	for _, f := range ncu.Diagnose(logb) {
 		if f.Kind == ncu.KindNVTXNoMatch || f.Kind == ncu.KindNoKernels {
 			return true

@@ -79,17 +79,23 @@ func phaseRows(in Inputs) Phases {
 	}
 	out := Phases{Depth: rep.Depth, LaunchBoundIdleShare: rep.LaunchBoundIdleShare, Rows: []PhaseRow{}}
 	for _, sc := range rep.Scopes {
-		used := make([]bool, len(sc.Nested))
-		for _, p := range sc.Phases {
-			out.Rows = append(out.Rows, phaseRow(sc, p))
-			for i, n := range sc.Nested {
-				if !used[i] && strings.HasPrefix(n.Name, p.Name+"/") {
-					used[i] = true
+		// Each range right after the range it is in, in tree order
+		// (nvtx paths escape a "/" inside a name: the last one ends the
+		// parent's path).
+		var inside func(parent string)
+		inside = func(parent string) {
+			for _, n := range sc.Nested {
+				if i := strings.LastIndex(n.Name, "/"); i >= 0 && n.Name[:i] == parent {
 					r := phaseRow(sc, n)
 					r.Nested = true
 					out.Rows = append(out.Rows, r)
+					inside(n.Name)
 				}
 			}
+		}
+		for _, p := range sc.Phases {
+			out.Rows = append(out.Rows, phaseRow(sc, p))
+			inside(p.Name)
 		}
 		out.Rows = append(out.Rows, phaseRow(sc, sc.Run))
 	}

@@ -244,3 +244,20 @@ func TestGPUBusyPerInstance(t *testing.T) {
 	assert.InDelta(t, 3.0, s.Narrative.GPUBusy[0].GPUMS, 1e-12)
 	assert.Zero(t, s.Narrative.GPUBusy[0].Instances)
 }
+
+// Nested rows come in tree order: each range right after the range it is
+// in (depth 3 under its depth-2 parent, not after every depth-2 row).
+// SYNTHETIC phases.
+func TestNestedPhasesTreeOrder(t *testing.T) {
+	ph := func(name string) timeline.Phase { return timeline.Phase{Name: name, Instances: 1, SpanNS: 10, BusyNS: 5, IdleNS: 5} }
+	rep := &timeline.PhaseReport{Depth: 1, Scopes: []timeline.PhaseScope{{
+		Phases: []timeline.Phase{ph("decode_all"), ph("prefill")},
+		Nested: []timeline.Phase{ph("prefill/vision"), ph("decode_all/step"), ph("prefill/vision/block0"), ph("decode_all/step/attn")},
+	}}}
+	s := summary.Build(summary.Inputs{Phases: rep}, summary.Options{})
+	var names []string
+	for _, r := range s.Phases.Rows {
+		names = append(names, r.Phase)
+	}
+	assert.Equal(t, []string{"decode_all", "decode_all/step", "decode_all/step/attn", "prefill", "prefill/vision", "prefill/vision/block0", ""}, names)
+}

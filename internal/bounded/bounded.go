@@ -63,3 +63,32 @@ func ReadFile(path string) ([]byte, error) {
 	}
 	return ReadAll(f, path)
 }
+
+// Tail reads the last MaxBytes of the file path at most: a log read for
+// what it says at its end (ncu's errors and summary), where a long one
+// keeps its last part. Errors name path.
+func Tail(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxBytes {
+		if _, err := f.Seek(fi.Size()-MaxBytes, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, MaxBytes))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return b, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > MaxBytes {
+		b = b[int64(len(b))-MaxBytes:]
+	}
+	return b, nil
+}

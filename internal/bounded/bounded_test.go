@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // zeros is an endless SYNTHETIC input, as /dev/zero is.
@@ -54,4 +57,23 @@ func TestReadFile(t *testing.T) {
 			t.Fatalf("/dev/zero: %v", err)
 		}
 	}
+}
+
+// Tail keeps a long file's last MaxBytes and a short one whole.
+func TestTail(t *testing.T) {
+	old := MaxBytes
+	MaxBytes = 8
+	defer func() { MaxBytes = old }()
+	dir := t.TempDir()
+	long, short := filepath.Join(dir, "long.log"), filepath.Join(dir, "short.log")
+	require.NoError(t, os.WriteFile(long, []byte("0123456789abcdef"), 0o644))
+	require.NoError(t, os.WriteFile(short, []byte("abc"), 0o644))
+	b, err := Tail(long)
+	require.NoError(t, err)
+	assert.Equal(t, "89abcdef", string(b))
+	b, err = Tail(short)
+	require.NoError(t, err)
+	assert.Equal(t, "abc", string(b))
+	_, err = Tail(filepath.Join(dir, "none"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

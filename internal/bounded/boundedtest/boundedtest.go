@@ -12,8 +12,11 @@ import (
 )
 
 // Limit lowers bounded.MaxBytes to n for the test (so that an oversize
-// input is quick to make), and puts it back after.
+// input is quick to make), and puts it back after. MaxBytes is the
+// package's, so such a test cannot run in parallel: t.Setenv makes one that
+// tries fail at once.
 func Limit(t testing.TB, n int64) {
+	t.Setenv("DEEPPROF_BOUNDED_MAX_BYTES_LOWERED", "1")
 	old := bounded.MaxBytes
 	bounded.MaxBytes = n
 	t.Cleanup(func() { bounded.MaxBytes = old })
