@@ -249,7 +249,9 @@ func TestGPUBusyPerInstance(t *testing.T) {
 // in (depth 3 under its depth-2 parent, not after every depth-2 row).
 // SYNTHETIC phases.
 func TestNestedPhasesTreeOrder(t *testing.T) {
-	ph := func(name string) timeline.Phase { return timeline.Phase{Name: name, Instances: 1, SpanNS: 10, BusyNS: 5, IdleNS: 5} }
+	ph := func(name string) timeline.Phase {
+		return timeline.Phase{Name: name, Instances: 1, SpanNS: 10, BusyNS: 5, IdleNS: 5}
+	}
 	rep := &timeline.PhaseReport{Depth: 1, Scopes: []timeline.PhaseScope{{
 		Phases: []timeline.Phase{ph("decode_all"), ph("prefill")},
 		Nested: []timeline.Phase{ph("prefill/vision"), ph("decode_all/step"), ph("prefill/vision/block0"), ph("decode_all/step/attn")},
