@@ -24,9 +24,10 @@ import (
 // never one ncu around the launcher, which fails at the first collective
 // (fixtures/logs/ncu-one-ncu-over-torchrun-nccl.txt). The collectives are
 // left out of it (withoutCollectives). workload.launcher.deep_pass says
-// whether the ranks meet ncu at once (lockstep: one run, every rank
-// replaying its kernels while the others wait in their next collective) or
-// one at a time (one run per rank, the others plain).
+// whether the ranks meet ncu one at a time (the default: one run per rank,
+// the others plain) or at once (lockstep: one run, every rank replaying
+// its kernels while the others wait in their next collective; it
+// deadlocked on 2 H100s, fixtures/logs/h100x2-lockstep-deadlock).
 
 // rankSteps are the deep pass and its exports for every rank.
 func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note string, details []string) ([]Step, error) {
@@ -64,7 +65,7 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 				Env: env, Log: artifacts.RankPath(strconv.Itoa(r), rankConsoleLog), Note: note, Details: details})
 		}
 	} else {
-		details = append(details, "every rank at once (workload.launcher.deep_pass=lockstep): one run, each rank replaying its kernels while the others wait in their next collective")
+		details = append(details, "every rank at once (workload.launcher.deep_pass=lockstep): one run, each rank replaying its kernels while the others wait in their next collective; it can deadlock (2 H100s: both ranks stuck after 87 launches), one_at_a_time does not")
 		steps = append(steps, Step{ID: StepNcuDeep, Argv: w.Launched(ranks.Exec(py, script, ranks.All, profiler, program)),
 			Env: env, Log: artifacts.NcuDeepLog, Note: note, Details: details})
 	}
