@@ -91,26 +91,24 @@ func ReadEnv(r io.Reader, name string) (*EnvInfo, error) {
 	return &env, nil
 }
 
-// ReadEnvFile is ReadEnv of the file path.
-func ReadEnvFile(path string) (*EnvInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadEnv(f, path)
-}
+// ReadEnvFile is ReadEnv of the file path, its errors naming path.
+func ReadEnvFile(path string) (*EnvInfo, error) { return readEnvAt(path, path) }
 
 // readEnv reads the run's env.json, its errors naming it as the run
 // does (env.json, not its absolute path: summary.json is the same on
 // every machine).
 func readEnv(run *artifacts.Run) (*EnvInfo, error) {
-	f, err := os.Open(run.Path(artifacts.EnvJSON))
+	return readEnvAt(run.Path(artifacts.EnvJSON), artifacts.EnvJSON)
+}
+
+// readEnvAt is ReadEnv of the file path, its errors naming name.
+func readEnvAt(path, name string) (*EnvInfo, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadEnv(f, artifacts.EnvJSON)
+	return ReadEnv(f, name)
 }
 
 // readRunFile reads a file of MAIN whole, up to bounded.MaxBytes.
