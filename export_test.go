@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
 	"github.com/sebdah/goldie/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/kernels"
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // dumpLaunches is how many parsed launches of each export the golden dump shows.
@@ -58,9 +59,9 @@ func TestExportGoldens(t *testing.T) {
 			var total float64
 			for r.Scan() {
 				switch rec := r.Record().(type) {
-				case *ncu.SyntaxError:
+				case *model.SyntaxError:
 					t.Fatalf("real export has a bad row: %v", rec)
-				case *ncu.Launch:
+				case *model.Launch:
 					if n < dumpLaunches {
 						dump.WriteString(rec.String())
 					}
@@ -73,14 +74,14 @@ func TestExportGoldens(t *testing.T) {
 				r.Format(), len(r.Header()), n, strconvG(total), len(r.ToolLines()))
 			g.Assert(t, rel+".launches.txt", dump.Bytes())
 
-			tab, err := kernels.FromReader(openFixture(t, path), path)
+			tab, err := ncu.KernelTable(openFixture(t, path), path)
 			if err != nil {
 				g.Assert(t, rel+".kernels.err", []byte(err.Error()+"\n"))
 				return
 			}
 			var md, js bytes.Buffer
-			require.NoError(t, report.KernelsMarkdown(&md, tab))
-			require.NoError(t, report.KernelsJSON(&js, tab, nil))
+			require.NoError(t, render.KernelsMarkdown(&md, tab))
+			require.NoError(t, render.KernelsJSON(&js, tab, nil))
 			g.Assert(t, rel+".kernels.md", md.Bytes())
 			g.Assert(t, rel+".kernels.json", js.Bytes())
 		})
@@ -89,9 +90,9 @@ func TestExportGoldens(t *testing.T) {
 
 func strconvG(f float64) string { return fmt.Sprintf("%.6g", f) }
 
-func kernelTable(t *testing.T, path string) kernels.Table {
+func kernelTable(t *testing.T, path string) model.KernelTable {
 	t.Helper()
-	tab, err := kernels.FromReader(openFixture(t, path), path)
+	tab, err := ncu.KernelTable(openFixture(t, path), path)
 	require.NoError(t, err)
 	return tab
 }
@@ -107,8 +108,8 @@ func TestSameReportThreePages(t *testing.T) {
 	details := kernelTable(t, dir+"details.csv.gz")
 	require.Equal(t, int64(412), raw.Launches)
 
-	byName := func(tab kernels.Table) map[string]kernels.Record {
-		m := map[string]kernels.Record{}
+	byName := func(tab model.KernelTable) map[string]model.Kernel {
+		m := map[string]model.Kernel{}
 		for _, k := range tab.Kernels {
 			m[k.Name] = k
 		}
@@ -137,7 +138,7 @@ func TestSameReportThreePages(t *testing.T) {
 func TestLogFileCapture(t *testing.T) {
 	dir := "fixtures/ncu/h200-llama-decode-basic/"
 	r := openFixture(t, dir+"log-file.csv")
-	tab, err := kernels.FromReader(r, "log-file.csv")
+	tab, err := ncu.KernelTable(r, "log-file.csv")
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"==PROF== Connected to process 5375 (/usr/bin/python3.12)",

@@ -22,12 +22,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/gpu"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/tools"
-	"github.com/llm-perf-opt/deepprof/harness/workload"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // userScript is a small PyTorch program as a user writes it: a stack of
@@ -102,7 +101,7 @@ func TestStage2AnyProgram(t *testing.T) {
 		region string // a region ncu/regions/report.md must hold
 		// overrides beside the command; check, more to check of the run
 		overrides []string
-		check     func(t *testing.T, run *artifacts.Run)
+		check     func(t *testing.T, run *rundir.Run)
 	}{
 		{name: "python-script", command: []string{"python3", script}, stages: true, region: "decode_all/decode_step",
 			check: nestedPhase("decode_all/decode_step")},
@@ -125,16 +124,16 @@ func TestStage2AnyProgram(t *testing.T) {
 			if c.note != "" {
 				assert.Contains(t, notes, c.note)
 			}
-			sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
+			sum, err := os.ReadFile(run.Path(rundir.StakeholderSummary))
 			require.NoError(t, err)
 			if c.stages {
-				assert.Equal(t, artifacts.TimelineCupti, m.Sources.Stages.Path, "stages from the NVTX ranges")
+				assert.Equal(t, rundir.TimelineCupti, m.Sources.Stages.Path, "stages from the NVTX ranges")
 				assert.Contains(t, string(sum), "Wall time from timeline/cupti")
 			} else {
 				assert.Contains(t, strings.ReplaceAll(string(sum), `\_`, "_"), "torch.cuda.nvtx.range_push", "says how to add ranges")
 			}
 			if c.region != "" {
-				reg, err := os.ReadFile(run.Path(artifacts.RegionsMD))
+				reg, err := os.ReadFile(run.Path(rundir.RegionsMD))
 				require.NoError(t, err)
 				assert.Contains(t, strings.ReplaceAll(string(reg), `\_`, "_"), c.region)
 			}
@@ -147,30 +146,30 @@ func TestStage2AnyProgram(t *testing.T) {
 
 // runCommand is `deepprof profile -- command` as a Go test, through the
 // public package: the default profile, the CUPTI timeline.
-func runCommand(t *testing.T, tool tools.Tool, root, id string, command []string, overrides ...string) *artifacts.Run {
+func runCommand(t *testing.T, tool machine.Tool, root, id string, command []string, overrides ...string) *rundir.Run {
 	t.Helper()
 	r := deepproftest.Profile(t, deepproftest.Machine{Ncu: tool}, deepproftest.Options{
 		ProfilesDir: "profiles", Root: root, ID: id, Command: command,
 		Overrides: append(append([]string{"timeline.tool=cupti"}, config.GoTestOverrides()...), overrides...)})
-	run, err := artifacts.Open(r.Dir)
+	run, err := rundir.Open(r.Dir)
 	require.NoError(t, err)
 	return run
 }
 
 // checkAnyProgram: a complete run directory with the files a person opens.
-func checkAnyProgram(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
+func checkAnyProgram(t *testing.T, run *rundir.Run, prov machine.Provenance) {
 	t.Helper()
 	m := run.Manifest()
-	assert.Equal(t, artifacts.StatusComplete, m.Status, m.Reason)
-	for _, rel := range []string{artifacts.KernelsMD, artifacts.KernelsJSON, artifacts.RegionsMD, artifacts.StakeholderSummary,
-		artifacts.SummaryJSON, artifacts.TimelineTrace, artifacts.NcuRaw} {
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	for _, rel := range []string{rundir.KernelsMD, rundir.KernelsJSON, rundir.RegionsMD, rundir.StakeholderSummary,
+		rundir.SummaryJSON, rundir.TimelineTrace, rundir.NcuRaw} {
 		assert.FileExists(t, run.Path(rel))
 	}
-	assert.NotEmpty(t, rundir.CuptiFiles(run))
-	assert.Equal(t, artifacts.TimelineCupti, m.Sources.Kernels.Path)
-	a, ok := m.Find(artifacts.Stage1Report)
+	assert.NotEmpty(t, rebuild.CuptiFiles(run))
+	assert.Equal(t, rundir.TimelineCupti, m.Sources.Kernels.Path)
+	a, ok := m.Find(rundir.Stage1Report)
 	require.True(t, ok)
-	assert.Equal(t, artifacts.StatusSkipped, a.Status, "the program wrote no report")
+	assert.Equal(t, rundir.StatusSkipped, a.Status, "the program wrote no report")
 	assert.Equal(t, prov.Driver, envDriver(t, run), "env.json is this machine's")
 	// The deep pass's metrics reach the timeline's top kernel, however the
 	// two tools spell its name (ncu.MatchSpellings).
@@ -182,9 +181,9 @@ func checkAnyProgram(t *testing.T, run *artifacts.Run, prov gpu.Provenance) {
 }
 
 // envDriver is env.json's driver version.
-func envDriver(t *testing.T, run *artifacts.Run) string {
+func envDriver(t *testing.T, run *rundir.Run) string {
 	t.Helper()
-	b, err := os.ReadFile(run.Path(artifacts.EnvJSON))
+	b, err := os.ReadFile(run.Path(rundir.EnvJSON))
 	require.NoError(t, err)
 	var env struct {
 		GPU struct {
@@ -197,8 +196,8 @@ func envDriver(t *testing.T, run *artifacts.Run) string {
 
 // nestedPhase: the GPU busy and idle table has a row for the range inside
 // a phase.
-func nestedPhase(path string) func(*testing.T, *artifacts.Run) {
-	return func(t *testing.T, run *artifacts.Run) {
+func nestedPhase(path string) func(*testing.T, *rundir.Run) {
+	return func(t *testing.T, run *rundir.Run) {
 		t.Helper()
 		r, err := deepproftest.Read(run.Dir)
 		require.NoError(t, err)
@@ -215,7 +214,7 @@ func nestedPhase(path string) func(*testing.T, *artifacts.Run) {
 
 // checkTwoProcesses: each stage's instances are kept per process beside
 // the pooled row.
-func checkTwoProcesses(t *testing.T, run *artifacts.Run) {
+func checkTwoProcesses(t *testing.T, run *rundir.Run) {
 	t.Helper()
 	r, err := deepproftest.Read(run.Dir)
 	require.NoError(t, err)
@@ -246,7 +245,7 @@ func qwen2VLFacts() []string {
 // checkVLM: the vision encoder and projector are sub-stages of prefill,
 // the image is an input of the run, MFU comes from the facts, and stage 1
 // ran the program twice.
-func checkVLM(t *testing.T, run *artifacts.Run) {
+func checkVLM(t *testing.T, run *rundir.Run) {
 	t.Helper()
 	r, err := deepproftest.Read(run.Dir)
 	require.NoError(t, err)
@@ -265,7 +264,7 @@ func checkVLM(t *testing.T, run *artifacts.Run) {
 	require.NotNil(t, s.MFU.Prefill)
 	require.NotNil(t, s.MFU.Decode)
 	assert.Positive(t, *s.MFU.Prefill)
-	in, err := os.ReadFile(run.Path(artifacts.InputsYAML))
+	in, err := os.ReadFile(run.Path(rundir.InputsYAML))
 	require.NoError(t, err)
 	assert.Contains(t, string(in), "image.pt")
 	assert.Contains(t, string(in), "bytes: ")

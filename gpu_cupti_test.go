@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 func TestStage2CUPTI(t *testing.T) {
@@ -56,18 +56,18 @@ func TestStage2CUPTI(t *testing.T) {
 	}
 }
 
-func checkCUPTI(t *testing.T, run *artifacts.Run) {
+func checkCUPTI(t *testing.T, run *rundir.Run) {
 	t.Helper()
-	var m artifacts.Manifest
-	readJSON(t, run.Path(artifacts.ManifestJSON), &m)
+	var m rundir.Manifest
+	readJSON(t, run.Path(rundir.ManifestJSON), &m)
 	require.NotNil(t, m.Sources)
-	assert.Equal(t, artifacts.TimelineCupti, m.Sources.Kernels.Path, "kernels.md comes from the CUPTI timeline")
-	assert.Equal(t, artifacts.TimelineCupti, m.Sources.Regions.Path, "ncu/regions/ comes from the CUPTI timeline")
-	assert.NotEmpty(t, rundir.CuptiFiles(run))
-	assert.NoFileExists(t, run.Path(artifacts.NcuTimingRaw), "no ncu timing pass")
+	assert.Equal(t, rundir.TimelineCupti, m.Sources.Kernels.Path, "kernels.md comes from the CUPTI timeline")
+	assert.Equal(t, rundir.TimelineCupti, m.Sources.Regions.Path, "ncu/regions/ comes from the CUPTI timeline")
+	assert.NotEmpty(t, rebuild.CuptiFiles(run))
+	assert.NoFileExists(t, run.Path(rundir.NcuTimingRaw), "no ncu timing pass")
 
 	// The trace opens: gzip, JSON, kernel events with durations.
-	f, err := os.Open(run.Path(artifacts.TimelineTrace))
+	f, err := os.Open(run.Path(rundir.TimelineTrace))
 	require.NoError(t, err)
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -86,14 +86,14 @@ func checkCUPTI(t *testing.T, run *artifacts.Run) {
 
 	// torch.profiler agrees: phases within 3 %, top 5 kernels within 5 %,
 	// launch counts equal.
-	var c rundir.OracleCheck
-	readJSON(t, run.Path(artifacts.OracleCheckJSON), &c)
+	var c rebuild.OracleCheck
+	readJSON(t, run.Path(rundir.OracleCheckJSON), &c)
 	for _, r := range c.Rows {
 		t.Logf("oracle: %-60.60s oracle %9.3f ms (%5d)  timeline %9.3f ms (%5d)  %+.2f%%  %v %s", r.What, r.OracleMS, r.OracleLaunches, r.TimedMS, r.TimedLaunches, 100*r.Diff, r.OK, r.Why)
 	}
-	assert.True(t, c.Passed, "the CUPTI timeline agrees with torch.profiler (see %s)", run.Path(artifacts.OracleCheckJSON))
+	assert.True(t, c.Passed, "the CUPTI timeline agrees with torch.profiler (see %s)", run.Path(rundir.OracleCheckJSON))
 
-	md, err := os.ReadFile(run.Path(artifacts.ReportMD))
+	md, err := os.ReadFile(run.Path(rundir.ReportMD))
 	require.NoError(t, err)
 	overhead := ""
 	for _, line := range strings.Split(string(md), "\n") {

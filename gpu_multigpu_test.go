@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/kernels"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 func TestStage2MultiGPU(t *testing.T) {
@@ -52,23 +53,23 @@ func boolText(b bool) string {
 	return "false"
 }
 
-func checkMultiGPU(t *testing.T, run *artifacts.Run, oracle bool) {
+func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool) {
 	t.Helper()
 	m := run.Manifest()
-	require.Equal(t, artifacts.StatusComplete, m.Status, "%s", m.Reason)
+	require.Equal(t, rundir.StatusComplete, m.Status, "%s", m.Reason)
 	// One CUPTI record file per rank (torchrun's own process may leave one
 	// with no kernel: it loads torch, which opens no CUDA context).
-	assert.GreaterOrEqual(t, len(rundir.CuptiFiles(run)), 2, "one CUPTI record file per rank")
+	assert.GreaterOrEqual(t, len(rebuild.CuptiFiles(run)), 2, "one CUPTI record file per rank")
 	for _, r := range []string{"0", "1"} {
-		for _, rel := range []string{artifacts.NcuRaw, artifacts.NcuDetails} {
-			assert.FileExists(t, run.Path(artifacts.RankPath(r, rel)))
+		for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails} {
+			assert.FileExists(t, run.Path(rundir.RankPath(r, rel)))
 		}
 	}
 	// Per-rank kernel tables: both devices, NCCL on both.
 	var ks struct {
-		Kernels []kernels.Record `json:"kernels"`
+		Kernels []model.Kernel `json:"kernels"`
 	}
-	readJSON(t, run.Path(artifacts.KernelsJSON), &ks)
+	readJSON(t, run.Path(rundir.KernelsJSON), &ks)
 	devices, nccl := map[int]bool{}, map[int]float64{}
 	for _, k := range ks.Kernels {
 		devices[k.Device] = true
@@ -85,18 +86,18 @@ func checkMultiGPU(t *testing.T, run *artifacts.Run, oracle bool) {
 	notes := strings.Join(m.Notes, "\n")
 	assert.Contains(t, notes, "collective kernel(s) left out")
 
-	sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
+	sum, err := os.ReadFile(run.Path(rundir.StakeholderSummary))
 	require.NoError(t, err)
 	assert.Contains(t, string(sum), "## Communication")
 	assert.Contains(t, string(sum), "straggler")
-	env, err := os.ReadFile(run.Path(artifacts.EnvJSON))
+	env, err := os.ReadFile(run.Path(rundir.EnvJSON))
 	require.NoError(t, err)
 	assert.Contains(t, string(env), `"topology"`)
 
 	if oracle {
 		// NCCL time per rank within 5 % of torch.profiler's.
-		var c rundir.OracleCheck
-		readJSON(t, run.Path(artifacts.OracleCheckJSON), &c)
+		var c rebuild.OracleCheck
+		readJSON(t, run.Path(rundir.OracleCheckJSON), &c)
 		perRank, net := 0, 0
 		for _, r := range c.Rows {
 			t.Logf("oracle: %-60.60s oracle %9.3f ms (%5d)  timeline %9.3f ms (%5d)  %+.2f%%  %v %s", r.What, r.OracleMS, r.OracleLaunches, r.TimedMS, r.TimedLaunches, 100*r.Diff, r.OK, r.Why)
@@ -113,6 +114,6 @@ func checkMultiGPU(t *testing.T, run *artifacts.Run, oracle bool) {
 		}
 		assert.Equal(t, 2, perRank, "a collectives row per rank")
 		assert.Equal(t, 1, net, "the collectives net of waiting")
-		assert.True(t, c.Passed, "the CUPTI timeline agrees with torch.profiler (%s)", run.Path(artifacts.OracleCheckJSON))
+		assert.True(t, c.Passed, "the CUPTI timeline agrees with torch.profiler (%s)", run.Path(rundir.OracleCheckJSON))
 	}
 }

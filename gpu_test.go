@@ -18,24 +18,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/baseline"
-	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/gpu"
-	"github.com/llm-perf-opt/deepprof/harness/kernels"
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/summary"
-	"github.com/llm-perf-opt/deepprof/harness/tools"
-	"github.com/llm-perf-opt/deepprof/harness/workload"
+	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // preflight returns ncu's path, or skips naming what is missing.
-func preflight(t *testing.T) (tools.Tool, gpu.Provenance) {
+func preflight(t *testing.T) (machine.Tool, machine.Provenance) {
 	t.Helper()
 	m := deepproftest.Preflight(t)
 	// The default workload also needs transformers.
@@ -51,11 +51,11 @@ func TestStage2Preflight(t *testing.T) {
 }
 
 // runSession runs one whole session as `deepprof profile` does.
-func runSession(t *testing.T, tool tools.Tool, root, id string, overrides ...string) *artifacts.Run {
+func runSession(t *testing.T, tool machine.Tool, root, id string, overrides ...string) *rundir.Run {
 	t.Helper()
 	r := deepproftest.Profile(t, deepproftest.Machine{Ncu: tool}, deepproftest.Options{
 		ProfilesDir: "profiles", Root: root, ID: id, Overrides: append(overrides, config.GoTestOverrides()...)})
-	run, err := artifacts.Open(r.Dir)
+	run, err := rundir.Open(r.Dir)
 	require.NoError(t, err)
 	return run
 }
@@ -105,34 +105,34 @@ func TestStage2Sessions(t *testing.T) {
 
 // timedTotal is the run's timed GPU total: every launch in its NVTX
 // ranges, from the timeline that timed it (ncu/regions/report.json).
-func timedTotal(t *testing.T, run *artifacts.Run) float64 {
+func timedTotal(t *testing.T, run *rundir.Run) float64 {
 	var rep struct {
 		ProfiledMS float64 `json:"profiled_ms"`
 	}
-	readJSON(t, run.Path(artifacts.RegionsJSON), &rep)
+	readJSON(t, run.Path(rundir.RegionsJSON), &rep)
 	require.Greater(t, rep.ProfiledMS, 0.0)
 	return rep.ProfiledMS
 }
 
-func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain string) {
+func checkRun(t *testing.T, run *rundir.Run, prov machine.Provenance, domain string) {
 	t.Helper()
 	decodeName := "decode_all"
 	if domain != "" {
 		decodeName = domain + "@decode_all"
 	}
 	m := run.Manifest()
-	assert.Equal(t, artifacts.StatusComplete, m.Status, "%s", m.Reason)
-	for _, rel := range []string{artifacts.StakeholderSummary, artifacts.SummaryJSON, artifacts.OperatorsMD, artifacts.ChartTopKernels,
-		artifacts.EnvJSON, artifacts.ConfigYAML, artifacts.InputsYAML, artifacts.KernelsMD,
-		artifacts.KernelsJSON, artifacts.ReportMD, artifacts.ManifestJSON, artifacts.NcuRaw, artifacts.RegionsMD, artifacts.RegionsJSON} {
+	assert.Equal(t, rundir.StatusComplete, m.Status, "%s", m.Reason)
+	for _, rel := range []string{rundir.StakeholderSummary, rundir.SummaryJSON, rundir.OperatorsMD, rundir.ChartTopKernels,
+		rundir.EnvJSON, rundir.ConfigYAML, rundir.InputsYAML, rundir.KernelsMD,
+		rundir.KernelsJSON, rundir.ReportMD, rundir.ManifestJSON, rundir.NcuRaw, rundir.RegionsMD, rundir.RegionsJSON} {
 		assert.FileExists(t, run.Path(rel))
 	}
 
 	// The top kernels carry time.
 	var ks struct {
-		Kernels []kernels.Record `json:"kernels"`
+		Kernels []model.Kernel `json:"kernels"`
 	}
-	readJSON(t, run.Path(artifacts.KernelsJSON), &ks)
+	readJSON(t, run.Path(rundir.KernelsJSON), &ks)
 	require.NotEmpty(t, ks.Kernels)
 	for _, k := range ks.Kernels[:min(5, len(ks.Kernels))] {
 		assert.Greater(t, k.TotalMS, 0.0, k.Name)
@@ -152,7 +152,7 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	}
 	// The deep pass's sample by region (ncu/regions/ is the run's totals,
 	// from the timing pass).
-	readJSON(t, run.Path(artifacts.RegionsSampleJSON), &rep)
+	readJSON(t, run.Path(rundir.RegionsSampleJSON), &rep)
 	decode, top := int64(-1), rep.OutsideMS
 	for _, r := range rep.Aggregate {
 		if r.Name == decodeName {
@@ -165,12 +165,12 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	assert.Greater(t, decode, int64(0), "a %s region with launches", decodeName)
 	assert.InEpsilon(t, rep.ProfiledMS, top, 1e-9, "regions and launches outside them add up to the profiled time")
 	deepDecode := 0
-	f, err := os.Open(run.Path(artifacts.NcuRaw))
+	f, err := os.Open(run.Path(rundir.NcuRaw))
 	require.NoError(t, err)
 	defer f.Close()
-	r := ncu.NewReader(f, artifacts.NcuRaw, ncu.Options{})
+	r := ncu.NewReader(f, rundir.NcuRaw, ncu.Options{})
 	for r.Scan() {
-		if l, ok := r.Record().(*ncu.Launch); ok && strings.HasPrefix(l.NVTX.Path(), decodeName) {
+		if l, ok := r.Record().(*model.Launch); ok && strings.HasPrefix(l.NVTX.Path(), decodeName) {
 			deepDecode++
 		}
 	}
@@ -179,7 +179,7 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	// The stakeholder summary has every section's data: the GPU is in the
 	// peak table, the workload reports its FLOP facts and operators.
 	var sum summary.Summary
-	readJSON(t, run.Path(artifacts.SummaryJSON), &sum)
+	readJSON(t, run.Path(rundir.SummaryJSON), &sum)
 	assert.Empty(t, sum.Gaps(), "sections without data")
 	if assert.NotNil(t, sum.MFU.Model, sum.MFU.Missing) {
 		assert.Greater(t, *sum.MFU.Model, 0.0)
@@ -190,8 +190,8 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 	assert.NotEmpty(t, sum.Narrative.Recommendations)
 
 	// env.json names the GPU NVML reports.
-	var env rundir.EnvInfo
-	readJSON(t, run.Path(artifacts.EnvJSON), &env)
+	var env rebuild.EnvInfo
+	readJSON(t, run.Path(rundir.EnvJSON), &env)
 	require.NotNil(t, env.GPU, env.GPUError)
 	assert.Equal(t, prov.Selected.Name, env.GPU.Selected.Name)
 	assert.Equal(t, prov.Selected.UUID, env.GPU.Selected.UUID)
@@ -201,16 +201,16 @@ func checkRun(t *testing.T, run *artifacts.Run, prov gpu.Provenance, domain stri
 // golden/perf/<NVML name>-<workload>.json, within the profile's baseline
 // tolerances; -update (re)writes it. A GPU with no baseline yet is logged,
 // not failed: baselines are per machine.
-func checkBaseline(t *testing.T, run *artifacts.Run, prov gpu.Provenance, name string) {
+func checkBaseline(t *testing.T, run *rundir.Run, prov machine.Provenance, name string) {
 	t.Helper()
-	cfg, err := config.Parse(run.Path(artifacts.ConfigYAML))
+	cfg, err := config.Parse(run.Path(rundir.ConfigYAML))
 	require.NoError(t, err)
 	base := strings.ReplaceAll(prov.Selected.Name, " ", "-") + "-" + name
-	if _, err := os.Stat(filepath.Join(baseline.DefaultDir, base+".json")); err != nil && !updating() {
-		t.Logf("no baseline %s/%s.json for this GPU: record one with -update", baseline.DefaultDir, base)
+	if _, err := os.Stat(filepath.Join(compare.DefaultDir, base+".json")); err != nil && !updating() {
+		t.Logf("no baseline %s/%s.json for this GPU: record one with -update", compare.DefaultDir, base)
 		return
 	}
-	baseline.Check(t, base, run.Dir, cfg.Baseline)
+	compare.Check(t, base, run.Dir, cfg.Baseline)
 }
 
 func updating() bool {
@@ -220,12 +220,12 @@ func updating() bool {
 
 // checkSubStage checks a sub-stage both ways: the workload timed it inside
 // prefill and decode, and ncu saw its range nested in the stages' ranges.
-func checkSubStage(t *testing.T, run *artifacts.Run, domain, rng string) {
+func checkSubStage(t *testing.T, run *rundir.Run, domain, rng string) {
 	t.Helper()
-	f, err := os.Open(run.Path(artifacts.Stage1Report))
+	f, err := os.Open(run.Path(rundir.Stage1Report))
 	require.NoError(t, err)
 	defer f.Close()
-	rep, err := workload.ReadReport(f, artifacts.Stage1Report)
+	rep, err := workload.ReadReport(f, rundir.Stage1Report)
 	require.NoError(t, err)
 	for _, parent := range []string{"prefill", "decode"} {
 		st, ok := rep.Stages[parent+"/"+rng]
@@ -242,7 +242,7 @@ func checkSubStage(t *testing.T, run *artifacts.Run, domain, rng string) {
 			Name string `json:"name"`
 		} `json:"aggregate"`
 	}
-	readJSON(t, run.Path(artifacts.RegionsJSON), &regs)
+	readJSON(t, run.Path(rundir.RegionsJSON), &regs)
 	found := false
 	for _, r := range regs.Aggregate {
 		found = found || strings.HasSuffix(r.Name, "/"+domain+"@"+rng)

@@ -18,9 +18,9 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/regions"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // regionFixtures are the recorded exports the region report is checked on:
@@ -66,8 +66,8 @@ func TestRegionGoldens(t *testing.T) {
 			g := goldie.New(t, goldie.WithFixtureDir("golden/regions"), goldie.WithNameSuffix(""))
 			rep := regionReport(t, rel, regions.DefaultConfig())
 			var md, js bytes.Buffer
-			require.NoError(t, report.RegionsMarkdown(&md, rep))
-			require.NoError(t, report.RegionsJSON(&js, rep))
+			require.NoError(t, render.RegionsMarkdown(&md, rep))
+			require.NoError(t, render.RegionsJSON(&js, rep))
 			g.Assert(t, rel+".report.md", md.Bytes())
 			g.Assert(t, rel+".report.json", js.Bytes())
 			checkRegionMarkdown(t, rep, md.Bytes())
@@ -192,7 +192,7 @@ func TestRegionsNoNVTX(t *testing.T) {
 	assert.Empty(t, rep.Scopes[0].Regions)
 	assert.Empty(t, rep.Aggregate)
 	var md bytes.Buffer
-	require.NoError(t, report.RegionsMarkdown(&md, rep))
+	require.NoError(t, render.RegionsMarkdown(&md, rep))
 	assert.Contains(t, md.String(), "No region profiling took place")
 }
 
@@ -255,7 +255,7 @@ func TestRegionsTwoProcesses(t *testing.T) {
 func TestRegionsOutDir(t *testing.T) {
 	rep := regionReport(t, "cuda-nvtx-twoproc/raw.csv", regions.DefaultConfig())
 	dir := t.TempDir()
-	require.NoError(t, report.WriteRegionsDir(dir, dir, rep))
+	require.NoError(t, render.WriteRegionsDir(dir, dir, rep))
 	var list bytes.Buffer
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/report"
-	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // chromium is the headless browser the HTML report is checked in:
@@ -98,7 +98,7 @@ func TestReportHTMLInBrowser(t *testing.T) {
 		t.Skip("no Chromium on this machine: install Debian's chromium package (or set DEEPPROF_CHROMIUM) to check report.html in a browser")
 	}
 	dst := rebuiltCopy(t, "fixtures/runs/llama3-8b-roofline")
-	page := filepath.Join(dst, artifacts.ReportHTML)
+	page := filepath.Join(dst, rundir.ReportHTML)
 	require.FileExists(t, page)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -146,13 +146,13 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	}
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	shotPath := filepath.Join(dir, "report-llama3-8b-roofline-1200x900.png")
-	require.NoError(t, artifacts.WriteFileAtomic(shotPath, shot))
+	require.NoError(t, rundir.WriteFileAtomic(shotPath, shot))
 	t.Logf("screenshot of the first screen: %s", shotPath)
 
 	mu.Lock()
 	assert.Empty(t, problems, "console errors, warnings and exceptions")
 	mu.Unlock()
-	assert.Equal(t, append(append([]string{}, report.Sections...), "Charts"), seen.H2, "every section, Findings first")
+	assert.Equal(t, append(append([]string{}, render.Sections...), "Charts"), seen.H2, "every section, Findings first")
 	assert.Equal(t, seen.H2[0], "Findings")
 	assert.True(t, seen.Findings >= 3 && seen.Findings <= summary.MaxFindings, "findings: %d", seen.Findings)
 	assert.GreaterOrEqual(t, seen.Tries, 3, "things to try")

@@ -15,16 +15,16 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/regions"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // derived are the files `deepprof report MAIN` makes from a run's raw
 // exports (region directories are compared whole), from the layout.
-var derived = artifacts.DerivedRoots()
+var derived = rundir.DerivedRoots()
 
 // TestRecordedRunsRebuild takes each run directory recorded on a GPU
 // (fixtures/runs, see fixtures/README.md), deletes its derived files,
@@ -41,13 +41,13 @@ func TestRecordedRunsRebuild(t *testing.T) {
 			for _, d := range derived {
 				require.NoError(t, os.RemoveAll(filepath.Join(dst, d)))
 			}
-			cfg, err := config.Parse(filepath.Join(src, artifacts.ConfigYAML))
+			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
 			require.NoError(t, err)
-			dc, err := rundir.ConfigFor(cfg)
+			dc, err := rebuild.ConfigFor(cfg)
 			require.NoError(t, err)
-			run, err := artifacts.Open(dst)
+			run, err := rundir.Open(dst)
 			require.NoError(t, err)
-			require.NoError(t, rundir.Rebuild(run, dc))
+			require.NoError(t, rebuild.Rebuild(run, dc))
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -102,37 +102,37 @@ func TestRecordedRunsLinksResolve(t *testing.T) {
 			}))
 			assert.Greater(t, n, 20, "links checked")
 
-			var m artifacts.Manifest
-			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.ManifestJSON)), &m))
+			var m rundir.Manifest
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.ManifestJSON)), &m))
 			for _, a := range m.Artifacts {
 				if a.Present() {
 					assert.FileExists(t, filepath.Join(src, filepath.FromSlash(a.File())), "the manifest calls %s %s", a.Path, a.Status)
 				}
 			}
-			if rs := artifacts.Ranks(src); len(rs) > 0 {
+			if rs := rundir.Ranks(src); len(rs) > 0 {
 				// A multi-GPU run: a deep pass per rank, whose reports are
 				// not kept either.
 				for _, r := range rs {
-					a, ok := m.Find(artifacts.RankPath(r, artifacts.NcuDeepReport))
+					a, ok := m.Find(rundir.RankPath(r, rundir.NcuDeepReport))
 					if !ok {
 						// killed during it (the first 2-GPU run): partial, and says so
-						assert.Equal(t, artifacts.StatusPartial, m.Status)
+						assert.Equal(t, rundir.StatusPartial, m.Status)
 						assert.Contains(t, m.Reason, "ncu-deep")
 						continue
 					}
-					assert.Equal(t, artifacts.StatusAbsent, a.Status, "recorded runs do not keep the deep pass's report")
+					assert.Equal(t, rundir.StatusAbsent, a.Status, "recorded runs do not keep the deep pass's report")
 				}
 				return
 			}
-			a, ok := m.Find(artifacts.NcuDeepReport)
+			a, ok := m.Find(rundir.NcuDeepReport)
 			if !ok {
 				// A run whose deep pass never wrote a report (the 2-GPU run,
 				// killed during it) is partial and says so.
-				assert.Equal(t, artifacts.StatusPartial, m.Status)
+				assert.Equal(t, rundir.StatusPartial, m.Status)
 				assert.Contains(t, m.Reason, "ncu-deep")
 				return
 			}
-			assert.Equal(t, artifacts.StatusAbsent, a.Status, "recorded runs do not keep the deep pass's report")
+			assert.Equal(t, rundir.StatusAbsent, a.Status, "recorded runs do not keep the deep pass's report")
 		})
 	}
 }
@@ -160,11 +160,11 @@ func TestRecordedRunsRegionsAgree(t *testing.T) {
 	for _, src := range runs {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			var rep regions.Report
-			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.RegionsJSON)), &rep))
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.RegionsJSON)), &rep))
 			var s summary.Summary
-			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.SummaryJSON)), &s))
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.SummaryJSON)), &s))
 			require.False(t, s.Regions.Sampled, "the recorded runs have a timeline of every launch")
-			assert.Contains(t, []string{artifacts.NcuTimingRaw, artifacts.TimelineCupti}, rep.Source)
+			assert.Contains(t, []string{rundir.NcuTimingRaw, rundir.TimelineCupti}, rep.Source)
 			assert.Empty(t, rep.Sample)
 			assert.Equal(t, s.Regions.Source, rep.Source)
 			assert.Equal(t, s.Regions.TotalMS, rep.ProfiledMS)
@@ -180,20 +180,20 @@ func TestRecordedRunsRegionsAgree(t *testing.T) {
 
 			// The deep pass's sample is beside it, and says so first; a run
 			// with no deep-pass export has none, and its manifest says why.
-			if _, err := os.Stat(filepath.Join(src, artifacts.RegionsSampleMD)); err != nil {
-				var m artifacts.Manifest
-				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.ManifestJSON)), &m))
-				a, ok := m.Find(artifacts.RegionsSampleMD)
+			if _, err := os.Stat(filepath.Join(src, rundir.RegionsSampleMD)); err != nil {
+				var m rundir.Manifest
+				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.ManifestJSON)), &m))
+				a, ok := m.Find(rundir.RegionsSampleMD)
 				require.True(t, ok)
-				assert.Equal(t, artifacts.StatusMissing, a.Status)
+				assert.Equal(t, rundir.StatusMissing, a.Status)
 				assert.Contains(t, a.Reason, "no deep-pass export")
 				return
 			}
-			md := string(mustRead(t, filepath.Join(src, artifacts.RegionsSampleMD)))
+			md := string(mustRead(t, filepath.Join(src, rundir.RegionsSampleMD)))
 			assert.True(t, strings.HasPrefix(md, "# NVTX regions of a sample of launches, not the run's totals\n"), md[:80])
 			var sample regions.Report
-			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, artifacts.RegionsSampleJSON)), &sample))
-			assert.Equal(t, artifacts.NcuRaw, sample.Source)
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.RegionsSampleJSON)), &sample))
+			assert.Equal(t, rundir.NcuRaw, sample.Source)
 			assert.NotEmpty(t, sample.Sample)
 			assert.Less(t, sample.Launches, rep.Launches, "a sample")
 		})
@@ -213,17 +213,17 @@ func TestRecordedCUPTIRunsAgreeWithOracle(t *testing.T) {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), filepath.Base(src))
 			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-			require.NoError(t, os.Remove(filepath.Join(dst, artifacts.OracleCheckJSON)))
-			cfg, err := config.Parse(filepath.Join(src, artifacts.ConfigYAML))
+			require.NoError(t, os.Remove(filepath.Join(dst, rundir.OracleCheckJSON)))
+			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
 			require.NoError(t, err)
-			dc, err := rundir.ConfigFor(cfg)
+			dc, err := rebuild.ConfigFor(cfg)
 			require.NoError(t, err)
-			run, err := artifacts.Open(dst)
+			run, err := rundir.Open(dst)
 			require.NoError(t, err)
-			require.NoError(t, rundir.Rebuild(run, dc))
+			require.NoError(t, rebuild.Rebuild(run, dc))
 
-			var c rundir.OracleCheck
-			b, err := os.ReadFile(filepath.Join(dst, artifacts.OracleCheckJSON))
+			var c rebuild.OracleCheck
+			b, err := os.ReadFile(filepath.Join(dst, rundir.OracleCheckJSON))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(b, &c))
 			require.Len(t, c.Rows, 2+5, "two phases and the top 5 kernels")
@@ -234,7 +234,7 @@ func TestRecordedCUPTIRunsAgreeWithOracle(t *testing.T) {
 			assert.True(t, c.Passed)
 			m := run.Manifest()
 			require.NotNil(t, m.Sources)
-			assert.Equal(t, artifacts.TimelineCupti, m.Sources.Kernels.Path)
+			assert.Equal(t, rundir.TimelineCupti, m.Sources.Kernels.Path)
 		})
 	}
 }

@@ -16,12 +16,11 @@ import (
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/charts"
-	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/report"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/summary"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // gfmTables parses Markdown as GitHub does and returns each table's body
@@ -71,9 +70,9 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dst := rebuiltCopy(t, src)
 			var s summary.Summary
-			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, artifacts.SummaryJSON)), &s))
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, rundir.SummaryJSON)), &s))
 
-			tabs := gfmTables(t, mustRead(t, filepath.Join(dst, artifacts.StakeholderSummary)))
+			tabs := gfmTables(t, mustRead(t, filepath.Join(dst, rundir.StakeholderSummary)))
 			// Stages that are a prefill or a decode (phases.*): the
 			// Aggregates table's rows and the prefill-vs-decode chart's
 			// bars (a program's own NVTX ranges may be neither).
@@ -108,7 +107,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 				"Top Kernels":          {len(s.Kernels.Rows), len(s.Kernels.ByCategory)},
 				"Per-Region Breakdown": {len(s.Regions.Rows) + 1}, // + the row of launches outside every range
 			}
-			if n := len(report.RuleRows(s.Kernels)); n > 0 {
+			if n := len(render.RuleRows(s.Kernels)); n > 0 {
 				want["ncu's rules on the top kernels"] = []int{n}
 			}
 			if s.MFU.Missing != "" {
@@ -126,9 +125,9 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			if s.Operators.Missing != "" {
 				delete(want, "Top Operators")
 			}
-			assert.Equal(t, report.SectionsOf(&s), h2s(mustRead(t, filepath.Join(dst, artifacts.StakeholderSummary))), "the sections, Findings first")
+			assert.Equal(t, render.SectionsOf(&s), h2s(mustRead(t, filepath.Join(dst, rundir.StakeholderSummary))), "the sections, Findings first")
 			if s.Communication != nil {
-				want[report.CommunicationSection] = []int{len(s.Communication.Rows)}
+				want[render.CommunicationSection] = []int{len(s.Communication.Rows)}
 			}
 			assert.NotEmpty(t, s.Narrative.Lines, "findings")
 			assert.LessOrEqual(t, len(s.Narrative.Lines), summary.MaxFindings)
@@ -156,31 +155,31 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 				}
 				rel, _ := filepath.Rel(dst, p)
 				noRegions := strings.HasPrefix(rel, "ncu/regions") && s.Regions.Missing != ""
-				if (rel != artifacts.OperatorsMD || s.Operators.Missing == "") && !noRegions {
+				if (rel != rundir.OperatorsMD || s.Operators.Missing == "") && !noRegions {
 					assert.Positive(t, n, "%s has a table", rel)
 				}
 				return nil
 			}))
 
 			// The charts: well-formed SVG with one bar or point per row.
-			for rel, want := range map[string]charts.Shape{
-				artifacts.ChartTopKernels: {Bars: min(10, len(s.Kernels.Rows))},
-				artifacts.ChartCategories: {Bars: len(s.Kernels.ByCategory)},
-				artifacts.ChartStages:     {Bars: phases + len(s.Narrative.GPUBusy)}, // wall time, and kernel time beside it
+			for rel, want := range map[string]render.Shape{
+				rundir.ChartTopKernels: {Bars: min(10, len(s.Kernels.Rows))},
+				rundir.ChartCategories: {Bars: len(s.Kernels.ByCategory)},
+				rundir.ChartStages:     {Bars: phases + len(s.Narrative.GPUBusy)}, // wall time, and kernel time beside it
 			} {
-				if want == (charts.Shape{}) {
+				if want == (render.Shape{}) {
 					continue // not drawn
 				}
-				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, rel)))
+				got, err := render.Inspect(mustRead(t, filepath.Join(dst, rel)))
 				require.NoError(t, err, rel)
 				assert.Equal(t, want, got, rel)
 			}
 			if len(s.Kernels.Roofline) > 0 {
-				got, err := charts.Inspect(mustRead(t, filepath.Join(dst, artifacts.ChartRoofline)))
+				got, err := render.Inspect(mustRead(t, filepath.Join(dst, rundir.ChartRoofline)))
 				require.NoError(t, err)
-				assert.Equal(t, charts.Shape{Points: len(s.Kernels.Roofline)}, got)
+				assert.Equal(t, render.Shape{Points: len(s.Kernels.Roofline)}, got)
 			} else {
-				assert.NoFileExists(t, filepath.Join(dst, artifacts.ChartRoofline))
+				assert.NoFileExists(t, filepath.Join(dst, rundir.ChartRoofline))
 			}
 		})
 	}
@@ -191,20 +190,20 @@ func rebuiltCopy(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
 	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-	run, err := artifacts.Open(dst)
+	run, err := rundir.Open(dst)
 	require.NoError(t, err)
 	cfg, err := configOf(src)
 	require.NoError(t, err)
-	require.NoError(t, rundir.Rebuild(run, cfg))
+	require.NoError(t, rebuild.Rebuild(run, cfg))
 	return dst
 }
 
-func configOf(run string) (rundir.Config, error) {
-	c, err := config.Parse(filepath.Join(run, artifacts.ConfigYAML))
+func configOf(run string) (rebuild.Config, error) {
+	c, err := config.Parse(filepath.Join(run, rundir.ConfigYAML))
 	if err != nil {
-		return rundir.Config{}, err
+		return rebuild.Config{}, err
 	}
-	return rundir.ConfigFor(c)
+	return rebuild.ConfigFor(c)
 }
 
 func mustRead(t *testing.T, p string) []byte {

@@ -48,40 +48,37 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/baseline"
-	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/gpu"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/session"
-	"github.com/llm-perf-opt/deepprof/harness/summary"
-	"github.com/llm-perf-opt/deepprof/harness/tolerance"
-	"github.com/llm-perf-opt/deepprof/harness/tools"
-	"github.com/llm-perf-opt/deepprof/internal/bounded"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/session"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
 // Machine is what Preflight found: the GPU and Nsight Compute.
 type Machine struct {
-	GPU gpu.Provenance
-	Ncu tools.Tool
+	GPU machine.Provenance
+	Ncu machine.Tool
 }
 
 // probes are how Preflight looks at the machine; tests replace them.
 type probes struct {
-	gpu    func() (gpu.Provenance, error)
-	ncu    func() (tools.Tool, error) // ErrNotFound-style errors: not installed
-	runNcu func(path string) (tools.Tool, error)
+	gpu    func() (machine.Provenance, error)
+	ncu    func() (machine.Tool, error) // ErrNotFound-style errors: not installed
+	runNcu func(path string) (machine.Tool, error)
 	// python runs the interpreter's check (see pythonCheck) and returns
 	// its exit status (-1: the interpreter did not start) and output.
 	python func(py string) (int, []byte)
 }
 
 var probe = probes{
-	gpu: func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), gpu.Selection{}) },
-	ncu: func() (tools.Tool, error) { return tools.Find("ncu", tools.EnvFromOS()) },
-	runNcu: func(path string) (tools.Tool, error) {
-		return tools.Probe(context.Background(), path)
+	gpu: func() (machine.Provenance, error) { return machine.Collect(machine.Open(), machine.Selection{}) },
+	ncu: func() (machine.Tool, error) { return machine.Find("ncu", machine.EnvFromOS()) },
+	runNcu: func(path string) (machine.Tool, error) {
+		return machine.Probe(context.Background(), path)
 	},
 	python: func(py string) (int, []byte) {
 		out, err := exec.Command(py, "-c", pythonCheck).CombinedOutput()
@@ -123,7 +120,7 @@ func Preflight(t testing.TB, python ...string) Machine {
 	t.Helper()
 	prov, err := probe.gpu()
 	switch {
-	case errors.Is(err, gpu.ErrNoGPU):
+	case errors.Is(err, machine.ErrNoGPU):
 		t.Skipf("deepproftest: no GPU through NVML: %v", err)
 		return Machine{}
 	case err != nil:
@@ -223,8 +220,8 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: m.Ncu.Path, Now: time.Now,
 		Progress: os.Stderr,
 		Env: func() ([]byte, error) {
-			return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) },
-				map[string]tools.Tool{"ncu": m.Ncu}, nil).JSON()
+			return rebuild.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) },
+				map[string]machine.Tool{"ncu": m.Ncu}, nil).JSON()
 		}}
 	run, err := runSession(context.Background(), s)
 	dir := filepath.Join(root, id)
@@ -232,7 +229,7 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 		t.Fatalf("deepproftest: the session failed (%s): %v", dir, err)
 		return nil
 	}
-	if st := run.Manifest(); st.Status != artifacts.StatusComplete {
+	if st := run.Manifest(); st.Status != rundir.StatusComplete {
 		t.Fatalf("deepproftest: run %s is %s: %s", dir, st.Status, st.Reason)
 		return nil
 	}
@@ -240,7 +237,7 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 }
 
 // runSession runs a session; tests replace it.
-var runSession = func(ctx context.Context, s *session.Session) (*artifacts.Run, error) { return s.Run(ctx) }
+var runSession = func(ctx context.Context, s *session.Session) (*rundir.Run, error) { return s.Run(ctx) }
 
 // Run is what one run directory measured, read from its files.
 type Run struct {
@@ -268,13 +265,13 @@ func Open(t testing.TB, dir string) *Run {
 // Read reads the run directory dir, for its typed data only (its
 // assertions need Open's test).
 func Read(dir string) (*Run, error) {
-	b, err := bounded.ReadFile(filepath.Join(dir, artifacts.SummaryJSON))
+	b, err := input.ReadFile(filepath.Join(dir, rundir.SummaryJSON))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a run directory with a summary (deepprof report DIR makes one from a run's records): %w", dir, err)
 	}
 	r := &Run{Dir: dir}
 	if err := json.Unmarshal(b, &r.Summary); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, artifacts.SummaryJSON), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SummaryJSON), err)
 	}
 	return r, nil
 }
@@ -390,9 +387,9 @@ func (r *Run) StageWithin(name string, budgetMS float64) {
 // golden/perf/<name>.json (relative to the test's package), within tol;
 // -update (see the package doc) or GOLDIE_UPDATE=1 writes it from the run
 // instead.
-func (r *Run) Baseline(name string, tol tolerance.Tolerances) {
+func (r *Run) Baseline(name string, tol Tolerances) {
 	r.tb.Helper()
-	baseline.Check(r.tb, name, r.Dir, tol)
+	CheckBaseline(r.tb, name, r.Dir, tol)
 }
 
 // MFU is the run's model FLOPs utilization in percent for scope "model",
@@ -503,10 +500,10 @@ func (r *Run) StructureMatches(name string) {
 	}
 	path := filepath.Join(StructureDir, name+".json")
 	got := r.StructureJSON()
-	if baseline.Updating() {
+	if updating() {
 		err := os.MkdirAll(StructureDir, 0o755)
 		if err == nil {
-			err = artifacts.WriteFileAtomic(path, got)
+			err = rundir.WriteFileAtomic(path, got)
 		}
 		if err != nil {
 			r.tb.Errorf("structure %s: %v", path, err)
@@ -515,7 +512,7 @@ func (r *Run) StructureMatches(name string) {
 		r.tb.Logf("structure %s: written from %s", path, r.Dir)
 		return
 	}
-	b, err := bounded.ReadFile(path)
+	b, err := input.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.tb.Errorf("structure %s: not found: run the test with -update to write it from this run (%s)", path, r.Dir)
 		return

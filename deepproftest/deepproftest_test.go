@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
-	"github.com/llm-perf-opt/deepprof/harness/classify"
-	"github.com/llm-perf-opt/deepprof/harness/gpu"
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
 )
 
 // recordingT is a testing.TB that keeps what the assertions report.
@@ -60,7 +60,7 @@ func TestAssertions(t *testing.T) {
 
 	run.RegionShareAtLeast("decode_all", share+1)
 	run.RegionShareAtLeast("no_such_range", 1)
-	run.BoundIs(1, classify.ComputeBound+"-not")
+	run.BoundIs(1, kernels.ComputeBound+"-not")
 	run.CategoryShareAtMost("gemm", 1)
 	run.StageWithin("decode", s.MeanMS/2)
 	run.StageWithin("nope", 1)
@@ -122,7 +122,7 @@ func ExampleProfile() {
 		Command: []string{"python3", "generate.py", "--tokens", "32"},
 	})
 	run.RegionShareAtLeast("decode_all", 50)
-	run.BoundIs(1, classify.MemoryBound)
+	run.BoundIs(1, kernels.MemoryBound)
 	run.StageWithin("decode_step", 25)
 }
 
@@ -134,7 +134,7 @@ func TestPreflight(t *testing.T) {
 		skip, fail string
 	}{
 		{name: "ready", m: deepproftest.FakeMachine{}},
-		{name: "no driver", m: deepproftest.FakeMachine{GPUErr: fmt.Errorf("nvml: Init: ERROR_LIBRARY_NOT_FOUND: %w", gpu.ErrNoGPU)},
+		{name: "no driver", m: deepproftest.FakeMachine{GPUErr: fmt.Errorf("nvml: Init: ERROR_LIBRARY_NOT_FOUND: %w", machine.ErrNoGPU)},
 			skip: "no GPU through NVML"},
 		{name: "NVML broken", m: deepproftest.FakeMachine{GPUErr: errors.New("nvml: DeviceGetName(0): ERROR_GPU_IS_LOST")},
 			fail: "the NVIDIA driver is there but NVML fails: nvml: DeviceGetName(0): ERROR_GPU_IS_LOST"},

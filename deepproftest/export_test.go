@@ -3,10 +3,9 @@ package deepproftest
 import (
 	"context"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/gpu"
-	"github.com/llm-perf-opt/deepprof/harness/session"
-	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/session"
 )
 
 // FakeMachine is what Preflight's probes find in a test: the errors of
@@ -22,10 +21,10 @@ type FakeMachine struct {
 func UseFakeMachine(m FakeMachine) (restore func()) {
 	old := probe
 	probe = probes{
-		gpu: func() (gpu.Provenance, error) { return gpu.Provenance{DeviceCount: 1}, m.GPUErr },
-		ncu: func() (tools.Tool, error) { return tools.Tool{Path: "/fake/ncu"}, m.FindErr },
-		runNcu: func(path string) (tools.Tool, error) {
-			return tools.Tool{Path: path}, m.RunErr
+		gpu: func() (machine.Provenance, error) { return machine.Provenance{DeviceCount: 1}, m.GPUErr },
+		ncu: func() (machine.Tool, error) { return machine.Tool{Path: "/fake/ncu"}, m.FindErr },
+		runNcu: func(path string) (machine.Tool, error) {
+			return machine.Tool{Path: path}, m.RunErr
 		},
 		python: func(string) (int, []byte) { return m.PythonExit, []byte(m.PythonOut) },
 	}
@@ -36,11 +35,11 @@ func UseFakeMachine(m FakeMachine) (restore func()) {
 // and err, with no GPU, until the returned func runs.
 func UseSessionResult(dir string, err error) (restore func()) {
 	old := runSession
-	runSession = func(context.Context, *session.Session) (*artifacts.Run, error) {
+	runSession = func(context.Context, *session.Session) (*rundir.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		return artifacts.Open(dir)
+		return rundir.Open(dir)
 	}
 	return func() { runSession = old }
 }

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/llm-perf-opt/deepprof/harness/baseline"
-	"github.com/llm-perf-opt/deepprof/harness/diff"
+	"github.com/llm-perf-opt/deepprof/internal/compare"
 )
 
 // runBaseline is "deepprof baseline MAIN": the run's baseline file on stdout.
 func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("baseline", "baseline [--top N] MAIN", stderr)
-	top := fs.Int("top", baseline.DefaultTop, "keep the `N` kernels with the most total time (0: all)")
+	top := fs.Int("top", compare.DefaultTop, "keep the `N` kernels with the most total time (0: all)")
 	allow := fs.Bool("allow-partial", false, "write a baseline of a run that is not complete (its manifest says partial, missing or stale files)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
@@ -24,13 +23,13 @@ func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	from := baseline.FromRunTop
+	from := compare.FromRunTop
 	if *allow {
-		from = baseline.FromRunAllowPartial
+		from = compare.FromRunAllowPartial
 	}
 	b, err := from(pos[0], *top)
 	if err != nil {
-		if ue := (*diff.UnsoundError)(nil); errors.As(err, &ue) {
+		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) {
 			return &exitError{2, err}
 		}
 		return err

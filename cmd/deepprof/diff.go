@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/harness/baseline"
-	"github.com/llm-perf-opt/deepprof/harness/diff"
-	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
+	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
 // runDiff is "deepprof diff": B against A. It prints the comparison, then
@@ -37,7 +36,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *format != "md" && *format != "json" {
 		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}
 	}
-	var sides [2]*diff.Summary
+	var sides [2]*compare.Summary
 	for i, p := range pos {
 		if sides[i], err = loadSide(p); err != nil {
 			return &exitError{2, err}
@@ -51,7 +50,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return &exitError{2, err}
 		}
 	}
-	res := diff.Compare(sides[0], sides[1], diff.Uniform(th))
+	res := compare.Compare(sides[0], sides[1], compare.Uniform(th))
 	if *format == "json" {
 		err = res.JSON(stdout)
 	} else {
@@ -75,13 +74,13 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // sameSetup refuses two runs of different models or GPUs: a diff of them
 // would count every difference as a regression or an improvement.
-func sameSetup(a, b *diff.Summary) error {
+func sameSetup(a, b *compare.Summary) error {
 	var diffs []string
 	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", hiddenrune.Escape(a.Model), hiddenrune.Escape(b.Model)))
+		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", input.EscapeHidden(a.Model), input.EscapeHidden(b.Model)))
 	}
 	if a.Device != "" && b.Device != "" && a.Device != b.Device {
-		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", hiddenrune.Escape(a.Device), hiddenrune.Escape(b.Device)))
+		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", input.EscapeHidden(a.Device), input.EscapeHidden(b.Device)))
 	}
 	if len(diffs) == 0 {
 		return nil
@@ -99,20 +98,20 @@ func firstOf(items []string, n int) string {
 
 // loadSide reads a run directory, or a baseline file written by deepprof
 // baseline.
-func loadSide(path string) (*diff.Summary, error) {
+func loadSide(path string) (*compare.Summary, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if st.IsDir() {
-		return diff.Load(path)
+		return compare.Load(path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := baseline.Read(f, path)
+	b, err := compare.Read(f, path)
 	if err != nil {
 		return nil, err
 	}

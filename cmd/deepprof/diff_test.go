@@ -3,16 +3,17 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/llm-perf-opt/deepprof/harness/diff"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/compare"
 
 	"github.com/sebdah/goldie/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 const (
@@ -29,18 +30,18 @@ const (
 // Regenerate with: go test ./cmd/deepprof -run TestDiffBaselineGoldens -update
 func TestDiffBaselineGoldens(t *testing.T) {
 	var tmp []string
-	synth := func(edits ...difftest.Edit) string {
-		dir := difftest.Run(t, tinyRun, edits...)
+	mk := func(edits ...synth.Edit) string {
+		dir := synth.Run(t, tinyRun, edits...)
 		tmp = append(tmp, filepath.Dir(dir))
 		return dir
 	}
-	slowed := synth(difftest.ScaleKernel(0, 1.5))
-	renamed := synth(difftest.RenameKernel(0, difftest.Read(t, tinyRun).Kernels[0].Name+"_renamed"))
-	noKernels := synth(difftest.Remove("kernels.json"))
+	slowed := mk(synth.ScaleKernel(0, 1.5))
+	renamed := mk(synth.RenameKernel(0, synth.Read(t, tinyRun).Kernels[0].Name+"_renamed"))
+	noKernels := mk(synth.Remove("kernels.json"))
 	// The recording warms up: a slow first decode repeat is made.
-	warmup := synth(difftest.ScaleRepeat("decode", 0, 10))
-	noSummary := synth(difftest.Remove("summary.json"))
-	malformed := synth(difftest.Write("kernels.json", "{\n  \"kernels\": [\n    {\"kernel_name\": \"k\", \"total_ms\": 0.5},\n    {\"kernel_name\": \"k2\" \"total_ms\": 1}\n  ]\n}\n").As("malformed-kernels"))
+	warmup := mk(synth.ScaleRepeat("decode", 0, 10))
+	noSummary := mk(synth.Remove("summary.json"))
+	malformed := mk(synth.WriteFile("kernels.json", "{\n  \"kernels\": [\n    {\"kernel_name\": \"k\", \"total_ms\": 0.5},\n    {\"kernel_name\": \"k2\" \"total_ms\": 1}\n  ]\n}\n").As("malformed-kernels"))
 	tests := []struct {
 		name string
 		args []string
@@ -101,7 +102,7 @@ func TestDiffBaselineGoldens(t *testing.T) {
 func TestDiffRecordedMFU(t *testing.T) {
 	for _, dir := range []string{tinyRun, llamaRun, gpt2Run} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			rec := difftest.Read(t, dir)
+			rec := synth.Read(t, dir)
 			out, _, err := runCmd([]string{"diff", dir, dir}, "")
 			require.NoError(t, err)
 			_, mfu, ok := strings.Cut(out, "\n## MFU\n")
@@ -125,13 +126,13 @@ func TestDiffRecordedMFU(t *testing.T) {
 			}
 		})
 	}
-	require.NotNil(t, difftest.Read(t, tinyRun).MFU, "tiny-llama's recording has MFU")
+	require.NotNil(t, synth.Read(t, tinyRun).MFU, "tiny-llama's recording has MFU")
 }
 
 func TestDiffExitStatus(t *testing.T) {
 	// A SYNTHETIC run: llama3-8b with its fourth kernel 1.2x slower.
-	k := difftest.Read(t, llamaRun).Kernels[3]
-	slowed := difftest.Run(t, llamaRun, difftest.ScaleKernel(3, 1.2))
+	k := synth.Read(t, llamaRun).Kernels[3]
+	slowed := synth.Run(t, llamaRun, synth.ScaleKernel(3, 1.2))
 	for _, c := range []struct {
 		args []string
 		code int
@@ -179,13 +180,13 @@ func TestParseThreshold(t *testing.T) {
 // TestSameSetup: runs of two models or two GPUs are refused, with both
 // reasons when both differ; an unknown side refuses nothing.
 func TestSameSetup(t *testing.T) {
-	a := &diff.Summary{Model: "m", Device: "NVIDIA H200"}
-	assert.NoError(t, sameSetup(a, &diff.Summary{Model: "m", Device: "NVIDIA H200"}))
-	assert.NoError(t, sameSetup(a, &diff.Summary{}))
-	err := sameSetup(a, &diff.Summary{Model: "m", Device: "NVIDIA H100 80GB HBM3"})
+	a := &compare.Summary{Model: "m", Device: "NVIDIA H200"}
+	assert.NoError(t, sameSetup(a, &compare.Summary{Model: "m", Device: "NVIDIA H200"}))
+	assert.NoError(t, sameSetup(a, &compare.Summary{}))
+	err := sameSetup(a, &compare.Summary{Model: "m", Device: "NVIDIA H100 80GB HBM3"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "run A ran on NVIDIA H200 and run B on NVIDIA H100 80GB HBM3")
-	err = sameSetup(a, &diff.Summary{Model: "n", Device: "NVIDIA H100 80GB HBM3"})
+	err = sameSetup(a, &compare.Summary{Model: "n", Device: "NVIDIA H100 80GB HBM3"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "run A is of m and run B of n; run A ran on")
 	assert.Contains(t, err.Error(), "--allow-mismatch")
@@ -196,9 +197,9 @@ func TestSameSetup(t *testing.T) {
 // kernel) is printed escaped in diff's regression message, never raw: a
 // terminal would reorder the message, or start a new line in it.
 func TestDiffHiddenRunes(t *testing.T) {
-	name := difftest.Read(t, llamaRun).Kernels[3].Name + "\u202e\x00\ndeepprof: all good"
-	a := difftest.Run(t, llamaRun, difftest.RenameKernel(3, name))
-	b := difftest.Run(t, llamaRun, difftest.RenameKernel(3, name), difftest.ScaleKernel(3, 1.2))
+	name := synth.Read(t, llamaRun).Kernels[3].Name + "\u202e\x00\ndeepprof: all good"
+	a := synth.Run(t, llamaRun, synth.RenameKernel(3, name))
+	b := synth.Run(t, llamaRun, synth.RenameKernel(3, name), synth.ScaleKernel(3, 1.2))
 	out, _, err := runCmd([]string{"diff", a, b}, "")
 	require.Error(t, err)
 	assert.Equal(t, 1, exitCode(err))

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // formatHelp is the --format flag's help of kernels and regions.
@@ -38,6 +38,6 @@ func writeMarkdown(stdout io.Writer, format string, markdown func(io.Writer) err
 	if err := markdown(&b); err != nil {
 		return err
 	}
-	_, err := io.WriteString(stdout, report.Text(b.Bytes()))
+	_, err := io.WriteString(stdout, render.Text(b.Bytes()))
 	return err
 }

@@ -5,9 +5,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/llm-perf-opt/deepprof/harness/kernels"
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -33,15 +32,15 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer closeFn()
-	t, err := kernels.FromReader(ncu.NewReader(r, name, ncu.Options{}), name)
+	t, err := ncu.KernelTable(ncu.NewReader(r, name, ncu.Options{}), name)
 	if err != nil {
 		return err
 	}
 	t = t.Top(*top)
 	if f == "json" {
-		return report.KernelsJSON(stdout, t, nil)
+		return render.KernelsJSON(stdout, t, nil)
 	}
-	return writeMarkdown(stdout, f, func(w io.Writer) error { return report.KernelsMarkdown(w, t) })
+	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.KernelsMarkdown(w, t) })
 }
 
 // openInput opens FILE, or standard input for "-".

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // TestReportKilled (issue 16): deepprof report killed with SIGKILL at
@@ -77,11 +77,11 @@ func runFiles(t *testing.T, dir string) map[string][]byte {
 		if d.IsDir() {
 			return nil
 		}
-		assert.False(t, artifacts.IsTemp(d.Name()), "a temporary file was left: %s", p)
+		assert.False(t, rundir.IsTemp(d.Name()), "a temporary file was left: %s", p)
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
 		rel, _ := filepath.Rel(dir, p)
-		if rel == artifacts.ManifestJSON {
+		if rel == rundir.ManifestJSON {
 			b = stableManifest(t, b)
 		}
 		out[filepath.ToSlash(rel)] = b

@@ -13,7 +13,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/hiddenrune"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
 func main() {
@@ -60,7 +60,7 @@ func exitCode(err error) int {
 // (U+202E as \u202e, NUL as \u0000): the line breaks between joined
 // errors become spaces, any other hidden rune is shown, never acted on.
 func oneLine(err error) string {
-	return hiddenrune.Escape(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " "))
+	return input.EscapeHidden(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " "))
 }
 
 const usage = `deepprof: deep profiling reports for LLM inference on NVIDIA GPUs.

@@ -7,9 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/merge"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // runMerge is deepprof merge: package merge copies the nodes' raw outputs
@@ -31,8 +30,8 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(*out); err == nil {
 		return &exitError{code: 2, err: fmt.Errorf("merge: %s exists: give a new directory", *out)}
 	}
-	plan, err := merge.Make(pos)
-	var notRun *artifacts.NotRunDirError
+	plan, err := rundir.Make(pos)
+	var notRun *rundir.NotRunDirError
 	if errors.As(err, &notRun) {
 		return &exitError{code: 2, err: err}
 	}
@@ -43,7 +42,7 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	run, err := artifacts.Create(filepath.Dir(abs), filepath.Base(abs), now())
+	run, err := rundir.Create(filepath.Dir(abs), filepath.Base(abs), now())
 	if err != nil {
 		return err
 	}
@@ -51,13 +50,13 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		// The run directory says it stopped, and where.
 		return errors.Join(err, run.WriteManifest(now()))
 	}
-	rerr := rundir.Rebuild(run, reportConfig(run, stderr))
+	rerr := rebuild.Rebuild(run, reportConfig(run, stderr))
 	if err := run.WriteRebuiltManifest(now()); err != nil {
 		return errors.Join(rerr, err)
 	}
 	fmt.Fprintf(stdout, "%s: merged %d run directories, %d files, ranks %v\n", *out, len(pos), len(plan.Files), plan.Ranks())
 	if rerr != nil {
-		fmt.Fprintf(stdout, "%s: rebuilt in part; see %s for what is missing and why\n", *out, run.Path(artifacts.ReportMD))
+		fmt.Fprintf(stdout, "%s: rebuilt in part; see %s for what is missing and why\n", *out, run.Path(rundir.ReportMD))
 	}
 	readFirst(stdout, run)
 	return rerr

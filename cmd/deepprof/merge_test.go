@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/kernels"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // The recorded 2-GPU run whose ranks the merge tests replicate, and a
@@ -44,16 +45,16 @@ func TestMergeEightRanks(t *testing.T) {
 	assert.Contains(t, stdout, "merged 8 run directories")
 	assert.Contains(t, stdout, "ranks [rank0 rank1 rank2 rank3 rank4 rank5 rank6 rank7]")
 
-	run, err := artifacts.Open(out)
+	run, err := rundir.Open(out)
 	require.NoError(t, err)
-	assert.Len(t, rundir.CuptiFiles(run), 8)
-	assert.Len(t, rundir.ExportFiles(run, artifacts.NcuRaw), 8, "every rank's deep pass")
+	assert.Len(t, rebuild.CuptiFiles(run), 8)
+	assert.Len(t, rebuild.ExportFiles(run, rundir.NcuRaw), 8, "every rank's deep pass")
 
 	// Per rank: a kernel table row per device for the all-reduce.
 	var ks struct {
-		Kernels []kernels.Record `json:"kernels"`
+		Kernels []model.Kernel `json:"kernels"`
 	}
-	b, err := os.ReadFile(run.Path(artifacts.KernelsJSON))
+	b, err := os.ReadFile(run.Path(rundir.KernelsJSON))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ks))
 	devices := map[int]bool{}
@@ -66,7 +67,7 @@ func TestMergeEightRanks(t *testing.T) {
 
 	// Together: the phases compare the eight ranks.
 	var ph timeline.PhaseReport
-	b, err = os.ReadFile(run.Path(artifacts.TimelinePhases))
+	b, err = os.ReadFile(run.Path(rundir.TimelinePhases))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ph))
 	assert.Len(t, ph.Scopes, 8)
@@ -74,7 +75,7 @@ func TestMergeEightRanks(t *testing.T) {
 	for _, bal := range ph.Balance {
 		assert.Equal(t, 8, bal.Ranks, bal.Phase)
 	}
-	sum, err := os.ReadFile(run.Path(artifacts.StakeholderSummary))
+	sum, err := os.ReadFile(run.Path(rundir.StakeholderSummary))
 	require.NoError(t, err)
 	assert.Contains(t, string(sum), "across 8 ranks")
 	m := run.Manifest()

@@ -10,9 +10,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
-	"github.com/llm-perf-opt/deepprof/harness/gpu"
-	"github.com/llm-perf-opt/deepprof/harness/preflight"
-	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/session"
 )
 
 // ncuVersionOutput is what ncu 2025.3.1 printed for --version on the H200
@@ -33,17 +32,17 @@ func fakePreflight(t *testing.T) {
 	exit1 := exec.Command("sh", "-c", "exit 1").Run()
 	old := preflightProbes
 	t.Cleanup(func() { preflightProbes = old })
-	preflightProbes = func(sel gpu.Selection) preflight.Probes {
-		return preflight.Probes{
-			GPU: func() (gpu.Provenance, error) {
-				return gpu.Collect(&mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, sel)
+	preflightProbes = func(sel machine.Selection) session.Probes {
+		return session.Probes{
+			GPU: func() (machine.Provenance, error) {
+				return machine.Collect(&mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, sel)
 			},
-			Tool: func(_ context.Context, path string) (tools.Tool, error) {
-				v, err := tools.ParseNcuVersion(ncuVersionOutput)
+			Tool: func(_ context.Context, path string) (machine.Tool, error) {
+				v, err := machine.ParseNcuVersion(ncuVersionOutput)
 				if err != nil {
-					return tools.Tool{}, fmt.Errorf("tools: %s --version: %w", path, err)
+					return machine.Tool{}, fmt.Errorf("tools: %s --version: %w", path, err)
 				}
-				return tools.Tool{Name: "ncu", Path: path, Version: v}, nil
+				return machine.Tool{Name: "ncu", Path: path, Version: v}, nil
 			},
 			LookPath: func(file string) (string, error) { return "/usr/bin/" + file, nil },
 			IsFile:   func(string) error { return nil },

@@ -12,14 +12,12 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/gpu"
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/preflight"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
-	"github.com/llm-perf-opt/deepprof/harness/session"
-	"github.com/llm-perf-opt/deepprof/harness/tools"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
@@ -84,11 +82,11 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	ncuPath := cfg.NCU.Path
-	var found = map[string]tools.Tool{}
+	var found = map[string]machine.Tool{}
 	var toolErrs = map[string]error{}
 	var ncuErr error
 	if ncuPath == "" {
-		t, err := tools.Find("ncu", tools.EnvFromOS())
+		t, err := machine.Find("ncu", machine.EnvFromOS())
 		if err != nil {
 			ncuErr, toolErrs["ncu"] = err, err
 			ncuPath = "ncu"
@@ -96,9 +94,9 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 			ncuPath = t.Path
 		}
 	}
-	var pre preflight.Result
+	var pre session.PreflightResult
 	if !*noPreflight {
-		pre = preflight.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr), preflightProbes(sel))
+		pre = session.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr), preflightProbes(sel))
 	}
 	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
 		Progress: stderr, ProgressLive: liveProgress(stderr)}
@@ -134,7 +132,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	if pre.Ncu != nil {
 		found["ncu"] = *pre.Ncu
-	} else if t, err := tools.Probe(context.Background(), ncuPath); err == nil {
+	} else if t, err := machine.Probe(context.Background(), ncuPath); err == nil {
 		found["ncu"] = t
 	} else {
 		toolErrs["ncu"] = err
@@ -142,20 +140,20 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	// env.json names nsys too: where it is and its version, or why there
 	// is none (the session decides from the same search whether to use it).
 	if p := cfg.Nsys.Path; p != "" {
-		if t, err := tools.Probe(context.Background(), p); err == nil {
+		if t, err := machine.Probe(context.Background(), p); err == nil {
 			found["nsys"] = t
 		} else {
 			toolErrs["nsys"] = err
 		}
-	} else if t, err := tools.Find("nsys", tools.EnvFromOS()); err != nil {
+	} else if t, err := machine.Find("nsys", machine.EnvFromOS()); err != nil {
 		toolErrs["nsys"] = err
-	} else if t, err = tools.Probe(context.Background(), t.Path); err == nil {
+	} else if t, err = machine.Probe(context.Background(), t.Path); err == nil {
 		found["nsys"] = t
 	} else {
 		toolErrs["nsys"] = err
 	}
 	s.Env = func() ([]byte, error) {
-		return rundir.NewEnvInfo(func() (gpu.Provenance, error) { return gpu.Collect(gpu.Open(), sel) }, found, toolErrs).JSON()
+		return rebuild.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) }, found, toolErrs).JSON()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -172,12 +170,12 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 
 // preflightProbes are the preflight's probes of the machine; tests replace
 // them with fakes, so that goldens do not depend on the machine's GPU.
-var preflightProbes = preflight.System
+var preflightProbes = session.System
 
 // preflightInput is what the session will need: the profiler, the
 // workload's argv and environment, and the files it reads (its .py
 // scripts and workload.inputs, relative to the working directory).
-func preflightInput(cfg *config.Config, ncuPath string, ncuErr error) preflight.Input {
+func preflightInput(cfg *config.Config, ncuPath string, ncuErr error) session.Input {
 	argv := cfg.Workload.Command()
 	var files []string
 	for _, a := range argv {
@@ -190,16 +188,16 @@ func preflightInput(cfg *config.Config, ncuPath string, ncuErr error) preflight.
 	for _, k := range slices.Sorted(maps.Keys(cfg.Workload.Env)) {
 		env = append(env, k+"="+cfg.Workload.Env[k])
 	}
-	return preflight.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files}
+	return session.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files}
 }
 
 // readFirst ends profile's and report's output with the paths of what a
 // person reads first: the stakeholder summary and the HTML report (those
 // the run has).
-func readFirst(stdout io.Writer, run *artifacts.Run) {
+func readFirst(stdout io.Writer, run *rundir.Run) {
 	for _, f := range []struct{ rel, what string }{
-		{artifacts.StakeholderSummary, "summary"},
-		{artifacts.ReportHTML, "report "},
+		{rundir.StakeholderSummary, "summary"},
+		{rundir.ReportHTML, "report "},
 	} {
 		if run.Exists(f.rel) {
 			fmt.Fprintf(stdout, "%s: %s\n", f.what, run.Path(f.rel))
@@ -217,7 +215,7 @@ func liveProgress(w io.Writer) bool {
 // verdict prints MAIN and how the run ended ("complete", or "partial: "
 // and the reason) and returns the error the command ends with: nil only
 // for a complete run.
-func verdict(stdout io.Writer, run *artifacts.Run, err error) error {
+func verdict(stdout io.Writer, run *rundir.Run, err error) error {
 	if run == nil {
 		return err
 	}
@@ -229,8 +227,8 @@ func verdict(stdout io.Writer, run *artifacts.Run, err error) error {
 	fmt.Fprintf(stdout, "MAIN: %s\n%s\n", run.Dir, line)
 	readFirst(stdout, run)
 	switch {
-	case m.Status != artifacts.StatusComplete:
-		return fmt.Errorf("run %s (see %s)", line, filepath.Join(run.Dir, artifacts.ReportMD))
+	case m.Status != rundir.StatusComplete:
+		return fmt.Errorf("run %s (see %s)", line, filepath.Join(run.Dir, rundir.ReportMD))
 	case err != nil:
 		return err
 	}

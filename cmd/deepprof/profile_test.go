@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // TestProfileVerdict: what deepprof profile prints when done, and how it
@@ -18,25 +18,25 @@ import (
 func TestProfileVerdict(t *testing.T) {
 	tests := []struct {
 		name    string
-		mark    func(*artifacts.Run)
+		mark    func(*rundir.Run)
 		err     error
 		stdout  string // after "MAIN: <dir>\n"
 		wantErr string // "" for success; <dir> stands for MAIN
 	}{
-		{"complete", func(*artifacts.Run) {}, nil, "complete\n", ""},
-		{"partial", func(r *artifacts.Run) {
+		{"complete", func(*rundir.Run) {}, nil, "complete\n", ""},
+		{"partial", func(r *rundir.Run) {
 			r.MarkPartial("interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept")
 		}, errors.New("deep pass: ncu-deep interrupted after 1.5s"),
 			"partial: interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept\n",
 			"run partial: interrupted during ncu-deep (stopped after 1.5s); the steps before it are kept (see <dir>/report.md)"},
-		{"failed", func(r *artifacts.Run) { r.MarkFailed("stage 1: the workload wrote no report") }, errors.New("x"),
+		{"failed", func(r *rundir.Run) { r.MarkFailed("stage 1: the workload wrote no report") }, errors.New("x"),
 			"failed: stage 1: the workload wrote no report\n", "run failed: stage 1: the workload wrote no report (see <dir>/report.md)"},
-		{"complete but the manifest not written", func(*artifacts.Run) {}, errors.New("manifest.json: disk full"),
+		{"complete but the manifest not written", func(*rundir.Run) {}, errors.New("manifest.json: disk full"),
 			"complete\n", "manifest.json: disk full"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run, err := artifacts.Create(t.TempDir(), "run-1", time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC))
+			run, err := rundir.Create(t.TempDir(), "run-1", time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC))
 			require.NoError(t, err)
 			tt.mark(run)
 			var stdout bytes.Buffer
@@ -55,7 +55,7 @@ func TestProfileVerdict(t *testing.T) {
 
 	// No run directory at all: the error as it is.
 	var stdout bytes.Buffer
-	err := verdict(&stdout, nil, artifacts.ErrRunExists)
-	assert.ErrorIs(t, err, artifacts.ErrRunExists)
+	err := verdict(&stdout, nil, rundir.ErrRunExists)
+	assert.ErrorIs(t, err, rundir.ErrRunExists)
 	assert.Empty(t, stdout.String())
 }

@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/harness/ncu"
-	"github.com/llm-perf-opt/deepprof/harness/regions"
-	"github.com/llm-perf-opt/deepprof/harness/report"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // stringList is a flag that may be given many times.
@@ -97,12 +97,12 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *out != "" {
-		return report.WriteRegionsDir(*out, *out, rep)
+		return render.WriteRegionsDir(*out, *out, rep)
 	}
 	if f == "json" {
-		return report.RegionsJSON(stdout, rep)
+		return render.RegionsJSON(stdout, rep)
 	}
-	return writeMarkdown(stdout, f, func(w io.Writer) error { return report.RegionsMarkdown(w, rep) })
+	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.RegionsMarkdown(w, rep) })
 }
 
 // unmatchedFilters says, by flag, which filters matched nothing:

@@ -8,10 +8,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/config"
-	"github.com/llm-perf-opt/deepprof/harness/regions"
-	"github.com/llm-perf-opt/deepprof/harness/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // now is the clock of commands that stamp what they write; tests replace it.
@@ -30,8 +30,8 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	run, err := artifacts.Open(pos[0])
-	var notRun *artifacts.NotRunDirError
+	run, err := rundir.Open(pos[0])
+	var notRun *rundir.NotRunDirError
 	if errors.As(err, &notRun) {
 		// Nothing is written into a directory that is not a run directory.
 		return &exitError{code: 2, err: err}
@@ -45,16 +45,16 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			dc.TopN = *top
 		}
 	})
-	rerr := rundir.Rebuild(run, dc)
+	rerr := rebuild.Rebuild(run, dc)
 	if err := run.WriteRebuiltManifest(now()); err != nil {
 		return errors.Join(rerr, err)
 	}
 	if rerr != nil {
-		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(artifacts.ReportMD))
+		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(rundir.ReportMD))
 		readFirst(stdout, run)
 		return rerr
 	}
-	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], artifacts.ReportMD)
+	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], rundir.ReportMD)
 	readFirst(stdout, run)
 	return nil
 }
@@ -63,21 +63,21 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // and regions sections of MAIN/config.yaml). A run without a readable
 // config.yaml is rebuilt with the defaults, and says so on stderr and in
 // its manifest, so that nothing changes silently.
-func reportConfig(run *artifacts.Run, stderr io.Writer) rundir.Config {
-	def, _ := rundir.ConfigFor(config.Default())
+func reportConfig(run *rundir.Run, stderr io.Writer) rebuild.Config {
+	def, _ := rebuild.ConfigFor(config.Default())
 	def.Regions = regions.DefaultConfig()
-	p := run.Path(artifacts.ConfigYAML)
+	p := run.Path(rundir.ConfigYAML)
 	if _, err := os.Stat(p); err != nil {
 		return def
 	}
 	cfg, err := config.Parse(p)
 	if err == nil {
-		var dc rundir.Config
-		if dc, err = rundir.ConfigFor(cfg); err == nil {
+		var dc rebuild.Config
+		if dc, err = rebuild.ConfigFor(cfg); err == nil {
 			return dc
 		}
 	}
 	fmt.Fprintf(stderr, "deepprof: warning: %v; the derived files use the default report settings\n", err)
-	run.Note("derived files made with the default report settings: %s could not be read (%v)", artifacts.ConfigYAML, err)
+	run.Note("derived files made with the default report settings: %s could not be read (%v)", rundir.ConfigYAML, err)
 	return def
 }

@@ -11,14 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 func TestReportCommand(t *testing.T) {
 	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
 	main := filepath.Join(t.TempDir(), "20261121T230000Z-abcdef")
 	require.NoError(t, os.CopyFS(main, os.DirFS(tinyRun)))
-	for _, d := range artifacts.DerivedRoots() {
+	for _, d := range rundir.DerivedRoots() {
 		require.NoError(t, os.RemoveAll(filepath.Join(main, d)))
 	}
 

@@ -14,8 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/llm-perf-opt/deepprof/harness/cupti/cuptitest"
-	"github.com/llm-perf-opt/deepprof/harness/nsys/nsystest"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 // TestMain makes the test binary also act as the programs a session runs:
@@ -67,7 +66,7 @@ func synthetic(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: synthetic no-nvtx|no-activity RECORDED OUT")
 	}
-	derive := map[string]func([]byte) []byte{"no-nvtx": cuptitest.WithoutNVTX, "no-activity": cuptitest.WithoutActivity}[args[0]]
+	derive := map[string]func([]byte) []byte{"no-nvtx": synth.WithoutNVTX, "no-activity": synth.WithoutActivity}[args[0]]
 	if derive == nil {
 		ts.Fatalf("synthetic: unknown shape %q", args[0])
 	}
@@ -142,8 +141,8 @@ func fakeNcu() {
 // every command fails, --version too, so scripts that do not ask for nsys
 // get the ncu timing pass.
 func fakeNsys() {
-	f := nsystest.Fake{
-		KernSum: os.Getenv("FAKE_NSYS_KERN_SUM"), NVTXSum: nsystest.SyntheticNVTXSum,
+	f := synth.Fake{
+		KernSum: os.Getenv("FAKE_NSYS_KERN_SUM"), NVTXSum: synth.SyntheticNVTXSum,
 		NoReportLog: os.Getenv("FAKE_NSYS_NO_REPORT_LOG"),
 		Program: func(argv []string, stdout, stderr io.Writer) int {
 			cmd := exec.Command(argv[0], argv[1:]...)

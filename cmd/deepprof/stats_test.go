@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness/diff/difftest"
-	"github.com/llm-perf-opt/deepprof/harness/stats"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 // TestOneStatistic is DESIGN.md's "one statistic" contract: for the same
@@ -26,8 +26,8 @@ import (
 // golden/cli/report-synthetic-decode-warmup.stakeholder_summary.md.
 // Regenerate with: go test ./cmd/deepprof -run TestOneStatistic -update
 func TestOneStatistic(t *testing.T) {
-	dir := difftest.Run(t, tinyRun, difftest.ScaleRepeat("decode", 0, 10))
-	rec := difftest.Read(t, dir)
+	dir := synth.Run(t, tinyRun, synth.ScaleRepeat("decode", 0, 10))
+	rec := synth.Read(t, dir)
 	require.Len(t, rec.Stages["decode"], 3)
 
 	_, _, err := runCmd([]string{"report", dir}, "")
@@ -38,7 +38,7 @@ func TestOneStatistic(t *testing.T) {
 		Stages struct {
 			Rows []struct {
 				Name string `json:"name"`
-				stats.Summary
+				model.Summary
 			} `json:"rows"`
 		} `json:"stages"`
 	}
@@ -49,7 +49,7 @@ func TestOneStatistic(t *testing.T) {
 	var base struct {
 		Stages []struct {
 			Name string `json:"name"`
-			stats.Summary
+			model.Summary
 		} `json:"stages"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &base))
@@ -59,12 +59,12 @@ func TestOneStatistic(t *testing.T) {
 	var cmp struct {
 		Stages []struct {
 			Name string         `json:"name"`
-			A    *stats.Summary `json:"a"`
+			A    *model.Summary `json:"a"`
 		} `json:"stages"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &cmp))
 
-	fromSummary, fromBaseline, fromDiff := map[string]stats.Summary{}, map[string]stats.Summary{}, map[string]stats.Summary{}
+	fromSummary, fromBaseline, fromDiff := map[string]model.Summary{}, map[string]model.Summary{}, map[string]model.Summary{}
 	for _, r := range sum.Stages.Rows {
 		fromSummary[r.Name] = r.Summary
 	}
@@ -77,7 +77,7 @@ func TestOneStatistic(t *testing.T) {
 	}
 	require.Len(t, fromSummary, len(rec.Stages))
 	for name, ms := range rec.Stages {
-		want := stats.Summarize(ms)
+		want := model.Summarize(ms)
 		assert.Equal(t, want, fromSummary[name], "summary.json, stage %s", name)
 		assert.Equal(t, want, fromBaseline[name], "deepprof baseline, stage %s", name)
 		assert.Equal(t, want, fromDiff[name], "deepprof diff, stage %s", name)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
-	"github.com/llm-perf-opt/deepprof/harness/tolerance"
 )
 
 // -update rewrites the golden files from the run (deepproftest reads the
@@ -23,7 +22,7 @@ func expectGenerate(run *deepproftest.Run) {
 // mostly Python, and moved 13.6% between two runs on one H100 (Welch p =
 // 0.003: a real change of the machine's state, not sampling noise), so
 // its stages get 30%; kernels keep the default 10%.
-var tolerances = tolerance.Tolerances{StagePct: 30, KernelPct: 10, RegionPct: 10, MFUPct: 10}
+var tolerances = deepproftest.Tolerances{StagePct: 30, KernelPct: 10, RegionPct: 10, MFUPct: 10}
 
 // recorded is the run this test made on an H100 with -update: the one its
 // golden files were written from.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llm-perf-opt/deepprof/harness/artifacts"
-	"github.com/llm-perf-opt/deepprof/harness/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // RankRuns makes n SYNTHETIC node run directories under dst (node0 ...
@@ -28,7 +28,7 @@ func RankRuns(src string, records []string, deep, dst string, n int) ([]string, 
 	}
 	var dirs []string
 	for r := range n {
-		run, err := artifacts.Create(dst, "node"+strconv.Itoa(r), time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
+		run, err := rundir.Create(dst, "node"+strconv.Itoa(r), time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			return nil, err
 		}
@@ -37,18 +37,18 @@ func RankRuns(src string, records []string, deep, dst string, n int) ([]string, 
 		if err := copyTree(src, dir, r == 0); err != nil {
 			return nil, err
 		}
-		in := filepath.Join(src, filepath.FromSlash(artifacts.TimelineCupti), records[r%len(records)])
-		out := filepath.Join(dir, filepath.FromSlash(artifacts.TimelineCupti), fmt.Sprintf("cupti-%d.tsv", 100000+r))
+		in := filepath.Join(src, filepath.FromSlash(rundir.TimelineCupti), records[r%len(records)])
+		out := filepath.Join(dir, filepath.FromSlash(rundir.TimelineCupti), fmt.Sprintf("cupti-%d.tsv", 100000+r))
 		if err := rewriteRecords(in, out, 100000+int64(r), uint32(r)); err != nil {
 			return nil, err
 		}
-		for _, rel := range []string{artifacts.NcuRaw, artifacts.NcuDetails} {
+		for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails} {
 			for _, ext := range []string{"", ".gz"} {
 				from := filepath.Join(deep, filepath.FromSlash(rel)+ext)
 				if _, err := os.Stat(from); err != nil {
 					continue
 				}
-				if err := copyFile(from, filepath.Join(dir, filepath.FromSlash(artifacts.RankPath(strconv.Itoa(r), rel)+ext))); err != nil {
+				if err := copyFile(from, filepath.Join(dir, filepath.FromSlash(rundir.RankPath(strconv.Itoa(r), rel)+ext))); err != nil {
 					return nil, err
 				}
 			}
@@ -65,11 +65,11 @@ func RankRuns(src string, records []string, deep, dst string, n int) ([]string, 
 // copyTree copies what a node's session writes besides its records and
 // deep pass: config.yaml always; with first, the provenance and stage 1.
 func copyTree(src, dir string, first bool) error {
-	rels := []string{artifacts.ConfigYAML}
+	rels := []string{rundir.ConfigYAML}
 	if first {
-		rels = append(rels, artifacts.InputsYAML, artifacts.EnvJSON, artifacts.Stage1Report, artifacts.Stage1Log, artifacts.TimelineReport)
+		rels = append(rels, rundir.InputsYAML, rundir.EnvJSON, rundir.Stage1Report, rundir.Stage1Log, rundir.TimelineReport)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(artifacts.TimelineCupti)), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(rundir.TimelineCupti)), 0o755); err != nil {
 		return err
 	}
 	for _, rel := range rels {

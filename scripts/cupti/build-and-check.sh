@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# build-and-check.sh: build deepprof's CUPTI library (harness/cuptilib/src)
-# with the flags harness/cuptilib uses, run CUDA programs and a PyTorch script
+# build-and-check.sh: build deepprof's CUPTI library (internal/session/src)
+# with the flags internal/session uses, run CUDA programs and a PyTorch script
 # under it, check their record files, and measure the library's overhead.
 # Run on a machine with a GPU, the CUDA toolkit (CUPTI, nvcc), gcc and
 # PyTorch; no Go needed. Results go to $OUT:
@@ -16,7 +16,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export PATH=$CUDA_HOME/bin:$PATH
 
-# The toolkit's folders, looked for as harness/cuptilib.FindToolkit does.
+# The toolkit's folders, looked for as session.FindToolkit does.
 INC_CANDIDATES=("$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include" "$CUDA_HOME"/targets/*/include)
 INCS=()
 for h in cuda.h nvtx3/nvToolsExt.h cupti.h generated_nvtx_meta.h; do
@@ -32,7 +32,7 @@ for d in "$CUDA_HOME/lib64" "$CUDA_HOME/extras/CUPTI/lib64" "$CUDA_HOME/lib" "$C
   if [ -f "$d/libcupti.so" ]; then LIBDIR=$d; break; fi
 done
 
-# The same argv as harness/cuptilib.Argv (cuptilib's tests check these two lines).
+# The same argv as session.Argv (cuptilib's tests check these two lines).
 CFLAGS=(-shared -fPIC -O2 -std=gnu11 -Wall)
 LDLIBS=(-lcupti -ldl -lpthread)
 # build_lib SRC.c LIB.so: the library built from SRC.c.
@@ -67,7 +67,7 @@ python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.versio
 uname -a
 
 LIB=$W/libdeepprof_cupti.so
-build_lib "$REPO/harness/cuptilib/src/deepprof_cupti.c" "$LIB" || { echo LIBRARY BUILD FAILED; exit 1; }
+build_lib "$REPO/internal/session/src/deepprof_cupti.c" "$LIB" || { echo LIBRARY BUILD FAILED; exit 1; }
 nm -D --defined-only "$LIB" | grep -E 'InitializeInjection'
 ldd "$LIB"
 

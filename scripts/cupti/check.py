@@ -1,13 +1,13 @@
 """check.py: read the deepprof-cupti/1 record files of one run and print what
 they hold, for scripts/cupti/build-and-check.sh (Python 3, stdlib only; the
-project's reader of these files is Go, package harness/cupti).
+project's reader of these files is Go, package internal/cupti).
 
 usage: python3 check.py [--cut] DIR
   DIR holds cupti-<pid>.tsv files. Per file: the header, record counts by
   type, notes, whether each kernel/copy/set has its launching API record,
   NVTX events by kind/domain/name, the threads seen, and kernels attributed
   to the NVTX push/pop stack open on the launching thread at the API call's
-  start (the attribution harness/timeline makes). --cut: the process was
+  start (the attribution internal/timeline makes). --cut: the process was
   killed, so the E line must be missing.
 Lines starting "CHECK FAIL" mark a broken expectation; the exit status is 1
 when there is one.

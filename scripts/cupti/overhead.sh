@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # overhead.sh: the CUPTI library's cost to a workload, against the plain run
 # and against another build of the library, on one machine in one go.
-# Builds harness/cuptilib/src/deepprof_cupti.c ("new") and OLD.c ("old")
+# Builds internal/session/src/deepprof_cupti.c ("new") and OLD.c ("old")
 # with build-and-check.sh --build-only, checks the new library's records
 # (check.py: every kernel has its A record, NVTX ranges present), then runs
 # each workload plain, under old and under new, alternated ROUNDS times
@@ -25,7 +25,7 @@ rm -rf "$W"
 mkdir -p "$W/rec"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
-bash "$REPO/scripts/cupti/build-and-check.sh" --build-only "$REPO/harness/cuptilib/src/deepprof_cupti.c" "$W/new.so" || { echo NEW BUILD FAILED; exit 1; }
+bash "$REPO/scripts/cupti/build-and-check.sh" --build-only "$REPO/internal/session/src/deepprof_cupti.c" "$W/new.so" || { echo NEW BUILD FAILED; exit 1; }
 bash "$REPO/scripts/cupti/build-and-check.sh" --build-only "$OLD_SRC" "$W/old.so" || { echo OLD BUILD FAILED; exit 1; }
 
 WORKLOADS=("torch_nvtx $REPO/scripts/cupti/torch_nvtx.py --repeats 7")

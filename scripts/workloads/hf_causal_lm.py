@@ -53,7 +53,7 @@ DTYPES = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.floa
           "float16": torch.float16, "fp32": torch.float32, "float32": torch.float32}
 HARNESS_KEYS = {"random_init", "weights", "model_type"}
 
-# A communication kernel: identical to the "communication=" rule of harness/classify/categories.go
+# A communication kernel: identical to the "communication=" rule of internal/kernels/categories.go
 # (defaultSpecs), which the harness uses to total the timeline's collectives per device; keep the two
 # the same.
 #   `communication=(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|cross_device`
@@ -373,7 +373,7 @@ class NoNVTX:
 class Recording:
     """Pause and resume of deepprof's CUPTI library when it records this process (DEEPPROF_PHASE=cupti):
     the timed repeats then alternate with as many repeats with recording paused, in one process, and
-    the report's "overhead" holds both (harness/cuptilib says why in one process). None when the
+    the report's "overhead" holds both (internal/session says why in one process). None when the
     library is not loaded here."""
 
     @staticmethod

@@ -1,0 +1,141 @@
+package deepproftest
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// Tolerances are how far a run may move from its baseline, in percent of the
+// baseline, per part (a zero field takes the default, 10%).
+type Tolerances = model.Tolerances
+
+// DefaultTolerances is 10% for every part.
+func DefaultTolerances() Tolerances { return model.DefaultTolerances() }
+
+// BaselineDir is where CheckBaseline keeps baselines, relative to the test's working
+// directory (the package directory under go test).
+const BaselineDir = "golden/perf"
+
+// Checker checks runs against the baselines in a directory.
+type BaselineChecker struct {
+	Dir string // DefaultDir when ""
+	Top int    // kernels kept when writing a baseline; DefaultTop when 0
+}
+
+// CheckBaseline compares the run directory runDir with the baseline
+// golden/perf/<name>.json, within tol, as BaselineChecker{}.Check does.
+func CheckBaseline(t testing.TB, name, runDir string, tol model.Tolerances) {
+	t.Helper()
+	BaselineChecker{}.Check(t, name, runDir, tol)
+}
+
+// Check compares the run directory runDir with the baseline <Dir>/<name>.json
+// within tol. It fails the test (t.Errorf: the test goes on) when anything
+// regressed beyond tol, printing the table of what moved; improvements are
+// logged. Under goldie's -update flag (or GOLDIE_UPDATE=1 where no -update
+// flag is registered, as goldie itself reads it) it writes the baseline from
+// the run instead, and a missing baseline says to do so.
+func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol model.Tolerances) {
+	t.Helper()
+	dir, top := c.Dir, c.Top
+	if dir == "" {
+		dir = BaselineDir
+	}
+	if top == 0 {
+		top = compare.DefaultTop
+	}
+	if !filepath.IsLocal(name) || name == "" {
+		t.Errorf("baseline %q: want a plain name (the file is %s/NAME.json)", name, dir)
+		return
+	}
+	path := filepath.Join(dir, name+".json")
+	if _, err := tol.Thresholds(); err != nil {
+		t.Errorf("baseline %s: %v", path, err)
+		return
+	}
+	run, err := compare.FromRunTop(runDir, top)
+	if err != nil {
+		t.Errorf("baseline %s: %v", path, err)
+		return
+	}
+	if updating() {
+		var b bytes.Buffer
+		err := run.Write(&b)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(path), 0o755)
+		}
+		if err == nil {
+			err = rundir.WriteFileAtomic(path, b.Bytes())
+		}
+		if err != nil {
+			t.Errorf("baseline %s: %v", path, err)
+			return
+		}
+		t.Logf("baseline %s: written from %s", path, runDir)
+		return
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("baseline %s: not found: run the test with -update to write it from this run (%s)", path, runDir)
+		return
+	}
+	if err != nil {
+		t.Errorf("baseline %s: %v", path, err)
+		return
+	}
+	defer f.Close()
+	base, err := compare.Read(f, path)
+	if err != nil {
+		t.Errorf("baseline %v", err)
+		return
+	}
+	res, err := compare.CompareBaseline(base, run, tol)
+	if err != nil {
+		t.Errorf("baseline %s: %v", path, err)
+		return
+	}
+	switch {
+	case res.Regression || res.Incomplete():
+		t.Errorf("baseline %s: the run moved beyond its tolerances (%s); if this is expected, rewrite the baseline with -update\n\n%s",
+			path, tolText(tol), res.MovedMarkdown())
+	case len(res.Improvements) > 0:
+		t.Logf("baseline %s: the run improved on its baseline; -update keeps the better numbers\n\n%s", path, res.MovedMarkdown())
+	}
+}
+
+// updating reports whether golden files (baselines, a run's structure) are to be rewritten: goldie's -update
+// flag when a package registered it, else GOLDIE_UPDATE as goldie reads it.
+func updating() bool {
+	if f := flag.Lookup("update"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if v, ok := g.Get().(bool); ok {
+				return v
+			}
+		}
+		v, _ := strconv.ParseBool(f.Value.String())
+		return v
+	}
+	switch strings.ToLower(os.Getenv("GOLDIE_UPDATE")) {
+	case "1", "true", "t":
+		return true
+	}
+	return false
+}
+
+func tolText(tol model.Tolerances) string {
+	th, _ := tol.Thresholds()
+	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', -1, 64) + "%" }
+	return fmt.Sprintf("stages %s, kernels %s, regions %s, MFU %s", p(th.Stage), p(th.Kernel), p(th.Region), p(th.MFU))
+}

@@ -1,0 +1,279 @@
+// Package baseline keeps a run's performance as a golden file: the numbers
+// that matter (per-stage mean, sd and repeats; the top kernels' totals;
+// region totals; MFU) in a small JSON file, written by deepprof baseline or
+// by Check under -update, and compared with a later run within tolerances.
+//
+// A comparison is package diff's, with the same verdict rule (see its
+// documentation): a move counts when it exceeds the tolerance and, for a
+// stage with repeats, Welch's t-test finds it significant. The file keeps
+// each stage's mean, standard deviation and count, which is all the test
+// needs, and only the top kernels, so a kernel under the cut in one run may
+// show as "entered list" or "left list" in a comparison, never as a
+// regression.
+//
+// It does not run anything and knows nothing of where profiles keep their
+// tolerances: callers pass a Tolerances.
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+)
+
+// Format names the file format and its version: the value of "format".
+const Format = "deepprof-baseline/1"
+
+// Fields says what each field of a baseline file holds: written into the
+// file as "about", for whoever reads it.
+var Fields = map[string]string{
+	"stages":               "each stage's wall time over the run's repeats, after the warm-up rule (a first repeat over 1.5x the median of the others, with 3 or more, is dropped): n repeats used, mean_ms and sd_ms (sample standard deviation)",
+	"kernels.top":          "how many kernels the baseline keeps, by total time (deepprof baseline --top N; 0 keeps all)",
+	"kernels.count":        "how many kernels the run listed in kernels.json, before that cut",
+	"kernels.total_ms":     "the summed time of those kernels: a kernel that appears in a later run is a regression when its time exceeds the tolerance's share of this",
+	"kernels.rows":         "the kept kernels: kernel_name, device, total_ms over every launch, calls",
+	"regions":              "NVTX region totals: total_ms and kernel_count, each inclusive of nested regions",
+	"regions_every_launch": "true: the regions count every launch of the run's timeline; false: only the deep pass's sample of launches",
+	"mfu":                  "model FLOPs utilization by scope (model, prefill, decode), fractions of the GPU's peak; null when not available",
+}
+
+// DefaultTop is how many kernels a baseline keeps, by total time.
+const DefaultTop = 20
+
+// Baseline is the file: what a run's performance was.
+type Baseline struct {
+	Format string `json:"format"`
+	// About says what each field holds, in the file itself (Fields); it
+	// is written, and not read back.
+	About   map[string]string `json:"about,omitempty"`
+	RunID   string            `json:"run_id"`
+	Model   string            `json:"model,omitempty"`
+	Device  string            `json:"device,omitempty"`
+	Stages  []BaselineStage   `json:"stages"`
+	Kernels Kernels           `json:"kernels"`
+	Regions []Region          `json:"regions"`
+	// RegionsEveryLaunch says Regions count every launch of the timing
+	// pass (the run's summary.json), not the deep pass's sample.
+	RegionsEveryLaunch bool `json:"regions_every_launch"`
+	MFU                *MFU `json:"mfu"` // null when the run had no summary.json
+
+	// Source is where it came from (a run directory or a baseline file),
+	// for reports; not written.
+	Source string `json:"-"`
+}
+
+// Stage is one stage's repeats, summarized (after a dropped warm-up).
+type BaselineStage struct {
+	Name string `json:"name"`
+	model.Summary
+}
+
+// Kernels are the run's top kernels by total time.
+type Kernels struct {
+	Top     int      `json:"top"`      // the cut asked for
+	Count   int      `json:"count"`    // kernels the run listed (kernels.json)
+	TotalMS float64  `json:"total_ms"` // their summed time: the base of the appeared rule
+	Rows    []Kernel `json:"rows"`
+}
+
+// FromRun reads the run directory dir and keeps its DefaultTop kernels.
+func FromRun(dir string) (*Baseline, error) { return FromRunTop(dir, DefaultTop) }
+
+// FromRunTop reads the run directory dir and keeps its top kernels (all
+// when top <= 0). A run without one of the files compared (stage1/report.json,
+// kernels.json, ncu/regions/report.json) has no baseline: the error says
+// which are missing. summary.json is optional.
+func FromRunTop(dir string, top int) (*Baseline, error) {
+	return fromRun(dir, top, false)
+}
+
+// FromRunAllowPartial is FromRunTop for a run that is not complete (a
+// stopped session, a partial or stale file): deepprof baseline
+// --allow-partial.
+func FromRunAllowPartial(dir string, top int) (*Baseline, error) {
+	return fromRun(dir, top, true)
+}
+
+func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
+	s, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Sound(); err != nil && !allowPartial {
+		return nil, err
+	}
+	if len(s.Missing) > 0 {
+		var files []string
+		for _, m := range s.Missing {
+			files = append(files, m.File)
+		}
+		return nil, fmt.Errorf("%s: no %s: a baseline needs the run's stage times, kernels and regions",
+			dir, strings.Join(files, ", no "))
+	}
+	return FromSummary(s, top), nil
+}
+
+// FromSummary keeps the numbers of s that a baseline holds, with its top
+// kernels (all when top <= 0).
+func FromSummary(s *Summary, top int) *Baseline {
+	b := &Baseline{Format: Format, About: Fields, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
+		Stages: []BaselineStage{}, Regions: []Region{}}
+	for _, st := range s.Stages {
+		b.Stages = append(b.Stages, BaselineStage{Name: st.Name, Summary: st.Stat})
+	}
+	ks := s.Kernels
+	if top > 0 && len(ks) > top {
+		ks = ks[:top]
+	}
+	b.Kernels = Kernels{Top: max(top, 0), Count: len(s.Kernels), TotalMS: s.KernelMS, Rows: append([]Kernel{}, ks...)}
+	if s.EveryLaunchRegions != nil {
+		b.Regions, b.RegionsEveryLaunch = append(b.Regions, s.EveryLaunchRegions...), true
+	} else {
+		b.Regions = append(b.Regions, s.Regions...)
+	}
+	return b
+}
+
+// Summary is the baseline as one side of a comparison.
+func (b *Baseline) Summary() *Summary {
+	s := &Summary{Source: b.Source, RunID: b.RunID, Model: b.Model, Device: b.Device,
+		Kernels: b.Kernels.Rows, KernelMS: b.Kernels.TotalMS, Regions: b.Regions, MFU: b.MFU}
+	if b.RegionsEveryLaunch {
+		s.EveryLaunchRegions = b.Regions
+	}
+	for _, st := range b.Stages {
+		s.Stages = append(s.Stages, Stage{Name: st.Name, Stat: st.Summary})
+	}
+	return s
+}
+
+// Write writes the baseline as indented JSON.
+func (b *Baseline) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(b)
+}
+
+// Read reads and checks a baseline file; errors name it and, for JSON that
+// does not parse or has a wrong type, the line.
+func Read(r io.Reader, name string) (*Baseline, error) {
+	data, err := input.ReadAll(r, name)
+	if err != nil {
+		return nil, err
+	}
+	var b Baseline
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&b); err != nil {
+		return nil, positioned(name, data, err)
+	}
+	if b.Format != Format {
+		return nil, fmt.Errorf("%s:%d: format %q: want %q (a file written by deepprof baseline)", name, lineOf(data, `"format"`, ""), b.Format, Format)
+	}
+	var errs []error
+	bad := func(section, item, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: "+format, append([]any{name, lineOf(data, section, item)}, args...)...))
+	}
+	ok := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+	// Each stage, kernel (on its device) and region once: a second row
+	// would be compared twice, or silently win over the first.
+	seen := map[string]bool{}
+	once := func(section, kind, key, item string) {
+		if seen[kind+"\x00"+key] {
+			errs = append(errs, fmt.Errorf("%s:%d: %s %q is listed twice: a baseline holds each once (write it again with deepprof baseline)",
+				name, lineOfSecond(data, section, `"`+item+`"`), kind, item))
+		}
+		seen[kind+"\x00"+key] = true
+	}
+	for _, st := range b.Stages {
+		if st.Name == "" || st.N < 1 || !ok(st.MeanMS) || !ok(st.SDMS) {
+			bad(`"stages"`, `"`+st.Name+`"`, "stage %q: want a name, n >= 1, mean_ms and sd_ms >= 0", st.Name)
+		}
+		once(`"stages"`, "stage", st.Name, st.Name)
+	}
+	for _, k := range b.Kernels.Rows {
+		if k.Name == "" || !ok(k.TotalMS) || k.Device < 0 || k.Calls < 0 {
+			bad(`"kernels"`, `"`+k.Name+`"`, "kernel %q: want a kernel_name, total_ms >= 0, device >= 0 and calls >= 0", k.Name)
+		}
+		once(`"kernels"`, "kernel", fmt.Sprintf("%d\x00%s", k.Device, k.Name), k.Name)
+	}
+	for _, g := range b.Regions {
+		if g.Name == "" || !ok(g.TotalMS) {
+			bad(`"regions"`, `"`+g.Name+`"`, "region %q: want a name and total_ms >= 0", g.Name)
+		}
+		once(`"regions"`, "region", g.Name, g.Name)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	b.Source = name
+	return &b, nil
+}
+
+// lineOf is the line of the first text after the first section in data:
+// good enough to point at a value of a small file (1 when not found).
+func lineOf(data []byte, section, text string) int {
+	i := bytes.Index(data, []byte(section))
+	if i < 0 {
+		return 1
+	}
+	if j := bytes.Index(data[i:], []byte(text)); j >= 0 {
+		i += j
+	}
+	return 1 + bytes.Count(data[:i], []byte{'\n'})
+}
+
+// lineOfSecond is the line of text's second occurrence after section (its
+// first when there is one only).
+func lineOfSecond(data []byte, section, text string) int {
+	i := bytes.Index(data, []byte(section))
+	if i < 0 {
+		return 1
+	}
+	for n := 0; n < 2; n++ {
+		j := bytes.Index(data[i:], []byte(text))
+		if j < 0 {
+			break
+		}
+		i += j
+		if n == 0 {
+			i += len(text)
+		}
+	}
+	return 1 + bytes.Count(data[:i], []byte{'\n'})
+}
+
+func positioned(name string, data []byte, err error) error {
+	off, ok := input.Offset(err)
+	if !ok && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		off, ok = int64(len(data)), true
+	}
+	if !ok {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return fmt.Errorf("%s:%d: %w", name, input.Line(data, off), err)
+}
+
+// Tolerances are how far a run may move from its baseline before Check
+// fails, in percent of the baseline, per part; a zero field takes the
+// default (10%). They live in package tolerance, which package config can
+// import without pulling in this package's dependencies.
+
+// Compare compares a run (B, from FromRun) with its baseline (A) within the
+// tolerances. The result's MovedMarkdown is the table of what moved; its
+// Regression says whether anything moved beyond them the wrong way.
+func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*Result, error) {
+	th, err := tol.Thresholds()
+	if err != nil {
+		return nil, err
+	}
+	return Compare(base.Summary(), run.Summary(), th), nil
+}

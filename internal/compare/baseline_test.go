@@ -1,0 +1,185 @@
+package compare_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/sebdah/goldie/v2" // registers -update, as in every golden test here
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
+)
+
+const (
+	baselineTiny  = "../../fixtures/runs/tiny-llama"
+	baselineLlama = "../../fixtures/runs/llama3-8b-roofline"
+)
+
+func TestFromRun(t *testing.T) {
+	rec := synth.Read(t, baselineTiny)
+	b, err := compare.FromRunTop(baselineTiny, 3)
+	require.NoError(t, err)
+	assert.Equal(t, compare.Format, b.Format)
+	assert.Equal(t, rec.RunID, b.RunID, "the manifest's run id")
+	assert.Equal(t, rec.Model, b.Model)
+	assert.Equal(t, rec.Device, b.Device)
+	require.Len(t, b.Stages, len(rec.Stages))
+	assert.Equal(t, "prefill", b.Stages[0].Name)
+	assert.Equal(t, "decode", b.Stages[1].Name)
+	for _, st := range b.Stages {
+		assert.Equal(t, model.Summarize(rec.Stages[st.Name]), st.Summary, st.Name)
+	}
+	require.Greater(t, len(rec.Kernels), 3)
+	assert.Equal(t, rec.Kernels[:3], b.Kernels.Rows, "the top 3, as listed")
+	assert.Equal(t, 3, b.Kernels.Top)
+	assert.Equal(t, len(rec.Kernels), b.Kernels.Count)
+	assert.InDelta(t, rec.KernelMS(), b.Kernels.TotalMS, 1e-9, "the appeared rule's base: every listed kernel")
+	require.NotNil(t, rec.EveryLaunchRegions, "tiny-llama's summary.json counts every launch")
+	assert.Equal(t, rec.EveryLaunchRegions, b.Regions, "the summary's regions, over every launch")
+	assert.True(t, b.RegionsEveryLaunch)
+	require.NotNil(t, rec.MFU, "tiny-llama has summary.json with mfu")
+	assert.Equal(t, rec.MFU, b.MFU)
+
+	// Write, then Read: the same numbers.
+	roundTrip(t, b)
+
+	// All kernels with top <= 0.
+	b, err = compare.FromRunTop(baselineTiny, 0)
+	require.NoError(t, err)
+	assert.Equal(t, rec.Kernels, b.Kernels.Rows)
+}
+
+// roundTrip writes b, reads it back, and checks it is the same; it returns
+// what was written.
+func roundTrip(t *testing.T, b *compare.Baseline) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, b.Write(&buf))
+	text := buf.String()
+	got, err := compare.Read(&buf, "x.json")
+	require.NoError(t, err)
+	want := *b
+	want.Source = "x.json"
+	assert.Equal(t, &want, got)
+	return text
+}
+
+// SYNTHETIC runs: tiny-llama with a slow first decode repeat (the recording
+// warms up and has none), and without summary.json.
+func TestFromRunSynthetic(t *testing.T) {
+	rec := synth.Read(t, baselineTiny)
+	b, err := compare.FromRun(synth.Run(t, baselineTiny, synth.ScaleRepeat("decode", 0, 10)))
+	require.NoError(t, err)
+	require.Len(t, b.Stages, 2)
+	dec := b.Stages[1]
+	assert.Equal(t, "decode", dec.Name)
+	assert.Equal(t, len(rec.Stages["decode"])-1, dec.N, "warm-up dropped")
+	require.NotNil(t, dec.WarmupMS)
+	assert.InDelta(t, 10*rec.Stages["decode"][0], *dec.WarmupMS, 1e-9)
+	text := roundTrip(t, b)
+	assert.Contains(t, text, `"warmup_ms": `, "the dropped warm-up is kept in the file")
+
+	b, err = compare.FromRun(synth.Run(t, baselineTiny, synth.Remove(compare.SummaryJSON)))
+	require.NoError(t, err)
+	assert.Nil(t, b.MFU)
+	text = roundTrip(t, b)
+	assert.Contains(t, text, `"mfu": null`, "no summary.json: MFU not available")
+	assert.NotContains(t, text, `"warmup_ms"`)
+}
+
+func TestFromRunMissing(t *testing.T) {
+	dir := synth.Run(t, baselineTiny, synth.Remove("kernels.json"))
+	_, err := compare.FromRun(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no "+filepath.Join(dir, "kernels.json"))
+}
+
+func TestRead(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"syntax", "{\n\"format\": \"deepprof-baseline/1\",\n\"stages\": [,]}", "b.json:3: invalid character ','"},
+		{"format", "{\"format\": \"deepprof-baseline/9\"}", `b.json:1: format "deepprof-baseline/9": want "deepprof-baseline/1"`},
+		{"no format", "{}", `b.json:1: format ""`},
+		{"type", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [{\"name\": \"decode\", \"n\": \"three\"}]}", "b.json:2: json: cannot unmarshal"},
+		{"bad stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 0}]}", `b.json:3: stage "decode": want a name, n >= 1`},
+		{"empty", "", "b.json:1: EOF"},
+		// synthetic duplicates: the second row is the one named
+		{"duplicate stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 2},\n{\"name\": \"decode\", \"n\": 3}]}",
+			`b.json:4: stage "decode" is listed twice`},
+		{"duplicate kernel", "{\"format\": \"deepprof-baseline/1\",\n\"kernels\": {\"rows\": [\n{\"kernel_name\": \"gemm\", \"total_ms\": 1},\n{\"kernel_name\": \"gemm\", \"total_ms\": 2}]}}",
+			`b.json:4: kernel "gemm" is listed twice`},
+		{"negative device", "{\"format\": \"deepprof-baseline/1\",\n\"kernels\": {\"rows\": [\n{\"kernel_name\": \"gemm\", \"device\": -1, \"total_ms\": 1}]}}",
+			`b.json:3: kernel "gemm": want a kernel_name, total_ms >= 0, device >= 0`},
+		{"duplicate region", "{\"format\": \"deepprof-baseline/1\",\n\"regions\": [\n{\"name\": \"prefill\"},\n{\"name\": \"prefill\"}]}",
+			`b.json:4: region "prefill" is listed twice`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := compare.Read(strings.NewReader(c.in), "b.json")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
+
+func TestTolerances(t *testing.T) {
+	th, err := model.Tolerances{KernelPct: 2.5}.Thresholds()
+	require.NoError(t, err)
+	assert.Equal(t, model.Thresholds{Stage: 0.1, Kernel: 0.025, Region: 0.1, MFU: 0.1}, th, "zero takes the default, 10%")
+	_, err = model.Tolerances{StagePct: -1}.Thresholds()
+	assert.ErrorContains(t, err, "tolerance stage_pct = -1")
+
+	// The names a profile gives them.
+	var tol model.Tolerances
+	require.NoError(t, yaml.Unmarshal([]byte("stage_pct: 15\nkernel_pct: 20\nregion_pct: 25\nmfu_pct: 5\n"), &tol))
+	assert.Equal(t, model.Tolerances{StagePct: 15, KernelPct: 20, RegionPct: 25, MFUPct: 5}, tol)
+	j, err := json.Marshal(tol)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"stage_pct": 15, "kernel_pct": 20, "region_pct": 25, "mfu_pct": 5}`, string(j))
+}
+
+func TestCompare(t *testing.T) {
+	base, err := compare.FromRun(baselineLlama)
+	require.NoError(t, err)
+	r, err := compare.CompareBaseline(base, base, model.DefaultTolerances())
+	require.NoError(t, err)
+	assert.False(t, r.Regression)
+	assert.Contains(t, r.MovedMarkdown(), "Nothing moved beyond the rule.")
+
+	// A SYNTHETIC run: llama3-8b with its top kernel 1.2x slower.
+	top := synth.Read(t, baselineLlama).Kernels[0]
+	run, err := compare.FromRun(synth.Run(t, baselineLlama, synth.ScaleKernel(0, 1.2)))
+	require.NoError(t, err)
+	r, err = compare.CompareBaseline(base, run, model.DefaultTolerances())
+	require.NoError(t, err)
+	assert.True(t, r.Regression)
+	synth.AssertMovedRow(t, r.MovedMarkdown(), top, 1.2, "| +20.0% | regression |")
+	r, err = compare.CompareBaseline(base, run, model.Tolerances{KernelPct: 25})
+	require.NoError(t, err)
+	assert.False(t, r.Regression, "within a 25% kernel tolerance")
+	_, err = compare.CompareBaseline(base, run, model.Tolerances{MFUPct: -3})
+	assert.Error(t, err)
+
+	// A SYNTHETIC run: tiny-llama with decode 1.5x slower and its first
+	// repeat a warm-up. The table of what moved says which repeat was
+	// dropped from B's decode mean, and why.
+	base, err = compare.FromRun(baselineTiny)
+	require.NoError(t, err)
+	run, err = compare.FromRun(synth.Run(t, baselineTiny, synth.ScaleStage("decode", 1.5), synth.ScaleRepeat("decode", 0, 10)))
+	require.NoError(t, err)
+	r, err = compare.CompareBaseline(base, run, model.DefaultTolerances())
+	require.NoError(t, err)
+	assert.True(t, r.Regression)
+	moved := r.MovedMarkdown()
+	assert.Contains(t, moved, "| stage | decode | ")
+	w := 15 * synth.Read(t, baselineTiny).Stages["decode"][0]
+	assert.Contains(t, moved, "- B's decode: first of 3 repeats, "+strconv.FormatFloat(w, 'f', 1, 64)+
+		" ms, dropped: over 1.5× the median of the other repeats (warm-up).")
+	assert.NotContains(t, moved, "A's decode")
+}

@@ -1,0 +1,552 @@
+package compare
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+)
+
+// DefaultThreshold is deepprof diff's threshold: 5% of A.
+const DefaultThreshold = 0.05
+
+// Uniform is the same threshold for every part.
+func Uniform(f float64) model.Thresholds {
+	return model.Thresholds{Stage: f, Kernel: f, Region: f, MFU: f}
+}
+
+// Verdict is what a row's change means.
+type Verdict string
+
+// The verdicts.
+const (
+	Unchanged   Verdict = "unchanged"   // |Δ| within the threshold
+	Noise       Verdict = "noise"       // beyond the threshold, not significant by the noise test
+	Regression  Verdict = "regression"  // slower (MFU: lower); fails the comparison
+	Improvement Verdict = "improvement" // faster (MFU: higher); reported, never fails
+	Reported    Verdict = "reported"    // shown for information (appeared, disappeared...)
+	NotAvail    Verdict = "n/a"         // a side has no value
+)
+
+// Kernel row statuses.
+const (
+	Matched     = "matched"
+	Appeared    = "appeared"    // in B's list only, slower than A's smallest listed kernel
+	Disappeared = "disappeared" // in A's list only, slower than B's smallest listed kernel
+	// EnteredList: in B's list only, no slower than A's smallest listed
+	// kernel: it may have been just under A's top-N cut.
+	EnteredList = "entered list"
+	// LeftList: in A's list only, no slower than B's smallest listed kernel.
+	LeftList = "left list"
+)
+
+// Side names one compared run.
+type Side struct {
+	Source string `json:"source"`
+	RunID  string `json:"run_id"`
+	Model  string `json:"model,omitempty"`
+	Device string `json:"device,omitempty"`
+	// Read are the files read, relative to Source; empty for a baseline
+	// file (Source itself).
+	Read []string `json:"read"`
+}
+
+// Result is a comparison of run B against run A.
+type Result struct {
+	A          Side             `json:"a"`
+	B          Side             `json:"b"`
+	Thresholds model.Thresholds `json:"thresholds"`
+	NoiseTest  string           `json:"noise_test"`
+	Alpha      float64          `json:"alpha"`
+	Rule       string           `json:"rule"` // the verdict rule in words
+
+	Regression   bool      `json:"regression"`
+	Regressions  []string  `json:"regressions"`  // one line each, plain text
+	Improvements []string  `json:"improvements"` // one line each, plain text
+	Missing      []Missing `json:"missing"`      // parts not compared for want of a file
+	Notes        []string  `json:"notes"`
+
+	Stages  []StageRow  `json:"stages"`
+	Kernels []KernelRow `json:"kernels"`
+	Regions []RegionRow `json:"regions"`
+	// RegionsSource says which region totals were compared.
+	RegionsSource string   `json:"regions_source"`
+	MFU           []MFURow `json:"mfu"`
+}
+
+// The region totals a comparison reads: every launch of the timing pass
+// when both runs' summary.json have them, else the deep pass's sample.
+const (
+	RegionsEveryLaunch = "summary.json: every launch of the timing pass"
+	RegionsDeepSample  = "ncu/regions/report.json: the deep pass's sampled launches"
+)
+
+// Incomplete reports whether a required part could not be compared.
+func (r *Result) Incomplete() bool { return len(r.Missing) > 0 }
+
+// Change is a row's difference, B − A.
+type Change struct {
+	DeltaMS  *float64 `json:"delta_ms"`
+	DeltaPct *float64 `json:"delta_pct"` // 100 × Δ / A; null when A is 0 or a side is absent
+	Verdict  Verdict  `json:"verdict"`
+}
+
+// StageRow compares one stage's repeats.
+type StageRow struct {
+	Name string         `json:"name"`
+	A    *model.Summary `json:"a"` // nil: the stage is not in A
+	B    *model.Summary `json:"b"`
+	Test string         `json:"test"`        // "welch" or "threshold only"
+	P    *float64       `json:"p,omitempty"` // Welch's two-sided p-value
+	Change
+}
+
+// KernelRow compares one kernel's totals.
+type KernelRow struct {
+	Name   string      `json:"kernel_name"`
+	Device int         `json:"device"`
+	Status string      `json:"status"`
+	A      *KernelSide `json:"a"` // nil: not in A's list
+	B      *KernelSide `json:"b"`
+	// ShareOfA is B's time as a share of A's kernel time, for a kernel
+	// that appeared.
+	ShareOfA *float64 `json:"share_of_a,omitempty"`
+	Change
+}
+
+// KernelSide is one run's totals of a kernel.
+type KernelSide struct {
+	TotalMS float64 `json:"total_ms"`
+	Calls   int64   `json:"calls"`
+}
+
+// RegionRow compares one region's totals.
+type RegionRow struct {
+	Name string      `json:"name"`
+	A    *RegionSide `json:"a"` // nil: not in A
+	B    *RegionSide `json:"b"`
+	Change
+}
+
+// RegionSide is one run's totals of a region.
+type RegionSide struct {
+	TotalMS     float64 `json:"total_ms"`
+	KernelCount int64   `json:"kernel_count"`
+}
+
+// MFURow compares one MFU figure.
+type MFURow struct {
+	Name     string   `json:"name"` // model, prefill or decode
+	A        *float64 `json:"a"`
+	B        *float64 `json:"b"`
+	DeltaPct *float64 `json:"delta_pct"` // relative: 100 × (B − A) / A
+	Verdict  Verdict  `json:"verdict"`
+	Why      string   `json:"why,omitempty"` // why it is not available
+}
+
+// Compare compares run b against run a. Rows whose part a run lacks are left
+// out and the part is listed in Missing; MFU is optional and only noted.
+func Compare(a, b *Summary, th model.Thresholds) *Result {
+	r := &Result{
+		A:          side(a),
+		B:          side(b),
+		Thresholds: th,
+		NoiseTest:  "welch",
+		Alpha:      model.Alpha,
+		Rule:       Rule(th),
+	}
+	for _, s := range []struct {
+		run string
+		sum *Summary
+	}{{"A", a}, {"B", b}} {
+		for _, m := range s.sum.Missing {
+			m.Run = s.run
+			r.Missing = append(r.Missing, m)
+		}
+	}
+	if a.Model != "" && b.Model != "" && a.Model != b.Model {
+		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran different models (%s, %s)", shown(a.Model), shown(b.Model)))
+	}
+	if a.Device != "" && b.Device != "" && a.Device != b.Device {
+		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran on different GPUs (%s, %s)", shown(a.Device), shown(b.Device)))
+	}
+	if a.Has(PartStages) && b.Has(PartStages) {
+		r.compareStages(a, b)
+	}
+	if a.Has(PartKernels) && b.Has(PartKernels) {
+		r.compareKernels(a, b)
+	}
+	if a.Has(PartRegions) && b.Has(PartRegions) {
+		r.compareRegions(a, b)
+	}
+	r.compareMFU(a, b)
+	r.Regression = len(r.Regressions) > 0
+	if r.Regressions == nil {
+		r.Regressions = []string{}
+	}
+	if r.Improvements == nil {
+		r.Improvements = []string{}
+	}
+	if r.Missing == nil {
+		r.Missing = []Missing{}
+	}
+	if r.Notes == nil {
+		r.Notes = []string{}
+	}
+	return r
+}
+
+func side(s *Summary) Side {
+	read := s.Read
+	if read == nil {
+		read = []string{}
+	}
+	return Side{Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, Read: read}
+}
+
+// Rule says the verdict rule in words, as the reports print it.
+func Rule(th model.Thresholds) string {
+	pct := func(f float64) string { return trimPct(100 * f) }
+	var thr string
+	if th == Uniform(th.Stage) {
+		thr = pct(th.Stage) + " of A"
+	} else {
+		thr = fmt.Sprintf("its part's threshold (stages %s, kernels %s, regions %s, MFU %s of A)",
+			pct(th.Stage), pct(th.Kernel), pct(th.Region), pct(th.MFU))
+	}
+	return fmt.Sprintf("A change counts when |Δ| exceeds %s and, for a stage with at least 2 repeats in both runs, "+
+		"Welch's t-test finds it significant (two-sided, α = %g); otherwise it is noise. "+
+		"Kernel and region totals are one number per run: threshold only. "+
+		"Slower is a regression, faster an improvement (reported, not failing); MFU lower by more than the threshold, relative to A, is a regression. "+
+		"A kernel that appeared is a regression when its time exceeds the threshold share of A's listed kernel time; disappeared kernels are reported. "+
+		"%s.",
+		thr, model.Alpha, upperFirst(model.WarmupRule()))
+}
+
+func trimPct(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".") + "%"
+}
+
+// judge turns a change into a verdict: exceeds says whether it passed the
+// threshold, noise whether the noise test then rejected it, worse whether
+// its direction is the bad one.
+func judge(exceeds, noise, worse bool) Verdict {
+	switch {
+	case !exceeds:
+		return Unchanged
+	case noise:
+		return Noise
+	case worse:
+		return Regression
+	}
+	return Improvement
+}
+
+// change computes B − A and whether it exceeds threshold th.
+func change(a, b, th float64) (Change, bool) {
+	d := model.RoundMS(b - a)
+	c := Change{DeltaMS: &d}
+	if a != 0 {
+		p := roundFrac(100 * d / a)
+		c.DeltaPct = &p
+	}
+	return c, math.Abs(d) > th*math.Abs(a) && d != 0
+}
+
+// shown is a name from a profiled program (kernel, range, stage, model)
+// as the notes print it: hidden runes escaped (U+202E as \u202e), by the
+// one rule of every renderer, for the notes reach a terminal as they are
+// (deepprof diff's regression message).
+func shown(name string) string { return input.EscapeHidden(name) }
+
+func (r *Result) note(v Verdict, what string) {
+	switch v {
+	case Regression:
+		r.Regressions = append(r.Regressions, what)
+	case Improvement:
+		r.Improvements = append(r.Improvements, what)
+	}
+}
+
+func pctText(p *float64) string {
+	if p == nil {
+		return "new"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+func (r *Result) compareStages(a, b *Summary) {
+	find := func(s *Summary, name string) *model.Summary {
+		for i := range s.Stages {
+			if s.Stages[i].Name == name {
+				st := s.Stages[i].Stat
+				return &st
+			}
+		}
+		return nil
+	}
+	var names []string
+	for _, s := range [][]Stage{a.Stages, b.Stages} {
+		for _, st := range s {
+			if !slices.Contains(names, st.Name) {
+				names = append(names, st.Name)
+			}
+		}
+	}
+	for _, name := range SortStages(names) {
+		row := StageRow{Name: name, A: find(a, name), B: find(b, name), Test: "threshold only"}
+		if row.A == nil || row.B == nil {
+			row.Verdict = Reported
+			r.Stages = append(r.Stages, row)
+			continue
+		}
+		var exceeds bool
+		row.Change, exceeds = change(row.A.MeanMS, row.B.MeanMS, r.Thresholds.Stage)
+		noise := false
+		if row.A.N >= 2 && row.B.N >= 2 {
+			row.Test = "welch"
+			p := roundFrac(model.Welch(*row.A, *row.B))
+			row.P = &p
+			noise = p >= model.Alpha
+		}
+		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
+		r.note(row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
+			fmtMS(row.A.MeanMS), fmtMS(row.B.MeanMS), pctText(row.DeltaPct)))
+		r.Stages = append(r.Stages, row)
+	}
+}
+
+// collectives is the rule that says a kernel is a collective: package
+// classify's default table, as the timeline's communication split.
+var collectives = kernels.Default()
+
+type kernelKey struct {
+	name   string
+	device int
+}
+
+func (r *Result) compareKernels(a, b *Summary) {
+	inB := map[kernelKey]*Kernel{}
+	for i := range b.Kernels {
+		k := &b.Kernels[i]
+		inB[kernelKey{k.Name, k.Device}] = k
+	}
+	matched := map[kernelKey]bool{}
+	smallest := func(ks []Kernel) float64 {
+		m := math.Inf(1)
+		for _, k := range ks {
+			m = min(m, k.TotalMS)
+		}
+		return m
+	}
+	aMin, bMin := smallest(a.Kernels), smallest(b.Kernels)
+	var rows []KernelRow
+	for i := range a.Kernels {
+		ka := &a.Kernels[i]
+		key := kernelKey{ka.Name, ka.Device}
+		row := KernelRow{Name: ka.Name, Device: ka.Device, A: &KernelSide{ka.TotalMS, ka.Calls}}
+		kb := inB[key]
+		if kb == nil {
+			row.Status = Disappeared
+			if ka.TotalMS <= bMin {
+				row.Status = LeftList
+			}
+			row.Verdict = Reported
+			rows = append(rows, row)
+			continue
+		}
+		matched[key] = true
+		row.Status, row.B = Matched, &KernelSide{kb.TotalMS, kb.Calls}
+		var exceeds bool
+		row.Change, exceeds = change(ka.TotalMS, kb.TotalMS, r.Thresholds.Kernel)
+		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
+		if row.Verdict != Unchanged && collectives.Of(ka.Name) == kernels.Communication {
+			// A collective's kernel runs until the last rank joins it:
+			// its total holds this rank's wait for the others, which
+			// moved from 174.6 to 29.6 ms on one rank between two runs
+			// of the same 2-GPU workload (fixtures/runs/h200x2-tp2-*).
+			row.Verdict = Reported
+			r.Notes = append(r.Notes, fmt.Sprintf("kernel %s (device %d) is a collective: %s → %s ms total (%s), reported, not judged: its time holds its rank's wait for the others, which moves between runs",
+				shown(ka.Name), ka.Device, fmtMS(ka.TotalMS), fmtMS(kb.TotalMS), pctText(row.DeltaPct)))
+		}
+		r.note(row.Verdict, fmt.Sprintf("kernel %s (device %d): %s → %s ms total (%s)", shown(ka.Name), ka.Device,
+			fmtMS(ka.TotalMS), fmtMS(kb.TotalMS), pctText(row.DeltaPct)))
+		rows = append(rows, row)
+	}
+	for i := range b.Kernels {
+		kb := &b.Kernels[i]
+		if matched[kernelKey{kb.Name, kb.Device}] {
+			continue
+		}
+		row := KernelRow{Name: kb.Name, Device: kb.Device, B: &KernelSide{kb.TotalMS, kb.Calls}, Status: Appeared, Change: Change{Verdict: Reported}}
+		if kb.TotalMS <= aMin {
+			row.Status = EnteredList
+		} else {
+			var share float64
+			if a.KernelMS > 0 {
+				share = roundFrac(kb.TotalMS / a.KernelMS)
+			} else {
+				share = math.Inf(1)
+			}
+			if !math.IsInf(share, 0) {
+				row.ShareOfA = &share
+			}
+			if kb.TotalMS > r.Thresholds.Kernel*a.KernelMS {
+				row.Verdict = Regression
+				r.note(Regression, fmt.Sprintf("kernel %s (device %d) appeared: %s ms total, %s of A's kernel time",
+					shown(kb.Name), kb.Device, fmtMS(kb.TotalMS), shareText(share)))
+			}
+		}
+		rows = append(rows, row)
+	}
+	// The biggest first (by the larger side), ties by name and device.
+	big := func(k KernelRow) float64 {
+		var v float64
+		for _, s := range []*KernelSide{k.A, k.B} {
+			if s != nil {
+				v = max(v, s.TotalMS)
+			}
+		}
+		return v
+	}
+	slices.SortStableFunc(rows, func(x, y KernelRow) int {
+		return cmp.Or(cmp.Compare(big(y), big(x)), strings.Compare(x.Name, y.Name), cmp.Compare(x.Device, y.Device))
+	})
+	r.Kernels = rows
+}
+
+func shareText(f float64) string {
+	if math.IsInf(f, 0) {
+		return "all"
+	}
+	return fmt.Sprintf("%.1f%%", 100*f)
+}
+
+func (r *Result) compareRegions(a, b *Summary) {
+	ar, br := a.Regions, b.Regions
+	r.RegionsSource = RegionsDeepSample
+	if a.EveryLaunchRegions != nil && b.EveryLaunchRegions != nil {
+		ar, br = a.EveryLaunchRegions, b.EveryLaunchRegions
+		r.RegionsSource = RegionsEveryLaunch
+	}
+	inB := map[string]*Region{}
+	for i := range br {
+		inB[br[i].Name] = &br[i]
+	}
+	seen := map[string]bool{}
+	for i := range ar {
+		ra := &ar[i]
+		row := RegionRow{Name: ra.Name, A: &RegionSide{ra.TotalMS, ra.KernelCount}}
+		if rb := inB[ra.Name]; rb != nil {
+			row.B = &RegionSide{rb.TotalMS, rb.KernelCount}
+		}
+		seen[ra.Name] = true
+		if row.B == nil {
+			row.Verdict = Reported
+			r.Regions = append(r.Regions, row)
+			continue
+		}
+		var exceeds bool
+		row.Change, exceeds = change(ra.TotalMS, row.B.TotalMS, r.Thresholds.Region)
+		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
+		r.note(row.Verdict, fmt.Sprintf("region %s: %s → %s ms total (%s)", shown(ra.Name),
+			fmtMS(ra.TotalMS), fmtMS(row.B.TotalMS), pctText(row.DeltaPct)))
+		r.Regions = append(r.Regions, row)
+	}
+	for i := range br {
+		if rb := &br[i]; !seen[rb.Name] {
+			r.Regions = append(r.Regions, RegionRow{Name: rb.Name, B: &RegionSide{rb.TotalMS, rb.KernelCount}, Change: Change{Verdict: Reported}})
+		}
+	}
+}
+
+func (r *Result) compareMFU(a, b *Summary) {
+	get := func(s *Summary, name string) *float64 {
+		if s.MFU == nil {
+			return nil
+		}
+		switch name {
+		case "model":
+			return s.MFU.Model
+		case "prefill":
+			return s.MFU.Prefill
+		}
+		return s.MFU.Decode
+	}
+	why := func(s *Summary, run, name string) string {
+		if s.MFU == nil {
+			return run + " has no " + SummaryJSON + " with mfu"
+		}
+		return run + "'s mfu." + name + " is null"
+	}
+	for _, name := range []string{"model", "prefill", "decode"} {
+		row := MFURow{Name: name, A: get(a, name), B: get(b, name), Verdict: NotAvail}
+		switch {
+		case row.A == nil && row.B == nil && a.MFU == nil && b.MFU == nil:
+			row.Why = "neither run has " + SummaryJSON + " with mfu"
+		case row.A == nil && row.B == nil:
+			row.Why = why(a, "A", name) + "; " + why(b, "B", name)
+		case row.A == nil:
+			row.Why = why(a, "A", name)
+		case row.B == nil:
+			row.Why = why(b, "B", name)
+		case *row.A == 0:
+			row.Why = "A's mfu." + name + " is 0"
+		default:
+			rel := roundFrac(100 * (*row.B - *row.A) / *row.A)
+			row.DeltaPct = &rel
+			exceeds := math.Abs(*row.B-*row.A) > r.Thresholds.MFU**row.A
+			row.Verdict = judge(exceeds, false, *row.B < *row.A)
+			// MFU is the model's FLOPs over a stage's time: when that
+			// stage changed the same way, the MFU row restates it and the
+			// cause is counted once, at the stage.
+			if st := r.sameCause(name, row.Verdict); st != "" {
+				row.Why = "the same change as stage " + st + " (MFU is FLOPs over its time): counted once, there"
+				break
+			}
+			r.note(row.Verdict, fmt.Sprintf("MFU %s: %.3g%% → %.3g%% (%s)", name, 100**row.A, 100**row.B, pctText(&rel)))
+		}
+		r.MFU = append(r.MFU, row)
+	}
+}
+
+// sameCause is the stage whose change an MFU row of scope (model, prefill,
+// decode) restates with verdict v: a stage of that phase (package
+// phase's default names; for the model, either phase) with the opposite
+// verdict on time (slower is lower MFU). "" when none.
+func (r *Result) sameCause(scope string, v Verdict) string {
+	if v != Regression && v != Improvement {
+		return ""
+	}
+	for _, st := range r.Stages {
+		p := model.DefaultPhases.Of(st.Name, "")
+		if p == "" || (scope != "model" && p != scope) {
+			continue
+		}
+		if st.Verdict == v {
+			return st.Name
+		}
+	}
+	return ""
+}
+
+// fmtMS prints a time in ms for a one-line summary, with at least three
+// significant digits.
+func fmtMS(v float64) string { return render.Fixed(v, render.Decimals([]float64{v}, 0)) }
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// roundFrac rounds a derived fraction or p-value to 1e-6.
+func roundFrac(v float64) float64 { return math.Round(v*1e6) / 1e6 }

@@ -1,0 +1,73 @@
+// Package diff compares two profiling runs, B against A, and says whether B
+// regressed: per-stage wall times (stage1/report.json, one number per
+// repeat), kernel totals matched by kernel name and device (kernels.json),
+// NVTX region totals (ncu/regions/report.json's aggregate) and MFU
+// (summary.json, when a run has one). It is what deepprof diff prints and
+// what package baseline checks a run against.
+//
+// It reads a run directory's contract files and nothing else: it does not
+// parse tool output (packages ncu, kernels, regions do), and rebuilds no
+// derived file (deepprof report does). A Result is typed data; Markdown and
+// JSON renderers sit beside it and add nothing to it.
+//
+// # The verdict
+//
+// A change counts only when |Δ| = |B − A| exceeds the threshold, a fraction
+// of A (deepprof diff's default is 5%), and, where both runs have at least
+// two repeats of a stage, Welch's t-test (two-sided, α = 0.05) finds the
+// means different. A change beyond the threshold that the test does not
+// find significant is "noise". Slower is a regression, faster an
+// improvement: reported, never failing.
+//
+// Why Welch's t-test: the workload gives few repeats (3 by default), and a
+// test must be able to fire on them. A rank test such as Mann-Whitney U (what
+// benchstat uses) cannot: with 3 repeats against 3 its smallest two-sided
+// p-value is 0.1. A "two standard errors" rule can, but it ignores how few
+// the repeats are: with 3 and 3 it accepts |t| > 2, which two-sided is
+// about a 12% to 18% false-alarm rate per stage (Student's t with 2 to 4
+// degrees of freedom). Welch's test works from each run's mean, standard
+// deviation and count (so a baseline file that keeps only those is enough),
+// does not assume equal spreads, and its Welch-Satterthwaite degrees of
+// freedom charge for small counts. The threshold stays in front of it: with
+// a very steady GPU, a significant 0.5% change is real but not a regression
+// worth failing CI.
+//
+// Warm-up: a run whose workload does not warm up enough shows a slow first
+// repeat, one-time costs such as kernel selection (an earlier tiny-llama
+// recording's decode: 118.7, 11.1, 11.3 ms; the workload now warms up, and
+// tiny-llama's recording has none). Kept, it swamps the spread (sd 62 ms on
+// a mean of 47 ms), and no steady-state change could ever be significant.
+// So when a stage has at least 3 repeats and its first is more than 1.5× the
+// median of the others, the first is dropped from the mean and the test, and
+// the report says so (the row's warm-up value). The rule is applied to each
+// run on its own; stage times compare steady states. The rule, the mean and
+// sd, and Welch's test are package stats's, the same that the stakeholder
+// summary's stage rows, tokens/s and MFU use: a stage has one mean
+// everywhere.
+//
+// Kernel and region totals have no repeats (one profiled run each): the
+// threshold alone decides for them. ncu serializes kernels, so their times
+// are much steadier than wall times, but the threshold is all that stands
+// between them and noise: choose it with that in mind.
+//
+// A kernel in B's list that is not in A's is "appeared" and a regression
+// when its time exceeds the kernel threshold's share of A's kernel time (the
+// sum of every kernel A lists); one in A's list only is "disappeared",
+// reported. kernels.json may list only the top N kernels, so a kernel whose
+// time is no more than the smallest listed kernel of the other run may just
+// have crossed the cut: it is "entered list" or "left list", reported, never
+// a regression. A renamed kernel is one disappeared and one appeared.
+//
+// MFU is a regression when it drops by more than the MFU threshold relative
+// to A. A run without summary.json, or with a null figure, has MFU "not
+// available", never 0; MFU is optional and its absence never fails.
+//
+// # Missing and malformed inputs
+//
+// A run without stage1/report.json, kernels.json or ncu/regions/report.json
+// has that part left out of the comparison and listed in Result.Missing: a
+// comparison with missing parts is incomplete, and deepprof diff exits 2
+// unless it found a regression in what it could compare (then 1). A file that
+// exists but does not parse, or breaks its contract, is an error naming the
+// file and line.
+package compare

@@ -1,0 +1,469 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// JSON writes the result as indented JSON.
+func (r *Result) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// Markdown writes the whole comparison: the verdict, what was not compared,
+// the rule, and a table per part.
+func (r *Result) Markdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# Run comparison: B against A\n\n")
+	for _, s := range []struct {
+		name string
+		side Side
+	}{{"A", r.A}, {"B", r.B}} {
+		fmt.Fprintf(&b, "- %s: %s\n", s.name, sideText(s.side))
+	}
+	b.WriteString("\n")
+	r.writeVerdict(&b, true)
+	fmt.Fprintf(&b, "Rule: %s\n\n", render.EscapeCell(r.Rule))
+	r.writeStages(&b)
+	r.writeKernels(&b)
+	r.writeRegions(&b)
+	r.writeMFU(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// MovedMarkdown is the verdict and one table of the rows that moved (any
+// verdict but unchanged and n/a): what a failing baseline check prints.
+func (r *Result) MovedMarkdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "A: %s\nB: %s\n\n", sideText(r.A), sideText(r.B))
+	r.writeVerdict(&b, false)
+	t := render.Table{
+		Header: []string{"part", "name", "A", "B", "Δ %", "verdict"},
+		Right:  []bool{false, false, true, true, true, false},
+	}
+	moved := func(v Verdict) bool { return v != Unchanged && v != NotAvail }
+	ms := func(v float64) string { return fmtMS(v) + " ms" }
+	var movedStages []StageRow
+	for _, s := range r.Stages {
+		if moved(s.Verdict) {
+			movedStages = append(movedStages, s)
+			t.Rows = append(t.Rows, []string{"stage", render.EscapeCell(s.Name),
+				optText(s.A != nil, func() string { return ms(s.A.MeanMS) }),
+				optText(s.B != nil, func() string { return ms(s.B.MeanMS) }),
+				pctCell(s.DeltaPct), verdictCell(s.Verdict, s.P)})
+		}
+	}
+	for _, k := range r.Kernels {
+		if moved(k.Verdict) {
+			t.Rows = append(t.Rows, []string{"kernel", render.EscapeCell(k.Name),
+				optText(k.A != nil, func() string { return ms(k.A.TotalMS) }),
+				optText(k.B != nil, func() string { return ms(k.B.TotalMS) }),
+				kernelPct(k), string(k.Verdict) + kernelStatus(k)})
+		}
+	}
+	for _, g := range r.Regions {
+		if moved(g.Verdict) {
+			t.Rows = append(t.Rows, []string{"region", render.EscapeCell(g.Name),
+				optText(g.A != nil, func() string { return ms(g.A.TotalMS) }),
+				optText(g.B != nil, func() string { return ms(g.B.TotalMS) }),
+				pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
+		}
+	}
+	for _, m := range r.MFU {
+		if moved(m.Verdict) {
+			t.Rows = append(t.Rows, []string{"MFU", m.Name, mfuCell(m.A), mfuCell(m.B), pctCell(m.DeltaPct), string(m.Verdict)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		b.WriteString("Nothing moved beyond the rule.\n")
+	} else {
+		b.WriteString(t.String())
+		var w strings.Builder
+		writeWarmups(&w, movedStages, fmtMS)
+		if w.Len() > 0 {
+			b.WriteString("\n" + strings.TrimSuffix(w.String(), "\n"))
+		}
+	}
+	return b.String()
+}
+
+func sideText(s Side) string {
+	var facts []string
+	if s.RunID != "" {
+		facts = append(facts, "run "+s.RunID)
+	}
+	if s.Model != "" {
+		facts = append(facts, "model "+s.Model)
+	}
+	if s.Device != "" {
+		facts = append(facts, s.Device)
+	}
+	text := s.Source
+	if len(facts) > 0 {
+		text += " (" + strings.Join(facts, ", ") + ")"
+	}
+	if len(s.Read) > 0 {
+		text += "; read " + strings.Join(s.Read, ", ")
+	} else {
+		text += "; a baseline file"
+	}
+	return render.EscapeCell(text)
+}
+
+func (r *Result) compared() (n, unchanged, noise, restated int) {
+	count := func(v Verdict) {
+		switch v {
+		case Unchanged:
+			unchanged++
+		case Noise:
+			noise++
+		case Regression, Improvement:
+		default:
+			return
+		}
+		n++
+	}
+	for _, s := range r.Stages {
+		count(s.Verdict)
+	}
+	for _, k := range r.Kernels {
+		if k.Status == Matched || k.Verdict == Regression {
+			count(k.Verdict)
+		}
+	}
+	for _, g := range r.Regions {
+		count(g.Verdict)
+	}
+	for _, m := range r.MFU {
+		count(m.Verdict)
+		if m.Why != "" && (m.Verdict == Regression || m.Verdict == Improvement) {
+			restated++ // counted once, at its stage (sameCause)
+		}
+	}
+	return n, unchanged, noise, restated
+}
+
+// writeVerdict writes the verdict line, then the lists of regressions and
+// improvements (when lists is set), of what was not compared, and the notes.
+func (r *Result) writeVerdict(b *strings.Builder, lists bool) {
+	n, unchanged, noise, restated := r.compared()
+	counts := fmt.Sprintf("%d compared: %d unchanged, %d within noise, %d %s, %d %s", n, unchanged, noise,
+		len(r.Regressions), plural(len(r.Regressions), "regression", "regressions"),
+		len(r.Improvements), plural(len(r.Improvements), "improvement", "improvements"))
+	if restated > 0 {
+		counts += fmt.Sprintf(", %d MFU %s that restate a stage's (counted there)", restated, plural(restated, "change", "changes"))
+	}
+	counts += "."
+	switch {
+	case r.Regression:
+		fmt.Fprintf(b, "**Regression.** %s\n\n", counts)
+	case r.Incomplete():
+		fmt.Fprintf(b, "**Incomplete: no regression in what could be compared.** %s\n\n", counts)
+	default:
+		fmt.Fprintf(b, "**No regression.** %s\n\n", counts)
+	}
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(title + "\n\n")
+		for _, it := range items {
+			b.WriteString("- " + render.EscapeCell(it) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if lists {
+		list("Regressions:", r.Regressions)
+		list("Improvements (reported, not failing):", r.Improvements)
+	}
+	var missing []string
+	for _, m := range r.Missing {
+		missing = append(missing, fmt.Sprintf("%s has no %s: %s not compared", m.Run, m.File, m.Part))
+	}
+	list("Not compared:", missing)
+	list("Notes:", r.Notes)
+}
+
+func (r *Result) writeStages(b *strings.Builder) {
+	b.WriteString("## Stages\n\n")
+	if len(r.Stages) == 0 {
+		b.WriteString(notCompared(r, PartStages))
+		return
+	}
+	fmt.Fprintf(b, "%s, ms per repeat: mean ± sd (n).\n\n", rundir.Stage1Report)
+	var abVals, dVals []float64
+	for _, s := range r.Stages {
+		for _, st := range []*model.Summary{s.A, s.B} {
+			if st != nil {
+				abVals = append(abVals, st.MeanMS, st.SDMS)
+			}
+		}
+		if s.DeltaMS != nil {
+			dVals = append(dVals, *s.DeltaMS)
+		}
+	}
+	dab, dd := render.Decimals(abVals, 3), render.Decimals(dVals, 3)
+	stat := func(st *model.Summary) string {
+		if st == nil {
+			return "—"
+		}
+		text := fmt.Sprintf("%s ± %s (n=%d", render.Fixed(st.MeanMS, dab), render.Fixed(st.SDMS, dab), st.N)
+		if st.WarmupMS != nil {
+			text += fmt.Sprintf("; warm-up %s dropped", render.Fixed(*st.WarmupMS, dab))
+		}
+		return text + ")"
+	}
+	t := render.Table{
+		Header: []string{"stage", "A ms", "B ms", "Δ ms", "Δ %", "test", "verdict"},
+		Right:  []bool{false, true, true, true, true, false, false},
+	}
+	for _, s := range r.Stages {
+		test := s.Test
+		if s.P != nil {
+			test = "Welch " + pText(*s.P)
+		}
+		t.Rows = append(t.Rows, []string{render.EscapeCell(s.Name), stat(s.A), stat(s.B),
+			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test, string(s.Verdict)})
+	}
+	b.WriteString(t.String() + "\n")
+	writeWarmups(b, r.Stages, func(v float64) string { return render.Fixed(v, dab) })
+}
+
+// writeWarmups says, under a table of stage means, which repeat of which
+// run's stage the warm-up rule dropped and why.
+func writeWarmups(b *strings.Builder, rows []StageRow, format func(float64) string) {
+	var lines []string
+	for _, s := range rows {
+		for _, side := range []struct {
+			run string
+			st  *model.Summary
+		}{{"A", s.A}, {"B", s.B}} {
+			if side.st == nil {
+				continue
+			}
+			if d := side.st.Dropped(format); d != "" {
+				lines = append(lines, fmt.Sprintf("- %s's %s: %s.", side.run, render.EscapeCell(s.Name), d))
+			}
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(b, "Warm-up dropped:\n\n%s\n\n", strings.Join(lines, "\n"))
+	}
+}
+
+func (r *Result) writeKernels(b *strings.Builder) {
+	b.WriteString("## Kernels\n\n")
+	if r.missing(PartKernels) {
+		b.WriteString(notCompared(r, PartKernels))
+		return
+	}
+	fmt.Fprintf(b, "%s, total ms per kernel name and device; one number per run: threshold only.\n\n", rundir.KernelsJSON)
+	if len(r.Kernels) == 0 {
+		b.WriteString("Neither run lists a kernel.\n\n")
+		return
+	}
+	var vals, dVals []float64
+	for _, k := range r.Kernels {
+		for _, s := range []*KernelSide{k.A, k.B} {
+			if s != nil {
+				vals = append(vals, s.TotalMS)
+			}
+		}
+		if k.DeltaMS != nil {
+			dVals = append(dVals, *k.DeltaMS)
+		}
+	}
+	dv, dd := render.Decimals(vals, 3), render.Decimals(dVals, 3)
+	cell := func(k *KernelSide) string {
+		if k == nil {
+			return "—"
+		}
+		return render.Fixed(k.TotalMS, dv)
+	}
+	t := render.Table{
+		Header: []string{"kernel", "device", "A ms", "B ms", "Δ ms", "Δ %", "status", "verdict"},
+		Right:  []bool{false, true, true, true, true, true, false, false},
+	}
+	for _, k := range r.Kernels {
+		t.Rows = append(t.Rows, []string{render.EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
+			signed(k.DeltaMS, dd), kernelPct(k), render.EscapeCell(k.Status), string(k.Verdict)})
+	}
+	b.WriteString(t.String() + "\n")
+}
+
+func (r *Result) writeRegions(b *strings.Builder) {
+	b.WriteString("## Regions\n\n")
+	if r.missing(PartRegions) {
+		b.WriteString(notCompared(r, PartRegions))
+		return
+	}
+	fmt.Fprintf(b, "From %s; total ms per NVTX region (inclusive); one number per run: threshold only.\n\n", r.RegionsSource)
+	if len(r.Regions) == 0 {
+		b.WriteString("Neither run has a region.\n\n")
+		return
+	}
+	var vals, dVals []float64
+	for _, g := range r.Regions {
+		for _, s := range []*RegionSide{g.A, g.B} {
+			if s != nil {
+				vals = append(vals, s.TotalMS)
+			}
+		}
+		if g.DeltaMS != nil {
+			dVals = append(dVals, *g.DeltaMS)
+		}
+	}
+	dv, dd := render.Decimals(vals, 3), render.Decimals(dVals, 3)
+	t := render.Table{
+		Header: []string{"region", "A ms", "B ms", "A launches", "B launches", "Δ ms", "Δ %", "verdict"},
+		Right:  []bool{false, true, true, true, true, true, true, false},
+	}
+	for _, g := range r.Regions {
+		ms := func(s *RegionSide) string {
+			if s == nil {
+				return "—"
+			}
+			return render.Fixed(s.TotalMS, dv)
+		}
+		n := func(s *RegionSide) string {
+			if s == nil {
+				return "—"
+			}
+			return strconv.FormatInt(s.KernelCount, 10)
+		}
+		t.Rows = append(t.Rows, []string{render.EscapeCell(g.Name), ms(g.A), ms(g.B), n(g.A), n(g.B),
+			signed(g.DeltaMS, dd), pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
+	}
+	b.WriteString(t.String() + "\n")
+}
+
+func (r *Result) writeMFU(b *strings.Builder) {
+	b.WriteString("## MFU\n\n")
+	if len(r.MFU) > 0 && r.MFU[0].Why == "neither run has "+SummaryJSON+" with mfu" {
+		fmt.Fprintf(b, "Not available: neither run has %s with mfu.\n", SummaryJSON)
+		return
+	}
+	fmt.Fprintf(b, "%s, model FLOPs utilization; lower by more than the threshold (relative to A) is a regression.\n\n", SummaryJSON)
+	t := render.Table{
+		Header: []string{"mfu", "A", "B", "Δ %", "verdict"},
+		Right:  []bool{false, true, true, true, false},
+	}
+	for _, m := range r.MFU {
+		v := string(m.Verdict)
+		if m.Why != "" {
+			v += ": " + render.EscapeCell(m.Why)
+		}
+		t.Rows = append(t.Rows, []string{m.Name, mfuCell(m.A), mfuCell(m.B), pctCell(m.DeltaPct), v})
+	}
+	b.WriteString(t.String())
+}
+
+func (r *Result) missing(part string) bool {
+	for _, m := range r.Missing {
+		if m.Part == part {
+			return true
+		}
+	}
+	return false
+}
+
+func notCompared(r *Result, part string) string {
+	var who []string
+	for _, m := range r.Missing {
+		if m.Part == part {
+			who = append(who, fmt.Sprintf("%s has no %s", m.Run, render.EscapeCell(m.File)))
+		}
+	}
+	if len(who) == 0 {
+		return "Neither run has one.\n\n"
+	}
+	return "Not compared: " + strings.Join(who, "; ") + ".\n\n"
+}
+
+func kernelStatus(k KernelRow) string {
+	if k.Status == Matched {
+		return ""
+	}
+	return " (" + render.EscapeCell(k.Status) + ")"
+}
+
+func regionStatus(g RegionRow) string {
+	switch {
+	case g.A == nil:
+		return " (appeared)"
+	case g.B == nil:
+		return " (disappeared)"
+	}
+	return ""
+}
+
+func kernelPct(k KernelRow) string {
+	if k.ShareOfA != nil {
+		return "new: " + shareText(*k.ShareOfA) + " of A"
+	}
+	return pctCell(k.DeltaPct)
+}
+
+func optText(ok bool, f func() string) string {
+	if !ok {
+		return "—"
+	}
+	return f()
+}
+
+func signed(v *float64, d int) string {
+	if v == nil {
+		return "—"
+	}
+	s := render.Fixed(*v, d)
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s
+}
+
+func pctCell(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+func pText(p float64) string {
+	if p < 0.001 {
+		return "p < 0.001"
+	}
+	return "p = " + render.Fixed(p, 3)
+}
+
+func verdictCell(v Verdict, p *float64) string {
+	if p != nil && (v == Noise || v == Regression || v == Improvement) {
+		return string(v) + " (Welch " + pText(*p) + ")"
+	}
+	return string(v)
+}
+
+func mfuCell(f *float64) string {
+	if f == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3g%%", 100**f) // three significant digits: small MFU never reads as 0
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,136 @@
+package config
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCommandIsTheWorkload(t *testing.T) {
+	c, err := Load(LoadOptions{Dir: "../../profiles", Command: []string{"python3", "-u", "serve.py", "--port", "1"}, Overrides: []string{"model.dtype=bf16"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"python3", "-u", "serve.py", "--port", "1"}, c.Workload.Command())
+	assert.Equal(t, "serve", c.Workload.Name)
+	assert.Equal(t, "serve", c.Model.Name)
+	assert.Empty(t, c.Model.Options, "the default workload's shapes are dropped")
+	assert.Equal(t, "bf16", c.Model.Dtype, "overrides apply after the command")
+
+	_, err = Load(LoadOptions{Dir: "../../profiles", Command: []string{"./bench"}, Overrides: []string{"workload.argv=[x.py]"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the command after -- is the workload")
+
+	// The model's facts for MFU come with the command, as overrides.
+	c, err = Load(LoadOptions{Dir: "../../profiles", Command: []string{"./bench"}, Overrides: []string{
+		"model.matmul_params=6979321856", "model.layers=32", "model.heads=32", "model.head_dim=128",
+		"model.prompt_tokens=512", "model.generated_tokens=32", "phases.decode=[generate]"}})
+	require.NoError(t, err)
+	assert.Equal(t, Model{Name: "bench", MatmulParams: 6979321856, Layers: 32, Heads: 32, HeadDim: 128, PromptTokens: 512, GeneratedTokens: 32}, c.Model)
+	assert.Equal(t, []string{"prefill"}, c.Phases.Prefill, "phases.prefill keeps its default")
+	assert.Equal(t, []string{"generate"}, c.Phases.Decode)
+	for _, bad := range []struct{ override, want string }{
+		{"model.layers=-1", "model.layers: must not be negative, got -1"},
+		{`phases.decode=["gen["]`, `phases.decode: "gen[": syntax error in pattern`},
+		{"phases.decode=[]", "phases.decode: "},
+	} {
+		_, err = Load(LoadOptions{Dir: "../../profiles", Command: []string{"./bench"}, Overrides: []string{bad.override}})
+		if bad.override == "phases.decode=[]" {
+			assert.NoError(t, err, "decode may be left out: prefill still names one")
+			continue
+		}
+		require.Error(t, err, bad.override)
+		assert.Contains(t, err.Error(), bad.want)
+	}
+	_, err = Load(LoadOptions{Dir: "../../profiles", Overrides: []string{"phases.decode=[]", "phases.prefill=[]"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "phases: names no stage")
+
+	assert.Equal(t, "bench", ProgramName([]string{"./build/bench", "-n", "3"}))
+	assert.Equal(t, "run", ProgramName([]string{"bash", "scripts/run.sh"}))
+}
+
+// Issue 16: a group override is a name, not a path; keys the session sets
+// cannot come from workload.env; repeats are bounded.
+func TestHostileConfiguration(t *testing.T) {
+	for _, c := range []struct {
+		over []string
+		want string
+	}{
+		{[]string{"ncu=../../../../tmp/x/evil"}, "ncu=../../../../tmp/x/evil: a ncu profile is a name in the profiles folder (default, full, roofline, timing), not a path"},
+		{[]string{"+ncu=/etc/passwd"}, "not a path"},
+		{[]string{"+workload.env.DEEPPROF_REPEATS=7"}, "workload.env.DEEPPROF_REPEATS: the session sets DEEPPROF_REPEATS itself (from workload.repeats): set that instead"},
+		{[]string{"+workload.env.CUDA_VISIBLE_DEVICES=1"}, "the session sets CUDA_VISIBLE_DEVICES itself (from device)"},
+		{[]string{"workload.repeats=1000000000"}, "workload.repeats: at most 1000, got 1000000000"},
+	} {
+		_, err := Load(LoadOptions{Dir: "../../profiles", Overrides: c.over})
+		if assert.Error(t, err, "%v", c.over) {
+			assert.Contains(t, err.Error(), c.want)
+		}
+	}
+	_, err := Load(LoadOptions{Dir: "../../profiles", Profiles: []string{"../x"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a profile name stays inside the profiles folder")
+}
+
+// TestParseBounded (issue 16): a profile file is read up to a cap; an
+// endless one (SYNTHETIC zeros through a named pipe) is an error naming it.
+func TestParseBounded(t *testing.T) {
+	input.LimitForTest(t, 1<<20)
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	input.FIFOForTest(t, p)
+	_, err := Parse(p)
+	require.ErrorContains(t, err, p+": larger than 1 MiB: not a deepprof file?")
+}
+
+// TestUpperBounds (issue 16): every count, size and time of the profile has
+// a sane upper bound with a message that says why, and a peak or share is
+// a finite number; values at the bound are accepted.
+func TestUpperBounds(t *testing.T) {
+	for _, c := range []struct {
+		over []string
+		want string
+	}{
+		{[]string{"ncu.per_kernel_launches=1000001"}, "ncu.per_kernel_launches: at most 1000, got 1000001: ncu replays each profiled launch"},
+		{[]string{"ncu.launch_count=100000001"}, "ncu.launch_count: at most 100000, got 100000001"},
+		{[]string{"ncu.launch_skip=2000000000"}, "ncu.launch_skip: at most 1000000000, got 2000000000"},
+		{[]string{"timeline.max_kernels=1000000"}, "timeline.max_kernels: at most 10000, got 1000000"},
+		{[]string{"timeline.top_n=20000", "timeline.max_kernels=20000"}, "timeline.top_n: at most 10000, got 20000"},
+		{[]string{"report.top_n=1000000"}, "report.top_n: at most 10000, got 1000000"},
+		{[]string{"regions.top_kernels=1000000"}, "regions.top_kernels: at most 10000, got 1000000"},
+		{[]string{"workload.timeout=1000h"}, `workload.timeout: at most 168h (7 days), got "1000h"`},
+		{[]string{"ncu.timeout=8760h"}, `ncu.timeout: at most 168h (7 days), got "8760h"`},
+		{[]string{"nsys.timeout=169h"}, `nsys.timeout: at most 168h (7 days), got "169h"`},
+		{[]string{"model.layers=100000"}, "model.layers: at most 10000, got 100000"},
+		{[]string{"model.heads=100000"}, "model.heads: at most 10000, got 100000"},
+		{[]string{"model.head_dim=1000000"}, "model.head_dim: at most 65536, got 1000000"},
+		{[]string{"model.matmul_params=100000000000000"}, "model.matmul_params: at most 10000000000000, got 100000000000000"},
+		{[]string{"model.prompt_tokens=1000000000"}, "model.prompt_tokens: at most 100000000, got 1000000000"},
+		{[]string{"model.generated_tokens=1000000000"}, "model.generated_tokens: at most 100000000, got 1000000000"},
+		{[]string{"report.peak_tflops=1e9"}, "report.peak_tflops: at most 100000, got 1e+09"},
+		{[]string{"report.peak_tflops=.inf"}, "report.peak_tflops: at most 100000, got +Inf"},
+		{[]string{"report.peak_tflops=.nan"}, "report.peak_tflops: a number, got NaN"},
+		{[]string{"report.peak_tflops=989", "report.peak_memory_tbps=1e6"}, "report.peak_memory_tbps: at most 1000, got 1e+06"},
+		{[]string{"report.peak_tflops=1e-300"}, "report.peak_tflops: at least 0.001 when set (0: from deepprof's table of GPUs), got 1e-300"},
+	} {
+		_, err := Load(LoadOptions{Dir: "../../profiles", Overrides: c.over})
+		if assert.Error(t, err, "%v", c.over) {
+			assert.Contains(t, err.Error(), c.want, "%v", c.over)
+		}
+	}
+	_, err := Load(LoadOptions{Dir: "../../profiles", Overrides: []string{
+		"ncu.per_kernel_launches=1000", "ncu.launch_count=100000", "timeline.max_kernels=10000", "timeline.top_n=10000",
+		"report.top_n=10000", "regions.top_kernels=10000", "workload.timeout=168h", "ncu.timeout=7d", "nsys.timeout=168h",
+		"model.layers=10000", "model.heads=10000", "model.head_dim=65536", "model.matmul_params=10000000000000",
+		"model.prompt_tokens=100000000", "model.generated_tokens=100000000", "report.peak_tflops=100000", "report.peak_memory_tbps=1000"}})
+	require.Error(t, err, "7d is not a Go duration")
+	assert.Contains(t, err.Error(), `ncu.timeout: want a duration such as 10m or 90s, got "7d"`)
+	_, err = Load(LoadOptions{Dir: "../../profiles", Overrides: []string{
+		"ncu.per_kernel_launches=1000", "ncu.launch_count=100000", "timeline.max_kernels=10000", "timeline.top_n=10000",
+		"report.top_n=10000", "regions.top_kernels=10000", "workload.timeout=168h", "ncu.timeout=168h", "nsys.timeout=168h",
+		"model.layers=10000", "model.heads=10000", "model.head_dim=65536", "model.matmul_params=10000000000000",
+		"model.prompt_tokens=100000000", "model.generated_tokens=100000000", "report.peak_tflops=100000", "report.peak_memory_tbps=1000"}})
+	require.NoError(t, err, "every bound itself is accepted")
+}

@@ -1,0 +1,306 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+)
+
+// Allowed values of the keys that take one of a set.
+var (
+	TimelineTools = []string{"auto", "nsys", "cupti", "ncu"}
+	ReplayModes   = []string{"kernel", "range", "app-range"}
+	// NCUClockControls and NCUCacheControls are the ncu timing pass's
+	// --clock-control and --cache-control choices.
+	NCUClockControls = []string{"none", "base"}
+	NCUCacheControls = []string{"none", "all"}
+	TargetProcesses  = []string{"all", "application-only"}
+	// NCUSets are the sets `ncu --list-sets` names (Nsight Compute 2025.3.1,
+	// fixtures/logs/ncu-list-sets.txt); "" asks for none.
+	NCUSets = []string{"", "basic", "detailed", "full", "nvlink", "pmsampling", "roofline"}
+	// CaptureRanges are nsys --capture-range values; "" records the whole run.
+	CaptureRanges = []string{"", "none", "cudaProfilerApi", "nvtx", "hotkey"}
+	// Dtypes are the model.dtype spellings workloads accept; "" leaves it
+	// to the workload.
+	Dtypes = []string{"", "auto", "bf16", "fp16", "fp32", "fp8"}
+	// RepeatBys are the values of workload.repeat_by.
+	RepeatBys = []string{RepeatByEnv, RepeatByProcess}
+	// LauncherKinds and DeepPassModes are the values of
+	// workload.launcher.kind and workload.launcher.deep_pass.
+	LauncherKinds = []string{LauncherNone, LauncherTorchrun}
+	DeepPassModes = []string{DeepLockstep, DeepOneAtATime}
+)
+
+// MaxRanks bounds workload.launcher.nproc_per_node: the GPUs of one machine.
+const MaxRanks = 64
+
+var (
+	cudaDevice = regexp.MustCompile(`^cuda:[0-9]+$`)
+	gpuUUID    = regexp.MustCompile(`^(?i)(GPU-|MIG-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	runID      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
+
+// Validate checks the values of c: sets, ranges, durations, patterns. Each
+// problem is an *Error naming its key; all of them are joined.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, e := range validate(c) {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// MaxRepeats bounds workload.repeats.
+const MaxRepeats = 1000
+
+// Upper bounds of the profile's counts and facts: far above any real use,
+// low enough that a typo (a few zeros too many) is an error that says why
+// instead of a session that runs for days or a figure that overflows.
+const (
+	// MaxPerKernelLaunches bounds ncu.per_kernel_launches: ncu replays
+	// each profiled launch tens of times (one pass per metric group).
+	MaxPerKernelLaunches = 1000
+	// MaxLaunchCount bounds ncu.launch_count (0: no limit).
+	MaxLaunchCount = 100_000
+	// MaxLaunchSkip bounds ncu.launch_skip.
+	MaxLaunchSkip = 1_000_000_000
+	// MaxKernels bounds timeline.top_n, timeline.max_kernels, report.top_n
+	// and regions.top_kernels: the kernels named in the deep pass's filter
+	// and listed in the reports.
+	MaxKernels = 10_000
+	// MaxTimeout bounds every step's timeout.
+	MaxTimeout = 7 * 24 * time.Hour
+	// Model facts: MaxMatmulParams (10 T weights), MaxLayers, MaxHeads,
+	// MaxHeadDim, MaxTokens (prompt and generated, per repeat).
+	MaxMatmulParams = 10_000_000_000_000
+	MaxLayers       = 10_000
+	MaxHeads        = 10_000
+	MaxHeadDim      = 65_536
+	MaxTokens       = 100_000_000
+	// MaxPeakTFLOPS and MaxPeakMemoryTBps bound report.peak_tflops and
+	// report.peak_memory_tbps (an H200: 989 dense BF16 TFLOPS, 4.8 TB/s);
+	// MinPeak is the least either may be when set.
+	MaxPeakTFLOPS     = 100_000
+	MaxPeakMemoryTBps = 1000
+	MinPeak           = 0.001
+)
+
+// How repeats are made (workload.repeat_by).
+const (
+	RepeatByEnv     = "env"     // the workload loops $DEEPPROF_REPEATS times
+	RepeatByProcess = "process" // stage 1 runs the program that many times
+)
+
+// SessionEnv are the environment variables the session sets for the
+// workload, each with what sets it: workload.env may not set them (the
+// session's value would silently win). They are package workload's and
+// package cuptilib's Env* names (TestSessionEnvIsComplete checks).
+var SessionEnv = map[string]string{
+	"DEEPPROF_PHASE":        "the step being run",
+	"DEEPPROF_REPORT":       "the run directory",
+	"DEEPPROF_REPEATS":      "workload.repeats",
+	"DEEPPROF_NVTX_DOMAIN":  "nvtx.domain",
+	"DEEPPROF_MODEL":        "the model section",
+	"DEEPPROF_ORACLE":       "timeline.oracle",
+	"CUDA_VISIBLE_DEVICES":  "device",
+	"DEEPPROF_CUPTI_DIR":    "the CUPTI timeline",
+	"CUDA_INJECTION64_PATH": "the CUPTI timeline",
+	"NVTX_INJECTION64_PATH": "the CUPTI timeline",
+}
+
+func validate(c *Config) []*Error {
+	var errs []*Error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Error{Key: key, Msg: key + ": " + fmt.Sprintf(format, args...)})
+	}
+	oneOf := func(key, val string, set []string) {
+		if !slices.Contains(set, val) {
+			valid := slices.DeleteFunc(slices.Clone(set), func(s string) bool { return s == "" })
+			if len(valid) < len(set) {
+				valid = append(valid, `"" (none)`)
+			}
+			e := unknownValue(key, val, valid)
+			errs = append(errs, e)
+		}
+	}
+	atLeast := func(key string, v, lo int) {
+		if v < lo {
+			bad(key, "must be at least %d, got %d", lo, v)
+		}
+	}
+	atMost := func(key string, v, hi int, why string) {
+		if v > hi {
+			bad(key, "at most %d, got %d%s", hi, v, why)
+		}
+	}
+	peak := func(key string, v, hi float64) {
+		switch {
+		case math.IsNaN(v):
+			bad(key, "a number, got NaN")
+		case v > hi:
+			bad(key, "at most %g, got %g", hi, v)
+		case v > 0 && v < MinPeak:
+			bad(key, "at least %g when set (0: from deepprof's table of GPUs), got %g", MinPeak, v)
+		}
+	}
+	duration := func(key string, d Duration) {
+		if err := checkDuration(key, string(d)); err != nil {
+			errs = append(errs, err.(*Error))
+		}
+	}
+	noEmpty := func(key string, list []string) {
+		for i, s := range list {
+			if strings.TrimSpace(s) == "" {
+				bad(key, "entry %d is empty", i)
+			}
+		}
+	}
+
+	if c.Run.Root == "" {
+		bad("run.root", "must not be empty")
+	}
+	if c.Run.ID != "" && !runID.MatchString(c.Run.ID) {
+		bad("run.id", "%q: want letters, digits, '.', '_' and '-', starting with a letter or digit", c.Run.ID)
+	}
+	if !cudaDevice.MatchString(c.Device) && !gpuUUID.MatchString(c.Device) {
+		bad("device", "%q: want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f", c.Device)
+	}
+
+	w := c.Workload
+	if len(w.Argv) == 0 {
+		bad("workload.argv", "is empty: name the program to run (a workloads/* profile sets it)")
+	}
+	noEmpty("workload.inputs", w.Inputs)
+	atLeast("workload.repeats", w.Repeats, 1)
+	oneOf("workload.repeat_by", w.RepeatBy, RepeatBys)
+	if w.Repeats > MaxRepeats {
+		bad("workload.repeats", "at most %d, got %d: every plain run of the session (stage 1, the timeline, the oracle) runs that many generates", MaxRepeats, w.Repeats)
+	}
+	duration("workload.timeout", w.Timeout)
+	oneOf("workload.launcher.kind", w.Launcher.Kind, LauncherKinds)
+	oneOf("workload.launcher.deep_pass", w.Launcher.DeepPass, DeepPassModes)
+	noEmpty("workload.launcher.argv", w.Launcher.Argv)
+	if w.Launcher.Multi() {
+		if w.Launcher.NprocPerNode < 1 {
+			bad("workload.launcher.nproc_per_node", "how many processes (ranks) %s starts, one per GPU: at least 1, got %d", w.Launcher.Kind, w.Launcher.NprocPerNode)
+		}
+		if w.Launcher.NprocPerNode > MaxRanks {
+			bad("workload.launcher.nproc_per_node", "at most %d (the GPUs of one machine), got %d", MaxRanks, w.Launcher.NprocPerNode)
+		}
+		if !cudaDevice.MatchString(c.Device) {
+			bad("device", "%q: with workload.launcher.kind=%s, name the first GPU as cuda:N (the ranks use it and the ones after it)", c.Device, w.Launcher.Kind)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(w.Env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") || !utf8.ValidString(k) || strings.IndexFunc(k, unicode.IsControl) >= 0 {
+			// keyed by the variable, so that the error names where it was set
+			errs = append(errs, &Error{Key: "workload.env." + k, Msg: fmt.Sprintf("workload.env: %q is not an environment variable name", k)})
+		} else if by, ok := SessionEnv[k]; ok {
+			bad("workload.env."+k, "the session sets %s itself (from %s): set that instead", k, by)
+		}
+	}
+	oneOf("model.dtype", c.Model.Dtype, Dtypes)
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"model.matmul_params", c.Model.MatmulParams}, {"model.layers", c.Model.Layers}, {"model.heads", c.Model.Heads},
+		{"model.head_dim", c.Model.HeadDim}, {"model.prompt_tokens", c.Model.PromptTokens}, {"model.generated_tokens", c.Model.GeneratedTokens}} {
+		if f.v < 0 {
+			bad(f.key, "must not be negative, got %d", f.v)
+		}
+	}
+	atMost("model.matmul_params", c.Model.MatmulParams, MaxMatmulParams, "")
+	atMost("model.layers", c.Model.Layers, MaxLayers, "")
+	atMost("model.heads", c.Model.Heads, MaxHeads, "")
+	atMost("model.head_dim", c.Model.HeadDim, MaxHeadDim, "")
+	atMost("model.prompt_tokens", c.Model.PromptTokens, MaxTokens, ": tokens of one repeat")
+	atMost("model.generated_tokens", c.Model.GeneratedTokens, MaxTokens, ": tokens of one repeat")
+
+	if err := c.Phases.Check(); err != nil {
+		key, _, _ := strings.Cut(err.Error(), ":")
+		errs = append(errs, &Error{Key: key, Msg: err.Error()})
+	}
+	if len(c.Phases.Prefill) == 0 && len(c.Phases.Decode) == 0 {
+		bad("phases", "names no stage: give phases.prefill and phases.decode (stage names or patterns), or leave the defaults")
+	}
+	noEmpty("phases.prefill", c.Phases.Prefill)
+	noEmpty("phases.decode", c.Phases.Decode)
+
+	noEmpty("nvtx.include", c.NVTX.Include)
+	noEmpty("nvtx.exclude", c.NVTX.Exclude)
+
+	oneOf("timeline.tool", c.Timeline.Tool, TimelineTools)
+	atLeast("timeline.top_n", c.Timeline.TopN, 1)
+	atLeast("timeline.max_kernels", c.Timeline.MaxKernels, c.Timeline.TopN)
+	atMost("timeline.top_n", c.Timeline.TopN, MaxKernels, "")
+	atMost("timeline.max_kernels", c.Timeline.MaxKernels, MaxKernels, ": the deep pass's kernel filter names each")
+	oneOf("timeline.ncu_clock_control", c.Timeline.NCUClockControl, NCUClockControls)
+	oneOf("timeline.ncu_cache_control", c.Timeline.NCUCacheControl, NCUCacheControls)
+	if cv := c.Timeline.Coverage; !(cv > 0 && cv <= 1) {
+		bad("timeline.coverage", "must be a share in (0, 1], got %v", cv)
+	}
+
+	n := c.NCU
+	oneOf("ncu.set", n.Set, NCUSets)
+	oneOf("ncu.replay_mode", n.ReplayMode, ReplayModes)
+	oneOf("ncu.target_processes", n.TargetProcesses, TargetProcesses)
+	atLeast("ncu.launch_skip", n.LaunchSkip, 0)
+	atLeast("ncu.launch_count", n.LaunchCount, 0)
+	atLeast("ncu.per_kernel_launches", n.PerKernelLaunches, 1)
+	atMost("ncu.launch_skip", n.LaunchSkip, MaxLaunchSkip, "")
+	atMost("ncu.launch_count", n.LaunchCount, MaxLaunchCount, ": ncu replays each profiled launch tens of times (0: no limit)")
+	atMost("ncu.per_kernel_launches", n.PerKernelLaunches, MaxPerKernelLaunches, ": ncu replays each profiled launch tens of times, for each top kernel")
+	noEmpty("ncu.sections", n.Sections)
+	noEmpty("ncu.metrics", n.Metrics)
+	duration("ncu.timeout", n.Timeout)
+
+	oneOf("nsys.capture_range", c.Nsys.CaptureRange, CaptureRanges)
+	noEmpty("nsys.trace", c.Nsys.Trace)
+	duration("nsys.timeout", c.Nsys.Timeout)
+
+	r := c.Regions
+	for _, g := range r.Groups {
+		oneOf("regions.groups", g, groupNames())
+	}
+	for _, in := range []struct {
+		key  string
+		pats []string
+	}{{"regions.include", r.Include}, {"regions.exclude", r.Exclude}} {
+		for _, p := range in.pats {
+			if _, err := regexp.Compile(p); err != nil {
+				bad(in.key, "%q: %v", p, err)
+			}
+		}
+	}
+	atLeast("regions.top_kernels", r.TopKernels, 0)
+	atMost("regions.top_kernels", r.TopKernels, MaxKernels, " (0: all)")
+	atLeast("report.top_n", c.Report.TopN, 1)
+	atMost("report.top_n", c.Report.TopN, MaxKernels, "")
+	if _, err := kernels.Parse(c.Report.Categories); err != nil {
+		bad("report.categories", "%v", err)
+	}
+	if t := c.Report.BoundThresholdPct; !(t > 0 && t <= 100) {
+		bad("report.bound_threshold_pct", "must be in (0, 100], got %v", t)
+	}
+	if c.Report.PeakTFLOPS < 0 || c.Report.PeakMemoryTBps < 0 {
+		bad("report.peak_tflops", "peaks must not be negative (0: from deepprof's table of GPUs)")
+	}
+	peak("report.peak_tflops", c.Report.PeakTFLOPS, MaxPeakTFLOPS)
+	peak("report.peak_memory_tbps", c.Report.PeakMemoryTBps, MaxPeakMemoryTBps)
+	if _, err := c.Baseline.Thresholds(); err != nil {
+		bad("baseline", "%v", err)
+	}
+	if c.Report.PeakTFLOPS == 0 && c.Report.PeakMemoryTBps > 0 {
+		bad("report.peak_tflops", "report.peak_memory_tbps is set: set the compute peak too (both come from the same datasheet)")
+	}
+	return errs
+}

@@ -1,0 +1,48 @@
+// Package gzipin opens input that may be gzipped (recorded runs keep their
+// large exports and CUPTI records as .gz), in one place: how gzip is
+// recognized, and what a stream cut short is called.
+package input
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Is reports whether br starts with gzip's magic bytes (it only peeks).
+func IsGzip(br *bufio.Reader) bool {
+	magic, _ := br.Peek(2)
+	return len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+}
+
+// Reader decompresses a gzip stream; a stream that ends early reads as an
+// error that says the file was cut short.
+type Reader struct{ *gzip.Reader }
+
+// NewReader starts reading the gzip stream r.
+func NewReader(r io.Reader) (*Reader, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{zr}, nil
+}
+
+// Read is gzip's, with io.ErrUnexpectedEOF explained.
+func (g *Reader) Read(p []byte) (int, error) {
+	n, err := g.Reader.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("the gzip data ends early (the file was cut short): %w", err)
+	}
+	return n, err
+}
+
+// Maybe is br itself, or its gzip stream when it holds one.
+func Maybe(br *bufio.Reader) (io.Reader, error) {
+	if !IsGzip(br) {
+		return br, nil
+	}
+	return NewReader(br)
+}

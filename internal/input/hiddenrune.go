@@ -1,0 +1,62 @@
+// Package hiddenrune is the one rule for the characters of a profiled
+// program's names (kernels, NVTX ranges) that a reader cannot see or that
+// reorder the text around them. Every renderer (Markdown tables, SVG
+// charts, the command line's messages) shows them escaped, as \u202e,
+// never raw.
+package input
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Is reports C0 and C1 control characters, DEL, the bidirectional marks,
+// embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+// U+202A–U+202E, U+2066–U+2069), the zero-width characters that make two
+// names print alike (U+200B–U+200D, U+2060, U+FEFF) and the line and
+// paragraph separators (U+2028, U+2029).
+func IsHidden(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
+		return true
+	case r >= 0x200b && r <= 0x200d || r == 0x2060 || r == 0xfeff || r == 0x2028 || r == 0x2029:
+		return true
+	}
+	return false
+}
+
+// Escaped is how a hidden rune is shown: \u202e.
+func EscapedRune(r rune) string { return fmt.Sprintf(`\u%04x`, r) }
+
+// Escape is s with each hidden rune escaped (Escaped) and each byte that
+// is not UTF-8 written \xff: text for a terminal or a log, where a name
+// can neither hide, reorder nor break the line of the message around it.
+func EscapeHidden(s string) string {
+	clean := true
+	for _, r := range s {
+		if IsHidden(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case IsHidden(r):
+			b.WriteString(EscapedRune(r))
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

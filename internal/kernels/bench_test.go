@@ -1,0 +1,35 @@
+package kernels_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
+)
+
+// BenchmarkKernelsRaw parses and aggregates a SYNTHETIC raw page: the real
+// h200-llama-decode-basic raw page's 412 launch rows repeated to 256 MiB.
+// It reports MB/s over the bytes read; the target is 1 GB/s on 2 cores.
+func BenchmarkKernelsRaw(b *testing.B) {
+	page, err := os.ReadFile("../../fixtures/ncu/h200-llama-decode-basic/raw.csv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const size = 256 << 20
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := synth.RepeatRows(page, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t, err := ncu.KernelTable(ncu.NewReader(in, "synthetic-raw.csv", ncu.Options{}), "synthetic-raw.csv")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(t.Kernels) != 27 {
+			b.Fatalf("kernels = %d, want the 27 of the real page", len(t.Kernels))
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Record is one kernel's totals: the kernels.json contract.
+type Kernel struct {
+	Name    string  `json:"kernel_name"`
+	Device  int     `json:"device"`
+	TotalMS float64 `json:"total_ms"`
+	Calls   int64   `json:"calls"`
+	MeanMS  float64 `json:"mean_ms"`
+	// Spread is present only for a table made with per-launch spread
+	// (Aggregator.KeepSpread); its fields then appear in kernels.json
+	// beside the others, and are absent otherwise.
+	*Spread
+}
+
+// Spread is how one kernel's launch durations vary.
+type Spread struct {
+	MinMS    float64 `json:"min_ms"`
+	MedianMS float64 `json:"median_ms"` // the middle launch, or the mean of the two middle ones
+	MaxMS    float64 `json:"max_ms"`
+	// StdDevMS is the sample standard deviation (n - 1 in the
+	// denominator); 0 for a single launch.
+	StdDevMS float64 `json:"stddev_ms"`
+}
+
+// Table is a kernel table with what it was made from.
+type KernelTable struct {
+	Source   string   // the input's name
+	Launches int64    // launches aggregated
+	TotalMS  float64  // their summed duration
+	Count    int      // kernels before any top-N cut
+	Kernels  []Kernel // sorted by TotalMS descending, ties by name, then device
+}
+
+type kernelKey struct {
+	name   string
+	device int
+}
+
+type kernelAcc struct {
+	ns    float64
+	calls int64
+	durs  []float64 // per launch, ns; kept only with spread
+}
+
+// Aggregator sums launches per kernel name and device.
+type KernelAggregator struct {
+	m        map[kernelKey]*kernelAcc
+	launches int64
+	ns       float64
+	spread   bool
+}
+
+// NewAggregator returns an empty Aggregator.
+func NewKernelAggregator() *KernelAggregator { return &KernelAggregator{m: map[kernelKey]*kernelAcc{}} }
+
+// KeepSpread makes the table give each kernel its Spread. It keeps every
+// launch's duration (8 bytes a launch), so memory grows with the launches:
+// for a timeline's real per-launch times, not for streaming large exports.
+func (a *KernelAggregator) KeepSpread() { a.spread = true }
+
+// Add counts one launch. A launch without a duration, or with a device that
+// is not an index, is an error that names its line.
+func (a *KernelAggregator) Add(source string, l *Launch) error {
+	if !l.Duration.Valid {
+		return &SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf(
+			"launch %d has no duration (no %s, nor %s in %q): export a page that has one, e.g. --page raw with --metrics %s",
+			l.ID, DurationMetric, SOLDurationMetric, SOLSection, DurationMetric)}
+	}
+	dev := 0
+	if l.Device != "" {
+		d, err := strconv.Atoi(l.Device)
+		if err != nil {
+			return &SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: Device %q is not a device index", l.ID, l.Device)}
+		}
+		dev = d
+	}
+	// Every sum of this table (each kernel's, its spread's) is at most
+	// the total: a total that stays finite keeps them all finite.
+	if err := AddFinite(&a.ns, l.Duration.Base, source, l, Quote(l.DurationMetric, l.Duration), "the total GPU time of the launches"); err != nil {
+		return err
+	}
+	k := kernelKey{l.Kernel, dev}
+	e := a.m[k]
+	if e == nil {
+		e = &kernelAcc{}
+		a.m[k] = e
+	}
+	e.ns += l.Duration.Base
+	e.calls++
+	if a.spread {
+		e.durs = append(e.durs, l.Duration.Base)
+	}
+	a.launches++
+	return nil
+}
+
+// Table returns every kernel, sorted.
+func (a *KernelAggregator) Table(source string) KernelTable {
+	recs := make([]Kernel, 0, len(a.m))
+	for k, e := range a.m {
+		total := e.ns / 1e6
+		r := Kernel{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls, MeanMS: total / float64(max(e.calls, 1))}
+		if a.spread {
+			r.Spread = kernelSpread(e.durs)
+		}
+		recs = append(recs, r)
+	}
+	SortKernels(recs)
+	return KernelTable{Source: source, Launches: a.launches, TotalMS: a.ns / 1e6, Count: len(recs), Kernels: recs}
+}
+
+// spread summarizes durations in ns (sorting them in place).
+func kernelSpread(ns []float64) *Spread {
+	n := len(ns)
+	if n == 0 {
+		return nil
+	}
+	slices.Sort(ns)
+	med := ns[n/2]
+	if n%2 == 0 {
+		med = (ns[n/2-1] + ns[n/2]) / 2
+	}
+	var mean float64
+	for _, v := range ns {
+		mean += v
+	}
+	mean /= float64(n)
+	var ss float64
+	for _, v := range ns {
+		ss += (v - mean) * (v - mean)
+	}
+	scale := 1.0
+	if math.IsInf(ss, 0) {
+		// Durations so large that their squares are not finite (the sum
+		// is: Add): the deviations scaled by the largest.
+		scale, ss = max(mean-ns[0], ns[n-1]-mean), 0
+		for _, v := range ns {
+			d := (v - mean) / scale
+			ss += d * d
+		}
+	}
+	sd := 0.0
+	if n > 1 {
+		sd = scale * math.Sqrt(ss/float64(n-1))
+	}
+	return &Spread{MinMS: ns[0] / 1e6, MedianMS: med / 1e6, MaxMS: ns[n-1] / 1e6, StdDevMS: sd / 1e6}
+}
+
+// Sort orders records by total time descending, ties by name, then device.
+func SortKernels(recs []Kernel) {
+	slices.SortFunc(recs, func(x, y Kernel) int {
+		if c := cmp.Compare(y.TotalMS, x.TotalMS); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Name, y.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Device, y.Device)
+	})
+}
+
+// Top returns the table cut to its n largest kernels; n <= 0 keeps all.
+func (t KernelTable) Top(n int) KernelTable {
+	if n > 0 && len(t.Kernels) > n {
+		t.Kernels = t.Kernels[:n:n]
+	}
+	return t
+}
+
+// Covering returns the table cut to the fewest kernels, by total time, whose
+// sum reaches share of all the table's time (0 < share <= 1), keeping at
+// least least and at most most kernels (most <= 0: no cap).
+func (t KernelTable) Covering(share float64, least, most int) KernelTable {
+	n, sum := 0, 0.0
+	for n < len(t.Kernels) && (n < least || sum < share*t.TotalMS) {
+		sum += t.Kernels[n].TotalMS
+		n++
+	}
+	if most > 0 && n > most {
+		n = most
+	}
+	return t.Top(max(n, 1))
+}
+
+// Share is the part of all the table's time its kernels cover.
+func (t KernelTable) Share() float64 {
+	if t.TotalMS == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, k := range t.Kernels {
+		sum += k.TotalMS
+	}
+	return sum / t.TotalMS
+}

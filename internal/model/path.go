@@ -1,0 +1,105 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Range is one NVTX push/pop range: its domain ("" for the default domain)
+// and its name (the range's message).
+type Range struct {
+	Domain string `json:"domain"` // "" for the default domain
+	Name   string `json:"name"`
+}
+
+// String writes the range as one level of a range path: "name" in the
+// default domain, "Domain@name" in a named one, escaped as the package
+// documentation says.
+func (r Range) String() string {
+	var b strings.Builder
+	r.write(&b)
+	return b.String()
+}
+
+func (r Range) write(b *strings.Builder) {
+	if r.Domain == "" {
+		escape(b, r.Name, `\/@`)
+		return
+	}
+	escape(b, r.Domain, `\/@`)
+	b.WriteByte('@')
+	escape(b, r.Name, `\/`)
+}
+
+// escape writes s with a '\' before each byte of special.
+func escape(b *strings.Builder, s, special string) {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(special, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+}
+
+// Path writes a stack of ranges, outermost first, as region reports name it:
+// the levels (Range.String) joined by '/'. No levels give "".
+func Path(levels []Range) string {
+	var b strings.Builder
+	for i, l := range levels {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		l.write(&b)
+	}
+	return b.String()
+}
+
+// ParsePath reads a range path written as Path writes it (see the package
+// documentation): "decode_all/decode_step", "LLM@decode_all/LLM@decode_step",
+// `LLM\@decode_all` (the default-domain range named LLM@decode_all). An empty
+// path, an empty level, or an '@' with no domain before it is an error.
+func ParsePath(p string) ([]Range, error) {
+	if p == "" {
+		return nil, fmt.Errorf("range path is empty")
+	}
+	var (
+		levels []Range
+		cur    strings.Builder
+		domain string
+		named  bool // an unescaped '@' was seen in this level
+	)
+	end := func() error {
+		n := len(levels) + 1
+		if named && domain == "" {
+			return fmt.Errorf("range path %q: level %d has an '@' with no domain before it (an '@' in a default-domain name is written \\@)", p, n)
+		}
+		if cur.Len() == 0 {
+			return fmt.Errorf("range path %q: level %d has no range name", p, n)
+		}
+		levels = append(levels, Range{Domain: domain, Name: cur.String()})
+		cur.Reset()
+		domain, named = "", false
+		return nil
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p) && strings.IndexByte(`\/@`, p[i+1]) >= 0:
+			i++
+			cur.WriteByte(p[i])
+		case c == '/':
+			if err := end(); err != nil {
+				return nil, err
+			}
+		case c == '@' && !named:
+			domain, named = cur.String(), true
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if err := end(); err != nil {
+		return nil, err
+	}
+	return levels, nil
+}

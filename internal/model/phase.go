@@ -1,0 +1,71 @@
+// Package phase says which stages of a run are an inference's prefill and
+// decode: the stage names or patterns configured as phases.prefill and
+// phases.decode. It is the one place that rule lives; the summary's
+// tokens, MFU, charts and GPU-busy figures ask it.
+package model
+
+import (
+	"fmt"
+	"path"
+)
+
+// The two phases of an inference.
+const (
+	Prefill = "prefill"
+	Decode  = "decode"
+)
+
+// Names are the stage names, or path.Match patterns ("decode*"), of each
+// phase. A workload report's stages are "prefill" and "decode"; a program's
+// NVTX ranges are its own ("prefill", "decode_all").
+type Names struct {
+	Prefill []string `koanf:"prefill" yaml:"prefill" json:"prefill"`
+	Decode  []string `koanf:"decode" yaml:"decode" json:"decode"`
+}
+
+// Default is what a profile that names no phases gets: deepprof's own
+// workloads' stage names and the NVTX ranges they push.
+var DefaultPhases = Names{Prefill: []string{"prefill"}, Decode: []string{"decode", "decode_all"}}
+
+// OrDefault is n, or Default when n names no phase at all.
+func (n Names) OrDefault() Names {
+	if len(n.Prefill) == 0 && len(n.Decode) == 0 {
+		return DefaultPhases
+	}
+	return n
+}
+
+// Of is the phase of a top-level stage ("" for none, and for a sub-stage:
+// its time is inside its parent's). Prefill's patterns are tried first.
+func (n Names) Of(stage, parent string) string {
+	if parent != "" {
+		return ""
+	}
+	n = n.OrDefault()
+	for _, p := range []struct {
+		phase    string
+		patterns []string
+	}{{Prefill, n.Prefill}, {Decode, n.Decode}} {
+		for _, pat := range p.patterns {
+			if ok, _ := path.Match(pat, stage); ok {
+				return p.phase
+			}
+		}
+	}
+	return ""
+}
+
+// Check reports a pattern path.Match cannot use, naming its key.
+func (n Names) Check() error {
+	for _, p := range []struct {
+		key      string
+		patterns []string
+	}{{"phases.prefill", n.Prefill}, {"phases.decode", n.Decode}} {
+		for _, pat := range p.patterns {
+			if _, err := path.Match(pat, ""); err != nil {
+				return fmt.Errorf("%s: %q: %v (a stage name, or a pattern with * ? [...])", p.key, pat, err)
+			}
+		}
+	}
+	return nil
+}

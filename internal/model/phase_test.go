@@ -1,0 +1,32 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestOf(t *testing.T) {
+	for _, c := range []struct {
+		names         Names
+		stage, parent string
+		want          string
+	}{
+		{Names{}, "prefill", "", Prefill},
+		{Names{}, "decode", "", Decode},
+		{Names{}, "decode_all", "", Decode},
+		{Names{}, "decode_step", "decode_all", ""}, // a sub-stage has no phase
+		{Names{}, "vision_encoder", "", ""},
+		{Names{Prefill: []string{"ctx*"}, Decode: []string{"gen"}}, "ctx_encode", "", Prefill},
+		{Names{Prefill: []string{"ctx*"}, Decode: []string{"gen"}}, "prefill", "", ""}, // configured names replace the defaults
+		{Names{Prefill: []string{"*"}, Decode: []string{"*"}}, "x", "", Prefill},       // prefill's patterns first
+	} {
+		assert.Equal(t, c.want, c.names.Of(c.stage, c.parent), "%+v %s/%s", c.names, c.parent, c.stage)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	assert.NoError(t, DefaultPhases.Check())
+	err := Names{Decode: []string{"decode[", "ok"}}.Check()
+	assert.EqualError(t, err, `phases.decode: "decode[": syntax error in pattern (a stage name, or a pattern with * ? [...])`)
+}

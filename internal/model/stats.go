@@ -1,0 +1,222 @@
+// Package stats is the one place where repeated measurements become
+// figures: the warm-up rule, the mean and standard deviation of what is
+// kept, and Welch's t-test between two such summaries. Every report that
+// shows a figure made from repeats (the stakeholder summary's stage rows,
+// tokens/s and MFU; deepprof diff; performance baselines) takes it from
+// here, so that one run's stage has one mean everywhere.
+//
+// It is in the spirit of golang.org/x/perf's benchmath (a Sample, its
+// Summary, one comparison), with the test chosen for the few repeats a
+// workload gives (package diff's documentation says why Welch's t-test and
+// not a rank test). It knows nothing of files, stages or rendering: callers
+// pass a stage's repeats in ms and print what comes back.
+package model
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Alpha is the significance level of the noise test: a difference of two
+// means is significant when Welch's two-sided p-value is below it.
+const Alpha = 0.05
+
+// The warm-up rule: with at least WarmupMinRepeats repeats, the first is
+// dropped when it is more than WarmupFactor times the median of the
+// others. A run whose workload does not warm up shows such a first repeat,
+// one-time costs such as kernel selection (an earlier tiny-llama
+// recording's decode: 118.7, 11.1, 11.3 ms); kept, it would be the mean
+// (47.0 ms instead of 11.2 ms) and swamp the spread, so that no
+// steady-state change could ever be significant.
+const (
+	WarmupFactor     = 1.5
+	WarmupMinRepeats = 3
+)
+
+// WarmupRule is the rule in words, as reports print it.
+func WarmupRule() string {
+	return fmt.Sprintf("with %d or more repeats, a first repeat over %g× the median of the others is dropped as warm-up",
+		WarmupMinRepeats, WarmupFactor)
+}
+
+// WarmupWhy is why a dropped repeat was dropped, as reports print it after
+// saying which repeat it was.
+func WarmupWhy() string {
+	return fmt.Sprintf("over %g× the median of the other repeats (warm-up)", WarmupFactor)
+}
+
+// Sample is one quantity's repeats in ms, in the order measured.
+type Sample struct {
+	Repeats []float64
+}
+
+// Warmup reports whether the warm-up rule drops the first repeat, and the
+// median of the others it was compared with.
+func (s Sample) Warmup() (dropped bool, medianOthers float64) {
+	if len(s.Repeats) < WarmupMinRepeats {
+		return false, 0
+	}
+	m := median(s.Repeats[1:])
+	return s.Repeats[0] > WarmupFactor*m, m
+}
+
+// Kept is the repeats the statistics use: all of them, or all but a
+// dropped warm-up.
+func (s Sample) Kept() []float64 {
+	if drop, _ := s.Warmup(); drop {
+		return s.Repeats[1:]
+	}
+	return s.Repeats
+}
+
+// Summary is what a Sample comes to: the count, mean and sample standard
+// deviation of its kept repeats, and the first repeat when the warm-up rule
+// dropped it. It is all Welch's test needs, so a baseline file keeps it
+// (these JSON names are that file's).
+type Summary struct {
+	N      int     `json:"n"` // repeats used (after a dropped warm-up)
+	MeanMS float64 `json:"mean_ms"`
+	SDMS   float64 `json:"sd_ms"` // sample standard deviation; 0 when N < 2
+	// WarmupMS is the first repeat when the warm-up rule dropped it.
+	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+}
+
+// Summarize summarizes repeats (Sample{ms}.Summary()).
+func Summarize(ms []float64) Summary { return Sample{Repeats: ms}.Summary() }
+
+// Summary applies the warm-up rule and returns the mean and sample standard
+// deviation of the kept repeats, rounded to a picosecond (1e-9 ms) so that
+// they print alike on every platform.
+func (s Sample) Summary() Summary {
+	var out Summary
+	if drop, _ := s.Warmup(); drop {
+		w := s.Repeats[0]
+		out.WarmupMS = &w
+	}
+	kept := s.Kept()
+	out.N = len(kept)
+	if out.N == 0 {
+		return out
+	}
+	var sum float64
+	for _, v := range kept {
+		sum += v
+	}
+	mean := sum / float64(out.N)
+	var sd float64
+	if out.N > 1 {
+		var ss float64
+		for _, v := range kept {
+			d := v - mean
+			ss += d * d
+		}
+		scale := 1.0
+		if math.IsInf(ss, 0) {
+			// Repeats so large that their squares are not finite: the
+			// deviations scaled by the largest (only then, so that every
+			// other sd is computed as before, to the bit).
+			scale, ss = 0, 0
+			for _, v := range kept {
+				scale = max(scale, math.Abs(v-mean))
+			}
+			for _, v := range kept {
+				d := (v - mean) / scale
+				ss += d * d
+			}
+		}
+		sd = scale * math.Sqrt(ss/float64(out.N-1))
+	}
+	out.MeanMS, out.SDMS = RoundMS(mean), RoundMS(sd)
+	return out
+}
+
+// Dropped says which repeat the warm-up rule dropped and why, for a table's
+// note ("" when none was): "first of 3 repeats, 118.675 ms, dropped: over
+// 1.5× the median of the other repeats (warm-up)". format prints a time in
+// ms as the table prints its numbers.
+func (s Summary) Dropped(format func(ms float64) string) string {
+	if s.WarmupMS == nil {
+		return ""
+	}
+	return fmt.Sprintf("first of %d repeats, %s ms, dropped: %s", s.N+1, format(*s.WarmupMS), WarmupWhy())
+}
+
+// Median is the middle of v (the mean of the two middle values for an even
+// count); v is not changed. It is the robust figure of repeats that are
+// compared pairwise (a CUPTI run's overhead against the plain run).
+func Median(v []float64) float64 { return median(v) }
+
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Welch returns the two-sided p-value of Welch's unequal-variances t-test
+// for the difference of two means, from their summaries. Both need N >= 2.
+// When both spreads are zero, p is 1 for equal means and 0 otherwise.
+func Welch(a, b Summary) (p float64) {
+	va := a.SDMS * a.SDMS / float64(a.N)
+	vb := b.SDMS * b.SDMS / float64(b.N)
+	d := b.MeanMS - a.MeanMS
+	if va+vb == 0 {
+		if d == 0 {
+			return 1
+		}
+		return 0
+	}
+	t := d / math.Sqrt(va+vb)
+	// The Welch-Satterthwaite degrees of freedom (fractional).
+	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	return StudentTwoSided(t, df)
+}
+
+// StudentTwoSided is P(|T| >= |t|) for Student's t with df degrees of
+// freedom (df may be fractional), from gonum's distribution.
+func StudentTwoSided(t, df float64) float64 {
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+}
+
+// RoundMS rounds a derived time to a picosecond (1e-9 ms), so that results
+// print alike on every platform.
+func RoundMS(v float64) float64 {
+	if math.IsInf(v*1e9, 0) {
+		return v // past 1.8e299 ms: no picoseconds to round to, and no overflow
+	}
+	return math.Round(v*1e9) / 1e9
+}
+
+// Ratio is a paired ratio's median and quartiles.
+type Ratio struct {
+	Median, Q1, Q3 float64
+	Pairs          int
+}
+
+// PairedRatio is the ratio of two conditions measured in alternation
+// (on[i] beside off[i], as a profiler's overhead is measured in one
+// process): the median over pairs of on[i]/off[i], with the first and third
+// quartiles. Within a pair the machine's drift weighs on both sides alike;
+// a ratio of the two medians keeps it. false when the lists differ in
+// length, are empty, or hold a time that is not finite and > 0.
+func PairedRatio(on, off []float64) (Ratio, bool) {
+	if len(on) == 0 || len(on) != len(off) {
+		return Ratio{}, false
+	}
+	r := make([]float64, len(on))
+	for i := range on {
+		if !(on[i] > 0) || !(off[i] > 0) || math.IsInf(on[i], 0) || math.IsInf(off[i], 0) {
+			return Ratio{}, false
+		}
+		r[i] = on[i] / off[i]
+	}
+	slices.Sort(r)
+	return Ratio{Median: median(r), Q1: stat.Quantile(0.25, stat.LinInterp, r, nil),
+		Q3: stat.Quantile(0.75, stat.LinInterp, r, nil), Pairs: len(r)}, true
+}

@@ -1,0 +1,32 @@
+package rebuild
+
+import (
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// readRules reads ncu's rules per kernel from the deep pass's details page;
+// an error says why there are none (no page, or the line that is wrong).
+func readRules(run *rundir.Run) (map[string][]kernels.Rule, error) {
+	if !hasExport(run, rundir.NcuDetails) {
+		return nil, errNoDetails
+	}
+	a := kernels.NewRuleAccumulator()
+	errs, err := scanFiles(run, exportFiles(run, rundir.NcuDetails), ncu.Options{}, a)
+	if err == nil {
+		err = errs[0]
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a.Rules(), nil
+}
+
+type noDetails struct{}
+
+func (noDetails) Error() string {
+	return "no deep-pass details page (" + rundir.NcuDetails + ")"
+}
+
+var errNoDetails error = noDetails{}

@@ -1,0 +1,98 @@
+package rebuild
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// countOpens counts, until the test ends, the opens of each ncu export
+// through openExportFile.
+func countOpens(t *testing.T) map[string]int {
+	t.Helper()
+	opens := map[string]int{}
+	orig := openExportFile
+	openExportFile = func(run *rundir.Run, rel string) (io.ReadCloser, error) {
+		opens[rel]++
+		return orig(run, rel)
+	}
+	t.Cleanup(func() { openExportFile = orig })
+	return opens
+}
+
+// TestRebuildReadsEachExportOnce rebuilds each recorded run (fixtures/runs)
+// with its own config.yaml and counts the opens of its ncu exports: the
+// timing export (the kernel table and the run's regions) and the deep
+// pass's (the sample by region and the classification) are each read once
+// per rebuild.
+func TestRebuildReadsEachExportOnce(t *testing.T) {
+	runs, err := filepath.Glob("../../fixtures/runs/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, runs)
+	for _, src := range runs {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), filepath.Base(src))
+			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
+			require.NoError(t, err)
+			dc, err := ConfigFor(cfg)
+			require.NoError(t, err)
+			run, err := rundir.Open(dst)
+			require.NoError(t, err)
+
+			opens := countOpens(t)
+			require.NoError(t, Rebuild(run, dc))
+			want := map[string]int{}
+			deep := hasExport(run, rundir.NcuRaw) // the first 2-GPU run was killed before its deep pass ended
+			// Each export, or each rank's (a multi-GPU run), once.
+			for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails, rundir.NcuTimingRaw} {
+				if hasExport(run, rel) {
+					for _, f := range exportFiles(run, rel) {
+						want[f] = 1
+					}
+				}
+			}
+			assert.Equal(t, want, opens)
+			m := run.Manifest()
+			for _, rel := range []string{rundir.KernelsJSON, rundir.RegionsJSON, rundir.RegionsSampleJSON, rundir.StakeholderSummary} {
+				if rel == rundir.RegionsSampleJSON && !deep {
+					continue
+				}
+				a, ok := m.Find(rel)
+				if assert.True(t, ok, rel) {
+					assert.NotEqual(t, rundir.StatusMissing, a.Status, "%s: %s", rel, a.Reason)
+				}
+			}
+		})
+	}
+}
+
+// TestRebuildDeepPassOnly: a run with only the deep pass's export (no
+// timeline) makes its kernel table, its regions, the sample and the
+// classification from one read of it.
+func TestRebuildDeepPassOnly(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-roofline/raw.csv", rundir.NcuRaw)
+	opens := countOpens(t)
+	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
+	assert.Equal(t, map[string]int{rundir.NcuRaw: 1}, opens)
+	src := run.Manifest().Sources
+	require.NotNil(t, src)
+	assert.Equal(t, rundir.NcuRaw, src.Kernels.Path)
+	assert.Equal(t, rundir.NcuRaw, src.Regions.Path)
+	for _, rel := range []string{rundir.KernelsJSON, rundir.RegionsJSON, rundir.RegionsSampleJSON} {
+		assert.FileExists(t, run.Path(rel))
+	}
+	b, err := os.ReadFile(run.Path(rundir.SummaryJSON))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "no deep-pass export", "the classification was made")
+}

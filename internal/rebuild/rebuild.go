@@ -1,0 +1,386 @@
+package rebuild
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// Config says how derived files are made.
+type Config struct {
+	TopN    int // kernels shown in kernels.md; 0: all
+	Regions regions.Config
+	Summary summary.Options // stakeholder_summary.md
+	// Include are the configured NVTX ranges (nvtx.include): a CUPTI
+	// timeline records the whole program, and its kernel table counts the
+	// launches inside these, as the ncu passes gate on them. None: all.
+	Include [][]model.Range
+	// Domain is nvtx.domain: a program's stages are its ranges in it.
+	Domain string
+
+	memo    *memo        // what one rebuild reads once
+	exports *exportReads // the rebuild's one read of each ncu export
+}
+
+// ConfigFor is how a run configured by cfg makes its derived files: its
+// report and regions settings.
+func ConfigFor(cfg *config.Config) (Config, error) {
+	rc, err := cfg.Regions.Config()
+	if err != nil {
+		return Config{}, err
+	}
+	r := cfg.Report
+	m := cfg.Model
+	opt := summary.Options{TopN: r.TopN, BoundThresholdPct: r.BoundThresholdPct, Phases: cfg.Phases,
+		Facts: summary.Facts{
+			Model: workload.Model{Dtype: m.Dtype, MatmulParams: int64(m.MatmulParams), Layers: int64(m.Layers),
+				Heads: int64(m.Heads), HeadDim: int64(m.HeadDim)},
+			Tokens: workload.Tokens{Prompt: int64(m.PromptTokens), Generated: int64(m.GeneratedTokens)},
+		}}
+	if len(r.Categories) > 0 {
+		c, err := kernels.Parse(r.Categories)
+		if err != nil {
+			return Config{}, fmt.Errorf("report.categories: %w", err)
+		}
+		opt.Categories = c
+	}
+	if r.PeakTFLOPS > 0 {
+		opt.PeakOverride = machine.Peak{TFLOPS: r.PeakTFLOPS, MemoryTBps: r.PeakMemoryTBps,
+			Source: "the profile (report.peak_tflops, report.peak_memory_tbps)"}
+	}
+	var inc [][]model.Range
+	for _, p := range cfg.NVTX.Include {
+		lv, err := model.Configured(p, cfg.NVTX.Domain)
+		if err != nil {
+			return Config{}, fmt.Errorf("nvtx.include: %w", err)
+		}
+		inc = append(inc, lv)
+	}
+	return Config{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, Domain: cfg.NVTX.Domain}, nil
+}
+
+// staleNote reports whether a manifest note is one that sessions before
+// the sources record wrote about a derived file, which the rebuild now
+// says in the manifest's sources (and which is no longer true of
+// ncu/regions/).
+func staleNote(n string) bool {
+	return strings.HasPrefix(n, "ncu/regions/ summarizes the deep pass, which profiled a sample of launches")
+}
+
+// Rebuild writes every derived file of a run from the raw outputs in it,
+// with no GPU: it is `deepprof report MAIN`. It chooses each input once
+// (kernels, regions, stages; recorded as the manifest's sources) and reads
+// each once for all the files it feeds (each ncu export in one pass that
+// feeds the kernel table, the regions, the sample and the classification
+// made from it): kernels.md and kernels.json,
+// ncu/regions/ (the run's totals by NVTX region), ncu/regions-sample/ (the
+// deep pass's sample, with its metrics), the stakeholder summary and
+// report.md. The manifest is brought in line with MAIN first: what it
+// lists and is not there is absent. A missing input makes its outputs
+// "missing" in the manifest, with the reason; the other outputs are still
+// made.
+func Rebuild(run *rundir.Run, cfg Config) error {
+	var errs []error
+	cfg.memo = &memo{}
+	// What a writer killed mid-file left (a rebuild or session stopped
+	// with SIGKILL) was never part of the run: removed without a note, so
+	// that the rebuild is the same whatever was interrupted before it.
+	if _, err := rundir.RemoveTemps(run.Dir); err != nil {
+		errs = append(errs, err)
+	}
+	run.ClearRebuild()
+	recordInputs(run)
+	run.CheckPresence()
+	run.DropNotes(staleNote)
+
+	src := chooseSources(run)
+	run.SetSources(src.record())
+	cfg.exports = planExports(run, src)
+
+	tab, kerr := src.kernels.load(run, cfg)
+	if kerr != nil && src.kernels.ok {
+		errs = append(errs, kerr)
+	}
+	rules, rulesErr := readRules(run)
+	if rulesErr != nil && rulesErr != errNoDetails {
+		errs = append(errs, rulesErr)
+	}
+	// ncu's rules by the kernel table's spelling of each name, for
+	// kernels.json and the summary alike.
+	rules = byTableNames(rules, tab)
+	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN, rules))
+
+	reg, rerr := src.regions.load(run, cfg)
+	if rerr != nil && src.regions.ok {
+		errs = append(errs, rerr)
+	}
+	if reg != nil && !src.regions.every {
+		reg.Sample = "no timeline export with NVTX ranges (" + rundir.NcuTimingRaw + ") is in this run, so the run's regions are the deep pass's: a few launches of each top kernel, not the run's totals"
+	}
+	errs = append(errs, writeRegions(run, rundir.RegionsDir, rundir.RegionsMD, rundir.RegionsJSON, reg, rerr))
+
+	phases, terr := writeTimeline(run, cfg, tab, reg)
+	errs = append(errs, terr)
+
+	sample, serr := sampleRegions(run, cfg)
+	errs = append(errs, writeRegions(run, rundir.RegionsSampleDir, rundir.RegionsSampleMD, rundir.RegionsSampleJSON, sample, serr))
+	if serr != nil && hasExport(run, rundir.NcuRaw) {
+		errs = append(errs, serr)
+	}
+
+	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
+	if in.Rules = rules; rulesErr != nil {
+		in.RulesMissing = rulesErr.Error()
+	}
+	if in.WorkloadMissing != "" && src.stages.ok && src.stages.path == rundir.Stage1Report {
+		// The workload's report is there and cannot be read: the summary
+		// goes without stages, and the rebuild says so in its exit.
+		errs = append(errs, errors.New(in.WorkloadMissing))
+	}
+	in.Phases = phases
+	if terr != nil && hasCupti(run) {
+		in.PhasesMissing = "the CUPTI timeline could not be read: " + terr.Error()
+	}
+	if sample != nil {
+		in.RegionsSampleReport = rundir.RegionsSampleMD
+	}
+	if err := writeSummary(run, in, cfg.Summary); err != nil {
+		// What an earlier rebuild wrote of the summary is not this run's
+		// any more: all three are missing (RemoveStale deletes them), and
+		// a run without its summary is not complete.
+		errs = append(errs, err)
+		for _, rel := range []string{rundir.StakeholderSummary, rundir.ReportHTML, rundir.SummaryJSON} {
+			run.Record(rel, rundir.StatusMissing, err.Error())
+		}
+		run.MarkPartial(rundir.RebuildPartial + "the summary could not be made: " + err.Error())
+	}
+	if removed, err := run.RemoveStale(); err != nil {
+		errs = append(errs, err)
+	} else if len(removed) > 0 {
+		run.Note("rebuild: removed %s, made earlier from a source that now fails (the manifest says why)", strings.Join(removed, ", "))
+	}
+	run.CheckPresence()
+	// One source that fails feeds several files: say it once.
+	var once []error
+	seen := map[string]bool{}
+	for _, e := range errs {
+		if e != nil && !seen[e.Error()] {
+			seen[e.Error()] = true
+			once = append(once, e)
+		}
+	}
+	partial := func() {
+		// A run rebuilt in part is not complete: its derived files are not
+		// all made from its sources (the next rebuild clears this mark).
+		run.MarkPartial(rundir.RebuildPartial + "derived files not made from their sources (" + rundir.ReportMD + " says which and why)")
+	}
+	if len(once) > 0 {
+		partial()
+	}
+	if err := run.Write(rundir.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
+		// report.md says why the others are partial: without it, say so
+		// in the manifest, which is written after this.
+		once = append(once, err)
+		partial()
+	}
+	return errors.Join(once...)
+}
+
+// recordInputs lists in the manifest every raw output, log and provenance
+// file of the layout that is in MAIN and that the manifest does not call
+// made (a run directory assembled by hand, or one whose session stopped
+// before it recorded them); provenance files that are not there are
+// listed as missing.
+func recordInputs(run *rundir.Run) {
+	m := run.Manifest()
+	for _, s := range rundir.Layout() {
+		if s.Kind == rundir.Derived || s.Kind == rundir.Index || s.Dir {
+			continue
+		}
+		a, listed := m.Find(s.Path)
+		switch {
+		case run.Exists(s.Path):
+			if !listed || a.Status == rundir.StatusMissing {
+				run.Record(s.Path, rundir.StatusComplete, "")
+			}
+		case s.Kind == rundir.Provenance && !listed:
+			run.Record(s.Path, rundir.StatusMissing, "not in this run directory (written by deepprof profile)")
+		}
+	}
+}
+
+// sampleRegions is the deep pass's sample by region, with the configured
+// metric groups.
+func sampleRegions(run *rundir.Run, cfg Config) (*regions.Report, error) {
+	if !hasExport(run, rundir.NcuRaw) {
+		return nil, errors.New("no deep-pass export (" + rundir.NcuRaw + ")")
+	}
+	sc := cfg.scan(run, rundir.NcuRaw, uses{sample: true})
+	rep, err := sc.sample, sc.sampleErr
+	if err != nil {
+		return nil, err
+	}
+	rep.Sample = "the deep pass profiled a few launches of each top kernel: these region times and launch counts are the sample's, not the run's (" +
+		rundir.RegionsMD + " has the run's totals, when a timeline export has NVTX ranges); the metrics per region are this report's"
+	return rep, nil
+}
+
+// writeKernels writes kernels.md and kernels.json, the top N of tab, or
+// records them missing with why.
+func writeKernels(run *rundir.Run, tab *model.KernelTable, why error, topN int, rules map[string][]kernels.Rule) error {
+	if why != nil {
+		run.Record(rundir.KernelsMD, rundir.StatusMissing, why.Error())
+		run.Record(rundir.KernelsJSON, rundir.StatusMissing, why.Error())
+		return nil
+	}
+	top := tab.Top(topN)
+	var md, js bytes.Buffer
+	if err := render.KernelsMarkdown(&md, top); err != nil {
+		return err
+	}
+	if err := render.KernelsJSON(&js, top, rules); err != nil {
+		return err
+	}
+	return errors.Join(run.Write(rundir.KernelsMD, md.Bytes()), run.Write(rundir.KernelsJSON, js.Bytes()))
+}
+
+// writeRegions replaces the region report directory dir (derived: nothing
+// of an earlier rebuild is left in it) with rep, or records its files
+// missing with why.
+func writeRegions(run *rundir.Run, dir, md, js string, rep *regions.Report, why error) error {
+	// The folders above dir are MAIN's, never a link out of it: RemoveAll
+	// would remove what the link points into.
+	if err := rundir.MkdirIn(run.Dir, filepath.Dir(run.Path(dir))); err != nil {
+		run.Record(md, rundir.StatusMissing, err.Error())
+		run.Record(js, rundir.StatusMissing, err.Error())
+		return err
+	}
+	if err := os.RemoveAll(run.Path(dir)); err != nil {
+		return err
+	}
+	if why != nil {
+		run.Record(md, rundir.StatusMissing, why.Error())
+		run.Record(js, rundir.StatusMissing, why.Error())
+		return nil
+	}
+	if err := render.WriteRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
+		run.Record(md, rundir.StatusMissing, err.Error())
+		run.Record(js, rundir.StatusMissing, err.Error())
+		return err
+	}
+	run.Record(md, rundir.StatusComplete, "")
+	run.Record(js, rundir.StatusComplete, "")
+	return nil
+}
+
+// indexMarkdown is report.md: what the run holds, what it was made from,
+// what is missing and why. Only files that are there are links.
+func indexMarkdown(m rundir.Manifest, sections ...string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Run %s\n\n", render.EscapeCell(m.RunID))
+	fmt.Fprintf(&b, "Status: **%s**", m.Status)
+	if m.Reason != "" {
+		fmt.Fprintf(&b, ": %s", render.EscapeCell(m.Reason))
+	}
+	b.WriteString(".\n\n")
+	if len(m.Notes) > 0 {
+		b.WriteString("Notes:\n\n")
+		for _, n := range m.Notes {
+			fmt.Fprintf(&b, "- %s\n", render.EscapeCell(n))
+		}
+		b.WriteString("\n")
+	}
+	if m.Sources != nil {
+		b.WriteString(sourcesSection(*m.Sources))
+	}
+	if len(m.Steps) > 0 {
+		b.WriteString(timeSection(m.Steps))
+	}
+	for _, s := range sections {
+		b.WriteString(s)
+	}
+	t := render.Table{Header: []string{"artifact", "kind", "status", "why"}}
+	for _, a := range m.Artifacts {
+		if a.Path == rundir.ReportMD {
+			continue
+		}
+		link := render.EscapeCell(a.Path)
+		if a.Present() {
+			link = "[" + render.EscapeCell(a.File()) + "](" + a.File() + ")"
+		}
+		t.Rows = append(t.Rows, []string{link, string(a.Kind), string(a.Status), render.EscapeCell(a.Reason)})
+	}
+	b.WriteString(t.String())
+	return []byte(b.String())
+}
+
+// sourcesSection says which file each derived result was made from.
+func sourcesSection(s rundir.Sources) string {
+	var b strings.Builder
+	b.WriteString("## Sources\n\n")
+	t := render.Table{Header: []string{"what", "made from"}}
+	for _, r := range []struct {
+		what string
+		src  rundir.Source
+	}{
+		{"kernels.md, the summary's kernels", s.Kernels},
+		{"ncu/regions/, the summary's regions", s.Regions},
+		{"the summary's stages, MFU and operators", s.Stages},
+	} {
+		from := r.src.Why
+		if r.src.Path != "" {
+			from = r.src.Path + " (" + r.src.What + ")"
+		}
+		t.Rows = append(t.Rows, []string{render.EscapeCell(r.what), render.EscapeCell(from)})
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	return b.String()
+}
+
+// timeSection is report.md's account of where the session's time went, and
+// the profiling overhead: the profiling steps' time against the plain
+// workload run of stage 1.
+func timeSection(steps []rundir.StepTime) string {
+	var b strings.Builder
+	b.WriteString("## Where the time went\n\n")
+	t := render.Table{Header: []string{"step", "seconds", "exit status"}, Right: []bool{false, true, true}}
+	var plain, profiling, check float64
+	for _, st := range steps {
+		t.Rows = append(t.Rows, []string{render.EscapeCell(st.Name), render.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
+		switch {
+		case st.Name == "stage1":
+			plain += st.Seconds
+		case st.Name == "oracle-torch-profiler":
+			check += st.Seconds
+		case strings.HasPrefix(st.Name, "ncu-") && st.Name != "ncu-sections", strings.HasPrefix(st.Name, "export-"),
+			strings.HasPrefix(st.Name, "nsys-"), strings.HasPrefix(st.Name, "timeline-"), st.Name == "cupti-build":
+			profiling += st.Seconds
+		}
+	}
+	b.WriteString(t.String())
+	if plain > 0 {
+		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.",
+			render.Fixed(profiling, 1), render.Fixed(plain, 1), render.Fixed(profiling/plain, 1))
+		if check > 0 {
+			fmt.Fprintf(&b, " The independent check (a plain run under torch.profiler) took %s s more, not counted as profiling.", render.Fixed(check, 1))
+		}
+		b.WriteString("\n\n")
+	} else {
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,174 @@
+package rebuild
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+
+	"github.com/sebdah/goldie/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+)
+
+var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
+
+func copyFixture(t *testing.T, run *rundir.Run, fixture, rel string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../fixtures/ncu", fixture))
+	require.NoError(t, err)
+	require.NoError(t, rundir.WriteFileAtomic(run.Path(rel), b))
+}
+
+// TestRebuild assembles a run directory from recorded exports (the timing
+// pass: the basic raw page; the deep pass: the roofline pages) and rebuilds
+// every derived file from them, as `deepprof report MAIN` does.
+func TestRebuild(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", rundir.NcuTimingRaw)
+	copyFixture(t, run, "h200-llama-decode-roofline/raw.csv", rundir.NcuRaw)
+	copyFixture(t, run, "h200-llama-decode-roofline/details.csv", rundir.NcuDetails)
+
+	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
+	require.NoError(t, run.WriteManifest(t0.Add(time.Minute)))
+
+	g := goldie.New(t, goldie.WithFixtureDir("../../golden/session/rebuild"), goldie.WithNameSuffix(""))
+	for _, rel := range []string{rundir.ReportMD, rundir.KernelsMD, rundir.KernelsJSON, rundir.ManifestJSON} {
+		b, err := os.ReadFile(run.Path(rel))
+		require.NoError(t, err, rel)
+		g.Assert(t, rel, b)
+	}
+	assert.FileExists(t, run.Path(rundir.RegionsMD))
+	assert.FileExists(t, run.Path(rundir.RegionsJSON))
+
+	// Rebuilding again gives the same files.
+	before, err := os.ReadFile(run.Path(rundir.KernelsMD))
+	require.NoError(t, err)
+	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
+	after, err := os.ReadFile(run.Path(rundir.KernelsMD))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+}
+
+// TestRebuildEmptyRun: nothing to read is not a crash: the manifest and
+// report.md say what is missing and why.
+func TestRebuildEmptyRun(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "empty", t0)
+	require.NoError(t, err)
+	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	m := run.Manifest()
+	a, ok := m.Find(rundir.KernelsMD)
+	require.True(t, ok)
+	assert.Equal(t, rundir.StatusMissing, a.Status)
+	assert.Contains(t, a.Reason, "no kernel export to read")
+	b, err := os.ReadFile(run.Path(rundir.ReportMD))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "no deep-pass export")
+}
+
+// TestRebuildBadExport: a malformed export gives a positioned error, and the
+// outputs it feeds are marked missing with that error.
+func TestRebuildBadExport(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "bad", t0)
+	require.NoError(t, err)
+	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.NcuRaw), []byte("==PROF== Disconnected from process 1\n")))
+	err = Rebuild(run, Config{Regions: regions.DefaultConfig()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ncu/raw.csv:1: no CSV data")
+	a, _ := run.Manifest().Find(rundir.KernelsMD)
+	assert.Equal(t, rundir.StatusMissing, a.Status)
+	assert.Contains(t, a.Reason, "ncu/raw.csv:1:")
+}
+
+func TestTimeSection(t *testing.T) {
+	// SYNTHETIC step times: the shape of a real tiny-llama session.
+	got := timeSection([]rundir.StepTime{
+		{Name: "ncu-sections", Seconds: 1.2}, {Name: "stage1", Seconds: 12.5},
+		{Name: "ncu-timing", Seconds: 24.4}, {Name: "export-timing-raw", Seconds: 2.1},
+		{Name: "ncu-deep", Seconds: 41.0, ExitCode: 0}, {Name: "export-raw", Seconds: 1.0},
+	})
+	assert.Contains(t, got, "| ncu-deep | 41.0 | 0 |")
+	assert.Contains(t, got, "the profiler passes and exports took 68.5 s; the plain workload run (stage 1) took 12.5 s, so profiling cost 5.5 times the plain run.")
+	assert.NotContains(t, timeSection([]rundir.StepTime{{Name: "ncu-timing", Seconds: 3}}), "Overhead", "no stage 1, no ratio")
+}
+
+// TestRebuildSummaryFails (issue 16): a summary that cannot be written
+// (here an MFU past the largest float64, from a SYNTHETIC peak of one
+// denormal TFLOPS) leaves no summary of an earlier rebuild behind:
+// stakeholder_summary.md, report.html and summary.json are recorded
+// missing and removed, and the run is no longer complete; the next
+// rebuild that succeeds makes them, and the run complete, again.
+func TestRebuildSummaryFails(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", rundir.NcuTimingRaw)
+	b, err := os.ReadFile("../../fixtures/runs/tiny-llama/stage1/report.json")
+	require.NoError(t, err)
+	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.Stage1Report), b))
+	good := Config{Regions: regions.DefaultConfig(), Summary: summary.Options{PeakOverride: machine.Peak{TFLOPS: 989}}}
+	bad := good
+	bad.Summary.PeakOverride.TFLOPS = 5e-324
+
+	require.NoError(t, Rebuild(run, good))
+	require.FileExists(t, run.Path(rundir.SummaryJSON))
+	require.Equal(t, rundir.StatusComplete, run.Manifest().Status)
+
+	err = Rebuild(run, bad)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "summary.json: mfu.rows[0].mfu is +Inf", "the figure is named, not json: unsupported value")
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusPartial, m.Status, "a run without its summary is not complete")
+	assert.Contains(t, m.Reason, "summary")
+	for _, rel := range []string{rundir.StakeholderSummary, rundir.ReportHTML, rundir.SummaryJSON} {
+		a, ok := m.Find(rel)
+		require.True(t, ok, rel)
+		assert.Equal(t, rundir.StatusMissing, a.Status, rel)
+		assert.NoFileExists(t, run.Path(rel), "the earlier rebuild's %s is removed", rel)
+	}
+
+	require.NoError(t, Rebuild(run, good))
+	m = run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, "the rebuild's own mark goes when the summary is made again")
+	a, _ := m.Find(rundir.SummaryJSON)
+	assert.Equal(t, rundir.StatusComplete, a.Status)
+}
+
+// TestRebuildBoundedInputs (issue 16): env.json and the oracle's files
+// are read up to a cap: an endless one (SYNTHETIC zeros through a named
+// pipe) is a reason the summary gives, naming it, not memory that grows.
+func TestRebuildBoundedInputs(t *testing.T) {
+	input.LimitForTest(t, 1<<20)
+	run, err := rundir.Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", rundir.NcuTimingRaw)
+	input.FIFOForTest(t, run.Path(rundir.EnvJSON))
+	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	b, err := os.ReadFile(run.Path(rundir.SummaryJSON))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"missing": "env.json: larger than 1 MiB: not a deepprof file?"`, "named as the run names it: summary.json is the same on every machine")
+
+	_, err = readRunFile(run, rundir.OracleJSON)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.NoError(t, os.MkdirAll(filepath.Dir(run.Path(rundir.OracleJSON)), 0o755))
+	input.FIFOForTest(t, run.Path(rundir.OracleJSON))
+	_, err = readRunFile(run, rundir.OracleJSON)
+	require.EqualError(t, err, run.Path(rundir.OracleJSON)+": larger than 1 MiB: not a deepprof file?")
+}
+
+// TestReadEnvBounded: env.json's reader, on an endless input.
+func TestReadEnvBounded(t *testing.T) {
+	input.LimitForTest(t, 1<<20)
+	_, err := ReadEnv(input.OverLimit(), "env.json")
+	require.EqualError(t, err, "env.json: larger than 1 MiB: not a deepprof file?")
+	_, err = ReadEnv(strings.NewReader("{\n\"gpu\": 3}"), "env.json")
+	require.ErrorContains(t, err, "env.json:2: json: cannot unmarshal number")
+}

@@ -1,0 +1,172 @@
+package rebuild
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
+	"github.com/llm-perf-opt/deepprof/internal/nsys"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// source is one file a derived result can be read from. A new tool (a CUPTI
+// timeline, NVTX ranges as stages) is one more entry in one of the tables
+// below: the choice, the manifest's record of it and every consumer follow.
+type source[T any] struct {
+	path  string
+	what  string // what it holds, as the manifest and the summary say it
+	every bool   // it counts every launch of the run (not a sample)
+	// setAside: a file the session marked partial could not be read
+	// when it was made (and the timeline fell back to the next source).
+	setAside bool
+	// present says whether the run has it; nil: the file path is there
+	// (plain or gzipped). A directory of files (the CUPTI timeline's) says
+	// so itself.
+	present func(run *rundir.Run) bool
+	// export: an ncu CSV export, which a rebuild reads once for all the
+	// results made from it (exports.go).
+	export bool
+	read   func(run *rundir.Run, rel string, cfg Config) (T, error)
+}
+
+// kernelSources are where the kernel table comes from, in order of
+// preference: a timeline that timed every launch before the deep pass,
+// which profiled a few launches of each top kernel.
+var kernelSources = []source[*model.KernelTable]{
+	{path: rundir.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiKernels},
+	{path: rundir.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
+	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readNcuKernels},
+	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readNcuKernels},
+}
+
+// regionSources are where the run's NVTX regions (ncu/regions/, the
+// summary's regions) come from: exports with each launch's NVTX stack.
+var regionSources = []source[*regions.Report]{
+	{path: rundir.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiRegions},
+	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readRunRegions},
+	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readRunRegions},
+}
+
+// stageSources are where the stages (wall times per repeat), the model and
+// the operators come from.
+var stageSources = []source[*workload.Report]{
+	{path: rundir.Stage1Report, what: "the workload's report of stage 1, the plain run", read: readStages},
+	{path: rundir.TimelineCupti, what: CuptiStagesWhat, every: true, present: hasCupti, read: readCuptiStages},
+}
+
+// hasDeepRaw reports whether the run has the deep pass's raw page, in one
+// file or per rank.
+func hasDeepRaw(run *rundir.Run) bool { return hasExport(run, rundir.NcuRaw) }
+
+// chosen is a source picked for a run, or why none was.
+type chosen[T any] struct {
+	source[T]
+	ok  bool
+	why string
+}
+
+// record is the manifest's account of the choice.
+func (c chosen[T]) record() rundir.Source {
+	if !c.ok {
+		return rundir.Source{Why: c.why}
+	}
+	return rundir.Source{Path: c.path, What: c.what, EveryLaunch: c.every}
+}
+
+// load reads the chosen source.
+func (c chosen[T]) load(run *rundir.Run, cfg Config) (T, error) {
+	if !c.ok {
+		var zero T
+		return zero, fmt.Errorf("%s", c.why)
+	}
+	return c.read(run, c.path, cfg)
+}
+
+// choose picks the first source of list that the run has.
+func choose[T any](run *rundir.Run, list []source[T], none string) chosen[T] {
+	m := run.Manifest()
+	var paths []string
+	for _, s := range list {
+		paths = append(paths, s.path)
+		if s.present != nil && !s.present(run) || s.present == nil && !run.Exists(s.path) {
+			continue
+		}
+		if a, ok := m.Find(s.path); s.setAside && ok && a.Status == rundir.StatusPartial {
+			continue
+		}
+		return chosen[T]{source: s, ok: true}
+	}
+	return chosen[T]{why: fmt.Sprintf("%s (%s)", none, strings.Join(paths, ", "))}
+}
+
+// Sources are the inputs of a rebuild, chosen once.
+type sources struct {
+	kernels chosen[*model.KernelTable]
+	regions chosen[*regions.Report]
+	stages  chosen[*workload.Report]
+}
+
+func chooseSources(run *rundir.Run) sources {
+	return sources{
+		kernels: choose(run, kernelSources, "no kernel export to read"),
+		regions: choose(run, regionSources, "no ncu export with NVTX ranges"),
+		stages:  choose(run, stageSources, "no workload report (stage 1 did not run or wrote none) and no CUPTI timeline with NVTX ranges"),
+	}
+}
+
+func (s sources) record() rundir.Sources {
+	return rundir.Sources{Kernels: s.kernels.record(), Regions: s.regions.record(), Stages: s.stages.record()}
+}
+
+func readNcuKernels(run *rundir.Run, rel string, cfg Config) (*model.KernelTable, error) {
+	sc := cfg.scan(run, rel, uses{kernels: true})
+	return sc.kernels, sc.kernelsErr
+}
+
+func readNsysKernels(run *rundir.Run, rel string, _ Config) (*model.KernelTable, error) {
+	sums, err := ReadStats(run, rel, nsys.ReadKernelSums)
+	if err != nil {
+		return nil, err
+	}
+	t := nsys.Table(sums, rel)
+	return &t, nil
+}
+
+// ReadStats reads an nsys stats CSV of the run, plain or gzipped, named rel
+// in errors.
+func ReadStats[T any](run *rundir.Run, rel string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
+	f, err := run.OpenFile(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(f, rel)
+}
+
+// runRegionsConfig is the configuration of ncu/regions/: the run's region
+// settings with no metric group. Each launch's duration is always read; a
+// timeline export holds nothing else (its "duration" group's cycles and
+// clock are not in it), and the metrics per region are the deep pass's
+// sample's (ncu/regions-sample/).
+func runRegionsConfig(cfg regions.Config) regions.Config {
+	cfg.Groups = nil
+	return cfg
+}
+
+func readRunRegions(run *rundir.Run, rel string, cfg Config) (*regions.Report, error) {
+	sc := cfg.scan(run, rel, uses{regions: true})
+	return sc.regions, sc.regionsErr
+}
+
+func readStages(run *rundir.Run, rel string, _ Config) (*workload.Report, error) {
+	f, err := run.OpenFile(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return workload.ReadReport(f, rel)
+}

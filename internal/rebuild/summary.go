@@ -1,0 +1,258 @@
+package rebuild
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// chartKernelsCount is how many kernels the top-kernels chart shows.
+const chartKernelsCount = 10
+
+// writeSummary writes stakeholder_summary.md, summary.json, operators.md
+// and the charts. Inputs that are missing make their sections say so; only
+// a failure to write is an error.
+func writeSummary(run *rundir.Run, in summary.Inputs, opt summary.Options) error {
+	s := summary.Build(in, opt)
+	// A figure that is not finite is refused before any of the summary's
+	// files is written: none is made rather than one full of NaN.
+	if err := input.CheckFinite(s); err != nil {
+		return fmt.Errorf("%s: %w: an input holds values no real run has (a figure made from them passes the largest float64)", rundir.SummaryJSON, err)
+	}
+
+	var errs []error
+	opsWhy := s.Operators.Missing
+	var ops []workload.Operator
+	if in.Workload != nil {
+		ops = in.Workload.Operators
+	}
+	var b bytes.Buffer
+	if err := render.OperatorsMarkdown(&b, run.Manifest().RunID, ops, opsWhy); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(rundir.OperatorsMD, b.Bytes()))
+	if opsWhy != "" {
+		run.Record(rundir.OperatorsMD, rundir.StatusPartial, opsWhy)
+	}
+
+	cs := drawCharts(run, s)
+	b.Reset()
+	if err := render.SummaryMarkdown(&b, s, cs); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(rundir.StakeholderSummary, b.Bytes()))
+	if gaps := s.Gaps(); len(gaps) > 0 {
+		run.Record(rundir.StakeholderSummary, rundir.StatusPartial, "sections without data: "+strings.Join(gaps, "; "))
+	}
+	var page bytes.Buffer
+	if err := render.SummaryHTML(&page, run.Manifest().RunID, b.Bytes(), cs); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(rundir.ReportHTML, page.Bytes()))
+	if gaps := s.Gaps(); len(gaps) > 0 {
+		run.Record(rundir.ReportHTML, rundir.StatusPartial, "sections without data: "+strings.Join(gaps, "; "))
+	}
+	b.Reset()
+	if err := render.SummaryJSON(&b, s); err != nil {
+		return err
+	}
+	errs = append(errs, run.Write(rundir.SummaryJSON, b.Bytes()))
+	return errors.Join(errs...)
+}
+
+// drawCharts writes each chart the summary has data for, and says why the
+// others are not drawn.
+func drawCharts(run *rundir.Run, s *summary.Summary) []render.Chart {
+	var out []render.Chart
+	draw := func(rel, title string, why string, svg func() ([]byte, error)) {
+		c := render.Chart{Path: rel, Title: title}
+		if why == "" {
+			b, err := svg()
+			if err == nil {
+				err = run.Write(rel, b)
+			}
+			c.SVG = b
+			if err != nil {
+				why = err.Error()
+			}
+		}
+		if why != "" {
+			c.Missing = why
+			os.Remove(run.Path(rel)) // an earlier rebuild's chart is not this one's
+			run.Record(rel, rundir.StatusSkipped, why)
+		}
+		out = append(out, c)
+	}
+
+	k := s.Kernels
+	draw(rundir.ChartTopKernels, "top kernels by GPU time", k.Missing, func() ([]byte, error) {
+		var bars []render.Bar
+		for i, r := range k.Rows {
+			if i == chartKernelsCount {
+				break
+			}
+			// numbered as in the Top Kernels table, by the same unique short name
+			bars = append(bars, render.Bar{Label: fmt.Sprintf("#%d %s", i+1, r.Shown()), Value: r.TotalMS})
+		}
+		return render.Bars("Top kernels by total GPU time", "ms", bars)
+	})
+	draw(rundir.ChartCategories, "GPU time by kernel category", k.Missing, func() ([]byte, error) {
+		var bars []render.Bar
+		for _, c := range k.ByCategory {
+			bars = append(bars, render.Bar{Label: c.Category, Value: 100 * c.Share})
+		}
+		return render.Bars("GPU time by kernel category", "% of kernel time", bars)
+	})
+	// Each phase's wall time, and beside it its kernel time where the
+	// regions give one (the Stages section's "wall time against kernel
+	// time"): the gap between the two is the host's.
+	kernelMS := map[string]float64{}
+	for _, g := range s.Narrative.GPUBusy {
+		kernelMS[g.Phase] = g.GPUMS
+	}
+	var stageBars []render.Bar
+	for _, r := range s.Stages.Rows {
+		if r.Phase != "" {
+			stageBars = append(stageBars, render.Bar{Label: r.Name + ": wall", Value: r.MeanMS})
+			if v, ok := kernelMS[r.Name]; ok {
+				stageBars = append(stageBars, render.Bar{Label: r.Name + ": kernels", Value: v})
+			}
+		}
+	}
+	why := ""
+	if s.Stages.Missing != "" {
+		why = "no stage times (the Stages section says why)" // said once, there
+	}
+	if why == "" && len(stageBars) == 0 {
+		why = "no stage is a prefill or a decode (phases.prefill and phases.decode name them)"
+	}
+	title := "Prefill vs decode: mean wall time per generate (stage 1) and kernel time"
+	if s.Stages.Source != "" {
+		title = "Prefill vs decode: mean wall time and kernel time per NVTX range instance"
+	}
+	draw(rundir.ChartStages, "prefill vs decode", why, func() ([]byte, error) {
+		return render.Bars(title, "ms", stageBars)
+	})
+	why = k.RooflineWhy
+	if k.Missing != "" {
+		why = k.Missing
+	}
+	draw(rundir.ChartRoofline, "roofline of the top kernels", why, func() ([]byte, error) {
+		// Points are labelled with their # in the Top Kernels table: long
+		// kernel names of neighbouring points overlapped.
+		rank := map[string]int{}
+		for i, r := range k.Rows {
+			rank[r.Name] = i + 1
+		}
+		var pts []render.Point
+		for _, p := range k.Roofline {
+			pts = append(pts, render.Point{Label: "#" + strconv.Itoa(rank[p.Kernel]), Intensity: p.Intensity, FLOPS: p.FLOPS})
+		}
+		pk := s.Environment.Peak
+		return render.Roofline("Roofline: top kernels by # of the Top Kernels table (deep pass, DRAM)", pts, pk.FLOPS(), pk.BytesPerSec())
+	})
+	return out
+}
+
+// summaryInputs gathers what the summary is built from: the inputs the
+// rebuild read once (kernels, regions: each with the reason when it could
+// not be), the stages, env.json and the deep pass's metrics; each input
+// that cannot be read comes with the reason.
+func summaryInputs(run *rundir.Run, cfg Config, src sources, tab *model.KernelTable, kerr error, reg *regions.Report, rerr error) summary.Inputs {
+	in := summary.Inputs{RunID: run.Manifest().RunID}
+
+	env, err := readEnv(run)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		in.EnvMissing = "no " + rundir.EnvJSON + " (written by deepprof profile)"
+	case err != nil:
+		in.EnvMissing = err.Error()
+	default:
+		if env.GPU != nil {
+			g := env.GPU.Selected
+			in.GPU, in.Driver, in.CUDA = &g, env.GPU.Driver, env.GPU.CUDADriverVersion
+			in.Used = env.GPU.Used
+			for _, l := range env.GPU.Topology {
+				in.Links = append(in.Links, l.Line)
+			}
+		} else {
+			in.EnvMissing = "no GPU in " + rundir.EnvJSON + ": " + env.GPUError
+		}
+		in.Tools = map[string]string{}
+		for name, p := range env.Tools {
+			if p.Version != "" {
+				in.Tools[name] = p.Version
+			}
+		}
+	}
+
+	if rep, err := src.stages.load(run, cfg); err != nil {
+		in.WorkloadMissing = err.Error()
+	} else {
+		in.Workload = rep
+		if src.stages.path != rundir.Stage1Report {
+			in.WorkloadSource = src.stages.path + " (" + src.stages.what + ")"
+		}
+	}
+
+	if kerr != nil {
+		in.KernelsMissing = kerr.Error()
+	} else {
+		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
+	}
+
+	if !hasExport(run, rundir.NcuRaw) {
+		in.MetricsMissing = "no deep-pass export (" + rundir.NcuRaw + ")"
+	} else if sc := cfg.scan(run, rundir.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
+		in.MetricsMissing = sc.metricsErr.Error()
+	} else {
+		in.Metrics = byTableNames(sc.metrics, in.Kernels)
+	}
+
+	if rerr != nil {
+		in.RegionsMissing = rerr.Error()
+	} else {
+		in.Regions, in.RegionsSampled = reg, !src.regions.every
+	}
+	return in
+}
+
+// byTableNames re-keys the deep pass's per-kernel results, by ncu's
+// spelling of each kernel's name, by the kernel table's names: the CUPTI
+// timeline's (the C++ runtime's spelling) where the table comes from it
+// (ncu.MatchSpellings). A result of no table kernel is kept by its own
+// name.
+func byTableNames[V any](m map[string]V, tab *model.KernelTable) map[string]V {
+	if m == nil || tab == nil {
+		return m
+	}
+	names := make([]string, 0, len(tab.Kernels))
+	for _, k := range tab.Kernels {
+		names = append(names, k.Name)
+	}
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	have := slices.Sorted(maps.Keys(m))
+	out := make(map[string]V, len(m))
+	for _, h := range have {
+		out[h] = m[h]
+	}
+	for n, h := range ncu.MatchSpellings(names, have) {
+		out[n] = m[h]
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package rebuild
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+func TestInProcessOverheadIsTheMedianOfPairs(t *testing.T) {
+	o := newInProcess("m", []float64{12, 24, 30}, []float64{10, 20, 10})
+	require.NotNil(t, o)
+	assert.Equal(t, 24.0, o.OnMS)
+	assert.Equal(t, 10.0, o.OffMS)
+	assert.Equal(t, 3, o.Pairs)
+	assert.InDelta(t, 1.2, o.Median, 1e-12, "pairs 1.2, 1.2, 3: median 1.2")
+
+	assert.Nil(t, newInProcess("m", nil, []float64{1}), "no repeats on")
+	assert.Nil(t, newInProcess("m", []float64{1, 2}, []float64{1}), "not pairs")
+	assert.Nil(t, newInProcess("m", []float64{1}, []float64{0}), "a zero time")
+}
+
+func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
+	across := Overhead{PlainMS: 100, CuptiMS: 150, Repeats: 3}
+	txt := overheadText(across)
+	assert.Contains(t, txt, "1.500x")
+	assert.Contains(t, txt, "did not measure it in one process")
+	assert.NotContains(t, txt, "**")
+
+	both := across
+	both.InProcess = newInProcess("alternating", []float64{102}, []float64{100})
+	both.Reference = newInProcess("alternating", []float64{130}, []float64{100})
+	txt = overheadText(both)
+	assert.Contains(t, txt, "Overhead: **1.020x**")
+	assert.Contains(t, txt, "in the recorded process, the median over 1 pairs")
+	assert.Contains(t, txt, "Across processes")
+	assert.Contains(t, txt, "1.500x", "the cross-process figure is still given")
+	assert.Contains(t, txt, "torch.profiler (CUDA activity) cost 1.300x")
+}
+
+// TestStagesFromNVTX: a program that wrote no workload report (the real
+// recording of scripts/cupti/torch_nvtx.py under the library, a PyTorch
+// script with NVTX ranges and no deepprof import) gets its stages from its
+// NVTX ranges: each range name a stage, each instance a repeat, nested
+// ranges under their parent.
+func TestStagesFromNVTX(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "byo", t0)
+	require.NoError(t, err)
+	b, err := os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
+	require.NoError(t, err)
+	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/cupti-727.tsv"), b))
+	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+
+	m := run.Manifest()
+	require.NotNil(t, m.Sources)
+	assert.Equal(t, rundir.TimelineCupti, m.Sources.Stages.Path)
+	assert.Equal(t, CuptiStagesWhat, m.Sources.Stages.What)
+
+	rep, err := readCuptiStages(run, "", Config{})
+	require.NoError(t, err)
+	require.Contains(t, rep.Stages, "prefill")
+	require.Contains(t, rep.Stages, "decode_step")
+	assert.Equal(t, "decode_all", rep.Stages["decode_step"].Parent)
+	assert.Empty(t, rep.Stages["prefill"].Parent)
+	assert.Greater(t, len(rep.Stages["decode_step"].MS), len(rep.Stages["decode_all"].MS), "several steps per decode")
+	assert.Nil(t, rep.Stages["prefill"].Processes, "one process: nothing to split")
+
+	sum, err := os.ReadFile(run.Path(rundir.StakeholderSummary))
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "decode\\_step")
+}
+
+// TestStagesPerProcess: the recorded two-process CUDA program (a parent
+// and the child it execs, each with prefill, layer0, decode_all and two
+// decode_steps) pools each range's instances and keeps each process's.
+func TestStagesPerProcess(t *testing.T) {
+	run, err := rundir.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
+	require.NoError(t, err)
+	rep, err := readCuptiStages(run, "", Config{})
+	require.NoError(t, err)
+	for name, n := range map[string]int{"prefill": 1, "layer0": 1, "decode_all": 1, "decode_step": 2} {
+		st := rep.Stages[name]
+		require.Len(t, st.Processes, 2, name)
+		assert.NotEqual(t, st.Processes[0].ProcessID, st.Processes[1].ProcessID, name)
+		var all []float64
+		for _, p := range st.Processes {
+			assert.Len(t, p.MS, n, "%s in process %d", name, p.ProcessID)
+			all = append(all, p.MS...)
+		}
+		assert.Subset(t, all, st.MS, "%s: the pooled instances are the processes'", name)
+	}
+}
+
+// TestProcessesOf: the recorded two-process program (the child execs and
+// runs first, the parent after it) launched its top kernels in both; the
+// child's launches of one configuration are what ncu counts before the
+// parent's first. One process has nothing earlier.
+func TestProcessesOf(t *testing.T) {
+	run, err := rundir.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
+	require.NoError(t, err)
+	top, err := ProcessesOf(run, []string{"scale_kernel", "add_kernel"})
+	require.NoError(t, err)
+	require.Len(t, top.Processes, 2)
+	assert.Less(t, top.Processes[0].ID, top.Processes[1].ID, "by id")
+	assert.Equal(t, "nvtx_ranges", filepath.Base(top.Processes[0].Name))
+	tl, err := Config{}.loadTimeline(run)
+	require.NoError(t, err)
+	most := map[int64]int{}
+	for _, p := range tl.Processes {
+		n := map[string]int{}
+		for _, k := range p.Kernels {
+			key := ncu.FunctionName(k.Name()) + k.Grid.String() + k.Block.String()
+			n[key]++
+			most[p.Header.PID] = max(most[p.Header.PID], n[key])
+		}
+	}
+	assert.Contains(t, []int{most[top.Processes[0].ID], most[top.Processes[1].ID]}, top.EarlierLaunches, "one process's most launches of one configuration")
+
+	one, err := rundir.Open("../../fixtures/runs/any-python-script")
+	require.NoError(t, err)
+	top, err = ProcessesOf(one, []string{"nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT"})
+	require.NoError(t, err)
+	assert.Len(t, top.Processes, 1)
+	assert.Zero(t, top.EarlierLaunches)
+}
+
+// The pooled stage leaves each process's warm-up out: laid end to end,
+// the warm-up rule would see only the first process's. SYNTHETIC numbers.
+func TestPooledWarmups(t *testing.T) {
+	a := workload.ProcessMS{ProcessID: 1, MS: []float64{50, 1, 1, 1, 1}}
+	b := workload.ProcessMS{ProcessID: 2, MS: []float64{50, 1, 1, 1, 1}}
+	rep := &workload.Report{Stages: map[string]workload.Stage{"step": {Processes: []workload.ProcessMS{a, b}}}}
+	poolProcesses(rep)
+	assert.Equal(t, []float64{1, 1, 1, 1, 1, 1, 1, 1}, rep.Stages["step"].MS)
+}
+
+// TestNoNVTXSaysHowToAddRanges: a recording with kernels and no range.
+func TestNoNVTXSaysHowToAddRanges(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "bare", t0)
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(must(os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv"))), "\n") {
+		if !strings.HasPrefix(l, "N\t") {
+			lines = append(lines, l)
+		}
+	}
+	// synthetic: the real recording without its NVTX lines
+	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/cupti-727.tsv"), []byte(strings.Join(lines, "\n"))))
+	_, err = readCuptiStages(run, "", Config{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "torch.cuda.nvtx.range_push")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestStagesOfTheProgramsDomain: the recorded Qwen2-VL run (PyTorch's
+// default-domain ranges, and CCCL's cub::DeviceScan ranges from inside
+// the library) times the program's own ranges, the vision encoder and
+// projector under prefill, and stage 1's two whole runs; another domain
+// is timed only when nvtx.domain names it.
+func TestStagesOfTheProgramsDomain(t *testing.T) {
+	run, err := rundir.Open("../../fixtures/runs/any-vlm-qwen2-vl")
+	require.NoError(t, err)
+	rep, err := readCuptiStages(run, "", Config{})
+	require.NoError(t, err)
+	var names []string
+	for n := range rep.Stages {
+		names = append(names, n)
+	}
+	assert.ElementsMatch(t, []string{"prefill", "vision_encoder", "projector", "decode_all", "decode_step", workload.WholeProgram}, names)
+	assert.Equal(t, "prefill", rep.Stages["vision_encoder"].Parent)
+	assert.Equal(t, "prefill", rep.Stages["projector"].Parent)
+	assert.Len(t, rep.Stages["prefill"].MS, 3)
+	assert.Len(t, rep.Stages[workload.WholeProgram].MS, 2)
+
+	rep, err = readCuptiStages(run, "", Config{Domain: "CCCL"})
+	require.NoError(t, err)
+	for n := range rep.Stages {
+		if n != workload.WholeProgram {
+			assert.True(t, strings.HasPrefix(n, "CCCL@"), n)
+		}
+	}
+
+	// No range of the domain: the whole program's run time is the one
+	// stage (the summary says to mark phases or name a library's domain).
+	rep, err = readCuptiStages(run, "", Config{Domain: "LLM"})
+	require.NoError(t, err)
+	assert.Len(t, rep.Stages, 1)
+	assert.Contains(t, rep.Stages, workload.WholeProgram)
+
+	// Without stage 1's runs, that is an error naming the domains there are.
+	bare, err := rundir.Create(t.TempDir(), "vlm", t0)
+	require.NoError(t, err)
+	for _, f := range CuptiFiles(run) {
+		b, err := os.ReadFile(run.Path(f))
+		require.NoError(t, err)
+		require.NoError(t, rundir.WriteFileAtomic(bare.Path(f), b))
+	}
+	_, err = readCuptiStages(bare, "", Config{Domain: "LLM"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `NVTX ranges only in other domains than nvtx.domain="LLM" ("" (the default domain), "CCCL")`)
+}
+
+// TestCollectivesByDevice: SYNTHETIC records of two ranks, one process on
+// each device, each with an NCCL all-reduce and a GEMM inside prefill and an
+// all-reduce outside it: only the communication kernels inside the phases
+// count, by the device that ran them.
+func TestCollectivesByDevice(t *testing.T) {
+	rec := func(pid, dev int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "#deepprof-cupti/1\tpid=%d\tppid=1\tcupti_api=1\tcuda_driver=2\tstart_ns=1000\texe=/usr/bin/python3\n", pid)
+		for i, kern := range []struct {
+			start, end int
+			name       string
+		}{{300, 310 + dev, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"}, {320, 330, "nvjet_tst_64x8"}, {400, 450, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"}} {
+			fmt.Fprintf(&b, "K\t%d\t%d\t%d\t1\t7\t%d\t1,1,1\t32,1,1\t8\t0\t0\t_Z%s\t%s\n", kern.start, kern.end, dev, i+1, kern.name, kern.name)
+		}
+		for i, at := range []int{110, 130, 170} {
+			fmt.Fprintf(&b, "A\t%d\t%d\t1\t%d\truntime\t211\tcudaLaunchKernel\n", at, at+5, i+1)
+		}
+		b.WriteString("N\tpush\t100\t1\t0\t\tprefill\nN\tpop\t160\t1\t0\t\t\nE\t20\t0\n")
+		return b.String()
+	}
+	bld := timeline.NewBuilder()
+	require.NoError(t, bld.Read(strings.NewReader(rec(11, 0)), "cupti-11.tsv"))
+	require.NoError(t, bld.Read(strings.NewReader(rec(12, 1)), "cupti-12.tsv"))
+	tl, err := bld.Build()
+	require.NoError(t, err)
+	var m workload.Measured
+	collectives(&m, tl, map[model.Range]bool{{Name: "prefill"}: true}, Config{}.isCommunication())
+	assert.Equal(t, map[int]workload.OraclePhase{0: {KernelMS: 10e-6, Launches: 1}, 1: {KernelMS: 11e-6, Launches: 1}}, m.Collectives)
+	assert.Equal(t, map[int]map[string][]float64{0: {"prefill": {10e-6}}, 1: {"prefill": {11e-6}}}, m.CollectiveCalls, "each call, by device and phase")
+	assert.Equal(t, map[string]bool{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": true}, m.CollectiveNames)
+}

@@ -1,0 +1,744 @@
+// Package regions summarizes profiled launches by NVTX region: one set of
+// regions per (process, device) scope, and optionally one summed across
+// scopes. It holds typed results only: rendering is package report's job,
+// parsing package ncu's, and region directory names package artifacts'.
+//
+// # Attribution
+//
+// ncu gives each launch the push/pop range stack of the thread that launched
+// it, bottom first. A region is a stack path as nvtx.Path writes it: its
+// levels joined by "/", a named domain written Domain@name
+// ("decode_all/decode_step", "LLM@prefill",
+// "prefill/CCCL@cub::DeviceScan::InclusiveScan"). A launch counts for every prefix of its stack: for the
+// region its whole stack names (exclusive and inclusive) and for each
+// enclosing region (inclusive only). So a parent's inclusive total is its
+// exclusive total plus its children's inclusive totals. Because the stack is
+// per thread and push/pop ranges nest by construction on a thread, ranges
+// cannot overlap on one stack; ranges of different threads that overlap in
+// time are attributed by each launch's own thread. A range met at two
+// different depths (or under two different parents) is two regions. A
+// launch with an empty stack is outside every range and belongs to no
+// region. Start/end ranges (a separate column, not nested) are not used; a
+// note says when an export has them. Region.Levels gives each level's
+// domain and name apart (a default-domain range literally named "LLM@x",
+// written `LLM\@x`, and range "x" of domain "LLM").
+//
+// With range or app-range replay each result is a whole range, not a kernel
+// launch (Kernel Name "range", no Block Size column): it is attributed by
+// its stack like a launch and named by its NVTX path in kernel tables.
+//
+// # Metrics
+//
+// The metric groups in Config are summarized per region from each launch's
+// values; how depends only on the unit ncu wrote (AggregationOf): counters
+// are summed, percentages and rates are duration-weighted means.
+//
+// Memory grows with the number of regions and distinct kernels per region,
+// never with the number of launches.
+package regions
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// Result kinds of a report.
+const (
+	ResultsKernels = "kernels" // kernel replay: one result per launch
+	ResultsRanges  = "ranges"  // range or app-range replay: one per range
+	ResultsMixed   = "mixed"
+)
+
+// Report is the regions report of one export: the report.json contract.
+type Report struct {
+	Source string `json:"source"`
+	// Sample says why the launches read are a sample of the run's, when
+	// they are (a deep pass); "" when the report counts every launch.
+	Sample string `json:"sample,omitempty"`
+	// Results says what one result is: "kernels", or "ranges" under range
+	// and app-range replay.
+	Results string `json:"results"`
+	// RegionProfiling is false when no launch was inside an NVTX range.
+	RegionProfiling bool     `json:"region_profiling"`
+	Launches        int64    `json:"launches"`    // results read
+	ProfiledMS      float64  `json:"profiled_ms"` // their duration, in or out of ranges
+	Selected        int64    `json:"selected_launches"`
+	OutsideLaunches int64    `json:"outside_launches"` // selected, outside every range
+	OutsideMS       float64  `json:"outside_ms"`
+	Include         []string `json:"include"` // kernel-name patterns
+	Exclude         []string `json:"exclude"`
+	MetricGroups    []string `json:"metric_groups"`
+	TopKernels      int      `json:"top_kernels"`
+	// AggregateEnabled says whether Aggregate was asked for.
+	AggregateEnabled bool     `json:"aggregate_enabled"`
+	Notes            []string `json:"notes"`
+	// Aggregate is every region summed across scopes (empty when disabled).
+	Aggregate []Region `json:"aggregate"`
+	Scopes    []Scope  `json:"scopes"`
+
+	// RegionInclude and RegionExclude are the region-name patterns that
+	// chose which regions are listed.
+	RegionInclude []string `json:"region_include,omitempty"`
+	RegionExclude []string `json:"region_exclude,omitempty"`
+}
+
+// Scope is one (process, device) pair and its regions.
+type Scope struct {
+	ProcessID       int64    `json:"process_id"`
+	ProcessName     string   `json:"process_name"`
+	Device          int      `json:"device"`
+	Launches        int64    `json:"launches"`
+	ProfiledMS      float64  `json:"profiled_ms"`
+	OutsideLaunches int64    `json:"outside_launches"`
+	OutsideMS       float64  `json:"outside_ms"`
+	Regions         []Region `json:"regions"`
+}
+
+// Region is one NVTX region's totals. Regions are listed depth first, each
+// parent before its children, siblings in order of first appearance.
+type Region struct {
+	Name   string  `json:"name"` // the stack path
+	Levels []Level `json:"levels"`
+	Parent string  `json:"parent"` // the parent's Name; "" at depth 1
+	Depth  int     `json:"depth"`  // 1 for a top-level range
+	// Dir is the region's directory under ncu/regions/.
+	Dir                  string  `json:"dir"`
+	TotalMS              float64 `json:"total_ms"`     // inclusive
+	KernelCount          int64   `json:"kernel_count"` // inclusive launches
+	ExclusiveMS          float64 `json:"exclusive_ms"`
+	ExclusiveKernelCount int64   `json:"exclusive_kernel_count"`
+	// Share is TotalMS over the scope's profiled time (0..1).
+	Share   float64  `json:"share"`
+	Kernels []Kernel `json:"kernels"` // the top kernels, inclusive
+	Metrics []Metric `json:"metrics"`
+	// Table is the region's whole kernel table (inclusive), for kernels.md.
+	Table model.KernelTable `json:"-"`
+}
+
+// Level is one level of a region's stack: its domain ("" for the default
+// domain) and range name.
+type Level = model.Range
+
+// Kernel is one of a region's top kernels.
+type Kernel struct {
+	Name    string  `json:"name"`
+	Device  int     `json:"device"`
+	TotalMS float64 `json:"total_ms"`
+	Calls   int64   `json:"calls"`
+}
+
+// Metric is one configured metric summarized over a region's launches.
+type Metric struct {
+	Group       string      `json:"group"`
+	Name        string      `json:"name"`
+	Source      string      `json:"source"` // the column or details row read
+	Unit        string      `json:"unit"`   // base unit
+	Aggregation Aggregation `json:"aggregation"`
+	Value       float64     `json:"value"`
+	Launches    int64       `json:"launches"` // launches that had a value
+}
+
+type spec struct {
+	group string
+	MetricSpec
+}
+
+type metricKey struct{ section, name string }
+
+type specRef struct {
+	idx  int
+	pref int // 0 raw, 1 details
+}
+
+type metricAcc struct {
+	set          bool
+	unit         string
+	dim          model.Dimension
+	sum, wsum, w float64
+	n            int64
+}
+
+type node struct {
+	level    model.Range
+	levels   []model.Range // the stack from the outermost level to this one
+	parent   *node
+	children []*node
+	byLevel  map[model.Range]*node
+	depth    int
+	incNS    float64
+	excNS    float64
+	incN     int64
+	excN     int64
+	metrics  []metricAcc
+	kernels  *model.KernelAggregator
+	key      string
+	name     string
+	selected bool
+}
+
+type scopeKey struct {
+	pid    int64
+	device int
+}
+
+type scopeAcc struct {
+	key      scopeKey
+	procName string
+	root     *node
+	launches int64
+	ns       float64
+	outN     int64
+	outNS    float64
+}
+
+// Aggregator sums launches into regions, one launch at a time.
+type Aggregator struct {
+	cfg    Config
+	filter *filter // kernel names
+	// regionFilter chooses the regions listed; regionNames are every
+	// region's name, listed or not, for UnmatchedError.
+	regionFilter *filter
+	regionNames  []string
+	regionSeen   map[string]bool
+
+	specs  []spec
+	lookup map[metricKey]specRef
+	seen   []bool
+	// fromDetails marks specs read from a details row.
+	fromDetails []bool
+	mvals       []mval
+	// msum and mwsum are each spec's sums of absolute values over every
+	// launch, plain and weighted by duration: checked to stay finite.
+	msum, mwsum []float64
+	dims        map[string]model.Dimension
+
+	scopes map[scopeKey]*scopeAcc
+	agg    *scopeAcc
+
+	launches, selected int64
+	ns                 float64
+	outN               int64
+	outNS              float64
+	hasNVTX            bool
+	inRange            int64
+	startStop          bool
+	rangeN, kernelN    int64
+	filteredN          int64
+	filteredNS         float64
+	unitClash          map[string]bool
+
+	// export is the export Launch last read, and rangeReplay whether it is
+	// a range replay (RangeReplay of its header).
+	export      *ncu.Export
+	rangeReplay bool
+}
+
+type mval struct {
+	ok   bool
+	pref int
+	v    float64
+	unit string
+	dim  model.Dimension
+}
+
+// New returns an Aggregator for cfg, or a *PatternError for a pattern that
+// does not compile.
+func New(cfg Config) (*Aggregator, error) {
+	f, err := newFilter(TargetKernel, cfg.Include, cfg.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	rf, err := newFilter(TargetRegion, cfg.RegionInclude, cfg.RegionExclude)
+	if err != nil {
+		return nil, err
+	}
+	a := &Aggregator{cfg: cfg, filter: f, regionFilter: rf, lookup: map[metricKey]specRef{}, dims: map[string]model.Dimension{},
+		scopes: map[scopeKey]*scopeAcc{}, unitClash: map[string]bool{}}
+	for _, g := range cfg.Groups {
+		for _, m := range g.Metrics {
+			i := len(a.specs)
+			a.specs = append(a.specs, spec{group: g.Name, MetricSpec: m})
+			if m.Raw != "" {
+				if _, dup := a.lookup[metricKey{"", m.Raw}]; !dup {
+					a.lookup[metricKey{"", m.Raw}] = specRef{i, 0}
+				}
+			}
+			if m.Details != "" {
+				if _, dup := a.lookup[metricKey{m.Section, m.Details}]; !dup {
+					a.lookup[metricKey{m.Section, m.Details}] = specRef{i, 1}
+				}
+			}
+		}
+	}
+	a.seen = make([]bool, len(a.specs))
+	a.fromDetails = make([]bool, len(a.specs))
+	a.mvals = make([]mval, len(a.specs))
+	a.msum, a.mwsum = make([]float64, len(a.specs)), make([]float64, len(a.specs))
+	a.agg = newScope(scopeKey{})
+	return a, nil
+}
+
+func newScope(k scopeKey) *scopeAcc {
+	return &scopeAcc{key: k, root: &node{byLevel: map[model.Range]*node{}}}
+}
+
+// RangeReplay reports whether an export's header is that of a range or
+// app-range replay report: it has no Block Size column (ranges have no
+// launch configuration). Call it once per export, with Reader.Header.
+func RangeReplay(header []string) bool {
+	return len(header) > 0 && !slices.Contains(header, "Block Size")
+}
+
+// IsRangeResult reports whether a result is a whole NVTX range: its export
+// is a range replay (RangeReplay of its header) and its Kernel Name is the
+// literal "range".
+func IsRangeResult(rangeReplay bool, l *model.Launch) bool {
+	return rangeReplay && l.Kernel == "range"
+}
+
+// Add counts one result. asRange says it is a whole range (IsRangeResult).
+// A result without a duration, or whose device is not an index, is an error
+// that names its line.
+func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
+	if !l.Duration.Valid {
+		return &model.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf(
+			"launch %d has no duration (no %s, nor %s in %q)", l.ID, model.DurationMetric, model.SOLDurationMetric, model.SOLSection)}
+	}
+	dev := 0
+	if l.Device != "" {
+		d, err := strconv.Atoi(l.Device)
+		if err != nil {
+			return &model.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: Device %q is not a device index", l.ID, l.Device)}
+		}
+		dev = d
+	}
+	var levels []model.Range
+	if l.NVTX != nil {
+		a.hasNVTX = true
+		levels = l.NVTX.Levels
+	}
+	if l.StartStop != "" {
+		a.startStop = true
+	}
+	if asRange {
+		a.rangeN++
+		if len(levels) > 0 {
+			c := *l
+			c.Kernel = l.NVTX.Path()
+			l = &c
+		}
+	} else {
+		a.kernelN++
+	}
+	ns := l.Duration.Base
+	// Every duration sum of the report (a scope's, a region's, a kernel's)
+	// is at most the total: a total that stays finite keeps them finite.
+	if err := model.AddFinite(&a.ns, ns, source, l, model.Quote(l.DurationMetric, l.Duration), "the total GPU time of the launches"); err != nil {
+		return err
+	}
+	a.launches++
+	sk := scopeKey{l.ProcessID, dev}
+	sc := a.scopes[sk]
+	if sc == nil {
+		sc = newScope(sk)
+		sc.procName = l.ProcessName
+		a.scopes[sk] = sc
+	}
+	selected := a.filter.selects(l.Kernel)
+	for _, s := range []*scopeAcc{sc, a.agg} {
+		s.launches++
+		s.ns += ns
+	}
+	if len(levels) > 0 {
+		a.inRange++
+	}
+	if !selected {
+		a.filteredN++
+		a.filteredNS += ns
+		// The regions are still met: create them, count nothing.
+		for _, s := range []*scopeAcc{sc, a.agg} {
+			cur := s.root
+			for _, lv := range levels {
+				cur = cur.child(lv, len(a.specs))
+			}
+		}
+		return nil
+	}
+	a.selected++
+	if len(levels) == 0 {
+		a.outN++
+		a.outNS += ns
+		for _, s := range []*scopeAcc{sc, a.agg} {
+			s.outN++
+			s.outNS += ns
+		}
+		return nil
+	}
+	a.metricValues(l)
+	if err := a.metricSums(source, l, ns); err != nil {
+		return err
+	}
+	for _, s := range []*scopeAcc{sc, a.agg} {
+		cur := s.root
+		for _, lv := range levels {
+			cur = cur.child(lv, len(a.specs))
+			cur.incNS += ns
+			cur.incN++
+			cur.selected = true
+			for i := range a.mvals {
+				if a.mvals[i].ok {
+					cur.metrics[i].add(a.mvals[i], ns, a.specs[i], a.unitClash)
+				}
+			}
+			if err := cur.kernels.Add(source, l); err != nil {
+				return err
+			}
+		}
+		cur.excNS += ns
+		cur.excN++
+	}
+	return nil
+}
+
+// metricValues fills a.mvals with the launch's values of each spec.
+func (a *Aggregator) metricValues(l *model.Launch) {
+	for i := range a.mvals {
+		a.mvals[i] = mval{}
+	}
+	for _, m := range l.Metrics {
+		ref, ok := a.lookup[metricKey{m.Section, m.Name}]
+		if !ok || !m.Value.Valid {
+			continue
+		}
+		cur := &a.mvals[ref.idx]
+		if cur.ok && cur.pref <= ref.pref {
+			continue
+		}
+		dim, ok := a.dims[m.Value.OrigUnit]
+		if !ok {
+			dim = model.Lookup(m.Value.OrigUnit).Dim
+			a.dims[m.Value.OrigUnit] = dim
+		}
+		*cur = mval{ok: true, pref: ref.pref, v: m.Value.Base, unit: m.Value.Unit, dim: dim}
+		a.seen[ref.idx] = true
+		if ref.pref == 1 {
+			a.fromDetails[ref.idx] = true
+		}
+	}
+}
+
+// metricSums adds the launch's metric values (a.mvals), and those averaged
+// over launches weighted by its duration ns, to the sums over every launch, or returns the
+// positioned error of one that would pass the largest float64: a region's
+// sums are at most these.
+func (a *Aggregator) metricSums(source string, l *model.Launch, ns float64) error {
+	for i := range a.mvals {
+		v := a.mvals[i]
+		if !v.ok {
+			continue
+		}
+		var orig model.Value
+		name := a.specs[i].Source()
+		for _, m := range l.Metrics {
+			if ref, ok := a.lookup[metricKey{m.Section, m.Name}]; ok && ref.idx == i && ref.pref == v.pref {
+				orig, name = m.Value, m.Name
+				if m.Section != "" {
+					name = m.Section + ": " + m.Name
+				}
+			}
+		}
+		label := a.specs[i].Label
+		if err := model.AddFinite(&a.msum[i], v.v, source, l, model.Quote(name, orig), "the sum of "+label+" over the launches"); err != nil {
+			return err
+		}
+		if AggregationOf(v.dim) == Sum {
+			continue // its weighted sum is not used
+		}
+		if err := model.AddFinite(&a.mwsum[i], v.v*ns, source, l, model.Quote(name, orig)+" times the launch's duration ("+model.Quote(l.DurationMetric, l.Duration)+")",
+			"the duration-weighted sum of "+label+" over the launches"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *metricAcc) add(v mval, ns float64, sp spec, clash map[string]bool) {
+	if !m.set {
+		m.set, m.unit, m.dim = true, v.unit, v.dim
+	} else if v.unit != m.unit {
+		clash[sp.Label] = true
+		return
+	}
+	m.sum += v.v
+	m.wsum += v.v * ns
+	m.w += ns
+	m.n++
+}
+
+func (m *metricAcc) value() (float64, Aggregation) {
+	agg := AggregationOf(m.dim)
+	if agg == Sum {
+		return m.sum, agg
+	}
+	if m.w > 0 {
+		return m.wsum / m.w, agg
+	}
+	return m.sum / float64(max(m.n, 1)), agg
+}
+
+func (n *node) child(lv model.Range, nspecs int) *node {
+	c := n.byLevel[lv]
+	if c == nil {
+		c = &node{level: lv, parent: n, byLevel: map[model.Range]*node{}, depth: n.depth + 1,
+			metrics: make([]metricAcc, nspecs), kernels: model.NewKernelAggregator()}
+		c.levels = append(slices.Clip(n.levels), lv)
+		c.name = model.Path(c.levels)
+		if n.depth == 0 {
+			c.key = levelKey(lv)
+		} else {
+			c.key = n.key + "\x01" + levelKey(lv)
+		}
+		n.byLevel[lv] = c
+		n.children = append(n.children, c)
+	}
+	return c
+}
+
+// levelKey writes a level as part of a node key. Keys only name nodes of one
+// tree whose children are told apart by nvtx.Range itself, so the key is only
+// used to match the same region across scopes (directory names).
+func levelKey(lv model.Range) string { return lv.Domain + "\x00" + lv.Name }
+
+// Report returns the regions found so far.
+func (a *Aggregator) Report(source string) *Report {
+	rep := &Report{
+		Source: source, Launches: a.launches, ProfiledMS: a.ns / 1e6, Selected: a.selected,
+		OutsideLaunches: a.outN, OutsideMS: a.outNS / 1e6,
+		Include: nonNil(a.cfg.Include), Exclude: nonNil(a.cfg.Exclude),
+		RegionInclude: a.cfg.RegionInclude, RegionExclude: a.cfg.RegionExclude,
+		MetricGroups: []string{}, TopKernels: a.cfg.TopKernels,
+		AggregateEnabled: a.cfg.Aggregate, Notes: []string{}, Aggregate: []Region{}, Scopes: []Scope{},
+	}
+	for _, g := range a.cfg.Groups {
+		rep.MetricGroups = append(rep.MetricGroups, g.Name)
+	}
+	switch {
+	case a.rangeN > 0 && a.kernelN > 0:
+		rep.Results = ResultsMixed
+	case a.rangeN > 0:
+		rep.Results = ResultsRanges
+	default:
+		rep.Results = ResultsKernels
+	}
+	rep.RegionProfiling = a.inRange > 0
+
+	a.regionNames, a.regionSeen = nil, map[string]bool{}
+	dirs := map[string]string{}
+	taken := map[string]bool{}
+	if a.cfg.Aggregate {
+		rep.Aggregate = a.regions(a.agg, dirs, taken)
+	}
+	keys := make([]scopeKey, 0, len(a.scopes))
+	for k := range a.scopes {
+		keys = append(keys, k)
+	}
+	sortScopes(keys)
+	for _, k := range keys {
+		s := a.scopes[k]
+		rep.Scopes = append(rep.Scopes, Scope{ProcessID: k.pid, ProcessName: s.procName, Device: k.device,
+			Launches: s.launches, ProfiledMS: s.ns / 1e6, OutsideLaunches: s.outN, OutsideMS: s.outNS / 1e6,
+			Regions: a.regions(s, dirs, taken)})
+	}
+	rep.Notes = a.notes()
+	return rep
+}
+
+// unmatched is the *UnmatchedError of the patterns that matched nothing
+// when the last report was made, or nil.
+func (a *Aggregator) unmatched(source string) error {
+	misses := append(a.filter.misses(), a.regionFilter.misses()...)
+	if len(misses) == 0 {
+		return nil
+	}
+	return &UnmatchedError{Source: source, Misses: misses, Regions: a.regionNames, KernelNames: a.filter.names}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// sortScopes orders scopes by process ID, then device.
+func sortScopes(keys []scopeKey) {
+	slices.SortFunc(keys, func(x, y scopeKey) int {
+		if c := cmp.Compare(x.pid, y.pid); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.device, y.device)
+	})
+}
+
+// regions lists a scope's regions depth first: those the region filter
+// selects.
+func (a *Aggregator) regions(s *scopeAcc, dirs map[string]string, taken map[string]bool) []Region {
+	out := []Region{}
+	var walk func(n *node)
+	walk = func(n *node) {
+		for _, c := range n.children {
+			if !a.regionSeen[c.name] {
+				a.regionSeen[c.name] = true
+				a.regionNames = append(a.regionNames, c.name)
+			}
+			r := a.region(s, c, dirs, taken) // its directory name is taken, listed or not
+			if a.regionFilter.selects(c.name) {
+				out = append(out, r)
+			}
+			walk(c)
+		}
+	}
+	walk(s.root)
+	return out
+}
+
+func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken map[string]bool) Region {
+	dir, ok := dirs[n.key]
+	if !ok {
+		dir = rundir.RegionDir(n.name, taken)
+		dirs[n.key] = dir
+	}
+	r := Region{Name: n.name, Depth: n.depth, Dir: dir,
+		TotalMS: n.incNS / 1e6, KernelCount: n.incN, ExclusiveMS: n.excNS / 1e6, ExclusiveKernelCount: n.excN,
+		Kernels: []Kernel{}, Metrics: []Metric{}}
+	if n.parent != nil && n.parent.depth > 0 {
+		r.Parent = n.parent.name
+	}
+	r.Levels = slices.Clone(n.levels)
+	if s.ns > 0 {
+		r.Share = n.incNS / s.ns
+	}
+	r.Table = n.kernels.Table(n.name)
+	for _, k := range r.Table.Top(a.cfg.TopKernels).Kernels {
+		r.Kernels = append(r.Kernels, Kernel{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls})
+	}
+	for i, m := range n.metrics {
+		if !m.set {
+			continue
+		}
+		v, agg := m.value()
+		sp := a.specs[i]
+		src := sp.Raw
+		if src == "" || a.preferDetails(i) {
+			src = sp.Section + ": " + sp.Details
+		}
+		r.Metrics = append(r.Metrics, Metric{Group: sp.group, Name: sp.Label, Source: src, Unit: m.unit,
+			Aggregation: agg, Value: v, Launches: m.n})
+	}
+	return r
+}
+
+// preferDetails reports whether a spec's values came from details rows.
+func (a *Aggregator) preferDetails(i int) bool { return a.fromDetails[i] }
+
+func (a *Aggregator) notes() []string {
+	var notes []string
+	switch {
+	case !a.hasNVTX && a.launches > 0:
+		notes = append(notes, "No region profiling took place: the export has no NVTX column (profile with ncu --nvtx, around code that pushes NVTX ranges).")
+	case a.inRange == 0 && a.launches > 0:
+		notes = append(notes, "No region profiling took place: no launch was inside an NVTX push/pop range.")
+	}
+	if a.rangeN > 0 {
+		notes = append(notes, "Each result is a whole NVTX range (range or app-range replay), not a kernel launch: launch counts count ranges, kernel tables name each result by its NVTX path, and a parent counts only the nested ranges that were profiled as results of their own.")
+	}
+	if a.startStop {
+		notes = append(notes, "The export has start/end NVTX ranges; they are not used: regions follow the push/pop range stack only.")
+	}
+	if a.filter.active() {
+		notes = append(notes, fmt.Sprintf("Kernel filter: %d of %d launches selected; %d (%s ms) left out count for no region.",
+			a.selected, a.launches, a.filteredN, strconv.FormatFloat(a.filteredNS/1e6, 'f', 3, 64)))
+	}
+	notes = append(notes, a.filter.notes()...)
+	if a.regionFilter.active() {
+		notes = append(notes, "Region filter: only the regions whose names it selects are listed; each listed region's totals, launch counts and share are the same as without it.")
+	}
+	notes = append(notes, a.regionFilter.notes()...)
+	switch {
+	case a.launches == 0 || a.inRange == 0 || len(a.specs) == 0:
+	case !slices.Contains(a.seen, true):
+		notes = append(notes, a.durationsOnlyNote())
+	default:
+		for i, sp := range a.specs {
+			if !a.seen[i] {
+				notes = append(notes, fmt.Sprintf("Metric %q of group %q is in no launch of this export (looked for %s).", sp.Label, sp.group, sp.Source()))
+			}
+		}
+	}
+	for _, sp := range a.specs {
+		if a.unitClash[sp.Label] {
+			notes = append(notes, fmt.Sprintf("Metric %q has values in different units; values not in the first unit were left out.", sp.Label))
+		}
+	}
+	return notes
+}
+
+// durationsOnlyNote is the one note for an export that has none of the
+// groups' metrics, as a timing pass (--metrics gpu__time_duration.sum)
+// writes: what it holds, and which preset measures the rest.
+func (a *Aggregator) durationsOnlyNote() string {
+	var groups []string
+	for _, sp := range a.specs {
+		if !slices.Contains(groups, sp.group) {
+			groups = append(groups, sp.group)
+		}
+	}
+	return fmt.Sprintf("This export holds kernel durations only, as an ncu timing pass writes: none of the %d metrics of groups %s is in it. A deep pass measures them: %s.",
+		len(a.specs), andList(groups), measuredBy(groups))
+}
+
+// Launch counts one result of x, as an ncu.Handler, so that one ncu.Scan
+// of an export can feed a region report and other results: Add, with the
+// result a whole range when x is a range replay export (IsRangeResult).
+func (a *Aggregator) Launch(x *ncu.Export, l *model.Launch) error {
+	if a.export != x {
+		a.export, a.rangeReplay = x, RangeReplay(x.Header)
+	}
+	return a.Add(x.Source, l, IsRangeResult(a.rangeReplay, l))
+}
+
+// Finish is the report of everything added (Report), or, when the
+// configuration requires every pattern to match (RequireMatches), the
+// *UnmatchedError of those that matched nothing.
+func (a *Aggregator) Finish(source string) (*Report, error) {
+	rep := a.Report(source)
+	if a.cfg.RequireMatches {
+		if err := a.unmatched(source); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// FromReader aggregates every result of r. The first malformed row ends it
+// with a positioned error, as for the kernel table.
+func FromReader(r *ncu.Reader, source string, cfg Config) (*Report, error) {
+	a, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ncu.Scan(r, source, a)[0]; err != nil {
+		return nil, err
+	}
+	return a.Finish(source)
+}
+
+// Options returns the reader options cfg needs: the raw-page columns of its
+// metric groups.
+func Options(cfg Config) ncu.Options { return ncu.Options{Metrics: RawMetrics(cfg.Groups)} }

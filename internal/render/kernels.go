@@ -1,0 +1,118 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+)
+
+// KernelsMarkdown writes kernels.md: a heading, what the table was made from,
+// and one row per kernel with the columns kernel_name, total_ms, calls,
+// mean_ms, device; when the table has per-launch spread (model.Spread),
+// a last column "median (min–max)" in ms.
+func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
+	var b strings.Builder
+	b.WriteString("# Kernels\n\n")
+	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", EscapeCell(t.Source), plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), Fixed(t.TotalMS, 3))
+	if len(t.Kernels) < t.Count {
+		fmt.Fprintf(&b, " The top %d by total time are shown.", len(t.Kernels))
+	}
+	spread := hasSpread(t.Kernels)
+	if spread {
+		b.WriteString(" Per-launch spread: median (min–max), in ms; standard deviations are in kernels.json.")
+	}
+	b.WriteString("\n\n")
+	totals := make([]float64, len(t.Kernels))
+	means := make([]float64, len(t.Kernels))
+	for i, k := range t.Kernels {
+		totals[i], means[i] = k.TotalMS, k.MeanMS
+	}
+	dt, dm := Decimals(totals, 3), Decimals(means, 3)
+	tab := Table{
+		Header: []string{"kernel_name", "total_ms", "calls", "mean_ms", "device"},
+		Right:  []bool{false, true, true, true, true},
+	}
+	var ds int
+	if spread {
+		tab.Header = append(tab.Header, "median (min–max)")
+		tab.Right = append(tab.Right, true)
+		var vs []float64
+		for _, k := range t.Kernels {
+			if k.Spread != nil {
+				vs = append(vs, k.MinMS, k.MedianMS, k.MaxMS)
+			}
+		}
+		ds = Decimals(vs, 3)
+	}
+	for _, k := range t.Kernels {
+		row := []string{EscapeCell(k.Name), Fixed(k.TotalMS, dt), strconv.FormatInt(k.Calls, 10), Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)}
+		if spread {
+			cell := ""
+			if k.Spread != nil {
+				cell = Fixed(k.MedianMS, ds) + " (" + Fixed(k.MinMS, ds) + "–" + Fixed(k.MaxMS, ds) + ")"
+			}
+			row = append(row, cell)
+		}
+		tab.Rows = append(tab.Rows, row)
+	}
+	b.WriteString(tab.String())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// KernelRecord is one row of kernels.json: the contract's fields
+// (model.Kernel), the short name the reports show and, when the deep
+// pass's details page gave them, ncu's rules on the kernel.
+type KernelRecord struct {
+	model.Kernel
+	Display string         `json:"display_name"`
+	Rules   []kernels.Rule `json:"ncu_rules,omitempty"`
+}
+
+// KernelsJSON writes kernels.json: {"kernels": [...]} in the table's order,
+// each with its display name (summary.DisplayNames over the table) and its
+// ncu rules from rules (nil: none).
+func KernelsJSON(w io.Writer, t model.KernelTable, rules map[string][]kernels.Rule) error {
+	names := make([]string, len(t.Kernels))
+	for i, k := range t.Kernels {
+		names[i] = k.Name
+	}
+	display := summary.DisplayNames(names)
+	recs := make([]KernelRecord, len(t.Kernels))
+	for i, k := range t.Kernels {
+		recs[i] = KernelRecord{Kernel: k, Display: display[i], Rules: rules[k.Name]}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(struct {
+		Kernels []KernelRecord `json:"kernels"`
+	}{recs})
+}
+
+func hasSpread(recs []model.Kernel) bool {
+	for _, k := range recs {
+		if k.Spread != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}
+
+// Text is Markdown this package wrote, as aligned plain text for a
+// terminal (package mdtext): escapes resolved, tables in columns.
+func Text(markdown []byte) string { return Render(markdown) }

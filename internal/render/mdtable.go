@@ -1,0 +1,112 @@
+// Package mdtable writes GitHub-flavoured Markdown tables: cell escaping, the
+// table layout and the number formats of its columns. It knows nothing of
+// profiles; report and diff, which render them, both use it.
+package render
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+)
+
+// EscapeCell makes text safe inside a GFM table cell, so that it renders as
+// the literal text: a backslash goes before each character that CommonMark or
+// GFM could read as markup there (cell breaks, code, emphasis, links, images,
+// HTML, entities, strikethrough, math), and line breaks become spaces. Other
+// punctuation, common in C++ names (: , ( ) .), is left readable.
+func EscapeCell(text string) string {
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/8)
+	for i, r := range text {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case r < 0x80 && strings.IndexByte(cellSpecials, byte(r)) >= 0:
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case input.IsHidden(r):
+			// Shown, never acted on: a NUL, a control character or a
+			// bidirectional override (U+202E) from a profiled program.
+			b.WriteString(input.EscapedRune(r))
+		case r == ':' && strings.HasPrefix(text[i:], "://") || r == '.' && i >= 3 && strings.EqualFold(text[i-3:i], "www") && (i == 3 || !isWordByte(text[i-4])) ||
+			r == '@' && i > 0 && isWordByte(text[i-1]) && domainFollows(text[i+1:]):
+			// A URL or an e-mail address in a kernel or range name stays
+			// text: GFM's autolinker (linkify) would make https://...,
+			// www.... and a@b.c links. ("LLM@prefill", an NVTX domain, is
+			// no address and is left alone.)
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// domainFollows reports whether text starts with a domain name as an
+// autolinker reads one: name characters holding a dot followed by more.
+func domainFollows(text string) bool {
+	n := 0
+	for n < len(text) && (isWordByte(text[n]) || text[n] == '.') {
+		n++
+	}
+	d := strings.TrimRight(text[:n], ".")
+	return strings.Contains(d, ".")
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// cellSpecials are the characters EscapeCell escapes.
+const cellSpecials = "\\`*_[]<>|~&!$#"
+
+// Table is a Markdown table under construction: header, alignment, rows.
+type Table struct {
+	Header []string
+	Right  []bool // right-align column i
+	Rows   [][]string
+}
+
+// String writes the table. Cells must already be escaped.
+func (t Table) String() string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
+	for i := range t.Header {
+		if i < len(t.Right) && t.Right[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteByte('\n')
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// Decimals picks one number of decimals for a column of values, so that the
+// smallest non-zero magnitude shows at least three significant digits, with
+// at least least and at most 9 decimals.
+func Decimals(values []float64, least int) int {
+	smallest := math.Inf(1)
+	for _, v := range values {
+		if a := math.Abs(v); a > 0 && a < smallest {
+			smallest = a
+		}
+	}
+	if math.IsInf(smallest, 1) {
+		return least
+	}
+	d := 2 - int(math.Floor(math.Log10(smallest)))
+	return max(least, min(d, 9))
+}
+
+// Fixed formats v with d decimals.
+func Fixed(v float64, d int) string { return strconv.FormatFloat(v, 'f', d, 64) }
+
+// Percent formats a fraction as a percentage with one decimal.
+func Percent(f float64) string { return Fixed(100*f, 1) + "%" }

@@ -1,0 +1,175 @@
+// Package mdtext renders deepprof's Markdown (headings, paragraphs, lists,
+// GFM tables) as plain text for a terminal: escapes resolved, tables
+// aligned in columns, numbers right-aligned where the Markdown says so.
+// The Markdown stays the one rendering of a report; this is a view of it.
+package render
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// Render is src as plain text.
+func Render(src []byte) string {
+	doc := md.Parser().Parse(text.NewReader(src))
+	var b strings.Builder
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		block(&b, n, src)
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+func block(b *strings.Builder, n ast.Node, src []byte) {
+	switch n := n.(type) {
+	case *ast.Heading:
+		t := inline(n, src)
+		b.WriteString(t + "\n")
+		if n.Level <= 2 {
+			b.WriteString(strings.Repeat("=", utf8.RuneCountInString(t)) + "\n")
+		}
+		b.WriteString("\n")
+	case *ast.Paragraph, *ast.TextBlock:
+		b.WriteString(inline(n, src) + "\n\n")
+	case *ast.List:
+		i := n.Start
+		for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+			mark := "- "
+			if n.IsOrdered() {
+				mark = itoa(i) + ". "
+				i++
+			}
+			var item strings.Builder
+			for c := it.FirstChild(); c != nil; c = c.NextSibling() {
+				item.WriteString(inline(c, src))
+			}
+			b.WriteString(mark + item.String() + "\n")
+		}
+		b.WriteString("\n")
+	case *extast.Table:
+		table(b, n, src)
+	case *ast.HTMLBlock:
+		// deepprof's own <details> wrappers: their lines carry no text.
+	default:
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			block(b, c, src)
+		}
+	}
+}
+
+// inline is the text of n's inline content, escapes resolved.
+func inline(n ast.Node, src []byte) string {
+	var buf bytes.Buffer
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch c := c.(type) {
+		case *ast.Text:
+			v := c.Segment.Value(src)
+			if !c.IsRaw() {
+				v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
+			}
+			buf.Write(v)
+			if c.SoftLineBreak() || c.HardLineBreak() {
+				buf.WriteByte(' ')
+			}
+		case *ast.String:
+			buf.Write(c.Value)
+		case *ast.CodeSpan:
+			for t := c.FirstChild(); t != nil; t = t.NextSibling() {
+				if s, ok := t.(*ast.Text); ok {
+					buf.Write(s.Segment.Value(src))
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.AutoLink:
+			buf.Write(c.Label(src))
+			return ast.WalkSkipChildren, nil
+		case *ast.RawHTML:
+			for i := 0; i < c.Segments.Len(); i++ {
+				seg := c.Segments.At(i)
+				buf.Write(seg.Value(src))
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return strings.TrimSpace(buf.String())
+}
+
+// MaxCell is the most runes a table cell shows; a longer one (a full
+// demangled kernel name) is cut with "…": the Markdown and JSON have it
+// whole.
+const MaxCell = 100
+
+func table(b *strings.Builder, t *extast.Table, src []byte) {
+	var rows [][]string
+	for r := t.FirstChild(); r != nil; r = r.NextSibling() {
+		var row []string
+		for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+			v := inline(c, src)
+			if r := []rune(v); len(r) > MaxCell {
+				v = string(r[:MaxCell-1]) + "…"
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	width := make([]int, len(t.Alignments))
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(width) {
+				width[i] = max(width[i], utf8.RuneCountInString(c))
+			}
+		}
+	}
+	line := func(r []string) {
+		var cells []string
+		for i := range width {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if t.Alignments[i] == extast.AlignRight {
+				cells = append(cells, pad+c)
+			} else {
+				cells = append(cells, c+pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(strings.Join(cells, "  "), " ") + "\n")
+	}
+	line(rows[0])
+	var rule []string
+	for _, w := range width {
+		rule = append(rule, strings.Repeat("-", w))
+	}
+	b.WriteString(strings.Join(rule, "  ") + "\n")
+	for _, r := range rows[1:] {
+		line(r)
+	}
+	b.WriteString("\n")
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; i > 0; i /= 10 {
+		d = append([]byte{byte('0' + i%10)}, d...)
+	}
+	return string(d)
+}

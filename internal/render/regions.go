@@ -1,0 +1,363 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// RegionsMarkdown writes ncu/regions/report.md: what was read, the notes,
+// then one section per scope (the aggregate first when enabled), each with a
+// summary table of its regions and one subsection per region whose heading
+// depth follows the region's nesting. A region subsection holds its totals,
+// a table of its top kernels and a table of its metrics.
+func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
+	var b strings.Builder
+	if rep.Sample != "" {
+		// The first line says it: these are not the run's totals.
+		b.WriteString("# NVTX regions of a sample of launches, not the run's totals\n\n")
+		fmt.Fprintf(&b, "**A sample**: %s.\n\n", EscapeCell(rep.Sample))
+	} else {
+		b.WriteString("# NVTX regions\n\n")
+	}
+	what := plural(rep.Launches, "kernel launch", "kernel launches")
+	if rep.Results == regions.ResultsRanges {
+		what = plural(rep.Launches, "range result", "range results")
+	} else if rep.Results == regions.ResultsMixed {
+		what = plural(rep.Launches, "result", "results") + " (kernel launches and whole ranges)"
+	}
+	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source), what, Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
+	if rep.RegionProfiling {
+		fmt.Fprintf(&b, " %s (%s ms) outside every NVTX range belong to no region.",
+			plural(rep.OutsideLaunches, "selected launch", "selected launches"), Fixed(rep.OutsideMS, 3))
+		b.WriteString(" A region is an NVTX push/pop stack path; its total includes its nested regions, and exclusive values count only launches whose stack ends at it.")
+		if len(rep.MetricGroups) > 0 {
+			fmt.Fprintf(&b, " Metric groups: %s.", EscapeCell(strings.Join(rep.MetricGroups, ", ")))
+		}
+	}
+	b.WriteString("\n\n")
+	if !rep.RegionProfiling {
+		b.WriteString("**No region profiling took place**: no result was inside an NVTX push/pop range.\n\n")
+	}
+	if rep.Results == regions.ResultsRanges || rep.Results == regions.ResultsMixed {
+		b.WriteString("**The results are whole NVTX ranges** (range or app-range replay), not kernel launches.\n\n")
+	}
+	if len(rep.Notes) > 0 {
+		b.WriteString("Notes:\n\n")
+		for _, n := range rep.Notes {
+			b.WriteString("- " + EscapeCell(n) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	switch {
+	case !rep.AggregateEnabled || !rep.RegionProfiling:
+	case len(rep.Scopes) == 1:
+		// The sum over one scope is that scope: say so rather than repeat it.
+		b.WriteString("## All scopes\n\nOne scope: its regions below are the aggregate.\n\n")
+	default:
+		fmt.Fprintf(&b, "## All scopes\n\nRegions summed across %d scopes; %s ms profiled in all.\n\n",
+			len(rep.Scopes), Fixed(rep.ProfiledMS, 3))
+		writeScope(&b, rep, rep.Aggregate, nil)
+	}
+	for i := range rep.Scopes {
+		s := &rep.Scopes[i]
+		fmt.Fprintf(&b, "## Process %d", s.ProcessID)
+		if s.ProcessName != "" {
+			fmt.Fprintf(&b, " (%s)", EscapeCell(s.ProcessName))
+		}
+		fmt.Fprintf(&b, ", device %d\n\n", s.Device)
+		fmt.Fprintf(&b, "%s, %s ms profiled; %s (%s ms) outside every NVTX range.\n\n",
+			plural(s.Launches, "launch", "launches"), Fixed(s.ProfiledMS, 3), plural(s.OutsideLaunches, "selected launch", "selected launches"), Fixed(s.OutsideMS, 3))
+		writeScope(&b, rep, s.Regions, s)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, s *regions.Scope) {
+	if len(regs) == 0 {
+		b.WriteString("No NVTX regions: no region profiling took place in this scope.\n\n")
+		return
+	}
+	totals := make([]float64, 0, 2*len(regs))
+	for _, r := range regs {
+		totals = append(totals, r.TotalMS, r.ExclusiveMS)
+	}
+	d := Decimals(totals, 3)
+	tab := Table{
+		Header: []string{"region", "depth", "total_ms", "share", "launches", "exclusive_ms", "exclusive_launches"},
+		Right:  []bool{false, true, true, true, true, true, true},
+	}
+	for _, r := range regs {
+		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), Fixed(r.TotalMS, d), Percent(r.Share), strconv.FormatInt(r.KernelCount, 10), Fixed(r.ExclusiveMS, d), strconv.FormatInt(r.ExclusiveKernelCount, 10)})
+	}
+	b.WriteString(tab.String())
+	b.WriteString("\n")
+	for _, r := range regs {
+		writeRegion(b, rep, r, s, d)
+	}
+}
+
+func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *regions.Scope, d int) {
+	level := min(2+r.Depth, 6)
+	fmt.Fprintf(b, "%s %s\n\n", strings.Repeat("#", level), regionName(r.Name))
+	if r.Parent != "" {
+		fmt.Fprintf(b, "Inside %s. ", regionName(r.Parent))
+	}
+	fmt.Fprintf(b, "%s ms in %s (%s of the scope's profiled time); exclusive of nested regions: %s ms in %s.", Fixed(r.TotalMS, d), plural(r.KernelCount, "launch", "launches"), Percent(r.Share), Fixed(r.ExclusiveMS, d), plural(r.ExclusiveKernelCount, "launch", "launches"))
+	if ambiguous(r) {
+		parts := make([]string, len(r.Levels))
+		for i, l := range r.Levels {
+			dom := "default domain"
+			if l.Domain != "" {
+				dom = "domain " + EscapeCell(l.Domain)
+			}
+			parts[i] = fmt.Sprintf("%s (%s)", regionName(l.Name), dom)
+		}
+		fmt.Fprintf(b, " Stack: %s.", strings.Join(parts, " / "))
+	}
+	dir := RegionTableDir(rep, r, s)
+	fmt.Fprintf(b, " Kernel table: [%s](%s).\n\n", EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
+	if len(r.Kernels) > 0 {
+		tot := make([]float64, len(r.Kernels))
+		for i, k := range r.Kernels {
+			tot[i] = k.TotalMS
+		}
+		dk := Decimals(tot, 3)
+		tab := Table{Header: []string{"kernel", "total_ms", "calls", "share of region", "device"},
+			Right: []bool{false, true, true, true, true}}
+		for _, k := range r.Kernels {
+			share := 0.0
+			if r.TotalMS > 0 {
+				share = k.TotalMS / r.TotalMS
+			}
+			tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), Fixed(k.TotalMS, dk), strconv.FormatInt(k.Calls, 10), Percent(share), strconv.Itoa(k.Device)})
+		}
+		if len(r.Kernels) < r.Table.Count {
+			fmt.Fprintf(b, "Top %d of %d kernels:\n\n", len(r.Kernels), r.Table.Count)
+		} else {
+			b.WriteString("Kernels:\n\n")
+		}
+		b.WriteString(tab.String())
+		b.WriteString("\n")
+	}
+	if len(r.Metrics) > 0 {
+		tab := Table{Header: []string{"group", "metric", "value", "unit", "summary", "launches"},
+			Right: []bool{false, false, true, false, false, true}}
+		for _, m := range r.Metrics {
+			v, u := MetricValue(m.Value, m.Unit)
+			how := "sum"
+			if m.Aggregation == regions.WeightedMean {
+				how = "duration-weighted mean"
+			}
+			tab.Rows = append(tab.Rows, []string{EscapeCell(m.Group), EscapeCell(m.Name), v, EscapeCell(u), how,
+				strconv.FormatInt(m.Launches, 10)})
+		}
+		b.WriteString("Metrics:\n\n")
+		b.WriteString(tab.String())
+		b.WriteString("\n")
+	}
+}
+
+// ambiguous reports whether a region's name hides its stack: a level in a
+// named domain, or a level whose name holds '/' or '@'.
+func ambiguous(r regions.Region) bool {
+	for _, l := range r.Levels {
+		if l.Domain != "" || strings.ContainsAny(l.Name, "/@") {
+			return true
+		}
+	}
+	return false
+}
+
+// regionName escapes a region name for a table cell or a heading.
+func regionName(name string) string {
+	if name == "" {
+		return "(empty name)"
+	}
+	// Control characters (NUL above all) are shown escaped, \u0000, by
+	// the one rule of every renderer (internal/hiddenrune).
+	return EscapeCell(name)
+}
+
+// MetricValue formats a metric in its base unit for a person: amounts with
+// an SI prefix (5.632 Kbyte), percentages with 2 decimals, others with 4
+// significant digits.
+func MetricValue(v float64, unit string) (string, string) {
+	switch unit {
+	case "%":
+		return Fixed(v, 2), unit
+	case "byte", "cycle", "inst", "hz":
+		prefixes := []string{"", "K", "M", "G", "T", "P"}
+		i := 0
+		for math.Abs(v) >= 1000 && i < len(prefixes)-1 {
+			v /= 1000
+			i++
+		}
+		if unit == "hz" {
+			return Fixed(v, 3), prefixes[i] + "hz"
+		}
+		return Fixed(v, 3), prefixes[i] + unit
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64), unit
+}
+
+// RegionTableDir is the directory, relative to ncu/regions/, of a region's
+// kernel table: the region's directory for the aggregate (s == nil), and for
+// a scope too when the aggregate is on and there is one scope (the tables
+// are the same); otherwise a subdirectory process-PID-device-D of it.
+func RegionTableDir(rep *regions.Report, r regions.Region, s *regions.Scope) string {
+	if s == nil || rep.AggregateEnabled && len(rep.Scopes) == 1 {
+		return r.Dir
+	}
+	return r.Dir + "/" + ScopeDir(s)
+}
+
+// ScopeDir names a scope's subdirectory inside a region's directory.
+func ScopeDir(s *regions.Scope) string {
+	return fmt.Sprintf("process-%d-device-%d", s.ProcessID, s.Device)
+}
+
+// RegionsJSON writes ncu/regions/report.json.
+func RegionsJSON(w io.Writer, rep *regions.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(rep)
+}
+
+// WriteRegionsDir writes report.md, report.json and each region's kernel
+// table (kernels.md, kernels.json, under RegionTableDir) into dir, a folder
+// inside root (the run directory, or dir itself), creating what is
+// missing. Region directories come from artifacts.RegionDir; each is
+// checked again to be one local path element before anything is written.
+// Every file goes through the atomic writer of root
+// (artifacts.WriteFileAtomicIn): a folder on the way that is a symbolic
+// link is an error naming it, never followed. Temporary files a killed
+// writer left in dir are removed first.
+func WriteRegionsDir(root, dir string, rep *regions.Report) error {
+	if err := rundir.MkdirIn(root, dir); err != nil {
+		return err
+	}
+	if _, err := rundir.RemoveTemps(dir); err != nil {
+		return err
+	}
+	var md, js bytes.Buffer
+	if err := RegionsMarkdown(&md, rep); err != nil {
+		return err
+	}
+	if err := RegionsJSON(&js, rep); err != nil {
+		return err
+	}
+	if err := rundir.WriteFileAtomicIn(root, filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
+		return err
+	}
+	if err := rundir.WriteFileAtomicIn(root, filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+		return err
+	}
+	written := map[string]bool{} // region folders, relative to dir
+	write := func(r regions.Region, s *regions.Scope) error {
+		if !filepath.IsLocal(r.Dir) || strings.ContainsAny(r.Dir, `/\`) || r.Dir == "." {
+			return fmt.Errorf("region %q: directory %q is not one local name", r.Name, r.Dir)
+		}
+		sub := RegionTableDir(rep, r, s)
+		written[sub] = true
+		path := filepath.Join(dir, filepath.FromSlash(sub))
+		if err := rundir.MkdirIn(root, path); err != nil {
+			return err
+		}
+		t := r.Table
+		t.Source = rep.Source + ", region " + r.Name
+		if s != nil && sub != r.Dir {
+			t.Source += fmt.Sprintf(", process %d, device %d", s.ProcessID, s.Device)
+		}
+		var km, kj bytes.Buffer
+		if err := KernelsMarkdown(&km, t); err != nil {
+			return err
+		}
+		if err := KernelsJSON(&kj, t, nil); err != nil {
+			return err
+		}
+		if err := rundir.WriteFileAtomicIn(root, filepath.Join(path, "kernels.md"), km.Bytes()); err != nil {
+			return err
+		}
+		return rundir.WriteFileAtomicIn(root, filepath.Join(path, "kernels.json"), kj.Bytes())
+	}
+	if rep.AggregateEnabled {
+		for _, r := range rep.Aggregate {
+			if err := write(r, nil); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range rep.Scopes {
+		s := &rep.Scopes[i]
+		for _, r := range s.Regions {
+			if rep.AggregateEnabled && RegionTableDir(rep, r, s) == r.Dir {
+				continue // the aggregate's table, already written
+			}
+			if err := write(r, s); err != nil {
+				return err
+			}
+		}
+	}
+	return pruneRegionDirs(dir, written)
+}
+
+// pruneRegionDirs removes the region folders under dir that an earlier
+// export wrote and this one did not: folders holding nothing but the
+// kernel tables deepprof writes (kernels.md, kernels.json) and such
+// folders. A folder with anything else in it is the user's, and stays.
+func pruneRegionDirs(dir string, written map[string]bool) error {
+	var prune func(rel string) (bool, error)
+	prune = func(rel string) (ours bool, err error) {
+		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return false, err
+		}
+		ours = true
+		for _, e := range entries {
+			child := path.Join(rel, e.Name())
+			switch {
+			case e.IsDir() && e.Type()&fs.ModeSymlink == 0:
+				childOurs, err := prune(child)
+				if err != nil {
+					return false, err
+				}
+				if childOurs && !written[child] && !hasWritten(written, child) {
+					if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(child))); err != nil {
+						return false, err
+					}
+				}
+				ours = ours && childOurs
+			case e.Type().IsRegular() && (e.Name() == "kernels.md" || e.Name() == "kernels.json"):
+			default:
+				ours = false
+			}
+		}
+		return ours, nil
+	}
+	_, err := prune(".")
+	return err
+}
+
+// hasWritten reports whether a written folder lies under rel.
+func hasWritten(written map[string]bool, rel string) bool {
+	for w := range written {
+		if strings.HasPrefix(w, rel+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,86 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+)
+
+// hostileReport builds a report from synthetic launches whose range names
+// try to leave the regions directory or break the Markdown.
+func hostileReport(t *testing.T) *regions.Report {
+	t.Helper()
+	names := []string{"..", "../../escape", "/abs", "a\x00b", "Prefill", "prefill", strings.Repeat("x/", 100),
+		"# heading | cell *em* [link](http://x) <b>", ""}
+	a, err := regions.New(regions.DefaultConfig())
+	require.NoError(t, err)
+	for i, n := range names {
+		l := &model.Launch{ProcessID: int64(1 + i%2), Device: "0", Kernel: "k|<script>",
+			Duration: model.Value{Base: float64(10 + i), Unit: "ns", Valid: true},
+			NVTX:     &model.Stack{Levels: []model.Range{{Name: n}}}}
+		require.NoError(t, a.Add("synthetic", l, false))
+	}
+	return a.Report("synthetic")
+}
+
+func TestWriteRegionsDirStaysInside(t *testing.T) {
+	rep := hostileReport(t)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "regions")
+	require.NoError(t, WriteRegionsDir(dir, dir, rep))
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing written beside the regions directory")
+	dirs := map[string]bool{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, err := filepath.Rel(dir, p)
+		require.NoError(t, err)
+		require.True(t, rel == "." || filepath.IsLocal(rel), rel)
+		first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		assert.LessOrEqual(t, len(first), 80)
+		if d.IsDir() && rel != "." && !strings.Contains(filepath.ToSlash(rel), "/") {
+			assert.False(t, dirs[strings.ToLower(rel)], "case-insensitive clash %q", rel)
+			dirs[strings.ToLower(rel)] = true
+		}
+		return nil
+	}))
+	assert.Len(t, dirs, len(rep.Aggregate), "one directory per region")
+	var js map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &js))
+	assert.Contains(t, js, "aggregate")
+	assert.Contains(t, js, "scopes")
+}
+
+func TestRegionsMarkdownEscapes(t *testing.T) {
+	var md bytes.Buffer
+	require.NoError(t, RegionsMarkdown(&md, hostileReport(t)))
+	s := md.String()
+	assert.Contains(t, s, `\# heading \| cell \*em\* \[link\](http\://x) \<b\>`, "no autolink: the :// is escaped")
+	assert.Contains(t, s, "(empty name)")
+	assert.NotContains(t, s, "<script>")
+	assert.NotContains(t, s, "\x00")
+}
+
+func TestMetricValue(t *testing.T) {
+	for _, c := range []struct {
+		v          float64
+		unit, want string
+	}{{5632, "byte", "5.632 Kbyte"}, {999, "byte", "999.000 byte"}, {1.485e9, "hz", "1.485 Ghz"},
+		{12.3456, "%", "12.35 %"}, {0.5, "inst/cycle", "0.5 inst/cycle"}} {
+		v, u := MetricValue(c.v, c.unit)
+		assert.Equal(t, c.want, v+" "+u)
+	}
+}

@@ -1,0 +1,773 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// Chart is an SVG chart of the summary: its file (relative to the
+// report), what it shows, and why it is missing when it is.
+type Chart struct {
+	Path, Title, Missing string
+	SVG                  []byte // the chart as drawn; nil when Missing
+}
+
+// SummaryMarkdown renders stakeholder_summary.md: the sections of the
+// stakeholder summary in order, each with a table, or with the reason its
+// input is missing.
+func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Stakeholder summary: run %s\n\n", EscapeCell(s.RunID))
+	if c := contextLine(s.Environment); c != "" {
+		b.WriteString(c + "\n\n")
+	}
+	findings(&b, s.Narrative)
+	whatToTry(&b, s.Narrative)
+	if len(charts) > 0 {
+		b.WriteString("Charts: ")
+		var parts []string
+		for _, c := range charts {
+			if c.Missing != "" {
+				parts = append(parts, EscapeCell(c.Title)+" (not drawn: "+EscapeCell(c.Missing)+")")
+			} else {
+				parts = append(parts, "["+EscapeCell(c.Title)+"]("+c.Path+")")
+			}
+		}
+		b.WriteString(strings.Join(parts, ", ") + ".\n\n")
+	}
+	stagesSection(&b, s)
+	phases(&b, s.Phases)
+	communication(&b, s.Communication)
+	topKernels(&b, s.Kernels)
+	perRegion(&b, s.Regions)
+	mfu(&b, s.MFU, s.Stages, s.Environment.Model)
+	topOperators(&b, s.Operators, s.Kernels)
+	environment(&b, s.Environment)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Sections are the stakeholder summary's second-level headings, in order:
+// the HTML report and its browser test hold to them. A summary with
+// communication (a multi-rank run) has CommunicationSection too
+// (SectionsOf).
+var Sections = []string{"Findings", "What to try", "Stages", "GPU busy and idle per phase", "Top Kernels",
+	"Per-Region Breakdown", "MFU", "Top Operators", "Environment"}
+
+// CommunicationSection is the heading of the section that only a summary
+// with communication has, after "GPU busy and idle per phase".
+const CommunicationSection = "Communication"
+
+// SectionsOf are the second-level headings of s's summary, in order.
+func SectionsOf(s *summary.Summary) []string {
+	if s.Communication == nil {
+		return Sections
+	}
+	var out []string
+	for _, h := range Sections {
+		out = append(out, h)
+		if h == "GPU busy and idle per phase" {
+			out = append(out, CommunicationSection)
+		}
+	}
+	return out
+}
+
+// contextLine says in one line what ran where.
+func contextLine(e summary.Environment) string {
+	var parts []string
+	if m := e.Model; m != nil && m.Name != "" {
+		parts = append(parts, "Model "+EscapeCell(m.Name))
+	}
+	if e.GPU != "" {
+		parts = append(parts, "GPU "+EscapeCell(e.GPU))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " on ") + "; the environment is at the end."
+}
+
+// findings opens the summary: at most summary.MaxFindings lines, each a
+// number and what it means.
+func findings(b *strings.Builder, n summary.Narrative) {
+	b.WriteString("## Findings\n\n")
+	if len(n.Lines) == 0 {
+		missing(b, "no stage times and no kernel table to read a finding from")
+		return
+	}
+	for _, l := range n.Lines {
+		fmt.Fprintf(b, "- %s\n", EscapeCell(l))
+	}
+	b.WriteString("\n")
+}
+
+// whatToTry lists the recommendations in their order, said once.
+func whatToTry(b *strings.Builder, n summary.Narrative) {
+	b.WriteString("## What to try\n\n")
+	if len(n.Recommendations) == 0 {
+		missing(b, "nothing to read advice from")
+		return
+	}
+	for i, r := range n.Recommendations {
+		fmt.Fprintf(b, "%d. %s\n", i+1, EscapeCell(r.Text))
+	}
+	b.WriteString("\n")
+	if n.Order != "" {
+		fmt.Fprintf(b, "Order: %s\n\n", EscapeCell(n.Order))
+	}
+}
+
+// SummaryJSON writes summary.json.
+func SummaryJSON(w io.Writer, s *summary.Summary) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(s)
+}
+
+func missing(b *strings.Builder, why string) {
+	fmt.Fprintf(b, "Not available: %s.\n\n", EscapeCell(strings.TrimSuffix(why, ".")))
+}
+
+func orMissing(v string) string {
+	if v == "" {
+		return "unknown"
+	}
+	return EscapeCell(v)
+}
+
+func environment(b *strings.Builder, e summary.Environment) {
+	b.WriteString("## Environment\n\n")
+	if e.Missing != "" {
+		fmt.Fprintf(b, "env.json: %s.\n\n", EscapeCell(strings.TrimSuffix(e.Missing, ".")))
+	}
+	t := Table{Header: []string{"what", "value"}}
+	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	add("GPU (NVML)", orMissing(e.GPU))
+	if e.MemoryBytes > 0 {
+		add("GPU memory", Fixed(float64(e.MemoryBytes)/(1<<30), 1)+" GiB")
+	} else {
+		add("GPU memory", "unknown")
+	}
+	add("compute capability", orMissing(e.ComputeCapability))
+	if len(e.GPUsUsed) > 0 {
+		var used []string
+		for _, g := range e.GPUsUsed {
+			used = append(used, EscapeCell(g))
+		}
+		add("GPUs used (CUDA order)", strings.Join(used, ", "))
+	}
+	for _, l := range e.GPULinks {
+		add("GPU link", EscapeCell(l))
+	}
+	add("driver", orMissing(e.Driver))
+	add("CUDA (driver)", orMissing(e.CUDA))
+	for _, name := range sortedKeys(e.Tools) {
+		add(EscapeCell(name), orMissing(e.Tools[name]))
+	}
+	for _, name := range sortedKeys(e.Frameworks) {
+		add(EscapeCell(name)+" (workload)", orMissing(e.Frameworks[name]))
+	}
+	if m := e.Model; m != nil && m.Params > 0 {
+		add("model", fmt.Sprintf("%s (%s), %s parameters, %s", EscapeCell(m.Name), EscapeCell(m.Arch), count(m.Params), EscapeCell(m.Dtype)))
+	} else if m != nil {
+		// Facts given in the profile (model.*) for a program with no report.
+		var facts []string
+		for _, f := range []struct {
+			what string
+			v    int64
+		}{{"matmul parameters", m.MatmulParams}, {"layers", m.Layers}, {"heads", m.Heads}, {"head dim", m.HeadDim}} {
+			if f.v > 0 {
+				facts = append(facts, f.what+" "+count(f.v))
+			}
+		}
+		if m.Dtype != "" {
+			facts = append(facts, EscapeCell(m.Dtype))
+		}
+		add("model", strings.Join(facts, ", ")+" (from the profile's model.* facts)")
+	} else {
+		add("model", "unknown (no workload report: it, or the model.* overrides, give the model's facts and MFU with them)")
+	}
+	if p := e.Peak; p != nil {
+		add("peak used for MFU", fmt.Sprintf("%s TFLOPS dense %s; DRAM %s TB/s", trim(p.TFLOPS), EscapeCell(e.Dtype), trim(p.MemoryTBps)))
+		add("peak source", EscapeCell(p.Source))
+	} else {
+		add("peak used for MFU", "none: "+EscapeCell(e.PeakMissing))
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+}
+
+// repeatCount is a stage's repeats column: how many its statistics use, and
+// of how many when a warm-up was dropped.
+func repeatCount(r summary.Stage) string {
+	if r.WarmupMS != nil {
+		return fmt.Sprintf("%d of %d", r.N, len(r.MS))
+	}
+	return fmt.Sprint(r.N)
+}
+
+// warmups says, under a table of stage statistics, which repeat of which
+// stage the warm-up rule dropped and why: package stats's rule, the one
+// deepprof diff and baselines apply.
+func warmups(b *strings.Builder, rows []summary.Stage) {
+	var lines []string
+	for _, r := range rows {
+		if d := r.Summary().Dropped(func(v float64) string { return Fixed(v, 3) }); d != "" {
+			uses := "the mean and sd use"
+			if r.TokensS > 0 {
+				uses = "the mean, sd and tokens/s use"
+			}
+			lines = append(lines, fmt.Sprintf("- %s: %s; %s the other %d.", EscapeCell(r.Name), d, uses, r.N))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Warm-up dropped (%s, as deepprof diff and baselines do):\n\n%s\n\n", model.WarmupRule(), strings.Join(lines, "\n"))
+}
+
+func sd(r summary.Stage) string {
+	if r.N < 2 {
+		return "n/a (1 repeat)"
+	}
+	return Fixed(r.SDMS, 3)
+}
+
+// stagesSection is one table of the stages' wall times (statistics,
+// repeats, tokens), the sub-stages beside it, and, without a CUPTI
+// timeline, the phases' kernel time against their wall time.
+func stagesSection(b *strings.Builder, s *summary.Summary) {
+	st := s.Stages
+	b.WriteString("## Stages\n\n")
+	if st.Missing != "" {
+		missing(b, st.Missing)
+		return
+	}
+	if st.Source != "" {
+		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", EscapeCell(st.Source))
+	} else {
+		fmt.Fprintf(b, "Wall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
+	}
+	t := Table{Header: []string{"stage", "phase", "mean ms", "sd ms", "repeats", "ms per repeat", "tokens", "tokens/s"},
+		Right: []bool{false, false, true, true, true, false, true, true}}
+	var tops, subs []summary.Stage
+	for _, r := range st.Rows {
+		if r.Parent != "" {
+			subs = append(subs, r)
+			continue
+		}
+		tops = append(tops, r)
+		tok, rate := "", ""
+		if r.Phase != "" {
+			tok, rate = "unknown", "unknown"
+		}
+		if r.Tokens > 0 {
+			tok, rate = fmt.Sprint(r.Tokens), Fixed(r.TokensS, 1)
+		}
+		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), r.Phase, Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r), tok, rate})
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	for _, r := range tops {
+		if r.Name == workload.WholeProgram && st.Source != "" {
+			fmt.Fprintf(b, "%s: each plain run of the program in stage 1 (no profiler), from start to exit, process start-up included (%s).\n\n", EscapeCell(r.Name), rundir.Stage1Runs)
+			if len(st.Rows) == 1 {
+				fmt.Fprintf(b, "The program opened no NVTX range of its domain (nvtx.domain), so the whole program is its only stage. To time its stages, mark its phases with NVTX ranges (%s), or set nvtx.domain to a library's domain to time its ranges.\n\n", EscapeCell(model.HowToMark))
+			}
+		}
+	}
+	warmups(b, tops)
+	if len(subs) > 0 {
+		b.WriteString("Sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
+		t := Table{Header: []string{"sub-stage", "inside", "mean ms", "share of parent", "ms per repeat"}, Right: []bool{false, false, true, true, false}}
+		parent := map[string]float64{}
+		for _, r := range st.Rows {
+			parent[r.Name] = r.MeanMS
+		}
+		for _, r := range subs {
+			sh := "n/a"
+			if p := parent[r.Parent]; p > 0 {
+				sh = Percent(r.MeanMS / p)
+			}
+			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), EscapeCell(r.Parent), Fixed(r.MeanMS, 3), sh, repeats(r)})
+		}
+		b.WriteString(t.String())
+		b.WriteString("\n")
+		warmups(b, subs)
+	}
+	perProcess(b, st.Rows)
+	wallVsKernel(b, s)
+}
+
+// perProcess renders the stages whose instances come from more than one
+// process, one row per process: the table above pools them.
+func perProcess(b *strings.Builder, rows []summary.Stage) {
+	t := Table{Header: []string{"stage", "process", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, true, false}}
+	for _, r := range rows {
+		for _, p := range r.Processes {
+			one := summary.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
+			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.ProcessID), Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	b.WriteString("Per process: these stages' instances come from the NVTX ranges of more than one process, which the rows above pool (each process's warm-up left out); each process's own, with the warm-up rule applied to its own first instance:\n\n")
+	b.WriteString(t.String())
+	b.WriteString("\n")
+}
+
+// wallVsKernel compares each phase's kernel time with its wall time, and
+// says why the two differ; only without a CUPTI timeline, whose section
+// measures the same thing on one run.
+func wallVsKernel(b *strings.Builder, s *summary.Summary) {
+	n := s.Narrative
+	if len(n.GPUBusy) == 0 || s.Phases.Missing == "" {
+		return
+	}
+	head := []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}
+	if n.GPUBusy[0].Instances > 0 {
+		head[2], head[3] = "kernel ms per instance", "wall ms per instance"
+	}
+	t := Table{Header: head, Right: []bool{false, false, true, true, true}}
+	for _, g := range n.GPUBusy {
+		t.Rows = append(t.Rows, []string{EscapeCell(g.Phase), EscapeCell(g.Region), Fixed(g.GPUMS, 3), Fixed(g.WallMS, 3), Percent(g.Busy)})
+	}
+	b.WriteString("Wall time against kernel time:\n\n")
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nGPU busy is the phase's kernel time in %s divided by its wall time above: the rest of the wall time is the host's (Python, framework, launches).", EscapeCell(s.Regions.Source))
+	if strings.Contains(s.Regions.Source, "ncu") {
+		b.WriteString(" Under an ncu timing pass kernels run serialized, at base clocks with flushed caches unless the run's plan says otherwise, so they take longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.")
+	}
+	b.WriteString("\n\n")
+}
+
+// maxRepeatsShown is the most repeats a "ms per repeat" cell lists; the
+// rest are in summary.json.
+const maxRepeatsShown = 6
+
+// repeats lists a stage's repeats, the one a warm-up rule dropped marked.
+func repeats(r summary.Stage) string {
+	parts := make([]string, 0, min(len(r.MS), maxRepeatsShown))
+	for i, v := range r.MS {
+		if i == maxRepeatsShown {
+			parts = append(parts, fmt.Sprintf("… (%d in all, in summary.json)", len(r.MS)))
+			break
+		}
+		parts = append(parts, Fixed(v, 3))
+	}
+	if r.WarmupMS != nil && len(parts) > 0 {
+		parts[0] += " (warm-up, dropped)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, model *workload.Model) {
+	b.WriteString("## MFU\n\n")
+	if m.Missing != "" {
+		missing(b, m.Missing)
+	} else {
+		t := Table{Header: []string{"scope", "FLOPs", "mean ms", "achieved TFLOPS", "MFU"}, Right: []bool{false, true, true, true, true}}
+		for _, r := range m.Rows {
+			t.Rows = append(t.Rows, []string{r.Scope, fmt.Sprintf("%.4g", r.FLOPs), Fixed(r.MeanMS, 3), Fixed(r.AchievedTFLOPS, 3), fmt.Sprintf("%.3g%%", 100*r.MFU)})
+		}
+		b.WriteString(t.String())
+		b.WriteString("\n")
+		var dropped []string
+		for _, r := range st.Rows {
+			if r.WarmupMS != nil && r.Phase != "" {
+				dropped = append(dropped, EscapeCell(r.Name))
+			}
+		}
+		if len(dropped) > 0 {
+			fmt.Fprintf(b, "Mean times are the Stages table's means: the first repeat of %s is dropped there as warm-up.\n\n", strings.Join(dropped, " and "))
+		}
+		if m.Peak != nil {
+			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), EscapeCell(m.Peak.Source))
+		}
+		if model != nil && model.MatmulParams > 0 {
+			// What the percentages are of: the model's size, batch and
+			// tokens, beside the GPU's peak.
+			batch := st.Batch
+			if batch <= 0 {
+				batch = 1
+			}
+			fmt.Fprintf(b, "Scale: each token multiplies %s weights (matmul\\_params) over %d layers, at batch %d; ", count(model.MatmulParams), model.Layers, batch)
+			if st.Tokens != nil {
+				fmt.Fprintf(b, "a generate reads %d prompt tokens and generates %d. ", st.Tokens.Prompt, st.Tokens.Generated)
+			}
+			b.WriteString("Decode does 2 FLOPs per weight per token while it reads every weight once, so its MFU is bounded by memory bandwidth, not by the peak above.\n\n")
+		}
+	}
+	fmt.Fprintf(b, "Formula: %s\n\nAssumptions:\n\n", EscapeCell(m.Formula))
+	for _, a := range m.Assumptions {
+		fmt.Fprintf(b, "- %s\n", EscapeCell(a))
+	}
+	b.WriteString("\n")
+}
+
+func topOperators(b *strings.Builder, o summary.Operators, k summary.Kernels) {
+	b.WriteString("## Top Operators\n\n")
+	if o.Missing != "" {
+		missing(b, o.Missing)
+		return
+	}
+	b.WriteString(OperatorTable(o.Rows).String())
+	b.WriteString("\nFrom torch.profiler in stage 1 (one generate after the timed repeats), by CUDA time. Operators nest (aten::linear holds aten::mm): their times overlap and do not add up.")
+	if o.Dropped > 0 {
+		fmt.Fprintf(b, " %d rows with GPU time and no CPU time (kernels torch lists among operators) are left out: the kernels are in Top Kernels.", o.Dropped)
+	}
+	if k.Missing == "" {
+		// The pair a reader compares: an operator's CUDA time and the
+		// kernels it launched in Top Kernels.
+		fmt.Fprintf(b, " An operator's CUDA ms is the time of the kernels it launched in that one generate of the plain run; Top Kernels sums %s", EscapeCell(k.Source))
+		if strings.Contains(k.Source, "ncu") {
+			b.WriteString(", one profiled generate whose kernels ncu serialized at base clocks with flushed caches: the same kernels take longer there than under the operator's CUDA ms")
+		} else {
+			b.WriteString(", every traced generate: divide by the generates traced before comparing")
+		}
+		b.WriteString(".")
+	}
+	b.WriteString(" All rows: [operators.md](operators.md).\n\n")
+}
+
+// OperatorTable is the table of operators.md and of the summary.
+func OperatorTable(ops []workload.Operator) Table {
+	t := Table{Header: []string{"operator", "calls", "CPU total ms", "CUDA ms"}, Right: []bool{false, true, true, true}}
+	for _, op := range ops {
+		t.Rows = append(t.Rows, []string{EscapeCell(op.Name), fmt.Sprint(op.Calls), Fixed(op.TotalMS, 3), Fixed(op.CUDAMS, 3)})
+	}
+	return t
+}
+
+// OperatorsMarkdown renders operators.md: the workload's whole operator
+// table.
+func OperatorsMarkdown(w io.Writer, runID string, ops []workload.Operator, why string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Operators: run %s\n\n", EscapeCell(runID))
+	if why != "" {
+		missing(&b, why)
+	} else {
+		b.WriteString("The workload's torch.profiler operator table (stage 1, one generate after the timed repeats), as it reported it. Operators nest: times overlap.\n\n")
+		b.WriteString(OperatorTable(ops).String())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func topKernels(b *strings.Builder, k summary.Kernels) {
+	b.WriteString("## Top Kernels\n\n")
+	if k.Missing != "" {
+		missing(b, k.Missing)
+		return
+	}
+	fmt.Fprintf(b, "From %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), k.Launches, Fixed(k.TotalMS, 3))
+	if k.DeepShare != nil {
+		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", Percent(*k.DeepShare))
+	}
+	b.WriteString("\n\n")
+	if k.BoundsNote != "" {
+		fmt.Fprintf(b, "Bounds not available: %s.\n\n", EscapeCell(strings.TrimSuffix(k.BoundsNote, ".")))
+	}
+	t := Table{Header: []string{"#", "kernel", "total ms", "calls", "share", "category", "bound", "SM %", "memory %"},
+		Right: []bool{true, false, true, true, true, false, false, true, true}}
+	spread, ds := kernelSpread(k.Rows)
+	if spread {
+		t.Header = append(t.Header[:4], append([]string{"launch ms: median (min–max)"}, t.Header[4:]...)...)
+		t.Right = append(t.Right[:4], append([]bool{true}, t.Right[4:]...)...)
+	}
+	var other []string // bounds not from SOL throughputs: their reason
+	for i, r := range k.Rows {
+		sm, mem := "", ""
+		if r.SMPct != nil && r.MemPct != nil {
+			sm, mem = Fixed(*r.SMPct, 1), Fixed(*r.MemPct, 1)
+		} else if r.Bound.Why != "" {
+			other = append(other, fmt.Sprintf("#%d: %s", i+1, EscapeCell(r.Bound.Why)))
+		}
+		row := []string{fmt.Sprint(i + 1), EscapeCell(r.Shown()), Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), Percent(r.Share), r.Category, r.Bound.Class, sm, mem}
+		if spread {
+			cell := ""
+			if p := r.Spread; p != nil {
+				cell = Fixed(p.MedianMS, ds) + " (" + Fixed(p.MinMS, ds) + "–" + Fixed(p.MaxMS, ds) + ")"
+			}
+			row = append(row[:4], append([]string{cell}, row[4:]...)...)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	b.WriteString(t.String())
+	if spread {
+		b.WriteString("\nLaunch ms: each launch's duration in the timeline, median (min–max); standard deviations are in summary.json and kernels.json.\n")
+	}
+	b.WriteString("\nSM % and memory %: the deep pass's Speed Of Light throughputs, percent of peak, duration-weighted over its launches of the kernel.")
+	if len(other) > 0 {
+		b.WriteString(" Where they are missing, the bound's reason: " + strings.Join(other, "; ") + ".")
+	}
+	b.WriteString("\n")
+	fullNames(b, k.Rows)
+	fmt.Fprintf(b, "\nBound: %s\n", EscapeCell(k.BoundRule))
+	b.WriteString("\nTime by kernel category (every kernel of the table, not only the top):\n\n")
+	c := Table{Header: []string{"category", "total ms", "share", "kernels"}, Right: []bool{false, true, true, true}}
+	for _, r := range k.ByCategory {
+		c.Rows = append(c.Rows, []string{r.Category, Fixed(r.TotalMS, 4), Percent(r.Share), fmt.Sprint(r.Kernels)})
+	}
+	b.WriteString(c.String())
+	ncuRules(b, k)
+	b.WriteString("\n")
+}
+
+// RuleRows are the rows of the summary's table of ncu's rules: per top
+// kernel (its index in k.Rows), its actionable rules, at most
+// maxRulesPerKernel.
+func RuleRows(k summary.Kernels) [][2]int {
+	var out [][2]int
+	for i, r := range k.Rows {
+		n := 0
+		for j, rule := range r.Rules {
+			if rule.Actionable() && n < maxRulesPerKernel {
+				n++
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
+}
+
+// maxRulesPerKernel is the most of ncu's rules the summary lists per top
+// kernel; kernels.json and summary.json have them all.
+const maxRulesPerKernel = 2
+
+// ncuRules lists ncu's guided analysis on the top kernels: each kernel's
+// rules with an estimated gain, largest first.
+func ncuRules(b *strings.Builder, k summary.Kernels) {
+	b.WriteString("\n\n### ncu's rules on the top kernels\n\n")
+	if k.RulesMissing != "" {
+		missing(b, k.RulesMissing)
+		return
+	}
+	t := Table{Header: []string{"#", "rule", "severity", "est. speedup", "of kernel time", "launches", "ncu's advice"},
+		Right: []bool{true, false, false, true, true, true, false}}
+	for _, ij := range RuleRows(k) {
+		r := k.Rows[ij[0]]
+		rule := r.Rules[ij[1]]
+		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), EscapeCell(rule.Name), rule.Severity, Fixed(*rule.SpeedupPct, 1) + "%", Fixed(r.Share**rule.SpeedupPct, 2) + "%", fmt.Sprintf("%d of %d", rule.Launches, rule.Of), EscapeCell(rule.Advice)})
+	}
+	if len(t.Rows) == 0 {
+		b.WriteString("No rule of the deep pass estimates a speedup for a top kernel.\n")
+		return
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", maxRulesPerKernel)
+}
+
+// fullNames lists the top kernels' full demangled names, folded: the
+// table shows each by a short name that is unique in the report.
+func fullNames(b *strings.Builder, rows []summary.Kernel) {
+	short := false
+	for _, r := range rows {
+		short = short || r.Shown() != r.Name
+	}
+	if !short {
+		return
+	}
+	b.WriteString("\n<details><summary>Full kernel names (the table shows each by a short name, unique in this report)</summary>\n\n")
+	for i, r := range rows {
+		fmt.Fprintf(b, "%d. %s\n", i+1, EscapeCell(r.Name))
+	}
+	b.WriteString("\n</details>\n")
+}
+
+func perRegion(b *strings.Builder, r summary.Regions) {
+	b.WriteString("## Per-Region Breakdown\n\n")
+	if r.Missing != "" {
+		missing(b, r.Missing)
+		return
+	}
+	if r.Sampled {
+		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", EscapeCell(r.Source))
+	} else {
+		fmt.Fprintf(b, "From %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Stages).\n\n", EscapeCell(r.Source))
+	}
+	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
+	for _, g := range r.Rows {
+		t.Rows = append(t.Rows, []string{EscapeCell(g.Name), fmt.Sprint(g.Depth), Fixed(g.TotalMS, 4), fmt.Sprint(g.Launches), Percent(g.Share)})
+	}
+	t.Rows = append(t.Rows, []string{"(outside every range)", "", Fixed(r.Outside, 4), "", Percent(safeDiv(r.Outside, r.TotalMS))})
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	if r.SampleReport != "" {
+		fmt.Fprintf(b, "Metrics per region (Speed Of Light, occupancy, DRAM), over the deep pass's sample of launches, are in [%s](%s).\n\n", EscapeCell(r.SampleReport), r.SampleReport)
+	}
+}
+
+// kernelSpread says whether any top kernel has a per-launch spread, and the
+// decimals that show its values.
+func kernelSpread(rows []summary.Kernel) (bool, int) {
+	var vs []float64
+	for _, r := range rows {
+		if p := r.Spread; p != nil {
+			vs = append(vs, p.MinMS, p.MedianMS, p.MaxMS)
+		}
+	}
+	return len(vs) > 0, Decimals(vs, 3)
+}
+
+// phases renders "GPU busy and idle per phase": one table, its rule in one
+// note.
+func phases(b *strings.Builder, p summary.Phases) {
+	b.WriteString("## GPU busy and idle per phase\n\n")
+	if p.Missing != "" {
+		missing(b, p.Missing)
+		return
+	}
+	scopes := map[[2]int64]bool{}
+	for _, r := range p.Rows {
+		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+	}
+	t := Table{
+		Header: []string{"phase", "wall ms", "kernel ms", "busy", "idle", "gaps", "gap ms", "largest gap", "launch latency median µs", "memcpy ms", "launch-bound"},
+		Right:  []bool{false, true, true, true, true, true, true, false, true, true, false},
+	}
+	for _, r := range p.Rows {
+		name := EscapeCell(r.Phase)
+		if r.Phase == "" {
+			name = "(whole run)"
+		}
+		if len(scopes) > 1 {
+			name = fmt.Sprintf("process %d, GPU %d: %s", r.ProcessID, r.Device, name)
+		}
+		gap := "none"
+		if g := r.LargestGap; g != nil {
+			gap = fmt.Sprintf("%s ms after %s, before %s", Fixed(g.MS, 3), EscapeCell(summary.Short(g.Before)), EscapeCell(summary.Short(g.After)))
+			if r.Instances > 1 {
+				gap += fmt.Sprintf(" (instance %d)", g.Instance)
+			}
+		}
+		lat := "n/a"
+		if r.LaunchLatencyMedianUS != nil {
+			lat = Fixed(*r.LaunchLatencyMedianUS, 1)
+		}
+		lb := "no"
+		if r.LaunchBound {
+			lb = "yes"
+		}
+		t.Rows = append(t.Rows, []string{name, Fixed(r.WallMS, 3), Fixed(r.KernelMS, 3), Percent(r.Busy), Percent(r.Idle), fmt.Sprint(r.Gaps), Fixed(r.GapMS, 3), gap, lat, Fixed(r.MemcpyMS, 3), lb})
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(b, "\nFrom the run's CUPTI timeline (the plain run's own kernel times), NVTX phases at depth %d. A phase's wall time spans its instances on the GPU, "+
+		"from the earlier of its range's start and its first kernel or copy to the later of its range's end and its last one. "+
+		"Busy is the time any kernel of the process runs on the GPU (whichever phase launched it), idle the rest; kernel ms sums the phase's own kernels "+
+		"(overlapping kernels count twice). Gaps are the idle holes between two kernels; launch latency runs from the launch call's start to the kernel's start; "+
+		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound.%s\n\n",
+		p.Depth, Percent(p.LaunchBoundIdleShare), nestedNote(p))
+}
+
+// nestedNote says what the rows inside a phase are, when there are any.
+func nestedNote(p summary.Phases) string {
+	for _, r := range p.Rows {
+		if r.Nested {
+			return " A row whose path goes inside a phase (phase/range) is a range within it, its time part of the phase's row (its instances' spans can overlap, when a range's kernels run after it ends, so their sum can pass the phase's); only the phases themselves are judged launch-bound in the findings."
+		}
+	}
+	return ""
+}
+
+// communication renders "Communication", only for a summary that has it:
+// one table of phase × rank, then a line per phase on the ranks' balance.
+func communication(b *strings.Builder, c *summary.Communication) {
+	if c == nil {
+		return
+	}
+	b.WriteString("## " + CommunicationSection + "\n\n")
+	t := Table{
+		Header: []string{"phase", "process", "GPU", "compute ms", "communication ms", "overlapped ms", "exposed ms", "collectives"},
+		Right:  []bool{false, true, true, true, true, true, true, true},
+	}
+	for _, r := range c.Rows {
+		name := EscapeCell(r.Phase)
+		if r.Phase == "" {
+			name = "(whole run)"
+		}
+		t.Rows = append(t.Rows, []string{name, fmt.Sprint(r.ProcessID), fmt.Sprint(r.Device), Fixed(r.ComputeMS, 3), Fixed(r.CommunicationMS, 3), Fixed(r.OverlapMS, 3), Fixed(r.ExposedCommunicationMS, 3), fmt.Sprint(r.Collectives)})
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	for _, r := range c.Balance {
+		name := EscapeCell(r.Phase)
+		if r.Phase == "" {
+			name = "The whole run" // a phrase, not a name: it opens the line
+		}
+		if r.Straggler == nil {
+			fmt.Fprintf(b, "- %s: one rank, nothing to compare.\n", name)
+			continue
+		}
+		imb := "a rank ran no kernel"
+		if r.Imbalance != nil {
+			imb = "imbalance " + Fixed(*r.Imbalance, 2) + "x"
+		}
+		fmt.Fprintf(b, "- %s: GPU busy %s ms max / %s ms min across %d ranks (%s); compute %s / %s ms. ",
+			name, Fixed(r.MaxBusyMS, 3), Fixed(r.MinBusyMS, 3), r.Ranks, imb, Fixed(r.MaxComputeMS, 3), Fixed(r.MinComputeMS, 3))
+		if r.ByWait() {
+			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.",
+				r.Straggler.ProcessID, r.Straggler.Device, Fixed(r.MinCommunicationMS, 3), Fixed(r.MaxCommunicationMS, 3))
+			if r.NetCommunicationMS != nil {
+				calls := "calls"
+				if r.CollectiveCalls == 1 {
+					calls = "call"
+				}
+				fmt.Fprintf(b, " The collectives themselves take %s ms (%d %s per rank, net of waiting).", Fixed(*r.NetCommunicationMS, 3), r.CollectiveCalls, calls)
+			}
+			b.WriteString("\n")
+		} else {
+			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it computes longest.\n", r.Straggler.ProcessID, r.Straggler.Device)
+		}
+	}
+	b.WriteString("\nFrom the run's CUPTI timeline, per phase and rank (one process on one GPU). Communication is the time any communication kernel " +
+		"(the category communication: NCCL collectives and the like) runs on the GPU, compute the time any other kernel does, each counted once however many overlap; " +
+		"overlapped is the time both run at once (a collective on another stream), exposed the communication with no compute beside it. " +
+		"Imbalance is the most GPU busy time of a rank over the least. A collective's kernel runs until the last rank joins it, so a rank's communication time " +
+		"holds its wait for the others: the straggler, the rank they wait for, is the one with the least communication time (late on the host or slow on the GPU alike), " +
+		"or without collectives the one that computes longest. Net of waiting, a collective is its shortest duration over the ranks (the i-th call of each rank paired).\n\n")
+}
+
+func safeDiv(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// count writes a parameter count in millions or billions.
+func count(n int64) string {
+	switch {
+	case n >= 1e9:
+		return Fixed(float64(n)/1e9, 2) + " B"
+	case n >= 1e6:
+		return Fixed(float64(n)/1e6, 1) + " M"
+	}
+	return fmt.Sprint(n)
+}
+
+// trim writes a peak figure without trailing zeros.
+func trim(v float64) string {
+	s := Fixed(v, 3)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}

@@ -1,0 +1,385 @@
+// Package trace writes a timeline (package timeline) as Chrome trace event
+// JSON, the format Perfetto's UI (ui.perfetto.dev) and chrome://tracing
+// open: timeline/trace.json.gz of a run directory.
+//
+// Tracks: each CUDA process's threads carry its NVTX push/pop ranges, its
+// launch calls and its marks; each (process, device) is a track group of
+// its own, "GPU d (pid p)", with one track per stream holding kernels,
+// memcpys and memsets. Start/end ranges, which need not nest, are async
+// events of their process. Kernels are "X" events with cat "kernel" and the
+// kernel's name as kernels.json writes it; args hold the launch
+// configuration, correlation id and NVTX path. Times are microseconds from
+// the timeline's earliest record (otherData.origin_ns), written exactly
+// from integer nanoseconds.
+//
+// The writer streams: it holds one event at a time, never the document.
+// It reads the timeline; it computes nothing.
+package render
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"path"
+	"slices"
+	"strconv"
+
+	"github.com/llm-perf-opt/deepprof/internal/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+)
+
+// Category names of the events.
+const (
+	CatKernel = "kernel"
+	CatMemcpy = "memcpy"
+	CatMemset = "memset"
+	CatAPI    = "cuda_api"
+	CatNVTX   = "nvtx"
+)
+
+// gpuPIDBase is where the trace's synthetic process ids of GPU track groups
+// start: above Linux's largest pid (2^22), so they meet no real process.
+const gpuPIDBase = 1 << 22
+
+// maxQuoted bounds the cache of quoted names.
+const maxQuoted = 1 << 16
+
+// WriteFile writes the trace gzip-compressed to path, atomically: the JSON
+// is streamed through the compressor to a temporary file beside path
+// (artifacts.WriteAtomicIn), so memory does not grow with the trace; on an
+// error nothing is left at path (a previous trace stays) and no temporary
+// file either. path is a file of the folder root (the run directory),
+// written only inside it (artifacts.WriteAtomicIn).
+func WriteFile(root, path string, tl *timeline.Timeline) error {
+	return rundir.WriteAtomicIn(root, path, func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		if err := Write(zw, tl); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+}
+
+type writer struct {
+	w        *bufio.Writer
+	argFirst bool // the next key is the first of an args object
+	origin   int64
+	first    bool
+	b        []byte
+	quoted   map[string][]byte
+}
+
+// Write writes the trace to w.
+func Write(w io.Writer, tl *timeline.Timeline) error {
+	tw := &writer{w: bufio.NewWriterSize(w, 64<<10), origin: tl.OriginNS, first: true, quoted: map[string][]byte{}}
+	tw.raw(`{"traceEvents":[`)
+	for i, p := range tl.Processes {
+		tw.process(p, i)
+	}
+	tw.raw("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"origin_ns\":\"")
+	tw.raw(strconv.FormatInt(tl.OriginNS, 10))
+	tw.raw("\",\"source\":\"deepprof CUPTI timeline\"}}\n")
+	return tw.w.Flush()
+}
+
+func (w *writer) raw(s string) { w.w.WriteString(s) }
+
+// event starts one event: {"ph":PH,"pid":PID,"tid":TID,"ts":TS
+func (w *writer) event(ph string, pid, tid int64, ts int64) {
+	b := w.b[:0]
+	if w.first {
+		b = append(b, "\n{\"ph\":\""...)
+		w.first = false
+	} else {
+		b = append(b, ",\n{\"ph\":\""...)
+	}
+	b = append(b, ph...)
+	b = append(b, "\",\"pid\":"...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, ",\"tid\":"...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, ",\"ts\":"...)
+	b = w.us(b, ts-w.origin)
+	w.b = b
+	w.argFirst = false
+}
+
+// us appends ns as microseconds with three decimals, exactly.
+func (w *writer) us(b []byte, ns int64) []byte {
+	if ns < 0 {
+		b = append(b, '-')
+		ns = -ns
+	}
+	b = strconv.AppendInt(b, ns/1000, 10)
+	f := ns % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}
+
+func (w *writer) key(k string) {
+	if w.argFirst {
+		w.argFirst = false
+		w.b = append(w.b, '"')
+	} else {
+		w.b = append(w.b, ",\""...)
+	}
+	w.b = append(w.b, k...)
+	w.b = append(w.b, "\":"...)
+}
+
+func (w *writer) str(k, v string) {
+	w.key(k)
+	q, ok := w.quoted[v]
+	if !ok {
+		q, _ = json.Marshal(v) // a string always marshals; invalid UTF-8 becomes U+FFFD
+		if len(w.quoted) < maxQuoted {
+			w.quoted[v] = q
+		}
+	}
+	w.b = append(w.b, q...)
+}
+
+func (w *writer) int(k string, v int64) {
+	w.key(k)
+	w.b = strconv.AppendInt(w.b, v, 10)
+}
+
+func (w *writer) dur(ns int64) {
+	w.key("dur")
+	w.b = w.us(w.b, ns)
+}
+
+func (w *writer) args() {
+	w.b = append(w.b, ",\"args\":{"...)
+	w.argFirst = true
+}
+
+func (w *writer) end(closeArgs bool) {
+	if closeArgs {
+		w.b = append(w.b, '}')
+	}
+	w.b = append(w.b, '}')
+	w.w.Write(w.b)
+}
+
+// meta writes a metadata event (name: process_name, thread_name, ...).
+func (w *writer) meta(name string, pid, tid int64, key string, v any) {
+	w.event("M", pid, tid, w.origin)
+	w.str("name", name)
+	w.b = append(w.b, ",\"args\":{"...)
+	w.b = append(w.b, '"')
+	w.b = append(w.b, key...)
+	w.b = append(w.b, "\":"...)
+	switch v := v.(type) {
+	case string:
+		q, _ := json.Marshal(v)
+		w.b = append(w.b, q...)
+	case int64:
+		w.b = strconv.AppendInt(w.b, v, 10)
+	}
+	w.end(true)
+}
+
+func (w *writer) process(p *timeline.Process, index int) {
+	pid := p.Header.PID
+	exe := path.Base(p.Header.Exe)
+	w.meta("process_name", pid, 0, "name", exe+" (pid "+strconv.FormatInt(pid, 10)+")")
+	w.meta("process_sort_index", pid, 0, "sort_index", int64(2*index))
+
+	// Threads: every thread that launched work or pushed a range.
+	threads := map[int64]bool{}
+	for _, a := range p.APIs {
+		threads[a.Thread] = true
+	}
+	for _, r := range p.Ranges {
+		threads[r.Thread] = true
+	}
+	for _, m := range p.Marks {
+		threads[m.Thread] = true
+	}
+	tids := make([]int64, 0, len(threads))
+	for t := range threads {
+		tids = append(tids, t)
+	}
+	slices.Sort(tids)
+	for _, t := range tids {
+		w.meta("thread_name", pid, t, "name", "thread "+strconv.FormatInt(t, 10))
+	}
+
+	last := lastTS(p)
+	for _, r := range p.Ranges {
+		end, closed := r.End, r.Closed
+		if !closed {
+			end = max(last, r.Start)
+		}
+		if r.Kind == timeline.PushPop {
+			w.event("X", pid, r.Thread, r.Start)
+			w.str("cat", CatNVTX)
+			w.str("name", r.Label())
+			w.dur(end - r.Start)
+			w.args()
+			w.str("path", r.Path())
+			w.str("domain", r.Domain)
+			if !closed {
+				w.str("unclosed", "the file ended with this range open")
+			}
+			w.end(true)
+			continue
+		}
+		for _, ph := range []string{"b", "e"} {
+			tid, ts := r.Thread, r.Start
+			if ph == "e" {
+				ts = end
+				if closed {
+					tid = r.EndThread
+				}
+			}
+			w.event(ph, pid, tid, ts)
+			w.str("cat", CatNVTX)
+			w.str("name", r.Label())
+			w.int("id", int64(r.ID))
+			if ph == "b" {
+				w.args()
+				w.str("domain", r.Domain)
+				if !closed {
+					w.str("unclosed", "the file ended with this range open")
+				}
+				w.end(true)
+			} else {
+				w.end(false)
+			}
+		}
+	}
+	for _, m := range p.Marks {
+		w.event("i", pid, m.Thread, m.TS)
+		w.str("cat", CatNVTX)
+		w.str("name", timelineLabel(m))
+		w.str("s", "t")
+		w.end(false)
+	}
+	for _, a := range p.APIs {
+		w.event("X", pid, a.Thread, a.Start)
+		w.str("cat", CatAPI)
+		w.str("name", a.Function)
+		w.dur(a.End - a.Start)
+		w.args()
+		w.int("correlation", int64(a.Correlation))
+		w.str("api", string(a.Kind))
+		w.int("cbid", int64(a.CBID))
+		w.end(true)
+	}
+
+	// GPU track groups: one per device, one track per stream.
+	type dev struct{ streams map[uint32]bool }
+	devs := map[uint32]*dev{}
+	see := func(d, s uint32) {
+		if devs[d] == nil {
+			devs[d] = &dev{streams: map[uint32]bool{}}
+		}
+		devs[d].streams[s] = true
+	}
+	for i := range p.Kernels {
+		see(p.Kernels[i].Device, p.Kernels[i].Stream)
+	}
+	for i := range p.Copies {
+		see(p.Copies[i].Device, p.Copies[i].Stream)
+	}
+	ids := make([]uint32, 0, len(devs))
+	for d := range devs {
+		ids = append(ids, d)
+	}
+	slices.Sort(ids)
+	gpid := map[uint32]int64{}
+	for j, d := range ids {
+		g := int64(gpuPIDBase + index*256 + j)
+		gpid[d] = g
+		w.meta("process_name", g, 0, "name", "GPU "+strconv.FormatUint(uint64(d), 10)+" (pid "+strconv.FormatInt(pid, 10)+")")
+		w.meta("process_sort_index", g, 0, "sort_index", int64(2*index+1))
+		ss := make([]uint32, 0, len(devs[d].streams))
+		for s := range devs[d].streams {
+			ss = append(ss, s)
+		}
+		slices.Sort(ss)
+		for _, s := range ss {
+			w.meta("thread_name", g, int64(s), "name", "stream "+strconv.FormatUint(uint64(s), 10))
+		}
+	}
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		w.event("X", gpid[k.Device], int64(k.Stream), k.Start)
+		w.str("cat", CatKernel)
+		w.str("name", k.Name())
+		w.dur(k.End - k.Start)
+		w.args()
+		w.int("pid", pid)
+		w.int("device", int64(k.Device))
+		w.int("stream", int64(k.Stream))
+		w.int("correlation", int64(k.Correlation))
+		w.str("grid", k.Grid.String())
+		w.str("block", k.Block.String())
+		w.int("registers_per_thread", int64(k.Registers))
+		w.int("static_shared_bytes", int64(k.StaticShared))
+		w.int("dynamic_shared_bytes", int64(k.DynamicShared))
+		w.str("mangled_name", k.Mangled)
+		if k.Range != nil {
+			w.str("nvtx", k.Range.Path())
+		}
+		if k.API != nil {
+			w.dur2("launch_latency_us", k.Start-k.API.Start)
+		}
+		w.end(true)
+	}
+	for i := range p.Copies {
+		c := &p.Copies[i]
+		cat, name := CatMemset, "Memset"
+		if c.Kind != "" {
+			cat, name = CatMemcpy, "Memcpy "+string(c.Kind)
+		}
+		w.event("X", gpid[c.Device], int64(c.Stream), c.Start)
+		w.str("cat", cat)
+		w.str("name", name)
+		w.dur(c.End - c.Start)
+		w.args()
+		w.int("pid", pid)
+		w.int("bytes", int64(min(c.Bytes, 1<<62)))
+		w.int("correlation", int64(c.Correlation))
+		if c.Range != nil {
+			w.str("nvtx", c.Range.Path())
+		}
+		w.end(true)
+	}
+}
+
+// dur2 writes a duration in microseconds under another key.
+func (w *writer) dur2(k string, ns int64) {
+	w.key(k)
+	w.b = w.us(w.b, ns)
+}
+
+// timelineLabel names a mark as ranges are named: Domain@name.
+func timelineLabel(m cupti.NVTX) string {
+	r := timeline.Range{Domain: m.Domain, Name: m.Name}
+	return r.Label()
+}
+
+// lastTS is the latest timestamp of a process's records.
+func lastTS(p *timeline.Process) int64 {
+	var t int64
+	for i := range p.Kernels {
+		t = max(t, p.Kernels[i].End)
+	}
+	for i := range p.Copies {
+		t = max(t, p.Copies[i].End)
+	}
+	for _, a := range p.APIs {
+		t = max(t, a.End)
+	}
+	for _, r := range p.Ranges {
+		t = max(t, r.Start, r.End)
+	}
+	for _, m := range p.Marks {
+		t = max(t, m.TS)
+	}
+	return t
+}

@@ -1,0 +1,226 @@
+package render_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
+	"github.com/sebdah/goldie/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+)
+
+// Recordings the trace is checked on: synthetic (package cuptitest) and
+// real (fixtures/cupti, recorded by harness/cuptilib on an H100), a folder
+// a row.
+var recordings = []struct {
+	name  string
+	files []string
+}{
+	{"synthetic-two-processes", []string{"../cupti/testdata/synthetic-4242.tsv", "../cupti/testdata/synthetic-4244-nothreads.tsv"}},
+	{"synthetic-truncated", []string{"../cupti/testdata/synthetic-4243-truncated.tsv"}},
+	{"h100-nvtx-ranges-domains", realFiles("h100-nvtx-ranges/domains")},
+	{"h100-nvtx-ranges-twoproc", realFiles("h100-nvtx-ranges/twoproc")},
+	{"h100-nvtx-more-all", realFiles("h100-nvtx-more/all")},
+	{"h100-nvtx-more-killed", realFiles("h100-nvtx-more/killed")},
+	{"h100-torch-nvtx", realFiles("h100-torch-nvtx")},
+}
+
+// realFiles is the record files of one real recording's folder.
+func realFiles(dir string) []string {
+	files, err := filepath.Glob(filepath.Join("../../fixtures/cupti", dir, "cupti-*.tsv"))
+	if err != nil || len(files) == 0 {
+		panic(fmt.Sprintf("no record files in %s (%v)", dir, err))
+	}
+	return files
+}
+
+// A trace that cannot be written leaves nothing behind: here the rename
+// fails (the target is a directory that is not empty), after the whole
+// trace was streamed to the temporary file.
+func TestWriteFileFails(t *testing.T) {
+	tl, err := timeline.ReadFiles(recordings[0].files...)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "trace.json.gz")
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "x"), 0o755))
+	require.Error(t, render.WriteFile(filepath.Dir(out), out, tl))
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, es, 1, "no temporary file left")
+	assert.Equal(t, "trace.json.gz", es[0].Name())
+	assert.True(t, es[0].IsDir())
+}
+
+// doc is the trace as an independent reader sees it: plain JSON, none of the
+// writer's types.
+type doc struct {
+	TraceEvents     []map[string]any `json:"traceEvents"`
+	DisplayTimeUnit string           `json:"displayTimeUnit"`
+	OtherData       map[string]any   `json:"otherData"`
+}
+
+func readTrace(t *testing.T, path string) doc {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err, "trace.json.gz is gzip")
+	data, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.True(t, json.Valid(data), "the trace is valid JSON")
+	var d doc
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&d))
+	return d
+}
+
+func num(t *testing.T, ev map[string]any, k string) float64 {
+	t.Helper()
+	v, ok := ev[k].(json.Number)
+	require.True(t, ok, "event %v: %q is a number", ev, k)
+	f, err := v.Float64()
+	require.NoError(t, err)
+	return f
+}
+
+func TestTrace(t *testing.T) {
+	g := goldie.New(t, goldie.WithFixtureDir("../../golden/trace"), goldie.WithNameSuffix(".json"))
+	for _, rc := range recordings {
+		t.Run(rc.name, func(t *testing.T) {
+			tl, err := timeline.ReadFiles(rc.files...)
+			require.NoError(t, err)
+			out := filepath.Join(t.TempDir(), "timeline", "trace.json.gz")
+			require.NoError(t, render.WriteFile(filepath.Dir(out), out, tl))
+			d := readTrace(t, out)
+			assert.Equal(t, "ns", d.DisplayTimeUnit)
+			require.NotEmpty(t, d.TraceEvents)
+
+			// Every event has ph, ts, pid and tid; durations are not negative.
+			type track struct{ pid, tid float64 }
+			named := map[track]string{}
+			procNames := map[float64]string{}
+			kernelCount := map[string]int{}
+			kernelUS := map[string]float64{}
+			async := map[string]int{}
+			for _, ev := range d.TraceEvents {
+				for _, k := range []string{"ph", "ts", "pid", "tid"} {
+					require.Contains(t, ev, k, "event %v", ev)
+				}
+				ts := num(t, ev, "ts")
+				assert.GreaterOrEqual(t, ts, 0.0, "times start at the origin")
+				pid, tid := num(t, ev, "pid"), num(t, ev, "tid")
+				switch ev["ph"] {
+				case "M":
+					args := ev["args"].(map[string]any)
+					switch ev["name"] {
+					case "process_name":
+						procNames[pid] = args["name"].(string)
+					case "thread_name":
+						named[track{pid, tid}] = args["name"].(string)
+					}
+				case "X":
+					dur := num(t, ev, "dur")
+					assert.GreaterOrEqual(t, dur, 0.0, "event %v", ev)
+					cat := ev["cat"].(string)
+					if strings.Contains(cat, "kernel") {
+						name := ev["name"].(string)
+						kernelCount[name]++
+						kernelUS[name] += dur
+					}
+				case "b", "e":
+					async[ev["name"].(string)] += map[string]int{"b": 1, "e": -1}[ev["ph"].(string)]
+				case "i":
+				default:
+					t.Fatalf("unexpected phase %v", ev["ph"])
+				}
+			}
+			// Every event's track is named, and so is its process.
+			for _, ev := range d.TraceEvents {
+				pid, tid := num(t, ev, "pid"), num(t, ev, "tid")
+				assert.Contains(t, procNames, pid, "process of %v is named", ev)
+				if ev["ph"] != "M" {
+					assert.Contains(t, named, track{pid, tid}, "track of %v is named", ev)
+				}
+			}
+			for name, n := range async {
+				assert.Zero(t, n, "async range %q begins and ends", name)
+			}
+
+			// Kernels match the input: the names and calls of kernels.json,
+			// and their time.
+			ka := model.NewKernelAggregator()
+			for l := range tl.Launches() {
+				require.NoError(t, ka.Add(rc.name, l))
+			}
+			var kj bytes.Buffer
+			require.NoError(t, render.KernelsJSON(&kj, ka.Table(rc.name), nil))
+			var kjDoc struct {
+				Kernels []struct {
+					Name    string  `json:"kernel_name"`
+					Calls   int     `json:"calls"`
+					TotalMS float64 `json:"total_ms"`
+				} `json:"kernels"`
+			}
+			require.NoError(t, json.Unmarshal(kj.Bytes(), &kjDoc))
+			wantCount := map[string]int{}
+			wantUS := map[string]float64{}
+			for _, k := range kjDoc.Kernels {
+				wantCount[k.Name] += k.Calls
+				wantUS[k.Name] += k.TotalMS * 1000
+			}
+			assert.Equal(t, wantCount, kernelCount)
+			for name, us := range wantUS {
+				assert.InDelta(t, us, kernelUS[name], 1e-6*math.Max(1, us), name)
+			}
+
+			// The uncompressed trace, for review.
+			var raw bytes.Buffer
+			require.NoError(t, render.Write(&raw, tl))
+			g.Assert(t, rc.name, raw.Bytes())
+		})
+	}
+}
+
+// Names from the profiled program are data: quotes, backslashes, control
+// characters and invalid UTF-8 still make valid JSON.
+func TestHostileNames(t *testing.T) {
+	hdr := "#deepprof-cupti/1\tpid=5\tppid=1\tcupti_api=1\tcuda_driver=2\tstart_ns=0\texe=/x/\"q\"\n"
+	in := hdr + "N\tpush\t10\t1\t0\t\"dom\"\tna\\\\me\\t\\n\"</script>\xff\x01\n" +
+		"A\t20\t25\t1\t1\truntime\t211\tcudaLaunchKernel\n" +
+		"K\t30\t40\t0\t1\t7\t1\t1,1,1\t1,1,1\t1\t0\t0\t_Z1kv\tk<\"a\\\\b\">\xfe\n" +
+		"N\tpop\t50\t1\t0\t\"dom\"\t\nE\t4\t0\n"
+	b := timeline.NewBuilder()
+	require.NoError(t, b.Read(strings.NewReader(in), "h.tsv"))
+	tl, err := b.Build()
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, render.Write(&out, tl))
+	require.True(t, json.Valid(out.Bytes()), out.String())
+	var d doc
+	require.NoError(t, json.Unmarshal(out.Bytes(), &d))
+	var kernel map[string]any
+	for _, ev := range d.TraceEvents {
+		if ev["cat"] == "kernel" {
+			kernel = ev
+		}
+	}
+	require.NotNil(t, kernel)
+	assert.Equal(t, "k<\"a\\b\">\uFFFD", kernel["name"])
+	assert.Equal(t, 0.01, kernel["dur"], "10 ns")
+	assert.Contains(t, out.String(), `"dur":0.010,`, "written exactly from integer ns")
+}

@@ -1,0 +1,553 @@
+package rundir
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+)
+
+// NewRunID returns "<UTC timestamp>-<short random>", e.g.
+// "20261121T223000Z-3f9a1c": sortable by time, unique across hosts.
+func NewRunID(now time.Time, random io.Reader) (string, error) {
+	var b [3]byte
+	if _, err := io.ReadFull(random, b[:]); err != nil {
+		return "", fmt.Errorf("run id: %w", err)
+	}
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
+}
+
+// Run is one run directory being written.
+type Run struct {
+	ID  string
+	Dir string // MAIN
+
+	mu       sync.Mutex
+	manifest Manifest
+}
+
+// ErrRunExists is returned by Create when MAIN already exists.
+var ErrRunExists = errors.New("run directory exists")
+
+// Create makes MAIN = root/id; id "" picks NewRunID. An existing MAIN is
+// never reused: its results would be mixed with the new run's.
+func Create(root, id string, now time.Time) (*Run, error) {
+	if id == "" {
+		var err error
+		if id, err = NewRunID(now, rand.Reader); err != nil {
+			return nil, err
+		}
+	}
+	if !filepath.IsLocal(id) || strings.ContainsAny(id, `/\`) {
+		return nil, fmt.Errorf("run id %q: want one plain directory name", id)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, id)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%s: %w: choose another run.id, or remove it", dir, ErrRunExists)
+		}
+		return nil, err
+	}
+	return &Run{ID: id, Dir: dir, manifest: Manifest{RunID: id, Status: StatusComplete, Started: now.UTC().Format(time.RFC3339)}}, nil
+}
+
+// NotRunDirError is a directory that Open refuses: it is not a run
+// directory, and nothing was written into it.
+type NotRunDirError struct {
+	Dir     string
+	Missing string // what it lacks, for the one line printed
+}
+
+func (e *NotRunDirError) Error() string {
+	return fmt.Sprintf("%s: not a run directory: %s", e.Dir, e.Missing)
+}
+
+// Open returns the Run of an existing MAIN, with its manifest (for
+// rebuilding derived files). A run directory is what deepprof profile
+// made: it holds manifest.json with a run id, or (a session stopped before
+// it wrote its manifest) config.yaml with a raw tool output beside it.
+// Anything else is a *NotRunDirError.
+func Open(dir string) (*Run, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &NotRunDirError{Dir: dir, Missing: "no such directory"}
+	case err != nil:
+		return nil, err
+	case !st.IsDir():
+		return nil, &NotRunDirError{Dir: dir, Missing: "a file, not a directory"}
+	}
+	r := &Run{ID: filepath.Base(dir), Dir: dir, manifest: Manifest{RunID: filepath.Base(dir), Status: StatusComplete}}
+	b, err := input.ReadFile(filepath.Join(dir, ManifestJSON))
+	switch {
+	case err == nil:
+		var m Manifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			name := filepath.Join(dir, ManifestJSON)
+			if off, ok := input.Offset(err); ok {
+				return nil, fmt.Errorf("%s:%d: %w", name, input.Line(b, off), err)
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(b)) == 0 {
+				return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?): %w", name, input.Line(b, int64(len(b))), err)
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if m.RunID == "" {
+			return nil, &NotRunDirError{Dir: dir, Missing: ManifestJSON + " has no run_id: it is not deepprof's"}
+		}
+		if m.Status == "" {
+			m.Status = StatusComplete
+		}
+		r.manifest = m
+		return r, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	if !r.Exists(ConfigYAML) || !slices.ContainsFunc(layout, func(s Spec) bool { return s.Kind == Raw && r.Exists(s.Path) }) {
+		return nil, &NotRunDirError{Dir: dir, Missing: "no " + ManifestJSON + ", nor " + ConfigYAML + " with a tool output beside it (deepprof profile makes run directories)"}
+	}
+	return r, nil
+}
+
+// Stored returns the name under which rel is kept in MAIN: rel itself, or
+// rel.gz (recorded runs keep their large exports gzipped); ok is false when
+// neither is there.
+func (r *Run) Stored(rel string) (name string, ok bool) {
+	for _, q := range []string{rel, rel + ".gz"} {
+		if fi, err := os.Stat(r.Path(q)); err == nil && !fi.IsDir() {
+			return q, true
+		}
+	}
+	return "", false
+}
+
+// CheckOneCopy is an error when rel is there both plain and gzipped: they
+// may differ (a plain copy of one launch beside the recorded export of
+// fifty), and deepprof will not choose one silently.
+func (r *Run) CheckOneCopy(rel string) error {
+	for _, q := range []string{rel, rel + ".gz"} {
+		if fi, err := os.Stat(r.Path(q)); err != nil || fi.IsDir() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: both %s and %s.gz are in %s: they may differ, and deepprof will not choose one; remove the one that is not the run's",
+		rel, rel, rel, r.Dir)
+}
+
+// Exists reports whether the file path is there, plain or gzipped (as
+// path.gz).
+func Exists(path string) bool {
+	for _, q := range []string{path, path + ".gz"} {
+		if fi, err := os.Stat(q); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenFile opens rel for reading: the plain file, else rel.gz
+// decompressed. Errors name rel as stored.
+func (r *Run) OpenFile(rel string) (io.ReadCloser, error) {
+	if err := r.CheckOneCopy(rel); err != nil {
+		return nil, err
+	}
+	name, ok := r.Stored(rel)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", rel, fs.ErrNotExist)
+	}
+	f, err := os.Open(r.Path(name))
+	if err != nil || name == rel {
+		return f, err
+	}
+	zr, err := input.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return gzipFile{zr, f, name}, nil
+}
+
+type gzipFile struct {
+	*input.Reader
+	f    *os.File
+	name string
+}
+
+// Read names the file of a gzip stream cut short.
+func (g gzipFile) Read(p []byte) (int, error) {
+	n, err := g.Reader.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("%s: %w", g.name, err)
+	}
+	return n, err
+}
+
+func (g gzipFile) Close() error { return errors.Join(g.Reader.Close(), g.f.Close()) }
+
+// Exists reports whether rel is kept in MAIN, plain or gzipped.
+func (r *Run) Exists(rel string) bool {
+	_, ok := r.Stored(rel)
+	return ok
+}
+
+// Path is the absolute path of a file of the run, rel in slash form.
+func (r *Run) Path(rel string) string { return filepath.Join(r.Dir, filepath.FromSlash(rel)) }
+
+// Write writes one artifact atomically and records it in the manifest as
+// complete (or as the status given).
+func (r *Run) Write(rel string, data []byte) error {
+	if err := WriteFileAtomicIn(r.Dir, r.Path(rel), data); err != nil {
+		r.Record(rel, StatusMissing, err.Error())
+		return err
+	}
+	r.Record(rel, StatusComplete, "")
+	return nil
+}
+
+// WriteStream writes one artifact atomically as write streams it, inside
+// MAIN only (WriteAtomicIn); it records nothing in the manifest.
+func (r *Run) WriteStream(rel string, write func(io.Writer) error) error {
+	return WriteAtomicIn(r.Dir, r.Path(rel), write)
+}
+
+// WriteFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it over path, so a reader never sees half a file, whatever
+// interrupts the writer.
+func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// Status says what an artifact is.
+type Status string
+
+// Artifact and run statuses.
+const (
+	StatusComplete Status = "complete"
+	StatusPartial  Status = "partial" // present, but holds less than asked for
+	StatusSkipped  Status = "skipped" // not made, on purpose
+	StatusMissing  Status = "missing" // not made, because something failed
+	StatusFailed   Status = "failed"  // (run) nothing usable
+	// StatusAbsent is an artifact that was made but is not in this copy
+	// of the run directory (recorded runs leave large reports out).
+	StatusAbsent Status = "absent"
+)
+
+// absentReason is an absent artifact's reason; the reason it had before
+// follows it.
+const absentReason = "not kept in this copy of the run directory"
+
+// Artifact is one manifest entry.
+type Artifact struct {
+	Path   string `json:"path"`
+	Kind   Kind   `json:"kind,omitempty"` // from the layout
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Was is an absent artifact's status when it was made.
+	Was   Status `json:"was,omitempty"`
+	Bytes int64  `json:"bytes,omitempty"` // when it was written
+	// StoredAs is the file's name when it is kept under another (FILE.gz).
+	StoredAs string `json:"stored_as,omitempty"`
+}
+
+// Present reports whether the artifact's file is in the run directory (as
+// far as the manifest knows: see CheckPresence).
+func (a Artifact) Present() bool {
+	return a.Status == StatusComplete || a.Status == StatusPartial
+}
+
+// File is the name of the artifact's file in MAIN (StoredAs, else Path).
+func (a Artifact) File() string {
+	if a.StoredAs != "" {
+		return a.StoredAs
+	}
+	return a.Path
+}
+
+// Manifest lists every artifact of a run and what became of the run.
+type Manifest struct {
+	RunID    string `json:"run_id"`
+	Status   Status `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Started  string `json:"started,omitempty"`
+	Finished string `json:"finished,omitempty"`
+	// Rebuilt is when deepprof report last remade the derived files.
+	Rebuilt string     `json:"rebuilt,omitempty"`
+	Notes   []string   `json:"notes,omitempty"`
+	Steps   []StepTime `json:"steps,omitempty"`
+	// Sources are the inputs the derived files were made from, as the last
+	// rebuild chose them.
+	Sources   *Sources   `json:"sources,omitempty"`
+	Artifacts []Artifact `json:"artifacts"`
+}
+
+// Sources are the inputs of the derived files, chosen once per rebuild.
+type Sources struct {
+	Kernels Source `json:"kernels"` // kernels.md, the summary's kernels
+	Regions Source `json:"regions"` // ncu/regions/, the summary's regions
+	Stages  Source `json:"stages"`  // the summary's stages, MFU, operators
+}
+
+// Source is one input: the file and what it holds; Path "" when the run
+// has none, with Why.
+type Source struct {
+	Path string `json:"path,omitempty"`
+	What string `json:"what,omitempty"`
+	// EveryLaunch is true when the file counts every launch of the run,
+	// false for a sample (the deep pass).
+	EveryLaunch bool   `json:"every_launch"`
+	Why         string `json:"why,omitempty"`
+}
+
+// StepTime is how long one program of the session ran, and how it ended.
+type StepTime struct {
+	Name     string  `json:"name"`
+	Seconds  float64 `json:"seconds"`
+	ExitCode int     `json:"exit_code"`
+	// Stopped says why the session stopped the program before it ended by
+	// itself; absent when it was not stopped.
+	Stopped Stop `json:"stopped,omitempty"`
+}
+
+// Stop is why the session stopped a step.
+type Stop string
+
+// Why a step was stopped.
+const (
+	StopInterrupted Stop = "interrupted" // the session was interrupted (Ctrl-C)
+	StopTimedOut    Stop = "timed_out"   // the step reached its deadline
+)
+
+// RecordStep adds a step's wall time to the manifest, in the order run.
+func (r *Run) RecordStep(name string, seconds float64, exitCode int) {
+	r.RecordStepTime(StepTime{Name: name, Seconds: seconds, ExitCode: exitCode})
+}
+
+// RecordStepTime adds a step's record to the manifest, in the order run.
+func (r *Run) RecordStepTime(st StepTime) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Steps = append(r.manifest.Steps, st)
+}
+
+// Record sets an artifact's status; a later record of the same path
+// replaces the earlier one.
+func (r *Run) Record(rel string, st Status, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := Artifact{Path: rel, Status: st, Reason: reason}
+	if s, ok := Lookup(rel); ok {
+		a.Kind = s.Kind
+	}
+	if fi, err := os.Stat(r.Path(rel)); err == nil && !fi.IsDir() {
+		a.Bytes = fi.Size()
+	}
+	for i := range r.manifest.Artifacts {
+		if r.manifest.Artifacts[i].Path == rel {
+			r.manifest.Artifacts[i] = a
+			return
+		}
+	}
+	r.manifest.Artifacts = append(r.manifest.Artifacts, a)
+}
+
+// Note adds a line to the manifest's notes (what the session decided, such
+// as using an ncu timing pass for lack of nsys).
+func (r *Run) Note(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := fmt.Sprintf(format, args...)
+	if !slices.Contains(r.manifest.Notes, n) { // a rebuild says again what it said before
+		r.manifest.Notes = append(r.manifest.Notes, n)
+	}
+}
+
+// SetSources records the inputs of the derived files.
+func (r *Run) SetSources(s Sources) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Sources = &s
+}
+
+// DropNotes removes the notes for which stale returns true.
+func (r *Run) DropNotes(stale func(string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Notes = slices.DeleteFunc(r.manifest.Notes, stale)
+}
+
+// RemoveStale deletes the file of every derived artifact the manifest
+// calls missing: what an earlier rebuild made from a source that now fails
+// must not stay beside the manifest's "missing", for a reader (deepprof
+// diff, a person) to take as this run's. It returns the paths removed.
+func (r *Run) RemoveStale() ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var removed []string
+	var errs []error
+	for i := range r.manifest.Artifacts {
+		a := &r.manifest.Artifacts[i]
+		s, ok := Lookup(a.Path)
+		if !ok || s.Kind != Derived || a.Status != StatusMissing {
+			continue
+		}
+		for _, q := range []string{a.Path, a.Path + ".gz"} {
+			err := os.Remove(r.Path(q))
+			switch {
+			case err == nil:
+				removed = append(removed, q)
+				a.Bytes = 0 // the size was the removed file's
+			case !errors.Is(err, fs.ErrNotExist):
+				errs = append(errs, err)
+			}
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// CheckPresence makes the manifest say what is in MAIN now: an artifact
+// listed as made (complete or partial) whose file is in neither plain nor
+// gzipped form becomes absent, with its former status in Was; one kept
+// gzipped gets StoredAs; an absent one that is back gets its status again.
+// Each entry's kind is set from the layout (manifests written before kinds
+// existed have none).
+func (r *Run) CheckPresence() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.manifest.Artifacts {
+		a := &r.manifest.Artifacts[i]
+		if s, ok := Lookup(a.Path); ok {
+			a.Kind = s.Kind
+		}
+		if !a.Present() && a.Status != StatusAbsent {
+			continue
+		}
+		name, ok := r.Stored(a.Path)
+		switch {
+		case ok && a.Status == StatusAbsent:
+			a.Status, a.Was = a.Was, ""
+			a.Reason = strings.TrimPrefix(strings.TrimPrefix(a.Reason, absentReason), "; when made: ")
+		case !ok && a.Status != StatusAbsent:
+			a.Was, a.Status = a.Status, StatusAbsent
+			if a.Reason != "" {
+				a.Reason = absentReason + "; when made: " + a.Reason
+			} else {
+				a.Reason = absentReason
+			}
+		}
+		a.StoredAs = ""
+		if ok && name != a.Path {
+			a.StoredAs = name
+		}
+	}
+}
+
+// Forget removes rel from the manifest: a derived file that a rebuild no
+// longer makes (its input is gone) is neither made nor missing.
+func (r *Run) Forget(rel string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(a Artifact) bool { return a.Path == rel })
+}
+
+// MarkPartial marks the whole run partial, keeping the first reason.
+func (r *Run) MarkPartial(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.manifest.Status == StatusComplete {
+		r.manifest.Status, r.manifest.Reason = StatusPartial, reason
+	}
+}
+
+// RebuildPartial starts the reason of a run that a rebuild (deepprof
+// report) marked partial: the next rebuild clears that mark (ClearRebuild)
+// and says again what still fails; a session's own reason stays.
+const RebuildPartial = "rebuild: "
+
+// ClearRebuild makes a run that an earlier rebuild marked partial (its
+// reason starts with RebuildPartial) complete again.
+func (r *Run) ClearRebuild() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.manifest.Status == StatusPartial && strings.HasPrefix(r.manifest.Reason, RebuildPartial) {
+		r.manifest.Status, r.manifest.Reason = StatusComplete, ""
+	}
+}
+
+// MarkFailed marks the whole run failed.
+func (r *Run) MarkFailed(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Status, r.manifest.Reason = StatusFailed, reason
+}
+
+// Find returns the entry of path.
+func (m Manifest) Find(path string) (Artifact, bool) {
+	for _, a := range m.Artifacts {
+		if a.Path == path {
+			return a, true
+		}
+	}
+	return Artifact{}, false
+}
+
+// Manifest returns a copy of the manifest, artifacts sorted by path.
+func (r *Run) Manifest() Manifest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.manifest
+	m.Artifacts = slices.Clone(m.Artifacts)
+	m.Notes = slices.Clone(m.Notes)
+	m.Steps = slices.Clone(m.Steps)
+	slices.SortFunc(m.Artifacts, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
+	return m
+}
+
+// WriteManifest writes manifest.json (atomically), stamping finished.
+func (r *Run) WriteManifest(now time.Time) error {
+	r.mu.Lock()
+	r.manifest.Finished = now.UTC().Format(time.RFC3339)
+	r.mu.Unlock()
+	return r.writeManifest()
+}
+
+// WriteRebuiltManifest writes manifest.json after deepprof report remade
+// the derived files: it stamps rebuilt and keeps the session's own
+// started and finished times (finished is stamped only when the session
+// never wrote it).
+func (r *Run) WriteRebuiltManifest(now time.Time) error {
+	r.mu.Lock()
+	t := now.UTC().Format(time.RFC3339)
+	r.manifest.Rebuilt = t
+	if r.manifest.Finished == "" {
+		r.manifest.Finished = t
+	}
+	r.mu.Unlock()
+	return r.writeManifest()
+}
+
+func (r *Run) writeManifest() error {
+	m := r.Manifest()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomicIn(r.Dir, r.Path(ManifestJSON), append(b, '\n'))
+}

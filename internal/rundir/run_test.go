@@ -1,0 +1,245 @@
+package rundir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
+
+func TestNewRunID(t *testing.T) {
+	id, err := NewRunID(t0, bytes.NewReader([]byte{0x3f, 0x9a, 0x1c}))
+	require.NoError(t, err)
+	assert.Equal(t, "20261121T223000Z-3f9a1c", id)
+	_, err = NewRunID(t0, bytes.NewReader(nil))
+	assert.Error(t, err)
+}
+
+func TestCreateNeverReuses(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "tmp", "stage2")
+	r, err := Create(root, "run1", t0)
+	require.NoError(t, err)
+	assert.DirExists(t, r.Dir)
+	_, err = Create(root, "run1", t0)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrRunExists))
+	assert.Contains(t, err.Error(), "choose another run.id")
+	for _, bad := range []string{"../x", "a/b", "/abs", ".."} {
+		_, err := Create(root, bad, t0)
+		assert.Error(t, err, bad)
+	}
+	r2, err := Create(root, "", t0)
+	require.NoError(t, err)
+	assert.Regexp(t, `^20261121T223000Z-[0-9a-f]{6}$`, r2.ID)
+}
+
+func TestWriteAtomicAndManifest(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(KernelsMD, []byte("# Kernels\n")))
+	require.NoError(t, r.Write("ncu/raw.csv", []byte("x")))
+	r.Record(NcuDetails, StatusSkipped, "no details page asked for")
+	r.Record("ncu/raw.csv", StatusPartial, "the workload crashed after 10 launches")
+	r.MarkPartial("the workload crashed")
+	r.MarkPartial("a second reason is not kept")
+	r.Note("timeline: ncu timing pass (no usable nsys)")
+	require.NoError(t, r.WriteManifest(t0.Add(time.Minute)))
+
+	entries, err := os.ReadDir(filepath.Join(r.Dir, "ncu"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
+
+	var m Manifest
+	b, err := os.ReadFile(r.Path(ManifestJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.Equal(t, StatusPartial, m.Status)
+	assert.Equal(t, "the workload crashed", m.Reason)
+	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
+	assert.Equal(t, []Artifact{
+		{Path: "kernels.md", Kind: Derived, Status: StatusComplete, Bytes: 10},
+		{Path: "ncu/details.csv", Kind: Raw, Status: StatusSkipped, Reason: "no details page asked for"},
+		{Path: "ncu/raw.csv", Kind: Raw, Status: StatusPartial, Reason: "the workload crashed after 10 launches", Bytes: 1},
+	}, m.Artifacts)
+
+	again, err := Open(r.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, m, again.Manifest())
+}
+
+func TestWriteFileAtomicReplaces(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a", "b.txt")
+	require.NoError(t, WriteFileAtomic(p, []byte("one")))
+	require.NoError(t, WriteFileAtomic(p, []byte("two")))
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(b))
+	require.Error(t, WriteFileAtomic(filepath.Join(p, "under-a-file"), nil), "a file is not a directory")
+}
+
+// TestRebuiltManifestKeepsSessionTimes: deepprof report stamps rebuilt and
+// leaves the session's started and finished alone.
+func TestRebuiltManifestKeepsSessionTimes(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.WriteManifest(t0.Add(time.Minute)))
+	again, err := Open(r.Dir)
+	require.NoError(t, err)
+	require.NoError(t, again.WriteRebuiltManifest(t0.Add(time.Hour)))
+	m := again.Manifest()
+	assert.Equal(t, "2026-11-21T22:30:00Z", m.Started)
+	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
+	assert.Equal(t, "2026-11-21T23:30:00Z", m.Rebuilt)
+
+	// A session stopped before it wrote its manifest: config.yaml and a
+	// raw export.
+	dir := t.TempDir()
+	require.NoError(t, WriteFileAtomic(filepath.Join(dir, ConfigYAML), []byte("run: {}\n")))
+	require.NoError(t, WriteFileAtomic(filepath.Join(dir, NcuTimingRaw+".gz"), []byte("x")))
+	bare, err := Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, bare.WriteRebuiltManifest(t0))
+	assert.Equal(t, "2026-11-21T22:30:00Z", bare.Manifest().Finished)
+}
+
+// TestOpenRefusesNonRunDirectories: deepprof report must not write into a
+// directory that is not a run directory; Open says what is missing.
+func TestOpenRefusesNonRunDirectories(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	onlyConfig := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(onlyConfig, ConfigYAML), []byte("a: 1\n"), 0o644))
+	notOurs := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(notOurs, ManifestJSON), []byte(`{"name": "a web app"}`), 0o644))
+	for dir, want := range map[string]string{
+		t.TempDir():                        "not a run directory: no manifest.json, nor config.yaml with a tool output beside it",
+		onlyConfig:                         "not a run directory: no manifest.json, nor config.yaml with a tool output beside it",
+		notOurs:                            "not a run directory: manifest.json has no run_id",
+		file:                               "not a run directory: a file, not a directory",
+		filepath.Join(t.TempDir(), "nope"): "not a run directory: no such directory",
+	} {
+		before, _ := os.ReadDir(dir)
+		_, err := Open(dir)
+		var nr *NotRunDirError
+		require.ErrorAs(t, err, &nr, dir)
+		assert.Equal(t, dir+": "+want, err.Error()[:len(dir)+2+len(want)])
+		after, _ := os.ReadDir(dir)
+		assert.Equal(t, len(before), len(after), "nothing written into %s", dir)
+	}
+}
+
+// TestCheckPresence: a rebuild lists what is not in MAIN as absent (with
+// the status it had), what is kept gzipped under its stored name, and gives
+// an absent file that is back its status again.
+func TestCheckPresence(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(NcuRaw, []byte("raw")))
+	r.Record(NcuDeepReport, StatusPartial, "ncu reported problems: see the notes")
+	r.Record(NcuTimingReport, StatusComplete, "")
+	r.Record(NcuDetails, StatusSkipped, "not asked for")
+	require.NoError(t, os.Rename(r.Path(NcuRaw), r.Path(NcuRaw+".gz")))
+
+	r.CheckPresence()
+	byPath := map[string]Artifact{}
+	for _, a := range r.Manifest().Artifacts {
+		byPath[a.Path] = a
+	}
+	assert.Equal(t, Artifact{Path: NcuRaw, Kind: Raw, Status: StatusComplete, Bytes: 3, StoredAs: NcuRaw + ".gz"}, byPath[NcuRaw])
+	assert.Equal(t, NcuRaw+".gz", byPath[NcuRaw].File())
+	assert.Equal(t, Artifact{Path: NcuDeepReport, Kind: Raw, Status: StatusAbsent, Was: StatusPartial,
+		Reason: "not kept in this copy of the run directory; when made: ncu reported problems: see the notes"}, byPath[NcuDeepReport])
+	assert.Equal(t, Artifact{Path: NcuTimingReport, Kind: Raw, Status: StatusAbsent, Was: StatusComplete,
+		Reason: "not kept in this copy of the run directory"}, byPath[NcuTimingReport])
+	assert.Equal(t, StatusSkipped, byPath[NcuDetails].Status, "never made: not absent")
+	assert.False(t, byPath[NcuDeepReport].Present())
+
+	require.NoError(t, WriteFileAtomic(r.Path(NcuDeepReport), []byte("rep")))
+	r.CheckPresence()
+	for _, a := range r.Manifest().Artifacts {
+		if a.Path == NcuDeepReport {
+			assert.Equal(t, Artifact{Path: NcuDeepReport, Kind: Raw, Status: StatusPartial, Reason: "ncu reported problems: see the notes"}, a)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Layout() {
+		assert.False(t, seen[s.Path], "%s listed twice", s.Path)
+		seen[s.Path] = true
+		assert.NotEmpty(t, s.Kind, s.Path)
+	}
+	assert.Equal(t, "nsys/run_cuda_gpu_kern_sum.csv", NsysKernSum)
+	assert.Equal(t, []string{TimelineTrace, TimelinePhases, OracleCheckJSON, KernelsMD, KernelsJSON, RegionsDir, RegionsSampleDir, StakeholderSummary, SummaryJSON,
+		OperatorsMD, ChartsDir, ReportMD, ReportHTML}, DerivedRoots())
+}
+
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	a, err := CreateAtomic(filepath.Join(dir, "ncu", "regions", "report.json"))
+	require.NoError(t, err)
+	_, err = a.Write([]byte("{half"))
+	require.NoError(t, err)
+	// a killed writer: neither Commit nor Abort
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernels.json"), []byte("{}"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".config.yaml.tmp-notdigits"), nil, 0o644))
+	assert.True(t, IsTemp(filepath.Base(a.f.Name())))
+	assert.False(t, IsTemp("kernels.json"))
+	assert.False(t, IsTemp(".config.yaml.tmp-notdigits"))
+
+	removed, err := RemoveTemps(dir)
+	require.NoError(t, err)
+	require.Len(t, removed, 1)
+	assert.Regexp(t, `^ncu/regions/\.report\.json\.tmp-[0-9]+$`, removed[0])
+	assert.NoFileExists(t, a.f.Name())
+	assert.FileExists(t, filepath.Join(dir, "kernels.json"))
+	assert.FileExists(t, filepath.Join(dir, ".config.yaml.tmp-notdigits"), "not a name the writer makes")
+	a.f.Close()
+}
+
+// TestRemoveStale: a derived file recorded missing is removed, and its
+// entry no longer gives the removed file's size; a rebuild's partial mark
+// is cleared by ClearRebuild, a session's is not.
+func TestRemoveStale(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(KernelsJSON, []byte("{}\n")))
+	r.Record(KernelsJSON, StatusMissing, "its source fails")
+	a, _ := r.Manifest().Find(KernelsJSON)
+	require.EqualValues(t, 3, a.Bytes)
+	removed, err := r.RemoveStale()
+	require.NoError(t, err)
+	assert.Equal(t, []string{KernelsJSON}, removed)
+	assert.NoFileExists(t, r.Path(KernelsJSON))
+	a, _ = r.Manifest().Find(KernelsJSON)
+	assert.Zero(t, a.Bytes, "no size for a file that is not there")
+
+	r.MarkPartial(RebuildPartial + "derived files not made")
+	r.ClearRebuild()
+	assert.Equal(t, StatusComplete, r.Manifest().Status)
+	r.MarkPartial("interrupted")
+	r.ClearRebuild()
+	assert.Equal(t, StatusPartial, r.Manifest().Status, "a session's own reason stays")
+}
+
+// TestOpenBounded (issue 16): manifest.json is read up to a cap; an
+// endless one (SYNTHETIC zeros through a named pipe) is an error naming it.
+func TestOpenBounded(t *testing.T) {
+	input.LimitForTest(t, 1<<20)
+	dir := t.TempDir()
+	p := filepath.Join(dir, ManifestJSON)
+	input.FIFOForTest(t, p)
+	_, err := Open(dir)
+	require.EqualError(t, err, p+": larger than 1 MiB: not a deepprof file?")
+}

@@ -1,0 +1,235 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// The CUPTI timeline (timeline.tool=cupti, or auto without a usable nsys):
+// the plain workload runs once more, with workload.repeats, and deepprof's
+// CUPTI library injected into every CUDA process it starts. Why a second
+// plain run rather than stage 1 itself: stage 1 stays the run whose wall
+// times the summary reports, untouched by any tracing, at the cost of one
+// more plain run, which is small beside the deep pass. The library's
+// overhead is measured inside the recorded run: deepprof's default
+// workload alternates its repeats with as many with recording paused
+// (deepprof_cupti_pause/resume), because between two processes the same
+// plain workload moved by up to 1.8x on the H100 measured, more than the
+// library costs. The kernel times, the
+// regions and the deep pass's choice of kernels come from this run, not
+// from a replay under ncu (+35 % on an 8B-shaped model with ncu's defaults:
+// fixtures/logs/timing-fidelity-ncu-vs-cupti.txt).
+
+// errCuptiBuild marks a timeline that failed because the library could not
+// be built: with timeline.tool=auto the session goes on with an ncu timing
+// pass.
+var errCuptiBuild = errors.New("CUPTI library")
+
+// cuptiOptions is where the library's toolkit and compiler are found.
+func (s *Session) cuptiOptions() Options {
+	if s.CUPTI != nil {
+		return *s.CUPTI
+	}
+	return Options{}
+}
+
+// cuptiUsable says whether the library can be built here: a CUDA toolkit
+// with CUPTI and a C compiler (nothing is compiled yet: a dry run stays
+// free of side effects).
+func (s *Session) cuptiUsable() error {
+	opts := s.cuptiOptions()
+	if _, err := FindToolkit(opts); err != nil {
+		return err
+	}
+	_, err := FindCompiler(opts)
+	return err
+}
+
+// notNsys is the timeline when nsys is not usable (why says why): CUPTI
+// when the library can be built, else the ncu timing pass.
+func (s *Session) notNsys(why string) *timeline {
+	if err := s.cuptiUsable(); err != nil {
+		return &timeline{tool: timelineNcu, why: "; " + why + "; no CUPTI library: " + err.Error()}
+	}
+	return &timeline{tool: timelineCupti, why: "; " + why}
+}
+
+// cuptiLibPlaceholder stands for the library's path in a plan made before
+// it is built.
+const cuptiLibPlaceholder = "<the CUPTI library, built on first use>"
+
+// cuptiSteps are the timeline's steps with CUPTI: the plain run with the
+// library, then (timeline.oracle) a plain run under torch.profiler.
+func (s *Session) cuptiSteps(mainDir string, tl *timeline) ([]Step, error) {
+	spec := s.spec()
+	env, err := spec.Environ(workload.PhaseCupti, filepath.Join(mainDir, rundir.TimelineReport))
+	if err != nil {
+		return nil, err
+	}
+	lib := tl.cupti
+	if lib == "" {
+		lib = cuptiLibPlaceholder
+	}
+	env = append(env, Env(lib, filepath.Join(mainDir, rundir.TimelineCupti))...)
+	steps := []Step{{ID: StepCupti, Argv: spec.Argv, Env: env, Log: rundir.TimelineLog,
+		Note: "timeline: deepprof's CUPTI library in a plain run: every kernel, copy, launch call and NVTX range, at the run's own clocks",
+		Details: []string{
+			fmt.Sprintf("the workload runs as in stage 1 (%s=%d); its records go to MAIN/%s/cupti-<pid>.tsv, one file per CUDA process, children included", workload.EnvRepeats, spec.Repeats, rundir.TimelineCupti),
+			"report.md gives the library's overhead: repeats with recording on against as many with it paused in the same process (deepprof's default workload alternates them), and against stage 1",
+		}}}
+	if s.Cfg.Timeline.Oracle {
+		oenv, err := spec.Environ(workload.PhaseOracle, "")
+		if err != nil {
+			return nil, err
+		}
+		oenv = append(oenv, workload.EnvOracle+"="+filepath.Join(mainDir, rundir.OracleJSON))
+		steps = append(steps, Step{ID: StepOracle, Argv: spec.Argv, Env: oenv, Log: rundir.OracleLog,
+			Note:    "the independent check: torch.profiler's kernel figures in a separate plain run (timeline.oracle)",
+			Details: []string{"a workload that does not support " + workload.EnvPhase + "=" + string(workload.PhaseOracle) + " writes no figures: a note says so, and the run goes on"}})
+	}
+	return steps, nil
+}
+
+// cuptiTimeline builds the library (cached), runs the workload with it and
+// the oracle, and picks the deep pass's kernel functions from its records.
+func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string, error) {
+	clock := s.now()
+	start := clock()
+	lib, err := Build(ctx, s.cuptiOptions())
+	exit := 0
+	if err != nil {
+		exit = 1
+	}
+	run.RecordStep("cupti-build", clock().Sub(start).Seconds(), exit)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errCuptiBuild, err)
+	}
+	s.tl.cupti = lib
+	run.Note("timeline: deepprof's CUPTI library (%s) in a plain run timed every kernel launch%s", lib, s.tl.why)
+	if err := rundir.MkdirIn(run.Dir, run.Path(rundir.TimelineCupti)); err != nil {
+		return nil, err
+	}
+	byID, err := s.stepsByID(run.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.step(ctx, run, byID[StepCupti], false); err != nil {
+		if files := rebuild.CuptiFiles(run); len(files) > 0 {
+			run.Note("CUPTI timeline: the workload failed under the library; the %d record file(s) it wrote are kept", len(files))
+		}
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	if _, ok := byID[StepOracle]; ok && !run.Exists(rundir.Stage1Report) {
+		run.Note("oracle (torch.profiler): not run: the program wrote no workload report, and only a workload that supports %s=%s (deepprof's default one) writes torch.profiler's figures", workload.EnvPhase, workload.PhaseOracle)
+		delete(byID, StepOracle)
+	}
+	if st, ok := byID[StepOracle]; ok {
+		if err := s.step(ctx, run, st, false); err != nil {
+			if isStopped(err) {
+				return nil, err
+			}
+			run.Note("oracle (torch.profiler): %v; the timeline is not checked against it", err)
+		} else if !run.Exists(rundir.OracleJSON) {
+			run.Note("oracle (torch.profiler): the workload wrote no figures to $%s (only a workload that supports %s=%s does, such as deepprof's default one); the timeline is not checked against it",
+				workload.EnvOracle, workload.EnvPhase, workload.PhaseOracle)
+		} else {
+			run.Record(rundir.OracleJSON, rundir.StatusComplete, "")
+		}
+	}
+	if run.Exists(rundir.TimelineReport) {
+		run.Record(rundir.TimelineReport, rundir.StatusComplete, "")
+	}
+	// A program that never loaded CUDA left no record file at all: the
+	// same answer as one that loaded it and launched nothing.
+	if len(rebuild.CuptiFiles(run)) == 0 {
+		return nil, noKernel(run)
+	}
+	dc, err := rebuild.ConfigFor(s.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := rebuild.CuptiKernels(run, dc)
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	if tab.Launches == 0 && len(s.Cfg.NVTX.Include) > 0 {
+		if tab, err = s.profileWhatOccurred(run); err != nil {
+			return nil, err
+		}
+	}
+	if tab.Launches == 0 {
+		return nil, noKernel(run)
+	}
+	top := s.cover(run, *tab, "")
+	var names []string
+	seen := map[string]bool{}
+	for _, k := range top.Kernels {
+		if name := ncu.FunctionName(k.Name); !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if s.topProcesses, err = rebuild.ProcessesOf(run, names); err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	return names, nil
+}
+
+// noKernel is the error of a CUPTI timeline without a kernel launch.
+func noKernel(run *rundir.Run) error {
+	return fmt.Errorf("CUPTI timeline: the program launched no CUDA kernel (%d record file(s) in MAIN/%s). Next: check that it runs its work on the GPU (CUDA_VISIBLE_DEVICES, its device selection) and that its CUDA runtime is the one the library was injected into; the workload log is MAIN/%s",
+		len(rebuild.CuptiFiles(run)), rundir.TimelineCupti, rundir.TimelineLog)
+}
+
+// profileWhatOccurred is the session's answer to a program that ran none of
+// the configured NVTX ranges (nvtx.include) under the CUPTI library: it
+// says which ranges did occur and profiles them (the outermost ones), or
+// the whole program when it marked none. The configuration it goes on with
+// is written to config.yaml, so that a rebuild reads the same ranges.
+func (s *Session) profileWhatOccurred(run *rundir.Run) (*model.KernelTable, error) {
+	found, err := rebuild.TopRanges(run, s.Cfg.NVTX.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	was := s.Cfg.NVTX.Include
+	if len(found) == 0 {
+		s.Cfg.NVTX.Include = nil
+		run.Note("nvtx.include: none of the ranges %v occurred and the program opened no NVTX range: the whole program is profiled. To time its stages, mark its phases with NVTX ranges (%s)", was, model.HowToMark)
+	} else {
+		s.Cfg.NVTX.Include = found
+		run.Note("nvtx.include: none of the ranges %v occurred; the program's outermost ranges are %v, and those are profiled (set nvtx.include to choose)", was, found)
+	}
+	s.logf("none of the NVTX ranges %v occurred; profiling %v", was, orWhole(s.Cfg.NVTX.Include))
+	y, err := s.Cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	s.ConfigYAML = y
+	if err := run.Write(rundir.ConfigYAML, y); err != nil {
+		return nil, err
+	}
+	dc, err := rebuild.ConfigFor(s.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := rebuild.CuptiKernels(run, dc)
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	return tab, nil
+}
+
+func orWhole(include []string) string {
+	if len(include) == 0 {
+		return "the whole program"
+	}
+	return fmt.Sprint(include)
+}

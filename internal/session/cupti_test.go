@@ -1,0 +1,145 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// fakeCUPTI is a CUDA toolkit folder holding what cuptilib looks for, and
+// a C compiler that writes its -o file (or fails), as cuptilib.Options.
+func fakeCUPTI(t *testing.T, compiles bool) *Options {
+	t.Helper()
+	home := t.TempDir()
+	for f, text := range map[string]string{"include/cuda.h": "", "include/nvtx3/nvToolsExt.h": "", "include/cupti.h": "",
+		"include/generated_nvtx_meta.h": "", "lib64/libcupti.so": "", "include/cupti_version.h": "#define CUPTI_API_VERSION 130001\n"} {
+		p := filepath.Join(home, filepath.FromSlash(f))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then echo so > \"$2\"; exit 0; fi; shift; done; exit 5\n"
+	if !compiles {
+		script = "#!/bin/sh\necho 'deepprof_cupti.c:1:1: error: a test compiler that fails' >&2\nexit 1\n"
+	}
+	cc := filepath.Join(t.TempDir(), "cc")
+	require.NoError(t, os.WriteFile(cc, []byte(script), 0o755))
+	return &Options{CUDAHome: home, Compiler: cc, CacheDir: filepath.Join(t.TempDir(), "cache"), Getenv: func(string) string { return "" }}
+}
+
+func cuptiFake() *fakeTools {
+	return &fakeTools{
+		deep:           pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv"},
+		workloadReport: stage1Report,
+		cuptiRun:       "runs/cupti-tiny-llama", cuptiFile: "cupti-564.tsv.gz",
+	}
+}
+
+// With no usable nsys and a CUDA toolkit with CUPTI, auto takes the CUPTI
+// timeline: the library is built, the workload runs with it and under the
+// oracle, and kernels.md, ncu/regions/ and the deep pass's kernels come
+// from the records; no ncu timing pass runs.
+func TestSessionCUPTITimeline(t *testing.T) {
+	root := t.TempDir()
+	f := cuptiFake()
+	s := newSession(t, testConfig(t, root), f)
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	require.NotNil(t, m.Sources)
+	assert.Equal(t, rundir.TimelineCupti, m.Sources.Kernels.Path)
+	assert.Equal(t, rundir.TimelineCupti, m.Sources.Regions.Path)
+
+	var steps []string
+	for _, st := range m.Steps {
+		steps = append(steps, st.Name)
+	}
+	assert.Equal(t, []string{"ncu-sections", "stage1", "cupti-build", "timeline-cupti", "oracle-torch-profiler", "ncu-deep", "export-raw", "export-details"}, steps)
+	for _, argv := range f.calls {
+		assert.NotContains(t, argv, "gpu__time_duration.sum", "no ncu timing pass")
+	}
+	// The library is loaded into the timeline's run only, from the cache.
+	for i, env := range f.envs {
+		inj := slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, EnvCUDAInjection+"=") })
+		if slices.Contains(env, "DEEPPROF_PHASE=cupti") {
+			assert.True(t, inj, "the timeline run loads the library")
+			assert.Contains(t, env, EnvCUDAInjection+"="+filepath.Join(s.CUPTI.CacheDir, filepath.Base(filepath.Dir(strings.TrimPrefix(env[slices.IndexFunc(env, func(e string) bool { return strings.HasPrefix(e, EnvCUDAInjection+"=") })], EnvCUDAInjection+"="))), LibName))
+		} else {
+			assert.False(t, inj, "run %d (%v) without the library", i, f.calls[i])
+		}
+	}
+	// The deep pass filters on the CUPTI timeline's top kernels.
+	deep := f.calls[slices.IndexFunc(f.calls, func(a []string) bool { return slices.Contains(a, "--kernel-name") })]
+	assert.Contains(t, deep[slices.Index(deep, "--kernel-name")+1], "nvjet", "a top kernel of the recording")
+
+	for _, rel := range []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON, rundir.KernelsJSON, rundir.RegionsJSON} {
+		assert.FileExists(t, run.Path(rel))
+	}
+	var c rebuild.OracleCheck
+	b, err := os.ReadFile(run.Path(rundir.OracleCheckJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &c))
+	assert.True(t, c.Passed, "the recorded run agrees with its oracle")
+	md, err := os.ReadFile(run.Path(rundir.ReportMD))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "## The CUPTI timeline")
+	assert.Contains(t, string(md), "Independent check: the timeline agrees with torch.profiler")
+}
+
+// A workload that writes no oracle figures gets a note, and the run goes on.
+func TestSessionCUPTINoOracle(t *testing.T) {
+	f := cuptiFake()
+	f.noOracle = true
+	s := newSession(t, testConfig(t, t.TempDir()), f)
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+		return strings.Contains(n, "the workload wrote no figures to $DEEPPROF_ORACLE")
+	}), "%q", m.Notes)
+	assert.NoFileExists(t, run.Path(rundir.OracleCheckJSON))
+}
+
+// Under auto, a library that does not compile leaves the ncu timing pass,
+// and the manifest says why; timeline.tool=cupti stops with the compiler's
+// message.
+func TestSessionCUPTIBuildFails(t *testing.T) {
+	f := &fakeTools{
+		timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv"},
+		deep:           pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv"},
+		workloadReport: stage1Report,
+	}
+	s := newSession(t, testConfig(t, t.TempDir()), f)
+	s.CUPTI = fakeCUPTI(t, false)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	assert.Equal(t, rundir.NcuTimingRaw, m.Sources.Kernels.Path)
+	assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "timeline: an ncu timing pass") && strings.Contains(n, "the CUPTI library could not be built") &&
+			strings.Contains(n, "a test compiler that fails")
+	}), "%q", m.Notes)
+
+	cfg := testConfig(t, t.TempDir())
+	cfg.Timeline.Tool = "cupti"
+	s = newSession(t, cfg, f)
+	s.CUPTI = fakeCUPTI(t, false)
+	run, err = s.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a test compiler that fails")
+	assert.Equal(t, rundir.StatusPartial, run.Manifest().Status)
+}

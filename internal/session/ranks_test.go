@@ -1,0 +1,222 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// torchrunFake plays torchrun --no-python over fakeTools: it starts the
+// program once per rank with RANK set, each rank's records going to the
+// CUPTI folder as cupti-<pid>.tsv.gz (a recorded two-process run's files,
+// one per rank); the rank wrapper (package ranks' script) is played by
+// rankExec, what the script does, so that each rank's ncu sees its own argv.
+type torchrunFake struct {
+	*fakeTools
+	n        int
+	launches [][]string // each launcher invocation's argv
+	envs     [][]string // and its environment additions
+	rankArgv [][]string // what each rank ran
+	failRank int        // a rank whose ncu writes no report (-1 none)
+}
+
+var rankRecords = []string{"cupti/h100-nvtx-ranges/twoproc-exec/cupti-676.tsv", "cupti/h100-nvtx-ranges/twoproc-exec/cupti-677.tsv"}
+
+func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
+	i := slices.Index(c.Argv, "--no-python")
+	if !slices.Contains(c.Argv, "torch.distributed.run") || i < 0 {
+		return f.fakeTools.Run(ctx, c)
+	}
+	f.launches = append(f.launches, c.Argv)
+	f.envs = append(f.envs, c.Env)
+	prog := c.Argv[i+1:]
+	var res Result
+	for r := range f.n {
+		argv := prog
+		if len(prog) > 1 && strings.HasSuffix(prog[1], "rank-exec.py") {
+			argv = rankExec(prog[2:], r)
+			if r == f.failRank && filepath.Base(argv[0]) == "ncu" {
+				f.rankArgv = append(f.rankArgv, argv)
+				// This rank's ncu logs and writes no report.
+				log := argv[slices.Index(argv, "--log-file")+1]
+				if err := os.WriteFile(log, []byte("==PROF== Connected to process\n"), 0o644); err != nil {
+					return Result{}, err
+				}
+				continue
+			}
+		}
+		f.rankArgv = append(f.rankArgv, argv)
+		env := append(slices.Clone(c.Env), "RANK="+strconv.Itoa(r))
+		if dir, ok := envValue(c.Env, EnvOutDir); ok {
+			// each rank writes its own record file
+			if err := copyFile(fx+rankRecords[r%len(rankRecords)], filepath.Join(dir, filepath.Base(rankRecords[r%len(rankRecords)]))); err != nil {
+				return Result{}, err
+			}
+		}
+		if r > 0 { // one report per run: rank 0's
+			env = slices.DeleteFunc(env, func(e string) bool {
+				return strings.HasPrefix(e, "DEEPPROF_REPORT=") || strings.HasPrefix(e, EnvOutDir+"=")
+			})
+		}
+		rr, err := f.fakeTools.Run(ctx, Command{Argv: argv, Env: env, Stdout: c.Stdout, Stderr: c.Stderr})
+		if err != nil {
+			return rr, err
+		}
+		if rr.ExitCode != 0 {
+			res = rr
+		}
+	}
+	return res, nil
+}
+
+// rankExec is what scripts harness/ranks/rank_exec.py does with its
+// arguments in rank r.
+func rankExec(args []string, r int) []string {
+	only, program := -1, 0
+	for len(args) > 0 && args[0] != "--" {
+		v, _ := strconv.Atoi(args[1])
+		if args[0] == "--only" {
+			only = v
+		} else {
+			program = v
+		}
+		args = args[2:]
+	}
+	args = args[1:]
+	if only >= 0 && only != r {
+		args = args[len(args)-program:]
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, rundir.RankPlaceholder, strconv.Itoa(r))
+		if strings.Contains(out[i], "/ranks/rank"+strconv.Itoa(r)+"/") {
+			os.MkdirAll(filepath.Dir(out[i]), 0o755) // as the wrapper does
+		}
+	}
+	return out
+}
+
+func envValue(env []string, key string) (string, bool) {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func rankConfig(t *testing.T, root, mode string) *config.Config {
+	cfg := testConfig(t, root)
+	cfg.NVTX.Include = nil
+	cfg.Timeline.Oracle = false
+	cfg.Device = "cuda:2"
+	cfg.Workload.Launcher = config.Launcher{Kind: config.LauncherTorchrun, NprocPerNode: 2, Argv: []string{}, DeepPass: mode}
+	require.NoError(t, cfg.Validate())
+	return cfg
+}
+
+// TestSessionRanks: a two-rank workload under torchrun. Every step runs
+// under the launcher with both GPUs visible; the deep pass is one ncu per
+// rank started by the wrapper the session wrote (never one ncu around the
+// launcher), each rank's report exported into ncu/ranks/rank<R>/, and the
+// rebuild reads both ranks' exports.
+func TestSessionRanks(t *testing.T) {
+	for _, mode := range []string{config.DeepLockstep, config.DeepOneAtATime} {
+		t.Run(mode, func(t *testing.T) {
+			root := t.TempDir()
+			f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: -1}
+			f.cuptiRun = ""
+			s := newSession(t, rankConfig(t, root, mode), f.fakeTools)
+			s.Runner = f
+			s.CUPTI = fakeCUPTI(t, true)
+			run, err := s.Run(context.Background())
+			require.NoError(t, err)
+			m := run.Manifest()
+			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+
+			for _, argv := range f.launches {
+				assert.Equal(t, []string{"python3", "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "--no-python"}, argv[:7])
+			}
+			for _, env := range f.envs {
+				assert.Contains(t, env, "CUDA_VISIBLE_DEVICES=2,3")
+			}
+			for _, argv := range f.calls {
+				if filepath.Base(argv[0]) == "ncu" && !slices.Contains(argv, "--import") && !slices.Contains(argv, "--list-sections") {
+					assert.NotContains(t, argv, "torch.distributed.run", "ncu runs inside a rank, never around the launcher")
+				}
+			}
+			deeps := 0
+			for _, argv := range f.rankArgv {
+				if filepath.Base(argv[0]) == "ncu" {
+					deeps++
+					out := argv[slices.Index(argv, "-o")+1]
+					assert.Regexp(t, `/ncu/ranks/rank[01]/deep$`, out)
+				}
+			}
+			assert.Equal(t, 2, deeps, "one ncu per rank")
+			if mode == config.DeepOneAtATime {
+				assert.Len(t, f.launches, 2+2, "stage1, timeline, two deep passes")
+			} else {
+				assert.Len(t, f.launches, 2+1, "stage1, timeline, one deep pass")
+			}
+			for r := range 2 {
+				for _, rel := range []string{rundir.NcuDeepReport, rundir.NcuRaw, rundir.NcuDetails} {
+					assert.FileExists(t, run.Path(rundir.RankPath(strconv.Itoa(r), rel)))
+				}
+			}
+			script, err := os.ReadFile(run.Path(rundir.NcuRankExec))
+			require.NoError(t, err)
+			assert.Contains(t, string(script), "os.execvp")
+
+			// The rebuild read both ranks' deep-pass exports: the summary
+			// has the deep metrics of the top kernels.
+			sum, err := os.ReadFile(run.Path(rundir.SummaryJSON))
+			require.NoError(t, err)
+			assert.NotContains(t, string(sum), "no deep-pass export")
+			assert.Equal(t, []string{rundir.RankPath("0", rundir.NcuRaw), rundir.RankPath("1", rundir.NcuRaw)}, rebuild.ExportFiles(run, rundir.NcuRaw))
+		})
+	}
+}
+
+// TestSessionRanksOneRankFails: a rank whose ncu writes no report leaves
+// the run partial, the other rank's report kept and used.
+func TestSessionRanksOneRankFails(t *testing.T) {
+	root := t.TempDir()
+	f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: 1}
+	f.cuptiRun = ""
+	s := newSession(t, rankConfig(t, root, config.DeepLockstep), f.fakeTools)
+	s.Runner = f
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rank 1: ncu wrote no report")
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusPartial, m.Status)
+	a, ok := m.Find(rundir.RankPath("1", rundir.NcuDeepReport))
+	require.True(t, ok)
+	assert.Equal(t, rundir.StatusMissing, a.Status)
+	assert.FileExists(t, run.Path(rundir.RankPath("0", rundir.NcuRaw)))
+	assert.Equal(t, []string{rundir.RankPath("0", rundir.NcuRaw)}, rebuild.ExportFiles(run, rundir.NcuRaw))
+	assert.Contains(t, strings.Join(m.Notes, "\n"), "1 of 2 ranks profiled")
+}
+
+// A multi-GPU workload refuses a timeline that replays its collectives.
+func TestSessionRanksRefuseNcuTimeline(t *testing.T) {
+	cfg := rankConfig(t, t.TempDir(), config.DeepLockstep)
+	cfg.Timeline.Tool = "ncu"
+	s := newSession(t, cfg, cuptiFake())
+	_, err := s.Plan("/main", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "needs the CUPTI timeline")
+}

@@ -1,0 +1,565 @@
+package summary
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+)
+
+// Narrative is the summary's reading of its own numbers: the findings that
+// open the report (at most MaxFindings lines, each a number and what it
+// means) and what to try, in order. Every sentence is made from the data
+// above it; a missing input makes fewer sentences, never invented ones.
+type Narrative struct {
+	DominantPhase string     `json:"dominant_phase,omitempty"`
+	DominantShare float64    `json:"dominant_share,omitempty"` // of the top-level stages' wall time
+	GPUBusy       []PhaseGPU `json:"gpu_busy,omitempty"`
+	// LaunchBound are the phases the CUPTI timeline shows idle for more
+	// than Phases.LaunchBoundIdleShare of their wall time.
+	LaunchBound []PhaseRow `json:"launch_bound,omitempty"`
+	// Lines are the findings, at most MaxFindings.
+	Lines           []string         `json:"lines"`
+	Recommendations []Recommendation `json:"recommendations"`
+	// Order says once how Recommendations are ordered.
+	Order string `json:"order,omitempty"`
+}
+
+// MaxFindings is the most findings the summary opens with.
+const MaxFindings = 5
+
+// Recommendation is one thing to try, with what it rests on.
+type Recommendation struct {
+	// Kind is "phase" (the host sets a phase's pace), "kernels" (what
+	// bounds a group of top kernels, deepprof's rule) or "ncu" (one of
+	// ncu's rules on one top kernel).
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+	// Kernels are the numbers (#) in Top Kernels of the kernels it is
+	// about.
+	Kernels []int `json:"kernels,omitempty"`
+	// EstSavingPct is, for ncu's rules, the sum over the kernels of ncu's
+	// estimated speedup of each times its share: the share of all kernel
+	// time estimated saved, in percent.
+	EstSavingPct *float64 `json:"est_saving_pct,omitempty"`
+}
+
+// UnmarshalJSON reads a recommendation, or the plain string a summary.json
+// written before recommendations had kinds holds.
+func (r *Recommendation) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err == nil {
+		*r = Recommendation{Kind: "unknown", Text: text}
+		return nil
+	}
+	type plain Recommendation
+	return json.Unmarshal(b, (*plain)(r))
+}
+
+// Texts are the recommendations' texts, in order.
+func (n Narrative) Texts() []string {
+	out := make([]string, len(n.Recommendations))
+	for i, r := range n.Recommendations {
+		out[i] = r.Text
+	}
+	return out
+}
+
+// PhaseGPU compares a phase's kernel time (the timeline pass, one run of
+// the workload) with its wall time in the plain run.
+type PhaseGPU struct {
+	Phase  string  `json:"phase"`
+	Region string  `json:"region"`
+	GPUMS  float64 `json:"gpu_ms"`
+	WallMS float64 `json:"wall_ms"`
+	Busy   float64 `json:"busy"` // GPUMS / WallMS
+	// Instances, when set, are the range instances of the profiled run
+	// that the region's kernel time was divided by (stages read from the
+	// same run's NVTX ranges, or a CUPTI timeline that recorded every
+	// repeat): GPUMS is then a mean per instance, like WallMS.
+	Instances int `json:"instances,omitempty"`
+}
+
+// busyLow is the share of a phase's wall time under which the GPU is
+// said to wait on the host.
+const busyLow = 0.5
+
+// maxNcuAdvice is the most of ncu's rules the recommendations list, each
+// once with every top kernel it fired on (all of them are in Top Kernels
+// and kernels.json).
+const maxNcuAdvice = 5
+
+// recommendationOrder is Narrative.Order.
+const recommendationOrder = "Phases first (while the GPU waits on the host, faster kernels do not shorten a phase), then top kernels grouped by what bounds them, by their share of kernel time, then ncu's rules by the kernel time they are estimated to save."
+
+func narrate(s *Summary) Narrative {
+	var n Narrative
+	say := func(format string, args ...any) { n.Lines = append(n.Lines, fmt.Sprintf(format, args...)) }
+	advise := func(r Recommendation) { n.Recommendations = append(n.Recommendations, r) }
+
+	// 1. Where the wall time goes.
+	var total float64
+	var top *Stage
+	listed := map[string]bool{}
+	for _, r := range s.Stages.Rows {
+		listed[r.Name] = true
+	}
+	for i, r := range s.Stages.Rows {
+		// A sub-stage is inside its parent's time (a parent that is not
+		// listed, a range that never closed, leaves it top-level). The
+		// whole program's start-to-exit time (a program that wrote no
+		// report, timed in stage 1) is not one of its stages: the share is
+		// of the stages its ranges mark.
+		if listed[r.Parent] || (r.Name == workload.WholeProgram && len(s.Stages.Rows) > 1) {
+			continue
+		}
+		total += r.MeanMS
+		if top == nil || r.MeanMS > top.MeanMS {
+			top = &s.Stages.Rows[i]
+		}
+	}
+	if top != nil && total > 0 {
+		n.DominantPhase, n.DominantShare = top.Name, top.MeanMS/total
+		over := fmt.Sprintf("mean of %d repeats", top.N)
+		if top.N == 1 {
+			over = "one repeat"
+		}
+		if top.WarmupMS != nil {
+			over += ", warm-up dropped"
+		}
+		of := "the generate's wall time"
+		if s.Stages.Source != "" {
+			of = "the stages' wall time"
+		}
+		if n.DominantShare < 1 {
+			say("%s takes %.1f%% of %s: %.2f of %.2f ms (%s).", top.Name, 100*n.DominantShare, of, top.MeanMS, total, over)
+		} else {
+			say("%s takes %.2f ms of wall time (%s).", top.Name, top.MeanMS, over)
+		}
+	}
+
+	// 2. Host or GPU: the CUPTI timeline's rule, else kernel time over
+	// wall time.
+	n.LaunchBound = launchBound(s.Phases)
+	n.GPUBusy = gpuBusy(s)
+	if len(n.LaunchBound) > 0 {
+		var names, idle, busy []string
+		scopes := map[[2]int64]bool{}
+		for _, r := range n.LaunchBound {
+			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+		}
+		for _, r := range n.LaunchBound {
+			if len(scopes) > 1 {
+				// Ranks (or processes) name the same phases: say whose.
+				names = append(names, fmt.Sprintf("%s (process %d, GPU %d)", r.Label(), r.ProcessID, r.Device))
+			} else {
+				names = append(names, r.Label())
+			}
+			idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
+			busy = append(busy, fmt.Sprintf("%.0f%%", 100*r.Busy))
+		}
+		if r := n.LaunchBound[0]; len(n.LaunchBound) == 1 {
+			label := r.Label()
+			if r.Phase == "" {
+				label = "The whole run" // a phrase, not a name: it opens the line
+			}
+			line := fmt.Sprintf("%s is launch-bound: in the CUPTI timeline the GPU sits idle %.0f%% of its %.3f ms, %d gaps between kernels summing %.3f ms",
+				label, 100*r.Idle, r.WallMS, r.Gaps, r.GapMS)
+			if r.LaunchLatencyMedianUS != nil {
+				line += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
+			}
+			say("%s: the CPU side (Python, framework, launches) sets the pace, not the kernels.", line)
+		} else {
+			say("%s are launch-bound: in the CUPTI timeline the GPU sits idle %s of their wall time: the CPU side (Python, framework, launches) sets the pace, not the kernels.",
+				join(names), join(idle))
+		}
+		if names[0] == "the whole run" {
+			names[0] = "The whole run"
+		}
+		advise(Recommendation{Kind: "phase", Text: fmt.Sprintf(
+			"%s %s launch-bound (GPU idle %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\"), give each launch more work (larger batches), and launch fewer, fused kernels; faster kernels can only save the busy %s.",
+			join(names), isAre(len(names)), join(idle), join(busy))})
+	} else if s.Phases.Missing != "" {
+		var names, busy []string
+		var detail string
+		for _, g := range n.GPUBusy {
+			if g.Busy < busyLow {
+				names = append(names, g.Phase)
+				busy = append(busy, fmt.Sprintf("%.0f%%", 100*g.Busy))
+				if detail == "" {
+					detail = fmt.Sprintf("%.2f ms of kernels in %.2f ms", g.GPUMS, g.WallMS)
+				}
+			}
+		}
+		if len(names) > 0 {
+			say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (Python, framework, kernel launches).", join(names), join(busy), detail)
+			advise(Recommendation{Kind: "phase", Text: fmt.Sprintf(
+				"%s %s host-bound (GPU busy %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\") or batch more requests per step before tuning kernels.",
+				join(names), isAre(len(names)), join(busy))})
+		}
+	}
+
+	// 2b. Communication, in a multi-rank run: the decode phase's rank
+	// that communicates most.
+	if r := communicationFinding(s); r != nil {
+		line := fmt.Sprintf("Communication takes %.1f%% of %s's GPU time on process %d (GPU %d): %.3f ms of collectives, %.3f ms of them exposed (no compute beside them)",
+			100*r.Share, r.Label(), r.ProcessID, r.Device, r.CommunicationMS, r.ExposedCommunicationMS)
+		if b := balanceOf(s.Communication, r.Phase); b != nil && b.NetCommunicationMS != nil && b.Straggler != nil && b.ByWait() {
+			line += fmt.Sprintf("; the collectives themselves take %.3f ms, the rest is waiting for process %d (GPU %d)",
+				*b.NetCommunicationMS, b.Straggler.ProcessID, b.Straggler.Device)
+		}
+		say("%s.", line)
+	}
+
+	// 3. Where the kernel time goes, by category.
+	if cs := s.Kernels.ByCategory; len(cs) > 0 && s.Kernels.TotalMS > 0 {
+		var parts []string
+		for i, c := range cs {
+			if i == 3 {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", c.Category, 100*c.Share))
+		}
+		say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s).", strings.Join(parts, ", "), s.Kernels.TotalMS, sourceTool(s.Kernels.Source))
+	}
+
+	// 4. The top bottleneck, its bound and ncu's estimate.
+	if len(s.Kernels.Rows) > 0 {
+		k := s.Kernels.Rows[0]
+		line := fmt.Sprintf("The top kernel, #1 %s (%s), takes %.1f%% of kernel time and is %s", k.Shown(), k.Category, 100*k.Share, k.Bound.Class)
+		if k.SMPct != nil && k.MemPct != nil {
+			line += fmt.Sprintf(" (SM %.0f%%, memory %.0f%% of peak)", *k.SMPct, *k.MemPct)
+		}
+		if r := bestRule(k); r != nil {
+			line += fmt.Sprintf("; ncu estimates %.1f%% off its time (%s)", *r.SpeedupPct, r.Name)
+		}
+		say("%s.", line)
+	}
+
+	// 5. MFU, with what it is of.
+	if m := s.MFU; m.Prefill != nil && m.Decode != nil {
+		line := fmt.Sprintf("MFU is %.3g%% in prefill and %.3g%% in decode", 100**m.Prefill, 100**m.Decode)
+		if *m.Decode < *m.Prefill/10 {
+			line += ": decode reads every weight for each token's little arithmetic, so memory bandwidth bounds it"
+		}
+		say("%s.", line)
+	}
+	if len(n.Lines) > MaxFindings {
+		n.Lines = n.Lines[:MaxFindings]
+	}
+
+	// Kernels grouped by what bounds them: one piece of advice per group.
+	type group struct {
+		key   string
+		ranks []int
+		share float64
+		rows  []Kernel
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, k := range s.Kernels.Rows {
+		if i == 3 {
+			break
+		}
+		key := k.Category + "/" + k.Bound.Class
+		if boundAdvice(k.Category, k.Bound.Class, 1) == "" {
+			continue
+		}
+		g := byKey[key]
+		if g == nil {
+			g = &group{key: key}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.ranks = append(g.ranks, i+1)
+		g.share += k.Share
+		g.rows = append(g.rows, k)
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(b.share, a.share) })
+	for _, g := range groups {
+		k := g.rows[0]
+		var refs []string
+		for j, r := range g.rows {
+			refs = append(refs, fmt.Sprintf("#%d %s", g.ranks[j], r.Shown()))
+		}
+		advise(Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
+			strings.Join(refs, ", "), 100*g.share, boundAdvice(k.Category, k.Bound.Class, len(g.rows)))})
+	}
+	var cats []string
+	for _, c := range s.Kernels.ByCategory {
+		if (c.Category == "elementwise" || c.Category == "copy" || c.Category == "normalization") && c.Share >= 0.2 {
+			cats = append(cats, fmt.Sprintf("%s %.0f%%", c.Category, 100*c.Share))
+		}
+	}
+	if len(cats) > 0 {
+		advise(Recommendation{Kind: "kernels", Text: fmt.Sprintf(
+			"Small elementwise, copy and normalization kernels take a large share (%s of kernel time): fuse them (torch.compile, fused norm/activation kernels).",
+			strings.Join(cats, ", "))})
+	}
+
+	// ncu's rules on the top kernels, one item per rule (its text is said
+	// once), by the kernel time they are estimated to save.
+	type fired struct {
+		rank          int
+		speedup, save float64
+	}
+	type ruleGroup struct {
+		rule  kernels.Rule // the one with the largest saving: its text
+		best  float64
+		on    []fired
+		total float64
+	}
+	var rgs []*ruleGroup
+	byRule := map[string]*ruleGroup{}
+	for i, k := range s.Kernels.Rows {
+		for _, r := range k.Rules {
+			if !r.Actionable() {
+				continue
+			}
+			g := byRule[r.Name]
+			if g == nil {
+				g = &ruleGroup{best: -1}
+				byRule[r.Name] = g
+				rgs = append(rgs, g)
+			}
+			save := 100 * k.Share * *r.SpeedupPct / 100
+			g.on = append(g.on, fired{i + 1, *r.SpeedupPct, save})
+			g.total += save
+			if save > g.best {
+				g.best, g.rule = save, r
+			}
+		}
+	}
+	slices.SortStableFunc(rgs, func(a, b *ruleGroup) int { return cmp.Compare(b.total, a.total) })
+	if len(rgs) > maxNcuAdvice {
+		rgs = rgs[:maxNcuAdvice]
+	}
+	for _, g := range rgs {
+		slices.SortStableFunc(g.on, func(a, b fired) int { return cmp.Compare(b.save, a.save) })
+		var on []string
+		var ranks []int
+		for _, f := range g.on {
+			on = append(on, fmt.Sprintf("#%d (%.1f%% off it)", f.rank, f.speedup))
+			ranks = append(ranks, f.rank)
+		}
+		total := g.total
+		advise(Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
+			"ncu's %s (%s) on %s, %.2f%% of all kernel time in all: %s",
+			g.rule.Name, g.rule.Severity, join(on), total, g.rule.Advice)})
+	}
+	if len(n.Recommendations) == 0 && len(n.Lines) > 0 {
+		advise(Recommendation{Kind: "none", Text: "No rule fired on this run's numbers: read the kernel table and the regions below."})
+	}
+	if len(n.Recommendations) > 1 {
+		n.Order = recommendationOrder
+	}
+	return n
+}
+
+// bestRule is the kernel's actionable ncu rule with the largest estimated
+// speedup; nil when it has none.
+func bestRule(k Kernel) *kernels.Rule {
+	for i, r := range k.Rules {
+		if r.Actionable() {
+			return &k.Rules[i]
+		}
+	}
+	return nil
+}
+
+// sourceTool names the tool of a kernel table's source for a sentence.
+func sourceTool(src string) string {
+	switch {
+	case strings.Contains(src, "cupti") || strings.Contains(src, "timeline/"):
+		return "CUPTI, the plain run"
+	case strings.Contains(src, "nsys"):
+		return "nsys"
+	case strings.Contains(src, "ncu"):
+		return "ncu timing pass, kernels serialized"
+	}
+	return "the kernel table"
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// join lists words as a sentence does: "a", "a and b", "a, b and c".
+func join(ws []string) string {
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return ws[0]
+	}
+	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
+}
+
+// boundAdvice is what follows from a category and bound, for n kernels of
+// it; "" when nothing does.
+func boundAdvice(category, bound string, n int) string {
+	it, its, launch := "it", "its", "its launch disappears"
+	if n > 1 {
+		it, its, launch = "them", "their", "their launches disappear"
+	}
+	switch category + "/" + bound {
+	case "gemm/memory-bound":
+		streams := "it streams"
+		if n > 1 {
+			streams = "they stream"
+		}
+		return fmt.Sprintf("memory-bound GEMM/GEMV: %s weights for few tokens. Batch more sequences per step, or use lower-precision weights (FP8/INT8) to cut the bytes read.", streams)
+	case "gemm/compute-bound":
+		return "compute-bound GEMM: only less arithmetic helps, e.g. FP8 tensor cores where accuracy allows."
+	case "gemm/latency-bound":
+		return "latency-bound GEMM: too little work per launch to fill the GPU. Larger batches, or fuse the projections (QKV, gate/up) into one GEMM."
+	case "attention/memory-bound", "attention/latency-bound":
+		return fmt.Sprintf("%s attention: use a fused attention kernel for decode (FlashAttention/FlashInfer decode kernels, paged KV cache).", bound)
+	case "attention/compute-bound":
+		return "compute-bound attention: a newer FlashAttention version or FP8 attention is the lever."
+	case "elementwise/memory-bound", "elementwise/latency-bound", "normalization/memory-bound", "normalization/latency-bound",
+		"copy/memory-bound", "copy/latency-bound", "reduction/latency-bound", "reduction/memory-bound":
+		return fmt.Sprintf("%s %s: fuse %s with %s neighbours (torch.compile) so %s data stays on chip and %s.", bound, category, it, its, its, launch)
+	case "communication/memory-bound", "communication/latency-bound", "communication/compute-bound":
+		return "communication on the critical path: overlap it with compute or reduce the tensor-parallel degree."
+	}
+	return ""
+}
+
+// gpuBusy compares each phase's kernel time in the timeline pass (one run
+// of the workload under the profiler: the kernels' own durations) with the
+// plain run's mean wall time. Only with every launch counted: a sampled
+// region total says nothing about the phase.
+func gpuBusy(s *Summary) []PhaseGPU {
+	if s.Regions.Sampled || len(s.Regions.Rows) == 0 {
+		return nil
+	}
+	names := phaseRegions(s)
+	// A CUPTI timeline records every repeat of the workload: its region
+	// totals are over the range's instances, which its phases count.
+	timelineInstances := map[string]int{}
+	for _, r := range s.Phases.Rows {
+		timelineInstances[r.Phase] += r.Instances
+	}
+	var out []PhaseGPU
+	for _, st := range s.Stages.Rows {
+		// A workload report's phases were pushed as the ranges it names;
+		// stages read from NVTX ranges are those ranges.
+		reg, ok := names[st.Phase]
+		instances := timelineInstances[reg]
+		if s.Stages.Source != "" {
+			reg, ok, instances = st.Name, st.Phase != "", len(st.MS)
+		}
+		if !ok || st.MeanMS <= 0 {
+			continue
+		}
+		for _, r := range s.Regions.Rows {
+			if r.Name == reg && r.TotalMS > 0 {
+				g := PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: st.MeanMS, Instances: instances}
+				if instances > 0 {
+					g.GPUMS = r.TotalMS / float64(instances)
+				}
+				g.Busy = g.GPUMS / g.WallMS
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// phaseRegions maps the workload's phases to the NVTX region names it
+// pushed them as (its report's "ranges"; the defaults otherwise).
+func phaseRegions(s *Summary) map[string]string {
+	r := struct {
+		Prefill string `json:"prefill"`
+		Decode  string `json:"decode"`
+		Domain  string `json:"domain"`
+	}{Prefill: "prefill", Decode: "decode_all"}
+	if s.workloadRanges != nil {
+		_ = json.Unmarshal(s.workloadRanges, &r)
+	}
+	return map[string]string{
+		"prefill": model.Path([]model.Range{{Domain: r.Domain, Name: r.Prefill}}),
+		"decode":  model.Path([]model.Range{{Domain: r.Domain, Name: r.Decode}}),
+	}
+}
+
+// Shown is the kernel's display name, or its short name when it has none
+// (a summary.json written before display names).
+func (k Kernel) Shown() string {
+	if k.Display != "" {
+		return k.Display
+	}
+	return Short(k.Name)
+}
+
+// Short is a kernel name cut for a sentence: its function name without
+// template arguments or parameters.
+func Short(name string) string {
+	s, _ := ncu.Signature(name)
+	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
+	s = strings.ReplaceAll(s, "<unnamed>::", "") // ncu's spelling of an anonymous namespace
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// communicationFinding is the communication row the findings name: in the
+// decode phase's region (the whole run when the timeline has none with
+// communication), the rank whose GPU time is most communication; nil
+// without communication.
+// balanceOf is the section's comparison of the ranks in phase ("" the
+// whole run); nil when there is none.
+func balanceOf(c *Communication, phase string) *RankBalance {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Balance {
+		if c.Balance[i].Phase == phase {
+			return &c.Balance[i]
+		}
+	}
+	return nil
+}
+
+func communicationFinding(s *Summary) *CommunicationRow {
+	c := s.Communication
+	if c == nil {
+		return nil
+	}
+	pick := func(phase string) *CommunicationRow {
+		var best *CommunicationRow
+		for i, r := range c.Rows {
+			if r.Phase == phase && r.CommunicationMS > 0 && (best == nil || r.Share > best.Share) {
+				best = &c.Rows[i]
+			}
+		}
+		return best
+	}
+	// The decode phase's region: the range the workload pushed it as, or,
+	// for stages read from NVTX ranges, the range itself.
+	if reg, ok := phaseRegions(s)[model.Decode]; ok {
+		if r := pick(reg); r != nil {
+			return r
+		}
+	}
+	for _, st := range s.Stages.Rows {
+		if st.Phase == model.Decode {
+			if r := pick(st.Name); r != nil {
+				return r
+			}
+		}
+	}
+	return pick("")
+}

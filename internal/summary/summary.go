@@ -1,0 +1,659 @@
+// Package summary computes the stakeholder summary of a run: the typed data
+// behind stakeholder_summary.md and summary.json (environment, per-stage
+// times, MFU, top operators, top kernels with category and bound, regions,
+// GPU busy and idle per phase from a CUPTI timeline, communication against
+// compute per rank in a multi-GPU run, and a narrative written
+// from those numbers).
+//
+// It reads no files and renders nothing: package session reads the run
+// directory into Inputs, Build computes, package report renders Markdown
+// and package charts draws. A section whose input is missing carries the
+// reason instead of numbers; nothing here prints zero for data that does
+// not exist.
+package summary
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// Inputs is what a run directory holds, already parsed. A nil input comes
+// with the reason it is missing.
+type Inputs struct {
+	RunID string
+
+	GPU        *machine.GPU // the selected GPU of env.json
+	Driver     string
+	CUDA       string
+	EnvMissing string
+	Tools      map[string]string // profiler name → version
+
+	// Used are the GPUs the workload could use, in CUDA order, and Links
+	// how each pair of them is linked, one line each (env.json's used and
+	// topology lines); nil in an env.json written before it had them.
+	Used  []machine.GPU
+	Links []string
+
+	Workload        *workload.Report // stage1/report.json
+	WorkloadMissing string
+	// WorkloadSource says where the stages come from when it is not the
+	// workload's report of stage 1 (a program that wrote none: its NVTX
+	// ranges in the CUPTI timeline); "" for stage 1.
+	WorkloadSource string
+
+	// Kernels is the whole kernel table (no top-N cut) of the timeline
+	// export; KernelsSource says what it is.
+	Kernels        *model.KernelTable
+	KernelsSource  string
+	KernelsMissing string
+
+	// Metrics are the deep pass's per-kernel metrics, by kernel name.
+	Metrics        map[string]*kernels.Metrics
+	MetricsMissing string
+
+	// Rules are ncu's rules of the deep pass's details page, by kernel
+	// name; nil with RulesMissing when there are none.
+	Rules        map[string][]kernels.Rule
+	RulesMissing string
+
+	// Regions are NVTX regions over every launch of the timeline export
+	// when it has them (RegionsSampled false), else the deep pass's
+	// sample.
+	Regions        *regions.Report
+	RegionsSampled bool
+	RegionsMissing string
+	// RegionsSampleReport is the region report of the deep pass's sample,
+	// with its metrics, relative to MAIN; "" when there is none.
+	RegionsSampleReport string
+
+	// Phases are the run's phases at NVTX depth 1 from its CUPTI timeline
+	// (timeline.Phases); nil when the run has no CUPTI timeline, or with
+	// PhasesMissing when it has one that could not be read.
+	Phases        *timeline.PhaseReport
+	PhasesMissing string
+}
+
+// Options are the report's settings (the profile's report section).
+type Options struct {
+	TopN              int
+	Categories        kernels.Categories
+	BoundThresholdPct float64
+	// PeakOverride, when TFLOPS is non-zero, replaces the table's peak.
+	PeakOverride machine.Peak
+	// Phases name the prefill and decode stages (zero: phase.Default).
+	Phases model.Names
+	// Facts are the model facts of the profile (model.*): they fill what
+	// the workload report does not say, and are all a program that
+	// writes no report has.
+	Facts Facts
+}
+
+// Facts are model facts and token counts given in the profile.
+type Facts struct {
+	Model  workload.Model
+	Tokens workload.Tokens
+}
+
+// fill is w with what it lacks taken from the facts: the report's own
+// values win.
+func (f Facts) fill(w *workload.Report) *workload.Report {
+	if f == (Facts{}) {
+		return w
+	}
+	c := *w
+	m, g := &c.Model, f.Model
+	for _, s := range []struct {
+		dst *string
+		src string
+	}{{&m.Name, g.Name}, {&m.Arch, g.Arch}, {&m.Dtype, g.Dtype}} {
+		if *s.dst == "" {
+			*s.dst = s.src
+		}
+	}
+	for _, n := range []struct {
+		dst *int64
+		src int64
+	}{{&m.Params, g.Params}, {&m.MatmulParams, g.MatmulParams},
+		{&m.Layers, g.Layers}, {&m.Heads, g.Heads}, {&m.HeadDim, g.HeadDim}, {&c.Tokens.Prompt, f.Tokens.Prompt}, {&c.Tokens.Generated, f.Tokens.Generated}} {
+		if *n.dst == 0 {
+			*n.dst = n.src
+		}
+	}
+	return &c
+}
+
+// Summary is the stakeholder summary's data: summary.json.
+type Summary struct {
+	RunID       string      `json:"run_id"`
+	Environment Environment `json:"environment"`
+	Stages      Stages      `json:"stages"`
+	MFU         MFU         `json:"mfu"`
+	Operators   Operators   `json:"operators"`
+	Kernels     Kernels     `json:"kernels"`
+	Regions     Regions     `json:"regions"`
+	Phases      Phases      `json:"phases"`
+	// Communication is nil (absent from summary.json) unless the run has
+	// communication kernels, or processes with kernels on several devices.
+	Communication *Communication `json:"communication,omitempty"`
+	Narrative     Narrative      `json:"narrative"`
+
+	workloadRanges json.RawMessage // the workload report's "ranges"
+}
+
+// Environment is where the run ran.
+type Environment struct {
+	GPU               string            `json:"gpu,omitempty"`
+	MemoryBytes       uint64            `json:"memory_bytes,omitempty"`
+	ComputeCapability string            `json:"compute_capability,omitempty"`
+	Driver            string            `json:"driver,omitempty"`
+	CUDA              string            `json:"cuda,omitempty"`
+	Tools             map[string]string `json:"tools,omitempty"`
+	Frameworks        map[string]string `json:"frameworks,omitempty"`
+	Model             *workload.Model   `json:"model,omitempty"`
+	Dtype             string            `json:"dtype,omitempty"`
+	// Peak is what MFU and the roofline use; nil with PeakMissing when
+	// the GPU or dtype is not in the table and the profile gives none.
+	Peak        *machine.Peak `json:"peak,omitempty"`
+	PeakMissing string        `json:"peak_missing,omitempty"`
+	Missing     string        `json:"missing,omitempty"`
+
+	// GPUsUsed names the GPUs the workload could use, in CUDA order
+	// ("GPU 1 NVIDIA H200"), and GPULinks how each pair is linked ("GPU 0
+	// – GPU 1: 18 NVLinks (NV18)"); both empty with one GPU.
+	GPUsUsed []string `json:"gpus_used,omitempty"`
+	GPULinks []string `json:"gpu_links,omitempty"`
+}
+
+// Stages are the workload's stage times over repeats.
+type Stages struct {
+	Tokens  *workload.Tokens `json:"tokens,omitempty"`
+	Batch   int64            `json:"batch,omitempty"`
+	Rows    []Stage          `json:"rows"`
+	Missing string           `json:"missing,omitempty"`
+	// Source is where the wall times come from when not from the plain run
+	// of stage 1 (Inputs.WorkloadSource).
+	Source string `json:"source,omitempty"`
+}
+
+// Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
+// inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
+// stats's summary of MS: the same numbers deepprof diff and baselines show
+// for the stage.
+type Stage struct {
+	Name   string `json:"name"`
+	Parent string `json:"parent,omitempty"`
+	// Phase is "prefill" or "decode" for the stages phases.* name
+	// (package phase), "" for the others.
+	Phase  string    `json:"phase,omitempty"`
+	MS     []float64 `json:"ms"` // every repeat, as the workload reported them
+	MeanMS float64   `json:"mean_ms"`
+	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
+	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
+	// WarmupMS is the first repeat when the warm-up rule dropped it
+	// (stats.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
+	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+	Tokens   int64    `json:"tokens,omitempty"` // tokens the stage produced or read
+	TokensS  float64  `json:"tokens_per_s,omitempty"`
+	// Processes are the stage's statistics per process, when its instances
+	// come from the NVTX ranges of more than one (the row above pools
+	// them), in process id order.
+	Processes []StageProcess `json:"processes,omitempty"`
+}
+
+// StageProcess is one process's instances of a stage, with the same
+// statistics (warm-up rule applied to the process's own first instance).
+type StageProcess struct {
+	ProcessID int64     `json:"process_id"`
+	MS        []float64 `json:"ms"`
+	MeanMS    float64   `json:"mean_ms"`
+	SDMS      float64   `json:"sd_ms"`
+	N         int       `json:"n"`
+	WarmupMS  *float64  `json:"warmup_ms,omitempty"`
+}
+
+// Summary is the stage's statistics as package stats has them.
+func (s Stage) Summary() model.Summary {
+	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}
+}
+
+// MFU is model FLOPs utilization by scope (model, prefill, decode).
+type MFU struct {
+	Formula     string        `json:"formula"`
+	Assumptions []string      `json:"assumptions"`
+	Rows        []MFURow      `json:"rows"`
+	Missing     string        `json:"missing,omitempty"`
+	Model       *float64      `json:"model"`
+	Prefill     *float64      `json:"prefill"`
+	Decode      *float64      `json:"decode"`
+	Peak        *machine.Peak `json:"peak,omitempty"`
+}
+
+// MFURow is one scope's FLOPs over its measured time.
+type MFURow struct {
+	Scope          string  `json:"scope"`
+	FLOPs          float64 `json:"flops"`
+	MeanMS         float64 `json:"mean_ms"`
+	AchievedTFLOPS float64 `json:"achieved_tflops"`
+	MFU            float64 `json:"mfu"`
+}
+
+// Operators is the workload's torch.profiler operator table.
+type Operators struct {
+	Rows    []workload.Operator `json:"rows"`
+	Dropped int                 `json:"dropped,omitempty"` // rows with no CPU time: kernels, not operators
+	Missing string              `json:"missing,omitempty"`
+}
+
+// Kernels is the top-N kernel table with categories and bounds.
+type Kernels struct {
+	Source     string         `json:"source"`
+	TotalMS    float64        `json:"total_ms"`
+	Launches   int64          `json:"launches"`
+	Rows       []Kernel       `json:"rows"`
+	ByCategory []CategoryTime `json:"by_category"`
+	BoundRule  string         `json:"bound_rule"`
+	Missing    string         `json:"missing,omitempty"`
+	BoundsNote string         `json:"bounds_note,omitempty"`
+	Roofline   []RooflinePt   `json:"roofline,omitempty"`
+	// DeepShare is the share of TotalMS spent in kernels the deep pass
+	// measured (those that can have a bound); nil without deep metrics.
+	DeepShare   *float64 `json:"deep_share"`
+	RooflineWhy string   `json:"roofline_missing,omitempty"`
+	// RulesMissing says why the top kernels carry none of ncu's rules.
+	RulesMissing string `json:"ncu_rules_missing,omitempty"`
+}
+
+// Kernel is one top kernel.
+type Kernel struct {
+	Name string `json:"kernel_name"`
+	// Display is the short name the report shows, unique within it
+	// (DisplayNames); Name is the full demangled one.
+	Display  string        `json:"display_name"`
+	TotalMS  float64       `json:"total_ms"`
+	Calls    int64         `json:"calls"`
+	Share    float64       `json:"share"` // of the table's total time, 0..1
+	Category string        `json:"category"`
+	Bound    kernels.Bound `json:"bound"`
+	// Spread is how the kernel's launch durations vary, when the kernel
+	// table has it (a timeline's per-launch times); nil otherwise.
+	Spread *model.Spread `json:"spread,omitempty"`
+	// SMPct and MemPct are the deep pass's SOL throughputs (percent of
+	// peak, duration-weighted over its launches); nil without them.
+	SMPct  *float64 `json:"sm_throughput_pct,omitempty"`
+	MemPct *float64 `json:"memory_throughput_pct,omitempty"`
+	// Rules are ncu's rules on this kernel, by estimated speedup.
+	Rules []kernels.Rule `json:"ncu_rules,omitempty"`
+}
+
+// CategoryTime is the time of one kernel category, over every kernel.
+type CategoryTime struct {
+	Category string  `json:"category"`
+	TotalMS  float64 `json:"total_ms"`
+	Share    float64 `json:"share"`
+	Kernels  int     `json:"kernels"`
+}
+
+// RooflinePt is one top kernel on the roofline.
+type RooflinePt struct {
+	Kernel    string  `json:"kernel_name"`
+	Intensity float64 `json:"flop_per_byte"`
+	FLOPS     float64 `json:"flops_per_s"`
+}
+
+// Regions is the per-region breakdown.
+type Regions struct {
+	Source   string   `json:"source"`
+	Sampled  bool     `json:"sampled"`
+	TotalMS  float64  `json:"total_ms"`
+	Rows     []Region `json:"rows"`
+	Missing  string   `json:"missing,omitempty"`
+	Outside  float64  `json:"outside_ms"`
+	Launches int64    `json:"launches"`
+	// SampleReport is the region report of the deep pass's sample (with
+	// the metrics per region), relative to MAIN; "" when there is none.
+	SampleReport string `json:"sample_report,omitempty"`
+}
+
+// Region is one NVTX region's GPU time.
+type Region struct {
+	Name     string  `json:"name"`
+	Depth    int     `json:"depth"`
+	TotalMS  float64 `json:"total_ms"`
+	Launches int64   `json:"launches"`
+	Share    float64 `json:"share"`
+}
+
+// Gaps names each section whose input is missing, with the reason.
+func (s *Summary) Gaps() []string {
+	var out []string
+	for _, g := range []struct{ section, why string }{
+		{"Environment", s.Environment.Missing},
+		{"peak throughput", s.Environment.PeakMissing},
+		{"Stages", s.Stages.Missing},
+		{"MFU", s.MFU.Missing},
+		{"Top Operators", s.Operators.Missing},
+		{"Top Kernels", s.Kernels.Missing},
+		{"kernel bounds", s.Kernels.BoundsNote},
+		{"Per-Region Breakdown", s.Regions.Missing},
+	} {
+		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") {
+			out = append(out, g.section+" ("+g.why+")")
+		}
+	}
+	return out
+}
+
+// Build computes the summary from a run's inputs.
+func Build(in Inputs, opt Options) *Summary {
+	if opt.TopN <= 0 {
+		opt.TopN = 10
+	}
+	if opt.Categories == nil {
+		opt.Categories = kernels.Default()
+	}
+	if opt.BoundThresholdPct <= 0 {
+		opt.BoundThresholdPct = 60
+	}
+	s := &Summary{RunID: in.RunID}
+	if in.Workload != nil {
+		s.workloadRanges = in.Workload.Extra["ranges"]
+		in.Workload = opt.Facts.fill(in.Workload)
+	}
+	s.Environment = environment(in, opt)
+	s.Stages = stages(in, opt.Phases)
+	s.MFU = mfu(in, s.Environment.Peak, s.Environment.PeakMissing, s.Stages)
+	s.Operators = operators(in, opt.TopN)
+	s.Kernels = topKernels(in, opt, s.Environment.Peak)
+	s.Regions = regionRows(in)
+	s.Phases = phaseRows(in)
+	s.Communication = communication(in)
+	s.Narrative = narrate(s)
+	return s
+}
+
+func environment(in Inputs, opt Options) Environment {
+	e := Environment{Driver: in.Driver, CUDA: in.CUDA, Tools: in.Tools, Missing: in.EnvMissing}
+	if in.GPU != nil {
+		e.GPU, e.MemoryBytes, e.ComputeCapability = in.GPU.Name, in.GPU.MemoryTotalBytes, in.GPU.ComputeCapability
+	}
+	if len(in.Used) > 1 {
+		for _, g := range in.Used {
+			e.GPUsUsed = append(e.GPUsUsed, fmt.Sprintf("GPU %d %s", g.Index, g.Name))
+		}
+		e.GPULinks = in.Links
+	}
+	if in.Workload != nil {
+		e.Frameworks = in.Workload.Versions
+		m := in.Workload.Model
+		if m != (workload.Model{}) {
+			e.Model = &m
+		}
+		e.Dtype = machine.Dtype(m.Dtype)
+	}
+	switch {
+	case opt.PeakOverride.TFLOPS > 0:
+		p := opt.PeakOverride
+		if p.Source == "" {
+			p.Source = "the profile (report.peak_tflops)"
+		}
+		e.Peak = &p
+	case e.GPU == "":
+		e.PeakMissing = "the GPU is unknown (no env.json GPU): set report.peak_tflops in the profile"
+	case e.Dtype == "":
+		e.PeakMissing = "the model's dtype is unknown (the workload report gives none): give it as model.dtype"
+		if in.Workload == nil || in.WorkloadSource != "" {
+			e.PeakMissing = "the model's dtype is unknown (no workload report): give it as model.dtype"
+		}
+	default:
+		if p, ok := machine.LookupPeak(e.GPU, e.Dtype); ok {
+			e.Peak = &p
+		} else {
+			e.PeakMissing = fmt.Sprintf("%s with %s is not in deepprof's peak table (%s): set report.peak_tflops and report.peak_memory_tbps in the profile",
+				e.GPU, e.Dtype, strings.Join(machine.KnownPeakGPUs(), ", "))
+		}
+	}
+	return e
+}
+
+func stages(in Inputs, phases model.Names) Stages {
+	if in.Workload == nil {
+		return Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
+	}
+	w := in.Workload
+	st := Stages{Tokens: &w.Tokens, Batch: batch(w), Source: in.WorkloadSource}
+	names := make([]string, 0, len(w.Stages))
+	for n := range w.Stages {
+		names = append(names, n)
+	}
+	// Top-level stages in the order of inference (prefill, decode, then
+	// others by name); each sub-stage right after its parent.
+	rank := func(n string) int {
+		switch phases.Of(n, "") {
+		case model.Prefill:
+			return 0
+		case model.Decode:
+			return 1
+		}
+		return 2
+	}
+	top := func(n string) string {
+		if p := w.Stages[n].Parent; p != "" {
+			return p
+		}
+		return n
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		ta, tb := top(a), top(b)
+		if ta != tb {
+			if rank(ta) != rank(tb) {
+				return rank(ta) < rank(tb)
+			}
+			return ta < tb
+		}
+		if (w.Stages[a].Parent == "") != (w.Stages[b].Parent == "") {
+			return w.Stages[a].Parent == ""
+		}
+		return a < b
+	})
+	for _, n := range names {
+		ws := w.Stages[n]
+		sum := model.Summarize(ws.MS)
+		row := Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+		for _, p := range ws.Processes {
+			ps := model.Summarize(p.MS)
+			row.Processes = append(row.Processes, StageProcess{ProcessID: p.ProcessID, MS: p.MS, MeanMS: ps.MeanMS, SDMS: ps.SDMS, N: ps.N, WarmupMS: ps.WarmupMS})
+		}
+		slices.SortFunc(row.Processes, func(a, b StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
+		mean := sum.MeanMS
+		switch row.Phase {
+		case model.Prefill:
+			row.Tokens = w.Tokens.Prompt
+		case model.Decode:
+			row.Tokens = w.Tokens.Generated
+		}
+		if row.Tokens > 0 && mean > 0 {
+			row.TokensS = float64(row.Tokens) / (mean / 1e3)
+		}
+		st.Rows = append(st.Rows, row)
+	}
+	return st
+}
+
+// batch is the workload report's "batch" (1 when absent).
+func batch(w *workload.Report) int64 {
+	var b int64 = 1
+	if raw, ok := w.Extra["batch"]; ok {
+		var v int64
+		if _, err := fmt.Sscan(string(raw), &v); err == nil && v > 0 {
+			b = v
+		}
+	}
+	return b
+}
+
+func operators(in Inputs, topN int) Operators {
+	if in.Workload == nil {
+		return Operators{Missing: orWhy(in.WorkloadMissing, "no workload report")}
+	}
+	if len(in.Workload.Operators) == 0 {
+		return Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
+			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}
+	}
+	var o Operators
+	for _, op := range in.Workload.Operators {
+		if op.TotalMS == 0 && op.CUDAMS > 0 {
+			o.Dropped++ // torch lists each kernel as an event with GPU time and no CPU time
+			continue
+		}
+		o.Rows = append(o.Rows, op)
+	}
+	slices.SortStableFunc(o.Rows, func(a, b workload.Operator) int {
+		if a.CUDAMS != b.CUDAMS {
+			if a.CUDAMS > b.CUDAMS {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	if len(o.Rows) > topN {
+		o.Rows = o.Rows[:topN]
+	}
+	return o
+}
+
+func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
+	k := Kernels{BoundRule: kernels.RuleText(opt.BoundThresholdPct)}
+	if in.Kernels == nil {
+		k.Missing = orWhy(in.KernelsMissing, "no kernel table")
+		return k
+	}
+	t := in.Kernels
+	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
+	cats := map[string]*CategoryTime{}
+	for _, r := range t.Kernels {
+		c := opt.Categories.Of(r.Name)
+		ct := cats[c]
+		if ct == nil {
+			ct = &CategoryTime{Category: c}
+			cats[c] = ct
+		}
+		ct.TotalMS += r.TotalMS
+		ct.Kernels++
+	}
+	for _, ct := range cats {
+		ct.Share = share(ct.TotalMS, t.TotalMS)
+		k.ByCategory = append(k.ByCategory, *ct)
+	}
+	slices.SortFunc(k.ByCategory, func(a, b CategoryTime) int {
+		if a.TotalMS != b.TotalMS {
+			if a.TotalMS > b.TotalMS {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Category, b.Category)
+	})
+	var p kernels.Peak
+	if peak != nil {
+		p = kernels.Peak{FLOPS: peak.FLOPS(), BytesPerSec: peak.BytesPerSec()}
+	}
+	if in.Metrics == nil {
+		k.BoundsNote = orWhy(in.MetricsMissing, "no deep-pass metrics")
+	} else {
+		var deep float64
+		for _, r := range t.Kernels {
+			if in.Metrics[r.Name] != nil {
+				deep += r.TotalMS
+			}
+		}
+		v := share(deep, t.TotalMS)
+		k.DeepShare = &v
+	}
+	for _, r := range t.Top(opt.TopN).Kernels {
+		row := Kernel{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
+			Category: opt.Categories.Of(r.Name), Spread: r.Spread}
+		switch m := in.Metrics[r.Name]; {
+		case in.Metrics == nil:
+			row.Bound = kernels.Bound{Class: "unknown", Why: "no deep-pass metrics"}
+		case m == nil:
+			row.Bound = kernels.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
+		default:
+			row.Bound = kernels.Classify(*m, p, opt.BoundThresholdPct)
+			if m.HasSOL {
+				sm, mem := m.SMPct, m.MemPct
+				row.SMPct, row.MemPct = &sm, &mem
+			}
+			if ai, ok := m.Intensity(); ok {
+				if f, ok := m.FLOPS(); ok && ai > 0 && f > 0 {
+					k.Roofline = append(k.Roofline, RooflinePt{Kernel: r.Name, Intensity: ai, FLOPS: f})
+				}
+			}
+		}
+		row.Rules = in.Rules[r.Name]
+		k.Rows = append(k.Rows, row)
+	}
+	if in.Rules == nil {
+		k.RulesMissing = orWhy(in.RulesMissing, "no deep-pass details page")
+	}
+	names := make([]string, len(k.Rows))
+	for i, r := range k.Rows {
+		names[i] = r.Name
+	}
+	for i, d := range DisplayNames(names) {
+		k.Rows[i].Display = d
+	}
+	switch {
+	case len(k.Roofline) == 0:
+		k.RooflineWhy = "no top kernel has both FLOP counts and DRAM bytes: profile with ncu=roofline for a roofline chart"
+	case peak == nil:
+		k.RooflineWhy = "the GPU's peaks are unknown, so there are no roofs to draw"
+		k.Roofline = nil
+	}
+	return k
+}
+
+// orWhy is a missing input's reason, or a plain one when none was given.
+func orWhy(why, plain string) string {
+	if why == "" {
+		return plain
+	}
+	return why
+}
+
+func share(part, total float64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return part / total
+}
+
+func regionRows(in Inputs) Regions {
+	if in.Regions == nil {
+		return Regions{Missing: orWhy(in.RegionsMissing, "no region report")}
+	}
+	r := in.Regions
+	out := Regions{Source: r.Source, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches,
+		SampleReport: in.RegionsSampleReport}
+	if !r.RegionProfiling {
+		out.Missing = "no launch of " + r.Source + " was inside an NVTX range"
+		return out
+	}
+	for _, g := range r.Aggregate {
+		out.Rows = append(out.Rows, Region{Name: g.Name, Depth: g.Depth, TotalMS: g.TotalMS, Launches: g.KernelCount,
+			Share: share(g.TotalMS, r.ProfiledMS)})
+	}
+	return out
+}

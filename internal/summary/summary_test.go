@@ -1,0 +1,235 @@
+package summary_test
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// TestCountFLOPs checks the closed form against a token-by-token count of
+// the same model: every token multiplies every weight once and attends to
+// the keys before it (its own included).
+func TestCountFLOPs(t *testing.T) {
+	m := workload.Model{MatmulParams: 1000, Layers: 3, Heads: 4, HeadDim: 8}
+	for _, c := range []struct{ prompt, gen, batch int64 }{{64, 4, 1}, {1, 1, 1}, {7, 13, 2}, {512, 0, 4}} {
+		f, err := summary.CountFLOPs(m, workload.Tokens{Prompt: c.prompt * c.batch, Generated: c.gen * c.batch}, c.batch)
+		require.NoError(t, err)
+		perToken := func(keys int64) float64 {
+			return 2*float64(m.MatmulParams) + 2*2*float64(m.Layers*m.Heads*m.HeadDim*keys) // QKᵀ and AV, 2 FLOPs a MAC
+		}
+		var pre, dec float64
+		for i := int64(1); i <= c.prompt; i++ {
+			pre += perToken(i)
+		}
+		for j := int64(1); j <= c.gen; j++ {
+			dec += perToken(c.prompt + j)
+		}
+		assert.InDelta(t, float64(c.batch)*pre, f.Prefill, 1e-6, "prefill %+v", c)
+		assert.InDelta(t, float64(c.batch)*dec, f.Decode, 1e-6, "decode %+v", c)
+	}
+	_, err := summary.CountFLOPs(workload.Model{Layers: 2}, workload.Tokens{Prompt: 1}, 1)
+	assert.EqualError(t, err, "the workload report's model has no matmul_params, heads, head_dim (the default workload reports them)")
+}
+
+// TestBuildNothing: a run with no inputs gives a summary whose every
+// section says why it is empty, and no numbers.
+func TestBuildNothing(t *testing.T) {
+	s := summary.Build(summary.Inputs{RunID: "r", EnvMissing: "no env.json", WorkloadMissing: "no workload report",
+		KernelsMissing: "no kernel export", MetricsMissing: "no deep pass", RegionsMissing: "no regions"}, summary.Options{})
+	assert.Equal(t, "no workload report", s.Stages.Missing)
+	assert.Equal(t, "no workload report", s.MFU.Missing)
+	assert.Nil(t, s.MFU.Model)
+	assert.Equal(t, "no workload report", s.Operators.Missing)
+	assert.Equal(t, "no kernel export", s.Kernels.Missing)
+	assert.Equal(t, "no regions", s.Regions.Missing)
+	assert.Contains(t, s.Environment.PeakMissing, "the GPU is unknown")
+	assert.Empty(t, s.Narrative.Lines)
+	assert.Empty(t, s.Kernels.Rows)
+	assert.Len(t, s.Gaps(), 6) // the MFU gap is the stage gap's, said once
+	b, err := json.Marshal(s.MFU)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"model":null,"prefill":null,"decode":null`, "MFU that does not exist is null, not 0")
+}
+
+// TestBuildNarrative: the narrative follows the numbers it is given; the
+// inputs are made up to reach each rule (no measurement is claimed).
+func TestBuildNarrative(t *testing.T) {
+	h200 := machine.GPU{Name: "NVIDIA H200", ComputeCapability: "9.0"}
+	rep := &workload.Report{
+		Model:  workload.Model{Name: "m", Dtype: "bfloat16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
+		Tokens: workload.Tokens{Prompt: 512, Generated: 8},
+		Stages: map[string]workload.Stage{
+			"prefill":        {MS: []float64{20, 22, 21}},
+			"decode":         {MS: []float64{150, 151, 149}},
+			"decode/attn0":   {MS: []float64{5, 5, 5}, Parent: "decode"},
+			"prefill/attn0":  {MS: []float64{1, 1, 1}, Parent: "prefill"},
+			"vision_encoder": {MS: []float64{3, 3, 3}},
+		},
+		Operators: []workload.Operator{{Name: "aten::mm", Calls: 10, TotalMS: 2, CUDAMS: 5}, {Name: "nvjet_x", Calls: 10, CUDAMS: 5}},
+	}
+	gemm := "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT"
+	ew := "void at::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<c10::BFloat16>>(int, T2, T3)"
+	tab := model.KernelTable{Source: "t", TotalMS: 100, Launches: 30, Kernels: []model.Kernel{
+		{Name: gemm, TotalMS: 60, Calls: 10}, {Name: ew, TotalMS: 40, Calls: 20}}}
+	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, Kernels: &tab, KernelsSource: "t",
+		Metrics: map[string]*kernels.Metrics{
+			gemm: {Kernel: gemm, Launches: 2, DurationNS: 1e4, SMPct: 10, MemPct: 80, HasSOL: true},
+			ew:   {Kernel: ew, Launches: 2, DurationNS: 1e3, SMPct: 20, MemPct: 10, HasSOL: true},
+		}}, summary.Options{})
+
+	names := []string{}
+	for _, r := range s.Stages.Rows {
+		names = append(names, r.Name)
+	}
+	assert.Equal(t, []string{"prefill", "prefill/attn0", "decode", "decode/attn0", "vision_encoder"}, names, "stages in inference order, sub-stages after their parent")
+	assert.Equal(t, "decode", s.Narrative.DominantPhase)
+	assert.InDelta(t, 150.0/(150+21+3), s.Narrative.DominantShare, 1e-9, "sub-stages are not added to the total")
+	require.NotNil(t, s.MFU.Decode)
+	require.NotNil(t, s.MFU.Prefill)
+	assert.Less(t, *s.MFU.Decode, *s.MFU.Prefill)
+	assert.Equal(t, 1, s.Operators.Dropped, "the kernel row torch lists among operators")
+	assert.Equal(t, "memory-bound", s.Kernels.Rows[0].Bound.Class)
+	assert.Equal(t, "gemm", s.Kernels.Rows[0].Category)
+	assert.Equal(t, "latency-bound", s.Kernels.Rows[1].Bound.Class)
+	text := strings.Join(s.Narrative.Texts(), "\n")
+	assert.Contains(t, text, "memory-bound GEMM/GEMV: it streams weights")
+	assert.Contains(t, text, "fuse it with its neighbours")
+	assert.Contains(t, text, "elementwise 40% of kernel time")
+	assert.Empty(t, s.Narrative.GPUBusy, "no regions: no busy share")
+
+	unknown := machine.GPU{Name: "NVIDIA GeForce RTX 5090"}
+	s = summary.Build(summary.Inputs{GPU: &unknown, Workload: rep}, summary.Options{})
+	assert.Contains(t, s.MFU.Missing, "NVIDIA GeForce RTX 5090 with bf16 is not in deepprof's peak table")
+	s = summary.Build(summary.Inputs{GPU: &unknown, Workload: rep}, summary.Options{PeakOverride: machine.Peak{TFLOPS: 209.5}})
+	assert.Empty(t, s.MFU.Missing)
+	assert.Equal(t, "the profile (report.peak_tflops)", s.MFU.Peak.Source)
+}
+
+// TestBuildWarmup: a stage whose first repeat is a warm-up (SYNTHETIC
+// repeats, as an earlier tiny-llama recording's decode had them: 118.7,
+// 11.1, 11.3 ms) has package stats's mean, the one deepprof diff and
+// baselines use, in its row, its tokens/s and MFU, and the dropped repeat
+// is kept in the row.
+func TestBuildWarmup(t *testing.T) {
+	h200 := machine.GPU{Name: "NVIDIA H200"}
+	decode := []float64{118.67505100000386, 11.11253199999851, 11.272524999995426}
+	prefill := []float64{3.1995339999966177, 3.2512160000024437, 2.977770000001101}
+	rep := &workload.Report{
+		Model:  workload.Model{Name: "m", Dtype: "bfloat16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
+		Tokens: workload.Tokens{Prompt: 64, Generated: 8},
+		Stages: map[string]workload.Stage{"prefill": {MS: prefill}, "decode": {MS: decode}},
+	}
+	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep}, summary.Options{})
+	require.Len(t, s.Stages.Rows, 2)
+	pre, dec := s.Stages.Rows[0], s.Stages.Rows[1]
+	require.Equal(t, "decode", dec.Name)
+
+	want := model.Summarize(decode)
+	assert.Equal(t, want, dec.Summary(), "the row is package stats's summary")
+	assert.InDelta(t, 11.1925285, dec.MeanMS, 1e-8, "warm-up dropped: not 47.0 ms")
+	assert.Equal(t, 2, dec.N)
+	require.NotNil(t, dec.WarmupMS)
+	assert.Equal(t, decode[0], *dec.WarmupMS)
+	assert.Equal(t, decode, dec.MS, "every repeat is kept in the row")
+	assert.InDelta(t, 8/(want.MeanMS/1e3), dec.TokensS, 1e-9, "tokens/s over the kept repeats")
+
+	assert.Nil(t, pre.WarmupMS, "prefill's first repeat is no warm-up")
+	assert.Equal(t, 3, pre.N)
+
+	f, err := summary.CountFLOPs(rep.Model, rep.Tokens, 1)
+	require.NoError(t, err)
+	require.NotNil(t, s.MFU.Decode)
+	assert.InDelta(t, f.Decode/(want.MeanMS/1e3)/h200Peak(t), *s.MFU.Decode, 1e-12, "MFU over the kept repeats")
+	for _, r := range s.MFU.Rows {
+		if r.Scope == "decode" {
+			assert.Equal(t, want.MeanMS, r.MeanMS)
+		}
+	}
+	assert.Contains(t, strings.Join(s.Narrative.Lines, "\n"), "mean of 2 repeats, warm-up dropped")
+}
+
+func h200Peak(t *testing.T) float64 {
+	p, ok := machine.LookupPeak("NVIDIA H200", "bf16")
+	require.True(t, ok)
+	return p.FLOPS()
+}
+
+// A program that wrote no workload report (issue 14): its stages are its
+// NVTX ranges, the phases are named by phases.*, and MFU comes from the
+// model.* facts of the profile, or a line says which facts are missing.
+func TestBuildProgramFacts(t *testing.T) {
+	h200 := machine.GPU{Name: "NVIDIA H200"}
+	rep := &workload.Report{Stages: map[string]workload.Stage{
+		"ctx":      {MS: []float64{4, 4}},
+		"gen":      {MS: []float64{20, 22}},
+		"gen_step": {MS: []float64{1, 1}, Parent: "gen"},
+		"setup":    {MS: []float64{3}},
+	}}
+	in := summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, WorkloadSource: "timeline/cupti (NVTX ranges)"}
+	phases := model.Names{Prefill: []string{"ctx"}, Decode: []string{"gen*"}}
+
+	s := summary.Build(in, summary.Options{Phases: phases})
+	var names, phs []string
+	for _, r := range s.Stages.Rows {
+		names, phs = append(names, r.Name), append(phs, r.Phase)
+	}
+	assert.Equal(t, []string{"ctx", "gen", "gen_step", "setup"}, names, "the phases first, each sub-stage after its parent")
+	assert.Equal(t, []string{"prefill", "decode", "", ""}, phs, "a sub-stage has no phase, even when a pattern matches it")
+	assert.Equal(t, "gen", s.Narrative.DominantPhase, "of the ranges; setup is smaller")
+
+	// The whole program's start-to-exit time beside the ranges is not a
+	// stage they are a share of (the recorded VLM run's first finding had
+	// said "(whole program) takes 99.6% of the stages' wall time").
+	whole := *rep
+	whole.Stages = maps.Clone(rep.Stages)
+	whole.Stages[workload.WholeProgram] = workload.Stage{MS: []float64{38000, 32000}}
+	sw := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &whole, WorkloadSource: in.WorkloadSource}, summary.Options{Phases: phases})
+	assert.Equal(t, "gen", sw.Narrative.DominantPhase)
+	assert.InDelta(t, 21.0/(4+21+3), sw.Narrative.DominantShare, 1e-12)
+	only := workload.Report{Stages: map[string]workload.Stage{workload.WholeProgram: {MS: []float64{10, 12}}}}
+	so := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &only, WorkloadSource: in.WorkloadSource}, summary.Options{})
+	assert.Equal(t, workload.WholeProgram, so.Narrative.DominantPhase, "alone, it is what the run has")
+
+	assert.Contains(t, s.MFU.Missing, "give model.matmul_params=… model.layers=… model.heads=… model.head_dim=… model.dtype=… model.prompt_tokens=… model.generated_tokens=… as overrides")
+	assert.Same(t, rep, in.Workload, "the inputs are not changed")
+
+	facts := summary.Facts{
+		Model:  workload.Model{Dtype: "bf16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
+		Tokens: workload.Tokens{Prompt: 64},
+	}
+	s = summary.Build(in, summary.Options{Phases: phases, Facts: facts})
+	assert.Equal(t, "the program wrote no workload report, so its model facts come from the profile: give model.generated_tokens=… as overrides ("+summary.FactsHint+")", s.MFU.Missing)
+
+	facts.Tokens.Generated = 8
+	s = summary.Build(in, summary.Options{Phases: phases, Facts: facts})
+	require.Empty(t, s.MFU.Missing)
+	f, err := summary.CountFLOPs(facts.Model, facts.Tokens, 1)
+	require.NoError(t, err)
+	require.NotNil(t, s.MFU.Prefill)
+	require.NotNil(t, s.MFU.Decode)
+	assert.InDelta(t, f.Prefill/(4.0/1e3)/h200Peak(t), *s.MFU.Prefill, 1e-12, "prefill: the ctx range's mean")
+	assert.InDelta(t, f.Decode/(21.0/1e3)/h200Peak(t), *s.MFU.Decode, 1e-12, "decode: the gen range's mean, not gen_step's")
+	assert.Equal(t, int64(64), s.Stages.Rows[0].Tokens)
+	assert.Equal(t, int64(8), s.Stages.Rows[1].Tokens)
+	require.NotNil(t, s.Environment.Model)
+	assert.Equal(t, int64(1e9), s.Environment.Model.MatmulParams)
+
+	// A workload report's own facts win over the profile's.
+	own := *rep
+	own.Model = workload.Model{Dtype: "fp16", MatmulParams: 2e9, Layers: 16, Heads: 32, HeadDim: 128}
+	own.Tokens = workload.Tokens{Prompt: 32, Generated: 4}
+	s = summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &own}, summary.Options{Phases: phases, Facts: facts})
+	assert.Equal(t, int64(2e9), s.Environment.Model.MatmulParams)
+	assert.Equal(t, "fp16", s.Environment.Dtype)
+	assert.Equal(t, int64(32), s.Stages.Rows[0].Tokens)
+}

@@ -1,0 +1,82 @@
+package timeline
+
+import (
+	"iter"
+	"path"
+	"strconv"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+)
+
+// level is a range as every report names it (package nvtx).
+func level(r *Range) model.Range { return model.Range{Domain: r.Domain, Name: r.Name} }
+
+// Levels is the push/pop stack that r closes, outermost first.
+func (r *Range) Levels() []model.Range {
+	if r == nil {
+		return nil
+	}
+	lv := make([]model.Range, r.Depth)
+	for i, c := r.Depth-1, r; c != nil; i, c = i-1, c.Parent {
+		lv[i] = level(c)
+	}
+	return lv
+}
+
+// Path is the region name of r's stack, as the regions report writes it:
+// levels joined by "/", a named domain written Domain@name.
+func (r *Range) Path() string {
+	return model.Path(r.Levels())
+}
+
+// Label is the range's own name as the regions report writes one level.
+func (r *Range) Label() string { return level(r).String() }
+
+// Launches yields every kernel as an ncu launch, process by process (by
+// process id), each process's kernels in start order, so that package
+// kernels and package regions aggregate them as they do ncu's exports:
+// Kernel is the demangled name (the mangled one when there is none),
+// Duration is gpu__time_duration.sum in ns (end - start), NVTX the
+// attributed stack. ID counts a process's kernels from 0; Line is the
+// kernel's line in its file. A Launch is new on every step.
+func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
+	return func(yield func(*model.Launch) bool) {
+		for _, p := range tl.Processes {
+			stacks := map[*Range]*model.Stack{}
+			outside := map[int64]*model.Stack{}
+			pname := path.Base(p.Header.Exe)
+			for i := range p.Kernels {
+				k := &p.Kernels[i]
+				var st *model.Stack
+				switch {
+				case k.Range != nil:
+					if st = stacks[k.Range]; st == nil {
+						st = &model.Stack{Thread: k.Range.Thread, Levels: k.Range.Levels()}
+						stacks[k.Range] = st
+					}
+				default:
+					var tid int64
+					if k.API != nil {
+						tid = k.API.Thread
+					}
+					if st = outside[tid]; st == nil {
+						st = &model.Stack{Thread: tid}
+						outside[tid] = st
+					}
+				}
+				ns := k.End - k.Start
+				l := &model.Launch{
+					Line: k.Line, ID: int64(i), ProcessID: p.Header.PID, ProcessName: pname,
+					Kernel: k.Name(), Context: strconv.FormatUint(uint64(k.Context), 10),
+					Stream: strconv.FormatUint(uint64(k.Stream), 10), BlockSize: k.Block.String(), GridSize: k.Grid.String(),
+					Device: strconv.FormatUint(uint64(k.Device), 10), NVTX: st,
+					Duration:       model.Value{Base: float64(ns), Unit: "ns", Orig: strconv.FormatInt(ns, 10), OrigUnit: "ns", Valid: true},
+					DurationMetric: model.DurationMetric,
+				}
+				if !yield(l) {
+					return
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,402 @@
+package timeline
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+
+	"github.com/llm-perf-opt/deepprof/internal/cupti"
+)
+
+// Timeline is the records of one or more CUDA processes.
+type Timeline struct {
+	Processes []*Process // by process id
+	// OriginNS is the earliest timestamp of any record: where a trace's
+	// time axis starts.
+	OriginNS int64
+	// Notes say what was read but holds nothing, such as an empty file.
+	Notes []string
+}
+
+// Process is one process's records, in time order and attributed.
+type Process struct {
+	File   string
+	Header cupti.Header
+	// Truncation is "" for a complete file, else how it was cut short
+	// (cupti.Reader.Truncation).
+	Truncation string
+	End        *cupti.End // nil when cut short
+	Notes      []cupti.Note
+	Kernels    []Kernel     // by start, then correlation
+	Copies     []Copy       // memcpys and memsets, by start
+	APIs       []*cupti.API // by start; one per correlation id
+	Ranges     []*Range     // every range instance, push/pop and start/end, by start
+	Marks      []cupti.NVTX
+	// Problems are what attribution could not make sense of, with lines.
+	Problems []string
+	// Unattributed is the number of kernels whose launch call is missing.
+	Unattributed int
+	// SharedCorrelation is the number of A records left out because
+	// another A of their correlation id started earlier (a runtime launch
+	// and the driver call it makes; see the package doc).
+	SharedCorrelation int
+}
+
+// Kernel is one kernel and where it came from.
+type Kernel struct {
+	*cupti.Kernel
+	API *cupti.API // the launch call; nil when missing
+	// Range is the innermost push/pop range open on the launching thread
+	// when it was launched; nil outside every range.
+	Range *Range
+}
+
+// Copy is one memcpy (Kind set) or memset (Kind "").
+type Copy struct {
+	Line                    int
+	Start, End              int64
+	Device, Context, Stream uint32
+	Correlation             uint32
+	Kind                    cupti.CopyKind // "" for a memset
+	Bytes                   uint64
+	API                     *cupti.API
+	Range                   *Range
+}
+
+// RangeKind says how a range was opened.
+type RangeKind string
+
+// The range kinds.
+const (
+	PushPop  RangeKind = "push/pop"
+	StartEnd RangeKind = "start/end"
+)
+
+// Range is one instance of an NVTX range.
+type Range struct {
+	Kind         RangeKind
+	Domain, Name string // Domain "" for the default domain
+	Thread       int64  // the thread that pushed or started it
+	EndThread    int64  // the thread that popped or ended it
+	ID           uint64
+	Start, End   int64 // CPU times, ns; End valid when Closed
+	Closed       bool
+	Line         int    // the line that opened it
+	Parent       *Range // push/pop: the enclosing range on its thread
+	Depth        int    // push/pop: 1 for an outermost range; start/end: 0
+}
+
+// Ancestor is the range's enclosing range at depth d (itself at its own
+// depth), or nil when it is not that deep.
+func (r *Range) Ancestor(d int) *Range {
+	if r == nil || d < 1 || r.Depth < d {
+		return nil
+	}
+	for r.Depth > d {
+		r = r.Parent
+	}
+	return r
+}
+
+// Builder collects the records of one or more files, then builds the
+// Timeline.
+type Builder struct {
+	procs map[int64]*building
+	notes []string
+}
+
+type building struct {
+	p    *Process
+	nvtx []*cupti.NVTX
+	apis map[uint32]*cupti.API // by correlation
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder { return &Builder{procs: map[int64]*building{}} }
+
+// ReadFiles reads and builds the record files at paths.
+func ReadFiles(paths ...string) (*Timeline, error) {
+	b := NewBuilder()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		err = b.Read(f, p)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// Read reads one record file. The first malformed line ends it with its
+// positioned error: a timeline is not made from a file only partly
+// understood. A file cut short is read as far as it goes; an empty one
+// (the process wrote nothing) adds nothing.
+func (b *Builder) Read(r io.Reader, name string) error {
+	rd := cupti.NewReader(r, name)
+	var bp *building
+	for rd.Scan() {
+		switch rec := rd.Record().(type) {
+		case *cupti.SyntaxError:
+			return rec
+		case *cupti.Header:
+			if prev, dup := b.procs[rec.PID]; dup {
+				return &cupti.SyntaxError{File: name, Line: rec.Line, Msg: fmt.Sprintf("process %d has a second record file (the first is %s)", rec.PID, prev.p.File)}
+			}
+			bp = &building{p: &Process{File: name, Header: *rec}, apis: map[uint32]*cupti.API{}}
+			b.procs[rec.PID] = bp
+		case *cupti.Kernel:
+			bp.p.Kernels = append(bp.p.Kernels, Kernel{Kernel: rec})
+		case *cupti.Memcpy:
+			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
+				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Kind: rec.Kind, Bytes: rec.Bytes})
+		case *cupti.Memset:
+			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
+				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Bytes: rec.Bytes})
+		case *cupti.API:
+			// One launch call per correlation id: the earliest-starting
+			// (the runtime call, not the driver call it makes; the first
+			// in the file at a tie).
+			if kept, dup := bp.apis[rec.Correlation]; dup {
+				bp.p.SharedCorrelation++
+				if rec.Start >= kept.Start {
+					continue
+				}
+			}
+			bp.apis[rec.Correlation] = rec
+		case *cupti.NVTX:
+			if rec.Kind == cupti.NVTXMark {
+				bp.p.Marks = append(bp.p.Marks, *rec)
+			} else {
+				bp.nvtx = append(bp.nvtx, rec)
+			}
+		case *cupti.Note:
+			bp.p.Notes = append(bp.p.Notes, *rec)
+		case *cupti.End:
+			bp.p.End = rec
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	if bp == nil {
+		b.notes = append(b.notes, name+": "+rd.Truncation())
+		return nil
+	}
+	bp.p.Truncation = rd.Truncation()
+	return nil
+}
+
+// Build sorts and attributes every process's records.
+func (b *Builder) Build() (*Timeline, error) {
+	tl := &Timeline{Notes: b.notes}
+	first := true
+	for _, bp := range b.procs {
+		bp.build()
+		tl.Processes = append(tl.Processes, bp.p)
+		if o, ok := bp.p.origin(); ok && (first || o < tl.OriginNS) {
+			tl.OriginNS, first = o, false
+		}
+	}
+	slices.SortFunc(tl.Processes, func(x, y *Process) int { return cmp.Compare(x.Header.PID, y.Header.PID) })
+	b.procs, b.notes = map[int64]*building{}, nil
+	return tl, nil
+}
+
+// origin is the process's earliest timestamp.
+func (p *Process) origin() (int64, bool) {
+	o, ok := int64(0), false
+	see := func(t int64) {
+		if !ok || t < o {
+			o, ok = t, true
+		}
+	}
+	if len(p.Kernels) > 0 {
+		see(p.Kernels[0].Start)
+	}
+	if len(p.Copies) > 0 {
+		see(p.Copies[0].Start)
+	}
+	if len(p.APIs) > 0 {
+		see(p.APIs[0].Start)
+	}
+	if len(p.Ranges) > 0 {
+		see(p.Ranges[0].Start)
+	}
+	for _, m := range p.Marks {
+		see(m.TS)
+	}
+	return o, ok
+}
+
+// dropUnclosed leaves the push/pop ranges that were never popped, in a
+// process that ended normally, out of the process's ranges and stacks: the launches they held belong to the
+// ranges around them. Such a range has no end, so it is no region, phase
+// or stage; and left in, one pushed early by a library (NCCL pushes
+// NCCL@ncclCommInitRankConfig at init and never pops it: the 2-GPU
+// recording of fixtures/runs/tp2-*) would hold every later range of its
+// thread, the program's prefill and decode included. Problems already say
+// which ranges never closed.
+func (bp *building) dropUnclosed(changes map[int64][]change) {
+	p := bp.p
+	closed := func(r *Range) *Range {
+		for r != nil && !r.Closed {
+			r = r.Parent
+		}
+		return r
+	}
+	dropped := false
+	kept := p.Ranges[:0]
+	for _, r := range p.Ranges {
+		if r.Kind == PushPop && !r.Closed {
+			dropped = true
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if !dropped {
+		return
+	}
+	clear(p.Ranges[len(kept):])
+	p.Ranges = kept
+	// By start: a parent's depth is set before its children's.
+	for _, r := range p.Ranges {
+		if r.Kind != PushPop {
+			continue
+		}
+		r.Parent = closed(r.Parent)
+		r.Depth = 1
+		if r.Parent != nil {
+			r.Depth = r.Parent.Depth + 1
+		}
+	}
+	for _, cs := range changes {
+		for i := range cs {
+			cs[i].top = closed(cs[i].top)
+		}
+	}
+	p.problem("%s: the push/pop ranges never closed are left out of the regions, phases and stages: the launches they held belong to the ranges around them", p.File)
+}
+
+// change is a thread's push/pop stack after an event: top is its innermost
+// open range.
+type change struct {
+	ts  int64
+	top *Range
+}
+
+func (bp *building) build() {
+	p := bp.p
+	byCorr := bp.apis
+	bp.apis = nil
+	p.APIs = make([]*cupti.API, 0, len(byCorr))
+	for _, a := range byCorr {
+		p.APIs = append(p.APIs, a)
+	}
+	slices.SortFunc(p.APIs, func(x, y *cupti.API) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation))
+	})
+
+	// NVTX events per thread, in time order (file order at a tie).
+	slices.SortStableFunc(bp.nvtx, func(x, y *cupti.NVTX) int {
+		return cmp.Or(cmp.Compare(x.Thread, y.Thread), cmp.Compare(x.TS, y.TS), cmp.Compare(x.Line, y.Line))
+	})
+	changes := map[int64][]change{}
+	open := map[int64]*Range{} // per thread, the innermost push/pop range
+	started := map[uint64]*Range{}
+	for _, e := range bp.nvtx {
+		switch e.Kind {
+		case cupti.NVTXPush:
+			r := &Range{Kind: PushPop, Domain: e.Domain, Name: e.Name, Thread: e.Thread, ID: e.ID, Start: e.TS, Line: e.Line,
+				Parent: open[e.Thread], Depth: 1}
+			if r.Parent != nil {
+				r.Depth = r.Parent.Depth + 1
+			}
+			open[e.Thread] = r
+			p.Ranges = append(p.Ranges, r)
+			changes[e.Thread] = append(changes[e.Thread], change{e.TS, r})
+		case cupti.NVTXPop:
+			r := open[e.Thread]
+			if r == nil {
+				p.problem("%s:%d: a pop on thread %d with no range open: ignored", p.File, e.Line, e.Thread)
+				continue
+			}
+			r.End, r.EndThread, r.Closed = e.TS, e.Thread, true
+			open[e.Thread] = r.Parent
+			changes[e.Thread] = append(changes[e.Thread], change{e.TS, r.Parent})
+		case cupti.NVTXStart:
+			if prev := started[e.ID]; prev != nil {
+				p.problem("%s:%d: start/end range id %d started again (first on line %d) before it ended", p.File, e.Line, e.ID, prev.Line)
+			}
+			r := &Range{Kind: StartEnd, Domain: e.Domain, Name: e.Name, Thread: e.Thread, ID: e.ID, Start: e.TS, Line: e.Line}
+			started[e.ID] = r
+			p.Ranges = append(p.Ranges, r)
+		case cupti.NVTXEnd:
+			r := started[e.ID]
+			if r == nil {
+				p.problem("%s:%d: end of start/end range id %d, which never started: ignored", p.File, e.Line, e.ID)
+				continue
+			}
+			r.End, r.EndThread, r.Closed = e.TS, e.Thread, true
+			delete(started, e.ID)
+		}
+	}
+	bp.nvtx = nil
+	slices.SortStableFunc(p.Ranges, func(x, y *Range) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Depth, y.Depth))
+	})
+	for _, r := range p.Ranges {
+		if !r.Closed {
+			p.problem("%s:%d: %s range %q on thread %d never closed", p.File, r.Line, r.Kind, r.Name, r.Thread)
+		}
+	}
+	if p.Truncation == "" {
+		// A file cut short (a crash, a kill) keeps its open ranges: they
+		// were open when the process died, and still attribute.
+		bp.dropUnclosed(changes)
+	}
+
+	at := func(corr uint32) (*cupti.API, *Range) {
+		api := byCorr[corr]
+		if api == nil {
+			return nil, nil
+		}
+		cs := changes[api.Thread]
+		i := sort.Search(len(cs), func(i int) bool { return cs[i].ts > api.Start })
+		if i == 0 {
+			return api, nil
+		}
+		return api, cs[i-1].top
+	}
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		k.API, k.Range = at(k.Correlation)
+		if k.API == nil {
+			p.Unattributed++
+		}
+	}
+	if p.Unattributed > 0 {
+		p.problem("%s: %d of %d kernels have no launch call record (dropped, or the file was cut short): they belong to no range",
+			p.File, p.Unattributed, len(p.Kernels))
+	}
+	for i := range p.Copies {
+		c := &p.Copies[i]
+		c.API, c.Range = at(c.Correlation)
+	}
+	slices.SortFunc(p.Kernels, func(x, y Kernel) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
+	})
+	slices.SortFunc(p.Copies, func(x, y Copy) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
+	})
+}
+
+func (p *Process) problem(format string, args ...any) {
+	p.Problems = append(p.Problems, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,260 @@
+// Package workload is the contract between the harness and any workload: the
+// argv and environment the harness runs it with (which phase it is in, where
+// to write its report, which GPU it sees) and the JSON report it writes.
+// This is what lets any LLM, in any framework, be profiled with no change to
+// the harness.
+//
+// It does not run anything (package session does) and knows no model.
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+)
+
+// Phase tells the workload which step of a session runs it, so it can switch
+// off its own torch profiler under nsys and ncu, where CUPTI conflicts.
+type Phase string
+
+// The phases of a session.
+const (
+	PhaseStage1 Phase = "stage1" // plain run, timings and operators
+	PhaseNsys   Phase = "nsys"   // under Nsight Systems
+	PhaseNcu    Phase = "ncu"    // under Nsight Compute
+	PhaseCupti  Phase = "cupti"  // the plain run again, deepprof's CUPTI library injected
+	PhaseOracle Phase = "oracle" // a plain run under torch.profiler, writing $DEEPPROF_ORACLE
+)
+
+// Environment variables the harness sets.
+const (
+	EnvPhase      = "DEEPPROF_PHASE"
+	EnvReport     = "DEEPPROF_REPORT"
+	EnvRepeats    = "DEEPPROF_REPEATS"
+	EnvNVTXDomain = "DEEPPROF_NVTX_DOMAIN"
+	EnvModel      = "DEEPPROF_MODEL" // the model section of the profile, as JSON
+	EnvVisible    = "CUDA_VISIBLE_DEVICES"
+	// EnvOracle is where a workload that supports PhaseOracle writes the
+	// independent check's figures (package oracle).
+	EnvOracle = "DEEPPROF_ORACLE"
+)
+
+// Spec is how to run a workload.
+type Spec struct {
+	Argv       []string
+	Env        map[string]string // additions from the profile
+	Inputs     []string          // files that must exist
+	Repeats    int
+	Visible    string // CUDA_VISIBLE_DEVICES
+	NVTXDomain string
+	Model      map[string]any
+}
+
+// Check reports inputs that do not exist and an empty argv.
+func (s Spec) Check() error {
+	var errs []error
+	if len(s.Argv) == 0 {
+		errs = append(errs, errors.New("workload.argv is empty: say what program to profile"))
+	}
+	for _, in := range s.Inputs {
+		if _, err := os.Stat(in); err != nil {
+			errs = append(errs, fmt.Errorf("workload input %s: %w", in, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Environ returns the variables the harness adds for one phase, sorted:
+// the profile's own additions, then the harness's, which win.
+func (s Spec) Environ(phase Phase, reportPath string) ([]string, error) {
+	env := maps.Clone(s.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env[EnvPhase] = string(phase)
+	if reportPath != "" {
+		env[EnvReport] = reportPath
+	}
+	if s.Repeats > 0 {
+		env[EnvRepeats] = strconv.Itoa(s.Repeats)
+	}
+	if s.Visible != "" {
+		env[EnvVisible] = s.Visible
+	}
+	if s.NVTXDomain != "" {
+		env[EnvNVTXDomain] = s.NVTXDomain
+	}
+	if len(s.Model) > 0 {
+		b, err := json.Marshal(s.Model)
+		if err != nil {
+			return nil, fmt.Errorf("model section: %w", err)
+		}
+		env[EnvModel] = string(b)
+	}
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out, nil
+}
+
+// Report is what a workload writes to $DEEPPROF_REPORT.
+type Report struct {
+	Model     Model             `json:"model"`
+	Tokens    Tokens            `json:"tokens"`
+	Stages    map[string]Stage  `json:"stages"`
+	Operators []Operator        `json:"operators,omitempty"`
+	Versions  map[string]string `json:"versions,omitempty"`
+	// Extra keeps every other key, as the contract welcomes more.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// Model is the model's identity, and the shapes its FLOPs per token are
+// counted from (zero when the workload does not report them).
+type Model struct {
+	Name   string `json:"name"`
+	Arch   string `json:"arch"`
+	Params int64  `json:"params"`
+	Dtype  string `json:"dtype"`
+
+	// MatmulParams counts the weights every token multiplies: each linear
+	// layer's, the output head's included even when it shares the
+	// embedding's weights. Embeddings are lookups and not counted.
+	MatmulParams int64 `json:"matmul_params,omitempty"`
+	Layers       int64 `json:"layers,omitempty"`
+	HiddenSize   int64 `json:"hidden_size,omitempty"`
+	Heads        int64 `json:"heads,omitempty"`
+	KVHeads      int64 `json:"kv_heads,omitempty"`
+	HeadDim      int64 `json:"head_dim,omitempty"`
+	VocabSize    int64 `json:"vocab_size,omitempty"`
+}
+
+// Tokens counts the prompt and generated tokens of one repeat.
+type Tokens struct {
+	Prompt    int64 `json:"prompt"`
+	Generated int64 `json:"generated"`
+}
+
+// Stage holds one stage's wall time per repeat, in ms. A sub-stage (a
+// module timed inside a top-level stage, named "PARENT/RANGE") names its
+// parent: its time is already inside the parent's.
+type Stage struct {
+	MS     []float64 `json:"ms"`
+	Parent string    `json:"parent,omitempty"`
+	// Processes split a stage read from the NVTX ranges of more than one
+	// process (a program and its children, the ranks of a launcher) by
+	// process; MS then pools their instances, each process's warm-up left
+	// out. Never read from a workload report (deepprof sets it).
+	Processes []ProcessMS `json:"-"`
+}
+
+// ProcessMS is one process's instances of a stage, in ms.
+type ProcessMS struct {
+	ProcessID int64     `json:"process_id"`
+	MS        []float64 `json:"ms"`
+}
+
+// Operator is one row of the torch.profiler operator table.
+type Operator struct {
+	Name    string  `json:"name"`
+	Calls   int64   `json:"calls"`
+	TotalMS float64 `json:"total_ms"`
+	CUDAMS  float64 `json:"cuda_ms,omitempty"`
+}
+
+var known = []string{"model", "tokens", "stages", "operators", "versions"}
+
+// ReadReport reads and checks a workload report. Errors name the file and,
+// for JSON that does not parse or has a wrong type, the line.
+func ReadReport(r io.Reader, name string) (*Report, error) {
+	data, err := input.ReadAll(r, name)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&rep); err != nil {
+		return nil, positioned(name, data, err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, positioned(name, data, err)
+	}
+	for _, k := range known {
+		delete(all, k)
+	}
+	if len(all) > 0 {
+		rep.Extra = all
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{name}, args...)...))
+	}
+	if rep.Model.Name == "" {
+		bad("model.name is missing")
+	}
+	if len(rep.Stages) == 0 {
+		bad("stages is empty: a workload reports at least one stage (prefill, decode)")
+	}
+	for _, st := range slices.Sorted(maps.Keys(rep.Stages)) {
+		if len(rep.Stages[st].MS) == 0 {
+			bad("stages.%s.ms is empty", st)
+		}
+		if p := rep.Stages[st].Parent; p != "" {
+			if _, ok := rep.Stages[p]; !ok || p == st {
+				bad("stages.%s.parent = %q: not another stage of the report", st, p)
+			}
+		}
+		sum := 0.0
+		for i, v := range rep.Stages[st].MS {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				bad("stages.%s.ms[%d] = %v: want a time in ms", st, i, v)
+			}
+			sum += math.Abs(v)
+		}
+		if math.IsInf(sum, 0) {
+			bad("stages.%s.ms: the times sum past the largest number a float64 holds (%.3g): not times in ms", st, math.MaxFloat64)
+		}
+	}
+	if rep.Tokens.Prompt < 0 || rep.Tokens.Generated < 0 {
+		bad("tokens must not be negative")
+	}
+	var opMS float64
+	for i, op := range rep.Operators {
+		if op.Name == "" || op.Calls < 0 || op.TotalMS < 0 {
+			bad("operators[%d]: want a name, calls >= 0 and total_ms >= 0", i)
+		}
+		opMS += math.Abs(op.TotalMS) + math.Abs(op.CUDAMS)
+	}
+	if math.IsInf(opMS, 0) {
+		bad("operators: total_ms and cuda_ms sum past the largest number a float64 holds (%.3g): not times in ms", math.MaxFloat64)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// positioned adds the line of a JSON error's offset.
+func positioned(name string, data []byte, err error) error {
+	off, ok := input.Offset(err)
+	if !ok {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s:1: empty report: the workload wrote nothing", name)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%s:%d: the file ends inside a JSON value (cut short?)", name, input.Line(data, int64(len(data))))
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return fmt.Errorf("%s:%d: %w", name, input.Line(data, off), err)
+}
