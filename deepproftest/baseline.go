@@ -14,6 +14,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -109,9 +110,9 @@ func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol model.Tole
 	switch {
 	case res.Regression || res.Incomplete():
 		t.Errorf("baseline %s: the run moved beyond its tolerances (%s); if this is expected, rewrite the baseline with -update\n\n%s",
-			path, tolText(tol), res.MovedMarkdown())
+			path, tolText(tol), render.MovedMarkdown(res))
 	case len(res.Improvements) > 0:
-		t.Logf("baseline %s: the run improved on its baseline; -update keeps the better numbers\n\n%s", path, res.MovedMarkdown())
+		t.Logf("baseline %s: the run improved on its baseline; -update keeps the better numbers\n\n%s", path, render.MovedMarkdown(res))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // runDiff is "deepprof diff": B against A. It prints the comparison, then
@@ -54,7 +55,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *format == "json" {
 		err = res.JSON(stdout)
 	} else {
-		err = res.Markdown(stdout)
+		err = render.DiffMarkdown(stdout, res)
 	}
 	if err != nil {
 		return &exitError{2, err}

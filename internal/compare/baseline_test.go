@@ -15,6 +15,8 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -87,7 +89,7 @@ func TestFromRunSynthetic(t *testing.T) {
 	text := roundTrip(t, b)
 	assert.Contains(t, text, `"warmup_ms": `, "the dropped warm-up is kept in the file")
 
-	b, err = compare.FromRun(synth.Run(t, baselineTiny, synth.Remove(compare.SummaryJSON)))
+	b, err = compare.FromRun(synth.Run(t, baselineTiny, synth.Remove(rundir.SummaryJSON)))
 	require.NoError(t, err)
 	assert.Nil(t, b.MFU)
 	text = roundTrip(t, b)
@@ -150,7 +152,7 @@ func TestCompare(t *testing.T) {
 	r, err := compare.CompareBaseline(base, base, model.DefaultTolerances())
 	require.NoError(t, err)
 	assert.False(t, r.Regression)
-	assert.Contains(t, r.MovedMarkdown(), "Nothing moved beyond the rule.")
+	assert.Contains(t, render.MovedMarkdown(r), "Nothing moved beyond the rule.")
 
 	// A SYNTHETIC run: llama3-8b with its top kernel 1.2x slower.
 	top := synth.Read(t, baselineLlama).Kernels[0]
@@ -159,7 +161,7 @@ func TestCompare(t *testing.T) {
 	r, err = compare.CompareBaseline(base, run, model.DefaultTolerances())
 	require.NoError(t, err)
 	assert.True(t, r.Regression)
-	synth.AssertMovedRow(t, r.MovedMarkdown(), top, 1.2, "| +20.0% | regression |")
+	synth.AssertMovedRow(t, render.MovedMarkdown(r), top, 1.2, "| +20.0% | regression |")
 	r, err = compare.CompareBaseline(base, run, model.Tolerances{KernelPct: 25})
 	require.NoError(t, err)
 	assert.False(t, r.Regression, "within a 25% kernel tolerance")
@@ -176,7 +178,7 @@ func TestCompare(t *testing.T) {
 	r, err = compare.CompareBaseline(base, run, model.DefaultTolerances())
 	require.NoError(t, err)
 	assert.True(t, r.Regression)
-	moved := r.MovedMarkdown()
+	moved := render.MovedMarkdown(r)
 	assert.Contains(t, moved, "| stage | decode | ")
 	w := 15 * synth.Read(t, baselineTiny).Stages["decode"][0]
 	assert.Contains(t, moved, "- B's decode: first of 3 repeats, "+strconv.FormatFloat(w, 'f', 1, 64)+

@@ -2,16 +2,18 @@ package compare
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
-	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // DefaultThreshold is deepprof diff's threshold: 5% of A.
@@ -318,7 +320,7 @@ func (r *Result) compareStages(a, b *Summary) {
 		}
 		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
 		r.note(row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
-			fmtMS(row.A.MeanMS), fmtMS(row.B.MeanMS), pctText(row.DeltaPct)))
+			model.FormatMS(row.A.MeanMS), model.FormatMS(row.B.MeanMS), pctText(row.DeltaPct)))
 		r.Stages = append(r.Stages, row)
 	}
 }
@@ -374,10 +376,10 @@ func (r *Result) compareKernels(a, b *Summary) {
 			// of the same 2-GPU workload (fixtures/runs/h200x2-tp2-*).
 			row.Verdict = Reported
 			r.Notes = append(r.Notes, fmt.Sprintf("kernel %s (device %d) is a collective: %s → %s ms total (%s), reported, not judged: its time holds its rank's wait for the others, which moves between runs",
-				shown(ka.Name), ka.Device, fmtMS(ka.TotalMS), fmtMS(kb.TotalMS), pctText(row.DeltaPct)))
+				shown(ka.Name), ka.Device, model.FormatMS(ka.TotalMS), model.FormatMS(kb.TotalMS), pctText(row.DeltaPct)))
 		}
 		r.note(row.Verdict, fmt.Sprintf("kernel %s (device %d): %s → %s ms total (%s)", shown(ka.Name), ka.Device,
-			fmtMS(ka.TotalMS), fmtMS(kb.TotalMS), pctText(row.DeltaPct)))
+			model.FormatMS(ka.TotalMS), model.FormatMS(kb.TotalMS), pctText(row.DeltaPct)))
 		rows = append(rows, row)
 	}
 	for i := range b.Kernels {
@@ -401,7 +403,7 @@ func (r *Result) compareKernels(a, b *Summary) {
 			if kb.TotalMS > r.Thresholds.Kernel*a.KernelMS {
 				row.Verdict = Regression
 				r.note(Regression, fmt.Sprintf("kernel %s (device %d) appeared: %s ms total, %s of A's kernel time",
-					shown(kb.Name), kb.Device, fmtMS(kb.TotalMS), shareText(share)))
+					shown(kb.Name), kb.Device, model.FormatMS(kb.TotalMS), model.ShareText(share)))
 			}
 		}
 		rows = append(rows, row)
@@ -420,13 +422,6 @@ func (r *Result) compareKernels(a, b *Summary) {
 		return cmp.Or(cmp.Compare(big(y), big(x)), strings.Compare(x.Name, y.Name), cmp.Compare(x.Device, y.Device))
 	})
 	r.Kernels = rows
-}
-
-func shareText(f float64) string {
-	if math.IsInf(f, 0) {
-		return "all"
-	}
-	return fmt.Sprintf("%.1f%%", 100*f)
 }
 
 func (r *Result) compareRegions(a, b *Summary) {
@@ -457,7 +452,7 @@ func (r *Result) compareRegions(a, b *Summary) {
 		row.Change, exceeds = change(ra.TotalMS, row.B.TotalMS, r.Thresholds.Region)
 		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
 		r.note(row.Verdict, fmt.Sprintf("region %s: %s → %s ms total (%s)", shown(ra.Name),
-			fmtMS(ra.TotalMS), fmtMS(row.B.TotalMS), pctText(row.DeltaPct)))
+			model.FormatMS(ra.TotalMS), model.FormatMS(row.B.TotalMS), pctText(row.DeltaPct)))
 		r.Regions = append(r.Regions, row)
 	}
 	for i := range br {
@@ -482,7 +477,7 @@ func (r *Result) compareMFU(a, b *Summary) {
 	}
 	why := func(s *Summary, run, name string) string {
 		if s.MFU == nil {
-			return run + " has no " + SummaryJSON + " with mfu"
+			return run + " has no " + rundir.SummaryJSON + " with mfu"
 		}
 		return run + "'s mfu." + name + " is null"
 	}
@@ -490,7 +485,7 @@ func (r *Result) compareMFU(a, b *Summary) {
 		row := MFURow{Name: name, A: get(a, name), B: get(b, name), Verdict: NotAvail}
 		switch {
 		case row.A == nil && row.B == nil && a.MFU == nil && b.MFU == nil:
-			row.Why = "neither run has " + SummaryJSON + " with mfu"
+			row.Why = "neither run has " + rundir.SummaryJSON + " with mfu"
 		case row.A == nil && row.B == nil:
 			row.Why = why(a, "A", name) + "; " + why(b, "B", name)
 		case row.A == nil:
@@ -537,10 +532,6 @@ func (r *Result) sameCause(scope string, v Verdict) string {
 	return ""
 }
 
-// fmtMS prints a time in ms for a one-line summary, with at least three
-// significant digits.
-func fmtMS(v float64) string { return render.Fixed(v, render.Decimals([]float64{v}, 0)) }
-
 func upperFirst(s string) string {
 	if s == "" {
 		return s
@@ -550,3 +541,11 @@ func upperFirst(s string) string {
 
 // roundFrac rounds a derived fraction or p-value to 1e-6.
 func roundFrac(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// JSON writes the result as indented JSON.
+func (r *Result) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -92,7 +94,7 @@ func TestCompareRecordedMFU(t *testing.T) {
 // never 0, and its absence fails nothing.
 func TestCompareNoSummary(t *testing.T) {
 	a := load(t, tiny)
-	b := load(t, synth.Run(t, tiny, synth.Remove(compare.SummaryJSON)))
+	b := load(t, synth.Run(t, tiny, synth.Remove(rundir.SummaryJSON)))
 	require.Nil(t, b.MFU)
 	for _, c := range []struct {
 		name string
@@ -178,7 +180,7 @@ func TestCompareRenamedKernel(t *testing.T) {
 
 	// A kernel name with Markdown in it stays in its cell.
 	var md bytes.Buffer
-	require.NoError(t, r.Markdown(&md))
+	require.NoError(t, render.DiffMarkdown(&md, r))
 	rows := 0
 	for _, line := range strings.Split(md.String(), "\n") {
 		if strings.Contains(line, "renamed") && strings.HasPrefix(line, "| ") {
@@ -241,7 +243,7 @@ func TestCompareMissingKernels(t *testing.T) {
 	assert.Len(t, r.Stages, len(rec.Stages), "the other parts are compared")
 	assert.Len(t, r.Regions, len(rec.Regions))
 	var md bytes.Buffer
-	require.NoError(t, r.Markdown(&md))
+	require.NoError(t, render.DiffMarkdown(&md, r))
 	assert.Contains(t, md.String(), "**Incomplete: no regression in what could be compared.**")
 	assert.Contains(t, md.String(), "Not compared: B has no ")
 }
@@ -344,7 +346,7 @@ func TestResultJSON(t *testing.T) {
 	assert.NotContains(t, buf.String(), `\u003c`, "kernel names are written as they are")
 
 	// A SYNTHETIC run without summary.json: not available is null, never 0.
-	s = load(t, synth.Run(t, tiny, synth.Remove(compare.SummaryJSON)))
+	s = load(t, synth.Run(t, tiny, synth.Remove(rundir.SummaryJSON)))
 	buf.Reset()
 	require.NoError(t, compare.Compare(s, s, compare.Uniform(0.05)).JSON(&buf))
 	got = nil

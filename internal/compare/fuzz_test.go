@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/compare"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
@@ -56,37 +58,37 @@ func FuzzLoaders(f *testing.F) {
 	seedRuns(f, "kernels.json", "ncu/regions/report.json", "summary.json")
 	f.Fuzz(func(t *testing.T, s string) {
 		data := []byte(s)
-		var k Summary
-		if k.readKernels(data, "kernels.json") == nil {
+		var k compare.Summary
+		if compare.ReadKernels(&k, data, "kernels.json") == nil {
 			for _, r := range k.Kernels {
 				finite(t, "kernel "+r.Name, r.TotalMS)
 			}
 			finite(t, "kernel total", k.KernelMS)
-			var back Summary
+			var back compare.Summary
 			b := writeKernels(t, k.Kernels)
-			if err := back.readKernels(b, "kernels.json"); err != nil {
+			if err := compare.ReadKernels(&back, b, "kernels.json"); err != nil {
 				t.Fatalf("kernels.json as written does not read back: %v\n%s", err, b)
 			}
 			same(t, "kernels.json", k.Kernels, back.Kernels, b)
 			same(t, "kernels.json's total", k.KernelMS, back.KernelMS, b)
 		}
-		var r Summary
-		if r.readRegions(data, "report.json") == nil {
+		var r compare.Summary
+		if compare.ReadRegions(&r, data, "report.json") == nil {
 			for _, g := range r.Regions {
 				finite(t, "region "+g.Name, g.TotalMS)
 			}
-			var back Summary
+			var back compare.Summary
 			b := writeRegions(t, r.Regions)
-			if err := back.readRegions(b, "report.json"); err != nil {
+			if err := compare.ReadRegions(&back, b, "report.json"); err != nil {
 				t.Fatalf("report.json as written does not read back: %v\n%s", err, b)
 			}
 			same(t, "report.json", r.Regions, back.Regions, b)
 		}
-		regs, rerr := readSummaryRegions(data, "summary.json")
+		regs, rerr := compare.ReadSummaryRegions(data, "summary.json")
 		for _, g := range regs {
 			finite(t, "region "+g.Name, g.TotalMS)
 		}
-		m, merr := readMFU(data, "summary.json")
+		m, merr := compare.ReadMFU(data, "summary.json")
 		if merr == nil && m != nil {
 			for _, v := range []*float64{m.Model, m.Prefill, m.Decode} {
 				if v != nil {
@@ -94,8 +96,8 @@ func FuzzLoaders(f *testing.F) {
 				}
 			}
 		}
-		st := Summary{Missing: []Missing{{Part: PartStages}}}
-		serr := st.readSummaryStages(data, "summary.json")
+		st := compare.Summary{Missing: []compare.Missing{{Part: compare.PartStages}}}
+		serr := compare.ReadSummaryStages(&st, data, "summary.json")
 		if rerr != nil && merr != nil && serr != nil {
 			return
 		}
@@ -103,14 +105,14 @@ func FuzzLoaders(f *testing.F) {
 		// writer, reads back the same.
 		b := writeSummary(t, regs, m, &st)
 		if rerr == nil {
-			back, err := readSummaryRegions(b, "summary.json")
+			back, err := compare.ReadSummaryRegions(b, "summary.json")
 			if err != nil {
 				t.Fatalf("summary.json's regions as written do not read back: %v\n%s", err, b)
 			}
 			same(t, "summary.json's regions", regs, back, b)
 		}
 		if merr == nil {
-			back, err := readMFU(b, "summary.json")
+			back, err := compare.ReadMFU(b, "summary.json")
 			if err != nil {
 				t.Fatalf("summary.json's mfu as written does not read back: %v\n%s", err, b)
 			}
@@ -134,8 +136,8 @@ func FuzzSummaryStages(f *testing.F) {
 	f.Add(`{"stages": {"rows": [{"name": "decode", "ms": [1e308, 1e308]}]}}`)
 	f.Add(`{"stages": {"rows": [{"name": "decode", "ms": [1e200, 3e200, 2e200]}, {"name": "decode", "ms": [1]}]}}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		st := Summary{Missing: []Missing{{Part: PartStages}}}
-		if st.readSummaryStages([]byte(s), "summary.json") != nil {
+		st := compare.Summary{Missing: []compare.Missing{{Part: compare.PartStages}}}
+		if compare.ReadSummaryStages(&st, []byte(s), "summary.json") != nil {
 			return
 		}
 		seen := map[string]bool{}
@@ -152,10 +154,10 @@ func FuzzSummaryStages(f *testing.F) {
 }
 
 // stagesRoundTrip: the stages of st, as written in b, read back the same.
-func stagesRoundTrip(t *testing.T, st *Summary, b []byte) {
+func stagesRoundTrip(t *testing.T, st *compare.Summary, b []byte) {
 	t.Helper()
-	back := Summary{Missing: []Missing{{Part: PartStages}}}
-	if err := back.readSummaryStages(b, "summary.json"); err != nil {
+	back := compare.Summary{Missing: []compare.Missing{{Part: compare.PartStages}}}
+	if err := compare.ReadSummaryStages(&back, b, "summary.json"); err != nil {
 		t.Fatalf("summary.json's stages as written do not read back: %v\n%s", err, b)
 	}
 	same(t, "summary.json's stages", st.Stages, back.Stages, b)
@@ -163,9 +165,9 @@ func stagesRoundTrip(t *testing.T, st *Summary, b []byte) {
 	same(t, "summary.json's GPU", st.Device, back.Device, b)
 }
 
-func orNone(m *MFU) MFU {
+func orNone(m *compare.MFU) compare.MFU {
 	if m == nil {
-		return MFU{}
+		return compare.MFU{}
 	}
 	return *m
 }
@@ -178,7 +180,7 @@ func same(t *testing.T, what string, want, got any, written []byte) {
 }
 
 // writeKernels is kernels.json of ks, as the rebuild writes it.
-func writeKernels(t *testing.T, ks []Kernel) []byte {
+func writeKernels(t *testing.T, ks []compare.Kernel) []byte {
 	recs := make([]model.Kernel, len(ks))
 	for i, k := range ks {
 		recs[i] = model.Kernel{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls,
@@ -192,7 +194,7 @@ func writeKernels(t *testing.T, ks []Kernel) []byte {
 }
 
 // writeRegions is a regions report.json whose aggregate is regs.
-func writeRegions(t *testing.T, regs []Region) []byte {
+func writeRegions(t *testing.T, regs []compare.Region) []byte {
 	rep := &regions.Report{Results: regions.ResultsKernels, AggregateEnabled: true, Aggregate: []regions.Region{}, Scopes: []regions.Scope{}}
 	for _, r := range regs {
 		rep.Aggregate = append(rep.Aggregate, regions.Region{Name: r.Name, TotalMS: r.TotalMS, KernelCount: r.KernelCount})
@@ -206,7 +208,7 @@ func writeRegions(t *testing.T, regs []Region) []byte {
 
 // writeSummary is summary.json holding regs, m and st's stages, model and
 // GPU, as the rebuild writes it.
-func writeSummary(t *testing.T, regs []Region, m *MFU, st *Summary) []byte {
+func writeSummary(t *testing.T, regs []compare.Region, m *compare.MFU, st *compare.Summary) []byte {
 	var s summary.Summary
 	for _, r := range regs {
 		s.Regions.Rows = append(s.Regions.Rows, summary.Region{Name: r.Name, TotalMS: r.TotalMS, Launches: r.KernelCount})

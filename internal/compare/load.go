@@ -21,10 +21,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
-// SummaryJSON is the run's summary (MFU among its numbers), relative to MAIN.
-// It is optional: runs made before it existed have none.
-const SummaryJSON = "summary.json"
-
 // The parts of a run that are compared.
 const (
 	PartStages  = "stages"
@@ -151,11 +147,11 @@ func Load(dir string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: not a run directory: it has no %s, %s nor %s", dir,
 			rundir.Stage1Report, rundir.KernelsJSON, rundir.RegionsJSON)
 	}
-	name := filepath.Join(dir, SummaryJSON)
+	name := filepath.Join(dir, rundir.SummaryJSON)
 	data, err := input.ReadFile(name)
 	switch {
 	case err == nil:
-		s.Read = append(s.Read, SummaryJSON)
+		s.Read = append(s.Read, rundir.SummaryJSON)
 		if s.MFU, err = readMFU(data, name); err != nil {
 			return nil, err
 		}
@@ -222,7 +218,7 @@ func unsound(m rundir.Manifest) []string {
 		}
 		out = append(out, why)
 	}
-	for _, rel := range append(slices.Sorted(maps.Values(partFiles)), SummaryJSON) {
+	for _, rel := range append(slices.Sorted(maps.Values(partFiles)), rundir.SummaryJSON) {
 		if a, ok := m.Find(rel); ok && a.Status != rundir.StatusComplete && a.Status != rundir.StatusSkipped {
 			why := fmt.Sprintf("%s is %s", rel, a.Status)
 			if a.Reason != "" {
@@ -442,7 +438,7 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 		s.Stages = append(s.Stages, Stage{Name: n, Repeats: byName[n], Stat: model.Summarize(byName[n])})
 	}
 	s.Missing = slices.DeleteFunc(s.Missing, func(m Missing) bool { return m.Part == PartStages })
-	s.Read = append(s.Read, SummaryJSON+" (stages)")
+	s.Read = append(s.Read, rundir.SummaryJSON+" (stages)")
 	if doc.Environment.Model != nil && s.Model == "" {
 		s.Model = doc.Environment.Model.Name
 	}

@@ -23,14 +23,7 @@ import (
 var DefaultTrace = []string{"cuda", "nvtx"}
 
 // DefaultReports are the stats reports StatsArgs asks for when given none.
-var DefaultReports = []string{ReportKernSum, ReportNVTXSum}
-
-// Stats report names, as `nsys stats --report` takes them (2023.x and later;
-// older versions called the kernel summary gpukernsum).
-const (
-	ReportKernSum = "cuda_gpu_kern_sum"
-	ReportNVTXSum = "nvtx_sum"
-)
+var DefaultReports = []string{model.NsysReportKernSum, model.NsysReportNVTXSum}
 
 // RegisterOnlyEnv turns off nsys's default of matching --nvtx-capture only
 // against NVTX registered strings. Ranges pushed with plain strings
@@ -178,23 +171,11 @@ func StatsArgs(report string, reports []string, outputPrefix string) []string {
 	return append(args, report)
 }
 
-// StatsCSVPath is the file `nsys stats --format csv --output prefix` writes
-// for one report: prefix_report.csv.
-func StatsCSVPath(prefix, report string) string { return prefix + "_" + report + ".csv" }
-
 // ExportSQLiteArgs returns the arguments of `nsys export` (after the nsys
 // binary) that write report as the SQLite database out.
 func ExportSQLiteArgs(report, out string) []string {
 	return []string{"export", "--type", "sqlite", "--output", out, report}
 }
-
-// Report file extensions: nsys 2021.4 and later write .nsys-rep, older
-// versions .qdrep; .qdstrm is the raw stream nsys converts into either.
-const (
-	ExtReport    = ".nsys-rep"
-	ExtOldReport = ".qdrep"
-	ExtStream    = ".qdstrm"
-)
 
 // ErrNoReport is wrapped by ResolveReport's error when no report exists.
 var ErrNoReport = errors.New("no nsys report")
@@ -207,12 +188,12 @@ var ErrNoReport = errors.New("no nsys report")
 // the nsys bundled in Nsight Compute (fixtures/logs/nsys-bundled-no-report.txt:
 // a multi-GB .qdstrm, no report, the importer missing libdw.so.1).
 func ResolveReport(dir, base string) (string, error) {
-	base = strings.TrimSuffix(strings.TrimSuffix(base, ExtReport), ExtOldReport)
+	base = strings.TrimSuffix(strings.TrimSuffix(base, model.NsysExtReport), model.NsysExtOldReport)
 	if base == "" {
 		return "", errors.New("nsys report: empty base name")
 	}
 	stem := filepath.Join(dir, base)
-	for _, ext := range []string{ExtReport, ExtOldReport} {
+	for _, ext := range []string{model.NsysExtReport, model.NsysExtOldReport} {
 		p := stem + ext
 		fi, err := os.Stat(p)
 		switch {
@@ -224,9 +205,9 @@ func ResolveReport(dir, base string) (string, error) {
 			return "", fmt.Errorf("nsys report: %w", err)
 		}
 	}
-	if fi, err := os.Stat(stem + ExtStream); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Stat(stem + model.NsysExtStream); err == nil && fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%w: neither %s nor %s exists, but %s (%d bytes) does: nsys collected data and its importer (QdstrmImporter) failed to convert it into a report; see the nsys output, and use a standalone Nsight Systems rather than the one bundled with Nsight Compute",
-			ErrNoReport, stem+ExtReport, stem+ExtOldReport, stem+ExtStream, fi.Size())
+			ErrNoReport, stem+model.NsysExtReport, stem+model.NsysExtOldReport, stem+model.NsysExtStream, fi.Size())
 	}
-	return "", fmt.Errorf("%w: neither %s nor %s exists (did nsys run, and did the capture range open?)", ErrNoReport, stem+ExtReport, stem+ExtOldReport)
+	return "", fmt.Errorf("%w: neither %s nor %s exists (did nsys run, and did the capture range open?)", ErrNoReport, stem+model.NsysExtReport, stem+model.NsysExtOldReport)
 }

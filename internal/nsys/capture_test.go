@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/nsys"
 )
 
@@ -161,9 +162,9 @@ func TestCaptureArgsErrors(t *testing.T) {
 func TestStatsAndExportArgs(t *testing.T) {
 	g := newGoldie(t)
 	g.Assert(t, "argv-stats-default.txt", argvText(nsys.StatsArgs("MAIN/nsys/run.nsys-rep", nil, "MAIN/nsys/stats")))
-	g.Assert(t, "argv-stats-kern-only-stdout.txt", argvText(nsys.StatsArgs("run.qdrep", []string{nsys.ReportKernSum}, "")))
+	g.Assert(t, "argv-stats-kern-only-stdout.txt", argvText(nsys.StatsArgs("run.qdrep", []string{model.NsysReportKernSum}, "")))
 	g.Assert(t, "argv-export-sqlite.txt", argvText(nsys.ExportSQLiteArgs("MAIN/nsys/run.nsys-rep", "MAIN/nsys/run.sqlite")))
-	assert.Equal(t, "MAIN/nsys/stats_cuda_gpu_kern_sum.csv", nsys.StatsCSVPath("MAIN/nsys/stats", nsys.ReportKernSum))
+	assert.Equal(t, "MAIN/nsys/stats_cuda_gpu_kern_sum.csv", model.NsysStatsCSVPath("MAIN/nsys/stats", model.NsysReportKernSum))
 	assert.Equal(t, []string{"cuda_gpu_kern_sum", "nvtx_sum"}, nsys.DefaultReports, "defaults are part of the argv goldens")
 }
 

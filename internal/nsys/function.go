@@ -1,5 +1,7 @@
 package nsys
 
+import "github.com/llm-perf-opt/deepprof/internal/model"
+
 // ReportKernSumBase is the kernel summary over base (function) names, as
 // `nsys stats --report` takes it.
 //
@@ -30,4 +32,4 @@ package nsys
 //     arguments is not documented in what was found; StatsCSVPath gives the
 //     name for a report without arguments only. Callers look for
 //     PREFIX_cuda_gpu_kern_sum*.csv.
-const ReportKernSumBase = ReportKernSum + ":base"
+const ReportKernSumBase = model.NsysReportKernSum + ":base"

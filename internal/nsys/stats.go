@@ -333,7 +333,7 @@ type KernelSumReader struct{ rowReader }
 
 // NewKernelSumReader returns a reader of r; name is used in error messages.
 func NewKernelSumReader(r io.Reader, name string) *KernelSumReader {
-	return &KernelSumReader{rowReader{t: newTable(r, name, ReportKernSum, "Name"), make: func(row row) Record {
+	return &KernelSumReader{rowReader{t: newTable(r, name, model.NsysReportKernSum, "Name"), make: func(row row) Record {
 		return &KernelSum{Name: row.name, TotalNS: row.v[colTotal], AvgNS: row.v[colAvg], MedNS: row.v[colMed],
 			MinNS: row.v[colMin], MaxNS: row.v[colMax], StdDevNS: row.v[colStd], Instances: row.inst,
 			TimePct: row.v[colPct], Line: row.line}
@@ -346,7 +346,7 @@ type RangeSumReader struct{ rowReader }
 
 // NewRangeSumReader returns a reader of r; name is used in error messages.
 func NewRangeSumReader(r io.Reader, name string) *RangeSumReader {
-	rr := &RangeSumReader{rowReader{t: newTable(r, name, ReportNVTXSum, "Range")}}
+	rr := &RangeSumReader{rowReader{t: newTable(r, name, model.NsysReportNVTXSum, "Range")}}
 	rr.make = func(row row) Record {
 		rng, err := model.ParseNsysRange(row.name)
 		if err != nil {

@@ -360,7 +360,7 @@ func timeSection(steps []rundir.StepTime) string {
 	t := render.Table{Header: []string{"step", "seconds", "exit status"}, Right: []bool{false, true, true}}
 	var plain, profiling, check float64
 	for _, st := range steps {
-		t.Rows = append(t.Rows, []string{render.EscapeCell(st.Name), render.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
+		t.Rows = append(t.Rows, []string{render.EscapeCell(st.Name), model.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
 		switch {
 		case st.Name == "stage1":
 			plain += st.Seconds
@@ -374,9 +374,9 @@ func timeSection(steps []rundir.StepTime) string {
 	b.WriteString(t.String())
 	if plain > 0 {
 		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.",
-			render.Fixed(profiling, 1), render.Fixed(plain, 1), render.Fixed(profiling/plain, 1))
+			model.Fixed(profiling, 1), model.Fixed(plain, 1), model.Fixed(profiling/plain, 1))
 		if check > 0 {
-			fmt.Fprintf(&b, " The independent check (a plain run under torch.profiler) took %s s more, not counted as profiling.", render.Fixed(check, 1))
+			fmt.Fprintf(&b, " The independent check (a plain run under torch.profiler) took %s s more, not counted as profiling.", model.Fixed(check, 1))
 		}
 		b.WriteString("\n\n")
 	} else {

@@ -45,7 +45,6 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // Result kinds of a report.
@@ -611,7 +610,7 @@ func (a *Aggregator) regions(s *scopeAcc, dirs map[string]string, taken map[stri
 func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken map[string]bool) Region {
 	dir, ok := dirs[n.key]
 	if !ok {
-		dir = rundir.RegionDir(n.name, taken)
+		dir = model.RegionDir(n.name, taken)
 		dirs[n.key] = dir
 	}
 	r := Region{Name: n.name, Depth: n.depth, Dir: dir,

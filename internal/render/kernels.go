@@ -20,7 +20,7 @@ import (
 func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 	var b strings.Builder
 	b.WriteString("# Kernels\n\n")
-	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", EscapeCell(t.Source), plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), Fixed(t.TotalMS, 3))
+	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", EscapeCell(t.Source), plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), model.Fixed(t.TotalMS, 3))
 	if len(t.Kernels) < t.Count {
 		fmt.Fprintf(&b, " The top %d by total time are shown.", len(t.Kernels))
 	}
@@ -34,7 +34,7 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 	for i, k := range t.Kernels {
 		totals[i], means[i] = k.TotalMS, k.MeanMS
 	}
-	dt, dm := Decimals(totals, 3), Decimals(means, 3)
+	dt, dm := model.Decimals(totals, 3), model.Decimals(means, 3)
 	tab := Table{
 		Header: []string{"kernel_name", "total_ms", "calls", "mean_ms", "device"},
 		Right:  []bool{false, true, true, true, true},
@@ -49,14 +49,14 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 				vs = append(vs, k.MinMS, k.MedianMS, k.MaxMS)
 			}
 		}
-		ds = Decimals(vs, 3)
+		ds = model.Decimals(vs, 3)
 	}
 	for _, k := range t.Kernels {
-		row := []string{EscapeCell(k.Name), Fixed(k.TotalMS, dt), strconv.FormatInt(k.Calls, 10), Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)}
+		row := []string{EscapeCell(k.Name), model.Fixed(k.TotalMS, dt), strconv.FormatInt(k.Calls, 10), model.Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)}
 		if spread {
 			cell := ""
 			if k.Spread != nil {
-				cell = Fixed(k.MedianMS, ds) + " (" + Fixed(k.MinMS, ds) + "–" + Fixed(k.MaxMS, ds) + ")"
+				cell = model.Fixed(k.MedianMS, ds) + " (" + model.Fixed(k.MinMS, ds) + "–" + model.Fixed(k.MaxMS, ds) + ")"
 			}
 			row = append(row, cell)
 		}

@@ -4,8 +4,6 @@
 package render
 
 import (
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -87,26 +85,3 @@ func (t Table) String() string {
 	}
 	return b.String()
 }
-
-// Decimals picks one number of decimals for a column of values, so that the
-// smallest non-zero magnitude shows at least three significant digits, with
-// at least least and at most 9 decimals.
-func Decimals(values []float64, least int) int {
-	smallest := math.Inf(1)
-	for _, v := range values {
-		if a := math.Abs(v); a > 0 && a < smallest {
-			smallest = a
-		}
-	}
-	if math.IsInf(smallest, 1) {
-		return least
-	}
-	d := 2 - int(math.Floor(math.Log10(smallest)))
-	return max(least, min(d, 9))
-}
-
-// Fixed formats v with d decimals.
-func Fixed(v float64, d int) string { return strconv.FormatFloat(v, 'f', d, 64) }
-
-// Percent formats a fraction as a percentage with one decimal.
-func Percent(f float64) string { return Fixed(100*f, 1) + "%" }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
+
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
@@ -37,10 +39,10 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 	} else if rep.Results == regions.ResultsMixed {
 		what = plural(rep.Launches, "result", "results") + " (kernel launches and whole ranges)"
 	}
-	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source), what, Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
+	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source), what, model.Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
 	if rep.RegionProfiling {
 		fmt.Fprintf(&b, " %s (%s ms) outside every NVTX range belong to no region.",
-			plural(rep.OutsideLaunches, "selected launch", "selected launches"), Fixed(rep.OutsideMS, 3))
+			plural(rep.OutsideLaunches, "selected launch", "selected launches"), model.Fixed(rep.OutsideMS, 3))
 		b.WriteString(" A region is an NVTX push/pop stack path; its total includes its nested regions, and exclusive values count only launches whose stack ends at it.")
 		if len(rep.MetricGroups) > 0 {
 			fmt.Fprintf(&b, " Metric groups: %s.", EscapeCell(strings.Join(rep.MetricGroups, ", ")))
@@ -67,7 +69,7 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 		b.WriteString("## All scopes\n\nOne scope: its regions below are the aggregate.\n\n")
 	default:
 		fmt.Fprintf(&b, "## All scopes\n\nRegions summed across %d scopes; %s ms profiled in all.\n\n",
-			len(rep.Scopes), Fixed(rep.ProfiledMS, 3))
+			len(rep.Scopes), model.Fixed(rep.ProfiledMS, 3))
 		writeScope(&b, rep, rep.Aggregate, nil)
 	}
 	for i := range rep.Scopes {
@@ -78,7 +80,7 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 		}
 		fmt.Fprintf(&b, ", device %d\n\n", s.Device)
 		fmt.Fprintf(&b, "%s, %s ms profiled; %s (%s ms) outside every NVTX range.\n\n",
-			plural(s.Launches, "launch", "launches"), Fixed(s.ProfiledMS, 3), plural(s.OutsideLaunches, "selected launch", "selected launches"), Fixed(s.OutsideMS, 3))
+			plural(s.Launches, "launch", "launches"), model.Fixed(s.ProfiledMS, 3), plural(s.OutsideLaunches, "selected launch", "selected launches"), model.Fixed(s.OutsideMS, 3))
 		writeScope(&b, rep, s.Regions, s)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -94,13 +96,13 @@ func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, 
 	for _, r := range regs {
 		totals = append(totals, r.TotalMS, r.ExclusiveMS)
 	}
-	d := Decimals(totals, 3)
+	d := model.Decimals(totals, 3)
 	tab := Table{
 		Header: []string{"region", "depth", "total_ms", "share", "launches", "exclusive_ms", "exclusive_launches"},
 		Right:  []bool{false, true, true, true, true, true, true},
 	}
 	for _, r := range regs {
-		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), Fixed(r.TotalMS, d), Percent(r.Share), strconv.FormatInt(r.KernelCount, 10), Fixed(r.ExclusiveMS, d), strconv.FormatInt(r.ExclusiveKernelCount, 10)})
+		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), model.Fixed(r.TotalMS, d), model.FormatPercent(r.Share), strconv.FormatInt(r.KernelCount, 10), model.Fixed(r.ExclusiveMS, d), strconv.FormatInt(r.ExclusiveKernelCount, 10)})
 	}
 	b.WriteString(tab.String())
 	b.WriteString("\n")
@@ -115,7 +117,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 	if r.Parent != "" {
 		fmt.Fprintf(b, "Inside %s. ", regionName(r.Parent))
 	}
-	fmt.Fprintf(b, "%s ms in %s (%s of the scope's profiled time); exclusive of nested regions: %s ms in %s.", Fixed(r.TotalMS, d), plural(r.KernelCount, "launch", "launches"), Percent(r.Share), Fixed(r.ExclusiveMS, d), plural(r.ExclusiveKernelCount, "launch", "launches"))
+	fmt.Fprintf(b, "%s ms in %s (%s of the scope's profiled time); exclusive of nested regions: %s ms in %s.", model.Fixed(r.TotalMS, d), plural(r.KernelCount, "launch", "launches"), model.FormatPercent(r.Share), model.Fixed(r.ExclusiveMS, d), plural(r.ExclusiveKernelCount, "launch", "launches"))
 	if ambiguous(r) {
 		parts := make([]string, len(r.Levels))
 		for i, l := range r.Levels {
@@ -134,7 +136,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 		for i, k := range r.Kernels {
 			tot[i] = k.TotalMS
 		}
-		dk := Decimals(tot, 3)
+		dk := model.Decimals(tot, 3)
 		tab := Table{Header: []string{"kernel", "total_ms", "calls", "share of region", "device"},
 			Right: []bool{false, true, true, true, true}}
 		for _, k := range r.Kernels {
@@ -142,7 +144,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 			if r.TotalMS > 0 {
 				share = k.TotalMS / r.TotalMS
 			}
-			tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), Fixed(k.TotalMS, dk), strconv.FormatInt(k.Calls, 10), Percent(share), strconv.Itoa(k.Device)})
+			tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), model.Fixed(k.TotalMS, dk), strconv.FormatInt(k.Calls, 10), model.FormatPercent(share), strconv.Itoa(k.Device)})
 		}
 		if len(r.Kernels) < r.Table.Count {
 			fmt.Fprintf(b, "Top %d of %d kernels:\n\n", len(r.Kernels), r.Table.Count)
@@ -197,7 +199,7 @@ func regionName(name string) string {
 func MetricValue(v float64, unit string) (string, string) {
 	switch unit {
 	case "%":
-		return Fixed(v, 2), unit
+		return model.Fixed(v, 2), unit
 	case "byte", "cycle", "inst", "hz":
 		prefixes := []string{"", "K", "M", "G", "T", "P"}
 		i := 0
@@ -206,9 +208,9 @@ func MetricValue(v float64, unit string) (string, string) {
 			i++
 		}
 		if unit == "hz" {
-			return Fixed(v, 3), prefixes[i] + "hz"
+			return model.Fixed(v, 3), prefixes[i] + "hz"
 		}
-		return Fixed(v, 3), prefixes[i] + unit
+		return model.Fixed(v, 3), prefixes[i] + unit
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64), unit
 }

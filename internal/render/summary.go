@@ -153,7 +153,7 @@ func environment(b *strings.Builder, e summary.Environment) {
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	add("GPU (NVML)", orMissing(e.GPU))
 	if e.MemoryBytes > 0 {
-		add("GPU memory", Fixed(float64(e.MemoryBytes)/(1<<30), 1)+" GiB")
+		add("GPU memory", model.Fixed(float64(e.MemoryBytes)/(1<<30), 1)+" GiB")
 	} else {
 		add("GPU memory", "unknown")
 	}
@@ -221,7 +221,7 @@ func repeatCount(r summary.Stage) string {
 func warmups(b *strings.Builder, rows []summary.Stage) {
 	var lines []string
 	for _, r := range rows {
-		if d := r.Summary().Dropped(func(v float64) string { return Fixed(v, 3) }); d != "" {
+		if d := r.Summary().Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
 			uses := "the mean and sd use"
 			if r.TokensS > 0 {
 				uses = "the mean, sd and tokens/s use"
@@ -239,7 +239,7 @@ func sd(r summary.Stage) string {
 	if r.N < 2 {
 		return "n/a (1 repeat)"
 	}
-	return Fixed(r.SDMS, 3)
+	return model.Fixed(r.SDMS, 3)
 }
 
 // stagesSection is one table of the stages' wall times (statistics,
@@ -271,9 +271,9 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 			tok, rate = "unknown", "unknown"
 		}
 		if r.Tokens > 0 {
-			tok, rate = fmt.Sprint(r.Tokens), Fixed(r.TokensS, 1)
+			tok, rate = fmt.Sprint(r.Tokens), model.Fixed(r.TokensS, 1)
 		}
-		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), r.Phase, Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r), tok, rate})
+		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), r.Phase, model.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r), tok, rate})
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
@@ -296,9 +296,9 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 		for _, r := range subs {
 			sh := "n/a"
 			if p := parent[r.Parent]; p > 0 {
-				sh = Percent(r.MeanMS / p)
+				sh = model.FormatPercent(r.MeanMS / p)
 			}
-			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), EscapeCell(r.Parent), Fixed(r.MeanMS, 3), sh, repeats(r)})
+			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), EscapeCell(r.Parent), model.Fixed(r.MeanMS, 3), sh, repeats(r)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")
@@ -315,7 +315,7 @@ func perProcess(b *strings.Builder, rows []summary.Stage) {
 	for _, r := range rows {
 		for _, p := range r.Processes {
 			one := summary.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
-			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.ProcessID), Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
+			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.ProcessID), model.Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
 		}
 	}
 	if len(t.Rows) == 0 {
@@ -340,7 +340,7 @@ func wallVsKernel(b *strings.Builder, s *summary.Summary) {
 	}
 	t := Table{Header: head, Right: []bool{false, false, true, true, true}}
 	for _, g := range n.GPUBusy {
-		t.Rows = append(t.Rows, []string{EscapeCell(g.Phase), EscapeCell(g.Region), Fixed(g.GPUMS, 3), Fixed(g.WallMS, 3), Percent(g.Busy)})
+		t.Rows = append(t.Rows, []string{EscapeCell(g.Phase), EscapeCell(g.Region), model.Fixed(g.GPUMS, 3), model.Fixed(g.WallMS, 3), model.FormatPercent(g.Busy)})
 	}
 	b.WriteString("Wall time against kernel time:\n\n")
 	b.WriteString(t.String())
@@ -363,7 +363,7 @@ func repeats(r summary.Stage) string {
 			parts = append(parts, fmt.Sprintf("… (%d in all, in summary.json)", len(r.MS)))
 			break
 		}
-		parts = append(parts, Fixed(v, 3))
+		parts = append(parts, model.Fixed(v, 3))
 	}
 	if r.WarmupMS != nil && len(parts) > 0 {
 		parts[0] += " (warm-up, dropped)"
@@ -371,14 +371,14 @@ func repeats(r summary.Stage) string {
 	return strings.Join(parts, ", ")
 }
 
-func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, model *workload.Model) {
+func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, wm *workload.Model) {
 	b.WriteString("## MFU\n\n")
 	if m.Missing != "" {
 		missing(b, m.Missing)
 	} else {
 		t := Table{Header: []string{"scope", "FLOPs", "mean ms", "achieved TFLOPS", "MFU"}, Right: []bool{false, true, true, true, true}}
 		for _, r := range m.Rows {
-			t.Rows = append(t.Rows, []string{r.Scope, fmt.Sprintf("%.4g", r.FLOPs), Fixed(r.MeanMS, 3), Fixed(r.AchievedTFLOPS, 3), fmt.Sprintf("%.3g%%", 100*r.MFU)})
+			t.Rows = append(t.Rows, []string{r.Scope, fmt.Sprintf("%.4g", r.FLOPs), model.Fixed(r.MeanMS, 3), model.Fixed(r.AchievedTFLOPS, 3), fmt.Sprintf("%.3g%%", 100*r.MFU)})
 		}
 		b.WriteString(t.String())
 		b.WriteString("\n")
@@ -394,14 +394,14 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, model *workload.M
 		if m.Peak != nil {
 			fmt.Fprintf(b, "Peak: %s TFLOPS (%s).\n\n", trim(m.Peak.TFLOPS), EscapeCell(m.Peak.Source))
 		}
-		if model != nil && model.MatmulParams > 0 {
+		if wm != nil && wm.MatmulParams > 0 {
 			// What the percentages are of: the model's size, batch and
 			// tokens, beside the GPU's peak.
 			batch := st.Batch
 			if batch <= 0 {
 				batch = 1
 			}
-			fmt.Fprintf(b, "Scale: each token multiplies %s weights (matmul\\_params) over %d layers, at batch %d; ", count(model.MatmulParams), model.Layers, batch)
+			fmt.Fprintf(b, "Scale: each token multiplies %s weights (matmul\\_params) over %d layers, at batch %d; ", count(wm.MatmulParams), wm.Layers, batch)
 			if st.Tokens != nil {
 				fmt.Fprintf(b, "a generate reads %d prompt tokens and generates %d. ", st.Tokens.Prompt, st.Tokens.Generated)
 			}
@@ -444,7 +444,7 @@ func topOperators(b *strings.Builder, o summary.Operators, k summary.Kernels) {
 func OperatorTable(ops []workload.Operator) Table {
 	t := Table{Header: []string{"operator", "calls", "CPU total ms", "CUDA ms"}, Right: []bool{false, true, true, true}}
 	for _, op := range ops {
-		t.Rows = append(t.Rows, []string{EscapeCell(op.Name), fmt.Sprint(op.Calls), Fixed(op.TotalMS, 3), Fixed(op.CUDAMS, 3)})
+		t.Rows = append(t.Rows, []string{EscapeCell(op.Name), fmt.Sprint(op.Calls), model.Fixed(op.TotalMS, 3), model.Fixed(op.CUDAMS, 3)})
 	}
 	return t
 }
@@ -470,9 +470,9 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 		missing(b, k.Missing)
 		return
 	}
-	fmt.Fprintf(b, "From %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), k.Launches, Fixed(k.TotalMS, 3))
+	fmt.Fprintf(b, "From %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), k.Launches, model.Fixed(k.TotalMS, 3))
 	if k.DeepShare != nil {
-		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", Percent(*k.DeepShare))
+		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", model.FormatPercent(*k.DeepShare))
 	}
 	b.WriteString("\n\n")
 	if k.BoundsNote != "" {
@@ -489,15 +489,15 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 	for i, r := range k.Rows {
 		sm, mem := "", ""
 		if r.SMPct != nil && r.MemPct != nil {
-			sm, mem = Fixed(*r.SMPct, 1), Fixed(*r.MemPct, 1)
+			sm, mem = model.Fixed(*r.SMPct, 1), model.Fixed(*r.MemPct, 1)
 		} else if r.Bound.Why != "" {
 			other = append(other, fmt.Sprintf("#%d: %s", i+1, EscapeCell(r.Bound.Why)))
 		}
-		row := []string{fmt.Sprint(i + 1), EscapeCell(r.Shown()), Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), Percent(r.Share), r.Category, r.Bound.Class, sm, mem}
+		row := []string{fmt.Sprint(i + 1), EscapeCell(r.Shown()), model.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), model.FormatPercent(r.Share), r.Category, r.Bound.Class, sm, mem}
 		if spread {
 			cell := ""
 			if p := r.Spread; p != nil {
-				cell = Fixed(p.MedianMS, ds) + " (" + Fixed(p.MinMS, ds) + "–" + Fixed(p.MaxMS, ds) + ")"
+				cell = model.Fixed(p.MedianMS, ds) + " (" + model.Fixed(p.MinMS, ds) + "–" + model.Fixed(p.MaxMS, ds) + ")"
 			}
 			row = append(row[:4], append([]string{cell}, row[4:]...)...)
 		}
@@ -517,7 +517,7 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 	b.WriteString("\nTime by kernel category (every kernel of the table, not only the top):\n\n")
 	c := Table{Header: []string{"category", "total ms", "share", "kernels"}, Right: []bool{false, true, true, true}}
 	for _, r := range k.ByCategory {
-		c.Rows = append(c.Rows, []string{r.Category, Fixed(r.TotalMS, 4), Percent(r.Share), fmt.Sprint(r.Kernels)})
+		c.Rows = append(c.Rows, []string{r.Category, model.Fixed(r.TotalMS, 4), model.FormatPercent(r.Share), fmt.Sprint(r.Kernels)})
 	}
 	b.WriteString(c.String())
 	ncuRules(b, k)
@@ -558,7 +558,7 @@ func ncuRules(b *strings.Builder, k summary.Kernels) {
 	for _, ij := range RuleRows(k) {
 		r := k.Rows[ij[0]]
 		rule := r.Rules[ij[1]]
-		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), EscapeCell(rule.Name), rule.Severity, Fixed(*rule.SpeedupPct, 1) + "%", Fixed(r.Share**rule.SpeedupPct, 2) + "%", fmt.Sprintf("%d of %d", rule.Launches, rule.Of), EscapeCell(rule.Advice)})
+		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), EscapeCell(rule.Name), rule.Severity, model.Fixed(*rule.SpeedupPct, 1) + "%", model.Fixed(r.Share**rule.SpeedupPct, 2) + "%", fmt.Sprintf("%d of %d", rule.Launches, rule.Of), EscapeCell(rule.Advice)})
 	}
 	if len(t.Rows) == 0 {
 		b.WriteString("No rule of the deep pass estimates a speedup for a top kernel.\n")
@@ -598,9 +598,9 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 	}
 	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
 	for _, g := range r.Rows {
-		t.Rows = append(t.Rows, []string{EscapeCell(g.Name), fmt.Sprint(g.Depth), Fixed(g.TotalMS, 4), fmt.Sprint(g.Launches), Percent(g.Share)})
+		t.Rows = append(t.Rows, []string{EscapeCell(g.Name), fmt.Sprint(g.Depth), model.Fixed(g.TotalMS, 4), fmt.Sprint(g.Launches), model.FormatPercent(g.Share)})
 	}
-	t.Rows = append(t.Rows, []string{"(outside every range)", "", Fixed(r.Outside, 4), "", Percent(safeDiv(r.Outside, r.TotalMS))})
+	t.Rows = append(t.Rows, []string{"(outside every range)", "", model.Fixed(r.Outside, 4), "", model.FormatPercent(safeDiv(r.Outside, r.TotalMS))})
 	b.WriteString(t.String())
 	b.WriteString("\n")
 	if r.SampleReport != "" {
@@ -617,7 +617,7 @@ func kernelSpread(rows []summary.Kernel) (bool, int) {
 			vs = append(vs, p.MinMS, p.MedianMS, p.MaxMS)
 		}
 	}
-	return len(vs) > 0, Decimals(vs, 3)
+	return len(vs) > 0, model.Decimals(vs, 3)
 }
 
 // phases renders "GPU busy and idle per phase": one table, its rule in one
@@ -646,20 +646,20 @@ func phases(b *strings.Builder, p summary.Phases) {
 		}
 		gap := "none"
 		if g := r.LargestGap; g != nil {
-			gap = fmt.Sprintf("%s ms after %s, before %s", Fixed(g.MS, 3), EscapeCell(summary.Short(g.Before)), EscapeCell(summary.Short(g.After)))
+			gap = fmt.Sprintf("%s ms after %s, before %s", model.Fixed(g.MS, 3), EscapeCell(summary.Short(g.Before)), EscapeCell(summary.Short(g.After)))
 			if r.Instances > 1 {
 				gap += fmt.Sprintf(" (instance %d)", g.Instance)
 			}
 		}
 		lat := "n/a"
 		if r.LaunchLatencyMedianUS != nil {
-			lat = Fixed(*r.LaunchLatencyMedianUS, 1)
+			lat = model.Fixed(*r.LaunchLatencyMedianUS, 1)
 		}
 		lb := "no"
 		if r.LaunchBound {
 			lb = "yes"
 		}
-		t.Rows = append(t.Rows, []string{name, Fixed(r.WallMS, 3), Fixed(r.KernelMS, 3), Percent(r.Busy), Percent(r.Idle), fmt.Sprint(r.Gaps), Fixed(r.GapMS, 3), gap, lat, Fixed(r.MemcpyMS, 3), lb})
+		t.Rows = append(t.Rows, []string{name, model.Fixed(r.WallMS, 3), model.Fixed(r.KernelMS, 3), model.FormatPercent(r.Busy), model.FormatPercent(r.Idle), fmt.Sprint(r.Gaps), model.Fixed(r.GapMS, 3), gap, lat, model.Fixed(r.MemcpyMS, 3), lb})
 	}
 	b.WriteString(t.String())
 	fmt.Fprintf(b, "\nFrom the run's CUPTI timeline (the plain run's own kernel times), NVTX phases at depth %d. A phase's wall time spans its instances on the GPU, "+
@@ -667,7 +667,7 @@ func phases(b *strings.Builder, p summary.Phases) {
 		"Busy is the time any kernel of the process runs on the GPU (whichever phase launched it), idle the rest; kernel ms sums the phase's own kernels "+
 		"(overlapping kernels count twice). Gaps are the idle holes between two kernels; launch latency runs from the launch call's start to the kernel's start; "+
 		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound.%s\n\n",
-		p.Depth, Percent(p.LaunchBoundIdleShare), nestedNote(p))
+		p.Depth, model.FormatPercent(p.LaunchBoundIdleShare), nestedNote(p))
 }
 
 // nestedNote says what the rows inside a phase are, when there are any.
@@ -696,7 +696,7 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		if r.Phase == "" {
 			name = "(whole run)"
 		}
-		t.Rows = append(t.Rows, []string{name, fmt.Sprint(r.ProcessID), fmt.Sprint(r.Device), Fixed(r.ComputeMS, 3), Fixed(r.CommunicationMS, 3), Fixed(r.OverlapMS, 3), Fixed(r.ExposedCommunicationMS, 3), fmt.Sprint(r.Collectives)})
+		t.Rows = append(t.Rows, []string{name, fmt.Sprint(r.ProcessID), fmt.Sprint(r.Device), model.Fixed(r.ComputeMS, 3), model.Fixed(r.CommunicationMS, 3), model.Fixed(r.OverlapMS, 3), model.Fixed(r.ExposedCommunicationMS, 3), fmt.Sprint(r.Collectives)})
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
@@ -711,19 +711,19 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		}
 		imb := "a rank ran no kernel"
 		if r.Imbalance != nil {
-			imb = "imbalance " + Fixed(*r.Imbalance, 2) + "x"
+			imb = "imbalance " + model.Fixed(*r.Imbalance, 2) + "x"
 		}
 		fmt.Fprintf(b, "- %s: GPU busy %s ms max / %s ms min across %d ranks (%s); compute %s / %s ms. ",
-			name, Fixed(r.MaxBusyMS, 3), Fixed(r.MinBusyMS, 3), r.Ranks, imb, Fixed(r.MaxComputeMS, 3), Fixed(r.MinComputeMS, 3))
+			name, model.Fixed(r.MaxBusyMS, 3), model.Fixed(r.MinBusyMS, 3), r.Ranks, imb, model.Fixed(r.MaxComputeMS, 3), model.Fixed(r.MinComputeMS, 3))
 		if r.ByWait() {
 			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.",
-				r.Straggler.ProcessID, r.Straggler.Device, Fixed(r.MinCommunicationMS, 3), Fixed(r.MaxCommunicationMS, 3))
+				r.Straggler.ProcessID, r.Straggler.Device, model.Fixed(r.MinCommunicationMS, 3), model.Fixed(r.MaxCommunicationMS, 3))
 			if r.NetCommunicationMS != nil {
 				calls := "calls"
 				if r.CollectiveCalls == 1 {
 					calls = "call"
 				}
-				fmt.Fprintf(b, " The collectives themselves take %s ms (%d %s per rank, net of waiting).", Fixed(*r.NetCommunicationMS, 3), r.CollectiveCalls, calls)
+				fmt.Fprintf(b, " The collectives themselves take %s ms (%d %s per rank, net of waiting).", model.Fixed(*r.NetCommunicationMS, 3), r.CollectiveCalls, calls)
 			}
 			b.WriteString("\n")
 		} else {
@@ -758,16 +758,16 @@ func sortedKeys(m map[string]string) []string {
 func count(n int64) string {
 	switch {
 	case n >= 1e9:
-		return Fixed(float64(n)/1e9, 2) + " B"
+		return model.Fixed(float64(n)/1e9, 2) + " B"
 	case n >= 1e6:
-		return Fixed(float64(n)/1e6, 1) + " M"
+		return model.Fixed(float64(n)/1e6, 1) + " M"
 	}
 	return fmt.Sprint(n)
 }
 
 // trim writes a peak figure without trailing zeros.
 func trim(v float64) string {
-	s := Fixed(v, 3)
+	s := model.Fixed(v, 3)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/nsys"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
 // Kind says what an artifact of a run directory is, and so what
@@ -71,9 +71,9 @@ const (
 	// profile -o` and `nsys stats --output` (the report is NsysOut plus
 	// nsys's extension).
 	NsysOut          = "nsys/run"
-	NsysReport       = NsysOut + nsys.ExtReport
-	NsysOldReport    = NsysOut + nsys.ExtOldReport // nsys before 2021.4
-	NsysStream       = NsysOut + nsys.ExtStream    // what nsys collected and did not turn into a report
+	NsysReport       = NsysOut + model.NsysExtReport
+	NsysOldReport    = NsysOut + model.NsysExtOldReport // nsys before 2021.4
+	NsysStream       = NsysOut + model.NsysExtStream    // what nsys collected and did not turn into a report
 	NsysSQLite       = NsysOut + ".sqlite"
 	NsysProfileLog   = "nsys/profile.log"
 	NsysExportLog    = "nsys/export.log"
@@ -83,7 +83,7 @@ const (
 	// whose file nsys names itself (see nsys.ReportKernSumBase); the session
 	// renames it to NsysKernSumBase.
 	NsysBaseOut     = "nsys/base"
-	NsysKernSumBase = NsysOut + "_" + nsys.ReportKernSum + "_base.csv"
+	NsysKernSumBase = NsysOut + "_" + model.NsysReportKernSum + "_base.csv"
 
 	// The CUPTI timeline (harness/cuptilib records, harness/timeline reads):
 	// the plain workload run again with the library injected, one record
@@ -123,8 +123,8 @@ const (
 
 // The summaries `nsys stats --output NsysOut` writes.
 var (
-	NsysKernSum = nsys.StatsCSVPath(NsysOut, nsys.ReportKernSum)
-	NsysNVTXSum = nsys.StatsCSVPath(NsysOut, nsys.ReportNVTXSum)
+	NsysKernSum = model.NsysStatsCSVPath(NsysOut, model.NsysReportKernSum)
+	NsysNVTXSum = model.NsysStatsCSVPath(NsysOut, model.NsysReportNVTXSum)
 )
 
 // Spec is one entry of the layout.

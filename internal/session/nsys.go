@@ -370,7 +370,7 @@ func (s *Session) nsysTop(ctx context.Context, run *rundir.Run, st Step, sums []
 	}
 	var base []nsys.KernelSum
 	var why string
-	found, _ := filepath.Glob(run.Path(rundir.NsysBaseOut) + "_" + nsys.ReportKernSum + "*.csv")
+	found, _ := filepath.Glob(run.Path(rundir.NsysBaseOut) + "_" + model.NsysReportKernSum + "*.csv")
 	switch {
 	case berr != nil:
 		why = berr.Error()

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 
 	"github.com/llm-perf-opt/deepprof/internal/nsys"
@@ -121,7 +122,7 @@ func (f Fake) profile(args []string, stdout, stderr io.Writer) (int, error) {
 	if i < 0 || i+1 >= len(args) {
 		return 0, fmt.Errorf("profile: no -o")
 	}
-	out := strings.TrimSuffix(args[i+1], nsys.ExtReport)
+	out := strings.TrimSuffix(args[i+1], model.NsysExtReport)
 	program := args[i+2:] // as nsys.Capture.Args writes them: the program after -o
 	if f.NoReportLog != "" {
 		said, err := RecordedProfileOutput(f.NoReportLog)
@@ -129,14 +130,14 @@ func (f Fake) profile(args []string, stdout, stderr io.Writer) (int, error) {
 			return 0, err
 		}
 		io.WriteString(stdout, said)
-		return 0, os.WriteFile(out+nsys.ExtStream, []byte("fake .qdstrm: the real one was 2.5 GB\n"), 0o644)
+		return 0, os.WriteFile(out+model.NsysExtStream, []byte("fake .qdstrm: the real one was 2.5 GB\n"), 0o644)
 	}
 	status := 0
 	if f.Program != nil && len(program) > 0 {
 		status = f.Program(program, stdout, stderr)
 	}
-	fmt.Fprintf(stdout, "fake nsys: wrote %s\n", filepath.Base(out)+nsys.ExtReport)
-	return status, os.WriteFile(out+nsys.ExtReport, []byte("fake nsys report\n"), 0o644)
+	fmt.Fprintf(stdout, "fake nsys: wrote %s\n", filepath.Base(out)+model.NsysExtReport)
+	return status, os.WriteFile(out+model.NsysExtReport, []byte("fake nsys report\n"), 0o644)
 }
 
 // report checks that the report nsys is asked to read (the last argument)
@@ -182,15 +183,15 @@ func (f Fake) stats(args []string, stdout io.Writer) error {
 	prefix, _ := value(args, "--output", "-o")
 	for _, r := range reports {
 		var data []byte
-		name := nsys.StatsCSVPath(prefix, r)
+		name := model.NsysStatsCSVPath(prefix, r)
 		switch r {
-		case nsys.ReportKernSum:
+		case model.NsysReportKernSum:
 			b, err := os.ReadFile(f.KernSum)
 			if err != nil {
 				return err
 			}
 			data = b
-		case nsys.ReportNVTXSum:
+		case model.NsysReportNVTXSum:
 			if f.NVTXSum == "" {
 				continue
 			}
@@ -205,7 +206,7 @@ func (f Fake) stats(args []string, stdout io.Writer) error {
 			}
 			data, name = b, prefix+BaseCSVName
 		default:
-			return fmt.Errorf("stats: report %q: the fake knows %s, %s and %s", r, nsys.ReportKernSum, nsys.ReportNVTXSum, nsys.ReportKernSumBase)
+			return fmt.Errorf("stats: report %q: the fake knows %s, %s and %s", r, model.NsysReportKernSum, model.NsysReportNVTXSum, nsys.ReportKernSumBase)
 		}
 		if prefix == "" {
 			stdout.Write(data)

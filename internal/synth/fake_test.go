@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/nsys"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
@@ -39,12 +40,12 @@ func TestFakeRoundTrip(t *testing.T) {
 
 	prefix := filepath.Join(dir, "run")
 	require.Equal(t, 0, f.Run(nsys.StatsArgs(rep, nil, prefix), &out, &errb), errb.String())
-	kf, err := os.Open(nsys.StatsCSVPath(prefix, nsys.ReportKernSum))
+	kf, err := os.Open(model.NsysStatsCSVPath(prefix, model.NsysReportKernSum))
 	require.NoError(t, err)
 	defer kf.Close()
 	sums, err := nsys.ReadKernelSums(kf, "k.csv")
 	require.NoError(t, err)
-	nf, err := os.Open(nsys.StatsCSVPath(prefix, nsys.ReportNVTXSum))
+	nf, err := os.Open(model.NsysStatsCSVPath(prefix, model.NsysReportNVTXSum))
 	require.NoError(t, err)
 	defer nf.Close()
 	ranges, err := nsys.ReadRangeSums(nf, "n.csv")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // Recorded is what a run directory's files say, read with plain
@@ -93,7 +94,7 @@ func Read(t testing.TB, dir string) *Recorded {
 			} `json:"rows"`
 		} `json:"regions"`
 	}
-	read(compare.SummaryJSON, &summary, true)
+	read(rundir.SummaryJSON, &summary, true)
 	r.MFU = summary.MFU
 	// A diff of two such runs compares the summary's regions, which count
 	// every launch of the timing pass.

@@ -1,4 +1,4 @@
-package rundir
+package model
 
 import (
 	"path/filepath"

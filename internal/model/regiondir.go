@@ -1,15 +1,7 @@
-// Package artifacts holds the layout of a run directory (MAIN): the one
-// registry of its files with their kinds (raw tool output, log, provenance,
-// derived; layout.go), the manifest that says what became of each artifact
-// (complete, partial, skipped, missing, absent from this copy, and why) and
-// which sources the derived files were made from, run ids, atomic writes,
-// and how names that come from a profiled program become safe paths inside
-// it (RegionDir).
-//
-// It decides names and writes bytes; it neither renders reports (package
-// report), aggregates (packages kernels and regions), nor rebuilds (package
-// rundir). Every layer may import it.
-package rundir
+// How names that come from a profiled program become safe folder names
+// inside a run directory (RegionDir).
+
+package model
 
 import (
 	"crypto/sha256"

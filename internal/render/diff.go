@@ -1,64 +1,56 @@
-package compare
+package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/compare"
+
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// JSON writes the result as indented JSON.
-func (r *Result) JSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
-}
-
 // Markdown writes the whole comparison: the verdict, what was not compared,
 // the rule, and a table per part.
-func (r *Result) Markdown(w io.Writer) error {
+func DiffMarkdown(w io.Writer, r *compare.Result) error {
 	var b strings.Builder
 	b.WriteString("# Run comparison: B against A\n\n")
 	for _, s := range []struct {
 		name string
-		side Side
+		side compare.Side
 	}{{"A", r.A}, {"B", r.B}} {
 		fmt.Fprintf(&b, "- %s: %s\n", s.name, sideText(s.side))
 	}
 	b.WriteString("\n")
-	r.writeVerdict(&b, true)
-	fmt.Fprintf(&b, "Rule: %s\n\n", render.EscapeCell(r.Rule))
-	r.writeStages(&b)
-	r.writeKernels(&b)
-	r.writeRegions(&b)
-	r.writeMFU(&b)
+	diffVerdict(r, &b, true)
+	fmt.Fprintf(&b, "Rule: %s\n\n", EscapeCell(r.Rule))
+	diffStages(r, &b)
+	diffKernels(r, &b)
+	diffRegions(r, &b)
+	diffMFU(r, &b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // MovedMarkdown is the verdict and one table of the rows that moved (any
 // verdict but unchanged and n/a): what a failing baseline check prints.
-func (r *Result) MovedMarkdown() string {
+func MovedMarkdown(r *compare.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A: %s\nB: %s\n\n", sideText(r.A), sideText(r.B))
-	r.writeVerdict(&b, false)
-	t := render.Table{
+	diffVerdict(r, &b, false)
+	t := Table{
 		Header: []string{"part", "name", "A", "B", "Δ %", "verdict"},
 		Right:  []bool{false, false, true, true, true, false},
 	}
-	moved := func(v Verdict) bool { return v != Unchanged && v != NotAvail }
-	ms := func(v float64) string { return fmtMS(v) + " ms" }
-	var movedStages []StageRow
+	moved := func(v compare.Verdict) bool { return v != compare.Unchanged && v != compare.NotAvail }
+	ms := func(v float64) string { return model.FormatMS(v) + " ms" }
+	var movedStages []compare.StageRow
 	for _, s := range r.Stages {
 		if moved(s.Verdict) {
 			movedStages = append(movedStages, s)
-			t.Rows = append(t.Rows, []string{"stage", render.EscapeCell(s.Name),
+			t.Rows = append(t.Rows, []string{"stage", EscapeCell(s.Name),
 				optText(s.A != nil, func() string { return ms(s.A.MeanMS) }),
 				optText(s.B != nil, func() string { return ms(s.B.MeanMS) }),
 				pctCell(s.DeltaPct), verdictCell(s.Verdict, s.P)})
@@ -66,7 +58,7 @@ func (r *Result) MovedMarkdown() string {
 	}
 	for _, k := range r.Kernels {
 		if moved(k.Verdict) {
-			t.Rows = append(t.Rows, []string{"kernel", render.EscapeCell(k.Name),
+			t.Rows = append(t.Rows, []string{"kernel", EscapeCell(k.Name),
 				optText(k.A != nil, func() string { return ms(k.A.TotalMS) }),
 				optText(k.B != nil, func() string { return ms(k.B.TotalMS) }),
 				kernelPct(k), string(k.Verdict) + kernelStatus(k)})
@@ -74,7 +66,7 @@ func (r *Result) MovedMarkdown() string {
 	}
 	for _, g := range r.Regions {
 		if moved(g.Verdict) {
-			t.Rows = append(t.Rows, []string{"region", render.EscapeCell(g.Name),
+			t.Rows = append(t.Rows, []string{"region", EscapeCell(g.Name),
 				optText(g.A != nil, func() string { return ms(g.A.TotalMS) }),
 				optText(g.B != nil, func() string { return ms(g.B.TotalMS) }),
 				pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
@@ -90,7 +82,7 @@ func (r *Result) MovedMarkdown() string {
 	} else {
 		b.WriteString(t.String())
 		var w strings.Builder
-		writeWarmups(&w, movedStages, fmtMS)
+		writeWarmups(&w, movedStages, model.FormatMS)
 		if w.Len() > 0 {
 			b.WriteString("\n" + strings.TrimSuffix(w.String(), "\n"))
 		}
@@ -98,7 +90,7 @@ func (r *Result) MovedMarkdown() string {
 	return b.String()
 }
 
-func sideText(s Side) string {
+func sideText(s compare.Side) string {
 	var facts []string
 	if s.RunID != "" {
 		facts = append(facts, "run "+s.RunID)
@@ -118,17 +110,17 @@ func sideText(s Side) string {
 	} else {
 		text += "; a baseline file"
 	}
-	return render.EscapeCell(text)
+	return EscapeCell(text)
 }
 
-func (r *Result) compared() (n, unchanged, noise, restated int) {
-	count := func(v Verdict) {
+func diffCompared(r *compare.Result) (n, unchanged, noise, restated int) {
+	count := func(v compare.Verdict) {
 		switch v {
-		case Unchanged:
+		case compare.Unchanged:
 			unchanged++
-		case Noise:
+		case compare.Noise:
 			noise++
-		case Regression, Improvement:
+		case compare.Regression, compare.Improvement:
 		default:
 			return
 		}
@@ -138,7 +130,7 @@ func (r *Result) compared() (n, unchanged, noise, restated int) {
 		count(s.Verdict)
 	}
 	for _, k := range r.Kernels {
-		if k.Status == Matched || k.Verdict == Regression {
+		if k.Status == compare.Matched || k.Verdict == compare.Regression {
 			count(k.Verdict)
 		}
 	}
@@ -147,7 +139,7 @@ func (r *Result) compared() (n, unchanged, noise, restated int) {
 	}
 	for _, m := range r.MFU {
 		count(m.Verdict)
-		if m.Why != "" && (m.Verdict == Regression || m.Verdict == Improvement) {
+		if m.Why != "" && (m.Verdict == compare.Regression || m.Verdict == compare.Improvement) {
 			restated++ // counted once, at its stage (sameCause)
 		}
 	}
@@ -156,13 +148,13 @@ func (r *Result) compared() (n, unchanged, noise, restated int) {
 
 // writeVerdict writes the verdict line, then the lists of regressions and
 // improvements (when lists is set), of what was not compared, and the notes.
-func (r *Result) writeVerdict(b *strings.Builder, lists bool) {
-	n, unchanged, noise, restated := r.compared()
+func diffVerdict(r *compare.Result, b *strings.Builder, lists bool) {
+	n, unchanged, noise, restated := diffCompared(r)
 	counts := fmt.Sprintf("%d compared: %d unchanged, %d within noise, %d %s, %d %s", n, unchanged, noise,
-		len(r.Regressions), plural(len(r.Regressions), "regression", "regressions"),
-		len(r.Improvements), plural(len(r.Improvements), "improvement", "improvements"))
+		len(r.Regressions), diffPlural(len(r.Regressions), "regression", "regressions"),
+		len(r.Improvements), diffPlural(len(r.Improvements), "improvement", "improvements"))
 	if restated > 0 {
-		counts += fmt.Sprintf(", %d MFU %s that restate a stage's (counted there)", restated, plural(restated, "change", "changes"))
+		counts += fmt.Sprintf(", %d MFU %s that restate a stage's (counted there)", restated, diffPlural(restated, "change", "changes"))
 	}
 	counts += "."
 	switch {
@@ -179,7 +171,7 @@ func (r *Result) writeVerdict(b *strings.Builder, lists bool) {
 		}
 		b.WriteString(title + "\n\n")
 		for _, it := range items {
-			b.WriteString("- " + render.EscapeCell(it) + "\n")
+			b.WriteString("- " + EscapeCell(it) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -195,10 +187,10 @@ func (r *Result) writeVerdict(b *strings.Builder, lists bool) {
 	list("Notes:", r.Notes)
 }
 
-func (r *Result) writeStages(b *strings.Builder) {
+func diffStages(r *compare.Result, b *strings.Builder) {
 	b.WriteString("## Stages\n\n")
 	if len(r.Stages) == 0 {
-		b.WriteString(notCompared(r, PartStages))
+		b.WriteString(notCompared(r, compare.PartStages))
 		return
 	}
 	fmt.Fprintf(b, "%s, ms per repeat: mean ± sd (n).\n\n", rundir.Stage1Report)
@@ -213,18 +205,18 @@ func (r *Result) writeStages(b *strings.Builder) {
 			dVals = append(dVals, *s.DeltaMS)
 		}
 	}
-	dab, dd := render.Decimals(abVals, 3), render.Decimals(dVals, 3)
+	dab, dd := model.Decimals(abVals, 3), model.Decimals(dVals, 3)
 	stat := func(st *model.Summary) string {
 		if st == nil {
 			return "—"
 		}
-		text := fmt.Sprintf("%s ± %s (n=%d", render.Fixed(st.MeanMS, dab), render.Fixed(st.SDMS, dab), st.N)
+		text := fmt.Sprintf("%s ± %s (n=%d", model.Fixed(st.MeanMS, dab), model.Fixed(st.SDMS, dab), st.N)
 		if st.WarmupMS != nil {
-			text += fmt.Sprintf("; warm-up %s dropped", render.Fixed(*st.WarmupMS, dab))
+			text += fmt.Sprintf("; warm-up %s dropped", model.Fixed(*st.WarmupMS, dab))
 		}
 		return text + ")"
 	}
-	t := render.Table{
+	t := Table{
 		Header: []string{"stage", "A ms", "B ms", "Δ ms", "Δ %", "test", "verdict"},
 		Right:  []bool{false, true, true, true, true, false, false},
 	}
@@ -233,16 +225,16 @@ func (r *Result) writeStages(b *strings.Builder) {
 		if s.P != nil {
 			test = "Welch " + pText(*s.P)
 		}
-		t.Rows = append(t.Rows, []string{render.EscapeCell(s.Name), stat(s.A), stat(s.B),
+		t.Rows = append(t.Rows, []string{EscapeCell(s.Name), stat(s.A), stat(s.B),
 			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test, string(s.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
-	writeWarmups(b, r.Stages, func(v float64) string { return render.Fixed(v, dab) })
+	writeWarmups(b, r.Stages, func(v float64) string { return model.Fixed(v, dab) })
 }
 
 // writeWarmups says, under a table of stage means, which repeat of which
 // run's stage the warm-up rule dropped and why.
-func writeWarmups(b *strings.Builder, rows []StageRow, format func(float64) string) {
+func writeWarmups(b *strings.Builder, rows []compare.StageRow, format func(float64) string) {
 	var lines []string
 	for _, s := range rows {
 		for _, side := range []struct {
@@ -253,7 +245,7 @@ func writeWarmups(b *strings.Builder, rows []StageRow, format func(float64) stri
 				continue
 			}
 			if d := side.st.Dropped(format); d != "" {
-				lines = append(lines, fmt.Sprintf("- %s's %s: %s.", side.run, render.EscapeCell(s.Name), d))
+				lines = append(lines, fmt.Sprintf("- %s's %s: %s.", side.run, EscapeCell(s.Name), d))
 			}
 		}
 	}
@@ -262,10 +254,10 @@ func writeWarmups(b *strings.Builder, rows []StageRow, format func(float64) stri
 	}
 }
 
-func (r *Result) writeKernels(b *strings.Builder) {
+func diffKernels(r *compare.Result, b *strings.Builder) {
 	b.WriteString("## Kernels\n\n")
-	if r.missing(PartKernels) {
-		b.WriteString(notCompared(r, PartKernels))
+	if diffMissing(r, compare.PartKernels) {
+		b.WriteString(notCompared(r, compare.PartKernels))
 		return
 	}
 	fmt.Fprintf(b, "%s, total ms per kernel name and device; one number per run: threshold only.\n\n", rundir.KernelsJSON)
@@ -275,7 +267,7 @@ func (r *Result) writeKernels(b *strings.Builder) {
 	}
 	var vals, dVals []float64
 	for _, k := range r.Kernels {
-		for _, s := range []*KernelSide{k.A, k.B} {
+		for _, s := range []*compare.KernelSide{k.A, k.B} {
 			if s != nil {
 				vals = append(vals, s.TotalMS)
 			}
@@ -284,28 +276,28 @@ func (r *Result) writeKernels(b *strings.Builder) {
 			dVals = append(dVals, *k.DeltaMS)
 		}
 	}
-	dv, dd := render.Decimals(vals, 3), render.Decimals(dVals, 3)
-	cell := func(k *KernelSide) string {
+	dv, dd := model.Decimals(vals, 3), model.Decimals(dVals, 3)
+	cell := func(k *compare.KernelSide) string {
 		if k == nil {
 			return "—"
 		}
-		return render.Fixed(k.TotalMS, dv)
+		return model.Fixed(k.TotalMS, dv)
 	}
-	t := render.Table{
+	t := Table{
 		Header: []string{"kernel", "device", "A ms", "B ms", "Δ ms", "Δ %", "status", "verdict"},
 		Right:  []bool{false, true, true, true, true, true, false, false},
 	}
 	for _, k := range r.Kernels {
-		t.Rows = append(t.Rows, []string{render.EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
-			signed(k.DeltaMS, dd), kernelPct(k), render.EscapeCell(k.Status), string(k.Verdict)})
+		t.Rows = append(t.Rows, []string{EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
+			signed(k.DeltaMS, dd), kernelPct(k), EscapeCell(k.Status), string(k.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
 }
 
-func (r *Result) writeRegions(b *strings.Builder) {
+func diffRegions(r *compare.Result, b *strings.Builder) {
 	b.WriteString("## Regions\n\n")
-	if r.missing(PartRegions) {
-		b.WriteString(notCompared(r, PartRegions))
+	if diffMissing(r, compare.PartRegions) {
+		b.WriteString(notCompared(r, compare.PartRegions))
 		return
 	}
 	fmt.Fprintf(b, "From %s; total ms per NVTX region (inclusive); one number per run: threshold only.\n\n", r.RegionsSource)
@@ -315,7 +307,7 @@ func (r *Result) writeRegions(b *strings.Builder) {
 	}
 	var vals, dVals []float64
 	for _, g := range r.Regions {
-		for _, s := range []*RegionSide{g.A, g.B} {
+		for _, s := range []*compare.RegionSide{g.A, g.B} {
 			if s != nil {
 				vals = append(vals, s.TotalMS)
 			}
@@ -324,52 +316,52 @@ func (r *Result) writeRegions(b *strings.Builder) {
 			dVals = append(dVals, *g.DeltaMS)
 		}
 	}
-	dv, dd := render.Decimals(vals, 3), render.Decimals(dVals, 3)
-	t := render.Table{
+	dv, dd := model.Decimals(vals, 3), model.Decimals(dVals, 3)
+	t := Table{
 		Header: []string{"region", "A ms", "B ms", "A launches", "B launches", "Δ ms", "Δ %", "verdict"},
 		Right:  []bool{false, true, true, true, true, true, true, false},
 	}
 	for _, g := range r.Regions {
-		ms := func(s *RegionSide) string {
+		ms := func(s *compare.RegionSide) string {
 			if s == nil {
 				return "—"
 			}
-			return render.Fixed(s.TotalMS, dv)
+			return model.Fixed(s.TotalMS, dv)
 		}
-		n := func(s *RegionSide) string {
+		n := func(s *compare.RegionSide) string {
 			if s == nil {
 				return "—"
 			}
 			return strconv.FormatInt(s.KernelCount, 10)
 		}
-		t.Rows = append(t.Rows, []string{render.EscapeCell(g.Name), ms(g.A), ms(g.B), n(g.A), n(g.B),
+		t.Rows = append(t.Rows, []string{EscapeCell(g.Name), ms(g.A), ms(g.B), n(g.A), n(g.B),
 			signed(g.DeltaMS, dd), pctCell(g.DeltaPct), string(g.Verdict) + regionStatus(g)})
 	}
 	b.WriteString(t.String() + "\n")
 }
 
-func (r *Result) writeMFU(b *strings.Builder) {
+func diffMFU(r *compare.Result, b *strings.Builder) {
 	b.WriteString("## MFU\n\n")
-	if len(r.MFU) > 0 && r.MFU[0].Why == "neither run has "+SummaryJSON+" with mfu" {
-		fmt.Fprintf(b, "Not available: neither run has %s with mfu.\n", SummaryJSON)
+	if len(r.MFU) > 0 && r.MFU[0].Why == "neither run has "+rundir.SummaryJSON+" with mfu" {
+		fmt.Fprintf(b, "Not available: neither run has %s with mfu.\n", rundir.SummaryJSON)
 		return
 	}
-	fmt.Fprintf(b, "%s, model FLOPs utilization; lower by more than the threshold (relative to A) is a regression.\n\n", SummaryJSON)
-	t := render.Table{
+	fmt.Fprintf(b, "%s, model FLOPs utilization; lower by more than the threshold (relative to A) is a regression.\n\n", rundir.SummaryJSON)
+	t := Table{
 		Header: []string{"mfu", "A", "B", "Δ %", "verdict"},
 		Right:  []bool{false, true, true, true, false},
 	}
 	for _, m := range r.MFU {
 		v := string(m.Verdict)
 		if m.Why != "" {
-			v += ": " + render.EscapeCell(m.Why)
+			v += ": " + EscapeCell(m.Why)
 		}
 		t.Rows = append(t.Rows, []string{m.Name, mfuCell(m.A), mfuCell(m.B), pctCell(m.DeltaPct), v})
 	}
 	b.WriteString(t.String())
 }
 
-func (r *Result) missing(part string) bool {
+func diffMissing(r *compare.Result, part string) bool {
 	for _, m := range r.Missing {
 		if m.Part == part {
 			return true
@@ -378,11 +370,11 @@ func (r *Result) missing(part string) bool {
 	return false
 }
 
-func notCompared(r *Result, part string) string {
+func notCompared(r *compare.Result, part string) string {
 	var who []string
 	for _, m := range r.Missing {
 		if m.Part == part {
-			who = append(who, fmt.Sprintf("%s has no %s", m.Run, render.EscapeCell(m.File)))
+			who = append(who, fmt.Sprintf("%s has no %s", m.Run, EscapeCell(m.File)))
 		}
 	}
 	if len(who) == 0 {
@@ -391,14 +383,14 @@ func notCompared(r *Result, part string) string {
 	return "Not compared: " + strings.Join(who, "; ") + ".\n\n"
 }
 
-func kernelStatus(k KernelRow) string {
-	if k.Status == Matched {
+func kernelStatus(k compare.KernelRow) string {
+	if k.Status == compare.Matched {
 		return ""
 	}
-	return " (" + render.EscapeCell(k.Status) + ")"
+	return " (" + EscapeCell(k.Status) + ")"
 }
 
-func regionStatus(g RegionRow) string {
+func regionStatus(g compare.RegionRow) string {
 	switch {
 	case g.A == nil:
 		return " (appeared)"
@@ -408,9 +400,9 @@ func regionStatus(g RegionRow) string {
 	return ""
 }
 
-func kernelPct(k KernelRow) string {
+func kernelPct(k compare.KernelRow) string {
 	if k.ShareOfA != nil {
-		return "new: " + shareText(*k.ShareOfA) + " of A"
+		return "new: " + model.ShareText(*k.ShareOfA) + " of A"
 	}
 	return pctCell(k.DeltaPct)
 }
@@ -426,7 +418,7 @@ func signed(v *float64, d int) string {
 	if v == nil {
 		return "—"
 	}
-	s := render.Fixed(*v, d)
+	s := model.Fixed(*v, d)
 	if !strings.HasPrefix(s, "-") {
 		s = "+" + s
 	}
@@ -444,11 +436,11 @@ func pText(p float64) string {
 	if p < 0.001 {
 		return "p < 0.001"
 	}
-	return "p = " + render.Fixed(p, 3)
+	return "p = " + model.Fixed(p, 3)
 }
 
-func verdictCell(v Verdict, p *float64) string {
-	if p != nil && (v == Noise || v == Regression || v == Improvement) {
+func verdictCell(v compare.Verdict, p *float64) string {
+	if p != nil && (v == compare.Noise || v == compare.Regression || v == compare.Improvement) {
 		return string(v) + " (Welch " + pText(*p) + ")"
 	}
 	return string(v)
@@ -461,7 +453,7 @@ func mfuCell(f *float64) string {
 	return fmt.Sprintf("%.3g%%", 100**f) // three significant digits: small MFU never reads as 0
 }
 
-func plural(n int, one, many string) string {
+func diffPlural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
