@@ -52,7 +52,7 @@ func regionReport(t *testing.T, rel string, cfg regions.Config) *regions.Report 
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	rep, err := regions.FromReader(ncu.NewReader(f, path, regions.Options(cfg)), path, cfg)
+	rep, err := regions.FromReader(ncu.NewReader(f, path, ncu.Options{Metrics: regions.RawMetrics(cfg.Groups)}), path, cfg)
 	require.NoError(t, err)
 	return rep
 }

@@ -89,7 +89,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer closeFn()
-	rep, err := regions.FromReader(ncu.NewReader(r, name, regions.Options(cfg)), name, cfg)
+	rep, err := regions.FromReader(ncu.NewReader(r, name, ncu.Options{Metrics: regions.RawMetrics(cfg.Groups)}), name, cfg)
 	if ue := (*regions.UnmatchedError)(nil); errors.As(err, &ue) {
 		return unmatchedFilters(ue)
 	}

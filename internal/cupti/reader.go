@@ -8,8 +8,6 @@ import (
 	"io"
 	"math"
 	"strings"
-
-	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
 // MaxLine is the longest line read, in bytes; a longer line is a positioned
@@ -53,8 +51,9 @@ type Reader struct {
 	intern map[string]string
 }
 
-// NewReader returns a Reader of r; name is used in error messages. Gzip input
-// is recognized by its magic bytes.
+// NewReader returns a Reader of r, the records as text (OpenRecords, in
+// package timeline, takes a gzipped file apart first); name is used in
+// error messages.
 func NewReader(r io.Reader, name string) *Reader {
 	return &Reader{name: name, in: r, intern: map[string]string{}}
 }
@@ -106,16 +105,7 @@ func (r *Reader) Scan() bool {
 	}
 	if !r.started {
 		r.started = true
-		br := bufio.NewReaderSize(r.in, 64<<10)
-		r.br = br
-		if input.IsGzip(br) {
-			zr, err := input.NewReader(br)
-			if err != nil {
-				r.err = fmt.Errorf("%s: %w", r.name, err)
-				return false
-			}
-			r.br = bufio.NewReaderSize(zr, 64<<10)
-		}
+		r.br = bufio.NewReaderSize(r.in, 64<<10)
 	}
 	line, st := r.next()
 	switch st {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/sebdah/goldie/v2"
 	"github.com/stretchr/testify/assert"
@@ -96,7 +98,11 @@ type readResult struct {
 }
 
 func read(data []byte, name string) readResult {
-	r := cupti.NewReader(bytes.NewReader(data), name)
+	in, err := timeline.OpenRecords(bytes.NewReader(data), name)
+	if err != nil {
+		return readResult{err: err}
+	}
+	r := cupti.NewReader(in, name)
 	var res readResult
 	for r.Scan() {
 		switch rec := r.Record().(type) {

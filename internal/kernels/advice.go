@@ -17,8 +17,6 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
 // Rule is one ncu rule as it fired on one kernel, over the kernel's
@@ -79,7 +77,7 @@ type ruleAcc struct {
 }
 
 // Accumulator gathers rules per kernel from launches; it is an
-// ncu.Handler, so one read of a details page can feed it beside others.
+// model.Handler, so one read of a details page can feed it beside others.
 type RuleAccumulator struct {
 	accs     map[ruleKey]*ruleAcc
 	launches map[string]int     // profiled launches per kernel
@@ -93,7 +91,7 @@ func NewRuleAccumulator() *RuleAccumulator {
 
 // Launch adds one launch's rule rows. A speedup that is not a finite,
 // non-negative number is an error at the launch's line.
-func (a *RuleAccumulator) Launch(x *ncu.Export, l *model.Launch) error {
+func (a *RuleAccumulator) Launch(x *model.Export, l *model.Launch) error {
 	dur := 0.0
 	if l.Duration.Valid && l.Duration.Base > 0 {
 		dur = l.Duration.Base
@@ -179,9 +177,9 @@ func compare(a, b Rule) int {
 
 // FromReader reads every launch of a details page into rules per kernel.
 // The first malformed row ends the read with its positioned error.
-func RulesFromReader(r *ncu.Reader, source string) (map[string][]Rule, error) {
+func RulesFromReader(r model.Launches, source string) (map[string][]Rule, error) {
 	a := NewRuleAccumulator()
-	if err := ncu.Scan(r, source, a)[0]; err != nil {
+	if err := r.Feed(source, a)[0]; err != nil {
 		return nil, err
 	}
 	return a.Rules(), nil

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
 // Raw-page columns read for classification.
@@ -89,9 +88,6 @@ func Columns() []string {
 	}
 	return cols
 }
-
-// Options are the reader options FromReader needs on a raw page.
-func Options() ncu.Options { return ncu.Options{Metrics: Columns()} }
 
 // wantedColumn matches the raw-page columns that count toward FLOPs, DRAM
 // bytes or SOL, so that a reader made without Options (or a column this
@@ -367,12 +363,12 @@ type metricAcc struct {
 }
 
 // Accumulator sums launches into one Metrics per kernel name, one launch
-// at a time. It is an ncu.Handler, so that one ncu.Scan of an export can
+// at a time. It is an model.Handler, so that one ncu.Scan of an export can
 // feed the classification and other results.
 type Accumulator struct {
 	accs map[string]*metricAcc
 	// checked is the export whose columns were last checked.
-	checked *ncu.Export
+	checked *model.Export
 }
 
 // NewAccumulator returns an empty Accumulator.
@@ -382,7 +378,7 @@ func NewAccumulator() *Accumulator { return &Accumulator{accs: map[string]*metri
 // its columns: a raw page must be read with Options(). A launch without a
 // duration or with a metric in a unit this package does not read is a
 // positioned *model.SyntaxError.
-func (a *Accumulator) Launch(x *ncu.Export, l *model.Launch) error {
+func (a *Accumulator) Launch(x *model.Export, l *model.Launch) error {
 	if a.checked != x {
 		a.checked = x
 		if err := checkColumns(x, l); err != nil {
@@ -452,9 +448,9 @@ func (a *Accumulator) Metrics() map[string]*Metrics {
 // kernel_name); launches of one name on several devices are summed. A raw
 // page must be read with Options(). The first malformed row or launch ends
 // the read with its positioned *model.SyntaxError.
-func MetricsFromReader(r *ncu.Reader, source string) (map[string]*Metrics, error) {
+func MetricsFromReader(r model.Launches, source string) (map[string]*Metrics, error) {
 	a := NewAccumulator()
-	if err := ncu.Scan(r, source, a)[0]; err != nil {
+	if err := r.Feed(source, a)[0]; err != nil {
 		return nil, err
 	}
 	return a.Metrics(), nil
@@ -465,8 +461,8 @@ func MetricsFromReader(r *ncu.Reader, source string) (map[string]*Metrics, error
 // launch, has what it kept), or one that counts toward FLOPs, DRAM bytes or
 // SOL but that this package does not know (kept or not: a reader made for
 // several consumers may keep it for another).
-func checkColumns(x *ncu.Export, l *model.Launch) error {
-	if x.Format != ncu.FormatRaw {
+func checkColumns(x *model.Export, l *model.Launch) error {
+	if x.Format != model.FormatRaw {
 		return nil
 	}
 	kept := make(map[string]bool, len(l.Metrics))

@@ -56,7 +56,7 @@ func gunzip(t *testing.T, b []byte) []byte {
 
 func fromFixture(t *testing.T, rel string) map[string]*Metrics {
 	t.Helper()
-	ms, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(readFixture(t, rel)), rel, Options()), rel)
+	ms, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(readFixture(t, rel)), rel, ncu.Options{Metrics: Columns()}), rel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestPrefillGEMMFLOPs(t *testing.T) {
 	const tokens, hidden = 512, 4096
 	want := 2.0 * tokens * hidden * hidden
 
-	r := ncu.NewReader(bytes.NewReader(readFixture(t, src)), src, Options())
+	r := ncu.NewReader(bytes.NewReader(readFixture(t, src)), src, ncu.Options{Metrics: Columns()})
 	var l *model.Launch
 	for r.Scan() && l == nil {
 		if rec, ok := r.Record().(*model.Launch); ok && rec.Kernel == kernel &&
@@ -236,7 +236,7 @@ func TestFromReaderDetails(t *testing.T) {
 	}
 }
 
-// TestFromReaderNeedsOptions: a raw page read without Options() is refused,
+// TestFromReaderNeedsOptions: a raw page read without ncu.Options{Metrics: Columns()} is refused,
 // not read as "no SOL".
 func TestFromReaderNeedsOptions(t *testing.T) {
 	src := runRaw("tiny-llama")
@@ -255,13 +255,13 @@ func TestFromReaderUnknownTensorColumn(t *testing.T) {
 	header = bytes.Replace(header, []byte(`"sm__ops_path_tensor_src_fp16.sum"`), []byte(`"sm__ops_path_tensor_src_fp6_dst_fp32.sum"`), 1)
 	synthetic := append(append(header, '\n'), rest...)
 	const name = "synthetic-unknown-tensor-column.csv"
-	_, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(synthetic), name, Options()), name)
+	_, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(synthetic), name, ncu.Options{Metrics: Columns()}), name)
 	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum") {
 		t.Errorf("err = %v, want one naming the unknown column", err)
 	}
 	// A reader made for several consumers may keep the column for another:
 	// it is still refused, not counted.
-	opts := Options()
+	opts := ncu.Options{Metrics: Columns()}
 	opts.Metrics = append(opts.Metrics, "sm__ops_path_tensor_src_fp6_dst_fp32.sum")
 	_, err = MetricsFromReader(ncu.NewReader(bytes.NewReader(synthetic), name, opts), name)
 	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum counts toward FLOPs but package classify does not know it") {
@@ -321,7 +321,7 @@ func TestFromReaderMalformed(t *testing.T) {
 		{"synthetic-bad-duration.csv", badDuration(t, lines), 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ms, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(tc.data), tc.name, Options()), tc.name)
+			ms, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(tc.data), tc.name, ncu.Options{Metrics: Columns()}), tc.name)
 			if err == nil {
 				t.Fatalf("no error; %d kernels", len(ms))
 			}
@@ -527,7 +527,7 @@ func FuzzFromReader(f *testing.F) {
 		f.Add(bytes.Join(lines[:4], nil))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ms, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(data), "fuzz", Options()), "fuzz")
+		ms, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(data), "fuzz", ncu.Options{Metrics: Columns()}), "fuzz")
 		if err != nil {
 			if ms != nil {
 				t.Error("a table came with the error")

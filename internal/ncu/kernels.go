@@ -4,8 +4,8 @@ import "github.com/llm-perf-opt/deepprof/internal/model"
 
 // KernelHandler counts every launch of a Scan into a (its Add), so that one
 // Scan of an export can feed a kernel table and other results.
-func KernelHandler(a *model.KernelAggregator) Handler {
-	return HandlerFunc(func(x *Export, l *model.Launch) error { return a.Add(x.Source, l) })
+func KernelHandler(a *model.KernelAggregator) model.Handler {
+	return model.HandlerFunc(func(x *model.Export, l *model.Launch) error { return a.Add(x.Source, l) })
 }
 
 // FromReader aggregates every launch of r. The first malformed row or

@@ -73,7 +73,7 @@ type Reader struct {
 	opts Options
 
 	started bool
-	format  Format
+	format  model.Format
 	header  []string
 	cols    map[string]int
 	ncols   int
@@ -108,7 +108,7 @@ func NewReader(r io.Reader, name string, opts Options) *Reader {
 }
 
 // Format is the export's shape; valid once Scan has been called.
-func (r *Reader) Format() Format { return r.format }
+func (r *Reader) Format() model.Format { return r.format }
 
 // Header is the export's column names; valid once Scan has been called.
 func (r *Reader) Header() []string { return r.header }
@@ -146,7 +146,7 @@ func (r *Reader) Scan() bool {
 			return false
 		}
 	}
-	if r.format == FormatDetails {
+	if r.format == model.FormatDetails {
 		return r.scanDetails()
 	}
 	return r.scanRaw()
@@ -214,12 +214,12 @@ func (r *Reader) start() error {
 	_, hasName := r.cols[colMetricName]
 	_, hasValue := r.cols[colMetricValue]
 	if hasName && hasValue {
-		r.format = FormatDetails
+		r.format = model.FormatDetails
 		// Metric rows end after Metric Value; rule rows fill every column.
 		r.minFields = r.cols[colMetricValue] + 1
 		return nil
 	}
-	r.format = FormatRaw
+	r.format = model.FormatRaw
 	durIdx, ok := r.cols[model.DurationMetric]
 	if !ok {
 		return r.syntax(hdrLine, "raw page has no %s column: profile with --metrics %s, or a section set that collects it (basic, full, roofline)", model.DurationMetric, model.DurationMetric)
@@ -320,7 +320,7 @@ func (r *Reader) next() (ok bool, rowErr *model.SyntaxError) {
 		return false, nil
 	}
 	n := r.sc.NumFields()
-	if n != r.ncols && (r.format != FormatDetails || n < r.minFields || n > r.ncols) {
+	if n != r.ncols && (r.format != model.FormatDetails || n < r.minFields || n > r.ncols) {
 		return true, r.syntax(r.sc.Line(), "row has %d fields, the header has %d (a truncated or edited row)", n, r.ncols)
 	}
 	return true, nil

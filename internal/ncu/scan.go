@@ -2,29 +2,6 @@ package ncu
 
 import "github.com/llm-perf-opt/deepprof/internal/model"
 
-// Export is what the handlers of a Scan know of the export it reads.
-type Export struct {
-	Source string   // the export's name in errors and reports
-	Format Format   // its shape
-	Header []string // its column names
-}
-
-// Handler takes the launches of one export, one at a time, in input
-// order; a kernel table, a region report and the classification are
-// handlers. It must not change the launch: every handler of a Scan gets
-// the same one.
-type Handler interface {
-	// Launch takes one launch of x. An error ends the launches to this
-	// handler alone; Scan returns it as the handler's error.
-	Launch(x *Export, l *model.Launch) error
-}
-
-// HandlerFunc is a function that is a Handler.
-type HandlerFunc func(x *Export, l *model.Launch) error
-
-// Launch calls f.
-func (f HandlerFunc) Launch(x *Export, l *model.Launch) error { return f(x, l) }
-
 // Scan reads r, an export named source, once, and hands every launch to
 // each handler in turn, so that several results are made from one read
 // (in the manner of gotestsum's ScanTestOutput with its Handler).
@@ -36,7 +13,7 @@ func (f HandlerFunc) Launch(x *Export, l *model.Launch) error { return f(x, l) }
 // understood), an I/O error, or an export with no launch at all. A handler
 // that took every launch of a well-read export has nil. The read stops
 // early once every handler has failed.
-func Scan(r *Reader, source string, hs ...Handler) []error {
+func Scan(r *Reader, source string, hs ...model.Handler) []error {
 	errs := make([]error, len(hs))
 	live := len(hs)
 	fail := func(err error) {
@@ -46,7 +23,7 @@ func Scan(r *Reader, source string, hs ...Handler) []error {
 			}
 		}
 	}
-	var x *Export
+	var x *model.Export
 	for live > 0 && r.Scan() {
 		switch rec := r.Record().(type) {
 		case *model.SyntaxError:
@@ -54,7 +31,7 @@ func Scan(r *Reader, source string, hs ...Handler) []error {
 			return errs
 		case *model.Launch:
 			if x == nil {
-				x = &Export{Source: source, Format: r.Format(), Header: r.Header()}
+				x = &model.Export{Source: source, Format: r.Format(), Header: r.Header()}
 			}
 			for i, h := range hs {
 				if errs[i] != nil {
@@ -77,3 +54,6 @@ func Scan(r *Reader, source string, hs ...Handler) []error {
 	}
 	return errs
 }
+
+// Feed is Scan(r, source, hs...): a Reader is a model.Launches.
+func (r *Reader) Feed(source string, hs ...model.Handler) []error { return Scan(r, source, hs...) }

@@ -21,10 +21,10 @@ type counter struct {
 	ids    []int64
 	fails  bool
 	failAt int64
-	x      *ncu.Export
+	x      *model.Export
 }
 
-func (c *counter) Launch(x *ncu.Export, l *model.Launch) error {
+func (c *counter) Launch(x *model.Export, l *model.Launch) error {
 	c.x = x
 	if c.fails && l.ID == c.failAt {
 		return fmt.Errorf("%s:%d: handler refuses launch %d", x.Source, l.Line, l.ID)
@@ -54,7 +54,7 @@ func TestScan(t *testing.T) {
 		assert.Equal(t, l.ID, a.ids[i])
 	}
 	assert.Equal(t, []int64{want[0].ID, want[1].ID}, b.ids, "no launch after the handler's error")
-	assert.Equal(t, ncu.FormatRaw, a.x.Format)
+	assert.Equal(t, model.FormatRaw, a.x.Format)
 	assert.Equal(t, raw, a.x.Source)
 	assert.Contains(t, a.x.Header, model.DurationMetric)
 	assert.Equal(t, len(want), r.Launches(), "one read")

@@ -99,7 +99,7 @@ func openExport(run *rundir.Run, rel string, opts ncu.Options) (*ncu.Reader, fun
 
 // consumer is one use's handler, and what to do with its outcome.
 type consumer struct {
-	h      ncu.Handler
+	h      model.Handler
 	finish func(err error)
 }
 
@@ -127,7 +127,7 @@ func scanExport(run *rundir.Run, rel string, u uses, cfg Config) *scanned {
 			configErrs = append(configErrs, func() { *rerr = err })
 			return
 		}
-		cols = append(cols, regions.Options(rc).Metrics...)
+		cols = append(cols, ncu.Options{Metrics: regions.RawMetrics(rc.Groups)}.Metrics...)
 		cs = append(cs, consumer{a, func(err error) {
 			if err == nil {
 				*rep, err = a.Finish(rel)
@@ -152,7 +152,7 @@ func scanExport(run *rundir.Run, rel string, u uses, cfg Config) *scanned {
 	}
 
 	slices.Sort(cols)
-	hs := make([]ncu.Handler, len(cs))
+	hs := make([]model.Handler, len(cs))
 	for i, c := range cs {
 		hs[i] = c.h
 	}
@@ -209,14 +209,14 @@ func rankFiles(run *rundir.Run, rel string) []string {
 // handlers (ncu.Scan per file, each named as itself in errors): a handler's
 // first error ends its launches, in whichever file. The error is the first
 // open's that failed.
-func scanFiles(run *rundir.Run, files []string, opts ncu.Options, hs ...ncu.Handler) ([]error, error) {
+func scanFiles(run *rundir.Run, files []string, opts ncu.Options, hs ...model.Handler) ([]error, error) {
 	errs := make([]error, len(hs))
 	for _, rel := range files {
 		r, closeFn, err := openExport(run, rel, opts)
 		if err != nil {
 			return nil, err
 		}
-		var live []ncu.Handler
+		var live []model.Handler
 		var at []int
 		for i, h := range hs {
 			if errs[i] == nil {

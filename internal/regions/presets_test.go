@@ -62,7 +62,7 @@ func TestDurationsOnlyOneNote(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	cfg := DefaultConfig()
-	rep, err := FromReader(ncu.NewReader(f, path, Options(cfg)), path, cfg)
+	rep, err := FromReader(ncu.NewReader(f, path, ncu.Options{Metrics: RawMetrics(cfg.Groups)}), path, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"This export holds kernel durations only, as an ncu timing pass writes: none of the 9 metrics of groups duration, sol, occupancy, dram and instructions is in it. " +
 		"A deep pass measures them: duration, sol and occupancy with ncu=default (--set basic); dram and instructions with ncu=full (--set full)."}, rep.Notes)

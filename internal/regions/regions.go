@@ -44,7 +44,6 @@ import (
 	"strconv"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
 // Result kinds of a report.
@@ -234,7 +233,7 @@ type Aggregator struct {
 
 	// export is the export Launch last read, and rangeReplay whether it is
 	// a range replay (RangeReplay of its header).
-	export      *ncu.Export
+	export      *model.Export
 	rangeReplay bool
 }
 
@@ -702,10 +701,10 @@ func (a *Aggregator) durationsOnlyNote() string {
 		len(a.specs), andList(groups), measuredBy(groups))
 }
 
-// Launch counts one result of x, as an ncu.Handler, so that one ncu.Scan
+// Launch counts one result of x, as an model.Handler, so that one ncu.Scan
 // of an export can feed a region report and other results: Add, with the
 // result a whole range when x is a range replay export (IsRangeResult).
-func (a *Aggregator) Launch(x *ncu.Export, l *model.Launch) error {
+func (a *Aggregator) Launch(x *model.Export, l *model.Launch) error {
 	if a.export != x {
 		a.export, a.rangeReplay = x, RangeReplay(x.Header)
 	}
@@ -727,17 +726,13 @@ func (a *Aggregator) Finish(source string) (*Report, error) {
 
 // FromReader aggregates every result of r. The first malformed row ends it
 // with a positioned error, as for the kernel table.
-func FromReader(r *ncu.Reader, source string, cfg Config) (*Report, error) {
+func FromReader(r model.Launches, source string, cfg Config) (*Report, error) {
 	a, err := New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := ncu.Scan(r, source, a)[0]; err != nil {
+	if err := r.Feed(source, a)[0]; err != nil {
 		return nil, err
 	}
 	return a.Finish(source)
 }
-
-// Options returns the reader options cfg needs: the raw-page columns of its
-// metric groups.
-func Options(cfg Config) ncu.Options { return ncu.Options{Metrics: RawMetrics(cfg.Groups)} }

@@ -426,7 +426,7 @@ func TestRequireMatches(t *testing.T) {
 		f, err := os.Open(path)
 		require.NoError(t, err)
 		defer f.Close()
-		return FromReader(ncu.NewReader(f, path, Options(cfg)), path, cfg)
+		return FromReader(ncu.NewReader(f, path, ncu.Options{Metrics: RawMetrics(cfg.Groups)}), path, cfg)
 	}
 	cfg := DefaultConfig()
 	cfg.Include, cfg.RegionInclude = []string{"^nvjet", "no_such_kernel"}, []string{"prefill"}

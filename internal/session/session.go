@@ -606,7 +606,7 @@ func (s *Session) noteUnprofiledProcesses(run *rundir.Run) {
 	}
 	defer f.Close()
 	seen := map[int64]string{}
-	for range ncu.Scan(ncu.NewReader(f, rundir.NcuRaw, ncu.Options{}), rundir.NcuRaw, ncu.HandlerFunc(func(_ *ncu.Export, l *model.Launch) error {
+	for range ncu.Scan(ncu.NewReader(f, rundir.NcuRaw, ncu.Options{}), rundir.NcuRaw, model.HandlerFunc(func(_ *model.Export, l *model.Launch) error {
 		seen[l.ProcessID] = l.ProcessName
 		return nil
 	})) {

@@ -69,7 +69,7 @@ func TestSameRegionsAsNcu(t *testing.T) {
 			f, err := os.Open(path)
 			require.NoError(t, err)
 			defer f.Close()
-			nr, err := regions.FromReader(ncu.NewReader(f, path, regions.Options(cfg)), path, cfg)
+			nr, err := regions.FromReader(ncu.NewReader(f, path, ncu.Options{Metrics: regions.RawMetrics(cfg.Groups)}), path, cfg)
 			require.NoError(t, err)
 
 			// Per process, in process id order (the two runs' ids differ;

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
 // Timeline is the records of one or more CUDA processes.
@@ -139,7 +141,11 @@ func ReadFiles(paths ...string) (*Timeline, error) {
 // understood. A file cut short is read as far as it goes; an empty one
 // (the process wrote nothing) adds nothing.
 func (b *Builder) Read(r io.Reader, name string) error {
-	rd := cupti.NewReader(r, name)
+	in, err := OpenRecords(r, name)
+	if err != nil {
+		return err
+	}
+	rd := cupti.NewReader(in, name)
 	var bp *building
 	for rd.Scan() {
 		switch rec := rd.Record().(type) {
@@ -399,4 +405,14 @@ func (bp *building) build() {
 
 func (p *Process) problem(format string, args ...any) {
 	p.Problems = append(p.Problems, fmt.Sprintf(format, args...))
+}
+
+// OpenRecords is the text of a CUPTI record file read from r: r itself, or
+// its gzip stream when it starts with gzip's magic bytes.
+func OpenRecords(r io.Reader, name string) (io.Reader, error) {
+	in, err := input.Maybe(bufio.NewReaderSize(r, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return in, nil
 }
