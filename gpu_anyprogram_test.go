@@ -165,7 +165,7 @@ func checkAnyProgram(t *testing.T, run *rundir.Run, prov machine.Provenance) {
 		rundir.SummaryJSON, rundir.TimelineTrace, rundir.NcuRaw} {
 		assert.FileExists(t, run.Path(rel))
 	}
-	assert.NotEmpty(t, rebuild.CuptiFiles(run))
+	assert.NotEmpty(t, rundir.CuptiFiles(run))
 	assert.Equal(t, rundir.TimelineCupti, m.Sources.Kernels.Path)
 	a, ok := m.Find(rundir.Stage1Report)
 	require.True(t, ok)

@@ -63,7 +63,7 @@ func checkCUPTI(t *testing.T, run *rundir.Run) {
 	require.NotNil(t, m.Sources)
 	assert.Equal(t, rundir.TimelineCupti, m.Sources.Kernels.Path, "kernels.md comes from the CUPTI timeline")
 	assert.Equal(t, rundir.TimelineCupti, m.Sources.Regions.Path, "ncu/regions/ comes from the CUPTI timeline")
-	assert.NotEmpty(t, rebuild.CuptiFiles(run))
+	assert.NotEmpty(t, rundir.CuptiFiles(run))
 	assert.NoFileExists(t, run.Path(rundir.NcuTimingRaw), "no ncu timing pass")
 
 	// The trace opens: gzip, JSON, kernel events with durations.

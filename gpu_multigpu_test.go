@@ -59,7 +59,7 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool) {
 	require.Equal(t, rundir.StatusComplete, m.Status, "%s", m.Reason)
 	// One CUPTI record file per rank (torchrun's own process may leave one
 	// with no kernel: it loads torch, which opens no CUDA context).
-	assert.GreaterOrEqual(t, len(rebuild.CuptiFiles(run)), 2, "one CUPTI record file per rank")
+	assert.GreaterOrEqual(t, len(rundir.CuptiFiles(run)), 2, "one CUPTI record file per rank")
 	for _, r := range []string{"0", "1"} {
 		for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails} {
 			assert.FileExists(t, run.Path(rundir.RankPath(r, rel)))

@@ -28,7 +28,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -190,7 +189,7 @@ func checkRun(t *testing.T, run *rundir.Run, prov machine.Provenance, domain str
 	assert.NotEmpty(t, sum.Narrative.Recommendations)
 
 	// env.json names the GPU NVML reports.
-	var env rebuild.EnvInfo
+	var env workload.EnvInfo
 	readJSON(t, run.Path(rundir.EnvJSON), &env)
 	require.NotNil(t, env.GPU, env.GPUError)
 	assert.Equal(t, prov.Selected.Name, env.GPU.Selected.Name)

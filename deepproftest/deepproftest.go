@@ -55,6 +55,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
@@ -217,10 +218,10 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 		t.Fatalf("deepproftest: %v", err)
 		return nil
 	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: m.Ncu.Path, Now: time.Now,
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: rebuild.Report, Runner: session.ExecRunner{}, Ncu: m.Ncu.Path, Now: time.Now,
 		Progress: os.Stderr,
 		Env: func() ([]byte, error) {
-			return rebuild.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) },
+			return workload.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) },
 				map[string]machine.Tool{"ncu": m.Ncu}, nil).JSON()
 		}}
 	run, err := runSession(context.Background(), s)

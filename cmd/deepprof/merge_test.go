@@ -47,7 +47,7 @@ func TestMergeEightRanks(t *testing.T) {
 
 	run, err := rundir.Open(out)
 	require.NoError(t, err)
-	assert.Len(t, rebuild.CuptiFiles(run), 8)
+	assert.Len(t, rundir.CuptiFiles(run), 8)
 	assert.Len(t, rebuild.ExportFiles(run, rundir.NcuRaw), 8, "every rank's deep pass")
 
 	// Per rank: a kernel table row per device for the all-reduce.

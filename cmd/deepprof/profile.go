@@ -18,6 +18,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
@@ -98,7 +99,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if !*noPreflight {
 		pre = session.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr), preflightProbes(sel))
 	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: rebuild.Report, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
 		Progress: stderr, ProgressLive: liveProgress(stderr)}
 	if *dry {
 		// What the preflight found is part of the dry run's answer; only a
@@ -153,7 +154,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		toolErrs["nsys"] = err
 	}
 	s.Env = func() ([]byte, error) {
-		return rebuild.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) }, found, toolErrs).JSON()
+		return workload.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) }, found, toolErrs).JSON()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

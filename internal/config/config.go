@@ -392,3 +392,17 @@ func groupNames() []string {
 	}
 	return names
 }
+
+// IncludeRanges are nvtx.include's range paths as ranges, in nvtx.domain
+// where a path names no domain; none: every launch counts.
+func (n NVTX) IncludeRanges() ([][]model.Range, error) {
+	var inc [][]model.Range
+	for _, p := range n.Include {
+		lv, err := model.Configured(p, n.Domain)
+		if err != nil {
+			return nil, fmt.Errorf("nvtx.include: %w", err)
+		}
+		inc = append(inc, lv)
+	}
+	return inc, nil
+}

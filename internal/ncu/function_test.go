@@ -49,7 +49,7 @@ func TestFunctionNameAgreesWithNcu(t *testing.T) {
 		for id, name := range demangled {
 			want, ok := function[id]
 			require.True(t, ok, "%s: launch %d", dir, id)
-			if !assert.Equal(t, want, ncu.FunctionName(name), "%s: launch %d: %s", dir, id, name) {
+			if !assert.Equal(t, want, model.FunctionName(name), "%s: launch %d: %s", dir, id, name) {
 				return
 			}
 			distinct[name] = true
@@ -74,7 +74,7 @@ func TestFunctionName(t *testing.T) {
 		{"unbalanced<(x", "unbalanced<(x"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, ncu.FunctionName(tt.in), tt.in)
+		assert.Equal(t, tt.want, model.FunctionName(tt.in), tt.in)
 	}
 }
 
@@ -91,7 +91,7 @@ func FuzzFunctionName(f *testing.F) {
 	f.Add("a<(b)>(c)")
 	f.Add(")(><")
 	f.Fuzz(func(t *testing.T, in string) {
-		out := ncu.FunctionName(in)
+		out := model.FunctionName(in)
 		if strings.TrimSpace(in) != "" && out == "" {
 			t.Fatalf("FunctionName(%q) is empty", in)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
@@ -84,7 +85,7 @@ func TestSpellingsOfRecordedRuns(t *testing.T) {
 		}
 		m := ncu.MatchSpellings(top, have)
 		for n, h := range m {
-			assert.Equal(t, ncu.FunctionName(n), ncu.FunctionName(h), "%s: %s matched %s", run, n, h)
+			assert.Equal(t, model.FunctionName(n), model.FunctionName(h), "%s: %s matched %s", run, n, h)
 			if n == h {
 				exact++
 			}

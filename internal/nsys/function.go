@@ -25,7 +25,7 @@ import "github.com/llm-perf-opt/deepprof/internal/model"
 //     function): "vectorized_elementwise_kernel" for
 //     "void at::native::vectorized_elementwise_kernel<4, …>(int, T2, T3)".
 //     That is unverified on real hardware (no usable nsys on the GPU machines
-//     here): ncu.FunctionName derives the same names from the demangled ones,
+//     here): model.FunctionName derives the same names from the demangled ones,
 //     and is checked against what ncu printed for every launch of the
 //     recorded H200 sessions.
 //   - The file `nsys stats --output PREFIX` writes for a report with

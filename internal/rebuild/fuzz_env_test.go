@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // Issue 16, item 7: env.json under arbitrary input, through its one
@@ -25,7 +27,7 @@ func FuzzEnvJSON(f *testing.F) {
 		f.Add(string(b))
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		env, err := ReadEnv(strings.NewReader(s), "env.json")
+		env, err := workload.ReadEnv(strings.NewReader(s), "env.json")
 		if err != nil {
 			return
 		}
@@ -33,7 +35,7 @@ func FuzzEnvJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an env.json that reads does not write: %v", err)
 		}
-		back, err := ReadEnv(bytes.NewReader(b1), "env.json")
+		back, err := workload.ReadEnv(bytes.NewReader(b1), "env.json")
 		if err != nil {
 			t.Fatalf("does not read back: %v\n%s", err, b1)
 		}

@@ -61,13 +61,9 @@ func ConfigFor(cfg *config.Config) (Config, error) {
 		opt.PeakOverride = machine.Peak{TFLOPS: r.PeakTFLOPS, MemoryTBps: r.PeakMemoryTBps,
 			Source: "the profile (report.peak_tflops, report.peak_memory_tbps)"}
 	}
-	var inc [][]model.Range
-	for _, p := range cfg.NVTX.Include {
-		lv, err := model.Configured(p, cfg.NVTX.Domain)
-		if err != nil {
-			return Config{}, fmt.Errorf("nvtx.include: %w", err)
-		}
-		inc = append(inc, lv)
+	inc, err := cfg.NVTX.IncludeRanges()
+	if err != nil {
+		return Config{}, err
 	}
 	return Config{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, Domain: cfg.NVTX.Domain}, nil
 }
@@ -383,4 +379,14 @@ func timeSection(steps []rundir.StepTime) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// Report rebuilds every derived file of run as configured by cfg: the
+// session's last step.
+func Report(run *rundir.Run, cfg *config.Config) error {
+	dc, err := ConfigFor(cfg)
+	if err != nil {
+		return err
+	}
+	return Rebuild(run, dc)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 
 	"github.com/sebdah/goldie/v2"
 	"github.com/stretchr/testify/assert"
@@ -167,8 +168,8 @@ func TestRebuildBoundedInputs(t *testing.T) {
 // TestReadEnvBounded: env.json's reader, on an endless input.
 func TestReadEnvBounded(t *testing.T) {
 	input.LimitForTest(t, 1<<20)
-	_, err := ReadEnv(input.OverLimit(), "env.json")
+	_, err := workload.ReadEnv(input.OverLimit(), "env.json")
 	require.EqualError(t, err, "env.json: larger than 1 MiB: not a deepprof file?")
-	_, err = ReadEnv(strings.NewReader("{\n\"gpu\": 3}"), "env.json")
+	_, err = workload.ReadEnv(strings.NewReader("{\n\"gpu\": 3}"), "env.json")
 	require.ErrorContains(t, err, "env.json:2: json: cannot unmarshal number")
 }

@@ -2,7 +2,6 @@ package rebuild
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -128,23 +127,12 @@ func readNcuKernels(run *rundir.Run, rel string, cfg Config) (*model.KernelTable
 }
 
 func readNsysKernels(run *rundir.Run, rel string, _ Config) (*model.KernelTable, error) {
-	sums, err := ReadStats(run, rel, nsys.ReadKernelSums)
+	sums, err := rundir.ReadStats(run, rel, nsys.ReadKernelSums)
 	if err != nil {
 		return nil, err
 	}
 	t := nsys.Table(sums, rel)
 	return &t, nil
-}
-
-// ReadStats reads an nsys stats CSV of the run, plain or gzipped, named rel
-// in errors.
-func ReadStats[T any](run *rundir.Run, rel string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
-	f, err := run.OpenFile(rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return read(f, rel)
 }
 
 // runRegionsConfig is the configuration of ncu/regions/: the run's region

@@ -1,21 +1,16 @@
 package rebuild
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -27,26 +22,8 @@ import (
 // a source.
 const CuptiWhat = "the CUPTI timeline of the plain run, every launch"
 
-// CuptiFiles lists the run's CUPTI record files (cupti-<pid>.tsv, or .gz
-// in a recorded copy), relative to MAIN, sorted.
-func CuptiFiles(run *rundir.Run) []string {
-	ents, err := os.ReadDir(run.Path(rundir.TimelineCupti))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, "cupti-") && (strings.HasSuffix(n, ".tsv") || strings.HasSuffix(n, ".tsv.gz")) {
-			out = append(out, path.Join(rundir.TimelineCupti, n))
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // hasCupti reports whether the run has a CUPTI timeline.
-func hasCupti(run *rundir.Run) bool { return len(CuptiFiles(run)) > 0 }
+func hasCupti(run *rundir.Run) bool { return len(rundir.CuptiFiles(run)) > 0 }
 
 // loadTimeline reads the run's CUPTI record files once per rebuild (the
 // kernel table, the regions, the phases and the trace all come from it).
@@ -54,28 +31,7 @@ func (c Config) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
 		return c.memo.tl, c.memo.err
 	}
-	files := CuptiFiles(run)
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: %w: no cupti-<pid>.tsv in it", rundir.TimelineCupti, fs.ErrNotExist)
-	}
-	b := timeline.NewBuilder()
-	var err error
-	for _, rel := range files {
-		var f *os.File
-		f, err = os.Open(run.Path(rel))
-		if err != nil {
-			break
-		}
-		err = b.Read(f, rel)
-		f.Close()
-		if err != nil {
-			break
-		}
-	}
-	var tl *timeline.Timeline
-	if err == nil {
-		tl, err = b.Build()
-	}
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
 	if c.memo != nil {
 		c.memo.tl, c.memo.err = tl, err
 	}
@@ -88,45 +44,6 @@ type memo struct {
 	err error
 }
 
-// included reports whether a launch ran inside one of the configured NVTX
-// ranges (nvtx.include): the timeline records the whole program (model
-// build, warm-up), and the run's kernels are those the ncu passes gate on.
-// No configured range: every launch.
-func (c Config) included(l *model.Launch) bool {
-	if len(c.Include) == 0 {
-		return true
-	}
-	if l.NVTX == nil {
-		return false
-	}
-	for _, inc := range c.Include {
-		if lv := inDomains(l.NVTX.Levels, inc); len(lv) >= len(inc) && slices.Equal(lv[:len(inc)], inc) {
-			return true
-		}
-	}
-	return false
-}
-
-// inDomains is levels without the ranges of domains that path does not
-// name: NVTX keeps a push/pop stack per domain, and ncu's --nvtx-include
-// prefill/ asks the default domain's stack alone, whatever a library (NCCL,
-// CCCL) pushed around it in its own.
-func inDomains(levels, path []model.Range) []model.Range {
-	keep := func(r model.Range) bool {
-		return slices.ContainsFunc(path, func(p model.Range) bool { return p.Domain == r.Domain })
-	}
-	if !slices.ContainsFunc(levels, func(r model.Range) bool { return !keep(r) }) {
-		return levels
-	}
-	out := make([]model.Range, 0, len(levels))
-	for _, r := range levels {
-		if keep(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // CuptiKernels is the kernel table of the run's CUPTI timeline: every launch
 // in the configured NVTX ranges, with each kernel's spread. The session
 // picks the deep pass's kernels from it, and kernels.md/json show it.
@@ -135,18 +52,7 @@ func CuptiKernels(run *rundir.Run, cfg Config) (*model.KernelTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	agg := model.NewKernelAggregator()
-	agg.KeepSpread()
-	for l := range tl.Launches() {
-		if !cfg.included(l) {
-			continue
-		}
-		if err := agg.Add(rundir.TimelineCupti, l); err != nil {
-			return nil, err
-		}
-	}
-	tab := agg.Table(rundir.TimelineCupti)
-	return &tab, nil
+	return tl.KernelTable(rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) })
 }
 
 // readCuptiKernels is the rebuild's kernel table from the CUPTI timeline.
@@ -477,7 +383,7 @@ func timelineSection(run *rundir.Run) string {
 	var b strings.Builder
 	b.WriteString("## The CUPTI timeline\n\n")
 	var files []string
-	for _, f := range CuptiFiles(run) {
+	for _, f := range rundir.CuptiFiles(run) {
 		files = append(files, "["+render.EscapeCell(f)+"]("+f+")")
 	}
 	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in a plain run of the workload, one record file per CUDA process (%s): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
@@ -614,76 +520,6 @@ func readCuptiStages(run *rundir.Run, _ string, cfg Config) (*workload.Report, e
 	return rep, nil
 }
 
-// Process is one CUDA process of the CUPTI timeline.
-type Process struct {
-	ID   int64
-	Name string // its executable, as the record file's header has it
-}
-
-// TopProcesses are the processes of the CUPTI timeline that launched the
-// top kernels, and how far ncu must count to reach the last of them.
-type TopProcesses struct {
-	// Processes launched a kernel whose function (ncu.FunctionName) is a
-	// top one; by id.
-	Processes []Process
-	// EarlierLaunches is the most launches of one launch configuration
-	// (function, grid, block) of a top kernel that all but the last of
-	// those processes made, taken in the order of their first such launch:
-	// ncu counts --launch-count over every process it follows, so a count
-	// below it leaves the last process unprofiled when the processes run
-	// one after another (a parent that waits for its child).
-	EarlierLaunches int
-}
-
-// ProcessesOf is TopProcesses for the top kernels' functions.
-func ProcessesOf(run *rundir.Run, functions []string) (TopProcesses, error) {
-	tl, err := Config{}.loadTimeline(run)
-	if err != nil {
-		return TopProcesses{}, err
-	}
-	type config struct {
-		function    string
-		grid, block cupti.Dim3
-	}
-	type proc struct {
-		Process
-		first  int64
-		counts map[config]int
-	}
-	var ps []proc
-	for _, p := range tl.Processes {
-		pr := proc{Process: Process{ID: p.Header.PID, Name: p.Header.Exe}, counts: map[config]int{}}
-		for _, k := range p.Kernels {
-			f := ncu.FunctionName(k.Name())
-			if !slices.Contains(functions, f) {
-				continue
-			}
-			if len(pr.counts) == 0 || k.Start < pr.first {
-				pr.first = k.Start
-			}
-			pr.counts[config{f, k.Grid, k.Block}]++
-		}
-		if len(pr.counts) > 0 {
-			ps = append(ps, pr)
-		}
-	}
-	var out TopProcesses
-	slices.SortFunc(ps, func(a, b proc) int { return cmp.Compare(a.first, b.first) })
-	earlier := map[config]int{}
-	for i, p := range ps {
-		out.Processes = append(out.Processes, p.Process)
-		if i == len(ps)-1 {
-			break
-		}
-		for c, n := range p.counts {
-			earlier[c] += n
-			out.EarlierLaunches = max(out.EarlierLaunches, earlier[c])
-		}
-	}
-	slices.SortFunc(out.Processes, func(a, b Process) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
-}
-
 // poolProcesses sets the stages' MS from their processes' instances. One
 // process: its instances are the stage's, no split to show. Several: the
 // stage pools each process's instances but its warm-up (stats.WarmupRule,
@@ -713,19 +549,22 @@ const NoNVTXHint = "the program opened no NVTX range, so there are no stages to 
 // NoNVTXHowTo says how to mark a program's phases.
 const NoNVTXHowTo = model.HowToMark
 
-// TopRanges are the names of the outermost push/pop NVTX ranges of the
-// CUPTI timeline (every process), in order of first start: what a program
-// marked, for a session whose configured ranges did not occur.
+// ProcessesOf is the CUPTI timeline's TopProcesses for the top kernels'
+// functions.
+func ProcessesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, error) {
+	tl, err := Config{}.loadTimeline(run)
+	if err != nil {
+		return timeline.TopProcesses{}, err
+	}
+	return tl.TopProcesses(functions), nil
+}
+
+// TopRanges are the CUPTI timeline's outermost ranges in domain
+// (Timeline.TopRanges).
 func TopRanges(run *rundir.Run, domain string) ([]string, error) {
 	tl, err := Config{}.loadTimeline(run)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, s := range tl.Stages() {
-		if s.Kind == timeline.PushPop && s.Depth == 1 && s.Domain == domain && !slices.Contains(out, s.Name) {
-			out = append(out, s.Name)
-		}
-	}
-	return out, nil
+	return tl.TopRanges(domain), nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
@@ -120,7 +119,7 @@ func TestProcessesOf(t *testing.T) {
 	for _, p := range tl.Processes {
 		n := map[string]int{}
 		for _, k := range p.Kernels {
-			key := ncu.FunctionName(k.Name()) + k.Grid.String() + k.Block.String()
+			key := model.FunctionName(k.Name()) + k.Grid.String() + k.Block.String()
 			n[key]++
 			most[p.Header.PID] = max(most[p.Header.PID], n[key])
 		}
@@ -207,7 +206,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 	// Without stage 1's runs, that is an error naming the domains there are.
 	bare, err := rundir.Create(t.TempDir(), "vlm", t0)
 	require.NoError(t, err)
-	for _, f := range CuptiFiles(run) {
+	for _, f := range rundir.CuptiFiles(run) {
 		b, err := os.ReadFile(run.Path(f))
 		require.NoError(t, err)
 		require.NoError(t, rundir.WriteFileAtomic(bare.Path(f), b))

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -55,11 +54,11 @@ func (s *Session) cuptiUsable() error {
 
 // notNsys is the timeline when nsys is not usable (why says why): CUPTI
 // when the library can be built, else the ncu timing pass.
-func (s *Session) notNsys(why string) *timeline {
+func (s *Session) notNsys(why string) *timelineKind {
 	if err := s.cuptiUsable(); err != nil {
-		return &timeline{tool: timelineNcu, why: "; " + why + "; no CUPTI library: " + err.Error()}
+		return &timelineKind{tool: timelineNcu, why: "; " + why + "; no CUPTI library: " + err.Error()}
 	}
-	return &timeline{tool: timelineCupti, why: "; " + why}
+	return &timelineKind{tool: timelineCupti, why: "; " + why}
 }
 
 // cuptiLibPlaceholder stands for the library's path in a plan made before
@@ -68,7 +67,7 @@ const cuptiLibPlaceholder = "<the CUPTI library, built on first use>"
 
 // cuptiSteps are the timeline's steps with CUPTI: the plain run with the
 // library, then (timeline.oracle) a plain run under torch.profiler.
-func (s *Session) cuptiSteps(mainDir string, tl *timeline) ([]Step, error) {
+func (s *Session) cuptiSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 	spec := s.spec()
 	env, err := spec.Environ(workload.PhaseCupti, filepath.Join(mainDir, rundir.TimelineReport))
 	if err != nil {
@@ -122,7 +121,7 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 		return nil, err
 	}
 	if err := s.step(ctx, run, byID[StepCupti], false); err != nil {
-		if files := rebuild.CuptiFiles(run); len(files) > 0 {
+		if files := rundir.CuptiFiles(run); len(files) > 0 {
 			run.Note("CUPTI timeline: the workload failed under the library; the %d record file(s) it wrote are kept", len(files))
 		}
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
@@ -149,16 +148,12 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 	}
 	// A program that never loaded CUDA left no record file at all: the
 	// same answer as one that loaded it and launched nothing.
-	if len(rebuild.CuptiFiles(run)) == 0 {
+	if len(rundir.CuptiFiles(run)) == 0 {
 		return nil, noKernel(run)
 	}
-	dc, err := rebuild.ConfigFor(s.Cfg)
+	tab, err := s.cuptiKernels(run)
 	if err != nil {
 		return nil, err
-	}
-	tab, err := rebuild.CuptiKernels(run, dc)
-	if err != nil {
-		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
 	if tab.Launches == 0 && len(s.Cfg.NVTX.Include) > 0 {
 		if tab, err = s.profileWhatOccurred(run); err != nil {
@@ -172,21 +167,23 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 	var names []string
 	seen := map[string]bool{}
 	for _, k := range top.Kernels {
-		if name := ncu.FunctionName(k.Name); !seen[name] {
+		if name := model.FunctionName(k.Name); !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}
 	}
-	if s.topProcesses, err = rebuild.ProcessesOf(run, names); err != nil {
-		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	tl, err := runTimeline(run)
+	if err != nil {
+		return nil, err
 	}
+	s.topProcesses = tl.TopProcesses(names)
 	return names, nil
 }
 
 // noKernel is the error of a CUPTI timeline without a kernel launch.
 func noKernel(run *rundir.Run) error {
 	return fmt.Errorf("CUPTI timeline: the program launched no CUDA kernel (%d record file(s) in MAIN/%s). Next: check that it runs its work on the GPU (CUDA_VISIBLE_DEVICES, its device selection) and that its CUDA runtime is the one the library was injected into; the workload log is MAIN/%s",
-		len(rebuild.CuptiFiles(run)), rundir.TimelineCupti, rundir.TimelineLog)
+		len(rundir.CuptiFiles(run)), rundir.TimelineCupti, rundir.TimelineLog)
 }
 
 // profileWhatOccurred is the session's answer to a program that ran none of
@@ -195,10 +192,11 @@ func noKernel(run *rundir.Run) error {
 // the whole program when it marked none. The configuration it goes on with
 // is written to config.yaml, so that a rebuild reads the same ranges.
 func (s *Session) profileWhatOccurred(run *rundir.Run) (*model.KernelTable, error) {
-	found, err := rebuild.TopRanges(run, s.Cfg.NVTX.Domain)
+	tl, err := runTimeline(run)
 	if err != nil {
-		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+		return nil, err
 	}
+	found := tl.TopRanges(s.Cfg.NVTX.Domain)
 	was := s.Cfg.NVTX.Include
 	if len(found) == 0 {
 		s.Cfg.NVTX.Include = nil
@@ -216,13 +214,9 @@ func (s *Session) profileWhatOccurred(run *rundir.Run) (*model.KernelTable, erro
 	if err := run.Write(rundir.ConfigYAML, y); err != nil {
 		return nil, err
 	}
-	dc, err := rebuild.ConfigFor(s.Cfg)
+	tab, err := s.cuptiKernels(run)
 	if err != nil {
 		return nil, err
-	}
-	tab, err := rebuild.CuptiKernels(run, dc)
-	if err != nil {
-		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
 	return tab, nil
 }
@@ -232,4 +226,32 @@ func orWhole(include []string) string {
 		return "the whole program"
 	}
 	return fmt.Sprint(include)
+}
+
+// runTimeline is the run's CUPTI timeline.
+func runTimeline(run *rundir.Run) (*timeline.Timeline, error) {
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	return tl, nil
+}
+
+// cuptiKernels is the kernel table of the run's CUPTI timeline: every
+// launch in the configured NVTX ranges (nvtx.include), with each kernel's
+// spread.
+func (s *Session) cuptiKernels(run *rundir.Run) (*model.KernelTable, error) {
+	include, err := s.Cfg.NVTX.IncludeRanges()
+	if err != nil {
+		return nil, err
+	}
+	tl, err := runTimeline(run)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := tl.KernelTable(rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, include) })
+	if err != nil {
+		return nil, fmt.Errorf("CUPTI timeline: %w", err)
+	}
+	return tab, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
@@ -26,7 +25,7 @@ func TestAddWorkloadToEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, run.Write(rundir.EnvJSON, []byte(`{"host": "h", "tools": {}}`)))
 	addWorkloadToEnv(run, rep)
-	var env rebuild.EnvInfo
+	var env workload.EnvInfo
 	b, err := os.ReadFile(run.Path(rundir.EnvJSON))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &env))

@@ -2,7 +2,7 @@ package session
 
 import (
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // deepLaunchCount is the deep pass's --launch-count, the one rule that
@@ -15,7 +15,7 @@ import (
 // past the earlier processes' own launches when they run one after
 // another, up to maxProcessShares shares; otherwise 0, no limit: every
 // launch in the NVTX ranges.
-func deepLaunchCount(c config.NCU, filtered bool, top rebuild.TopProcesses) int {
+func deepLaunchCount(c config.NCU, filtered bool, top timeline.TopProcesses) int {
 	switch {
 	case c.LaunchCount > 0:
 		return c.LaunchCount

@@ -13,9 +13,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/nsys"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
@@ -42,9 +40,9 @@ const probeTimeout = 30 * time.Second
 const nsysFilterHint = "the deep pass's kernel filter holds the function names of the nsys timeline (" + rundir.NsysKernSumBase +
 	"); if ncu names these functions otherwise, the filter selects no kernel: timeline.tool=ncu takes the names from an ncu timing pass instead"
 
-// timeline is how the session finds the top kernels: with nsys, or with an
+// timelineKind is how the session finds the top kernels: with nsys, or with an
 // ncu timing pass.
-type timeline struct {
+type timelineKind struct {
 	tool   string       // timelineNsys, timelineCupti or timelineNcu
 	cupti  string       // tool cupti: the library, once built ("" before)
 	nsys   machine.Tool // tool nsys: the nsys run
@@ -57,7 +55,7 @@ type timeline struct {
 // (Session.Nsys, nsys.path, else tools.Find) and run `nsys --version`, the
 // version having to parse. Without a usable nsys, auto takes the ncu timing
 // pass and says why in the manifest; nsys is an error that says what to do.
-func (s *Session) chooseTimeline(ctx context.Context) (*timeline, error) {
+func (s *Session) chooseTimeline(ctx context.Context) (*timelineKind, error) {
 	if s.tl != nil {
 		return s.tl, nil
 	}
@@ -73,25 +71,25 @@ func (s *Session) chooseTimeline(ctx context.Context) (*timeline, error) {
 		if err := s.cuptiUsable(); err != nil {
 			return nil, fmt.Errorf("a multi-GPU workload (workload.launcher.kind=%s) needs the CUPTI timeline: %w. Next: set CUDA_HOME to a CUDA toolkit with CUPTI (include/cupti.h, lib64/libcupti.so) and have a C compiler (gcc, or $CC)", l.Kind, err)
 		}
-		s.tl = &timeline{tool: timelineCupti, why: fmt.Sprintf(" (%d ranks under %s: the CUPTI library in every rank)", l.Ranks(), l.Kind)}
+		s.tl = &timelineKind{tool: timelineCupti, why: fmt.Sprintf(" (%d ranks under %s: the CUPTI library in every rank)", l.Ranks(), l.Kind)}
 		return s.tl, nil
 	}
 	if want == timelineNcu {
-		s.tl = &timeline{tool: timelineNcu, why: " (timeline.tool=ncu)"}
+		s.tl = &timelineKind{tool: timelineNcu, why: " (timeline.tool=ncu)"}
 		return s.tl, nil
 	}
 	if want == timelineCupti {
 		if err := s.cuptiUsable(); err != nil {
 			return nil, fmt.Errorf("timeline.tool=cupti: %w. Next: set CUDA_HOME to a CUDA toolkit with CUPTI (include/cupti.h, lib64/libcupti.so) and have a C compiler (gcc, or $CC), or run with timeline.tool=ncu", err)
 		}
-		s.tl = &timeline{tool: timelineCupti}
+		s.tl = &timelineKind{tool: timelineCupti}
 		return s.tl, nil
 	}
 	t, err := s.probeNsys(ctx)
 	var nf *machine.NotFoundError
 	switch {
 	case err == nil:
-		s.tl = &timeline{tool: timelineNsys, nsys: t, report: rundir.NsysReport}
+		s.tl = &timelineKind{tool: timelineNsys, nsys: t, report: rundir.NsysReport}
 	case want == timelineNsys:
 		return nil, fmt.Errorf("timeline.tool=nsys: %w. Next: install Nsight Systems and set nsys.path, or run with timeline.tool=auto (an ncu timing pass when nsys is not usable) or timeline.tool=ncu", err)
 	case errors.As(err, &nf):
@@ -174,7 +172,7 @@ func (s *Session) capture(mainDir string) (nsys.Capture, []string, error) {
 // nsysSteps are the timeline's steps with nsys: profile, export the report
 // as SQLite (first, so that nsys stats reads it rather than making its own),
 // then the stats, once as nsys names kernels and once over base names.
-func (s *Session) nsysSteps(mainDir string, tl *timeline) ([]Step, error) {
+func (s *Session) nsysSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 	spec := s.spec()
 	repeats := spec.Repeats
 	spec.Repeats = nsysRepeats
@@ -236,7 +234,7 @@ func (s *Session) runTimeline(ctx context.Context, run *rundir.Run) ([]string, e
 			return nil, fmt.Errorf("a multi-GPU workload needs the CUPTI timeline: %w", err)
 		case errors.Is(err, errCuptiBuild):
 			s.logf("no CUPTI timeline (%v); running the ncu timing pass instead", err)
-			s.tl = &timeline{tool: timelineNcu, why: "; the CUPTI library could not be built: " + err.Error()}
+			s.tl = &timelineKind{tool: timelineNcu, why: "; the CUPTI library could not be built: " + err.Error()}
 			return s.ncuTimeline(ctx, run)
 		}
 		return nil, err
@@ -340,14 +338,14 @@ func (s *Session) nsysTimeline(ctx context.Context, run *rundir.Run) ([]string, 
 	recordOutput(run, rundir.NsysKernSum, serr, why)
 	recordOutput(run, rundir.NsysNVTXSum, serr, why)
 	if run.Exists(rundir.NsysNVTXSum) {
-		if _, err := rebuild.ReadStats(run, rundir.NsysNVTXSum, nsys.ReadRangeSums); err != nil {
+		if _, err := rundir.ReadStats(run, rundir.NsysNVTXSum, nsys.ReadRangeSums); err != nil {
 			run.Record(rundir.NsysNVTXSum, rundir.StatusPartial, err.Error())
 		}
 	}
 	if !run.Exists(rundir.NsysKernSum) {
 		return nil, fmt.Errorf("no kernel summary (%s): %s", rundir.NsysKernSum, reasonOf(run, rundir.NsysKernSum))
 	}
-	sums, err := rebuild.ReadStats(run, rundir.NsysKernSum, nsys.ReadKernelSums)
+	sums, err := rundir.ReadStats(run, rundir.NsysKernSum, nsys.ReadKernelSums)
 	if err != nil {
 		// Set aside: Rebuild then takes kernels.md from the ncu timing pass.
 		run.Record(rundir.NsysKernSum, rundir.StatusPartial, "not read: "+err.Error())
@@ -382,7 +380,7 @@ func (s *Session) nsysTop(ctx context.Context, run *rundir.Run, st Step, sums []
 		if err := os.Rename(found[0], run.Path(rundir.NsysKernSumBase)); err != nil {
 			return nil, err
 		}
-		b, err := rebuild.ReadStats(run, rundir.NsysKernSumBase, nsys.ReadKernelSums)
+		b, err := rundir.ReadStats(run, rundir.NsysKernSumBase, nsys.ReadKernelSums)
 		if err != nil {
 			why = "not read: " + err.Error()
 			run.Record(rundir.NsysKernSumBase, rundir.StatusPartial, why)
@@ -399,7 +397,7 @@ func (s *Session) nsysTop(ctx context.Context, run *rundir.Run, st Step, sums []
 		run.Note("deep-pass kernels: nsys gave no kernel summary over base names (%s: %s); the function names were derived from the demangled names of %s, as ncu --kernel-name-base function writes them",
 			nsys.ReportKernSumBase, why, rundir.NsysKernSum)
 		for _, k := range sums {
-			k.Name = ncu.FunctionName(k.Name)
+			k.Name = model.FunctionName(k.Name)
 			base = append(base, k)
 		}
 		src = rundir.NsysKernSum

@@ -21,9 +21,9 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -44,6 +44,9 @@ type Session struct {
 	ToolEnv *machine.Env
 	// Env returns env.json's content; nil writes env.json as skipped.
 	Env func() ([]byte, error)
+	// Report makes the run's derived files, the session's last step (the
+	// pipeline of deepprof report MAIN).
+	Report func(run *rundir.Run, cfg *config.Config) error
 	// Now is the clock; Log gets one line per step (nil: quiet).
 	Now func() time.Time
 	Log io.Writer
@@ -59,11 +62,11 @@ type Session struct {
 	// for; nil: $CUDA_HOME (else /usr/local/cuda) and $CC (else gcc, cc).
 	CUPTI *Options
 
-	tl *timeline // how the top kernels are found; see chooseTimeline
+	tl *timelineKind // how the top kernels are found; see chooseTimeline
 	// topProcesses are the CUDA processes of the CUPTI timeline that
 	// launched the top kernels (a program and its children): the deep
 	// pass's launch count is shared by all of them (see plan).
-	topProcesses rebuild.TopProcesses
+	topProcesses timeline.TopProcesses
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -358,7 +361,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	// multi-GPU workload's deep pass is one ncu per rank.
 	top := s.topProcesses
 	if s.Cfg.Workload.Launcher.Multi() {
-		top = rebuild.TopProcesses{}
+		top = timeline.TopProcesses{}
 	}
 	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, top), "deep pass over every launch in the NVTX ranges"
 	if len(topKernels) > 0 {
@@ -369,11 +372,11 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
 		}
 	} else if topKernels == nil && tl.tool == timelineCupti {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, rebuild.TopProcesses{}))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, rebuild.TopProcesses{}))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	} else if topKernels == nil {
-		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, rebuild.TopProcesses{}))
+		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	}
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	dargs, err := deep.Args()
@@ -476,9 +479,9 @@ func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 			run.MarkPartial(err.Error())
 		}
 	}
-	dc, derr := rebuild.ConfigFor(s.Cfg)
-	if derr == nil {
-		derr = rebuild.Rebuild(run, dc)
+	derr := errors.New("the session has no report step (Session.Report is nil)")
+	if s.Report != nil {
+		derr = s.Report(run, s.Cfg)
 	}
 	if derr != nil {
 		run.MarkPartial(derr.Error())
@@ -976,7 +979,7 @@ func (s *Session) withoutCollectives(run *rundir.Run, tab model.KernelTable) mod
 // demangled against another spelling than the export's "Kernel Name" (seen
 // on an H200, ncu 2025.3.1: regex:^void at::elementwise_kernel<128, 4
 // selected nothing), so deep passes filter with --kernel-name-base function.
-// The names are derived from the demangled ones (ncu.FunctionName): a
+// The names are derived from the demangled ones (model.FunctionName): a
 // second export of the timing report with --print-kernel-base function
 // gave the same names for every launch of the recorded sessions, and took
 // 35 s for the 8B-shaped model.
@@ -994,7 +997,7 @@ func (s *Session) topKernels(run *rundir.Run) ([]string, error) {
 	var names []string
 	seen := map[string]bool{}
 	for _, k := range tab.Kernels {
-		if name := ncu.FunctionName(k.Name); !seen[name] {
+		if name := model.FunctionName(k.Name); !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}
@@ -1028,7 +1031,7 @@ func checkStage1(run *rundir.Run) (*workload.Report, error) {
 // its stage-1 report, to env.json. An env.json that is not deepprof's (a
 // test's stand-in) is left as it is, and the note says so.
 func addWorkloadToEnv(run *rundir.Run, rep *workload.Report) {
-	env, err := rebuild.ReadEnvFile(run.Path(rundir.EnvJSON))
+	env, err := workload.ReadEnvFile(run.Path(rundir.EnvJSON))
 	if errors.Is(err, os.ErrNotExist) {
 		return // none was written; the manifest says why
 	}
@@ -1036,7 +1039,7 @@ func addWorkloadToEnv(run *rundir.Run, rep *workload.Report) {
 		run.Note("env.json: the workload's model and versions were not added: %v", err)
 		return
 	}
-	env.Workload = &rebuild.WorkloadInfo{Model: rep.Model, Versions: rep.Versions}
+	env.Workload = &workload.WorkloadInfo{Model: rep.Model, Versions: rep.Versions}
 	out, err := env.JSON()
 	if err == nil {
 		err = run.Write(rundir.EnvJSON, out)

@@ -242,7 +242,7 @@ func newSession(t *testing.T, cfg *config.Config, f *fakeTools) *Session {
 	require.NoError(t, err)
 	// ToolEnv with no PATH and no fallbacks: no host's nsys is found; and no
 	// CUDA toolkit for the CUPTI library, whatever the host has.
-	return &Session{Cfg: cfg, ConfigYAML: y, Runner: f, Ncu: "/usr/local/cuda/bin/ncu", ToolEnv: &machine.Env{Fallbacks: []string{}},
+	return &Session{Cfg: cfg, ConfigYAML: y, Runner: f, Report: rebuild.Report, Ncu: "/usr/local/cuda/bin/ncu", ToolEnv: &machine.Env{Fallbacks: []string{}},
 		CUPTI: &Options{Getenv: func(string) string { return "" }, DefaultCUDAHome: "/nonexistent/cuda"},
 		Env: func() ([]byte, error) {
 			return []byte(`{"gpu_error": "a test: no NVML", "tools": {}, "host": "test", "os": "linux", "arch": "amd64", "go_version": "go"}` + "\n"), nil
@@ -303,7 +303,7 @@ func TestSessionOffline(t *testing.T) {
 	goldenRun(t, "offline", run, root, rundir.ManifestJSON, rundir.ReportMD, rundir.InputsYAML, rundir.KernelsMD)
 
 	// env.json gained the model and versions the workload reported.
-	var env rebuild.EnvInfo
+	var env workload.EnvInfo
 	b, err := os.ReadFile(run.Path(rundir.EnvJSON))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &env))

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
 // maxDisplay bounds a display name, in runes.
@@ -130,7 +130,7 @@ func firstDiffering(args [][]string, j int) int {
 // templateArgs are the top-level template arguments of a demangled name's
 // function (the first <...> before its parameter list), trimmed.
 func templateArgs(name string) []string {
-	_, s := ncu.Signature(name)
+	_, s := model.Signature(name)
 	if s == "" {
 		return nil
 	}

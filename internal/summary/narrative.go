@@ -11,7 +11,6 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
 // Narrative is the summary's reading of its own numbers: the findings that
@@ -506,7 +505,7 @@ func (k Kernel) Shown() string {
 // Short is a kernel name cut for a sentence: its function name without
 // template arguments or parameters.
 func Short(name string) string {
-	s, _ := ncu.Signature(name)
+	s, _ := model.Signature(name)
 	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
 	s = strings.ReplaceAll(s, "<unnamed>::", "") // ncu's spelling of an anonymous namespace
 	if len(s) > 60 {

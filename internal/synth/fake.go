@@ -29,7 +29,6 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 
 	"github.com/llm-perf-opt/deepprof/internal/nsys"
 )
@@ -235,7 +234,7 @@ func (f Fake) baseSum() ([]byte, error) {
 	base := make([]nsys.KernelSum, len(sums))
 	var all float64
 	for i, s := range sums {
-		base[i] = nsys.KernelSum{Name: ncu.FunctionName(s.Name), TotalNS: s.TotalNS, Instances: s.Instances}
+		base[i] = nsys.KernelSum{Name: model.FunctionName(s.Name), TotalNS: s.TotalNS, Instances: s.Instances}
 		all += s.TotalNS
 	}
 	var b bytes.Buffer

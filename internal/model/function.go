@@ -1,4 +1,4 @@
-package ncu
+package model
 
 import "strings"
 

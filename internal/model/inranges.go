@@ -1,0 +1,42 @@
+package model
+
+import "slices"
+
+// InRanges reports whether launch l ran inside one of the ranges include
+// (nvtx.include): the timeline records the whole program (model
+// build, warm-up), and the run's kernels are those the ncu passes gate on.
+// No configured range: every launch.
+func InRanges(l *Launch, include [][]Range) bool {
+	if len(include) == 0 {
+		return true
+	}
+	if l.NVTX == nil {
+		return false
+	}
+	for _, inc := range include {
+		if lv := inDomains(l.NVTX.Levels, inc); len(lv) >= len(inc) && slices.Equal(lv[:len(inc)], inc) {
+			return true
+		}
+	}
+	return false
+}
+
+// inDomains is levels without the ranges of domains that path does not
+// name: NVTX keeps a push/pop stack per domain, and ncu's --nvtx-include
+// prefill/ asks the default domain's stack alone, whatever a library (NCCL,
+// CCCL) pushed around it in its own.
+func inDomains(levels, path []Range) []Range {
+	keep := func(r Range) bool {
+		return slices.ContainsFunc(path, func(p Range) bool { return p.Domain == r.Domain })
+	}
+	if !slices.ContainsFunc(levels, func(r Range) bool { return !keep(r) }) {
+		return levels
+	}
+	out := make([]Range, 0, len(levels))
+	for _, r := range levels {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

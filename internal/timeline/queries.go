@@ -1,0 +1,130 @@
+package timeline
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/llm-perf-opt/deepprof/internal/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+)
+
+// Load builds the timeline of a run's CUPTI record files, named by their
+// paths relative to the run directory (path makes them absolute); dir is
+// their folder, for the error of a run that has none.
+func Load(dir string, files []string, path func(rel string) string) (*Timeline, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w: no cupti-<pid>.tsv in it", dir, fs.ErrNotExist)
+	}
+	b := NewBuilder()
+	for _, rel := range files {
+		f, err := os.Open(path(rel))
+		if err != nil {
+			return nil, err
+		}
+		err = b.Read(f, rel)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// KernelTable is the kernel table of every launch keep admits, with each
+// kernel's spread; source names the timeline in errors.
+func (tl *Timeline) KernelTable(source string, keep func(*model.Launch) bool) (*model.KernelTable, error) {
+	agg := model.NewKernelAggregator()
+	agg.KeepSpread()
+	for l := range tl.Launches() {
+		if !keep(l) {
+			continue
+		}
+		if err := agg.Add(source, l); err != nil {
+			return nil, err
+		}
+	}
+	tab := agg.Table(source)
+	return &tab, nil
+}
+
+// ProcessRef names one CUDA process of the timeline.
+type ProcessRef struct {
+	ID   int64
+	Name string // its executable, as the record file's header has it
+}
+
+// TopProcesses are the processes of the CUPTI timeline that launched the
+// top kernels, and how far ncu must count to reach the last of them.
+type TopProcesses struct {
+	// Processes launched a kernel whose function (model.FunctionName) is a
+	// top one; by id.
+	Processes []ProcessRef
+	// EarlierLaunches is the most launches of one launch configuration
+	// (function, grid, block) of a top kernel that all but the last of
+	// those processes made, taken in the order of their first such launch:
+	// ncu counts --launch-count over every process it follows, so a count
+	// below it leaves the last process unprofiled when the processes run
+	// one after another (a parent that waits for its child).
+	EarlierLaunches int
+}
+
+// TopProcesses is TopProcesses for the top kernels' functions.
+func (tl *Timeline) TopProcesses(functions []string) TopProcesses {
+	type config struct {
+		function    string
+		grid, block cupti.Dim3
+	}
+	type proc struct {
+		ProcessRef
+		first  int64
+		counts map[config]int
+	}
+	var ps []proc
+	for _, p := range tl.Processes {
+		pr := proc{ProcessRef: ProcessRef{ID: p.Header.PID, Name: p.Header.Exe}, counts: map[config]int{}}
+		for _, k := range p.Kernels {
+			f := model.FunctionName(k.Name())
+			if !slices.Contains(functions, f) {
+				continue
+			}
+			if len(pr.counts) == 0 || k.Start < pr.first {
+				pr.first = k.Start
+			}
+			pr.counts[config{f, k.Grid, k.Block}]++
+		}
+		if len(pr.counts) > 0 {
+			ps = append(ps, pr)
+		}
+	}
+	var out TopProcesses
+	slices.SortFunc(ps, func(a, b proc) int { return cmp.Compare(a.first, b.first) })
+	earlier := map[config]int{}
+	for i, p := range ps {
+		out.Processes = append(out.Processes, p.ProcessRef)
+		if i == len(ps)-1 {
+			break
+		}
+		for c, n := range p.counts {
+			earlier[c] += n
+			out.EarlierLaunches = max(out.EarlierLaunches, earlier[c])
+		}
+	}
+	slices.SortFunc(out.Processes, func(a, b ProcessRef) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// TopRanges are the names of the outermost push/pop NVTX ranges of the
+// CUPTI timeline (every process), in order of first start: what a program
+// marked, for a session whose configured ranges did not occur.
+func (tl *Timeline) TopRanges(domain string) []string {
+	var out []string
+	for _, s := range tl.Stages() {
+		if s.Kind == PushPop && s.Depth == 1 && s.Domain == domain && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
