@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -96,7 +96,7 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool) {
 
 	if oracle {
 		// NCCL time per rank within 5 % of torch.profiler's.
-		var c rebuild.OracleCheck
+		var c harness.OracleCheck
 		readJSON(t, run.Path(rundir.OracleCheckJSON), &c)
 		perRank, net := 0, 0
 		for _, r := range c.Rows {

@@ -15,8 +15,8 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -43,11 +43,11 @@ func TestRecordedRunsRebuild(t *testing.T) {
 			}
 			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
 			require.NoError(t, err)
-			dc, err := rebuild.ConfigFor(cfg)
+			dc, err := harness.ConfigFor(cfg)
 			require.NoError(t, err)
 			run, err := rundir.Open(dst)
 			require.NoError(t, err)
-			require.NoError(t, rebuild.Rebuild(run, dc))
+			require.NoError(t, harness.Rebuild(run, dc))
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -216,13 +216,13 @@ func TestRecordedCUPTIRunsAgreeWithOracle(t *testing.T) {
 			require.NoError(t, os.Remove(filepath.Join(dst, rundir.OracleCheckJSON)))
 			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
 			require.NoError(t, err)
-			dc, err := rebuild.ConfigFor(cfg)
+			dc, err := harness.ConfigFor(cfg)
 			require.NoError(t, err)
 			run, err := rundir.Open(dst)
 			require.NoError(t, err)
-			require.NoError(t, rebuild.Rebuild(run, dc))
+			require.NoError(t, harness.Rebuild(run, dc))
 
-			var c rebuild.OracleCheck
+			var c harness.OracleCheck
 			b, err := os.ReadFile(filepath.Join(dst, rundir.OracleCheckJSON))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(b, &c))

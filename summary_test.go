@@ -16,8 +16,8 @@ import (
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -194,16 +194,16 @@ func rebuiltCopy(t *testing.T, src string) string {
 	require.NoError(t, err)
 	cfg, err := configOf(src)
 	require.NoError(t, err)
-	require.NoError(t, rebuild.Rebuild(run, cfg))
+	require.NoError(t, harness.Rebuild(run, cfg))
 	return dst
 }
 
-func configOf(run string) (rebuild.Config, error) {
+func configOf(run string) (harness.Config, error) {
 	c, err := config.Parse(filepath.Join(run, rundir.ConfigYAML))
 	if err != nil {
-		return rebuild.Config{}, err
+		return harness.Config{}, err
 	}
-	return rebuild.ConfigFor(c)
+	return harness.ConfigFor(c)
 }
 
 func mustRead(t *testing.T, p string) []byte {

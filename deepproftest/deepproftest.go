@@ -48,10 +48,10 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -218,7 +218,7 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 		t.Fatalf("deepproftest: %v", err)
 		return nil
 	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: rebuild.Report, Runner: session.ExecRunner{}, Ncu: m.Ncu.Path, Now: time.Now,
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: harness.RebuildRun, Runner: session.ExecRunner{}, Ncu: m.Ncu.Path, Now: time.Now,
 		Progress: os.Stderr,
 		Env: func() ([]byte, error) {
 			return workload.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) },

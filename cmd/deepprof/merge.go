@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -50,9 +50,10 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		// The run directory says it stopped, and where.
 		return errors.Join(err, run.WriteManifest(now()))
 	}
-	rerr := rebuild.Rebuild(run, reportConfig(run, stderr))
-	if err := run.WriteRebuiltManifest(now()); err != nil {
-		return errors.Join(rerr, err)
+	rerr := harness.ReportRun(run, harness.ReportOptions{Warn: stderr, Now: now})
+	var noManifest *harness.ManifestError
+	if errors.As(rerr, &noManifest) {
+		return rerr
 	}
 	fmt.Fprintf(stdout, "%s: merged %d run directories, %d files, ranks %v\n", *out, len(pos), len(plan.Files), plan.Ranks())
 	if rerr != nil {

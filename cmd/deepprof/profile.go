@@ -12,10 +12,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -99,7 +99,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if !*noPreflight {
 		pre = session.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr), preflightProbes(sel))
 	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: rebuild.Report, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: harness.RebuildRun, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
 		Progress: stderr, ProgressLive: liveProgress(stderr)}
 	if *dry {
 		// What the preflight found is part of the dry run's answer; only a

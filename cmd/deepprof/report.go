@@ -5,12 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -30,24 +27,21 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	run, err := rundir.Open(pos[0])
-	var notRun *rundir.NotRunDirError
-	if errors.As(err, &notRun) {
-		// Nothing is written into a directory that is not a run directory.
-		return &exitError{code: 2, err: err}
-	}
-	if err != nil {
-		return err
-	}
-	dc := reportConfig(run, stderr)
+	o := harness.ReportOptions{Warn: stderr, Now: now}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "top" {
-			dc.TopN = *top
+			o.TopN = top
 		}
 	})
-	rerr := rebuild.Rebuild(run, dc)
-	if err := run.WriteRebuiltManifest(now()); err != nil {
-		return errors.Join(rerr, err)
+	run, rerr := harness.Report(pos[0], o)
+	var notRun *rundir.NotRunDirError
+	if errors.As(rerr, &notRun) {
+		// Nothing is written into a directory that is not a run directory.
+		return &exitError{code: 2, err: rerr}
+	}
+	var noManifest *harness.ManifestError
+	if run == nil || errors.As(rerr, &noManifest) {
+		return rerr
 	}
 	if rerr != nil {
 		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(rundir.ReportMD))
@@ -57,27 +51,4 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], rundir.ReportMD)
 	readFirst(stdout, run)
 	return nil
-}
-
-// reportConfig is the run's own settings for its derived files (the report
-// and regions sections of MAIN/config.yaml). A run without a readable
-// config.yaml is rebuilt with the defaults, and says so on stderr and in
-// its manifest, so that nothing changes silently.
-func reportConfig(run *rundir.Run, stderr io.Writer) rebuild.Config {
-	def, _ := rebuild.ConfigFor(config.Default())
-	def.Regions = regions.DefaultConfig()
-	p := run.Path(rundir.ConfigYAML)
-	if _, err := os.Stat(p); err != nil {
-		return def
-	}
-	cfg, err := config.Parse(p)
-	if err == nil {
-		var dc rebuild.Config
-		if dc, err = rebuild.ConfigFor(cfg); err == nil {
-			return dc
-		}
-	}
-	fmt.Fprintf(stderr, "deepprof: warning: %v; the derived files use the default report settings\n", err)
-	run.Note("derived files made with the default report settings: %s could not be read (%v)", rundir.ConfigYAML, err)
-	return def
 }

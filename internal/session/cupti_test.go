@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -86,7 +86,7 @@ func TestSessionCUPTITimeline(t *testing.T) {
 	for _, rel := range []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON, rundir.KernelsJSON, rundir.RegionsJSON} {
 		assert.FileExists(t, run.Path(rel))
 	}
-	var c rebuild.OracleCheck
+	var c harness.OracleCheck
 	b, err := os.ReadFile(run.Path(rundir.OracleCheckJSON))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &c))

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
@@ -162,7 +162,7 @@ func TestSessionNsys(t *testing.T) {
 	require.NoError(t, os.Remove(run.Path(rundir.KernelsMD)))
 	again, err := rundir.Open(run.Dir)
 	require.NoError(t, err)
-	require.NoError(t, rebuild.Rebuild(again, rebuild.Config{TopN: 10, Regions: regionsConfig(testConfig(t, root))}))
+	require.NoError(t, harness.Rebuild(again, harness.Config{TopN: 10, Regions: regionsConfig(testConfig(t, root))}))
 	got, err := os.ReadFile(run.Path(rundir.KernelsMD))
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))

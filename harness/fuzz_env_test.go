@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // what reads writes (EnvInfo.JSON) the same JSON again. Seeds are the
 // recorded runs' env.json.
 func FuzzEnvJSON(f *testing.F) {
-	ps, err := filepath.Glob("../../fixtures/runs/*/env.json")
+	ps, err := filepath.Glob("../fixtures/runs/*/env.json")
 	if err != nil || len(ps) == 0 {
 		f.Fatalf("no recorded env.json: %v", err)
 	}

@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 
 // CuptiWhat is how the manifest and the summary name the CUPTI timeline as
 // a source.
-const CuptiWhat = "the CUPTI timeline of the plain run, every launch"
+const cuptiWhat = "the CUPTI timeline of the plain run, every launch"
 
 // hasCupti reports whether the run has a CUPTI timeline.
 func hasCupti(run *rundir.Run) bool { return len(rundir.CuptiFiles(run)) > 0 }
@@ -47,7 +47,7 @@ type memo struct {
 // CuptiKernels is the kernel table of the run's CUPTI timeline: every launch
 // in the configured NVTX ranges, with each kernel's spread. The session
 // picks the deep pass's kernels from it, and kernels.md/json show it.
-func CuptiKernels(run *rundir.Run, cfg Config) (*model.KernelTable, error) {
+func cuptiKernels(run *rundir.Run, cfg Config) (*model.KernelTable, error) {
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
 		return nil, err
@@ -61,11 +61,11 @@ func CuptiKernels(run *rundir.Run, cfg Config) (*model.KernelTable, error) {
 // session) and says so in a note: the first 2-GPU session adopted a range
 // NCCL pushed and never popped, which the timeline no longer counts.
 func readCuptiKernels(run *rundir.Run, _ string, cfg Config) (*model.KernelTable, error) {
-	tab, err := CuptiKernels(run, cfg)
+	tab, err := cuptiKernels(run, cfg)
 	if err != nil || tab.Launches > 0 || len(cfg.Include) == 0 {
 		return tab, err
 	}
-	found, err := TopRanges(run, cfg.Domain)
+	found, err := topRanges(run, cfg.Domain)
 	if err != nil || len(found) == 0 {
 		return tab, nil
 	}
@@ -83,7 +83,7 @@ func readCuptiKernels(run *rundir.Run, _ string, cfg Config) (*model.KernelTable
 	}
 	cfg.Include = inc
 	run.Note("kernels: nvtx.include %v matched no launch of the CUPTI timeline; the table holds the program's outermost ranges %v, as a session does (set nvtx.include to choose)", was, found)
-	return CuptiKernels(run, cfg)
+	return cuptiKernels(run, cfg)
 }
 
 // readCuptiRegions is the run's regions from the CUPTI timeline: every
@@ -149,7 +149,7 @@ func writeTimeline(run *rundir.Run, cfg Config, tab *model.KernelTable, reg *reg
 	} else {
 		run.Record(rundir.TimelineTrace, rundir.StatusComplete, "")
 	}
-	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: NestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}})
+	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}})
 	b, err := json.MarshalIndent(ph, "", "  ")
 	if err == nil {
 		err = run.Write(rundir.TimelinePhases, append(b, '\n'))
@@ -162,7 +162,7 @@ func writeTimeline(run *rundir.Run, cfg Config, tab *model.KernelTable, reg *reg
 // NestedPhaseDepth is how deep timeline/phases.json and the summary go
 // inside the phases: a decode step, a vision encoder inside prefill, each
 // with its GPU busy and idle time.
-const NestedPhaseDepth = 3
+const nestedPhaseDepth = 3
 
 // OracleCheck is timeline/oracle-check.json: the CUPTI timeline against
 // the oracle's figures, row by row (package oracle has the rule).
@@ -288,53 +288,53 @@ func collectives(m *workload.Measured, tl *timeline.Timeline, phases map[model.R
 // machine's process-to-process spread (on the H100 measured, the same
 // plain workload's median moved by up to 1.8x between processes:
 // fixtures/cupti/h100-overhead-lean/runs.txt).
-type Overhead struct {
+type overhead struct {
 	// PlainMS and CuptiMS are medians over repeats of every top-level
 	// stage summed per repeat: stage 1's and the recorded run's.
 	PlainMS, CuptiMS float64
 	Repeats          int
 	// InProcess is nil when the workload did not measure it.
-	InProcess *InProcessOverhead
+	InProcess *inProcessOverhead
 	// Reference is torch.profiler's overhead measured the same way in the
 	// oracle's process (nil without it).
-	Reference *InProcessOverhead
+	Reference *inProcessOverhead
 }
 
 // InProcessOverhead is a profiler's cost measured in one process: repeats
 // with the profiler on and off, alternating; the figure is the median of
 // the pairs' ratios (stats.PairedRatio), the medians of each side are shown
 // beside it.
-type InProcessOverhead struct {
+type inProcessOverhead struct {
 	OnMS, OffMS float64
 	model.Ratio
 	Method string
 }
 
 // newInProcess is nil unless on and off are pairs of finite times > 0.
-func newInProcess(method string, on, off []float64) *InProcessOverhead {
+func newInProcess(method string, on, off []float64) *inProcessOverhead {
 	r, ok := model.PairedRatio(on, off)
 	if !ok {
 		return nil
 	}
-	return &InProcessOverhead{OnMS: model.Median(on), OffMS: model.Median(off), Ratio: r, Method: method}
+	return &inProcessOverhead{OnMS: model.Median(on), OffMS: model.Median(off), Ratio: r, Method: method}
 }
 
 // Ratio is CuptiMS / PlainMS.
-func (o Overhead) Ratio() float64 { return o.CuptiMS / o.PlainMS }
+func (o overhead) Ratio() float64 { return o.CuptiMS / o.PlainMS }
 
 // cuptiOverhead reads both workload reports; false when either is missing.
-func cuptiOverhead(run *rundir.Run) (Overhead, bool) {
+func cuptiOverhead(run *rundir.Run) (overhead, bool) {
 	plain, err1 := readStages(run, rundir.Stage1Report, Config{})
 	cupti, err2 := readStages(run, rundir.TimelineReport, Config{})
 	if err1 != nil || err2 != nil {
-		return Overhead{}, false
+		return overhead{}, false
 	}
 	p, n1 := repeatTotals(plain)
 	c, n2 := repeatTotals(cupti)
 	if p <= 0 || c <= 0 {
-		return Overhead{}, false
+		return overhead{}, false
 	}
-	o := Overhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}
+	o := overhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}
 	if raw, ok := cupti.Extra["overhead"]; ok {
 		var v struct {
 			Method    string    `json:"method"`
@@ -425,7 +425,7 @@ func timelineSection(run *rundir.Run) string {
 }
 
 // overheadText is report.md's account of the library's overhead.
-func overheadText(o Overhead) string {
+func overheadText(o overhead) string {
 	var b strings.Builder
 	across := fmt.Sprintf("with the library the workload's stages took %.3f ms per repeat against %.3f ms in stage 1's plain run, a separate process (medians of %d repeats): %.3fx",
 		o.CuptiMS, o.PlainMS, o.Repeats, o.Ratio())
@@ -513,9 +513,9 @@ func readCuptiStages(run *rundir.Run, _ string, cfg Config) (*workload.Report, e
 			}
 		}
 		return nil, fmt.Errorf("%s: the program opened NVTX ranges only in other domains than nvtx.domain=%q (%s): set nvtx.domain to time one of them, or mark the program's phases in its own (%s)",
-			rundir.TimelineCupti, cfg.Domain, strings.Join(others, ", "), NoNVTXHowTo)
+			rundir.TimelineCupti, cfg.Domain, strings.Join(others, ", "), noNVTXHowTo)
 	default:
-		return nil, fmt.Errorf("%s: %s", rundir.TimelineCupti, NoNVTXHint)
+		return nil, fmt.Errorf("%s: %s", rundir.TimelineCupti, noNVTXHint)
 	}
 	return rep, nil
 }
@@ -544,14 +544,14 @@ func poolProcesses(rep *workload.Report) {
 }
 
 // NoNVTXHint is what a run of a program with no NVTX range says.
-const NoNVTXHint = "the program opened no NVTX range, so there are no stages to time: mark its phases with NVTX ranges (" + NoNVTXHowTo + ")"
+const noNVTXHint = "the program opened no NVTX range, so there are no stages to time: mark its phases with NVTX ranges (" + noNVTXHowTo + ")"
 
 // NoNVTXHowTo says how to mark a program's phases.
-const NoNVTXHowTo = model.HowToMark
+const noNVTXHowTo = model.HowToMark
 
 // ProcessesOf is the CUPTI timeline's TopProcesses for the top kernels'
 // functions.
-func ProcessesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, error) {
+func processesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, error) {
 	tl, err := Config{}.loadTimeline(run)
 	if err != nil {
 		return timeline.TopProcesses{}, err
@@ -561,7 +561,7 @@ func ProcessesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, er
 
 // TopRanges are the CUPTI timeline's outermost ranges in domain
 // (Timeline.TopRanges).
-func TopRanges(run *rundir.Run, domain string) ([]string, error) {
+func topRanges(run *rundir.Run, domain string) ([]string, error) {
 	tl, err := Config{}.loadTimeline(run)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func TestInProcessOverheadIsTheMedianOfPairs(t *testing.T) {
 }
 
 func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
-	across := Overhead{PlainMS: 100, CuptiMS: 150, Repeats: 3}
+	across := overhead{PlainMS: 100, CuptiMS: 150, Repeats: 3}
 	txt := overheadText(across)
 	assert.Contains(t, txt, "1.500x")
 	assert.Contains(t, txt, "did not measure it in one process")
@@ -56,7 +56,7 @@ func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
 func TestStagesFromNVTX(t *testing.T) {
 	run, err := rundir.Create(t.TempDir(), "byo", t0)
 	require.NoError(t, err)
-	b, err := os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
+	b, err := os.ReadFile("../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/cupti-727.tsv"), b))
 	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
@@ -84,7 +84,7 @@ func TestStagesFromNVTX(t *testing.T) {
 // and the child it execs, each with prefill, layer0, decode_all and two
 // decode_steps) pools each range's instances and keeps each process's.
 func TestStagesPerProcess(t *testing.T) {
-	run, err := rundir.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
+	run, err := rundir.Open("../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
 	rep, err := readCuptiStages(run, "", Config{})
 	require.NoError(t, err)
@@ -106,9 +106,9 @@ func TestStagesPerProcess(t *testing.T) {
 // child's launches of one configuration are what ncu counts before the
 // parent's first. One process has nothing earlier.
 func TestProcessesOf(t *testing.T) {
-	run, err := rundir.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
+	run, err := rundir.Open("../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
-	top, err := ProcessesOf(run, []string{"scale_kernel", "add_kernel"})
+	top, err := processesOf(run, []string{"scale_kernel", "add_kernel"})
 	require.NoError(t, err)
 	require.Len(t, top.Processes, 2)
 	assert.Less(t, top.Processes[0].ID, top.Processes[1].ID, "by id")
@@ -126,9 +126,9 @@ func TestProcessesOf(t *testing.T) {
 	}
 	assert.Contains(t, []int{most[top.Processes[0].ID], most[top.Processes[1].ID]}, top.EarlierLaunches, "one process's most launches of one configuration")
 
-	one, err := rundir.Open("../../fixtures/runs/any-python-script")
+	one, err := rundir.Open("../fixtures/runs/any-python-script")
 	require.NoError(t, err)
-	top, err = ProcessesOf(one, []string{"nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT"})
+	top, err = processesOf(one, []string{"nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT"})
 	require.NoError(t, err)
 	assert.Len(t, top.Processes, 1)
 	assert.Zero(t, top.EarlierLaunches)
@@ -149,7 +149,7 @@ func TestNoNVTXSaysHowToAddRanges(t *testing.T) {
 	run, err := rundir.Create(t.TempDir(), "bare", t0)
 	require.NoError(t, err)
 	var lines []string
-	for _, l := range strings.Split(string(must(os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv"))), "\n") {
+	for _, l := range strings.Split(string(must(os.ReadFile("../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv"))), "\n") {
 		if !strings.HasPrefix(l, "N\t") {
 			lines = append(lines, l)
 		}
@@ -174,7 +174,7 @@ func must[T any](v T, err error) T {
 // projector under prefill, and stage 1's two whole runs; another domain
 // is timed only when nvtx.domain names it.
 func TestStagesOfTheProgramsDomain(t *testing.T) {
-	run, err := rundir.Open("../../fixtures/runs/any-vlm-qwen2-vl")
+	run, err := rundir.Open("../fixtures/runs/any-vlm-qwen2-vl")
 	require.NoError(t, err)
 	rep, err := readCuptiStages(run, "", Config{})
 	require.NoError(t, err)

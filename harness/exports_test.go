@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"io"
@@ -34,7 +34,7 @@ func countOpens(t *testing.T) map[string]int {
 // pass's (the sample by region and the classification) are each read once
 // per rebuild.
 func TestRebuildReadsEachExportOnce(t *testing.T) {
-	runs, err := filepath.Glob("../../fixtures/runs/*")
+	runs, err := filepath.Glob("../fixtures/runs/*")
 	require.NoError(t, err)
 	require.NotEmpty(t, runs)
 	for _, src := range runs {

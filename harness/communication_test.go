@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"github.com/llm-perf-opt/deepprof/internal/input"

@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ type source[T any] struct {
 // preference: a timeline that timed every launch before the deep pass,
 // which profiled a few launches of each top kernel.
 var kernelSources = []source[*model.KernelTable]{
-	{path: rundir.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiKernels},
+	{path: rundir.TimelineCupti, what: cuptiWhat, every: true, present: hasCupti, read: readCuptiKernels},
 	{path: rundir.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
 	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readNcuKernels},
 	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readNcuKernels},
@@ -45,7 +45,7 @@ var kernelSources = []source[*model.KernelTable]{
 // regionSources are where the run's NVTX regions (ncu/regions/, the
 // summary's regions) come from: exports with each launch's NVTX stack.
 var regionSources = []source[*regions.Report]{
-	{path: rundir.TimelineCupti, what: CuptiWhat, every: true, present: hasCupti, read: readCuptiRegions},
+	{path: rundir.TimelineCupti, what: cuptiWhat, every: true, present: hasCupti, read: readCuptiRegions},
 	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readRunRegions},
 	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readRunRegions},
 }

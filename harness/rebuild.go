@@ -1,4 +1,4 @@
-package rebuild
+package harness
 
 import (
 	"bytes"
@@ -383,7 +383,7 @@ func timeSection(steps []rundir.StepTime) string {
 
 // Report rebuilds every derived file of run as configured by cfg: the
 // session's last step.
-func Report(run *rundir.Run, cfg *config.Config) error {
+func RebuildRun(run *rundir.Run, cfg *config.Config) error {
 	dc, err := ConfigFor(cfg)
 	if err != nil {
 		return err
