@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -759,4 +760,57 @@ func commandHelps(t *testing.T, bin string) map[string]string {
 	require.Contains(t, helps, "kernels", "deepprof help lists no commands:\n%s", out)
 	helpCache[bin] = helps
 	return helps
+}
+
+// TestDocsLinks requires every relative link of README.md and docs/*.md to
+// name a file of the repository and, after #, a heading of that file.
+func TestDocsLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, doc := range docFiles(t) {
+		src, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		_, prose := splitMarkdown(string(src))
+		for _, m := range link.FindAllStringSubmatch(prose, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := doc
+			if file != "" {
+				path = filepath.Join(filepath.Dir(doc), filepath.FromSlash(file))
+			}
+			if !assert.FileExists(t, path, "%s: link %s", doc, target) || anchor == "" {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Contains(t, headingSlugs(string(b)), anchor, "%s: link %s: no such heading in %s", doc, target, path)
+		}
+	}
+}
+
+// headingSlugs are the anchors GitHub gives the headings of a Markdown
+// file: lower case, punctuation dropped, spaces made hyphens.
+func headingSlugs(src string) []string {
+	_, prose := splitMarkdown(src)
+	var slugs []string
+	for _, line := range strings.Split(prose, "\n") {
+		h, ok := strings.CutPrefix(line, "#")
+		if !ok {
+			continue
+		}
+		h = strings.TrimSpace(strings.TrimLeft(h, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slugs = append(slugs, b.String())
+	}
+	return slugs
 }
