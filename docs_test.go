@@ -393,8 +393,7 @@ func (sb *sandbox) bring(t *testing.T, rel string) bool {
 		return false
 	}
 	src := filepath.Join(sb.repo, rel)
-	st, err := os.Stat(src)
-	if err != nil {
+	if _, err := os.Stat(src); err != nil {
 		return false
 	}
 	for p := rel; p != "."; p = filepath.Dir(p) {
@@ -404,15 +403,39 @@ func (sb *sandbox) bring(t *testing.T, rel string) bool {
 	}
 	dst := filepath.Join(sb.work(), rel)
 	require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-	if st.IsDir() {
-		require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-	} else {
-		b, err := os.ReadFile(src)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(dst, b, st.Mode().Perm()))
-	}
+	require.NoError(t, copyTree(src, dst))
 	sb.copied[rel] = true
 	return true
+}
+
+// copyTree copies the file or folder src to dst, leaving a file that is
+// already there (copied before, as a path named on its own) as it is.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if _, err := os.Lstat(to); err == nil {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, info.Mode().Perm())
+	})
 }
 
 // mapArg rewrites one argument: a /tmp path into the sandbox's tmp, and a
