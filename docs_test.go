@@ -52,22 +52,22 @@ var docsSkipped = map[string]string{
 	"cd examples/profile-my-script && go test -tags gpu -v .":         "needs a GPU",
 
 	// Fuzzing runs until stopped, and the long runs take minutes to hours.
-	"scripts/fuzz/list.sh":                                                   "lists with git ls-files: needs the checkout's git, not a copy",
-	"go test ./harness/ncu -run XXX -fuzz FuzzRawReader":                     "fuzzes until stopped",
-	"go test ./harness/ncu -run XXX -fuzz FuzzDetailsReader":                 "fuzzes until stopped",
-	"go test ./harness/ncu -run XXX -fuzz FuzzLogFileReader":                 "fuzzes until stopped",
-	"go test ./harness/internal/csvscan -run XXX -fuzz FuzzScanner":          "fuzzes until stopped",
-	"go test ./harness/artifacts -run XXX -fuzz FuzzRegionDir":               "fuzzes until stopped",
-	"go test ./harness/cupti -run XXX -fuzz FuzzReader -fuzzminimizetime 2s": "fuzzes until stopped",
-	"scripts/fuzz/build.sh /tmp/fuzz-bin":                                    "builds every fuzzer: minutes",
-	"scripts/fuzz/run-all.sh /tmp/fuzz-bin 300s /tmp/fuzz-logs":              "runs every fuzzer for 300 s",
-	"scripts/fuzz/smoke.sh 3s":                                               "every fuzzer 3 s: minutes (CI runs it)",
+	"scripts/fuzz/list.sh":                                                    "lists with git ls-files: needs the checkout's git, not a copy",
+	"go test ./internal/ncu -run XXX -fuzz FuzzRawReader":                     "fuzzes until stopped",
+	"go test ./internal/ncu -run XXX -fuzz FuzzDetailsReader":                 "fuzzes until stopped",
+	"go test ./internal/ncu -run XXX -fuzz FuzzLogFileReader":                 "fuzzes until stopped",
+	"go test ./internal/input -run XXX -fuzz FuzzScanner":                     "fuzzes until stopped",
+	"go test ./internal/model -run XXX -fuzz FuzzRegionDir":                   "fuzzes until stopped",
+	"go test ./internal/cupti -run XXX -fuzz FuzzReader -fuzzminimizetime 2s": "fuzzes until stopped",
+	"scripts/fuzz/build.sh /tmp/fuzz-bin":                                     "builds every fuzzer: minutes",
+	"scripts/fuzz/run-all.sh /tmp/fuzz-bin 300s /tmp/fuzz-logs":               "runs every fuzzer for 300 s",
+	"scripts/fuzz/smoke.sh 3s":                                                "every fuzzer 3 s: minutes (CI runs it)",
 
 	// Benchmarks: seconds to minutes each, on synthetic inputs of hundreds of MB.
-	"go test ./harness/kernels -run XXX -bench KernelsRaw":   "a benchmark over a 256 MiB synthetic page",
-	"go test ./harness/cupti -run XXX -bench Reader":         "a benchmark",
-	"go test ./harness/timeline -run XXX -bench Attribution": "a benchmark over a million synthetic kernels",
-	"go test ./cmd/deepprof -run '^$' -bench MergeRanks":     "a benchmark",
+	"go test ./internal/kernels -run XXX -bench KernelsRaw":   "a benchmark over a 256 MiB synthetic page",
+	"go test ./internal/cupti -run XXX -bench Reader":         "a benchmark",
+	"go test ./internal/timeline -run XXX -bench Attribution": "a benchmark over a million synthetic kernels",
+	"go test ./cmd/deepprof -run '^$' -bench MergeRanks":      "a benchmark",
 }
 
 // docsRunnable are the programs a documented command may start besides
