@@ -18,6 +18,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
@@ -255,7 +256,7 @@ func TestRegionsTwoProcesses(t *testing.T) {
 func TestRegionsOutDir(t *testing.T) {
 	rep := regionReport(t, "cuda-nvtx-twoproc/raw.csv", regions.DefaultConfig())
 	dir := t.TempDir()
-	require.NoError(t, render.WriteRegionsDir(dir, dir, rep))
+	require.NoError(t, harness.WriteRegionsDir(dir, dir, rep))
 	var list bytes.Buffer
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)

@@ -272,7 +272,7 @@ func writeRegions(run *rundir.Run, dir, md, js string, rep *regions.Report, why 
 		run.Record(js, rundir.StatusMissing, why.Error())
 		return nil
 	}
-	if err := render.WriteRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
+	if err := WriteRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
 		run.Record(md, rundir.StatusMissing, err.Error())
 		run.Record(js, rundir.StatusMissing, err.Error())
 		return err
@@ -389,4 +389,15 @@ func RebuildRun(run *rundir.Run, cfg *config.Config) error {
 		return err
 	}
 	return Rebuild(run, dc)
+}
+
+// WriteRegionsDir writes the region report rep into dir, a folder inside
+// root (the run directory, or dir itself): its files (render) through the
+// run directory's atomic writer (rundir.WriteRegionsDir).
+func WriteRegionsDir(root, dir string, rep *regions.Report) error {
+	files, err := render.RegionsDirFiles(rep)
+	if err != nil {
+		return err
+	}
+	return rundir.WriteRegionsDir(root, dir, files)
 }

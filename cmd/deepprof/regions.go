@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
@@ -97,7 +98,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *out != "" {
-		return render.WriteRegionsDir(*out, *out, rep)
+		return harness.WriteRegionsDir(*out, *out, rep)
 	}
 	if f == "json" {
 		return render.RegionsJSON(stdout, rep)

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -239,46 +237,24 @@ func RegionsJSON(w io.Writer, rep *regions.Report) error {
 	return enc.Encode(rep)
 }
 
-// WriteRegionsDir writes report.md, report.json and each region's kernel
-// table (kernels.md, kernels.json, under RegionTableDir) into dir, a folder
-// inside root (the run directory, or dir itself), creating what is
-// missing. Region directories come from artifacts.RegionDir; each is
-// checked again to be one local path element before anything is written.
-// Every file goes through the atomic writer of root
-// (artifacts.WriteFileAtomicIn): a folder on the way that is a symbolic
-// link is an error naming it, never followed. Temporary files a killed
-// writer left in dir are removed first.
-func WriteRegionsDir(root, dir string, rep *regions.Report) error {
-	if err := rundir.MkdirIn(root, dir); err != nil {
-		return err
-	}
-	if _, err := rundir.RemoveTemps(dir); err != nil {
-		return err
-	}
+// RegionsDirFiles are the files of a region report directory, relative to
+// it: report.md, report.json and each region's kernel table (kernels.md,
+// kernels.json, under RegionTableDir). Region directories come from
+// model.RegionDir; each is checked again to be one local path element.
+func RegionsDirFiles(rep *regions.Report) ([]rundir.File, error) {
 	var md, js bytes.Buffer
 	if err := RegionsMarkdown(&md, rep); err != nil {
-		return err
+		return nil, err
 	}
 	if err := RegionsJSON(&js, rep); err != nil {
-		return err
+		return nil, err
 	}
-	if err := rundir.WriteFileAtomicIn(root, filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
-		return err
-	}
-	if err := rundir.WriteFileAtomicIn(root, filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
-		return err
-	}
-	written := map[string]bool{} // region folders, relative to dir
-	write := func(r regions.Region, s *regions.Scope) error {
+	files := []rundir.File{{Rel: "report.md", Data: md.Bytes()}, {Rel: "report.json", Data: js.Bytes()}}
+	add := func(r regions.Region, s *regions.Scope) error {
 		if !filepath.IsLocal(r.Dir) || strings.ContainsAny(r.Dir, `/\`) || r.Dir == "." {
 			return fmt.Errorf("region %q: directory %q is not one local name", r.Name, r.Dir)
 		}
 		sub := RegionTableDir(rep, r, s)
-		written[sub] = true
-		path := filepath.Join(dir, filepath.FromSlash(sub))
-		if err := rundir.MkdirIn(root, path); err != nil {
-			return err
-		}
 		t := r.Table
 		t.Source = rep.Source + ", region " + r.Name
 		if s != nil && sub != r.Dir {
@@ -291,15 +267,13 @@ func WriteRegionsDir(root, dir string, rep *regions.Report) error {
 		if err := KernelsJSON(&kj, t, nil); err != nil {
 			return err
 		}
-		if err := rundir.WriteFileAtomicIn(root, filepath.Join(path, "kernels.md"), km.Bytes()); err != nil {
-			return err
-		}
-		return rundir.WriteFileAtomicIn(root, filepath.Join(path, "kernels.json"), kj.Bytes())
+		files = append(files, rundir.File{Rel: path.Join(sub, "kernels.md"), Data: km.Bytes()}, rundir.File{Rel: path.Join(sub, "kernels.json"), Data: kj.Bytes()})
+		return nil
 	}
 	if rep.AggregateEnabled {
 		for _, r := range rep.Aggregate {
-			if err := write(r, nil); err != nil {
-				return err
+			if err := add(r, nil); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -307,59 +281,12 @@ func WriteRegionsDir(root, dir string, rep *regions.Report) error {
 		s := &rep.Scopes[i]
 		for _, r := range s.Regions {
 			if rep.AggregateEnabled && RegionTableDir(rep, r, s) == r.Dir {
-				continue // the aggregate's table, already written
+				continue // the aggregate's table, already listed
 			}
-			if err := write(r, s); err != nil {
-				return err
+			if err := add(r, s); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return pruneRegionDirs(dir, written)
-}
-
-// pruneRegionDirs removes the region folders under dir that an earlier
-// export wrote and this one did not: folders holding nothing but the
-// kernel tables deepprof writes (kernels.md, kernels.json) and such
-// folders. A folder with anything else in it is the user's, and stays.
-func pruneRegionDirs(dir string, written map[string]bool) error {
-	var prune func(rel string) (bool, error)
-	prune = func(rel string) (ours bool, err error) {
-		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return false, err
-		}
-		ours = true
-		for _, e := range entries {
-			child := path.Join(rel, e.Name())
-			switch {
-			case e.IsDir() && e.Type()&fs.ModeSymlink == 0:
-				childOurs, err := prune(child)
-				if err != nil {
-					return false, err
-				}
-				if childOurs && !written[child] && !hasWritten(written, child) {
-					if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(child))); err != nil {
-						return false, err
-					}
-				}
-				ours = ours && childOurs
-			case e.Type().IsRegular() && (e.Name() == "kernels.md" || e.Name() == "kernels.json"):
-			default:
-				ours = false
-			}
-		}
-		return ours, nil
-	}
-	_, err := prune(".")
-	return err
-}
-
-// hasWritten reports whether a written folder lies under rel.
-func hasWritten(written map[string]bool, rel string) bool {
-	for w := range written {
-		if strings.HasPrefix(w, rel+"/") {
-			return true
-		}
-	}
-	return false
+	return files, nil
 }

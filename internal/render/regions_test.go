@@ -14,6 +14,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // hostileReport builds a report from synthetic launches whose range names
@@ -37,7 +38,7 @@ func TestWriteRegionsDirStaysInside(t *testing.T) {
 	rep := hostileReport(t)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "regions")
-	require.NoError(t, WriteRegionsDir(dir, dir, rep))
+	require.NoError(t, writeRegionsDir(dir, dir, rep))
 	entries, err := os.ReadDir(parent)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "nothing written beside the regions directory")
@@ -83,4 +84,14 @@ func TestMetricValue(t *testing.T) {
 		v, u := MetricValue(c.v, c.unit)
 		assert.Equal(t, c.want, v+" "+u)
 	}
+}
+
+// writeRegionsDir is the region report rep written into dir under root, as
+// harness.WriteRegionsDir writes it.
+func writeRegionsDir(root, dir string, rep *regions.Report) error {
+	files, err := RegionsDirFiles(rep)
+	if err != nil {
+		return err
+	}
+	return rundir.WriteRegionsDir(root, dir, files)
 }
