@@ -242,9 +242,9 @@ func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Repor
 // collective figures.
 func collectives(m *workload.Measured, tl *timeline.Timeline, phases map[model.Range]bool, isCommunication func(string) bool) {
 	comm := map[string]bool{}
-	ns := map[int]float64{} // summed in ns, as package kernels does
-	m.Collectives = map[int]workload.OraclePhase{}
-	m.CollectiveCalls = map[int]map[string][]float64{}
+	ns := map[model.DeviceID]float64{} // summed in ns, as the kernel table does
+	m.Collectives = map[model.DeviceID]workload.OraclePhase{}
+	m.CollectiveCalls = map[model.DeviceID]map[string][]float64{}
 	m.CollectiveNames = map[string]bool{}
 	for l := range tl.Launches() { // each process's in start order
 		if l.NVTX == nil || len(l.NVTX.Levels) == 0 || !phases[l.NVTX.Levels[0]] || !l.Duration.Valid {
@@ -255,10 +255,11 @@ func collectives(m *workload.Measured, tl *timeline.Timeline, phases map[model.R
 			is = isCommunication(l.Kernel)
 			comm[l.Kernel] = is
 		}
-		dev, err := strconv.Atoi(l.Device)
+		d, err := strconv.Atoi(l.Device)
 		if !is || err != nil {
 			continue
 		}
+		dev := model.DeviceID(d)
 		m.CollectiveNames[l.Kernel] = true
 		p := m.Collectives[dev]
 		p.Launches++

@@ -243,7 +243,7 @@ func TestCollectivesByDevice(t *testing.T) {
 	require.NoError(t, err)
 	var m workload.Measured
 	collectives(&m, tl, map[model.Range]bool{{Name: "prefill"}: true}, Config{}.isCommunication())
-	assert.Equal(t, map[int]workload.OraclePhase{0: {KernelMS: 10e-6, Launches: 1}, 1: {KernelMS: 11e-6, Launches: 1}}, m.Collectives)
-	assert.Equal(t, map[int]map[string][]float64{0: {"prefill": {10e-6}}, 1: {"prefill": {11e-6}}}, m.CollectiveCalls, "each call, by device and phase")
+	assert.Equal(t, map[model.DeviceID]workload.OraclePhase{0: {KernelMS: 10e-6, Launches: 1}, 1: {KernelMS: 11e-6, Launches: 1}}, m.Collectives)
+	assert.Equal(t, map[model.DeviceID]map[string][]float64{0: {"prefill": {10e-6}}, 1: {"prefill": {11e-6}}}, m.CollectiveCalls, "each call, by device and phase")
 	assert.Equal(t, map[string]bool{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": true}, m.CollectiveNames)
 }

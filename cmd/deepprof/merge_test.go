@@ -57,12 +57,12 @@ func TestMergeEightRanks(t *testing.T) {
 	b, err := os.ReadFile(run.Path(rundir.KernelsJSON))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ks))
-	devices := map[int]bool{}
+	devices := map[model.DeviceID]bool{}
 	for _, k := range ks.Kernels {
 		devices[k.Device] = true
 	}
 	for d := range 8 {
-		assert.True(t, devices[d], "device %d in kernels.json", d)
+		assert.True(t, devices[model.DeviceID(d)], "device %d in kernels.json", d)
 	}
 
 	// Together: the phases compare the eight ranks.

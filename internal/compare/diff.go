@@ -112,11 +112,11 @@ type StageRow struct {
 
 // KernelRow compares one kernel's totals.
 type KernelRow struct {
-	Name   string      `json:"kernel_name"`
-	Device int         `json:"device"`
-	Status string      `json:"status"`
-	A      *KernelSide `json:"a"` // nil: not in A's list
-	B      *KernelSide `json:"b"`
+	Name   string         `json:"kernel_name"`
+	Device model.DeviceID `json:"device"`
+	Status string         `json:"status"`
+	A      *KernelSide    `json:"a"` // nil: not in A's list
+	B      *KernelSide    `json:"b"`
 	// ShareOfA is B's time as a share of A's kernel time, for a kernel
 	// that appeared.
 	ShareOfA *float64 `json:"share_of_a,omitempty"`
@@ -331,7 +331,7 @@ var collectives = kernels.Default()
 
 type kernelKey struct {
 	name   string
-	device int
+	device model.DeviceID
 }
 
 func (r *Result) compareKernels(a, b *Summary) {

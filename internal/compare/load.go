@@ -77,10 +77,10 @@ type Stage struct {
 
 // Kernel is one row of kernels.json.
 type Kernel struct {
-	Name    string  `json:"kernel_name"`
-	Device  int     `json:"device"`
-	TotalMS float64 `json:"total_ms"`
-	Calls   int64   `json:"calls"`
+	Name    string         `json:"kernel_name"`
+	Device  model.DeviceID `json:"device"`
+	TotalMS float64        `json:"total_ms"`
+	Calls   int64          `json:"calls"`
 }
 
 // Region is one region of the regions report's aggregate.
@@ -288,10 +288,10 @@ func (s *Summary) readKernels(data []byte, name string) error {
 	seen := map[Kernel]int{}
 	found, err := jsonDoc{name, data, 1}.eachElement("kernels", func(el jsonDoc) error {
 		var k struct {
-			Name    *string  `json:"kernel_name"`
-			Device  int      `json:"device"`
-			TotalMS *float64 `json:"total_ms"`
-			Calls   int64    `json:"calls"`
+			Name    *string        `json:"kernel_name"`
+			Device  model.DeviceID `json:"device"`
+			TotalMS *float64       `json:"total_ms"`
+			Calls   int64          `json:"calls"`
 		}
 		if err := el.unmarshal(&k); err != nil {
 			return err

@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 )
 
 // Record is one kernel's totals: the kernels.json contract.
 type Kernel struct {
-	Name    string  `json:"kernel_name"`
-	Device  int     `json:"device"`
-	TotalMS float64 `json:"total_ms"`
-	Calls   int64   `json:"calls"`
-	MeanMS  float64 `json:"mean_ms"`
+	Name    string   `json:"kernel_name"`
+	Device  DeviceID `json:"device"`
+	TotalMS float64  `json:"total_ms"`
+	Calls   int64    `json:"calls"`
+	MeanMS  float64  `json:"mean_ms"`
 	// Spread is present only for a table made with per-launch spread
 	// (Aggregator.KeepSpread); its fields then appear in kernels.json
 	// beside the others, and are absent otherwise.
@@ -42,7 +41,7 @@ type KernelTable struct {
 
 type kernelKey struct {
 	name   string
-	device int
+	device DeviceID
 }
 
 type kernelAcc struct {
@@ -75,13 +74,9 @@ func (a *KernelAggregator) Add(source string, l *Launch) error {
 			"launch %d has no duration (no %s, nor %s in %q): export a page that has one, e.g. --page raw with --metrics %s",
 			l.ID, DurationMetric, SOLDurationMetric, SOLSection, DurationMetric)}
 	}
-	dev := 0
-	if l.Device != "" {
-		d, err := strconv.Atoi(l.Device)
-		if err != nil {
-			return &SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: Device %q is not a device index", l.ID, l.Device)}
-		}
-		dev = d
+	dev, err := l.DeviceOf(source)
+	if err != nil {
+		return err
 	}
 	// Every sum of this table (each kernel's, its spread's) is at most
 	// the total: a total that stays finite keeps them all finite.

@@ -14,6 +14,13 @@ const (
 	SOLSection        = "GPU Speed Of Light Throughput"
 )
 
+// DeviceID is a CUDA device as the process that used it numbers it: its
+// ordinal among the devices the process saw (CUDA_VISIBLE_DEVICES applied).
+// Readers convert a tool's spelling to it at their edge.
+type DeviceID int
+
+func (d DeviceID) String() string { return strconv.Itoa(int(d)) }
+
 // Launch is one profiled result: a kernel launch, or with range replay a whole
 // NVTX range (then Kernel holds the range's name as ncu writes it).
 type Launch struct {
@@ -153,3 +160,16 @@ func (l *Launch) String() string {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// DeviceOf is l's device as a DeviceID, 0 when the export names none; a
+// device that is not an index is an error naming l's line in source.
+func (l *Launch) DeviceOf(source string) (DeviceID, error) {
+	if l.Device == "" {
+		return 0, nil
+	}
+	d, err := strconv.Atoi(l.Device)
+	if err != nil {
+		return 0, &SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: Device %q is not a device index", l.ID, l.Device)}
+	}
+	return DeviceID(d), nil
+}

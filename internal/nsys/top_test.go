@@ -35,7 +35,7 @@ func TestTopN(t *testing.T) {
 		got := nsys.TopN(sums, tt.n)
 		assert.Equal(t, tt.want, got, "n=%d", tt.n)
 		for _, r := range got {
-			assert.Equal(t, 0, r.Device, "nsys stats does not say which GPU")
+			assert.Equal(t, model.DeviceID(0), r.Device, "nsys stats does not say which GPU")
 		}
 	}
 	assert.Empty(t, nsys.TopN(nil, 10))

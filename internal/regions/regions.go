@@ -88,14 +88,14 @@ type Report struct {
 
 // Scope is one (process, device) pair and its regions.
 type Scope struct {
-	ProcessID       int64    `json:"process_id"`
-	ProcessName     string   `json:"process_name"`
-	Device          int      `json:"device"`
-	Launches        int64    `json:"launches"`
-	ProfiledMS      float64  `json:"profiled_ms"`
-	OutsideLaunches int64    `json:"outside_launches"`
-	OutsideMS       float64  `json:"outside_ms"`
-	Regions         []Region `json:"regions"`
+	ProcessID       int64          `json:"process_id"`
+	ProcessName     string         `json:"process_name"`
+	Device          model.DeviceID `json:"device"`
+	Launches        int64          `json:"launches"`
+	ProfiledMS      float64        `json:"profiled_ms"`
+	OutsideLaunches int64          `json:"outside_launches"`
+	OutsideMS       float64        `json:"outside_ms"`
+	Regions         []Region       `json:"regions"`
 }
 
 // Region is one NVTX region's totals. Regions are listed depth first, each
@@ -125,10 +125,10 @@ type Level = model.Range
 
 // Kernel is one of a region's top kernels.
 type Kernel struct {
-	Name    string  `json:"name"`
-	Device  int     `json:"device"`
-	TotalMS float64 `json:"total_ms"`
-	Calls   int64   `json:"calls"`
+	Name    string         `json:"name"`
+	Device  model.DeviceID `json:"device"`
+	TotalMS float64        `json:"total_ms"`
+	Calls   int64          `json:"calls"`
 }
 
 // Metric is one configured metric summarized over a region's launches.
@@ -182,7 +182,7 @@ type node struct {
 
 type scopeKey struct {
 	pid    int64
-	device int
+	device model.DeviceID
 }
 
 type scopeAcc struct {
@@ -308,13 +308,9 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 		return &model.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf(
 			"launch %d has no duration (no %s, nor %s in %q)", l.ID, model.DurationMetric, model.SOLDurationMetric, model.SOLSection)}
 	}
-	dev := 0
-	if l.Device != "" {
-		d, err := strconv.Atoi(l.Device)
-		if err != nil {
-			return &model.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: Device %q is not a device index", l.ID, l.Device)}
-		}
-		dev = d
+	dev, err := l.DeviceOf(source)
+	if err != nil {
+		return err
 	}
 	var levels []model.Range
 	if l.NVTX != nil {

@@ -238,7 +238,7 @@ func TestScopes(t *testing.T) {
 	rep := build(t, DefaultConfig(), ls()...)
 	require.Len(t, rep.Scopes, 3)
 	assert.Equal(t, []int64{577, 577, 578}, []int64{rep.Scopes[0].ProcessID, rep.Scopes[1].ProcessID, rep.Scopes[2].ProcessID})
-	assert.Equal(t, []int{0, 1, 0}, []int{rep.Scopes[0].Device, rep.Scopes[1].Device, rep.Scopes[2].Device})
+	assert.Equal(t, []model.DeviceID{0, 1, 0}, []model.DeviceID{rep.Scopes[0].Device, rep.Scopes[1].Device, rep.Scopes[2].Device})
 	assert.True(t, rep.AggregateEnabled)
 	assert.Equal(t, []string{"prefill", "prefill/layer0", "decode_all"}, names(rep.Aggregate))
 	pre := find(t, rep.Aggregate, "prefill")

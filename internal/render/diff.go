@@ -288,7 +288,7 @@ func diffKernels(r *compare.Result, b *strings.Builder) {
 		Right:  []bool{false, true, true, true, true, true, false, false},
 	}
 	for _, k := range r.Kernels {
-		t.Rows = append(t.Rows, []string{EscapeCell(k.Name), strconv.Itoa(k.Device), cell(k.A), cell(k.B),
+		t.Rows = append(t.Rows, []string{EscapeCell(k.Name), k.Device.String(), cell(k.A), cell(k.B),
 			signed(k.DeltaMS, dd), kernelPct(k), EscapeCell(k.Status), string(k.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")

@@ -52,7 +52,7 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 		ds = model.Decimals(vs, 3)
 	}
 	for _, k := range t.Kernels {
-		row := []string{EscapeCell(k.Name), model.Fixed(k.TotalMS, dt), strconv.FormatInt(k.Calls, 10), model.Fixed(k.MeanMS, dm), strconv.Itoa(k.Device)}
+		row := []string{EscapeCell(k.Name), model.Fixed(k.TotalMS, dt), strconv.FormatInt(k.Calls, 10), model.Fixed(k.MeanMS, dm), k.Device.String()}
 		if spread {
 			cell := ""
 			if k.Spread != nil {

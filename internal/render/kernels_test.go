@@ -96,7 +96,7 @@ func TestKernelsMarkdownRendersOneRowPerKernel(t *testing.T) {
 	var tab model.KernelTable
 	tab.Source = "synthetic | <table>"
 	for i, n := range names {
-		tab.Kernels = append(tab.Kernels, model.Kernel{Name: n, Device: i % 2, TotalMS: float64(i + 1), Calls: int64(i), MeanMS: 1})
+		tab.Kernels = append(tab.Kernels, model.Kernel{Name: n, Device: model.DeviceID(i % 2), TotalMS: float64(i + 1), Calls: int64(i), MeanMS: 1})
 	}
 	tab.Count = len(tab.Kernels)
 

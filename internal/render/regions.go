@@ -142,7 +142,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 			if r.TotalMS > 0 {
 				share = k.TotalMS / r.TotalMS
 			}
-			tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), model.Fixed(k.TotalMS, dk), strconv.FormatInt(k.Calls, 10), model.FormatPercent(share), strconv.Itoa(k.Device)})
+			tab.Rows = append(tab.Rows, []string{EscapeCell(k.Name), model.Fixed(k.TotalMS, dk), strconv.FormatInt(k.Calls, 10), model.FormatPercent(share), k.Device.String()})
 		}
 		if len(r.Kernels) < r.Table.Count {
 			fmt.Fprintf(b, "Top %d of %d kernels:\n\n", len(r.Kernels), r.Table.Count)

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
@@ -19,8 +20,8 @@ type Communication struct {
 // time split between communication kernels and compute
 // (timeline.CommunicationSplit), in ms.
 type CommunicationRow struct {
-	ProcessID int64  `json:"process_id"`
-	Device    uint32 `json:"device"`
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
 	// Phase is the NVTX region path; "" for the whole run.
 	Phase           string  `json:"phase"`
 	ComputeMS       float64 `json:"compute_ms"`

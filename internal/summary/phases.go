@@ -3,6 +3,7 @@ package summary
 import (
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
@@ -20,8 +21,8 @@ type Phases struct {
 
 // PhaseRow is one phase (or the whole run) on one device of one process.
 type PhaseRow struct {
-	ProcessID int64  `json:"process_id"`
-	Device    uint32 `json:"device"`
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
 	// Phase is the NVTX region path; "" for the whole run.
 	Phase string `json:"phase"`
 	// Nested is true for a region inside a phase ("decode_all/
@@ -131,7 +132,7 @@ func phaseRow(sc timeline.PhaseScope, p timeline.Phase) PhaseRow {
 func launchBound(p Phases) []PhaseRow {
 	type scope struct {
 		pid int64
-		dev uint32
+		dev model.DeviceID
 	}
 	hasPhase := map[scope]bool{}
 	for _, r := range p.Rows {

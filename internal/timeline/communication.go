@@ -1,5 +1,7 @@
 package timeline
 
+import "github.com/llm-perf-opt/deepprof/internal/model"
+
 // CommunicationSplit divides a phase's busy time on one device between
 // communication kernels (NCCL collectives and the like:
 // PhaseOptions.Communication) and the others, compute. Each is the union of
@@ -111,8 +113,8 @@ const (
 
 // Rank names a scope: one process on one device.
 type Rank struct {
-	ProcessID int64  `json:"process_id"`
-	Device    uint32 `json:"device"`
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
 }
 
 // communicationRule is rule, remembering each kernel name's answer (the

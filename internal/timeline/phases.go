@@ -3,6 +3,8 @@ package timeline
 import (
 	"cmp"
 	"slices"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
 // LaunchBoundIdleShare is the share of a phase's time the GPU may sit idle
@@ -84,8 +86,8 @@ type PhaseReport struct {
 
 // PhaseScope is one process on one device.
 type PhaseScope struct {
-	ProcessID int64  `json:"process_id"`
-	Device    uint32 `json:"device"`
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
 	// Run is the whole run on the device: from its first kernel or copy to
 	// its last.
 	Run Phase `json:"run"`
@@ -472,7 +474,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			a := dev(k.Device)
 			c := split && isCollective(k)
 			a.run.kernel(a.run.inst(nil), k, c)
-			sc := Rank{ProcessID: p.Header.PID, Device: k.Device}
+			sc := Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
 			if c {
 				calls.add("", sc, k.End-k.Start)
 			}
@@ -500,7 +502,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			a := devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
 			db := deviceBusy{all: stretches[d], compute: compute[d], communication: communication[d], split: split}
-			sc := PhaseScope{ProcessID: p.Header.PID, Device: d, Run: a.run.finish(db, origin), Phases: make([]Phase, 0, len(a.order))}
+			sc := PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]Phase, 0, len(a.order))}
 			for _, pa := range a.order {
 				sc.Phases = append(sc.Phases, pa.finish(db, origin))
 			}

@@ -227,7 +227,7 @@ func TestPhases(t *testing.T) {
 	require.Len(t, rep.Scopes, 2)
 	d0 := rep.Scopes[0]
 	assert.Equal(t, int64(3), d0.ProcessID)
-	assert.Equal(t, uint32(0), d0.Device)
+	assert.Equal(t, model.DeviceID(0), d0.Device)
 
 	// The whole run on device 0: 1020..1450; kernels busy 1020-1040,
 	// 1050-1070, 1210-1230, 1300-1310, 1400-1450 = 20+20+20+10+50 = 120.
@@ -292,7 +292,7 @@ func TestPhases(t *testing.T) {
 
 	// Device 1: one kernel, no phase.
 	d1 := rep.Scopes[1]
-	assert.Equal(t, uint32(1), d1.Device)
+	assert.Equal(t, model.DeviceID(1), d1.Device)
 	assert.Equal(t, int64(1), d1.Run.BusyNS)
 	assert.False(t, d1.Run.LaunchBound)
 	assert.Empty(t, d1.Phases)
@@ -466,7 +466,7 @@ func TestRecordings(t *testing.T) {
 				runKernels += sc.Run.Kernels
 				runNS += float64(sc.Run.KernelNS)
 				for _, ph := range sc.Phases {
-					r := findRegion(rep, sc.ProcessID, int(sc.Device), ph.Name)
+					r := findRegion(rep, sc.ProcessID, sc.Device, ph.Name)
 					if ph.Kernels == 0 {
 						// A phase of copies only (early@copies in
 						// h100-nvtx-more): regions are made of kernels.
@@ -485,7 +485,7 @@ func TestRecordings(t *testing.T) {
 	}
 }
 
-func findRegion(rep *regions.Report, pid int64, dev int, name string) *regions.Region {
+func findRegion(rep *regions.Report, pid int64, dev model.DeviceID, name string) *regions.Region {
 	for _, sc := range rep.Scopes {
 		if sc.ProcessID != pid || sc.Device != dev {
 			continue

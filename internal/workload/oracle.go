@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
 // Figures is what the oracle saw, summed over the repeats it ran.
@@ -52,7 +53,7 @@ type RankFigures struct {
 	// Device is the CUDA ordinal the rank's process ran on, as that process
 	// sees it (torch.cuda.current_device()): the timeline's launches carry
 	// the same.
-	Device int `json:"device"`
+	Device model.DeviceID `json:"device"`
 	// CollectiveMS and CollectiveLaunches are the rank's communication
 	// kernels (package classify's "communication" category) inside the
 	// phases.
@@ -242,10 +243,10 @@ type Measured struct {
 	// Collectives by CUDA device ordinal: the communication kernels'
 	// (package classify) total and launches over the same phases, for the
 	// oracle's Ranks; nil when it has none.
-	Collectives map[int]OraclePhase
+	Collectives map[model.DeviceID]OraclePhase
 	// CollectiveCalls by device, then phase: each communication kernel's
 	// duration in ms, in start order (as the oracle's CollectiveCallsMS).
-	CollectiveCalls map[int]map[string][]float64
+	CollectiveCalls map[model.DeviceID]map[string][]float64
 	// CollectiveNames are the communication kernels' names: with ranks,
 	// they are compared per call, not among the top kernels.
 	CollectiveNames map[string]bool
@@ -308,7 +309,7 @@ func Check(f *Figures, m Measured) []Row {
 		got, ok := m.Kernels[k.Name]
 		rows = append(rows, row("kernel "+k.Name, OraclePhase{KernelMS: k.TotalMS, Launches: k.Calls}, OraclePhase{KernelMS: got.TotalMS, Launches: got.Calls}, ok, KernelTolerance))
 	}
-	ranksOn := map[int][]int{}
+	ranksOn := map[model.DeviceID][]int{}
 	for _, r := range f.Ranks {
 		ranksOn[r.Device] = append(ranksOn[r.Device], r.Rank)
 	}
@@ -358,7 +359,7 @@ func oracleCalls(f *Figures, phase string) calls {
 }
 
 func measuredCalls(m Measured, phase string) calls {
-	devs := make([]int, 0, len(m.CollectiveCalls))
+	devs := make([]model.DeviceID, 0, len(m.CollectiveCalls))
 	for d := range m.CollectiveCalls {
 		devs = append(devs, d)
 	}

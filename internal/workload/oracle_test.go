@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,7 +84,7 @@ func TestRanks(t *testing.T) {
 	m := Measured{
 		Phases:      map[string]OraclePhase{"prefill": {KernelMS: 20, Launches: 200}},
 		Kernels:     map[string]Kernel{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": {TotalMS: 4, Calls: 16}, "gemm": {TotalMS: 16, Calls: 184}},
-		Collectives: map[int]OraclePhase{0: {KernelMS: 2.09, Launches: 8}, 1: {KernelMS: 1.91, Launches: 8}},
+		Collectives: map[model.DeviceID]OraclePhase{0: {KernelMS: 2.09, Launches: 8}, 1: {KernelMS: 1.91, Launches: 8}},
 	}
 	rows := Check(f, m)
 	require.Len(t, rows, 6)
@@ -97,13 +98,13 @@ func TestRanks(t *testing.T) {
 	assert.Contains(t, rows[5].Why, "no per-call collective durations")
 	assert.False(t, Passed(rows))
 
-	m.Collectives = map[int]OraclePhase{0: {KernelMS: 2.2, Launches: 8}, 1: {KernelMS: 2, Launches: 9}}
+	m.Collectives = map[model.DeviceID]OraclePhase{0: {KernelMS: 2.2, Launches: 8}, 1: {KernelMS: 2, Launches: 9}}
 	rows = Check(f, m)
 	assert.False(t, rows[3].OK)
 	assert.Contains(t, rows[3].Why, "+10.0 %")
 	assert.Contains(t, rows[4].Why, "launches differ: oracle 8, timeline 9")
 
-	m.Collectives = map[int]OraclePhase{0: {KernelMS: 2, Launches: 8}}
+	m.Collectives = map[model.DeviceID]OraclePhase{0: {KernelMS: 2, Launches: 8}}
 	rows = Check(f, m)
 	assert.True(t, rows[3].OK)
 	assert.Equal(t, "not in the timeline", rows[4].Why)
@@ -117,7 +118,7 @@ func TestRanks(t *testing.T) {
 func TestRanksSharingADeviceFail(t *testing.T) {
 	f, err := Read([]byte(strings.Replace(ranksDoc, `"rank": 1, "device": 1`, `"rank": 1, "device": 0`, 1)), "o.json")
 	require.NoError(t, err)
-	rows := Check(f, Measured{Collectives: map[int]OraclePhase{0: {KernelMS: 4, Launches: 16}}})
+	rows := Check(f, Measured{Collectives: map[model.DeviceID]OraclePhase{0: {KernelMS: 4, Launches: 16}}})
 	assert.Contains(t, rows[len(rows)-2].Why, "ranks [0 1] all ran on device 0")
 }
 
@@ -149,8 +150,8 @@ func TestRanksPerCall(t *testing.T) {
 	m := Measured{
 		Phases:          map[string]OraclePhase{"prefill": {KernelMS: 20.2 + 2.7, Launches: 204}},
 		Kernels:         map[string]Kernel{"gemm": {TotalMS: 20.2, Calls: 200}, "nccl_ar": {TotalMS: 2.7, Calls: 4}},
-		Collectives:     map[int]OraclePhase{0: {KernelMS: 0.2, Launches: 2}, 1: {KernelMS: 2.5, Launches: 2}},
-		CollectiveCalls: map[int]map[string][]float64{0: {"prefill": {0.1, 0.1}}, 1: {"prefill": {2.4, 0.1}}},
+		Collectives:     map[model.DeviceID]OraclePhase{0: {KernelMS: 0.2, Launches: 2}, 1: {KernelMS: 2.5, Launches: 2}},
+		CollectiveCalls: map[model.DeviceID]map[string][]float64{0: {"prefill": {0.1, 0.1}}, 1: {"prefill": {2.4, 0.1}}},
 		CollectiveNames: map[string]bool{"nccl_ar": true},
 	}
 	rows := Check(f, m)
