@@ -78,10 +78,10 @@ type BaselineStage struct {
 
 // Kernels are the run's top kernels by total time.
 type Kernels struct {
-	Top     int      `json:"top"`      // the cut asked for
-	Count   int      `json:"count"`    // kernels the run listed (kernels.json)
-	TotalMS float64  `json:"total_ms"` // their summed time: the base of the appeared rule
-	Rows    []Kernel `json:"rows"`
+	Top     int                  `json:"top"`      // the cut asked for
+	Count   int                  `json:"count"`    // kernels the run listed (kernels.json)
+	TotalMS float64              `json:"total_ms"` // their summed time: the base of the appeared rule
+	Rows    []model.KernelTotals `json:"rows"`
 }
 
 // FromRun reads the run directory dir and keeps its DefaultTop kernels.
@@ -133,7 +133,7 @@ func FromSummary(s *Summary, top int) *Baseline {
 	if top > 0 && len(ks) > top {
 		ks = ks[:top]
 	}
-	b.Kernels = Kernels{Top: max(top, 0), Count: len(s.Kernels), TotalMS: s.KernelMS, Rows: append([]Kernel{}, ks...)}
+	b.Kernels = Kernels{Top: max(top, 0), Count: len(s.Kernels), TotalMS: s.KernelMS, Rows: append([]model.KernelTotals{}, ks...)}
 	if s.EveryLaunchRegions != nil {
 		b.Regions, b.RegionsEveryLaunch = append(b.Regions, s.EveryLaunchRegions...), true
 	} else {

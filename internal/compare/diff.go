@@ -335,13 +335,13 @@ type kernelKey struct {
 }
 
 func (r *Result) compareKernels(a, b *Summary) {
-	inB := map[kernelKey]*Kernel{}
+	inB := map[kernelKey]*model.KernelTotals{}
 	for i := range b.Kernels {
 		k := &b.Kernels[i]
 		inB[kernelKey{k.Name, k.Device}] = k
 	}
 	matched := map[kernelKey]bool{}
-	smallest := func(ks []Kernel) float64 {
+	smallest := func(ks []model.KernelTotals) float64 {
 		m := math.Inf(1)
 		for _, k := range ks {
 			m = min(m, k.TotalMS)

@@ -210,8 +210,8 @@ func cells(row string) int {
 func TestCompareKernelListCut(t *testing.T) {
 	// Two top-2 lists: "small" and "other" are each no slower than the
 	// other run's smallest listed kernel.
-	a := &compare.Summary{Kernels: []compare.Kernel{{Name: "big", TotalMS: 10}, {Name: "small", TotalMS: 0.9}}, KernelMS: 11}
-	b := &compare.Summary{Kernels: []compare.Kernel{{Name: "big", TotalMS: 10}, {Name: "other", TotalMS: 0.9}}, KernelMS: 11}
+	a := &compare.Summary{Kernels: []model.KernelTotals{{Name: "big", TotalMS: 10}, {Name: "small", TotalMS: 0.9}}, KernelMS: 11}
+	b := &compare.Summary{Kernels: []model.KernelTotals{{Name: "big", TotalMS: 10}, {Name: "other", TotalMS: 0.9}}, KernelMS: 11}
 	r := compare.Compare(a, b, compare.Uniform(0.05))
 	assert.False(t, r.Regression, "a kernel under A's smallest may have been under A's top-N cut")
 	byName := map[string]compare.KernelRow{}
@@ -222,7 +222,7 @@ func TestCompareKernelListCut(t *testing.T) {
 	assert.Equal(t, compare.EnteredList, byName["other"].Status)
 
 	// On another device, a kernel of the same name is another kernel.
-	b.Kernels = append(b.Kernels, compare.Kernel{Name: "big", Device: 1, TotalMS: 5})
+	b.Kernels = append(b.Kernels, model.KernelTotals{Name: "big", Device: 1, TotalMS: 5})
 	r = compare.Compare(a, b, compare.Uniform(0.05))
 	assert.True(t, r.Regression)
 	assert.Contains(t, r.Regressions[0], "kernel big (device 1) appeared: 5.00 ms total, 45.5% of A's kernel time")

@@ -180,11 +180,10 @@ func same(t *testing.T, what string, want, got any, written []byte) {
 }
 
 // writeKernels is kernels.json of ks, as the rebuild writes it.
-func writeKernels(t *testing.T, ks []compare.Kernel) []byte {
+func writeKernels(t *testing.T, ks []model.KernelTotals) []byte {
 	recs := make([]model.Kernel, len(ks))
 	for i, k := range ks {
-		recs[i] = model.Kernel{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls,
-			MeanMS: k.TotalMS / float64(max(k.Calls, 1))}
+		recs[i] = model.Kernel{KernelTotals: model.KernelTotals{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls}, MeanMS: k.TotalMS / float64(max(k.Calls, 1))}
 	}
 	var b bytes.Buffer
 	if err := render.KernelsJSON(&b, model.KernelTable{Kernels: recs, Count: len(recs)}, nil); err != nil {

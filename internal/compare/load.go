@@ -44,8 +44,8 @@ type Summary struct {
 	Model  string // the workload's model name, "" when unknown
 	Device string // the GPU's name, "" when unknown
 
-	Stages  []Stage  // in the order prefill, decode, then by name
-	Kernels []Kernel // as listed, by total time descending
+	Stages  []Stage              // in the order prefill, decode, then by name
+	Kernels []model.KernelTotals // as listed, by total time descending
 	// KernelMS is the summed time of every kernel the run listed (before a
 	// baseline's top-N cut): the "A's kernel time" of the appeared rule.
 	KernelMS float64
@@ -73,14 +73,6 @@ type Stage struct {
 	Name    string
 	Repeats []float64     // as reported; nil when read from a baseline
 	Stat    model.Summary // after the warm-up rule
-}
-
-// Kernel is one row of kernels.json.
-type Kernel struct {
-	Name    string         `json:"kernel_name"`
-	Device  model.DeviceID `json:"device"`
-	TotalMS float64        `json:"total_ms"`
-	Calls   int64          `json:"calls"`
 }
 
 // Region is one region of the regions report's aggregate.
@@ -285,7 +277,7 @@ func SortStages(names []string) []string {
 }
 
 func (s *Summary) readKernels(data []byte, name string) error {
-	seen := map[Kernel]int{}
+	seen := map[model.KernelTotals]int{}
 	found, err := jsonDoc{name, data, 1}.eachElement("kernels", func(el jsonDoc) error {
 		var k struct {
 			Name    *string        `json:"kernel_name"`
@@ -306,12 +298,12 @@ func (s *Summary) readKernels(data []byte, name string) error {
 		case math.IsInf(s.KernelMS+*k.TotalMS, 0):
 			return el.errorf(0, "kernel %q: the kernels' total_ms sum past the largest number a float64 holds: not times in ms", *k.Name)
 		}
-		key := Kernel{Name: *k.Name, Device: k.Device}
+		key := model.KernelTotals{Name: *k.Name, Device: k.Device}
 		if prev, dup := seen[key]; dup {
 			return el.errorf(0, "kernel %q on device %d is listed twice (first on line %d)", *k.Name, k.Device, prev)
 		}
 		seen[key] = el.first
-		s.Kernels = append(s.Kernels, Kernel{Name: *k.Name, Device: k.Device, TotalMS: *k.TotalMS, Calls: k.Calls})
+		s.Kernels = append(s.Kernels, model.KernelTotals{Name: *k.Name, Device: k.Device, TotalMS: *k.TotalMS, Calls: k.Calls})
 		s.KernelMS += *k.TotalMS
 		return nil
 	})

@@ -7,13 +7,20 @@ import (
 	"slices"
 )
 
-// Record is one kernel's totals: the kernels.json contract.
-type Kernel struct {
+// KernelTotals are one kernel's totals on one device: the part of a
+// kernels.json row that every reader of it (a diff, a baseline) keeps.
+type KernelTotals struct {
 	Name    string   `json:"kernel_name"`
 	Device  DeviceID `json:"device"`
 	TotalMS float64  `json:"total_ms"`
 	Calls   int64    `json:"calls"`
-	MeanMS  float64  `json:"mean_ms"`
+}
+
+// Kernel is one row of kernels.json: a kernel's totals, its mean and, for
+// a table made with spread, how its launches vary.
+type Kernel struct {
+	KernelTotals
+	MeanMS float64 `json:"mean_ms"`
 	// Spread is present only for a table made with per-launch spread
 	// (Aggregator.KeepSpread); its fields then appear in kernels.json
 	// beside the others, and are absent otherwise.
@@ -103,7 +110,7 @@ func (a *KernelAggregator) Table(source string) KernelTable {
 	recs := make([]Kernel, 0, len(a.m))
 	for k, e := range a.m {
 		total := e.ns / 1e6
-		r := Kernel{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls, MeanMS: total / float64(max(e.calls, 1))}
+		r := Kernel{KernelTotals: KernelTotals{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls}, MeanMS: total / float64(max(e.calls, 1))}
 		if a.spread {
 			r.Spread = kernelSpread(e.durs)
 		}

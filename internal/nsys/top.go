@@ -21,7 +21,7 @@ func TopN(sums []KernelSum, n int) []model.Kernel {
 			continue
 		}
 		at[s.Name] = len(recs)
-		recs = append(recs, model.Kernel{Name: s.Name, TotalMS: s.TotalNS / 1e6, Calls: s.Instances})
+		recs = append(recs, model.Kernel{KernelTotals: model.KernelTotals{Name: s.Name, TotalMS: s.TotalNS / 1e6, Calls: s.Instances}})
 	}
 	for i := range recs {
 		recs[i].MeanMS = recs[i].TotalMS / float64(max(recs[i].Calls, 1))

@@ -19,10 +19,10 @@ func TestTopN(t *testing.T) {
 		{Name: "d", TotalNS: 2.5e6, Instances: 3}, // same name: summed
 	}
 	all := []model.Kernel{
-		{Name: "c", TotalMS: 5, Calls: 0, MeanMS: 5},
-		{Name: "d", TotalMS: 3.5, Calls: 5, MeanMS: 0.7},
-		{Name: "a", TotalMS: 2, Calls: 1, MeanMS: 2},
-		{Name: "b", TotalMS: 2, Calls: 4, MeanMS: 0.5},
+		{KernelTotals: model.KernelTotals{Name: "c", TotalMS: 5, Calls: 0}, MeanMS: 5},
+		{KernelTotals: model.KernelTotals{Name: "d", TotalMS: 3.5, Calls: 5}, MeanMS: 0.7},
+		{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 2, Calls: 1}, MeanMS: 2},
+		{KernelTotals: model.KernelTotals{Name: "b", TotalMS: 2, Calls: 4}, MeanMS: 0.5},
 	}
 	tests := []struct {
 		n    int
@@ -54,10 +54,10 @@ func TestTable(t *testing.T) {
 	}
 	tab := nsys.Table(sums, "run_cuda_gpu_kern_sum.csv")
 	assert.Equal(t, model.KernelTable{Source: "run_cuda_gpu_kern_sum.csv", Launches: 7, TotalMS: 8, Count: 2, Kernels: []model.Kernel{
-		{Name: "a", TotalMS: 5, Calls: 1, MeanMS: 5},
-		{Name: "b", TotalMS: 3, Calls: 6, MeanMS: 0.5},
+		{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 5, Calls: 1}, MeanMS: 5},
+		{KernelTotals: model.KernelTotals{Name: "b", TotalMS: 3, Calls: 6}, MeanMS: 0.5},
 	}}, tab)
 	// The coverage rule of the ncu timing path applies unchanged.
-	assert.Equal(t, []model.Kernel{{Name: "a", TotalMS: 5, Calls: 1, MeanMS: 5}}, tab.Covering(0.6, 1, 0).Kernels)
+	assert.Equal(t, []model.Kernel{{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 5, Calls: 1}, MeanMS: 5}}, tab.Covering(0.6, 1, 0).Kernels)
 	assert.InDelta(t, 5.0/8, tab.Covering(0.6, 1, 0).Share(), 1e-12)
 }

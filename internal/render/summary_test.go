@@ -24,7 +24,7 @@ func TestSummaryMarkdownHostileNames(t *testing.T) {
 	tab := model.KernelTable{Source: "synthetic", TotalMS: float64(len(hostileNames))}
 	var ops []workload.Operator
 	for _, n := range hostileNames {
-		tab.Kernels = append(tab.Kernels, model.Kernel{Name: n, TotalMS: 1, Calls: 1})
+		tab.Kernels = append(tab.Kernels, model.Kernel{KernelTotals: model.KernelTotals{Name: n, TotalMS: 1, Calls: 1}})
 		ops = append(ops, workload.Operator{Name: n, Calls: 1, TotalMS: 1, CUDAMS: 1})
 	}
 	rep := &workload.Report{Model: workload.Model{Name: hostileNames[0]}, Stages: map[string]workload.Stage{
@@ -170,8 +170,8 @@ func TestSummaryMarkdownPhases(t *testing.T) {
 // compact median (min–max) column; without spread the table is unchanged.
 func TestSummaryMarkdownSpread(t *testing.T) {
 	tab := model.KernelTable{Source: "t", TotalMS: 1, Launches: 3, Kernels: []model.Kernel{
-		{Name: "a", TotalMS: 0.9, Calls: 2, Spread: &model.Spread{MinMS: 0.002, MedianMS: 0.0035, MaxMS: 0.45, StdDevMS: 0.001}},
-		{Name: "b", TotalMS: 0.1, Calls: 1}}}
+		{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 0.9, Calls: 2}, Spread: &model.Spread{MinMS: 0.002, MedianMS: 0.0035, MaxMS: 0.45, StdDevMS: 0.001}},
+		{KernelTotals: model.KernelTotals{Name: "b", TotalMS: 0.1, Calls: 1}}}}
 	var b bytes.Buffer
 	require.NoError(t, SummaryMarkdown(&b, summary.Build(summary.Inputs{RunID: "r", Kernels: &tab}, summary.Options{}), nil))
 	sec := section(t, b.String(), "Top Kernels")

@@ -149,7 +149,7 @@ func TestBuildPhasesReplaceHostBound(t *testing.T) {
 // top kernel its spread; one without gives none.
 func TestTopKernelsSpread(t *testing.T) {
 	sp := &model.Spread{MinMS: 0.002, MedianMS: 0.003, MaxMS: 0.004, StdDevMS: 0.001}
-	tab := model.KernelTable{TotalMS: 1, Launches: 3, Kernels: []model.Kernel{{Name: "a", TotalMS: 0.9, Calls: 2, Spread: sp}, {Name: "b", TotalMS: 0.1, Calls: 1}}}
+	tab := model.KernelTable{TotalMS: 1, Launches: 3, Kernels: []model.Kernel{{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 0.9, Calls: 2}, Spread: sp}, {KernelTotals: model.KernelTotals{Name: "b", TotalMS: 0.1, Calls: 1}}}}
 	s := summary.Build(summary.Inputs{Kernels: &tab}, summary.Options{})
 	require.Len(t, s.Kernels.Rows, 2)
 	assert.Equal(t, sp, s.Kernels.Rows[0].Spread)

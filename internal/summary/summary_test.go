@@ -80,7 +80,7 @@ func TestBuildNarrative(t *testing.T) {
 	gemm := "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT"
 	ew := "void at::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<c10::BFloat16>>(int, T2, T3)"
 	tab := model.KernelTable{Source: "t", TotalMS: 100, Launches: 30, Kernels: []model.Kernel{
-		{Name: gemm, TotalMS: 60, Calls: 10}, {Name: ew, TotalMS: 40, Calls: 20}}}
+		{KernelTotals: model.KernelTotals{Name: gemm, TotalMS: 60, Calls: 10}}, {KernelTotals: model.KernelTotals{Name: ew, TotalMS: 40, Calls: 20}}}}
 	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, Kernels: &tab, KernelsSource: "t",
 		Metrics: map[string]*kernels.Metrics{
 			gemm: {Kernel: gemm, Launches: 2, DurationNS: 1e4, SMPct: 10, MemPct: 80, HasSOL: true},

@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
@@ -221,7 +221,7 @@ func copyDir(src, dst string) error {
 // AssertMovedRow checks the row of kernel k in a table of what moved: its
 // name escaped, its A and B times (k's, and k's times f) to three significant
 // digits, and how it ends.
-func AssertMovedRow(t *testing.T, moved string, k compare.Kernel, f float64, end string) {
+func AssertMovedRow(t *testing.T, moved string, k model.KernelTotals, f float64, end string) {
 	t.Helper()
 	prefix := "| kernel | " + render.EscapeCell(k.Name) + " | "
 	var row string

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -22,7 +23,7 @@ type Recorded struct {
 	Model   string               // stage1/report.json's model.name
 	Device  string               // stage1/report.json's device
 	Stages  map[string][]float64 // stage1/report.json: each stage's repeats, ms
-	Kernels []compare.Kernel     // kernels.json, as listed
+	Kernels []model.KernelTotals // kernels.json, as listed
 	Regions []compare.Region     // ncu/regions/report.json's aggregate
 	// EveryLaunchRegions are summary.json's regions when not sampled.
 	EveryLaunchRegions []compare.Region
@@ -72,7 +73,7 @@ func Read(t testing.TB, dir string) *Recorded {
 	}
 
 	var kernels struct {
-		Kernels []compare.Kernel `json:"kernels"`
+		Kernels []model.KernelTotals `json:"kernels"`
 	}
 	read("kernels.json", &kernels, false)
 	r.Kernels = kernels.Kernels
