@@ -70,7 +70,7 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool) {
 		Kernels []model.Kernel `json:"kernels"`
 	}
 	readJSON(t, run.Path(rundir.KernelsJSON), &ks)
-	devices, nccl := map[int]bool{}, map[int]float64{}
+	devices, nccl := map[model.DeviceID]bool{}, map[model.DeviceID]float64{}
 	for _, k := range ks.Kernels {
 		devices[k.Device] = true
 		if strings.Contains(strings.ToLower(k.Name), "nccl") {

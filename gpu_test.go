@@ -24,7 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
-	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
@@ -205,11 +204,11 @@ func checkBaseline(t *testing.T, run *rundir.Run, prov machine.Provenance, name 
 	cfg, err := config.Parse(run.Path(rundir.ConfigYAML))
 	require.NoError(t, err)
 	base := strings.ReplaceAll(prov.Selected.Name, " ", "-") + "-" + name
-	if _, err := os.Stat(filepath.Join(compare.DefaultDir, base+".json")); err != nil && !updating() {
-		t.Logf("no baseline %s/%s.json for this GPU: record one with -update", compare.DefaultDir, base)
+	if _, err := os.Stat(filepath.Join(deepproftest.BaselineDir, base+".json")); err != nil && !updating() {
+		t.Logf("no baseline %s/%s.json for this GPU: record one with -update", deepproftest.BaselineDir, base)
 		return
 	}
-	compare.Check(t, base, run.Dir, cfg.Baseline)
+	deepproftest.CheckBaseline(t, base, run.Dir, cfg.Baseline)
 }
 
 func updating() bool {
