@@ -57,7 +57,7 @@ type Baseline struct {
 	RunID   string            `json:"run_id"`
 	Model   string            `json:"model,omitempty"`
 	Device  string            `json:"device,omitempty"`
-	Stages  []BaselineStage   `json:"stages"`
+	Stages  []model.Stage     `json:"stages"`
 	Kernels Kernels           `json:"kernels"`
 	Regions []Region          `json:"regions"`
 	// RegionsEveryLaunch says Regions count every launch of the timing
@@ -68,12 +68,6 @@ type Baseline struct {
 	// Source is where it came from (a run directory or a baseline file),
 	// for reports; not written.
 	Source string `json:"-"`
-}
-
-// Stage is one stage's repeats, summarized (after a dropped warm-up).
-type BaselineStage struct {
-	Name string `json:"name"`
-	model.Summary
 }
 
 // Kernels are the run's top kernels by total time.
@@ -125,9 +119,9 @@ func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
 // kernels (all when top <= 0).
 func FromSummary(s *Summary, top int) *Baseline {
 	b := &Baseline{Format: Format, About: Fields, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
-		Stages: []BaselineStage{}, Regions: []Region{}}
+		Stages: []model.Stage{}, Regions: []Region{}}
 	for _, st := range s.Stages {
-		b.Stages = append(b.Stages, BaselineStage{Name: st.Name, Summary: st.Stat})
+		b.Stages = append(b.Stages, model.Stage{Name: st.Name, Summary: st.Summary})
 	}
 	ks := s.Kernels
 	if top > 0 && len(ks) > top {
@@ -150,7 +144,7 @@ func (b *Baseline) Summary() *Summary {
 		s.EveryLaunchRegions = b.Regions
 	}
 	for _, st := range b.Stages {
-		s.Stages = append(s.Stages, Stage{Name: st.Name, Stat: st.Summary})
+		s.Stages = append(s.Stages, st)
 	}
 	return s
 }

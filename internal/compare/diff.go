@@ -288,14 +288,14 @@ func (r *Result) compareStages(a, b *Summary) {
 	find := func(s *Summary, name string) *model.Summary {
 		for i := range s.Stages {
 			if s.Stages[i].Name == name {
-				st := s.Stages[i].Stat
+				st := s.Stages[i].Summary
 				return &st
 			}
 		}
 		return nil
 	}
 	var names []string
-	for _, s := range [][]Stage{a.Stages, b.Stages} {
+	for _, s := range [][]model.Stage{a.Stages, b.Stages} {
 		for _, st := range s {
 			if !slices.Contains(names, st.Name) {
 				names = append(names, st.Name)

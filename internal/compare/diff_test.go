@@ -248,8 +248,8 @@ func TestCompareMissingKernels(t *testing.T) {
 	assert.Contains(t, md.String(), "Not compared: B has no ")
 }
 
-func stage(name string, ms ...float64) compare.Stage {
-	return compare.Stage{Name: name, Repeats: ms, Stat: model.Summarize(ms)}
+func stage(name string, ms ...float64) model.Stage {
+	return model.NewStage(name, ms)
 }
 
 func TestCompareStages(t *testing.T) {
@@ -270,7 +270,7 @@ func TestCompareStages(t *testing.T) {
 	th := compare.Uniform(0.05)
 	for _, c := range []struct {
 		name string
-		a, b compare.Stage
+		a, b model.Stage
 		want compare.Verdict
 	}{
 		{"same", stage("decode", warm...), stage("decode", warm...), compare.Unchanged},
@@ -286,7 +286,7 @@ func TestCompareStages(t *testing.T) {
 		{"only in B", stage("prefill", 1), stage("decode", 1), compare.Reported},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := compare.Compare(&compare.Summary{Stages: []compare.Stage{c.a}}, &compare.Summary{Stages: []compare.Stage{c.b}}, th)
+			r := compare.Compare(&compare.Summary{Stages: []model.Stage{c.a}}, &compare.Summary{Stages: []model.Stage{c.b}}, th)
 			got := r.Stages[len(r.Stages)-1]
 			assert.Equal(t, c.want, got.Verdict)
 			assert.Equal(t, c.want == compare.Regression, r.Regression)

@@ -146,8 +146,8 @@ func FuzzSummaryStages(f *testing.F) {
 				t.Fatalf("stage %q read twice", g.Name)
 			}
 			seen[g.Name] = true
-			finite(t, "stage "+g.Name+" mean", g.Stat.MeanMS)
-			finite(t, "stage "+g.Name+" sd", g.Stat.SDMS)
+			finite(t, "stage "+g.Name+" mean", g.MeanMS)
+			finite(t, "stage "+g.Name+" sd", g.SDMS)
 		}
 		stagesRoundTrip(t, &st, writeSummary(t, nil, nil, &st))
 	})
@@ -216,7 +216,7 @@ func writeSummary(t *testing.T, regs []compare.Region, m *compare.MFU, st *compa
 		s.MFU.Model, s.MFU.Prefill, s.MFU.Decode = m.Model, m.Prefill, m.Decode
 	}
 	for _, g := range st.Stages {
-		s.Stages.Rows = append(s.Stages.Rows, summary.Stage{Name: g.Name, MS: g.Repeats, MeanMS: g.Stat.MeanMS, SDMS: g.Stat.SDMS, N: g.Stat.N})
+		s.Stages.Rows = append(s.Stages.Rows, summary.Stage{Name: g.Name, MS: g.Repeats, MeanMS: g.MeanMS, SDMS: g.SDMS, N: g.N})
 	}
 	s.Environment.GPU = st.Device
 	if st.Model != "" {

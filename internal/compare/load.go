@@ -44,7 +44,7 @@ type Summary struct {
 	Model  string // the workload's model name, "" when unknown
 	Device string // the GPU's name, "" when unknown
 
-	Stages  []Stage              // in the order prefill, decode, then by name
+	Stages  []model.Stage        // in the order prefill, decode, then by name
 	Kernels []model.KernelTotals // as listed, by total time descending
 	// KernelMS is the summed time of every kernel the run listed (before a
 	// baseline's top-N cut): the "A's kernel time" of the appeared rule.
@@ -66,13 +66,6 @@ type Summary struct {
 	// manifest: the run is not complete, or a file compared is partial or
 	// stale. deepprof diff and baseline refuse such a run unless asked.
 	Unsound []string
-}
-
-// Stage is one stage of the workload report.
-type Stage struct {
-	Name    string
-	Repeats []float64     // as reported; nil when read from a baseline
-	Stat    model.Summary // after the warm-up rule
 }
 
 // Region is one region of the regions report's aggregate.
@@ -236,7 +229,7 @@ func (s *Summary) readStage1(data []byte, name string) error {
 	}
 	for _, n := range SortStages(keys(rep.Stages)) {
 		ms := rep.Stages[n].MS
-		s.Stages = append(s.Stages, Stage{Name: n, Repeats: ms, Stat: model.Summarize(ms)})
+		s.Stages = append(s.Stages, model.NewStage(n, ms))
 	}
 	return nil
 }
@@ -427,7 +420,7 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 		byName[r.Name] = r.MS
 	}
 	for _, n := range SortStages(names) {
-		s.Stages = append(s.Stages, Stage{Name: n, Repeats: byName[n], Stat: model.Summarize(byName[n])})
+		s.Stages = append(s.Stages, model.NewStage(n, byName[n]))
 	}
 	s.Missing = slices.DeleteFunc(s.Missing, func(m Missing) bool { return m.Part == PartStages })
 	s.Read = append(s.Read, rundir.SummaryJSON+" (stages)")

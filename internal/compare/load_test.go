@@ -47,7 +47,7 @@ func TestLoadRecordedRuns(t *testing.T) {
 			for _, st := range s.Stages {
 				names = append(names, st.Name)
 				assert.Equal(t, rec.Stages[st.Name], st.Repeats, st.Name)
-				assert.Equal(t, model.Summarize(st.Repeats), st.Stat, st.Name)
+				assert.Equal(t, model.Summarize(st.Repeats), st.Summary, st.Name)
 			}
 			// prefill, then its sub-stages, then decode and its sub-stages,
 			// then other stages by name.
@@ -85,16 +85,16 @@ func TestLoadWarmupDropped(t *testing.T) {
 	want := rec.Stages["decode"]
 	require.GreaterOrEqual(t, len(want), 3, "the rule needs 3 repeats")
 	assert.Len(t, dec.Repeats, len(want))
-	assert.Equal(t, len(want)-1, dec.Stat.N, "the slow first decode repeat is dropped as warm-up")
-	require.NotNil(t, dec.Stat.WarmupMS)
-	assert.Equal(t, dec.Repeats[0], *dec.Stat.WarmupMS)
-	assert.InDelta(t, 10*want[0], *dec.Stat.WarmupMS, 1e-9)
+	assert.Equal(t, len(want)-1, dec.N, "the slow first decode repeat is dropped as warm-up")
+	require.NotNil(t, dec.WarmupMS)
+	assert.Equal(t, dec.Repeats[0], *dec.WarmupMS)
+	assert.InDelta(t, 10*want[0], *dec.WarmupMS, 1e-9)
 	var sum float64
 	for _, v := range want[1:] {
 		sum += v
 	}
-	assert.InDelta(t, sum/float64(len(want)-1), dec.Stat.MeanMS, 1e-9, "the mean of the others")
-	assert.Equal(t, s.Stages[0].Stat, model.Summarize(rec.Stages["prefill"]), "prefill untouched")
+	assert.InDelta(t, sum/float64(len(want)-1), dec.MeanMS, 1e-9, "the mean of the others")
+	assert.Equal(t, s.Stages[0].Summary, model.Summarize(rec.Stages["prefill"]), "prefill untouched")
 }
 
 func TestLoadMissing(t *testing.T) {
@@ -240,7 +240,7 @@ func TestLoadProgramWithoutReport(t *testing.T) {
 		mean[r.Name] = r.MeanMS
 	}
 	for _, st := range s.Stages {
-		assert.Equal(t, mean[st.Name], st.Stat.MeanMS, "one statistic: %s", st.Name)
+		assert.Equal(t, mean[st.Name], st.MeanMS, "one statistic: %s", st.Name)
 	}
 	assert.Equal(t, sum.Environment.GPU, s.Device)
 
