@@ -1,23 +1,6 @@
-// Package csvscan splits CSV into records and fields fast enough to stream
-// multi-gigabyte profiler exports, with the line number of every record.
-//
-// It reads quotes the way encoding/csv does with LazyQuotes: a quote inside a
-// quoted field that is not doubled and not followed by a comma or a line end
-// is taken literally. Nsight Compute needs that: it writes NVTX range names
-// holding quotes without doubling them (fixtures/ncu/cuda-nvtx-domains). It
-// is stricter than LazyQuotes in one place: a quoted field still open at the
-// end of input is an error (a cut file), not a field.
-//
-// A record's end is found by walking its fields (one vectorized search for
-// the closing quote per field); Fields then hands out slices of the record
-// without copying, except for fields that hold escaped quotes or CRLF. Fields
-// alias the scanner's buffer and are valid until the next call to Next.
-//
-// A fuzz test holds it to encoding/csv: input that encoding/csv reads without
-// LazyQuotes is read the same here, and what is read here is read the same
-// by encoding/csv with LazyQuotes. A byte-order mark at the very start is
-// skipped. It is not a general CSV library: no other separators, no comments,
-// no writer.
+// A CSV scanner for multi-gigabyte exports (see the package
+// documentation, "CSV").
+
 package input
 
 import (
