@@ -326,7 +326,7 @@ func (r *Result) compareStages(a, b *Summary) {
 }
 
 // collectives is the rule that says a kernel is a collective: package
-// classify's default table, as the timeline's communication split.
+// kernels' default table, as the timeline's communication split.
 var collectives = kernels.Default()
 
 type kernelKey struct {
@@ -513,8 +513,8 @@ func (r *Result) compareMFU(a, b *Summary) {
 }
 
 // sameCause is the stage whose change an MFU row of scope (model, prefill,
-// decode) restates with verdict v: a stage of that phase (package
-// phase's default names; for the model, either phase) with the opposite
+// decode) restates with verdict v: a stage of that phase
+// (model.DefaultPhases; for the model, either phase) with the opposite
 // verdict on time (slower is lower MFU). "" when none.
 func (r *Result) sameCause(scope string, v Verdict) string {
 	if v != Regression && v != Improvement {

@@ -37,7 +37,7 @@ var partFiles = map[string]string{
 }
 
 // Summary is the numbers of one run that a comparison looks at: read from a
-// run directory by Load, or from a baseline file (package baseline).
+// run directory by Load, or from a baseline file (Baseline.Summary).
 type Summary struct {
 	Source string // the run directory or baseline file
 	RunID  string
