@@ -19,7 +19,7 @@ import (
 // launcher, so each rank is a process of the run: stage 1, the CUPTI
 // timeline (the library is in every rank) and the oracle alike. The deep
 // pass is one ncu per rank, started in each rank by a wrapper the session
-// writes (package ranks), each writing its own report under MAIN/ncu/ranks/;
+// writes (Script, Exec), each writing its own report under MAIN/ncu/ranks/;
 // never one ncu around the launcher, which fails at the first collective
 // (fixtures/logs/ncu-one-ncu-over-torchrun-nccl.txt). The collectives are
 // left out of it (withoutCollectives). workload.launcher.deep_pass says

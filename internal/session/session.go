@@ -35,7 +35,7 @@ type Session struct {
 	Runner     Runner
 	Ncu        string // path of ncu
 	// Nsys is the path of nsys; "" lets the session look for it (nsys.path,
-	// else tools.Find on ToolEnv) when timeline.tool is auto or nsys. Found,
+	// else machine.Find on ToolEnv) when timeline.tool is auto or nsys. Found,
 	// it is run with --version: an nsys whose version does not parse is not
 	// used.
 	Nsys string
@@ -103,7 +103,7 @@ func (st Step) Name() string {
 const timingMetric = model.DurationMetric
 
 // includes turns the configured NVTX range paths (nvtx.include or
-// nvtx.exclude) into ncu filter expressions: nvtx.Include, levels written
+// nvtx.exclude) into ncu filter expressions: model.Include, levels written
 // without a domain being in nvtx.domain. A path ncu cannot take (levels of
 // two domains, an empty level) is an error naming its key; plan checks them
 // before any step is made.
