@@ -34,7 +34,7 @@ type Config struct {
 	Regions  Regions     `koanf:"regions" yaml:"regions"`
 	Report   Report      `koanf:"report" yaml:"report"`
 	// Baseline are the tolerances of performance baselines
-	// (golden/perf/*.json, package baseline), in percent.
+	// (golden/perf/*.json, package compare), in percent.
 	Baseline model.Tolerances `koanf:"baseline" yaml:"baseline"`
 
 	// Sources are what was composed, in order: "defaults" (Default), each
@@ -158,7 +158,7 @@ type Model struct {
 // NVTX selects the NVTX push/pop ranges profiled. Include and Exclude are
 // range paths as region reports write them ("decode_all", "prefill/layer0",
 // "LLM@decode_all" for a named domain; levels without one are in Domain),
-// turned into --nvtx-include/--nvtx-exclude by nvtx.Include.
+// turned into --nvtx-include/--nvtx-exclude by model.Include.
 type NVTX struct {
 	Domain  string   `koanf:"domain" yaml:"domain"`
 	Include []string `koanf:"include" yaml:"include"`
@@ -233,7 +233,7 @@ type Regions struct {
 type Report struct {
 	TopN int `koanf:"top_n" yaml:"top_n"`
 	// Categories are the kernel categories, "name=regex", first match
-	// wins (package classify; default classify.DefaultSpecs).
+	// wins (package kernels; default kernels.DefaultSpecs).
 	Categories []string `koanf:"categories" yaml:"categories"`
 	// BoundThresholdPct is the Speed Of Light throughput under which a
 	// kernel is latency-bound.

@@ -21,9 +21,9 @@ import (
 )
 
 // Recordings every reader test (and the fuzzer's seeds) runs on. The
-// synthetic ones are written by cuptitest (TestSyntheticRecordings keeps
-// them in step with it); the real ones were written by harness/cuptilib on
-// an H100 (fixtures/README.md says how each was made).
+// synthetic ones are written by package synth (TestSyntheticRecordings
+// keeps them in step with it); the real ones were written by deepprof's
+// CUPTI library on an H100 (fixtures/README.md says how each was made).
 var recordings = []struct {
 	name, path string
 	canonical  bool // written by cupti.Writer: write(read(x)) == x byte for byte

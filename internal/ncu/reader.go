@@ -120,13 +120,13 @@ func (r *Reader) ToolLines() []string { return r.toolLines }
 // Launches is the number of launches returned so far.
 func (r *Reader) Launches() int { return r.launches }
 
-// Record is the current record: a *Launch or a *SyntaxError. A Launch may be
+// Record is the current record: a *model.Launch or a *model.SyntaxError. A Launch may be
 // reused by the next call to Scan only through its interned strings; the
 // struct itself is new each time.
 func (r *Reader) Record() Record { return r.rec }
 
-// Err is the error that ended the read: an I/O error, or a *SyntaxError for an
-// input that cannot be read at all. It is nil at a clean end of input.
+// Err is the error that ended the read: an I/O error, or a
+// *model.SyntaxError for an input that cannot be read at all. It is nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
 
 func (r *Reader) syntax(line int, format string, args ...any) *model.SyntaxError {

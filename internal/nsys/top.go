@@ -3,7 +3,7 @@ package nsys
 import "github.com/llm-perf-opt/deepprof/internal/model"
 
 // TopN returns the n kernels with the largest total time (all of them when
-// n <= 0) as kernels.Record rows, sorted as package kernels sorts (total
+// n <= 0) as model.Kernel rows, sorted as model.SortKernels sorts (total
 // descending, ties by name). Rows with the same name are summed into one, as
 // the kernels.json contract has one row per name and device.
 //
