@@ -386,8 +386,6 @@ func (s *Summary) readRegions(data []byte, name string) error {
 	return nil
 }
 
-// readSummaryRegions reads summary.json's regions when they are not a
-// sample (the stakeholder summary counts every launch of the timing pass).
 // readSummaryStages takes the stages of summary.json (a program's NVTX
 // ranges, when it wrote no workload report) in place of the missing
 // stage1/report.json, with the model and GPU the summary names.
@@ -448,6 +446,8 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 	return nil
 }
 
+// readSummaryRegions reads summary.json's regions when they are not a
+// sample (the stakeholder summary counts every launch of the timing pass).
 func readSummaryRegions(data []byte, name string) ([]Region, error) {
 	var doc struct {
 		Regions *struct {
