@@ -1,4 +1,4 @@
-// Package compare says whether run B regressed from run A, or from a baseline.
+// Package compare says whether run B regressed from run A or a baseline.
 //
 // Compare takes two runs, B against A: per-stage wall times
 // (stage1/report.json, one number per repeat), kernel totals matched by

@@ -1,4 +1,4 @@
-// Package config loads a session's settings: profiles, overrides, validation.
+// Package config loads a session's settings: profiles, overrides, checks.
 //
 // The settings of a Stage 2 profiling session are YAML profiles from
 // profiles/ composed in order, then key=value overrides from the command

@@ -1,4 +1,4 @@
-// Package kernels says what each kernel is: its category, its bound, ncu's rules.
+// Package kernels says what a kernel is: its category, bound, ncu's rules.
 //
 // It holds what the stakeholder report says about each kernel beyond its
 // time: its category (GEMM, attention, normalization, ...), from its name;

@@ -1,4 +1,4 @@
-// Package machine is the GPU a session profiles, its peaks, and the profilers.
+// Package machine is the GPU a session profiles, its peaks, the profilers.
 //
 // It says which GPU a session profiles and records what that GPU and its
 // driver were (the provenance written to env.json), gives the GPU's

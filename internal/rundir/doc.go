@@ -1,4 +1,4 @@
-// Package rundir is the run directory (MAIN): its layout, manifest and writes.
+// Package rundir is the run directory (MAIN): layout, manifest, writes.
 //
 // It holds the one registry of a run directory's files with their kinds
 // (raw tool output, log, provenance, derived, the index; layout.go), the

@@ -1,4 +1,4 @@
-// Package workload is what a run says about itself: its report, oracle, env.
+// Package workload is what a run says of itself: report, oracle, env.
 //
 // It is the contract between deepprof and any workload: the argv and
 // environment a session runs it with (Spec, Phase and the Env* names: which
