@@ -50,8 +50,8 @@ func Coverage(sums []KernelSum, top []model.Kernel) float64 {
 	return min(part/all, 1)
 }
 
-// Table is the kernel table of a whole cuda_gpu_kern_sum export, as package
-// kernels makes one from ncu launches: every kernel (TopN(sums, 0)), the
+// Table is the kernel table of a whole cuda_gpu_kern_sum export, as
+// model.KernelAggregator makes one from ncu launches: every kernel (TopN(sums, 0)), the
 // launches (the summed Instances) and their summed time. nsys timed every
 // launch of the capture, so these are exact totals, not a sample. Rows read
 // from a :base summary make a table of kernel functions.
