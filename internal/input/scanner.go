@@ -109,9 +109,9 @@ func (s *Scanner) fill() bool {
 	}
 	// Read until the buffer is full (or the input ends): a pipe returns
 	// 64 KiB at a time, and a caller that rescans its record after each
-	// fill would otherwise take quadratic time on a long one (a 50 MB
-	// record from a pipe took 3.1 s against 0.35 s from a file). The buffer
-	// doubles, so each byte is rescanned O(log n) times.
+	// fill would otherwise take quadratic time on a long one
+	// (BenchmarkLongRecordPipe; docs/measurements.md). The buffer doubles,
+	// so each byte is rescanned O(log n) times.
 	got := false
 	for tries := 0; tries < 100 && s.end < len(s.buf); {
 		n, err := s.r.Read(s.buf[s.end:])

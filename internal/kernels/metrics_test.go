@@ -507,7 +507,7 @@ func TestMeasureLaunchSOLAndUnits(t *testing.T) {
 	}
 }
 
-// FuzzFromReader: no input panics FromReader, and a table it returns is
+// FuzzFromReader: no input panics MetricsFromReader, and a table it returns is
 // consistent. Seeded with the head of each recorded run's raw page.
 func FuzzFromReader(f *testing.F) {
 	for _, run := range recordedRuns {

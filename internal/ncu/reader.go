@@ -42,7 +42,8 @@ const maxToolLines = 200
 
 // What may precede the header: ncu's own lines and the program's output,
 // text lines. A longer line, a NUL byte or more in all is not an export
-// (deepprof kernels /dev/zero once grew to 2 GB): a positioned error.
+// (deepprof kernels /dev/zero, unbounded, grew without end): a positioned
+// error.
 const (
 	maxPreHeaderLine = 1 << 20
 	maxPreHeader     = 1 << 30

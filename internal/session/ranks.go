@@ -96,8 +96,8 @@ func (s *Session) rankProgress(run *rundir.Run, step string) {
 }
 
 // noCollectives is the deep pass's kernel filter when it has no top
-// kernels: every function but NCCL's (ncclDevKernel_*, ncclKernel_*), as
-// measured on 2 H200s (fixtures/README.md: 24 launches per rank in 29 s).
+// kernels: every function but NCCL's (ncclDevKernel_*, ncclKernel_*)
+// (tried on 2 GPUs: fixtures/README.md; docs/measurements.md).
 const noCollectives = "regex:^(?!nccl)"
 
 // rankConsoleLog is a one-rank deep pass's console (the ranks' output),
