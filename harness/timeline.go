@@ -106,7 +106,7 @@ func readCuptiRegions(run *rundir.Run, _ string, cfg Config) (*regions.Report, e
 }
 
 // isCommunication is the report's rule for a communication kernel: its
-// category (report.categories, else classify's table) is "communication".
+// category (report.categories, else package kernels' table) is "communication".
 func (c Config) isCommunication() func(kernel string) bool {
 	cats := c.Summary.Categories
 	if cats == nil {

@@ -78,7 +78,7 @@ func syntheticConfigs() map[string]synth.Config {
 }
 
 // TestSyntheticRecordings checks that the committed synthetic recordings are
-// what cuptitest writes (-update rewrites them).
+// what package synth writes (-update rewrites them).
 func TestSyntheticRecordings(t *testing.T) {
 	g := goldie.New(t, goldie.WithFixtureDir("testdata"), goldie.WithNameSuffix(""))
 	for name, c := range syntheticConfigs() {
@@ -413,7 +413,7 @@ func FuzzReader(f *testing.F) {
 }
 
 // BenchmarkReader reads a SYNTHETIC recording of 200,000 kernels (written by
-// cuptitest in memory, never committed).
+// package synth in memory, never committed).
 func BenchmarkReader(b *testing.B) {
 	c := synth.Small(9000)
 	c.PrefillKernels, c.DecodeSteps, c.StepKernels = 1000, 19_900, 10
