@@ -12,19 +12,21 @@
 // where in MAIN. Beside it are the preflight, the rank wrapper of a
 // multi-GPU workload and deepprof's CUPTI injection library (below).
 //
-// It renders nothing and reads no run back: rebuilding a run's reports is
+// It renders nothing and rebuilds no report: rebuilding a run's reports is
 // package harness's job, comparing runs package compare's.
 //
 // Decisions it makes on its own, each said in the plan or the manifest's
-// notes: the timeline comes from nsys when a usable one is found (its
-// version read; timeline.tool=auto), else from an ncu timing pass, and an
-// nsys that writes no report gives way to the ncu timing pass; the deep
-// pass filters on the function names of the timeline's top kernels (derived
-// from their demangled names); under ncu the workload runs once
-// (DEEPPROF_REPEATS=1); the timing pass always uses kernel replay; a deep
-// pass whose range or app-range replay ncu refuses runs again with kernel
-// replay, keeping the refused attempt's log as ncu/deep-range.log; an
-// interrupted session keeps what it did and says "interrupted during STEP".
+// notes: with timeline.tool=auto the timeline comes from nsys when a usable
+// one is found (its version read), else from deepprof's CUPTI library when
+// it can be built, else from an ncu timing pass, and an nsys that writes no
+// report gives way to the next of them; a multi-GPU workload needs the
+// CUPTI timeline; the deep pass filters on the function names of the
+// timeline's top kernels (derived from their demangled names); under ncu
+// the workload runs once (DEEPPROF_REPEATS=1); the timing pass always uses
+// kernel replay; a deep pass whose range or app-range replay ncu refuses
+// runs again with kernel replay, keeping the refused attempt's log as
+// ncu/deep-range.log; an interrupted session keeps what it did and says
+// "interrupted during STEP".
 // Each step (a StepID) has a deadline from workload.timeout, ncu.timeout or
 // nsys.timeout, by what runs it (Session.deadline; the dry run prints it);
 // a step that reaches it is stopped like an interrupted one, recorded as
