@@ -5,8 +5,12 @@
 // package deepproftest, the command cmd/deepprof; everything else is under
 // internal/. This package holds the default profiles (the YAML files under
 // profiles/, embedded so that the binary works from any directory) and the
-// top-level tests: export_test.go, regions_test.go, runs_test.go and
-// gpu_test.go (real sessions, behind the gpu build tag).
+// top-level tests: the recorded exports and runs through the readers and
+// the rebuild (export_test.go, regions_test.go, runs_test.go,
+// summary_test.go, report_html_test.go), the docs' commands
+// (docs_test.go), and real sessions behind the gpu build tag (gpu_test.go,
+// gpu_*_test.go). It holds no library code: docs/layout.md says where each
+// part is.
 package deepprof
 
 import (

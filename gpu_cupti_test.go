@@ -34,7 +34,7 @@ func TestStage2CUPTI(t *testing.T) {
 		// prompt, 32 new tokens.
 		// 11 repeats: the overhead is the median of 11 pairs of
 		// generates, recording on and paused (the machine's spread within
-		// a process reached 2x between generates on an H100).
+		// a process: docs/measurements.md, "CUPTI library overhead").
 		{name: "tiny-llama", overrides: []string{"workloads=tiny-llama", "workload.repeats=11",
 			"workload.argv=[scripts/workloads/hf_causal_lm.py, --prompt-tokens=64, --new-tokens=32, --warmup=1, --operators]"}},
 		{name: "gpt2", domain: "LLM", overrides: []string{"workloads=gpt2", "nvtx.domain=LLM"}},

@@ -29,10 +29,10 @@ func DefaultTolerances() Tolerances { return model.DefaultTolerances() }
 // directory (the package directory under go test).
 const BaselineDir = "golden/perf"
 
-// Checker checks runs against the baselines in a directory.
+// BaselineChecker checks runs against the baselines in a directory.
 type BaselineChecker struct {
-	Dir string // DefaultDir when ""
-	Top int    // kernels kept when writing a baseline; DefaultTop when 0
+	Dir string // BaselineDir when ""
+	Top int    // kernels kept when writing a baseline; the default, 20, when 0
 }
 
 // CheckBaseline compares the run directory runDir with the baseline

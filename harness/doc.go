@@ -1,4 +1,4 @@
-// Package harness is deepprof's library face: rebuild a run's reports, profile a program.
+// Package harness is deepprof's library face: it rebuilds a run's reports.
 //
 // Report (deepprof report MAIN) is the pipeline a reviewer follows top to
 // bottom: open the run directory, read its settings, Rebuild (choose each

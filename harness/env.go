@@ -13,7 +13,7 @@ func readEnv(run *rundir.Run) (*workload.EnvInfo, error) {
 	return workload.ReadEnvAt(run.Path(rundir.EnvJSON), rundir.EnvJSON)
 }
 
-// readRunFile reads a file of MAIN whole, up to bounded.MaxBytes.
+// readRunFile reads a file of MAIN whole, up to input.MaxBytes.
 func readRunFile(run *rundir.Run, rel string) ([]byte, error) {
 	return input.ReadFile(run.Path(rel))
 }

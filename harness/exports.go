@@ -194,7 +194,7 @@ func hasExport(run *rundir.Run, rel string) bool {
 }
 
 // rankFiles lists each rank's file named like rel that the run has
-// (artifacts.RankPath), by rank.
+// (rundir.RankPath), by rank.
 func rankFiles(run *rundir.Run, rel string) []string {
 	var out []string
 	for _, r := range rundir.Ranks(run.Dir) {

@@ -381,8 +381,8 @@ func timeSection(steps []rundir.StepTime) string {
 	return b.String()
 }
 
-// Report rebuilds every derived file of run as configured by cfg: the
-// session's last step.
+// RebuildRun rebuilds every derived file of run as configured by cfg: the
+// session's last step (session.Session.Report).
 func RebuildRun(run *rundir.Run, cfg *config.Config) error {
 	dc, err := ConfigFor(cfg)
 	if err != nil {

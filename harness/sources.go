@@ -102,7 +102,7 @@ func choose[T any](run *rundir.Run, list []source[T], none string) chosen[T] {
 	return chosen[T]{why: fmt.Sprintf("%s (%s)", none, strings.Join(paths, ", "))}
 }
 
-// Sources are the inputs of a rebuild, chosen once.
+// sources are the inputs of a rebuild, chosen once.
 type sources struct {
 	kernels chosen[*model.KernelTable]
 	regions chosen[*regions.Report]

@@ -18,7 +18,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
-// CuptiWhat is how the manifest and the summary name the CUPTI timeline as
+// cuptiWhat is how the manifest and the summary name the CUPTI timeline as
 // a source.
 const cuptiWhat = "the CUPTI timeline of the plain run, every launch"
 
@@ -44,7 +44,7 @@ type memo struct {
 	err error
 }
 
-// CuptiKernels is the kernel table of the run's CUPTI timeline: every launch
+// cuptiKernels is the kernel table of the run's CUPTI timeline: every launch
 // in the configured NVTX ranges, with each kernel's spread. The session
 // picks the deep pass's kernels from it, and kernels.md/json show it.
 func cuptiKernels(run *rundir.Run, cfg Config) (*model.KernelTable, error) {
@@ -106,7 +106,7 @@ func readCuptiRegions(run *rundir.Run, _ string, cfg Config) (*regions.Report, e
 }
 
 // isCommunication is the report's rule for a communication kernel: its
-// category (report.categories, else classify's table) is "communication".
+// category (report.categories, else package kernels' table) is "communication".
 func (c Config) isCommunication() func(kernel string) bool {
 	cats := c.Summary.Categories
 	if cats == nil {
@@ -159,13 +159,13 @@ func writeTimeline(run *rundir.Run, cfg Config, tab *model.KernelTable, reg *reg
 	return ph, errors.Join(errs...)
 }
 
-// NestedPhaseDepth is how deep timeline/phases.json and the summary go
+// nestedPhaseDepth is how deep timeline/phases.json and the summary go
 // inside the phases: a decode step, a vision encoder inside prefill, each
 // with its GPU busy and idle time.
 const nestedPhaseDepth = 3
 
 // OracleCheck is timeline/oracle-check.json: the CUPTI timeline against
-// the oracle's figures, row by row (package oracle has the rule).
+// the oracle's figures, row by row (workload.Check has the rule).
 type OracleCheck struct {
 	Oracle string         `json:"oracle"` // the oracle's file
 	Tool   string         `json:"tool"`
@@ -210,7 +210,7 @@ func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Repor
 	for _, p := range f.Phases {
 		phases[model.Range{Domain: f.Domain, Name: p.Range}] = true
 	}
-	ns := map[string]float64{} // summed in ns, as package kernels does
+	ns := map[string]float64{} // summed in ns, as model.KernelAggregator does
 	for l := range tl.Launches() {
 		if l.NVTX == nil || len(l.NVTX.Levels) == 0 || !phases[l.NVTX.Levels[0]] || !l.Duration.Valid {
 			continue
@@ -242,7 +242,7 @@ func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Repor
 // collective figures.
 func collectives(m *workload.Measured, tl *timeline.Timeline, phases map[model.Range]bool, isCommunication func(string) bool) {
 	comm := map[string]bool{}
-	ns := map[model.DeviceID]float64{} // summed in ns, as the kernel table does
+	ns := map[model.DeviceID]float64{} // summed in ns, as model.KernelAggregator does
 	m.Collectives = map[model.DeviceID]workload.OraclePhase{}
 	m.CollectiveCalls = map[model.DeviceID]map[string][]float64{}
 	m.CollectiveNames = map[string]bool{}
@@ -279,7 +279,7 @@ func collectives(m *workload.Measured, tl *timeline.Timeline, phases map[model.R
 	}
 }
 
-// Overhead is what the CUPTI library cost the workload, measured two ways.
+// overhead is what the CUPTI library cost the workload, measured two ways.
 // InProcess is the measure: the workload's repeats alternating, in the one
 // process the library records, between recording on and paused (the
 // workload report's "overhead"; only a workload that uses the library's
@@ -301,9 +301,9 @@ type overhead struct {
 	Reference *inProcessOverhead
 }
 
-// InProcessOverhead is a profiler's cost measured in one process: repeats
+// inProcessOverhead is a profiler's cost measured in one process: repeats
 // with the profiler on and off, alternating; the figure is the median of
-// the pairs' ratios (stats.PairedRatio), the medians of each side are shown
+// the pairs' ratios (model.PairedRatio), the medians of each side are shown
 // beside it.
 type inProcessOverhead struct {
 	OnMS, OffMS float64
@@ -523,7 +523,7 @@ func readCuptiStages(run *rundir.Run, _ string, cfg Config) (*workload.Report, e
 
 // poolProcesses sets the stages' MS from their processes' instances. One
 // process: its instances are the stage's, no split to show. Several: the
-// stage pools each process's instances but its warm-up (stats.WarmupRule,
+// stage pools each process's instances but its warm-up (model.WarmupRule,
 // process by process: laid end to end, the rule would see only the first
 // process's), which the process's own row keeps.
 func poolProcesses(rep *workload.Report) {
@@ -544,13 +544,13 @@ func poolProcesses(rep *workload.Report) {
 	}
 }
 
-// NoNVTXHint is what a run of a program with no NVTX range says.
+// noNVTXHint is what a run of a program with no NVTX range says.
 const noNVTXHint = "the program opened no NVTX range, so there are no stages to time: mark its phases with NVTX ranges (" + noNVTXHowTo + ")"
 
-// NoNVTXHowTo says how to mark a program's phases.
+// noNVTXHowTo says how to mark a program's phases.
 const noNVTXHowTo = model.HowToMark
 
-// ProcessesOf is the CUPTI timeline's TopProcesses for the top kernels'
+// processesOf is the CUPTI timeline's TopProcesses for the top kernels'
 // functions.
 func processesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, error) {
 	tl, err := Config{}.loadTimeline(run)
@@ -560,7 +560,7 @@ func processesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, er
 	return tl.TopProcesses(functions), nil
 }
 
-// TopRanges are the CUPTI timeline's outermost ranges in domain
+// topRanges are the CUPTI timeline's outermost ranges in domain
 // (Timeline.TopRanges).
 func topRanges(run *rundir.Run, domain string) ([]string, error) {
 	tl, err := Config{}.loadTimeline(run)

@@ -24,7 +24,7 @@ const (
 
 // TestDiffBaselineGoldens runs deepprof diff and deepprof baseline as main
 // would, on the recorded runs and on SYNTHETIC copies of them (made by
-// difftest, named synthetic-...), and compares both streams and the exit
+// synth.Run, named synthetic-...), and compares both streams and the exit
 // status with golden/cli/diff-* and baseline-*. The synthetic runs' temporary
 // directory prints as TMP.
 // Regenerate with: go test ./cmd/deepprof -run TestDiffBaselineGoldens -update

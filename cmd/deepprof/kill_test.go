@@ -21,8 +21,9 @@ import (
 // TestReportKilled (issue 16): deepprof report killed with SIGKILL at
 // seeded random points, then run again, leaves every file of the run
 // byte-identical to an uninterrupted rebuild (manifest.json but for its
-// rebuilt time) and no temporary file behind. The recorded run is cupti-tiny-llama: a CUPTI timeline, ncu
-// exports, regions and charts, about 0.25 s to rebuild.
+// rebuilt time) and no temporary file behind. The recorded run is
+// cupti-tiny-llama: a CUPTI timeline, ncu exports, regions and charts,
+// and quick to rebuild.
 func TestReportKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real processes: about 10 s")

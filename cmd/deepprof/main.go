@@ -1,8 +1,3 @@
-// Command deepprof turns Nsight Compute exports into kernel tables and reports.
-//
-//	deepprof kernels [--top N] [--format md|json] FILE|-
-//
-// Run "deepprof help" for every command.
 package main
 
 import (

@@ -11,7 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// runMerge is deepprof merge: package merge copies the nodes' raw outputs
+// runMerge is deepprof merge: rundir.Make copies the nodes' raw outputs
 // into a new run directory, and the rebuild of deepprof report makes its
 // derived files.
 func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {

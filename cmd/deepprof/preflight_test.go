@@ -19,7 +19,7 @@ import (
 const ncuVersionOutput = "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n"
 
 // fakePreflight makes the in-process commands see the machine of issue 12,
-// whatever machine the tests run on: NVML without its library (gpu.Collect's
+// whatever machine the tests run on: NVML without its library (machine.Collect's
 // real error path), an ncu that prints its recorded version, the workload's
 // files present, and a python3 without torch (its recorded output). It
 // restores the real probes when the test ends.

@@ -60,7 +60,7 @@ func TestScripts(t *testing.T) {
 //	synthetic no-nvtx RECORDED OUT    the recording without its NVTX records
 //	synthetic no-activity RECORDED OUT its header, notes and end line only
 //
-// (cuptitest.WithoutNVTX, WithoutActivity): program shapes no recording was
+// (synth.WithoutNVTX, WithoutActivity): program shapes no recording was
 // made of, made at test time so that no fixture is edited.
 func synthetic(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
@@ -132,9 +132,9 @@ func fakeNcu() {
 	}
 }
 
-// fakeNsys behaves like nsys on recorded output (nsystest.Fake): with
+// fakeNsys behaves like nsys on recorded output (synth.Fake): with
 // $FAKE_NSYS_KERN_SUM, a usable nsys whose stats replay that recorded
-// kernel summary (nvtx_sum: nsystest.SyntheticNVTXSum); with
+// kernel summary (nvtx_sum: synth.SyntheticNVTXSum); with
 // $FAKE_NSYS_NO_REPORT_LOG, the nsys of that recorded log, which exits 0
 // and writes no report. `nsys profile` runs the workload (the fake python3),
 // so its output shows the phase. With neither set it is no usable nsys:

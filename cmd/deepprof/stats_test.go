@@ -15,7 +15,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
-// TestOneStatistic is DESIGN.md's "one statistic" contract: for the same
+// TestOneStatistic is the "one statistic" contract (docs/development.md,
+// "Regression gates"; docs/run-directory.md, the summary): for the same
 // run, the stakeholder summary (summary.json's stages.rows[].mean_ms, as
 // deepprof report rebuilds it), deepprof baseline (stages[].mean_ms) and
 // deepprof diff (stages[].a.mean_ms) give each stage the same mean, sd and

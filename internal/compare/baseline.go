@@ -1,18 +1,6 @@
-// Package baseline keeps a run's performance as a golden file: the numbers
-// that matter (per-stage mean, sd and repeats; the top kernels' totals;
-// region totals; MFU) in a small JSON file, written by deepprof baseline or
-// by Check under -update, and compared with a later run within tolerances.
-//
-// A comparison is package diff's, with the same verdict rule (see its
-// documentation): a move counts when it exceeds the tolerance and, for a
-// stage with repeats, Welch's t-test finds it significant. The file keeps
-// each stage's mean, standard deviation and count, which is all the test
-// needs, and only the top kernels, so a kernel under the cut in one run may
-// show as "entered list" or "left list" in a comparison, never as a
-// regression.
-//
-// It does not run anything and knows nothing of where profiles keep their
-// tolerances: callers pass a Tolerances.
+// Baselines: a run's performance kept as a golden file (see the package
+// documentation, "Baselines").
+
 package compare
 
 import (
@@ -256,14 +244,15 @@ func positioned(name string, data []byte, err error) error {
 	return fmt.Errorf("%s:%d: %w", name, input.Line(data, off), err)
 }
 
-// Tolerances are how far a run may move from its baseline before Check
+// Tolerances are how far a run may move from its baseline before a check
 // fails, in percent of the baseline, per part; a zero field takes the
-// default (10%). They live in package tolerance, which package config can
-// import without pulling in this package's dependencies.
+// default (10%). They live in package model (model.Tolerances), which
+// package config can import without pulling in this package's
+// dependencies.
 
-// Compare compares a run (B, from FromRun) with its baseline (A) within the
-// tolerances. The result's MovedMarkdown is the table of what moved; its
-// Regression says whether anything moved beyond them the wrong way.
+// CompareBaseline compares a run (B, from FromRun) with its baseline (A)
+// within the tolerances. render.MovedMarkdown writes the table of what
+// moved; the result's Regression says whether anything moved beyond them the wrong way.
 func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*Result, error) {
 	th, err := tol.Thresholds()
 	if err != nil {

@@ -326,7 +326,7 @@ func (r *Result) compareStages(a, b *Summary) {
 }
 
 // collectives is the rule that says a kernel is a collective: package
-// classify's default table, as the timeline's communication split.
+// kernels' default table, as the timeline's communication split.
 var collectives = kernels.Default()
 
 type kernelKey struct {
@@ -372,8 +372,9 @@ func (r *Result) compareKernels(a, b *Summary) {
 		if row.Verdict != Unchanged && collectives.Of(ka.Name) == kernels.Communication {
 			// A collective's kernel runs until the last rank joins it:
 			// its total holds this rank's wait for the others, which
-			// moved from 174.6 to 29.6 ms on one rank between two runs
-			// of the same 2-GPU workload (fixtures/runs/h200x2-tp2-*).
+			// moves a lot between two runs of the same 2-GPU workload
+			// (fixtures/runs/h200x2-tp2-*; docs/measurements.md,
+			// "Several GPUs").
 			row.Verdict = Reported
 			r.Notes = append(r.Notes, fmt.Sprintf("kernel %s (device %d) is a collective: %s → %s ms total (%s), reported, not judged: its time holds its rank's wait for the others, which moves between runs",
 				shown(ka.Name), ka.Device, model.FormatMS(ka.TotalMS), model.FormatMS(kb.TotalMS), pctText(row.DeltaPct)))
@@ -513,8 +514,8 @@ func (r *Result) compareMFU(a, b *Summary) {
 }
 
 // sameCause is the stage whose change an MFU row of scope (model, prefill,
-// decode) restates with verdict v: a stage of that phase (package
-// phase's default names; for the model, either phase) with the opposite
+// decode) restates with verdict v: a stage of that phase
+// (model.DefaultPhases; for the model, either phase) with the opposite
 // verdict on time (slower is lower MFU). "" when none.
 func (r *Result) sameCause(scope string, v Verdict) string {
 	if v != Regression && v != Improvement {

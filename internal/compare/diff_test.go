@@ -361,7 +361,7 @@ func TestResultJSON(t *testing.T) {
 }
 
 // TestCompareCollectiveReported: the 2-GPU recording's rank-1 all-reduce
-// made 50 % slower (SYNTHETIC, difftest.ScaleKernel) is reported, not a
+// made 50 % slower (SYNTHETIC, synth.ScaleKernel) is reported, not a
 // regression: a collective's time holds its rank's wait for the others.
 // A compute kernel slowed the same way still is one.
 func TestCompareCollectiveReported(t *testing.T) {

@@ -1,14 +1,20 @@
-// Package diff compares two profiling runs, B against A, and says whether B
-// regressed: per-stage wall times (stage1/report.json, one number per
-// repeat), kernel totals matched by kernel name and device (kernels.json),
-// NVTX region totals (ncu/regions/report.json's aggregate) and MFU
-// (summary.json, when a run has one). It is what deepprof diff prints and
-// what package baseline checks a run against.
+// Package compare says whether run B regressed from run A or a baseline.
+//
+// Compare takes two runs, B against A: per-stage wall times
+// (stage1/report.json, one number per repeat), kernel totals matched by
+// kernel name and device (kernels.json), NVTX region totals
+// (ncu/regions/report.json's aggregate) and MFU (summary.json, when a run
+// has one). It is what deepprof diff prints. A Baseline keeps a run's
+// performance as a golden file (deepprof baseline MAIN; golden/perf/*.json
+// in a test, written under -update), which deepprof diff takes as run A,
+// and CompareBaseline checks a later run against it within tolerances
+// (model.Tolerances), as deepproftest.BaselineChecker does in a test.
 //
 // It reads a run directory's contract files and nothing else: it does not
-// parse tool output (packages ncu, kernels, regions do), and rebuilds no
-// derived file (deepprof report does). A Result is typed data; Markdown and
-// JSON renderers sit beside it and add nothing to it.
+// parse tool output (packages ncu, kernels, regions do), rebuilds no
+// derived file (package harness does, deepprof report) and renders nothing
+// (package render writes a Result as Markdown; Result.JSON is its JSON).
+// A Result is typed data.
 //
 // # The verdict
 //
@@ -33,15 +39,14 @@
 // worth failing CI.
 //
 // Warm-up: a run whose workload does not warm up enough shows a slow first
-// repeat, one-time costs such as kernel selection (an earlier tiny-llama
-// recording's decode: 118.7, 11.1, 11.3 ms; the workload now warms up, and
-// tiny-llama's recording has none). Kept, it swamps the spread (sd 62 ms on
-// a mean of 47 ms), and no steady-state change could ever be significant.
+// repeat, one-time costs such as kernel selection (the recording that
+// showed it is in docs/measurements.md, "Why diff's statistics"). Kept, it
+// swamps the spread, and no steady-state change could ever be significant.
 // So when a stage has at least 3 repeats and its first is more than 1.5× the
 // median of the others, the first is dropped from the mean and the test, and
 // the report says so (the row's warm-up value). The rule is applied to each
 // run on its own; stage times compare steady states. The rule, the mean and
-// sd, and Welch's test are package stats's, the same that the stakeholder
+// sd, and Welch's test are package model's, the same that the stakeholder
 // summary's stage rows, tokens/s and MFU use: a stage has one mean
 // everywhere.
 //
@@ -70,4 +75,17 @@
 // unless it found a regression in what it could compare (then 1). A file that
 // exists but does not parse, or breaks its contract, is an error naming the
 // file and line.
+//
+// # Baselines
+//
+// A baseline keeps the numbers that matter (per-stage mean, sd and repeats;
+// the top kernels' totals; region totals; MFU) in a small JSON file,
+// deepprof-baseline/1, which says in itself what each field holds (Fields).
+// A check is a comparison as above, with the same verdict rule: a move
+// counts when it exceeds the tolerance and, for a stage with repeats,
+// Welch's t-test finds it significant. The file keeps each stage's mean,
+// standard deviation and count, which is all the test needs, and only the
+// top kernels, so a kernel under the cut in one run may show as "entered
+// list" or "left list", never as a regression. This package knows nothing
+// of where profiles keep their tolerances: callers pass them.
 package compare

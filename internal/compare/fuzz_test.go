@@ -51,8 +51,8 @@ func finite(t *testing.T, what string, v float64) {
 // Issue 16, item 7: diff's readers of a run's kernels.json, regions
 // report.json and summary.json under arbitrary input: no panic, no number
 // read that is not finite, and parse → write → parse is the identity: what
-// a reader takes, the writer of that file (report.KernelsJSON,
-// report.RegionsJSON, report.SummaryJSON) writes so that it reads back the
+// a reader takes, the writer of that file (render.KernelsJSON,
+// render.RegionsJSON, render.SummaryJSON) writes so that it reads back the
 // same. Seeds are the recorded runs' files.
 func FuzzLoaders(f *testing.F) {
 	seedRuns(f, "kernels.json", "ncu/regions/report.json", "summary.json")

@@ -37,7 +37,7 @@ var partFiles = map[string]string{
 }
 
 // Summary is the numbers of one run that a comparison looks at: read from a
-// run directory by Load, or from a baseline file (package baseline).
+// run directory by Load, or from a baseline file (Baseline.Summary).
 type Summary struct {
 	Source string // the run directory or baseline file
 	RunID  string
@@ -371,8 +371,6 @@ func (s *Summary) readRegions(data []byte, name string) error {
 	return nil
 }
 
-// readSummaryRegions reads summary.json's regions when they are not a
-// sample (the stakeholder summary counts every launch of the timing pass).
 // readSummaryStages takes the stages of summary.json (a program's NVTX
 // ranges, when it wrote no workload report) in place of the missing
 // stage1/report.json, with the model and GPU the summary names.
@@ -433,6 +431,8 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 	return nil
 }
 
+// readSummaryRegions reads summary.json's regions when they are not a
+// sample (the stakeholder summary counts every launch of the timing pass).
 func readSummaryRegions(data []byte, name string) ([]Region, error) {
 	var doc struct {
 		Regions *struct {

@@ -27,7 +27,7 @@ const (
 var recordedRuns = []string{tiny, llama, gpt2}
 
 // TestLoadRecordedRuns checks Load against what each recorded run's files
-// say (read apart, by difftest.Read): no number of a recording is typed here.
+// say (read apart, by synth.Read): no number of a recording is typed here.
 func TestLoadRecordedRuns(t *testing.T) {
 	for _, run := range recordedRuns {
 		t.Run(filepath.Base(run), func(t *testing.T) {

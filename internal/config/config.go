@@ -34,7 +34,7 @@ type Config struct {
 	Regions  Regions     `koanf:"regions" yaml:"regions"`
 	Report   Report      `koanf:"report" yaml:"report"`
 	// Baseline are the tolerances of performance baselines
-	// (golden/perf/*.json, package baseline), in percent.
+	// (golden/perf/*.json, package compare), in percent.
 	Baseline model.Tolerances `koanf:"baseline" yaml:"baseline"`
 
 	// Sources are what was composed, in order: "defaults" (Default), each
@@ -107,9 +107,9 @@ type Launcher struct {
 	// DeepPass is how the ranks meet ncu: "one_at_a_time" (the default),
 	// one deep pass per rank with ncu in that rank alone while the others
 	// run plain, or "lockstep", one ncu in every rank at once, which can
-	// deadlock: on 2 H100s (2026-11-25) both ranks stopped after 87 profiled
-	// launches and never went on (ncu.timeout ended it at 230 s), where one
-	// rank at a time profiled 101 launches in 97.9 s.
+	// deadlock: both ranks stop profiling and never go on until ncu.timeout
+	// ends them (fixtures/logs/h100x2-lockstep-deadlock; docs/measurements.md,
+	// "Several GPUs").
 	DeepPass string `koanf:"deep_pass" yaml:"deep_pass"`
 }
 
@@ -158,7 +158,7 @@ type Model struct {
 // NVTX selects the NVTX push/pop ranges profiled. Include and Exclude are
 // range paths as region reports write them ("decode_all", "prefill/layer0",
 // "LLM@decode_all" for a named domain; levels without one are in Domain),
-// turned into --nvtx-include/--nvtx-exclude by nvtx.Include.
+// turned into --nvtx-include/--nvtx-exclude by model.Include.
 type NVTX struct {
 	Domain  string   `koanf:"domain" yaml:"domain"`
 	Include []string `koanf:"include" yaml:"include"`
@@ -181,10 +181,11 @@ type Timeline struct {
 	MaxKernels int     `koanf:"max_kernels" yaml:"max_kernels"`
 	// NCUClockControl and NCUCacheControl are the ncu timing pass's
 	// --clock-control (none, base) and --cache-control (none, all). none and
-	// none measure closest to the plain run: +15 % kernel time against
-	// CUPTI in the plain run, +35 % with ncu's own defaults, base and all
-	// (fixtures/logs/timing-fidelity-ncu-vs-cupti.txt). The deep pass keeps
-	// ncu's defaults: its metrics want locked clocks and cold caches.
+	// none measure closest to the plain run; ncu's own defaults (base and
+	// all) lengthen kernels more (fixtures/logs/timing-fidelity-ncu-vs-cupti.txt;
+	// the figures: docs/measurements.md, "The ncu timing pass"). The deep
+	// pass keeps ncu's defaults: its metrics want locked clocks and cold
+	// caches.
 	NCUClockControl string `koanf:"ncu_clock_control" yaml:"ncu_clock_control"`
 	NCUCacheControl string `koanf:"ncu_cache_control" yaml:"ncu_cache_control"`
 }
@@ -233,7 +234,7 @@ type Regions struct {
 type Report struct {
 	TopN int `koanf:"top_n" yaml:"top_n"`
 	// Categories are the kernel categories, "name=regex", first match
-	// wins (package classify; default classify.DefaultSpecs).
+	// wins (package kernels; default kernels.DefaultSpecs).
 	Categories []string `koanf:"categories" yaml:"categories"`
 	// BoundThresholdPct is the Speed Of Light throughput under which a
 	// kernel is latency-bound.
@@ -284,12 +285,11 @@ func Default() *Config {
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}, Timeout: "30m"},
 		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},
 		Report:  Report{TopN: 10, Categories: kernels.DefaultSpecs(), BoundThresholdPct: 60},
-		// Measured on leased H200s: tiny-llama's decode wall time (host
-		// bound) was 6.5 and 7.9 ms on one lease, 10.1 and 14.2 ms on
-		// another, while the timing pass's kernel and region totals stayed
-		// within 10%. So wall-clock stages (and MFU, made from them) only
-		// gate large regressions by default; tighten them on dedicated
-		// machines (baseline.stage_pct=10).
+		// A host-bound stage's wall time moves far more between leased
+		// machines than kernel and region totals do (docs/measurements.md,
+		// "From code comments"). So wall-clock stages (and MFU, made from
+		// them) only gate large regressions by default; tighten them on
+		// dedicated machines (baseline.stage_pct=10).
 		Baseline: model.Tolerances{StagePct: 150, KernelPct: 10, RegionPct: 10, MFUPct: 150},
 	}
 }

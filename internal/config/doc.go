@@ -1,7 +1,9 @@
-// Package config loads the settings of a Stage 2 profiling session: YAML
-// profiles from profiles/ composed in order, then key=value overrides from
-// the command line, checked against a typed schema (Config) and dumped as the
-// fully resolved config.yaml of a run.
+// Package config loads a session's settings: profiles, overrides, checks.
+//
+// The settings of a Stage 2 profiling session are YAML profiles from
+// profiles/ composed in order, then key=value overrides from the command
+// line, checked against a typed schema (Config) and dumped as the fully
+// resolved config.yaml of a run. A Config is plain data.
 //
 // Composition. Load reads each named profile (stage2 when none is named).
 // A profile may start with a Hydra-style list

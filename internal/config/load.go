@@ -57,7 +57,7 @@ type LoadOptions struct {
 }
 
 // embeddedPrefix marks a profile read from the binary's embedded defaults
-// (package profiles) in file names: config.yaml's sources, errors, and the
+// (deepprof.Profiles) in file names: config.yaml's sources, errors, and the
 // origin of each key.
 const embeddedPrefix = "(embedded) profiles/"
 

@@ -103,7 +103,7 @@ const (
 // SessionEnv are the environment variables the session sets for the
 // workload, each with what sets it: workload.env may not set them (the
 // session's value would silently win). They are package workload's and
-// package cuptilib's Env* names (TestSessionEnvIsComplete checks).
+// package session's Env* names (TestSessionEnvIsComplete checks).
 var SessionEnv = map[string]string{
 	"DEEPPROF_PHASE":        "the step being run",
 	"DEEPPROF_REPORT":       "the run directory",

@@ -1,11 +1,13 @@
-// Package cupti reads and writes deepprof's CUPTI record files, format
-// deepprof-cupti/1: one file per CUDA process, written by the injection
-// library (harness/cuptilib) into $DEEPPROF_CUPTI_DIR/cupti-<pid>.tsv. The
-// format is the shared contract between that C library and this package:
-// one record per '\n'-terminated line, fields separated by one TAB, string
-// fields escaped (\\ \t \n \r), integers in decimal, timestamps in CUPTI's
-// nanoseconds. The first line is a "#deepprof-cupti/1" header; the last, "E",
-// is written only when the process exits normally.
+// Package cupti reads and writes deepprof's CUPTI record files.
+//
+// The format, deepprof-cupti/1, has one file per CUDA process, written by
+// deepprof's CUPTI injection library (built and loaded by package session,
+// which documents each record) into $DEEPPROF_CUPTI_DIR/cupti-<pid>.tsv. It
+// is the shared contract between that C library and this package: one
+// record per '\n'-terminated line, fields separated by one TAB, string
+// fields escaped (\\ \t \n \r), integers in decimal, timestamps in
+// CUPTI's nanoseconds. The first line is a "#deepprof-cupti/1" header; the
+// last, "E", is written only when the process exits normally.
 //
 // The Reader streams (it holds one record at a time) and is shaped like
 // bufio.Scanner: NewReader, Scan, Record, Err. Gzip input is recognized by

@@ -21,9 +21,9 @@ import (
 )
 
 // Recordings every reader test (and the fuzzer's seeds) runs on. The
-// synthetic ones are written by cuptitest (TestSyntheticRecordings keeps
-// them in step with it); the real ones were written by harness/cuptilib on
-// an H100 (fixtures/README.md says how each was made).
+// synthetic ones are written by package synth (TestSyntheticRecordings
+// keeps them in step with it); the real ones were written by deepprof's
+// CUPTI library on an H100 (fixtures/README.md says how each was made).
 var recordings = []struct {
 	name, path string
 	canonical  bool // written by cupti.Writer: write(read(x)) == x byte for byte
@@ -78,7 +78,7 @@ func syntheticConfigs() map[string]synth.Config {
 }
 
 // TestSyntheticRecordings checks that the committed synthetic recordings are
-// what cuptitest writes (-update rewrites them).
+// what package synth writes (-update rewrites them).
 func TestSyntheticRecordings(t *testing.T) {
 	g := goldie.New(t, goldie.WithFixtureDir("testdata"), goldie.WithNameSuffix(""))
 	for name, c := range syntheticConfigs() {
@@ -413,7 +413,7 @@ func FuzzReader(f *testing.F) {
 }
 
 // BenchmarkReader reads a SYNTHETIC recording of 200,000 kernels (written by
-// cuptitest in memory, never committed).
+// package synth in memory, never committed).
 func BenchmarkReader(b *testing.B) {
 	c := synth.Small(9000)
 	c.PrefillKernels, c.DecodeSteps, c.StepKernels = 1000, 19_900, 10

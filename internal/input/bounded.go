@@ -1,9 +1,5 @@
-// Package bounded reads a whole input file (JSON: a run's manifest, a
-// baseline, a workload report, env.json, summary.json; a profile's YAML)
-// with a cap on its size, so that a wrong argument (/dev/zero, a disk
-// image) is a positioned error instead of memory that grows until the
-// machine runs out. It is for files read whole; streaming readers (the
-// ncu and nsys CSV readers) bound each line and record themselves.
+// Whole files read with a cap on their size (MaxBytes).
+
 package input
 
 import (

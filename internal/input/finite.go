@@ -1,11 +1,6 @@
-// Package finite finds a number that is not finite (NaN, ±Inf) in a value
-// about to be written as JSON, and names where it is by its JSON path
-// ("stages.rows[0].mean_ms"): encoding/json refuses such a number with
-// "json: unsupported value: +Inf", which says neither where nor why.
-//
-// It is a last check before a writer, not validation of input: readers
-// refuse non-finite values, and sums that would overflow, where they read
-// them, with the file and line.
+// The last check before a JSON writer: a number that is not finite,
+// named by its JSON path.
+
 package input
 
 import (
@@ -16,7 +11,7 @@ import (
 	"strings"
 )
 
-// Error is a number that is not finite, at Path.
+// NonFiniteError is a number that is not finite, at Path.
 type NonFiniteError struct {
 	Path  string // JSON path, "" for the value itself
 	Value float64
@@ -29,7 +24,7 @@ func (e *NonFiniteError) Error() string {
 	return fmt.Sprintf("%s is %v", e.Path, e.Value)
 }
 
-// Check returns an *Error for the first number of v (in field, then index,
+// CheckFinite returns a *NonFiniteError for the first number of v (in field, then index,
 // then sorted key order) that is NaN or infinite, or nil. It follows what
 // encoding/json writes: exported fields under their json names, fields
 // tagged "-" left out, embedded structs inline.

@@ -1,6 +1,5 @@
-// Package gzipin opens input that may be gzipped (recorded runs keep their
-// large exports and CUPTI records as .gz), in one place: how gzip is
-// recognized, and what a stream cut short is called.
+// Input that may be gzipped.
+
 package input
 
 import (
@@ -11,7 +10,7 @@ import (
 	"io"
 )
 
-// Is reports whether br starts with gzip's magic bytes (it only peeks).
+// IsGzip reports whether br starts with gzip's magic bytes (it only peeks).
 func IsGzip(br *bufio.Reader) bool {
 	magic, _ := br.Peek(2)
 	return len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b

@@ -1,8 +1,6 @@
-// Package hiddenrune is the one rule for the characters of a profiled
-// program's names (kernels, NVTX ranges) that a reader cannot see or that
-// reorder the text around them. Every renderer (Markdown tables, SVG
-// charts, the command line's messages) shows them escaped, as \u202e,
-// never raw.
+// The characters of a profiled program's names that a reader cannot see
+// or that reorder the text around them, and how they are shown.
+
 package input
 
 import (
@@ -11,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Is reports C0 and C1 control characters, DEL, the bidirectional marks,
+// IsHidden reports C0 and C1 control characters, DEL, the bidirectional marks,
 // embeddings, overrides and isolates (U+061C, U+200E, U+200F,
 // U+202A–U+202E, U+2066–U+2069), the zero-width characters that make two
 // names print alike (U+200B–U+200D, U+2060, U+FEFF) and the line and
@@ -28,10 +26,10 @@ func IsHidden(r rune) bool {
 	return false
 }
 
-// Escaped is how a hidden rune is shown: \u202e.
+// EscapedRune is how a hidden rune is shown: \u202e.
 func EscapedRune(r rune) string { return fmt.Sprintf(`\u%04x`, r) }
 
-// Escape is s with each hidden rune escaped (Escaped) and each byte that
+// EscapeHidden is s with each hidden rune escaped (EscapedRune) and each byte that
 // is not UTF-8 written \xff: text for a terminal or a log, where a name
 // can neither hide, reorder nor break the line of the message around it.
 func EscapeHidden(s string) string {

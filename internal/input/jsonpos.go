@@ -1,7 +1,5 @@
-// Package jsonpos finds where in a JSON document encoding/json's error
-// is, so that readers of JSON files (workload reports, baselines, run
-// directories) can write file:line errors. It decides nothing else: each
-// reader says in its own words what an empty or cut-off file means.
+// Where in a JSON document encoding/json's error is.
+
 package input
 
 import (

@@ -1,23 +1,6 @@
-// Package csvscan splits CSV into records and fields fast enough to stream
-// multi-gigabyte profiler exports, with the line number of every record.
-//
-// It reads quotes the way encoding/csv does with LazyQuotes: a quote inside a
-// quoted field that is not doubled and not followed by a comma or a line end
-// is taken literally. Nsight Compute needs that: it writes NVTX range names
-// holding quotes without doubling them (fixtures/ncu/cuda-nvtx-domains). It
-// is stricter than LazyQuotes in one place: a quoted field still open at the
-// end of input is an error (a cut file), not a field.
-//
-// A record's end is found by walking its fields (one vectorized search for
-// the closing quote per field); Fields then hands out slices of the record
-// without copying, except for fields that hold escaped quotes or CRLF. Fields
-// alias the scanner's buffer and are valid until the next call to Next.
-//
-// A fuzz test holds it to encoding/csv: input that encoding/csv reads without
-// LazyQuotes is read the same here, and what is read here is read the same
-// by encoding/csv with LazyQuotes. A byte-order mark at the very start is
-// skipped. It is not a general CSV library: no other separators, no comments,
-// no writer.
+// A CSV scanner for multi-gigabyte exports (see the package
+// documentation, "CSV").
+
 package input
 
 import (
@@ -126,9 +109,9 @@ func (s *Scanner) fill() bool {
 	}
 	// Read until the buffer is full (or the input ends): a pipe returns
 	// 64 KiB at a time, and a caller that rescans its record after each
-	// fill would otherwise take quadratic time on a long one (a 50 MB
-	// record from a pipe took 3.1 s against 0.35 s from a file). The buffer
-	// doubles, so each byte is rescanned O(log n) times.
+	// fill would otherwise take quadratic time on a long one
+	// (BenchmarkLongRecordPipe; docs/measurements.md). The buffer doubles,
+	// so each byte is rescanned O(log n) times.
 	got := false
 	for tries := 0; tries < 100 && s.end < len(s.buf); {
 		n, err := s.r.Read(s.buf[s.end:])

@@ -1,10 +1,3 @@
-// Package advice gathers ncu's guided analysis per kernel: the rule rows of
-// a deep pass's details page (rule name, severity, estimated speedup and
-// ncu's own text), aggregated over each kernel's profiled launches.
-//
-// It holds typed results only: package ncu parses the export, package
-// summary orders the advice into recommendations and package report renders
-// it.
 package kernels
 
 import (
@@ -76,7 +69,7 @@ type ruleAcc struct {
 	desc                  string
 }
 
-// Accumulator gathers rules per kernel from launches; it is an
+// RuleAccumulator gathers rules per kernel from launches; it is a
 // model.Handler, so one read of a details page can feed it beside others.
 type RuleAccumulator struct {
 	accs     map[ruleKey]*ruleAcc
@@ -84,7 +77,7 @@ type RuleAccumulator struct {
 	durNS    map[string]float64 // their summed duration
 }
 
-// NewAccumulator returns an empty Accumulator.
+// NewRuleAccumulator returns an empty RuleAccumulator.
 func NewRuleAccumulator() *RuleAccumulator {
 	return &RuleAccumulator{accs: map[ruleKey]*ruleAcc{}, launches: map[string]int{}, durNS: map[string]float64{}}
 }
@@ -175,7 +168,7 @@ func compare(a, b Rule) int {
 	return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Section, b.Section))
 }
 
-// FromReader reads every launch of a details page into rules per kernel.
+// RulesFromReader reads every launch of a details page into rules per kernel.
 // The first malformed row ends the read with its positioned error.
 func RulesFromReader(r model.Launches, source string) (map[string][]Rule, error) {
 	a := NewRuleAccumulator()

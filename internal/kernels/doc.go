@@ -1,11 +1,16 @@
-// Package classify holds what the stakeholder report says about each kernel
-// beyond its time: its category (GEMM, attention, normalization, ...), from
-// its name, and what bounds it (memory, compute or latency), from the deep
-// ncu pass's metrics.
+// Package kernels says what a kernel is: its category, bound, ncu's rules.
 //
-// It holds typed data and pure functions. It does not parse CSV (package ncu
-// does), does not aggregate by region (package regions does), and does not
-// render (package report does).
+// It holds what the stakeholder report says about each kernel beyond its
+// time: its category (GEMM, attention, normalization, ...), from its name;
+// what bounds it (memory, compute or latency), from the deep ncu pass's
+// metrics; and ncu's guided analysis, the rule rows of a deep pass's
+// details page, aggregated over each kernel's profiled launches.
+//
+// It holds typed data and pure functions. It does not parse CSV (package
+// ncu does), does not make the kernel table (model.KernelAggregator does)
+// nor aggregate by region (package regions does), does not order the
+// advice into recommendations (package summary does) and does not render
+// (package render does).
 //
 // # Categories
 //
@@ -24,8 +29,9 @@
 //
 // # Metrics
 //
-// FromReader sums a deep-pass export per kernel name: launches, duration,
-// the two SOL throughputs (duration-weighted means), FLOPs and DRAM bytes.
+// MetricsFromReader sums a deep-pass export per kernel name: launches,
+// duration, the two SOL throughputs (duration-weighted means), FLOPs and
+// DRAM bytes.
 // FLOPs are the tensor-core ops (sm__ops_path_tensor_src_<type>.sum, which
 // count one multiply-add as two ops: a 512-token 4096x4096 BF16 projection
 // counts 2*512*4096*4096; not the sm__ops_path_tensor_op_* breakdown, which
@@ -57,4 +63,11 @@
 //
 // With neither the class is "unknown" and Why says what is missing.
 // RuleText says the same in sentences for the report.
+//
+// # Rules
+//
+// RulesFromReader (or a RuleAccumulator beside other handlers of one scan)
+// gathers each kernel's rule rows: rule name, section, severity, ncu's
+// estimated speedup (the duration-weighted mean over the kernel's profiled
+// launches) and ncu's own text, cut to one line by OneLine.
 package kernels

@@ -62,7 +62,7 @@ func fpRateName(op string) string {
 // tensorTypes are the source types of sm__ops_path_tensor_src_<type>.sum
 // known to this package: those in the recorded exports (H200 roofline set,
 // RTX 5090 metrics) and those ncu --query-metrics lists on other GPUs. A raw
-// page with any other such column is refused by FromReader rather than
+// page with any other such column is refused by MetricsFromReader rather than
 // undercounted.
 var tensorTypes = []string{
 	"bf16_dst_bf16", "bf16_dst_fp32", "fp16", "fp16_dst_fp16", "fp16_dst_fp32",
@@ -157,7 +157,7 @@ type measure struct {
 
 // measureLaunch reads one launch's values: its duration, the SOL
 // throughputs, the FLOP counters and the DRAM bytes. Metric values are in
-// base units (units package): % for the throughputs, byte/second for the
+// base units (model.Scale): % for the throughputs, byte/second for the
 // DRAM rate, inst/cycle for the instruction rates, cycle for the cycle
 // count. A value in another unit is a positioned error.
 func measureLaunch(source string, l *model.Launch) (measure, error) {
@@ -443,9 +443,9 @@ func (a *Accumulator) Metrics() map[string]*Metrics {
 	return out
 }
 
-// FromReader reads every launch of r into one Metrics per kernel name, the
-// name exactly as package kernels keys it (so it joins kernels.json's
-// kernel_name); launches of one name on several devices are summed. A raw
+// MetricsFromReader reads every launch of r into one Metrics per kernel
+// name, the name exactly as the kernel table keys it (so it joins
+// kernels.json's kernel_name); launches of one name on several devices are summed. A raw
 // page must be read with Options(). The first malformed row or launch ends
 // the read with its positioned *model.SyntaxError.
 func MetricsFromReader(r model.Launches, source string) (map[string]*Metrics, error) {

@@ -133,8 +133,8 @@ func TestFromReaderRecordedRuns(t *testing.T) {
 	}
 }
 
-// TestFromReaderJoinsKernelsJSON: the keys are kernel names as package
-// kernels writes them. Every deep-pass kernel is one the run's timing pass
+// TestFromReaderJoinsKernelsJSON: the keys are kernel names as the kernel
+// table (model.KernelAggregator) writes them. Every deep-pass kernel is one the run's timing pass
 // saw, and kernels.json (the timing pass's top 10) joins on kernel_name for
 // those the deep pass sampled (it profiles a sample of launches of the top
 // kernels' functions, so not every top kernel has deep-pass metrics).
@@ -507,7 +507,7 @@ func TestMeasureLaunchSOLAndUnits(t *testing.T) {
 	}
 }
 
-// FuzzFromReader: no input panics FromReader, and a table it returns is
+// FuzzFromReader: no input panics MetricsFromReader, and a table it returns is
 // consistent. Seeded with the head of each recorded run's raw page.
 func FuzzFromReader(f *testing.F) {
 	for _, run := range recordedRuns {

@@ -106,7 +106,7 @@ func marshal(t *testing.T, p Provenance) []byte {
 
 // TestCollectHealthyH200 checks the mock of the recorded H200 against the
 // recording, then against golden/gpu/. Regenerate the golden with:
-// go test ./harness/gpu/ -run TestCollectHealthyH200 -update
+// go test ./internal/machine/ -run TestCollectHealthyH200 -update
 func TestCollectHealthyH200(t *testing.T) {
 	lib := machine(h200(h200UUID, "00000000:00:06.0"))
 	p, err := Collect(lib, Selection{})

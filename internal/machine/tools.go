@@ -1,14 +1,5 @@
-// Package tools finds profiler executables (ncu, nsys) and reads their
-// versions.
-//
-// Find only looks at the filesystem: it runs nothing, and it reads no
-// environment variable itself (the caller passes an Env, usually EnvFromOS).
-// Probe runs "TOOL --version" with an argv, never through a shell, and hands
-// the output to ParseNcuVersion or ParseNsysVersion, which are pure functions
-// tested on what the real tools print.
-//
-// It is not for running profiles: building ncu's argv is package ncu's job,
-// running it the session's.
+// Finding the profilers (ncu, nsys) and reading their versions.
+
 package machine
 
 import (

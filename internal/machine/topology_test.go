@@ -87,7 +87,7 @@ func visible(t *testing.T, value string) Selection {
 
 // TestCollectNVLinkPair: two H200s with 12 of their 18 NVLinks joined to
 // each other. Regenerate the golden with:
-// go test ./harness/gpu/ -run TestCollectNVLinkPair -update
+// go test ./internal/machine/ -run TestCollectNVLinkPair -update
 func TestCollectNVLinkPair(t *testing.T) {
 	devs := h200s(2)
 	wire(devs, [][]int{{0, 12}, {12, 0}}, nvml.TOPOLOGY_NODE, nvml.P2P_STATUS_OK)

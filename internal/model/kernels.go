@@ -22,7 +22,7 @@ type Kernel struct {
 	KernelTotals
 	MeanMS float64 `json:"mean_ms"`
 	// Spread is present only for a table made with per-launch spread
-	// (Aggregator.KeepSpread); its fields then appear in kernels.json
+	// (KernelAggregator.KeepSpread); its fields then appear in kernels.json
 	// beside the others, and are absent otherwise.
 	*Spread
 }
@@ -37,7 +37,7 @@ type Spread struct {
 	StdDevMS float64 `json:"stddev_ms"`
 }
 
-// Table is a kernel table with what it was made from.
+// KernelTable is a kernel table with what it was made from.
 type KernelTable struct {
 	Source   string   // the input's name
 	Launches int64    // launches aggregated
@@ -57,7 +57,7 @@ type kernelAcc struct {
 	durs  []float64 // per launch, ns; kept only with spread
 }
 
-// Aggregator sums launches per kernel name and device.
+// KernelAggregator sums launches per kernel name and device.
 type KernelAggregator struct {
 	m        map[kernelKey]*kernelAcc
 	launches int64
@@ -65,7 +65,7 @@ type KernelAggregator struct {
 	spread   bool
 }
 
-// NewAggregator returns an empty Aggregator.
+// NewKernelAggregator returns an empty KernelAggregator.
 func NewKernelAggregator() *KernelAggregator { return &KernelAggregator{m: map[kernelKey]*kernelAcc{}} }
 
 // KeepSpread makes the table give each kernel its Spread. It keeps every
@@ -120,7 +120,7 @@ func (a *KernelAggregator) Table(source string) KernelTable {
 	return KernelTable{Source: source, Launches: a.launches, TotalMS: a.ns / 1e6, Count: len(recs), Kernels: recs}
 }
 
-// spread summarizes durations in ns (sorting them in place).
+// kernelSpread summarizes durations in ns (sorting them in place).
 func kernelSpread(ns []float64) *Spread {
 	n := len(ns)
 	if n == 0 {
@@ -157,7 +157,7 @@ func kernelSpread(ns []float64) *Spread {
 	return &Spread{MinMS: ns[0] / 1e6, MedianMS: med / 1e6, MaxMS: ns[n-1] / 1e6, StdDevMS: sd / 1e6}
 }
 
-// Sort orders records by total time descending, ties by name, then device.
+// SortKernels orders kernels by total time descending, ties by name, then device.
 func SortKernels(recs []Kernel) {
 	slices.SortFunc(recs, func(x, y Kernel) int {
 		if c := cmp.Compare(y.TotalMS, x.TotalMS); c != 0 {

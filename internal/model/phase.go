@@ -1,7 +1,3 @@
-// Package phase says which stages of a run are an inference's prefill and
-// decode: the stage names or patterns configured as phases.prefill and
-// phases.decode. It is the one place that rule lives; the summary's
-// tokens, MFU, charts and GPU-busy figures ask it.
 package model
 
 import (
@@ -23,11 +19,11 @@ type Names struct {
 	Decode  []string `koanf:"decode" yaml:"decode" json:"decode"`
 }
 
-// Default is what a profile that names no phases gets: deepprof's own
+// DefaultPhases is what a profile that names no phases gets: deepprof's own
 // workloads' stage names and the NVTX ranges they push.
 var DefaultPhases = Names{Prefill: []string{"prefill"}, Decode: []string{"decode", "decode_all"}}
 
-// OrDefault is n, or Default when n names no phase at all.
+// OrDefault is n, or DefaultPhases when n names no phase at all.
 func (n Names) OrDefault() Names {
 	if len(n.Prefill) == 0 && len(n.Decode) == 0 {
 		return DefaultPhases

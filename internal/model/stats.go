@@ -1,15 +1,6 @@
-// Package stats is the one place where repeated measurements become
-// figures: the warm-up rule, the mean and standard deviation of what is
-// kept, and Welch's t-test between two such summaries. Every report that
-// shows a figure made from repeats (the stakeholder summary's stage rows,
-// tokens/s and MFU; deepprof diff; performance baselines) takes it from
-// here, so that one run's stage has one mean everywhere.
-//
-// It is in the spirit of golang.org/x/perf's benchmath (a Sample, its
-// Summary, one comparison), with the test chosen for the few repeats a
-// workload gives (package diff's documentation says why Welch's t-test and
-// not a rank test). It knows nothing of files, stages or rendering: callers
-// pass a stage's repeats in ms and print what comes back.
+// Statistics of repeats: the warm-up rule, summaries, Welch's t-test,
+// paired ratios (see the package documentation).
+
 package model
 
 import (
@@ -28,10 +19,10 @@ const Alpha = 0.05
 // The warm-up rule: with at least WarmupMinRepeats repeats, the first is
 // dropped when it is more than WarmupFactor times the median of the
 // others. A run whose workload does not warm up shows such a first repeat,
-// one-time costs such as kernel selection (an earlier tiny-llama
-// recording's decode: 118.7, 11.1, 11.3 ms); kept, it would be the mean
-// (47.0 ms instead of 11.2 ms) and swamp the spread, so that no
-// steady-state change could ever be significant.
+// one-time costs such as kernel selection; kept, it would drive the mean
+// and swamp the spread, so that no steady-state change could ever be
+// significant (the recording that showed it: docs/measurements.md, "Why
+// diff's statistics").
 const (
 	WarmupFactor     = 1.5
 	WarmupMinRepeats = 3

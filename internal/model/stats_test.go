@@ -34,7 +34,7 @@ func TestStudentTwoSided(t *testing.T) {
 	assert.InDelta(t, 0.0725761, StudentTwoSided(3, 2.5), 1e-6)
 	assert.Greater(t, StudentTwoSided(3, 2), StudentTwoSided(3, 2.5))
 	assert.Greater(t, StudentTwoSided(3, 2.5), StudentTwoSided(3, 3))
-	// The doc's claim about a "two standard errors" rule (package diff):
+	// The doc's claim about a "two standard errors" rule (package compare):
 	// |t| > 2 with 2 to 4 degrees of freedom is a 12% to 18% false-alarm rate.
 	assert.InDelta(t, 0.1835, StudentTwoSided(2, 2), 5e-4)
 	assert.InDelta(t, 0.1161, StudentTwoSided(2, 4), 5e-4)

@@ -1,12 +1,3 @@
-// Package tolerance is how far a run may move from its performance baseline
-// before a check fails: the profile's `baseline` section (package config
-// composes and validates it) and what package baseline compares a run with.
-//
-// It is a leaf: it imports nothing of deepprof, so that config can hold
-// tolerances without depending on baseline, diff, report, summary or NVML.
-// What a tolerance means for each part (a stage's Welch's test, a kernel's
-// appearance...) is package diff's rule; this package only holds the
-// numbers and their defaults.
 package model
 
 import (
@@ -16,7 +7,7 @@ import (
 )
 
 // Tolerances are how far a run may move from its baseline, in percent of
-// the baseline, per part. A zero field takes the default (Default).
+// the baseline, per part. A zero field takes the default (DefaultTolerances).
 type Tolerances struct {
 	StagePct  float64 `json:"stage_pct" yaml:"stage_pct" koanf:"stage_pct"`
 	KernelPct float64 `json:"kernel_pct" yaml:"kernel_pct" koanf:"kernel_pct"`
@@ -24,7 +15,7 @@ type Tolerances struct {
 	MFUPct    float64 `json:"mfu_pct" yaml:"mfu_pct" koanf:"mfu_pct"`
 }
 
-// Default is 10% for every part.
+// DefaultTolerances is 10% for every part.
 func DefaultTolerances() Tolerances { return Tolerances{10, 10, 10, 10} }
 
 // Thresholds are tolerances as fractions of the baseline (0.1 for 10%), per

@@ -1,16 +1,6 @@
-// Package units holds the one table of unit spellings that Nsight Compute and
-// Nsight Systems write, and converts values to base units at parse time.
-//
-// Base units are the ones ncu prints with --print-units base: ns for time,
-// byte for sizes, hz for frequencies, cycle, %, and plain counts. A Value keeps
-// the original text and unit beside the normalized number, so a writer can
-// reproduce the input exactly.
-//
-// No other package parses a unit string: callers Lookup a spelling once (per
-// column) and use the Scale it returns for every value of that column.
-//
-// It is not a general physical-units library: it knows what the profilers
-// write and says plainly (Known == false) when it meets anything else.
+// The one table of unit spellings that ncu and nsys write, and values
+// converted to base units at parse time (see the package documentation).
+
 package model
 
 import (

@@ -144,7 +144,8 @@ func TestDiagnoseSynthetic(t *testing.T) {
 			next: "CAP_SYS_ADMIN",
 		},
 		{
-			// the shape of the two-process failure noted in DESIGN.md: SYNTHETIC
+			// the shape of ncu failing in one of two processes (several
+			// processes: docs/any-program.md): SYNTHETIC
 			name: "failed to profile in process",
 			log:  "==PROF== Profiling \"vectorized_gather_kernel\" - 3: 0%....50%....100% - 10 passes\n==ERROR== Failed to profile \"elementwise_kernel\" in process 578\n",
 			want: []kindLine{{ncu.KindProcessProfileFailed, 2}},

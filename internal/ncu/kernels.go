@@ -8,7 +8,7 @@ func KernelHandler(a *model.KernelAggregator) model.Handler {
 	return model.HandlerFunc(func(x *model.Export, l *model.Launch) error { return a.Add(x.Source, l) })
 }
 
-// FromReader aggregates every launch of r. The first malformed row or
+// KernelTable aggregates every launch of r. The first malformed row or
 // launch ends it with a positioned error: a kernel table is not made from a
 // file that was only partly understood.
 func KernelTable(r *Reader, source string) (model.KernelTable, error) {

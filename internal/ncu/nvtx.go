@@ -19,7 +19,7 @@ const StartStopColumn = "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Co
 //	437  "<default domain>:decode_all:none:none:none:none:none:none"  "<default domain>:decode_step:none:…"
 //
 // a thread id, then one quoted entry per level, bottom first, each read by
-// nvtx.ParseNcuEntry (names keep their ':' '@' '/' quotes and spaces). An
+// model.ParseNcuEntry (names keep their ':' '@' '/' quotes and spaces). An
 // empty cell is an empty stack.
 func ParseStack(cell string) (*model.Stack, error) {
 	st := &model.Stack{Raw: cell}

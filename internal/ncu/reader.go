@@ -42,7 +42,8 @@ const maxToolLines = 200
 
 // What may precede the header: ncu's own lines and the program's output,
 // text lines. A longer line, a NUL byte or more in all is not an export
-// (deepprof kernels /dev/zero once grew to 2 GB): a positioned error.
+// (deepprof kernels /dev/zero, unbounded, grew without end): a positioned
+// error.
 const (
 	maxPreHeaderLine = 1 << 20
 	maxPreHeader     = 1 << 30
@@ -120,13 +121,13 @@ func (r *Reader) ToolLines() []string { return r.toolLines }
 // Launches is the number of launches returned so far.
 func (r *Reader) Launches() int { return r.launches }
 
-// Record is the current record: a *Launch or a *SyntaxError. A Launch may be
+// Record is the current record: a *model.Launch or a *model.SyntaxError. A Launch may be
 // reused by the next call to Scan only through its interned strings; the
 // struct itself is new each time.
 func (r *Reader) Record() Record { return r.rec }
 
-// Err is the error that ended the read: an I/O error, or a *SyntaxError for an
-// input that cannot be read at all. It is nil at a clean end of input.
+// Err is the error that ended the read: an I/O error, or a
+// *model.SyntaxError for an input that cannot be read at all. It is nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
 
 func (r *Reader) syntax(line int, format string, args ...any) *model.SyntaxError {

@@ -395,7 +395,7 @@ func (zeros) Read(p []byte) (int, error) {
 
 // TestPreHeaderIsBounded: what precedes the header is read with bounded
 // memory, and an input that is not an export ends in a positioned error
-// (deepprof kernels /dev/zero once grew to 2 GB and never ended).
+// (deepprof kernels /dev/zero, unbounded, grew and never ended).
 func TestPreHeaderIsBounded(t *testing.T) {
 	_, err := ncu.KernelTable(ncu.NewReader(zeros{}, "/dev/zero", ncu.Options{}), "/dev/zero")
 	require.Error(t, err)

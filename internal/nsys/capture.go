@@ -54,10 +54,10 @@ type Capture struct {
 	//   "decode_all"      range decode_all in the default domain
 	//   "decode_all@LLM"  range decode_all in domain LLM
 	//   "decode_all@*"    range decode_all in any domain
-	// whereas ncu's --nvtx-include writes the domain first ("LLM@decode_all/",
-	// DESIGN.md). Given to nsys, "LLM@decode_all" means range LLM in domain
+	// whereas ncu's --nvtx-include writes the domain first ("LLM@decode_all/";
+	// range paths: docs/cli.md, regions, and package model). Given to nsys, "LLM@decode_all" means range LLM in domain
 	// decode_all, which matches nothing: no error, just an empty capture. Use
-	// nvtx.NsysCapture to build the string from a range and its domain.
+	// model.NsysCapture to build the string from a range and its domain.
 	NVTXCapture string
 	// SampleCPU keeps nsys's CPU IP sampling and context-switch tracing. Off
 	// (the default) passes --sample=none --cpuctxsw=none: the timeline stage
@@ -129,7 +129,7 @@ func (c Capture) Args() ([]string, error) {
 }
 
 // checkNVTXCapture rejects the mistakes that make a capture silently empty
-// (nvtx.CheckNsysCapture).
+// (model.CheckNsysCapture).
 func checkNVTXCapture(s string) error {
 	if s == "" {
 		return errors.New("nsys capture: CaptureRange \"nvtx\" needs NVTXCapture, the range that starts the capture")

@@ -1,6 +1,8 @@
-// Package nsys builds Nsight Systems command lines and reads what
-// `nsys stats --format csv` writes, for the timeline stage of a session: one
-// nsys capture (optionally gated to an NVTX range), then the per-kernel
+// Package nsys is Nsight Systems: its argv, and its stats exports read.
+//
+// It builds Nsight Systems command lines and reads what `nsys stats
+// --format csv` writes, for the timeline stage of a session: one nsys
+// capture (optionally gated to an NVTX range), then the per-kernel
 // summary (cuda_gpu_kern_sum) from which the top-N kernels by total GPU time
 // are picked for the deep ncu pass, and the per-range summary (nvtx_sum).
 //
@@ -17,19 +19,19 @@
 //     missing Name or Total Time column, a column without a known unit) end
 //     the read. Times are converted to nanoseconds once, at parse time, from
 //     the unit each header names in parentheses ("Total Time (ns)").
-//   - TopN, Coverage, Table: the top-N kernels as kernels.Record rows (the
+//   - TopN, Coverage, Table: the top-N kernels as model.Kernel rows (the
 //     kernels.json contract), how much of the GPU time they cover, and a
-//     whole summary as a kernels.Table (to which the session applies the
-//     ncu timing pass's coverage rule).
-//   - ReportKernSumBase, FunctionName: the kernel summary over base
-//     (function) names, and the function name of a demangled kernel name as
-//     ncu --kernel-name-base function writes it: the deep ncu pass filters
-//     on those names.
+//     whole summary as a model.KernelTable (to which the session applies
+//     the ncu timing pass's coverage rule).
+//   - ReportKernSumBase: the kernel summary over base (function) names, the
+//     names the deep ncu pass filters on (model.FunctionName derives the
+//     same from demangled names, as ncu --kernel-name-base function writes
+//     them).
 //
-// Package nsystest is a fake nsys that replays recorded stats, for tests.
+// A fake nsys that replays recorded stats, for tests, is synth.Fake.
 //
 // What it is not for: it does not run nsys, look for it on PATH, or check its
 // version (the session does, and decides what to do when there is no usable
 // Nsight Systems); it does not read .nsys-rep or SQLite files; it does not
-// render anything (package report does).
+// render anything (package render does).
 package nsys

@@ -29,7 +29,7 @@ import "github.com/llm-perf-opt/deepprof/internal/model"
 //     and is checked against what ncu printed for every launch of the
 //     recorded H200 sessions.
 //   - The file `nsys stats --output PREFIX` writes for a report with
-//     arguments is not documented in what was found; StatsCSVPath gives the
-//     name for a report without arguments only. Callers look for
+//     arguments is not documented in what was found; model.NsysStatsCSVPath
+//     gives the name for a report without arguments only. Callers look for
 //     PREFIX_cuda_gpu_kern_sum*.csv.
 const ReportKernSumBase = model.NsysReportKernSum + ":base"

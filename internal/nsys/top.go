@@ -3,7 +3,7 @@ package nsys
 import "github.com/llm-perf-opt/deepprof/internal/model"
 
 // TopN returns the n kernels with the largest total time (all of them when
-// n <= 0) as kernels.Record rows, sorted as package kernels sorts (total
+// n <= 0) as model.Kernel rows, sorted as model.SortKernels sorts (total
 // descending, ties by name). Rows with the same name are summed into one, as
 // the kernels.json contract has one row per name and device.
 //
@@ -50,8 +50,8 @@ func Coverage(sums []KernelSum, top []model.Kernel) float64 {
 	return min(part/all, 1)
 }
 
-// Table is the kernel table of a whole cuda_gpu_kern_sum export, as package
-// kernels makes one from ncu launches: every kernel (TopN(sums, 0)), the
+// Table is the kernel table of a whole cuda_gpu_kern_sum export, as
+// model.KernelAggregator makes one from ncu launches: every kernel (TopN(sums, 0)), the
 // launches (the summed Instances) and their summed time. nsys timed every
 // launch of the capture, so these are exact totals, not a sample. Rows read
 // from a :base summary make a table of kernel functions.

@@ -1,15 +1,5 @@
-// Package charts draws the stakeholder report's SVG charts: a horizontal bar
-// chart (Bars) and a log-log roofline (Roofline). It takes typed values and
-// returns the bytes of a standalone SVG document, drawn with gonum.org/v1/plot
-// and its SVG backend (vg/vgsvg).
-//
-// It is layout code only. It knows nothing of kernels, profilers or units: the
-// caller has already chosen what to show, in what order and in which unit, and
-// passes labels and numbers. It does not read or write files, and it does not
-// pick "top N" entries, aggregate or round values for any purpose other than
-// display.
-//
-// # Output
+// The SVG charts (Bars, Roofline): what they show of the strings they are
+// given, and how a test counts what was drawn.
 //
 // The same input gives byte-identical output: charts carry no ids, dates or
 // random names, and fonts are not embedded (the text is set in Liberation
@@ -24,8 +14,6 @@
 // MaxBarLabel, MaxPointLabel or MaxTitle runes. The chart stays well-formed
 // XML whatever the label holds.
 //
-// # Counting what was drawn
-//
 // Inspect parses a chart as XML and counts this package's bars and markers.
 // The backend (vgsvg) cannot attach ids or classes to shapes, so each kind of
 // shape is filled with a colour used for nothing else in any chart: bars are
@@ -35,4 +23,5 @@
 // holds, is character data that the XML parser never takes for a <path> or a
 // style attribute. Bars and Roofline run Inspect on every chart before
 // returning it, and turn a panic inside gonum/plot into an error.
+
 package render

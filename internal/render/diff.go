@@ -12,7 +12,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// Markdown writes the whole comparison: the verdict, what was not compared,
+// DiffMarkdown writes the whole comparison: the verdict, what was not compared,
 // the rule, and a table per part.
 func DiffMarkdown(w io.Writer, r *compare.Result) error {
 	var b strings.Builder
@@ -146,7 +146,7 @@ func diffCompared(r *compare.Result) (n, unchanged, noise, restated int) {
 	return n, unchanged, noise, restated
 }
 
-// writeVerdict writes the verdict line, then the lists of regressions and
+// diffVerdict writes the verdict line, then the lists of regressions and
 // improvements (when lists is set), of what was not compared, and the notes.
 func diffVerdict(r *compare.Result, b *strings.Builder, lists bool) {
 	n, unchanged, noise, restated := diffCompared(r)

@@ -22,7 +22,7 @@ var htmlTemplate = template.Must(template.New("report.html").Parse(htmlTemplateT
 // markdown renders the summary's Markdown as GitHub does (GFM tables,
 // heading ids). Raw HTML is kept: the summary's only raw HTML is its own
 // <details> blocks, since every name from a profiled program is escaped
-// in the Markdown (mdtable.EscapeCell).
+// in the Markdown (EscapeCell).
 var markdown = goldmark.New(
 	goldmark.WithExtensions(extension.GFM),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),

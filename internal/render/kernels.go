@@ -114,5 +114,5 @@ func plural(n int64, one, many string) string {
 }
 
 // Text is Markdown this package wrote, as aligned plain text for a
-// terminal (package mdtext): escapes resolved, tables in columns.
+// terminal (Render): escapes resolved, tables in columns.
 func Text(markdown []byte) string { return Render(markdown) }

@@ -1,6 +1,3 @@
-// Package mdtable writes GitHub-flavoured Markdown tables: cell escaping, the
-// table layout and the number formats of its columns. It knows nothing of
-// profiles; report and diff, which render them, both use it.
 package render
 
 import (

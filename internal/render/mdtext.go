@@ -1,7 +1,5 @@
-// Package mdtext renders deepprof's Markdown (headings, paragraphs, lists,
-// GFM tables) as plain text for a terminal: escapes resolved, tables
-// aligned in columns, numbers right-aligned where the Markdown says so.
-// The Markdown stays the one rendering of a report; this is a view of it.
+// Markdown as plain text for a terminal (Render).
+
 package render
 
 import (

@@ -216,7 +216,7 @@ func repeatCount(r summary.Stage) string {
 }
 
 // warmups says, under a table of stage statistics, which repeat of which
-// stage the warm-up rule dropped and why: package stats's rule, the one
+// stage the warm-up rule dropped and why: package model's rule, the one
 // deepprof diff and baselines apply.
 func warmups(b *strings.Builder, rows []summary.Stage) {
 	var lines []string

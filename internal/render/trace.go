@@ -1,19 +1,6 @@
-// Package trace writes a timeline (package timeline) as Chrome trace event
-// JSON, the format Perfetto's UI (ui.perfetto.dev) and chrome://tracing
-// open: timeline/trace.json.gz of a run directory.
-//
-// Tracks: each CUDA process's threads carry its NVTX push/pop ranges, its
-// launch calls and its marks; each (process, device) is a track group of
-// its own, "GPU d (pid p)", with one track per stream holding kernels,
-// memcpys and memsets. Start/end ranges, which need not nest, are async
-// events of their process. Kernels are "X" events with cat "kernel" and the
-// kernel's name as kernels.json writes it; args hold the launch
-// configuration, correlation id and NVTX path. Times are microseconds from
-// the timeline's earliest record (otherData.origin_ns), written exactly
-// from integer nanoseconds.
-//
-// The writer streams: it holds one event at a time, never the document.
-// It reads the timeline; it computes nothing.
+// The CUPTI timeline as Chrome trace event JSON (see the package
+// documentation, "Trace").
+
 package render
 
 import (
@@ -48,10 +35,10 @@ const maxQuoted = 1 << 16
 
 // WriteFile writes the trace gzip-compressed to path, atomically: the JSON
 // is streamed through the compressor to a temporary file beside path
-// (artifacts.WriteAtomicIn), so memory does not grow with the trace; on an
+// (rundir.WriteAtomicIn), so memory does not grow with the trace; on an
 // error nothing is left at path (a previous trace stays) and no temporary
 // file either. path is a file of the folder root (the run directory),
-// written only inside it (artifacts.WriteAtomicIn).
+// written only inside it (rundir.WriteAtomicIn).
 func WriteFile(root, path string, tl *timeline.Timeline) error {
 	return rundir.WriteAtomicIn(root, path, func(w io.Writer) error {
 		zw := gzip.NewWriter(w)

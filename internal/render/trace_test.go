@@ -22,8 +22,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
-// Recordings the trace is checked on: synthetic (package cuptitest) and
-// real (fixtures/cupti, recorded by harness/cuptilib on an H100), a folder
+// Recordings the trace is checked on: synthetic (package synth) and
+// real (fixtures/cupti, recorded by the CUPTI library on an H100), a folder
 // a row.
 var recordings = []struct {
 	name  string

@@ -33,8 +33,9 @@ const (
 )
 
 // The files of a run directory, relative to MAIN, in slash form: the
-// DESIGN.md contract and what the session writes beside it. Each is in
-// layout, with its kind; a new file is one constant and one layout entry.
+// contract of docs/run-directory.md and what the session writes beside it.
+// Each is in layout, with its kind; a new file is one constant and one
+// layout entry.
 const (
 	EnvJSON    = "env.json"
 	ConfigYAML = "config.yaml"
@@ -64,7 +65,7 @@ const (
 	// per rank, each writing RankPath(r, base) for the bases of
 	// NcuDeepReport, NcuDeepLog, NcuRaw and NcuDetails.
 	NcuRanks    = "ncu/ranks"
-	NcuRankExec = "ncu/rank-exec.py" // the wrapper that starts ncu in a rank (package ranks)
+	NcuRankExec = "ncu/rank-exec.py" // the wrapper that starts ncu in a rank (session.Script)
 
 	NsysDir = "nsys"
 	// NsysOut is the prefix of what the nsys timeline writes: `nsys
@@ -85,11 +86,12 @@ const (
 	NsysBaseOut     = "nsys/base"
 	NsysKernSumBase = NsysOut + "_" + model.NsysReportKernSum + "_base.csv"
 
-	// The CUPTI timeline (harness/cuptilib records, harness/timeline reads):
-	// the plain workload run again with the library injected, one record
-	// file per CUDA process in TimelineCupti (cupti-<pid>.tsv, or .tsv.gz in
-	// a recorded copy), its own workload report and log; the independent
-	// oracle's figures (torch.profiler, a separate plain run) beside it.
+	// The CUPTI timeline (the session's CUPTI library records, package
+	// timeline reads): the plain workload run again with the library
+	// injected, one record file per CUDA process in TimelineCupti
+	// (cupti-<pid>.tsv, or .tsv.gz in a recorded copy), its own workload
+	// report and log; the independent oracle's figures (torch.profiler, a
+	// separate plain run) beside it.
 	TimelineDir     = "timeline"
 	TimelineCupti   = "timeline/cupti"
 	TimelineReport  = "timeline/report.json"

@@ -1,13 +1,6 @@
-// Package merge gathers the run directories of one multi-node session into
-// one run directory: past one machine, each node runs deepprof profile with
-// the same configuration and launcher (its ranks' CUPTI records under
-// timeline/cupti/, each rank's deep pass under ncu/ranks/rank<R>/ named by
-// its global rank), and the merged directory holds every rank's raw
-// outputs, to be rebuilt by package rundir as one run.
-//
-// It copies raw files; it parses none and renders nothing. Files are
-// streamed (io.Copy), so the cost of a merge grows with the bytes copied
-// and its memory does not grow with the ranks.
+// Merging the run directories of one multi-node session (Make; see the
+// package documentation).
+
 package rundir
 
 import (

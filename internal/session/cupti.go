@@ -21,11 +21,11 @@ import (
 // overhead is measured inside the recorded run: deepprof's default
 // workload alternates its repeats with as many with recording paused
 // (deepprof_cupti_pause/resume), because between two processes the same
-// plain workload moved by up to 1.8x on the H100 measured, more than the
-// library costs. The kernel times, the
-// regions and the deep pass's choice of kernels come from this run, not
-// from a replay under ncu (+35 % on an 8B-shaped model with ncu's defaults:
-// fixtures/logs/timing-fidelity-ncu-vs-cupti.txt).
+// plain workload moves more than the library costs (docs/measurements.md,
+// "CUPTI library overhead"). The kernel times, the regions and the deep
+// pass's choice of kernels come from this run, not from a replay under
+// ncu, which lengthens kernels (fixtures/logs/timing-fidelity-ncu-vs-cupti.txt;
+// docs/measurements.md, "The ncu timing pass").
 
 // errCuptiBuild marks a timeline that failed because the library could not
 // be built: with timeline.tool=auto the session goes on with an ncu timing

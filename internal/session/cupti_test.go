@@ -16,8 +16,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// fakeCUPTI is a CUDA toolkit folder holding what cuptilib looks for, and
-// a C compiler that writes its -o file (or fails), as cuptilib.Options.
+// fakeCUPTI is a CUDA toolkit folder holding what Build looks for, and
+// a C compiler that writes its -o file (or fails), as Options.
 func fakeCUPTI(t *testing.T, compiles bool) *Options {
 	t.Helper()
 	home := t.TempDir()

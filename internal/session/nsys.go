@@ -47,14 +47,16 @@ type timelineKind struct {
 	cupti  string       // tool cupti: the library, once built ("" before)
 	nsys   machine.Tool // tool nsys: the nsys run
 	why    string       // tool ncu: why not nsys, as the manifest says it
-	report string       // tool nsys: the report, relative to MAIN (artifacts.NsysReport until resolved)
+	report string       // tool nsys: the report, relative to MAIN (rundir.NsysReport until resolved)
 }
 
 // chooseTimeline decides, once, how the top kernels are found:
 // timeline.tool=ncu is the ncu timing pass; nsys and auto look for nsys
-// (Session.Nsys, nsys.path, else tools.Find) and run `nsys --version`, the
-// version having to parse. Without a usable nsys, auto takes the ncu timing
-// pass and says why in the manifest; nsys is an error that says what to do.
+// (Session.Nsys, nsys.path, else machine.Find) and run `nsys --version`, the
+// version having to parse. Without a usable nsys, auto takes the CUPTI
+// timeline when the library can be built, else the ncu timing pass, and
+// says why in the manifest; nsys is an error that says what to do.
+// timeline.tool=cupti, and any multi-GPU workload, needs the library.
 func (s *Session) chooseTimeline(ctx context.Context) (*timelineKind, error) {
 	if s.tl != nil {
 		return s.tl, nil

@@ -26,7 +26,7 @@ import (
 const nsysPath = "/opt/nvidia/nsight-systems/2025.3.1/bin/nsys"
 
 // nsysTools is fakeTools with a fake nsys: argv[0] named nsys goes to
-// nsystest.Fake, which replays the recorded RTX 5090 kernel summaries (or
+// synth.Fake, which replays the recorded RTX 5090 kernel summaries (or
 // the recorded log of an nsys that wrote no report).
 type nsysTools struct {
 	*fakeTools

@@ -1,16 +1,6 @@
-// Package preflight checks, before a session starts anything, that this
-// machine can run it: an NVIDIA GPU that NVML sees, a profiler that prints
-// its version, the workload's files, and the workload's program (for a
-// Python workload whose imports are known, that its interpreter imports
-// them). Each check says what it found and, when it failed, what to do, so
-// that `deepprof profile` stops in seconds with the reason instead of
-// failing minutes later inside a step.
-//
-// The probes are functions (Probes): tests run every check with fakes, and
-// System gives the real ones (NVML through package gpu, "ncu --version"
-// through package tools, exec.LookPath, os.Stat, a child process run as an
-// argv). It decides nothing about the session's steps and runs nothing
-// beyond those probes.
+// The preflight: what a session needs of this machine, checked before it
+// starts anything (see the package documentation, "Preflight").
+
 package session
 
 import (
@@ -71,7 +61,7 @@ type Finding struct {
 	Fix   string // what to do; "" when OK
 }
 
-// Result is every check's finding, in order, and what the probes read.
+// PreflightResult is every check's finding, in order, and what the probes read.
 type PreflightResult struct {
 	Findings []Finding
 	// Ncu is the profiler with its version when its check passed.
@@ -99,7 +89,7 @@ func (r PreflightResult) Err() error {
 	return &Error{Failed: failed}
 }
 
-// Error says which checks failed; Result.Write printed what they found.
+// Error says which checks failed; PreflightResult.Write printed what they found.
 type Error struct{ Failed []string }
 
 func (e *Error) Error() string {

@@ -22,7 +22,7 @@ import (
 // ncuVersion is what ncu 2025.3.1 printed for --version on the H200.
 const ncuVersion = "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n"
 
-// noGPU is NVML on a machine without the driver: gpu.Collect's real error.
+// noGPU is NVML on a machine without the driver: machine.Collect's real error.
 func noGPU() (machine.Provenance, error) {
 	return machine.Collect(&mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, machine.Selection{})
 }
@@ -32,7 +32,7 @@ func h200() (machine.Provenance, error) {
 	return machine.Provenance{Driver: "580.159.04", CUDADriverVersion: "13.0", DeviceCount: 1, Selected: g, GPUs: []machine.GPU{g}}, nil
 }
 
-// ncuPrints is a Tool probe whose ncu printed out (parsed as tools.Probe
+// ncuPrints is a Tool probe whose ncu printed out (parsed as machine.Probe
 // parses it).
 func ncuPrints(out string) func(context.Context, string) (machine.Tool, error) {
 	return func(_ context.Context, path string) (machine.Tool, error) {

@@ -19,7 +19,7 @@ import (
 // launcher, so each rank is a process of the run: stage 1, the CUPTI
 // timeline (the library is in every rank) and the oracle alike. The deep
 // pass is one ncu per rank, started in each rank by a wrapper the session
-// writes (package ranks), each writing its own report under MAIN/ncu/ranks/;
+// writes (Script, Exec), each writing its own report under MAIN/ncu/ranks/;
 // never one ncu around the launcher, which fails at the first collective
 // (fixtures/logs/ncu-one-ncu-over-torchrun-nccl.txt). The collectives are
 // left out of it (withoutCollectives). workload.launcher.deep_pass says
@@ -96,8 +96,8 @@ func (s *Session) rankProgress(run *rundir.Run, step string) {
 }
 
 // noCollectives is the deep pass's kernel filter when it has no top
-// kernels: every function but NCCL's (ncclDevKernel_*, ncclKernel_*), as
-// measured on 2 H200s (fixtures/README.md: 24 launches per rank in 29 s).
+// kernels: every function but NCCL's (ncclDevKernel_*, ncclKernel_*)
+// (tried on 2 GPUs: fixtures/README.md; docs/measurements.md).
 const noCollectives = "regex:^(?!nccl)"
 
 // rankConsoleLog is a one-rank deep pass's console (the ranks' output),

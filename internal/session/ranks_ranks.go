@@ -1,11 +1,6 @@
-// Package ranks starts a profiler in every rank of a multi-GPU workload: the
-// wrapper script a session writes into the run directory, and the argv that
-// runs it under the launcher. One ncu per rank, never one ncu around the
-// launcher: under one ncu (--target-processes all) the first collective
-// fails, one rank serialized by kernel replay while the other waits in it
-// (fixtures/logs/ncu-one-ncu-over-torchrun-nccl.txt).
-//
-// It builds argv and the script's bytes; it runs nothing.
+// The rank wrapper: a profiler started in every rank of a multi-GPU
+// workload (see the package documentation, "Ranks").
+
 package session
 
 import (
@@ -14,7 +9,7 @@ import (
 )
 
 // Script is the wrapper's source (rank_exec.py): written to the run
-// directory as artifacts.NcuRankExec, run by the workload's Python.
+// directory as rundir.NcuRankExec, run by the workload's Python.
 //
 //go:embed rank_exec.py
 var Script []byte
@@ -24,7 +19,7 @@ const All = -1
 
 // Exec is the argv, after the launcher's, that runs profiler in each rank
 // around program: python runs the wrapper at script, which replaces
-// artifacts.RankPlaceholder in profiler and program with the rank and execs
+// rundir.RankPlaceholder in profiler and program with the rank and execs
 // them. With only >= 0, the ranks other than only run program alone.
 func Exec(python, script string, only int, profiler, program []string) []string {
 	argv := []string{python, script, "--program", strconv.Itoa(len(program))}

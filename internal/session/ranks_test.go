@@ -20,7 +20,7 @@ import (
 // torchrunFake plays torchrun --no-python over fakeTools: it starts the
 // program once per rank with RANK set, each rank's records going to the
 // CUPTI folder as cupti-<pid>.tsv.gz (a recorded two-process run's files,
-// one per rank); the rank wrapper (package ranks' script) is played by
+// one per rank); the rank wrapper (Script) is played by
 // rankExec, what the script does, so that each rank's ncu sees its own argv.
 type torchrunFake struct {
 	*fakeTools
@@ -80,7 +80,7 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 	return res, nil
 }
 
-// rankExec is what scripts harness/ranks/rank_exec.py does with its
+// rankExec is what rank_exec.py does with its
 // arguments in rank r.
 func rankExec(args []string, r int) []string {
 	only, program := -1, 0

@@ -106,8 +106,8 @@ func TestExecRunnerDeadline(t *testing.T) {
 	} {
 		t.Run(tc.helper, func(t *testing.T) {
 			// The deadline runs from here: res.Duration from the process's
-			// start, a little later, so it can be just short of the timeout
-			// (797.7 ms of 800 once): the minimum is checked from here.
+			// start, a little later, so it can be just short of the
+			// timeout: the minimum is checked from here.
 			start := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()

@@ -35,7 +35,7 @@ type Session struct {
 	Runner     Runner
 	Ncu        string // path of ncu
 	// Nsys is the path of nsys; "" lets the session look for it (nsys.path,
-	// else tools.Find on ToolEnv) when timeline.tool is auto or nsys. Found,
+	// else machine.Find on ToolEnv) when timeline.tool is auto or nsys. Found,
 	// it is run with --version: an nsys whose version does not parse is not
 	// used.
 	Nsys string
@@ -103,7 +103,7 @@ func (st Step) Name() string {
 const timingMetric = model.DurationMetric
 
 // includes turns the configured NVTX range paths (nvtx.include or
-// nvtx.exclude) into ncu filter expressions: nvtx.Include, levels written
+// nvtx.exclude) into ncu filter expressions: model.Include, levels written
 // without a domain being in nvtx.domain. A path ncu cannot take (levels of
 // two domains, an empty level) is an error naming its key; plan checks them
 // before any step is made.
@@ -356,8 +356,8 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	}
 	c := s.Cfg.NCU
 	// ncu counts --launch-count over every process it follows: the first
-	// process would take them all (a two-process program's parent got none
-	// on an H100), so the count makes room for each process's share. A
+	// process would take them all (docs/measurements.md, "Profile any
+	// program"), so the count makes room for each process's share. A
 	// multi-GPU workload's deep pass is one ncu per rank.
 	top := s.topProcesses
 	if s.Cfg.Workload.Launcher.Multi() {
@@ -944,9 +944,9 @@ func (s *Session) cover(run *rundir.Run, tab model.KernelTable, what string) mod
 // withoutCollectives leaves the collectives (the kernels of category
 // communication, report.categories) out of the deep pass's choice, and says
 // which and why in a note: under ncu's replay a collective's duration is how
-// long its rank waited for the others' profilers (89.4 ms on one rank, 4.9
-// ms on the other for the same all-reduce: fixtures/ncu/h200x2-*), and
-// profiling one serializes the ranks it joins. Their times come from the
+// long its rank waited for the others' profilers (the same all-reduce
+// differs by an order of magnitude between ranks: fixtures/ncu/h200x2-*,
+// docs/measurements.md), and profiling one serializes the ranks it joins. Their times come from the
 // timeline. The coverage is then of the other kernels' time.
 func (s *Session) withoutCollectives(run *rundir.Run, tab model.KernelTable) model.KernelTable {
 	cats, err := kernels.Parse(s.Cfg.Report.Categories)

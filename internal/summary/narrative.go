@@ -514,10 +514,6 @@ func Short(name string) string {
 	return s
 }
 
-// communicationFinding is the communication row the findings name: in the
-// decode phase's region (the whole run when the timeline has none with
-// communication), the rank whose GPU time is most communication; nil
-// without communication.
 // balanceOf is the section's comparison of the ranks in phase ("" the
 // whole run); nil when there is none.
 func balanceOf(c *Communication, phase string) *RankBalance {
@@ -532,6 +528,10 @@ func balanceOf(c *Communication, phase string) *RankBalance {
 	return nil
 }
 
+// communicationFinding is the communication row the findings name: in the
+// decode phase's region (the whole run when the timeline has none with
+// communication), the rank whose GPU time is most communication; nil
+// without communication.
 func communicationFinding(s *Summary) *CommunicationRow {
 	c := s.Communication
 	if c == nil {

@@ -222,9 +222,10 @@ func TestBuildPhasesRecorded(t *testing.T) {
 
 // TestGPUBusyPerInstance: a CUPTI timeline records every repeat, so a
 // region's kernel time is over its instances: GPU busy divides by them
-// before comparing with one repeat's wall time (the recorded gpt2 run on an
-// H100 had read 56% busy for a prefill CUPTI showed 17% busy). SYNTHETIC
-// numbers: three prefill instances of 1 ms of kernels in 2 ms.
+// before comparing with one repeat's wall time (without it a recorded run
+// read a prefill several times busier than CUPTI showed it:
+// docs/measurements.md). SYNTHETIC numbers: three prefill instances of 1
+// ms of kernels in 2 ms.
 func TestGPUBusyPerInstance(t *testing.T) {
 	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
 	reg := &regions.Report{Source: "s", RegionProfiling: true, ProfiledMS: 9, Aggregate: []regions.Region{

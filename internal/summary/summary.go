@@ -1,15 +1,3 @@
-// Package summary computes the stakeholder summary of a run: the typed data
-// behind stakeholder_summary.md and summary.json (environment, per-stage
-// times, MFU, top operators, top kernels with category and bound, regions,
-// GPU busy and idle per phase from a CUPTI timeline, communication against
-// compute per rank in a multi-GPU run, and a narrative written
-// from those numbers).
-//
-// It reads no files and renders nothing: package session reads the run
-// directory into Inputs, Build computes, package report renders Markdown
-// and package charts draws. A section whose input is missing carries the
-// reason instead of numbers; nothing here prints zero for data that does
-// not exist.
 package summary
 
 import (
@@ -91,7 +79,7 @@ type Options struct {
 	BoundThresholdPct float64
 	// PeakOverride, when TFLOPS is non-zero, replaces the table's peak.
 	PeakOverride machine.Peak
-	// Phases name the prefill and decode stages (zero: phase.Default).
+	// Phases name the prefill and decode stages (zero: model.DefaultPhases).
 	Phases model.Names
 	// Facts are the model facts of the profile (model.*): they fill what
 	// the workload report does not say, and are all a program that
@@ -188,20 +176,20 @@ type Stages struct {
 
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
 // inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
-// stats's summary of MS: the same numbers deepprof diff and baselines show
+// model's summary of MS: the same numbers deepprof diff and baselines show
 // for the stage.
 type Stage struct {
 	Name   string `json:"name"`
 	Parent string `json:"parent,omitempty"`
 	// Phase is "prefill" or "decode" for the stages phases.* name
-	// (package phase), "" for the others.
+	// (model.Names), "" for the others.
 	Phase  string    `json:"phase,omitempty"`
 	MS     []float64 `json:"ms"` // every repeat, as the workload reported them
 	MeanMS float64   `json:"mean_ms"`
 	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
 	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
 	// WarmupMS is the first repeat when the warm-up rule dropped it
-	// (stats.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
+	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
 	Tokens   int64    `json:"tokens,omitempty"` // tokens the stage produced or read
 	TokensS  float64  `json:"tokens_per_s,omitempty"`
@@ -222,7 +210,7 @@ type StageProcess struct {
 	WarmupMS  *float64  `json:"warmup_ms,omitempty"`
 }
 
-// Summary is the stage's statistics as package stats has them.
+// Summary is the stage's statistics as package model has them.
 func (s Stage) Summary() model.Summary {
 	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}
 }

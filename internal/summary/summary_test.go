@@ -117,7 +117,7 @@ func TestBuildNarrative(t *testing.T) {
 
 // TestBuildWarmup: a stage whose first repeat is a warm-up (SYNTHETIC
 // repeats, as an earlier tiny-llama recording's decode had them: 118.7,
-// 11.1, 11.3 ms) has package stats's mean, the one deepprof diff and
+// 11.1, 11.3 ms) has package model's mean, the one deepprof diff and
 // baselines use, in its row, its tokens/s and MFU, and the dropped repeat
 // is kept in the row.
 func TestBuildWarmup(t *testing.T) {

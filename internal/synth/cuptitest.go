@@ -1,17 +1,6 @@
-// Package cuptitest writes SYNTHETIC deepprof-cupti/1 recordings: made by
-// this code, not by CUPTI, for tests and benchmarks of the readers until (and
-// beside) real recordings. A recording models an LLM generate: a weights
-// copy, a "prefill" range of long kernels (the GPU is the bottleneck), then
-// "decode_all" holding "decode_step" ranges of short kernels and a
-// device-to-host copy each (prefill ends with one too) (the CPU's launches are the bottleneck), on the
-// main thread; a second thread with a range in the named domain "LLM" whose
-// kernel runs on another stream beside the main thread's; a start/end range
-// opened on one thread and closed on the other; marks; escaped characters
-// in names. GPU records are written out of time order, in reversed chunks,
-// as CUPTI delivers buffers when they complete.
-//
-// It streams: memory does not grow with the number of kernels, so a
-// 1M-kernel recording can be written for a benchmark.
+// SYNTHETIC CUPTI recordings (see the package documentation, "CUPTI
+// recordings").
+
 package synth
 
 import (

@@ -1,12 +1,6 @@
-// Package difftest makes SYNTHETIC run directories for tests of run
-// comparison: a copy of a recorded run with one thing changed (a kernel
-// slowed or renamed, a stage scaled, a file removed or replaced). Its
-// directory name, which is its run id, starts with "synthetic-" and says what
-// was changed; its manifest's run_id says the same. Nothing it makes is
-// measured: never commit one as a fixture.
-//
-// Read reads what a recorded run's files say, so that tests derive what they
-// expect from the fixture instead of typing its numbers.
+// SYNTHETIC run directories for tests of run comparison (see the package
+// documentation, "Run directories").
+
 package synth
 
 import (
@@ -142,7 +136,7 @@ func Remove(rel string) Edit {
 	}}
 }
 
-// Write replaces (or adds) a file of the run with content; its label is
+// WriteFile replaces (or adds) a file of the run with content; its label is
 // "edited-" and the file's path without its extension.
 func WriteFile(rel, content string) Edit {
 	return Edit{Label: "edited-" + label(rel), Apply: func(dir string) error {

@@ -1,19 +1,5 @@
-// Package nsystest is a fake nsys for tests: it answers `nsys --version`,
-// `nsys profile`, `nsys export` and `nsys stats` from recorded Nsight Systems
-// output, so that a session's nsys timeline runs with no GPU and no Nsight
-// Systems. Session tests call Fake.Run from their Runner; the CLI's
-// end-to-end scripts install it on PATH as the command "nsys".
-//
-// What it replays is real (fixtures/nsys/*/cuda_gpu_kern_sum.csv, and the
-// output of the nsys bundled in Nsight Compute writing no report,
-// fixtures/logs/nsys-bundled-no-report.txt); what it makes up is said where
-// it does: the report and SQLite files are stand-ins, the nvtx_sum CSV is
-// SyntheticNVTXSum, and the :base kernel summary groups the recorded rows by
-// nsys.FunctionName (real nsys groups by the base names it recorded).
-//
-// It is not a model of nsys: it checks only what a session relies on (the
-// report exists before stats and export read it; -o, --output and --report
-// are given) and accepts every other option.
+// A fake nsys (see the package documentation, "A fake nsys").
+
 package synth
 
 import (
@@ -40,8 +26,8 @@ const VersionLine = "NVIDIA Nsight Systems version 2025.3.1.0"
 
 // SyntheticNVTXSum is SYNTHETIC: an nvtx_sum CSV in the header shape a real
 // `nsys stats --report nvtx_sum --format csv` printed (quoted in
-// harness/nsys's tests), with the ranges the fixture workloads push, each
-// written ":name" as nsys writes a default-domain range (nvtx.ParseNsysRange).
+// package nsys's tests), with the ranges the fixture workloads push, each
+// written ":name" as nsys writes a default-domain range (model.ParseNsysRange).
 // No nvtx_sum export was recorded for this project.
 const SyntheticNVTXSum = "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n" +
 	"50.0,8000000,1,8000000.0,8000000.0,8000000,8000000,0.0,PushPop,:decode_all\n" +
@@ -219,7 +205,7 @@ func (f Fake) stats(args []string, stdout io.Writer) error {
 }
 
 // baseSum is the :base kernel summary: the recorded rows grouped by
-// nsys.FunctionName, largest total first (ties by name), with the columns it
+// model.FunctionName, largest total first (ties by name), with the columns it
 // can compute exactly.
 func (f Fake) baseSum() ([]byte, error) {
 	file, err := os.Open(f.KernSum)

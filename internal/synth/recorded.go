@@ -14,8 +14,8 @@ import (
 )
 
 // Recorded is what a run directory's files say, read with plain
-// encoding/json, apart from package diff's reader: what a test expects
-// diff.Load, the comparison and its reports to find, so that no number of a
+// encoding/json, apart from package compare's reader: what a test expects
+// compare.Load, the comparison and its reports to find, so that no number of a
 // recorded run is typed into a test and a run can be recorded again without
 // editing one.
 type Recorded struct {

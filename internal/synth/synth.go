@@ -1,7 +1,3 @@
-// Package synth makes SYNTHETIC profiler exports from real recordings, for
-// benchmarks: a real raw page's header and units rows, then its launch rows
-// repeated to any size. Nothing it makes is a fixture; its output is never
-// committed.
 package synth
 
 import (

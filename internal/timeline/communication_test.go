@@ -11,7 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
-// isCommunication is the rule the run directory gives: classify's
+// isCommunication is the rule the run directory gives: package kernels'
 // "communication" category.
 func isCommunication() func(string) bool {
 	c := kernels.Default()

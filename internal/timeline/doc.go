@@ -1,11 +1,13 @@
-// Package timeline turns CUPTI record files (package cupti, one file per
-// CUDA process) into a timeline, kept per process, and says what it tells:
-// kernels attributed to NVTX ranges, as ncu launches for the kernel and
+// Package timeline turns CUPTI record files into a timeline and reads it.
+//
+// A Timeline is made from CUPTI record files (package cupti, one file per
+// CUDA process), kept per process, and says what it tells: kernels
+// attributed to NVTX ranges, as model.Launch values for the kernel and
 // region aggregators; per-phase GPU time, idle time, launch latency,
 // copies, and communication against compute across ranks; and the CPU
 // wall time of each NVTX range instance. It reads and computes; it renders
-// nothing (package report renders tables, package trace writes the Chrome
-// trace) and runs nothing.
+// nothing (package render writes its tables and the Perfetto trace) and
+// runs nothing.
 //
 // # Attribution
 //
@@ -42,8 +44,8 @@
 //
 // Records arrive in any time order (CUPTI delivers buffers as they
 // complete), so a process's records are held in memory until it is built:
-// memory grows with the number of records: reading and attributing 1M
-// kernels (with their launch calls) allocates about 0.6 GB.
+// memory grows with the number of records (BenchmarkAttribution; its
+// figures are in docs/measurements.md, "Readers and benchmarks").
 //
 // # Communication
 //
@@ -54,6 +56,6 @@
 // with the time they overlap, and the ranks' compute is compared
 // (PhaseReport.Balance: imbalance and straggler). Which kernel is
 // communication is the caller's rule (PhaseOptions.Communication: package
-// classify's category); this package holds no name rule and does not
-// import classify.
+// kernels' category); this package holds no name rule and does not
+// import kernels.
 package timeline

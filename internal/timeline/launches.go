@@ -8,7 +8,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
-// level is a range as every report names it (package nvtx).
+// level is a range as every report names it (model.Range).
 func level(r *Range) model.Range { return model.Range{Domain: r.Domain, Name: r.Name} }
 
 // Levels is the push/pop stack that r closes, outermost first.
@@ -33,8 +33,9 @@ func (r *Range) Path() string {
 func (r *Range) Label() string { return level(r).String() }
 
 // Launches yields every kernel as an ncu launch, process by process (by
-// process id), each process's kernels in start order, so that package
-// kernels and package regions aggregate them as they do ncu's exports:
+// process id), each process's kernels in start order, so that the kernel
+// table (model.KernelAggregator) and package regions aggregate them as
+// they do ncu's exports:
 // Kernel is the demangled name (the mangled one when there is none),
 // Duration is gpu__time_duration.sum in ns (end - start), NVTX the
 // attributed stack. ID counts a process's kernels from 0; Line is the

@@ -27,7 +27,7 @@ type PhaseOptions struct {
 	// default, DefaultTopGaps).
 	TopGaps int
 	// Communication says whether a kernel (by its name, Kernel.Name) is a
-	// collective or other communication kernel: package classify's
+	// collective or other communication kernel: package kernels'
 	// "communication" category, given here so that this package holds no
 	// name rule. Nil: no kernel is. It splits each phase's busy time
 	// (Phase.Communication) and compares the ranks (PhaseReport.Balance)

@@ -308,12 +308,12 @@ func TestStages(t *testing.T) {
 }
 
 // Recordings the golden tests run on: the synthetic ones (package
-// cuptitest), then every real recording in fixtures/cupti, one row per
+// synth), then every real recording in fixtures/cupti, one row per
 // folder (one run of a program, a file per process).
 var recordings = []struct {
 	name  string
 	files []string
-	real  bool // written by harness/cuptilib on a GPU: every kernel's launch call is there
+	real  bool // written by the CUPTI library on a GPU: every kernel's launch call is there
 }{
 	{"synthetic-two-processes", []string{"../cupti/testdata/synthetic-4242.tsv", "../cupti/testdata/synthetic-4244-nothreads.tsv"}, false},
 	{"synthetic-truncated", []string{"../cupti/testdata/synthetic-4243-truncated.tsv"}, false},
@@ -537,7 +537,7 @@ func TestSyntheticAttribution(t *testing.T) {
 }
 
 // BenchmarkAttribution reads and attributes a SYNTHETIC recording of about
-// 1M kernels, written in memory by cuptitest (never committed).
+// 1M kernels, written in memory by package synth (never committed).
 func BenchmarkAttribution(b *testing.B) {
 	c := synth.Small(9001)
 	c.PrefillKernels, c.DecodeSteps, c.StepKernels = 1000, benchSteps, 10

@@ -66,7 +66,7 @@ func (e EnvInfo) JSON() ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// ReadEnv reads env.json from r, up to bounded.MaxBytes; errors name name
+// ReadEnv reads env.json from r, up to input.MaxBytes; errors name name
 // and, for JSON that does not parse or has a wrong type, the line. It is
 // the one reader of env.json (the summary's, the session's).
 func ReadEnv(r io.Reader, name string) (*EnvInfo, error) {

@@ -1,18 +1,6 @@
-// Package oracle holds an independent source's figures for a run's kernel
-// times, and the rule by which a timeline is checked against them.
-//
-// The source is torch.profiler (PyTorch's CUPTI client, kineto), run by the
-// default workload in a separate plain run with DEEPPROF_PHASE=oracle: its
-// prefill and its decode loop each inside a profiler session of their own,
-// CUDA activity only (scripts/workloads/hf_causal_lm.py, oracle()). The
-// workload writes the figures to timeline/oracle-torch-profiler.json, so the
-// check is redone offline, from the run directory alone. A tensor-parallel
-// run (one process per GPU under torchrun) writes one file for all its
-// ranks: phases and kernels summed over them, as the timeline's regions sum
-// over its processes, and each rank's own figures, with its collective
-// (NCCL) time, which is checked against the timeline's on the same device.
-//
-// It reads and compares; it does not run anything, and it renders nothing.
+// The oracle: torch.profiler's figures for a run, and the check of a
+// timeline against them (see the package documentation).
+
 package workload
 
 import (
@@ -55,7 +43,7 @@ type RankFigures struct {
 	// the same.
 	Device model.DeviceID `json:"device"`
 	// CollectiveMS and CollectiveLaunches are the rank's communication
-	// kernels (package classify's "communication" category) inside the
+	// kernels (package kernels' "communication" category) inside the
 	// phases.
 	CollectiveMS       float64       `json:"collective_ms"`
 	CollectiveLaunches int64         `json:"collective_launches"`
@@ -77,7 +65,7 @@ type Overhead struct {
 	PlainMS    []float64 `json:"plain_ms"`
 }
 
-// Phase is one top-level NVTX range's kernels.
+// OraclePhase is one top-level NVTX range's kernels.
 type OraclePhase struct {
 	Range    string  `json:"range"`
 	KernelMS float64 `json:"kernel_ms"`
@@ -241,7 +229,7 @@ type Measured struct {
 	// Kernels by name: totals over the same phases.
 	Kernels map[string]Kernel
 	// Collectives by CUDA device ordinal: the communication kernels'
-	// (package classify) total and launches over the same phases, for the
+	// (package kernels) total and launches over the same phases, for the
 	// oracle's Ranks; nil when it has none.
 	Collectives map[model.DeviceID]OraclePhase
 	// CollectiveCalls by device, then phase: each communication kernel's

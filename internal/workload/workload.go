@@ -1,10 +1,3 @@
-// Package workload is the contract between the harness and any workload: the
-// argv and environment the harness runs it with (which phase it is in, where
-// to write its report, which GPU it sees) and the JSON report it writes.
-// This is what lets any LLM, in any framework, be profiled with no change to
-// the harness.
-//
-// It does not run anything (package session does) and knows no model.
 package workload
 
 import (
@@ -44,7 +37,7 @@ const (
 	EnvModel      = "DEEPPROF_MODEL" // the model section of the profile, as JSON
 	EnvVisible    = "CUDA_VISIBLE_DEVICES"
 	// EnvOracle is where a workload that supports PhaseOracle writes the
-	// independent check's figures (package oracle).
+	// independent check's figures (Figures).
 	EnvOracle = "DEEPPROF_ORACLE"
 )
 

@@ -1,7 +1,3 @@
-// Command synth writes a SYNTHETIC ncu raw page: a real page's rows repeated
-// to a size, for measuring deepprof's readers on large inputs.
-//
-//	go run ./scripts/synth -size 1GiB fixtures/ncu/h200-llama-decode-basic/raw.csv > /tmp/synthetic-raw.csv
 package main
 
 import (

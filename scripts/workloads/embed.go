@@ -1,8 +1,3 @@
-// Package workloads holds deepprof's default workload script
-// (hf_causal_lm.py), embedded in the binary. The default profiles name it
-// by its path in this repository (scripts/workloads/hf_causal_lm.py); run
-// from a directory that does not have it, deepprof writes the embedded copy
-// to its cache and runs that (Resolve).
 package workloads
 
 import (
