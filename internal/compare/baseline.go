@@ -131,9 +131,7 @@ func (b *Baseline) Summary() *Summary {
 	if b.RegionsEveryLaunch {
 		s.EveryLaunchRegions = b.Regions
 	}
-	for _, st := range b.Stages {
-		s.Stages = append(s.Stages, st)
-	}
+	s.Stages = append(s.Stages, b.Stages...)
 	return s
 }
 
