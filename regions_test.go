@@ -256,7 +256,7 @@ func TestRegionsTwoProcesses(t *testing.T) {
 func TestRegionsOutDir(t *testing.T) {
 	rep := regionReport(t, "cuda-nvtx-twoproc/raw.csv", regions.DefaultConfig())
 	dir := t.TempDir()
-	require.NoError(t, harness.WriteRegionsDir(dir, dir, rep))
+	require.NoError(t, harness.WriteRegionsOut(dir, rep))
 	var list bytes.Buffer
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)

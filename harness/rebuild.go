@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -153,7 +152,9 @@ func Rebuild(run *rundir.Run, cfg Config) error {
 	if sample != nil {
 		in.RegionsSampleReport = rundir.RegionsSampleMD
 	}
-	if err := writeSummary(run, in, cfg.Summary); err != nil {
+	charts, err := writeSummary(run, in, cfg.Summary)
+	errs = append(errs, charts)
+	if err != nil {
 		// What an earlier rebuild wrote of the summary is not this run's
 		// any more: all three are missing (RemoveStale deletes them), and
 		// a run without its summary is not complete.
@@ -264,7 +265,7 @@ func writeRegions(run *rundir.Run, dir, md, js string, rep *regions.Report, why 
 		run.Record(js, rundir.StatusMissing, err.Error())
 		return err
 	}
-	if err := os.RemoveAll(run.Path(dir)); err != nil {
+	if err := rundir.RemoveAllIn(run.Dir, run.Path(dir)); err != nil {
 		return err
 	}
 	if why != nil {
@@ -391,13 +392,25 @@ func RebuildRun(run *rundir.Run, cfg *config.Config) error {
 	return Rebuild(run, dc)
 }
 
-// WriteRegionsDir writes the region report rep into dir, a folder inside
-// root (the run directory, or dir itself): its files (render) through the
-// run directory's atomic writer (rundir.WriteRegionsDir).
+// WriteRegionsDir writes the region report rep into dir, a folder of the
+// run directory root that the rebuild has emptied: its files (render)
+// through the run directory's atomic writer.
 func WriteRegionsDir(root, dir string, rep *regions.Report) error {
 	files, err := render.RegionsDirFiles(rep)
 	if err != nil {
 		return err
 	}
-	return rundir.WriteRegionsDir(root, dir, files)
+	_, err = rundir.WriteFilesIn(root, dir, files)
+	return err
+}
+
+// WriteRegionsOut writes the region report rep into dir, a user's folder
+// (deepprof regions --out): region folders an earlier write made there and
+// this one did not are removed, and nothing else (rundir.WriteOwnedDir).
+func WriteRegionsOut(dir string, rep *regions.Report) error {
+	files, err := render.RegionsDirFiles(rep)
+	if err != nil {
+		return err
+	}
+	return rundir.WriteOwnedDir(dir, files)
 }

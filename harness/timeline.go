@@ -122,7 +122,7 @@ func writeTimeline(run *rundir.Run, cfg Config, tab *model.KernelTable, reg *reg
 	derived := []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON}
 	if !hasCupti(run) {
 		for _, rel := range derived {
-			os.Remove(run.Path(rel))
+			run.Remove(rel)
 			run.Forget(rel)
 		}
 		return nil, nil
@@ -130,7 +130,7 @@ func writeTimeline(run *rundir.Run, cfg Config, tab *model.KernelTable, reg *reg
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
 		for _, rel := range derived {
-			os.Remove(run.Path(rel))
+			run.Remove(rel)
 			run.Record(rel, rundir.StatusMissing, err.Error())
 		}
 		return nil, err
@@ -180,7 +180,7 @@ type OracleCheck struct {
 func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Report, isCommunication func(string) bool) error {
 	rel := rundir.OracleCheckJSON
 	if !run.Exists(rundir.OracleJSON) {
-		os.Remove(run.Path(rel))
+		run.Remove(rel)
 		run.Forget(rel)
 		return nil
 	}
@@ -193,7 +193,7 @@ func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Repor
 		err = errors.New("no regions from the timeline to compare")
 	}
 	if err != nil {
-		os.Remove(run.Path(rel))
+		run.Remove(rel)
 		run.Record(rel, rundir.StatusMissing, err.Error())
 		return err
 	}

@@ -98,7 +98,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *out != "" {
-		return harness.WriteRegionsDir(*out, *out, rep)
+		return harness.WriteRegionsOut(*out, rep)
 	}
 	if f == "json" {
 		return render.RegionsJSON(stdout, rep)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,8 +53,50 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PROFILES", profiles)
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"synthetic": synthetic},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"synthetic": synthetic, "treehash": treehash},
 	})
+}
+
+// treehash prints one hash of the tree at DIR: every path under it, its
+// type, its mode and its content (a link's target, never followed), so that
+// a script can show that a command changed nothing there:
+//
+//	treehash DIR
+func treehash(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: treehash DIR")
+	}
+	root := ts.MkAbs(args[0])
+	h := sha256.New()
+	n := 0
+	ts.Check(filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%v\x00", filepath.ToSlash(rel), info.Mode())
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s\x00", t)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		n++
+		return nil
+	}))
+	fmt.Fprintf(ts.Stdout(), "%d entries %x\n", n, h.Sum(nil))
 }
 
 // synthetic derives a SYNTHETIC CUPTI record file from a recorded one:

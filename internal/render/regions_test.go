@@ -93,5 +93,6 @@ func writeRegionsDir(root, dir string, rep *regions.Report) error {
 	if err != nil {
 		return err
 	}
-	return rundir.WriteRegionsDir(root, dir, files)
+	_, err = rundir.WriteFilesIn(root, dir, files)
+	return err
 }

@@ -1,6 +1,9 @@
 package rundir
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -46,81 +49,181 @@ type File struct {
 	Data []byte
 }
 
-// WriteRegionsDir writes files into dir, a folder inside root (the run
-// directory, or dir itself), creating what is missing, then removes the
-// region folders an earlier write left that this one did not write. Every
+// WriteFilesIn writes files into dir, a folder inside root (the run
+// directory, or dir itself), creating what is missing, and returns the
+// folders under dir it wrote into (slash-separated, "." not listed). Every
 // file goes through the atomic writer of root (WriteFileAtomicIn): a folder
-// on the way that is a symbolic link is an error naming it, never followed.
-// Temporary files a killed writer left in dir are removed first.
-func WriteRegionsDir(root, dir string, files []File) error {
+// on the way that is a symbolic link is an error naming it, never
+// followed. Temporary files that a killed writer left in dir are removed
+// first.
+func WriteFilesIn(root, dir string, files []File) (map[string]bool, error) {
 	if err := MkdirIn(root, dir); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := RemoveTemps(dir); err != nil {
-		return err
+		return nil, err
 	}
-	written := map[string]bool{} // region folders, relative to dir
+	written := map[string]bool{}
 	for _, f := range files {
-		sub := path.Dir(f.Rel)
 		p := filepath.Join(dir, filepath.FromSlash(f.Rel))
-		if sub != "." {
-			if !written[sub] {
-				written[sub] = true
-				if err := MkdirIn(root, filepath.Dir(p)); err != nil {
-					return err
-				}
+		if sub := path.Dir(f.Rel); sub != "." && !written[sub] {
+			for d := sub; d != "."; d = path.Dir(d) {
+				written[d] = true
+			}
+			if err := MkdirIn(root, filepath.Dir(p)); err != nil {
+				return written, err
 			}
 		}
 		if err := WriteFileAtomicIn(root, p, f.Data); err != nil {
-			return err
+			return written, err
 		}
 	}
-	return pruneRegionDirs(dir, written)
+	return written, nil
 }
 
-// pruneRegionDirs removes the region folders under dir that an earlier
-// export wrote and this one did not: folders holding nothing but the
-// kernel tables deepprof writes (kernels.md, kernels.json) and such
-// folders. A folder with anything else in it is the user's, and stays.
-func pruneRegionDirs(dir string, written map[string]bool) error {
-	var prune func(rel string) (bool, error)
-	prune = func(rel string) (ours bool, err error) {
-		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return false, err
+// FoldersRecord is the file, in a folder deepprof writes into for a user
+// (deepprof regions --out DIR), that lists the folders deepprof made
+// there: the only folders a later write may remove.
+const FoldersRecord = ".deepprof-folders"
+
+// keptFiles are the files deepprof writes into the folders FoldersRecord
+// lists: a folder holding anything else is the user's.
+var keptFiles = []string{"kernels.md", "kernels.json"}
+
+// WriteOwnedDir writes files into dir, a user's folder, as WriteFilesIn
+// does, then removes the folders that an earlier write listed in dir's
+// FoldersRecord and this one did not write, where they hold nothing but
+// the files deepprof writes there (kernels.md, kernels.json): a folder
+// deepprof did not record making, or one with anything of the user's in
+// it, stays. Removal goes through dir as an os.Root: it never follows a
+// link out of dir. The record is rewritten with the folders written now.
+func WriteOwnedDir(dir string, files []File) error {
+	earlier, err := readFoldersRecord(dir)
+	if err != nil {
+		return err
+	}
+	written, err := WriteFilesIn(dir, dir, files)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, d := range earlier {
+		if !written[d] {
+			stale = append(stale, d)
 		}
-		ours = true
-		for _, e := range entries {
-			child := path.Join(rel, e.Name())
-			switch {
-			case e.IsDir() && e.Type()&fs.ModeSymlink == 0:
-				childOurs, err := prune(child)
-				if err != nil {
-					return false, err
-				}
-				if childOurs && !written[child] && !hasWritten(written, child) {
-					if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(child))); err != nil {
-						return false, err
-					}
-				}
-				ours = ours && childOurs
-			case e.Type().IsRegular() && (e.Name() == "kernels.md" || e.Name() == "kernels.json"):
-			default:
+	}
+	if err := removeOwnedFolders(dir, stale); err != nil {
+		return err
+	}
+	now := make([]string, 0, len(written))
+	for d := range written {
+		now = append(now, d)
+	}
+	slices.Sort(now)
+	var b strings.Builder
+	b.WriteString("# the folders deepprof regions --out made here; a later write removes only these\n")
+	for _, d := range now {
+		b.WriteString(d + "\n")
+	}
+	return WriteFileAtomicIn(dir, filepath.Join(dir, FoldersRecord), []byte(b.String()))
+}
+
+// readFoldersRecord is the folders dir's FoldersRecord lists: none when it
+// has none. Lines that are not one local, slash-separated path are not
+// folders deepprof made, and are left out.
+func readFoldersRecord(dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, FoldersRecord))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") || !fs.ValidPath(l) || l == "." || strings.Contains(l, `\`) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// removeOwnedFolders removes each of folders (relative to dir), deepest
+// first, where it holds nothing but keptFiles and folders removed before
+// it. Nothing is removed through a link out of dir.
+func removeOwnedFolders(dir string, folders []string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	slices.SortFunc(folders, func(a, b string) int {
+		return cmp.Or(cmp.Compare(strings.Count(b, "/"), strings.Count(a, "/")), strings.Compare(a, b))
+	})
+	for _, d := range folders {
+		st, err := root.Lstat(d)
+		if err != nil || !st.IsDir() {
+			continue // gone, or no longer a folder deepprof made
+		}
+		f, err := root.Open(d)
+		if err != nil {
+			return err
+		}
+		ents, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		ours := true
+		for _, e := range ents {
+			if !e.Type().IsRegular() || !slices.Contains(keptFiles, e.Name()) {
 				ours = false
 			}
 		}
-		return ours, nil
-	}
-	_, err := prune(".")
-	return err
-}
-
-// hasWritten reports whether a written folder lies under rel.
-func hasWritten(written map[string]bool, rel string) bool {
-	for w := range written {
-		if strings.HasPrefix(w, rel+"/") {
-			return true
+		if !ours {
+			continue
+		}
+		for _, e := range ents {
+			if err := root.Remove(path.Join(d, e.Name())); err != nil {
+				return err
+			}
+		}
+		if err := root.Remove(d); err != nil {
+			return err
 		}
 	}
-	return false
+	return nil
 }
+
+// RemoveIn removes the file or empty folder at path, inside root, through
+// root as an os.Root: a symbolic link on the way that leads out of root is
+// an error, and nothing outside root is removed.
+func RemoveIn(root, path string) error { return inRoot(root, path, (*os.Root).Remove) }
+
+// RemoveAllIn is RemoveIn of a folder and everything in it; a path that is
+// not there is no error (os.RemoveAll's rule).
+func RemoveAllIn(root, path string) error { return inRoot(root, path, (*os.Root).RemoveAll) }
+
+func inRoot(root, path string, op func(*os.Root, string) error) error {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: not inside %s: deepprof removes only there", path, root)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := op(r, rel); err != nil {
+		if strings.Contains(err.Error(), "path escapes from parent") {
+			return fmt.Errorf("%s: %w", path, ErrLinkOut)
+		}
+		return err
+	}
+	return nil
+}
+
+// ErrLinkOut is RemoveIn's error for a path a symbolic link leads out of
+// root.
+var ErrLinkOut = errors.New("a symbolic link on the way leads out of the folder: nothing is removed through it")

@@ -393,6 +393,11 @@ func (r *Run) DropNotes(stale func(string) bool) {
 	r.manifest.Notes = slices.DeleteFunc(r.manifest.Notes, stale)
 }
 
+// Remove removes the file rel of the run through the run directory as an
+// os.Root: a symbolic link on the way out of the run is an error, and
+// nothing outside the run is removed.
+func (r *Run) Remove(rel string) error { return RemoveIn(r.Dir, r.Path(rel)) }
+
 // RemoveStale deletes the file of every derived artifact the manifest
 // calls missing: what an earlier rebuild made from a source that now fails
 // must not stay beside the manifest's "missing", for a reader (deepprof
@@ -409,12 +414,14 @@ func (r *Run) RemoveStale() ([]string, error) {
 			continue
 		}
 		for _, q := range []string{a.Path, a.Path + ".gz"} {
-			err := os.Remove(r.Path(q))
+			err := r.Remove(q)
 			switch {
 			case err == nil:
 				removed = append(removed, q)
 				a.Bytes = 0 // the size was the removed file's
-			case !errors.Is(err, fs.ErrNotExist):
+			case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrLinkOut):
+				// (behind a link out of the run, the file is not the
+				// run's: the write that failed there said so)
 				errs = append(errs, err)
 			}
 		}
