@@ -3,7 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -17,9 +17,6 @@ type ReportOptions struct {
 	// TopN, when set, is the number of kernels kernels.md shows (0: all)
 	// instead of the run's report.top_n.
 	TopN *int
-	// Warn gets a line when the run's config.yaml cannot be read and the
-	// default settings are used (nil: io.Discard).
-	Warn io.Writer
 	// Now stamps the manifest (nil: time.Now).
 	Now func() time.Time
 }
@@ -45,18 +42,25 @@ type ManifestError struct{ Err error }
 func (e *ManifestError) Error() string { return e.Err.Error() }
 func (e *ManifestError) Unwrap() error { return e.Err }
 
+// NotRebuiltError is ReportRun's error when nothing was rebuilt (the run's
+// settings cannot be read): the run's files are as they were.
+type NotRebuiltError struct{ Err error }
+
+func (e *NotRebuiltError) Error() string { return e.Err.Error() }
+func (e *NotRebuiltError) Unwrap() error { return e.Err }
+
 // ReportRun rebuilds run's derived files with the run's own settings
-// (config.yaml; the defaults, said on o.Warn and in the manifest, when it
-// cannot be read), then writes its manifest once. A run rebuilt in part
-// says why in its report.md; the error says what failed.
+// (config.yaml; the defaults when it has none), then writes its manifest
+// once. A run rebuilt in part says why in its report.md; the error says
+// what failed.
 func ReportRun(run *rundir.Run, o ReportOptions) error {
-	if o.Warn == nil {
-		o.Warn = io.Discard
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	cfg := reportConfig(run, o.Warn)
+	cfg, err := reportConfig(run)
+	if err != nil {
+		return &NotRebuiltError{err}
+	}
 	if o.TopN != nil {
 		cfg.TopN = *o.TopN
 	}
@@ -68,24 +72,22 @@ func ReportRun(run *rundir.Run, o ReportOptions) error {
 }
 
 // reportConfig is the run's own settings for its derived files (the report
-// and regions sections of MAIN/config.yaml). A run without a readable
-// config.yaml is rebuilt with the defaults, and says so on warn and in its
-// manifest, so that nothing changes silently.
-func reportConfig(run *rundir.Run, warn io.Writer) Config {
-	def, _ := ConfigFor(config.Default())
-	def.Regions = regions.DefaultConfig()
+// and regions sections of MAIN/config.yaml); a run without config.yaml is
+// rebuilt with the defaults. A config.yaml that cannot be read is an error
+// naming its line: the defaults would change the run's numbers.
+func reportConfig(run *rundir.Run) (Config, error) {
 	p := run.Path(rundir.ConfigYAML)
-	if _, err := os.Stat(p); err != nil {
-		return def
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		def, err := ConfigFor(config.Default())
+		def.Regions = regions.DefaultConfig()
+		return def, err
 	}
 	cfg, err := config.Parse(p)
 	if err == nil {
 		var dc Config
 		if dc, err = ConfigFor(cfg); err == nil {
-			return dc
+			return dc, nil
 		}
 	}
-	fmt.Fprintf(warn, "deepprof: warning: %v; the derived files use the default report settings\n", err)
-	run.Note("derived files made with the default report settings: %s could not be read (%v)", rundir.ConfigYAML, err)
-	return def
+	return Config{}, fmt.Errorf("%w (the run's settings: mend %s, or move it away to rebuild with the default settings)", err, rundir.ConfigYAML)
 }

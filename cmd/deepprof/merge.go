@@ -50,9 +50,10 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		// The run directory says it stopped, and where.
 		return errors.Join(err, run.WriteManifest(now()))
 	}
-	rerr := harness.ReportRun(run, harness.ReportOptions{Warn: stderr, Now: now})
+	rerr := harness.ReportRun(run, harness.ReportOptions{Now: now})
 	var noManifest *harness.ManifestError
-	if errors.As(rerr, &noManifest) {
+	var notRebuilt *harness.NotRebuiltError
+	if errors.As(rerr, &noManifest) || errors.As(rerr, &notRebuilt) {
 		return rerr
 	}
 	fmt.Fprintf(stdout, "%s: merged %d run directories, %d files, ranks %v\n", *out, len(pos), len(plan.Files), plan.Ranks())

@@ -27,7 +27,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	o := harness.ReportOptions{Warn: stderr, Now: now}
+	o := harness.ReportOptions{Now: now}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "top" {
 			o.TopN = top
@@ -40,7 +40,8 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return &exitError{code: 2, err: rerr}
 	}
 	var noManifest *harness.ManifestError
-	if run == nil || errors.As(rerr, &noManifest) {
+	var notRebuilt *harness.NotRebuiltError
+	if run == nil || errors.As(rerr, &noManifest) || errors.As(rerr, &notRebuilt) {
 		return rerr
 	}
 	if rerr != nil {

@@ -77,9 +77,9 @@ func listTree(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestReportBadConfig: a run whose config.yaml cannot be read is rebuilt
-// with the default report settings, and says so on stderr and in its
-// manifest.
+// TestReportBadConfig: a run whose config.yaml cannot be read is not
+// rebuilt with other settings (the numbers would change): the error names
+// the file and line and says what to do, and nothing is written.
 func TestReportBadConfig(t *testing.T) {
 	main := filepath.Join(t.TempDir(), "run")
 	require.NoError(t, os.MkdirAll(filepath.Join(main, "ncu"), 0o755))
@@ -88,13 +88,12 @@ func TestReportBadConfig(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(main, "ncu", "raw.csv"), raw, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(main, "config.yaml"), []byte("report:\n  top_n: many\n"), 0o644))
 
-	_, stderr, err := runCmd([]string{"report", main}, "")
-	require.NoError(t, err)
-	assert.Contains(t, stderr, "deepprof: warning: ")
-	assert.Contains(t, stderr, "report.top_n")
-	assert.Contains(t, stderr, "the derived files use the default report settings")
-	m, err := os.ReadFile(filepath.Join(main, "manifest.json"))
-	require.NoError(t, err)
-	assert.Contains(t, string(m), "derived files made with the default report settings: config.yaml could not be read")
-	assert.FileExists(t, filepath.Join(main, "stakeholder_summary.md"))
+	stdout, _, err := runCmd([]string{"report", main}, "")
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+	assert.Contains(t, err.Error(), filepath.Join(main, "config.yaml")+":2: report.top_n")
+	assert.Contains(t, err.Error(), "mend config.yaml, or move it away to rebuild with the default settings")
+	assert.Empty(t, stdout)
+	assert.NoFileExists(t, filepath.Join(main, "stakeholder_summary.md"))
+	assert.NoFileExists(t, filepath.Join(main, "manifest.json"))
 }
