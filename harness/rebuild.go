@@ -99,11 +99,12 @@ func Rebuild(run *rundir.Run, cfg Config) error {
 	run.ClearRebuild()
 	recordInputs(run)
 	run.CheckPresence()
-	run.DropNotes(staleNote)
+	run.DropNotes(func(n string) bool { return staleNote(n) || strings.HasPrefix(n, anomalyNote) })
 
 	src := chooseSources(run)
 	run.SetSources(src.record())
 	cfg.exports = planExports(run, src)
+	anomalies := recordingAnomalies(run, cfg)
 
 	tab, kerr := src.kernels.load(run, cfg)
 	if kerr != nil && src.kernels.ok {
@@ -137,6 +138,7 @@ func Rebuild(run *rundir.Run, cfg Config) error {
 	}
 
 	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
+	in.Anomalies = anomalies
 	if in.Rules = rules; rulesErr != nil {
 		in.RulesMissing = rulesErr.Error()
 	}
@@ -413,4 +415,37 @@ func WriteRegionsOut(dir string, rep *regions.Report) error {
 		return err
 	}
 	return rundir.WriteOwnedDir(dir, files)
+}
+
+// anomalyNote starts the manifest note of each anomaly of the recording
+// (a rebuild drops them and says again what it finds).
+const anomalyNote = "recording: "
+
+// recordingAnomalies are what the run's recording holds that changes the
+// numbers made from it: CUPTI record files that cannot be read as the
+// run's own, and the timeline's anomalies in the program's NVTX domain.
+// Each is a manifest note; any marks the run partial.
+func recordingAnomalies(run *rundir.Run, cfg Config) []string {
+	out := rundir.CuptiFileAnomalies(run)
+	if hasCupti(run) {
+		if tl, err := cfg.loadTimeline(run); err == nil {
+			out = append(out, tl.Anomalies(cfg.Domain)...)
+		}
+	}
+	for _, a := range out {
+		run.Note("%s%s", anomalyNote, a)
+	}
+	if len(out) > 0 {
+		run.MarkPartial(fmt.Sprintf("%sthe recording holds %d %s that change%s its numbers (the summary's Anomalies section and the manifest's notes say which)",
+			rundir.RebuildPartial, len(out), plural(len(out), "anomaly", "anomalies"), plural(len(out), "s", "")))
+	}
+	return out
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/harness"
@@ -48,6 +49,14 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(rundir.ReportMD))
 		readFirst(stdout, run)
 		return rerr
+	}
+	m := run.Manifest()
+	if m.Status == rundir.StatusPartial && strings.HasPrefix(m.Reason, rundir.RebuildPartial) {
+		// Made whole from what the run holds, which is not whole: the
+		// numbers are not the run's, and the exit says so.
+		fmt.Fprintf(stdout, "%s: derived files rebuilt, and the run is partial: %s; read these first:\n", pos[0], strings.TrimPrefix(m.Reason, rundir.RebuildPartial))
+		readFirst(stdout, run)
+		return fmt.Errorf("%s is partial: %s", pos[0], strings.TrimPrefix(m.Reason, rundir.RebuildPartial))
 	}
 	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], rundir.ReportMD)
 	readFirst(stdout, run)

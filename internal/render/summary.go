@@ -30,6 +30,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 		b.WriteString(c + "\n\n")
 	}
 	findings(&b, s.Narrative)
+	anomalies(&b, s.Anomalies)
 	whatToTry(&b, s.Narrative)
 	if len(charts) > 0 {
 		b.WriteString("Charts: ")
@@ -106,6 +107,20 @@ func findings(b *strings.Builder, n summary.Narrative) {
 	}
 	for _, l := range n.Lines {
 		fmt.Fprintf(b, "- %s\n", EscapeCell(l))
+	}
+	b.WriteString("\n")
+}
+
+// anomalies lists what the recording holds that changes the summary's
+// numbers, right after the findings; nothing when it holds none.
+func anomalies(b *strings.Builder, as []string) {
+	if len(as) == 0 {
+		return
+	}
+	b.WriteString("## Anomalies\n\n")
+	b.WriteString("The recording holds these, and the numbers below are made from what it holds: the run is partial.\n\n")
+	for _, a := range as {
+		fmt.Fprintf(b, "- %s\n", EscapeCell(a))
 	}
 	b.WriteString("\n")
 }

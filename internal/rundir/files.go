@@ -24,6 +24,42 @@ func ReadStats[T any](run *Run, rel string, read func(io.Reader, string) ([]T, e
 	return read(f, rel)
 }
 
+// CuptiFileAnomalies are the run's CUPTI record files that cannot be read
+// as its own, each a line: a name in timeline/cupti that is not a plain
+// file (a symbolic link is not followed: a run's records are its own
+// files), and a record file the manifest lists that is not in the run.
+// Either leaves a process out of the timeline.
+func CuptiFileAnomalies(run *Run) []string {
+	var out []string
+	ents, _ := os.ReadDir(run.Path(TimelineCupti))
+	for _, e := range ents {
+		n := e.Name()
+		if isCuptiRecord(n) && !e.Type().IsRegular() {
+			what := "not a plain file"
+			if e.Type()&fs.ModeSymlink != 0 {
+				what = "a symbolic link"
+			}
+			out = append(out, fmt.Sprintf("%s is %s: not read, so its process is missing from the timeline", path.Join(TimelineCupti, n), what))
+		}
+	}
+	seen := map[string]bool{}
+	for _, a := range run.Manifest().Artifacts {
+		rel := strings.TrimSuffix(a.Path, ".gz")
+		if a.Status != StatusAbsent || !strings.HasPrefix(rel, TimelineCupti+"/") || !isCuptiRecord(path.Base(a.Path)) || seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		out = append(out, fmt.Sprintf("%s: the session recorded it (the manifest lists it) and it is not in the run: its process is missing from the timeline", rel))
+	}
+	return out
+}
+
+// isCuptiRecord reports whether name is a CUPTI record file's:
+// cupti-<pid>.tsv, or .tsv.gz in a recorded copy.
+func isCuptiRecord(name string) bool {
+	return strings.HasPrefix(name, "cupti-") && (strings.HasSuffix(name, ".tsv") || strings.HasSuffix(name, ".tsv.gz"))
+}
+
 // CuptiFiles lists the run's CUPTI record files (cupti-<pid>.tsv, or .gz
 // in a recorded copy), relative to MAIN, sorted.
 func CuptiFiles(run *Run) []string {
@@ -34,7 +70,7 @@ func CuptiFiles(run *Run) []string {
 	var out []string
 	for _, e := range ents {
 		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, "cupti-") && (strings.HasSuffix(n, ".tsv") || strings.HasSuffix(n, ".tsv.gz")) {
+		if e.Type().IsRegular() && isCuptiRecord(n) {
 			out = append(out, path.Join(TimelineCupti, n))
 		}
 	}

@@ -103,6 +103,15 @@ func narrate(s *Summary) Narrative {
 	say := func(format string, args ...any) { n.Lines = append(n.Lines, fmt.Sprintf(format, args...)) }
 	advise := func(r Recommendation) { n.Recommendations = append(n.Recommendations, r) }
 
+	// 0. A recording whose numbers are not whole says so first.
+	if k := len(s.Anomalies); k > 0 {
+		what := fmt.Sprintf("%d anomalies", k)
+		if k == 1 {
+			what = "1 anomaly"
+		}
+		say("The recording holds %s that change the numbers below (records dropped, repeated or with impossible times, ranges that do not pair up, record files missing): see Anomalies; the run is partial.", what)
+	}
+
 	// 1. Where the wall time goes.
 	var total float64
 	var top *Stage

@@ -20,6 +20,9 @@ import (
 // with the reason it is missing.
 type Inputs struct {
 	RunID string
+	// Anomalies are what the recording holds that changes the numbers
+	// made from it (timeline.Timeline.Anomalies), each a line.
+	Anomalies []string
 
 	GPU        *machine.GPU // the selected GPU of env.json
 	Driver     string
@@ -135,6 +138,9 @@ type Summary struct {
 	// communication kernels, or processes with kernels on several devices.
 	Communication *Communication `json:"communication,omitempty"`
 	Narrative     Narrative      `json:"narrative"`
+	// Anomalies are what the recording holds that changes these numbers;
+	// absent when none.
+	Anomalies []string `json:"anomalies,omitempty"`
 
 	workloadRanges json.RawMessage // the workload report's "ranges"
 }
@@ -353,7 +359,7 @@ func Build(in Inputs, opt Options) *Summary {
 	if opt.BoundThresholdPct <= 0 {
 		opt.BoundThresholdPct = 60
 	}
-	s := &Summary{RunID: in.RunID}
+	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
 		in.Workload = opt.Facts.fill(in.Workload)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -39,12 +41,45 @@ type Process struct {
 	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
+	// Anomalies are what in the file changes the numbers made from it
+	// (dropped or duplicated records, impossible times, ranges that do not
+	// pair up), each also a problem.
+	Anomalies []Anomaly
 	// Unattributed is the number of kernels whose launch call is missing.
 	Unattributed int
 	// SharedCorrelation is the number of A records left out because
 	// another A of their correlation id started earlier (a runtime launch
 	// and the driver call it makes; see the package doc).
 	SharedCorrelation int
+}
+
+// Anomaly is one thing in a record file that changes the numbers made from
+// it. Ranged says it is about an NVTX range of Domain ("" the default
+// domain): it changes the numbers of the ranges in that domain.
+type Anomaly struct {
+	Msg    string
+	Ranged bool
+	Domain string
+}
+
+// MaxKernelNS is the longest a kernel record may last: one hour. A longer
+// one (or one that ends before it starts) is an impossible time, left out.
+const MaxKernelNS = int64(3600e9)
+
+// Anomalies are the timeline's anomalies that change the numbers of a
+// program whose ranges are in domain: every one not about a range, and
+// those about ranges of domain (a library's own ranges, NCCL's pushed and
+// never popped, change none of the program's).
+func (tl *Timeline) Anomalies(domain string) []string {
+	var out []string
+	for _, p := range tl.Processes {
+		for _, a := range p.Anomalies {
+			if !a.Ranged || a.Domain == domain {
+				out = append(out, a.Msg)
+			}
+		}
+	}
+	return out
 }
 
 // Kernel is one kernel and where it came from.
@@ -147,7 +182,13 @@ func (b *Builder) Read(r io.Reader, name string) error {
 	}
 	rd := cupti.NewReader(in, name)
 	var bp *building
+	records := uint64(0) // every record between the header and the end line
 	for rd.Scan() {
+		switch rd.Record().(type) {
+		case *cupti.Header, *cupti.End, *cupti.SyntaxError:
+		default:
+			records++
+		}
 		switch rec := rd.Record().(type) {
 		case *cupti.SyntaxError:
 			return rec
@@ -196,7 +237,33 @@ func (b *Builder) Read(r io.Reader, name string) error {
 		return nil
 	}
 	bp.p.Truncation = rd.Truncation()
+	bp.p.checkCounts(records)
 	return nil
+}
+
+// checkCounts makes anomalies of the library's own account of its records:
+// records it dropped (a note, or the end line), and an end line whose count
+// is not the file's.
+func (p *Process) checkCounts(records uint64) {
+	var dropped uint64
+	for _, n := range p.Notes {
+		if n.Key == "dropped_records" {
+			if v, err := strconv.ParseUint(strings.TrimSpace(n.Value), 10, 64); err == nil {
+				dropped = max(dropped, v)
+			}
+		}
+	}
+	if p.End != nil {
+		dropped = max(dropped, p.End.Dropped)
+		if p.End.Records != records {
+			p.anomaly(false, "", "%s:%d: the end line counts %d records, the file holds %d: records were lost or added after the library wrote them",
+				p.File, p.End.Line, p.End.Records, records)
+		}
+	}
+	if dropped > 0 {
+		p.anomaly(false, "", "%s: the CUPTI library dropped %d records (its buffers were full): kernels, calls or ranges are missing from the counts and times",
+			p.File, dropped)
+	}
 }
 
 // Build sorts and attributes every process's records.
@@ -299,6 +366,7 @@ type change struct {
 
 func (bp *building) build() {
 	p := bp.p
+	p.dropImpossible()
 	byCorr := bp.apis
 	bp.apis = nil
 	p.APIs = make([]*cupti.API, 0, len(byCorr))
@@ -330,7 +398,7 @@ func (bp *building) build() {
 		case cupti.NVTXPop:
 			r := open[e.Thread]
 			if r == nil {
-				p.problem("%s:%d: a pop on thread %d with no range open: ignored", p.File, e.Line, e.Thread)
+				p.anomaly(true, e.Domain, "%s:%d: a pop on thread %d with no range open: ignored", p.File, e.Line, e.Thread)
 				continue
 			}
 			r.End, r.EndThread, r.Closed = e.TS, e.Thread, true
@@ -338,7 +406,7 @@ func (bp *building) build() {
 			changes[e.Thread] = append(changes[e.Thread], change{e.TS, r.Parent})
 		case cupti.NVTXStart:
 			if prev := started[e.ID]; prev != nil {
-				p.problem("%s:%d: start/end range id %d started again (first on line %d) before it ended", p.File, e.Line, e.ID, prev.Line)
+				p.anomaly(true, e.Domain, "%s:%d: start/end range id %d started again (first on line %d) before it ended", p.File, e.Line, e.ID, prev.Line)
 			}
 			r := &Range{Kind: StartEnd, Domain: e.Domain, Name: e.Name, Thread: e.Thread, ID: e.ID, Start: e.TS, Line: e.Line}
 			started[e.ID] = r
@@ -346,7 +414,7 @@ func (bp *building) build() {
 		case cupti.NVTXEnd:
 			r := started[e.ID]
 			if r == nil {
-				p.problem("%s:%d: end of start/end range id %d, which never started: ignored", p.File, e.Line, e.ID)
+				p.anomaly(true, e.Domain, "%s:%d: end of start/end range id %d, which never started: ignored", p.File, e.Line, e.ID)
 				continue
 			}
 			r.End, r.EndThread, r.Closed = e.TS, e.Thread, true
@@ -359,7 +427,7 @@ func (bp *building) build() {
 	})
 	for _, r := range p.Ranges {
 		if !r.Closed {
-			p.problem("%s:%d: %s range %q on thread %d never closed", p.File, r.Line, r.Kind, r.Name, r.Thread)
+			p.anomaly(true, r.Domain, "%s:%d: %s range %q on thread %d never closed", p.File, r.Line, r.Kind, r.Name, r.Thread)
 		}
 	}
 	if p.Truncation == "" {
@@ -388,7 +456,7 @@ func (bp *building) build() {
 		}
 	}
 	if p.Unattributed > 0 {
-		p.problem("%s: %d of %d kernels have no launch call record (dropped, or the file was cut short): they belong to no range",
+		p.anomaly(false, "", "%s: %d of %d kernels have no launch call record (dropped, or the file was cut short): they belong to no range",
 			p.File, p.Unattributed, len(p.Kernels))
 	}
 	for i := range p.Copies {
@@ -398,6 +466,7 @@ func (bp *building) build() {
 	slices.SortFunc(p.Kernels, func(x, y Kernel) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
 	})
+	p.dropDuplicates()
 	slices.SortFunc(p.Copies, func(x, y Copy) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
 	})
@@ -405,6 +474,76 @@ func (bp *building) build() {
 
 func (p *Process) problem(format string, args ...any) {
 	p.Problems = append(p.Problems, fmt.Sprintf(format, args...))
+}
+
+// anomaly is a problem that changes the numbers made from the file
+// (Anomaly says which ranges it is about).
+func (p *Process) anomaly(ranged bool, domain, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.Problems = append(p.Problems, msg)
+	p.Anomalies = append(p.Anomalies, Anomaly{Msg: msg, Ranged: ranged, Domain: domain})
+}
+
+// dropImpossible leaves out the kernels whose times no kernel has: an end
+// before the start, or longer than MaxKernelNS (a sum of such times
+// passes what an int64 of nanoseconds holds).
+func (p *Process) dropImpossible() {
+	kept := p.Kernels[:0]
+	first, n := 0, 0
+	for _, k := range p.Kernels {
+		if k.End < k.Start || k.Start < 0 || k.End-k.Start > MaxKernelNS {
+			if n == 0 {
+				first = k.Line
+			}
+			n++
+			continue
+		}
+		kept = append(kept, k)
+	}
+	clear(p.Kernels[len(kept):])
+	p.Kernels = kept
+	if n > 0 {
+		p.anomaly(false, "", "%s:%d: %d kernel records with impossible times (an end before the start, or longer than an hour): left out",
+			p.File, first, n)
+	}
+}
+
+// dropDuplicates counts once the kernel records that repeat another (the
+// same correlation id, start, end, device, context and stream): one launch
+// recorded twice would count twice. Kernels are sorted by start.
+func (p *Process) dropDuplicates() {
+	if len(p.Kernels) < 2 {
+		return
+	}
+	same := func(a, b *cupti.Kernel) bool {
+		return a.Start == b.Start && a.End == b.End && a.Correlation == b.Correlation &&
+			a.Device == b.Device && a.Context == b.Context && a.Stream == b.Stream
+	}
+	kept := p.Kernels[:1]
+	first, n := 0, 0
+	for _, k := range p.Kernels[1:] {
+		dup := false
+		for j := len(kept) - 1; j >= 0 && kept[j].Start == k.Start; j-- {
+			if same(kept[j].Kernel, k.Kernel) {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			if n == 0 {
+				first = k.Line
+			}
+			n++
+			continue
+		}
+		kept = append(kept, k)
+	}
+	clear(p.Kernels[len(kept):])
+	p.Kernels = kept
+	if n > 0 {
+		p.anomaly(false, "", "%s:%d: %d kernel records repeat another (the same correlation id, start and end): each counted once",
+			p.File, first, n)
+	}
 }
 
 // OpenRecords is the text of a CUPTI record file read from r: r itself, or

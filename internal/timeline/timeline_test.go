@@ -77,7 +77,7 @@ func attributionFile() string {
 	} {
 		b.WriteString(s)
 	}
-	b.WriteString("E\t20\t0\n")
+	b.WriteString("E\t22\t0\n")
 	return b.String()
 }
 
@@ -173,7 +173,7 @@ func TestSharedCorrelation(t *testing.T) {
 		drv(115, 1, 1) + a(110, 1, 1) + k(200, 210, 0, 7, 1, "k1") + // driver call first in the file, inside the runtime call
 		a(120, 1, 2) + drv(120, 1, 2) + k(220, 230, 0, 7, 2, "k2") + // a tie: the first in the file
 		drv(130, 1, 3) + k(240, 250, 0, 7, 3, "k3") + // a driver call alone (cuLaunchKernelEx)
-		"E\t7\t0\n"
+		"E\t10\t0\n"
 	tl := build(t, f)
 	p := tl.Processes[0]
 	assert.Equal(t, 2, p.SharedCorrelation)

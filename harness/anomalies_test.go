@@ -1,0 +1,144 @@
+package harness_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
+)
+
+// recordedCupti is a recorded CUPTI run (fixtures/README.md).
+const recordedCupti = "../fixtures/runs/cupti-tiny-llama"
+
+// TestRecordingAnomalies: each anomaly of a CUPTI recording that changes
+// the run's numbers, made SYNTHETIC from the recorded run by one edit, is
+// named in the summary (its Anomalies section and first finding) and in the
+// manifest's notes, and the run is partial; the recorded run itself has
+// none and stays complete.
+func TestRecordingAnomalies(t *testing.T) {
+	clean := rebuilt(t, synth.Run(t, recordedCupti))
+	assert.Equal(t, "complete", clean.manifest.Status)
+	assert.NotContains(t, clean.summary, "## Anomalies")
+
+	firstPop := func(lines []string) []string {
+		for i, l := range lines {
+			if strings.HasPrefix(l, "N\tpop\t") {
+				return slices.Delete(lines, i, i+1)
+			}
+		}
+		t.Fatal("no pop in the recording")
+		return nil
+	}
+	for _, c := range []struct {
+		edit synth.Edit
+		want string // in the summary's Anomalies section and the notes
+	}{
+		{synth.EditRecords("pop-dropped", firstPop), "never closed"},
+		{synth.EditRecords("dropped-records", func(l []string) []string {
+			return slices.Insert(l, 1, "X\tdropped_records\t5000")
+		}), "the CUPTI library dropped 5000 records"},
+		{synth.EditRecords("end-count", func(l []string) []string {
+			l[len(l)-1] = "E\t5\t0"
+			return l
+		}), "the end line counts 5 records"},
+		{synth.EditRecords("kernels-twice", func(l []string) []string {
+			var out []string
+			for _, x := range l {
+				out = append(out, x)
+				if strings.HasPrefix(x, "K\t") {
+					out = append(out, x)
+				}
+			}
+			return fixEnd(out)
+		}), "kernel records repeat another"},
+		{synth.EditRecords("impossible-times", func(l []string) []string {
+			for i, x := range l {
+				if f := strings.Split(x, "\t"); f[0] == "K" {
+					f[1], f[2] = "0", "5000000000000000000"
+					l[i] = strings.Join(f, "\t")
+					break
+				}
+			}
+			return l
+		}), "impossible times"},
+		{synth.LinkRecords(), "is a symbolic link"},
+		{synth.Remove("timeline/cupti/cupti-564.tsv.gz").As("records-missing"), "the session recorded it (the manifest lists it) and it is not in the run"},
+	} {
+		t.Run(c.edit.Label, func(t *testing.T) {
+			r := rebuilt(t, synth.Run(t, recordedCupti, c.edit))
+			assert.Equal(t, "partial", r.manifest.Status)
+			assert.Contains(t, r.manifest.Reason, "the recording holds")
+			assert.Contains(t, r.summary, "## Anomalies")
+			assert.Contains(t, r.summary, c.want)
+			assert.Contains(t, r.findings, "that change the numbers below")
+			assert.True(t, slices.ContainsFunc(r.manifest.Notes, func(n string) bool { return strings.Contains(n, c.want) }), "a note: %v", r.manifest.Notes)
+			assert.NotContains(t, r.summary, "kernel ms -", "no negative time")
+		})
+	}
+
+	// Each launch counted once: the kernel table of the run whose every
+	// kernel record is twice is the recorded run's.
+	twice := synth.Run(t, recordedCupti, synth.EditRecords("kernels-twice", func(l []string) []string {
+		var out []string
+		for _, x := range l {
+			out = append(out, x)
+			if strings.HasPrefix(x, "K\t") {
+				out = append(out, x)
+			}
+		}
+		return fixEnd(out)
+	}))
+	rebuilt(t, twice)
+	assert.Equal(t, clean.kernels, readFile(t, filepath.Join(twice, rundir.KernelsJSON)))
+}
+
+// fixEnd makes the end line count the records between it and the header,
+// as the library does: an edit that is not about the count keeps it right.
+func fixEnd(lines []string) []string {
+	lines[len(lines)-1] = fmt.Sprintf("E\t%d\t0", len(lines)-2)
+	return lines
+}
+
+type rebuiltRun struct {
+	manifest struct {
+		Status, Reason string
+		Notes          []string
+	}
+	summary, findings, kernels string
+}
+
+// rebuilt is the run dir after deepprof report.
+func rebuilt(t *testing.T, dir string) rebuiltRun {
+	t.Helper()
+	_, _ = harness.Report(dir, harness.ReportOptions{})
+	var r rebuiltRun
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.ManifestJSON))), &r.manifest))
+	r.summary = readFile(t, filepath.Join(dir, rundir.StakeholderSummary))
+	if i := strings.Index(r.summary, "## Findings"); i >= 0 {
+		r.findings = r.summary[i:]
+		if j := strings.Index(r.findings[3:], "## "); j >= 0 {
+			r.findings = r.findings[:j+3]
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, rundir.KernelsJSON)); err == nil {
+		r.kernels = string(b)
+	}
+	return r
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -1,0 +1,76 @@
+package synth
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// EditRecords applies fn to the lines (without their newlines) of every
+// CUPTI record file of a copied run (timeline/cupti/cupti-*.tsv[.gz], gzip
+// kept as it was): a SYNTHETIC recording, made from a real one at test time.
+func EditRecords(label string, fn func(lines []string) []string) Edit {
+	return Edit{Label: label, Apply: func(dir string) error {
+		files, err := filepath.Glob(filepath.Join(dir, "timeline", "cupti", "cupti-*.tsv*"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			gz := strings.HasSuffix(f, ".gz")
+			if gz {
+				zr, err := gzip.NewReader(bytes.NewReader(b))
+				if err != nil {
+					return err
+				}
+				if b, err = io.ReadAll(zr); err != nil {
+					return err
+				}
+			}
+			lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			out := []byte(strings.Join(fn(lines), "\n") + "\n")
+			if gz {
+				var z bytes.Buffer
+				zw := gzip.NewWriter(&z)
+				if _, err := zw.Write(out); err != nil {
+					return err
+				}
+				if err := zw.Close(); err != nil {
+					return err
+				}
+				out = z.Bytes()
+			}
+			if err := os.WriteFile(f, out, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// LinkRecords replaces every CUPTI record file of a copied run by a
+// symbolic link to a copy of it outside the run.
+func LinkRecords() Edit {
+	return Edit{Label: "records-linked", Apply: func(dir string) error {
+		files, err := filepath.Glob(filepath.Join(dir, "timeline", "cupti", "cupti-*.tsv*"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			outside := filepath.Join(filepath.Dir(dir), "outside-"+filepath.Base(f))
+			if err := os.Rename(f, outside); err != nil {
+				return err
+			}
+			if err := os.Symlink(outside, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
