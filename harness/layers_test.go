@@ -57,6 +57,7 @@ func TestLayersRefuseAnUpwardImport(t *testing.T) {
 		"internal/kernels": {"internal/regions"}, // sideways
 		"internal/ncu":     {"internal/model"},   // down: fine
 		"internal/new":     nil,                  // placed nowhere
+		"internal/config":  {"internal/newer"},   // imports a package placed nowhere
 	}
 	var msgs []string
 	for _, err := range checkLayers(layers, graph) {
@@ -66,6 +67,7 @@ func TestLayersRefuseAnUpwardImport(t *testing.T) {
 		"internal/model (layer 0) imports internal/render (layer 4): a package imports lower layers only",
 		"internal/kernels (layer 2) imports internal/regions (layer 2): a package imports lower layers only",
 		"internal/new is in no layer: place it in layers (harness/layers_test.go)",
+		"internal/config (layer 3) imports internal/newer, which is in no layer: place it in layers (harness/layers_test.go)",
 	}, msgs)
 }
 
@@ -92,7 +94,11 @@ func checkLayers(layers [][]string, graph map[string][]string) []error {
 			continue
 		}
 		for _, q := range graph[p] {
-			if lq, ok := layerOf[q]; !ok || lq >= lp {
+			lq, ok := layerOf[q]
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("%s (layer %d) imports %s, which is in no layer: place it in layers (harness/layers_test.go)", p, lp, q))
+			case lq >= lp:
 				errs = append(errs, fmt.Errorf("%s (layer %d) imports %s (layer %d): a package imports lower layers only", p, lp, q, lq))
 			}
 		}

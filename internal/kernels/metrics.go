@@ -375,7 +375,7 @@ type Accumulator struct {
 func NewAccumulator() *Accumulator { return &Accumulator{accs: map[string]*metricAcc{}} }
 
 // Launch adds one launch of x. The first launch of an export also checks
-// its columns: a raw page must be read with Options(). A launch without a
+// its columns: a raw page must be read with ncu.Options{Metrics: Columns()}. A launch without a
 // duration or with a metric in a unit this package does not read is a
 // positioned *model.SyntaxError.
 func (a *Accumulator) Launch(x *model.Export, l *model.Launch) error {
@@ -446,7 +446,7 @@ func (a *Accumulator) Metrics() map[string]*Metrics {
 // MetricsFromReader reads every launch of r into one Metrics per kernel
 // name, the name exactly as the kernel table keys it (so it joins
 // kernels.json's kernel_name); launches of one name on several devices are summed. A raw
-// page must be read with Options(). The first malformed row or launch ends
+// page must be read with ncu.Options{Metrics: Columns()}. The first malformed row or launch ends
 // the read with its positioned *model.SyntaxError.
 func MetricsFromReader(r model.Launches, source string) (map[string]*Metrics, error) {
 	a := NewAccumulator()
@@ -475,10 +475,10 @@ func checkColumns(x *model.Export, l *model.Launch) error {
 			continue
 		}
 		if !slices.Contains(known, h) {
-			return fmt.Errorf("%s: column %s counts toward FLOPs but package classify does not know it: add its type to tensorTypes", x.Source, h)
+			return fmt.Errorf("%s: column %s counts toward FLOPs but package kernels does not know it: add its type to tensorTypes", x.Source, h)
 		}
 		if !kept[h] {
-			return fmt.Errorf("%s: column %s was not read: make the reader with classify.Options()", x.Source, h)
+			return fmt.Errorf("%s: column %s was not read: make the reader with ncu.Options{Metrics: kernels.Columns()}", x.Source, h)
 		}
 	}
 	return nil

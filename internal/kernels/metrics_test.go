@@ -241,8 +241,8 @@ func TestFromReaderDetails(t *testing.T) {
 func TestFromReaderNeedsOptions(t *testing.T) {
 	src := runRaw("tiny-llama")
 	_, err := MetricsFromReader(ncu.NewReader(bytes.NewReader(readFixture(t, src)), src, ncu.Options{}), src)
-	if err == nil || !strings.Contains(err.Error(), "make the reader with classify.Options()") {
-		t.Errorf("err = %v, want one that says to use classify.Options()", err)
+	if err == nil || !strings.Contains(err.Error(), "make the reader with ncu.Options{Metrics: kernels.Columns()}") {
+		t.Errorf("err = %v, want one that says to use kernels.Columns()", err)
 	}
 }
 
@@ -264,7 +264,7 @@ func TestFromReaderUnknownTensorColumn(t *testing.T) {
 	opts := ncu.Options{Metrics: Columns()}
 	opts.Metrics = append(opts.Metrics, "sm__ops_path_tensor_src_fp6_dst_fp32.sum")
 	_, err = MetricsFromReader(ncu.NewReader(bytes.NewReader(synthetic), name, opts), name)
-	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum counts toward FLOPs but package classify does not know it") {
+	if err == nil || !strings.Contains(err.Error(), "sm__ops_path_tensor_src_fp6_dst_fp32.sum counts toward FLOPs but package kernels does not know it") {
 		t.Errorf("err = %v, want one naming the unknown column, read or not", err)
 	}
 }

@@ -211,7 +211,7 @@ func render(p *plot.Plot, w, h vg.Length) (svg []byte, err error) {
 		return nil, err
 	}
 	if _, err := Inspect(buf.Bytes()); err != nil {
-		return nil, fmt.Errorf("drew an invalid chart (a bug in package charts): %w", err)
+		return nil, fmt.Errorf("drew an invalid chart (a bug in package render): %w", err)
 	}
 	return buf.Bytes(), nil
 }

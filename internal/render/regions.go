@@ -187,7 +187,7 @@ func regionName(name string) string {
 		return "(empty name)"
 	}
 	// Control characters (NUL above all) are shown escaped, \u0000, by
-	// the one rule of every renderer (internal/hiddenrune).
+	// the one rule of every renderer (input.EscapeHidden).
 	return EscapeCell(name)
 }
 

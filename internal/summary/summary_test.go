@@ -135,7 +135,7 @@ func TestBuildWarmup(t *testing.T) {
 	require.Equal(t, "decode", dec.Name)
 
 	want := model.Summarize(decode)
-	assert.Equal(t, want, dec.Summary(), "the row is package stats's summary")
+	assert.Equal(t, want, dec.Summary(), "the row is model.Summarize's summary")
 	assert.InDelta(t, 11.1925285, dec.MeanMS, 1e-8, "warm-up dropped: not 47.0 ms")
 	assert.Equal(t, 2, dec.N)
 	require.NotNil(t, dec.WarmupMS)
