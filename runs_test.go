@@ -16,7 +16,6 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -41,13 +40,8 @@ func TestRecordedRunsRebuild(t *testing.T) {
 			for _, d := range derived {
 				require.NoError(t, os.RemoveAll(filepath.Join(dst, d)))
 			}
-			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
+			_, err := harness.Report(dst, harness.ReportOptions{})
 			require.NoError(t, err)
-			dc, err := harness.ConfigFor(cfg)
-			require.NoError(t, err)
-			run, err := rundir.Open(dst)
-			require.NoError(t, err)
-			require.NoError(t, harness.Rebuild(run, dc))
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -214,13 +208,8 @@ func TestRecordedCUPTIRunsAgreeWithOracle(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), filepath.Base(src))
 			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 			require.NoError(t, os.Remove(filepath.Join(dst, rundir.OracleCheckJSON)))
-			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
+			run, err := harness.Report(dst, harness.ReportOptions{})
 			require.NoError(t, err)
-			dc, err := harness.ConfigFor(cfg)
-			require.NoError(t, err)
-			run, err := rundir.Open(dst)
-			require.NoError(t, err)
-			require.NoError(t, harness.Rebuild(run, dc))
 
 			var c harness.OracleCheck
 			b, err := os.ReadFile(filepath.Join(dst, rundir.OracleCheckJSON))

@@ -17,7 +17,6 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -190,20 +189,9 @@ func rebuiltCopy(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
 	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-	run, err := rundir.Open(dst)
+	_, err := harness.Report(dst, harness.ReportOptions{})
 	require.NoError(t, err)
-	cfg, err := configOf(src)
-	require.NoError(t, err)
-	require.NoError(t, harness.Rebuild(run, cfg))
 	return dst
-}
-
-func configOf(run string) (harness.Config, error) {
-	c, err := config.Parse(filepath.Join(run, rundir.ConfigYAML))
-	if err != nil {
-		return harness.Config{}, err
-	}
-	return harness.ConfigFor(c)
 }
 
 func mustRead(t *testing.T, p string) []byte {

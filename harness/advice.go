@@ -9,11 +9,11 @@ import (
 // readRules reads ncu's rules per kernel from the deep pass's details page;
 // an error says why there are none (no page, or the line that is wrong).
 func readRules(run *rundir.Run) (map[string][]kernels.Rule, error) {
-	if !hasExport(run, rundir.NcuDetails) {
+	if !run.HasExport(rundir.NcuDetails) {
 		return nil, errNoDetails
 	}
 	a := kernels.NewRuleAccumulator()
-	errs, err := scanFiles(run, exportFiles(run, rundir.NcuDetails), ncu.Options{}, a)
+	errs, err := scanFiles(run, run.ExportFiles(rundir.NcuDetails), ncu.Options{}, a)
 	if err == nil {
 		err = errs[0]
 	}

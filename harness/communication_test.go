@@ -53,7 +53,7 @@ func TestCommunicationSection(t *testing.T) {
 	for name, text := range files {
 		require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/"+name), []byte(text)))
 	}
-	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
 
 	var ph timeline.PhaseReport
 	require.NoError(t, json.Unmarshal(must(os.ReadFile(run.Path(rundir.TimelinePhases))), &ph))

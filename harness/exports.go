@@ -61,7 +61,7 @@ func planExports(run *rundir.Run, src sources) *exportReads {
 	if src.regions.ok && src.regions.export {
 		e.plan[src.regions.path] = e.plan[src.regions.path].or(uses{regions: true})
 	}
-	if hasExport(run, rundir.NcuRaw) {
+	if run.HasExport(rundir.NcuRaw) {
 		e.plan[rundir.NcuRaw] = e.plan[rundir.NcuRaw].or(uses{sample: true, metrics: true})
 	}
 	return e
@@ -70,7 +70,7 @@ func planExports(run *rundir.Run, src sources) *exportReads {
 // scan is the read of the run's ncu export rel for want: within a rebuild
 // the one read of rel for all its planned uses, otherwise a read for want
 // alone.
-func (c Config) scan(run *rundir.Run, rel string, want uses) *scanned {
+func (c settings) scan(run *rundir.Run, rel string, want uses) *scanned {
 	e := c.exports
 	if e == nil {
 		return scanExport(run, rel, want, c)
@@ -107,7 +107,7 @@ type consumer struct {
 // the raw-page columns of every use; each use gets the error it would get
 // alone: the open's, its own configuration's, the first malformed row's, or
 // its own first bad launch's.
-func scanExport(run *rundir.Run, rel string, u uses, cfg Config) *scanned {
+func scanExport(run *rundir.Run, rel string, u uses, cfg settings) *scanned {
 	s := &scanned{uses: u}
 	var cs []consumer
 	var cols []string
@@ -156,7 +156,7 @@ func scanExport(run *rundir.Run, rel string, u uses, cfg Config) *scanned {
 	for i, c := range cs {
 		hs[i] = c.h
 	}
-	errs, err := scanFiles(run, exportFiles(run, rel), ncu.Options{Metrics: slices.Compact(cols)}, hs...)
+	errs, err := scanFiles(run, run.ExportFiles(rel), ncu.Options{Metrics: slices.Compact(cols)}, hs...)
 	if err != nil {
 		s.kernelsErr, s.regionsErr, s.sampleErr, s.metricsErr = err, err, err, err
 		return s
@@ -168,41 +168,6 @@ func scanExport(run *rundir.Run, rel string, u uses, cfg Config) *scanned {
 		cs[i].finish(err)
 	}
 	return s
-}
-
-// ExportFiles are the files a rebuild reads for the ncu export rel: rel
-// itself, or each rank's (see exportFiles).
-func ExportFiles(run *rundir.Run, rel string) []string { return exportFiles(run, rel) }
-
-// exportFiles are the files of the export rel: rel itself, or for a deep
-// pass of several ranks (ncu/ranks/rank<R>/, workload.launcher) each rank's
-// file of that name, by rank. None: [rel], whose open says it is missing.
-func exportFiles(run *rundir.Run, rel string) []string {
-	if run.Exists(rel) {
-		return []string{rel}
-	}
-	if files := rankFiles(run, rel); len(files) > 0 {
-		return files
-	}
-	return []string{rel}
-}
-
-// hasExport reports whether the run has the export rel, in one file or per
-// rank.
-func hasExport(run *rundir.Run, rel string) bool {
-	return run.Exists(rel) || len(rankFiles(run, rel)) > 0
-}
-
-// rankFiles lists each rank's file named like rel that the run has
-// (rundir.RankPath), by rank.
-func rankFiles(run *rundir.Run, rel string) []string {
-	var out []string
-	for _, r := range rundir.Ranks(run.Dir) {
-		if f := rundir.RankPath(r, rel); run.Exists(f) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // scanFiles reads the files of one export, one after another, into the same

@@ -43,19 +43,19 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
 			require.NoError(t, err)
-			dc, err := ConfigFor(cfg)
+			dc, err := settingsFor(cfg)
 			require.NoError(t, err)
 			run, err := rundir.Open(dst)
 			require.NoError(t, err)
 
 			opens := countOpens(t)
-			require.NoError(t, Rebuild(run, dc))
+			require.NoError(t, rebuild(run, dc))
 			want := map[string]int{}
-			deep := hasExport(run, rundir.NcuRaw) // the first 2-GPU run was killed before its deep pass ended
+			deep := run.HasExport(rundir.NcuRaw) // the first 2-GPU run was killed before its deep pass ended
 			// Each export, or each rank's (a multi-GPU run), once.
 			for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails, rundir.NcuTimingRaw} {
-				if hasExport(run, rel) {
-					for _, f := range exportFiles(run, rel) {
+				if run.HasExport(rel) {
+					for _, f := range run.ExportFiles(rel) {
 						want[f] = 1
 					}
 				}
@@ -83,7 +83,7 @@ func TestRebuildDeepPassOnly(t *testing.T) {
 	require.NoError(t, err)
 	copyFixture(t, run, "h200-llama-decode-roofline/raw.csv", rundir.NcuRaw)
 	opens := countOpens(t)
-	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
+	require.NoError(t, rebuild(run, settings{TopN: 10, Regions: regions.DefaultConfig()}))
 	assert.Equal(t, map[string]int{rundir.NcuRaw: 1}, opens)
 	src := run.Manifest().Sources
 	require.NotNil(t, src)

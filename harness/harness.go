@@ -64,7 +64,7 @@ func ReportRun(run *rundir.Run, o ReportOptions) error {
 	if o.TopN != nil {
 		cfg.TopN = *o.TopN
 	}
-	rerr := Rebuild(run, cfg)
+	rerr := rebuild(run, cfg)
 	if err := run.WriteRebuiltManifest(o.Now()); err != nil {
 		return &ManifestError{errors.Join(rerr, err)}
 	}
@@ -75,19 +75,19 @@ func ReportRun(run *rundir.Run, o ReportOptions) error {
 // and regions sections of MAIN/config.yaml); a run without config.yaml is
 // rebuilt with the defaults. A config.yaml that cannot be read is an error
 // naming its line: the defaults would change the run's numbers.
-func reportConfig(run *rundir.Run) (Config, error) {
+func reportConfig(run *rundir.Run) (settings, error) {
 	p := run.Path(rundir.ConfigYAML)
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-		def, err := ConfigFor(config.Default())
+		def, err := settingsFor(config.Default())
 		def.Regions = regions.DefaultConfig()
 		return def, err
 	}
 	cfg, err := config.Parse(p)
 	if err == nil {
-		var dc Config
-		if dc, err = ConfigFor(cfg); err == nil {
+		var dc settings
+		if dc, err = settingsFor(cfg); err == nil {
 			return dc, nil
 		}
 	}
-	return Config{}, fmt.Errorf("%w (the run's settings: mend %s, or move it away to rebuild with the default settings)", err, rundir.ConfigYAML)
+	return settings{}, fmt.Errorf("%w (the run's settings: mend %s, or move it away to rebuild with the default settings)", err, rundir.ConfigYAML)
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // Config says how derived files are made.
-type Config struct {
+type settings struct {
 	TopN    int // kernels shown in kernels.md; 0: all
 	Regions regions.Config
 	Summary summary.Options // stakeholder_summary.md
@@ -36,10 +36,10 @@ type Config struct {
 
 // ConfigFor is how a run configured by cfg makes its derived files: its
 // report and regions settings.
-func ConfigFor(cfg *config.Config) (Config, error) {
+func settingsFor(cfg *config.Config) (settings, error) {
 	rc, err := cfg.Regions.Config()
 	if err != nil {
-		return Config{}, err
+		return settings{}, err
 	}
 	r := cfg.Report
 	m := cfg.Model
@@ -52,7 +52,7 @@ func ConfigFor(cfg *config.Config) (Config, error) {
 	if len(r.Categories) > 0 {
 		c, err := kernels.Parse(r.Categories)
 		if err != nil {
-			return Config{}, fmt.Errorf("report.categories: %w", err)
+			return settings{}, fmt.Errorf("report.categories: %w", err)
 		}
 		opt.Categories = c
 	}
@@ -62,9 +62,9 @@ func ConfigFor(cfg *config.Config) (Config, error) {
 	}
 	inc, err := cfg.NVTX.IncludeRanges()
 	if err != nil {
-		return Config{}, err
+		return settings{}, err
 	}
-	return Config{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, Domain: cfg.NVTX.Domain}, nil
+	return settings{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, Domain: cfg.NVTX.Domain}, nil
 }
 
 // staleNote reports whether a manifest note is one that sessions before
@@ -87,7 +87,7 @@ func staleNote(n string) bool {
 // lists and is not there is absent. A missing input makes its outputs
 // "missing" in the manifest, with the reason; the other outputs are still
 // made.
-func Rebuild(run *rundir.Run, cfg Config) error {
+func rebuild(run *rundir.Run, cfg settings) error {
 	var errs []error
 	cfg.memo = &memo{}
 	// What a writer killed mid-file left (a rebuild or session stopped
@@ -133,7 +133,7 @@ func Rebuild(run *rundir.Run, cfg Config) error {
 
 	sample, serr := sampleRegions(run, cfg)
 	errs = append(errs, writeRegions(run, rundir.RegionsSampleDir, rundir.RegionsSampleMD, rundir.RegionsSampleJSON, sample, serr))
-	if serr != nil && hasExport(run, rundir.NcuRaw) {
+	if serr != nil && run.HasExport(rundir.NcuRaw) {
 		errs = append(errs, serr)
 	}
 
@@ -223,8 +223,8 @@ func recordInputs(run *rundir.Run) {
 
 // sampleRegions is the deep pass's sample by region, with the configured
 // metric groups.
-func sampleRegions(run *rundir.Run, cfg Config) (*regions.Report, error) {
-	if !hasExport(run, rundir.NcuRaw) {
+func sampleRegions(run *rundir.Run, cfg settings) (*regions.Report, error) {
+	if !run.HasExport(rundir.NcuRaw) {
 		return nil, errors.New("no deep-pass export (" + rundir.NcuRaw + ")")
 	}
 	sc := cfg.scan(run, rundir.NcuRaw, uses{sample: true})
@@ -275,7 +275,7 @@ func writeRegions(run *rundir.Run, dir, md, js string, rep *regions.Report, why 
 		run.Record(js, rundir.StatusMissing, why.Error())
 		return nil
 	}
-	if err := WriteRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
+	if err := writeRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
 		run.Record(md, rundir.StatusMissing, err.Error())
 		run.Record(js, rundir.StatusMissing, err.Error())
 		return err
@@ -387,17 +387,17 @@ func timeSection(steps []rundir.StepTime) string {
 // RebuildRun rebuilds every derived file of run as configured by cfg: the
 // session's last step (session.Session.Report).
 func RebuildRun(run *rundir.Run, cfg *config.Config) error {
-	dc, err := ConfigFor(cfg)
+	dc, err := settingsFor(cfg)
 	if err != nil {
 		return err
 	}
-	return Rebuild(run, dc)
+	return rebuild(run, dc)
 }
 
 // WriteRegionsDir writes the region report rep into dir, a folder of the
 // run directory root that the rebuild has emptied: its files (render)
 // through the run directory's atomic writer.
-func WriteRegionsDir(root, dir string, rep *regions.Report) error {
+func writeRegionsDir(root, dir string, rep *regions.Report) error {
 	files, err := render.RegionsDirFiles(rep)
 	if err != nil {
 		return err
@@ -425,7 +425,7 @@ const anomalyNote = "recording: "
 // numbers made from it: CUPTI record files that cannot be read as the
 // run's own, and the timeline's anomalies in the program's NVTX domain.
 // Each is a manifest note; any marks the run partial.
-func recordingAnomalies(run *rundir.Run, cfg Config) []string {
+func recordingAnomalies(run *rundir.Run, cfg settings) []string {
 	out := rundir.CuptiFileAnomalies(run)
 	if hasCupti(run) {
 		if tl, err := cfg.loadTimeline(run); err == nil {

@@ -39,7 +39,7 @@ func TestRebuild(t *testing.T) {
 	copyFixture(t, run, "h200-llama-decode-roofline/raw.csv", rundir.NcuRaw)
 	copyFixture(t, run, "h200-llama-decode-roofline/details.csv", rundir.NcuDetails)
 
-	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
+	require.NoError(t, rebuild(run, settings{TopN: 10, Regions: regions.DefaultConfig()}))
 	require.NoError(t, run.WriteManifest(t0.Add(time.Minute)))
 
 	g := goldie.New(t, goldie.WithFixtureDir("../golden/session/rebuild"), goldie.WithNameSuffix(""))
@@ -54,7 +54,7 @@ func TestRebuild(t *testing.T) {
 	// Rebuilding again gives the same files.
 	before, err := os.ReadFile(run.Path(rundir.KernelsMD))
 	require.NoError(t, err)
-	require.NoError(t, Rebuild(run, Config{TopN: 10, Regions: regions.DefaultConfig()}))
+	require.NoError(t, rebuild(run, settings{TopN: 10, Regions: regions.DefaultConfig()}))
 	after, err := os.ReadFile(run.Path(rundir.KernelsMD))
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
@@ -65,7 +65,7 @@ func TestRebuild(t *testing.T) {
 func TestRebuildEmptyRun(t *testing.T) {
 	run, err := rundir.Create(t.TempDir(), "empty", t0)
 	require.NoError(t, err)
-	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
 	m := run.Manifest()
 	a, ok := m.Find(rundir.KernelsMD)
 	require.True(t, ok)
@@ -82,7 +82,7 @@ func TestRebuildBadExport(t *testing.T) {
 	run, err := rundir.Create(t.TempDir(), "bad", t0)
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.NcuRaw), []byte("==PROF== Disconnected from process 1\n")))
-	err = Rebuild(run, Config{Regions: regions.DefaultConfig()})
+	err = rebuild(run, settings{Regions: regions.DefaultConfig()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ncu/raw.csv:1: no CSV data")
 	a, _ := run.Manifest().Find(rundir.KernelsMD)
@@ -115,15 +115,15 @@ func TestRebuildSummaryFails(t *testing.T) {
 	b, err := os.ReadFile("../fixtures/runs/tiny-llama/stage1/report.json")
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.Stage1Report), b))
-	good := Config{Regions: regions.DefaultConfig(), Summary: summary.Options{PeakOverride: machine.Peak{TFLOPS: 989}}}
+	good := settings{Regions: regions.DefaultConfig(), Summary: summary.Options{PeakOverride: machine.Peak{TFLOPS: 989}}}
 	bad := good
 	bad.Summary.PeakOverride.TFLOPS = 5e-324
 
-	require.NoError(t, Rebuild(run, good))
+	require.NoError(t, rebuild(run, good))
 	require.FileExists(t, run.Path(rundir.SummaryJSON))
 	require.Equal(t, rundir.StatusComplete, run.Manifest().Status)
 
-	err = Rebuild(run, bad)
+	err = rebuild(run, bad)
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "summary.json: mfu.rows[0].mfu is +Inf", "the figure is named, not json: unsupported value")
 	m := run.Manifest()
@@ -136,7 +136,7 @@ func TestRebuildSummaryFails(t *testing.T) {
 		assert.NoFileExists(t, run.Path(rel), "the earlier rebuild's %s is removed", rel)
 	}
 
-	require.NoError(t, Rebuild(run, good))
+	require.NoError(t, rebuild(run, good))
 	m = run.Manifest()
 	assert.Equal(t, rundir.StatusComplete, m.Status, "the rebuild's own mark goes when the summary is made again")
 	a, _ := m.Find(rundir.SummaryJSON)
@@ -152,7 +152,7 @@ func TestRebuildBoundedInputs(t *testing.T) {
 	require.NoError(t, err)
 	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", rundir.NcuTimingRaw)
 	input.FIFOForTest(t, run.Path(rundir.EnvJSON))
-	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
 	b, err := os.ReadFile(run.Path(rundir.SummaryJSON))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"missing": "env.json: larger than 1 MiB: not a deepprof file?"`, "named as the run names it: summary.json is the same on every machine")

@@ -29,14 +29,14 @@ type source[T any] struct {
 	// export: an ncu CSV export, which a rebuild reads once for all the
 	// results made from it (exports.go).
 	export bool
-	read   func(run *rundir.Run, rel string, cfg Config) (T, error)
+	read   func(run *rundir.Run, rel string, cfg settings) (T, error)
 }
 
 // kernelSources are where the kernel table comes from, in order of
 // preference: a timeline that timed every launch before the deep pass,
 // which profiled a few launches of each top kernel.
 var kernelSources = []source[*model.KernelTable]{
-	{path: rundir.TimelineCupti, what: cuptiWhat, every: true, present: hasCupti, read: readCuptiKernels},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, present: hasCupti, read: readCuptiKernels},
 	{path: rundir.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
 	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readNcuKernels},
 	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readNcuKernels},
@@ -45,7 +45,7 @@ var kernelSources = []source[*model.KernelTable]{
 // regionSources are where the run's NVTX regions (ncu/regions/, the
 // summary's regions) come from: exports with each launch's NVTX stack.
 var regionSources = []source[*regions.Report]{
-	{path: rundir.TimelineCupti, what: cuptiWhat, every: true, present: hasCupti, read: readCuptiRegions},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, present: hasCupti, read: readCuptiRegions},
 	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readRunRegions},
 	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readRunRegions},
 }
@@ -54,12 +54,12 @@ var regionSources = []source[*regions.Report]{
 // the operators come from.
 var stageSources = []source[*workload.Report]{
 	{path: rundir.Stage1Report, what: "the workload's report of stage 1, the plain run", read: readStages},
-	{path: rundir.TimelineCupti, what: CuptiStagesWhat, every: true, present: hasCupti, read: readCuptiStages},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiStages, every: true, present: hasCupti, read: readCuptiStages},
 }
 
 // hasDeepRaw reports whether the run has the deep pass's raw page, in one
 // file or per rank.
-func hasDeepRaw(run *rundir.Run) bool { return hasExport(run, rundir.NcuRaw) }
+func hasDeepRaw(run *rundir.Run) bool { return run.HasExport(rundir.NcuRaw) }
 
 // chosen is a source picked for a run, or why none was.
 type chosen[T any] struct {
@@ -77,7 +77,7 @@ func (c chosen[T]) record() rundir.Source {
 }
 
 // load reads the chosen source.
-func (c chosen[T]) load(run *rundir.Run, cfg Config) (T, error) {
+func (c chosen[T]) load(run *rundir.Run, cfg settings) (T, error) {
 	if !c.ok {
 		var zero T
 		return zero, fmt.Errorf("%s", c.why)
@@ -121,12 +121,12 @@ func (s sources) record() rundir.Sources {
 	return rundir.Sources{Kernels: s.kernels.record(), Regions: s.regions.record(), Stages: s.stages.record()}
 }
 
-func readNcuKernels(run *rundir.Run, rel string, cfg Config) (*model.KernelTable, error) {
+func readNcuKernels(run *rundir.Run, rel string, cfg settings) (*model.KernelTable, error) {
 	sc := cfg.scan(run, rel, uses{kernels: true})
 	return sc.kernels, sc.kernelsErr
 }
 
-func readNsysKernels(run *rundir.Run, rel string, _ Config) (*model.KernelTable, error) {
+func readNsysKernels(run *rundir.Run, rel string, _ settings) (*model.KernelTable, error) {
 	sums, err := rundir.ReadStats(run, rel, nsys.ReadKernelSums)
 	if err != nil {
 		return nil, err
@@ -145,12 +145,12 @@ func runRegionsConfig(cfg regions.Config) regions.Config {
 	return cfg
 }
 
-func readRunRegions(run *rundir.Run, rel string, cfg Config) (*regions.Report, error) {
+func readRunRegions(run *rundir.Run, rel string, cfg settings) (*regions.Report, error) {
 	sc := cfg.scan(run, rel, uses{regions: true})
 	return sc.regions, sc.regionsErr
 }
 
-func readStages(run *rundir.Run, rel string, _ Config) (*workload.Report, error) {
+func readStages(run *rundir.Run, rel string, _ settings) (*workload.Report, error) {
 	f, err := run.OpenFile(rel)
 	if err != nil {
 		return nil, err

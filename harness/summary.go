@@ -180,7 +180,7 @@ func drawCharts(run *rundir.Run, s *summary.Summary) ([]render.Chart, error) {
 // rebuild read once (kernels, regions: each with the reason when it could
 // not be), the stages, env.json and the deep pass's metrics; each input
 // that cannot be read comes with the reason.
-func summaryInputs(run *rundir.Run, cfg Config, src sources, tab *model.KernelTable, kerr error, reg *regions.Report, rerr error) summary.Inputs {
+func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.KernelTable, kerr error, reg *regions.Report, rerr error) summary.Inputs {
 	in := summary.Inputs{RunID: run.Manifest().RunID}
 
 	env, err := readEnv(run)
@@ -223,7 +223,7 @@ func summaryInputs(run *rundir.Run, cfg Config, src sources, tab *model.KernelTa
 		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
 	}
 
-	if !hasExport(run, rundir.NcuRaw) {
+	if !run.HasExport(rundir.NcuRaw) {
 		in.MetricsMissing = "no deep-pass export (" + rundir.NcuRaw + ")"
 	} else if sc := cfg.scan(run, rundir.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
 		in.MetricsMissing = sc.metricsErr.Error()

@@ -18,16 +18,12 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
-// cuptiWhat is how the manifest and the summary name the CUPTI timeline as
-// a source.
-const cuptiWhat = "the CUPTI timeline of the plain run, every launch"
-
 // hasCupti reports whether the run has a CUPTI timeline.
 func hasCupti(run *rundir.Run) bool { return len(rundir.CuptiFiles(run)) > 0 }
 
 // loadTimeline reads the run's CUPTI record files once per rebuild (the
 // kernel table, the regions, the phases and the trace all come from it).
-func (c Config) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
+func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
 		return c.memo.tl, c.memo.err
 	}
@@ -47,7 +43,7 @@ type memo struct {
 // cuptiKernels is the kernel table of the run's CUPTI timeline: every launch
 // in the configured NVTX ranges, with each kernel's spread. The session
 // picks the deep pass's kernels from it, and kernels.md/json show it.
-func cuptiKernels(run *rundir.Run, cfg Config) (*model.KernelTable, error) {
+func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
 		return nil, err
@@ -60,7 +56,7 @@ func cuptiKernels(run *rundir.Run, cfg Config) (*model.KernelTable, error) {
 // outermost ranges', as a session does (profileWhatOccurred in package
 // session) and says so in a note: the first 2-GPU session adopted a range
 // NCCL pushed and never popped, which the timeline no longer counts.
-func readCuptiKernels(run *rundir.Run, _ string, cfg Config) (*model.KernelTable, error) {
+func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTable, error) {
 	tab, err := cuptiKernels(run, cfg)
 	if err != nil || tab.Launches > 0 || len(cfg.Include) == 0 {
 		return tab, err
@@ -88,7 +84,7 @@ func readCuptiKernels(run *rundir.Run, _ string, cfg Config) (*model.KernelTable
 
 // readCuptiRegions is the run's regions from the CUPTI timeline: every
 // launch, by the NVTX stack of the thread that launched it.
-func readCuptiRegions(run *rundir.Run, _ string, cfg Config) (*regions.Report, error) {
+func readCuptiRegions(run *rundir.Run, _ string, cfg settings) (*regions.Report, error) {
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
 		return nil, err
@@ -107,7 +103,7 @@ func readCuptiRegions(run *rundir.Run, _ string, cfg Config) (*regions.Report, e
 
 // isCommunication is the report's rule for a communication kernel: its
 // category (report.categories, else package kernels' table) is "communication".
-func (c Config) isCommunication() func(kernel string) bool {
+func (c settings) isCommunication() func(kernel string) bool {
 	cats := c.Summary.Categories
 	if cats == nil {
 		cats = kernels.Default()
@@ -118,7 +114,7 @@ func (c Config) isCommunication() func(kernel string) bool {
 // writeTimeline writes the CUPTI timeline's derived files: the trace, the
 // phases and the check against the oracle. It returns the phases at depth 1
 // (nil without a timeline) for the summary.
-func writeTimeline(run *rundir.Run, cfg Config, tab *model.KernelTable, reg *regions.Report) (*timeline.PhaseReport, error) {
+func writeTimeline(run *rundir.Run, cfg settings, tab *model.KernelTable, reg *regions.Report) (*timeline.PhaseReport, error) {
 	derived := []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON}
 	if !hasCupti(run) {
 		for _, rel := range derived {
@@ -325,8 +321,8 @@ func (o overhead) Ratio() float64 { return o.CuptiMS / o.PlainMS }
 
 // cuptiOverhead reads both workload reports; false when either is missing.
 func cuptiOverhead(run *rundir.Run) (overhead, bool) {
-	plain, err1 := readStages(run, rundir.Stage1Report, Config{})
-	cupti, err2 := readStages(run, rundir.TimelineReport, Config{})
+	plain, err1 := readStages(run, rundir.Stage1Report, settings{})
+	cupti, err2 := readStages(run, rundir.TimelineReport, settings{})
 	if err1 != nil || err2 != nil {
 		return overhead{}, false
 	}
@@ -444,17 +440,13 @@ func overheadText(o overhead) string {
 	return b.String()
 }
 
-// CuptiStagesWhat is the stage source of a program that wrote no workload
-// report, as the manifest and report.md say it.
-const CuptiStagesWhat = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance's CPU time, profiler running (the program wrote no workload report)"
-
 // readCuptiStages is the stages of a program that wrote no workload report:
 // one stage per push/pop NVTX range name (its label, "prefill", "LLM@prefill"),
 // each closed instance a repeat, in start order, every process's
 // instances together; a nested range's parent is its enclosing range's
 // name. A program with no NVTX range has no stages: the error says how to
 // add them.
-func readCuptiStages(run *rundir.Run, _ string, cfg Config) (*workload.Report, error) {
+func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report, error) {
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
 		return nil, err
@@ -553,7 +545,7 @@ const noNVTXHowTo = model.HowToMark
 // processesOf is the CUPTI timeline's TopProcesses for the top kernels'
 // functions.
 func processesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, error) {
-	tl, err := Config{}.loadTimeline(run)
+	tl, err := settings{}.loadTimeline(run)
 	if err != nil {
 		return timeline.TopProcesses{}, err
 	}
@@ -563,7 +555,7 @@ func processesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, er
 // topRanges are the CUPTI timeline's outermost ranges in domain
 // (Timeline.TopRanges).
 func topRanges(run *rundir.Run, domain string) ([]string, error) {
-	tl, err := Config{}.loadTimeline(run)
+	tl, err := settings{}.loadTimeline(run)
 	if err != nil {
 		return nil, err
 	}

@@ -59,14 +59,14 @@ func TestStagesFromNVTX(t *testing.T) {
 	b, err := os.ReadFile("../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/cupti-727.tsv"), b))
-	require.NoError(t, Rebuild(run, Config{Regions: regions.DefaultConfig()}))
+	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
 
 	m := run.Manifest()
 	require.NotNil(t, m.Sources)
 	assert.Equal(t, rundir.TimelineCupti, m.Sources.Stages.Path)
-	assert.Equal(t, CuptiStagesWhat, m.Sources.Stages.What)
+	assert.Equal(t, rundir.SourceCuptiStages, m.Sources.Stages.What)
 
-	rep, err := readCuptiStages(run, "", Config{})
+	rep, err := readCuptiStages(run, "", settings{})
 	require.NoError(t, err)
 	require.Contains(t, rep.Stages, "prefill")
 	require.Contains(t, rep.Stages, "decode_step")
@@ -86,7 +86,7 @@ func TestStagesFromNVTX(t *testing.T) {
 func TestStagesPerProcess(t *testing.T) {
 	run, err := rundir.Open("../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
-	rep, err := readCuptiStages(run, "", Config{})
+	rep, err := readCuptiStages(run, "", settings{})
 	require.NoError(t, err)
 	for name, n := range map[string]int{"prefill": 1, "layer0": 1, "decode_all": 1, "decode_step": 2} {
 		st := rep.Stages[name]
@@ -113,7 +113,7 @@ func TestProcessesOf(t *testing.T) {
 	require.Len(t, top.Processes, 2)
 	assert.Less(t, top.Processes[0].ID, top.Processes[1].ID, "by id")
 	assert.Equal(t, "nvtx_ranges", filepath.Base(top.Processes[0].Name))
-	tl, err := Config{}.loadTimeline(run)
+	tl, err := settings{}.loadTimeline(run)
 	require.NoError(t, err)
 	most := map[int64]int{}
 	for _, p := range tl.Processes {
@@ -156,7 +156,7 @@ func TestNoNVTXSaysHowToAddRanges(t *testing.T) {
 	}
 	// synthetic: the real recording without its NVTX lines
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/cupti-727.tsv"), []byte(strings.Join(lines, "\n"))))
-	_, err = readCuptiStages(run, "", Config{})
+	_, err = readCuptiStages(run, "", settings{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "torch.cuda.nvtx.range_push")
 }
@@ -176,7 +176,7 @@ func must[T any](v T, err error) T {
 func TestStagesOfTheProgramsDomain(t *testing.T) {
 	run, err := rundir.Open("../fixtures/runs/any-vlm-qwen2-vl")
 	require.NoError(t, err)
-	rep, err := readCuptiStages(run, "", Config{})
+	rep, err := readCuptiStages(run, "", settings{})
 	require.NoError(t, err)
 	var names []string
 	for n := range rep.Stages {
@@ -188,7 +188,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 	assert.Len(t, rep.Stages["prefill"].MS, 3)
 	assert.Len(t, rep.Stages[workload.WholeProgram].MS, 2)
 
-	rep, err = readCuptiStages(run, "", Config{Domain: "CCCL"})
+	rep, err = readCuptiStages(run, "", settings{Domain: "CCCL"})
 	require.NoError(t, err)
 	for n := range rep.Stages {
 		if n != workload.WholeProgram {
@@ -198,7 +198,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 
 	// No range of the domain: the whole program's run time is the one
 	// stage (the summary says to mark phases or name a library's domain).
-	rep, err = readCuptiStages(run, "", Config{Domain: "LLM"})
+	rep, err = readCuptiStages(run, "", settings{Domain: "LLM"})
 	require.NoError(t, err)
 	assert.Len(t, rep.Stages, 1)
 	assert.Contains(t, rep.Stages, workload.WholeProgram)
@@ -211,7 +211,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, rundir.WriteFileAtomic(bare.Path(f), b))
 	}
-	_, err = readCuptiStages(bare, "", Config{Domain: "LLM"})
+	_, err = readCuptiStages(bare, "", settings{Domain: "LLM"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `NVTX ranges only in other domains than nvtx.domain="LLM" ("" (the default domain), "CCCL")`)
 }
@@ -242,7 +242,7 @@ func TestCollectivesByDevice(t *testing.T) {
 	tl, err := bld.Build()
 	require.NoError(t, err)
 	var m workload.Measured
-	collectives(&m, tl, map[model.Range]bool{{Name: "prefill"}: true}, Config{}.isCommunication())
+	collectives(&m, tl, map[model.Range]bool{{Name: "prefill"}: true}, settings{}.isCommunication())
 	assert.Equal(t, map[model.DeviceID]workload.OraclePhase{0: {KernelMS: 10e-6, Launches: 1}, 1: {KernelMS: 11e-6, Launches: 1}}, m.Collectives)
 	assert.Equal(t, map[model.DeviceID]map[string][]float64{0: {"prefill": {10e-6}}, 1: {"prefill": {11e-6}}}, m.CollectiveCalls, "each call, by device and phase")
 	assert.Equal(t, map[string]bool{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": true}, m.CollectiveNames)

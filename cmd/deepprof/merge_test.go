@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
@@ -48,7 +47,7 @@ func TestMergeEightRanks(t *testing.T) {
 	run, err := rundir.Open(out)
 	require.NoError(t, err)
 	assert.Len(t, rundir.CuptiFiles(run), 8)
-	assert.Len(t, harness.ExportFiles(run, rundir.NcuRaw), 8, "every rank's deep pass")
+	assert.Len(t, run.ExportFiles(rundir.NcuRaw), 8, "every rank's deep pass")
 
 	// Per rank: a kernel table row per device for the all-reduce.
 	var ks struct {

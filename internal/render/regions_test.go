@@ -87,7 +87,7 @@ func TestMetricValue(t *testing.T) {
 }
 
 // writeRegionsDir is the region report rep written into dir under root, as
-// harness.WriteRegionsDir writes it.
+// the rebuild writes it.
 func writeRegionsDir(root, dir string, rep *regions.Report) error {
 	files, err := RegionsDirFiles(rep)
 	if err != nil {

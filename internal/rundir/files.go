@@ -263,3 +263,42 @@ func inRoot(root, path string, op func(*os.Root, string) error) error {
 // ErrLinkOut is RemoveIn's error for a path a symbolic link leads out of
 // root.
 var ErrLinkOut = errors.New("a symbolic link on the way leads out of the folder: nothing is removed through it")
+
+// ExportFiles are the files of the export rel: rel itself, or for a deep
+// pass of several ranks (ncu/ranks/rank<R>/, workload.launcher) each rank's
+// file of that name, by rank. None: [rel], whose open says it is missing.
+func (r *Run) ExportFiles(rel string) []string {
+	if r.Exists(rel) {
+		return []string{rel}
+	}
+	if files := r.rankFiles(rel); len(files) > 0 {
+		return files
+	}
+	return []string{rel}
+}
+
+// HasExport reports whether the run has the export rel, in one file or per
+// rank.
+func (r *Run) HasExport(rel string) bool {
+	return r.Exists(rel) || len(r.rankFiles(rel)) > 0
+}
+
+// rankFiles lists each rank's file named like rel that the run has
+// (RankPath), by rank.
+func (r *Run) rankFiles(rel string) []string {
+	var out []string
+	for _, rank := range Ranks(r.Dir) {
+		if f := RankPath(rank, rel); r.Exists(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// SourceCuptiKernels is how the manifest and the summary name the CUPTI timeline as
+// a source.
+const SourceCuptiKernels = "the CUPTI timeline of the plain run, every launch"
+
+// SourceCuptiStages is the stage source of a program that wrote no workload
+// report, as the manifest and report.md say it.
+const SourceCuptiStages = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance's CPU time, profiler running (the program wrote no workload report)"

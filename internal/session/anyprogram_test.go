@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -58,7 +57,7 @@ func TestAnyProgramStagesFromNVTX(t *testing.T) {
 	m := run.Manifest()
 	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
 	assert.Equal(t, rundir.TimelineCupti, m.Sources.Stages.Path, "stages from the NVTX ranges")
-	assert.Equal(t, harness.CuptiStagesWhat, m.Sources.Stages.What)
+	assert.Equal(t, rundir.SourceCuptiStages, m.Sources.Stages.What)
 	a, ok := m.Find(rundir.Stage1Report)
 	require.True(t, ok)
 	assert.Equal(t, rundir.StatusSkipped, a.Status)

@@ -162,7 +162,7 @@ func TestSessionNsys(t *testing.T) {
 	require.NoError(t, os.Remove(run.Path(rundir.KernelsMD)))
 	again, err := rundir.Open(run.Dir)
 	require.NoError(t, err)
-	require.NoError(t, harness.Rebuild(again, harness.Config{TopN: 10, Regions: regionsConfig(testConfig(t, root))}))
+	require.NoError(t, harness.RebuildRun(again, testConfig(t, root)))
 	got, err := os.ReadFile(run.Path(rundir.KernelsMD))
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))

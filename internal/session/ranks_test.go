@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
@@ -184,7 +183,7 @@ func TestSessionRanks(t *testing.T) {
 			sum, err := os.ReadFile(run.Path(rundir.SummaryJSON))
 			require.NoError(t, err)
 			assert.NotContains(t, string(sum), "no deep-pass export")
-			assert.Equal(t, []string{rundir.RankPath("0", rundir.NcuRaw), rundir.RankPath("1", rundir.NcuRaw)}, harness.ExportFiles(run, rundir.NcuRaw))
+			assert.Equal(t, []string{rundir.RankPath("0", rundir.NcuRaw), rundir.RankPath("1", rundir.NcuRaw)}, run.ExportFiles(rundir.NcuRaw))
 		})
 	}
 }
@@ -207,7 +206,7 @@ func TestSessionRanksOneRankFails(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, rundir.StatusMissing, a.Status)
 	assert.FileExists(t, run.Path(rundir.RankPath("0", rundir.NcuRaw)))
-	assert.Equal(t, []string{rundir.RankPath("0", rundir.NcuRaw)}, harness.ExportFiles(run, rundir.NcuRaw))
+	assert.Equal(t, []string{rundir.RankPath("0", rundir.NcuRaw)}, run.ExportFiles(rundir.NcuRaw))
 	assert.Contains(t, strings.Join(m.Notes, "\n"), "1 of 2 ranks profiled")
 }
 
