@@ -21,7 +21,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -705,16 +704,6 @@ func refused(findings []ncu.Finding) (ncu.Finding, bool) {
 		}
 	}
 	return ncu.Finding{}, false
-}
-
-// regionsConfig is the profile's region settings (validated when the
-// configuration was loaded; the defaults if they somehow are not valid).
-func regionsConfig(cfg *config.Config) regions.Config {
-	rc, err := cfg.Regions.Config()
-	if err != nil {
-		return regions.DefaultConfig()
-	}
-	return rc
 }
 
 // step runs one step under its deadline, its output going to its files.
