@@ -189,7 +189,7 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	if len(once) > 0 {
 		partial()
 	}
-	if err := run.Write(rundir.ReportMD, indexMarkdown(run.Manifest(), timelineSection(run))); err != nil {
+	if err := writeIndex(run); err != nil {
 		// report.md says why the others are partial: without it, say so
 		// in the manifest, which is written after this.
 		once = append(once, err)
@@ -285,105 +285,6 @@ func writeRegions(run *rundir.Run, dir, md, js string, rep *regions.Report, why 
 	return nil
 }
 
-// indexMarkdown is report.md: what the run holds, what it was made from,
-// what is missing and why. Only files that are there are links.
-func indexMarkdown(m rundir.Manifest, sections ...string) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Run %s\n\n", render.EscapeCell(m.RunID))
-	fmt.Fprintf(&b, "Status: **%s**", m.Status)
-	if m.Reason != "" {
-		fmt.Fprintf(&b, ": %s", render.EscapeCell(m.Reason))
-	}
-	b.WriteString(".\n\n")
-	if len(m.Notes) > 0 {
-		b.WriteString("Notes:\n\n")
-		for _, n := range m.Notes {
-			fmt.Fprintf(&b, "- %s\n", render.EscapeCell(n))
-		}
-		b.WriteString("\n")
-	}
-	if m.Sources != nil {
-		b.WriteString(sourcesSection(*m.Sources))
-	}
-	if len(m.Steps) > 0 {
-		b.WriteString(timeSection(m.Steps))
-	}
-	for _, s := range sections {
-		b.WriteString(s)
-	}
-	t := render.Table{Header: []string{"artifact", "kind", "status", "why"}}
-	for _, a := range m.Artifacts {
-		if a.Path == rundir.ReportMD {
-			continue
-		}
-		link := render.EscapeCell(a.Path)
-		if a.Present() {
-			link = "[" + render.EscapeCell(a.File()) + "](" + a.File() + ")"
-		}
-		t.Rows = append(t.Rows, []string{link, string(a.Kind), string(a.Status), render.EscapeCell(a.Reason)})
-	}
-	b.WriteString(t.String())
-	return []byte(b.String())
-}
-
-// sourcesSection says which file each derived result was made from.
-func sourcesSection(s rundir.Sources) string {
-	var b strings.Builder
-	b.WriteString("## Sources\n\n")
-	t := render.Table{Header: []string{"what", "made from"}}
-	for _, r := range []struct {
-		what string
-		src  rundir.Source
-	}{
-		{"kernels.md, the summary's kernels", s.Kernels},
-		{"ncu/regions/, the summary's regions", s.Regions},
-		{"the summary's stages, MFU and operators", s.Stages},
-	} {
-		from := r.src.Why
-		if r.src.Path != "" {
-			from = r.src.Path + " (" + r.src.What + ")"
-		}
-		t.Rows = append(t.Rows, []string{render.EscapeCell(r.what), render.EscapeCell(from)})
-	}
-	b.WriteString(t.String())
-	b.WriteString("\n")
-	return b.String()
-}
-
-// timeSection is report.md's account of where the session's time went, and
-// the profiling overhead: the profiling steps' time against the plain
-// workload run of stage 1.
-func timeSection(steps []rundir.StepTime) string {
-	var b strings.Builder
-	b.WriteString("## Where the time went\n\n")
-	t := render.Table{Header: []string{"step", "seconds", "exit status"}, Right: []bool{false, true, true}}
-	var plain, profiling, check float64
-	for _, st := range steps {
-		t.Rows = append(t.Rows, []string{render.EscapeCell(st.Name), model.Fixed(st.Seconds, 1), fmt.Sprint(st.ExitCode)})
-		switch {
-		case st.Name == "stage1":
-			plain += st.Seconds
-		case st.Name == "oracle-torch-profiler":
-			check += st.Seconds
-		case strings.HasPrefix(st.Name, "ncu-") && st.Name != "ncu-sections", strings.HasPrefix(st.Name, "export-"),
-			strings.HasPrefix(st.Name, "nsys-"), strings.HasPrefix(st.Name, "timeline-"), st.Name == "cupti-build":
-			profiling += st.Seconds
-		}
-	}
-	b.WriteString(t.String())
-	if plain > 0 {
-		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.",
-			model.Fixed(profiling, 1), model.Fixed(plain, 1), model.Fixed(profiling/plain, 1))
-		if check > 0 {
-			fmt.Fprintf(&b, " The independent check (a plain run under torch.profiler) took %s s more, not counted as profiling.", model.Fixed(check, 1))
-		}
-		b.WriteString("\n\n")
-	} else {
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
 // RebuildRun rebuilds every derived file of run as configured by cfg: the
 // session's last step (session.Session.Report).
 func RebuildRun(run *rundir.Run, cfg *config.Config) error {
@@ -448,4 +349,14 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// writeIndex writes report.md: what the run holds, what it was made from,
+// what is missing and why.
+func writeIndex(run *rundir.Run) error {
+	var b bytes.Buffer
+	if err := render.IndexMarkdown(&b, run.Manifest(), timelineSection(run)); err != nil {
+		return err
+	}
+	return run.Write(rundir.ReportMD, b.Bytes())
 }

@@ -90,18 +90,6 @@ func TestRebuildBadExport(t *testing.T) {
 	assert.Contains(t, a.Reason, "ncu/raw.csv:1:")
 }
 
-func TestTimeSection(t *testing.T) {
-	// SYNTHETIC step times: the shape of a real tiny-llama session.
-	got := timeSection([]rundir.StepTime{
-		{Name: "ncu-sections", Seconds: 1.2}, {Name: "stage1", Seconds: 12.5},
-		{Name: "ncu-timing", Seconds: 24.4}, {Name: "export-timing-raw", Seconds: 2.1},
-		{Name: "ncu-deep", Seconds: 41.0, ExitCode: 0}, {Name: "export-raw", Seconds: 1.0},
-	})
-	assert.Contains(t, got, "| ncu-deep | 41.0 | 0 |")
-	assert.Contains(t, got, "the profiler passes and exports took 68.5 s; the plain workload run (stage 1) took 12.5 s, so profiling cost 5.5 times the plain run.")
-	assert.NotContains(t, timeSection([]rundir.StepTime{{Name: "ncu-timing", Seconds: 3}}), "Overhead", "no stage 1, no ratio")
-}
-
 // TestRebuildSummaryFails (issue 16): a summary that cannot be written
 // (here an MFU past the largest float64, from a SYNTHETIC peak of one
 // denormal TFLOPS) leaves no summary of an earlier rebuild behind:
