@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +59,19 @@ func TestProfileVerdict(t *testing.T) {
 	err := verdict(&stdout, nil, rundir.ErrRunExists)
 	assert.ErrorIs(t, err, rundir.ErrRunExists)
 	assert.Empty(t, stdout.String())
+}
+
+// TestDryRunEscapesControlCharacters (issue 27): a value holding a newline or
+// an escape sequence is shown escaped in the dry run, so it cannot print a
+// line that looks like one of the plan's (here, a fake argv line).
+func TestDryRunEscapesControlCharacters(t *testing.T) {
+	out, _, err := runCmd([]string{"profile", "--dry-run", "--no-preflight", "--profiles", profilesDir(t),
+		"+workload.env.MINE=x\n   argv: /bin/rm -rf /\x1b[2J", "--", "my-program", "a\nb"}, "")
+	require.NoError(t, err)
+	for _, l := range strings.Split(out, "\n") {
+		assert.NotEqual(t, "   argv: /bin/rm -rf /", l, "a value printed a plan line")
+		assert.NotContains(t, l, "\x1b", "an escape sequence printed raw")
+	}
+	assert.Contains(t, out, `env: MINE=x\u000a   argv: /bin/rm -rf /\u001b[2J`)
+	assert.Contains(t, out, `'a\u000ab'`)
 }

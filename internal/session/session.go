@@ -405,31 +405,36 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 // FormatPlan writes the dry run: each step's argv (quoted where needed),
 // environment additions, outputs and deadline.
 func FormatPlan(w io.Writer, steps []Step) error {
+	// Every field is data (a command, an environment value, a range name):
+	// a control character or an escape sequence in one is shown escaped,
+	// never printed raw, so no value can print a line that looks like the
+	// plan's own.
+	safe := input.EscapeHidden
 	var b strings.Builder
 	for i, st := range steps {
-		fmt.Fprintf(&b, "%d. %s", i+1, st.Name())
+		fmt.Fprintf(&b, "%d. %s", i+1, safe(st.Name()))
 		if st.Note != "" {
-			fmt.Fprintf(&b, " (%s)", st.Note)
+			fmt.Fprintf(&b, " (%s)", safe(st.Note))
 		}
 		b.WriteString("\n   argv:")
 		for _, a := range st.Argv {
-			fmt.Fprintf(&b, " %s", quoteArg(a))
+			fmt.Fprintf(&b, " %s", safe(quoteArg(a)))
 		}
 		b.WriteString("\n")
 		for _, e := range st.Env {
-			fmt.Fprintf(&b, "   env: %s\n", e)
+			fmt.Fprintf(&b, "   env: %s\n", safe(e))
 		}
 		if st.Stdout != "" {
-			fmt.Fprintf(&b, "   stdout: MAIN/%s\n", st.Stdout)
+			fmt.Fprintf(&b, "   stdout: MAIN/%s\n", safe(st.Stdout))
 		}
 		if st.Log != "" {
-			fmt.Fprintf(&b, "   log: MAIN/%s\n", st.Log)
+			fmt.Fprintf(&b, "   log: MAIN/%s\n", safe(st.Log))
 		}
 		if st.Deadline.Key != "" {
-			fmt.Fprintf(&b, "   deadline: %s\n", st.Deadline)
+			fmt.Fprintf(&b, "   deadline: %s\n", safe(st.Deadline.String()))
 		}
 		for _, d := range st.Details {
-			fmt.Fprintf(&b, "   note: %s\n", d)
+			fmt.Fprintf(&b, "   note: %s\n", safe(d))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
