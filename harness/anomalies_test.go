@@ -142,3 +142,25 @@ func readFile(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestImplausibleMFURefused (issue 27): a workload report claiming 2^62
+// generated tokens made "MFU is 1.05e+30%"; an MFU over 100 % of the GPU's
+// peak is no MFU: the summary says why it has none.
+func TestImplausibleMFURefused(t *testing.T) {
+	dir := synth.Run(t, "../fixtures/runs/tiny-llama", synth.EditJSON("tokens-2e62", "stage1/report.json", func(m map[string]any) error {
+		m["tokens"].(map[string]any)["generated"] = int64(1) << 62
+		return nil
+	}))
+	r := rebuilt(t, dir)
+	var s struct {
+		MFU struct {
+			Missing string
+			Rows    []any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &s))
+	assert.Contains(t, s.MFU.Missing, "implausible")
+	assert.Contains(t, s.MFU.Missing, "over 100%")
+	assert.Empty(t, s.MFU.Rows)
+	assert.NotContains(t, r.summary, "e+30%")
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // runDiff is "deepprof diff": B against A. It prints the comparison, then
@@ -20,7 +21,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "diff [--threshold 5%] [--format md|json] RUN_A RUN_B", stderr)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
 	format := fs.String("format", "md", "output `format`: md (Markdown tables) or json")
-	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")
+	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models, workload shapes (tokens, batch) or kernel sources (every launch or the deep pass's sample), or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")
 	models := fs.Bool("allow-different-models", false, "the older name of --allow-mismatch")
 	allow := fs.Bool("allow-partial", false, "compare runs that are not complete (their manifest says partial, missing or stale files); refused otherwise, exit 2")
 	pos, help, err := parseFlags(fs, args)
@@ -83,10 +84,22 @@ func sameSetup(a, b *compare.Summary) error {
 	if a.Device != "" && b.Device != "" && a.Device != b.Device {
 		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", input.EscapeHidden(a.Device), input.EscapeHidden(b.Device)))
 	}
+	if a.Shape != "" && b.Shape != "" && a.Shape != b.Shape {
+		diffs = append(diffs, fmt.Sprintf("run A's workload is %s and run B's %s", a.Shape, b.Shape))
+	}
+	if ka, kb := a.KernelsFrom, b.KernelsFrom; ka.Path != "" && kb.Path != "" && ka.EveryLaunch != kb.EveryLaunch {
+		counts := func(s rundir.Source) string {
+			if s.EveryLaunch {
+				return "count every launch (" + s.Path + ")"
+			}
+			return "are the deep pass's sample (" + s.Path + ")"
+		}
+		diffs = append(diffs, fmt.Sprintf("run A's kernels %s and run B's %s", counts(ka), counts(kb)))
+	}
 	if len(diffs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: a diff of them counts every difference as a regression or an improvement; compare runs of one model on one GPU, or pass --allow-mismatch", strings.Join(diffs, "; "))
+	return fmt.Errorf("%s: a diff of them counts every difference as a regression or an improvement; compare runs of one model, workload shape and kernel source on one GPU, or pass --allow-mismatch", strings.Join(diffs, "; "))
 }
 
 // firstOf joins the first n items, and counts the others.

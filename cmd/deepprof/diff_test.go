@@ -212,3 +212,35 @@ func TestDiffHiddenRunes(t *testing.T) {
 	assert.NotContains(t, out, "\u202e", "the report on stdout")
 	assert.NotContains(t, out, "\x00", "the report on stdout")
 }
+
+// TestDiffRefusesOtherShapes (issue 27): runs whose workload shape or
+// kernel source differ are refused (exit 2), naming the difference, unless
+// --allow-mismatch: a sample against every launch read as a -98 %
+// "improvement", another prompt length as a +99 % MFU.
+func TestDiffRefusesOtherShapes(t *testing.T) {
+	longer := synth.Run(t, tinyRun, synth.EditJSON("prompt-128", "stage1/report.json", func(m map[string]any) error {
+		m["tokens"].(map[string]any)["prompt"] = 128
+		return nil
+	}))
+	sampled := synth.Run(t, tinyRun, synth.EditJSON("kernels-sampled", "manifest.json", func(m map[string]any) error {
+		k := m["sources"].(map[string]any)["kernels"].(map[string]any)
+		k["path"], k["every_launch"] = "ncu/raw.csv", false
+		return nil
+	}))
+	for _, c := range []struct {
+		b, want string
+	}{
+		{longer, "run A's workload is prompt 64, generated 4, batch 1 and run B's prompt 128, generated 4, batch 1"},
+		{sampled, "run A's kernels count every launch (ncu/timing-raw.csv) and run B's are the deep pass's sample (ncu/raw.csv)"},
+	} {
+		_, _, err := runCmd([]string{"diff", tinyRun, c.b}, "")
+		require.Error(t, err)
+		assert.Equal(t, 2, exitCode(err))
+		assert.Contains(t, err.Error(), c.want)
+		assert.Contains(t, err.Error(), "--allow-mismatch")
+		_, _, err = runCmd([]string{"diff", "--allow-mismatch", tinyRun, c.b}, "")
+		if err != nil {
+			assert.NotContains(t, err.Error(), c.want, "asked for, the runs are compared")
+		}
+	}
+}

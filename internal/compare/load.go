@@ -43,6 +43,12 @@ type Summary struct {
 	RunID  string
 	Model  string // the workload's model name, "" when unknown
 	Device string // the GPU's name, "" when unknown
+	// Shape is the workload's tokens and batch (workload.Report.Shape),
+	// "" when unknown.
+	Shape string
+	// Kernels is where the kernel table came from, from the manifest's
+	// sources; its Path is "" when unknown (a baseline).
+	KernelsFrom rundir.Source
 
 	Stages  []model.Stage        // in the order prefill, decode, then by name
 	Kernels []model.KernelTotals // as listed, by total time descending
@@ -167,6 +173,9 @@ func Load(dir string) (*Summary, error) {
 			s.RunID = m.RunID
 		}
 		s.Unsound = unsound(m)
+		if m.Sources != nil {
+			s.KernelsFrom = m.Sources.Kernels
+		}
 	}
 	return s, nil
 }
@@ -224,6 +233,7 @@ func (s *Summary) readStage1(data []byte, name string) error {
 		return err
 	}
 	s.Model = rep.Model.Name
+	s.Shape = rep.Shape()
 	if raw, ok := rep.Extra["device"]; ok {
 		json.Unmarshal(raw, &s.Device) // a device that is not a string stays unknown
 	}

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -132,6 +133,15 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st Stages) MFU {
 	}
 	if len(out.Rows) == 0 {
 		out.Missing = "no stage is a prefill or a decode (phases.prefill, phases.decode name them)"
+	}
+	for _, r := range out.Rows {
+		if r.MFU > 1 && !math.IsInf(r.MFU, 0) { // an infinite one is refused with the summary (input.CheckFinite)
+			// More than the GPU can do: the figures are wrong, not the GPU.
+			out.Missing = fmt.Sprintf("implausible: the workload's figures (its tokens, the model's facts) give %s an MFU of %.3g%% of the GPU's peak, over 100%%: check the report's tokens and the model.* facts",
+				r.Scope, 100*r.MFU)
+			out.Rows, out.Model, out.Prefill, out.Decode = nil, nil, nil, nil
+			break
+		}
 	}
 	return out
 }

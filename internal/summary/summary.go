@@ -425,7 +425,7 @@ func stages(in Inputs, phases model.Names) Stages {
 		return Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
 	w := in.Workload
-	st := Stages{Tokens: &w.Tokens, Batch: batch(w), Source: in.WorkloadSource}
+	st := Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource}
 	names := make([]string, 0, len(w.Stages))
 	for n := range w.Stages {
 		names = append(names, n)
@@ -486,16 +486,6 @@ func stages(in Inputs, phases model.Names) Stages {
 }
 
 // batch is the workload report's "batch" (1 when absent).
-func batch(w *workload.Report) int64 {
-	var b int64 = 1
-	if raw, ok := w.Extra["batch"]; ok {
-		var v int64
-		if _, err := fmt.Sscan(string(raw), &v); err == nil && v > 0 {
-			b = v
-		}
-	}
-	return b
-}
 
 func operators(in Inputs, topN int) Operators {
 	if in.Workload == nil {

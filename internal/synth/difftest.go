@@ -237,3 +237,10 @@ func AssertMovedRow(t *testing.T, moved string, k model.KernelTotals, f float64,
 		assert.InEpsilon(t, want, got, 0.005, "%q: three significant digits of %v", cells[i], want)
 	}
 }
+
+// EditJSON changes the JSON object in the file rel of a copied run with fn.
+func EditJSON(label, rel string, fn func(map[string]any) error) Edit {
+	return Edit{Label: label, Apply: func(dir string) error {
+		return editJSON(filepath.Join(dir, filepath.FromSlash(rel)), fn)
+	}}
+}

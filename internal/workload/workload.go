@@ -251,3 +251,25 @@ func positioned(name string, data []byte, err error) error {
 	}
 	return fmt.Errorf("%s:%d: %w", name, input.Line(data, off), err)
 }
+
+// Batch is the sequences the workload ran at once: its report's "batch",
+// 1 when it gives none (or none that is a count).
+func (r *Report) Batch() int64 {
+	var b int64 = 1
+	if raw, ok := r.Extra["batch"]; ok {
+		var v int64
+		if _, err := fmt.Sscan(string(raw), &v); err == nil && v > 0 {
+			b = v
+		}
+	}
+	return b
+}
+
+// Shape is the workload's shape as its report gives it: "prompt 32,
+// generated 64, batch 1"; "" when it gives no tokens.
+func (r *Report) Shape() string {
+	if r.Tokens.Prompt == 0 && r.Tokens.Generated == 0 {
+		return ""
+	}
+	return fmt.Sprintf("prompt %d, generated %d, batch %d", r.Tokens.Prompt, r.Tokens.Generated, r.Batch())
+}
