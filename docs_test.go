@@ -65,6 +65,7 @@ var docsSkipped = map[string]string{
 
 	// Benchmarks: seconds to minutes each, on synthetic inputs of hundreds of MB.
 	"go test ./internal/kernels -run XXX -bench KernelsRaw":   "a benchmark over a 256 MiB synthetic page",
+	"go test ./internal/regions -run XXX -bench RegionsRaw":   "a benchmark over a 64 MiB synthetic page",
 	"go test ./internal/cupti -run XXX -bench Reader":         "a benchmark",
 	"go test ./internal/timeline -run XXX -bench Attribution": "a benchmark over a million synthetic kernels",
 	"go test ./cmd/deepprof -run '^$' -bench MergeRanks":      "a benchmark",

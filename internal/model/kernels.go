@@ -87,7 +87,7 @@ func (a *KernelAggregator) Add(source string, l *Launch) error {
 	}
 	// Every sum of this table (each kernel's, its spread's) is at most
 	// the total: a total that stays finite keeps them all finite.
-	if err := AddFinite(&a.ns, l.Duration.Base, source, l, Quote(l.DurationMetric, l.Duration), "the total GPU time of the launches"); err != nil {
+	if err := AddFinite(&a.ns, l.Duration.Base, source, l, l.DurationTotal); err != nil {
 		return err
 	}
 	k := kernelKey{l.Kernel, dev}

@@ -84,19 +84,25 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e
 // AddFinite adds v to the sum *sum of the launches before l, or returns
 // the positioned error that the sum would pass the largest float64: no
 // real export holds such values, and a total of +Inf would be silently
-// wrong (issue 16). value says what v is, as the launch wrote it
-// (Quote), and what names the sum ("the total GPU time"). It sums
-// absolute values, so that a sum of values of either sign bounds every
-// partial sum of them.
-func AddFinite(sum *float64, v float64, source string, l *Launch, value, what string) error {
+// wrong. describe says what v is, as the launch wrote it (Quote), and what
+// names the sum ("the total GPU time"); it is called only for the error,
+// so that a sum that stays finite costs no text. It sums absolute values,
+// so that a sum of values of either sign bounds every partial sum of them.
+func AddFinite(sum *float64, v float64, source string, l *Launch, describe func() (value, what string)) error {
 	next := *sum + math.Abs(v)
 	if math.IsInf(next, 0) || math.IsNaN(next) {
+		value, what := describe()
 		return &SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf(
 			"launch %d: %s brings %s past the largest number a float64 holds (%.3g): not a real value",
 			l.ID, value, what, math.MaxFloat64)}
 	}
 	*sum = next
 	return nil
+}
+
+// DurationTotal describes the sum of the launches' durations, for AddFinite.
+func (l *Launch) DurationTotal() (value, what string) {
+	return Quote(l.DurationMetric, l.Duration), "the total GPU time of the launches"
 }
 
 // Quote is a launch's value of metric as written: `metric: "1e308" ns`.

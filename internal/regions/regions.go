@@ -296,7 +296,7 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 	ns := l.Duration.Base
 	// Every duration sum of the report (a scope's, a region's, a kernel's)
 	// is at most the total: a total that stays finite keeps them finite.
-	if err := model.AddFinite(&a.ns, ns, source, l, model.Quote(l.DurationMetric, l.Duration), "the total GPU time of the launches"); err != nil {
+	if err := model.AddFinite(&a.ns, ns, source, l, l.DurationTotal); err != nil {
 		return err
 	}
 	a.launches++
@@ -400,25 +400,33 @@ func (a *Aggregator) metricSums(source string, l *model.Launch, ns float64) erro
 		if !v.ok {
 			continue
 		}
-		var orig model.Value
-		name := a.specs[i].Source()
-		for _, m := range l.Metrics {
-			if ref, ok := a.lookup[metricKey{m.Section, m.Name}]; ok && ref.idx == i && ref.pref == v.pref {
-				orig, name = m.Value, m.Name
-				if m.Section != "" {
-					name = m.Section + ": " + m.Name
+		// The metric as the launch wrote it, for an error only.
+		quoted := func() string {
+			var orig model.Value
+			name := a.specs[i].Source()
+			for _, m := range l.Metrics {
+				if ref, ok := a.lookup[metricKey{m.Section, m.Name}]; ok && ref.idx == i && ref.pref == v.pref {
+					orig, name = m.Value, m.Name
+					if m.Section != "" {
+						name = m.Section + ": " + m.Name
+					}
 				}
 			}
+			return model.Quote(name, orig)
 		}
 		label := a.specs[i].Label
-		if err := model.AddFinite(&a.msum[i], v.v, source, l, model.Quote(name, orig), "the sum of "+label+" over the launches"); err != nil {
+		if err := model.AddFinite(&a.msum[i], v.v, source, l, func() (string, string) {
+			return quoted(), "the sum of " + label + " over the launches"
+		}); err != nil {
 			return err
 		}
 		if AggregationOf(v.dim) == Sum {
 			continue // its weighted sum is not used
 		}
-		if err := model.AddFinite(&a.mwsum[i], v.v*ns, source, l, model.Quote(name, orig)+" times the launch's duration ("+model.Quote(l.DurationMetric, l.Duration)+")",
-			"the duration-weighted sum of "+label+" over the launches"); err != nil {
+		if err := model.AddFinite(&a.mwsum[i], v.v*ns, source, l, func() (string, string) {
+			value, _ := l.DurationTotal()
+			return quoted() + " times the launch's duration (" + value + ")", "the duration-weighted sum of " + label + " over the launches"
+		}); err != nil {
 			return err
 		}
 	}
