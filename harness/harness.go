@@ -54,6 +54,13 @@ func (e *NotRebuiltError) Unwrap() error { return e.Err }
 // once. A run rebuilt in part says why in its report.md; the error says
 // what failed.
 func ReportRun(run *rundir.Run, o ReportOptions) error {
+	// One writer at a time (a second deepprof report, a session): two
+	// rebuilds at once would remove each other's files.
+	lock, err := rundir.LockRun(run.Dir)
+	if err != nil {
+		return &NotRebuiltError{err}
+	}
+	defer lock.Unlock()
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -470,6 +470,13 @@ func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One writer at a time: a deepprof report of this run waits for the
+	// session to end.
+	lock, err := rundir.LockRun(run.Dir)
+	if err != nil {
+		return run, err
+	}
+	defer lock.Unlock()
 	s.logf("run directory %s", run.Dir)
 	err = s.run(ctx, run)
 	if err != nil {
