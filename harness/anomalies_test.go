@@ -164,3 +164,12 @@ func TestImplausibleMFURefused(t *testing.T) {
 	assert.Empty(t, s.MFU.Rows)
 	assert.NotContains(t, r.summary, "e+30%")
 }
+
+// TestFallbackSourceNamed (issue 27): a run whose CUPTI records are gone
+// falls back to the deep pass's sample for its kernels, and the summary
+// says so where it gives the kernel time (it had said "ncu timing pass").
+func TestFallbackSourceNamed(t *testing.T) {
+	r := rebuilt(t, synth.Run(t, recordedCupti, synth.Remove("timeline/cupti/cupti-564.tsv.gz")))
+	assert.Contains(t, r.findings, "the deep pass's sample of launches")
+	assert.NotContains(t, r.findings, "ncu timing pass")
+}

@@ -389,6 +389,8 @@ func sourceTool(src string) string {
 		return "CUPTI, the plain run"
 	case strings.Contains(src, "nsys"):
 		return "nsys"
+	case strings.Contains(src, "deep pass"):
+		return "the deep pass's sample of launches, kernels serialized"
 	case strings.Contains(src, "ncu"):
 		return "ncu timing pass, kernels serialized"
 	}
