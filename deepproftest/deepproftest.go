@@ -18,6 +18,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	deepprof "github.com/llm-perf-opt/deepprof"
 	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -26,7 +27,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
-	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
 // Machine is what Preflight found: the GPU and Nsight Compute.
@@ -171,7 +171,7 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 		return nil
 	}
 	if opt.Command == nil && len(cfg.Workload.Argv) > 0 {
-		p, _, err := workloads.Resolve(cfg.Workload.Argv[0], "")
+		p, _, err := deepprof.ResolveWorkload(cfg.Workload.Argv[0], "")
 		if err != nil {
 			t.Fatalf("deepproftest: %v", err)
 			return nil

@@ -24,7 +24,7 @@ const module = "github.com/llm-perf-opt/deepprof"
 var layers = [][]string{
 	// 0: the shared vocabulary, input helpers, the machine, what the binary
 	// embeds (the default profiles, the default workload script)
-	{"internal/model", "internal/input", "internal/machine", ".", "scripts/workloads"},
+	{"internal/model", "internal/input", "internal/machine", "."},
 	// 1: readers (a tool's bytes to the model) and the run directory
 	{"internal/ncu", "internal/nsys", "internal/cupti", "internal/workload", "internal/rundir"},
 	// 2: analyses of launches

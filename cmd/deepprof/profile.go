@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	deepprof "github.com/llm-perf-opt/deepprof"
 	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
@@ -19,7 +20,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
-	"github.com/llm-perf-opt/deepprof/scripts/workloads"
 )
 
 // runProfile is "deepprof profile": a Stage 2 session into a new run
@@ -62,13 +62,13 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if command == nil && len(cfg.Workload.Argv) > 0 {
 		// The default workload script, from a directory that does not
 		// have it: the copy embedded in the binary.
-		p, embedded, err := workloads.Resolve(cfg.Workload.Argv[0], "")
+		p, embedded, err := deepprof.ResolveWorkload(cfg.Workload.Argv[0], "")
 		if err != nil {
 			return err
 		}
 		if embedded {
 			cfg.Workload.Argv[0] = p
-			fmt.Fprintf(stderr, "deepprof: %s is not in this directory: running the copy embedded in deepprof, %s\n", workloads.Script, p)
+			fmt.Fprintf(stderr, "deepprof: %s is not in this directory: running the copy embedded in deepprof, %s\n", deepprof.WorkloadScript, p)
 		}
 	}
 	y, err := cfg.YAML()
