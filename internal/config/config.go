@@ -158,7 +158,7 @@ type Model struct {
 // NVTX selects the NVTX push/pop ranges profiled. Include and Exclude are
 // range paths as region reports write them ("decode_all", "prefill/layer0",
 // "LLM@decode_all" for a named domain; levels without one are in Domain),
-// turned into --nvtx-include/--nvtx-exclude by model.Include.
+// turned into --nvtx-include/--nvtx-exclude by ncu.Include.
 type NVTX struct {
 	Domain  string   `koanf:"domain" yaml:"domain"`
 	Include []string `koanf:"include" yaml:"include"`

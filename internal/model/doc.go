@@ -42,13 +42,13 @@
 //
 // # Range paths
 //
-// This is the one place that knows how NVTX ranges are named: the Range
-// type (a domain and a range name), the range path that region reports
-// write and configuration reads back (Path, ParsePath), and the spellings
-// of the tools: one entry of ncu's push/pop stack column (ParseNcuEntry),
-// ncu's --nvtx-include expressions (IncludeExpr, Include), nsys's
-// --nvtx-capture value (NsysCapture, CheckNsysCapture) and the Range column
-// of nsys's nvtx_sum (ParseNsysRange).
+// This is the one place that knows how deepprof names NVTX ranges: the
+// Range type (a domain and a range name), and the range path that region
+// reports write and configuration reads back (Path, ParsePath,
+// Configured). The tools' own spellings are their readers': ncu's stack
+// column and --nvtx-include expressions (ncu.ParseStackEntry,
+// ncu.IncludeExpr, ncu.Include), nsys's --nvtx-capture value and nvtx_sum
+// Range column (nsys.CaptureRange, nsys.ParseRange).
 //
 // A stack of ranges is written, outermost first, as its levels joined by
 // '/'. A level in the default domain is its name; a level in a named domain
@@ -61,8 +61,8 @@
 // ParsePath(Path(levels)) gives levels back for every stack whose names are
 // not empty; ParsePath reads a '\' before any other character as itself.
 //
-// The same path is what nvtx.include takes (Include): levels written without
-// a domain take the configured default domain (nvtx.domain). NVTX keeps one
+// The same path is what nvtx.include takes (Configured): levels written
+// without a domain take the configured default domain (nvtx.domain). NVTX keeps one
 // push/pop stack per domain, so one ncu expression names ranges of one
 // domain: a path that mixes domains (prefill/CCCL@cub::DeviceScan::InclusiveScan)
 // is a region deepprof reports but not a filter ncu can take.

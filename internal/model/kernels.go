@@ -17,7 +17,8 @@ type KernelTotals struct {
 }
 
 // Kernel is one row of kernels.json: a kernel's totals, its mean and, for
-// a table made with spread, how its launches vary.
+// a table made with spread, how its launches vary (render.KernelRecord
+// writes it with its display name and ncu's rules).
 type Kernel struct {
 	KernelTotals
 	MeanMS float64 `json:"mean_ms"`

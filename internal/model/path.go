@@ -103,3 +103,19 @@ func ParsePath(p string) ([]Range, error) {
 	}
 	return levels, nil
 }
+
+// Configured reads a range path as the configuration gives it (nvtx.include,
+// nvtx.exclude): ParsePath, then each level written without a domain is put
+// in domain (the configured nvtx.domain; "" is the default domain).
+func Configured(path, domain string) ([]Range, error) {
+	levels, err := ParsePath(path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range levels {
+		if levels[i].Domain == "" {
+			levels[i].Domain = domain
+		}
+	}
+	return levels, nil
+}

@@ -22,7 +22,7 @@ type Pass struct {
 	Output          string   // report path, with or without ".ncu-rep" (-o); required
 	TargetProcesses string   // "all" (the default when "") or "application-only"
 	NVTX            bool     // --nvtx: NVTX support, and the NVTX stack column in exports
-	Includes        []string // --nvtx-include expressions (see model.Include); need NVTX
+	Includes        []string // --nvtx-include expressions (see Include); need NVTX
 	Excludes        []string // --nvtx-exclude expressions; need NVTX
 	Set             string   // --set (basic, detailed, full, roofline, ...); "" for ncu's default
 	Sections        []string // --section, each

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
@@ -28,7 +27,7 @@ func renderArgs(args []string) []byte {
 // include is the --nvtx-include expression of a range path.
 func include(t *testing.T, path string) string {
 	t.Helper()
-	e, err := model.Include(path, "")
+	e, err := ncu.Include(path, "")
 	require.NoError(t, err)
 	return e
 }

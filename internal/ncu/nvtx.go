@@ -19,7 +19,7 @@ const StartStopColumn = "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Co
 //	437  "<default domain>:decode_all:none:none:none:none:none:none"  "<default domain>:decode_step:none:…"
 //
 // a thread id, then one quoted entry per level, bottom first, each read by
-// model.ParseNcuEntry (names keep their ':' '@' '/' quotes and spaces). An
+// ParseStackEntry (names keep their ':' '@' '/' quotes and spaces). An
 // empty cell is an empty stack.
 func ParseStack(cell string) (*model.Stack, error) {
 	st := &model.Stack{Raw: cell}
@@ -41,7 +41,7 @@ func ParseStack(cell string) (*model.Stack, error) {
 		return nil, fmt.Errorf("NVTX stack %q: ranges are not quoted", cell)
 	}
 	for _, entry := range strings.Split(rest[1:len(rest)-1], `"  "`) {
-		r, err := model.ParseNcuEntry(entry)
+		r, err := ParseStackEntry(entry)
 		if err != nil {
 			return nil, fmt.Errorf("NVTX stack %q: %v", cell, err)
 		}

@@ -57,7 +57,7 @@ type Capture struct {
 	// whereas ncu's --nvtx-include writes the domain first ("LLM@decode_all/";
 	// range paths: docs/cli.md, regions, and package model). Given to nsys, "LLM@decode_all" means range LLM in domain
 	// decode_all, which matches nothing: no error, just an empty capture. Use
-	// model.NsysCapture to build the string from a range and its domain.
+	// CaptureRange to build the string from a range and its domain.
 	NVTXCapture string
 	// SampleCPU keeps nsys's CPU IP sampling and context-switch tracing. Off
 	// (the default) passes --sample=none --cpuctxsw=none: the timeline stage
@@ -129,12 +129,12 @@ func (c Capture) Args() ([]string, error) {
 }
 
 // checkNVTXCapture rejects the mistakes that make a capture silently empty
-// (model.CheckNsysCapture).
+// (CheckCaptureRange).
 func checkNVTXCapture(s string) error {
 	if s == "" {
 		return errors.New("nsys capture: CaptureRange \"nvtx\" needs NVTXCapture, the range that starts the capture")
 	}
-	if err := model.CheckNsysCapture(s); err != nil {
+	if err := CheckCaptureRange(s); err != nil {
 		return fmt.Errorf("nsys capture: NVTXCapture: %w", err)
 	}
 	return nil

@@ -348,7 +348,7 @@ type RangeSumReader struct{ rowReader }
 func NewRangeSumReader(r io.Reader, name string) *RangeSumReader {
 	rr := &RangeSumReader{rowReader{t: newTable(r, name, model.NsysReportNVTXSum, "Range")}}
 	rr.make = func(row row) Record {
-		rng, err := model.ParseNsysRange(row.name)
+		rng, err := ParseRange(row.name)
 		if err != nil {
 			return rr.t.syntax(row.line, "%v", err)
 		}

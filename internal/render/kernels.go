@@ -67,9 +67,9 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 	return err
 }
 
-// KernelRecord is one row of kernels.json: the contract's fields
-// (model.Kernel), the short name the reports show and, when the deep
-// pass's details page gave them, ncu's rules on the kernel.
+// KernelRecord is how a model.Kernel (the kernels.json row) is written:
+// with the short name the reports show and, when the deep pass's details
+// page gave them, ncu's rules on the kernel.
 type KernelRecord struct {
 	model.Kernel
 	Display string         `json:"display_name"`

@@ -155,7 +155,7 @@ func (s *Session) capture(mainDir string) (nsys.Capture, []string, error) {
 		if err != nil {
 			return c, nil, fmt.Errorf("nvtx.include: %w", err)
 		}
-		spec, err := model.NsysCapture(levels[0])
+		spec, err := nsys.CaptureRange(levels[0])
 		if err != nil {
 			return c, nil, fmt.Errorf("nsys.capture_range=nvtx opens the capture on nvtx.include's first range: %w", err)
 		}

@@ -102,14 +102,14 @@ func (st Step) Name() string {
 const timingMetric = model.DurationMetric
 
 // includes turns the configured NVTX range paths (nvtx.include or
-// nvtx.exclude) into ncu filter expressions: model.Include, levels written
+// nvtx.exclude) into ncu filter expressions: ncu.Include, levels written
 // without a domain being in nvtx.domain. A path ncu cannot take (levels of
 // two domains, an empty level) is an error naming its key; plan checks them
 // before any step is made.
 func includes(cfg *config.Config, key string, paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		e, err := model.Include(p, cfg.NVTX.Domain)
+		e, err := ncu.Include(p, cfg.NVTX.Domain)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}

@@ -27,7 +27,7 @@ const VersionLine = "NVIDIA Nsight Systems version 2025.3.1.0"
 // SyntheticNVTXSum is SYNTHETIC: an nvtx_sum CSV in the header shape a real
 // `nsys stats --report nvtx_sum --format csv` printed (quoted in
 // package nsys's tests), with the ranges the fixture workloads push, each
-// written ":name" as nsys writes a default-domain range (model.ParseNsysRange).
+// written ":name" as nsys writes a default-domain range (nsys.ParseRange).
 // No nvtx_sum export was recorded for this project.
 const SyntheticNVTXSum = "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n" +
 	"50.0,8000000,1,8000000.0,8000000.0,8000000,8000000,0.0,PushPop,:decode_all\n" +

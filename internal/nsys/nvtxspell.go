@@ -1,24 +1,26 @@
-package model
+package nsys
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
-// NsysCapture returns nsys's --nvtx-capture value for one range: "name" in
+// CaptureRange returns nsys's --nvtx-capture value for one range: "name" in
 // the default domain, "name@Domain" in a named one. nsys's syntax is NOT
 // ncu's: its forms are "range@domain, range, range@*" (`nsys profile
 // --help`), the domain after the range, whereas ncu's --nvtx-include writes
 // it first ("LLM@decode_all/"): given to nsys, "LLM@decode_all" means range
 // LLM of domain decode_all. No escape for an '@' is known in nsys's syntax,
 // so a name or domain that holds one is an error, as is an empty name.
-func NsysCapture(r Range) (string, error) {
+func CaptureRange(r model.Range) (string, error) {
 	if r.Name == "" {
 		return "", errors.New("nsys capture range: no range name")
 	}
 	if strings.Contains(r.Name, "@") || strings.Contains(r.Domain, "@") {
-		return "", fmt.Errorf("nsys capture range %s: nsys's --nvtx-capture (range@domain) has no way known to us to write an '@' that is part of a name", Path([]Range{r}))
+		return "", fmt.Errorf("nsys capture range %s: nsys's --nvtx-capture (range@domain) has no way known to us to write an '@' that is part of a name", model.Path([]model.Range{r}))
 	}
 	if r.Domain == "" {
 		return r.Name, nil
@@ -26,10 +28,10 @@ func NsysCapture(r Range) (string, error) {
 	return r.Name + "@" + r.Domain, nil
 }
 
-// CheckNsysCapture rejects the --nvtx-capture values that make a capture
+// CheckCaptureRange rejects the --nvtx-capture values that make a capture
 // silently empty: none, ncu's syntax (a trailing '/'), an '@' with no range
 // before it or no domain after it ("range@*" is any domain).
-func CheckNsysCapture(s string) error {
+func CheckCaptureRange(s string) error {
 	if s == "" {
 		return errors.New("no range: the capture needs the range that starts it")
 	}
@@ -46,19 +48,19 @@ func CheckNsysCapture(s string) error {
 	return nil
 }
 
-// ParseNsysRange reads the Range column of `nsys stats --report nvtx_sum`:
+// ParseRange reads the model.Range column of `nsys stats --report nvtx_sum`:
 // "Domain:name", the default domain written as nothing before the ':'
 // (":decode_step"; seen in published nvtx_sum outputs, e.g. "PushPop
 // :step"). The name is everything after the first ':', so it keeps its own
 // colons. A value with no ':' at all is read as a default-domain name. An
 // empty name is an error.
-func ParseNsysRange(s string) (Range, error) {
+func ParseRange(s string) (model.Range, error) {
 	domain, name, ok := strings.Cut(s, ":")
 	if !ok {
 		domain, name = "", s
 	}
 	if name == "" {
-		return Range{}, fmt.Errorf("NVTX range %q has no name", s)
+		return model.Range{}, fmt.Errorf("NVTX range %q has no name", s)
 	}
-	return Range{Domain: domain, Name: name}, nil
+	return model.Range{Domain: domain, Name: name}, nil
 }

@@ -1,21 +1,23 @@
-package model
+package ncu
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
-// NcuDefaultDomain is how ncu writes the default domain in its stack column.
-const NcuDefaultDomain = "<default domain>"
+// DefaultDomain is how ncu writes the default domain in its stack column.
+const DefaultDomain = "<default domain>"
 
 // ncuAttrs is the number of ':'-separated fields after a range's name in an
 // ncu stack entry: PL_Type, PL_Value, CLR_Type, Color, Msg_Type, Msg (the
 // column's header: thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg).
 const ncuAttrs = 6
 
-// ParseNcuEntry reads one quoted entry of ncu's push/pop stack column
+// ParseStackEntry reads one quoted entry of ncu's push/pop stack column
 // (without its quotes): Domain:Name:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg.
-// The domain is what precedes the first ':' (NcuDefaultDomain is the default
+// The domain is what precedes the first ':' (DefaultDomain is the default
 // domain, Range.Domain ""). The name may hold ':' (and '@', '/', quotes,
 // spaces), and so may the message, so the name is found in one of the two
 // shapes ncu writes (H200, ncu 2025.3.1; fixtures/ncu/h200-cccl-library-domain):
@@ -32,29 +34,29 @@ const ncuAttrs = 6
 //
 // Payload, colour and message-type fields never become part of a name: an
 // entry in neither shape is an error.
-func ParseNcuEntry(entry string) (Range, error) {
+func ParseStackEntry(entry string) (model.Range, error) {
 	domain, rest, ok := strings.Cut(entry, ":")
 	if !ok {
-		return Range{}, fmt.Errorf("range %q has no domain:name:attributes form", entry)
+		return model.Range{}, fmt.Errorf("range %q has no domain:name:attributes form", entry)
 	}
-	if domain == NcuDefaultDomain {
+	if domain == DefaultDomain {
 		domain = ""
 	}
 	if name, ok := repeatedMessage(rest); ok {
-		return Range{Domain: domain, Name: name}, nil
+		return model.Range{Domain: domain, Name: name}, nil
 	}
 	if !strings.HasSuffix(rest, ":none:none") {
-		return Range{}, fmt.Errorf("range %q: its message is neither none nor its name repeated, so where the name ends is unknown", entry)
+		return model.Range{}, fmt.Errorf("range %q: its message is neither none nor its name repeated, so where the name ends is unknown", entry)
 	}
 	end := len(rest)
 	for range ncuAttrs {
 		j := strings.LastIndexByte(rest[:end], ':')
 		if j < 0 {
-			return Range{}, fmt.Errorf("range %q has fewer than %d attributes after its name", entry, ncuAttrs)
+			return model.Range{}, fmt.Errorf("range %q has fewer than %d attributes after its name", entry, ncuAttrs)
 		}
 		end = j
 	}
-	return Range{Domain: domain, Name: rest[:end]}, nil
+	return model.Range{Domain: domain, Name: rest[:end]}, nil
 }
 
 // repeatedMessage finds the name in rest = name:PL_Type:PL_Value:CLR_Type:
@@ -89,12 +91,12 @@ func repeatedMessage(rest string) (string, bool) {
 // one needs a '\' before it (Nsight Compute CLI docs, "NVTX Filtering").
 const ncuQuantifiers = `@,[]/*+`
 
-// EscapeNcuName writes one domain or range name for an ncu NVTX filter
+// EscapeName writes one domain or range name for an ncu NVTX filter
 // expression: each quantifier character gets a '\' before it, and a '\' in
 // the name is written as four (our reading of the docs' rule; only the
 // escaped '@' has been checked against a real ncu). Spaces and quotes need
 // nothing: the expression is one argv element, never seen by a shell.
-func EscapeNcuName(name string) string {
+func EscapeName(name string) string {
 	var b strings.Builder
 	for _, r := range name {
 		switch {
@@ -115,7 +117,7 @@ func EscapeNcuName(name string) string {
 // directly inside the one before: the levels joined by '/', with a trailing
 // '/' (which makes even a single name a push/pop range, not a start/end
 // one); a named domain is written once, before the ranges, as "Domain@".
-// Names are escaped with EscapeNcuName, so a default-domain range literally
+// Names are escaped with EscapeName, so a default-domain range literally
 // named "LLM@decode_all" becomes `LLM\@decode_all/`, which ncu matched on the
 // H200, where "LLM@decode_all/" read LLM as a domain and matched nothing
 // (fixtures/logs/ncu-escaped-at-sign-match.txt,
@@ -123,25 +125,25 @@ func EscapeNcuName(name string) string {
 // per domain ("Each domain maintains its own nvtxRangePush and nvtxRangePop
 // stack", NVTX API reference, nvtxDomainCreateA), so levels of different
 // domains are an error, and so are no levels.
-func IncludeExpr(levels []Range) (string, error) {
+func IncludeExpr(levels []model.Range) (string, error) {
 	if len(levels) == 0 {
 		return "", fmt.Errorf("NVTX filter: no range")
 	}
 	var b strings.Builder
 	d := levels[0].Domain
 	if d != "" {
-		b.WriteString(EscapeNcuName(d))
+		b.WriteString(EscapeName(d))
 		b.WriteByte('@')
 	}
 	for _, l := range levels {
 		if l.Domain != d {
 			return "", fmt.Errorf("NVTX filter %s: its levels are in %s and %s, and ncu matches the ranges of one domain in one expression (each NVTX domain has its own push/pop stack)",
-				Path(levels), domainName(d), domainName(l.Domain))
+				model.Path(levels), domainName(d), domainName(l.Domain))
 		}
 		if l.Name == "" {
-			return "", fmt.Errorf("NVTX filter %s: a level has no range name", Path(levels))
+			return "", fmt.Errorf("NVTX filter %s: a level has no range name", model.Path(levels))
 		}
-		b.WriteString(EscapeNcuName(l.Name))
+		b.WriteString(EscapeName(l.Name))
 		b.WriteByte('/')
 	}
 	return b.String(), nil
@@ -154,26 +156,10 @@ func domainName(d string) string {
 	return fmt.Sprintf("domain %q", d)
 }
 
-// Configured reads a range path as the configuration gives it (nvtx.include,
-// nvtx.exclude): ParsePath, then each level written without a domain is put
-// in domain (the configured nvtx.domain; "" is the default domain).
-func Configured(path, domain string) ([]Range, error) {
-	levels, err := ParsePath(path)
-	if err != nil {
-		return nil, err
-	}
-	for i := range levels {
-		if levels[i].Domain == "" {
-			levels[i].Domain = domain
-		}
-	}
-	return levels, nil
-}
-
 // Include turns one configured range path into an ncu --nvtx-include (or
-// --nvtx-exclude) expression: Configured, then IncludeExpr.
+// --nvtx-exclude) expression: model.Configured, then IncludeExpr.
 func Include(path, domain string) (string, error) {
-	levels, err := Configured(path, domain)
+	levels, err := model.Configured(path, domain)
 	if err != nil {
 		return "", err
 	}
