@@ -124,9 +124,17 @@ func Parse(specs []string) (Categories, error) {
 	return out, nil
 }
 
-// Of returns the category of a kernel name: the first whose pattern matches,
-// or Other.
+// MaxClassifiedName is the most of a kernel name Of reads: a real name is a
+// few KB; a longer one is classified by its first MaxClassifiedName bytes,
+// so that a hostile name costs no more than that.
+const MaxClassifiedName = 64 << 10
+
+// Of returns the category of a kernel name: the first whose pattern matches
+// (within the name's first MaxClassifiedName bytes), or Other.
 func (c Categories) Of(kernel string) string {
+	if len(kernel) > MaxClassifiedName {
+		kernel = kernel[:MaxClassifiedName]
+	}
 	for _, cat := range c {
 		if cat.Pattern.MatchString(kernel) {
 			return cat.Name

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestOfFixtureNames classifies real kernel names. Each case names the
@@ -225,4 +227,22 @@ func TestParseErrors(t *testing.T) {
 	if !errors.As(err, &re) {
 		t.Errorf("Parse bad regexp: error %v does not wrap the *syntax.Error", err)
 	}
+}
+
+// BenchmarkCategoryOfHugeName classifies a SYNTHETIC 4 MB kernel name (one
+// had cost 16 s of a rebuild): Of reads its first MaxClassifiedName bytes.
+func BenchmarkCategoryOfHugeName(b *testing.B) {
+	name := strings.Repeat("void at::native::elementwise_kernel<", 4<<20/36)
+	cats := Default()
+	for b.Loop() {
+		if cats.Of(name) == "" {
+			b.Fatal("no category")
+		}
+	}
+}
+
+func TestCategoryOfLongName(t *testing.T) {
+	cats := Default()
+	gemm := "ampere_sgemm_128x64_nn"
+	assert.Equal(t, cats.Of(gemm), cats.Of(gemm+strings.Repeat("x", 2*MaxClassifiedName)), "the category is read from the name's start")
 }

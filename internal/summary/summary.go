@@ -527,8 +527,13 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 	t := in.Kernels
 	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
 	cats := map[string]*CategoryTime{}
+	category := map[string]string{} // each name classified once
 	for _, r := range t.Kernels {
-		c := opt.Categories.Of(r.Name)
+		c, seen := category[r.Name]
+		if !seen {
+			c = opt.Categories.Of(r.Name)
+			category[r.Name] = c
+		}
 		ct := cats[c]
 		if ct == nil {
 			ct = &CategoryTime{Category: c}
@@ -568,7 +573,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 	}
 	for _, r := range t.Top(opt.TopN).Kernels {
 		row := Kernel{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
-			Category: opt.Categories.Of(r.Name), Spread: r.Spread}
+			Category: category[r.Name], Spread: r.Spread}
 		switch m := in.Metrics[r.Name]; {
 		case in.Metrics == nil:
 			row.Bound = kernels.Bound{Class: "unknown", Why: "no deep-pass metrics"}
