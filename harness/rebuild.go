@@ -267,10 +267,10 @@ func writeRegions(run *rundir.Run, dir, md, js string, rep *regions.Report, why 
 		run.Record(js, rundir.StatusMissing, err.Error())
 		return err
 	}
-	if err := rundir.RemoveAllIn(run.Dir, run.Path(dir)); err != nil {
-		return err
-	}
 	if why != nil {
+		if err := rundir.RemoveAllIn(run.Dir, run.Path(dir)); err != nil {
+			return err
+		}
 		run.Record(md, rundir.StatusMissing, why.Error())
 		run.Record(js, rundir.StatusMissing, why.Error())
 		return nil
@@ -295,16 +295,15 @@ func RebuildRun(run *rundir.Run, cfg *config.Config) error {
 	return rebuild(run, dc)
 }
 
-// WriteRegionsDir writes the region report rep into dir, a folder of the
-// run directory root that the rebuild has emptied: its files (render)
-// through the run directory's atomic writer.
+// writeRegionsDir replaces dir, a folder of the run directory root, by the
+// region report rep: its files (render), written beside it and then put in
+// its place (rundir.ReplaceDirIn).
 func writeRegionsDir(root, dir string, rep *regions.Report) error {
 	files, err := render.RegionsDirFiles(rep)
 	if err != nil {
 		return err
 	}
-	_, err = rundir.WriteFilesIn(root, dir, files)
-	return err
+	return rundir.ReplaceDirIn(root, dir, files)
 }
 
 // WriteRegionsOut writes the region report rep into dir, a user's folder

@@ -35,17 +35,27 @@ var tempName = regexp.MustCompile(`^\..+` + regexp.QuoteMeta(tempMark) + `[0-9]+
 // a writer killed before Commit or Abort left behind.
 func IsTemp(name string) bool { return tempName.MatchString(name) }
 
-// RemoveTemps removes the temporary files that killed writers left under
-// dir (symlinks are not followed), and returns their paths relative to
-// dir.
+// RemoveTemps removes the temporary files and folders that killed writers
+// left under dir (symlinks are not followed), and returns their paths
+// relative to dir.
 func RemoveTemps(dir string) ([]string, error) {
 	var removed []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.Type().IsRegular() || !IsTemp(d.Name()) {
+		if p == dir || !IsTemp(d.Name()) || !d.Type().IsRegular() && !d.IsDir() {
 			return nil
+		}
+		if d.IsDir() {
+			// a folder a killed ReplaceDirIn left: the new one half
+			// written, or the old one on its way out
+			if err := RemoveAllIn(dir, p); err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			removed = append(removed, filepath.ToSlash(rel))
+			return filepath.SkipDir
 		}
 		if err := os.Remove(p); err != nil {
 			return err

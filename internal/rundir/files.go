@@ -10,7 +10,9 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // ReadStats reads a stats CSV of the run (nsys's), plain or gzipped, named rel
@@ -115,6 +117,41 @@ func WriteFilesIn(root, dir string, files []File) (map[string]bool, error) {
 		}
 	}
 	return written, nil
+}
+
+// ReplaceDirIn replaces the folder dir, inside root, by one holding files:
+// they are written into a temporary folder beside it, which then takes
+// dir's name, so that until then dir keeps what it held (a rebuild killed
+// meanwhile leaves the old folder, and RemoveTemps the temporary one).
+func ReplaceDirIn(root, dir string, files []File) error {
+	if err := MkdirIn(root, filepath.Dir(dir)); err != nil {
+		return err
+	}
+	n := strconv.FormatInt(time.Now().UnixNano(), 10)
+	tmp := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+tempMark+n)
+	if _, err := WriteFilesIn(root, tmp, files); err != nil {
+		RemoveAllIn(root, tmp)
+		return err
+	}
+	old := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".old"+tempMark+n)
+	st, err := os.Lstat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		if err := os.Rename(dir, old); err != nil {
+			RemoveAllIn(root, tmp)
+			return err
+		}
+	case err == nil:
+		RemoveAllIn(root, tmp)
+		return fmt.Errorf("%s: not a folder, where deepprof writes one of %s", dir, root)
+	case !errors.Is(err, fs.ErrNotExist):
+		RemoveAllIn(root, tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return RemoveAllIn(root, old)
 }
 
 // FoldersRecord is the file, in a folder deepprof writes into for a user
