@@ -119,3 +119,8 @@ func Configured(path, domain string) ([]Range, error) {
 	}
 	return levels, nil
 }
+
+// MaxRangeDepth is the deepest NVTX nesting deepprof reports range by
+// range: a launch in ranges nested deeper counts in its level-MaxRangeDepth
+// range, and reports say how many did.
+const MaxRangeDepth = 32

@@ -49,6 +49,11 @@ type Report struct {
 	RegionExclude []string `json:"region_exclude,omitempty"`
 }
 
+// MaxDepth is the deepest nesting the report lists (model.MaxRangeDepth):
+// a launch in ranges nested deeper counts in its level-MaxDepth range (a
+// note says how many).
+const MaxDepth = model.MaxRangeDepth
+
 // Scope is one (process, device) pair and its regions.
 type Scope struct {
 	ProcessID       int64          `json:"process_id"`
@@ -189,6 +194,7 @@ type Aggregator struct {
 	hasNVTX            bool
 	inRange            int64
 	startStop          bool
+	deeper             int64 // launches in ranges nested deeper than MaxDepth
 	rangeN, kernelN    int64
 	filteredN          int64
 	filteredNS         float64
@@ -282,6 +288,13 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 	}
 	if l.StartStop != "" {
 		a.startStop = true
+	}
+	if len(levels) > MaxDepth {
+		// Counted in their level-MaxDepth range: the report (and the
+		// memory and time it takes) no longer grows with the square of a
+		// runaway nesting.
+		levels = levels[:MaxDepth]
+		a.deeper++
 	}
 	if asRange {
 		a.rangeN++
@@ -622,6 +635,9 @@ func (a *Aggregator) notes() []string {
 	}
 	if a.rangeN > 0 {
 		notes = append(notes, "Each result is a whole NVTX range (range or app-range replay), not a kernel launch: launch counts count ranges, kernel tables name each result by its NVTX path, and a parent counts only the nested ranges that were profiled as results of their own.")
+	}
+	if a.deeper > 0 {
+		notes = append(notes, fmt.Sprintf("%d launches ran in ranges nested deeper than %d levels: each is counted in its level-%d range, and the deeper ranges are not listed.", a.deeper, MaxDepth, MaxDepth))
 	}
 	if a.startStop {
 		notes = append(notes, "The export has start/end NVTX ranges; they are not used: regions follow the push/pop range stack only.")

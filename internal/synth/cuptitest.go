@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 )
@@ -29,6 +30,10 @@ type Config struct {
 	// Truncate leaves out the E line and ends in the middle of a line, as
 	// a killed process's file does.
 	Truncate bool
+	// Nest pushes that many ranges (n1, n2, ...) inside the first decode
+	// step, one inside the other, a kernel launched at each level: a
+	// deeply nested program.
+	Nest int
 }
 
 // Small is the configuration of the small committed recordings.
@@ -39,7 +44,7 @@ func Small(pid int64) Config {
 
 // Kernels is the number of kernel records a configuration writes.
 func (c Config) Kernels() int {
-	n := c.PrefillKernels + c.DecodeSteps*c.StepKernels
+	n := c.PrefillKernels + c.DecodeSteps*c.StepKernels + c.Nest
 	if c.SideThread {
 		n++
 	}
@@ -264,6 +269,23 @@ func (g *gen) run() error {
 			}
 			g.t += launchCPU + g.rng.Int64N(4_000)
 		}
+		for i := range c.Nest {
+			if err := g.nvtx(cupti.NVTXPush, g.t, main, 0, "", "n"+strconv.Itoa(i+1)); err != nil {
+				return err
+			}
+			g.t += 1_000
+			if err := g.launch(main, g.t, mainStream, &g.gpuFree, 2_000); err != nil {
+				return err
+			}
+			g.t += launchCPU
+		}
+		for range c.Nest {
+			g.t += 1_000
+			if err := g.nvtx(cupti.NVTXPop, g.t, main, 0, "", ""); err != nil {
+				return err
+			}
+		}
+		c.Nest = 0 // the first step only
 		if err := g.copy(cupti.CopyDtoH, 4, 1_500); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"fmt"
 	"iter"
 	"path"
 	"strconv"
@@ -11,22 +12,36 @@ import (
 // level is a range as every report names it (model.Range).
 func level(r *Range) model.Range { return model.Range{Domain: r.Domain, Name: r.Name} }
 
-// Levels is the push/pop stack that r closes, outermost first.
+// Levels is the push/pop stack that r closes, outermost first: at most
+// model.MaxRangeDepth+1 levels. A deeper stack is cut to its outermost
+// ones (reports count what is deeper than model.MaxRangeDepth in its
+// level-MaxRangeDepth range), so that the stacks of a runaway nesting do
+// not grow with its square.
 func (r *Range) Levels() []model.Range {
 	if r == nil {
 		return nil
 	}
-	lv := make([]model.Range, r.Depth)
-	for i, c := r.Depth-1, r; c != nil; i, c = i-1, c.Parent {
+	n := min(r.Depth, model.MaxRangeDepth+1)
+	c := r
+	for c != nil && c.Depth > n {
+		c = c.Parent
+	}
+	lv := make([]model.Range, n)
+	for i := n - 1; c != nil && i >= 0; i, c = i-1, c.Parent {
 		lv[i] = level(c)
 	}
 	return lv
 }
 
 // Path is the region name of r's stack, as the regions report writes it:
-// levels joined by "/", a named domain written Domain@name.
+// levels joined by "/", a named domain written Domain@name; a stack deeper
+// than Levels keeps says how many levels it leaves out.
 func (r *Range) Path() string {
-	return model.Path(r.Levels())
+	lv := r.Levels()
+	if r != nil && r.Depth > len(lv) {
+		return model.Path(lv) + fmt.Sprintf("/… (%d levels deeper)", r.Depth-len(lv))
+	}
+	return model.Path(lv)
 }
 
 // Label is the range's own name as the regions report writes one level.
