@@ -1,6 +1,8 @@
 package kernels_test
 
 import (
+	"encoding/csv"
+	"io"
 	"os"
 	"testing"
 
@@ -30,6 +32,43 @@ func BenchmarkKernelsRaw(b *testing.B) {
 		}
 		if len(t.Kernels) != 27 {
 			b.Fatalf("kernels = %d, want the 27 of the real page", len(t.Kernels))
+		}
+	}
+}
+
+// BenchmarkEncodingCSVRaw is the reference for BenchmarkKernelsRaw: the same
+// SYNTHETIC page read record by record with encoding/csv (ReuseRecord), and
+// nothing more done with it. The kernel table is to be at least 3.5x this.
+func BenchmarkEncodingCSVRaw(b *testing.B) {
+	page, err := os.ReadFile("../../fixtures/ncu/h200-llama-decode-basic/raw.csv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const size = 256 << 20
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := synth.RepeatRows(page, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := csv.NewReader(in)
+		r.ReuseRecord = true
+		r.FieldsPerRecord = -1
+		r.LazyQuotes = true
+		n := 0
+		for {
+			_, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n == 0 {
+			b.Fatal("no records")
 		}
 	}
 }
