@@ -104,6 +104,7 @@ func TestDocsCommands(t *testing.T) {
 				}
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each block runs in its own folder
 				runBlock(t, name, lines, bin, toolkit)
 			})
 		}

@@ -20,13 +20,17 @@ import (
 // recordedCupti is a recorded CUPTI run (fixtures/README.md).
 const recordedCupti = "../fixtures/runs/cupti-tiny-llama"
 
+// smallCupti is a small recorded CUPTI run (a script with NVTX ranges).
+const smallCupti = "../fixtures/runs/any-python-script"
+
 // TestRecordingAnomalies: each anomaly of a CUPTI recording that changes
-// the run's numbers, made SYNTHETIC from the recorded run by one edit, is
+// the run's numbers, made SYNTHETIC from a small recorded run
+// (any-python-script) by one edit, is
 // named in the summary (its Anomalies section and first finding) and in the
 // manifest's notes, and the run is partial; the recorded run itself has
 // none and stays complete.
 func TestRecordingAnomalies(t *testing.T) {
-	clean := rebuilt(t, synth.Run(t, recordedCupti))
+	clean := rebuilt(t, synth.Run(t, smallCupti))
 	assert.Equal(t, "complete", clean.manifest.Status)
 	assert.NotContains(t, clean.summary, "## Anomalies")
 
@@ -72,10 +76,11 @@ func TestRecordingAnomalies(t *testing.T) {
 			return l
 		}), "impossible times"},
 		{synth.LinkRecords(), "is a symbolic link"},
-		{synth.Remove("timeline/cupti/cupti-564.tsv.gz").As("records-missing"), "the session recorded it (the manifest lists it) and it is not in the run"},
+		{synth.Remove("timeline/cupti/cupti-1234.tsv.gz").As("records-missing"), "the session recorded it (the manifest lists it) and it is not in the run"},
 	} {
 		t.Run(c.edit.Label, func(t *testing.T) {
-			r := rebuilt(t, synth.Run(t, recordedCupti, c.edit))
+			t.Parallel() // each on its own copy
+			r := rebuilt(t, synth.Run(t, smallCupti, c.edit))
 			assert.Equal(t, "partial", r.manifest.Status)
 			assert.Contains(t, r.manifest.Reason, "the recording holds")
 			assert.Contains(t, r.summary, "## Anomalies")
@@ -88,7 +93,7 @@ func TestRecordingAnomalies(t *testing.T) {
 
 	// Each launch counted once: the kernel table of the run whose every
 	// kernel record is twice is the recorded run's.
-	twice := synth.Run(t, recordedCupti, synth.EditRecords("kernels-twice", func(l []string) []string {
+	twice := synth.Run(t, smallCupti, synth.EditRecords("kernels-twice", func(l []string) []string {
 		var out []string
 		for _, x := range l {
 			out = append(out, x)
