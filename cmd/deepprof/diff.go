@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
-	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/render"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // runDiff is "deepprof diff": B against A. It prints the comparison, then
@@ -48,8 +46,8 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	if !*mismatch && !*models {
-		if err := sameSetup(sides[0], sides[1]); err != nil {
-			return &exitError{2, err}
+		if diffs := compare.SetupDifferences(sides[0], sides[1]); len(diffs) > 0 {
+			return &exitError{2, fmt.Errorf("%s: a diff of them counts every difference as a regression or an improvement; compare runs of one model, workload shape and kernel source on one GPU, or pass --allow-mismatch", strings.Join(diffs, "; "))}
 		}
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Uniform(th))
@@ -72,34 +70,6 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return &exitError{2, fmt.Errorf("incomplete comparison: %s", strings.Join(what, "; "))}
 	}
 	return nil
-}
-
-// sameSetup refuses two runs of different models or GPUs: a diff of them
-// would count every difference as a regression or an improvement.
-func sameSetup(a, b *compare.Summary) error {
-	var diffs []string
-	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", input.EscapeHidden(a.Model), input.EscapeHidden(b.Model)))
-	}
-	if a.Device != "" && b.Device != "" && a.Device != b.Device {
-		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", input.EscapeHidden(a.Device), input.EscapeHidden(b.Device)))
-	}
-	if a.Shape != "" && b.Shape != "" && a.Shape != b.Shape {
-		diffs = append(diffs, fmt.Sprintf("run A's workload is %s and run B's %s", a.Shape, b.Shape))
-	}
-	if ka, kb := a.KernelsFrom, b.KernelsFrom; ka.Path != "" && kb.Path != "" && ka.EveryLaunch != kb.EveryLaunch {
-		counts := func(s rundir.Source) string {
-			if s.EveryLaunch {
-				return "count every launch (" + s.Path + ")"
-			}
-			return "are the deep pass's sample (" + s.Path + ")"
-		}
-		diffs = append(diffs, fmt.Sprintf("run A's kernels %s and run B's %s", counts(ka), counts(kb)))
-	}
-	if len(diffs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s: a diff of them counts every difference as a regression or an improvement; compare runs of one model, workload shape and kernel source on one GPU, or pass --allow-mismatch", strings.Join(diffs, "; "))
 }
 
 // firstOf joins the first n items, and counts the others.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llm-perf-opt/deepprof/internal/compare"
-
 	"github.com/sebdah/goldie/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -175,21 +173,6 @@ func TestParseThreshold(t *testing.T) {
 		require.Error(t, err, in)
 		assert.Equal(t, 2, exitCode(err), in)
 	}
-}
-
-// TestSameSetup: runs of two models or two GPUs are refused, with both
-// reasons when both differ; an unknown side refuses nothing.
-func TestSameSetup(t *testing.T) {
-	a := &compare.Summary{Model: "m", Device: "NVIDIA H200"}
-	assert.NoError(t, sameSetup(a, &compare.Summary{Model: "m", Device: "NVIDIA H200"}))
-	assert.NoError(t, sameSetup(a, &compare.Summary{}))
-	err := sameSetup(a, &compare.Summary{Model: "m", Device: "NVIDIA H100 80GB HBM3"})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "run A ran on NVIDIA H200 and run B on NVIDIA H100 80GB HBM3")
-	err = sameSetup(a, &compare.Summary{Model: "n", Device: "NVIDIA H100 80GB HBM3"})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "run A is of m and run B of n; run A ran on")
-	assert.Contains(t, err.Error(), "--allow-mismatch")
 }
 
 // TestDiffHiddenRunes (issue 16): a kernel named by a hostile program

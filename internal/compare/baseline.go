@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
@@ -30,6 +31,8 @@ var Fields = map[string]string{
 	"kernels.rows":         "the kept kernels: kernel_name, device, total_ms over every launch, calls",
 	"regions":              "NVTX region totals: total_ms and kernel_count, each inclusive of nested regions",
 	"regions_every_launch": "true: the regions count every launch of the run's timeline; false: only the deep pass's sample of launches",
+	"shape":                "the workload's prompt and generated tokens and batch, from its report; a run of another shape is not compared with this baseline",
+	"kernels_from":         "the file the kernel table came from, and whether it counts every launch; a run whose kernels come from another kind of source is not compared with this baseline",
 	"mfu":                  "model FLOPs utilization by scope (model, prefill, decode), fractions of the GPU's peak; null when not available",
 }
 
@@ -41,13 +44,17 @@ type Baseline struct {
 	Format string `json:"format"`
 	// About says what each field holds, in the file itself (Fields); it
 	// is written, and not read back.
-	About   map[string]string `json:"about,omitempty"`
-	RunID   string            `json:"run_id"`
-	Model   string            `json:"model,omitempty"`
-	Device  string            `json:"device,omitempty"`
-	Stages  []model.Stage     `json:"stages"`
-	Kernels Kernels           `json:"kernels"`
-	Regions []Region          `json:"regions"`
+	About  map[string]string `json:"about,omitempty"`
+	RunID  string            `json:"run_id"`
+	Model  string            `json:"model,omitempty"`
+	Device string            `json:"device,omitempty"`
+	// Shape is the workload's tokens and batch (Summary.Shape).
+	Shape string `json:"shape,omitempty"`
+	// KernelsFrom is where the kernel table came from (Summary.KernelsFrom).
+	KernelsFrom *rundir.Source `json:"kernels_from,omitempty"`
+	Stages      []model.Stage  `json:"stages"`
+	Kernels     Kernels        `json:"kernels"`
+	Regions     []Region       `json:"regions"`
 	// RegionsEveryLaunch says Regions count every launch of the timing
 	// pass (the run's summary.json), not the deep pass's sample.
 	RegionsEveryLaunch bool `json:"regions_every_launch"`
@@ -107,7 +114,11 @@ func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
 // kernels (all when top <= 0).
 func FromSummary(s *Summary, top int) *Baseline {
 	b := &Baseline{Format: Format, About: Fields, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
-		Stages: []model.Stage{}, Regions: []Region{}}
+		Shape: s.Shape, Stages: []model.Stage{}, Regions: []Region{}}
+	if s.KernelsFrom.Path != "" {
+		from := s.KernelsFrom
+		b.KernelsFrom = &from
+	}
 	for _, st := range s.Stages {
 		b.Stages = append(b.Stages, model.Stage{Name: st.Name, Summary: st.Summary})
 	}
@@ -126,10 +137,13 @@ func FromSummary(s *Summary, top int) *Baseline {
 
 // Summary is the baseline as one side of a comparison.
 func (b *Baseline) Summary() *Summary {
-	s := &Summary{Source: b.Source, RunID: b.RunID, Model: b.Model, Device: b.Device,
+	s := &Summary{Source: b.Source, RunID: b.RunID, Model: b.Model, Device: b.Device, Shape: b.Shape,
 		Kernels: b.Kernels.Rows, KernelMS: b.Kernels.TotalMS, Regions: b.Regions, MFU: b.MFU}
 	if b.RegionsEveryLaunch {
 		s.EveryLaunchRegions = b.Regions
+	}
+	if b.KernelsFrom != nil {
+		s.KernelsFrom = *b.KernelsFrom
 	}
 	s.Stages = append(s.Stages, b.Stages...)
 	return s
@@ -256,5 +270,9 @@ func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	return Compare(base.Summary(), run.Summary(), th), nil
+	a, bs := base.Summary(), run.Summary()
+	if diffs := SetupDifferences(a, bs); len(diffs) > 0 {
+		return nil, fmt.Errorf("%s (run A is the baseline, run B the run): a baseline of another setup measures another thing; record one of this setup (-update)", strings.Join(diffs, "; "))
+	}
+	return Compare(a, bs, th), nil
 }

@@ -185,3 +185,25 @@ func TestCompare(t *testing.T) {
 		" ms, dropped: over 1.5× the median of the other repeats (warm-up).")
 	assert.NotContains(t, moved, "A's decode")
 }
+
+// TestBaselineRefusesOtherSetup (issue 27): a baseline records the workload's
+// shape and its kernel source, and a run of another shape is not compared
+// with it: the error names the difference.
+func TestBaselineRefusesOtherSetup(t *testing.T) {
+	base, err := compare.FromRun(baselineTiny)
+	require.NoError(t, err)
+	assert.Equal(t, "prompt 64, generated 4, batch 1", base.Shape)
+	require.NotNil(t, base.KernelsFrom)
+	assert.True(t, base.KernelsFrom.EveryLaunch)
+	longer, err := compare.FromRun(synth.Run(t, baselineTiny, synth.EditJSON("prompt-128", "stage1/report.json", func(m map[string]any) error {
+		m["tokens"].(map[string]any)["prompt"] = 128
+		return nil
+	})))
+	require.NoError(t, err)
+	_, err = compare.CompareBaseline(base, longer, model.DefaultTolerances())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "run A's workload is prompt 64, generated 4, batch 1 and run B's prompt 128, generated 4, batch 1")
+	assert.Contains(t, err.Error(), "record one of this setup (-update)")
+	_, err = compare.CompareBaseline(base, base, model.DefaultTolerances())
+	assert.NoError(t, err)
+}

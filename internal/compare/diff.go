@@ -550,3 +550,30 @@ func (r *Result) JSON(w io.Writer) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
 }
+
+// SetupDifferences says how two runs do not measure one thing: of different
+// models, workload shapes or kernel sources, or on different GPUs (each
+// compared where both sides know it); none when they do. A comparison of
+// such runs counts every difference as a regression or an improvement.
+func SetupDifferences(a, b *Summary) []string {
+	var diffs []string
+	if a.Model != "" && b.Model != "" && a.Model != b.Model {
+		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", input.EscapeHidden(a.Model), input.EscapeHidden(b.Model)))
+	}
+	if a.Device != "" && b.Device != "" && a.Device != b.Device {
+		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", input.EscapeHidden(a.Device), input.EscapeHidden(b.Device)))
+	}
+	if a.Shape != "" && b.Shape != "" && a.Shape != b.Shape {
+		diffs = append(diffs, fmt.Sprintf("run A's workload is %s and run B's %s", a.Shape, b.Shape))
+	}
+	if ka, kb := a.KernelsFrom, b.KernelsFrom; ka.Path != "" && kb.Path != "" && ka.EveryLaunch != kb.EveryLaunch {
+		counts := func(s rundir.Source) string {
+			if s.EveryLaunch {
+				return "count every launch (" + s.Path + ")"
+			}
+			return "are the deep pass's sample (" + s.Path + ")"
+		}
+		diffs = append(diffs, fmt.Sprintf("run A's kernels %s and run B's %s", counts(ka), counts(kb)))
+	}
+	return diffs
+}
