@@ -55,16 +55,7 @@ func TestRecordingAnomalies(t *testing.T) {
 			l[len(l)-1] = "E\t5\t0"
 			return l
 		}), "the end line counts 5 records"},
-		{synth.EditRecords("kernels-twice", func(l []string) []string {
-			var out []string
-			for _, x := range l {
-				out = append(out, x)
-				if strings.HasPrefix(x, "K\t") {
-					out = append(out, x)
-				}
-			}
-			return fixEnd(out)
-		}), "kernel records repeat another"},
+		{kernelsTwice(), "kernel records repeat another"},
 		{synth.EditRecords("impossible-times", func(l []string) []string {
 			for i, x := range l {
 				if f := strings.Split(x, "\t"); f[0] == "K" {
@@ -93,7 +84,15 @@ func TestRecordingAnomalies(t *testing.T) {
 
 	// Each launch counted once: the kernel table of the run whose every
 	// kernel record is twice is the recorded run's.
-	twice := synth.Run(t, smallCupti, synth.EditRecords("kernels-twice", func(l []string) []string {
+	twice := synth.Run(t, smallCupti, kernelsTwice())
+	rebuilt(t, twice)
+	assert.Equal(t, clean.kernels, readFile(t, filepath.Join(twice, rundir.KernelsJSON)))
+}
+
+// kernelsTwice records every kernel record twice (the end line counting
+// them): one launch recorded twice would count twice.
+func kernelsTwice() synth.Edit {
+	return synth.EditRecords("kernels-twice", func(l []string) []string {
 		var out []string
 		for _, x := range l {
 			out = append(out, x)
@@ -102,9 +101,7 @@ func TestRecordingAnomalies(t *testing.T) {
 			}
 		}
 		return fixEnd(out)
-	}))
-	rebuilt(t, twice)
-	assert.Equal(t, clean.kernels, readFile(t, filepath.Join(twice, rundir.KernelsJSON)))
+	})
 }
 
 // fixEnd makes the end line count the records between it and the header,
