@@ -98,3 +98,10 @@ func reportConfig(run *rundir.Run) (settings, error) {
 	}
 	return settings{}, fmt.Errorf("%w (the run's settings: mend %s, or move it away to rebuild with the default settings)", err, rundir.ConfigYAML)
 }
+
+// MemoryLimit is the Go heap size deepprof asks its garbage collector to
+// stay under (debug.SetMemoryLimit; the environment's GOMEMLIMIT, where
+// set, wins). It is a soft limit: a rebuild whose records need more still
+// runs, collecting more often. Under it a rebuild of 10M records stays
+// within 1 GB of memory (BenchmarkLongRun, docs/measurements.md).
+const MemoryLimit = 800 << 20

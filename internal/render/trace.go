@@ -33,6 +33,10 @@ const gpuPIDBase = 1 << 22
 // maxQuoted bounds the cache of quoted names.
 const maxQuoted = 1 << 16
 
+// TraceGzipLevel is the trace's compression level: the fastest level whose
+// file is within a tenth of the default level's (docs/measurements.md).
+const TraceGzipLevel = 3
+
 // WriteFile writes the trace gzip-compressed to path, atomically: the JSON
 // is streamed through the compressor to a temporary file beside path
 // (rundir.WriteAtomicIn), so memory does not grow with the trace; on an
@@ -41,7 +45,10 @@ const maxQuoted = 1 << 16
 // written only inside it (rundir.WriteAtomicIn).
 func WriteFile(root, path string, tl *timeline.Timeline) error {
 	return rundir.WriteAtomicIn(root, path, func(w io.Writer) error {
-		zw := gzip.NewWriter(w)
+		zw, err := gzip.NewWriterLevel(w, TraceGzipLevel)
+		if err != nil {
+			return err
+		}
 		if err := Write(zw, tl); err != nil {
 			return err
 		}

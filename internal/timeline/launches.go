@@ -54,13 +54,25 @@ func (r *Range) Label() string { return level(r).String() }
 // Kernel is the demangled name (the mangled one when there is none),
 // Duration is gpu__time_duration.sum in ns (end - start), NVTX the
 // attributed stack. ID counts a process's kernels from 0; Line is the
-// kernel's line in its file. A Launch is new on every step.
+// kernel's line in its file. The Launch is one value, rewritten on every
+// step: a caller keeps what it needs of it, not the pointer.
 func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 	return func(yield func(*model.Launch) bool) {
+		l := new(model.Launch)
 		for _, p := range tl.Processes {
 			stacks := map[*Range]*model.Stack{}
 			outside := map[int64]*model.Stack{}
 			pname := path.Base(p.Header.Exe)
+			shapes := map[*Function][2]string{} // grid, block
+			ids := map[uint32]string{}
+			id := func(n uint32) string {
+				s, ok := ids[n]
+				if !ok {
+					s = strconv.FormatUint(uint64(n), 10)
+					ids[n] = s
+				}
+				return s
+			}
 			for i := range p.Kernels {
 				k := &p.Kernels[i]
 				var st *model.Stack
@@ -81,11 +93,15 @@ func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 					}
 				}
 				ns := k.End - k.Start
-				l := &model.Launch{
-					Line: k.Line, ID: int64(i), ProcessID: p.Header.PID, ProcessName: pname,
-					Kernel: k.Name(), Context: strconv.FormatUint(uint64(k.Context), 10),
-					Stream: strconv.FormatUint(uint64(k.Stream), 10), BlockSize: k.Block.String(), GridSize: k.Grid.String(),
-					Device: strconv.FormatUint(uint64(k.Device), 10), NVTX: st,
+				shape, ok := shapes[k.Function]
+				if !ok {
+					shape = [2]string{k.Grid.String(), k.Block.String()}
+					shapes[k.Function] = shape
+				}
+				*l = model.Launch{
+					Line: int(k.Line), ID: int64(i), ProcessID: p.Header.PID, ProcessName: pname,
+					Kernel: k.Name(), Context: id(k.Context), Stream: id(k.Stream), BlockSize: shape[1], GridSize: shape[0],
+					Device: id(k.Device), NVTX: st,
 					Duration:       model.Value{Base: float64(ns), Unit: "ns", Orig: strconv.FormatInt(ns, 10), OrigUnit: "ns", Valid: true},
 					DurationMetric: model.DurationMetric,
 				}

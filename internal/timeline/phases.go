@@ -186,11 +186,17 @@ type instAcc struct {
 }
 
 // busy is one stretch of time in which some kernel runs on a device: the
-// union of overlapping kernels. First is the kernel that starts it, Last the
-// one that ends it.
+// union of overlapping kernels. First is the kernel that starts it, last the
+// one that ends it (indexes of the process's kernels).
 type busy struct {
 	start, end  int64
-	first, last string
+	first, last int32
+}
+
+// busyTimes is busyTimes of every kernel of p, made once.
+func (p *Process) busyTimes() map[uint32][]busy {
+	p.busyOnce.Do(func() { p.busy = busyTimes(p.Kernels, nil) })
+	return p.busy
 }
 
 // busyTimes merges kernels, in start order, into busy stretches per device:
@@ -205,11 +211,11 @@ func busyTimes(ks []Kernel, keep func(*Kernel) bool) map[uint32][]busy {
 		bs := out[k.Device]
 		if n := len(bs); n > 0 && k.Start <= bs[n-1].end {
 			if k.End > bs[n-1].end {
-				bs[n-1].end, bs[n-1].last = k.End, k.Name()
+				bs[n-1].end, bs[n-1].last = k.End, int32(i)
 			}
 			continue
 		}
-		out[k.Device] = append(bs, busy{k.Start, k.End, k.Name(), k.Name()})
+		out[k.Device] = append(bs, busy{k.Start, k.End, int32(i), int32(i)})
 	}
 	return out
 }
@@ -328,6 +334,7 @@ func busyIn(bs []busy, s, e int64) int64 {
 type deviceBusy struct {
 	all, compute, communication []busy
 	split                       bool
+	kernels                     []Kernel // what the stretches' indexes point to
 }
 
 // finish sums the instances' spans against the device's busy stretches.
@@ -345,7 +352,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 			a.p.BusyNS += min(b.end, e) - max(b.start, s)
 			if j > 0 {
 				p := bs[j-1]
-				a.gap(Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: p.last, After: b.first, Instance: i + 1})
+				a.gap(Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.kernels[p.last].Name(), After: db.kernels[b.first].Name(), Instance: i + 1})
 			}
 		}
 		if cs != nil {
@@ -464,7 +471,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			return pa, pa.inst(r)
 		}
 		origin := p.Header.StartNS
-		stretches := busyTimes(p.Kernels, nil)
+		stretches := p.busyTimes()
 		var compute, communication map[uint32][]busy
 		if split {
 			compute, communication = busyTimes(p.Kernels, isCompute), busyTimes(p.Kernels, isCollective)
@@ -501,7 +508,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 		for _, d := range ids {
 			a := devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
-			db := deviceBusy{all: stretches[d], compute: compute[d], communication: communication[d], split: split}
+			db := deviceBusy{all: stretches[d], compute: compute[d], communication: communication[d], split: split, kernels: p.Kernels}
 			sc := PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]Phase, 0, len(a.order))}
 			for _, pa := range a.order {
 				sc.Phases = append(sc.Phases, pa.finish(db, origin))

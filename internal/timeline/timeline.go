@@ -5,11 +5,13 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -34,10 +36,10 @@ type Process struct {
 	Truncation string
 	End        *cupti.End // nil when cut short
 	Notes      []cupti.Note
-	Kernels    []Kernel     // by start, then correlation
-	Copies     []Copy       // memcpys and memsets, by start
-	APIs       []*cupti.API // by start; one per correlation id
-	Ranges     []*Range     // every range instance, push/pop and start/end, by start
+	Kernels    []Kernel // by start, then correlation
+	Copies     []Copy   // memcpys and memsets, by start
+	APIs       []API    // by start; one per correlation id
+	Ranges     []*Range // every range instance, push/pop and start/end, by start
 	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
@@ -51,6 +53,9 @@ type Process struct {
 	// another A of their correlation id started earlier (a runtime launch
 	// and the driver call it makes; see the package doc).
 	SharedCorrelation int
+
+	busyOnce sync.Once
+	busy     map[uint32][]busy // busyTimes of every kernel
 }
 
 // Anomaly is one thing in a record file that changes the numbers made from
@@ -82,13 +87,60 @@ func (tl *Timeline) Anomalies(domain string) []string {
 	return out
 }
 
-// Kernel is one kernel and where it came from.
+// Kernel is one kernel execution (a K record) and where it came from.
 type Kernel struct {
-	*cupti.Kernel
-	API *cupti.API // the launch call; nil when missing
+	Start, End  int64 // ns; End >= Start
+	Line        Line
+	Correlation uint32
+	// Function is what ran and on which stream, one value shared by every
+	// launch of the same: a timeline holds each once.
+	*Function
+	API *API // the launch call; nil when missing
 	// Range is the innermost push/pop range open on the launching thread
 	// when it was launched; nil outside every range.
 	Range *Range
+}
+
+// Line is a record's line in its file. A file of more lines (some 200 GB
+// of records) is refused (MaxLines).
+type Line int32
+
+// MaxLines is the most lines a record file may have.
+const MaxLines = math.MaxInt32
+
+// Function is the fields of a K record that its launches share: the
+// kernel's function and launch configuration, and the stream it ran on.
+type Function struct {
+	Device, Context, Stream     uint32
+	Grid, Block                 cupti.Dim3
+	Registers                   uint32 // per thread
+	StaticShared, DynamicShared uint32 // bytes
+	Mangled, Demangled          string
+}
+
+// Name is the kernel's name as deepprof reports it: the demangled name, or
+// the mangled one when CUPTI gave no demangled form.
+func (f *Function) Name() string {
+	if f.Demangled != "" {
+		return f.Demangled
+	}
+	return f.Mangled
+}
+
+// API is one runtime or driver call (an A record).
+type API struct {
+	Start, End  int64 // CPU times, ns
+	Thread      int64 // OS thread id, as in NVTX records
+	Line        Line
+	Correlation uint32
+	*Call
+}
+
+// Call is which API function a call is, shared by every call of it.
+type Call struct {
+	Kind     cupti.APIKind
+	CBID     uint32 // CUPTI callback id
+	Function string
 }
 
 // Copy is one memcpy (Kind set) or memset (Kind "").
@@ -99,7 +151,7 @@ type Copy struct {
 	Correlation             uint32
 	Kind                    cupti.CopyKind // "" for a memset
 	Bytes                   uint64
-	API                     *cupti.API
+	API                     *API
 	Range                   *Range
 }
 
@@ -146,9 +198,14 @@ type Builder struct {
 }
 
 type building struct {
-	p    *Process
-	nvtx []*cupti.NVTX
-	apis map[uint32]*cupti.API // by correlation
+	p       *Process
+	kernels chunks[Kernel]
+	nvtx    chunks[cupti.NVTX]
+	// apis is every A record read, in file order; build keeps one per
+	// correlation id.
+	apis      chunks[API]
+	functions map[Function]*Function
+	calls     map[Call]*Call
 }
 
 // NewBuilder returns an empty Builder.
@@ -196,10 +253,14 @@ func (b *Builder) Read(r io.Reader, name string) error {
 			if prev, dup := b.procs[rec.PID]; dup {
 				return &cupti.SyntaxError{File: name, Line: rec.Line, Msg: fmt.Sprintf("process %d has a second record file (the first is %s)", rec.PID, prev.p.File)}
 			}
-			bp = &building{p: &Process{File: name, Header: *rec}, apis: map[uint32]*cupti.API{}}
+			bp = &building{p: &Process{File: name, Header: *rec}, functions: map[Function]*Function{}, calls: map[Call]*Call{}}
 			b.procs[rec.PID] = bp
 		case *cupti.Kernel:
-			bp.p.Kernels = append(bp.p.Kernels, Kernel{Kernel: rec})
+			if rec.Line > MaxLines {
+				return tooLong(name, rec.Line)
+			}
+			bp.kernels.add(Kernel{Line: Line(rec.Line), Start: rec.Start, End: rec.End,
+				Correlation: rec.Correlation, Function: bp.function(rec)})
 		case *cupti.Memcpy:
 			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
 				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Kind: rec.Kind, Bytes: rec.Bytes})
@@ -207,21 +268,16 @@ func (b *Builder) Read(r io.Reader, name string) error {
 			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
 				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Bytes: rec.Bytes})
 		case *cupti.API:
-			// One launch call per correlation id: the earliest-starting
-			// (the runtime call, not the driver call it makes; the first
-			// in the file at a tie).
-			if kept, dup := bp.apis[rec.Correlation]; dup {
-				bp.p.SharedCorrelation++
-				if rec.Start >= kept.Start {
-					continue
-				}
+			if rec.Line > MaxLines {
+				return tooLong(name, rec.Line)
 			}
-			bp.apis[rec.Correlation] = rec
+			bp.apis.add(API{Line: Line(rec.Line), Start: rec.Start, End: rec.End, Thread: rec.Thread,
+				Correlation: rec.Correlation, Call: bp.call(rec)})
 		case *cupti.NVTX:
 			if rec.Kind == cupti.NVTXMark {
 				bp.p.Marks = append(bp.p.Marks, *rec)
 			} else {
-				bp.nvtx = append(bp.nvtx, rec)
+				bp.nvtx.add(*rec)
 			}
 		case *cupti.Note:
 			bp.p.Notes = append(bp.p.Notes, *rec)
@@ -239,6 +295,66 @@ func (b *Builder) Read(r io.Reader, name string) error {
 	bp.p.Truncation = rd.Truncation()
 	bp.p.checkCounts(records)
 	return nil
+}
+
+func tooLong(name string, line int) error {
+	return &cupti.SyntaxError{File: name, Line: line, Msg: fmt.Sprintf("more than %d lines: a timeline reads files of at most that many", MaxLines)}
+}
+
+// function is k's Function, the one value of its kind in the process.
+func (bp *building) function(k *cupti.Kernel) *Function {
+	f := Function{Device: k.Device, Context: k.Context, Stream: k.Stream, Grid: k.Grid, Block: k.Block, Registers: k.Registers, StaticShared: k.StaticShared,
+		DynamicShared: k.DynamicShared, Mangled: k.Mangled, Demangled: k.Demangled}
+	p := bp.functions[f]
+	if p == nil {
+		p = new(Function)
+		*p = f
+		bp.functions[f] = p
+	}
+	return p
+}
+
+// call is a's Call, the one value of its kind in the process.
+func (bp *building) call(a *cupti.API) *Call {
+	c := Call{Kind: a.Kind, CBID: a.CBID, Function: a.Function}
+	p := bp.calls[c]
+	if p == nil {
+		p = new(Call)
+		*p = c
+		bp.calls[c] = p
+	}
+	return p
+}
+
+// keepAPIs keeps one launch call per correlation id, the earliest-starting
+// (the runtime call, not the driver call it makes; the first in the file
+// at a tie), sorted by start; it returns their indexes by correlation id.
+func (bp *building) keepAPIs() []int32 {
+	p, all := bp.p, bp.apis.all()
+	slices.SortFunc(all, func(x, y API) int {
+		return cmp.Or(cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Start, y.Start), cmp.Compare(x.Line, y.Line))
+	})
+	kept := all[:0]
+	for i, a := range all {
+		if i > 0 && a.Correlation == kept[len(kept)-1].Correlation {
+			p.SharedCorrelation++
+			continue
+		}
+		kept = append(kept, a)
+	}
+	p.APIs = kept
+	if cap(kept)-len(kept) > len(kept)/8 { // many driver calls under runtime calls
+		p.APIs = slices.Clone(kept)
+	}
+	slices.SortFunc(p.APIs, func(x, y API) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation))
+	})
+	byCorr := make([]int32, len(p.APIs))
+	for i := range byCorr {
+		byCorr[i] = int32(i)
+	}
+	slices.SortFunc(byCorr, func(x, y int32) int { return cmp.Compare(p.APIs[x].Correlation, p.APIs[y].Correlation) })
+	return byCorr
 }
 
 // checkCounts makes anomalies of the library's own account of its records:
@@ -366,25 +482,20 @@ type change struct {
 
 func (bp *building) build() {
 	p := bp.p
+	p.Kernels = bp.kernels.all()
 	p.dropImpossible()
-	byCorr := bp.apis
-	bp.apis = nil
-	p.APIs = make([]*cupti.API, 0, len(byCorr))
-	for _, a := range byCorr {
-		p.APIs = append(p.APIs, a)
-	}
-	slices.SortFunc(p.APIs, func(x, y *cupti.API) int {
-		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation))
-	})
+	byCorr := bp.keepAPIs()
+	bp.functions, bp.calls = nil, nil
 
 	// NVTX events per thread, in time order (file order at a tie).
-	slices.SortStableFunc(bp.nvtx, func(x, y *cupti.NVTX) int {
+	nvtx := bp.nvtx.all()
+	slices.SortStableFunc(nvtx, func(x, y cupti.NVTX) int {
 		return cmp.Or(cmp.Compare(x.Thread, y.Thread), cmp.Compare(x.TS, y.TS), cmp.Compare(x.Line, y.Line))
 	})
 	changes := map[int64][]change{}
 	open := map[int64]*Range{} // per thread, the innermost push/pop range
 	started := map[uint64]*Range{}
-	for _, e := range bp.nvtx {
+	for _, e := range nvtx {
 		switch e.Kind {
 		case cupti.NVTXPush:
 			r := &Range{Kind: PushPop, Domain: e.Domain, Name: e.Name, Thread: e.Thread, ID: e.ID, Start: e.TS, Line: e.Line,
@@ -421,7 +532,6 @@ func (bp *building) build() {
 			delete(started, e.ID)
 		}
 	}
-	bp.nvtx = nil
 	slices.SortStableFunc(p.Ranges, func(x, y *Range) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Depth, y.Depth))
 	})
@@ -436,11 +546,12 @@ func (bp *building) build() {
 		bp.dropUnclosed(changes)
 	}
 
-	at := func(corr uint32) (*cupti.API, *Range) {
-		api := byCorr[corr]
-		if api == nil {
+	at := func(corr uint32) (*API, *Range) {
+		j, ok := slices.BinarySearchFunc(byCorr, corr, func(i int32, c uint32) int { return cmp.Compare(p.APIs[i].Correlation, c) })
+		if !ok {
 			return nil, nil
 		}
+		api := &p.APIs[byCorr[j]]
 		cs := changes[api.Thread]
 		i := sort.Search(len(cs), func(i int) bool { return cs[i].ts > api.Start })
 		if i == 0 {
@@ -493,7 +604,7 @@ func (p *Process) dropImpossible() {
 	for _, k := range p.Kernels {
 		if k.End < k.Start || k.Start < 0 || k.End-k.Start > MaxKernelNS {
 			if n == 0 {
-				first = k.Line
+				first = int(k.Line)
 			}
 			n++
 			continue
@@ -515,7 +626,7 @@ func (p *Process) dropDuplicates() {
 	if len(p.Kernels) < 2 {
 		return
 	}
-	same := func(a, b *cupti.Kernel) bool {
+	same := func(a, b *Kernel) bool {
 		return a.Start == b.Start && a.End == b.End && a.Correlation == b.Correlation &&
 			a.Device == b.Device && a.Context == b.Context && a.Stream == b.Stream
 	}
@@ -524,14 +635,14 @@ func (p *Process) dropDuplicates() {
 	for _, k := range p.Kernels[1:] {
 		dup := false
 		for j := len(kept) - 1; j >= 0 && kept[j].Start == k.Start; j-- {
-			if same(kept[j].Kernel, k.Kernel) {
+			if same(&kept[j], &k) {
 				dup = true
 				break
 			}
 		}
 		if dup {
 			if n == 0 {
-				first = k.Line
+				first = int(k.Line)
 			}
 			n++
 			continue

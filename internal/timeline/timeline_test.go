@@ -182,7 +182,7 @@ func TestSharedCorrelation(t *testing.T) {
 		[]string{p.APIs[0].Function, p.APIs[1].Function, p.APIs[2].Function})
 	assert.Equal(t, int64(110), p.Kernels[0].API.Start)
 	assert.Equal(t, "r", p.Kernels[0].Range.Path(), "attributed at the runtime call (110), not the driver call (115, after the pop)")
-	assert.Equal(t, 7, p.Kernels[1].API.Line, "the tie goes to the first in the file")
+	assert.Equal(t, timeline.Line(7), p.Kernels[1].API.Line, "the tie goes to the first in the file")
 	assert.Empty(t, p.Problems)
 }
 
