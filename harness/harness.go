@@ -71,6 +71,9 @@ func ReportRun(run *rundir.Run, o ReportOptions) error {
 	if o.TopN != nil {
 		cfg.TopN = *o.TopN
 	}
+	if err := run.WriteRebuildStarted(); err != nil {
+		return &NotRebuiltError{err}
+	}
 	rerr := rebuild(run, cfg)
 	if err := run.WriteRebuiltManifest(o.Now()); err != nil {
 		return &ManifestError{errors.Join(rerr, err)}

@@ -550,6 +550,33 @@ func (r *Run) WriteRebuiltManifest(now time.Time) error {
 	return r.writeManifest()
 }
 
+// RebuildStarted is the reason WriteRebuildStarted gives a run while its
+// rebuild is under way, after RebuildPartial.
+const RebuildStarted = "a rebuild began and did not finish (it was killed, or crashed): each derived file is the one from before it or the one it wrote; run deepprof report again"
+
+// WriteRebuildStarted writes manifest.json as it stands while a rebuild
+// replaces the derived files one by one: the run partial (RebuildStarted),
+// no size claimed for a derived or index file. A rebuild killed before its
+// end leaves this manifest, which stays true of the files whichever of
+// them were replaced; the next rebuild clears it (ClearRebuild). The run
+// in memory is unchanged.
+func (r *Run) WriteRebuildStarted() error {
+	m := r.Manifest()
+	if m.Status == StatusComplete || m.Status == StatusPartial && strings.HasPrefix(m.Reason, RebuildPartial) {
+		m.Status, m.Reason = StatusPartial, RebuildPartial+RebuildStarted
+	}
+	for i := range m.Artifacts {
+		if a := &m.Artifacts[i]; a.Kind == Derived || a.Kind == Index {
+			a.Bytes = 0
+		}
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomicIn(r.Dir, r.Path(ManifestJSON), append(b, '\n'))
+}
+
 func (r *Run) writeManifest() error {
 	m := r.Manifest()
 	b, err := json.MarshalIndent(m, "", "  ")

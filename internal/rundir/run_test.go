@@ -243,3 +243,26 @@ func TestOpenBounded(t *testing.T) {
 	_, err := Open(dir)
 	require.EqualError(t, err, p+": larger than 1 MiB: not a deepprof file?")
 }
+
+// TestWriteRebuildStarted: while a rebuild is under way, manifest.json
+// says so (the run partial, RebuildStarted) and claims no derived file's
+// size; the run in memory is unchanged, and the next rebuild clears it.
+func TestWriteRebuildStarted(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(KernelsJSON, []byte("{}\n")))
+	require.NoError(t, r.WriteRebuildStarted())
+	assert.Equal(t, StatusComplete, r.Manifest().Status, "the run in memory")
+	a, _ := r.Manifest().Find(KernelsJSON)
+	assert.EqualValues(t, 3, a.Bytes)
+
+	on, err := Open(r.Dir)
+	require.NoError(t, err)
+	m := on.Manifest()
+	assert.Equal(t, StatusPartial, m.Status)
+	assert.Equal(t, RebuildPartial+RebuildStarted, m.Reason)
+	a, _ = m.Find(KernelsJSON)
+	assert.Zero(t, a.Bytes, "no size claimed while the file may be replaced")
+	on.ClearRebuild()
+	assert.Equal(t, StatusComplete, on.Manifest().Status, "the next rebuild clears the mark")
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+var kills = flag.Int("kills", 20, "rounds of TestReportKilledBesideAnother (issue 27 asks 200)")
+
+// TestReportKilledBesideAnother (issue 27): deepprof report killed with
+// SIGKILL at seeded random points, every other round while a second
+// report of the same run is under way. Right after a kill with no second
+// report, every file of the run is the one before the rebuild or the one
+// an uninterrupted rebuild writes, and the manifest is truthful (a file
+// it calls complete is there at its size; a complete run has no missing
+// file). A second report, which waits for the lock, ends with exit 0 and
+// the run byte-identical to an uninterrupted rebuild.
+func TestReportKilledBesideAnother(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real processes: about 8 s")
+	}
+	bin, err := exec.LookPath("deepprof") // the test binary, as testscript.Main put it on PATH
+	require.NoError(t, err)
+	const src = "../../fixtures/runs/cupti-tiny-llama"
+	report := func(dir string) *exec.Cmd {
+		cmd := exec.Command(bin, "report", dir)
+		cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+		return cmd
+	}
+	oldFiles := runFiles(t, src)
+	want := filepath.Join(t.TempDir(), "want")
+	require.NoError(t, os.CopyFS(want, os.DirFS(src)))
+	start := time.Now()
+	cmd := report(want)
+	require.NoError(t, cmd.Run(), "%s", cmd.Stderr)
+	whole := time.Since(start)
+	newFiles := runFiles(t, want)
+
+	rng := rand.New(rand.NewPCG(27, 200)) // seeded: the same kill points each time
+	killed := 0
+	for i := range *kills {
+		dir := filepath.Join(t.TempDir(), "run")
+		require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+		a := report(dir)
+		require.NoError(t, a.Start())
+		var b *exec.Cmd
+		if i%2 == 1 {
+			time.Sleep(time.Duration(rng.Int64N(int64(whole) / 2)))
+			b = report(dir)
+			require.NoError(t, b.Start())
+		}
+		time.Sleep(time.Duration(rng.Int64N(int64(whole))))
+		if a.Process.Kill() == nil {
+			killed++
+		}
+		_ = a.Wait()
+		if b == nil {
+			got := visibleFiles(t, dir)
+			for name, g := range got {
+				if name == rundir.ManifestJSON {
+					continue
+				}
+				o, isOld := oldFiles[name]
+				n, isNew := newFiles[name]
+				assert.True(t, isOld && bytes.Equal(g, o) || isNew && bytes.Equal(g, n), "kill %d: %s is neither the file before the rebuild nor the one after", i, name)
+			}
+			for name := range oldFiles {
+				if _, ok := got[name]; !ok {
+					_, isNew := newFiles[name]
+					assert.False(t, isNew, "kill %d: %s was removed and not written again", i, name)
+				}
+			}
+			if truthfulManifest(t, dir, i) == rundir.StatusComplete {
+				// A complete manifest is the one from before the rebuild,
+				// with the files from before it, or the rebuild's own.
+				m := stableManifest(t, got[rundir.ManifestJSON])
+				files := oldFiles
+				if bytes.Equal(m, newFiles[rundir.ManifestJSON]) {
+					files = newFiles
+				} else {
+					assert.Equal(t, string(oldFiles[rundir.ManifestJSON]), string(m), "kill %d: a complete manifest neither before nor after", i)
+				}
+				for name, w := range files {
+					if name != rundir.ManifestJSON {
+						assert.Equal(t, string(w), string(got[name]), "kill %d: the manifest says complete: %s", i, name)
+					}
+				}
+			}
+			b = report(dir)
+			require.NoError(t, b.Start())
+		}
+		require.NoError(t, b.Wait(), "round %d: the second report: %s", i, b.Stderr)
+		got := runFiles(t, dir)
+		assert.Equal(t, keys(newFiles), keys(got), "round %d: the same files", i)
+		for name, w := range newFiles {
+			assert.Equal(t, string(w), string(got[name]), "round %d: %s", i, name)
+		}
+	}
+	t.Logf("%d of %d reports killed before they ended (an uninterrupted rebuild took %v)", killed, *kills, whole)
+}
+
+// visibleFiles are runFiles but for the temporary files a killed writer
+// leaves (the next rebuild removes them: TestReportKilled).
+func visibleFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if rundir.IsTemp(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = b
+		return nil
+	}))
+	return out
+}
+
+// truthfulManifest checks the run's manifest against its files: each
+// derived file it calls complete is there, at the size it gives where it
+// gives one; a complete run has no missing artifact. It returns the run's
+// status.
+func truthfulManifest(t *testing.T, dir string, round int) rundir.Status {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, rundir.ManifestJSON))
+	require.NoError(t, err, "round %d", round)
+	var m struct {
+		Status    rundir.Status
+		Artifacts []struct {
+			Path, Kind string
+			Status     rundir.Status
+			Bytes      *int64
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &m), "round %d", round)
+	for _, a := range m.Artifacts {
+		if a.Kind != "derived" {
+			continue // the recorded inputs: the rebuild reads them, writes none
+		}
+		st, err := os.Stat(filepath.Join(dir, a.Path))
+		switch a.Status {
+		case rundir.StatusComplete:
+			if assert.NoError(t, err, "round %d: the manifest calls %s complete", round, a.Path) && a.Bytes != nil && st.Mode().IsRegular() {
+				assert.Equal(t, *a.Bytes, st.Size(), "round %d: %s's size in the manifest", round, a.Path)
+			}
+		case rundir.StatusMissing:
+			assert.NotEqual(t, rundir.StatusComplete, m.Status, "round %d: a complete run with %s missing", round, a.Path)
+		}
+	}
+	return m.Status
+}
