@@ -665,6 +665,47 @@ func TestSetFieldLimit(t *testing.T) {
 	assert.Equal(t, []string{"1", "2", "3"}, toStrings(s.Fields(nil, -1)))
 }
 
+// With SetFieldLimit, every real export's records keep their leading
+// fields and lines as encoding/csv reads them (LazyQuotes, for the NVTX
+// names ncu leaves unescaped), at limits inside and past the quoted NVTX
+// column, read whole and in chunks.
+func TestFixturesWithFieldLimit(t *testing.T) {
+	for _, f := range fixtureFiles(t) {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		want, err := csvAll(data, true)
+		require.NoError(t, err)
+		if len(want) == 0 {
+			continue
+		}
+		name, _ := filepath.Rel("../../fixtures/ncu", f)
+		expect := len(want[len(want)-1].Fields)
+		for _, limit := range []int{1, 5, 12, expect / 2, expect - 1} {
+			if limit < 1 || limit >= expect {
+				continue
+			}
+			for rname, r := range map[string]io.Reader{
+				"whole":   bytes.NewReader(data),
+				"chunked": &chunkReader{bytes.NewReader(data), 4093},
+			} {
+				s := New(r)
+				s.SetFieldLimit(limit, expect)
+				n := 0
+				for ; s.Next(); n++ {
+					require.Less(t, n, len(want), "%s, limit %d, %s: more records than encoding/csv", name, limit, rname)
+					w := want[n]
+					require.Equal(t, w.Line, s.Line(), "%s, limit %d, %s: record %d", name, limit, rname, n)
+					for i := 0; i < limit && i < len(w.Fields); i++ {
+						require.Equal(t, w.Fields[i], string(s.Field(i)), "%s, limit %d, %s: record %d field %d", name, limit, rname, n, i)
+					}
+				}
+				require.NoError(t, s.Err())
+				require.Equal(t, len(want), n, "%s, limit %d, %s", name, limit, rname)
+			}
+		}
+	}
+}
+
 // Known divergence (see the report that came with these tests): with
 // SetFieldLimit, a rest of line that starts and ends with a quote and holds
 // the expected number of quotes is taken as the end of the record, but with a
