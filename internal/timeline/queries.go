@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
@@ -18,19 +17,7 @@ func Load(dir string, files []string, path func(rel string) string) (*Timeline, 
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: %w: no cupti-<pid>.tsv in it", dir, fs.ErrNotExist)
 	}
-	b := NewBuilder()
-	for _, rel := range files {
-		f, err := os.Open(path(rel))
-		if err != nil {
-			return nil, err
-		}
-		err = b.Read(f, rel)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return b.Build()
+	return readFiles(files, path)
 }
 
 // KernelTable is the kernel table of every launch keep admits, with each

@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -213,19 +215,53 @@ func NewBuilder() *Builder { return &Builder{procs: map[int64]*building{}} }
 
 // ReadFiles reads and builds the record files at paths.
 func ReadFiles(paths ...string) (*Timeline, error) {
-	b := NewBuilder()
-	for _, p := range paths {
-		f, err := os.Open(p)
+	return readFiles(paths, func(p string) string { return p })
+}
+
+// readFiles reads the record files named in files (path gives each one's
+// path) at once, up to one a core, and builds them. The first error in
+// files' order is the one returned.
+func readFiles(files []string, path func(name string) string) (*Timeline, error) {
+	type result struct {
+		bp   *building
+		note string
+		err  error
+	}
+	res := make([]result, len(files))
+	inParallel(len(files), func(i int) {
+		f, err := os.Open(path(files[i]))
 		if err != nil {
-			return nil, err
+			res[i].err = err
+			return
 		}
-		err = b.Read(f, p)
-		f.Close()
-		if err != nil {
-			return nil, err
+		defer f.Close()
+		res[i].bp, res[i].note, res[i].err = read(f, files[i])
+	})
+	b := NewBuilder()
+	for _, r := range res {
+		if r.err == nil {
+			r.err = b.add(r.bp, r.note)
+		}
+		if r.err != nil {
+			return nil, r.err
 		}
 	}
 	return b.Build()
+}
+
+// inParallel calls do(0) ... do(n-1), up to one call a core at once.
+func inParallel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range n {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			do(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // Read reads one record file. The first malformed line ends it with its
@@ -233,9 +269,34 @@ func ReadFiles(paths ...string) (*Timeline, error) {
 // understood. A file cut short is read as far as it goes; an empty one
 // (the process wrote nothing) adds nothing.
 func (b *Builder) Read(r io.Reader, name string) error {
-	in, err := OpenRecords(r, name)
+	bp, note, err := read(r, name)
 	if err != nil {
 		return err
+	}
+	return b.add(bp, note)
+}
+
+// add adds the process of one file read (read), or its note when the
+// file held none.
+func (b *Builder) add(bp *building, note string) error {
+	if bp == nil {
+		b.notes = append(b.notes, note)
+		return nil
+	}
+	h := bp.p.Header
+	if prev, dup := b.procs[h.PID]; dup {
+		return &cupti.SyntaxError{File: bp.p.File, Line: h.Line, Msg: fmt.Sprintf("process %d has a second record file (the first is %s)", h.PID, prev.p.File)}
+	}
+	b.procs[h.PID] = bp
+	return nil
+}
+
+// read reads one record file into a process of its own: nil, with a note
+// saying so, for a file that holds none.
+func read(r io.Reader, name string) (*building, string, error) {
+	in, err := OpenRecords(r, name)
+	if err != nil {
+		return nil, "", err
 	}
 	rd := cupti.NewReader(in, name)
 	var bp *building
@@ -248,16 +309,12 @@ func (b *Builder) Read(r io.Reader, name string) error {
 		}
 		switch rec := rd.Record().(type) {
 		case *cupti.SyntaxError:
-			return rec
+			return nil, "", rec
 		case *cupti.Header:
-			if prev, dup := b.procs[rec.PID]; dup {
-				return &cupti.SyntaxError{File: name, Line: rec.Line, Msg: fmt.Sprintf("process %d has a second record file (the first is %s)", rec.PID, prev.p.File)}
-			}
 			bp = &building{p: &Process{File: name, Header: *rec}, functions: map[Function]*Function{}, calls: map[Call]*Call{}}
-			b.procs[rec.PID] = bp
 		case *cupti.Kernel:
 			if rec.Line > MaxLines {
-				return tooLong(name, rec.Line)
+				return nil, "", tooLong(name, rec.Line)
 			}
 			bp.kernels.add(Kernel{Line: Line(rec.Line), Start: rec.Start, End: rec.End,
 				Correlation: rec.Correlation, Function: bp.function(rec)})
@@ -269,7 +326,7 @@ func (b *Builder) Read(r io.Reader, name string) error {
 				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Bytes: rec.Bytes})
 		case *cupti.API:
 			if rec.Line > MaxLines {
-				return tooLong(name, rec.Line)
+				return nil, "", tooLong(name, rec.Line)
 			}
 			bp.apis.add(API{Line: Line(rec.Line), Start: rec.Start, End: rec.End, Thread: rec.Thread,
 				Correlation: rec.Correlation, Call: bp.call(rec)})
@@ -286,15 +343,14 @@ func (b *Builder) Read(r io.Reader, name string) error {
 		}
 	}
 	if err := rd.Err(); err != nil {
-		return err
+		return nil, "", err
 	}
 	if bp == nil {
-		b.notes = append(b.notes, name+": "+rd.Truncation())
-		return nil
+		return nil, name + ": " + rd.Truncation(), nil
 	}
 	bp.p.Truncation = rd.Truncation()
 	bp.p.checkCounts(records)
-	return nil
+	return bp, "", nil
 }
 
 func tooLong(name string, line int) error {
@@ -386,8 +442,9 @@ func (p *Process) checkCounts(records uint64) {
 func (b *Builder) Build() (*Timeline, error) {
 	tl := &Timeline{Notes: b.notes}
 	first := true
-	for _, bp := range b.procs {
-		bp.build()
+	procs := slices.Collect(maps.Values(b.procs))
+	inParallel(len(procs), func(i int) { procs[i].build() })
+	for _, bp := range procs {
 		tl.Processes = append(tl.Processes, bp.p)
 		if o, ok := bp.p.origin(); ok && (first || o < tl.OriginNS) {
 			tl.OriginNS, first = o, false
