@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ianlancetaylor/demangle"
+
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
@@ -365,9 +367,29 @@ func (bp *building) function(k *cupti.Kernel) *Function {
 	if p == nil {
 		p = new(Function)
 		*p = f
+		p.Demangled = demangled(f.Mangled, f.Demangled)
 		bp.functions[f] = p
 	}
 	return p
+}
+
+// MaxDemangled is the longest mangled name demangled here: a longer one
+// (no compiler writes one; a hostile file might) keeps CUPTI's spelling.
+const MaxDemangled = 64 << 10
+
+// demangled is a kernel's demangled name: CUPTI's, or, where CUPTI left
+// the name mangled (it does for some long CUTLASS and CuTe names: no
+// demangled name, or the mangled one again), the name demangled here in
+// the C++ runtime's spelling, as CUPTI writes the others. A name that does
+// not demangle stays as CUPTI gave it.
+func demangled(mangled, given string) string {
+	if given != "" && given != mangled || !strings.HasPrefix(mangled, "_Z") || len(mangled) > MaxDemangled {
+		return given
+	}
+	if d, err := demangle.ToString(mangled); err == nil {
+		return d
+	}
+	return given
 }
 
 // call is a's Call, the one value of its kind in the process.
