@@ -202,9 +202,13 @@ type NCU struct {
 	LaunchCount int      `koanf:"launch_count" yaml:"launch_count"` // 0: no limit
 	// PerKernelLaunches is how many launches of each top kernel get the
 	// deep metrics.
-	PerKernelLaunches int      `koanf:"per_kernel_launches" yaml:"per_kernel_launches"`
-	TargetProcesses   string   `koanf:"target_processes" yaml:"target_processes"` // all, application-only
-	ExtraArgs         []string `koanf:"extra_args" yaml:"extra_args"`
+	PerKernelLaunches int `koanf:"per_kernel_launches" yaml:"per_kernel_launches"`
+	// MaxLaunches is the deep pass's launch budget with a CUPTI timeline:
+	// the top kernels, by GPU-time share, while their launch
+	// configurations (times per_kernel_launches) fit in it.
+	MaxLaunches     int      `koanf:"max_launches" yaml:"max_launches"`
+	TargetProcesses string   `koanf:"target_processes" yaml:"target_processes"` // all, application-only
+	ExtraArgs       []string `koanf:"extra_args" yaml:"extra_args"`
 	// Timeout is the deadline of each step ncu runs: a pass (the workload
 	// under ncu), an export of its report, --list-sections; "": none.
 	Timeout Duration `koanf:"timeout" yaml:"timeout"`
@@ -280,7 +284,7 @@ func Default() *Config {
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode:        "kernel",
-			PerKernelLaunches: 2, TargetProcesses: "all", ExtraArgs: []string{}, Timeout: "30m",
+			PerKernelLaunches: 2, MaxLaunches: DefaultMaxLaunches, TargetProcesses: "all", ExtraArgs: []string{}, Timeout: "30m",
 		},
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}, Timeout: "30m"},
 		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},

@@ -66,6 +66,12 @@ const MaxRepeats = 1000
 // low enough that a typo (a few zeros too many) is an error that says why
 // instead of a session that runs for days or a figure that overflows.
 const (
+	// DefaultMaxLaunches is ncu.max_launches unless a profile says
+	// otherwise: some 30 s of profiling at 0.63 s a launch (10 replay
+	// passes of the basic set on an H100: docs/measurements.md).
+	DefaultMaxLaunches = 48
+	// MaxMaxLaunches bounds ncu.max_launches.
+	MaxMaxLaunches = 100000
 	// MaxPerKernelLaunches bounds ncu.per_kernel_launches: ncu replays
 	// each profiled launch tens of times (one pass per metric group).
 	MaxPerKernelLaunches = 1000
@@ -256,6 +262,8 @@ func validate(c *Config) []*Error {
 	atLeast("ncu.launch_skip", n.LaunchSkip, 0)
 	atLeast("ncu.launch_count", n.LaunchCount, 0)
 	atLeast("ncu.per_kernel_launches", n.PerKernelLaunches, 1)
+	atLeast("ncu.max_launches", n.MaxLaunches, 1)
+	atMost("ncu.max_launches", n.MaxLaunches, MaxMaxLaunches, ": each profiled launch takes some 0.6 s of replay")
 	atMost("ncu.launch_skip", n.LaunchSkip, MaxLaunchSkip, "")
 	atMost("ncu.launch_count", n.LaunchCount, MaxLaunchCount, ": ncu replays each profiled launch tens of times (0: no limit)")
 	atMost("ncu.per_kernel_launches", n.PerKernelLaunches, MaxPerKernelLaunches, ": ncu replays each profiled launch tens of times, for each top kernel")

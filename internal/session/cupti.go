@@ -177,6 +177,22 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 		return nil, err
 	}
 	s.topProcesses = tl.TopProcesses(names)
+	s.targets = nil
+	// Exact targets for a program whose top kernels one process launched:
+	// with several, ncu's count is shared among them (deepLaunchCount),
+	// and the pass keeps the kernel-function filter.
+	if !s.Cfg.Workload.Launcher.Multi() && !rangeReplay(s.Cfg.NCU.ReplayMode) && len(s.topProcesses.Processes) < 2 {
+		include, err := s.Cfg.NVTX.IncludeRanges()
+		if err != nil {
+			return nil, err
+		}
+		var kn []string
+		for _, k := range top.Kernels {
+			kn = append(kn, k.Name)
+		}
+		ts := tl.Targets(kn, func(l *model.Launch) bool { return model.InRanges(l, include) })
+		s.targets = planTargets(top.Kernels, top.TotalMS, ts, s.Cfg.NCU)
+	}
 	return names, nil
 }
 

@@ -66,6 +66,9 @@ type Session struct {
 	// launched the top kernels (a program and its children): the deep
 	// pass's launch count is shared by all of them (see plan).
 	topProcesses timeline.TopProcesses
+	// targets is the deep pass planned from a CUPTI timeline by exact
+	// kernel names (nil: by kernel functions, as from the other timelines).
+	targets *deepTargets
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -88,6 +91,10 @@ type Step struct {
 	Details []string
 	// Deadline bounds the step (see Session.deadline).
 	Deadline Deadline
+	// StopAfter, for a pass of ncu, is the number of profiled launches
+	// after which the program is stopped (0: it runs to its end): ncu
+	// then writes its report of them (Session.step).
+	StopAfter int
 }
 
 // Name is the step's name in the dry run, the log and the manifest: its ID,
@@ -363,13 +370,22 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		top = timeline.TopProcesses{}
 	}
 	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, top), "deep pass over every launch in the NVTX ranges"
-	if len(topKernels) > 0 {
+	targets := s.targets
+	if len(topKernels) == 0 || rangeReplay(deepReplay) || s.Cfg.Workload.Launcher.Multi() {
+		targets = nil
+	}
+	if targets != nil {
+		regex, count, note = ncu.KernelRegex(targets.mangled), targets.perLaunch, targets.note()
+	} else if len(topKernels) > 0 {
 		regex = ncu.MangledFunctionRegex(topKernels)
 		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
 		if n := len(top.Processes); n > 1 && c.LaunchCount == 0 {
 			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process, and the earlier processes made up to %d of one configuration; at most %d)",
 				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
 		}
+	} else if topKernels == nil && tl.tool == timelineCupti && !s.Cfg.Workload.Launcher.Multi() && !rangeReplay(deepReplay) {
+		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels while they fit in ncu.max_launches=%d launches; the program is stopped once they are profiled",
+			c.PerKernelLaunches, c.MaxLaunches)
 	} else if topKernels == nil && tl.tool == timelineCupti {
 		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {
@@ -394,8 +410,12 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		deepDetails = append(deepDetails, fmt.Sprintf("if ncu refuses %s replay (an API range capture does not support, or kernels that differ between application passes), the deep pass runs once more with kernel replay, per-region numbers coming from the NVTX stack column; the refused attempt's log is kept as MAIN/%s",
 			deepReplay, deepRangeLog))
 	}
+	stopAfter := 0
+	if targets != nil {
+		stopAfter = targets.launches
+	}
 	steps = append(steps,
-		Step{ID: StepNcuDeep, Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: rundir.NcuDeepLog, Note: note, Details: deepDetails},
+		Step{ID: StepNcuDeep, Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: rundir.NcuDeepLog, Note: note, Details: deepDetails, StopAfter: stopAfter},
 		Step{ID: StepExportRaw, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, rundir.NcuDeepReport), "raw", "")...), Stdout: rundir.NcuRaw},
 		Step{ID: StepExportDetails, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, rundir.NcuDeepReport), "details", "")...), Stdout: rundir.NcuDetails},
 	)
@@ -739,15 +759,29 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		prog = newProgress(st.Name(), s.Progress, s.ProgressLive, s.now())
 		sink = io.MultiWriter(log, prog)
 	}
+	sctx, cancel, timedOut := stopContext(ctx, st.Deadline)
+	defer cancel()
+	runCtx := sctx
+	var planned *plannedStop
+	if st.StopAfter > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithCancel(sctx)
+		defer stop()
+		planned = &plannedStop{want: st.StopAfter, stop: stop}
+		sink = io.MultiWriter(sink, planned)
+	}
 	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: sink, Stderr: sink}
 	if st.Stdout != "" {
 		cmd.Stdout = &out
 	}
-	sctx, cancel, timedOut := stopContext(ctx, st.Deadline)
-	defer cancel()
 	clock := s.now()
 	start := clock()
-	res, err := s.Runner.Run(sctx, cmd)
+	res, err := s.Runner.Run(runCtx, cmd)
+	if planned != nil && planned.fired() && res.Interrupted && sctx.Err() == nil {
+		// Stopped as planned: what ncu profiled is what was asked for.
+		res.Interrupted, res.ExitCode = false, 0
+		run.Note("%s: the program was stopped once the %d planned launches were profiled, %.1f s into the pass", st.Name(), st.StopAfter, clock().Sub(start).Seconds())
+	}
 	rec := rundir.StepTime{Name: st.Name(), Seconds: clock().Sub(start).Seconds(), ExitCode: res.ExitCode}
 	if err != nil {
 		rec.ExitCode = -1

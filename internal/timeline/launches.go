@@ -58,6 +58,17 @@ func (r *Range) Label() string { return level(r).String() }
 // step: a caller keeps what it needs of it, not the pointer.
 func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 	return func(yield func(*model.Launch) bool) {
+		for _, l := range tl.kernelLaunches() {
+			if !yield(l) {
+				return
+			}
+		}
+	}
+}
+
+// kernelLaunches is Launches with each launch's kernel.
+func (tl *Timeline) kernelLaunches() iter.Seq2[*Kernel, *model.Launch] {
+	return func(yield func(*Kernel, *model.Launch) bool) {
 		l := new(model.Launch)
 		for _, p := range tl.Processes {
 			stacks := map[*Range]*model.Stack{}
@@ -105,7 +116,7 @@ func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 					Duration:       model.Value{Base: float64(ns), Unit: "ns", Orig: strconv.FormatInt(ns, 10), OrigUnit: "ns", Valid: true},
 					DurationMetric: model.DurationMetric,
 				}
-				if !yield(l) {
+				if !yield(k, l) {
 					return
 				}
 			}

@@ -37,6 +37,66 @@ func (tl *Timeline) KernelTable(source string, keep func(*model.Launch) bool) (*
 	return &tab, nil
 }
 
+// Target is a kernel for the deep pass to profile by its exact (mangled)
+// name, and the launch configurations it ran with: ncu's per-launch-config
+// filter mode profiles each one.
+type Target struct {
+	Name    string // as the kernel table writes it
+	Mangled string
+	// Configs is the number of its launch configurations: grid, block and
+	// dynamic shared memory, which ncu tells apart.
+	Configs int
+	NS      int64 // its launches' time
+}
+
+// Targets are the kernels of names (the kernel table's), each mangled name
+// of theirs a Target, among the launches keep admits: in the order of
+// names, the mangled names of one name by time, most first.
+func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Target {
+	type config struct {
+		grid, block cupti.Dim3
+		shared      uint32
+	}
+	type acc struct {
+		configs map[config]bool
+		ns      int64
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	byName := map[string]map[string]*acc{}
+	for k, l := range tl.kernelLaunches() {
+		name := k.Name()
+		if !want[name] || !keep(l) {
+			continue
+		}
+		m := byName[name]
+		if m == nil {
+			m = map[string]*acc{}
+			byName[name] = m
+		}
+		a := m[k.Mangled]
+		if a == nil {
+			a = &acc{configs: map[config]bool{}}
+			m[k.Mangled] = a
+		}
+		a.configs[config{k.Grid, k.Block, k.DynamicShared}] = true
+		a.ns += k.End - k.Start
+	}
+	var out []Target
+	for _, n := range names {
+		var ts []Target
+		for mangled, a := range byName[n] {
+			ts = append(ts, Target{Name: n, Mangled: mangled, Configs: len(a.configs), NS: a.ns})
+		}
+		slices.SortFunc(ts, func(x, y Target) int { return cmp.Or(cmp.Compare(y.NS, x.NS), cmp.Compare(x.Mangled, y.Mangled)) })
+		out = append(out, ts...)
+		delete(byName, n)
+	}
+	return out
+}
+
 // ProcessRef names one CUDA process of the timeline.
 type ProcessRef struct {
 	ID   int64

@@ -589,3 +589,24 @@ func TestUnclosedRangeOfACompleteProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestTargets: the kernels asked for, by their mangled names, each with its
+// launch configurations among the launches kept, in the order asked.
+func TestTargets(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, synth.Write(&buf, synth.Small(7)))
+	b := timeline.NewBuilder()
+	require.NoError(t, b.Read(&buf, "gen.tsv"))
+	tl, err := b.Build()
+	require.NoError(t, err)
+	all := func(*model.Launch) bool { return true }
+	ts := tl.Targets([]string{"flash_fwd_kernel(Params)", "rmsnorm_kernel(float*, float const*, int)", "absent"}, all)
+	require.Len(t, ts, 2)
+	assert.Equal(t, "flash_fwd_kernel(Params)", ts[0].Name)
+	assert.Equal(t, "_Z16flash_fwd_kernel6Params", ts[0].Mangled)
+	assert.Equal(t, 1, ts[0].Configs, "one grid, block and shared memory")
+	assert.Positive(t, ts[0].NS)
+	assert.Equal(t, "_Z14rmsnorm_kernelPfPKfi", ts[1].Mangled)
+	none := tl.Targets([]string{"flash_fwd_kernel(Params)"}, func(*model.Launch) bool { return false })
+	assert.Empty(t, none, "no launch kept")
+}

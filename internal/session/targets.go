@@ -1,0 +1,158 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+)
+
+// deepTargets is the deep pass planned from a CUPTI timeline: the top
+// kernels by their exact (mangled) names, within the launch budget
+// (ncu.max_launches), and the launches ncu will profile of them.
+type deepTargets struct {
+	mangled []string
+	// launches is what ncu profiles: each launch configuration of each
+	// target, per launch count (--filter-mode per-launch-config). Once
+	// that many are profiled the program is stopped (Step.StopAfter).
+	launches  int
+	perLaunch int // ncu's --launch-count: launches of each configuration
+	kernels   int // the top kernels (by name) they are
+	configs   int
+	share     float64  // of the timed GPU time: what the targets ran
+	left      []string // top kernels the budget left out
+	names     []string // the top kernels profiled
+	budget    int
+}
+
+// planTargets chooses the deep pass's targets among the top kernels (top,
+// by time, most first): each kernel, with all its mangled names and their
+// launch configurations, while the launches they take fit in the budget;
+// the first kernel always. totalMS is the timed GPU time the share is of.
+func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
+	per := c.PerKernelLaunches
+	if c.LaunchCount > 0 {
+		per = c.LaunchCount
+	}
+	byName := map[string][]timeline.Target{}
+	for _, t := range ts {
+		byName[t.Name] = append(byName[t.Name], t)
+	}
+	d := &deepTargets{perLaunch: per, budget: c.MaxLaunches}
+	seen := map[string]bool{}
+	ms := 0.0
+	full := false
+	for _, k := range top {
+		if seen[k.Name] {
+			if !full && d.hasName(k.Name) {
+				ms += k.TotalMS // the kernel on another device
+			}
+			continue
+		}
+		seen[k.Name] = true
+		mine := byName[k.Name]
+		configs := 0
+		for _, t := range mine {
+			configs += t.Configs
+		}
+		if configs == 0 {
+			continue // none in the profiled ranges (an NVTX filter) or no mangled name
+		}
+		if full || d.kernels > 0 && d.launches+configs*per > c.MaxLaunches {
+			full = true
+			d.left = append(d.left, k.Name)
+			continue
+		}
+		for _, t := range mine {
+			d.mangled = append(d.mangled, t.Mangled)
+		}
+		d.kernels++
+		d.configs += configs
+		d.launches += configs * per
+		ms += k.TotalMS
+		d.names = append(d.names, k.Name)
+	}
+	if totalMS > 0 {
+		d.share = ms / totalMS
+	}
+	if d.kernels == 0 {
+		return nil
+	}
+	return d
+}
+
+func (d *deepTargets) hasName(name string) bool {
+	for _, n := range d.names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// note says what the deep pass profiles and why, for the plan and the
+// manifest.
+func (d *deepTargets) note() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d; they ran %.1f%% of the timed GPU time; the program is stopped once the %d launches are profiled",
+		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, 100*d.share, d.launches)
+	if len(d.left) > 0 {
+		fmt.Fprintf(&b, "; %d further top kernel(s) left out by the budget (raise ncu.max_launches to include them)", len(d.left))
+	}
+	return b.String()
+}
+
+// plannedStop reads what ncu prints while it profiles and calls stop once
+// want launches are profiled (their progress lines reached "100% - N
+// passes").
+type plannedStop struct {
+	want int
+	stop func()
+
+	mu   sync.Mutex
+	line []byte
+	done int
+	hit  bool
+}
+
+func (p *plannedStop) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(p.line) < maxProgressLine {
+				p.line = append(p.line, b[:min(len(b), maxProgressLine-len(p.line))]...)
+			}
+			break
+		}
+		p.line = append(p.line, b[:i]...)
+		if ev, ok := ncu.ParseProgress(string(p.line)); ok && ev.Kind == ncu.ProgressKernel && ev.Done {
+			p.done++
+			if p.done >= p.want && !p.hit {
+				p.hit = true
+				p.stop()
+			}
+		}
+		p.line = p.line[:0]
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+// fired reports whether the planned launches were all profiled.
+func (p *plannedStop) fired() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hit
+}
+
+// maxProgressLine bounds a line kept while plannedStop waits for its end:
+// ncu's progress lines are short, a program's own output may not be.
+const maxProgressLine = 64 << 10
