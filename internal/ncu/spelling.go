@@ -20,7 +20,9 @@ import (
 // function and its template arguments: namespace and class qualifiers
 // ("at::native::"), parameter lists but a lambda's (ncu writes template
 // parameters, "T2", where the runtime writes types), "void " and "const", integer literal
-// suffixes ("3ul"), false/true as 0/1, and every space; the two spellings of
+// suffixes ("3ul"), false/true as 0/1, an integer's cast to its enum type
+// ("(cute::SM90::GMMA::Major)0": ncu writes "0"), an empty last template
+// argument (ncu writes an empty parameter pack "<a, >"), and every space; the two spellings of
 // an anonymous namespace and of a lambda become one. Two kernels whose
 // names differ only in what it drops (k<a::Foo> and k<b::Foo>) get one key:
 // MatchSpellings leaves such a key unmatched when it sees both, and would
@@ -42,6 +44,8 @@ func SpellingKey(demangled string) string {
 		}
 		s = t
 	}
+	s = castLiteral.ReplaceAllString(s, "$1")
+	s = strings.ReplaceAll(s, ",>", ">")
 	return stripParams(s)
 }
 
@@ -57,6 +61,10 @@ var (
 	wordFalse     = regexp.MustCompile(`(^|\W)false\b`)
 	wordTrue      = regexp.MustCompile(`(^|\W)true\b`)
 	wordVoidConst = regexp.MustCompile(`(^|\W)(?:void|const)\b`)
+	// an integer template argument of an enum or integer type written as a
+	// cast, "(cute::SM90::GMMA::Major)0" (the runtime; ncu writes "0"),
+	// once the qualifiers are gone: "(Major)0"
+	castLiteral = regexp.MustCompile(`\([A-Za-z_]\w*\)(-?\d)`)
 )
 
 // stripParams replaces each parameter list (a "(...)" right after a name

@@ -25,6 +25,10 @@ func TestSpellingKey(t *testing.T) {
 		{"void at::native::(anonymous namespace)::f<float>(int)::{lambda(float)#1}", "void at::<unnamed>::f<float>(int)::[lambda(float) (instance 1)]"},
 		{"void k<false, 2u>(int)", "void k<0, 2>(int)"},
 		{"void k<4, at::native::add_kernel(at::TensorIteratorBase&)::{lambda(float, float)#1}>(int, T2)", "void k<4, at::add_kernel(at::TensorIteratorBase &)::[lambda(float, float) (instance 1)]>(int, T2)"},
+		// parts of the CUTLASS grouped GEMM of the mixture-of-experts run
+		// (H100): an enum argument as a cast, an empty parameter pack
+		{"cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1>", "cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_SS<0, 1>"},
+		{"cute::tuple<cute::C<64>, cute::C<32> > >", "cute::tuple<cute::C<64>, cute::C<32>>, >"},
 	} {
 		assert.Equal(t, ncu.SpellingKey(c[0]), ncu.SpellingKey(c[1]), "%s\n%s", c[0], c[1])
 	}
@@ -35,6 +39,7 @@ func TestSpellingKey(t *testing.T) {
 		{"scale_kernel(float*, float, int)", "add_kernel(float*, float, int)"},
 		{"void f<1>(int)::{lambda()#1}", "void f<1>(int)::{lambda()#2}"},
 		{"void k<4, add_kernel(TensorIteratorBase&)::{lambda(float, float)#1}>(int)", "void k<4, add_kernel(TensorIteratorBase&)::{lambda(double, double)#1}>(int)"},
+		{"k<(Major)0>", "k<(Major)1>"},
 	} {
 		assert.NotEqual(t, ncu.SpellingKey(c[0]), ncu.SpellingKey(c[1]), "%s\n%s", c[0], c[1])
 	}

@@ -384,8 +384,8 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
 		}
 	} else if topKernels == nil && tl.tool == timelineCupti && !s.Cfg.Workload.Launcher.Multi() && !rangeReplay(deepReplay) {
-		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels while they fit in ncu.max_launches=%d launches; the program is stopped once they are profiled",
-			c.PerKernelLaunches, c.MaxLaunches)
+		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels while they fit in ncu.max_launches=%d launches (about %.0f s of profiling at %.2f s a launch); the program is stopped once they are profiled",
+			max(1, c.LaunchCount), c.MaxLaunches, float64(c.MaxLaunches)*secondsPerLaunch, secondsPerLaunch)
 	} else if topKernels == nil && tl.tool == timelineCupti {
 		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {

@@ -34,8 +34,13 @@ type deepTargets struct {
 // by time, most first): each kernel, with all its mangled names and their
 // launch configurations, while the launches they take fit in the budget;
 // the first kernel always. totalMS is the timed GPU time the share is of.
+//
+// Each configuration of an exact target is one kernel, one launch enough
+// to measure it: ncu.per_kernel_launches (which samples the
+// instantiations a function filter lumps together) does not apply, and an
+// explicit ncu.launch_count asks for more.
 func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
-	per := c.PerKernelLaunches
+	per := 1
 	if c.LaunchCount > 0 {
 		per = c.LaunchCount
 	}
@@ -95,12 +100,17 @@ func (d *deepTargets) hasName(name string) bool {
 	return false
 }
 
+// secondsPerLaunch is what one profiled launch costs with the basic set
+// and the kernel duration: 10 replay passes, about 0.63 s on an H100
+// (docs/measurements.md); the plan's expected time.
+const secondsPerLaunch = 0.63
+
 // note says what the deep pass profiles and why, for the plan and the
 // manifest.
 func (d *deepTargets) note() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d; they ran %.1f%% of the timed GPU time; the program is stopped once the %d launches are profiled",
-		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, 100*d.share, d.launches)
+	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (about %.0f s of profiling); they ran %.1f%% of the timed GPU time; the program is stopped once the %d launches are profiled",
+		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, float64(d.launches)*secondsPerLaunch, 100*d.share, d.launches)
 	if len(d.left) > 0 {
 		fmt.Fprintf(&b, "; %d further top kernel(s) left out by the budget (raise ncu.max_launches to include them)", len(d.left))
 	}

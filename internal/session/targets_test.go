@@ -34,20 +34,20 @@ func TestPlanTargets(t *testing.T) {
 		{Name: "norm", Mangled: "_Z4normv", Configs: 4},
 		{Name: "act", Mangled: "_Z3actv", Configs: 1},
 	}
-	c := config.NCU{PerKernelLaunches: 2, MaxLaunches: 12}
+	c := config.NCU{PerKernelLaunches: 2, MaxLaunches: 7}
 	d := planTargets(top, 100, ts, c)
 	require.NotNil(t, d)
 	assert.Equal(t, []string{"_Z4gemmILi1EEvv", "_Z4gemmILi2EEvv", "_Z4attnv"}, d.mangled)
-	assert.Equal(t, 12, d.launches, "(4 + 2 configurations) × 2")
+	assert.Equal(t, 6, d.launches, "4 + 2 configurations, one launch each (per_kernel_launches does not apply)")
 	assert.Equal(t, 2, d.kernels)
 	assert.InDelta(t, 0.70, d.share, 1e-9)
 	assert.Equal(t, []string{"norm", "act"}, d.left, "norm does not fit, and the choice is a prefix")
-	assert.Contains(t, d.note(), "12 launch(es), 2 of each of their 6 launch configuration(s), within ncu.max_launches=12; they ran 70.0% of the timed GPU time")
+	assert.Contains(t, d.note(), "6 launch(es), 1 of each of their 6 launch configuration(s), within ncu.max_launches=7 (about 4 s of profiling); they ran 70.0% of the timed GPU time")
 	assert.Contains(t, d.note(), "2 further top kernel(s) left out by the budget")
 
 	c.MaxLaunches = 1
 	d = planTargets(top, 100, ts, c)
-	assert.Equal(t, 8, d.launches, "the first kernel whatever its count")
+	assert.Equal(t, 4, d.launches, "the first kernel whatever its count")
 	assert.Equal(t, 1, d.kernels)
 
 	c.LaunchCount = 3 // an explicit ncu.launch_count is per configuration

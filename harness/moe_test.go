@@ -1,0 +1,57 @@
+package harness_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
+)
+
+// recordedMoE is the recorded mixture-of-experts session (fixtures/README.md):
+// its top kernel is a CUTLASS grouped GEMM whose name CUPTI left mangled.
+const recordedMoE = "../fixtures/runs/moe-h100"
+
+// TestMoEGroupedGemmNamedAndBound (issue 25): rebuilt from its recording, the
+// mixture-of-experts run names its top kernel as cutlass::device_kernel
+// (demangled here from the mangled name CUPTI gave), finds the deep pass's
+// launches of it under ncu's spelling of that name, and gives its bound
+// from them; the deep pass's kernels hold the share the plan said.
+func TestMoEGroupedGemmNamedAndBound(t *testing.T) {
+	r := rebuilt(t, synth.Run(t, recordedMoE))
+	assert.Equal(t, "complete", r.manifest.Status)
+	assert.Contains(t, r.findings, "The top kernel, \\#1 cutlass::device\\_kernel (gemm), takes 39.2% of kernel time and is latency-bound")
+
+	var s struct {
+		Kernels struct {
+			DeepShare float64 `json:"deep_share"`
+			Rows      []struct {
+				Name    string `json:"kernel_name"`
+				Display string `json:"display_name"`
+				Bound   struct{ Class string }
+			}
+		}
+	}
+	dir := synth.Run(t, recordedMoE)
+	rebuilt(t, dir)
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &s))
+	require.NotEmpty(t, s.Kernels.Rows)
+	top := s.Kernels.Rows[0]
+	assert.True(t, strings.HasPrefix(top.Name, "void cutlass::device_kernel<at::cuda::detail::enable_3x_kernel_for_sm9x<"), top.Name)
+	assert.Equal(t, "cutlass::device_kernel", top.Display)
+	assert.Equal(t, "latency-bound", top.Bound.Class)
+	unknown := 0
+	for _, row := range s.Kernels.Rows[:10] {
+		if row.Bound.Class == "unknown" {
+			unknown++
+		}
+	}
+	assert.Zero(t, unknown, "the ten kernels the deep pass profiled all have a bound")
+	assert.InDelta(t, 0.731, s.Kernels.DeepShare, 0.001, "the plan's 73.1%")
+	assert.Contains(t, strings.Join(r.manifest.Notes, "\n"), "ncu-deep: the program was stopped once the 48 planned launches were profiled")
+}
