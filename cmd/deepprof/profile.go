@@ -247,6 +247,10 @@ whole program), and every CUDA process it starts is followed.
 For a program after --:
   workload.repeats=N      stage 1 runs it N times, each timed from start to exit (default 1);
                           the profiled steps run it once
+  workload.plain_run=always
+                          a plain run (stage 1) first; by default (auto) a program run once
+                          gets one only if its CUPTI run shows it writes a workload report or
+                          marks no NVTX range: otherwise that run's ranges give its stages
   phases.prefill=[...]    which of its NVTX ranges are the prefill and the decode (names or
   phases.decode=[...]     patterns; default [prefill] and [decode, decode_all])
   model.matmul_params=... model.layers=... model.heads=... model.head_dim=... model.dtype=...

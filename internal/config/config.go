@@ -77,6 +77,13 @@ type Workload struct {
 	// "process", stage 1 runs the whole program that many times and times
 	// each run (a command after --: it knows nothing of the variable).
 	RepeatBy string `koanf:"repeat_by" yaml:"repeat_by"`
+	// PlainRun says when a program run as a whole process (repeat_by
+	// process, once) gets its own plain run with a CUPTI timeline: "auto",
+	// only when the CUPTI run shows it writes a workload report or marks
+	// no NVTX range of its domain (otherwise the CUPTI run's ranges give
+	// its stages, and a plain run would add only its whole wall time);
+	// "always", stage 1 first as for every other workload.
+	PlainRun string `koanf:"plain_run" yaml:"plain_run"`
 	// Timeout is the deadline of a run of the workload alone (stage 1),
 	// whatever workload.repeats asks of it; "": none. Package session says
 	// which deadline each step gets.
@@ -274,7 +281,7 @@ func Default() *Config {
 		Device: "cuda:0",
 		Workload: Workload{
 			Python: "python3", Argv: []string{}, Env: map[string]string{}, Inputs: []string{},
-			Repeats: 3, RepeatBy: RepeatByEnv, Timeout: "10m",
+			Repeats: 3, RepeatBy: RepeatByEnv, PlainRun: PlainRunAuto, Timeout: "10m",
 			Launcher: Launcher{Argv: []string{}, DeepPass: DeepOneAtATime},
 		},
 		Model:    Model{Options: map[string]any{}},

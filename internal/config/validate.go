@@ -34,6 +34,8 @@ var (
 	Dtypes = []string{"", "auto", "bf16", "fp16", "fp32", "fp8"}
 	// RepeatBys are the values of workload.repeat_by.
 	RepeatBys = []string{RepeatByEnv, RepeatByProcess}
+	// PlainRuns are the values of workload.plain_run.
+	PlainRuns = []string{PlainRunAuto, PlainRunAlways}
 	// LauncherKinds and DeepPassModes are the values of
 	// workload.launcher.kind and workload.launcher.deep_pass.
 	LauncherKinds = []string{LauncherNone, LauncherTorchrun}
@@ -98,6 +100,12 @@ const (
 	MaxPeakTFLOPS     = 100_000
 	MaxPeakMemoryTBps = 1000
 	MinPeak           = 0.001
+)
+
+// When a program gets its own plain run (workload.plain_run).
+const (
+	PlainRunAuto   = "auto"   // when the CUPTI run shows it needs one
+	PlainRunAlways = "always" // stage 1 first, always
 )
 
 // How repeats are made (workload.repeat_by).
@@ -188,6 +196,7 @@ func validate(c *Config) []*Error {
 	noEmpty("workload.inputs", w.Inputs)
 	atLeast("workload.repeats", w.Repeats, 1)
 	oneOf("workload.repeat_by", w.RepeatBy, RepeatBys)
+	oneOf("workload.plain_run", w.PlainRun, PlainRuns)
 	if w.Repeats > MaxRepeats {
 		bad("workload.repeats", "at most %d, got %d: every plain run of the session (stage 1, the timeline, the oracle) runs that many generates", MaxRepeats, w.Repeats)
 	}

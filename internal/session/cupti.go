@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
@@ -270,4 +271,42 @@ func (s *Session) cuptiKernels(run *rundir.Run) (*model.KernelTable, error) {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
 	return tab, nil
+}
+
+// plainRunDeferred reports whether the program's plain run (stage 1) waits
+// for the CUPTI run, to be made only if that run shows it is needed
+// (plainRunNeeded): a program run once as a whole process
+// (workload.repeat_by=process, workload.repeats=1, one process per
+// session) with a CUPTI timeline, and workload.plain_run=auto.
+func (s *Session) plainRunDeferred(tl *timelineKind) bool {
+	w := s.Cfg.Workload
+	return tl != nil && tl.tool == timelineCupti && w.PlainRun == config.PlainRunAuto &&
+		w.RepeatBy == config.RepeatByProcess && w.Repeats <= 1 && !w.Launcher.Multi()
+}
+
+// plainRunNeeded says why a program whose plain run was deferred needs one
+// after all, or "": it wrote a workload report in the CUPTI run (its stage
+// figures are to come from a run without the library), or it marks no NVTX
+// range of nvtx.domain (its one stage is the plain run's wall time).
+func (s *Session) plainRunNeeded(run *rundir.Run) string {
+	if run.Exists(rundir.TimelineReport) {
+		return "the program wrote a workload report in the CUPTI run; its figures come from a run without the library"
+	}
+	tl, err := runTimeline(run)
+	if err != nil {
+		return "its CUPTI timeline could not be read (" + err.Error() + ")"
+	}
+	if len(tl.TopRanges(s.Cfg.NVTX.Domain)) == 0 {
+		return fmt.Sprintf("the program marks no NVTX range of nvtx.domain=%q; its one stage is its wall time", s.Cfg.NVTX.Domain)
+	}
+	return ""
+}
+
+// skipPlainRun records stage 1 as not run: the CUPTI run's NVTX ranges
+// give the program's stage times.
+func skipPlainRun(run *rundir.Run, domain string) {
+	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the program wrote no workload report in the CUPTI run and marks its stages with NVTX ranges of nvtx.domain=%q, so that run's ranges give its stage times (report.md gives the library's overhead); workload.plain_run=always makes one, for the whole program's wall time", domain)
+	run.Record(rundir.Stage1Log, rundir.StatusSkipped, why)
+	run.Record(rundir.Stage1Report, rundir.StatusSkipped, "the program wrote no workload report to $"+workload.EnvReport+" in the CUPTI run (optional: model facts for MFU, the operator table; the stages come from its NVTX ranges)")
+	run.Note("stage 1: %s", why)
 }

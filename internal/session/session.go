@@ -315,15 +315,21 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	onceAgain := fmt.Sprintf("the workload runs once, as in the timing pass (%s=%d)", workload.EnvRepeats, ncuRepeats)
 	steps := []Step{
 		{ID: StepNcuSections, Argv: append([]string{s.Ncu}, ncu.ListSectionsArgs()...), Stdout: rundir.NcuSections},
-		{ID: StepStage1, Argv: spec.Argv, Env: stage1Env, Log: rundir.Stage1Log},
 	}
+	stage1 := Step{ID: StepStage1, Argv: spec.Argv, Env: stage1Env, Log: rundir.Stage1Log}
 	if s.Cfg.Workload.RepeatBy == config.RepeatByProcess {
-		steps[1].Note = fmt.Sprintf("the program runs %d time(s), one after another, each timed from start to exit (%s; workload.repeats)",
+		stage1.Note = fmt.Sprintf("the program runs %d time(s), one after another, each timed from start to exit (%s; workload.repeats)",
 			s.Cfg.Workload.Repeats, rundir.Stage1Runs)
 	}
 	tl, err := s.chooseTimeline(context.Background())
 	if err != nil {
 		return nil, err
+	}
+	deferred := s.plainRunDeferred(tl)
+	if deferred {
+		stage1.Note = fmt.Sprintf("after the CUPTI run, and only if that run shows the program writes a workload report or marks no NVTX range of nvtx.domain=%q: otherwise its ranges in the CUPTI run give the stage times, and no separate plain run is made (workload.plain_run=auto; always runs it first)", s.Cfg.NVTX.Domain)
+	} else {
+		steps = append(steps, stage1)
 	}
 	switch tl.tool {
 	case timelineNsys:
@@ -339,6 +345,9 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 			return nil, err
 		}
 		steps = append(steps, csteps...)
+		if deferred {
+			steps = append(steps, stage1)
+		}
 		onceAgain = once
 	default:
 		// The timing pass needs each launch's duration: kernel replay,
@@ -571,21 +580,40 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 	if err := os.MkdirAll(filepath.Dir(run.Path(rundir.Stage1Report)), 0o755); err != nil {
 		return err
 	}
-	if err := s.stage1(ctx, run, byID[StepStage1]); err != nil {
-		return fmt.Errorf("stage 1: %w", err)
+	plainRun := func() error {
+		if err := s.stage1(ctx, run, byID[StepStage1]); err != nil {
+			return fmt.Errorf("stage 1: %w", err)
+		}
+		rep, err := checkStage1(run)
+		if err != nil {
+			return err
+		}
+		if rep != nil {
+			addWorkloadToEnv(run, rep)
+		} else if s.tl.tool != timelineCupti {
+			run.Note("stage 1: the program wrote no workload report, and the timeline is %s: stage times come from the NVTX ranges of a CUPTI timeline (timeline.tool=cupti, which needs the CUDA toolkit with CUPTI and a C compiler)", s.tl.tool)
+		}
+		return nil
 	}
-	rep, err := checkStage1(run)
-	if err != nil {
-		return err
-	}
-	if rep != nil {
-		addWorkloadToEnv(run, rep)
-	} else if s.tl.tool != timelineCupti {
-		run.Note("stage 1: the program wrote no workload report, and the timeline is %s: stage times come from the NVTX ranges of a CUPTI timeline (timeline.tool=cupti, which needs the CUDA toolkit with CUPTI and a C compiler)", s.tl.tool)
+	deferred := s.plainRunDeferred(s.tl)
+	if !deferred {
+		if err := plainRun(); err != nil {
+			return err
+		}
 	}
 	top, err := s.runTimeline(ctx, run)
 	if err != nil {
 		return err
+	}
+	if deferred {
+		if why := s.plainRunNeeded(run); why != "" {
+			run.Note("stage 1: a plain run after the CUPTI run: %s (workload.plain_run=auto)", why)
+			if err := plainRun(); err != nil {
+				return err
+			}
+		} else {
+			skipPlainRun(run, s.Cfg.NVTX.Domain)
+		}
 	}
 	steps, err = s.Plan(run.Dir, top)
 	if err != nil {

@@ -2,7 +2,9 @@
 # What a deepprof session costs against its program's plain run (issue 25),
 # on a GPU machine: each case is profiled from an empty folder with the
 # binary alone, and its manifest's step times are summed. "plain" is the
-# session's own stage 1 (the program alone, timed from start to exit); the
+# program alone, timed from start to exit: run here before the session for
+# a command (the session makes no plain run of a program whose CUPTI run
+# gives its stages), the session's own stage 1 otherwise; the
 # torch.profiler oracle is a check, counted apart. Prints one Markdown row a
 # case and leaves the run directories under OUT.
 #
@@ -20,19 +22,26 @@ cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(moe moe-5x tiny-llama)
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
-echo "| case | plain (stage 1) s | session s (oracle apart) | session / plain | deep pass s | deep / plain | planned launches | wall s |"
+echo "| case | plain s | session s (oracle apart) | session / plain | deep pass s | deep / plain | planned launches | wall s |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
 for c in "${cases[@]}"; do
 	dir="$out/$c"
 	rm -rf "$dir" && mkdir -p "$dir"
 	cp "$here/moe_lm.py" "$dir/"
+	cmd=()
 	case $c in
-	moe) argv=(profile -- python3 moe_lm.py) ;;
-	moe-5x) argv=(profile -- python3 moe_lm.py --tokens 120) ;;
+	moe) cmd=(python3 moe_lm.py); argv=(profile -- "${cmd[@]}") ;;
+	moe-5x) cmd=(python3 moe_lm.py --tokens 120); argv=(profile -- "${cmd[@]}") ;;
 	tiny-llama) argv=(profile) ;;
 	llama3-8b-roofline) argv=(profile workloads=llama3-8b ncu=roofline) ;;
 	*) echo "unknown case $c" >&2; exit 2 ;;
 	esac
+	plain=0
+	if [ ${#cmd[@]} -gt 0 ]; then
+		start=$(date +%s%N)
+		(cd "$dir" && "${cmd[@]}") > "$dir/plain.log" 2>&1
+		plain=$(python3 -c "import sys; print((int(sys.argv[2]) - int(sys.argv[1])) / 1e9)" "$start" "$(date +%s%N)")
+	fi
 	start=$(date +%s%N)
 	rc=0
 	(cd "$dir" && "$deepprof" "${argv[@]}") > "$dir/session.log" 2>&1 || rc=$?
@@ -42,12 +51,12 @@ for c in "${cases[@]}"; do
 		echo "| $c | no run directory (exit $rc): $dir/session.log | | | | | | $wall |"
 		continue
 	fi
-	python3 - "$run/manifest.json" "$c" "$wall" "$rc" <<'PY'
+	python3 - "$run/manifest.json" "$c" "$wall" "$rc" "$plain" <<'PY'
 import json, re, sys
 m = json.load(open(sys.argv[1]))
 case, wall, rc = sys.argv[2], float(sys.argv[3]), sys.argv[4]
 steps = {s["name"]: s["seconds"] for s in m["steps"]}
-plain = steps.get("stage1", 0.0)
+plain = float(sys.argv[5]) or steps.get("stage1", 0.0)
 oracle = sum(v for k, v in steps.items() if k.startswith("oracle"))
 session = sum(steps.values()) - oracle
 deep = sum(v for k, v in steps.items() if k.startswith("ncu-deep"))
