@@ -751,7 +751,7 @@ func checkInline(t *testing.T, doc, prose, bin string) {
 			if name == "help" || name == "h" {
 				continue
 			}
-			listed := regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(name) + `\b`).MatchString(help)
+			listed := regexp.MustCompile(`(?m)^\s+--` + regexp.QuoteMeta(name) + `\b`).MatchString(help)
 			assert.True(t, listed, "%s:%d: `%s`: deepprof %s --help lists no flag -%s", doc, line, span, cmd, name)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 // runBaseline is "deepprof baseline MAIN": the run's baseline file on stdout.
 func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("baseline", "baseline [--top N] MAIN", stderr)
+	fs := newFlagSet("baseline", "baseline [--top N] MAIN", stdout)
 	top := fs.Int("top", compare.DefaultTop, "keep the `N` kernels with the most total time (0: all)")
 	allow := fs.Bool("allow-partial", false, "write a baseline of a run that is not complete (its manifest says partial, missing or stale files)")
 	pos, help, err := parseFlags(fs, args)
@@ -29,7 +29,7 @@ func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	}
 	b, err := from(pos[0], *top)
 	if err != nil {
-		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) {
+		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) {
 			return &exitError{2, err}
 		}
 		return err

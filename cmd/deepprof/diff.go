@@ -16,7 +16,7 @@ import (
 // returns an exitError: 1 when something regressed, 2 when a part could not
 // be compared (and nothing regressed) or on any error; nil (0) otherwise.
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("diff", "diff [--threshold 5%] [--format md|json] RUN_A RUN_B", stderr)
+	fs := newFlagSet("diff", "diff [--threshold 5%] [--format md|json] RUN_A RUN_B", stdout)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
 	format := fs.String("format", "md", "output `format`: md (Markdown tables) or json")
 	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models, workload shapes (tokens, batch) or kernel sources (every launch or the deep pass's sample), or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")

@@ -11,7 +11,7 @@ import (
 )
 
 // formatHelp is the --format flag's help of kernels and regions.
-const formatHelp = "output `format`: text (aligned plain text, cells cut at 100 characters; the default on a terminal), md (Markdown, names whole; the default otherwise) or json (the %s contract)"
+const formatHelp = "output `format`: text (aligned plain text within 120 columns, long names cut; the default on a terminal), md (Markdown, names whole; the default otherwise) or json (the %s contract)"
 
 // tableFormat checks a --format value ("" picks by stdout: text on a
 // terminal, md otherwise) and returns the one to use.

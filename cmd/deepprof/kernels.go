@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("kernels", "kernels [--top N] [--format text|md|json] FILE|-", stderr)
+	fs := newFlagSet("kernels", "kernels [--top N] [--format text|md|json] FILE|-", stdout)
 	top := fs.Int("top", 0, "show the `N` kernels with the most total time (0: all)")
 	format := fs.String("format", "", fmt.Sprintf(formatHelp, "kernels.json"))
 	pos, help, err := parseFlags(fs, args)
@@ -40,7 +43,26 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if f == "json" {
 		return render.KernelsJSON(stdout, t, nil)
 	}
+	if f == "text" {
+		t = displayNamed(t)
+	}
 	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.KernelsMarkdown(w, t) })
+}
+
+// displayNamed is t with each kernel under its display name
+// (summary.DisplayNames: its function, and what tells its instances
+// apart), for a terminal: the Markdown and JSON keep the full names.
+func displayNamed(t model.KernelTable) model.KernelTable {
+	names := make([]string, len(t.Kernels))
+	for i, k := range t.Kernels {
+		names[i] = k.Name
+	}
+	short := summary.DisplayNames(names)
+	t.Kernels = slices.Clone(t.Kernels)
+	for i := range t.Kernels {
+		t.Kernels[i].Name = short[i]
+	}
+	return t
 }
 
 // openInput opens FILE, or standard input for "-".

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
@@ -66,10 +67,10 @@ func oneLine(err error) string {
 const usage = `deepprof: deep profiling reports for LLM inference on NVIDIA GPUs.
 
 Usage:
-  deepprof kernels [--top N] [--format md|json] FILE|-
+  deepprof kernels [--top N] [--format text|md|json] FILE|-
       Print the kernel table of one ncu CSV export: the raw page, the details
       page or a --log-file capture, plain or .gz; "-" reads standard input.
-  deepprof regions [--format md|json] [--include RE]... [--exclude RE]...
+  deepprof regions [--format text|md|json] [--include RE]... [--exclude RE]...
                    [--kernel-include RE]... [--kernel-exclude RE]...
                    [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-
       Summarize one ncu CSV export by NVTX region (stack path, nested regions
@@ -79,14 +80,20 @@ Usage:
       decode_all/decode_step; their totals stay whole), --kernel-include/
       --kernel-exclude the kernels counted. A pattern that matches nothing is
       an error.
-  deepprof profile [--profile NAME]... [--dry-run] [--no-preflight] [key=value | +key=value | group=name]...
-      Run a Stage 2 session (stage 1, an ncu timing pass, the deep ncu pass)
-      into a new run directory; --dry-run prints every step instead. First a
-      preflight checks the GPU (NVML), ncu's version, the workload's files,
-      interpreter and imports, and stops with what it found and what to do.
+  deepprof profile [--profile NAME]... [--profiles DIR] [--dry-run] [--print-config] [--no-preflight]
+                   [key=value | +key=value | group=name]... [-- CMD ARGS...]
+      Run a Stage 2 session into a new run directory: stage 1 (the program
+      alone), the timeline (CUPTI, nsys or an ncu timing pass: timeline.tool),
+      the deep ncu pass on the top kernels, then every derived file; --dry-run
+      prints every step instead. Without -- the workload is deepprof's own
+      (tiny-llama); after --, any program. First a preflight checks the GPU
+      (NVML), ncu, the workload's files, interpreter and imports, and stops with
+      what it found and what to do.
   deepprof report [--top N] MAIN
-      Rebuild every derived file of a run directory (kernels.md, kernels.json,
-      ncu/regions/, report.md, manifest.json) from its raw ncu exports; no GPU.
+      Rebuild every derived file of a run directory from its raw records: the
+      stakeholder summary (stakeholder_summary.md, report.html, summary.json),
+      kernels.md/json, ncu/regions/, the trace, report.md and manifest.json;
+      no GPU.
   deepprof merge --out MAIN RUN...
       Gather the run directories of one multi-node session (each node's
       deepprof profile, same configuration and launcher) into the new run
@@ -101,12 +108,15 @@ Usage:
   deepprof baseline [--top N] MAIN
       Print the baseline of a run directory (JSON: per-stage mean, sd and
       repeats, the top N kernels, region totals, MFU) for golden/perf/.
+  deepprof version
+      Print deepprof's version and the revision it was built from.
   deepprof help
       Print this help.
 
-Run "deepprof COMMAND --help" for a command's flags.
-Exit status: 0 on success, 1 on bad input (with "deepprof: FILE:LINE: what is
-wrong"), 2 on a bad command line; deepprof diff as above.
+Run "deepprof COMMAND --help" for a command's flags (help goes to standard output).
+Exit status: 0 on success; 1 on a failure (bad input: "deepprof: FILE:LINE: what is
+wrong"); 2 on a bad command line (an unknown command, flag or key, a path that is
+not a run directory); deepprof diff as above.
 `
 
 type command struct {
@@ -135,16 +145,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case "help", "-h", "-help", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err
+	case "version", "-version", "--version":
+		_, err := fmt.Fprintln(stdout, version())
+		return err
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(args[1:], stdin, stdout, stderr)
 		}
 	}
+	var names []string
 	for _, c := range commands() {
 		if strings.HasPrefix(c.name, args[0]) || strings.HasPrefix(args[0], c.name) {
 			return &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", args[0], c.name)}
 		}
+		names = append(names, c.name)
+	}
+	if c := config.Closest(args[0], names); c != "" && config.Distance(args[0], c) <= 2 {
+		return &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", args[0], c)}
 	}
 	return &usageError{fmt.Sprintf("unknown command %q (run \"deepprof help\")", args[0])}
 }
@@ -153,13 +171,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // ("kernels FILE --top 5" works as "kernels --top 5 FILE"). "-" is positional.
 // help is true when --help was asked for (usage is printed; the command is
 // done, with no error).
-func parseFlags(fs *flag.FlagSet, args []string) (pos []string, help bool, err error) {
+func parseFlags(fs *flagSet, args []string) (pos []string, help bool, err error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, true, nil
+				return nil, true, fs.usage(fs.stdout)
 			}
-			return nil, false, errUsageShown
+			return nil, false, flagError(fs, err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -170,6 +188,24 @@ func parseFlags(fs *flag.FlagSet, args []string) (pos []string, help bool, err e
 	}
 }
 
+// flagError is the usage error of a command line the flag package refused,
+// with the flag written as the help writes it and, for an unknown one, the
+// closest defined flag.
+func flagError(fs *flagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		msg = fmt.Sprintf("unknown flag --%s", name)
+		if c := config.Closest(name, names); c != "" && config.Distance(name, c) <= 2 {
+			msg += fmt.Sprintf(" (did you mean --%s?)", c)
+		}
+	} else {
+		msg = strings.ReplaceAll(msg, " -", " --")
+	}
+	return &usageError{fmt.Sprintf("%s: %s; run \"deepprof %s --help\" for its flags", fs.Name(), msg, fs.Name())}
+}
+
 // onePositional checks that a command got exactly one positional argument.
 func onePositional(command, what string, pos []string) error {
 	if len(pos) != 1 {
@@ -178,12 +214,73 @@ func onePositional(command, what string, pos []string) error {
 	return nil
 }
 
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+// flagSet is a command's flags, and what its --help prints: the synopsis,
+// then every flag from its definition (printFlags), then more text (extra).
+type flagSet struct {
+	*flag.FlagSet
+	synopsis string
+	extra    string
+	stdout   io.Writer
+}
+
+// newFlagSet makes a command's flag set. Go's flag package prints nothing:
+// --help prints the usage to stdout (parseFlags), a bad flag is a
+// usageError that main prints once, on stderr.
+func newFlagSet(name, synopsis string, stdout io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: deepprof %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, synopsis: synopsis, stdout: stdout}
+}
+
+// usage writes the command's help: synopsis, flags, more text.
+func (fs *flagSet) usage(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: deepprof %s\n\nFlags:\n", wrap(fs.synopsis, helpWidth-len("Usage: deepprof "), "                "))
+	printFlags(&b, fs.FlagSet)
+	b.WriteString(fs.extra)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// helpWidth is the widest line of any help text (TestHelpFitsTheTerminal).
+const helpWidth = 120
+
+// printFlags writes each flag as --name, with its argument's name, its
+// usage wrapped and its default: from the definitions the parser uses, so
+// that help cannot disagree with it.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, text := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		if def := f.DefValue; def != "" && def != "false" && def != "0" && def != "[]" {
+			text += fmt.Sprintf(" (default %s)", def)
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", line, wrap(text, helpWidth-6, "      "))
+	})
+}
+
+// wrap breaks s at spaces into lines of at most width bytes (a longer word
+// stands alone), the lines after the first starting with indent.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		if i > 0 {
+			if n+1+len(word) > width {
+				b.WriteString("\n" + indent)
+				n = 0
+				width = helpWidth - len(indent)
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(word)
+		n += len(word)
 	}
-	return fs
+	return b.String()
 }

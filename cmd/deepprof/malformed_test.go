@@ -118,16 +118,16 @@ func TestMalformedCorpus(t *testing.T) {
 		}, 1, nil},
 		{"group override is a path", func(t *testing.T, dir string) []string {
 			return []string{"profile", "--dry-run", "--no-preflight", "--profiles", profilesDir(t), "ncu=../../../../tmp/x/evil"}
-		}, 1, nil},
+		}, 2, nil}, // a command-line key: a usage error
 		{"workload.env sets a session variable", func(t *testing.T, dir string) []string {
 			return []string{"profile", "--dry-run", "--no-preflight", "--profiles", profilesDir(t), "+workload.env.DEEPPROF_REPEATS=7"}
-		}, 1, nil},
+		}, 2, nil}, // a command-line key: a usage error
 		{"workload.env name not UTF-8", func(t *testing.T, dir string) []string {
 			return []string{"profile", "--dry-run", "--no-preflight", "--profiles", profilesDir(t), "+workload.env.\xff=1"}
-		}, 1, nil},
+		}, 2, nil}, // a command-line key: a usage error
 		{"workload.repeats unbounded", func(t *testing.T, dir string) []string {
 			return []string{"profile", "--dry-run", "--no-preflight", "--profiles", profilesDir(t), "workload.repeats=1000000000"}
-		}, 1, nil},
+		}, 2, nil}, // a command-line key: a usage error
 		{"baseline with a stage twice", func(t *testing.T, dir string) []string {
 			p := filepath.Join(dir, "base.json")
 			require.NoError(t, os.WriteFile(p, []byte("{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 2},\n{\"name\": \"decode\", \"n\": 3}]}\n"), 0o644))
@@ -154,7 +154,7 @@ func TestMalformedCorpus(t *testing.T) {
 		}, 1, nil},
 		{"workload.env sets the device", func(t *testing.T, dir string) []string {
 			return []string{"profile", "--dry-run", "--no-preflight", "--profiles", profilesDir(t), "+workload.env.CUDA_VISIBLE_DEVICES=1"}
-		}, 1, nil},
+		}, 2, nil}, // a command-line key: a usage error
 		{"baseline with a kernel twice", func(t *testing.T, dir string) []string {
 			// The recorded run's own baseline, its first kernel row listed
 			// again at the end.

@@ -15,7 +15,7 @@ import (
 // into a new run directory, and the rebuild of deepprof report makes its
 // derived files.
 func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("merge", "merge --out MAIN RUN...", stderr)
+	fs := newFlagSet("merge", "merge --out MAIN RUN...", stdout)
 	out := fs.String("out", "", "the new run directory `MAIN` (must not exist)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {

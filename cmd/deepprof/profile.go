@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -39,12 +40,8 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]", stderr)
-	usage := fs.Usage
-	fs.Usage = func() {
-		usage()
-		fmt.Fprint(stderr, profileExamples)
-	}
+	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]", stdout)
+	fs.extra = profileExamples
 	var profiles stringList
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
 	dir := fs.String("profiles", config.DefaultDir, "the profiles `DIR`")
@@ -56,6 +53,9 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	cfg, err := config.Load(config.LoadOptions{Dir: *dir, Profiles: profiles, Overrides: pos, Command: command})
+	if ce := (*config.Error)(nil); errors.As(err, &ce) && (ce.Source == "override" || ce.Key == "profile") {
+		return &usageError{err.Error()} // the command line's keys and profiles
+	}
 	if err != nil {
 		return err
 	}
@@ -262,8 +262,9 @@ Several GPUs (a tensor-parallel model), one process (rank) per GPU:
                           every step runs under torchrun (--standalone --no-python), GPUs from
                           device= on; the CUPTI timeline records every rank, the deep pass is
                           one ncu per rank (collectives left out)
-  workload.launcher.deep_pass=lockstep|one_at_a_time
-                          the ranks under ncu at once (default) or one run per rank
+  workload.launcher.deep_pass=one_at_a_time|lockstep
+                          one run per rank under ncu (the default), or the ranks under ncu
+                          at once (faster; it can deadlock on a collective)
 
 Examples:
   deepprof profile                                   # the default session: tiny-llama, random weights

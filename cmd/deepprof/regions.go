@@ -35,7 +35,7 @@ func regionFlag(target, flag string) string {
 }
 
 func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("regions", regionsSynopsis, stderr)
+	fs := newFlagSet("regions", regionsSynopsis, stdout)
 	format := fs.String("format", "", fmt.Sprintf(formatHelp, "report.json"))
 	var include, exclude, kinclude, kexclude stringList
 	fs.Var(&include, "include", "list only regions whose name (stack path, e.g. decode_all/decode_step) matches this `regexp` (repeatable; any may match); their totals stay whole")

@@ -16,7 +16,7 @@ import (
 var now = time.Now
 
 func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("report", "report [--top N] MAIN", stderr)
+	fs := newFlagSet("report", "report [--top N] MAIN", stdout)
 	top := fs.Int("top", 0, "show the `N` kernels with the most total time in kernels.md (0: all; default: the run's report.top_n)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {

@@ -111,7 +111,7 @@ func TestRead(t *testing.T) {
 		{"no format", "{}", `b.json:1: format ""`},
 		{"type", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [{\"name\": \"decode\", \"n\": \"three\"}]}", "b.json:2: json: cannot unmarshal"},
 		{"bad stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 0}]}", `b.json:3: stage "decode": want a name, n >= 1`},
-		{"empty", "", "b.json:1: EOF"},
+		{"empty", "", "b.json:1: empty: a baseline file is the JSON deepprof baseline writes"},
 		// synthetic duplicates: the second row is the one named
 		{"duplicate stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 2},\n{\"name\": \"decode\", \"n\": 3}]}",
 			`b.json:4: stage "decode" is listed twice`},

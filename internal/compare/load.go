@@ -101,6 +101,9 @@ func (s *Summary) Has(part string) bool {
 	return !slices.ContainsFunc(s.Missing, func(m Missing) bool { return m.Part == part })
 }
 
+// ErrNotRun is the error of a directory that holds none of a run's files.
+var ErrNotRun = errors.New("not a run directory")
+
 // Load reads the compared numbers of the run directory dir. A file that does
 // not exist is recorded in Missing; one that exists but does not parse, or
 // breaks its contract, is an error naming it and, where known, its line.
@@ -135,7 +138,7 @@ func Load(dir string) (*Summary, error) {
 		return nil, err
 	}
 	if len(s.Missing) == len(partFiles) {
-		return nil, fmt.Errorf("%s: not a run directory: it has no %s, %s nor %s", dir,
+		return nil, fmt.Errorf("%s: %w: it has no %s, %s nor %s", dir, ErrNotRun,
 			rundir.Stage1Report, rundir.KernelsJSON, rundir.RegionsJSON)
 	}
 	name := filepath.Join(dir, rundir.SummaryJSON)

@@ -1,5 +1,13 @@
 package config
 
+// Closest is the candidate with the smallest edit distance to s (Distance),
+// ties going to the first in the list; "" when there are none: the one rule
+// of every "did you mean" deepprof prints.
+func Closest(s string, candidates []string) string { return closest(s, candidates) }
+
+// Distance is the edit distance between a and b, counted in bytes.
+func Distance(a, b string) int { return levenshtein(a, b) }
+
 // closest returns the candidate with the smallest edit distance to s,
 // ties going to the first in the list; "" when there are no candidates.
 func closest(s string, candidates []string) string {

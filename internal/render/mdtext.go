@@ -37,7 +37,7 @@ func block(b *strings.Builder, n ast.Node, src []byte) {
 		}
 		b.WriteString("\n")
 	case *ast.Paragraph, *ast.TextBlock:
-		b.WriteString(inline(n, src) + "\n\n")
+		b.WriteString(wrapText(inline(n, src), TextWidth) + "\n\n")
 	case *ast.List:
 		i := n.Start
 		for it := n.FirstChild(); it != nil; it = it.NextSibling() {
@@ -50,7 +50,8 @@ func block(b *strings.Builder, n ast.Node, src []byte) {
 			for c := it.FirstChild(); c != nil; c = c.NextSibling() {
 				item.WriteString(inline(c, src))
 			}
-			b.WriteString(mark + item.String() + "\n")
+			indent := "\n" + strings.Repeat(" ", utf8.RuneCountInString(mark))
+			b.WriteString(mark + strings.ReplaceAll(wrapText(item.String(), TextWidth-len(indent)+1), "\n", indent) + "\n")
 		}
 		b.WriteString("\n")
 	case *extast.Table:
@@ -133,6 +134,7 @@ func table(b *strings.Builder, t *extast.Table, src []byte) {
 			}
 		}
 	}
+	fitTable(rows, width, t.Alignments)
 	line := func(r []string) {
 		var cells []string
 		for i := range width {
@@ -159,6 +161,65 @@ func table(b *strings.Builder, t *extast.Table, src []byte) {
 		line(r)
 	}
 	b.WriteString("\n")
+}
+
+// TextWidth is the widest line of a text table: a table wider than that
+// has its widest text column (a name) cut, with "…", down to MinTextCell
+// runes at the least.
+const (
+	TextWidth   = 120
+	MinTextCell = 16
+)
+
+// fitTable cuts the cells of the widest left-aligned columns of rows until
+// the table, two spaces between columns, fits TextWidth (or no text column
+// is wider than MinTextCell).
+func fitTable(rows [][]string, width []int, align []extast.Alignment) {
+	for {
+		total := 2 * (len(width) - 1)
+		for _, w := range width {
+			total += w
+		}
+		col := -1
+		for i, w := range width {
+			if align[i] != extast.AlignRight && w > MinTextCell && (col < 0 || w > width[col]) {
+				col = i
+			}
+		}
+		if total <= TextWidth || col < 0 {
+			return
+		}
+		width[col] = max(MinTextCell, width[col]-(total-TextWidth))
+		for _, r := range rows {
+			if col < len(r) {
+				if cr := []rune(r[col]); len(cr) > width[col] {
+					r[col] = string(cr[:width[col]-1]) + "…"
+				}
+			}
+		}
+	}
+}
+
+// wrapText breaks s at spaces into lines of at most width runes (a longer
+// word stands alone on its line).
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		w := utf8.RuneCountInString(word)
+		if i > 0 {
+			if n+1+w > width {
+				b.WriteByte('\n')
+				n = 0
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(word)
+		n += w
+	}
+	return b.String()
 }
 
 func itoa(i int) string {
