@@ -50,6 +50,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	topKernels(&b, s.Kernels)
 	perRegion(&b, s.Regions)
 	mfu(&b, s.MFU, s.Stages, s.Environment.Model)
+	serving(&b, s.Serving)
 	topOperators(&b, s.Operators, s.Kernels)
 	environment(&b, s.Environment)
 	_, err := io.WriteString(w, b.String())
@@ -425,6 +426,46 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, wm *workload.Mode
 	}
 	fmt.Fprintf(b, "Formula: %s\n\nAssumptions:\n\n", EscapeCell(m.Formula))
 	for _, a := range m.Assumptions {
+		fmt.Fprintf(b, "- %s\n", EscapeCell(a))
+	}
+	b.WriteString("\n")
+}
+
+// serving writes the figures LLM serving quotes under the MFU section:
+// TTFT, TPOT with its spread, decode throughput, and MBU with the decode
+// step's floor at the GPU's peak bandwidth, then how the bytes are counted.
+func serving(b *strings.Builder, s summary.Serving) {
+	b.WriteString("### Serving figures\n\n")
+	t := Table{Header: []string{"figure", "value"}, Right: []bool{false, true}}
+	ms := func(v *float64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return model.Fixed(*v, 3) + " ms"
+	}
+	tpot := ms(s.TPOTMS)
+	if s.TPOTSDMS != nil {
+		tpot += " (sd " + model.Fixed(*s.TPOTSDMS, 3) + ")"
+	}
+	t.Rows = append(t.Rows,
+		[]string{"time to first token (TTFT): the prefill's mean", ms(s.TTFTMS)},
+		[]string{"time per output token (TPOT, inter-token latency): the decode's mean per token of a sequence", tpot})
+	if s.DecodeTokensPerS != nil {
+		t.Rows = append(t.Rows, []string{"decode throughput, every sequence of the batch", model.Fixed(*s.DecodeTokensPerS, 1) + " tokens/s"})
+	}
+	if s.MBU != nil {
+		t.Rows = append(t.Rows,
+			[]string{"bytes a decode reads (weights and KV cache)", fmt.Sprintf("%.4g", s.DecodeBytes)},
+			[]string{"a decode step's floor at peak bandwidth", ms(s.StepFloorMS)},
+			[]string{"model bandwidth utilization (MBU), decode", fmt.Sprintf("%.3g%%", 100**s.MBU)})
+	}
+	b.WriteString(t.String())
+	b.WriteString("\n")
+	if s.Missing != "" {
+		fmt.Fprintf(b, "Not given: %s.\n\n", EscapeCell(s.Missing))
+	}
+	fmt.Fprintf(b, "Bytes: %s\n\nAssumptions:\n\n", EscapeCell(s.BytesFormula))
+	for _, a := range s.BytesAssumptions {
 		fmt.Fprintf(b, "- %s\n", EscapeCell(a))
 	}
 	b.WriteString("\n")

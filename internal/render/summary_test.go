@@ -38,17 +38,18 @@ func TestSummaryMarkdownHostileNames(t *testing.T) {
 	for _, tb := range gfmTables(t, b.Bytes()) {
 		rows = append(rows, len(tb))
 	}
-	// stages, sub-stages, kernels, categories, operators, environment (no
-	// MFU: no peak; no regions)
+	// stages, sub-stages, kernels, categories, serving figures (TTFT and
+	// TPOT only: no tokens, no peak), operators, environment (no MFU: no
+	// peak; no regions)
 	n := len(hostileNames)
-	assert.Equal(t, []int{2, 1, n, len(s.Kernels.ByCategory), n, 7}, rows)
+	assert.Equal(t, []int{2, 1, n, len(s.Kernels.ByCategory), 2, n, 7}, rows)
 	tabs := gfmTables(t, b.Bytes())
-	require.Len(t, tabs, 6)
+	require.Len(t, tabs, 7)
 	var kernelCells, opCells []string
 	for _, r := range tabs[2] {
 		kernelCells = append(kernelCells, r[1])
 	}
-	for _, r := range tabs[4] {
+	for _, r := range tabs[5] {
 		opCells = append(opCells, r[0])
 	}
 	// Each name reads as written, its line breaks and tabs as spaces

@@ -130,6 +130,7 @@ type Summary struct {
 	Environment Environment `json:"environment"`
 	Stages      Stages      `json:"stages"`
 	MFU         MFU         `json:"mfu"`
+	Serving     Serving     `json:"serving"`
 	Operators   Operators   `json:"operators"`
 	Kernels     Kernels     `json:"kernels"`
 	Regions     Regions     `json:"regions"`
@@ -367,6 +368,7 @@ func Build(in Inputs, opt Options) *Summary {
 	s.Environment = environment(in, opt)
 	s.Stages = stages(in, opt.Phases)
 	s.MFU = mfu(in, s.Environment.Peak, s.Environment.PeakMissing, s.Stages)
+	s.Serving = serving(in, s.Environment.Peak, s.Stages)
 	s.Operators = operators(in, opt.TopN)
 	s.Kernels = topKernels(in, opt, s.Environment.Peak)
 	s.Regions = regionRows(in)

@@ -1,0 +1,149 @@
+package summary
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// Serving are the figures LLM serving quotes, from the stage times and
+// the model's facts: time to first token, time per output token, decode
+// throughput, and model bandwidth utilization (MBU), decode being bound by
+// memory bandwidth rather than FLOPs.
+type Serving struct {
+	// TTFTMS is the prefill stage's mean time: the prompt read and the
+	// first token out.
+	TTFTMS *float64 `json:"ttft_ms"`
+	// TPOTMS is the decode stage's mean time over the tokens it generates
+	// per sequence (the inter-token latency); TPOTSDMS its spread over the
+	// stage's repeats.
+	TPOTMS   *float64 `json:"tpot_ms"`
+	TPOTSDMS *float64 `json:"tpot_sd_ms,omitempty"`
+	// DecodeTokensPerS is the decode's tokens per second, every sequence
+	// of the batch counted.
+	DecodeTokensPerS *float64 `json:"decode_tokens_per_s"`
+	// DecodeBytes is what one decode stage must read from memory
+	// (BytesFormula); StepFloorMS the least a decode step can take at the
+	// GPU's peak bandwidth; MBU the bytes over the decode's time against
+	// that peak.
+	DecodeBytes float64  `json:"decode_bytes,omitempty"`
+	StepFloorMS *float64 `json:"step_floor_ms"`
+	MBU         *float64 `json:"mbu"`
+	// BytesFormula and BytesAssumptions say how DecodeBytes is counted;
+	// Missing what the figures lack, when some are absent.
+	BytesFormula     string   `json:"bytes_formula"`
+	BytesAssumptions []string `json:"bytes_assumptions"`
+	Missing          string   `json:"missing,omitempty"`
+}
+
+// BytesFormula is how a decode's bytes are counted, as the report prints it.
+const BytesFormula = "bytes(decode of G tokens) = G·M·s + B·2·L·Hkv·d·s·(G·P + G(G+1)/2), where M is the weights every " +
+	"token multiplies (matmul_params), s the bytes of the dtype, B the batch, L layers, Hkv key/value heads of " +
+	"dimension d, P the prompt's tokens: each step reads every weight once and every sequence's keys and values so far. " +
+	"MBU = bytes / (decode time × peak bandwidth); a step's floor = bytes / G / peak bandwidth."
+
+// BytesAssumptions are what the bytes formula leaves out.
+var BytesAssumptions = []string{
+	"each decode step reads every weight once, whatever the batch (the batch shares them)",
+	"the KV cache is read whole at every step; activations, norms and the embedding lookups are left out (small beside weights and cache)",
+	"key/value heads as the report gives them (grouped-query attention), else as many as the query heads",
+	"a mixture-of-experts model reads only its routed experts: this formula counts every weight",
+}
+
+// dtypeBytes is the bytes of one element of a model dtype, 0 when unknown.
+func dtypeBytes(dtype string) float64 {
+	switch machine.Dtype(dtype) {
+	case "bf16", "fp16":
+		return 2
+	case "fp32":
+		return 4
+	}
+	switch strings.ToLower(dtype) {
+	case "fp8", "float8_e4m3fn", "float8_e5m2", "int8":
+		return 1
+	}
+	return 0
+}
+
+// DecodeBytes counts what one decode stage of the report's generate reads
+// (BytesFormula).
+func DecodeBytes(m workload.Model, t workload.Tokens, batch int64) (float64, error) {
+	s := dtypeBytes(m.Dtype)
+	var miss []string
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{"matmul_params", m.MatmulParams > 0}, {"layers", m.Layers > 0}, {"heads", m.Heads > 0}, {"head_dim", m.HeadDim > 0},
+		{"a known dtype", s > 0}, {"generated tokens", t.Generated > 0}} {
+		if !f.ok {
+			miss = append(miss, f.name)
+		}
+	}
+	if len(miss) > 0 {
+		return 0, fmt.Errorf("the workload's model has no %s", strings.Join(miss, ", "))
+	}
+	if batch <= 0 {
+		batch = 1
+	}
+	kv := m.KVHeads
+	if kv <= 0 {
+		kv = m.Heads
+	}
+	b := float64(batch)
+	P, G := float64(t.Prompt)/b, float64(t.Generated)/b
+	return G*float64(m.MatmulParams)*s + b*2*float64(m.Layers)*float64(kv)*float64(m.HeadDim)*s*(G*P+G*(G+1)/2), nil
+}
+
+func serving(in Inputs, peak *machine.Peak, st Stages) Serving {
+	out := Serving{BytesFormula: BytesFormula, BytesAssumptions: BytesAssumptions}
+	var pre, dec *Stage
+	for i := range st.Rows {
+		r := &st.Rows[i]
+		if r.Phase == model.Prefill && pre == nil {
+			pre = r
+		}
+		if r.Phase == model.Decode && dec == nil {
+			dec = r
+		}
+	}
+	f := func(v float64) *float64 { return &v }
+	if pre != nil && pre.MeanMS > 0 {
+		out.TTFTMS = f(pre.MeanMS)
+	}
+	var why []string
+	batch := max(st.Batch, 1)
+	switch {
+	case dec == nil || dec.MeanMS <= 0:
+		why = append(why, "no decode stage (phases.decode names it)")
+	case in.Workload == nil || in.Workload.Tokens.Generated <= 0:
+		why = append(why, "no generated token count (the workload report's tokens, or model.generated_tokens)")
+	default:
+		g := float64(in.Workload.Tokens.Generated) / float64(batch)
+		out.TPOTMS = f(dec.MeanMS / g)
+		if dec.N > 1 {
+			out.TPOTSDMS = f(dec.SDMS / g)
+		}
+		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (dec.MeanMS / 1e3))
+		bytes, err := DecodeBytes(in.Workload.Model, in.Workload.Tokens, batch)
+		switch {
+		case err != nil:
+			why = append(why, "no MBU: "+err.Error())
+		case peak == nil || peak.MemoryTBps <= 0:
+			why = append(why, "no MBU: no peak bandwidth for this GPU (report.peak_memory_tbps)")
+		default:
+			out.DecodeBytes = bytes
+			out.StepFloorMS = f(bytes / g / peak.BytesPerSec() * 1e3)
+			out.MBU = f(bytes / (dec.MeanMS / 1e3) / peak.BytesPerSec())
+		}
+	}
+	if out.MBU != nil && *out.MBU > 1 {
+		// More than the memory can move: the figures are wrong, not the GPU.
+		why = append(why, fmt.Sprintf("implausible: the workload's figures give an MBU of %.3g%%, over 100%%: check its tokens and the model.* facts", 100**out.MBU))
+		out.MBU, out.StepFloorMS, out.DecodeBytes = nil, nil, 0
+	}
+	out.Missing = strings.Join(why, "; ")
+	return out
+}
