@@ -3,15 +3,19 @@ package render
 import (
 	"bytes"
 	_ "embed"
-	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
+	"path"
+	"slices"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
+
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 //go:embed report.html.tmpl
@@ -30,34 +34,68 @@ var markdown = goldmark.New(
 )
 
 type htmlChart struct {
-	Title, Path, Missing string
-	Src                  template.URL
+	Title, Path, Missing, ID string
+	SVG                      template.HTML
 }
+
+// keyCharts are the charts report.html shows right after the findings,
+// full width: where the GPU time goes (the top kernels) and where the wall
+// time goes (prefill against decode). The others follow at the end.
+var keyCharts = []string{rundir.ChartTopKernels, rundir.ChartStages}
 
 // SummaryHTML writes report.html: one self-contained page (no network:
 // its Content-Security-Policy forbids any fetch) with the stakeholder
-// summary as summaryMD says it, its charts inline as data: images, and
-// tables that sort on a click.
+// summary as summaryMD says it, the key charts after its findings and
+// the others at its end, each drawn inline (so that its text scales with
+// the page), the summary's chart links pointing at them, and tables that
+// sort on a click.
 func SummaryHTML(w io.Writer, runID string, summaryMD []byte, charts []Chart) error {
 	var body bytes.Buffer
 	if err := markdown.Convert(summaryMD, &body); err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
-	data := struct {
-		RunID  string
-		Body   template.HTML
-		Charts []htmlChart
-	}{RunID: runID, Body: template.HTML(body.String())}
+	html := body.String()
+	var key, rest []htmlChart
 	for _, c := range charts {
-		hc := htmlChart{Title: c.Title, Path: c.Path, Missing: c.Missing}
+		base := strings.TrimSuffix(path.Base(c.Path), ".svg")
+		hc := htmlChart{Title: c.Title, Path: c.Path, Missing: c.Missing, ID: "chart-" + base}
 		if c.Missing == "" {
-			if len(c.SVG) == 0 {
-				hc.Missing = "no SVG"
+			if svg, ok := inlineSVG(c.SVG); ok {
+				hc.SVG = template.HTML(svg)
 			} else {
-				hc.Src = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(c.SVG))
+				hc.Missing = "no SVG"
 			}
 		}
-		data.Charts = append(data.Charts, hc)
+		// The summary's links to the chart's file point at the figure.
+		html = strings.ReplaceAll(html, `href="`+c.Path+`"`, `href="#`+hc.ID+`"`)
+		if slices.Contains(keyCharts, c.Path) {
+			key = append(key, hc)
+		} else {
+			rest = append(rest, hc)
+		}
 	}
+	// The key charts go before "What to try" (after the findings); a
+	// summary without that section has them first.
+	before, after := "", html
+	if i := strings.Index(html, `<h2 id="what-to-try"`); i >= 0 {
+		before, after = html[:i], html[i:]
+	}
+	data := struct {
+		RunID         string
+		Before, After template.HTML
+		Key, Charts   []htmlChart
+	}{RunID: runID, Before: template.HTML(before), After: template.HTML(after), Key: key, Charts: rest}
 	return htmlTemplate.Execute(w, data)
+}
+
+// inlineSVG is a chart's SVG to place in the page: the document without
+// its XML declaration and comments before the <svg> element. The charts
+// are drawn here, every name in them escaped as XML.
+func inlineSVG(svg []byte) (string, bool) {
+	s := string(svg)
+	i := strings.Index(s, "<svg")
+	if i < 0 {
+		return "", false
+	}
+	return s[i:], true
 }
