@@ -148,6 +148,9 @@ func rebuild(run *rundir.Run, cfg settings) error {
 		errs = append(errs, errors.New(in.WorkloadMissing))
 	}
 	in.Phases = phases
+	if phases != nil && run.Exists(rundir.TimelineTrace) {
+		in.Trace = rundir.TimelineTrace
+	}
 	if terr != nil && hasCupti(run) {
 		in.PhasesMissing = "the CUPTI timeline could not be read: " + terr.Error()
 	}

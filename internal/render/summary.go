@@ -44,6 +44,9 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 		}
 		b.WriteString(strings.Join(parts, ", ") + ".\n\n")
 	}
+	if s.Trace != "" {
+		fmt.Fprintf(&b, "Timeline: %s in the run directory holds every kernel, copy, launch call and NVTX range, with an arrow from each launch call to its kernel; open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or in chrome://tracing.\n\n", "`"+s.Trace+"`")
+	}
 	stagesSection(&b, s)
 	phases(&b, s.Phases)
 	communication(&b, s.Communication)

@@ -24,6 +24,9 @@ const (
 	CatMemset = "memset"
 	CatAPI    = "cuda_api"
 	CatNVTX   = "nvtx"
+	// CatLaunch is the flow from a launch call to its kernel: Perfetto and
+	// chrome://tracing draw it as an arrow.
+	CatLaunch = "launch"
 )
 
 // gpuPIDBase is where the trace's synthetic process ids of GPU track groups
@@ -323,6 +326,9 @@ func (w *writer) process(p *timeline.Process, index int) {
 			w.dur2("launch_latency_us", k.Start-k.API.Start)
 		}
 		w.end(true)
+		if k.API != nil {
+			w.flow(pid, k.API.Thread, k.API.Start, gpid[k.Device], int64(k.Stream), k.Start, i)
+		}
 	}
 	for i := range p.Copies {
 		c := &p.Copies[i]
@@ -343,6 +349,27 @@ func (w *writer) process(p *timeline.Process, index int) {
 		}
 		w.end(true)
 	}
+}
+
+// flow writes the arrow from a launch call (on thread tid of process pid,
+// starting at from) to its kernel (on track gtid of GPU track group gpid,
+// starting at to): a flow start ("s") inside the call's slice and a flow
+// end ("f", bound to the enclosing slice) at the kernel's start. Its id is
+// the process's and the kernel's index in it, unique in the trace (one call
+// may launch several kernels, all of one correlation id).
+func (w *writer) flow(pid, tid, from, gpid, gtid, to int64, kernel int) {
+	id := pid<<32 | int64(kernel)
+	w.event("s", pid, tid, from)
+	w.str("cat", CatLaunch)
+	w.str("name", "launch")
+	w.int("id", id)
+	w.end(false)
+	w.event("f", gpid, gtid, to)
+	w.str("cat", CatLaunch)
+	w.str("name", "launch")
+	w.int("id", id)
+	w.str("bp", "e")
+	w.end(false)
 }
 
 // dur2 writes a duration in microseconds under another key.

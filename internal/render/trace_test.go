@@ -117,6 +117,7 @@ func TestTrace(t *testing.T) {
 			kernelCount := map[string]int{}
 			kernelUS := map[string]float64{}
 			async := map[string]int{}
+			flows := map[float64][]map[string]any{}
 			for _, ev := range d.TraceEvents {
 				for _, k := range []string{"ph", "ts", "pid", "tid"} {
 					require.Contains(t, ev, k, "event %v", ev)
@@ -144,6 +145,9 @@ func TestTrace(t *testing.T) {
 					}
 				case "b", "e":
 					async[ev["name"].(string)] += map[string]int{"b": 1, "e": -1}[ev["ph"].(string)]
+				case "s", "f":
+					assert.Equal(t, render.CatLaunch, ev["cat"])
+					flows[num(t, ev, "id")] = append(flows[num(t, ev, "id")], ev)
 				case "i":
 				default:
 					t.Fatalf("unexpected phase %v", ev["ph"])
@@ -160,6 +164,29 @@ func TestTrace(t *testing.T) {
 			for name, n := range async {
 				assert.Zero(t, n, "async range %q begins and ends", name)
 			}
+			// Every kernel with a launch call has one arrow from the call
+			// to the kernel: a flow start at the call's start on its
+			// thread, a flow end bound to the kernel's slice at its start.
+			attributed := 0
+			for _, p := range tl.Processes {
+				for i := range p.Kernels {
+					k := &p.Kernels[i]
+					if k.API == nil {
+						continue
+					}
+					attributed++
+					f := flows[float64(p.Header.PID<<32|int64(i))]
+					require.Len(t, f, 2, "kernel %d of %d", k.Correlation, p.Header.PID)
+					assert.Equal(t, "s", f[0]["ph"])
+					assert.Equal(t, float64(k.API.Thread), num(t, f[0], "tid"))
+					assert.InDelta(t, float64(k.API.Start-tl.OriginNS)/1e3, num(t, f[0], "ts"), 1e-3)
+					assert.Equal(t, "f", f[1]["ph"])
+					assert.Equal(t, "e", f[1]["bp"])
+					assert.Equal(t, float64(k.Stream), num(t, f[1], "tid"))
+					assert.InDelta(t, float64(k.Start-tl.OriginNS)/1e3, num(t, f[1], "ts"), 1e-3)
+				}
+			}
+			assert.Len(t, flows, attributed, "one arrow a kernel with a launch call")
 
 			// Kernels match the input: the names and calls of kernels.json,
 			// and their time.

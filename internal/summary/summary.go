@@ -20,6 +20,9 @@ import (
 // with the reason it is missing.
 type Inputs struct {
 	RunID string
+	// Trace is the run directory's Perfetto trace of the timeline, "" when
+	// it has none.
+	Trace string
 	// Anomalies are what the recording holds that changes the numbers
 	// made from it (timeline.Timeline.Anomalies), each a line.
 	Anomalies []string
@@ -142,6 +145,8 @@ type Summary struct {
 	// Anomalies are what the recording holds that changes these numbers;
 	// absent when none.
 	Anomalies []string `json:"anomalies,omitempty"`
+	// Trace is the run's timeline trace (Inputs.Trace); absent when none.
+	Trace string `json:"trace,omitempty"`
 
 	workloadRanges json.RawMessage // the workload report's "ranges"
 }
@@ -360,7 +365,7 @@ func Build(in Inputs, opt Options) *Summary {
 	if opt.BoundThresholdPct <= 0 {
 		opt.BoundThresholdPct = 60
 	}
-	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies}
+	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
 		in.Workload = opt.Facts.fill(in.Workload)
