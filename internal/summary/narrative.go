@@ -242,6 +242,9 @@ func narrate(s *Summary) Narrative {
 	if len(s.Kernels.Rows) > 0 {
 		k := s.Kernels.Rows[0]
 		line := fmt.Sprintf("The top kernel, #1 %s (%s), takes %.1f%% of kernel time and is %s", k.Shown(), k.Category, 100*k.Share, k.Bound.Class)
+		if k.Bound.Class == kernels.Unknown && k.Category == kernels.Communication {
+			line += " (a collective: the deep pass leaves collectives out, their time under ncu being waiting for the other ranks)"
+		}
 		if k.SMPct != nil && k.MemPct != nil {
 			line += fmt.Sprintf(" (SM %.0f%%, memory %.0f%% of peak)", *k.SMPct, *k.MemPct)
 		}
@@ -354,12 +357,12 @@ func narrate(s *Summary) Narrative {
 		var on []string
 		var ranks []int
 		for _, f := range g.on {
-			on = append(on, fmt.Sprintf("#%d (%.1f%% off it)", f.rank, f.speedup))
+			on = append(on, fmt.Sprintf("#%d (up to %.1f%% of its time)", f.rank, f.speedup))
 			ranks = append(ranks, f.rank)
 		}
 		total := g.total
 		advise(Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
-			"ncu's %s (%s) on %s, %.2f%% of all kernel time in all: %s",
+			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all (rules' estimates overlap: they do not add up): %s",
 			g.rule.Name, g.rule.Severity, join(on), total, g.rule.Advice)})
 	}
 	if len(n.Recommendations) == 0 && len(n.Lines) > 0 {

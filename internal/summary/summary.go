@@ -584,6 +584,8 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 		switch m := in.Metrics[r.Name]; {
 		case in.Metrics == nil:
 			row.Bound = kernels.Bound{Class: "unknown", Why: "no deep-pass metrics"}
+		case m == nil && category[r.Name] == kernels.Communication:
+			row.Bound = kernels.Bound{Class: "unknown", Why: "a collective: the deep pass leaves collectives out, since under ncu's replay their time is waiting for the other ranks; its time and its overlap with compute are in the communication figures"}
 		case m == nil:
 			row.Bound = kernels.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
 		default:
