@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,8 +54,50 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PROFILES", profiles)
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"synthetic": synthetic, "treehash": treehash},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"synthetic": synthetic, "treehash": treehash, "exits": exits},
 	})
+}
+
+// exits runs a program of the script's PATH in its working directory and
+// checks its exit status; what it printed is the command's stdout and
+// stderr, for the next stdout and stderr checks:
+//
+//	exits CODE PROGRAM ARGS...
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	var prog string
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(dir, args[1]); fileExists(p) {
+			prog = p
+			break
+		}
+	}
+	if prog == "" {
+		ts.Fatalf("exits: %s is not on the script's PATH", args[1])
+	}
+	cmd := exec.Command(prog, args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Stdout, cmd.Stderr = ts.Stdout(), ts.Stderr()
+	code := 0
+	if err := cmd.Run(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			ts.Fatalf("exits: %v", err)
+		}
+		code = ee.ExitCode()
+	}
+	if code != want {
+		ts.Fatalf("%s %s: exit status %d, want %d", args[1], strings.Join(args[2:], " "), code, want)
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // treehash prints one hash of the tree at DIR: every path under it, its
