@@ -16,9 +16,9 @@ import (
 // returns an exitError: 1 when something regressed, 2 when a part could not
 // be compared (and nothing regressed) or on any error; nil (0) otherwise.
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("diff", "diff [--threshold 5%] [--format md|json] RUN_A RUN_B", stdout)
+	fs := newFlagSet("diff", "diff [--threshold 5%] [--format text|md|json] RUN_A RUN_B", stdout)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
-	format := fs.String("format", "md", "output `format`: md (Markdown tables) or json")
+	format := fs.String("format", "", "output `format`: text (aligned plain text within 120 columns; the default on a terminal), md (Markdown tables; the default otherwise) or json")
 	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models, workload shapes (tokens, batch) or kernel sources (every launch or the deep pass's sample), or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")
 	models := fs.Bool("allow-different-models", false, "the older name of --allow-mismatch")
 	allow := fs.Bool("allow-partial", false, "compare runs that are not complete (their manifest says partial, missing or stale files); refused otherwise, exit 2")
@@ -33,8 +33,9 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *format != "md" && *format != "json" {
-		return &usageError{fmt.Sprintf("--format %q: must be md or json", *format)}
+	f, err := tableFormat(*format, stdout)
+	if err != nil {
+		return err
 	}
 	var sides [2]*compare.Summary
 	for i, p := range pos {
@@ -51,10 +52,10 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Uniform(th))
-	if *format == "json" {
+	if f == "json" {
 		err = res.JSON(stdout)
 	} else {
-		err = render.DiffMarkdown(stdout, res)
+		err = writeMarkdown(stdout, f, func(w io.Writer) error { return render.DiffMarkdown(w, res) })
 	}
 	if err != nil {
 		return &exitError{2, err}

@@ -99,7 +99,7 @@ Usage:
       deepprof profile, same configuration and launcher) into the new run
       directory MAIN: every rank's CUPTI records and deep pass, stage 1 from
       the node that has it; then rebuild it as one run. No GPU.
-  deepprof diff [--threshold 5%] [--format md|json] RUN_A RUN_B
+  deepprof diff [--threshold 5%] [--format text|md|json] RUN_A RUN_B
       Compare run B with run A (a run directory or a baseline file): stage
       times, kernels by name, regions, MFU. A change counts when it exceeds
       the threshold and, for stages with repeats, Welch's t-test (α = 0.05).

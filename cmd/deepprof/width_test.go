@@ -98,4 +98,15 @@ func TestTextFitsTheTerminal(t *testing.T) {
 		}
 	}
 	assert.Greater(t, n, 20)
+
+	// diff --format text of a recorded run against its baseline.
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"diff", "--format", "text", "../../golden/perf/tiny-llama.json", "../../fixtures/runs/tiny-llama"}, nil, &out, &errOut))
+	require.Contains(t, out.String(), "Run comparison")
+	assert.NotContains(t, out.String(), `\_`, "text, not Markdown escapes")
+	for i, line := range strings.Split(out.String(), "\n") {
+		if w := utf8.RuneCountInString(line); w > render.TextWidth {
+			t.Errorf("diff: line %d is %d columns: %q", i+1, w, line)
+		}
+	}
 }

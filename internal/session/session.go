@@ -441,11 +441,14 @@ func FormatPlan(w io.Writer, steps []Step) error {
 	safe := input.EscapeHidden
 	var b strings.Builder
 	for i, st := range steps {
-		fmt.Fprintf(&b, "%d. %s", i+1, safe(st.Name()))
+		title := fmt.Sprintf("%d. %s", i+1, safe(st.Name()))
 		if st.Note != "" {
-			fmt.Fprintf(&b, " (%s)", safe(st.Note))
+			title += fmt.Sprintf(" (%s)", safe(st.Note))
 		}
-		b.WriteString("\n   argv:")
+		b.WriteString(wrapWords(title, "   ") + "\n")
+		// The argv on one line, quoted where needed, as a shell would take
+		// it: to paste or to grep, it is not wrapped.
+		b.WriteString("   argv:")
 		for _, a := range st.Argv {
 			fmt.Fprintf(&b, " %s", safe(quoteArg(a)))
 		}
@@ -463,11 +466,36 @@ func FormatPlan(w io.Writer, steps []Step) error {
 			fmt.Fprintf(&b, "   deadline: %s\n", safe(st.Deadline.String()))
 		}
 		for _, d := range st.Details {
-			fmt.Fprintf(&b, "   note: %s\n", safe(d))
+			b.WriteString(wrapWords("   note: "+safe(d), "         ") + "\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// planWidth is the widest line of the dry run's titles and notes (a word
+// longer than that stands alone; argv lines are not wrapped).
+const planWidth = 120
+
+// wrapWords breaks s at spaces into lines of at most planWidth bytes, the
+// lines after the first starting with indent.
+func wrapWords(s, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Split(s, " ") {
+		if i > 0 {
+			if n+1+len(word) > planWidth && n > len(indent) {
+				b.WriteString("\n" + indent)
+				n = len(indent)
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }
 
 func quoteArg(a string) string {
