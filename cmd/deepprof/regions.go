@@ -103,7 +103,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if f == "json" {
 		return render.RegionsJSON(stdout, rep)
 	}
-	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.RegionsMarkdown(w, rep) })
+	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.RegionsMarkdownAlone(w, rep) })
 }
 
 // unmatchedFilters says, by flag, which filters matched nothing:

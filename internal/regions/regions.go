@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
@@ -656,9 +657,31 @@ func (a *Aggregator) notes() []string {
 	case !slices.Contains(a.seen, true):
 		notes = append(notes, a.durationsOnlyNote())
 	default:
+		// A group none of whose metrics the export has is one note
+		// (ncu's basic set collects no DRAM bytes nor instruction
+		// counts); a group missing some, a note a metric.
+		var groups []string
+		seen, missing := map[string]bool{}, map[string][]string{}
 		for i, sp := range a.specs {
-			if !a.seen[i] {
-				notes = append(notes, fmt.Sprintf("Metric %q of group %q is in no launch of this export (looked for %s).", sp.Label, sp.group, sp.Source()))
+			if !slices.Contains(groups, sp.group) {
+				groups = append(groups, sp.group)
+			}
+			if a.seen[i] {
+				seen[sp.group] = true
+			} else {
+				missing[sp.group] = append(missing[sp.group], fmt.Sprintf("%q", sp.Label))
+			}
+		}
+		for _, g := range groups {
+			if !seen[g] {
+				notes = append(notes, fmt.Sprintf("Group %q: none of its metrics (%s) is in this export, which its profile did not collect (ncu's basic set has neither DRAM bytes nor instruction counts: ncu=roofline or ncu=full collect them; --metrics without %s leaves the group out).",
+					g, strings.Join(missing[g], ", "), g))
+				continue
+			}
+			for i, sp := range a.specs {
+				if sp.group == g && !a.seen[i] {
+					notes = append(notes, fmt.Sprintf("Metric %q of group %q is in no launch of this export (looked for %s).", sp.Label, sp.group, sp.Source()))
+				}
 			}
 		}
 	}

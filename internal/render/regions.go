@@ -22,7 +22,18 @@ import (
 // summary table of its regions and one subsection per region whose heading
 // depth follows the region's nesting. A region subsection holds its totals,
 // a table of its top kernels and a table of its metrics.
-func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
+func RegionsMarkdown(w io.Writer, rep *regions.Report) error { return regionsMarkdown(w, rep, true) }
+
+// RegionsMarkdownAlone is RegionsMarkdown for a report printed by itself
+// (deepprof regions without --out): no link to a region's kernel table,
+// a file that only --out writes.
+func RegionsMarkdownAlone(w io.Writer, rep *regions.Report) error {
+	return regionsMarkdown(w, rep, false)
+}
+
+// regionsMarkdown writes the report; links says whether each region links
+// to its kernel table's file.
+func regionsMarkdown(w io.Writer, rep *regions.Report, links bool) error {
 	var b strings.Builder
 	if rep.Sample != "" {
 		// The first line says it: these are not the run's totals.
@@ -68,7 +79,7 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 	default:
 		fmt.Fprintf(&b, "## All scopes\n\nRegions summed across %d scopes; %s ms profiled in all.\n\n",
 			len(rep.Scopes), model.Fixed(rep.ProfiledMS, 3))
-		writeScope(&b, rep, rep.Aggregate, nil)
+		writeScope(&b, rep, rep.Aggregate, nil, links)
 	}
 	for i := range rep.Scopes {
 		s := &rep.Scopes[i]
@@ -79,13 +90,13 @@ func RegionsMarkdown(w io.Writer, rep *regions.Report) error {
 		fmt.Fprintf(&b, ", device %d\n\n", s.Device)
 		fmt.Fprintf(&b, "%s, %s ms profiled; %s (%s ms) outside every NVTX range.\n\n",
 			plural(s.Launches, "launch", "launches"), model.Fixed(s.ProfiledMS, 3), plural(s.OutsideLaunches, "selected launch", "selected launches"), model.Fixed(s.OutsideMS, 3))
-		writeScope(&b, rep, s.Regions, s)
+		writeScope(&b, rep, s.Regions, s, links)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, s *regions.Scope) {
+func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, s *regions.Scope, links bool) {
 	if len(regs) == 0 {
 		b.WriteString("No NVTX regions: no region profiling took place in this scope.\n\n")
 		return
@@ -105,11 +116,11 @@ func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, 
 	b.WriteString(tab.String())
 	b.WriteString("\n")
 	for _, r := range regs {
-		writeRegion(b, rep, r, s, d)
+		writeRegion(b, rep, r, s, d, links)
 	}
 }
 
-func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *regions.Scope, d int) {
+func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *regions.Scope, d int, links bool) {
 	level := min(2+r.Depth, 6)
 	fmt.Fprintf(b, "%s %s\n\n", strings.Repeat("#", level), regionName(r.Name))
 	if r.Parent != "" {
@@ -127,8 +138,11 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 		}
 		fmt.Fprintf(b, " Stack: %s.", strings.Join(parts, " / "))
 	}
-	dir := RegionTableDir(rep, r, s)
-	fmt.Fprintf(b, " Kernel table: [%s](%s).\n\n", EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
+	if links {
+		dir := RegionTableDir(rep, r, s)
+		fmt.Fprintf(b, " Kernel table: [%s](%s).", EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
+	}
+	b.WriteString("\n\n")
 	if len(r.Kernels) > 0 {
 		tot := make([]float64, len(r.Kernels))
 		for i, k := range r.Kernels {

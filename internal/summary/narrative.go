@@ -195,19 +195,17 @@ func narrate(s *Summary) Narrative {
 			"%s %s launch-bound (GPU idle %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\"), give each launch more work (larger batches), and launch fewer, fused kernels; faster kernels can only save the busy %s.",
 			join(names), isAre(len(names)), join(idle), join(busy))})
 	} else if s.Phases.Missing != "" {
-		var names, busy []string
-		var detail string
+		var names, busy, details []string
 		for _, g := range n.GPUBusy {
 			if g.Busy < busyLow {
 				names = append(names, g.Phase)
 				busy = append(busy, fmt.Sprintf("%.0f%%", 100*g.Busy))
-				if detail == "" {
-					detail = fmt.Sprintf("%.2f ms of kernels in %.2f ms", g.GPUMS, g.WallMS)
-				}
+				details = append(details, fmt.Sprintf("%.2f ms of kernels in %.2f ms", g.GPUMS, g.WallMS))
 			}
 		}
 		if len(names) > 0 {
-			say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (Python, framework, kernel launches).", join(names), join(busy), detail)
+			// Each number the line names, for each phase it names.
+			say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (Python, framework, kernel launches).", join(names), join(busy), join(details))
 			advise(Recommendation{Kind: "phase", Text: fmt.Sprintf(
 				"%s %s host-bound (GPU busy %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\") or batch more requests per step before tuning kernels.",
 				join(names), isAre(len(names)), join(busy))})
@@ -322,10 +320,11 @@ func narrate(s *Summary) Narrative {
 		speedup, save float64
 	}
 	type ruleGroup struct {
-		rule  kernels.Rule // the one with the largest saving: its text
-		best  float64
-		on    []fired
-		total float64
+		rule     kernels.Rule // the one with the largest saving: its text
+		bestRank int          // the kernel it is about
+		best     float64
+		on       []fired
+		total    float64
 	}
 	var rgs []*ruleGroup
 	byRule := map[string]*ruleGroup{}
@@ -344,7 +343,7 @@ func narrate(s *Summary) Narrative {
 			g.on = append(g.on, fired{i + 1, *r.SpeedupPct, save})
 			g.total += save
 			if save > g.best {
-				g.best, g.rule = save, r
+				g.best, g.rule, g.bestRank = save, r, i+1
 			}
 		}
 	}
@@ -362,8 +361,8 @@ func narrate(s *Summary) Narrative {
 		}
 		total := g.total
 		advise(Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
-			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all (rules' estimates overlap: they do not add up): %s",
-			g.rule.Name, g.rule.Severity, join(on), total, g.rule.Advice)})
+			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all (rules' estimates overlap: they do not add up). %s",
+			g.rule.Name, g.rule.Severity, join(on), total, ruleDetail(g.rule.Advice, g.bestRank, len(g.on)))})
 	}
 	if len(n.Recommendations) == 0 && len(n.Lines) > 0 {
 		advise(Recommendation{Kind: "none", Text: "No rule fired on this run's numbers: read the kernel table and the regions below."})
@@ -372,6 +371,16 @@ func narrate(s *Summary) Narrative {
 		n.Order = recommendationOrder
 	}
 	return n
+}
+
+// ruleDetail is a rule's advice as ncu wrote it for one kernel (#rank,
+// the one it saves most on), said to be that kernel's when the rule fired
+// on several: its numbers ("only 32 blocks") are that launch's.
+func ruleDetail(advice string, rank, kernels int) string {
+	if kernels < 2 {
+		return advice
+	}
+	return fmt.Sprintf("On #%d, ncu says: %s", rank, advice)
 }
 
 // bestRule is the kernel's actionable ncu rule with the largest estimated
