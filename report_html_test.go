@@ -59,6 +59,9 @@ type seenPage struct {
 	SortedUp   []string `json:"sortedUp"`
 	SortedDown []string `json:"sortedDown"`
 	External   []string `json:"external"` // src or href attributes that leave the page
+	// RunFiles are the links to files beside the page, each followed by
+	// its mark (true) or not (false).
+	RunFiles []bool `json:"runFiles"`
 }
 
 const seeJS = `(() => {
@@ -82,6 +85,7 @@ const seeJS = `(() => {
     th.click(); up = [...k.tBodies[0].rows].map(r => r.cells[col].textContent.trim());
     th.click(); down = [...k.tBodies[0].rows].map(r => r.cells[col].textContent.trim());
   }
+  const runFiles = [...document.querySelectorAll("main a")].filter(a => !/^(#|[a-z]+:)/.test(a.getAttribute("href"))).map(a => !!(a.nextElementSibling && a.nextElementSibling.classList.contains("runfile")));
   const ext = [...document.querySelectorAll("[src],[href]")].map(e => e.getAttribute("src") || e.getAttribute("href")).filter(u => /^(https?:)?\/\//.test(u));
   return {
     h2: h2.map(h => h.textContent.trim()),
@@ -92,7 +96,7 @@ const seeJS = `(() => {
     drawn: imgs.filter(i => i.getBoundingClientRect().width > 0 && i.querySelector("text")).length,
     findingsBottom: bottom(f), chartBottom: imgs.length ? bottom(imgs[0]) : 1e9, minChartFontPx: minFont, chartLinks: links,
     tables: document.querySelectorAll("table").length,
-    sortedUp: up, sortedDown: down, external: ext,
+    sortedUp: up, sortedDown: down, external: ext, runFiles: runFiles,
   };
 })()`
 
@@ -187,6 +191,8 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, seen.Tables, 8)
 	assert.Empty(t, seen.External, "nothing fetched from off the page")
+	assert.NotEmpty(t, seen.RunFiles, "the page links files of the run directory (operators.md, the regions sample)")
+	assert.NotContains(t, seen.RunFiles, false, "each link to a file beside the page says it is one")
 	require.Len(t, seen.SortedUp, 10)
 	assert.Less(t, num(t, seen.SortedUp[0]), num(t, seen.SortedUp[9]), "one click sorts ascending")
 	assert.Greater(t, num(t, seen.SortedDown[0]), num(t, seen.SortedDown[9]), "a second click descending")

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -74,6 +75,9 @@ func SummaryHTML(w io.Writer, runID string, summaryMD []byte, charts []Chart) er
 			rest = append(rest, hc)
 		}
 	}
+	// A link to another file of the run directory works beside it only:
+	// the page says so, for a reader of the page sent alone.
+	html = runFileLink.ReplaceAllString(html, `$0 <small class="runfile">(a file of the run directory)</small>`)
 	// The key charts go before "What to try" (after the findings); a
 	// summary without that section has them first.
 	before, after := "", html
@@ -87,6 +91,10 @@ func SummaryHTML(w io.Writer, runID string, summaryMD []byte, charts []Chart) er
 	}{RunID: runID, Before: template.HTML(before), After: template.HTML(after), Key: key, Charts: rest}
 	return htmlTemplate.Execute(w, data)
 }
+
+// runFileLink is a link to a file beside the page (a relative path, not
+// an anchor of the page nor an address elsewhere).
+var runFileLink = regexp.MustCompile(`<a href="[^"#:][^":]*">[^<]*</a>`)
 
 // inlineSVG is a chart's SVG to place in the page: the document without
 // its XML declaration and comments before the <svg> element. The charts
