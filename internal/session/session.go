@@ -649,6 +649,9 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 	}
 	byID = index(steps)
 	run.Note("%s", byID[StepNcuDeep].Note)
+	// The plan of the longest step, before it starts: what it profiles,
+	// how many launches and about how long.
+	s.logf("%s: plan: %s", StepNcuDeep, byID[StepNcuDeep].Note)
 	if s.Cfg.Workload.Launcher.Multi() {
 		return s.deepRanks(ctx, run, steps)
 	}
