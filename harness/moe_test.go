@@ -34,6 +34,10 @@ func TestMoEGroupedGemmNamedAndBound(t *testing.T) {
 				Name    string `json:"kernel_name"`
 				Display string `json:"display_name"`
 				Bound   struct{ Class string }
+				Sampled *struct {
+					Configs, Of int
+					Share       float64
+				}
 			}
 		}
 	}
@@ -52,6 +56,16 @@ func TestMoEGroupedGemmNamedAndBound(t *testing.T) {
 		}
 	}
 	assert.Zero(t, unknown, "the ten kernels the deep pass profiled all have a bound")
+	// What each bound stands on: every configuration of each profiled
+	// kernel, as the plan asked (one launch of each), against the CUPTI
+	// timeline's configurations of it.
+	for _, row := range s.Kernels.Rows[:10] {
+		if assert.NotNil(t, row.Sampled, row.Display) {
+			assert.Equal(t, row.Sampled.Of, row.Sampled.Configs, row.Display)
+			assert.InDelta(t, 1, row.Sampled.Share, 1e-9, row.Display)
+		}
+	}
+	assert.Equal(t, 6, s.Kernels.Rows[1].Sampled.Of, "the elementwise kernel ran in 6 configurations, each profiled")
 	assert.InDelta(t, 0.731, s.Kernels.DeepShare, 0.001, "the plan's 73.1%")
 	assert.Contains(t, strings.Join(r.manifest.Notes, "\n"), "ncu-deep: the program was stopped once the 48 planned launches were profiled")
 }

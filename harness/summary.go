@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
@@ -229,6 +231,11 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		in.MetricsMissing = sc.metricsErr.Error()
 	} else {
 		in.Metrics = byTableNames(sc.metrics, in.Kernels)
+		if src.kernels.path == rundir.TimelineCupti {
+			if tl, err := cfg.loadTimeline(run); err == nil {
+				in.ConfigNS = configTimes(tl, cfg.Include)
+			}
+		}
 	}
 
 	if rerr != nil {
@@ -260,6 +267,33 @@ func byTableNames[V any](m map[string]V, tab *model.KernelTable) map[string]V {
 	}
 	for n, h := range ncu.MatchSpellings(names, have) {
 		out[n] = m[h]
+	}
+	return out
+}
+
+// configTimes is each kernel's time by launch configuration
+// (kernels.ConfigKey) in the timeline's launches in the profiled ranges
+// (all of them when none is in those ranges, as the kernel table then
+// takes the program's outermost ranges): what weighs the deep pass's
+// sample of each kernel.
+func configTimes(tl *timeline.Timeline, include [][]model.Range) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	add := func(keep func(*model.Launch) bool) {
+		for l := range tl.Launches() {
+			if !keep(l) || !l.Duration.Valid {
+				continue
+			}
+			m := out[l.Kernel]
+			if m == nil {
+				m = map[string]float64{}
+				out[l.Kernel] = m
+			}
+			m[kernels.ConfigKey(l.GridSize, l.BlockSize)] += l.Duration.Base
+		}
+	}
+	add(func(l *model.Launch) bool { return model.InRanges(l, include) })
+	if len(out) == 0 {
+		add(func(*model.Launch) bool { return true })
 	}
 	return out
 }

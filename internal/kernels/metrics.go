@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -116,7 +117,15 @@ type Metrics struct {
 	// HasRoofline says every launch had both FLOP counters and DRAM bytes,
 	// so that FLOPs, DRAMBytes and DurationNS cover the same launches.
 	HasRoofline bool
+	// Configs are the launch configurations of the launches seen, each
+	// its grid and block as ncu writes them ("(128, 1, 1) (256, 1, 1)"),
+	// sorted.
+	Configs []string
 }
+
+// ConfigKey is how a launch configuration is written in Metrics.Configs:
+// the grid and block sizes as ncu and the CUPTI timeline write them.
+func ConfigKey(grid, block string) string { return grid + " " + block }
 
 // Intensity is the arithmetic intensity, FLOP per DRAM byte; false when the
 // counters were not measured or no DRAM byte moved.
@@ -359,7 +368,8 @@ type metricAcc struct {
 	m         Metrics
 	solW      float64
 	smW, memW float64
-	roof      int // launches with FLOPs and DRAM bytes
+	roof      int             // launches with FLOPs and DRAM bytes
+	configs   map[string]bool // ConfigKey of each launch
 }
 
 // Accumulator sums launches into one Metrics per kernel name, one launch
@@ -391,10 +401,11 @@ func (a *Accumulator) Launch(x *model.Export, l *model.Launch) error {
 	}
 	k := a.accs[l.Kernel]
 	if k == nil {
-		k = &metricAcc{m: Metrics{Kernel: l.Kernel}}
+		k = &metricAcc{m: Metrics{Kernel: l.Kernel}, configs: map[string]bool{}}
 		a.accs[l.Kernel] = k
 	}
 	k.add(ms)
+	k.configs[ConfigKey(l.GridSize, l.BlockSize)] = true
 	return nil
 }
 
@@ -431,6 +442,7 @@ func (k *metricAcc) metrics() *Metrics {
 	if !m.HasRoofline {
 		m.FLOPs, m.DRAMBytes = 0, 0
 	}
+	m.Configs = slices.Sorted(maps.Keys(k.configs))
 	return &m
 }
 

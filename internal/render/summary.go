@@ -552,7 +552,13 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 		} else if r.Bound.Why != "" {
 			other = append(other, fmt.Sprintf("#%d: %s", i+1, EscapeCell(r.Bound.Why)))
 		}
-		row := []string{fmt.Sprint(i + 1), EscapeCell(r.Shown()), model.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), model.FormatPercent(r.Share), r.Category, r.Bound.Class, sm, mem}
+		bound := string(r.Bound.Class)
+		if sp := r.Sampled; sp != nil {
+			// What the bound was measured on: the configurations the deep
+			// pass profiled, and the share of the kernel's time they ran.
+			bound += fmt.Sprintf(" (%d of %d configs, %s of its time)", sp.Configs, sp.Of, model.FormatPercent(sp.Share))
+		}
+		row := []string{fmt.Sprint(i + 1), EscapeCell(r.Shown()), model.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), model.FormatPercent(r.Share), r.Category, bound, sm, mem}
 		if spread {
 			cell := ""
 			if p := r.Spread; p != nil {

@@ -53,7 +53,10 @@ type Inputs struct {
 	KernelsMissing string
 
 	// Metrics are the deep pass's per-kernel metrics, by kernel name.
-	Metrics        map[string]*kernels.Metrics
+	Metrics map[string]*kernels.Metrics
+	// ConfigNS is each kernel's time by launch configuration
+	// (kernels.ConfigKey), from a timeline; nil without one.
+	ConfigNS       map[string]map[string]float64
 	MetricsMissing string
 
 	// Rules are ncu's rules of the deep pass's details page, by kernel
@@ -294,6 +297,18 @@ type Kernel struct {
 	MemPct *float64 `json:"memory_throughput_pct,omitempty"`
 	// Rules are ncu's rules on this kernel, by estimated speedup.
 	Rules []kernels.Rule `json:"ncu_rules,omitempty"`
+	// Sampled is what of the kernel the deep pass profiled; nil without a
+	// timeline to weigh its configurations.
+	Sampled *Sample `json:"sampled,omitempty"`
+}
+
+// Sample is what of a kernel the deep pass profiled: the launch
+// configurations it profiled of those the timeline saw, and the share of
+// the kernel's time that those configurations ran.
+type Sample struct {
+	Configs int     `json:"configs"`
+	Of      int     `json:"of"`
+	Share   float64 `json:"share"` // 0..1
 }
 
 // CategoryTime is the time of one kernel category, over every kernel.
@@ -590,6 +605,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 			row.Bound = kernels.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
 		default:
 			row.Bound = kernels.Classify(*m, p, opt.BoundThresholdPct)
+			row.Sampled = sampled(m.Configs, in.ConfigNS[r.Name])
 			if m.HasSOL {
 				sm, mem := m.SMPct, m.MemPct
 				row.SMPct, row.MemPct = &sm, &mem
@@ -654,4 +670,22 @@ func regionRows(in Inputs) Regions {
 			Share: share(g.TotalMS, r.ProfiledMS)})
 	}
 	return out
+}
+
+// sampled is what of a kernel the deep pass profiled (its configurations)
+// against its time by configuration in the timeline; nil without the time.
+func sampled(profiled []string, byConfig map[string]float64) *Sample {
+	if len(byConfig) == 0 {
+		return nil
+	}
+	var all, in float64
+	n := 0
+	for c, ns := range byConfig {
+		all += ns
+		if slices.Contains(profiled, c) {
+			in += ns
+			n++
+		}
+	}
+	return &Sample{Configs: n, Of: len(byConfig), Share: share(in, all)}
 }
