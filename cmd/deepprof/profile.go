@@ -40,7 +40,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]", stdout)
+	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--print-config] [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]", stdout)
 	fs.extra = profileExamples
 	var profiles stringList
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")

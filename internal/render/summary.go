@@ -458,8 +458,8 @@ func serving(b *strings.Builder, s summary.Serving) {
 	}
 	if s.MBU != nil {
 		t.Rows = append(t.Rows,
-			[]string{"bytes a decode reads (weights and KV cache)", fmt.Sprintf("%.4g", s.DecodeBytes)},
-			[]string{"a decode step's floor at peak bandwidth", ms(s.StepFloorMS)},
+			[]string{"bytes a decode stage reads (weights and KV cache)", fmt.Sprintf("%.4g GB", s.DecodeBytes/1e9)},
+			[]string{"a decode step's floor at peak bandwidth", fmt.Sprintf("%.4g ms", *s.StepFloorMS)},
 			[]string{"model bandwidth utilization (MBU), decode", fmt.Sprintf("%.3g%%", 100**s.MBU)})
 	}
 	b.WriteString(t.String())

@@ -247,7 +247,7 @@ func narrate(s *Summary) Narrative {
 			line += fmt.Sprintf(" (SM %.0f%%, memory %.0f%% of peak)", *k.SMPct, *k.MemPct)
 		}
 		if r := bestRule(k); r != nil {
-			line += fmt.Sprintf("; ncu estimates %.1f%% off its time (%s)", *r.SpeedupPct, r.Name)
+			line += fmt.Sprintf("; ncu estimates up to %.1f%% of its time could be saved (%s)", *r.SpeedupPct, r.Name)
 		}
 		say("%s.", line)
 	}
@@ -256,7 +256,7 @@ func narrate(s *Summary) Narrative {
 	if m := s.MFU; m.Prefill != nil && m.Decode != nil {
 		line := fmt.Sprintf("MFU is %.3g%% in prefill and %.3g%% in decode", 100**m.Prefill, 100**m.Decode)
 		if *m.Decode < *m.Prefill/10 {
-			line += ": decode reads every weight for each token's little arithmetic, so memory bandwidth bounds it"
+			line += ": decode reads every weight for each token's little arithmetic, so memory bandwidth, not FLOPs, limits it while the GPU is busy (MBU below)"
 		}
 		say("%s.", line)
 	}
