@@ -236,7 +236,7 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flagSet {
 // usage writes the command's help: synopsis, flags, more text.
 func (fs *flagSet) usage(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: deepprof %s\n\nFlags:\n", wrap(fs.synopsis, helpWidth-len("Usage: deepprof "), "                "))
+	fmt.Fprintf(&b, "Usage: deepprof %s\n\nFlags:\n", input.Wrap(fs.synopsis, helpWidth-len("Usage: deepprof "), helpWidth, strings.Repeat(" ", len("Usage: deepprof "))))
 	printFlags(&b, fs.FlagSet)
 	b.WriteString(fs.extra)
 	_, err := io.WriteString(w, b.String())
@@ -259,28 +259,6 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		if def := f.DefValue; def != "" && def != "false" && def != "0" && def != "[]" {
 			text += fmt.Sprintf(" (default %s)", def)
 		}
-		fmt.Fprintf(w, "%s\n      %s\n", line, wrap(text, helpWidth-6, "      "))
+		fmt.Fprintf(w, "%s\n      %s\n", line, input.Wrap(text, helpWidth-6, helpWidth, "      "))
 	})
-}
-
-// wrap breaks s at spaces into lines of at most width bytes (a longer word
-// stands alone), the lines after the first starting with indent.
-func wrap(s string, width int, indent string) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(s) {
-		if i > 0 {
-			if n+1+len(word) > width {
-				b.WriteString("\n" + indent)
-				n = 0
-				width = helpWidth - len(indent)
-			} else {
-				b.WriteByte(' ')
-				n++
-			}
-		}
-		b.WriteString(word)
-		n += len(word)
-	}
-	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -37,7 +38,7 @@ func block(b *strings.Builder, n ast.Node, src []byte) {
 		}
 		b.WriteString("\n")
 	case *ast.Paragraph, *ast.TextBlock:
-		b.WriteString(wrapText(inline(n, src), TextWidth) + "\n\n")
+		b.WriteString(input.Wrap(inline(n, src), TextWidth, TextWidth, "") + "\n\n")
 	case *ast.List:
 		i := n.Start
 		for it := n.FirstChild(); it != nil; it = it.NextSibling() {
@@ -50,8 +51,8 @@ func block(b *strings.Builder, n ast.Node, src []byte) {
 			for c := it.FirstChild(); c != nil; c = c.NextSibling() {
 				item.WriteString(inline(c, src))
 			}
-			indent := "\n" + strings.Repeat(" ", utf8.RuneCountInString(mark))
-			b.WriteString(mark + strings.ReplaceAll(wrapText(item.String(), TextWidth-len(indent)+1), "\n", indent) + "\n")
+			indent := strings.Repeat(" ", utf8.RuneCountInString(mark))
+			b.WriteString(mark + input.Wrap(item.String(), TextWidth-len(indent), TextWidth, indent) + "\n")
 		}
 		b.WriteString("\n")
 	case *extast.Table:
@@ -198,28 +199,6 @@ func fitTable(rows [][]string, width []int, align []extast.Alignment) {
 			}
 		}
 	}
-}
-
-// wrapText breaks s at spaces into lines of at most width runes (a longer
-// word stands alone on its line).
-func wrapText(s string, width int) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(s) {
-		w := utf8.RuneCountInString(word)
-		if i > 0 {
-			if n+1+w > width {
-				b.WriteByte('\n')
-				n = 0
-			} else {
-				b.WriteByte(' ')
-				n++
-			}
-		}
-		b.WriteString(word)
-		n += w
-	}
-	return b.String()
 }
 
 func itoa(i int) string {

@@ -570,15 +570,13 @@ func (r *Run) WriteRebuildStarted() error {
 			a.Bytes = 0
 		}
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomicIn(r.Dir, r.Path(ManifestJSON), append(b, '\n'))
+	return r.writeManifestAs(m)
 }
 
-func (r *Run) writeManifest() error {
-	m := r.Manifest()
+func (r *Run) writeManifest() error { return r.writeManifestAs(r.Manifest()) }
+
+// writeManifestAs writes m as the run's manifest.json, atomically.
+func (r *Run) writeManifestAs(m Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err

@@ -445,7 +445,7 @@ func FormatPlan(w io.Writer, steps []Step) error {
 		if st.Note != "" {
 			title += fmt.Sprintf(" (%s)", safe(st.Note))
 		}
-		b.WriteString(wrapWords(title, "   ") + "\n")
+		b.WriteString(input.Wrap(title, planWidth, planWidth, "   ") + "\n")
 		// The argv on one line, quoted where needed, as a shell would take
 		// it: to paste or to grep, it is not wrapped.
 		b.WriteString("   argv:")
@@ -466,7 +466,7 @@ func FormatPlan(w io.Writer, steps []Step) error {
 			fmt.Fprintf(&b, "   deadline: %s\n", safe(st.Deadline.String()))
 		}
 		for _, d := range st.Details {
-			b.WriteString(wrapWords("   note: "+safe(d), "         ") + "\n")
+			b.WriteString("   " + input.Wrap("note: "+safe(d), planWidth-3, planWidth, "         ") + "\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -476,27 +476,6 @@ func FormatPlan(w io.Writer, steps []Step) error {
 // planWidth is the widest line of the dry run's titles and notes (a word
 // longer than that stands alone; argv lines are not wrapped).
 const planWidth = 120
-
-// wrapWords breaks s at spaces into lines of at most planWidth bytes, the
-// lines after the first starting with indent.
-func wrapWords(s, indent string) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Split(s, " ") {
-		if i > 0 {
-			if n+1+len(word) > planWidth && n > len(indent) {
-				b.WriteString("\n" + indent)
-				n = len(indent)
-			} else {
-				b.WriteByte(' ')
-				n++
-			}
-		}
-		b.WriteString(word)
-		n += len(word)
-	}
-	return b.String()
-}
 
 func quoteArg(a string) string {
 	if a != "" && !strings.ContainsAny(a, " \t\n\"'\\$`|&;<>()*?[]{}!#~") {
