@@ -81,7 +81,7 @@ func TestExportGoldens(t *testing.T) {
 			}
 			var md, js bytes.Buffer
 			require.NoError(t, render.KernelsMarkdown(&md, tab))
-			require.NoError(t, render.KernelsJSON(&js, tab, nil))
+			require.NoError(t, render.KernelsJSON(&js, tab, nil, nil))
 			g.Assert(t, rel+".kernels.md", md.Bytes())
 			g.Assert(t, rel+".kernels.json", js.Bytes())
 		})

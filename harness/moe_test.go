@@ -68,4 +68,21 @@ func TestMoEGroupedGemmNamedAndBound(t *testing.T) {
 	assert.Equal(t, 6, s.Kernels.Rows[1].Sampled.Of, "the elementwise kernel ran in 6 configurations, each profiled")
 	assert.InDelta(t, 0.731, s.Kernels.DeepShare, 0.001, "the plan's 73.1%")
 	assert.Contains(t, strings.Join(r.manifest.Notes, "\n"), "ncu-deep: the program was stopped once the 48 planned launches were profiled")
+
+	// kernels.json says the same sample for each kernel as the summary.
+	var kj struct {
+		Kernels []struct {
+			Name    string `json:"kernel_name"`
+			Sampled *struct {
+				Configs, Of int
+				Share       float64
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.KernelsJSON))), &kj))
+	require.GreaterOrEqual(t, len(kj.Kernels), 10)
+	for i, row := range s.Kernels.Rows[:10] {
+		require.Equal(t, row.Name, kj.Kernels[i].Name)
+		assert.Equal(t, row.Sampled, kj.Kernels[i].Sampled, row.Display)
+	}
 }

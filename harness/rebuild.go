@@ -117,7 +117,6 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	// ncu's rules by the kernel table's spelling of each name, for
 	// kernels.json and the summary alike.
 	rules = byTableNames(rules, tab)
-	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN, rules))
 
 	reg, rerr := src.regions.load(run, cfg)
 	if rerr != nil && src.regions.ok {
@@ -138,6 +137,7 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	}
 
 	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
+	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN, rules, summary.Samples(in.Metrics, in.ConfigNS)))
 	in.Anomalies = anomalies
 	if in.Rules = rules; rulesErr != nil {
 		in.RulesMissing = rulesErr.Error()
@@ -242,7 +242,7 @@ func sampleRegions(run *rundir.Run, cfg settings) (*regions.Report, error) {
 
 // writeKernels writes kernels.md and kernels.json, the top N of tab, or
 // records them missing with why.
-func writeKernels(run *rundir.Run, tab *model.KernelTable, why error, topN int, rules map[string][]kernels.Rule) error {
+func writeKernels(run *rundir.Run, tab *model.KernelTable, why error, topN int, rules map[string][]kernels.Rule, samples map[string]*summary.Sample) error {
 	if why != nil {
 		run.Record(rundir.KernelsMD, rundir.StatusMissing, why.Error())
 		run.Record(rundir.KernelsJSON, rundir.StatusMissing, why.Error())
@@ -253,7 +253,7 @@ func writeKernels(run *rundir.Run, tab *model.KernelTable, why error, topN int, 
 	if err := render.KernelsMarkdown(&md, top); err != nil {
 		return err
 	}
-	if err := render.KernelsJSON(&js, top, rules); err != nil {
+	if err := render.KernelsJSON(&js, top, rules, samples); err != nil {
 		return err
 	}
 	return errors.Join(run.Write(rundir.KernelsMD, md.Bytes()), run.Write(rundir.KernelsJSON, js.Bytes()))

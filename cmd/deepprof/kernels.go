@@ -41,7 +41,7 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	t = t.Top(*top)
 	if f == "json" {
-		return render.KernelsJSON(stdout, t, nil)
+		return render.KernelsJSON(stdout, t, nil, nil)
 	}
 	if f == "text" {
 		t = displayNamed(t)

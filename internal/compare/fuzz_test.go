@@ -186,7 +186,7 @@ func writeKernels(t *testing.T, ks []model.KernelTotals) []byte {
 		recs[i] = model.Kernel{KernelTotals: model.KernelTotals{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls}, MeanMS: k.TotalMS / float64(max(k.Calls, 1))}
 	}
 	var b bytes.Buffer
-	if err := render.KernelsJSON(&b, model.KernelTable{Kernels: recs, Count: len(recs)}, nil); err != nil {
+	if err := render.KernelsJSON(&b, model.KernelTable{Kernels: recs, Count: len(recs)}, nil, nil); err != nil {
 		t.Fatalf("kernels.json does not write: %v", err)
 	}
 	return b.Bytes()

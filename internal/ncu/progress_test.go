@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
@@ -135,5 +136,30 @@ func TestParseProgressCounted(t *testing.T) {
 	p, ok := ncu.ParseProgress(`==PROF== Profiling "nvjet_sm90_tst_8x64_64x16_4x1..." - 499 (500/500): 0%....50%....100% - 1 pass`)
 	if !ok || p.Index != 499 || p.Passes != 1 || !p.Done {
 		t.Fatalf("got %+v, %v", p, ok)
+	}
+}
+
+// TestPassesPerLaunch: the measured counts for the sets deepprof's presets
+// use, and unknown (0) for anything else.
+func TestPassesPerLaunch(t *testing.T) {
+	dur := []string{model.DurationMetric}
+	for _, c := range []struct {
+		set      string
+		sections []string
+		metrics  []string
+		want     int
+	}{
+		{"basic", nil, dur, 10},
+		{"basic", []string{"Occupancy"}, dur, 10},
+		{"", []string{"SpeedOfLight"}, dur, 10},
+		{"", []string{"SpeedOfLight", "LaunchStats", "Occupancy"}, nil, 10},
+		{"", []string{"LaunchStats"}, dur, 0},
+		{"roofline", nil, dur, 17},
+		{"", nil, dur, 1},
+		{"basic", []string{"MemoryWorkloadAnalysis"}, dur, 0},
+		{"basic", nil, []string{"dram__bytes.sum"}, 0},
+		{"full", nil, nil, 0},
+	} {
+		assert.Equal(t, c.want, ncu.PassesPerLaunch(c.set, c.sections, c.metrics), "%+v", c)
 	}
 }

@@ -57,7 +57,7 @@ func TestKernelSumFixtures(t *testing.T) {
 			top := nsys.TopN(sums, 10)
 			require.Len(t, top, 10)
 			var buf bytes.Buffer
-			require.NoError(t, render.KernelsJSON(&buf, model.KernelTable{Kernels: top}, nil))
+			require.NoError(t, render.KernelsJSON(&buf, model.KernelTable{Kernels: top}, nil, nil))
 			newGoldie(t).Assert(t, name+".top10.json", buf.Bytes())
 			fmt.Fprintf(&cov, "%s: top-10 covers %.4f of %.3f ms in %d kernels\n", name, nsys.Coverage(sums, top), total/1e6, len(sums))
 		})

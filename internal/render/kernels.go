@@ -68,18 +68,19 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 }
 
 // KernelRecord is how a model.Kernel (the kernels.json row) is written:
-// with the short name the reports show and, when the deep pass's details
-// page gave them, ncu's rules on the kernel.
+// with the short name the reports show and, when the deep pass gave them,
+// ncu's rules on the kernel and what of it the deep pass profiled.
 type KernelRecord struct {
 	model.Kernel
-	Display string         `json:"display_name"`
-	Rules   []kernels.Rule `json:"ncu_rules,omitempty"`
+	Display string          `json:"display_name"`
+	Rules   []kernels.Rule  `json:"ncu_rules,omitempty"`
+	Sampled *summary.Sample `json:"sampled,omitempty"`
 }
 
 // KernelsJSON writes kernels.json: {"kernels": [...]} in the table's order,
-// each with its display name (summary.DisplayNames over the table) and its
-// ncu rules from rules (nil: none).
-func KernelsJSON(w io.Writer, t model.KernelTable, rules map[string][]kernels.Rule) error {
+// each with its display name (summary.DisplayNames over the table), its
+// ncu rules from rules and its deep-pass sample from samples (nil: none).
+func KernelsJSON(w io.Writer, t model.KernelTable, rules map[string][]kernels.Rule, samples map[string]*summary.Sample) error {
 	names := make([]string, len(t.Kernels))
 	for i, k := range t.Kernels {
 		names[i] = k.Name
@@ -87,7 +88,7 @@ func KernelsJSON(w io.Writer, t model.KernelTable, rules map[string][]kernels.Ru
 	display := summary.DisplayNames(names)
 	recs := make([]KernelRecord, len(t.Kernels))
 	for i, k := range t.Kernels {
-		recs[i] = KernelRecord{Kernel: k, Display: display[i], Rules: rules[k.Name]}
+		recs[i] = KernelRecord{Kernel: k, Display: display[i], Rules: rules[k.Name], Sampled: samples[k.Name]}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -127,7 +127,7 @@ func TestKernelsSpread(t *testing.T) {
 	assert.Equal(t, []string{"norm", "0.000500", "1", "0.000500", "0", "0.000500 (0.000500–0.000500)"}, tables[0][1])
 
 	var js bytes.Buffer
-	require.NoError(t, KernelsJSON(&js, tab, nil))
+	require.NoError(t, KernelsJSON(&js, tab, nil, nil))
 	var doc map[string][]map[string]any
 	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
 	assert.Equal(t, map[string]any{"kernel_name": "gemm", "display_name": "gemm", "device": 0.0, "total_ms": 0.006, "calls": 2.0, "mean_ms": 0.003,
@@ -139,7 +139,7 @@ func TestKernelsSpread(t *testing.T) {
 		tab.Kernels[i].Spread = nil
 	}
 	js.Reset()
-	require.NoError(t, KernelsJSON(&js, tab, nil))
+	require.NoError(t, KernelsJSON(&js, tab, nil, nil))
 	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
 	assert.Len(t, doc["kernels"][0], 6)
 	md.Reset()

@@ -278,7 +278,7 @@ func RegionsDirFiles(rep *regions.Report) ([]rundir.File, error) {
 		if err := KernelsMarkdown(&km, t); err != nil {
 			return err
 		}
-		if err := KernelsJSON(&kj, t, nil); err != nil {
+		if err := KernelsJSON(&kj, t, nil, nil); err != nil {
 			return err
 		}
 		files = append(files, rundir.File{Rel: path.Join(sub, "kernels.md"), Data: km.Bytes()}, rundir.File{Rel: path.Join(sub, "kernels.json"), Data: kj.Bytes()})

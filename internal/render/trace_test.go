@@ -195,7 +195,7 @@ func TestTrace(t *testing.T) {
 				require.NoError(t, ka.Add(rc.name, l))
 			}
 			var kj bytes.Buffer
-			require.NoError(t, render.KernelsJSON(&kj, ka.Table(rc.name), nil))
+			require.NoError(t, render.KernelsJSON(&kj, ka.Table(rc.name), nil, nil))
 			var kjDoc struct {
 				Kernels []struct {
 					Name    string  `json:"kernel_name"`

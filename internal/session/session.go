@@ -393,8 +393,8 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
 		}
 	} else if topKernels == nil && tl.tool == timelineCupti && !s.Cfg.Workload.Launcher.Multi() && !rangeReplay(deepReplay) {
-		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels while they fit in ncu.max_launches=%d launches (about %.0f s of profiling at %.2f s a launch); the program is stopped once they are profiled",
-			max(1, c.LaunchCount), c.MaxLaunches, float64(c.MaxLaunches)*secondsPerLaunch, secondsPerLaunch)
+		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches (at most: %s); the program is stopped once they are profiled",
+			max(1, c.LaunchCount), c.MaxLaunches, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)))
 	} else if topKernels == nil && tl.tool == timelineCupti {
 		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {
@@ -818,7 +818,7 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 	if planned != nil && planned.fired() && res.Interrupted && sctx.Err() == nil {
 		// Stopped as planned: what ncu profiled is what was asked for.
 		res.Interrupted, res.ExitCode = false, 0
-		run.Note("%s: the program was stopped once the %d planned launches were profiled, %.1f s into the pass", st.Name(), st.StopAfter, clock().Sub(start).Seconds())
+		run.Note("%s: the program was stopped once the %d planned launches were profiled (%s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
 	}
 	rec := rundir.StepTime{Name: st.Name(), Seconds: clock().Sub(start).Seconds(), ExitCode: res.ExitCode}
 	if err != nil {

@@ -28,12 +28,15 @@ type deepTargets struct {
 	left      []string // top kernels the budget left out
 	names     []string // the top kernels profiled
 	budget    int
+	passes    int // ncu's replay passes a launch (ncu.PassesPerLaunch); 0: unknown
 }
 
 // planTargets chooses the deep pass's targets among the top kernels (top,
 // by time, most first): each kernel, with all its mangled names and their
-// launch configurations, while the launches they take fit in the budget;
-// the first kernel always. totalMS is the timed GPU time the share is of.
+// launch configurations, if the launches it takes fit in what is left of
+// the budget (a kernel that does not fit is left out, and the next ones are
+// tried); the first kernel always. totalMS is the timed GPU time the share
+// is of.
 //
 // Each configuration of an exact target is one kernel, one launch enough
 // to measure it: ncu.per_kernel_launches (which samples the
@@ -48,13 +51,12 @@ func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c co
 	for _, t := range ts {
 		byName[t.Name] = append(byName[t.Name], t)
 	}
-	d := &deepTargets{perLaunch: per, budget: c.MaxLaunches}
+	d := &deepTargets{perLaunch: per, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)}
 	seen := map[string]bool{}
 	ms := 0.0
-	full := false
 	for _, k := range top {
 		if seen[k.Name] {
-			if !full && d.hasName(k.Name) {
+			if d.hasName(k.Name) {
 				ms += k.TotalMS // the kernel on another device
 			}
 			continue
@@ -68,8 +70,7 @@ func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c co
 		if configs == 0 {
 			continue // none in the profiled ranges (an NVTX filter) or no mangled name
 		}
-		if full || d.kernels > 0 && d.launches+configs*per > c.MaxLaunches {
-			full = true
+		if d.kernels > 0 && d.launches+configs*per > c.MaxLaunches {
 			d.left = append(d.left, k.Name)
 			continue
 		}
@@ -100,21 +101,25 @@ func (d *deepTargets) hasName(name string) bool {
 	return false
 }
 
-// secondsPerLaunch is what one profiled launch costs with the basic set
-// and the kernel duration: 10 replay passes, about 0.63 s on an H100
-// (docs/measurements.md); the plan's expected time.
-const secondsPerLaunch = 0.63
-
 // note says what the deep pass profiles and why, for the plan and the
 // manifest.
 func (d *deepTargets) note() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (about %.0f s of profiling); they ran %.1f%% of the timed GPU time; the program is stopped once the %d launches are profiled",
-		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, float64(d.launches)*secondsPerLaunch, 100*d.share, d.launches)
+	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (%s); they ran %.1f%% of the timed GPU time; the program is stopped once the %d launches are profiled",
+		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, expectedCost(d.launches, d.passes), 100*d.share, d.launches)
 	if len(d.left) > 0 {
 		fmt.Fprintf(&b, "; %d further top kernel(s) left out by the budget (raise ncu.max_launches to include them)", len(d.left))
 	}
 	return b.String()
+}
+
+// expectedCost says what profiling n launches of passes replay passes each
+// costs (passes 0: not known before ncu runs).
+func expectedCost(n, passes int) string {
+	if passes <= 0 {
+		return fmt.Sprintf("ncu's passes a launch for these sections and metrics are not known before it runs; %.0f s or more of profiling at %.3f s a pass", float64(n)*ncu.SecondsPerPass, ncu.SecondsPerPass)
+	}
+	return fmt.Sprintf("%d pass(es) a launch: about %.0f s of profiling at %.3f s a pass", passes, float64(n*passes)*ncu.SecondsPerPass, ncu.SecondsPerPass)
 }
 
 // plannedStop reads what ncu prints while it profiles and calls stop once
@@ -128,6 +133,9 @@ type plannedStop struct {
 	line []byte
 	done int
 	hit  bool
+	// fewest and most are the fewest and most replay passes a profiled
+	// launch took.
+	fewest, most int
 }
 
 func (p *plannedStop) Write(b []byte) (int, error) {
@@ -145,6 +153,10 @@ func (p *plannedStop) Write(b []byte) (int, error) {
 		p.line = append(p.line, b[:i]...)
 		if ev, ok := ncu.ParseProgress(string(p.line)); ok && ev.Kind == ncu.ProgressKernel && ev.Done {
 			p.done++
+			if p.done == 1 || ev.Passes < p.fewest {
+				p.fewest = ev.Passes
+			}
+			p.most = max(p.most, ev.Passes)
 			if p.done >= p.want && !p.hit {
 				p.hit = true
 				p.stop()
@@ -161,6 +173,20 @@ func (p *plannedStop) fired() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.hit
+}
+
+// passes says the replay passes the profiled launches took, as ncu
+// printed them.
+func (p *plannedStop) passes() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.done == 0:
+		return "no launch profiled"
+	case p.fewest == p.most:
+		return fmt.Sprintf("%d pass(es) a launch", p.most)
+	}
+	return fmt.Sprintf("%d to %d passes a launch", p.fewest, p.most)
 }
 
 // maxProgressLine bounds a line kept while plannedStop waits for its end:

@@ -22,8 +22,9 @@ func kernel(name string, ms float64) model.Kernel {
 }
 
 // TestPlanTargets: the top kernels by time, each with every mangled name
-// and launch configuration, while their launches fit in ncu.max_launches;
-// the first kernel whatever its count; a kernel with none in the profiled
+// and launch configuration, if their launches fit in what is left of
+// ncu.max_launches; a kernel that does not fit is passed over and the next
+// ones tried; the first kernel always; a kernel with none in the profiled
 // ranges passed over.
 func TestPlanTargets(t *testing.T) {
 	top := []model.Kernel{kernel("gemm", 50), kernel("attn", 20), kernel("none", 10), kernel("norm", 10), kernel("act", 5)}
@@ -34,16 +35,20 @@ func TestPlanTargets(t *testing.T) {
 		{Name: "norm", Mangled: "_Z4normv", Configs: 4},
 		{Name: "act", Mangled: "_Z3actv", Configs: 1},
 	}
-	c := config.NCU{PerKernelLaunches: 2, MaxLaunches: 7}
+	c := config.NCU{PerKernelLaunches: 2, MaxLaunches: 7, Set: "basic", Metrics: []string{model.DurationMetric}}
 	d := planTargets(top, 100, ts, c)
 	require.NotNil(t, d)
-	assert.Equal(t, []string{"_Z4gemmILi1EEvv", "_Z4gemmILi2EEvv", "_Z4attnv"}, d.mangled)
-	assert.Equal(t, 6, d.launches, "4 + 2 configurations, one launch each (per_kernel_launches does not apply)")
-	assert.Equal(t, 2, d.kernels)
-	assert.InDelta(t, 0.70, d.share, 1e-9)
-	assert.Equal(t, []string{"norm", "act"}, d.left, "norm does not fit, and the choice is a prefix")
-	assert.Contains(t, d.note(), "6 launch(es), 1 of each of their 6 launch configuration(s), within ncu.max_launches=7 (about 4 s of profiling); they ran 70.0% of the timed GPU time")
-	assert.Contains(t, d.note(), "2 further top kernel(s) left out by the budget")
+	assert.Equal(t, []string{"_Z4gemmILi1EEvv", "_Z4gemmILi2EEvv", "_Z4attnv", "_Z3actv"}, d.mangled)
+	assert.Equal(t, 7, d.launches, "4 + 2 + 1 configurations, one launch each (per_kernel_launches does not apply)")
+	assert.Equal(t, 3, d.kernels)
+	assert.InDelta(t, 0.75, d.share, 1e-9)
+	assert.Equal(t, []string{"norm"}, d.left, "norm does not fit; act, after it, does")
+	assert.Contains(t, d.note(), "7 launch(es), 1 of each of their 7 launch configuration(s), within ncu.max_launches=7 (10 pass(es) a launch: about 5 s of profiling at 0.065 s a pass); they ran 75.0% of the timed GPU time")
+	assert.Contains(t, d.note(), "1 further top kernel(s) left out by the budget")
+
+	c.Sections = []string{"MemoryWorkloadAnalysis"}
+	assert.Contains(t, planTargets(top, 100, ts, c).note(), "(ncu's passes a launch for these sections and metrics are not known before it runs; 0 s or more of profiling at 0.065 s a pass)")
+	c.Sections = nil
 
 	c.MaxLaunches = 1
 	d = planTargets(top, 100, ts, c)
@@ -76,6 +81,9 @@ program output with "==PROF== Profiling" in it
 	assert.True(t, p.fired())
 	assert.Equal(t, 1, stops)
 	assert.Equal(t, 3, p.done)
+	assert.Equal(t, "10 pass(es) a launch", p.passes())
+	_, _ = p.Write([]byte("==PROF== Profiling \"gemm\" - 3: 0%....50%....100% - 17 passes\n"))
+	assert.Equal(t, "10 to 17 passes a launch", p.passes())
 }
 
 // stopRunner prints ncu's progress for n launches, then waits for the

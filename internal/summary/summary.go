@@ -674,6 +674,18 @@ func regionRows(in Inputs) Regions {
 
 // sampled is what of a kernel the deep pass profiled (its configurations)
 // against its time by configuration in the timeline; nil without the time.
+// Samples is, by kernel name, what of each kernel in metrics the deep pass
+// profiled, for those whose time by launch configuration configNS has.
+func Samples(metrics map[string]*kernels.Metrics, configNS map[string]map[string]float64) map[string]*Sample {
+	out := map[string]*Sample{}
+	for name, m := range metrics {
+		if sp := sampled(m.Configs, configNS[name]); m != nil && sp != nil {
+			out[name] = sp
+		}
+	}
+	return out
+}
+
 func sampled(profiled []string, byConfig map[string]float64) *Sample {
 	if len(byConfig) == 0 {
 		return nil

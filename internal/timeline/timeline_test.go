@@ -410,7 +410,7 @@ func TestRecordings(t *testing.T) {
 			g.Assert(t, rc.name+"-launches.txt", []byte(dump.String()))
 			var md, kj, rj bytes.Buffer
 			require.NoError(t, render.KernelsMarkdown(&md, ka.Table(rc.name)))
-			require.NoError(t, render.KernelsJSON(&kj, ka.Table(rc.name), nil))
+			require.NoError(t, render.KernelsJSON(&kj, ka.Table(rc.name), nil, nil))
 			rep := ra.Report(rc.name)
 			require.NoError(t, render.RegionsJSON(&rj, rep))
 			g.Assert(t, rc.name+"-kernels.md", md.Bytes())
