@@ -265,6 +265,10 @@ Several GPUs (a tensor-parallel model), one process (rank) per GPU:
   workload.launcher.deep_pass=one_at_a_time|lockstep
                           one run per rank under ncu (the default), or the ranks under ncu
                           at once (faster; it can deadlock on a collective)
+  workload.launcher.deep_ranks=auto|all
+                          one_at_a_time profiles rank 0 alone when the CUPTI timeline shows
+                          every rank launching the same top kernels (the default, auto), or
+                          each rank (all)
 
 Examples:
   deepprof profile                                   # the default session: tiny-llama, random weights

@@ -118,6 +118,11 @@ type Launcher struct {
 	// ends them (fixtures/logs/h100x2-lockstep-deadlock; docs/measurements.md,
 	// "Several GPUs").
 	DeepPass string `koanf:"deep_pass" yaml:"deep_pass"`
+	// DeepRanks is which ranks one_at_a_time profiles: "auto" (the
+	// default), rank 0 alone when the CUPTI timeline shows every rank
+	// launching the same top kernels in the same launch configurations
+	// (tensor parallel), else each; "all", each rank.
+	DeepRanks string `koanf:"deep_ranks" yaml:"deep_ranks"`
 }
 
 // The launcher kinds (workload.launcher.kind) and deep-pass modes
@@ -127,6 +132,8 @@ const (
 	LauncherTorchrun = "torchrun"
 	DeepLockstep     = "lockstep"
 	DeepOneAtATime   = "one_at_a_time"
+	DeepRanksAuto    = "auto"
+	DeepRanksAll     = "all"
 )
 
 // Ranks is how many processes the workload runs as: 1 without a launcher.
@@ -282,7 +289,7 @@ func Default() *Config {
 		Workload: Workload{
 			Python: "python3", Argv: []string{}, Env: map[string]string{}, Inputs: []string{},
 			Repeats: 3, RepeatBy: RepeatByEnv, PlainRun: PlainRunAuto, Timeout: "10m",
-			Launcher: Launcher{Argv: []string{}, DeepPass: DeepOneAtATime},
+			Launcher: Launcher{Argv: []string{}, DeepPass: DeepOneAtATime, DeepRanks: DeepRanksAuto},
 		},
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},

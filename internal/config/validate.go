@@ -40,6 +40,8 @@ var (
 	// workload.launcher.kind and workload.launcher.deep_pass.
 	LauncherKinds = []string{LauncherNone, LauncherTorchrun}
 	DeepPassModes = []string{DeepLockstep, DeepOneAtATime}
+	// DeepRanksModes are the values of workload.launcher.deep_ranks.
+	DeepRanksModes = []string{DeepRanksAuto, DeepRanksAll}
 )
 
 // MaxRanks bounds workload.launcher.nproc_per_node: the GPUs of one machine.
@@ -203,6 +205,7 @@ func validate(c *Config) []*Error {
 	duration("workload.timeout", w.Timeout)
 	oneOf("workload.launcher.kind", w.Launcher.Kind, LauncherKinds)
 	oneOf("workload.launcher.deep_pass", w.Launcher.DeepPass, DeepPassModes)
+	oneOf("workload.launcher.deep_ranks", w.Launcher.DeepRanks, DeepRanksModes)
 	noEmpty("workload.launcher.argv", w.Launcher.Argv)
 	if w.Launcher.Multi() {
 		if w.Launcher.NprocPerNode < 1 {

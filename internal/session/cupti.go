@@ -178,6 +178,9 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 		return nil, err
 	}
 	s.topProcesses = tl.TopProcesses(names)
+	if s.Cfg.Workload.Launcher.Multi() {
+		s.sameRanks, s.rankProcs = tl.SameTopLaunches(names)
+	}
 	s.targets = nil
 	// Exact targets for a program whose top kernels one process launched:
 	// with several, ncu's count is shared among them (deepLaunchCount),

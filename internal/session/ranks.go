@@ -28,8 +28,10 @@ import (
 // its kernels while the others wait in their next collective; it
 // deadlocked on 2 H100s, fixtures/logs/h100x2-lockstep-deadlock).
 
-// rankSteps are the deep pass and its exports for every rank.
-func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note string, details []string) ([]Step, error) {
+// rankSteps are the deep pass and its exports for every rank it profiles
+// (oneRank). planned says the timeline has run (the top kernels are
+// known); a dry run plans before it.
+func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note string, details []string, planned bool) ([]Step, error) {
 	w := s.Cfg.Workload
 	n := w.Launcher.Ranks()
 	program := w.Command()
@@ -57,9 +59,16 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 	details = append(details, fmt.Sprintf("one ncu per rank, %d ranks, each started in its rank by MAIN/%s under the launcher and writing MAIN/%s; never one ncu around the launcher, which fails at the first collective",
 		n, rundir.NcuRankExec, rundir.RankPath(rundir.RankPlaceholder, rundir.NcuDeepReport)))
 	var steps []Step
+	profiled := n
 	if w.Launcher.DeepPass == config.DeepOneAtATime {
 		details = append(details, "one rank at a time (workload.launcher.deep_pass=one_at_a_time): a run per rank, ncu in that rank alone, the others plain")
-		for r := range n {
+		if why := s.oneRank(); why != "" {
+			profiled = 1
+			details = append(details, why)
+		} else if w.Launcher.DeepRanks == config.DeepRanksAuto && !planned {
+			details = append(details, "workload.launcher.deep_ranks=auto: rank 0 alone if the CUPTI timeline shows every rank launching the same top kernels in the same launch configurations, else each rank")
+		}
+		for r := range profiled {
 			steps = append(steps, Step{ID: StepNcuDeep, Variant: rankVariant(r), Argv: w.Launched(Exec(py, script, r, profiler, program)),
 				Env: env, Log: rundir.RankPath(strconv.Itoa(r), rankConsoleLog), Note: note, Details: details})
 		}
@@ -68,10 +77,23 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 		steps = append(steps, Step{ID: StepNcuDeep, Argv: w.Launched(Exec(py, script, All, profiler, program)),
 			Env: env, Log: rundir.NcuDeepLog, Note: note, Details: details})
 	}
-	for r := range n {
+	for r := range profiled {
 		steps = append(steps, s.rankExports(mainDir, strconv.Itoa(r))...)
 	}
 	return steps, nil
+}
+
+// oneRank says why the deep pass profiles rank 0 alone, or "" when it
+// profiles each rank: with workload.launcher.deep_ranks=auto, when the
+// CUPTI timeline showed every rank launching the same top kernels in the
+// same launch configurations (a tensor-parallel program), so that their
+// metrics are rank 0's.
+func (s *Session) oneRank() string {
+	l := s.Cfg.Workload.Launcher
+	if l.DeepRanks != config.DeepRanksAuto || !s.sameRanks || l.Ranks() < 2 {
+		return ""
+	}
+	return fmt.Sprintf("rank 0 alone (workload.launcher.deep_ranks=auto): in the CUPTI timeline the %d processes that launched the top kernels launched the same ones in the same launch configurations, so each kernel's deep metrics are rank 0's; deep_ranks=all profiles each rank (a run each)", s.rankProcs)
 }
 
 // rankProgress writes, after a rank deep-pass step, each rank's profiled
@@ -168,8 +190,13 @@ func (s *Session) deepRanks(ctx context.Context, run *rundir.Run, steps []Step) 
 	if profiled == 0 {
 		return fmt.Errorf("deep pass: no rank's ncu wrote a report (%d ranks): %w", len(found), errors.Join(errs...))
 	}
-	if n := s.Cfg.Workload.Launcher.Ranks(); profiled < max(n, len(found)) {
-		run.Note("deep pass: %d of %d ranks profiled; the kernels of the others have no deep metrics", profiled, max(n, len(found)))
+	want := s.Cfg.Workload.Launcher.Ranks()
+	if why := s.oneRank(); why != "" && s.Cfg.Workload.Launcher.DeepPass == config.DeepOneAtATime {
+		want = 1
+		run.Note("deep pass: %s", why)
+	}
+	if profiled < max(want, len(found)) {
+		run.Note("deep pass: %d of %d ranks profiled; the kernels of the others have no deep metrics", profiled, max(want, len(found)))
 	}
 	return errors.Join(errs...)
 }

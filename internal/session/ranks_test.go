@@ -28,6 +28,7 @@ type torchrunFake struct {
 	envs     [][]string // and its environment additions
 	rankArgv [][]string // what each rank ran
 	failRank int        // a rank whose ncu writes no report (-1 none)
+	records  []string   // each rank's record file, by rank modulo its length; nil: rankRecords
 }
 
 var rankRecords = []string{"cupti/h100-nvtx-ranges/twoproc-exec/cupti-676.tsv", "cupti/h100-nvtx-ranges/twoproc-exec/cupti-677.tsv"}
@@ -59,7 +60,12 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 		env := append(slices.Clone(c.Env), "RANK="+strconv.Itoa(r))
 		if dir, ok := envValue(c.Env, EnvOutDir); ok {
 			// each rank writes its own record file
-			if err := copyFile(fx+rankRecords[r%len(rankRecords)], filepath.Join(dir, filepath.Base(rankRecords[r%len(rankRecords)]))); err != nil {
+			recs := rankRecords
+			if f.records != nil {
+				recs = f.records
+			}
+			rec := recs[r%len(recs)]
+			if err := copyFile(fx+rec, filepath.Join(dir, filepath.Base(rec))); err != nil {
 				return Result{}, err
 			}
 		}
@@ -120,7 +126,7 @@ func rankConfig(t *testing.T, root, mode string) *config.Config {
 	cfg.NVTX.Include = nil
 	cfg.Timeline.Oracle = false
 	cfg.Device = "cuda:2"
-	cfg.Workload.Launcher = config.Launcher{Kind: config.LauncherTorchrun, NprocPerNode: 2, Argv: []string{}, DeepPass: mode}
+	cfg.Workload.Launcher = config.Launcher{Kind: config.LauncherTorchrun, NprocPerNode: 2, Argv: []string{}, DeepPass: mode, DeepRanks: config.DeepRanksAll}
 	require.NoError(t, cfg.Validate())
 	return cfg
 }
@@ -184,6 +190,54 @@ func TestSessionRanks(t *testing.T) {
 			require.NoError(t, err)
 			assert.NotContains(t, string(sum), "no deep-pass export")
 			assert.Equal(t, []string{rundir.RankPath("0", rundir.NcuRaw), rundir.RankPath("1", rundir.NcuRaw)}, run.ExportFiles(rundir.NcuRaw))
+		})
+	}
+}
+
+// TestSessionRanksSameKernels: with workload.launcher.deep_ranks=auto, the
+// deep pass one rank at a time profiles rank 0 alone when the CUPTI
+// timeline shows both ranks launching the same top kernels in the same
+// launch configurations (each rank here records what one process of the
+// two-process program recorded), and says so; ranks that launched
+// different ones (the second rank's records here are another program's,
+// with axpy_kernel beside the other two) are each profiled.
+func TestSessionRanksSameKernels(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		records  []string
+		profiled int
+	}{
+		{"same", rankRecords, 1},
+		{"different", []string{rankRecords[0], "cupti/h100-nvtx-ranges/ranges/cupti-631.tsv"}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: -1, records: c.records}
+			f.cuptiRun = ""
+			cfg := rankConfig(t, root, config.DeepOneAtATime)
+			cfg.Workload.Launcher.DeepRanks = config.DeepRanksAuto
+			s := newSession(t, cfg, f.fakeTools)
+			s.Runner = f
+			s.CUPTI = fakeCUPTI(t, true)
+			run, err := s.Run(context.Background())
+			require.NoError(t, err)
+			m := run.Manifest()
+			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+			assert.Len(t, f.launches, 2+c.profiled, "stage1, timeline, a deep pass per profiled rank")
+			notes := strings.Join(m.Notes, "\n")
+			for r := range 2 {
+				if r < c.profiled {
+					assert.FileExists(t, run.Path(rundir.RankPath(strconv.Itoa(r), rundir.NcuRaw)))
+				} else {
+					assert.NoFileExists(t, run.Path(rundir.RankPath(strconv.Itoa(r), rundir.NcuDeepReport)))
+				}
+			}
+			if c.profiled == 1 {
+				assert.Contains(t, notes, "deep pass: rank 0 alone (workload.launcher.deep_ranks=auto): in the CUPTI timeline the 2 processes that launched the top kernels launched the same ones in the same launch configurations")
+			} else {
+				assert.NotContains(t, notes, "rank 0 alone")
+			}
+			assert.NotContains(t, notes, "ranks profiled; the kernels of the others have no deep metrics")
 		})
 	}
 }

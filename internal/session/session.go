@@ -69,6 +69,12 @@ type Session struct {
 	// targets is the deep pass planned from a CUPTI timeline by exact
 	// kernel names (nil: by kernel functions, as from the other timelines).
 	targets *deepTargets
+	// sameRanks says the CUPTI timeline shows every rank of a multi-GPU
+	// workload launching the same top kernels in the same launch
+	// configurations (timeline.SameTopLaunches); rankProcs is how many
+	// processes launched them.
+	sameRanks bool
+	rankProcs int
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -409,7 +415,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	}
 	deepDetails := []string{onceAgain}
 	if s.Cfg.Workload.Launcher.Multi() {
-		rsteps, err := s.rankSteps(mainDir, deep, ncuEnv, note, deepDetails)
+		rsteps, err := s.rankSteps(mainDir, deep, ncuEnv, note, deepDetails, topKernels != nil)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
@@ -161,6 +162,37 @@ func (tl *Timeline) TopProcesses(functions []string) TopProcesses {
 	}
 	slices.SortFunc(out.Processes, func(a, b ProcessRef) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// SameTopLaunches reports whether every process that launched a kernel of
+// one of functions (model.FunctionName) launched the same such kernels in
+// the same launch configurations (name, grid, block), as the ranks of a
+// tensor-parallel program do; and how many processes those are.
+func (tl *Timeline) SameTopLaunches(functions []string) (same bool, processes int) {
+	type config struct {
+		name        string
+		grid, block cupti.Dim3
+	}
+	var first map[config]bool
+	same = true
+	for _, p := range tl.Processes {
+		mine := map[config]bool{}
+		for _, k := range p.Kernels {
+			if name := k.Name(); slices.Contains(functions, model.FunctionName(name)) {
+				mine[config{name, k.Grid, k.Block}] = true
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		processes++
+		if first == nil {
+			first = mine
+		} else if !maps.Equal(first, mine) {
+			same = false
+		}
+	}
+	return same && processes > 0, processes
 }
 
 // TopRanges are the names of the outermost push/pop NVTX ranges of the
