@@ -19,8 +19,8 @@ var basicSections = []string{"LaunchStats", "Occupancy", "SpeedOfLight", "Worklo
 // measured it, else 0 (unknown: ncu prints the count as it profiles).
 //
 // The SOL throughputs alone take 10 passes, and the rest of the basic set
-// adds none; the roofline set takes 17; the kernel duration alone takes
-// one (docs/measurements.md).
+// adds none; the roofline set takes 17, the full set 38; the kernel
+// duration alone takes one (docs/measurements.md).
 func PassesPerLaunch(set string, sections, metrics []string) int {
 	durationOnly := !slices.ContainsFunc(metrics, func(m string) bool { return m != model.DurationMetric })
 	if !durationOnly {
@@ -34,6 +34,8 @@ func PassesPerLaunch(set string, sections, metrics []string) int {
 		return 10
 	case set == "roofline" && len(sections) == 0:
 		return 17
+	case set == "full" && len(sections) == 0:
+		return 38
 	case set == "" && len(sections) == 0 && len(metrics) > 0:
 		return 1
 	}

@@ -158,7 +158,8 @@ func TestPassesPerLaunch(t *testing.T) {
 		{"", nil, dur, 1},
 		{"basic", []string{"MemoryWorkloadAnalysis"}, dur, 0},
 		{"basic", nil, []string{"dram__bytes.sum"}, 0},
-		{"full", nil, nil, 0},
+		{"full", nil, nil, 38},
+		{"detailed", nil, nil, 0},
 	} {
 		assert.Equal(t, c.want, ncu.PassesPerLaunch(c.set, c.sections, c.metrics), "%+v", c)
 	}
