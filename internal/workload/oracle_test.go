@@ -161,7 +161,7 @@ func TestRanksPerCall(t *testing.T) {
 	}
 	assert.Equal(t, []string{"phase prefill (collectives left out)", "kernel gemm",
 		"collectives rank 0 (device 0), waits included", "collectives rank 1 (device 1), waits included",
-		"collectives net of waiting (each call's shortest duration over the ranks)"}, what)
+		"collectives net of waiting (each call's shortest duration over the ranks; a generate's, the median over the generates)"}, what)
 	// Compute: 22.6 - 2.6 = 20 against 22.9 - 2.7 = 20.2 (+1 %), 200 launches.
 	assert.InDelta(t, 20.0, rows[0].OracleMS, 1e-9)
 	assert.InDelta(t, 20.2, rows[0].TimedMS, 1e-9)
@@ -185,6 +185,49 @@ func TestRanksPerCall(t *testing.T) {
 	rows = Check(f, m)
 	assert.False(t, rows[len(rows)-1].OK)
 	assert.Contains(t, rows[len(rows)-1].Why, "different numbers of collective calls")
+}
+
+// TestNetOfWaitingByGenerate: SYNTHETIC per-call durations of 3
+// generates, 2 calls each, on 2 ranks (the recorded 2-H100 run's shape:
+// one generate whose calls both ran slow on both ranks). The net is a
+// generate's, the median over the generates, so that generate does not
+// move it; the tolerance widens with the oracle's own spread between
+// generates; and calls that 3 generates cannot share are said.
+func TestNetOfWaitingByGenerate(t *testing.T) {
+	f, err := Read([]byte(strings.ReplaceAll(strings.Replace(ranksCallsDoc, `"repeats": 1`, `"repeats": 3`, 1),
+		`"collective_launches": 2`, `"collective_launches": 6`)), "o.json")
+	require.NoError(t, err)
+	f.Ranks[0].CollectiveCallsMS = map[string][]float64{"prefill": {0.5, 0.1, 0.5, 0.1, 5.0, 1.0}}
+	f.Ranks[1].CollectiveCallsMS = map[string][]float64{"prefill": {0.1, 0.5, 0.1, 0.5, 1.0, 5.0}}
+	m := Measured{CollectiveCalls: map[model.DeviceID]map[string][]float64{
+		0: {"prefill": {0.1, 0.1, 0.1, 0.1, 0.1, 0.1}}, 1: {"prefill": {0.1, 0.104, 0.1, 0.1, 0.1, 0.1}}}}
+	r := netRow(f, m, true)
+	// Oracle generates: 0.2, 0.2 and 2.0 (the slow one); median 0.2.
+	assert.Equal(t, []float64{0.2, 0.2, 2.0}, r.OracleRepeatsMS)
+	assert.InDelta(t, 0.2, r.OracleMS, 1e-9)
+	assert.InDelta(t, 0.2, r.TimedMS, 1e-9)
+	assert.Equal(t, int64(6), r.OracleLaunches)
+	assert.True(t, r.OK, r.Why)
+	assert.InDelta(t, CollectiveTolerance, r.Tolerance, 1e-9, "the oracle's generates agree but for one: its spread (MAD 0) adds nothing")
+	assert.Contains(t, r.Why, "the median of 3; the oracle's generates [0.2000, 0.2000, 2.0000] ms")
+
+	// Generates that spread: 0.2, 0.24, 0.3 (MAD 0.04, 16.7 %): the
+	// tolerance is 3 times that, 50 %, and 0.28 against 0.24 passes.
+	f.Ranks[0].CollectiveCallsMS["prefill"] = []float64{0.1, 0.1, 0.12, 0.12, 0.15, 0.15}
+	f.Ranks[1].CollectiveCallsMS["prefill"] = []float64{0.1, 0.1, 0.12, 0.12, 0.15, 0.15}
+	m.CollectiveCalls[0]["prefill"] = []float64{0.14, 0.14, 0.14, 0.14, 0.14, 0.14}
+	m.CollectiveCalls[1]["prefill"] = []float64{0.14, 0.14, 0.14, 0.14, 0.14, 0.14}
+	r = netRow(f, m, true)
+	assert.InDelta(t, 0.5, r.Tolerance, 1e-9)
+	assert.InDelta(t, 0.28/0.24-1, r.Diff, 1e-9)
+	assert.True(t, r.OK, r.Why)
+
+	// Five calls a rank do not split into 3 generates.
+	m.CollectiveCalls[0]["prefill"] = m.CollectiveCalls[0]["prefill"][:5]
+	m.CollectiveCalls[1]["prefill"] = m.CollectiveCalls[1]["prefill"][:5]
+	r = netRow(f, m, true)
+	assert.False(t, r.OK)
+	assert.Contains(t, r.Why, "not the same number in each of the 3 generates")
 }
 
 func TestRanksErrorsArePositioned(t *testing.T) {
