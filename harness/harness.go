@@ -10,6 +10,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // ReportOptions are what `deepprof report MAIN` may change.
@@ -108,3 +109,10 @@ func reportConfig(run *rundir.Run) (settings, error) {
 // runs, collecting more often. Under it a rebuild of 10M records stays
 // within 1 GB of memory (BenchmarkLongRun, docs/measurements.md).
 const MemoryLimit = 800 << 20
+
+// Merge plans the merge of the run directories dirs, one node's run each
+// (rundir.Make), telling two nodes' processes of one process id apart by
+// the machine their record files name.
+func Merge(dirs []string) (*rundir.Plan, error) {
+	return rundir.Make(dirs, timeline.FileMachine)
+}

@@ -30,7 +30,7 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(*out); err == nil {
 		return &exitError{code: 2, err: fmt.Errorf("merge: %s exists: give a new directory", *out)}
 	}
-	plan, err := rundir.Make(pos)
+	plan, err := harness.Merge(pos)
 	var notRun *rundir.NotRunDirError
 	if errors.As(err, &notRun) {
 		return &exitError{code: 2, err: err}

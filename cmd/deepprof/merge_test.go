@@ -120,3 +120,58 @@ func BenchmarkMergeRanks(b *testing.B) {
 		})
 	}
 }
+
+// TestMergeTwoNodesSharingIDs (issue 28): two SYNTHETIC nodes of two ranks
+// each (internal/synth.NodeRuns), whose processes have the same ids (4200,
+// 4201) and see the same device ordinals (0, 1) on both nodes, as two
+// machines, or two launchers on one, give them: the merge keeps the four
+// processes apart (the second node's record files renamed, and said so),
+// and the rebuilt run has four devices, numbered by rank, each its GPU.
+func TestMergeTwoNodesSharingIDs(t *testing.T) {
+	now = func() time.Time { return time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC) }
+	dirs, err := synth.NodeRuns(tp2Run, tp2Records, deepRun, t.TempDir(), 2, 2)
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "merged")
+	stdout, _, err := runCmd(append([]string{"merge", "--out", out}, dirs...), "")
+	require.NoError(t, err, stdout)
+	assert.Contains(t, stdout, "ranks [rank0 rank1 rank2 rank3]")
+
+	run, err := rundir.Open(out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"timeline/cupti/cupti-4200-2.tsv", "timeline/cupti/cupti-4200.tsv", "timeline/cupti/cupti-4201-2.tsv", "timeline/cupti/cupti-4201.tsv"}, rundir.CuptiFiles(run))
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	assert.Contains(t, fmt.Sprint(m.Notes), "timeline/cupti/cupti-4200.tsv of "+dirs[1]+" is timeline/cupti/cupti-4200-2.tsv: its process id also ran on synth-host/node0")
+
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	require.NoError(t, err)
+	require.Len(t, tl.Processes, 4)
+	require.Len(t, tl.GPUs, 4)
+	for r, g := range tl.GPUs {
+		assert.Equal(t, uint32(r), g.Device)
+		assert.Equal(t, []int{r}, g.Ranks, "device %d is rank %d's GPU", r, r)
+		assert.Equal(t, fmt.Sprintf("GPU-00000000-0000-4000-8000-%012d", r), g.UUID)
+	}
+	var ks struct {
+		Kernels []model.Kernel `json:"kernels"`
+	}
+	b, err := os.ReadFile(run.Path(rundir.KernelsJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &ks))
+	devices := map[model.DeviceID]bool{}
+	for _, k := range ks.Kernels {
+		devices[k.Device] = true
+	}
+	assert.Len(t, devices, 4, "a row per rank's GPU: %v", devices)
+	var ph timeline.PhaseReport
+	b, err = os.ReadFile(run.Path(rundir.TimelinePhases))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &ph))
+	assert.Len(t, ph.Scopes, 4)
+
+	// Without the machine in the records (files written before it), the
+	// same ids are still refused: they could be one node recorded twice.
+	_, err = rundir.Make(dirs, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is in two run directories")
+}

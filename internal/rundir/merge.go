@@ -45,8 +45,13 @@ var (
 
 // Make plans the merge of the run directories dirs (each one node's run),
 // in the order given. Two inputs holding one rank's deep pass, or one
-// process's records, are an error naming both.
-func Make(dirs []string) (*Plan, error) {
+// process's records, are an error naming both. Two nodes' record files of
+// one name (a process id that came up on both) are two processes when
+// machine, which says on what machine a record file's process ran, gives
+// them different answers: the later one is renamed cupti-<pid>-<node>.tsv,
+// <node> its input's position from 1. A nil machine, or one that cannot
+// tell, keeps the refusal.
+func Make(dirs []string, machine func(path string) (string, error)) (*Plan, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("merge: no run directory to merge")
 	}
@@ -58,29 +63,31 @@ func Make(dirs []string) (*Plan, error) {
 		}
 		runs[i] = r
 	}
-	p := &Plan{}
+	plan := &Plan{}
 	manifests := map[string]Manifest{}
 	for _, r := range runs {
 		m := r.Manifest()
 		manifests[r.Dir] = m
 		if m.Status != StatusComplete {
-			p.Partial = append(p.Partial, fmt.Sprintf("%s is %s: %s", r.Dir, m.Status, m.Reason))
+			plan.Partial = append(plan.Partial, fmt.Sprintf("%s is %s: %s", r.Dir, m.Status, m.Reason))
 		}
 	}
 	owner := map[string]string{} // merged rel -> input dir
-	add := func(rel, dir string) error {
-		key := strings.TrimSuffix(rel, ".gz") // a file and its gzipped copy are one
+	// addAs adds the file rel of the input dir as the merged run's to.
+	addAs := func(to, rel, dir string) error {
+		key := strings.TrimSuffix(to, ".gz") // a file and its gzipped copy are one
 		if prev, ok := owner[key]; ok {
 			return fmt.Errorf("merge: %s is in two run directories, %s and %s: each rank and each process must come from one node (were they recorded twice?)", key, prev, dir)
 		}
 		owner[key] = dir
-		c := Copy{Rel: rel, From: filepath.Join(dir, filepath.FromSlash(rel))}
+		c := Copy{Rel: to, From: filepath.Join(dir, filepath.FromSlash(rel))}
 		if a, ok := manifests[dir].Find(strings.TrimSuffix(rel, ".gz")); ok {
 			c.Status, c.Reason = a.Status, a.Reason
 		}
-		p.Files = append(p.Files, c)
+		plan.Files = append(plan.Files, c)
 		return nil
 	}
+	add := func(rel, dir string) error { return addAs(rel, rel, dir) }
 	one := func(run *Run, rel string) (string, bool) {
 		for _, cand := range []string{rel, rel + ".gz"} {
 			if st, err := os.Stat(run.Path(cand)); err == nil && st.Mode().IsRegular() {
@@ -106,7 +113,7 @@ func Make(dirs []string) (*Plan, error) {
 			}
 		}
 	}
-	for _, r := range runs {
+	for i, r := range runs {
 		for _, dir := range []string{TimelineCupti, NcuRanks} {
 			err := filepath.WalkDir(r.Path(dir), func(p string, d fs.DirEntry, err error) error {
 				if errors.Is(err, fs.ErrNotExist) && p == r.Path(dir) {
@@ -125,7 +132,14 @@ func Make(dirs []string) (*Plan, error) {
 				if IsTemp(d.Name()) {
 					return nil // a write that never finished
 				}
-				return add(filepath.ToSlash(rel), r.Dir)
+				rel = filepath.ToSlash(rel)
+				if dir == TimelineCupti {
+					if to, why := renamed(rel, r.Dir, i+1, owner, machine); to != "" {
+						plan.Notes = append(plan.Notes, why)
+						return addAs(to, rel, r.Dir)
+					}
+				}
+				return add(rel, r.Dir)
 			})
 			if err != nil {
 				return nil, err
@@ -141,11 +155,35 @@ func Make(dirs []string) (*Plan, error) {
 		}
 	}
 	if len(runs) > 1 {
-		p.Notes = append(p.Notes, fmt.Sprintf("merged from %d run directories (%s); %s and %s are the first's, stage 1's files the first that has them",
+		plan.Notes = append(plan.Notes, fmt.Sprintf("merged from %d run directories (%s); %s and %s are the first's, stage 1's files the first that has them",
 			len(runs), strings.Join(dirs, ", "), EnvJSON, ConfigYAML))
 	}
-	slices.SortFunc(p.Files, func(a, b Copy) int { return strings.Compare(a.Rel, b.Rel) })
-	return p, nil
+	slices.SortFunc(plan.Files, func(a, b Copy) int { return strings.Compare(a.Rel, b.Rel) })
+	return plan, nil
+}
+
+// renamed is the merged name of the record file rel of the input dir
+// (node, from 1) when another input already holds a file of that name whose
+// process ran on another machine, with the note that says so; "" when the
+// name is free, or when machine cannot tell the two apart (Make then
+// refuses the second).
+func renamed(rel, dir string, node int, owner map[string]string, machine func(string) (string, error)) (string, string) {
+	prev, taken := owner[strings.TrimSuffix(rel, ".gz")]
+	if !taken || machine == nil {
+		return "", ""
+	}
+	first, err1 := machine(filepath.Join(prev, filepath.FromSlash(rel)))
+	second, err2 := machine(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err1 != nil || err2 != nil || first == "" || second == "" || first == second {
+		return "", ""
+	}
+	name := path.Base(rel)
+	ext := ".tsv"
+	if strings.HasSuffix(name, ".tsv.gz") {
+		ext = ".tsv.gz"
+	}
+	to := path.Join(path.Dir(rel), fmt.Sprintf("%s-%d%s", strings.TrimSuffix(name, ext), node, ext))
+	return to, fmt.Sprintf("%s of %s is %s: its process id also ran on %s (%s), and this one on %s", rel, dir, to, first, prev, second)
 }
 
 // Write copies the plan's files into run, each written atomically, and

@@ -29,7 +29,7 @@ func TestMakeTakesEveryRank(t *testing.T) {
 	root := t.TempDir()
 	a := node(t, root, "a", map[string]string{ConfigYAML: "a", Stage1Report: "{}", "timeline/cupti/cupti-10.tsv": "x", RankPath("0", NcuRaw): "r0", RankPath("1", NcuRaw): "r1"})
 	b := node(t, root, "b", map[string]string{ConfigYAML: "b", "timeline/cupti/cupti-20.tsv": "y", RankPath("2", NcuRaw): "r2", RankPath("3", NcuRaw) + ".gz": "r3", "ncu/ranks/rank3/.raw.csv.tmp-123": "half"})
-	p, err := Make([]string{a, b})
+	p, err := Make([]string{a, b}, nil)
 	require.NoError(t, err)
 	var rels []string
 	for _, c := range p.Files {
@@ -52,16 +52,16 @@ func TestMakeRefusesARankTwice(t *testing.T) {
 	root := t.TempDir()
 	a := node(t, root, "a", map[string]string{RankPath("0", NcuRaw): "r0"})
 	b := node(t, root, "b", map[string]string{RankPath("0", NcuRaw): "again"})
-	_, err := Make([]string{a, b})
+	_, err := Make([]string{a, b}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ncu/ranks/rank0/raw.csv is in two run directories")
 }
 
 func TestMakeRefusesWhatIsNotARun(t *testing.T) {
-	_, err := Make([]string{t.TempDir()})
+	_, err := Make([]string{t.TempDir()}, nil)
 	var nr *NotRunDirError
 	assert.ErrorAs(t, err, &nr)
-	_, err = Make(nil)
+	_, err = Make(nil, nil)
 	assert.Error(t, err)
 }
 
@@ -78,7 +78,7 @@ func TestMakeKeepsPartial(t *testing.T) {
 	require.NoError(t, ra.WriteManifest(time.Now()))
 	b := node(t, root, "b", map[string]string{RankPath("1", NcuRaw): "r1"})
 
-	p, err := Make([]string{a, b})
+	p, err := Make([]string{a, b}, nil)
 	require.NoError(t, err)
 	require.Len(t, p.Partial, 1)
 	assert.Contains(t, p.Partial[0], "interrupted during ncu-deep")
@@ -92,7 +92,7 @@ func TestMakeKeepsPartial(t *testing.T) {
 	assert.Equal(t, StatusPartial, f.Status)
 
 	c := node(t, root, "c", map[string]string{RankPath("1", NcuRaw) + ".gz": "r1 again"})
-	_, err = Make([]string{b, c})
+	_, err = Make([]string{b, c}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ncu/ranks/rank1/raw.csv is in two run directories")
 }

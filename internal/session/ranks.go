@@ -60,6 +60,10 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 		n, rundir.NcuRankExec, rundir.RankPath(rundir.RankPlaceholder, rundir.NcuDeepReport)))
 	var steps []Step
 	profiled := n
+	// Steps, console logs and exports are named by the global rank (a node
+	// of a multi-node run holds ranks NodeRank*N...), as the wrapper names
+	// the rank's deep pass; --only takes the local one.
+	first := w.Launcher.NodeRank() * n
 	if w.Launcher.DeepPass == config.DeepOneAtATime {
 		details = append(details, "one rank at a time (workload.launcher.deep_pass=one_at_a_time): a run per rank, ncu in that rank alone, the others plain")
 		if why := s.oneRank(); why != "" {
@@ -69,8 +73,8 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 			details = append(details, "workload.launcher.deep_ranks=auto: rank 0 alone if the CUPTI timeline shows every rank launching the same top kernels in the same launch configurations, else each rank")
 		}
 		for r := range profiled {
-			steps = append(steps, Step{ID: StepNcuDeep, Variant: rankVariant(r), Argv: w.Launched(Exec(py, script, r, profiler, program)),
-				Env: env, Log: rundir.RankPath(strconv.Itoa(r), rankConsoleLog), Note: note, Details: details})
+			steps = append(steps, Step{ID: StepNcuDeep, Variant: rankVariant(first + r), Argv: w.Launched(Exec(py, script, r, profiler, program)),
+				Env: env, Log: rundir.RankPath(strconv.Itoa(first+r), rankConsoleLog), Note: note, Details: details})
 		}
 	} else {
 		details = append(details, "every rank at once (workload.launcher.deep_pass=lockstep): one run, each rank replaying its kernels while the others wait in their next collective; it can deadlock (2 H100s: both ranks stuck after 87 launches), one_at_a_time does not")
@@ -78,7 +82,7 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 			Env: env, Log: rundir.NcuDeepLog, Note: note, Details: details})
 	}
 	for r := range profiled {
-		steps = append(steps, s.rankExports(mainDir, strconv.Itoa(r))...)
+		steps = append(steps, s.rankExports(mainDir, strconv.Itoa(first+r))...)
 	}
 	return steps, nil
 }

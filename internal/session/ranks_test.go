@@ -29,6 +29,7 @@ type torchrunFake struct {
 	rankArgv [][]string // what each rank ran
 	failRank int        // a rank whose ncu writes no report (-1 none)
 	records  []string   // each rank's record file, by rank modulo its length; nil: rankRecords
+	node     int        // this node's number: its ranks are node*n+r ($RANK), r ($LOCAL_RANK)
 }
 
 var rankRecords = []string{"cupti/h100-nvtx-ranges/twoproc-exec/cupti-676.tsv", "cupti/h100-nvtx-ranges/twoproc-exec/cupti-677.tsv"}
@@ -45,7 +46,7 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 	for r := range f.n {
 		argv := prog
 		if len(prog) > 1 && strings.HasSuffix(prog[1], "rank-exec.py") {
-			argv = rankExec(prog[2:], r)
+			argv = rankExec(prog[2:], f.node*f.n+r, r)
 			if r == f.failRank && filepath.Base(argv[0]) == "ncu" {
 				f.rankArgv = append(f.rankArgv, argv)
 				// This rank's ncu logs and writes no report.
@@ -57,7 +58,7 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 			}
 		}
 		f.rankArgv = append(f.rankArgv, argv)
-		env := append(slices.Clone(c.Env), "RANK="+strconv.Itoa(r))
+		env := append(slices.Clone(c.Env), "RANK="+strconv.Itoa(f.node*f.n+r))
 		if dir, ok := envValue(c.Env, EnvOutDir); ok {
 			// each rank writes its own record file
 			recs := rankRecords
@@ -86,8 +87,8 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 }
 
 // rankExec is what rank_exec.py does with its
-// arguments in rank r.
-func rankExec(args []string, r int) []string {
+// arguments in rank r, local rank local.
+func rankExec(args []string, r, local int) []string {
 	only, program := -1, 0
 	for len(args) > 0 && args[0] != "--" {
 		v, _ := strconv.Atoi(args[1])
@@ -99,7 +100,7 @@ func rankExec(args []string, r int) []string {
 		args = args[2:]
 	}
 	args = args[1:]
-	if only >= 0 && only != r {
+	if only >= 0 && only != local {
 		args = args[len(args)-program:]
 	}
 	out := make([]string, len(args))
@@ -239,6 +240,38 @@ func TestSessionRanksSameKernels(t *testing.T) {
 			}
 			assert.NotContains(t, notes, "ranks profiled; the kernels of the others have no deep metrics")
 		})
+	}
+}
+
+// TestSessionRanksSecondNode: the session of node 1 of a two-node run
+// (the launcher's own argv says --node-rank 1) names its ranks' steps, deep
+// passes and console logs by their global ranks, 2 and 3, so that merging
+// it with node 0's collides on nothing.
+func TestSessionRanksSecondNode(t *testing.T) {
+	root := t.TempDir()
+	f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: -1, node: 1}
+	f.cuptiRun = ""
+	cfg := rankConfig(t, root, config.DeepOneAtATime)
+	cfg.Workload.Launcher.Argv = []string{"python3", "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:29533"}
+	s := newSession(t, cfg, f.fakeTools)
+	s.Runner = f
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	var steps []string
+	for _, st := range m.Steps {
+		steps = append(steps, st.Name)
+	}
+	assert.Contains(t, steps, "ncu-deep (rank 2)")
+	assert.Contains(t, steps, "ncu-deep (rank 3)")
+	for _, r := range []string{"2", "3"} {
+		assert.FileExists(t, run.Path(rundir.RankPath(r, rundir.NcuRaw)))
+		assert.FileExists(t, run.Path(rundir.RankPath(r, rankConsoleLog)))
+	}
+	for _, r := range []string{"0", "1"} {
+		assert.NoDirExists(t, run.Path(rundir.RankPath(r, "")))
 	}
 }
 

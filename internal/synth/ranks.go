@@ -106,9 +106,80 @@ func copyFile(in, out string) error {
 	return g.Close()
 }
 
+// NodeRuns writes, under dst, the run directories of a SYNTHETIC run of
+// nodes nodes with perNode ranks each, as each node's session writes them:
+// rank r (global; local rank l on its node) has as its records those of the
+// recorded run src (one rank's, the files records in turn), with process id
+// 4200+l and device l on every node, so that the nodes' processes share
+// ids and device ordinals, and a header naming the node (host "synth-host",
+// node n, rank r, local rank l) with a device note giving each rank its own
+// GPU UUID; and as its deep pass the ncu exports of the run directory deep.
+// Node 0 also gets src's stage 1 and provenance. It returns the
+// directories, in node order. What it writes is never a fixture.
+func NodeRuns(src string, records []string, deep, dst string, nodes, perNode int) ([]string, error) {
+	if len(records) == 0 {
+		return nil, fmt.Errorf("synth: no CUPTI record files to replicate")
+	}
+	var dirs []string
+	for n := range nodes {
+		run, err := rundir.Create(dst, "node"+strconv.Itoa(n), time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, run.Dir)
+		if err := copyTree(src, run.Dir, n == 0); err != nil {
+			return nil, err
+		}
+		for l := range perNode {
+			r := n*perNode + l
+			pid := 4200 + int64(l)
+			in := filepath.Join(src, filepath.FromSlash(rundir.TimelineCupti), records[r%len(records)])
+			out := filepath.Join(run.Dir, filepath.FromSlash(rundir.TimelineCupti), fmt.Sprintf("cupti-%d.tsv", pid))
+			id := []cupti.KeyValue{{Key: cupti.KeyHost, Value: "synth-host"}, {Key: cupti.KeyNode, Value: strconv.Itoa(n)},
+				{Key: cupti.KeyRank, Value: strconv.Itoa(r)}, {Key: cupti.KeyLocalRank, Value: strconv.Itoa(l)}}
+			uuid := fmt.Sprintf("GPU-00000000-0000-4000-8000-%012d", r)
+			if err := rewrite(in, out, pid, uint32(l), id, &cupti.Note{Key: cupti.DeviceNote(uint32(l), uuid).Key, Value: uuid}); err != nil {
+				return nil, err
+			}
+			if err := copyDeep(deep, run.Dir, strconv.Itoa(r)); err != nil {
+				return nil, err
+			}
+		}
+		run.Note("SYNTHETIC: made by internal/synth.NodeRuns from %s (node %d of %d, %d ranks each)", filepath.Base(src), n, nodes, perNode)
+		if err := run.WriteManifest(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)); err != nil {
+			return nil, err
+		}
+	}
+	return dirs, nil
+}
+
+// copyDeep copies the deep-pass exports of the run directory deep as rank
+// rank's of the run directory dir.
+func copyDeep(deep, dir, rank string) error {
+	for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails} {
+		for _, ext := range []string{"", ".gz"} {
+			from := filepath.Join(deep, filepath.FromSlash(rel)+ext)
+			if _, err := os.Stat(from); err != nil {
+				continue
+			}
+			if err := copyFile(from, filepath.Join(dir, filepath.FromSlash(rundir.RankPath(rank, rel)+ext))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // rewriteRecords copies a CUPTI record file with its process id and every
 // GPU record's device replaced.
 func rewriteRecords(in, out string, pid int64, device uint32) error {
+	return rewrite(in, out, pid, device, nil, nil)
+}
+
+// rewrite copies a CUPTI record file with its process id and every GPU
+// record's device replaced, the header's further fields set to extra (nil:
+// kept) and, when note is not nil, that note after the header.
+func rewrite(in, out string, pid int64, device uint32, extra []cupti.KeyValue, note *cupti.Note) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return err
@@ -135,6 +206,24 @@ func rewriteRecords(in, out string, pid int64, device uint32) error {
 			return rec
 		case *cupti.Header:
 			rec.PID = pid
+			if extra != nil {
+				rec.Extra = extra
+			}
+			if note != nil {
+				if err := w.Write(rec); err != nil {
+					g.Close()
+					return err
+				}
+				if err := w.Write(note); err != nil {
+					g.Close()
+					return err
+				}
+				continue
+			}
+		case *cupti.End:
+			if note != nil {
+				rec.Records++ // the note is a record of the file's
+			}
 		case *cupti.Kernel:
 			rec.Device = device
 		case *cupti.Memcpy:

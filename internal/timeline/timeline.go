@@ -29,6 +29,18 @@ type Timeline struct {
 	OriginNS int64
 	// Notes say what was read but holds nothing, such as an empty file.
 	Notes []string
+	// GPUs are the run's GPUs where the records name them (device notes)
+	// and the processes need one numbering (numberDevices); nil otherwise,
+	// and devices are the ordinals each process saw.
+	GPUs []GPU
+}
+
+// GPU is one GPU of a run whose devices are numbered across its processes.
+type GPU struct {
+	Device  uint32 // the number the timeline gives it
+	UUID    string // "GPU-...", "" when a process could not read it
+	Machine string // cupti.Header.Machine of its processes
+	Ranks   []int  // the global ranks ($RANK) of the processes that used it
 }
 
 // Process is one process's records, in time order and attributed.
@@ -197,8 +209,15 @@ func (r *Range) Ancestor(d int) *Range {
 // Builder collects the records of one or more files, then builds the
 // Timeline.
 type Builder struct {
-	procs map[int64]*building
+	procs map[processKey]*building
 	notes []string
+}
+
+// processKey tells processes apart: their machine (host and node, for runs
+// of several nodes, whose process ids can repeat) and process id.
+type processKey struct {
+	machine string
+	pid     int64
 }
 
 type building struct {
@@ -213,7 +232,7 @@ type building struct {
 }
 
 // NewBuilder returns an empty Builder.
-func NewBuilder() *Builder { return &Builder{procs: map[int64]*building{}} }
+func NewBuilder() *Builder { return &Builder{procs: map[processKey]*building{}} }
 
 // ReadFiles reads and builds the record files at paths.
 func ReadFiles(paths ...string) (*Timeline, error) {
@@ -286,10 +305,11 @@ func (b *Builder) add(bp *building, note string) error {
 		return nil
 	}
 	h := bp.p.Header
-	if prev, dup := b.procs[h.PID]; dup {
+	key := processKey{h.Machine(), h.PID}
+	if prev, dup := b.procs[key]; dup {
 		return &cupti.SyntaxError{File: bp.p.File, Line: h.Line, Msg: fmt.Sprintf("process %d has a second record file (the first is %s)", h.PID, prev.p.File)}
 	}
-	b.procs[h.PID] = bp
+	b.procs[key] = bp
 	return nil
 }
 
@@ -465,6 +485,10 @@ func (b *Builder) Build() (*Timeline, error) {
 	tl := &Timeline{Notes: b.notes}
 	first := true
 	procs := slices.Collect(maps.Values(b.procs))
+	slices.SortFunc(procs, func(x, y *building) int {
+		return cmp.Or(cmp.Compare(x.p.Header.PID, y.p.Header.PID), cmp.Compare(x.p.Header.Machine(), y.p.Header.Machine()))
+	})
+	tl.GPUs = numberDevices(procs)
 	inParallel(len(procs), func(i int) { procs[i].build() })
 	for _, bp := range procs {
 		tl.Processes = append(tl.Processes, bp.p)
@@ -472,8 +496,7 @@ func (b *Builder) Build() (*Timeline, error) {
 			tl.OriginNS, first = o, false
 		}
 	}
-	slices.SortFunc(tl.Processes, func(x, y *Process) int { return cmp.Compare(x.Header.PID, y.Header.PID) })
-	b.procs, b.notes = map[int64]*building{}, nil
+	b.procs, b.notes = map[processKey]*building{}, nil
 	return tl, nil
 }
 

@@ -22,7 +22,9 @@ Under torchrun (WORLD_SIZE > 1, RANK and LOCAL_RANK set) it runs tensor parallel
 per GPU, each building the same model with the same seed and keeping its Megatron-style share of every
 decoder layer (see TensorParallel). The ranks run the same generates inside the same NVTX ranges; rank 0
 alone writes the report (its timings, and every rank's in "ranks") and the oracle's figures (summed over
-the ranks, and every rank's in "ranks").
+the ranks, and every rank's in "ranks"). With $DEEPPROF_VISIBLE_PER_RANK=1 each rank sees only its own GPU
+(CUDA_VISIBLE_DEVICES set to the LOCAL_RANK-th of the launcher's list, or to LOCAL_RANK), as launchers that
+give each process one GPU do: every rank's GPU is then its "device 0".
 """
 import argparse
 import ctypes
@@ -35,6 +37,11 @@ import subprocess
 import sys
 import tempfile
 import time
+
+if os.environ.get("DEEPPROF_VISIBLE_PER_RANK") == "1" and os.environ.get("LOCAL_RANK", "").isdigit():
+    _visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]
+    _local = int(os.environ["LOCAL_RANK"])
+    os.environ["CUDA_VISIBLE_DEVICES"] = _visible[_local] if _local < len(_visible) else str(_local)
 
 import torch
 import transformers
@@ -148,6 +155,7 @@ class TensorParallel:
     def __init__(self):
         self.world = int(os.environ.get("WORLD_SIZE", "1") or "1")
         self.rank, self.local_rank = 0, 0
+        self.gpu = 0  # this rank's device ordinal: its local rank, or 0 where it sees only its own GPU
         self.dist = None
         if self.world <= 1:
             self.world = 1
@@ -159,19 +167,20 @@ class TensorParallel:
                      "tensor-parallel mode runs under torchrun (or a launcher that sets all three)")
         import torch.distributed as dist
         self.dist = dist
-        if self.local_rank >= torch.cuda.device_count():
+        self.gpu = 0 if os.environ.get("DEEPPROF_VISIBLE_PER_RANK") == "1" else self.local_rank
+        if self.gpu >= torch.cuda.device_count():
             sys.exit(f"workload: rank {self.rank}: LOCAL_RANK={self.local_rank} but this process sees "
                      f"{torch.cuda.device_count()} CUDA device(s) (CUDA_VISIBLE_DEVICES="
                      f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r})")
-        torch.cuda.set_device(self.local_rank)
-        dist.init_process_group("nccl", device_id=torch.device("cuda", self.local_rank))
+        torch.cuda.set_device(self.gpu)
+        dist.init_process_group("nccl", device_id=torch.device("cuda", self.gpu))
 
     @property
     def on(self):
         return self.world > 1
 
     def device(self):
-        return torch.device("cuda", self.local_rank) if self.on else torch.device("cuda")
+        return torch.device("cuda", self.gpu) if self.on else torch.device("cuda")
 
     def barrier(self):
         """Every rank here before the next timed generate, so that they start together. NCCL's

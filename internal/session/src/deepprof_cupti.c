@@ -363,11 +363,44 @@ static const char *copy_kind(uint32_t k) {
   }
 }
 
+/* ---- GPU identity ----------------------------------------------------------
+ * A kernel record's device is the ordinal this process sees (after
+ * CUDA_VISIBLE_DEVICES): the first record of each device is preceded by a
+ * note "device.<ordinal>" holding the GPU's UUID as nvidia-smi writes it
+ * (GPU-xxxxxxxx-...), or "unknown", so that runs of several processes and
+ * nodes tell their GPUs apart. */
+typedef CUresult (*cu_device_get_fn)(CUdevice *, int);
+typedef CUresult (*cu_device_uuid_fn)(CUuuid *, CUdevice);
+static cu_device_get_fn cu_device_get;
+static cu_device_uuid_fn cu_device_uuid;
+static _Atomic uint64_t devices_noted; /* bit d: device d's note was written */
+
+static void note_device(uint32_t d) {
+  if (d >= 64) return;
+  uint64_t bit = (uint64_t)1 << d;
+  if (atomic_fetch_or(&devices_noted, bit) & bit) return;
+  char key[32], v[64];
+  snprintf(key, sizeof key, "device.%u", (unsigned)d);
+  CUdevice dev;
+  CUuuid u;
+  if (!cu_device_get || !cu_device_uuid || cu_device_get(&dev, (int)d) != CUDA_SUCCESS ||
+      cu_device_uuid(&u, dev) != CUDA_SUCCESS) {
+    note(key, "unknown");
+    return;
+  }
+  const unsigned char *x = (const unsigned char *)u.bytes;
+  snprintf(v, sizeof v,
+           "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", x[0], x[1],
+           x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]);
+  note(key, v);
+}
+
 static void write_record(const CUpti_Activity *rec) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const dp_kernel_rec *k = (const dp_kernel_rec *)rec;
+      note_device((uint32_t)k->deviceId);
       sbuf *b = line_start("K");
       sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%d,%d,%d\t%d,%d,%d\t%u\t%d\t%d",
              (uint64_t)k->start, (uint64_t)k->end, (unsigned)k->deviceId, (unsigned)k->contextId,
@@ -890,6 +923,9 @@ static int header(void) {
   if (cuda) {
     int (*get)(int *) = (int (*)(int *))dlsym(cuda, "cuDriverGetVersion");
     if (get) get(&driver);
+    cu_device_get = (cu_device_get_fn)dlsym(cuda, "cuDeviceGet");
+    cu_device_uuid = (cu_device_uuid_fn)dlsym(cuda, "cuDeviceGetUuid_v2");
+    if (!cu_device_uuid) cu_device_uuid = (cu_device_uuid_fn)dlsym(cuda, "cuDeviceGetUuid");
   }
   char exe[PATH_MAX + 1];
   ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
@@ -899,6 +935,22 @@ static int header(void) {
          (int)getppid(), api, driver, now_ns());
   sb_str(&b, "\texe=");
   sb_escaped(&b, exe);
+  /* Who this process is in a run of several: the machine, and what the
+   * launcher numbers (torchrun's GROUP_RANK is the node, RANK and LOCAL_RANK
+   * the process; DEEPPROF_NODE names the node where no launcher does). */
+  char host[256] = "";
+  if (gethostname(host, sizeof host - 1) == 0 && host[0]) {
+    sb_str(&b, "\thost=");
+    sb_escaped(&b, host);
+  }
+  const char *node = getenv("DEEPPROF_NODE");
+  if (!node || !*node) node = getenv("GROUP_RANK");
+  const char *ids[][2] = {{"node", node}, {"rank", getenv("RANK")}, {"local_rank", getenv("LOCAL_RANK")}};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+    if (!ids[i][1] || !*ids[i][1]) continue;
+    sb_fmt(&b, "\t%s=", ids[i][0]);
+    sb_escaped(&b, ids[i][1]);
+  }
   sb_put(&b, "\n", 1);
   pthread_mutex_lock(&out.mu);
   memcpy(out.buf, b.p, b.len < OUT_BUF_SIZE ? b.len : OUT_BUF_SIZE);
