@@ -10,11 +10,14 @@ package deepprof_test
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,16 +33,30 @@ func TestStage2MultiGPU(t *testing.T) {
 	}
 	root := outDir(t)
 	// One rank at a time: lockstep (every rank's ncu at once) deadlocked on
-	// 2 H100s (fixtures/logs/h100x2-lockstep-deadlock).
-	for _, mode := range []string{"one_at_a_time"} {
-		t.Run(mode, func(t *testing.T) {
-			id := "tp2-" + mode + "-" + time.Now().UTC().Format("150405")
-			run := runSession(t, tool, root, id, "workloads=tiny-llama-tp2", "workload.launcher.deep_pass="+mode,
-				"timeline.tool=cupti", "timeline.oracle=true")
-			checkMultiGPU(t, run, true)
+	// 2 H100s (fixtures/logs/h100x2-lockstep-deadlock). Each case: its
+	// ranks, and its overrides past workloads=tiny-llama-tp2.
+	for _, c := range []struct {
+		name      string
+		ranks     int
+		overrides []string
+	}{
+		{"one_at_a_time", 2, nil},
+		// Each rank sees only its own GPU, as its "device 0" (issue 28):
+		// the timeline still tells the ranks apart, by their GPUs' UUIDs.
+		{"visible-per-rank", 2, []string{"+workload.env.DEEPPROF_VISIBLE_PER_RANK=1"}},
+		{"4-ranks", 4, []string{"workload.launcher.nproc_per_node=4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if prov.DeviceCount < c.ranks {
+				t.Skipf("needs %d GPUs; this machine has %d", c.ranks, prov.DeviceCount)
+			}
+			id := "tp" + strconv.Itoa(c.ranks) + "-" + c.name + "-" + time.Now().UTC().Format("150405")
+			run := runSession(t, tool, root, id, append([]string{"workloads=tiny-llama-tp2", "workload.launcher.deep_pass=one_at_a_time",
+				"timeline.tool=cupti", "timeline.oracle=true"}, c.overrides...)...)
+			checkMultiGPU(t, run, true, c.ranks)
 			for _, st := range run.Manifest().Steps {
 				if strings.HasPrefix(st.Name, "ncu-deep") {
-					t.Logf("deep pass (%s): %s %.1f s, exit %d", mode, st.Name, st.Seconds, st.ExitCode)
+					t.Logf("deep pass (%s): %s %.1f s, exit %d", c.name, st.Name, st.Seconds, st.ExitCode)
 				}
 			}
 		})
@@ -53,21 +70,34 @@ func boolText(b bool) string {
 	return "false"
 }
 
-func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool) {
+func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool, ranks int) {
 	t.Helper()
 	m := run.Manifest()
 	require.Equal(t, rundir.StatusComplete, m.Status, "%s", m.Reason)
 	// One CUPTI record file per rank (torchrun's own process may leave one
 	// with no kernel: it loads torch, which opens no CUDA context).
-	assert.GreaterOrEqual(t, len(rundir.CuptiFiles(run)), 2, "one CUPTI record file per rank")
+	assert.GreaterOrEqual(t, len(rundir.CuptiFiles(run)), ranks, "one CUPTI record file per rank")
+	// Each rank's records name its GPU: as many UUIDs as ranks.
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	require.NoError(t, err)
+	uuids := map[string]bool{}
+	for _, p := range tl.Processes {
+		for _, n := range p.Notes {
+			if _, u, ok := cupti.DeviceUUID(n); ok {
+				uuids[u] = true
+			}
+		}
+	}
+	assert.Len(t, uuids, ranks, "a GPU UUID per rank in the records")
+	t.Logf("GPUs: %+v", tl.GPUs)
 	// Rank 0's deep pass always; the others' unless the timeline showed
 	// every rank launching the same top kernels (deep_ranks=auto), as a
 	// note says.
 	oneRank := strings.Contains(strings.Join(m.Notes, "\n"), "deep pass: rank 0 alone")
-	for _, r := range []string{"0", "1"} {
+	for r := range ranks {
 		for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails} {
-			if r == "0" || !oneRank {
-				assert.FileExists(t, run.Path(rundir.RankPath(r, rel)))
+			if r == 0 || !oneRank {
+				assert.FileExists(t, run.Path(rundir.RankPath(strconv.Itoa(r), rel)))
 			}
 		}
 	}
@@ -83,10 +113,11 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool) {
 			nccl[k.Device] += k.TotalMS
 		}
 	}
-	assert.True(t, devices[0] && devices[1], "kernels on both GPUs: %v", devices)
-	assert.Greater(t, nccl[0], 0.0, "NCCL kernels on rank 0")
-	assert.Greater(t, nccl[1], 0.0, "NCCL kernels on rank 1")
-	t.Logf("NCCL kernel time: device 0 %.3f ms, device 1 %.3f ms", nccl[0], nccl[1])
+	for d := range ranks {
+		assert.True(t, devices[model.DeviceID(d)], "kernels on device %d (rank %d's GPU): %v", d, d, devices)
+		assert.Greater(t, nccl[model.DeviceID(d)], 0.0, "NCCL kernels on rank %d", d)
+	}
+	t.Logf("NCCL kernel time by device: %v ms", nccl)
 
 	// The deep pass left the collectives out, and said so.
 	notes := strings.Join(m.Notes, "\n")
@@ -118,8 +149,68 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool) {
 				assert.True(t, r.OK, "NCCL time net of waiting within 5 %% of torch.profiler's: %s", r.Why)
 			}
 		}
-		assert.Equal(t, 2, perRank, "a collectives row per rank")
+		assert.Equal(t, ranks, perRank, "a collectives row per rank")
 		assert.Equal(t, 1, net, "the collectives net of waiting")
 		assert.True(t, c.Passed, "the CUPTI timeline agrees with torch.profiler (%s)", run.Path(rundir.OracleCheckJSON))
 	}
+}
+
+// TestStage2TwoNodes (issue 28): the multi-node recipe of
+// docs/multi-gpu.md on one machine of 2 GPUs, as two "nodes" of one rank
+// each: two sessions at once, each with its own GPU and a launcher for its
+// own rank (--nnodes 2 --node-rank N, one c10d rendezvous), then merged.
+// The merged run has both ranks, each its own GPU by UUID, each rank's deep
+// pass under its global rank.
+func TestStage2TwoNodes(t *testing.T) {
+	tool, prov := preflight(t)
+	if prov.DeviceCount < 2 {
+		t.Skipf("needs 2 GPUs (a node each); this machine has %d", prov.DeviceCount)
+	}
+	root := outDir(t)
+	stamp := time.Now().UTC().Format("150405")
+	dirs := make([]string, 2)
+	t.Run("nodes", func(t *testing.T) {
+		for n := range 2 {
+			t.Run("node"+strconv.Itoa(n), func(t *testing.T) {
+				t.Parallel()
+				run := runSession(t, tool, root, "node"+strconv.Itoa(n)+"-"+stamp, "workloads=tiny-llama-tp2", "workload.launcher.nproc_per_node=1",
+					`workload.launcher.argv=[python3, -m, torch.distributed.run, --nnodes, "2", --node-rank, "`+strconv.Itoa(n)+`", --rdzv-backend, c10d, --rdzv-endpoint, "127.0.0.1:29533", --rdzv-id, "twonodes`+stamp+`"]`,
+					"device=cuda:"+strconv.Itoa(n), "timeline.tool=cupti")
+				dirs[n] = run.Dir
+			})
+		}
+	})
+	require.NotEmpty(t, dirs[0])
+	require.NotEmpty(t, dirs[1])
+	plan, err := harness.Merge(dirs)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"rank0", "rank1"}, plan.Ranks())
+	run, err := rundir.Create(root, "merged-"+stamp, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, plan.Write(run))
+	require.NoError(t, harness.ReportRun(run, harness.ReportOptions{}))
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	require.NoError(t, err)
+	t.Logf("GPUs: %+v", tl.GPUs)
+	require.Len(t, tl.GPUs, 2, "each node's rank saw its GPU as device 0: the timeline numbers them by rank")
+	for r, g := range tl.GPUs {
+		assert.Equal(t, []int{r}, g.Ranks)
+		assert.True(t, strings.HasPrefix(g.UUID, "GPU-"), g.UUID)
+	}
+	assert.NotEqual(t, tl.GPUs[0].UUID, tl.GPUs[1].UUID)
+	assert.NotEqual(t, tl.GPUs[0].Machine, tl.GPUs[1].Machine, "node 0 and node 1")
+	for _, r := range []string{"0", "1"} {
+		assert.FileExists(t, run.Path(rundir.RankPath(r, rundir.NcuRaw)))
+	}
+	var ks struct {
+		Kernels []model.Kernel `json:"kernels"`
+	}
+	readJSON(t, run.Path(rundir.KernelsJSON), &ks)
+	devices := map[model.DeviceID]bool{}
+	for _, k := range ks.Kernels {
+		devices[k.Device] = true
+	}
+	assert.True(t, devices[0] && devices[1], "kernels of both ranks' GPUs: %v", devices)
 }

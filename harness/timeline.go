@@ -169,6 +169,21 @@ type OracleCheck struct {
 	Rows   []workload.Row `json:"rows"`
 }
 
+// byRank gives each of the oracle's ranks the device the timeline gave its
+// GPU, where the timeline numbered the GPUs across processes
+// (timeline.GPUs: ranks that each saw only their own GPU, as "device 0",
+// or ranks of several nodes); otherwise the oracle's device is the ordinal
+// the rank saw, as the timeline's is.
+func byRank(f *workload.Figures, tl *timeline.Timeline) {
+	for i, r := range f.Ranks {
+		for _, g := range tl.GPUs {
+			if slices.Contains(g.Ranks, r.Rank) {
+				f.Ranks[i].Device = model.DeviceID(g.Device)
+			}
+		}
+	}
+}
+
 // writeOracleCheck compares the timeline with the oracle's figures when the
 // run has them: each phase with the region of its range, and each kernel
 // with its launches in those phases (the oracle saw nothing else, whatever
@@ -222,6 +237,7 @@ func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Repor
 	}
 	if len(f.Ranks) > 0 {
 		collectives(&m, tl, phases, isCommunication)
+		byRank(f, tl)
 	}
 	rows := workload.Check(f, m)
 	out, err := json.MarshalIndent(OracleCheck{Oracle: rundir.OracleJSON, Tool: f.Tool, Passed: workload.Passed(rows), Rows: rows}, "", "  ")

@@ -182,10 +182,12 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 		s.sameRanks, s.rankProcs = tl.SameTopLaunches(names)
 	}
 	s.targets = nil
-	// Exact targets for a program whose top kernels one process launched:
-	// with several, ncu's count is shared among them (deepLaunchCount),
-	// and the pass keeps the kernel-function filter.
-	if !s.Cfg.Workload.Launcher.Multi() && !rangeReplay(s.Cfg.NCU.ReplayMode) && len(s.topProcesses.Processes) < 2 {
+	// Exact targets for a program whose top kernels one process launched,
+	// or for the ranks of a multi-GPU workload profiled one at a time (ncu
+	// then follows one rank's process): with several processes under one
+	// ncu, its count is shared among them (deepLaunchCount), and the pass
+	// keeps the kernel-function filter.
+	if s.exactTargets() {
 		include, err := s.Cfg.NVTX.IncludeRanges()
 		if err != nil {
 			return nil, err
@@ -195,9 +197,23 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 			kn = append(kn, k.Name)
 		}
 		ts := tl.Targets(kn, func(l *model.Launch) bool { return model.InRanges(l, include) })
-		s.targets = planTargets(top.Kernels, top.TotalMS, ts, s.Cfg.NCU)
+		s.targets = planTargets(top.Kernels, top.TotalMS, ts, s.Cfg.NCU, s.Cfg.Workload.Launcher.Multi())
 	}
 	return names, nil
+}
+
+// exactTargets says whether the deep pass can name its kernels exactly:
+// one process under each ncu (a program whose top kernels one process
+// launched, or one rank at a time) and kernel replay.
+func (s *Session) exactTargets() bool {
+	l := s.Cfg.Workload.Launcher
+	if rangeReplay(s.Cfg.NCU.ReplayMode) {
+		return false
+	}
+	if l.Multi() {
+		return l.DeepPass == config.DeepOneAtATime
+	}
+	return len(s.topProcesses.Processes) < 2
 }
 
 // noKernel is the error of a CUPTI timeline without a kernel launch.

@@ -225,6 +225,15 @@ func TestSessionRanksSameKernels(t *testing.T) {
 			m := run.Manifest()
 			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
 			assert.Len(t, f.launches, 2+c.profiled, "stage1, timeline, a deep pass per profiled rank")
+			// Each rank's ncu follows one process: the kernels by exact
+			// name, one launch of each launch configuration.
+			for _, argv := range f.rankArgv {
+				if filepath.Base(argv[0]) == "ncu" {
+					assert.Equal(t, "mangled", argv[slices.Index(argv, "--kernel-name-base")+1])
+					assert.Contains(t, argv[slices.Index(argv, "--kernel-name")+1], "_Z10add_kernelPKfS0_Pfi")
+					assert.Equal(t, "1", argv[slices.Index(argv, "--launch-count")+1])
+				}
+			}
 			notes := strings.Join(m.Notes, "\n")
 			for r := range 2 {
 				if r < c.profiled {

@@ -386,7 +386,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	}
 	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, top), "deep pass over every launch in the NVTX ranges"
 	targets := s.targets
-	if len(topKernels) == 0 || rangeReplay(deepReplay) || s.Cfg.Workload.Launcher.Multi() {
+	if len(topKernels) == 0 || !s.exactTargets() {
 		targets = nil
 	}
 	if targets != nil {
@@ -398,9 +398,13 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process, and the earlier processes made up to %d of one configuration; at most %d)",
 				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
 		}
-	} else if topKernels == nil && tl.tool == timelineCupti && !s.Cfg.Workload.Launcher.Multi() && !rangeReplay(deepReplay) {
-		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches (at most: %s); the program is stopped once they are profiled",
-			max(1, c.LaunchCount), c.MaxLaunches, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)))
+	} else if l := s.Cfg.Workload.Launcher; topKernels == nil && tl.tool == timelineCupti && (!l.Multi() || l.DeepPass == config.DeepOneAtATime) && !rangeReplay(deepReplay) {
+		stop := "the program is stopped once they are profiled"
+		if l.Multi() {
+			stop = "each profiled rank's, in its own run to the program's end"
+		}
+		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches (at most: %s); %s",
+			max(1, c.LaunchCount), c.MaxLaunches, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)), stop)
 	} else if topKernels == nil && tl.tool == timelineCupti {
 		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {

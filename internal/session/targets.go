@@ -29,6 +29,10 @@ type deepTargets struct {
 	names     []string // the top kernels profiled
 	budget    int
 	passes    int // ncu's replay passes a launch (ncu.PassesPerLaunch); 0: unknown
+	// ranks is true for the ranks of a multi-GPU workload, each profiled
+	// in a run of its own: ncu writes to its log, not to the session, and
+	// the program is not stopped early (it would stop every rank).
+	ranks bool
 }
 
 // planTargets chooses the deep pass's targets among the top kernels (top,
@@ -36,13 +40,13 @@ type deepTargets struct {
 // launch configurations, if the launches it takes fit in what is left of
 // the budget (a kernel that does not fit is left out, and the next ones are
 // tried); the first kernel always. totalMS is the timed GPU time the share
-// is of.
+// is of. ranks plans each rank of a multi-GPU workload (deepTargets.ranks).
 //
 // Each configuration of an exact target is one kernel, one launch enough
 // to measure it: ncu.per_kernel_launches (which samples the
 // instantiations a function filter lumps together) does not apply, and an
 // explicit ncu.launch_count asks for more.
-func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
+func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU, ranks bool) *deepTargets {
 	per := 1
 	if c.LaunchCount > 0 {
 		per = c.LaunchCount
@@ -51,7 +55,7 @@ func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c co
 	for _, t := range ts {
 		byName[t.Name] = append(byName[t.Name], t)
 	}
-	d := &deepTargets{perLaunch: per, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)}
+	d := &deepTargets{perLaunch: per, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), ranks: ranks}
 	seen := map[string]bool{}
 	ms := 0.0
 	for _, k := range top {
@@ -105,8 +109,12 @@ func (d *deepTargets) hasName(name string) bool {
 // manifest.
 func (d *deepTargets) note() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (%s); they ran %.1f%% of the timed GPU time; the program is stopped once the %d launches are profiled",
-		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, expectedCost(d.launches, d.passes), 100*d.share, d.launches)
+	stop := fmt.Sprintf("the program is stopped once the %d launches are profiled", d.launches)
+	if d.ranks {
+		stop = "each profiled rank's, in its own run; the program runs to its end (stopping it would stop every rank)"
+	}
+	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (%s); they ran %.1f%% of the timed GPU time; %s",
+		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, expectedCost(d.launches, d.passes), 100*d.share, stop)
 	if len(d.left) > 0 {
 		fmt.Fprintf(&b, "; %d further top kernel(s) left out by the budget (raise ncu.max_launches to include them)", len(d.left))
 	}

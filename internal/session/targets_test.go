@@ -36,7 +36,7 @@ func TestPlanTargets(t *testing.T) {
 		{Name: "act", Mangled: "_Z3actv", Configs: 1},
 	}
 	c := config.NCU{PerKernelLaunches: 2, MaxLaunches: 7, Set: "basic", Metrics: []string{model.DurationMetric}}
-	d := planTargets(top, 100, ts, c)
+	d := planTargets(top, 100, ts, c, false)
 	require.NotNil(t, d)
 	assert.Equal(t, []string{"_Z4gemmILi1EEvv", "_Z4gemmILi2EEvv", "_Z4attnv", "_Z3actv"}, d.mangled)
 	assert.Equal(t, 7, d.launches, "4 + 2 + 1 configurations, one launch each (per_kernel_launches does not apply)")
@@ -47,19 +47,19 @@ func TestPlanTargets(t *testing.T) {
 	assert.Contains(t, d.note(), "1 further top kernel(s) left out by the budget")
 
 	c.Sections = []string{"MemoryWorkloadAnalysis"}
-	assert.Contains(t, planTargets(top, 100, ts, c).note(), "(ncu's passes a launch for these sections and metrics are not known before it runs; 0 s or more of profiling at 0.065 s a pass)")
+	assert.Contains(t, planTargets(top, 100, ts, c, false).note(), "(ncu's passes a launch for these sections and metrics are not known before it runs; 0 s or more of profiling at 0.065 s a pass)")
 	c.Sections = nil
 
 	c.MaxLaunches = 1
-	d = planTargets(top, 100, ts, c)
+	d = planTargets(top, 100, ts, c, false)
 	assert.Equal(t, 4, d.launches, "the first kernel whatever its count")
 	assert.Equal(t, 1, d.kernels)
 
 	c.LaunchCount = 3 // an explicit ncu.launch_count is per configuration
 	c.MaxLaunches = 100
-	d = planTargets(top, 100, ts, c)
+	d = planTargets(top, 100, ts, c, false)
 	assert.Equal(t, 3*(4+2+4+1), d.launches)
-	assert.Nil(t, planTargets(top, 100, nil, c), "no target in the profiled ranges")
+	assert.Nil(t, planTargets(top, 100, nil, c, false), "no target in the profiled ranges")
 }
 
 // TestPlannedStop counts the launches ncu says it profiled, whatever the
