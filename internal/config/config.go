@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
@@ -136,28 +135,6 @@ const (
 	DeepRanksAuto    = "auto"
 	DeepRanksAll     = "all"
 )
-
-// NodeRank is this node's number in a multi-node launch, read from the
-// launcher's own argv (torchrun's --node-rank or --node_rank, with its value
-// after a space or "="); 0 when it names none or the value is not a number.
-// Rank R of this node is then global rank NodeRank*Ranks+R.
-func (l Launcher) NodeRank() int {
-	for i, a := range l.Argv {
-		for _, flag := range []string{"--node-rank", "--node_rank"} {
-			v, ok := strings.CutPrefix(a, flag+"=")
-			if !ok && a == flag && i+1 < len(l.Argv) {
-				v, ok = l.Argv[i+1], true
-			}
-			if ok {
-				if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-					return n
-				}
-				return 0
-			}
-		}
-	}
-	return 0
-}
 
 // Ranks is how many processes the workload runs as: 1 without a launcher.
 func (l Launcher) Ranks() int {

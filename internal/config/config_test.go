@@ -527,20 +527,3 @@ func TestLauncherArgv(t *testing.T) {
 		}
 	}
 }
-
-// TestNodeRank: the node's number from the launcher's own argv, in either
-// spelling torchrun takes, 0 where it names none.
-func TestNodeRank(t *testing.T) {
-	for argv, want := range map[string]int{
-		"torchrun --nnodes 2 --node-rank 1 --rdzv-endpoint h:1": 1,
-		"python3 -m torch.distributed.run --node_rank=3":        3,
-		"torchrun --node-rank=2":                                2,
-		"torchrun --standalone":                                 0,
-		"torchrun --node-rank":                                  0,
-		"torchrun --node-rank x":                                0,
-	} {
-		if got := (config.Launcher{Argv: strings.Fields(argv)}).NodeRank(); got != want {
-			t.Errorf("%s: node rank %d, want %d", argv, got, want)
-		}
-	}
-}

@@ -127,7 +127,11 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 		}
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
-	if _, ok := byID[StepOracle]; ok && !run.Exists(rundir.Stage1Report) {
+	// On a node of a multi-node run (the launcher's own argv) the report is
+	// rank 0's node's alone, and every node must run the same steps (a
+	// node that skipped one would leave the others waiting in its
+	// rendezvous): the oracle runs on each.
+	if _, ok := byID[StepOracle]; ok && !run.Exists(rundir.Stage1Report) && len(s.Cfg.Workload.Launcher.Argv) == 0 {
 		run.Note("oracle (torch.profiler): not run: the program wrote no workload report, and only a workload that supports %s=%s (deepprof's default one) writes torch.profiler's figures", workload.EnvPhase, workload.PhaseOracle)
 		delete(byID, StepOracle)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,10 +61,14 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 		n, rundir.NcuRankExec, rundir.RankPath(rundir.RankPlaceholder, rundir.NcuDeepReport)))
 	var steps []Step
 	profiled := n
-	// Steps, console logs and exports are named by the global rank (a node
-	// of a multi-node run holds ranks NodeRank*N...), as the wrapper names
-	// the rank's deep pass; --only takes the local one.
-	first := w.Launcher.NodeRank() * n
+	// A step profiles a local rank (--only): on one machine it is the
+	// global rank; on a node of a multi-node run (the launcher's own argv)
+	// the global rank is known only once the launcher's rendezvous has
+	// numbered the nodes (torchrun's c10d numbers them by arrival, whatever
+	// --node-rank says), so the step and its console are named by the
+	// local rank, the console outside ncu/ranks/ (which holds what the
+	// wrapper names by $RANK, and which a merge takes whole).
+	multiNode := len(w.Launcher.Argv) > 0
 	if w.Launcher.DeepPass == config.DeepOneAtATime {
 		details = append(details, "one rank at a time (workload.launcher.deep_pass=one_at_a_time): a run per rank, ncu in that rank alone, the others plain")
 		if why := s.oneRank(); why != "" {
@@ -73,8 +78,12 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 			details = append(details, "workload.launcher.deep_ranks=auto: rank 0 alone if the CUPTI timeline shows every rank launching the same top kernels in the same launch configurations, else each rank")
 		}
 		for r := range profiled {
-			steps = append(steps, Step{ID: StepNcuDeep, Variant: rankVariant(first + r), Argv: w.Launched(Exec(py, script, r, profiler, program)),
-				Env: env, Log: rundir.RankPath(strconv.Itoa(first+r), rankConsoleLog), Note: note, Details: details})
+			variant, console := rankVariant(r), rundir.RankPath(strconv.Itoa(r), rankConsoleLog)
+			if multiNode {
+				variant, console = "local rank "+strconv.Itoa(r), path.Join(path.Dir(rundir.NcuRanks), "console-local-rank"+strconv.Itoa(r)+".log")
+			}
+			steps = append(steps, Step{ID: StepNcuDeep, Variant: variant, Argv: w.Launched(Exec(py, script, r, profiler, program)),
+				Env: env, Log: console, Note: note, Details: details})
 		}
 	} else {
 		details = append(details, "every rank at once (workload.launcher.deep_pass=lockstep): one run, each rank replaying its kernels while the others wait in their next collective; it can deadlock (2 H100s: both ranks stuck after 87 launches), one_at_a_time does not")
@@ -82,7 +91,7 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 			Env: env, Log: rundir.NcuDeepLog, Note: note, Details: details})
 	}
 	for r := range profiled {
-		steps = append(steps, s.rankExports(mainDir, strconv.Itoa(first+r))...)
+		steps = append(steps, s.rankExports(mainDir, strconv.Itoa(r))...)
 	}
 	return steps, nil
 }

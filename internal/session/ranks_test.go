@@ -252,10 +252,12 @@ func TestSessionRanksSameKernels(t *testing.T) {
 	}
 }
 
-// TestSessionRanksSecondNode: the session of node 1 of a two-node run
-// (the launcher's own argv says --node-rank 1) names its ranks' steps, deep
-// passes and console logs by their global ranks, 2 and 3, so that merging
-// it with node 0's collides on nothing.
+// TestSessionRanksSecondNode: the session of one node of a two-node run
+// (the launcher's own argv), whose launcher gave its ranks the global
+// ranks 2 and 3: the wrapper names their deep passes by those ($RANK); the
+// steps and the launcher's consoles are named by the local ranks (the
+// global ones are the rendezvous's to give), the consoles outside
+// ncu/ranks/, so that merging it with the other node's collides on nothing.
 func TestSessionRanksSecondNode(t *testing.T) {
 	root := t.TempDir()
 	f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: -1, node: 1}
@@ -273,14 +275,14 @@ func TestSessionRanksSecondNode(t *testing.T) {
 	for _, st := range m.Steps {
 		steps = append(steps, st.Name)
 	}
-	assert.Contains(t, steps, "ncu-deep (rank 2)")
-	assert.Contains(t, steps, "ncu-deep (rank 3)")
+	assert.Contains(t, steps, "ncu-deep (local rank 0)")
+	assert.Contains(t, steps, "ncu-deep (local rank 1)")
 	for _, r := range []string{"2", "3"} {
 		assert.FileExists(t, run.Path(rundir.RankPath(r, rundir.NcuRaw)))
-		assert.FileExists(t, run.Path(rundir.RankPath(r, rankConsoleLog)))
 	}
 	for _, r := range []string{"0", "1"} {
 		assert.NoDirExists(t, run.Path(rundir.RankPath(r, "")))
+		assert.FileExists(t, run.Path("ncu/console-local-rank"+r+".log"))
 	}
 }
 
