@@ -707,7 +707,7 @@ func phases(b *strings.Builder, p summary.Phases) {
 			name = "(whole run)"
 		}
 		if len(scopes) > 1 {
-			name = fmt.Sprintf("process %d, GPU %d: %s", r.ProcessID, r.Device, name)
+			name = summary.Whose(r.Rank, r.ProcessID, r.Device) + ": " + name
 		}
 		gap := "none"
 		if g := r.LargestGap; g != nil {
@@ -781,8 +781,8 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		fmt.Fprintf(b, "- %s: GPU busy %s ms max / %s ms min across %d ranks (%s); compute %s / %s ms. ",
 			name, model.Fixed(r.MaxBusyMS, 3), model.Fixed(r.MinBusyMS, 3), r.Ranks, imb, model.Fixed(r.MaxComputeMS, 3), model.Fixed(r.MinComputeMS, 3))
 		if r.ByWait() {
-			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.",
-				r.Straggler.ProcessID, r.Straggler.Device, model.Fixed(r.MinCommunicationMS, 3), model.Fixed(r.MaxCommunicationMS, 3))
+			fmt.Fprintf(b, "The straggler is %s: it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.",
+				summary.WhoseParen(c.RankOf(r.Straggler.ProcessID, r.Straggler.Device), r.Straggler.ProcessID, r.Straggler.Device), model.Fixed(r.MinCommunicationMS, 3), model.Fixed(r.MaxCommunicationMS, 3))
 			if r.NetCommunicationMS != nil {
 				calls := "calls"
 				if r.CollectiveCalls == 1 {
@@ -792,7 +792,7 @@ func communication(b *strings.Builder, c *summary.Communication) {
 			}
 			b.WriteString("\n")
 		} else {
-			fmt.Fprintf(b, "The straggler is process %d (GPU %d): it computes longest.\n", r.Straggler.ProcessID, r.Straggler.Device)
+			fmt.Fprintf(b, "The straggler is %s: it computes longest.\n", summary.WhoseParen(c.RankOf(r.Straggler.ProcessID, r.Straggler.Device), r.Straggler.ProcessID, r.Straggler.Device))
 		}
 	}
 	b.WriteString("\nFrom the run's CUPTI timeline, per phase and rank (one process on one GPU). Communication is the time any communication kernel " +

@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"fmt"
+
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
@@ -22,6 +24,7 @@ type Communication struct {
 type CommunicationRow struct {
 	ProcessID int64          `json:"process_id"`
 	Device    model.DeviceID `json:"device"`
+	Rank      *int           `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
 	// Phase is the NVTX region path; "" for the whole run.
 	Phase           string  `json:"phase"`
 	ComputeMS       float64 `json:"compute_ms"`
@@ -97,7 +100,7 @@ func communication(in Inputs) *Communication {
 		if c == nil {
 			return
 		}
-		r := CommunicationRow{ProcessID: sc.ProcessID, Device: sc.Device, Phase: p.Name,
+		r := CommunicationRow{ProcessID: sc.ProcessID, Device: sc.Device, Rank: sc.Rank, Phase: p.Name,
 			ComputeMS: ms(c.ComputeNS), CommunicationMS: ms(c.CommunicationNS), OverlapMS: ms(c.OverlapNS),
 			ExposedCommunicationMS: ms(c.ExposedCommunicationNS), Collectives: c.Collectives}
 		if busy := c.ComputeNS + c.CommunicationNS - c.OverlapNS; busy > 0 {
@@ -123,4 +126,33 @@ func communication(in Inputs) *Communication {
 		}
 	}
 	return out
+}
+
+// Whose names a process's device in a run of several: "process P, GPU D",
+// or "rank R, process P, GPU D" where the launcher's rank is known.
+func Whose(rank *int, pid int64, dev model.DeviceID) string {
+	if rank == nil {
+		return fmt.Sprintf("process %d, GPU %d", pid, dev)
+	}
+	return fmt.Sprintf("rank %d, process %d, GPU %d", *rank, pid, dev)
+}
+
+// WhoseParen is Whose as the findings write it after a phase: "process P
+// (GPU D)", or "rank R (process P, GPU D)".
+func WhoseParen(rank *int, pid int64, dev model.DeviceID) string {
+	if rank == nil {
+		return fmt.Sprintf("process %d (GPU %d)", pid, dev)
+	}
+	return fmt.Sprintf("rank %d (process %d, GPU %d)", *rank, pid, dev)
+}
+
+// RankOf is the launcher's rank of a process's device, from the rows; nil
+// when unknown.
+func (c Communication) RankOf(pid int64, dev model.DeviceID) *int {
+	for _, r := range c.Rows {
+		if r.ProcessID == pid && r.Device == dev {
+			return r.Rank
+		}
+	}
+	return nil
 }

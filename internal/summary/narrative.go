@@ -166,7 +166,7 @@ func narrate(s *Summary) Narrative {
 		for _, r := range n.LaunchBound {
 			if len(scopes) > 1 {
 				// Ranks (or processes) name the same phases: say whose.
-				names = append(names, fmt.Sprintf("%s (process %d, GPU %d)", r.Label(), r.ProcessID, r.Device))
+				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), Whose(r.Rank, r.ProcessID, r.Device)))
 			} else {
 				names = append(names, r.Label())
 			}
@@ -215,11 +215,11 @@ func narrate(s *Summary) Narrative {
 	// 2b. Communication, in a multi-rank run: the decode phase's rank
 	// that communicates most.
 	if r := communicationFinding(s); r != nil {
-		line := fmt.Sprintf("Communication takes %.1f%% of %s's GPU time on process %d (GPU %d): %.3f ms of collectives, %.3f ms of them exposed (no compute beside them)",
-			100*r.Share, r.Label(), r.ProcessID, r.Device, r.CommunicationMS, r.ExposedCommunicationMS)
+		line := fmt.Sprintf("Communication takes %.1f%% of %s's GPU time on %s: %.3f ms of collectives, %.3f ms of them exposed (no compute beside them)",
+			100*r.Share, r.Label(), WhoseParen(r.Rank, r.ProcessID, r.Device), r.CommunicationMS, r.ExposedCommunicationMS)
 		if b := balanceOf(s.Communication, r.Phase); b != nil && b.NetCommunicationMS != nil && b.Straggler != nil && b.ByWait() {
-			line += fmt.Sprintf("; the collectives themselves take %.3f ms, the rest is waiting for process %d (GPU %d)",
-				*b.NetCommunicationMS, b.Straggler.ProcessID, b.Straggler.Device)
+			line += fmt.Sprintf("; the collectives themselves take %.3f ms, the rest is waiting for %s",
+				*b.NetCommunicationMS, WhoseParen(s.Communication.RankOf(b.Straggler.ProcessID, b.Straggler.Device), b.Straggler.ProcessID, b.Straggler.Device))
 		}
 		say("%s.", line)
 	}

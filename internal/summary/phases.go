@@ -23,6 +23,7 @@ type Phases struct {
 type PhaseRow struct {
 	ProcessID int64          `json:"process_id"`
 	Device    model.DeviceID `json:"device"`
+	Rank      *int           `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
 	// Phase is the NVTX region path; "" for the whole run.
 	Phase string `json:"phase"`
 	// Nested is true for a region inside a phase ("decode_all/
@@ -108,7 +109,7 @@ func phaseRows(in Inputs) Phases {
 
 func phaseRow(sc timeline.PhaseScope, p timeline.Phase) PhaseRow {
 	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
-	r := PhaseRow{ProcessID: sc.ProcessID, Device: sc.Device, Phase: p.Name, Instances: p.Instances,
+	r := PhaseRow{ProcessID: sc.ProcessID, Device: sc.Device, Rank: sc.Rank, Phase: p.Name, Instances: p.Instances,
 		WallMS: ms(p.SpanNS), Kernels: p.Kernels, KernelMS: ms(p.KernelNS), BusyMS: ms(p.BusyNS), IdleMS: ms(p.IdleNS),
 		Idle: p.IdleShare, Gaps: p.Gaps.Count, GapMS: ms(p.Gaps.SumNS),
 		Memcpys: p.Memcpy.Count, MemcpyMS: ms(p.Memcpy.NS), LaunchBound: p.LaunchBound}

@@ -88,6 +88,9 @@ type PhaseReport struct {
 type PhaseScope struct {
 	ProcessID int64          `json:"process_id"`
 	Device    model.DeviceID `json:"device"`
+	// Rank is the process's global rank as its launcher numbered it
+	// ($RANK, in the record file's header); nil when the records do not say.
+	Rank *int `json:"rank,omitempty"`
 	// Run is the whole run on the device: from its first kernel or copy to
 	// its last.
 	Run Phase `json:"run"`
@@ -510,6 +513,9 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
 			db := deviceBusy{all: stretches[d], compute: compute[d], communication: communication[d], split: split, kernels: p.Kernels}
 			sc := PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]Phase, 0, len(a.order))}
+			if r, ok := p.Header.Rank(); ok {
+				sc.Rank = &r
+			}
 			for _, pa := range a.order {
 				sc.Phases = append(sc.Phases, pa.finish(db, origin))
 			}
