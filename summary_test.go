@@ -76,12 +76,13 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			// Aggregates table's rows and the prefill-vs-decode chart's
 			// bars (a program's own NVTX ranges may be neither).
 			phases := 0
-			topLevel, subs, perProcess := 0, 0, 0
+			topLevel, subs, perProcess, perRank := 0, 0, 0, 0
 			for _, r := range s.Stages.Rows {
 				if r.Phase != "" {
 					phases++
 				}
 				perProcess += len(r.Processes)
+				perRank += len(r.Ranks)
 				if r.Parent == "" {
 					topLevel++
 				} else {
@@ -94,6 +95,9 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 			}
 			if perProcess > 0 {
 				stageTables = append(stageTables, perProcess)
+			}
+			if perRank > 0 {
+				stageTables = append(stageTables, perRank)
 			}
 			if s.Phases.Missing != "" && len(s.Narrative.GPUBusy) > 0 {
 				stageTables = append(stageTables, len(s.Narrative.GPUBusy))

@@ -67,6 +67,24 @@ func TestRecordedRanksKeptApart(t *testing.T) {
 			assert.Equal(t, map[int]bool{0: true, 1: true}, devices)
 			assert.Contains(t, r.findings, "the rest is waiting for rank 0 (process ")
 
+			// Per-rank stage times, from the workload report: shown where
+			// the ranks differ by more than their spread, said where not.
+			var sj struct {
+				Stages struct {
+					Rows []struct {
+						Name       string
+						Ranks      []struct{ Rank int }
+						RanksAgree int `json:"ranks_agree"`
+					}
+				}
+			}
+			require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &sj))
+			require.NotEmpty(t, sj.Stages.Rows)
+			for _, row := range sj.Stages.Rows {
+				assert.True(t, len(row.Ranks) == 2 || row.RanksAgree == 2, "%s: per rank or agreeing", row.Name)
+			}
+			assert.Contains(t, r.summary, "Per rank: the stages above are rank 0's")
+
 			var check struct{ Passed bool }
 			require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.OracleCheckJSON))), &check))
 			assert.True(t, check.Passed, "the oracle check, each torch.profiler rank on its rank's GPU")

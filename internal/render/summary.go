@@ -324,6 +324,7 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 		warmups(b, subs)
 	}
 	perProcess(b, st.Rows)
+	perRank(b, st.Rows)
 	wallVsKernel(b, s)
 }
 
@@ -341,6 +342,35 @@ func perProcess(b *strings.Builder, rows []summary.Stage) {
 		return
 	}
 	b.WriteString("Per process: these stages' instances come from the NVTX ranges of more than one process, which the rows above pool (each process's warm-up left out); each process's own, with the warm-up rule applied to its own first instance:\n\n")
+	b.WriteString(t.String())
+	b.WriteString("\n")
+}
+
+// perRank renders, for a workload report with its ranks' own times (the
+// stages above are rank 0's), each rank's times of the stages where the
+// ranks differ by more than their spread (summary.RanksDiffer), and says
+// which stages they agree on.
+func perRank(b *strings.Builder, rows []summary.Stage) {
+	t := Table{Header: []string{"stage", "rank", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, true, false}}
+	var agree []string
+	ranks := 0
+	for _, r := range rows {
+		for _, p := range r.Ranks {
+			one := summary.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
+			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.Rank), model.Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
+		}
+		if r.RanksAgree > 0 {
+			agree = append(agree, EscapeCell(r.Name))
+			ranks = r.RanksAgree
+		}
+	}
+	if len(agree) > 0 {
+		fmt.Fprintf(b, "Per rank: the stages above are rank 0's; the workload's %d ranks agree on %s within their spread (the gap between their means is within the largest sd).\n\n", ranks, strings.Join(agree, ", "))
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	b.WriteString("Per rank: the stages above are rank 0's; where the ranks' means differ by more than the largest of their sds, each rank's own, from the workload report:\n\n")
 	b.WriteString(t.String())
 	b.WriteString("\n")
 }

@@ -212,6 +212,38 @@ type Stage struct {
 	// come from the NVTX ranges of more than one (the row above pools
 	// them), in process id order.
 	Processes []StageProcess `json:"processes,omitempty"`
+	// Ranks are the stage's statistics per rank, from the workload
+	// report's ranks (its stages are rank 0's), when they differ by more
+	// than their spread (RanksDiffer); RanksAgree counts the ranks when they
+	// do not.
+	Ranks      []StageRank `json:"ranks,omitempty"`
+	RanksAgree int         `json:"ranks_agree,omitempty"`
+}
+
+// StageRank is one rank's times of a stage, from the workload report,
+// with the same statistics (warm-up rule applied to the rank's own first
+// repeat).
+type StageRank struct {
+	Rank     int       `json:"rank"`
+	MS       []float64 `json:"ms"`
+	MeanMS   float64   `json:"mean_ms"`
+	SDMS     float64   `json:"sd_ms"`
+	N        int       `json:"n"`
+	WarmupMS *float64  `json:"warmup_ms,omitempty"`
+}
+
+// RanksDiffer is the rule for showing a stage's times per rank: the gap
+// between the ranks' means is more than the largest of their standard
+// deviations (each rank's warm-up left out, as the stage table does).
+func RanksDiffer(ranks []StageRank) bool {
+	if len(ranks) < 2 {
+		return false
+	}
+	lo, hi, sd := ranks[0].MeanMS, ranks[0].MeanMS, 0.0
+	for _, r := range ranks {
+		lo, hi, sd = min(lo, r.MeanMS), max(hi, r.MeanMS), max(sd, r.SDMS)
+	}
+	return hi-lo > sd
 }
 
 // StageProcess is one process's instances of a stage, with the same
@@ -492,6 +524,18 @@ func stages(in Inputs, phases model.Names) Stages {
 			row.Processes = append(row.Processes, StageProcess{ProcessID: p.ProcessID, MS: p.MS, MeanMS: ps.MeanMS, SDMS: ps.SDMS, N: ps.N, WarmupMS: ps.WarmupMS})
 		}
 		slices.SortFunc(row.Processes, func(a, b StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
+		var ranks []StageRank
+		for _, r := range w.Ranks {
+			if ms, ok := r.Stages[n]; ok && len(ms) > 0 {
+				rs := model.Summarize(ms)
+				ranks = append(ranks, StageRank{Rank: r.Rank, MS: ms, MeanMS: rs.MeanMS, SDMS: rs.SDMS, N: rs.N, WarmupMS: rs.WarmupMS})
+			}
+		}
+		if RanksDiffer(ranks) {
+			row.Ranks = ranks
+		} else if len(ranks) > 1 {
+			row.RanksAgree = len(ranks)
+		}
 		mean := sum.MeanMS
 		switch row.Phase {
 		case model.Prefill:

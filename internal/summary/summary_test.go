@@ -233,3 +233,14 @@ func TestBuildProgramFacts(t *testing.T) {
 	assert.Equal(t, "fp16", s.Environment.Dtype)
 	assert.Equal(t, int64(32), s.Stages.Rows[0].Tokens)
 }
+
+// TestRanksDiffer: a stage's times are shown per rank when the gap between
+// the ranks' means is more than the largest of their sds.
+func TestRanksDiffer(t *testing.T) {
+	r := func(mean, sd float64) summary.StageRank { return summary.StageRank{MeanMS: mean, SDMS: sd} }
+	assert.False(t, summary.RanksDiffer(nil))
+	assert.False(t, summary.RanksDiffer([]summary.StageRank{r(5, 0)}), "one rank")
+	assert.False(t, summary.RanksDiffer([]summary.StageRank{r(5, 0.3), r(5.2, 0.1)}), "0.2 apart, sd 0.3")
+	assert.True(t, summary.RanksDiffer([]summary.StageRank{r(6.320, 0.248), r(6.721, 0.263)}), "0.401 apart, sd 0.263 (the recorded two-node prefill)")
+	assert.True(t, summary.RanksDiffer([]summary.StageRank{r(1, 0), r(1, 0), r(1.001, 0)}), "any gap with no spread")
+}

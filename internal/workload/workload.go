@@ -109,6 +109,17 @@ type Report struct {
 	Versions  map[string]string `json:"versions,omitempty"`
 	// Extra keeps every other key, as the contract welcomes more.
 	Extra map[string]json.RawMessage `json:"-"`
+	// Ranks are each rank's own stage times, from the report's "ranks"
+	// ([{"rank": R, "<stage>_ms": [...]}...], as the default workload
+	// writes them under a launcher: its stages are rank 0's); nil without.
+	Ranks []RankStages `json:"-"`
+}
+
+// RankStages is one rank's wall time per repeat of each stage of the
+// report that it gives, in ms.
+type RankStages struct {
+	Rank   int
+	Stages map[string][]float64
 }
 
 // Model is the model's identity, and the shapes its FLOPs per token are
@@ -218,6 +229,13 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 			bad("stages.%s.ms: the times sum past the largest number a float64 holds (%.3g): not times in ms", st, math.MaxFloat64)
 		}
 	}
+	if raw, ok := rep.Extra["ranks"]; ok {
+		ranks, err := readRankStages(raw, rep.Stages)
+		if err != nil {
+			bad("ranks: %v", err)
+		}
+		rep.Ranks = ranks
+	}
 	if rep.Tokens.Prompt < 0 || rep.Tokens.Generated < 0 {
 		bad("tokens must not be negative")
 	}
@@ -272,4 +290,45 @@ func (r *Report) Shape() string {
 		return ""
 	}
 	return fmt.Sprintf("prompt %d, generated %d, batch %d", r.Tokens.Prompt, r.Tokens.Generated, r.Batch())
+}
+
+// readRankStages reads the report's "ranks": each element's "rank" and, for
+// each stage of stages, its "<stage>_ms" times when it has them.
+func readRankStages(raw json.RawMessage, stages map[string]Stage) ([]RankStages, error) {
+	var elems []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, fmt.Errorf("want an array of objects: %w", err)
+	}
+	var out []RankStages
+	seen := map[int]bool{}
+	for i, e := range elems {
+		var rank int
+		if err := json.Unmarshal(e["rank"], &rank); err != nil || rank < 0 {
+			return nil, fmt.Errorf("[%d].rank: want a rank >= 0", i)
+		}
+		if seen[rank] {
+			return nil, fmt.Errorf("[%d]: rank %d appears twice", i, rank)
+		}
+		seen[rank] = true
+		rs := RankStages{Rank: rank, Stages: map[string][]float64{}}
+		for _, st := range slices.Sorted(maps.Keys(stages)) {
+			v, ok := e[st+"_ms"]
+			if !ok {
+				continue
+			}
+			var ms []float64
+			if err := json.Unmarshal(v, &ms); err != nil {
+				return nil, fmt.Errorf("[%d].%s_ms: want times in ms: %w", i, st, err)
+			}
+			for j, x := range ms {
+				if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+					return nil, fmt.Errorf("[%d].%s_ms[%d] = %v: want a time in ms", i, st, j, x)
+				}
+			}
+			rs.Stages[st] = ms
+		}
+		out = append(out, rs)
+	}
+	slices.SortFunc(out, func(a, b RankStages) int { return a.Rank - b.Rank })
+	return out, nil
 }

@@ -86,3 +86,33 @@ func TestReadBounded(t *testing.T) {
 	_, err = ReadRuns(input.OverLimit(), "stage1/runs.json")
 	require.EqualError(t, err, "stage1/runs.json: larger than 1 MiB: not a deepprof file?")
 }
+
+// TestReportRanks: the report's "ranks" give each rank's times of the
+// report's stages; a rank twice, a negative time or a rank that is no
+// number is a clear error naming the element.
+func TestReportRanks(t *testing.T) {
+	doc := `{"model": {"name": "m"}, "tokens": {"prompt": 1, "generated": 1},
+ "stages": {"prefill": {"ms": [1, 2]}, "decode": {"ms": [3, 4]}},
+ "ranks": [{"rank": 1, "device": 0, "prefill_ms": [1.5, 2.5], "decode_ms": [3.5, 4.5]}, {"rank": 0, "prefill_ms": [1, 2]}]}`
+	rep, err := ReadReport(strings.NewReader(doc), "r.json")
+	require.NoError(t, err)
+	require.Len(t, rep.Ranks, 2)
+	assert.Equal(t, 0, rep.Ranks[0].Rank, "sorted by rank")
+	assert.Equal(t, map[string][]float64{"prefill": {1, 2}}, rep.Ranks[0].Stages)
+	assert.Equal(t, []float64{3.5, 4.5}, rep.Ranks[1].Stages["decode"])
+
+	for old, want := range map[string]string{
+		`{"rank": 0, "prefill_ms"`: `r.json: ranks: [1]: rank 1 appears twice`,
+		`"decode_ms": [3.5, 4.5]`:  `r.json: ranks: [0].decode_ms[0] = -1: want a time in ms`,
+		`{"rank": 1, "device": 0,`: `r.json: ranks: [0].rank: want a rank >= 0`,
+	} {
+		bad := map[string]string{
+			`{"rank": 0, "prefill_ms"`: `{"rank": 1, "prefill_ms"`,
+			`"decode_ms": [3.5, 4.5]`:  `"decode_ms": [-1, 4.5]`,
+			`{"rank": 1, "device": 0,`: `{"rank": "one", "device": 0,`,
+		}[old]
+		_, err := ReadReport(strings.NewReader(strings.Replace(doc, old, bad, 1)), "r.json")
+		require.Error(t, err, old)
+		assert.Contains(t, err.Error(), want)
+	}
+}
