@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
@@ -112,7 +115,41 @@ const MemoryLimit = 800 << 20
 
 // Merge plans the merge of the run directories dirs, one node's run each
 // (rundir.Make), telling two nodes' processes of one process id apart by
-// the machine their record files name.
+// the machine their record files name. Runs that are not nodes of one
+// multi-GPU run are refused: a run without a launcher
+// (workload.launcher), or one of another program or model than the first.
 func Merge(dirs []string) (*rundir.Plan, error) {
+	if err := sameRun(dirs); err != nil {
+		return nil, err
+	}
 	return rundir.Make(dirs, timeline.FileMachine)
+}
+
+// sameRun checks that the runs dirs ran one program under a launcher, as
+// the nodes of one multi-GPU run do; a directory without a config.yaml is
+// left to rundir.Make to refuse.
+func sameRun(dirs []string) error {
+	var first *config.Config
+	firstDir := ""
+	for _, d := range dirs {
+		path := filepath.Join(d, rundir.ConfigYAML)
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		cfg, err := config.Parse(path)
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		if !cfg.Workload.Launcher.Multi() {
+			return fmt.Errorf("merge: %s is not a node of a multi-GPU run (its %s has no workload.launcher): merge joins the run directories of one run's nodes", d, rundir.ConfigYAML)
+		}
+		if first == nil {
+			first, firstDir = cfg, d
+			continue
+		}
+		if a, b := first.Workload.Command(), cfg.Workload.Command(); !slices.Equal(a, b) || first.Model.Name != cfg.Model.Name {
+			return fmt.Errorf("merge: %s ran %q (model %q), %s ran %q (model %q): the nodes of one run run one program", firstDir, strings.Join(a, " "), first.Model.Name, d, strings.Join(b, " "), cfg.Model.Name)
+		}
+	}
+	return nil
 }

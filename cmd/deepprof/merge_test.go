@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,4 +175,30 @@ func TestMergeTwoNodesSharingIDs(t *testing.T) {
 	_, err = rundir.Make(dirs, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is in two run directories")
+}
+
+// TestMergeRefusesOtherRuns: merge joins the nodes of one multi-GPU run.
+// Two recorded single-process runs (of one program, made apart) are
+// refused, as are two SYNTHETIC nodes whose config.yaml name different
+// programs; nothing is written.
+func TestMergeRefusesOtherRuns(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "merged")
+	_, _, err := runCmd([]string{"merge", "--out", out, "../../fixtures/runs/tiny-llama", "../../fixtures/runs/cupti-tiny-llama"}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "tiny-llama is not a node of a multi-GPU run (its config.yaml has no workload.launcher)")
+	assert.NoDirExists(t, out)
+
+	dirs, err := synth.NodeRuns(tp2Run, tp2Records, deepRun, t.TempDir(), 2, 1)
+	require.NoError(t, err)
+	cfg := filepath.Join(dirs[1], rundir.ConfigYAML)
+	b, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), "--new-tokens=8", "--new-tokens=64", 1)
+	require.NotEqual(t, string(b), edited, "the SYNTHETIC edit applies")
+	require.NoError(t, os.WriteFile(cfg, []byte(edited), 0o644))
+	_, _, err = runCmd([]string{"merge", "--out", out, dirs[0], dirs[1]}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--new-tokens=64")
+	assert.Contains(t, err.Error(), "the nodes of one run run one program")
+	assert.NoDirExists(t, out)
 }
