@@ -42,16 +42,8 @@ func RankRuns(src string, records []string, deep, dst string, n int) ([]string, 
 		if err := rewriteRecords(in, out, 100000+int64(r), uint32(r)); err != nil {
 			return nil, err
 		}
-		for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails} {
-			for _, ext := range []string{"", ".gz"} {
-				from := filepath.Join(deep, filepath.FromSlash(rel)+ext)
-				if _, err := os.Stat(from); err != nil {
-					continue
-				}
-				if err := copyFile(from, filepath.Join(dir, filepath.FromSlash(rundir.RankPath(strconv.Itoa(r), rel)+ext))); err != nil {
-					return nil, err
-				}
-			}
+		if err := copyDeep(deep, dir, strconv.Itoa(r)); err != nil {
+			return nil, err
 		}
 		// Each node's session ends by writing its manifest.
 		run.Note("SYNTHETIC: made by internal/synth.RankRuns from %s (rank %d of %d)", filepath.Base(src), r, n)
