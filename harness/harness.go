@@ -147,7 +147,9 @@ func sameRun(dirs []string) error {
 			first, firstDir = cfg, d
 			continue
 		}
-		if a, b := first.Workload.Command(), cfg.Workload.Command(); !slices.Equal(a, b) || first.Model.Name != cfg.Model.Name {
+		// The program's argv, not the interpreter's path, which nodes'
+		// environments may place apart.
+		if a, b := first.Workload.Argv, cfg.Workload.Argv; !slices.Equal(a, b) || first.Model.Name != cfg.Model.Name {
 			return fmt.Errorf("merge: %s ran %q (model %q), %s ran %q (model %q): the nodes of one run run one program", firstDir, strings.Join(a, " "), first.Model.Name, d, strings.Join(b, " "), cfg.Model.Name)
 		}
 	}

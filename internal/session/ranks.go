@@ -101,9 +101,13 @@ func (s *Session) rankSteps(mainDir string, deep ncu.Pass, env []string, note st
 // CUPTI timeline showed every rank launching the same top kernels in the
 // same launch configurations (a tensor-parallel program), so that their
 // metrics are rank 0's.
+//
+// A node of a multi-node run (the launcher's own argv) profiles each of its
+// ranks whatever its timeline shows: every node must run as many deep-pass
+// runs as the others, and each decides from its own records.
 func (s *Session) oneRank() string {
 	l := s.Cfg.Workload.Launcher
-	if l.DeepRanks != config.DeepRanksAuto || !s.sameRanks || l.Ranks() < 2 {
+	if l.DeepRanks != config.DeepRanksAuto || !s.sameRanks || l.Ranks() < 2 || s.rankProcs != l.Ranks() || len(l.Argv) > 0 {
 		return ""
 	}
 	return fmt.Sprintf("rank 0 alone (workload.launcher.deep_ranks=auto): in the CUPTI timeline the %d processes that launched the top kernels launched the same ones in the same launch configurations, so each kernel's deep metrics are rank 0's; deep_ranks=all profiles each rank (a run each)", s.rankProcs)

@@ -264,6 +264,10 @@ func TestSessionRanksSecondNode(t *testing.T) {
 	f.cuptiRun = ""
 	cfg := rankConfig(t, root, config.DeepOneAtATime)
 	cfg.Workload.Launcher.Argv = []string{"python3", "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:29533"}
+	// deep_ranks=auto, and the two ranks launched the same kernels: a node
+	// still profiles each of its ranks, as every node must run as many
+	// deep-pass runs as the others.
+	cfg.Workload.Launcher.DeepRanks = config.DeepRanksAuto
 	s := newSession(t, cfg, f.fakeTools)
 	s.Runner = f
 	s.CUPTI = fakeCUPTI(t, true)

@@ -723,7 +723,10 @@ func regionRows(in Inputs) Regions {
 func Samples(metrics map[string]*kernels.Metrics, configNS map[string]map[string]float64) map[string]*Sample {
 	out := map[string]*Sample{}
 	for name, m := range metrics {
-		if sp := sampled(m.Configs, configNS[name]); m != nil && sp != nil {
+		if m == nil {
+			continue
+		}
+		if sp := sampled(m.Configs, configNS[name]); sp != nil {
 			out[name] = sp
 		}
 	}

@@ -18,8 +18,8 @@ import (
 // The GPUs are told apart by the UUIDs the library noted (a device of
 // unknown UUID by its machine and ordinal) and numbered by the lowest rank
 // that used each, then the ordinal: a tensor-parallel run's device R is
-// rank R's GPU. Otherwise, and for records without UUIDs, the ordinals stay
-// and it returns nil.
+// rank R's GPU. Otherwise (one machine, or records that name none, and no
+// ordinal that is two GPUs) the ordinals stay and it returns nil.
 func numberDevices(procs []*building) []GPU {
 	type use struct {
 		bp      *building
@@ -27,7 +27,7 @@ func numberDevices(procs []*building) []GPU {
 		key     string
 	}
 	var uses []use
-	named, machines := false, map[string]bool{}
+	machines := map[string]bool{}
 	byOrdinal := map[uint32]string{} // ordinal -> the UUID first seen on it
 	collide := false
 	for _, bp := range procs {
@@ -35,7 +35,6 @@ func numberDevices(procs []*building) []GPU {
 		for _, n := range bp.p.Notes {
 			if d, u, ok := cupti.DeviceUUID(n); ok {
 				uuids[d] = u
-				named = true
 			}
 		}
 		machine := bp.p.Header.Machine()
@@ -52,7 +51,7 @@ func numberDevices(procs []*building) []GPU {
 			uses = append(uses, use{bp, d, key})
 		}
 	}
-	if !named || !collide && len(machines) < 2 {
+	if !collide && len(machines) < 2 {
 		return nil
 	}
 	type gpu struct {

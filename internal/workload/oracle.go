@@ -437,7 +437,10 @@ func netRow(f *Figures, m Measured, perCall bool) Row {
 	}
 	wantMed, spread := medianSpread(want)
 	gotMed, _ := medianSpread(got)
-	tol := max(CollectiveTolerance, SpreadFactor*spread)
+	tol := CollectiveTolerance
+	if reps >= 3 { // with two, the median is the mean and the deviation half the range
+		tol = max(tol, SpreadFactor*spread)
+	}
 	r := row(what, OraclePhase{KernelMS: wantMed, Launches: wantN}, OraclePhase{KernelMS: gotMed, Launches: gotN}, true, tol)
 	r.OracleRepeatsMS, r.TimedRepeatsMS = want, got
 	note := fmt.Sprintf("a generate's collectives net of waiting, the median of %d; the oracle's generates %s ms (median absolute deviation %.1f %% of their median; the tolerance is the larger of %.0f %% and %g times that)",

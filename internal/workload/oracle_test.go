@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,6 +222,20 @@ func TestNetOfWaitingByGenerate(t *testing.T) {
 	assert.InDelta(t, 0.5, r.Tolerance, 1e-9)
 	assert.InDelta(t, 0.28/0.24-1, r.Diff, 1e-9)
 	assert.True(t, r.OK, r.Why)
+
+	// Two generates: the median is their mean and the deviation half their
+	// range, no measure of spread; the tolerance stays 5 %.
+	f2 := *f
+	f2.Repeats = 2
+	f2.Ranks = slices.Clone(f.Ranks)
+	for i := range f2.Ranks {
+		f2.Ranks[i].CollectiveCallsMS = map[string][]float64{"prefill": {0.1, 0.1, 1.0, 1.0}}
+	}
+	m2 := Measured{CollectiveCalls: map[model.DeviceID]map[string][]float64{
+		0: {"prefill": {0.1, 0.1, 0.1, 0.1}}, 1: {"prefill": {0.1, 0.1, 0.1, 0.1}}}}
+	r = netRow(&f2, m2, true)
+	assert.InDelta(t, CollectiveTolerance, r.Tolerance, 1e-9)
+	assert.False(t, r.OK, "0.2 against 1.1: a slow generate of two is not outvoted")
 
 	// Five calls a rank do not split into 3 generates.
 	m.CollectiveCalls[0]["prefill"] = m.CollectiveCalls[0]["prefill"][:5]

@@ -303,7 +303,7 @@ func readRankStages(raw json.RawMessage, stages map[string]Stage) ([]RankStages,
 	seen := map[int]bool{}
 	for i, e := range elems {
 		var rank int
-		if err := json.Unmarshal(e["rank"], &rank); err != nil || rank < 0 {
+		if v, ok := e["rank"]; !ok || string(v) == "null" || json.Unmarshal(v, &rank) != nil || rank < 0 {
 			return nil, fmt.Errorf("[%d].rank: want a rank >= 0", i)
 		}
 		if seen[rank] {

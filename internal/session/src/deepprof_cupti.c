@@ -364,8 +364,9 @@ static const char *copy_kind(uint32_t k) {
 }
 
 /* ---- GPU identity ----------------------------------------------------------
- * A kernel record's device is the ordinal this process sees (after
- * CUDA_VISIBLE_DEVICES): the first record of each device is preceded by a
+ * A GPU record's device is the ordinal this process sees (after
+ * CUDA_VISIBLE_DEVICES): the first record of each device (kernel, copy or
+ * set) is preceded by a
  * note "device.<ordinal>" holding the GPU's UUID as nvidia-smi writes it
  * (GPU-xxxxxxxx-...), or "unknown", so that runs of several processes and
  * nodes tell their GPUs apart. */
@@ -414,6 +415,7 @@ static void write_record(const CUpti_Activity *rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const dp_memcpy_rec *m = (const dp_memcpy_rec *)rec;
+      note_device((uint32_t)m->deviceId);
       sbuf *b = line_start("C");
       sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%s\t%" PRIu64, (uint64_t)m->start,
              (uint64_t)m->end, (unsigned)m->deviceId, (unsigned)m->contextId, (unsigned)m->streamId,
@@ -423,6 +425,7 @@ static void write_record(const CUpti_Activity *rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const dp_p2p_rec *m = (const dp_p2p_rec *)rec;
+      note_device((uint32_t)m->deviceId);
       sbuf *b = line_start("C");
       sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%s\t%" PRIu64, (uint64_t)m->start,
              (uint64_t)m->end, (unsigned)m->deviceId, (unsigned)m->contextId, (unsigned)m->streamId,
@@ -432,6 +435,7 @@ static void write_record(const CUpti_Activity *rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const dp_memset_rec *m = (const dp_memset_rec *)rec;
+      note_device((uint32_t)m->deviceId);
       sbuf *b = line_start("S");
       sb_fmt(b, "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%" PRIu64, (uint64_t)m->start,
              (uint64_t)m->end, (unsigned)m->deviceId, (unsigned)m->contextId, (unsigned)m->streamId,
