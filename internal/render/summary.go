@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -786,12 +787,26 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		Header: []string{"phase", "process", "GPU", "compute ms", "communication ms", "overlapped ms", "exposed ms", "collectives"},
 		Right:  []bool{false, true, true, true, true, true, true, true},
 	}
+	// The launcher's ranks, first, where the records give them.
+	ranked := slices.ContainsFunc(c.Rows, func(r summary.CommunicationRow) bool { return r.Rank != nil })
+	if ranked {
+		t.Header = append([]string{t.Header[0], "rank"}, t.Header[1:]...)
+		t.Right = append([]bool{false, true}, t.Right[1:]...)
+	}
 	for _, r := range c.Rows {
 		name := EscapeCell(r.Phase)
 		if r.Phase == "" {
 			name = "(whole run)"
 		}
-		t.Rows = append(t.Rows, []string{name, fmt.Sprint(r.ProcessID), fmt.Sprint(r.Device), model.Fixed(r.ComputeMS, 3), model.Fixed(r.CommunicationMS, 3), model.Fixed(r.OverlapMS, 3), model.Fixed(r.ExposedCommunicationMS, 3), fmt.Sprint(r.Collectives)})
+		row := []string{name, fmt.Sprint(r.ProcessID), fmt.Sprint(r.Device), model.Fixed(r.ComputeMS, 3), model.Fixed(r.CommunicationMS, 3), model.Fixed(r.OverlapMS, 3), model.Fixed(r.ExposedCommunicationMS, 3), fmt.Sprint(r.Collectives)}
+		if ranked {
+			rank := "?"
+			if r.Rank != nil {
+				rank = fmt.Sprint(*r.Rank)
+			}
+			row = append([]string{name, rank}, row[1:]...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
