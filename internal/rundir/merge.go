@@ -172,7 +172,15 @@ func renamed(rel, dir string, node int, owner map[string]string, machine func(st
 	if !taken || machine == nil {
 		return "", ""
 	}
-	first, err1 := machine(filepath.Join(prev, filepath.FromSlash(rel)))
+	// The first node's file may be the other spelling: one gzipped, one not.
+	firstRel := rel
+	for _, cand := range []string{rel, strings.TrimSuffix(rel, ".gz"), strings.TrimSuffix(rel, ".gz") + ".gz"} {
+		if st, err := os.Lstat(filepath.Join(prev, filepath.FromSlash(cand))); err == nil && st.Mode().IsRegular() {
+			firstRel = cand
+			break
+		}
+	}
+	first, err1 := machine(filepath.Join(prev, filepath.FromSlash(firstRel)))
 	second, err2 := machine(filepath.Join(dir, filepath.FromSlash(rel)))
 	if err1 != nil || err2 != nil || first == "" || second == "" || first == second {
 		return "", ""

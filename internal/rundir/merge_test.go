@@ -96,3 +96,30 @@ func TestMakeKeepsPartial(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ncu/ranks/rank1/raw.csv is in two run directories")
 }
+
+// TestMakeRenamesOneIDOnTwoMachines: the same record file name from two
+// nodes whose files name different machines (machine reads a file's
+// content here) is kept twice, the later renamed, whichever of the two is
+// gzipped; the same machine twice is refused.
+func TestMakeRenamesOneIDOnTwoMachines(t *testing.T) {
+	root := t.TempDir()
+	machine := func(path string) (string, error) {
+		b, err := os.ReadFile(path)
+		return string(b), err
+	}
+	a := node(t, root, "a", map[string]string{"timeline/cupti/cupti-7.tsv.gz": "host-a"})
+	b := node(t, root, "b", map[string]string{"timeline/cupti/cupti-7.tsv": "host-b"})
+	p, err := Make([]string{a, b}, machine)
+	require.NoError(t, err)
+	var rels []string
+	for _, c := range p.Files {
+		rels = append(rels, c.Rel)
+	}
+	assert.Equal(t, []string{"timeline/cupti/cupti-7-2.tsv", "timeline/cupti/cupti-7.tsv.gz"}, rels)
+	assert.Contains(t, p.Notes[0], "timeline/cupti/cupti-7.tsv of "+b+" is timeline/cupti/cupti-7-2.tsv: its process id also ran on host-a")
+
+	c := node(t, root, "c", map[string]string{"timeline/cupti/cupti-7.tsv": "host-a"})
+	_, err = Make([]string{a, c}, machine)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "timeline/cupti/cupti-7.tsv is in two run directories")
+}

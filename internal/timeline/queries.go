@@ -166,12 +166,14 @@ func (tl *Timeline) TopProcesses(functions []string) TopProcesses {
 
 // SameTopLaunches reports whether every process that launched a kernel of
 // one of functions (model.FunctionName) launched the same such kernels in
-// the same launch configurations (name, grid, block), as the ranks of a
-// tensor-parallel program do; and how many processes those are.
+// the same launch configurations (name, grid, block, dynamic shared
+// memory: what ncu tells apart), as the ranks of a tensor-parallel program
+// do; and how many processes those are.
 func (tl *Timeline) SameTopLaunches(functions []string) (same bool, processes int) {
 	type config struct {
 		name        string
 		grid, block cupti.Dim3
+		shared      uint32
 	}
 	var first map[config]bool
 	same = true
@@ -179,7 +181,7 @@ func (tl *Timeline) SameTopLaunches(functions []string) (same bool, processes in
 		mine := map[config]bool{}
 		for _, k := range p.Kernels {
 			if name := k.Name(); slices.Contains(functions, model.FunctionName(name)) {
-				mine[config{name, k.Grid, k.Block}] = true
+				mine[config{name, k.Grid, k.Block, k.DynamicShared}] = true
 			}
 		}
 		if len(mine) == 0 {
