@@ -28,14 +28,8 @@ func TestReportKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real processes: about 10 s")
 	}
-	bin, err := exec.LookPath("deepprof") // the test binary, as testscript.Main put it on PATH
-	require.NoError(t, err)
-	const src = "../../fixtures/runs/cupti-tiny-llama"
-	report := func(dir string) *exec.Cmd {
-		cmd := exec.Command(bin, "report", dir)
-		cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-		return cmd
-	}
+	report := reportCommand(t)
+	const src = killedRun
 
 	want := filepath.Join(t.TempDir(), "want")
 	require.NoError(t, os.CopyFS(want, os.DirFS(src)))
@@ -109,4 +103,21 @@ func keys(m map[string][]byte) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// killedRun is the recorded run the kill tests rebuild: a CUPTI timeline,
+// ncu exports, regions and charts, and quick to rebuild.
+const killedRun = "../../fixtures/runs/cupti-tiny-llama"
+
+// reportCommand makes "deepprof report DIR" commands of the test binary
+// (as testscript.Main put it on PATH), their output kept apart.
+func reportCommand(t *testing.T) func(dir string) *exec.Cmd {
+	t.Helper()
+	bin, err := exec.LookPath("deepprof")
+	require.NoError(t, err)
+	return func(dir string) *exec.Cmd {
+		cmd := exec.Command(bin, "report", dir)
+		cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+		return cmd
+	}
 }

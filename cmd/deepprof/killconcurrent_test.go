@@ -32,14 +32,8 @@ func TestReportKilledBesideAnother(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real processes: about 8 s")
 	}
-	bin, err := exec.LookPath("deepprof") // the test binary, as testscript.Main put it on PATH
-	require.NoError(t, err)
-	const src = "../../fixtures/runs/cupti-tiny-llama"
-	report := func(dir string) *exec.Cmd {
-		cmd := exec.Command(bin, "report", dir)
-		cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-		return cmd
-	}
+	report := reportCommand(t)
+	const src = killedRun
 	oldFiles := runFiles(t, src)
 	want := filepath.Join(t.TempDir(), "want")
 	require.NoError(t, os.CopyFS(want, os.DirFS(src)))

@@ -51,23 +51,14 @@ func TestMergeEightRanks(t *testing.T) {
 	assert.Len(t, run.ExportFiles(rundir.NcuRaw), 8, "every rank's deep pass")
 
 	// Per rank: a kernel table row per device for the all-reduce.
-	var ks struct {
-		Kernels []model.Kernel `json:"kernels"`
-	}
-	b, err := os.ReadFile(run.Path(rundir.KernelsJSON))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &ks))
-	devices := map[model.DeviceID]bool{}
-	for _, k := range ks.Kernels {
-		devices[k.Device] = true
-	}
+	devices := kernelDevices(t, run)
 	for d := range 8 {
 		assert.True(t, devices[model.DeviceID(d)], "device %d in kernels.json", d)
 	}
 
 	// Together: the phases compare the eight ranks.
 	var ph timeline.PhaseReport
-	b, err = os.ReadFile(run.Path(rundir.TimelinePhases))
+	b, err := os.ReadFile(run.Path(rundir.TimelinePhases))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ph))
 	assert.Len(t, ph.Scopes, 8)
@@ -153,19 +144,10 @@ func TestMergeTwoNodesSharingIDs(t *testing.T) {
 		assert.Equal(t, []int{r}, g.Ranks, "device %d is rank %d's GPU", r, r)
 		assert.Equal(t, fmt.Sprintf("GPU-00000000-0000-4000-8000-%012d", r), g.UUID)
 	}
-	var ks struct {
-		Kernels []model.Kernel `json:"kernels"`
-	}
-	b, err := os.ReadFile(run.Path(rundir.KernelsJSON))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &ks))
-	devices := map[model.DeviceID]bool{}
-	for _, k := range ks.Kernels {
-		devices[k.Device] = true
-	}
+	devices := kernelDevices(t, run)
 	assert.Len(t, devices, 4, "a row per rank's GPU: %v", devices)
 	var ph timeline.PhaseReport
-	b, err = os.ReadFile(run.Path(rundir.TimelinePhases))
+	b, err := os.ReadFile(run.Path(rundir.TimelinePhases))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ph))
 	assert.Len(t, ph.Scopes, 4)
@@ -201,4 +183,20 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	assert.Contains(t, err.Error(), "--new-tokens=64")
 	assert.Contains(t, err.Error(), "the nodes of one run run one program")
 	assert.NoDirExists(t, out)
+}
+
+// kernelDevices are the devices of the run's kernels.json rows.
+func kernelDevices(t *testing.T, run *rundir.Run) map[model.DeviceID]bool {
+	t.Helper()
+	var ks struct {
+		Kernels []model.Kernel `json:"kernels"`
+	}
+	b, err := os.ReadFile(run.Path(rundir.KernelsJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &ks))
+	devices := map[model.DeviceID]bool{}
+	for _, k := range ks.Kernels {
+		devices[k.Device] = true
+	}
+	return devices
 }

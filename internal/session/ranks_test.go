@@ -86,6 +86,16 @@ func (f *torchrunFake) Run(ctx context.Context, c Command) (Result, error) {
 	return res, nil
 }
 
+// runRanks runs a session of cfg with the launcher f, the CUPTI library
+// faked.
+func runRanks(t *testing.T, f *torchrunFake, cfg *config.Config) (*rundir.Run, error) {
+	t.Helper()
+	s := newSession(t, cfg, f.fakeTools)
+	s.Runner = f
+	s.CUPTI = fakeCUPTI(t, true)
+	return s.Run(context.Background())
+}
+
 // rankExec is what rank_exec.py does with its
 // arguments in rank r, local rank local.
 func rankExec(args []string, r, local int) []string {
@@ -143,10 +153,7 @@ func TestSessionRanks(t *testing.T) {
 			root := t.TempDir()
 			f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: -1}
 			f.cuptiRun = ""
-			s := newSession(t, rankConfig(t, root, mode), f.fakeTools)
-			s.Runner = f
-			s.CUPTI = fakeCUPTI(t, true)
-			run, err := s.Run(context.Background())
+			run, err := runRanks(t, f, rankConfig(t, root, mode))
 			require.NoError(t, err)
 			m := run.Manifest()
 			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
@@ -217,10 +224,7 @@ func TestSessionRanksSameKernels(t *testing.T) {
 			f.cuptiRun = ""
 			cfg := rankConfig(t, root, config.DeepOneAtATime)
 			cfg.Workload.Launcher.DeepRanks = config.DeepRanksAuto
-			s := newSession(t, cfg, f.fakeTools)
-			s.Runner = f
-			s.CUPTI = fakeCUPTI(t, true)
-			run, err := s.Run(context.Background())
+			run, err := runRanks(t, f, cfg)
 			require.NoError(t, err)
 			m := run.Manifest()
 			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
@@ -268,10 +272,7 @@ func TestSessionRanksSecondNode(t *testing.T) {
 	// still profiles each of its ranks, as every node must run as many
 	// deep-pass runs as the others.
 	cfg.Workload.Launcher.DeepRanks = config.DeepRanksAuto
-	s := newSession(t, cfg, f.fakeTools)
-	s.Runner = f
-	s.CUPTI = fakeCUPTI(t, true)
-	run, err := s.Run(context.Background())
+	run, err := runRanks(t, f, cfg)
 	require.NoError(t, err)
 	m := run.Manifest()
 	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
@@ -296,10 +297,7 @@ func TestSessionRanksOneRankFails(t *testing.T) {
 	root := t.TempDir()
 	f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: 1}
 	f.cuptiRun = ""
-	s := newSession(t, rankConfig(t, root, config.DeepLockstep), f.fakeTools)
-	s.Runner = f
-	s.CUPTI = fakeCUPTI(t, true)
-	run, err := s.Run(context.Background())
+	run, err := runRanks(t, f, rankConfig(t, root, config.DeepLockstep))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rank 1: ncu wrote no report")
 	m := run.Manifest()
