@@ -71,9 +71,10 @@ const MaxRepeats = 1000
 // instead of a session that runs for days or a figure that overflows.
 const (
 	// DefaultMaxLaunches is ncu.max_launches unless a profile says
-	// otherwise: some 30 s of profiling at 0.63 s a launch (10 replay
-	// passes of the basic set on an H100: docs/measurements.md).
-	DefaultMaxLaunches = 48
+	// otherwise: some 15 s of profiling at 0.63 s a launch (10 replay
+	// passes of the basic set on an H100: docs/measurements.md), room
+	// for one launch of each of the top kernels of the LLMs measured.
+	DefaultMaxLaunches = 24
 	// MaxMaxLaunches bounds ncu.max_launches.
 	MaxMaxLaunches = 100000
 	// MaxPerKernelLaunches bounds ncu.per_kernel_launches: ncu replays

@@ -108,6 +108,13 @@ func (p Pass) Args() ([]string, error) {
 	if p.KernelRegex != "" && !strings.HasPrefix(p.KernelRegex, "regex:") {
 		bad("KernelRegex %q lacks the \"regex:\" prefix (build it with KernelRegex)", p.KernelRegex)
 	}
+	if p.KernelRegex != "" && p.KernelID != "" {
+		bad("both KernelRegex and KernelID: ncu takes one kernel filter")
+	}
+	if p.LaunchSkip > 0 && invocation(p.KernelID) {
+		// fixtures/logs/ncu-kernel-id-invocations.txt
+		bad("LaunchSkip with KernelID %q: ncu refuses --launch-skip with a --kernel-id invocation number", p.KernelID)
+	}
 	if p.LaunchSkip < 0 {
 		bad("LaunchSkip %d is negative", p.LaunchSkip)
 	}
@@ -184,6 +191,13 @@ func (p Pass) Args() ([]string, error) {
 	args = append(args, "-o", p.Output)
 	args = append(args, p.Extra...)
 	return append(args, p.Program...), nil
+}
+
+// invocation reports whether a --kernel-id value names an invocation
+// number (its last field, after the name's).
+func invocation(id string) bool {
+	i := strings.LastIndexByte(id, ':')
+	return id != "" && i >= 0 && i < len(id)-1
 }
 
 // ControlNote says under which clock and cache settings the pass's kernel

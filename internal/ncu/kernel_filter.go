@@ -1,6 +1,7 @@
 package ncu
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,6 +26,31 @@ func KernelRegex(names []string) string {
 		quoted = append(quoted, regexp.QuoteMeta(n))
 	}
 	return "regex:^(?:" + strings.Join(quoted, "|") + ")$"
+}
+
+// KernelInvocation builds a --kernel-id value that matches the n-th
+// invocation (from 1) of each of the given kernels, by the names
+// --kernel-name-base gives: "::regex:^(a|b):n". ncu counts invocations of
+// each kernel apart and takes one --kernel-id, so one n serves every kernel
+// (fixtures/logs/ncu-kernel-id-invocations.txt). A name holding ':', which
+// would end the name field, is an error.
+func KernelInvocation(names []string, n int) (string, error) {
+	if len(names) == 0 || n < 1 {
+		return "", fmt.Errorf("kernel invocation: want kernels and an invocation from 1, got %d kernel(s) and %d", len(names), n)
+	}
+	seen := make(map[string]bool, len(names))
+	quoted := make([]string, 0, len(names))
+	for _, name := range names {
+		if strings.Contains(name, ":") {
+			return "", fmt.Errorf("kernel invocation: %q holds ':', which ends the name in --kernel-id", name)
+		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		quoted = append(quoted, regexp.QuoteMeta(name))
+	}
+	return "::regex:^(" + strings.Join(quoted, "|") + ")$:" + strconv.Itoa(n), nil
 }
 
 // MangledFunctionRegex builds a --kernel-name value for --kernel-name-base

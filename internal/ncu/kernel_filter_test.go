@@ -90,3 +90,29 @@ func TestMangledFunctionRegex(t *testing.T) {
 	}
 	assert.Equal(t, "", ncu.MangledFunctionRegex(nil))
 }
+
+// TestKernelInvocation: one --kernel-id for the n-th launch of each name,
+// its name field a regular expression that matches the names exactly; a
+// name holding ':' (a demangled one) cannot be a field of it.
+func TestKernelInvocation(t *testing.T) {
+	names := []string{"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_", "flash_fwd.kernel$1", "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_"}
+	id, err := ncu.KernelInvocation(names, 109)
+	require.NoError(t, err)
+	fields := strings.Split(id, ":")
+	require.Len(t, fields, 5, "context:stream:regex:name:invocation")
+	assert.Equal(t, []string{"", "", "regex"}, fields[:3])
+	assert.Equal(t, "109", fields[4])
+	re := regexp.MustCompile(fields[3])
+	for _, n := range names {
+		assert.True(t, re.MatchString(n), n)
+		assert.False(t, re.MatchString(n+"x"), "extension of %q", n)
+		assert.False(t, re.MatchString(n[1:]), "part of %q", n)
+	}
+	assert.False(t, re.MatchString("flash_fwdxkernel$1"), "the '.' is quoted")
+	assert.Equal(t, 2, strings.Count(fields[3], "|")+1, "a repeated name once")
+
+	_, err = ncu.KernelInvocation(realKernelNames(t)[:2], 1)
+	assert.ErrorContains(t, err, "holds ':', which ends the name in --kernel-id")
+	_, err = ncu.KernelInvocation(names, 0)
+	assert.ErrorContains(t, err, "an invocation from 1")
+}

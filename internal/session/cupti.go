@@ -201,7 +201,13 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 			kn = append(kn, k.Name)
 		}
 		ts := tl.Targets(kn, func(l *model.Launch) bool { return model.InRanges(l, include) })
-		s.targets = planTargets(top.Kernels, top.TotalMS, ts, s.Cfg.NCU, s.Cfg.Workload.Launcher.Multi())
+		// One launch of each kernel is chosen by its invocation number
+		// among all its launches, as ncu counts them; the chosen ones are
+		// in the nvtx.include ranges, which the timeline knows, not
+		// outside nvtx.exclude ones, which it does not check.
+		multi := s.Cfg.Workload.Launcher.Multi()
+		one := !multi && len(s.Cfg.NVTX.Exclude) == 0
+		s.targets = planTargets(top.Kernels, top.TotalMS, ts, s.Cfg.NCU, multi, one)
 	}
 	return names, nil
 }

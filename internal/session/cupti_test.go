@@ -79,9 +79,21 @@ func TestSessionCUPTITimeline(t *testing.T) {
 			assert.False(t, inj, "run %d (%v) without the library", i, f.calls[i])
 		}
 	}
-	// The deep pass filters on the CUPTI timeline's top kernels.
-	deep := f.calls[slices.IndexFunc(f.calls, func(a []string) bool { return slices.Contains(a, "--kernel-name") })]
-	assert.Contains(t, deep[slices.Index(deep, "--kernel-name")+1], "nvjet", "a top kernel of the recording")
+	// The deep pass filters on the CUPTI timeline's top kernels: one
+	// launch of each (their 35 launch configurations are over the budget
+	// of 24), the 109th, with no NVTX filter (ncu counts every launch).
+	deep := f.calls[slices.IndexFunc(f.calls, func(a []string) bool { return slices.Contains(a, "--kernel-id") })]
+	id := deep[slices.Index(deep, "--kernel-id")+1]
+	assert.Contains(t, id, "nvjet", "a top kernel of the recording")
+	assert.True(t, strings.HasPrefix(id, "::regex:^(") && strings.HasSuffix(id, ")$:109"), id)
+	assert.NotContains(t, deep, "--nvtx-include")
+	assert.NotContains(t, deep, "--kernel-name")
+	assert.NotContains(t, deep, "--filter-mode")
+	assert.Contains(t, deep, "--nvtx", "the NVTX stack of each profiled launch is still recorded")
+	assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "deep pass on the top 18 kernel(s) by exact name (18 mangled name(s)): one launch of each, its invocation 109") &&
+			strings.Contains(n, "every configuration would take 35 launches, over ncu.max_launches=24; 18 launch(es)")
+	}), "%q", m.Notes)
 
 	for _, rel := range []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON, rundir.KernelsJSON, rundir.RegionsJSON} {
 		assert.FileExists(t, run.Path(rel))

@@ -403,8 +403,12 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		if l.Multi() {
 			stop = "each profiled rank's, in its own run to the program's end"
 		}
-		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches (at most: %s); %s",
-			max(1, c.LaunchCount), c.MaxLaunches, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)), stop)
+		one := ""
+		if !l.Multi() && len(s.Cfg.NVTX.Exclude) == 0 && c.LaunchCount == 0 && c.LaunchSkip == 0 {
+			one = ", or one launch of each where that gives more of them a bound"
+		}
+		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches%s (at most: %s); %s",
+			max(1, c.LaunchCount), c.MaxLaunches, one, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)), stop)
 	} else if topKernels == nil && tl.tool == timelineCupti {
 		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {
@@ -413,6 +417,16 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
 	}
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
+	if targets != nil && targets.invocation > 0 {
+		id, err := ncu.KernelInvocation(targets.mangled, targets.invocation)
+		if err != nil {
+			return nil, fmt.Errorf("deep pass: %w", err)
+		}
+		// ncu counts invocations over every launch, and the one profiled
+		// ran in a launch configuration the kernel ran in the nvtx.include
+		// ranges (planTargets), if not inside them (a warmup's).
+		deep.KernelRegex, deep.FilterMode, deep.LaunchCount, deep.KernelID, deep.Includes = "", "", 0, id, nil
+	}
 	dargs, err := deep.Args()
 	if err != nil {
 		return nil, fmt.Errorf("deep pass: %w", err)

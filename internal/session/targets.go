@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -29,6 +30,19 @@ type deepTargets struct {
 	names     []string // the top kernels profiled
 	budget    int
 	passes    int // ncu's replay passes a launch (ncu.PassesPerLaunch); 0: unknown
+	// invocation, when not 0, is the one launch of each target profiled:
+	// its invocation-th (ncu's --kernel-id), not every configuration. See
+	// oneEach.
+	invocation int
+	// sampled is the share of the targets' time that the configurations
+	// of their invocation-th launches ran, by the timeline; allConfigs is
+	// the launches every configuration would have taken.
+	sampled    float64
+	allConfigs int
+	// missed are top kernels whose invocation-th launch has a
+	// configuration that none of theirs in the profiled ranges has, or was
+	// not made.
+	missed []string
 	// ranks is true for the ranks of a multi-GPU workload, each profiled
 	// in a run of its own: ncu writes to its log, not to the session, and
 	// the program is not stopped early (it would stop every rank).
@@ -41,12 +55,29 @@ type deepTargets struct {
 // the budget (a kernel that does not fit is left out, and the next ones are
 // tried); the first kernel always. totalMS is the timed GPU time the share
 // is of. ranks plans each rank of a multi-GPU workload (deepTargets.ranks).
+// Where that leaves top kernels out and one is true, one launch of each
+// kernel is planned instead if it gives more of them a bound (oneEach).
 //
 // Each configuration of an exact target is one kernel, one launch enough
 // to measure it: ncu.per_kernel_launches (which samples the
 // instantiations a function filter lumps together) does not apply, and an
 // explicit ncu.launch_count asks for more.
-func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU, ranks bool) *deepTargets {
+func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU, ranks, one bool) *deepTargets {
+	all := everyConfig(top, totalMS, ts, c, ranks)
+	if all == nil || len(all.left) == 0 || !one || c.LaunchCount > 0 || c.LaunchSkip > 0 {
+		return all
+	}
+	if o := oneEach(top, totalMS, ts, c); o != nil && (o.share > all.share || o.share == all.share && o.launches < all.launches) {
+		o.allConfigs = all.launches
+		for _, n := range all.left {
+			o.allConfigs += configsOf(n, ts)
+		}
+		return o
+	}
+	return all
+}
+
+func everyConfig(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU, ranks bool) *deepTargets {
 	per := 1
 	if c.LaunchCount > 0 {
 		per = c.LaunchCount
@@ -96,6 +127,152 @@ func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c co
 	return d
 }
 
+func configsOf(name string, ts []timeline.Target) int {
+	n := 0
+	for _, t := range ts {
+		if t.Name == name {
+			n += t.Configs
+		}
+	}
+	return n
+}
+
+// oneEach plans one launch of each mangled name of the top kernels, as
+// many kernels as fit in the budget (one launch a mangled name; the first
+// kernel always). ncu takes one --kernel-id, whose invocation number
+// applies to every kernel it matches, so one invocation number n serves
+// all: the one, among the invocations at which a target's configuration
+// is first launched, that leaves out the least of the top kernels' time
+// (a kernel launched fewer than n times is not profiled), then whose
+// configurations ran the most of it, then the smallest. Nil when a target
+// was launched by several processes (ncu counts each one's invocations
+// apart), has a name holding ':' (ncu.KernelInvocation), or none fits.
+func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
+	byName := map[string][]timeline.Target{}
+	for _, t := range ts {
+		if t.Order == nil || strings.Contains(t.Mangled, ":") {
+			return nil // several processes; a name --kernel-id cannot hold
+		}
+		byName[t.Name] = append(byName[t.Name], t)
+	}
+	type kernel struct {
+		name    string
+		ms      float64
+		targets []timeline.Target
+	}
+	var chosen []kernel
+	var left []string
+	n, seen := 0, map[string]bool{}
+	for _, k := range top {
+		if seen[k.Name] {
+			for i := range chosen {
+				if chosen[i].name == k.Name {
+					chosen[i].ms += k.TotalMS // the kernel on another device
+				}
+			}
+			continue
+		}
+		seen[k.Name] = true
+		mine := byName[k.Name]
+		if len(mine) == 0 {
+			continue
+		}
+		if len(chosen) > 0 && n+len(mine) > c.MaxLaunches {
+			left = append(left, k.Name)
+			continue
+		}
+		chosen = append(chosen, kernel{k.Name, k.TotalMS, mine})
+		n += len(mine)
+	}
+	if len(chosen) == 0 {
+		return nil
+	}
+	// score is what profiling invocation inv gives: the kernels' time
+	// (those whose every mangled name reaches inv) and the time of the
+	// configurations it samples.
+	score := func(inv int) (covered float64, sampled int64) {
+		for _, k := range chosen {
+			all := true
+			for _, t := range k.targets {
+				if len(t.Order) < inv || t.Order[inv-1] < 0 {
+					all = false
+					continue
+				}
+				sampled += t.ConfigNS[t.Order[inv-1]]
+			}
+			if all {
+				covered += k.ms
+			}
+		}
+		return covered, sampled
+	}
+	best, bestCovered, bestSampled := 0, -1.0, int64(-1)
+	var firsts []int
+	for _, k := range chosen {
+		for _, t := range k.targets {
+			firsts = append(firsts, firstLaunches(t.Order)...)
+		}
+	}
+	slices.Sort(firsts)
+	for _, inv := range slices.Compact(firsts) {
+		covered, sampled := score(inv)
+		if covered > bestCovered || covered == bestCovered && (sampled > bestSampled || sampled == bestSampled && inv < best) {
+			best, bestCovered, bestSampled = inv, covered, sampled
+		}
+	}
+	d := &deepTargets{perLaunch: 1, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), invocation: best, left: left}
+	var targetNS int64
+	ms := 0.0
+	for _, k := range chosen {
+		reached := 0
+		for _, t := range k.targets {
+			if len(t.Order) < best || t.Order[best-1] < 0 {
+				continue
+			}
+			reached++
+			targetNS += t.NS
+			d.mangled = append(d.mangled, t.Mangled)
+			d.configs++
+		}
+		if reached < len(k.targets) {
+			d.missed = append(d.missed, k.name)
+		}
+		if reached == 0 {
+			continue
+		}
+		d.kernels++
+		d.names = append(d.names, k.name)
+		if reached == len(k.targets) {
+			ms += k.ms
+		}
+	}
+	d.launches = d.configs
+	if totalMS > 0 {
+		d.share = ms / totalMS
+	}
+	if targetNS > 0 {
+		d.sampled = float64(bestSampled) / float64(targetNS)
+	}
+	if d.kernels == 0 {
+		return nil
+	}
+	return d
+}
+
+// firstLaunches are the invocation numbers (from 1) at which order (a
+// timeline.Target's) has a configuration for the first time.
+func firstLaunches(order []int32) []int {
+	var out []int
+	next := int32(0) // Order numbers configurations by first launch
+	for i, c := range order {
+		if c == next { // -1, outside the ranges, never is
+			out = append(out, i+1)
+			next++
+		}
+	}
+	return out
+}
+
 func (d *deepTargets) hasName(name string) bool {
 	for _, n := range d.names {
 		if n == name {
@@ -113,8 +290,16 @@ func (d *deepTargets) note() string {
 	if d.ranks {
 		stop = "each profiled rank's, in its own run; the program runs to its end (stopping it would stop every rank)"
 	}
-	fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (%s); they ran %.1f%% of the timed GPU time; %s",
-		d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, expectedCost(d.launches, d.passes), 100*d.share, stop)
+	if d.invocation > 0 {
+		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): one launch of each, its invocation %d (ncu --kernel-id takes one invocation number for all), whose launch configurations ran %.1f%% of their time; every configuration would take %d launches, over ncu.max_launches=%d; %d launch(es) (%s); they ran %.1f%% of the timed GPU time; %s",
+			d.kernels, len(d.mangled), d.invocation, 100*d.sampled, d.allConfigs, d.budget, d.launches, expectedCost(d.launches, d.passes), 100*d.share, stop)
+		if len(d.missed) > 0 {
+			fmt.Fprintf(&b, "; %d top kernel(s) not profiled: their invocation %d was not made, or ran in a launch configuration they did not run in the profiled ranges", len(d.missed), d.invocation)
+		}
+	} else {
+		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (%s); they ran %.1f%% of the timed GPU time; %s",
+			d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, expectedCost(d.launches, d.passes), 100*d.share, stop)
+	}
 	if len(d.left) > 0 {
 		fmt.Fprintf(&b, "; %d further top kernel(s) left out by the budget (raise ncu.max_launches to include them)", len(d.left))
 	}

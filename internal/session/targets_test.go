@@ -36,7 +36,7 @@ func TestPlanTargets(t *testing.T) {
 		{Name: "act", Mangled: "_Z3actv", Configs: 1},
 	}
 	c := config.NCU{PerKernelLaunches: 2, MaxLaunches: 7, Set: "basic", Metrics: []string{model.DurationMetric}}
-	d := planTargets(top, 100, ts, c, false)
+	d := planTargets(top, 100, ts, c, false, true)
 	require.NotNil(t, d)
 	assert.Equal(t, []string{"_Z4gemmILi1EEvv", "_Z4gemmILi2EEvv", "_Z4attnv", "_Z3actv"}, d.mangled)
 	assert.Equal(t, 7, d.launches, "4 + 2 + 1 configurations, one launch each (per_kernel_launches does not apply)")
@@ -47,19 +47,19 @@ func TestPlanTargets(t *testing.T) {
 	assert.Contains(t, d.note(), "1 further top kernel(s) left out by the budget")
 
 	c.Sections = []string{"MemoryWorkloadAnalysis"}
-	assert.Contains(t, planTargets(top, 100, ts, c, false).note(), "(ncu's passes a launch for these sections and metrics are not known before it runs; 0 s or more of profiling at 0.065 s a pass)")
+	assert.Contains(t, planTargets(top, 100, ts, c, false, true).note(), "(ncu's passes a launch for these sections and metrics are not known before it runs; 0 s or more of profiling at 0.065 s a pass)")
 	c.Sections = nil
 
 	c.MaxLaunches = 1
-	d = planTargets(top, 100, ts, c, false)
+	d = planTargets(top, 100, ts, c, false, true)
 	assert.Equal(t, 4, d.launches, "the first kernel whatever its count")
 	assert.Equal(t, 1, d.kernels)
 
 	c.LaunchCount = 3 // an explicit ncu.launch_count is per configuration
 	c.MaxLaunches = 100
-	d = planTargets(top, 100, ts, c, false)
+	d = planTargets(top, 100, ts, c, false, true)
 	assert.Equal(t, 3*(4+2+4+1), d.launches)
-	assert.Nil(t, planTargets(top, 100, nil, c, false), "no target in the profiled ranges")
+	assert.Nil(t, planTargets(top, 100, nil, c, false, true), "no target in the profiled ranges")
 }
 
 // TestPlannedStop counts the launches ncu says it profiled, whatever the
@@ -120,4 +120,56 @@ func TestStepStopsAfterPlannedLaunches(t *testing.T) {
 	require.Len(t, steps, 1)
 	assert.Equal(t, 0, steps[0].ExitCode)
 	assert.Empty(t, steps[0].Stopped)
+}
+
+// TestPlanOneEach: where every configuration would leave top kernels out
+// of the budget, one launch of each mangled name, at the one invocation
+// number that gives the most top kernels a bound, then samples the
+// heaviest configurations; a kernel whose launch at that number is
+// missing or in a configuration never run in the ranges is not profiled.
+// Every configuration when it fits, or when an order is unknown (several
+// processes) or ncu.launch_count asks for more.
+func TestPlanOneEach(t *testing.T) {
+	top := []model.Kernel{kernel("gemm", 50), kernel("attn", 20), kernel("norm", 10), kernel("act", 5)}
+	ts := []timeline.Target{
+		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{0, 1, 1, 1}},
+		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{0, 1, 1, 1}},
+		{Name: "norm", Mangled: "N1", Configs: 1, NS: 6, ConfigNS: []int64{6}, Order: []int32{0, 0, 0, 0}},
+		{Name: "norm", Mangled: "N2", Configs: 1, NS: 4, ConfigNS: []int64{4}, Order: []int32{-1, 0}},
+		{Name: "act", Mangled: "X", Configs: 2, NS: 5, ConfigNS: []int64{2, 3}, Order: []int32{0, 1}},
+	}
+	c := config.NCU{MaxLaunches: 5, Set: "basic", Metrics: []string{model.DurationMetric}}
+	d := planTargets(top, 100, ts, c, false, true)
+	require.NotNil(t, d)
+	assert.Equal(t, 2, d.invocation, "invocation 1 leaves norm out (N2's first launch is outside the ranges)")
+	assert.Equal(t, []string{"G", "A", "N1", "N2", "X"}, d.mangled)
+	assert.Equal(t, 5, d.launches)
+	assert.Equal(t, 4, d.kernels)
+	assert.InDelta(t, 0.85, d.share, 1e-9)
+	assert.InDelta(t, 58.0/75, d.sampled, 1e-9, "30 + 15 + 6 + 4 + 3 of 75 ns")
+	assert.Equal(t, 8, d.allConfigs, "gemm 2, attn 2, norm 1 + 1, act 2")
+	assert.Empty(t, d.missed)
+	assert.Equal(t, "deep pass on the top 4 kernel(s) by exact name (5 mangled name(s)): one launch of each, its invocation 2 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 77.3% of their time; every configuration would take 8 launches, over ncu.max_launches=5; 5 launch(es) (10 pass(es) a launch: about 3 s of profiling at 0.065 s a pass); they ran 85.0% of the timed GPU time; the program is stopped once the 5 launches are profiled", d.note())
+
+	// attn's second launch outside the ranges in a configuration it never
+	// ran in them: invocation 2 would leave it out (20), invocation 3 norm
+	// and act (15), invocation 1 norm (10).
+	ts[1].Order = []int32{0, -1, 1}
+	d = planTargets(top, 100, ts, c, false, true)
+	require.NotNil(t, d)
+	assert.Equal(t, 1, d.invocation)
+	assert.Equal(t, []string{"G", "A", "N1", "X"}, d.mangled)
+	assert.Equal(t, []string{"norm"}, d.missed)
+	assert.InDelta(t, 0.75, d.share, 1e-9)
+	assert.Contains(t, d.note(), "; 1 top kernel(s) not profiled: their invocation 1 was not made, or ran in a launch configuration they did not run in the profiled ranges")
+
+	c.MaxLaunches = 8
+	assert.Zero(t, planTargets(top, 100, ts, c, false, true).invocation, "every configuration fits")
+	c.MaxLaunches = 5
+	assert.Zero(t, planTargets(top, 100, ts, c, false, false).invocation, "not allowed (a multi-GPU workload, an NVTX exclude)")
+	c.LaunchCount = 2
+	assert.Zero(t, planTargets(top, 100, ts, c, false, true).invocation, "ncu.launch_count asks for more of each configuration")
+	c.LaunchCount = 0
+	ts[4].Order = nil
+	assert.Zero(t, planTargets(top, 100, ts, c, false, true).invocation, "act's launches are of two processes")
 }

@@ -48,19 +48,38 @@ type Target struct {
 	// dynamic shared memory, which ncu tells apart.
 	Configs int
 	NS      int64 // its launches' time
+	// ConfigNS is each configuration's time, in the order of their first
+	// launch.
+	ConfigNS []int64
+	// Order is the configuration (an index into ConfigNS) of each of its
+	// launches in the order the program made them (CUPTI's correlation
+	// ids), those keep does not admit too: Order[i] is the configuration
+	// of what ncu's --kernel-id calls invocation i+1, -1 for one that
+	// no admitted launch has. Nil when several processes launched it (ncu
+	// counts each process's invocations apart).
+	Order []int32
 }
 
 // Targets are the kernels of names (the kernel table's), each mangled name
 // of theirs a Target, among the launches keep admits: in the order of
-// names, the mangled names of one name by time, most first.
+// names, the mangled names of one name by time, most first. A mangled name
+// with no launch keep admits is none.
 func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Target {
 	type config struct {
 		grid, block cupti.Dim3
 		shared      uint32
 	}
+	type launch struct {
+		correlation uint32
+		config      config
+	}
 	type acc struct {
-		configs map[config]bool
-		ns      int64
+		configs  map[config]int32
+		configNS []int64
+		ns       int64
+		pid      int64
+		pids     int
+		launches []launch
 	}
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -69,7 +88,7 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 	byName := map[string]map[string]*acc{}
 	for k, l := range tl.kernelLaunches() {
 		name := k.Name()
-		if !want[name] || !keep(l) {
+		if !want[name] {
 			continue
 		}
 		m := byName[name]
@@ -79,21 +98,73 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		}
 		a := m[k.Mangled]
 		if a == nil {
-			a = &acc{configs: map[config]bool{}}
+			a = &acc{configs: map[config]int32{}, pid: l.ProcessID, pids: 1}
 			m[k.Mangled] = a
 		}
-		a.configs[config{k.Grid, k.Block, k.DynamicShared}] = true
+		if l.ProcessID != a.pid {
+			a.pid = l.ProcessID
+			a.pids++
+		}
+		c := config{k.Grid, k.Block, k.DynamicShared}
+		a.launches = append(a.launches, launch{k.Correlation, c})
+		if !keep(l) {
+			continue
+		}
+		i, ok := a.configs[c]
+		if !ok {
+			i = int32(len(a.configNS))
+			a.configs[c] = i
+			a.configNS = append(a.configNS, 0)
+		}
+		a.configNS[i] += k.End - k.Start
 		a.ns += k.End - k.Start
 	}
 	var out []Target
 	for _, n := range names {
 		var ts []Target
 		for mangled, a := range byName[n] {
-			ts = append(ts, Target{Name: n, Mangled: mangled, Configs: len(a.configs), NS: a.ns})
+			if len(a.configs) == 0 {
+				continue
+			}
+			t := Target{Name: n, Mangled: mangled, Configs: len(a.configs), NS: a.ns, ConfigNS: a.configNS}
+			if a.pids == 1 {
+				slices.SortStableFunc(a.launches, func(x, y launch) int { return cmp.Compare(x.correlation, y.correlation) })
+				t.Order = make([]int32, len(a.launches))
+				for i, l := range a.launches {
+					c, ok := a.configs[l.config]
+					if !ok {
+						c = -1
+					}
+					t.Order[i] = c
+				}
+				t.ConfigNS = renumber(t.Order, a.configNS)
+			}
+			ts = append(ts, t)
 		}
 		slices.SortFunc(ts, func(x, y Target) int { return cmp.Or(cmp.Compare(y.NS, x.NS), cmp.Compare(x.Mangled, y.Mangled)) })
 		out = append(out, ts...)
 		delete(byName, n)
+	}
+	return out
+}
+
+// renumber numbers the configurations of order by their first launch in
+// it, rewriting order in place, and returns ns in that numbering.
+func renumber(order []int32, ns []int64) []int64 {
+	to := make([]int32, len(ns))
+	for i := range to {
+		to[i] = -1
+	}
+	out := make([]int64, 0, len(ns))
+	for i, c := range order {
+		if c < 0 {
+			continue
+		}
+		if to[c] < 0 {
+			to[c] = int32(len(out))
+			out = append(out, ns[c])
+		}
+		order[i] = to[c]
 	}
 	return out
 }

@@ -610,3 +610,59 @@ func TestTargets(t *testing.T) {
 	none := tl.Targets([]string{"flash_fwd_kernel(Params)"}, func(*model.Launch) bool { return false })
 	assert.Empty(t, none, "no launch kept")
 }
+
+// records writes a record file of one process (pid) with the given kernels,
+// as the CUPTI library would, and builds the timeline of it and more.
+func records(t *testing.T, files map[int64][]cupti.Kernel) *timeline.Timeline {
+	t.Helper()
+	b := timeline.NewBuilder()
+	for pid, ks := range files {
+		var buf bytes.Buffer
+		w := cupti.NewWriter(&buf)
+		require.NoError(t, w.Write(&cupti.Header{PID: pid, PPID: 1, CUPTIAPI: 130001, CUDADriver: 13000, StartNS: 1, Exe: "/usr/bin/python3"}))
+		for i := range ks {
+			require.NoError(t, w.Write(&ks[i]))
+		}
+		require.NoError(t, w.Flush())
+		require.NoError(t, b.Read(&buf, fmt.Sprintf("cupti-%d.tsv", pid)))
+	}
+	tl, err := b.Build()
+	require.NoError(t, err)
+	return tl
+}
+
+// TestTargetsOrder: a target's launches in the order the program made them
+// (correlation ids, not start times: two streams), each by its
+// configuration numbered by first launch; a launch keep does not admit
+// has its configuration's number when an admitted launch has that
+// configuration, else -1; a kernel two processes launched has no order.
+func TestTargetsOrder(t *testing.T) {
+	k := func(start int64, corr uint32, stream uint32, grid uint32, mangled string) cupti.Kernel {
+		return cupti.Kernel{Start: start, End: start + int64(grid)*10, Device: 0, Context: 1, Stream: stream, Correlation: corr,
+			Grid: cupti.Dim3{X: grid, Y: 1, Z: 1}, Block: cupti.Dim3{X: 128, Y: 1, Z: 1}, Mangled: mangled, Demangled: mangled}
+	}
+	tl := records(t, map[int64][]cupti.Kernel{
+		100: {
+			k(1000, 1, 7, 9, "gemm"), // outside: a configuration never admitted
+			k(2000, 3, 7, 4, "gemm"), // outside, but admitted later
+			k(2500, 2, 8, 2, "gemm"), // launched before the one above, ran after it
+			k(3000, 4, 7, 4, "gemm"),
+			k(4000, 5, 7, 2, "gemm"),
+			k(5000, 6, 7, 1, "shared"),
+		},
+		200: {k(1000, 1, 7, 1, "shared")},
+	})
+	keep := func(l *model.Launch) bool {
+		return l.GridSize != "(9, 1, 1)" && !(l.GridSize == "(4, 1, 1)" && l.ID == 1)
+	}
+	ts := tl.Targets([]string{"gemm", "shared"}, keep)
+	require.Len(t, ts, 2)
+	g := ts[0]
+	assert.Equal(t, "gemm", g.Mangled)
+	assert.Equal(t, 2, g.Configs)
+	assert.Equal(t, []int32{-1, 0, 1, 1, 0}, g.Order, "correlation order: grid 9 (never admitted), 2, 4, 4, 2")
+	assert.Equal(t, []int64{40, 40}, g.ConfigNS, "grid 2: two launches of 20 ns; grid 4: the admitted one of 40 ns")
+	assert.Equal(t, int64(80), g.NS)
+	assert.Nil(t, ts[1].Order, "two processes launched it")
+	assert.Equal(t, int64(20), ts[1].NS)
+}
