@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -55,8 +57,10 @@ type Target struct {
 	// launches in the order the program made them (CUPTI's correlation
 	// ids), those keep does not admit too: Order[i] is the configuration
 	// of what ncu's --kernel-id calls invocation i+1, -1 for one that
-	// no admitted launch has. Nil when several processes launched it (ncu
-	// counts each process's invocations apart).
+	// no admitted launch has. It stops at the process's first pause of
+	// the recording (FirstPause): what the program launched while paused
+	// is not known. Nil when several processes launched it (ncu counts
+	// each process's invocations apart).
 	Order []int32
 }
 
@@ -85,6 +89,12 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 	for _, n := range names {
 		want[n] = true
 	}
+	pauses := map[int64]int64{}
+	for _, p := range tl.Processes {
+		if at, ok := FirstPause(p); ok {
+			pauses[p.Header.PID] = at
+		}
+	}
 	byName := map[string]map[string]*acc{}
 	for k, l := range tl.kernelLaunches() {
 		name := k.Name()
@@ -106,7 +116,13 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 			a.pids++
 		}
 		c := config{k.Grid, k.Block, k.DynamicShared}
-		a.launches = append(a.launches, launch{k.Correlation, c})
+		at := k.Start
+		if k.API != nil {
+			at = k.API.Start
+		}
+		if pause, ok := pauses[l.ProcessID]; !ok || at < pause {
+			a.launches = append(a.launches, launch{k.Correlation, c})
+		}
 		if !keep(l) {
 			continue
 		}
@@ -146,6 +162,22 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		delete(byName, n)
 	}
 	return out
+}
+
+// FirstPause is when the workload first paused the recording of p (the
+// library's "recording" note "paused <ns>", CUPTI's clock), if it did.
+func FirstPause(p *Process) (int64, bool) {
+	first, found := int64(0), false
+	for _, n := range p.Notes {
+		v, ok := strings.CutPrefix(n.Value, "paused ")
+		if n.Key != "recording" || !ok {
+			continue
+		}
+		if at, err := strconv.ParseInt(v, 10, 64); err == nil && (!found || at < first) {
+			first, found = at, true
+		}
+	}
+	return first, found
 }
 
 // renumber numbers the configurations of order by their first launch in

@@ -613,15 +613,15 @@ func TestTargets(t *testing.T) {
 
 // records writes a record file of one process (pid) with the given kernels,
 // as the CUPTI library would, and builds the timeline of it and more.
-func records(t *testing.T, files map[int64][]cupti.Kernel) *timeline.Timeline {
+func records(t *testing.T, files map[int64][]cupti.Record) *timeline.Timeline {
 	t.Helper()
 	b := timeline.NewBuilder()
 	for pid, ks := range files {
 		var buf bytes.Buffer
 		w := cupti.NewWriter(&buf)
 		require.NoError(t, w.Write(&cupti.Header{PID: pid, PPID: 1, CUPTIAPI: 130001, CUDADriver: 13000, StartNS: 1, Exe: "/usr/bin/python3"}))
-		for i := range ks {
-			require.NoError(t, w.Write(&ks[i]))
+		for _, r := range ks {
+			require.NoError(t, w.Write(r))
 		}
 		require.NoError(t, w.Flush())
 		require.NoError(t, b.Read(&buf, fmt.Sprintf("cupti-%d.tsv", pid)))
@@ -637,11 +637,11 @@ func records(t *testing.T, files map[int64][]cupti.Kernel) *timeline.Timeline {
 // has its configuration's number when an admitted launch has that
 // configuration, else -1; a kernel two processes launched has no order.
 func TestTargetsOrder(t *testing.T) {
-	k := func(start int64, corr uint32, stream uint32, grid uint32, mangled string) cupti.Kernel {
-		return cupti.Kernel{Start: start, End: start + int64(grid)*10, Device: 0, Context: 1, Stream: stream, Correlation: corr,
+	k := func(start int64, corr uint32, stream uint32, grid uint32, mangled string) *cupti.Kernel {
+		return &cupti.Kernel{Start: start, End: start + int64(grid)*10, Device: 0, Context: 1, Stream: stream, Correlation: corr,
 			Grid: cupti.Dim3{X: grid, Y: 1, Z: 1}, Block: cupti.Dim3{X: 128, Y: 1, Z: 1}, Mangled: mangled, Demangled: mangled}
 	}
-	tl := records(t, map[int64][]cupti.Kernel{
+	tl := records(t, map[int64][]cupti.Record{
 		100: {
 			k(1000, 1, 7, 9, "gemm"), // outside: a configuration never admitted
 			k(2000, 3, 7, 4, "gemm"), // outside, but admitted later
@@ -665,4 +665,24 @@ func TestTargetsOrder(t *testing.T) {
 	assert.Equal(t, int64(80), g.NS)
 	assert.Nil(t, ts[1].Order, "two processes launched it")
 	assert.Equal(t, int64(20), ts[1].NS)
+
+	// The workload paused the recording at 3500 ns: what it launched
+	// while paused is not known, so the order stops there; the time
+	// recorded after it still counts.
+	tl = records(t, map[int64][]cupti.Record{
+		100: {
+			k(1000, 1, 7, 2, "gemm"),
+			k(2000, 2, 7, 4, "gemm"),
+			&cupti.Note{Key: "recording", Value: "paused 3500"},
+			&cupti.Note{Key: "recording", Value: "resumed 3600"},
+			k(4000, 3, 7, 4, "gemm"),
+		},
+	})
+	ts = tl.Targets([]string{"gemm"}, func(*model.Launch) bool { return true })
+	require.Len(t, ts, 1)
+	assert.Equal(t, []int32{0, 1}, ts[0].Order)
+	assert.Equal(t, []int64{20, 80}, ts[0].ConfigNS)
+	at, ok := timeline.FirstPause(tl.Processes[0])
+	assert.True(t, ok)
+	assert.Equal(t, int64(3500), at)
 }

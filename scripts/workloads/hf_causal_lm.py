@@ -394,12 +394,10 @@ class Recording:
             lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
             r = Recording()
             r.pause, r.resume = lib.deepprof_cupti_pause, lib.deepprof_cupti_resume
+            recording = lib.deepprof_cupti_recording
         except (OSError, AttributeError):
             return None
-        if not r.pause():
-            return None
-        r.resume()
-        return r
+        return r if recording() else None
 
 
 def generate(model, ids, new_tokens, nvtx, a, subs=None):

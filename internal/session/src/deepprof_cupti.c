@@ -1067,6 +1067,14 @@ static void finish(void) {
  * state); call them between synchronized repeats, with no NVTX range open. */
 static atomic_int paused;
 
+/* deepprof_cupti_recording returns 1 when the library records this process
+ * (paused or not), 0 otherwise, and changes nothing: a workload asks it
+ * before pausing, so that its records hold no pause it did not need (the
+ * deep pass counts a kernel's launches up to the first pause). */
+DP_EXPORT int deepprof_cupti_recording(void) {
+  return out.fd >= 0 && out.pid == getpid() && subscriber;
+}
+
 DP_EXPORT int deepprof_cupti_pause(void) {
   if (out.fd < 0 || out.pid != getpid() || !subscriber || atomic_exchange(&paused, 1)) return 0;
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
