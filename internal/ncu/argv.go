@@ -36,8 +36,11 @@ type Pass struct {
 	// "per-launch-config", which applies the kernel and launch filters to
 	// each launch configuration (grid, block, shared memory) of each kernel
 	// separately: -c 2 then profiles two launches of every configuration.
-	FilterMode   string
-	KernelID     string   // --kernel-id, e.g. "::regex:gemm:1"
+	FilterMode string
+	KernelID   string // --kernel-id, e.g. "::regex:gemm:1"
+	// Kill is --kill 1: ncu ends the program once LaunchCount launches
+	// are profiled.
+	Kill         bool
 	CacheControl string   // --cache-control: "all", "none", or ""
 	ClockControl string   // --clock-control: "base", "none", "reset", or ""
 	Force        bool     // -f: overwrite an existing report
@@ -118,6 +121,9 @@ func (p Pass) Args() ([]string, error) {
 	if p.LaunchSkip < 0 {
 		bad("LaunchSkip %d is negative", p.LaunchSkip)
 	}
+	if p.Kill && p.LaunchCount <= 0 {
+		bad("Kill without LaunchCount: ncu ends the program once --launch-count launches are profiled")
+	}
 	if p.LaunchCount < 0 {
 		bad("LaunchCount %d is negative", p.LaunchCount)
 	}
@@ -178,6 +184,9 @@ func (p Pass) Args() ([]string, error) {
 	}
 	if p.LaunchCount > 0 {
 		args = append(args, "--launch-count", strconv.Itoa(p.LaunchCount))
+	}
+	if p.Kill {
+		args = append(args, "--kill", "1")
 	}
 	if p.CacheControl != "" {
 		args = append(args, "--cache-control", p.CacheControl)

@@ -96,6 +96,7 @@ func TestPassArgsInvalid(t *testing.T) {
 		{"log file= in Extra", func(p *ncu.Pass) { p.Extra = []string{"--log-file=x.csv"} }, "Extra holds --log-file"},
 		{"second -o in Extra", func(p *ncu.Pass) { p.Extra = []string{"-o", "b"} }, "Extra holds -o"},
 		{"csv in Extra", func(p *ncu.Pass) { p.Extra = []string{"--csv"} }, "Extra holds --csv"},
+		{"kill without a count", func(p *ncu.Pass) { p.Kill = true }, "Kill without LaunchCount"},
 		{"kernel name and id", func(p *ncu.Pass) { p.KernelRegex, p.KernelID = "regex:gemm", "::gemm:1" }, "ncu takes one kernel filter"},
 		{"skip with an invocation", func(p *ncu.Pass) { p.LaunchSkip, p.KernelID = 1, "::regex:^(gemm)$:2" }, "ncu refuses --launch-skip with a --kernel-id invocation number"},
 	}

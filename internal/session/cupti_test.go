@@ -89,6 +89,7 @@ func TestSessionCUPTITimeline(t *testing.T) {
 	assert.NotContains(t, deep, "--nvtx-include")
 	assert.NotContains(t, deep, "--kernel-name")
 	assert.NotContains(t, deep, "--filter-mode")
+	assert.Equal(t, []string{"--launch-count", "18", "--kill", "1"}, deep[slices.Index(deep, "--launch-count"):slices.Index(deep, "--launch-count")+4], "ncu ends the program once the 18 are profiled")
 	assert.Contains(t, deep, "--nvtx", "the NVTX stack of each profiled launch is still recorded")
 	assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
 		return strings.HasPrefix(n, "deep pass on the top 18 kernel(s) by exact name (18 mangled name(s)): one launch of each, its invocation 109") &&

@@ -101,7 +101,15 @@ type Step struct {
 	// after which the program is stopped (0: it runs to its end): ncu
 	// then writes its report of them (Session.step).
 	StopAfter int
+	// NcuKills says that ncu itself ends the program once StopAfter
+	// launches are profiled (--launch-count with --kill): the session
+	// stops it only if it has not ended killGrace after the last one.
+	NcuKills bool
 }
+
+// killGrace is how long a step whose ncu ends the program itself
+// (Step.NcuKills) may run on after the planned launches are profiled.
+var killGrace = 10 * time.Second
 
 // Name is the step's name in the dry run, the log and the manifest: its ID,
 // and its variant in parentheses.
@@ -425,7 +433,10 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		// ncu counts invocations over every launch, and the one profiled
 		// ran in a launch configuration the kernel ran in the nvtx.include
 		// ranges (planTargets), if not inside them (a warmup's).
-		deep.KernelRegex, deep.FilterMode, deep.LaunchCount, deep.KernelID, deep.Includes = "", "", 0, id, nil
+		deep.KernelRegex, deep.FilterMode, deep.KernelID, deep.Includes = "", "", id, nil
+		// Each target matches one launch: ncu's own count and --kill end
+		// the program once they are profiled.
+		deep.LaunchCount, deep.Kill = targets.launches, true
 	}
 	dargs, err := deep.Args()
 	if err != nil {
@@ -448,7 +459,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		stopAfter = targets.launches
 	}
 	steps = append(steps,
-		Step{ID: StepNcuDeep, Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: rundir.NcuDeepLog, Note: note, Details: deepDetails, StopAfter: stopAfter},
+		Step{ID: StepNcuDeep, Argv: append([]string{s.Ncu}, dargs...), Env: ncuEnv, Log: rundir.NcuDeepLog, Note: note, Details: deepDetails, StopAfter: stopAfter, NcuKills: deep.Kill},
 		Step{ID: StepExportRaw, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, rundir.NcuDeepReport), "raw", "")...), Stdout: rundir.NcuRaw},
 		Step{ID: StepExportDetails, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, rundir.NcuDeepReport), "details", "")...), Stdout: rundir.NcuDetails},
 	)
@@ -830,6 +841,15 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		runCtx, stop = context.WithCancel(sctx)
 		defer stop()
 		planned = &plannedStop{want: st.StopAfter, stop: stop}
+		if st.NcuKills {
+			var timer *time.Timer
+			planned.stop = func() { timer = time.AfterFunc(killGrace, stop) }
+			defer func() {
+				if timer != nil {
+					timer.Stop()
+				}
+			}()
+		}
 		sink = io.MultiWriter(sink, planned)
 	}
 	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: sink, Stderr: sink}
@@ -843,6 +863,8 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		// Stopped as planned: what ncu profiled is what was asked for.
 		res.Interrupted, res.ExitCode = false, 0
 		run.Note("%s: the program was stopped once the %d planned launches were profiled (%s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
+	} else if planned != nil && planned.fired() && st.NcuKills && !res.Interrupted {
+		run.Note("%s: ncu ended the program once the %d planned launches were profiled (--kill; %s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
 	}
 	rec := rundir.StepTime{Name: st.Name(), Seconds: clock().Sub(start).Seconds(), ExitCode: res.ExitCode}
 	if err != nil {

@@ -291,6 +291,7 @@ func (d *deepTargets) note() string {
 		stop = "each profiled rank's, in its own run; the program runs to its end (stopping it would stop every rank)"
 	}
 	if d.invocation > 0 {
+		stop = fmt.Sprintf("ncu ends the program once the %d launches are profiled (--launch-count %d --kill 1)", d.launches, d.launches)
 		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): one launch of each, its invocation %d (ncu --kernel-id takes one invocation number for all), whose launch configurations ran %.1f%% of their time; every configuration would take %d launches, over ncu.max_launches=%d; %d launch(es) (%s); they ran %.1f%% of the timed GPU time; %s",
 			d.kernels, len(d.mangled), d.invocation, 100*d.sampled, d.allConfigs, d.budget, d.launches, expectedCost(d.launches, d.passes), 100*d.share, stop)
 		if len(d.missed) > 0 {

@@ -122,6 +122,41 @@ func TestStepStopsAfterPlannedLaunches(t *testing.T) {
 	assert.Empty(t, steps[0].Stopped)
 }
 
+// exitRunner prints ncu's progress for n launches and exits, as ncu does
+// when --kill ends the program.
+type exitRunner struct{ n int }
+
+func (r exitRunner) Run(_ context.Context, c Command) (Result, error) {
+	for i := range r.n {
+		fmt.Fprintf(c.Stdout, "==PROF== Profiling \"k%d\" - %d: 0%%....50%%....100%% - 10 passes\n", i, i)
+	}
+	return Result{}, nil
+}
+
+// TestStepNcuKills: a pass whose ncu ends the program itself (--kill) is
+// not signalled, and the run says ncu ended it; one that runs on past
+// killGrace after its planned launches is stopped as any other.
+func TestStepNcuKills(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "run", time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	s := &Session{Runner: exitRunner{3}, Progress: io.Discard}
+	require.NoError(t, s.step(context.Background(), run, Step{ID: StepNcuDeep, Argv: []string{"ncu"}, Log: "deep.log", StopAfter: 3, NcuKills: true}, true))
+	notes := strings.Join(run.Manifest().Notes, "\n")
+	assert.Contains(t, notes, "ncu-deep: ncu ended the program once the 3 planned launches were profiled (--kill; 10 pass(es) a launch)")
+	assert.NotContains(t, notes, "was stopped")
+
+	was := killGrace
+	killGrace = 200 * time.Millisecond
+	defer func() { killGrace = was }()
+	run, err = rundir.Create(t.TempDir(), "run", time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	s = &Session{Runner: stopRunner{3}, Progress: io.Discard}
+	start := time.Now()
+	require.NoError(t, s.step(context.Background(), run, Step{ID: StepNcuDeep, Argv: []string{"ncu"}, Log: "deep.log", StopAfter: 3, NcuKills: true}, true))
+	assert.Less(t, time.Since(start), 4*time.Second, "stopped after the grace, not run to its end")
+	assert.Contains(t, strings.Join(run.Manifest().Notes, "\n"), "ncu-deep: the program was stopped once the 3 planned launches were profiled")
+}
+
 // TestPlanOneEach: where every configuration would leave top kernels out
 // of the budget, one launch of each mangled name, at the one invocation
 // number that gives the most top kernels a bound, then samples the
@@ -149,7 +184,7 @@ func TestPlanOneEach(t *testing.T) {
 	assert.InDelta(t, 58.0/75, d.sampled, 1e-9, "30 + 15 + 6 + 4 + 3 of 75 ns")
 	assert.Equal(t, 8, d.allConfigs, "gemm 2, attn 2, norm 1 + 1, act 2")
 	assert.Empty(t, d.missed)
-	assert.Equal(t, "deep pass on the top 4 kernel(s) by exact name (5 mangled name(s)): one launch of each, its invocation 2 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 77.3% of their time; every configuration would take 8 launches, over ncu.max_launches=5; 5 launch(es) (10 pass(es) a launch: about 3 s of profiling at 0.065 s a pass); they ran 85.0% of the timed GPU time; the program is stopped once the 5 launches are profiled", d.note())
+	assert.Equal(t, "deep pass on the top 4 kernel(s) by exact name (5 mangled name(s)): one launch of each, its invocation 2 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 77.3% of their time; every configuration would take 8 launches, over ncu.max_launches=5; 5 launch(es) (10 pass(es) a launch: about 3 s of profiling at 0.065 s a pass); they ran 85.0% of the timed GPU time; ncu ends the program once the 5 launches are profiled (--launch-count 5 --kill 1)", d.note())
 
 	// attn's second launch outside the ranges in a configuration it never
 	// ran in them: invocation 2 would leave it out (20), invocation 3 norm
