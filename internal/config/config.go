@@ -294,7 +294,7 @@ func Default() *Config {
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
 		Phases:   model.DefaultPhases,
-		Timeline: Timeline{Tool: "auto", Oracle: true, TopN: 10, Coverage: 0.9, MaxKernels: 60, NCUClockControl: "none", NCUCacheControl: "none"},
+		Timeline: Timeline{Tool: "auto", Oracle: true, TopN: 10, Coverage: 0.85, MaxKernels: 60, NCUClockControl: "none", NCUCacheControl: "none"},
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode:        "kernel",

@@ -233,6 +233,9 @@ func testConfig(t *testing.T, root string) *config.Config {
 	cfg.Workload.Argv = []string{"wl.py", "--steps", "4"}
 	cfg.NVTX.Include = []string{"decode_all"}
 	cfg.NCU.Set = "roofline"
+	// The recorded sessions the fakes replay (fixtures/sessions) chose
+	// their deep-pass kernels at this coverage.
+	cfg.Timeline.Coverage = 0.9
 	return cfg
 }
 
