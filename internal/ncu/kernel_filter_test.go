@@ -2,10 +2,8 @@ package ncu_test
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -117,55 +115,4 @@ func TestKernelInvocation(t *testing.T) {
 	assert.ErrorContains(t, err, "holds ':', which ends the name in --kernel-id")
 	_, err = ncu.KernelInvocation(names, 0)
 	assert.ErrorContains(t, err, "an invocation from 1")
-}
-
-// TestPrefixTree: the kernel-id expression matches exactly its names,
-// whatever they share: real kernel names (some prefixes of others, long
-// shared template prefixes), names with metacharacters, and SYNTHETIC
-// random names over a small alphabet with multi-byte runes, so that
-// prefixes, ends and rune boundaries meet.
-func TestPrefixTree(t *testing.T) {
-	check := func(t *testing.T, in, out []string) {
-		t.Helper()
-		id, err := ncu.KernelInvocation(in, 3)
-		require.NoError(t, err)
-		expr := strings.TrimSuffix(strings.TrimPrefix(id, "::regex:"), ":3")
-		require.NotContains(t, expr, ":")
-		re, err := regexp.Compile(expr)
-		require.NoError(t, err, expr)
-		for _, n := range in {
-			assert.True(t, re.MatchString(n), "%q must match %q", expr, n)
-		}
-		for _, n := range out {
-			if !slices.Contains(in, n) {
-				assert.False(t, re.MatchString(n), "%q must not match %q", expr, n)
-			}
-		}
-	}
-	var real []string
-	for _, n := range realKernelNames(t) {
-		real = append(real, strings.ReplaceAll(n, ":", "_"))
-	}
-	check(t, real[:7], real)
-	check(t, []string{"gemm", "gemm2", "gemm_big", "g(e)mm.*", "a|b", "x$"}, []string{"gem", "gemm3", "gemm_bi", "gXeXmm", "a", "x", "gemm2x"})
-
-	rng := rand.New(rand.NewPCG(7, 25))
-	alphabet := []string{"a", "b", "é", "è", "_", "."}
-	word := func() string {
-		var b strings.Builder
-		for range rng.IntN(6) {
-			b.WriteString(alphabet[rng.IntN(len(alphabet))])
-		}
-		return b.String()
-	}
-	for range 300 {
-		var in, out []string
-		for range 1 + rng.IntN(8) {
-			in = append(in, word())
-		}
-		for range 30 {
-			out = append(out, word())
-		}
-		check(t, in, out)
-	}
 }
