@@ -156,3 +156,23 @@ func TestSessionCUPTIBuildFails(t *testing.T) {
 	assert.Contains(t, err.Error(), "a test compiler that fails")
 	assert.Equal(t, rundir.StatusPartial, run.Manifest().Status)
 }
+
+// TestPlanFromRecordedOneEach: the plan made again from the CUPTI records
+// of the recorded one-launch-each session (an H100, the default
+// workload), with its configuration: the invocation, launches and
+// configurations its deep pass used, 17 of the 18 launches outside the
+// profiled ranges (the warm-up's), and said so.
+func TestPlanFromRecordedOneEach(t *testing.T) {
+	f := cuptiFake()
+	f.cuptiRun, f.cuptiFile = "runs/h100-tiny-llama-one-each", "cupti-1338.tsv.gz"
+	cfg := testConfig(t, t.TempDir())
+	cfg.NVTX.Include = []string{"prefill", "decode_all"}
+	cfg.NCU.Set, cfg.NCU.MaxLaunches, cfg.Timeline.Coverage = "basic", 24, 0.85
+	s := newSession(t, cfg, f)
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	notes := strings.Join(run.Manifest().Notes, "\n")
+	assert.Contains(t, notes, "deep pass on the top 18 kernel(s) by exact name (18 mangled name(s)): one launch of each, its invocation 8 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 79.5% of their time; every configuration would take 31 launches, over ncu.max_launches=24; 18 launch(es)")
+	assert.Contains(t, notes, "; 1 of the 18 launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)")
+}

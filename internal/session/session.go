@@ -842,14 +842,9 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		defer stop()
 		planned = &plannedStop{want: st.StopAfter, stop: stop}
 		if st.NcuKills {
-			var timer *time.Timer
-			planned.stop = func() { timer = time.AfterFunc(killGrace, stop) }
-			defer func() {
-				if timer != nil {
-					timer.Stop()
-				}
-			}()
+			planned.grace = killGrace
 		}
+		defer planned.close()
 		sink = io.MultiWriter(sink, planned)
 	}
 	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: sink, Stderr: sink}
@@ -862,7 +857,11 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 	if planned != nil && planned.fired() && res.Interrupted && sctx.Err() == nil {
 		// Stopped as planned: what ncu profiled is what was asked for.
 		res.Interrupted, res.ExitCode = false, 0
-		run.Note("%s: the program was stopped once the %d planned launches were profiled (%s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
+		if st.NcuKills {
+			run.Note("%s: ncu's --kill did not end the program within %s of the last planned launch: it was stopped once the %d planned launches were profiled (%s), %.1f s into the pass", st.Name(), killGrace, st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
+		} else {
+			run.Note("%s: the program was stopped once the %d planned launches were profiled (%s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
+		}
 	} else if planned != nil && planned.fired() && st.NcuKills && !res.Interrupted {
 		run.Note("%s: ncu ended the program once the %d planned launches were profiled (--kill; %s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -39,10 +40,13 @@ type deepTargets struct {
 	// the launches every configuration would have taken.
 	sampled    float64
 	allConfigs int
-	// missed are top kernels whose invocation-th launch has a
-	// configuration that none of theirs in the profiled ranges has, or was
-	// not made.
+	// missed are top kernels not profiled: the invocation-th launch of
+	// one of their mangled names was not made, or has a configuration none
+	// of theirs in the profiled ranges has.
 	missed []string
+	// inside is how many of the launches are in the profiled ranges (the
+	// others are of the same kernel and configuration, outside them).
+	inside int
 	// ranks is true for the ranks of a multi-GPU workload, each profiled
 	// in a run of its own: ncu writes to its log, not to the session, and
 	// the program is not stopped early (it would stop every rank).
@@ -144,7 +148,8 @@ func configsOf(name string, ts []timeline.Target) int {
 // all: the one, among the invocations at which a target's configuration
 // is first launched, that leaves out the least of the top kernels' time
 // (a kernel launched fewer than n times is not profiled), then whose
-// configurations ran the most of it, then the smallest. Nil when a target
+// configurations ran the most of it, then with the most launches in the
+// profiled ranges, then the smallest. Nil when a target
 // was launched by several processes (ncu counts each one's invocations
 // apart), has a name holding ':' (ncu.KernelInvocation), or none fits.
 func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
@@ -187,26 +192,28 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 	if len(chosen) == 0 {
 		return nil
 	}
-	// score is what profiling invocation inv gives: the kernels' time
-	// (those whose every mangled name reaches inv) and the time of the
-	// configurations it samples.
-	score := func(inv int) (covered float64, sampled int64) {
+	// reaches reports whether t's launch inv has a configuration t ran in
+	// the profiled ranges.
+	reaches := func(t timeline.Target, inv int) bool { return len(t.Order) >= inv && t.Order[inv-1] >= 0 }
+	// score is what profiling invocation inv gives: the time of the
+	// kernels whose every mangled name reaches inv (a kernel partly
+	// reached is not profiled), that of the configurations it samples of
+	// them, and how many of those launches are in the profiled ranges.
+	score := func(inv int) (covered float64, sampled int64, inside int) {
 		for _, k := range chosen {
-			all := true
-			for _, t := range k.targets {
-				if len(t.Order) < inv || t.Order[inv-1] < 0 {
-					all = false
-					continue
-				}
-				sampled += t.ConfigNS[t.Order[inv-1]]
-			}
-			if all {
+			if !slices.ContainsFunc(k.targets, func(t timeline.Target) bool { return !reaches(t, inv) }) {
 				covered += k.ms
+				for _, t := range k.targets {
+					sampled += t.ConfigNS[t.Order[inv-1]]
+					if t.Admitted[inv-1] {
+						inside++
+					}
+				}
 			}
 		}
-		return covered, sampled
+		return covered, sampled, inside
 	}
-	best, bestCovered, bestSampled := 0, -1.0, int64(-1)
+	best, bestCovered, bestSampled, bestInside := 0, 0.0, int64(0), 0
 	var firsts []int
 	for _, k := range chosen {
 		for _, t := range k.targets {
@@ -215,36 +222,33 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 	}
 	slices.Sort(firsts)
 	for _, inv := range slices.Compact(firsts) {
-		covered, sampled := score(inv)
-		if covered > bestCovered || covered == bestCovered && (sampled > bestSampled || sampled == bestSampled && inv < best) {
-			best, bestCovered, bestSampled = inv, covered, sampled
+		covered, sampled, inside := score(inv)
+		if covered == 0 {
+			continue
+		}
+		if best == 0 || covered > bestCovered || covered == bestCovered && (sampled > bestSampled || sampled == bestSampled && inside > bestInside) {
+			best, bestCovered, bestSampled, bestInside = inv, covered, sampled, inside
 		}
 	}
-	d := &deepTargets{perLaunch: 1, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), invocation: best, left: left}
+	if best == 0 {
+		return nil // no launch of a configuration run in the ranges
+	}
+	d := &deepTargets{perLaunch: 1, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), invocation: best, left: left, inside: bestInside}
 	var targetNS int64
 	ms := 0.0
 	for _, k := range chosen {
-		reached := 0
+		if slices.ContainsFunc(k.targets, func(t timeline.Target) bool { return !reaches(t, best) }) {
+			d.missed = append(d.missed, k.name)
+			continue
+		}
 		for _, t := range k.targets {
-			if len(t.Order) < best || t.Order[best-1] < 0 {
-				continue
-			}
-			reached++
 			targetNS += t.NS
 			d.mangled = append(d.mangled, t.Mangled)
 			d.configs++
 		}
-		if reached < len(k.targets) {
-			d.missed = append(d.missed, k.name)
-		}
-		if reached == 0 {
-			continue
-		}
 		d.kernels++
 		d.names = append(d.names, k.name)
-		if reached == len(k.targets) {
-			ms += k.ms
-		}
+		ms += k.ms
 	}
 	d.launches = d.configs
 	if totalMS > 0 {
@@ -252,9 +256,6 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 	}
 	if targetNS > 0 {
 		d.sampled = float64(bestSampled) / float64(targetNS)
-	}
-	if d.kernels == 0 {
-		return nil
 	}
 	return d
 }
@@ -294,6 +295,9 @@ func (d *deepTargets) note() string {
 		stop = fmt.Sprintf("ncu ends the program once the %d launches are profiled (--launch-count %d --kill 1)", d.launches, d.launches)
 		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): one launch of each, its invocation %d (ncu --kernel-id takes one invocation number for all), whose launch configurations ran %.1f%% of their time; every configuration would take %d launches, over ncu.max_launches=%d; %d launch(es) (%s); they ran %.1f%% of the timed GPU time; %s",
 			d.kernels, len(d.mangled), d.invocation, 100*d.sampled, d.allConfigs, d.budget, d.launches, expectedCost(d.launches, d.passes), 100*d.share, stop)
+		if d.inside < d.launches {
+			fmt.Fprintf(&b, "; %d of the %d launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)", d.inside, d.launches)
+		}
 		if len(d.missed) > 0 {
 			fmt.Fprintf(&b, "; %d top kernel(s) not profiled: their invocation %d was not made, or ran in a launch configuration they did not run in the profiled ranges", len(d.missed), d.invocation)
 		}
@@ -322,6 +326,10 @@ func expectedCost(n, passes int) string {
 type plannedStop struct {
 	want int
 	stop func()
+	// grace, when not 0, delays stop by that much (ncu ends the program
+	// itself: Step.NcuKills); close cancels what is pending.
+	grace time.Duration
+	timer *time.Timer
 
 	mu   sync.Mutex
 	line []byte
@@ -353,13 +361,26 @@ func (p *plannedStop) Write(b []byte) (int, error) {
 			p.most = max(p.most, ev.Passes)
 			if p.done >= p.want && !p.hit {
 				p.hit = true
-				p.stop()
+				if p.grace > 0 {
+					p.timer = time.AfterFunc(p.grace, p.stop)
+				} else {
+					p.stop()
+				}
 			}
 		}
 		p.line = p.line[:0]
 		b = b[i+1:]
 	}
 	return n, nil
+}
+
+// close cancels a stop still waiting for its grace.
+func (p *plannedStop) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }
 
 // fired reports whether the planned launches were all profiled.

@@ -154,7 +154,7 @@ func TestStepNcuKills(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, s.step(context.Background(), run, Step{ID: StepNcuDeep, Argv: []string{"ncu"}, Log: "deep.log", StopAfter: 3, NcuKills: true}, true))
 	assert.Less(t, time.Since(start), 4*time.Second, "stopped after the grace, not run to its end")
-	assert.Contains(t, strings.Join(run.Manifest().Notes, "\n"), "ncu-deep: the program was stopped once the 3 planned launches were profiled")
+	assert.Contains(t, strings.Join(run.Manifest().Notes, "\n"), "ncu-deep: ncu's --kill did not end the program within 200ms of the last planned launch: it was stopped once the 3 planned launches were profiled")
 }
 
 // TestPlanOneEach: where every configuration would leave top kernels out
@@ -167,11 +167,13 @@ func TestStepNcuKills(t *testing.T) {
 func TestPlanOneEach(t *testing.T) {
 	top := []model.Kernel{kernel("gemm", 50), kernel("attn", 20), kernel("norm", 10), kernel("act", 5)}
 	ts := []timeline.Target{
-		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{0, 1, 1, 1}},
-		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{0, 1, 1, 1}},
-		{Name: "norm", Mangled: "N1", Configs: 1, NS: 6, ConfigNS: []int64{6}, Order: []int32{0, 0, 0, 0}},
-		{Name: "norm", Mangled: "N2", Configs: 1, NS: 4, ConfigNS: []int64{4}, Order: []int32{-1, 0}},
-		{Name: "act", Mangled: "X", Configs: 2, NS: 5, ConfigNS: []int64{2, 3}, Order: []int32{0, 1}},
+		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{0, 1, 1, 1}, Admitted: []bool{true, true, true, true}},
+		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{0, 1, 1, 1}, Admitted: []bool{true, true, true, true}},
+		{Name: "norm", Mangled: "N1", Configs: 1, NS: 6, ConfigNS: []int64{6}, Order: []int32{0, 0, 0, 0}, Admitted: []bool{true, true, true, true}},
+		{Name: "norm", Mangled: "N2", Configs: 1, NS: 4, ConfigNS: []int64{4}, Order: []int32{-1, 0}, Admitted: []bool{false, true}},
+		// act's second launch is outside the ranges, in a configuration it
+		// ran inside them
+		{Name: "act", Mangled: "X", Configs: 2, NS: 5, ConfigNS: []int64{2, 3}, Order: []int32{0, 1}, Admitted: []bool{true, false}},
 	}
 	c := config.NCU{MaxLaunches: 5, Set: "basic", Metrics: []string{model.DurationMetric}}
 	d := planTargets(top, 100, ts, c, false, true)
@@ -184,16 +186,17 @@ func TestPlanOneEach(t *testing.T) {
 	assert.InDelta(t, 58.0/75, d.sampled, 1e-9, "30 + 15 + 6 + 4 + 3 of 75 ns")
 	assert.Equal(t, 8, d.allConfigs, "gemm 2, attn 2, norm 1 + 1, act 2")
 	assert.Empty(t, d.missed)
-	assert.Equal(t, "deep pass on the top 4 kernel(s) by exact name (5 mangled name(s)): one launch of each, its invocation 2 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 77.3% of their time; every configuration would take 8 launches, over ncu.max_launches=5; 5 launch(es) (10 pass(es) a launch: about 3 s of profiling at 0.065 s a pass); they ran 85.0% of the timed GPU time; ncu ends the program once the 5 launches are profiled (--launch-count 5 --kill 1)", d.note())
+	assert.Equal(t, "deep pass on the top 4 kernel(s) by exact name (5 mangled name(s)): one launch of each, its invocation 2 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 77.3% of their time; every configuration would take 8 launches, over ncu.max_launches=5; 5 launch(es) (10 pass(es) a launch: about 3 s of profiling at 0.065 s a pass); they ran 85.0% of the timed GPU time; ncu ends the program once the 5 launches are profiled (--launch-count 5 --kill 1); 4 of the 5 launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)", d.note())
 
 	// attn's second launch outside the ranges in a configuration it never
 	// ran in them: invocation 2 would leave it out (20), invocation 3 norm
 	// and act (15), invocation 1 norm (10).
-	ts[1].Order = []int32{0, -1, 1}
+	ts[1].Order, ts[1].Admitted = []int32{0, -1, 1}, []bool{true, false, true}
 	d = planTargets(top, 100, ts, c, false, true)
 	require.NotNil(t, d)
 	assert.Equal(t, 1, d.invocation)
-	assert.Equal(t, []string{"G", "A", "N1", "X"}, d.mangled)
+	assert.Equal(t, []string{"G", "A", "X"}, d.mangled, "norm is partly reached (N2's first launch is of no configuration in the ranges): none of its names is profiled")
+	assert.Equal(t, 3, d.launches)
 	assert.Equal(t, []string{"norm"}, d.missed)
 	assert.InDelta(t, 0.75, d.share, 1e-9)
 	assert.Contains(t, d.note(), "; 1 top kernel(s) not profiled: their invocation 1 was not made, or ran in a launch configuration they did not run in the profiled ranges")
@@ -207,4 +210,16 @@ func TestPlanOneEach(t *testing.T) {
 	c.LaunchCount = 0
 	ts[4].Order = nil
 	assert.Zero(t, planTargets(top, 100, ts, c, false, true).invocation, "act's launches are of two processes")
+
+	// No invocation reaches any kernel (every launch counted is of a
+	// configuration never run in the ranges): every configuration, no panic.
+	none := []timeline.Target{
+		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{-1}, Admitted: []bool{false}},
+		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{-1, -1}, Admitted: []bool{false, false}},
+	}
+	c.MaxLaunches = 3
+	d = planTargets(top, 100, none, c, false, true)
+	require.NotNil(t, d)
+	assert.Zero(t, d.invocation)
+	assert.Equal(t, []string{"G"}, d.mangled)
 }

@@ -59,9 +59,14 @@ type Target struct {
 	// of what ncu's --kernel-id calls invocation i+1, -1 for one that
 	// no admitted launch has. It stops at the process's first pause of
 	// the recording (FirstPause): what the program launched while paused
-	// is not known. Nil when several processes launched it (ncu counts
-	// each process's invocations apart).
+	// is not known. Nil where the count is not known: several processes
+	// launched it (ncu counts each process's invocations apart), or its
+	// process's records before the pause dropped some or hold CUDA graph
+	// launches (several kernels of one launch call), or none is before
+	// the pause.
 	Order []int32
+	// Admitted says, for each launch of Order, whether keep admitted it.
+	Admitted []bool
 }
 
 // Targets are the kernels of names (the kernel table's), each mangled name
@@ -76,6 +81,7 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 	type launch struct {
 		correlation uint32
 		config      config
+		admitted    bool
 	}
 	type acc struct {
 		configs  map[config]int32
@@ -84,16 +90,22 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		pid      int64
 		pids     int
 		launches []launch
+		// uncounted: a process's records do not number its launches
+		// (countable)
+		uncounted bool
 	}
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
 		want[n] = true
 	}
 	pauses := map[int64]int64{}
+	uncounted := map[int64]bool{}
 	for _, p := range tl.Processes {
-		if at, ok := FirstPause(p); ok {
+		at, paused := FirstPause(p)
+		if paused {
 			pauses[p.Header.PID] = at
 		}
+		uncounted[p.Header.PID] = !countable(p, at, paused)
 	}
 	byName := map[string]map[string]*acc{}
 	for k, l := range tl.kernelLaunches() {
@@ -120,10 +132,12 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		if k.API != nil {
 			at = k.API.Start
 		}
+		admitted := keep(l)
 		if pause, ok := pauses[l.ProcessID]; !ok || at < pause {
-			a.launches = append(a.launches, launch{k.Correlation, c})
+			a.launches = append(a.launches, launch{k.Correlation, c, admitted})
 		}
-		if !keep(l) {
+		a.uncounted = a.uncounted || uncounted[l.ProcessID]
+		if !admitted {
 			continue
 		}
 		i, ok := a.configs[c]
@@ -143,15 +157,16 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 				continue
 			}
 			t := Target{Name: n, Mangled: mangled, Configs: len(a.configs), NS: a.ns, ConfigNS: a.configNS}
-			if a.pids == 1 {
+			if a.pids == 1 && !a.uncounted && len(a.launches) > 0 {
 				slices.SortStableFunc(a.launches, func(x, y launch) int { return cmp.Compare(x.correlation, y.correlation) })
 				t.Order = make([]int32, len(a.launches))
+				t.Admitted = make([]bool, len(a.launches))
 				for i, l := range a.launches {
 					c, ok := a.configs[l.config]
 					if !ok {
 						c = -1
 					}
-					t.Order[i] = c
+					t.Order[i], t.Admitted[i] = c, l.admitted
 				}
 				t.ConfigNS = renumber(t.Order, a.configNS)
 			}
@@ -178,6 +193,30 @@ func FirstPause(p *Process) (int64, bool) {
 		}
 	}
 	return first, found
+}
+
+// countable reports whether p's records number each kernel's launches as
+// ncu would up to its first pause (at, if paused): no records dropped
+// before it (dropped_records notes come with no time: any counts), and no
+// CUDA graph launch (two kernels of one correlation id) before it.
+func countable(p *Process, at int64, paused bool) bool {
+	for _, n := range p.Notes {
+		if n.Key == "dropped_records" {
+			return false
+		}
+	}
+	seen := make(map[uint32]bool, len(p.Kernels))
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		if paused && k.Start >= at {
+			continue
+		}
+		if seen[k.Correlation] {
+			return false
+		}
+		seen[k.Correlation] = true
+	}
+	return true
 }
 
 // renumber numbers the configurations of order by their first launch in

@@ -661,6 +661,7 @@ func TestTargetsOrder(t *testing.T) {
 	assert.Equal(t, "gemm", g.Mangled)
 	assert.Equal(t, 2, g.Configs)
 	assert.Equal(t, []int32{-1, 0, 1, 1, 0}, g.Order, "correlation order: grid 9 (never admitted), 2, 4, 4, 2")
+	assert.Equal(t, []bool{false, true, false, true, true}, g.Admitted)
 	assert.Equal(t, []int64{40, 40}, g.ConfigNS, "grid 2: two launches of 20 ns; grid 4: the admitted one of 40 ns")
 	assert.Equal(t, int64(80), g.NS)
 	assert.Nil(t, ts[1].Order, "two processes launched it")
@@ -685,4 +686,19 @@ func TestTargetsOrder(t *testing.T) {
 	at, ok := timeline.FirstPause(tl.Processes[0])
 	assert.True(t, ok)
 	assert.Equal(t, int64(3500), at)
+
+	// No order where the records do not number the launches as ncu
+	// would: every launch after the pause, a CUDA graph launch (two
+	// kernels of one correlation id) before it, records dropped.
+	for name, recs := range map[string][]cupti.Record{
+		"all after the pause": {&cupti.Note{Key: "recording", Value: "paused 500"}, k(1000, 1, 7, 2, "gemm")},
+		"a graph launch":      {k(1000, 1, 7, 2, "gemm"), k(1100, 1, 7, 4, "other")},
+		"records dropped":     {k(1000, 1, 7, 2, "gemm"), &cupti.Note{Key: "dropped_records", Value: "12"}},
+	} {
+		tl = records(t, map[int64][]cupti.Record{100: recs})
+		ts = tl.Targets([]string{"gemm"}, func(*model.Launch) bool { return true })
+		require.Len(t, ts, 1, name)
+		assert.Nil(t, ts[0].Order, name)
+		assert.Positive(t, ts[0].NS, name)
+	}
 }

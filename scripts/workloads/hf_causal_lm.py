@@ -395,7 +395,11 @@ class Recording:
             r = Recording()
             r.pause, r.resume = lib.deepprof_cupti_pause, lib.deepprof_cupti_resume
             recording = lib.deepprof_cupti_recording
-        except (OSError, AttributeError):
+        except OSError:
+            return None
+        except AttributeError:
+            print("workload: the CUPTI library loaded here has no pause and resume: the repeats run with recording "
+                  "on only, and report.md gives no in-process overhead", flush=True)
             return None
         return r if recording() else None
 
