@@ -86,49 +86,34 @@ func everyConfig(top []model.Kernel, totalMS float64, ts []timeline.Target, c co
 	if c.LaunchCount > 0 {
 		per = c.LaunchCount
 	}
-	byName := map[string][]timeline.Target{}
-	for _, t := range ts {
-		byName[t.Name] = append(byName[t.Name], t)
+	byName := targetsByName(ts)
+	// none in the profiled ranges (an NVTX filter) or no mangled name: 0
+	fit := withinBudget(top, c.MaxLaunches, func(name string) int { return configsOf(name, byName[name]) * per })
+	if len(fit.names) == 0 {
+		return nil
 	}
-	d := &deepTargets{perLaunch: per, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), ranks: ranks}
-	seen := map[string]bool{}
+	d := &deepTargets{perLaunch: per, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), ranks: ranks,
+		names: fit.names, kernels: len(fit.names), left: fit.left, launches: fit.cost}
 	ms := 0.0
-	for _, k := range top {
-		if seen[k.Name] {
-			if d.hasName(k.Name) {
-				ms += k.TotalMS // the kernel on another device
-			}
-			continue
-		}
-		seen[k.Name] = true
-		mine := byName[k.Name]
-		configs := 0
-		for _, t := range mine {
-			configs += t.Configs
-		}
-		if configs == 0 {
-			continue // none in the profiled ranges (an NVTX filter) or no mangled name
-		}
-		if d.kernels > 0 && d.launches+configs*per > c.MaxLaunches {
-			d.left = append(d.left, k.Name)
-			continue
-		}
-		for _, t := range mine {
+	for _, name := range fit.names {
+		for _, t := range byName[name] {
 			d.mangled = append(d.mangled, t.Mangled)
+			d.configs += t.Configs
 		}
-		d.kernels++
-		d.configs += configs
-		d.launches += configs * per
-		ms += k.TotalMS
-		d.names = append(d.names, k.Name)
+		ms += fit.ms[name]
 	}
 	if totalMS > 0 {
 		d.share = ms / totalMS
 	}
-	if d.kernels == 0 {
-		return nil
-	}
 	return d
+}
+
+func targetsByName(ts []timeline.Target) map[string][]timeline.Target {
+	byName := map[string][]timeline.Target{}
+	for _, t := range ts {
+		byName[t.Name] = append(byName[t.Name], t)
+	}
+	return byName
 }
 
 func configsOf(name string, ts []timeline.Target) int {
@@ -139,6 +124,45 @@ func configsOf(name string, ts []timeline.Target) int {
 		}
 	}
 	return n
+}
+
+// fitted are the top kernels that fit in a launch budget (withinBudget).
+type fitted struct {
+	names []string           // by time, most first
+	ms    map[string]float64 // each one's time, on every device
+	left  []string           // those that did not fit
+	cost  int                // the launches the names take
+}
+
+// withinBudget takes the top kernels (top, by time, most first; a name
+// again is the kernel on another device) each whose cost, in launches,
+// fits in what is left of budget: one that does not fit is left out and
+// the next ones are tried; the first always fits; a cost of 0 is a kernel
+// with nothing to profile, passed over.
+func withinBudget(top []model.Kernel, budget int, cost func(name string) int) fitted {
+	f := fitted{ms: map[string]float64{}}
+	seen := map[string]bool{}
+	for _, k := range top {
+		if seen[k.Name] {
+			if _, ok := f.ms[k.Name]; ok {
+				f.ms[k.Name] += k.TotalMS
+			}
+			continue
+		}
+		seen[k.Name] = true
+		n := cost(k.Name)
+		if n == 0 {
+			continue
+		}
+		if len(f.names) > 0 && f.cost+n > budget {
+			f.left = append(f.left, k.Name)
+			continue
+		}
+		f.names = append(f.names, k.Name)
+		f.ms[k.Name] = k.TotalMS
+		f.cost += n
+	}
+	return f
 }
 
 // oneEach plans one launch of each mangled name of the top kernels, as
@@ -153,45 +177,26 @@ func configsOf(name string, ts []timeline.Target) int {
 // was launched by several processes (ncu counts each one's invocations
 // apart), has a name holding ':' (ncu.KernelInvocation), or none fits.
 func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
-	byName := map[string][]timeline.Target{}
 	for _, t := range ts {
 		if t.Order == nil || strings.Contains(t.Mangled, ":") {
 			return nil // several processes; a name --kernel-id cannot hold
 		}
-		byName[t.Name] = append(byName[t.Name], t)
+	}
+	byName := targetsByName(ts)
+	fit := withinBudget(top, c.MaxLaunches, func(name string) int { return len(byName[name]) })
+	if len(fit.names) == 0 {
+		return nil
 	}
 	type kernel struct {
 		name    string
 		ms      float64
 		targets []timeline.Target
 	}
-	var chosen []kernel
-	var left []string
-	n, seen := 0, map[string]bool{}
-	for _, k := range top {
-		if seen[k.Name] {
-			for i := range chosen {
-				if chosen[i].name == k.Name {
-					chosen[i].ms += k.TotalMS // the kernel on another device
-				}
-			}
-			continue
-		}
-		seen[k.Name] = true
-		mine := byName[k.Name]
-		if len(mine) == 0 {
-			continue
-		}
-		if len(chosen) > 0 && n+len(mine) > c.MaxLaunches {
-			left = append(left, k.Name)
-			continue
-		}
-		chosen = append(chosen, kernel{k.Name, k.TotalMS, mine})
-		n += len(mine)
+	chosen := make([]kernel, len(fit.names))
+	for i, name := range fit.names {
+		chosen[i] = kernel{name, fit.ms[name], byName[name]}
 	}
-	if len(chosen) == 0 {
-		return nil
-	}
+	left := fit.left
 	// reaches reports whether t's launch inv has a configuration t ran in
 	// the profiled ranges.
 	reaches := func(t timeline.Target, inv int) bool { return len(t.Order) >= inv && t.Order[inv-1] >= 0 }
@@ -272,15 +277,6 @@ func firstLaunches(order []int32) []int {
 		}
 	}
 	return out
-}
-
-func (d *deepTargets) hasName(name string) bool {
-	for _, n := range d.names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // note says what the deep pass profiles and why, for the plan and the
