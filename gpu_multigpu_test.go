@@ -78,7 +78,7 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool, ranks int) {
 	// with no kernel: it loads torch, which opens no CUDA context).
 	assert.GreaterOrEqual(t, len(rundir.CuptiFiles(run)), ranks, "one CUPTI record file per rank")
 	// Each rank's records name its GPU: as many UUIDs as ranks.
-	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	require.NoError(t, err)
 	uuids := map[string]bool{}
 	for _, p := range tl.Processes {
@@ -191,7 +191,7 @@ func TestStage2TwoNodes(t *testing.T) {
 	require.NoError(t, harness.ReportRun(run, harness.ReportOptions{}))
 	m := run.Manifest()
 	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
-	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	require.NoError(t, err)
 	t.Logf("GPUs: %+v", tl.GPUs)
 	require.Len(t, tl.GPUs, 2, "each node's rank saw its GPU as device 0: the timeline numbers them by rank")

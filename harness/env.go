@@ -10,10 +10,21 @@ import (
 // does (env.json, not its absolute path: summary.json is the same on
 // every machine).
 func readEnv(run *rundir.Run) (*workload.EnvInfo, error) {
-	return workload.ReadEnvAt(run.Path(rundir.EnvJSON), rundir.EnvJSON)
+	f, err := run.Open(rundir.EnvJSON)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return workload.ReadEnv(f, rundir.EnvJSON)
 }
 
-// readRunFile reads a file of MAIN whole, up to input.MaxBytes.
+// readRunFile reads a file of MAIN whole, up to input.MaxBytes, never
+// through a link out of the run (rundir.OpenIn).
 func readRunFile(run *rundir.Run, rel string) ([]byte, error) {
-	return input.ReadFile(run.Path(rel))
+	f, err := run.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return input.ReadAll(f, rel)
 }

@@ -82,7 +82,7 @@ func ReportRun(run *rundir.Run, o ReportOptions) error {
 	if err := run.WriteRebuiltManifest(o.Now()); err != nil {
 		return &ManifestError{errors.Join(rerr, err)}
 	}
-	return rerr
+	return errors.Join(rerr, run.Sweep())
 }
 
 // reportConfig is the run's own settings for its derived files (the report

@@ -36,7 +36,7 @@ func TestRecordedRanksKeptApart(t *testing.T) {
 			assert.Equal(t, "complete", r.manifest.Status, r.manifest.Reason)
 			run, err := rundir.Open(dir)
 			require.NoError(t, err)
-			tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+			tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 			require.NoError(t, err)
 			ordinal0 := map[string]bool{}
 			for _, p := range tl.Processes {

@@ -93,7 +93,7 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	// What a writer killed mid-file left (a rebuild or session stopped
 	// with SIGKILL) was never part of the run: removed without a note, so
 	// that the rebuild is the same whatever was interrupted before it.
-	if _, err := rundir.RemoveTemps(run.Dir); err != nil {
+	if err := run.Sweep(); err != nil {
 		errs = append(errs, err)
 	}
 	run.ClearRebuild()

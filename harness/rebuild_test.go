@@ -131,10 +131,11 @@ func TestRebuildSummaryFails(t *testing.T) {
 	assert.Equal(t, rundir.StatusComplete, a.Status)
 }
 
-// TestRebuildBoundedInputs (issue 16): env.json and the oracle's files
-// are read up to a cap: an endless one (SYNTHETIC zeros through a named
-// pipe) is a reason the summary gives, naming it, not memory that grows.
-func TestRebuildBoundedInputs(t *testing.T) {
+// TestRebuildRefusesPipes (issues 16, 35): env.json and the oracle's files
+// are read only as plain files: a named pipe (an endless SYNTHETIC input
+// behind it) is refused at once, a reason the summary gives naming it as
+// the run names it, not a read that hangs or memory that grows.
+func TestRebuildRefusesPipes(t *testing.T) {
 	input.LimitForTest(t, 1<<20)
 	run, err := rundir.Create(t.TempDir(), "run", t0)
 	require.NoError(t, err)
@@ -143,14 +144,14 @@ func TestRebuildBoundedInputs(t *testing.T) {
 	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
 	b, err := os.ReadFile(run.Path(rundir.SummaryJSON))
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"missing": "env.json: larger than 1 MiB: not a deepprof file?"`, "named as the run names it: summary.json is the same on every machine")
+	assert.Contains(t, string(b), `"missing": "env.json: not a regular file (a named pipe): deepprof reads only plain files"`, "named as the run names it: summary.json is the same on every machine")
 
 	_, err = readRunFile(run, rundir.OracleJSON)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.NoError(t, os.MkdirAll(filepath.Dir(run.Path(rundir.OracleJSON)), 0o755))
 	input.FIFOForTest(t, run.Path(rundir.OracleJSON))
 	_, err = readRunFile(run, rundir.OracleJSON)
-	require.EqualError(t, err, run.Path(rundir.OracleJSON)+": larger than 1 MiB: not a deepprof file?")
+	require.EqualError(t, err, rundir.OracleJSON+": not a regular file (a named pipe): deepprof reads only plain files")
 }
 
 // TestReadEnvBounded: env.json's reader, on an endless input.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +26,7 @@ func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
 		return c.memo.tl, c.memo.err
 	}
-	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	if c.memo != nil {
 		c.memo.tl, c.memo.err = tl, err
 	}
@@ -500,7 +499,7 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 	ranges := len(rep.Stages)
 	// A program stage 1 ran as a whole process: each run's wall time (the
 	// one stage of a program with no NVTX range of its domain).
-	if f, err := os.Open(run.Path(rundir.Stage1Runs)); err == nil {
+	if f, err := run.Open(rundir.Stage1Runs); err == nil {
 		defer f.Close()
 		runs, err := workload.ReadRuns(f, rundir.Stage1Runs)
 		if err != nil {

@@ -113,11 +113,8 @@ func visibleFiles(t *testing.T, dir string) map[string][]byte {
 	out := map[string][]byte{}
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)
-		if rundir.IsTemp(d.Name()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+		if d.IsDir() && d.Name() == rundir.StagingDir {
+			return filepath.SkipDir
 		}
 		if d.IsDir() {
 			return nil

@@ -135,7 +135,7 @@ func TestMergeTwoNodesSharingIDs(t *testing.T) {
 	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
 	assert.Contains(t, fmt.Sprint(m.Notes), "timeline/cupti/cupti-4200.tsv of "+dirs[1]+" is timeline/cupti/cupti-4200-2.tsv: its process id also ran on synth-host/node0")
 
-	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	require.NoError(t, err)
 	require.Len(t, tl.Processes, 4)
 	require.Len(t, tl.GPUs, 4)

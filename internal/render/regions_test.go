@@ -48,6 +48,9 @@ func TestWriteRegionsDirStaysInside(t *testing.T) {
 		rel, err := filepath.Rel(dir, p)
 		require.NoError(t, err)
 		require.True(t, rel == "." || filepath.IsLocal(rel), rel)
+		if d.IsDir() && d.Name() == rundir.StagingDir {
+			return filepath.SkipDir // the writer's own, swept by its caller
+		}
 		first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 		assert.LessOrEqual(t, len(first), 80)
 		if d.IsDir() && rel != "." && !strings.Contains(filepath.ToSlash(rel), "/") {

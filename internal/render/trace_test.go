@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
@@ -59,9 +60,12 @@ func TestWriteFileFails(t *testing.T) {
 	require.Error(t, render.WriteFile(filepath.Dir(out), out, tl))
 	es, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, es, 1, "no temporary file left")
-	assert.Equal(t, "trace.json.gz", es[0].Name())
-	assert.True(t, es[0].IsDir())
+	require.Len(t, es, 2, "the target, and the staging folder")
+	st, err := os.ReadDir(filepath.Join(dir, rundir.StagingDir))
+	require.NoError(t, err)
+	require.Len(t, st, 1, "no temporary file left beside the staging marker")
+	assert.Equal(t, "trace.json.gz", es[1].Name())
+	assert.True(t, es[1].IsDir())
 }
 
 // doc is the trace as an independent reader sees it: plain JSON, none of the

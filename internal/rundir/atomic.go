@@ -7,13 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
 // AtomicFile is a file written as a stream and published whole: the bytes go
-// to a temporary file beside the target (".NAME.tmp-*", in the same
-// directory so the rename cannot cross filesystems), and Commit syncs it and
+// to a temporary file (in the StagingDir of the folder deepprof owns, or
+// beside the target for a file of no such folder), and Commit syncs it and
 // renames it over the target. Until Commit succeeds the target is untouched
 // (absent, or its previous contents); after Abort, or a failed Commit, no
 // temporary file is left. A reader never sees half a file, whatever
@@ -21,51 +20,17 @@ import (
 type AtomicFile struct {
 	f    *os.File
 	path string
-	err  error // the first write error: Commit refuses to publish after one
-	done bool
+	// root, tmp and rel are an AtomicFile of a folder deepprof owns
+	// (CreateAtomicIn): its temporary file and target, relative to root.
+	root     *os.Root
+	tmp, rel string
+	err      error // the first write error: Commit refuses to publish after one
+	done     bool
 }
 
-// tempMark is in the name of every temporary file of an AtomicFile:
-// ".NAME.tmp-DIGITS" (os.CreateTemp's random digits).
+// tempMark is in the name of the temporary file of an AtomicFile that
+// belongs to no folder deepprof owns (CreateAtomic): ".NAME.tmp-DIGITS".
 const tempMark = ".tmp-"
-
-var tempName = regexp.MustCompile(`^\..+` + regexp.QuoteMeta(tempMark) + `[0-9]+$`)
-
-// IsTemp reports whether a file name is an AtomicFile's temporary file: one
-// a writer killed before Commit or Abort left behind.
-func IsTemp(name string) bool { return tempName.MatchString(name) }
-
-// RemoveTemps removes the temporary files and folders that killed writers
-// left under dir (symlinks are not followed), and returns their paths
-// relative to dir.
-func RemoveTemps(dir string) ([]string, error) {
-	var removed []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir || !IsTemp(d.Name()) || !d.Type().IsRegular() && !d.IsDir() {
-			return nil
-		}
-		if d.IsDir() {
-			// a folder a killed ReplaceDirIn left: the new one half
-			// written, or the old one on its way out
-			if err := RemoveAllIn(dir, p); err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(dir, p)
-			removed = append(removed, filepath.ToSlash(rel))
-			return filepath.SkipDir
-		}
-		if err := os.Remove(p); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		removed = append(removed, filepath.ToSlash(rel))
-		return nil
-	})
-	return removed, err
-}
 
 // CreateAtomic starts writing path, creating its directory when needed.
 // Write to it, then Commit; defer Abort to clean up on every error path (it
@@ -81,56 +46,93 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 
 // CreateAtomicIn is CreateAtomic for a file of the folder root (a run
 // directory, the folder of regions --out): path must be inside root, and
-// each directory below root on the way to it must be a directory, not a
-// symbolic link (MkdirIn). The file itself may be a link: Commit replaces
-// the link, never writes through it.
+// every name on the way is resolved through root as an os.Root, so no link
+// leads the write out of root, even one swapped in while it is written.
+// A folder below root on the way that is a link is an error (MkdirIn).
+// The temporary file is in root's StagingDir; Commit renames it over the
+// target (which may be a link: the link is replaced, never written
+// through).
 func CreateAtomicIn(root, path string) (*AtomicFile, error) {
+	rel, err := relIn(root, path, "writes")
+	if err != nil {
+		return nil, err
+	}
 	if err := MkdirIn(root, filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	return createTemp(path)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := staging(r, root); err != nil {
+		r.Close()
+		return nil, err
+	}
+	tmp := stageName(filepath.Base(path))
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		r.Close()
+		return nil, linkOut(path, err)
+	}
+	return &AtomicFile{f: f, path: path, root: r, tmp: tmp, rel: rel}, nil
 }
 
 // MkdirIn creates dir, a folder inside root, and the folders between them,
-// as MkdirAll does, but one at a time and without following links: a
-// symbolic link (or a file) where a folder below root should be is an
-// error that names it. Nothing deepprof writes leaves root through a link
-// placed in it. root itself is taken as it is (it may be a link).
+// as MkdirAll does, but one at a time through root as an os.Root and
+// without following links: a symbolic link (or a file) where a folder
+// below root should be is an error that names it. Nothing deepprof writes
+// leaves root through a link placed in it. root itself is taken as it is
+// (it may be a link).
 func MkdirIn(root, dir string) error {
-	rel, err := filepath.Rel(root, dir)
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
-		return fmt.Errorf("%s: not inside %s: deepprof writes only there", dir, root)
+	_, err := mkdirIn(root, dir)
+	return err
+}
+
+// mkdirIn is MkdirIn, returning the folders it created (relative to root,
+// slash-separated, outermost first).
+func mkdirIn(root, dir string) ([]string, error) {
+	rel, err := relIn(root, dir, "writes")
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	cur := root
+	if rel == "." {
+		return nil, nil
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var made []string
+	cur := ""
 	for _, name := range strings.Split(rel, string(filepath.Separator)) {
-		if name == "." {
-			continue
-		}
 		cur = filepath.Join(cur, name)
-		fi, err := os.Lstat(cur)
+		fi, err := r.Lstat(cur)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
+			if err := r.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return made, linkOut(filepath.Join(root, cur), err)
+			} else if err == nil {
+				made = append(made, filepath.ToSlash(cur))
 			}
-			if fi, err = os.Lstat(cur); err != nil {
-				return err
+			if fi, err = r.Lstat(cur); err != nil {
+				return made, err
 			}
 		case err != nil:
-			return err
+			return made, linkOut(filepath.Join(root, cur), err)
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			to, _ := os.Readlink(cur)
-			return fmt.Errorf("%s: a symbolic link (to %s), where deepprof writes a folder of %s: it never writes through a link; remove it", cur, to, root)
+			to, _ := r.Readlink(cur)
+			return made, fmt.Errorf("%s: a symbolic link (to %s), where deepprof writes a folder of %s: it never writes through a link; remove it", filepath.Join(root, cur), to, root)
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("%s: not a folder, where deepprof writes one of %s", cur, root)
+			return made, fmt.Errorf("%s: not a folder, where deepprof writes one of %s", filepath.Join(root, cur), root)
 		}
 	}
-	return nil
+	return made, nil
 }
 
 func createTemp(path string) (*AtomicFile, error) {
@@ -168,22 +170,31 @@ func (a *AtomicFile) Commit() error {
 		return fmt.Errorf("%s: Commit after Commit or Abort", a.path)
 	}
 	a.done = true
-	tmp := a.f.Name()
 	err := a.err
 	if err == nil {
 		err = a.f.Sync()
 	}
+	if err == nil {
+		err = a.f.Chmod(0o644)
+	}
 	if cerr := a.f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
+	if a.root != nil {
+		defer a.root.Close()
+		if err == nil {
+			err = linkOut(a.path, a.root.Rename(a.tmp, a.rel))
+		}
+		if err != nil {
+			a.root.Remove(a.tmp)
+		}
+		return err
 	}
 	if err == nil {
-		err = os.Rename(tmp, a.path)
+		err = os.Rename(a.f.Name(), a.path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		os.Remove(a.f.Name())
 	}
 	return err
 }
@@ -195,9 +206,12 @@ func (a *AtomicFile) Abort() error {
 		return nil
 	}
 	a.done = true
-	tmp := a.f.Name()
 	cerr := a.f.Close()
-	if err := os.Remove(tmp); err != nil {
+	if a.root != nil {
+		defer a.root.Close()
+		return errors.Join(a.root.Remove(a.tmp), cerr)
+	}
+	if err := os.Remove(a.f.Name()); err != nil {
 		return err
 	}
 	return cerr

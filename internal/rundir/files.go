@@ -10,9 +10,9 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
 // ReadStats reads a stats CSV of the run (nsys's), plain or gzipped, named rel
@@ -33,7 +33,10 @@ func ReadStats[T any](run *Run, rel string, read func(io.Reader, string) ([]T, e
 // Either leaves a process out of the timeline.
 func CuptiFileAnomalies(run *Run) []string {
 	var out []string
-	ents, _ := os.ReadDir(run.Path(TimelineCupti))
+	ents, err := ReadDirIn(run.Dir, run.Path(TimelineCupti))
+	if errors.Is(err, ErrLinkOut) {
+		out = append(out, fmt.Sprintf("%s is a symbolic link out of the run: not read, so the processes it holds are missing from the timeline", TimelineCupti))
+	}
 	for _, e := range ents {
 		n := e.Name()
 		if isCuptiRecord(n) && !e.Type().IsRegular() {
@@ -65,7 +68,7 @@ func isCuptiRecord(name string) bool {
 // CuptiFiles lists the run's CUPTI record files (cupti-<pid>.tsv, or .gz
 // in a recorded copy), relative to MAIN, sorted.
 func CuptiFiles(run *Run) []string {
-	ents, err := os.ReadDir(run.Path(TimelineCupti))
+	ents, err := ReadDirIn(run.Dir, run.Path(TimelineCupti))
 	if err != nil {
 		return nil
 	}
@@ -92,13 +95,9 @@ type File struct {
 // folders under dir it wrote into (slash-separated, "." not listed). Every
 // file goes through the atomic writer of root (WriteFileAtomicIn): a folder
 // on the way that is a symbolic link is an error naming it, never
-// followed. Temporary files that a killed writer left in dir are removed
-// first.
+// followed.
 func WriteFilesIn(root, dir string, files []File) (map[string]bool, error) {
 	if err := MkdirIn(root, dir); err != nil {
-		return nil, err
-	}
-	if _, err := RemoveTemps(dir); err != nil {
 		return nil, err
 	}
 	written := map[string]bool{}
@@ -120,153 +119,301 @@ func WriteFilesIn(root, dir string, files []File) (map[string]bool, error) {
 }
 
 // ReplaceDirIn replaces the folder dir, inside root, by one holding files:
-// they are written into a temporary folder beside it, which then takes
-// dir's name, so that until then dir keeps what it held (a rebuild killed
-// meanwhile leaves the old folder, and RemoveTemps the temporary one).
+// they are written into a folder in root's StagingDir, which then takes
+// dir's name (the old folder moved into StagingDir first, then removed),
+// so that until then dir keeps what it held (a rebuild killed meanwhile
+// leaves the old folder, and SweepStaging the rest). Every step goes
+// through root as an os.Root.
 func ReplaceDirIn(root, dir string, files []File) error {
+	rel, err := relIn(root, dir, "writes")
+	if err != nil {
+		return err
+	}
 	if err := MkdirIn(root, filepath.Dir(dir)); err != nil {
 		return err
 	}
-	n := strconv.FormatInt(time.Now().UnixNano(), 10)
-	tmp := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+tempMark+n)
-	if _, err := WriteFilesIn(root, tmp, files); err != nil {
-		RemoveAllIn(root, tmp)
+	r, err := os.OpenRoot(root)
+	if err != nil {
 		return err
 	}
-	old := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".old"+tempMark+n)
-	st, err := os.Lstat(dir)
+	defer r.Close()
+	if err := staging(r, root); err != nil {
+		return err
+	}
+	tmp := stageName(filepath.Base(dir))
+	if _, err := WriteFilesIn(root, filepath.Join(root, tmp), files); err != nil {
+		r.RemoveAll(tmp)
+		return err
+	}
+	old := stageName(filepath.Base(dir) + ".old")
+	st, err := r.Lstat(rel)
 	switch {
 	case err == nil && st.IsDir():
-		if err := os.Rename(dir, old); err != nil {
-			RemoveAllIn(root, tmp)
-			return err
+		if err := r.Rename(rel, old); err != nil {
+			r.RemoveAll(tmp)
+			return linkOut(dir, err)
 		}
 	case err == nil:
-		RemoveAllIn(root, tmp)
+		r.RemoveAll(tmp)
 		return fmt.Errorf("%s: not a folder, where deepprof writes one of %s", dir, root)
 	case !errors.Is(err, fs.ErrNotExist):
-		RemoveAllIn(root, tmp)
-		return err
+		r.RemoveAll(tmp)
+		return linkOut(dir, err)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return err
+	if err := r.Rename(tmp, rel); err != nil {
+		return linkOut(dir, err)
 	}
-	return RemoveAllIn(root, old)
+	return r.RemoveAll(old)
 }
 
-// FoldersRecord is the file, in a folder deepprof writes into for a user
-// (deepprof regions --out DIR), that lists the folders deepprof made
-// there: the only folders a later write may remove.
-const FoldersRecord = ".deepprof-folders"
+// OwnedMarker is the file deepprof regions --out writes into DIR and into
+// each folder it makes there, listing what it wrote: its content is the
+// only proof that a file or a folder is deepprof's. A folder without one
+// is the user's: deepprof neither writes into it nor removes it.
+const OwnedMarker = ".deepprof-made"
 
-// keptFiles are the files deepprof writes into the folders FoldersRecord
-// lists: a folder holding anything else is the user's.
-var keptFiles = []string{"kernels.md", "kernels.json"}
+const ownedHeader = "# deepprof regions --out wrote the files below (a name ending in / is a folder it made); a later write replaces or removes only these\n"
 
-// WriteOwnedDir writes files into dir, a user's folder, as WriteFilesIn
-// does, then removes the folders that an earlier write listed in dir's
-// FoldersRecord and this one did not write, where they hold nothing but
-// the files deepprof writes there (kernels.md, kernels.json): a folder
-// deepprof did not record making, or one with anything of the user's in
-// it, stays. Removal goes through dir as an os.Root: it never follows a
-// link out of dir. The record is rewritten with the folders written now.
-func WriteOwnedDir(dir string, files []File) error {
-	earlier, err := readFoldersRecord(dir)
+// owned is what an OwnedMarker lists: files, and folders (relative to the
+// marker's folder, slash-separated).
+type owned struct {
+	files, folders []string
+}
+
+// readOwned reads the OwnedMarker of the folder rel of r: ok is false when
+// there is none, or it is not deepprof's (it does not open with
+// ownedHeader). Lines that are not a local path below the folder are left
+// out.
+func readOwned(r *os.Root, rel string) (owned, bool) {
+	f, err := openRegular(r, path.Join(rel, OwnedMarker), OwnedMarker)
 	if err != nil {
-		return err
+		return owned{}, false
 	}
-	written, err := WriteFilesIn(dir, dir, files)
-	if err != nil {
-		return err
+	defer f.Close()
+	b, err := input.ReadAll(f, OwnedMarker)
+	if err != nil || !strings.HasPrefix(string(b), ownedHeader) {
+		return owned{}, false
 	}
-	var stale []string
-	for _, d := range earlier {
-		if !written[d] {
-			stale = append(stale, d)
+	var o owned
+	for _, l := range strings.Split(strings.TrimPrefix(string(b), ownedHeader), "\n") {
+		name, folder := strings.CutSuffix(l, "/")
+		if name == "" || name == "." || !fs.ValidPath(name) || strings.Contains(name, `\`) {
+			continue
+		}
+		if folder {
+			o.folders = append(o.folders, name)
+		} else {
+			o.files = append(o.files, name)
 		}
 	}
-	if err := removeOwnedFolders(dir, stale); err != nil {
-		return err
-	}
-	now := make([]string, 0, len(written))
-	for d := range written {
-		now = append(now, d)
-	}
-	slices.Sort(now)
+	return o, true
+}
+
+func (o owned) text() []byte {
 	var b strings.Builder
-	b.WriteString("# the folders deepprof regions --out made here; a later write removes only these\n")
-	for _, d := range now {
-		b.WriteString(d + "\n")
+	b.WriteString(ownedHeader)
+	for _, f := range o.files {
+		b.WriteString(f + "\n")
 	}
-	return WriteFileAtomicIn(dir, filepath.Join(dir, FoldersRecord), []byte(b.String()))
+	for _, f := range o.folders {
+		b.WriteString(f + "/\n")
+	}
+	return []byte(b.String())
 }
 
-// readFoldersRecord is the folders dir's FoldersRecord lists: none when it
-// has none. Lines that are not one local, slash-separated path are not
-// folders deepprof made, and are left out.
-func readFoldersRecord(dir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, FoldersRecord))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l == "" || strings.HasPrefix(l, "#") || !fs.ValidPath(l) || l == "." || strings.Contains(l, `\`) {
-			continue
-		}
-		out = append(out, l)
-	}
-	return out, nil
+// OwnedConflictError is a path where deepprof regions --out would write and
+// that it cannot show it wrote: the user's, kept.
+type OwnedConflictError struct {
+	Path   string
+	Folder bool
+	Link   string // where the path is a symbolic link: its target
 }
 
-// removeOwnedFolders removes each of folders (relative to dir), deepest
-// first, where it holds nothing but keptFiles and folders removed before
-// it. Nothing is removed through a link out of dir.
-func removeOwnedFolders(dir string, folders []string) error {
-	root, err := os.OpenRoot(dir)
+func (e *OwnedConflictError) Error() string {
+	switch {
+	case e.Link != "":
+		return fmt.Sprintf("%s: a symbolic link (to %s), where deepprof regions --out writes: it never writes through a link, nor replaces one it did not make; remove it or choose another --out", e.Path, e.Link)
+	case e.Folder:
+		return fmt.Sprintf("%s: a folder deepprof did not make (no %s in it) where it writes a region's tables: it neither writes into it nor removes it; move it away or choose another --out", e.Path, OwnedMarker)
+	}
+	return fmt.Sprintf("%s: a file deepprof did not write (the %s of its folder does not list it): it will not replace it; move it away or choose another --out", e.Path, OwnedMarker)
+}
+
+// WriteOwnedDir writes files into dir, a user's folder, holding dir's lock
+// and the lock of the run directory it is in, if any: concurrent writers
+// into one folder take turns. It writes only where it can show the path is
+// its own: a file it would replace must be listed in its folder's
+// OwnedMarker, and a folder it writes into must hold an OwnedMarker (dir
+// itself excepted); anything else, a link included, is an
+// *OwnedConflictError before anything is written. Folders an earlier write
+// made (dir's OwnedMarker lists them) and this one does not write are
+// removed, deepest first, where they hold their OwnedMarker: the files it
+// lists, then the marker, then the folder if it is then empty (a file of
+// the user's in it keeps it). Temporary files are only in dir's
+// StagingDir.
+func WriteOwnedDir(dir string, files []File) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	unlock, err := lockOwned(dir)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	slices.SortFunc(folders, func(a, b string) int {
-		return cmp.Or(cmp.Compare(strings.Count(b, "/"), strings.Count(a, "/")), strings.Compare(a, b))
-	})
+	defer unlock()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	top, _ := readOwned(r, ".")
+	inFolder := map[string][]string{} // folder ("." for dir) -> its files
+	var folders []string              // below dir, outermost first
+	for _, f := range files {
+		if !fs.ValidPath(f.Rel) || f.Rel == "." || path.Base(f.Rel) == OwnedMarker || strings.SplitN(f.Rel, "/", 2)[0] == StagingDir {
+			return fmt.Errorf("%s: not a file regions --out writes", f.Rel)
+		}
+		sub, name := path.Dir(f.Rel), path.Base(f.Rel)
+		for d := sub; d != "." && !slices.Contains(folders, d); d = path.Dir(d) {
+			folders = append(folders, d)
+		}
+		inFolder[sub] = append(inFolder[sub], name)
+	}
+	slices.SortFunc(folders, byDepth)
+	slices.Reverse(folders)
 	for _, d := range folders {
-		st, err := root.Lstat(d)
-		if err != nil || !st.IsDir() {
-			continue // gone, or no longer a folder deepprof made
-		}
-		f, err := root.Open(d)
-		if err != nil {
-			return err
-		}
-		ents, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		ours := true
-		for _, e := range ents {
-			if !e.Type().IsRegular() || !slices.Contains(keptFiles, e.Name()) {
-				ours = false
-			}
-		}
-		if !ours {
-			continue
-		}
-		for _, e := range ents {
-			if err := root.Remove(path.Join(d, e.Name())); err != nil {
-				return err
-			}
-		}
-		if err := root.Remove(d); err != nil {
+		if err := ownedPath(r, dir, d, true); err != nil {
 			return err
 		}
 	}
-	return nil
+	for sub, names := range inFolder {
+		mine := top
+		if sub != "." {
+			mine, _ = readOwned(r, sub)
+		}
+		for _, n := range names {
+			if p := path.Join(sub, n); !slices.Contains(mine.files, n) {
+				if err := ownedPath(r, dir, p, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if _, err := SweepStaging(dir); err != nil {
+		return err
+	}
+	record := owned{files: inFolder["."], folders: slices.Clone(folders)}
+	for _, d := range top.folders {
+		if !slices.Contains(record.folders, d) {
+			record.folders = append(record.folders, d) // until removed below
+		}
+	}
+	if err := WriteFileAtomicIn(dir, filepath.Join(dir, OwnedMarker), record.text()); err != nil {
+		return err
+	}
+	for _, d := range folders {
+		if err := MkdirIn(dir, filepath.Join(dir, filepath.FromSlash(d))); err != nil {
+			return err
+		}
+		// the marker first: a write killed after it leaves a folder
+		// that the next write knows as deepprof's
+		if err := WriteFileAtomicIn(dir, filepath.Join(dir, filepath.FromSlash(d), OwnedMarker), owned{files: inFolder[d]}.text()); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if err := WriteFileAtomicIn(dir, filepath.Join(dir, filepath.FromSlash(f.Rel)), f.Data); err != nil {
+			return err
+		}
+	}
+	stale := slices.DeleteFunc(slices.Clone(top.folders), func(d string) bool { return slices.Contains(folders, d) })
+	slices.SortFunc(stale, byDepth)
+	kept := folders
+	for _, d := range stale {
+		if !removeOwned(r, d) {
+			kept = append(kept, d) // something of the user's is in it
+		}
+	}
+	if err := WriteFileAtomicIn(dir, filepath.Join(dir, OwnedMarker), owned{files: inFolder["."], folders: kept}.text()); err != nil {
+		return err
+	}
+	_, err = SweepStaging(dir)
+	return err
+}
+
+// byDepth orders slash-separated paths deepest first, then by name.
+func byDepth(a, b string) int {
+	return cmp.Or(cmp.Compare(strings.Count(b, "/"), strings.Count(a, "/")), strings.Compare(a, b))
+}
+
+// ownedPath checks that rel, a path of r where regions --out writes a
+// folder (folder) or a file its folder's marker does not list, is either
+// not there or, for a folder, one deepprof made: else an
+// *OwnedConflictError naming it under dir.
+func ownedPath(r *os.Root, dir, rel string, folder bool) error {
+	st, err := r.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return linkOut(filepath.Join(dir, rel), err)
+	}
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if st.Mode()&fs.ModeSymlink != 0 {
+		to, _ := r.Readlink(rel)
+		return &OwnedConflictError{Path: p, Link: to}
+	}
+	if folder && st.IsDir() {
+		if _, ok := readOwned(r, rel); ok {
+			return nil
+		}
+	}
+	return &OwnedConflictError{Path: p, Folder: folder}
+}
+
+// exists reports whether rel is in r (a link counts, not followed).
+func exists(r *os.Root, rel string) bool {
+	_, err := r.Lstat(rel)
+	return err == nil
+}
+
+// removeOwned removes the folder rel of r that an earlier regions --out
+// made, where its OwnedMarker shows it: the files the marker lists (plain
+// files only), the marker, then the folder when nothing else is in it. It
+// reports whether the folder is gone; nothing is removed through a link.
+func removeOwned(r *os.Root, rel string) bool {
+	st, err := r.Lstat(rel)
+	if err != nil {
+		return true // gone already
+	}
+	if !st.IsDir() {
+		return false
+	}
+	mine, ok := readOwned(r, rel)
+	if !ok {
+		return false
+	}
+	for _, f := range mine.files {
+		p := path.Join(rel, f)
+		if st, err := r.Lstat(p); err == nil && st.Mode().IsRegular() {
+			r.Remove(p)
+		}
+	}
+	r.Remove(path.Join(rel, OwnedMarker))
+	if err := r.Remove(rel); err != nil {
+		// not empty: put the marker back for what is still ours
+		var left []string
+		for _, f := range mine.files {
+			if exists(r, path.Join(rel, f)) {
+				left = append(left, f)
+			}
+		}
+		if f, err := r.OpenFile(path.Join(rel, OwnedMarker), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			f.Write(owned{files: left}.text())
+			f.Close()
+		}
+		return false
+	}
+	return true
 }
 
 // RemoveIn removes the file or empty folder at path, inside root, through
@@ -288,18 +435,8 @@ func inRoot(root, path string, op func(*os.Root, string) error) error {
 		return err
 	}
 	defer r.Close()
-	if err := op(r, rel); err != nil {
-		if strings.Contains(err.Error(), "path escapes from parent") {
-			return fmt.Errorf("%s: %w", path, ErrLinkOut)
-		}
-		return err
-	}
-	return nil
+	return linkOut(path, op(r, rel))
 }
-
-// ErrLinkOut is RemoveIn's error for a path a symbolic link leads out of
-// root.
-var ErrLinkOut = errors.New("a symbolic link on the way leads out of the folder: nothing is removed through it")
 
 // ExportFiles are the files of the export rel: rel itself, or for a deep
 // pass of several ranks (ncu/ranks/rank<R>/, workload.launcher) each rank's

@@ -1,7 +1,6 @@
 package rundir
 
 import (
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -218,8 +217,10 @@ func RankPath(rank, rel string) string {
 
 // Ranks lists the ranks that have a folder under NcuRanks in the run
 // directory dir (rank<R>, R a number written plainly), by rank, as text.
+// Only folders of the run are listed: a link (out of the run or not) is
+// not a rank's folder.
 func Ranks(dir string) []string {
-	ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(NcuRanks)))
+	ents, err := ReadDirIn(dir, filepath.Join(dir, filepath.FromSlash(NcuRanks)))
 	if err != nil {
 		return nil
 	}

@@ -9,3 +9,5 @@ const noFollow = 0
 
 func lockFile(*os.File) error   { return nil }
 func unlockFile(*os.File) error { return nil }
+
+const nonBlock = 0

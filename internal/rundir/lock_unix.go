@@ -19,3 +19,6 @@ func lockFile(f *os.File) error {
 }
 
 func unlockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// nonBlock opens a named pipe without waiting for its writer.
+const nonBlock = syscall.O_NONBLOCK

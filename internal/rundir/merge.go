@@ -129,8 +129,8 @@ func Make(dirs []string, machine func(path string) (string, error)) (*Plan, erro
 				if err != nil {
 					return err
 				}
-				if IsTemp(d.Name()) {
-					return nil // a write that never finished
+				if strings.HasPrefix(d.Name(), ".") {
+					return nil // not a record (an older deepprof's temporary file)
 				}
 				rel = filepath.ToSlash(rel)
 				if dir == TimelineCupti {

@@ -15,7 +15,7 @@ import (
 // whole (a rebuild killed on the way left ncu/regions/ absent while the
 // manifest said complete); a write that fails leaves the old folder as it
 // was and no temporary folder; what a killed replace left beside it,
-// RemoveTemps removes.
+// SweepStaging removes.
 func TestReplaceDirIn(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "ncu", "regions")
@@ -39,14 +39,14 @@ func TestReplaceDirIn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, ents, 1, "the half-written folder is removed")
 
-	// What a killed replace leaves (its temporary folders) goes with the
-	// next RemoveTemps.
-	for _, name := range []string{".regions.tmp-123", ".regions.old.tmp-123"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(root, "ncu", name, "sub"), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, "ncu", name, "sub", "kernels.md"), []byte("x"), 0o644))
-	}
-	removed, err := rundir.RemoveTemps(root)
+	// What a killed replace leaves (its folders in the staging folder)
+	// goes with the next SweepStaging; nothing beside the folder.
+	require.NoError(t, rundir.ReplaceDirIn(root, dir, []rundir.File{{Rel: "report.md", Data: []byte("new")}}))
+	st, err := os.ReadDir(filepath.Join(root, rundir.StagingDir))
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"ncu/.regions.tmp-123", "ncu/.regions.old.tmp-123"}, removed)
+	assert.Len(t, st, 1, "only the staging marker is left")
+	_, err = rundir.SweepStaging(root)
+	require.NoError(t, err)
+	assert.NoDirExists(t, filepath.Join(root, rundir.StagingDir))
 	assert.FileExists(t, filepath.Join(dir, "report.md"))
 }

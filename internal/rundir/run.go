@@ -129,7 +129,7 @@ func Open(dir string) (*Run, error) {
 // neither is there.
 func (r *Run) Stored(rel string) (name string, ok bool) {
 	for _, q := range []string{rel, rel + ".gz"} {
-		if fi, err := os.Stat(r.Path(q)); err == nil && !fi.IsDir() {
+		if fi, err := StatIn(r.Dir, r.Path(q)); err == nil && !fi.IsDir() {
 			return q, true
 		}
 	}
@@ -141,7 +141,7 @@ func (r *Run) Stored(rel string) (name string, ok bool) {
 // fifty), and deepprof will not choose one silently.
 func (r *Run) CheckOneCopy(rel string) error {
 	for _, q := range []string{rel, rel + ".gz"} {
-		if fi, err := os.Stat(r.Path(q)); err != nil || fi.IsDir() {
+		if fi, err := StatIn(r.Dir, r.Path(q)); err != nil || fi.IsDir() {
 			return nil
 		}
 	}
@@ -161,7 +161,9 @@ func Exists(path string) bool {
 }
 
 // OpenFile opens rel for reading: the plain file, else rel.gz
-// decompressed. Errors name rel as stored.
+// decompressed, through the run as an os.Root (OpenIn: never through a link
+// out of the run, never anything but a regular file). Errors name rel as
+// stored.
 func (r *Run) OpenFile(rel string) (io.ReadCloser, error) {
 	if err := r.CheckOneCopy(rel); err != nil {
 		return nil, err
@@ -170,7 +172,7 @@ func (r *Run) OpenFile(rel string) (io.ReadCloser, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", rel, fs.ErrNotExist)
 	}
-	f, err := os.Open(r.Path(name))
+	f, err := openIn(r.Dir, r.Path(name), name)
 	if err != nil || name == rel {
 		return f, err
 	}
@@ -198,6 +200,22 @@ func (g gzipFile) Read(p []byte) (int, error) {
 }
 
 func (g gzipFile) Close() error { return errors.Join(g.Reader.Close(), g.f.Close()) }
+
+// Open opens the file rel of the run as it is stored (no decompression),
+// through the run as an os.Root (OpenIn).
+// Errors name rel.
+func (r *Run) Open(rel string) (io.ReadCloser, error) { return openIn(r.Dir, r.Path(rel), rel) }
+
+// ReadFile reads the file rel of the run whole, plain or gzipped
+// (OpenFile), at most input.MaxBytes.
+func (r *Run) ReadFile(rel string) ([]byte, error) {
+	f, err := r.OpenFile(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return input.ReadAll(f, rel)
+}
 
 // Exists reports whether rel is kept in MAIN, plain or gzipped.
 func (r *Run) Exists(rel string) bool {
@@ -233,6 +251,14 @@ func WriteFileAtomic(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// Sweep removes the run's StagingDir: what writers killed before they
+// finished left there, and the folder itself (SweepStaging). Call it only
+// while holding the run (LockRun).
+func (r *Run) Sweep() error {
+	_, err := SweepStaging(r.Dir)
+	return err
 }
 
 // Status says what an artifact is.
@@ -356,7 +382,7 @@ func (r *Run) Record(rel string, st Status, reason string) {
 	if s, ok := Lookup(rel); ok {
 		a.Kind = s.Kind
 	}
-	if fi, err := os.Stat(r.Path(rel)); err == nil && !fi.IsDir() {
+	if fi, err := StatIn(r.Dir, r.Path(rel)); err == nil && !fi.IsDir() {
 		a.Bytes = fi.Size()
 	}
 	for i := range r.manifest.Artifacts {

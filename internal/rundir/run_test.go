@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,27 +186,44 @@ func TestLayout(t *testing.T) {
 		OperatorsMD, ChartsDir, ReportMD, ReportHTML}, DerivedRoots())
 }
 
-func TestRemoveTemps(t *testing.T) {
+// TestSweepStaging: a writer killed before Commit leaves its temporary
+// file in the folder's StagingDir only; the next sweep removes it and the
+// folder. A file of the user's named like a temporary file (anywhere,
+// StagingDir excepted) is never touched, nor a StagingDir without
+// deepprof's marker.
+func TestSweepStaging(t *testing.T) {
 	dir := t.TempDir()
-	a, err := CreateAtomic(filepath.Join(dir, "ncu", "regions", "report.json"))
+	a, err := CreateAtomicIn(dir, filepath.Join(dir, "ncu", "regions", "report.json"))
 	require.NoError(t, err)
 	_, err = a.Write([]byte("{half"))
 	require.NoError(t, err)
-	// a killed writer: neither Commit nor Abort
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernels.json"), []byte("{}"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".config.yaml.tmp-notdigits"), nil, 0o644))
-	assert.True(t, IsTemp(filepath.Base(a.f.Name())))
-	assert.False(t, IsTemp("kernels.json"))
-	assert.False(t, IsTemp(".config.yaml.tmp-notdigits"))
+	require.NoError(t, a.f.Close()) // a killed writer: neither Commit nor Abort
+	a.root.Close()
+	assert.True(t, strings.HasPrefix(a.tmp, StagingDir+string(filepath.Separator)), a.tmp)
+	for _, p := range []string{".config.yaml.tmp-1", "ncu/.report.json.tmp-123", "Docs/.drafts.tmp-2024/notes.txt"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("mine"), 0o644))
+	}
 
-	removed, err := RemoveTemps(dir)
+	removed, err := SweepStaging(dir)
 	require.NoError(t, err)
 	require.Len(t, removed, 1)
-	assert.Regexp(t, `^ncu/regions/\.report\.json\.tmp-[0-9]+$`, removed[0])
-	assert.NoFileExists(t, a.f.Name())
-	assert.FileExists(t, filepath.Join(dir, "kernels.json"))
-	assert.FileExists(t, filepath.Join(dir, ".config.yaml.tmp-notdigits"), "not a name the writer makes")
-	a.f.Close()
+	assert.Regexp(t, `^report\.json\.[0-9a-f]{16}$`, removed[0])
+	assert.NoDirExists(t, filepath.Join(dir, StagingDir))
+	for _, p := range []string{".config.yaml.tmp-1", "ncu/.report.json.tmp-123", "Docs/.drafts.tmp-2024/notes.txt"} {
+		assert.FileExists(t, filepath.Join(dir, p), "the user's file, named like a temporary one")
+	}
+
+	// A folder of the user's named like StagingDir: neither emptied nor
+	// written into.
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, StagingDir), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, StagingDir, "mine.txt"), []byte("x"), 0o644))
+	removed, err = SweepStaging(dir)
+	require.NoError(t, err)
+	assert.Empty(t, removed)
+	assert.FileExists(t, filepath.Join(dir, StagingDir, "mine.txt"))
+	err = WriteFileAtomicIn(dir, filepath.Join(dir, "kernels.json"), []byte("{}"))
+	require.ErrorContains(t, err, "a folder deepprof did not make")
 }
 
 // TestRemoveStale: a derived file recorded missing is removed, and its

@@ -276,7 +276,7 @@ func orWhole(include []string) string {
 
 // runTimeline is the run's CUPTI timeline.
 func runTimeline(run *rundir.Run) (*timeline.Timeline, error) {
-	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Path)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	if err != nil {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}

@@ -571,7 +571,7 @@ func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 	if werr := run.WriteManifest(now()); werr != nil {
 		return run, errors.Join(err, derr, werr)
 	}
-	return run, errors.Join(err, derr)
+	return run, errors.Join(err, derr, run.Sweep())
 }
 
 func (s *Session) now() func() time.Time {

@@ -74,3 +74,16 @@ func LinkRecords() Edit {
 		return nil
 	}}
 }
+
+// LinkRecordsDir moves a copied run's folder of CUPTI record files out of
+// the run and puts a symbolic link to it in its place.
+func LinkRecordsDir() Edit {
+	return Edit{Label: "records-dir-linked", Apply: func(dir string) error {
+		in := filepath.Join(dir, "timeline", "cupti")
+		outside := filepath.Join(filepath.Dir(dir), "outside-cupti-"+filepath.Base(dir))
+		if err := os.Rename(in, outside); err != nil {
+			return err
+		}
+		return os.Symlink(outside, in)
+	}}
+}

@@ -3,6 +3,7 @@ package timeline
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"slices"
@@ -14,13 +15,13 @@ import (
 )
 
 // Load builds the timeline of a run's CUPTI record files, named by their
-// paths relative to the run directory (path makes them absolute); dir is
-// their folder, for the error of a run that has none.
-func Load(dir string, files []string, path func(rel string) string) (*Timeline, error) {
+// paths relative to the run directory (open opens one as it is stored);
+// dir is their folder, for the error of a run that has none.
+func Load(dir string, files []string, open func(rel string) (io.ReadCloser, error)) (*Timeline, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: %w: no cupti-<pid>.tsv in it", dir, fs.ErrNotExist)
 	}
-	return readFiles(files, path)
+	return readFiles(files, open)
 }
 
 // KernelTable is the kernel table of every launch keep admits, with each

@@ -236,13 +236,13 @@ func NewBuilder() *Builder { return &Builder{procs: map[processKey]*building{}} 
 
 // ReadFiles reads and builds the record files at paths.
 func ReadFiles(paths ...string) (*Timeline, error) {
-	return readFiles(paths, func(p string) string { return p })
+	return readFiles(paths, func(p string) (io.ReadCloser, error) { return os.Open(p) })
 }
 
-// readFiles reads the record files named in files (path gives each one's
-// path) at once, up to one a core, and builds them. The first error in
+// readFiles reads the record files named in files (open opens each one)
+// at once, up to one a core, and builds them. The first error in
 // files' order is the one returned.
-func readFiles(files []string, path func(name string) string) (*Timeline, error) {
+func readFiles(files []string, open func(name string) (io.ReadCloser, error)) (*Timeline, error) {
 	type result struct {
 		bp   *building
 		note string
@@ -250,7 +250,7 @@ func readFiles(files []string, path func(name string) string) (*Timeline, error)
 	}
 	res := make([]result, len(files))
 	inParallel(len(files), func(i int) {
-		f, err := os.Open(path(files[i]))
+		f, err := open(files[i])
 		if err != nil {
 			res[i].err = err
 			return

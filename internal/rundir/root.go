@@ -1,0 +1,255 @@
+// Every file of a folder deepprof owns (a run directory, the folder of
+// regions --out) is opened, written, renamed and removed through that
+// folder as an os.Root: each path is resolved one name at a time under it,
+// so no link placed in the folder, before or while deepprof works, leads a
+// read or a write out of it.
+
+package rundir
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+)
+
+// ErrLinkOut is the error of a path that a symbolic link leads out of the
+// folder it belongs to: nothing is read, written or removed through it.
+var ErrLinkOut = errors.New("a symbolic link on the way leads out of the folder: nothing is read, written or removed through it")
+
+// NotRegularError is a path that is not a regular file where deepprof
+// reads one (a named pipe, a device, a socket): refused before any read,
+// so that it cannot hang a rebuild.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s: not a regular file (%s): deepprof reads only plain files", e.Path, kindOf(e.Mode))
+}
+
+func kindOf(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeDevice != 0 || t&fs.ModeCharDevice != 0:
+		return "a device"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDir != 0:
+		return "a folder"
+	default:
+		return t.String()
+	}
+}
+
+// relIn is path relative to root, slash-free of "..": an error when path
+// is not inside root ("." is root itself).
+func relIn(root, path string, verb string) (string, error) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return "", fmt.Errorf("%s: not inside %s: deepprof %s only there", path, root, verb)
+	}
+	return rel, nil
+}
+
+// linkOut names path in err, and makes os.Root's escape error ErrLinkOut.
+func linkOut(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(err.Error(), "path escapes from parent") {
+		return fmt.Errorf("%s: %w", path, ErrLinkOut)
+	}
+	return err
+}
+
+// openRegular opens rel of r for reading. Anything but a regular file is a
+// *NotRegularError at once: the open does not wait for a pipe's writer.
+func openRegular(r *os.Root, rel, name string) (*os.File, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|nonBlock, 0)
+	if err != nil {
+		return nil, linkOut(name, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: name, Mode: st.Mode()}
+	}
+	return f, nil
+}
+
+// OpenIn opens path, a file inside the folder root, for reading through
+// root as an os.Root (a link out of root is ErrLinkOut; anything but a
+// regular file a *NotRegularError).
+func OpenIn(root, path string) (*os.File, error) { return openIn(root, path, path) }
+
+// openIn is OpenIn, naming the file name in errors.
+func openIn(root, path, name string) (*os.File, error) {
+	rel, err := relIn(root, path, "reads")
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return openRegular(r, rel, name)
+}
+
+// ReadFileIn reads path, a file inside the folder root, whole (at most
+// input.MaxBytes), through root (OpenIn).
+func ReadFileIn(root, path string) ([]byte, error) {
+	f, err := OpenIn(root, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > input.MaxBytes {
+		return nil, &input.TooLargeError{Name: path, Max: input.MaxBytes}
+	}
+	return input.ReadAll(f, path)
+}
+
+// ReadDirIn lists dir, a folder inside root, through root: a folder that a
+// link out of root stands for is ErrLinkOut, never listed.
+func ReadDirIn(root, dir string) ([]fs.DirEntry, error) {
+	rel, err := relIn(root, dir, "reads")
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, linkOut(dir, err)
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// StatIn is the file info of path inside root, through root (links inside
+// root followed, one out of it ErrLinkOut).
+func StatIn(root, path string) (fs.FileInfo, error) {
+	rel, err := relIn(root, path, "reads")
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	fi, err := r.Stat(rel)
+	return fi, linkOut(path, err)
+}
+
+// StagingDir is the folder, at the top of a folder deepprof writes into,
+// that holds its temporary files while they are written: each is renamed
+// into place whole, and what a killed writer left there is removed by the
+// next writer that holds the folder (SweepStaging). deepprof creates and
+// removes temporary files nowhere else.
+const StagingDir = ".deepprof-tmp"
+
+// stagingMarker is the file inside StagingDir whose content proves the
+// folder deepprof's: a folder of that name without it is never emptied.
+const stagingMarker = "DEEPPROF-STAGING"
+
+const stagingText = "deepprof's temporary files: each is renamed into place when whole; the next deepprof writer of this folder removes what is left here\n"
+
+// staging returns StagingDir of r, creating it (with its marker) when
+// missing. A StagingDir that is not a folder, or holds no marker of
+// deepprof's, is an error: deepprof does not write into what it cannot
+// show it made.
+func staging(r *os.Root, root string) error {
+	fi, err := r.Lstat(StagingDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := r.Mkdir(StagingDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		f, err := r.OpenFile(filepath.Join(StagingDir, stagingMarker), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		_, werr := io.WriteString(f, stagingText)
+		return errors.Join(werr, f.Close())
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s: not a folder deepprof made (it keeps its temporary files in one of that name): move it away", filepath.Join(root, StagingDir))
+	}
+	if !isStaging(r) {
+		return fmt.Errorf("%s: a folder deepprof did not make (no %s in it): deepprof keeps its temporary files in one of that name; move it away", filepath.Join(root, StagingDir), stagingMarker)
+	}
+	return nil
+}
+
+// isStaging reports whether r's StagingDir holds deepprof's marker.
+func isStaging(r *os.Root) bool {
+	f, err := openRegular(r, filepath.Join(StagingDir, stagingMarker), stagingMarker)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(len(stagingText))+1))
+	return err == nil && string(b) == stagingText
+}
+
+// stageName is a new temporary name in StagingDir for a file called base.
+func stageName(base string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	if len(base) > 64 {
+		base = base[:64]
+	}
+	return filepath.Join(StagingDir, base+"."+hex.EncodeToString(b[:]))
+}
+
+// SweepStaging removes what killed writers left in root's StagingDir, and
+// the folder itself; a StagingDir without deepprof's marker is left as it
+// is. Call it only while holding root (LockRun): another writer's files in
+// flight are there too. It returns the names removed (marker left out).
+func SweepStaging(root string) ([]string, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	fi, err := r.Lstat(StagingDir)
+	if err != nil || !fi.IsDir() || !isStaging(r) {
+		return nil, nil
+	}
+	f, err := r.Open(StagingDir)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range ents {
+		if e.Name() != stagingMarker {
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed, r.RemoveAll(StagingDir)
+}
