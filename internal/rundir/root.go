@@ -195,10 +195,42 @@ func staging(r *os.Root, root string) error {
 	case !fi.IsDir():
 		return fmt.Errorf("%s: not a folder deepprof made (it keeps its temporary files in one of that name): move it away", filepath.Join(root, StagingDir))
 	}
-	if !isStaging(r) {
+	if isStaging(r) {
+		return nil
+	}
+	if !halfMade(r) {
 		return fmt.Errorf("%s: a folder deepprof did not make (no %s in it): deepprof keeps its temporary files in one of that name; move it away", filepath.Join(root, StagingDir), stagingMarker)
 	}
-	return nil
+	f, err := r.OpenFile(filepath.Join(StagingDir, stagingMarker), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := io.WriteString(f, stagingText)
+	return errors.Join(werr, f.Close())
+}
+
+// halfMade reports whether r's StagingDir is one a writer killed while it
+// made it left: empty, or holding nothing but the start of its marker.
+func halfMade(r *os.Root) bool {
+	f, err := r.Open(StagingDir)
+	if err != nil {
+		return false
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil || len(ents) > 1 || len(ents) == 1 && (ents[0].Name() != stagingMarker || !ents[0].Type().IsRegular()) {
+		return false
+	}
+	if len(ents) == 0 {
+		return true
+	}
+	m, err := openRegular(r, filepath.Join(StagingDir, stagingMarker), stagingMarker)
+	if err != nil {
+		return false
+	}
+	defer m.Close()
+	b, err := io.ReadAll(io.LimitReader(m, int64(len(stagingText))+1))
+	return err == nil && strings.HasPrefix(stagingText, string(b))
 }
 
 // isStaging reports whether r's StagingDir holds deepprof's marker.
@@ -233,7 +265,7 @@ func SweepStaging(root string) ([]string, error) {
 	}
 	defer r.Close()
 	fi, err := r.Lstat(StagingDir)
-	if err != nil || !fi.IsDir() || !isStaging(r) {
+	if err != nil || !fi.IsDir() || !isStaging(r) && !halfMade(r) {
 		return nil, nil
 	}
 	f, err := r.Open(StagingDir)
@@ -245,11 +277,20 @@ func SweepStaging(root string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The marker goes last: a sweep killed on the way leaves a folder
+	// that still shows itself deepprof's.
 	var removed []string
 	for _, e := range ents {
-		if e.Name() != stagingMarker {
-			removed = append(removed, e.Name())
+		if e.Name() == stagingMarker {
+			continue
 		}
+		if err := r.RemoveAll(filepath.Join(StagingDir, e.Name())); err != nil {
+			return removed, err
+		}
+		removed = append(removed, e.Name())
 	}
-	return removed, r.RemoveAll(StagingDir)
+	if err := r.Remove(filepath.Join(StagingDir, stagingMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return removed, err
+	}
+	return removed, r.Remove(StagingDir)
 }

@@ -224,6 +224,20 @@ func TestSweepStaging(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, StagingDir, "mine.txt"))
 	err = WriteFileAtomicIn(dir, filepath.Join(dir, "kernels.json"), []byte("{}"))
 	require.ErrorContains(t, err, "a folder deepprof did not make")
+
+	// One a writer killed while making it left (empty, or its marker cut
+	// short) is deepprof's: taken up, and swept.
+	for _, marker := range []string{"", "deepprof's temp"} {
+		other := t.TempDir()
+		require.NoError(t, os.Mkdir(filepath.Join(other, StagingDir), 0o755))
+		if marker != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(other, StagingDir, stagingMarker), []byte(marker), 0o644))
+		}
+		require.NoError(t, WriteFileAtomicIn(other, filepath.Join(other, "kernels.json"), []byte("{}")))
+		_, err = SweepStaging(other)
+		require.NoError(t, err)
+		assert.NoDirExists(t, filepath.Join(other, StagingDir))
+	}
 }
 
 // TestRemoveStale: a derived file recorded missing is removed, and its
