@@ -36,7 +36,7 @@ var layers = [][]string{
 	// 5: the rebuild and facade; synthetic inputs for tests
 	{"harness", "internal/synth"},
 	// 6: the command, the test API, the repository's scripts
-	{"cmd/deepprof", "deepproftest", "scripts/fixtures/mark-partial", "scripts/synth"},
+	{"cmd/deepprof", "deepproftest", "scripts/fixtures/mark-partial", "scripts/fixtures/rederive", "scripts/synth"},
 }
 
 // TestLayers holds every package of the module (its non-test imports) to

@@ -27,6 +27,8 @@ type settings struct {
 	// timeline records the whole program, and its kernel table counts the
 	// launches inside these, as the ncu passes gate on them. None: all.
 	Include [][]model.Range
+	// IncludeNames are nvtx.include as configured.
+	IncludeNames []string
 	// Domain is nvtx.domain: a program's stages are its ranges in it.
 	Domain string
 
@@ -64,7 +66,7 @@ func settingsFor(cfg *config.Config) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	return settings{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, Domain: cfg.NVTX.Domain}, nil
+	return settings{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, IncludeNames: cfg.NVTX.Include, Domain: cfg.NVTX.Domain}, nil
 }
 
 // staleNote reports whether a manifest note is one that sessions before
@@ -101,6 +103,9 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	run.CheckPresence()
 	run.DropNotes(func(n string) bool { return staleNote(n) || strings.HasPrefix(n, anomalyNote) })
 
+	if err := decideRanges(run, &cfg); err != nil {
+		errs = append(errs, err)
+	}
 	src := chooseSources(run)
 	run.SetSources(src.record())
 	cfg.exports = planExports(run, src)
@@ -248,12 +253,13 @@ func writeKernels(run *rundir.Run, tab *model.KernelTable, why error, topN int, 
 		run.Record(rundir.KernelsJSON, rundir.StatusMissing, why.Error())
 		return nil
 	}
-	top := tab.Top(topN)
+	// kernels.md shows the top N; kernels.json holds every kernel of the
+	// table's scope (its contract).
 	var md, js bytes.Buffer
-	if err := render.KernelsMarkdown(&md, top); err != nil {
+	if err := render.KernelsMarkdown(&md, tab.Top(topN)); err != nil {
 		return err
 	}
-	if err := render.KernelsJSON(&js, top, rules, samples); err != nil {
+	if err := render.KernelsJSON(&js, *tab, rules, samples); err != nil {
 		return err
 	}
 	return errors.Join(run.Write(rundir.KernelsMD, md.Bytes()), run.Write(rundir.KernelsJSON, js.Bytes()))

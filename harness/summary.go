@@ -223,6 +223,9 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		in.KernelsMissing = kerr.Error()
 	} else {
 		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
+		if strings.HasPrefix(src.kernels.path, rundir.TimelineCupti) {
+			in.KernelRanges = cfg.IncludeNames
+		}
 	}
 
 	if !run.HasExport(rundir.NcuRaw) {

@@ -35,8 +35,23 @@ func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 
 // memo holds what one rebuild read once.
 type memo struct {
-	tl  *timeline.Timeline
-	err error
+	tl     *timeline.Timeline
+	err    error
+	steady *timeline.Steady
+}
+
+// steady is the rebuild's one warm-up decision on the timeline's ranges of
+// the program's domain (timeline.Steady), made once: the stages, the
+// phases and every figure built from instances read it.
+func (c settings) steady(tl *timeline.Timeline) *timeline.Steady {
+	if c.memo != nil && c.memo.steady != nil {
+		return c.memo.steady
+	}
+	s := tl.SteadyState([]string{c.Domain})
+	if c.memo != nil {
+		c.memo.steady = s
+	}
+	return s
 }
 
 // cuptiKernels is the kernel table of the run's CUPTI timeline: every launch
@@ -50,35 +65,50 @@ func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
 	return tl.KernelTable(rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) })
 }
 
-// readCuptiKernels is the rebuild's kernel table from the CUPTI timeline.
-// When nvtx.include matches no launch of it, the table is the program's
-// outermost ranges', as a session does (profileWhatOccurred in package
-// session) and says so in a note: the first 2-GPU session adopted a range
-// NCCL pushed and never popped, which the timeline no longer counts.
+// readCuptiKernels is the rebuild's kernel table from the CUPTI timeline:
+// the launches in the profiled ranges (cfg.Include, as decideRanges set
+// it).
 func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTable, error) {
-	tab, err := cuptiKernels(run, cfg)
-	if err != nil || tab.Launches > 0 || len(cfg.Include) == 0 {
-		return tab, err
+	return cuptiKernels(run, cfg)
+}
+
+// decideRanges makes the rebuild's one decision of the NVTX ranges the
+// kernel table, the deep pass's sample and the summary cover
+// (timeline.ProfiledRanges from nvtx.include and the phases' names, the
+// rule a session applies and then writes to config.yaml): cfg.Include and
+// cfg.IncludeNames become them, and a decision other than nvtx.include is
+// said in a note. A run without a CUPTI timeline keeps nvtx.include.
+func decideRanges(run *rundir.Run, cfg *settings) error {
+	if !hasCupti(run) || len(cfg.IncludeNames) == 0 {
+		return nil
 	}
-	found, err := topRanges(run, cfg.Domain)
-	if err != nil || len(found) == 0 {
-		return tab, nil
+	tl, err := cfg.loadTimeline(run)
+	if err != nil {
+		return nil // the timeline's readers say why
 	}
-	var inc [][]model.Range
-	for _, f := range found {
+	ranges, changed := tl.ProfiledRanges(cfg.IncludeNames, cfg.Domain, cfg.Summary.Phases)
+	if !changed {
+		return nil
+	}
+	inc := [][]model.Range{}
+	for _, f := range ranges {
 		lv, err := model.Configured(f, cfg.Domain)
 		if err != nil {
-			return tab, nil
+			return err
 		}
 		inc = append(inc, lv)
 	}
-	was := make([]string, len(cfg.Include))
-	for i, p := range cfg.Include {
-		was[i] = model.Path(p)
+	run.Note("kernels: not every one of the ranges %v (nvtx.include) occurred in the CUPTI timeline; the kernel table covers %s: those that did, and the program's prefill and decode ranges (phases.*), else its outermost ranges, as a session does (set nvtx.include to choose)", cfg.IncludeNames, orWhole(ranges))
+	cfg.Include, cfg.IncludeNames = inc, ranges
+	return nil
+}
+
+// orWhole names the ranges, or the whole program for none.
+func orWhole(ranges []string) string {
+	if len(ranges) == 0 {
+		return "the whole program"
 	}
-	cfg.Include = inc
-	run.Note("kernels: nvtx.include %v matched no launch of the CUPTI timeline; the table holds the program's outermost ranges %v, as a session does (set nvtx.include to choose)", was, found)
-	return cuptiKernels(run, cfg)
+	return fmt.Sprint(ranges)
 }
 
 // readCuptiRegions is the run's regions from the CUPTI timeline: every
@@ -144,7 +174,7 @@ func writeTimeline(run *rundir.Run, cfg settings, tab *model.KernelTable, reg *r
 	} else {
 		run.Record(rundir.TimelineTrace, rundir.StatusComplete, "")
 	}
-	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}})
+	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}, Steady: cfg.steady(tl)})
 	b, err := json.MarshalIndent(ph, "", "  ")
 	if err == nil {
 		err = run.Write(rundir.TimelinePhases, append(b, '\n'))
@@ -469,7 +499,7 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 	}
 	rep := &workload.Report{Stages: map[string]workload.Stage{}}
 	var others []string // domains left out
-	for _, s := range tl.Stages() {
+	for _, s := range tl.Stages(cfg.steady(tl)) {
 		// Push/pop ranges only: start/end ranges may overlap anything
 		// (their GPU time is in the regions).
 		if len(s.DurationsNS) == 0 || s.Kind != timeline.PushPop {
@@ -566,14 +596,4 @@ func processesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, er
 		return timeline.TopProcesses{}, err
 	}
 	return tl.TopProcesses(functions), nil
-}
-
-// topRanges are the CUPTI timeline's outermost ranges in domain
-// (Timeline.TopRanges).
-func topRanges(run *rundir.Run, domain string) ([]string, error) {
-	tl, err := settings{}.loadTimeline(run)
-	if err != nil {
-		return nil, err
-	}
-	return tl.TopRanges(domain), nil
 }

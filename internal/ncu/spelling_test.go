@@ -77,8 +77,10 @@ func TestSpellingsOfRecordedRuns(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(run, "kernels.json"))
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(b, &k))
+		// kernels.json holds every kernel of its scope; the deep pass
+		// profiles the top ones (report.top_n, 10 in these runs)
 		var top, have []string
-		for _, r := range k.Kernels {
+		for _, r := range k.Kernels[:min(10, len(k.Kernels))] {
 			top = append(top, r.Name)
 		}
 		seen := map[string]bool{}

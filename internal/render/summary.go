@@ -32,7 +32,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 	}
 	findings(&b, s.Narrative)
 	anomalies(&b, s.Anomalies)
-	whatToTry(&b, s.Narrative)
+	whatToTry(&b, s.Narrative, s.WhatIf)
 	if len(charts) > 0 {
 		b.WriteString("Charts: ")
 		var parts []string
@@ -131,8 +131,9 @@ func anomalies(b *strings.Builder, as []string) {
 }
 
 // whatToTry lists the recommendations in their order, said once.
-func whatToTry(b *strings.Builder, n summary.Narrative) {
+func whatToTry(b *strings.Builder, n summary.Narrative, w summary.WhatIf) {
 	b.WriteString("## What to try\n\n")
+	ladder(b, w)
 	if len(n.Recommendations) == 0 {
 		missing(b, "nothing to read advice from")
 		return
@@ -455,7 +456,7 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, wm *workload.Mode
 			if st.Tokens != nil {
 				fmt.Fprintf(b, "a generate reads %d prompt tokens and generates %d. ", st.Tokens.Prompt, st.Tokens.Generated)
 			}
-			b.WriteString("Decode does 2 FLOPs per weight per token while it reads every weight once, so its MFU is bounded by memory bandwidth, not by the peak above.\n\n")
+			b.WriteString("Decode does 2 FLOPs per weight per token while it reads every weight once, so its MFU stays far below the peak above; its MBU (below) says how near it comes to the bandwidth peak.\n\n")
 		}
 	}
 	fmt.Fprintf(b, "Formula: %s\n\nAssumptions:\n\n", EscapeCell(m.Formula))
@@ -560,7 +561,12 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 		missing(b, k.Missing)
 		return
 	}
-	fmt.Fprintf(b, "From %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), k.Launches, model.Fixed(k.TotalMS, 3))
+	fmt.Fprintf(b, "From %s, %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), EscapeCell(k.ScopeText()), k.Launches, model.Fixed(k.TotalMS, 3))
+	if k.OutsideMS != nil {
+		whole := k.TotalMS + *k.OutsideMS
+		fmt.Fprintf(b, " The whole run's kernel time is %s ms: %s ms (%s) lies outside these ranges (Per-Region Breakdown covers the whole run).",
+			model.Fixed(whole, 3), model.Fixed(*k.OutsideMS, 3), model.FormatPercent(*k.OutsideMS/whole))
+	}
 	if k.DeepShare != nil {
 		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", model.FormatPercent(*k.DeepShare))
 	}
@@ -690,7 +696,7 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 	if r.Sampled {
 		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", EscapeCell(r.Source))
 	} else {
-		fmt.Fprintf(b, "From %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Stages).\n\n", EscapeCell(r.Source))
+		fmt.Fprintf(b, "From %s, %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Stages). Regions nest: a row's time includes the rows inside it.\n\n", EscapeCell(r.Source), summary.ScopeWholeRun)
 	}
 	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
 	for _, g := range r.Rows {
@@ -729,8 +735,8 @@ func phases(b *strings.Builder, p summary.Phases) {
 		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 	}
 	t := Table{
-		Header: []string{"phase", "wall ms", "kernel ms", "busy", "idle", "gaps", "gap ms", "largest gap", "launch latency median µs", "memcpy ms", "launch-bound"},
-		Right:  []bool{false, true, true, true, true, true, true, false, true, true, false},
+		Header: []string{"phase", "instances", "wall ms (sum)", "kernel ms (sum)", "busy", "idle", "gaps", "gap ms (sum)", "largest gap", "launch latency median µs", "memcpy ms (sum)", "launch-bound"},
+		Right:  []bool{false, true, true, true, true, true, true, true, false, true, true, false},
 	}
 	for _, r := range p.Rows {
 		name := EscapeCell(r.Phase)
@@ -755,15 +761,111 @@ func phases(b *strings.Builder, p summary.Phases) {
 		if r.LaunchBound {
 			lb = "yes"
 		}
-		t.Rows = append(t.Rows, []string{name, model.Fixed(r.WallMS, 3), model.Fixed(r.KernelMS, 3), model.FormatPercent(r.Busy), model.FormatPercent(r.Idle), fmt.Sprint(r.Gaps), model.Fixed(r.GapMS, 3), gap, lat, model.Fixed(r.MemcpyMS, 3), lb})
+		t.Rows = append(t.Rows, []string{name, instancesCell(r), model.Fixed(r.WallMS, 3), model.Fixed(r.KernelMS, 3), model.FormatPercent(r.Busy), model.FormatPercent(r.Idle), fmt.Sprint(r.Gaps), model.Fixed(r.GapMS, 3), gap, lat, model.Fixed(r.MemcpyMS, 3), lb})
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nFrom the run's CUPTI timeline (the plain run's own kernel times), NVTX phases at depth %d. A phase's wall time spans its instances on the GPU, "+
+	fmt.Fprintf(b, "\nFrom the CUPTI run's timeline (the program's own kernel times), NVTX phases at depth %d, steady state: each row sums its phase's instances but the warm-up ones (below). "+
+		"A phase's wall time spans its instances on the GPU, "+
 		"from the earlier of its range's start and its first kernel or copy to the later of its range's end and its last one. "+
-		"Busy is the time any kernel of the process runs on the GPU (whichever phase launched it), idle the rest; kernel ms sums the phase's own kernels "+
-		"(overlapping kernels count twice). Gaps are the idle holes between two kernels; launch latency runs from the launch call's start to the kernel's start; "+
-		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound.%s\n\n",
+		"Busy is the time the phase's own kernels (launched inside it) run on the GPU, never more than their kernel ms; another phase's kernels in its window are not its own. Idle is the rest; kernel ms sums the phase's own kernels "+
+		"(overlapping kernels count twice). Gaps are the idle holes between two of its kernels; launch latency runs from the launch call's start to the kernel's start; "+
+		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound. The whole run's row is every kernel, warm-up included.%s\n\n",
 		p.Depth, model.FormatPercent(p.LaunchBoundIdleShare), nestedNote(p))
+	phaseWarmups(b, p)
+}
+
+// instancesCell is a phase row's instances: the steady ones, and the
+// warm-up ones left out.
+func instancesCell(r summary.PhaseRow) string {
+	if r.Phase == "" {
+		return "(all)"
+	}
+	if r.Warmup != nil {
+		return fmt.Sprintf("%d (+%d warm-up)", r.Instances, r.Warmup.Instances)
+	}
+	return fmt.Sprint(r.Instances)
+}
+
+// phaseWarmups says what each phase's warm-up cost, apart from its steady
+// state: a first instance with large gaps before kernels that run fast
+// later is one-time setup.
+func phaseWarmups(b *strings.Builder, p summary.Phases) {
+	var lines []string
+	for _, r := range p.Rows {
+		w := r.Warmup
+		if w == nil || r.Nested {
+			continue
+		}
+		line := fmt.Sprintf("- %s: warm-up %s, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
+			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.PerInstance(r.WallMS), 3),
+			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
+		if g := w.LargestGap; g != nil {
+			line += fmt.Sprintf("; the largest gap %s ms, before %s", model.Fixed(g.MS, 3), EscapeCell(summary.Short(g.After)))
+			if r.LargestGap == nil || g.MS > 10*r.LargestGap.MS {
+				line += ": one-time setup (kernel plans chosen, autotuning, lazy module loading) before kernels that run without such gaps later"
+			}
+		}
+		lines = append(lines, line+".")
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("Warm-up, left out of the rows above (" + EscapeCell(model.WarmupRule()) + "; an instance inside a warm-up instance is warm-up with it):\n\n")
+	b.WriteString(strings.Join(lines, "\n") + "\n\n")
+}
+
+// ladder renders the what-if ladder: per phase, now and each floor with
+// what it saves, then the rule once.
+func ladder(b *strings.Builder, w summary.WhatIf) {
+	if len(w.Rows) == 0 {
+		return
+	}
+	scopes := map[[2]int64]bool{}
+	for _, r := range w.Rows {
+		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+	}
+	t := Table{
+		Header: []string{"phase", "now ms", "GPU-busy floor ms (saves)", "bandwidth floor ms (saves)", "compute floor ms (saves)", "launches", "µs per launch"},
+		Right:  []bool{false, true, true, true, true, true, true},
+	}
+	for _, r := range w.Rows {
+		name := EscapeCell(r.Phase)
+		if r.Kind == summary.KindDecodeStep {
+			name += " (one step)"
+		}
+		if len(scopes) > 1 {
+			name = summary.Whose(r.Rank, r.ProcessID, r.Device) + ": " + name
+		}
+		rung := func(floor string) string {
+			for _, g := range r.Rungs {
+				if g.Floor == floor {
+					return fmt.Sprintf("%s (%s)", model.Fixed(g.MS, 3), model.Fixed(g.SavesMS, 3))
+				}
+			}
+			return "n/a"
+		}
+		per := "n/a"
+		if r.HostUSPerLaunch != nil {
+			per = model.Fixed(*r.HostUSPerLaunch, 1)
+		}
+		t.Rows = append(t.Rows, []string{name, model.Fixed(r.NowMS, 3), rung(summary.FloorBusy), rung(summary.FloorBandwidth), rung(summary.FloorCompute),
+			model.Fixed(r.LaunchesPerInstance, 0), per})
+	}
+	b.WriteString("What-if ladder, per steady-state instance:\n\n")
+	b.WriteString(t.String())
+	var why []string
+	for _, r := range w.Rows {
+		for _, y := range []string{"bandwidth floor: " + r.BandwidthFloorWhy, "compute floor: " + r.ComputeFloorWhy} {
+			if !strings.HasSuffix(y, ": ") && !slices.Contains(why, y) {
+				why = append(why, y)
+			}
+		}
+	}
+	fmt.Fprintf(b, "\n%s", EscapeCell(w.Rule))
+	if len(why) > 0 {
+		fmt.Fprintf(b, " Unknown here (n/a): %s.", EscapeCell(strings.Join(why, "; ")))
+	}
+	b.WriteString(" µs per launch is now over the launches, for a launch-bound phase.\n\n")
 }
 
 // nestedNote says what the rows inside a phase are, when there are any.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -156,14 +157,12 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 	if len(rundir.CuptiFiles(run)) == 0 {
 		return nil, noKernel(run)
 	}
+	if err := s.profileWhatOccurred(run); err != nil {
+		return nil, err
+	}
 	tab, err := s.cuptiKernels(run)
 	if err != nil {
 		return nil, err
-	}
-	if tab.Launches == 0 && len(s.Cfg.NVTX.Include) > 0 {
-		if tab, err = s.profileWhatOccurred(run); err != nil {
-			return nil, err
-		}
 	}
 	if tab.Launches == 0 {
 		return nil, noKernel(run)
@@ -232,39 +231,47 @@ func noKernel(run *rundir.Run) error {
 		len(rundir.CuptiFiles(run)), rundir.TimelineCupti, rundir.TimelineLog)
 }
 
-// profileWhatOccurred is the session's answer to a program that ran none of
-// the configured NVTX ranges (nvtx.include) under the CUPTI library: it
-// says which ranges did occur and profiles them (the outermost ones), or
-// the whole program when it marked none. The configuration it goes on with
-// is written to config.yaml, so that a rebuild reads the same ranges.
-func (s *Session) profileWhatOccurred(run *rundir.Run) (*model.KernelTable, error) {
+// profileWhatOccurred decides, once, which NVTX ranges the kernel table
+// and the deep pass cover (timeline.ProfiledRanges: the configured ones
+// where they all occurred, else those that did and the program's prefill
+// and decode ranges, else its outermost ranges, else the whole program).
+// A decision other than nvtx.include is said in a note and written to
+// config.yaml, so that the deep pass's filter and every rebuild read the
+// same ranges.
+func (s *Session) profileWhatOccurred(run *rundir.Run) error {
+	if len(s.Cfg.NVTX.Include) == 0 {
+		return nil
+	}
 	tl, err := runTimeline(run)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	found := tl.TopRanges(s.Cfg.NVTX.Domain)
+	ranges, changed := tl.ProfiledRanges(s.Cfg.NVTX.Include, s.Cfg.NVTX.Domain, s.Cfg.Phases)
+	if !changed {
+		return nil
+	}
 	was := s.Cfg.NVTX.Include
-	if len(found) == 0 {
-		s.Cfg.NVTX.Include = nil
+	s.Cfg.NVTX.Include = ranges
+	some := slices.ContainsFunc(was, func(r string) bool { return slices.Contains(ranges, r) })
+	switch {
+	case len(ranges) == 0:
 		run.Note("nvtx.include: none of the ranges %v occurred and the program opened no NVTX range: the whole program is profiled. To time its stages, mark its phases with NVTX ranges (%s)", was, model.HowToMark)
-	} else {
-		s.Cfg.NVTX.Include = found
-		run.Note("nvtx.include: none of the ranges %v occurred; the program's outermost ranges are %v, and those are profiled (set nvtx.include to choose)", was, found)
+	case !some:
+		run.Note("nvtx.include: none of the ranges %v occurred; the program's outermost ranges are %v, and those are profiled (set nvtx.include to choose)", was, ranges)
+	default:
+		run.Note("nvtx.include: not every one of the ranges %v occurred; the kernel table and the deep pass cover %v: those that did, and the program's prefill and decode ranges (phases.*) (set nvtx.include to choose)", was, ranges)
 	}
-	s.logf("none of the NVTX ranges %v occurred; profiling %v", was, orWhole(s.Cfg.NVTX.Include))
+	if some {
+		s.logf("not every NVTX range of %v occurred; profiling %v", was, ranges)
+	} else {
+		s.logf("none of the NVTX ranges %v occurred; profiling %v", was, orWhole(ranges))
+	}
 	y, err := s.Cfg.YAML()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.ConfigYAML = y
-	if err := run.Write(rundir.ConfigYAML, y); err != nil {
-		return nil, err
-	}
-	tab, err := s.cuptiKernels(run)
-	if err != nil {
-		return nil, err
-	}
-	return tab, nil
+	return run.Write(rundir.ConfigYAML, y)
 }
 
 func orWhole(include []string) string {

@@ -41,6 +41,9 @@ type Recommendation struct {
 	// ncu's rules on one top kernel).
 	Kind string `json:"kind"`
 	Text string `json:"text"`
+	// SavesMS is what the what-if ladder says it can save per instance
+	// (phase advice); absent where no ladder gives it.
+	SavesMS *float64 `json:"saves_ms,omitempty"`
 	// Kernels are the numbers (#) in Top Kernels of the kernels it is
 	// about.
 	Kernels []int `json:"kernels,omitempty"`
@@ -96,7 +99,92 @@ const busyLow = 0.5
 const maxNcuAdvice = 5
 
 // recommendationOrder is Narrative.Order.
-const recommendationOrder = "Phases first (while the GPU waits on the host, faster kernels do not shorten a phase), then top kernels grouped by what bounds them, by their share of kernel time, then ncu's rules by the kernel time they are estimated to save."
+const recommendationOrder = "Phases first, by the time the what-if ladder says each can save per instance (while the GPU waits on the host, faster kernels do not shorten a phase), then top kernels grouped by what bounds them, by their share of kernel time, then ncu's rules by the kernel time they are estimated to save."
+
+// BandwidthBoundMBU is the MBU from which decode is said to be bound by
+// memory bandwidth: below it, the bytes it must read do not explain its
+// time.
+const BandwidthBoundMBU = 0.5
+
+// decodeBound says what bounds decode, after its low MFU: bandwidth only
+// where its MBU supports it; otherwise what does (the host, for a
+// launch-bound decode), with the figure.
+func decodeBound(s *Summary, launchBound []PhaseRow) string {
+	mbu := s.Serving.MBU
+	switch {
+	case mbu != nil && *mbu >= BandwidthBoundMBU:
+		return fmt.Sprintf(": decode reads every weight for each token's little arithmetic, and its MBU of %.1f%% says memory bandwidth, not FLOPs, limits it", 100**mbu)
+	case mbu != nil && slices.ContainsFunc(launchBound, func(r PhaseRow) bool { return r.Phase != "" && phaseKind(s, r.Phase) == model.Decode }):
+		return fmt.Sprintf(": with an MBU of only %.2g%%, neither FLOPs nor memory bandwidth limit decode: it is launch-bound, the host sets its pace", 100**mbu)
+	case mbu != nil:
+		return fmt.Sprintf(": with an MBU of %.2g%%, decode is far from both its FLOP and its bandwidth peak", 100**mbu)
+	}
+	return ""
+}
+
+// phaseKind is "prefill" or "decode" for the outermost range a phase path
+// starts with, as phases.* name them; "" for neither.
+func phaseKind(s *Summary, path string) string {
+	first, _, _ := strings.Cut(path, "/")
+	return s.names.Of(first, "")
+}
+
+// ladderAdvice is one recommendation per launch-bound phase (and decode
+// step) of the what-if ladder, by the time it can save per instance: what
+// it takes now, what the GPU-busy floor would save and the lever, with
+// its launches and the host time each costs.
+func ladderAdvice(s *Summary, launchBound []PhaseRow) []Recommendation {
+	type item struct {
+		save float64
+		rec  Recommendation
+	}
+	var items []item
+	scopes := map[[2]int64]bool{}
+	for _, r := range s.WhatIf.Rows {
+		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+	}
+	for _, w := range s.WhatIf.Rows {
+		if !w.LaunchBound || len(w.Rungs) == 0 || w.Kind == KindDecodeStep {
+			continue // a step is in its decode phase's advice
+		}
+		busy := w.Rungs[slices.IndexFunc(w.Rungs, func(r Rung) bool { return r.Floor == FloorBusy })]
+		name := w.Phase
+		if len(scopes) > 1 {
+			name += " (" + Whose(w.Rank, w.ProcessID, w.Device) + ")"
+		}
+		text := fmt.Sprintf("%s is launch-bound: %.3f ms an instance now (steady state, %d %s), its own kernels keep the GPU busy %.3f ms of that (busy %.0f%%). %s could save up to %.3f ms (%.0f%%) an instance",
+			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(LeverBusy), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
+		if w.HostUSPerLaunch != nil {
+			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)
+		}
+		text += fmt.Sprintf(". Faster kernels can only save the busy %.3f ms", w.GPUBusyMS)
+		if w.BandwidthFloorMS != nil {
+			text += fmt.Sprintf(", down to the bandwidth floor of %.3f ms", *w.BandwidthFloorMS)
+		}
+		text += "."
+		items = append(items, item{busy.SavesMS, Recommendation{Kind: "phase", Text: text, SavesMS: &busy.SavesMS}})
+	}
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.save, a.save) })
+	var out []Recommendation
+	for _, it := range items {
+		out = append(out, it.rec)
+	}
+	if len(out) == 0 {
+		// a launch-bound whole run with no phase: the rule's words, no
+		// ladder to read a saving from
+		var names, idle []string
+		for _, r := range launchBound {
+			names = append(names, r.Label())
+			idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
+		}
+		if names[0] == "the whole run" {
+			names[0] = "The whole run"
+		}
+		out = append(out, Recommendation{Kind: "phase", Text: fmt.Sprintf(
+			"%s %s launch-bound (GPU idle %s): try %s; faster kernels can only save the busy part.", join(names), isAre(len(names)), join(idle), LeverBusy)})
+	}
+	return out
+}
 
 func narrate(s *Summary) Narrative {
 	var n Narrative
@@ -158,7 +246,7 @@ func narrate(s *Summary) Narrative {
 	n.LaunchBound = launchBound(s.Phases)
 	n.GPUBusy = gpuBusy(s)
 	if len(n.LaunchBound) > 0 {
-		var names, idle, busy []string
+		var names, idle []string
 		scopes := map[[2]int64]bool{}
 		for _, r := range n.LaunchBound {
 			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
@@ -171,7 +259,6 @@ func narrate(s *Summary) Narrative {
 				names = append(names, r.Label())
 			}
 			idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
-			busy = append(busy, fmt.Sprintf("%.0f%%", 100*r.Busy))
 		}
 		if r := n.LaunchBound[0]; len(n.LaunchBound) == 1 {
 			label := r.Label()
@@ -188,12 +275,9 @@ func narrate(s *Summary) Narrative {
 			say("%s are launch-bound: in the CUPTI timeline the GPU sits idle %s of their wall time: the CPU side (Python, framework, launches) sets the pace, not the kernels.",
 				join(names), join(idle))
 		}
-		if names[0] == "the whole run" {
-			names[0] = "The whole run"
+		for _, r := range ladderAdvice(s, n.LaunchBound) {
+			advise(r)
 		}
-		advise(Recommendation{Kind: "phase", Text: fmt.Sprintf(
-			"%s %s launch-bound (GPU idle %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\"), give each launch more work (larger batches), and launch fewer, fused kernels; faster kernels can only save the busy %s.",
-			join(names), isAre(len(names)), join(idle), join(busy))})
 	} else if s.Phases.Missing != "" {
 		var names, busy, details []string
 		for _, g := range n.GPUBusy {
@@ -233,7 +317,7 @@ func narrate(s *Summary) Narrative {
 			}
 			parts = append(parts, fmt.Sprintf("%s %.1f%%", c.Category, 100*c.Share))
 		}
-		say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s).", strings.Join(parts, ", "), s.Kernels.TotalMS, sourceTool(s.Kernels.Source))
+		say("Kernel time by category: %s, of %.2f ms of GPU kernel time %s (%s).", strings.Join(parts, ", "), s.Kernels.TotalMS, s.Kernels.ScopeText(), sourceTool(s.Kernels.Source))
 	}
 
 	// 4. The top bottleneck, its bound and ncu's estimate.
@@ -256,7 +340,7 @@ func narrate(s *Summary) Narrative {
 	if m := s.MFU; m.Prefill != nil && m.Decode != nil {
 		line := fmt.Sprintf("MFU is %.3g%% in prefill and %.3g%% in decode", 100**m.Prefill, 100**m.Decode)
 		if *m.Decode < *m.Prefill/10 {
-			line += ": decode reads every weight for each token's little arithmetic, so memory bandwidth, not FLOPs, limits it while the GPU is busy (MBU below)"
+			line += decodeBound(s, n.LaunchBound)
 		}
 		say("%s.", line)
 	}
@@ -398,7 +482,7 @@ func bestRule(k Kernel) *kernels.Rule {
 func sourceTool(src string) string {
 	switch {
 	case strings.Contains(src, "cupti") || strings.Contains(src, "timeline/"):
-		return "CUPTI, the plain run"
+		return "the CUPTI run"
 	case strings.Contains(src, "nsys"):
 		return "nsys"
 	case strings.Contains(src, "deep pass"):
@@ -584,4 +668,20 @@ func communicationFinding(s *Summary) *CommunicationRow {
 		}
 	}
 	return pick("")
+}
+
+// capital is s with its first letter upper case.
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

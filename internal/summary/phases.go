@@ -28,15 +28,17 @@ type PhaseRow struct {
 	Phase string `json:"phase"`
 	// Nested is true for a region inside a phase ("decode_all/
 	// decode_step"): its time is part of its phase's row.
-	Nested    bool `json:"nested,omitempty"`
-	Instances int  `json:"instances"`
+	Nested bool `json:"nested,omitempty"`
+	// Instances are the steady-state instances the row's figures sum (the
+	// warm-up ones are in Warmup).
+	Instances int `json:"instances"`
 	// WallMS sums the instances' spans on the GPU (from the earlier of
 	// the range's start and its first kernel or copy to the later of its
 	// end and its last).
 	WallMS   float64 `json:"wall_ms"`
 	Kernels  int64   `json:"kernels"`
 	KernelMS float64 `json:"kernel_ms"` // the phase's own kernels' durations, summed
-	BusyMS   float64 `json:"busy_ms"`   // time in the spans that any kernel runs
+	BusyMS   float64 `json:"busy_ms"`   // time in the spans that the phase's own kernels run: at most KernelMS
 	IdleMS   float64 `json:"idle_ms"`   // WallMS - BusyMS
 	Busy     float64 `json:"busy"`      // BusyMS / WallMS
 	Idle     float64 `json:"idle"`      // IdleMS / WallMS
@@ -51,6 +53,27 @@ type PhaseRow struct {
 	Memcpys               int64    `json:"memcpys"`
 	MemcpyMS              float64  `json:"memcpy_ms"`
 	LaunchBound           bool     `json:"launch_bound"`
+	// Warmup is the phase's warm-up instances, left out of the figures
+	// above (one warm-up decision: timeline.Steady); nil when none.
+	Warmup *PhaseWarmup `json:"warmup,omitempty"`
+}
+
+// PhaseWarmup is what a phase's warm-up instances cost, shown apart.
+type PhaseWarmup struct {
+	Instances  int       `json:"instances"`
+	WallMS     float64   `json:"wall_ms"`
+	KernelMS   float64   `json:"kernel_ms"`
+	BusyMS     float64   `json:"busy_ms"`
+	GapMS      float64   `json:"gap_ms"`
+	LargestGap *PhaseGap `json:"largest_gap,omitempty"`
+}
+
+// PerInstance is v over the row's steady-state instances (0 with none).
+func (r PhaseRow) PerInstance(v float64) float64 {
+	if r.Instances == 0 {
+		return 0
+	}
+	return v / float64(r.Instances)
 }
 
 // PhaseGap is one idle gap between two kernels.
@@ -123,6 +146,13 @@ func phaseRow(sc timeline.PhaseScope, p timeline.Phase) PhaseRow {
 	if p.Latency.Count > 0 {
 		us := p.Latency.MedianNS / 1e3
 		r.LaunchLatencyMedianUS = &us
+	}
+	if w := p.Warmup; w != nil {
+		r.Warmup = &PhaseWarmup{Instances: w.Instances, WallMS: ms(w.SpanNS), KernelMS: ms(w.KernelNS), BusyMS: ms(w.BusyNS), GapMS: ms(w.Gaps.SumNS)}
+		if len(w.Gaps.Largest) > 0 {
+			g := w.Gaps.Largest[0]
+			r.Warmup.LargestGap = &PhaseGap{MS: ms(g.NS), Before: g.Before, After: g.After, Instance: g.Instance}
+		}
 	}
 	return r
 }

@@ -48,8 +48,11 @@ type Inputs struct {
 
 	// Kernels is the whole kernel table (no top-N cut) of the timeline
 	// export; KernelsSource says what it is.
-	Kernels        *model.KernelTable
-	KernelsSource  string
+	Kernels       *model.KernelTable
+	KernelsSource string
+	// KernelRanges are the NVTX ranges the kernel table covers (the
+	// rebuild's one decision); none: the whole run.
+	KernelRanges   []string
 	KernelsMissing string
 
 	// Metrics are the deep pass's per-kernel metrics, by kernel name.
@@ -141,6 +144,8 @@ type Summary struct {
 	Kernels     Kernels     `json:"kernels"`
 	Regions     Regions     `json:"regions"`
 	Phases      Phases      `json:"phases"`
+	// WhatIf is the what-if ladder of each phase in steady state.
+	WhatIf WhatIf `json:"whatif"`
 	// Communication is nil (absent from summary.json) unless the run has
 	// communication kernels, or processes with kernels on several devices.
 	Communication *Communication `json:"communication,omitempty"`
@@ -152,6 +157,7 @@ type Summary struct {
 	Trace string `json:"trace,omitempty"`
 
 	workloadRanges json.RawMessage // the workload report's "ranges"
+	names          model.Names     // which stages and ranges are prefill and decode (phases.*)
 }
 
 // Environment is where the run ran.
@@ -292,7 +298,14 @@ type Operators struct {
 
 // Kernels is the top-N kernel table with categories and bounds.
 type Kernels struct {
-	Source     string         `json:"source"`
+	Source string `json:"source"`
+	// Scope says what the total counts, in the words every table uses:
+	// ScopeRanges (with Ranges) or ScopeWholeRun.
+	Scope  string   `json:"scope"`
+	Ranges []string `json:"ranges,omitempty"`
+	// OutsideMS is the kernel time of the whole run outside Ranges (the
+	// regions' whole-run total less TotalMS); nil when not known.
+	OutsideMS  *float64       `json:"outside_ms,omitempty"`
 	TotalMS    float64        `json:"total_ms"`
 	Launches   int64          `json:"launches"`
 	Rows       []Kernel       `json:"rows"`
@@ -307,6 +320,21 @@ type Kernels struct {
 	RooflineWhy string   `json:"roofline_missing,omitempty"`
 	// RulesMissing says why the top kernels carry none of ncu's rules.
 	RulesMissing string `json:"ncu_rules_missing,omitempty"`
+}
+
+// The scopes of a total, in the words every table and sentence uses.
+const (
+	ScopeRanges   = "in the profiled ranges"
+	ScopeWholeRun = "whole run"
+)
+
+// ScopeText is the kernel table's scope for a sentence: "in the profiled
+// ranges (prefill, decode_all)" or "whole run".
+func (k Kernels) ScopeText() string {
+	if k.Scope == ScopeRanges {
+		return ScopeRanges + " (" + strings.Join(k.Ranges, ", ") + ")"
+	}
+	return ScopeWholeRun
 }
 
 // Kernel is one top kernel.
@@ -412,7 +440,7 @@ func Build(in Inputs, opt Options) *Summary {
 	if opt.BoundThresholdPct <= 0 {
 		opt.BoundThresholdPct = 60
 	}
-	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace}
+	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
 		in.Workload = opt.Facts.fill(in.Workload)
@@ -424,7 +452,12 @@ func Build(in Inputs, opt Options) *Summary {
 	s.Operators = operators(in, opt.TopN)
 	s.Kernels = topKernels(in, opt, s.Environment.Peak)
 	s.Regions = regionRows(in)
+	if len(s.Kernels.Ranges) > 0 && !s.Regions.Sampled && s.Regions.TotalMS >= s.Kernels.TotalMS && s.Kernels.Missing == "" {
+		v := s.Regions.TotalMS - s.Kernels.TotalMS
+		s.Kernels.OutsideMS = &v
+	}
 	s.Phases = phaseRows(in)
+	s.WhatIf = whatIf(in, s)
 	s.Communication = communication(in)
 	s.Narrative = narrate(s)
 	return s
@@ -592,6 +625,10 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 	}
 	t := in.Kernels
 	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
+	k.Scope, k.Ranges = ScopeWholeRun, in.KernelRanges
+	if len(in.KernelRanges) > 0 {
+		k.Scope = ScopeRanges
+	}
 	cats := map[string]*CategoryTime{}
 	category := map[string]string{} // each name classified once
 	for _, r := range t.Kernels {

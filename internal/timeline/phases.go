@@ -40,6 +40,10 @@ type PhaseOptions struct {
 	// CCCL's) are not phases, and Depth counts the program's ranges only.
 	// Nil: ranges of every domain.
 	Domains []string
+	// Steady is the warm-up decision (Timeline.SteadyState): a phase's
+	// instances in a warm-up are left out of its figures and summed apart
+	// (Phase.Warmup). Nil: every instance counts.
+	Steady *Steady
 	// NestedDepth, when deeper than Depth, also reports the ranges inside
 	// the phases down to that depth (PhaseScope.Nested: "decode_all/
 	// decode_step", "prefill/vision_encoder"), each with its own busy and
@@ -102,16 +106,17 @@ type PhaseScope struct {
 	Nested []Phase `json:"nested,omitempty"`
 }
 
-// Phase is one NVTX region at a chosen depth (every instance of it), or the
-// whole run. An instance spans from the earlier of its range's start and its
-// first kernel or copy on the device to the later of its range's end and
-// its last one: work launched in a range runs after the range's CPU side
-// ends. The device is busy while any kernel of the process runs on it,
-// whichever phase launched it (a decode step's kernels can wait behind
-// prefill's); copies do not make it busy (their time is reported beside).
-// Idle is the rest of the span; the gaps are its holes between two kernels.
-// Devices are the process's CUDA device ordinals, so the busy time of one
-// device is not merged across processes.
+// Phase is one NVTX region at a chosen depth (its steady-state instances:
+// PhaseOptions.Steady), or the whole run. An instance spans from the
+// earlier of its range's start and its first kernel or copy on the device
+// to the later of its range's end and its last one: work launched in a
+// range runs after the range's CPU side ends. The phase is busy while one
+// of its own kernels (launched inside it) runs: the union of their
+// intervals, never more than their sum, so another phase's kernels running
+// in the window are not this phase's; copies do not make it busy (their
+// time is reported beside). Idle is the rest of the span; the gaps are its
+// holes between two of its kernels. Devices are the process's CUDA device
+// ordinals, so the busy time of one device is not merged across processes.
 type Phase struct {
 	// Name is the region's path ("decode_all/decode_step", "LLM@prefill");
 	// "" for the whole run.
@@ -143,6 +148,9 @@ type Phase struct {
 	// (PhaseOptions.Communication), or processes with kernels on more
 	// than one device between them.
 	Communication *CommunicationSplit `json:"communication,omitempty"`
+	// Warmup is the same figures over the phase's warm-up instances
+	// (PhaseOptions.Steady), left out of the ones above; nil when none.
+	Warmup *Phase `json:"warmup,omitempty"`
 }
 
 // GapStats summarize the idle gaps between kernels.
@@ -184,8 +192,9 @@ type CopyStats struct {
 type instAcc struct {
 	r     *Range
 	any   bool
-	first int64 // first activity start
-	last  int64 // last activity end
+	first int64   // first activity start
+	last  int64   // last activity end
+	ks    []int32 // its own kernels, indexes of the process's, in start order
 }
 
 // busy is one stretch of time in which some kernel runs on a device: the
@@ -196,36 +205,39 @@ type busy struct {
 	first, last int32
 }
 
-// busyTimes is busyTimes of every kernel of p, made once.
-func (p *Process) busyTimes() map[uint32][]busy {
-	p.busyOnce.Do(func() { p.busy = busyTimes(p.Kernels, nil) })
-	return p.busy
-}
-
-// busyTimes merges kernels, in start order, into busy stretches per device:
-// every kernel, or those keep keeps when it is not nil.
-func busyTimes(ks []Kernel, keep func(*Kernel) bool) map[uint32][]busy {
-	out := map[uint32][]busy{}
-	for i := range ks {
+// busyOf merges the kernels idx of ks (one device's, in start order) into
+// busy stretches: every one, or those keep keeps when it is not nil.
+func busyOf(ks []Kernel, idx []int32, keep func(*Kernel) bool) []busy {
+	var bs []busy
+	for _, i := range idx {
 		k := &ks[i]
 		if keep != nil && !keep(k) {
 			continue
 		}
-		bs := out[k.Device]
 		if n := len(bs); n > 0 && k.Start <= bs[n-1].end {
 			if k.End > bs[n-1].end {
-				bs[n-1].end, bs[n-1].last = k.End, int32(i)
+				bs[n-1].end, bs[n-1].last = k.End, i
 			}
 			continue
 		}
-		out[k.Device] = append(bs, busy{k.Start, k.End, int32(i), int32(i)})
+		bs = append(bs, busy{k.Start, k.End, i, i})
 	}
-	return out
+	return bs
+}
+
+// busySum is the time of the stretches bs.
+func busySum(bs []busy) int64 {
+	var ns int64
+	for _, b := range bs {
+		ns += b.end - b.start
+	}
+	return ns
 }
 
 type phaseAcc struct {
 	p     Phase
-	order int64 // the first instance's start, for sorting
+	warm  *phaseAcc // the warm-up instances' (PhaseOptions.Steady)
+	order int64     // the first instance's start, for sorting
 	insts map[*Range]*instAcc
 	list  []*instAcc
 	lat   []int64
@@ -257,8 +269,17 @@ func (in *instAcc) activity(start, end int64) {
 	in.last = max(in.last, end)
 }
 
-func (a *phaseAcc) kernel(in *instAcc, k *Kernel, collective bool) {
+// warmup is the accumulator of the phase's warm-up instances.
+func (a *phaseAcc) warmup() *phaseAcc {
+	if a.warm == nil {
+		a.warm = newPhaseAcc(a.p.Name, a.top)
+	}
+	return a.warm
+}
+
+func (a *phaseAcc) kernel(in *instAcc, k *Kernel, i int32, collective bool) {
 	in.activity(k.Start, k.End)
+	in.ks = append(in.ks, i)
 	a.p.Kernels++
 	if collective {
 		a.collectives++
@@ -307,40 +328,17 @@ func (a *phaseAcc) copy(in *instAcc, c *Copy) {
 	s.Bytes += c.Bytes
 }
 
-// within is the stretches of bs (in time order) that overlap [s, e).
-func within(bs []busy, s, e int64) []busy {
-	j, _ := slices.BinarySearchFunc(bs, s, func(b busy, t int64) int {
-		if b.end <= t {
-			return -1
-		}
-		return 1
-	})
-	k := j
-	for k < len(bs) && bs[k].start < e {
-		k++
-	}
-	return bs[j:k]
-}
-
-// busyIn is the time of bs inside [s, e).
-func busyIn(bs []busy, s, e int64) int64 {
-	var ns int64
-	for _, b := range within(bs, s, e) {
-		ns += min(b.end, e) - max(b.start, s)
-	}
-	return ns
-}
-
-// deviceBusy is one device's busy stretches: every kernel's, and, when the
-// run's busy time is split (split), the communication kernels' and the
-// others'.
+// deviceBusy is what finish needs of one device: whether busy time is
+// split into communication and compute, the collective rule, and the
+// kernels the instances' indexes point to.
 type deviceBusy struct {
-	all, compute, communication []busy
-	split                       bool
-	kernels                     []Kernel // what the stretches' indexes point to
+	split        bool
+	isCollective func(*Kernel) bool
+	kernels      []Kernel
 }
 
-// finish sums the instances' spans against the device's busy stretches.
+// finish sums the instances' spans against their own kernels' busy
+// stretches.
 func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 	slices.SortFunc(a.list, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
 	var cs *CommunicationSplit
@@ -350,17 +348,17 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 	for i, in := range a.list {
 		s, e := in.spanStart(), in.spanEnd()
 		a.p.SpanNS += e - s
-		bs := within(db.all, s, e)
+		bs := busyOf(db.kernels, in.ks, nil)
 		for j, b := range bs {
-			a.p.BusyNS += min(b.end, e) - max(b.start, s)
+			a.p.BusyNS += b.end - b.start
 			if j > 0 {
 				p := bs[j-1]
 				a.gap(Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.kernels[p.last].Name(), After: db.kernels[b.first].Name(), Instance: i + 1})
 			}
 		}
 		if cs != nil {
-			cs.ComputeNS += busyIn(db.compute, s, e)
-			cs.CommunicationNS += busyIn(db.communication, s, e)
+			cs.ComputeNS += busySum(busyOf(db.kernels, in.ks, func(k *Kernel) bool { return !db.isCollective(k) }))
+			cs.CommunicationNS += busySum(busyOf(db.kernels, in.ks, db.isCollective))
 		}
 	}
 	if cs != nil {
@@ -380,6 +378,10 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 	}
 	a.p.LaunchBound = a.p.IdleShare > LaunchBoundIdleShare
 	a.p.Latency = latency(a.lat)
+	if a.warm != nil {
+		w := a.warm.finish(db, origin)
+		a.p.Warmup = &w
+	}
 	return a.p
 }
 
@@ -429,7 +431,6 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 	collective := communicationRule(opt.Communication)
 	split := tl.splitsCommunication(collective)
 	isCollective := func(k *Kernel) bool { return collective(k.Name()) }
-	isCompute := func(k *Kernel) bool { return !collective(k.Name()) }
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
 		type devAcc struct {
@@ -471,26 +472,28 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 				a.order = append(a.order, pa)
 			}
 			pa.order = min(pa.order, r.Start)
+			if opt.Steady.InWarmup(r) {
+				return pa, pa.warmup().inst(r)
+			}
 			return pa, pa.inst(r)
 		}
 		origin := p.Header.StartNS
-		stretches := p.busyTimes()
-		var compute, communication map[uint32][]busy
-		if split {
-			compute, communication = busyTimes(p.Kernels, isCompute), busyTimes(p.Kernels, isCollective)
-		}
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
 			a := dev(k.Device)
 			c := split && isCollective(k)
-			a.run.kernel(a.run.inst(nil), k, c)
+			a.run.kernel(a.run.inst(nil), k, int32(i), c)
 			sc := Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
 			if c {
 				calls.add("", sc, k.End-k.Start)
 			}
 			if pa, in := phase(a, k.Range); pa != nil {
-				pa.kernel(in, k, c)
-				if c {
+				steady := in.r == nil || !opt.Steady.InWarmup(in.r)
+				if !steady {
+					pa = pa.warmup()
+				}
+				pa.kernel(in, k, int32(i), c)
+				if c && steady {
 					calls.add(pa.p.Name, sc, k.End-k.Start)
 				}
 			}
@@ -500,6 +503,9 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			a := dev(c.Device)
 			a.run.copy(a.run.inst(nil), c)
 			if pa, in := phase(a, c.Range); pa != nil {
+				if opt.Steady.InWarmup(in.r) {
+					pa = pa.warmup()
+				}
 				pa.copy(in, c)
 			}
 		}
@@ -511,7 +517,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 		for _, d := range ids {
 			a := devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
-			db := deviceBusy{all: stretches[d], compute: compute[d], communication: communication[d], split: split, kernels: p.Kernels}
+			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels}
 			sc := PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]Phase, 0, len(a.order))}
 			if r, ok := p.Header.Rank(); ok {
 				sc.Rank = &r
@@ -530,7 +536,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 		}
 	}
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-		sub := tl.Phases(PhaseOptions{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains})
+		sub := tl.Phases(PhaseOptions{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady})
 		for _, ss := range sub.Scopes {
 			for i := range rep.Scopes {
 				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {

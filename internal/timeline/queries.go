@@ -340,12 +340,45 @@ func (tl *Timeline) SameTopLaunches(functions []string) (same bool, processes in
 	return same && processes > 0, processes
 }
 
+// ProfiledRanges is the one rule for the NVTX ranges the kernel table and
+// the deep pass cover, decided from what occurred in the run: include (the
+// configured ranges, nvtx.include) when every one of them occurred; else
+// the ones that occurred and every outermost range of the domain that
+// phases names a prefill or a decode (a program's "decode" range beside
+// its "prefill", where the defaults name "decode_all"); else, when none of
+// those occurred, every outermost range of the domain; nil (the whole
+// run) when the program opened none. changed reports whether the result is
+// not include.
+func (tl *Timeline) ProfiledRanges(include []string, domain string, phases model.Names) (ranges []string, changed bool) {
+	top := tl.TopRanges(domain)
+	var occurred []string
+	for _, p := range include {
+		lv, err := model.Configured(p, domain)
+		if err == nil && len(lv) > 0 && slices.Contains(top, lv[0].String()) {
+			occurred = append(occurred, p)
+		}
+	}
+	if len(occurred) == len(include) {
+		return include, false
+	}
+	out := occurred
+	for _, t := range top {
+		if phases.Of(t, "") != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		out = top
+	}
+	return out, true
+}
+
 // TopRanges are the names of the outermost push/pop NVTX ranges of the
 // CUPTI timeline (every process), in order of first start: what a program
 // marked, for a session whose configured ranges did not occur.
 func (tl *Timeline) TopRanges(domain string) []string {
 	var out []string
-	for _, s := range tl.Stages() {
+	for _, s := range tl.Stages(nil) {
 		if s.Kind == PushPop && s.Depth == 1 && s.Domain == domain && !slices.Contains(out, s.Name) {
 			out = append(out, s.Name)
 		}

@@ -15,6 +15,10 @@ type Stage struct {
 	DurationsNS []int64 `json:"durations_ns"`
 	// Unclosed counts instances still open when the file ended.
 	Unclosed int `json:"unclosed"`
+	// InWarmupNS holds the closed instances that lie inside a warm-up
+	// instance of an enclosing stage (Steady): left out of DurationsNS,
+	// with it.
+	InWarmupNS []int64 `json:"in_warmup_ns,omitempty"`
 	// Depth is the first instance's push/pop depth (1: outermost; 0 for a
 	// start/end range), Parent its enclosing range's name ("" at depth 1).
 	Depth  int    `json:"depth"`
@@ -22,8 +26,11 @@ type Stage struct {
 }
 
 // Stages lists the range names of every process, each with its instances'
-// wall times; processes by id, names in order of first start.
-func (tl *Timeline) Stages() []Stage {
+// wall times; processes by id, names in order of first start. An instance
+// inside a warm-up instance of an enclosing stage (steady's decision; nil:
+// none) is in InWarmupNS, not DurationsNS: the stage's own warm-up rule
+// then sees the instances steady decided it on.
+func (tl *Timeline) Stages(steady *Steady) []Stage {
 	out := []Stage{}
 	for _, p := range tl.Processes {
 		type key struct {
@@ -45,9 +52,12 @@ func (tl *Timeline) Stages() []Stage {
 				out = append(out, st)
 			}
 			s := &out[base+i]
-			if r.Closed {
+			switch {
+			case r.Closed && steady.InWarmup(r.Parent):
+				s.InWarmupNS = append(s.InWarmupNS, r.End-r.Start)
+			case r.Closed:
 				s.DurationsNS = append(s.DurationsNS, r.End-r.Start)
-			} else {
+			default:
 				s.Unclosed++
 			}
 		}

@@ -69,9 +69,6 @@ type Process struct {
 	// another A of their correlation id started earlier (a runtime launch
 	// and the driver call it makes; see the package doc).
 	SharedCorrelation int
-
-	busyOnce sync.Once
-	busy     map[uint32][]busy // busyTimes of every kernel
 }
 
 // Anomaly is one thing in a record file that changes the numbers made from

@@ -257,17 +257,19 @@ func TestPhases(t *testing.T) {
 	assert.Equal(t, 2, step.Instances)
 	assert.Equal(t, int64(5), step.Kernels, "x is not the step's kernel")
 	// Instance 1: 1000..1100 (range) = 100, busy 40. Instance 2: 1200..1450
-	// (its kernels end after the pop) = 250, busy 80, x's 20 included.
+	// (its kernels end after the pop) = 250, busy 60: x runs in its window
+	// but is not the step's, so it is not the step's busy time.
 	assert.Equal(t, int64(350), step.SpanNS)
-	assert.Equal(t, int64(120), step.BusyNS)
-	assert.Equal(t, int64(230), step.IdleNS)
+	assert.Equal(t, int64(100), step.BusyNS)
+	assert.LessOrEqual(t, step.BusyNS, step.KernelNS, "busy is never more than the phase's own kernel time")
+	assert.Equal(t, int64(250), step.IdleNS)
 	assert.True(t, step.LaunchBound)
-	// Gaps within instances only: 10 (instance 1), 70 and 90 (instance 2);
-	// not the 1070-1210 between them.
-	assert.Equal(t, int64(170), step.Gaps.SumNS)
+	// Gaps within instances only, between the step's own kernels: 10
+	// (instance 1), 90 (instance 2); not the 1070-1210 between them.
+	assert.Equal(t, int64(100), step.Gaps.SumNS)
 	assert.Equal(t, []timeline.Gap{
 		{AtNS: 310, NS: 90, Before: "a", After: "b", Instance: 2},
-		{AtNS: 230, NS: 70, Before: "x", After: "a", Instance: 2},
+		{AtNS: 40, NS: 10, Before: "a", After: "b", Instance: 1},
 	}, step.Gaps.Largest)
 	assert.Equal(t, timeline.Latency{Count: 5, MeanNS: 64, MedianNS: 20, MaxNS: 180}, step.Latency)
 	assert.Equal(t, int64(1), step.Memcpy.Count)
@@ -277,8 +279,8 @@ func TestPhases(t *testing.T) {
 	loop := rep1.Scopes[0].Phases[0]
 	assert.Equal(t, "loop", loop.Name)
 	assert.Equal(t, int64(460), loop.SpanNS)
-	assert.Equal(t, int64(120), loop.BusyNS)
-	assert.Equal(t, int64(310), loop.Gaps.SumNS)
+	assert.Equal(t, int64(100), loop.BusyNS, "x, launched by another thread in no range, is not loop's")
+	assert.Equal(t, int64(10+230+90), loop.Gaps.SumNS)
 
 	// NestedDepth 2 over depth 1: loop/step reported inside loop, the
 	// same numbers as a depth-2 report's phase; loop itself unchanged.
@@ -300,7 +302,7 @@ func TestPhases(t *testing.T) {
 
 func TestStages(t *testing.T) {
 	tl := build(t, phaseFile()+"")
-	st := tl.Stages()
+	st := tl.Stages(nil)
 	assert.Equal(t, []timeline.Stage{
 		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{410}, Depth: 1},
 		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 100}, Depth: 2, Parent: "loop"},
@@ -422,7 +424,7 @@ func TestRecordings(t *testing.T) {
 				phases[d] = tl.Phases(timeline.PhaseOptions{Depth: d})
 				g.Assert(t, fmt.Sprintf("%s-phases-depth%d.json", rc.name, d), indent(t, phases[d]))
 			}
-			g.Assert(t, rc.name+"-stages.json", indent(t, tl.Stages()))
+			g.Assert(t, rc.name+"-stages.json", indent(t, tl.Stages(nil)))
 			var notes strings.Builder
 			for _, p := range tl.Processes {
 				fmt.Fprintf(&notes, "%s: pid %d, truncation %q, %d kernels, %d unattributed, %d launch calls, %d A records of a shared correlation id left out\n",
@@ -527,7 +529,7 @@ func TestSyntheticAttribution(t *testing.T) {
 	assert.Equal(t, map[string]int{"prefill": 5, "decode_all/decode_step": 21, `LLM@load:weights\\shard` + "\t0": 1}, count)
 	assert.Equal(t, c.Kernels(), 27)
 	var names []string
-	for _, s := range tl.Stages() {
+	for _, s := range tl.Stages(nil) {
 		names = append(names, s.Name)
 		if s.Name == "decode_step" {
 			assert.Len(t, s.DurationsNS, 7, "decode_step: one wall time per step")
@@ -701,4 +703,67 @@ func TestTargetsOrder(t *testing.T) {
 		assert.Nil(t, ts[0].Order, name)
 		assert.Positive(t, ts[0].NS, name)
 	}
+}
+
+// warmupFile is SYNTHETIC: three instances of gen (each with two steps
+// launching one kernel each), the first 10x as long: the warm-up.
+func warmupFile() string {
+	var b strings.Builder
+	b.WriteString(header(4))
+	t, corr := 1000, 1
+	for g, steps := range []int{2000, 200, 200} {
+		b.WriteString(n("push", t, 1, "", "gen"))
+		for range 2 {
+			b.WriteString(n("push", t+1, 1, "", "step"))
+			b.WriteString(a(t+2, 1, corr) + k(t+5, t+5+steps/4, 0, 7, corr, fmt.Sprintf("k%d", g)))
+			corr++
+			t += steps / 2
+			b.WriteString(n("pop", t, 1, "", ""))
+		}
+		t += 10
+		b.WriteString(n("pop", t, 1, "", ""))
+		t += 100
+	}
+	return b.String() + "E\t0\t0\n"
+}
+
+// TestSteadyState (issue 34): one warm-up decision for every figure: the
+// first gen is dropped, and its steps with it, from the stages and the
+// phases alike; its figures are kept apart.
+func TestSteadyState(t *testing.T) {
+	tl := build(t, warmupFile())
+	st := tl.SteadyState(nil)
+	byName := map[string]timeline.Stage{}
+	for _, s := range tl.Stages(st) {
+		byName[s.Name] = s
+	}
+	assert.Len(t, byName["gen"].DurationsNS, 3, "the stage keeps its warm-up first, for its own rule to drop")
+	assert.Len(t, byName["step"].DurationsNS, 4, "the 2 steps inside the dropped gen are not the step's instances")
+	assert.Len(t, byName["step"].InWarmupNS, 2)
+	assert.Nil(t, model.Summarize(msOf(byName["step"].DurationsNS)).WarmupMS, "no second warm-up among the steady steps")
+
+	rep := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: 2, Steady: st})
+	gen := rep.Scopes[0].Phases[0]
+	assert.Equal(t, 2, gen.Instances)
+	assert.Equal(t, int64(4), gen.Kernels)
+	require.NotNil(t, gen.Warmup)
+	assert.Equal(t, 1, gen.Warmup.Instances)
+	assert.Equal(t, int64(2), gen.Warmup.Kernels)
+	step := rep.Scopes[0].Nested[0]
+	assert.Equal(t, "gen/step", step.Name)
+	assert.Equal(t, 4, step.Instances, "a step inside the warm-up gen is warm-up with it")
+	require.NotNil(t, step.Warmup)
+	assert.Equal(t, 2, step.Warmup.Instances)
+	assert.Equal(t, rep.Scopes[0].Run.Kernels, gen.Kernels+gen.Warmup.Kernels, "the whole run keeps every kernel")
+
+	none := tl.Phases(timeline.PhaseOptions{Depth: 1})
+	assert.Equal(t, 3, none.Scopes[0].Phases[0].Instances, "no decision: every instance")
+}
+
+func msOf(ns []int64) []float64 {
+	out := make([]float64, len(ns))
+	for i, v := range ns {
+		out[i] = float64(v) / 1e6
+	}
+	return out
 }

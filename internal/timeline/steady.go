@@ -1,0 +1,86 @@
+package timeline
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/llm-perf-opt/deepprof/internal/model"
+)
+
+// Steady is the one warm-up decision of a timeline: for each stage (a
+// push/pop range name, process by process) whether its first instance is
+// a warm-up (model.Sample.Warmup: the first of 3 or more instances over
+// WarmupFactor times the median of the others). An instance inside a
+// warm-up instance is warm-up with it, and is not among the instances its
+// own stage's decision is made on. Every figure built from instances (the
+// stages, the phases' busy and idle time, gaps, launch latency,
+// communication) reads this one decision.
+type Steady struct {
+	warm map[*Range]bool // the warm-up instances (not their insides)
+	memo map[*Range]bool // InWarmup, once per range
+}
+
+// SteadyState makes the warm-up decision of every push/pop range of the
+// domains given (nil: every domain), stage by stage in order of their
+// shallowest instance, so that a stage's decision sees only the instances
+// outside its enclosing stages' warm-ups.
+func (tl *Timeline) SteadyState(domains []string) *Steady {
+	s := &Steady{warm: map[*Range]bool{}, memo: map[*Range]bool{}}
+	for _, p := range tl.Processes {
+		type stage struct {
+			label string
+			depth int
+			insts []*Range
+		}
+		var order []*stage
+		byLabel := map[string]*stage{}
+		for _, r := range p.Ranges {
+			if r.Kind != PushPop || !r.Closed || domains != nil && !slices.Contains(domains, r.Domain) {
+				continue
+			}
+			l := r.Label()
+			st := byLabel[l]
+			if st == nil {
+				st = &stage{label: l, depth: r.Depth}
+				byLabel[l] = st
+				order = append(order, st)
+			}
+			st.depth = min(st.depth, r.Depth)
+			st.insts = append(st.insts, r)
+		}
+		slices.SortStableFunc(order, func(a, b *stage) int { return cmp.Compare(a.depth, b.depth) })
+		for _, st := range order {
+			var kept []*Range
+			var ms []float64
+			for _, r := range st.insts {
+				if !s.InWarmup(r.Parent) {
+					kept = append(kept, r)
+					ms = append(ms, float64(r.End-r.Start)/1e6)
+				}
+			}
+			if dropped, _ := (model.Sample{Repeats: ms}).Warmup(); dropped {
+				s.warm[kept[0]] = true
+				clear(s.memo) // a decision made after a lookup
+			}
+		}
+	}
+	return s
+}
+
+// InWarmup reports whether r is a warm-up instance or lies inside one. A
+// nil Steady (no decision) and a nil range are in no warm-up.
+func (s *Steady) InWarmup(r *Range) bool {
+	if s == nil || r == nil {
+		return false
+	}
+	if v, ok := s.memo[r]; ok {
+		return v
+	}
+	v := s.warm[r] || s.InWarmup(r.Parent)
+	s.memo[r] = v
+	return v
+}
+
+// IsWarmup reports whether r itself is the warm-up instance of its stage
+// (not one inside it).
+func (s *Steady) IsWarmup(r *Range) bool { return s != nil && s.warm[r] }

@@ -1,0 +1,111 @@
+package deepprof_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+)
+
+// TestRecordedRunsOneStory (issue 34) rebuilds every recorded run and
+// checks, from its summary.json, that the figures tell one story: every
+// phase row's busy time is at most its kernel time; a sub-stage's time per
+// kept parent instance fits in the parent's mean; the kernel table's total
+// in the profiled ranges and the time outside them make the whole run; a
+// bandwidth or launch-bound claim stands on a figure that supports it;
+// where the stages are the CUPTI run's ranges, a phase's wall per steady
+// instance is its stage's mean (within 10 %, or 5 µs); and
+// the what-if ladder has a row for every top-level phase that ran kernels,
+// with now ≥ GPU busy > 0.
+func TestRecordedRunsOneStory(t *testing.T) {
+	runs, err := filepath.Glob("fixtures/runs/*")
+	require.NoError(t, err)
+	for _, src := range runs {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			t.Parallel()
+			dir := rebuiltCopy(t, src)
+			var s summary.Summary
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))
+			checkStory(t, &s)
+		})
+	}
+}
+
+func checkStory(t *testing.T, s *summary.Summary) {
+	t.Helper()
+	const eps = 1e-6
+	// Busy never more than the phase's own kernel time.
+	for _, r := range s.Phases.Rows {
+		assert.LessOrEqual(t, r.BusyMS, r.KernelMS+eps, "%s: busy %.6f > kernel %.6f", r.Label(), r.BusyMS, r.KernelMS)
+	}
+	// A sub-stage's time inside the kept parent instances fits in them.
+	byName := map[string]summary.Stage{}
+	for _, st := range s.Stages.Rows {
+		byName[st.Name] = st
+	}
+	for _, st := range s.Stages.Rows {
+		p, ok := byName[st.Parent]
+		if st.Parent == "" || !ok || p.N == 0 || len(st.Processes) > 0 || len(p.Processes) > 0 {
+			continue
+		}
+		inside := st.MeanMS * float64(st.N)
+		if st.WarmupMS != nil {
+			inside += *st.WarmupMS
+		}
+		assert.LessOrEqual(t, inside/float64(p.N), p.MeanMS*1.01+eps,
+			"%s: %.3f ms per kept %s instance, against its mean %.3f ms", st.Name, inside/float64(p.N), p.Name, p.MeanMS)
+	}
+	// Where the stages are the CUPTI run's own ranges (no separate stage
+	// 1), a phase's wall per steady instance is its stage's mean.
+	if s.Stages.Source != "" {
+		for _, r := range s.Phases.Rows {
+			st, ok := byName[r.Phase]
+			if r.Nested || r.Instances == 0 || !ok || len(st.Processes) > 0 || st.N != r.Instances {
+				continue
+			}
+			// (a span on the GPU runs on to its last kernel: a few µs
+			// past a short range's CPU end)
+			assert.InDelta(t, st.MeanMS, r.PerInstance(r.WallMS), max(0.10*st.MeanMS, 0.005), "%s: wall per steady instance against the stage's mean", r.Phase)
+		}
+	}
+	// In the profiled ranges + outside them = whole run.
+	if k := s.Kernels; k.OutsideMS != nil {
+		assert.InDelta(t, s.Regions.TotalMS, k.TotalMS+*k.OutsideMS, 1e-6)
+		assert.Equal(t, summary.ScopeRanges, k.Scope)
+	}
+	if s.Kernels.Missing == "" {
+		assert.Contains(t, []string{summary.ScopeRanges, summary.ScopeWholeRun}, s.Kernels.Scope)
+	}
+	// Claims stand on their figures.
+	findings := strings.Join(s.Narrative.Lines, "\n")
+	if strings.Contains(findings, "memory bandwidth, not FLOPs, limits") {
+		require.NotNil(t, s.Serving.MBU, "a bandwidth claim needs an MBU")
+		assert.GreaterOrEqual(t, *s.Serving.MBU, summary.BandwidthBoundMBU)
+	}
+	for _, r := range s.Narrative.LaunchBound {
+		assert.Greater(t, r.Idle, s.Phases.LaunchBoundIdleShare, "%s is called launch-bound", r.Label())
+	}
+	// The what-if ladder: every top-level phase that ran kernels.
+	ladder := map[[3]any]summary.WhatIfRow{}
+	for _, w := range s.WhatIf.Rows {
+		ladder[[3]any{w.ProcessID, w.Device, w.Phase}] = w
+		assert.GreaterOrEqual(t, w.NowMS+eps, w.GPUBusyMS, "%s: now %.6f < busy %.6f", w.Phase, w.NowMS, w.GPUBusyMS)
+		assert.Greater(t, w.GPUBusyMS, 0.0, w.Phase)
+		for _, g := range w.Rungs {
+			assert.GreaterOrEqual(t, g.SavesMS, 0.0)
+		}
+	}
+	for _, r := range s.Phases.Rows {
+		if r.Phase == "" || r.Nested || r.Kernels == 0 || r.Instances == 0 {
+			continue
+		}
+		_, ok := ladder[[3]any{r.ProcessID, r.Device, r.Phase}]
+		assert.True(t, ok, "no what-if row for %s", r.Phase)
+	}
+}
