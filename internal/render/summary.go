@@ -796,7 +796,7 @@ func phaseWarmups(b *strings.Builder, p summary.Phases) {
 		if w == nil || r.Nested {
 			continue
 		}
-		line := fmt.Sprintf("- %s: warm-up %s, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
+		line := fmt.Sprintf("- %s: %s of warm-up, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
 			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.PerInstance(r.WallMS), 3),
 			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
 		if g := w.LargestGap; g != nil {
