@@ -62,6 +62,9 @@ type seenPage struct {
 	// RunFiles are the links to files beside the page, each followed by
 	// its mark (true) or not (false).
 	RunFiles []bool `json:"runFiles"`
+	// ScrollWidth is the page's width as laid out: more than the window
+	// is a horizontal scroll of the whole page.
+	ScrollWidth float64 `json:"scrollWidth"`
 }
 
 const seeJS = `(() => {
@@ -97,6 +100,7 @@ const seeJS = `(() => {
     findingsBottom: bottom(f), chartBottom: imgs.length ? bottom(imgs[0]) : 1e9, minChartFontPx: minFont, chartLinks: links,
     tables: document.querySelectorAll("table").length,
     sortedUp: up, sortedDown: down, external: ext, runFiles: runFiles,
+    scrollWidth: document.documentElement.scrollWidth,
   };
 })()`
 
@@ -105,7 +109,8 @@ const seeJS = `(() => {
 // see: every section with the findings first, the findings and a chart on
 // the first screen with no chart text under 10 px, the top three things to
 // try by the second, every chart drawn, the chart links inside the page,
-// tables that sort, no console error and no fetch off the page. A screenshot of the first screen is
+// tables that sort, no horizontal scroll of the page (issue 34), no console
+// error and no fetch off the page. A screenshot of the first screen is
 // written to $DEEPPROF_SCREENSHOTS (or the test's temporary folder) for
 // review. Without Chromium it skips, unless $DEEPPROF_REQUIRE_BROWSER is
 // set (.ci/run sets it, and installs Chromium).
@@ -196,6 +201,17 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	require.Len(t, seen.SortedUp, 10)
 	assert.Less(t, num(t, seen.SortedUp[0]), num(t, seen.SortedUp[9]), "one click sorts ascending")
 	assert.Greater(t, num(t, seen.SortedDown[0]), num(t, seen.SortedDown[9]), "a second click descending")
+	assert.LessOrEqual(t, seen.ScrollWidth, 1200.0, "no horizontal scroll of the page at 1,200 px: a wide table scrolls in its own box")
+
+	// The widest tables are a CUPTI run's (GPU busy and idle, the what-if
+	// ladder) and a multi-rank run's (Communication).
+	for _, run := range []string{"fixtures/runs/moe-h100", "fixtures/runs/h100x2-tp2-one-at-a-time"} {
+		page := filepath.Join(rebuiltCopy(t, run), rundir.ReportHTML)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitReady("body")))
+		width, err := chromedp.Run(ctx, chromedp.Evaluate[float64]("document.documentElement.scrollWidth"))
+		require.NoError(t, err)
+		assert.LessOrEqual(t, width, 1200.0, "%s: no horizontal scroll of the page at 1,200 px", run)
+	}
 }
 
 func num(t *testing.T, s string) float64 {

@@ -53,7 +53,7 @@ var regionSources = []source[*regions.Report]{
 // stageSources are where the stages (wall times per repeat), the model and
 // the operators come from.
 var stageSources = []source[*workload.Report]{
-	{path: rundir.Stage1Report, what: "the workload's report of stage 1, the plain run", read: readStages},
+	{path: rundir.Stage1Report, what: "the workload's report of stage 1 (the program alone)", read: readStages},
 	{path: rundir.TimelineCupti, what: rundir.SourceCuptiStages, every: true, present: hasCupti, read: readCuptiStages},
 }
 

@@ -428,7 +428,7 @@ func timelineSection(run *rundir.Run) string {
 	for _, f := range rundir.CuptiFiles(run) {
 		files = append(files, "["+render.EscapeCell(f)+"]("+f+")")
 	}
-	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in a plain run of the workload, one record file per CUDA process (%s): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
+	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in the CUPTI run (the workload under no other profiler), one record file per CUDA process (%s): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
 		strings.Join(files, ", "), rundir.TimelineTrace, rundir.TimelineTrace)
 	if o, ok := cuptiOverhead(run); ok {
 		b.WriteString(overheadText(o))
@@ -448,7 +448,7 @@ func timelineSection(run *rundir.Run) string {
 					break
 				}
 			}
-			fmt.Fprintf(&b, "Independent check: the timeline %s with %s (a separate plain run, [%s](%s)); phases within %.0f %%, the top %d kernels within %.0f %%%s, launch counts equal:\n\n",
+			fmt.Fprintf(&b, "Independent check: the timeline %s with %s (the torch.profiler check, a separate run, [%s](%s)); phases within %.0f %%, the top %d kernels within %.0f %%%s, launch counts equal:\n\n",
 				verdict, c.Tool, rundir.OracleJSON, rundir.OracleJSON, 100*workload.PhaseTolerance, workload.TopKernels, 100*workload.KernelTolerance, ranks)
 			b.WriteString("| what | oracle ms | timeline ms | diff | oracle launches | timeline launches | ok |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
 			for _, r := range c.Rows {
@@ -470,7 +470,7 @@ func timelineSection(run *rundir.Run) string {
 // overheadText is report.md's account of the library's overhead.
 func overheadText(o overhead) string {
 	var b strings.Builder
-	across := fmt.Sprintf("with the library the workload's stages took %.3f ms per repeat against %.3f ms in stage 1's plain run, a separate process (medians of %d repeats): %.3fx",
+	across := fmt.Sprintf("with the library the workload's stages took %.3f ms per repeat against %.3f ms in stage 1, a separate process (medians of %d repeats): %.3fx",
 		o.CuptiMS, o.PlainMS, o.Repeats, o.Ratio())
 	if ip := o.InProcess; ip == nil {
 		b.WriteString("Overhead: " + across + ". The workload did not measure it in one process (deepprof's default workload does, pausing the library between repeats), so this includes the machine's spread between processes.")

@@ -98,10 +98,10 @@ func timeSection(steps []rundir.StepTime) string {
 	}
 	b.WriteString(t.String())
 	if plain > 0 {
-		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; the plain workload run (stage 1) took %s s, so profiling cost %s times the plain run.",
+		fmt.Fprintf(&b, "\nOverhead: the profiler passes and exports took %s s; stage 1 (the program alone) took %s s, so profiling cost %s times stage 1.",
 			model.Fixed(profiling, 1), model.Fixed(plain, 1), model.Fixed(profiling/plain, 1))
 		if check > 0 {
-			fmt.Fprintf(&b, " The independent check (a plain run under torch.profiler) took %s s more, not counted as profiling.", model.Fixed(check, 1))
+			fmt.Fprintf(&b, " The torch.profiler check (a separate run) took %s s more, not counted as profiling.", model.Fixed(check, 1))
 		}
 		b.WriteString("\n\n")
 	} else {

@@ -16,6 +16,6 @@ func TestTimeSection(t *testing.T) {
 		{Name: "ncu-deep", Seconds: 41.0, ExitCode: 0}, {Name: "export-raw", Seconds: 1.0},
 	})
 	assert.Contains(t, got, "| ncu-deep | 41.0 | 0 |")
-	assert.Contains(t, got, "the profiler passes and exports took 68.5 s; the plain workload run (stage 1) took 12.5 s, so profiling cost 5.5 times the plain run.")
+	assert.Contains(t, got, "the profiler passes and exports took 68.5 s; stage 1 (the program alone) took 12.5 s, so profiling cost 5.5 times stage 1.")
 	assert.NotContains(t, timeSection([]rundir.StepTime{{Name: "ncu-timing", Seconds: 3}}), "Overhead", "no stage 1, no ratio")
 }

@@ -276,7 +276,7 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 	if st.Source != "" {
 		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", EscapeCell(st.Source))
 	} else {
-		fmt.Fprintf(b, "Wall time of the plain run (stage 1, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
+		fmt.Fprintf(b, "Wall time of stage 1 (the program alone, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
 	}
 	t := Table{Header: []string{"stage", "phase", "mean ms", "sd ms", "repeats", "ms per repeat", "tokens", "tokens/s"},
 		Right: []bool{false, false, true, true, true, false, true, true}}
@@ -300,7 +300,7 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 	b.WriteString("\n")
 	for _, r := range tops {
 		if r.Name == workload.WholeProgram && st.Source != "" {
-			fmt.Fprintf(b, "%s: each plain run of the program in stage 1 (no profiler), from start to exit, process start-up included (%s).\n\n", EscapeCell(r.Name), rundir.Stage1Runs)
+			fmt.Fprintf(b, "%s: each run of the program in stage 1 (the program alone, no profiler), from start to exit, process start-up included (%s).\n\n", EscapeCell(r.Name), rundir.Stage1Runs)
 			if len(st.Rows) == 1 {
 				fmt.Fprintf(b, "The program opened no NVTX range of its domain (nvtx.domain), so the whole program is its only stage. To time its stages, mark its phases with NVTX ranges (%s), or set nvtx.domain to a library's domain to time its ranges.\n\n", EscapeCell(model.HowToMark))
 			}
@@ -385,7 +385,7 @@ func wallVsKernel(b *strings.Builder, s *summary.Summary) {
 	if len(n.GPUBusy) == 0 || s.Phases.Missing == "" {
 		return
 	}
-	head := []string{"phase", "NVTX region", "kernel ms (profiled run)", "wall ms (plain run)", "GPU busy"}
+	head := []string{"phase", "NVTX region", "kernel ms (timing pass)", "wall ms (stage 1)", "GPU busy"}
 	if n.GPUBusy[0].Instances > 0 {
 		head[2], head[3] = "kernel ms per instance", "wall ms per instance"
 	}
@@ -520,7 +520,7 @@ func topOperators(b *strings.Builder, o summary.Operators, k summary.Kernels) {
 	if k.Missing == "" {
 		// The pair a reader compares: an operator's CUDA time and the
 		// kernels it launched in Top Kernels.
-		fmt.Fprintf(b, " An operator's CUDA ms is the time of the kernels it launched in that one generate of the plain run; Top Kernels sums %s", EscapeCell(k.Source))
+		fmt.Fprintf(b, " An operator's CUDA ms is the time of the kernels it launched in that one generate of stage 1; Top Kernels sums %s", EscapeCell(k.Source))
 		if strings.Contains(k.Source, "ncu") {
 			b.WriteString(", one profiled generate whose kernels ncu serialized at base clocks with flushed caches: the same kernels take longer there than under the operator's CUDA ms")
 		} else {

@@ -471,7 +471,7 @@ func (r *Run) rankFiles(rel string) []string {
 
 // SourceCuptiKernels is how the manifest and the summary name the CUPTI timeline as
 // a source.
-const SourceCuptiKernels = "the CUPTI timeline of the plain run, every launch"
+const SourceCuptiKernels = "the CUPTI run's timeline, every launch"
 
 // SourceCuptiStages is the stage source of a program that wrote no workload
 // report, as the manifest and report.md say it.

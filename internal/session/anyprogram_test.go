@@ -199,7 +199,7 @@ func TestAnyProgramRepeats(t *testing.T) {
 	}
 	sum, err := os.ReadFile(run.Path(rundir.StakeholderSummary))
 	require.NoError(t, err)
-	assert.Contains(t, string(sum), "each plain run of the program in stage 1 (no profiler), from start to exit")
+	assert.Contains(t, string(sum), "each run of the program in stage 1 (the program alone, no profiler), from start to exit")
 }
 
 // A run that fails ends stage 1: the runs before it are kept, marked

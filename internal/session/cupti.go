@@ -81,7 +81,7 @@ func (s *Session) cuptiSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 	}
 	env = append(env, Env(lib, filepath.Join(mainDir, rundir.TimelineCupti))...)
 	steps := []Step{{ID: StepCupti, Argv: spec.Argv, Env: env, Log: rundir.TimelineLog,
-		Note: "timeline: deepprof's CUPTI library in a plain run: every kernel, copy, launch call and NVTX range, at the run's own clocks",
+		Note: "timeline: the CUPTI run, deepprof's CUPTI library in the program: every kernel, copy, launch call and NVTX range, at the run's own clocks",
 		Details: []string{
 			fmt.Sprintf("the workload runs as in stage 1 (%s=%d); its records go to MAIN/%s/cupti-<pid>.tsv, one file per CUDA process, children included", workload.EnvRepeats, spec.Repeats, rundir.TimelineCupti),
 			"report.md gives the library's overhead: repeats with recording on against as many with it paused in the same process (deepprof's default workload alternates them), and against stage 1",
@@ -93,7 +93,7 @@ func (s *Session) cuptiSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 		}
 		oenv = append(oenv, workload.EnvOracle+"="+filepath.Join(mainDir, rundir.OracleJSON))
 		steps = append(steps, Step{ID: StepOracle, Argv: spec.Argv, Env: oenv, Log: rundir.OracleLog,
-			Note:    "the independent check: torch.profiler's kernel figures in a separate plain run (timeline.oracle)",
+			Note:    "the torch.profiler check: torch.profiler's kernel figures in a separate run (timeline.oracle)",
 			Details: []string{"a workload that does not support " + workload.EnvPhase + "=" + string(workload.PhaseOracle) + " writes no figures: a note says so, and the run goes on"}})
 	}
 	return steps, nil

@@ -649,7 +649,7 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 	}
 	if deferred {
 		if why := s.plainRunNeeded(run); why != "" {
-			run.Note("stage 1: a plain run after the CUPTI run: %s (workload.plain_run=auto)", why)
+			run.Note("stage 1: the program alone, run after the CUPTI run: %s (workload.plain_run=auto)", why)
 			if err := plainRun(); err != nil {
 				return err
 			}

@@ -25,7 +25,7 @@ var Assumptions = []string{
 	"attention counts QKᵀ and AV with the causal mask (the keys a token may attend to), whatever a kernel computes beyond them",
 	"norms, activations, softmax and rotary embeddings are left out (a small share)",
 	"a mixture-of-experts model would count only its active experts: this formula does not know them",
-	"time is the plain run's (stage 1) mean wall time per stage, host overhead included; the peak is the GPU's dense peak for the model's dtype",
+	"time is stage 1's (the program alone) mean wall time per stage, host overhead included; the peak is the GPU's dense peak for the model's dtype",
 }
 
 // FactsHint says what the model.* facts are, for a program that writes no

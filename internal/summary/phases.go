@@ -95,7 +95,7 @@ func (r PhaseRow) Label() string {
 
 // NoTimeline is the reason the section is empty when the run has no CUPTI
 // timeline.
-const NoTimeline = "the run has no CUPTI timeline: with timeline.tool=cupti the plain run's own kernel times give each phase's GPU busy and idle time, idle gaps, launch latency and copies"
+const NoTimeline = "the run has no CUPTI timeline: with timeline.tool=cupti the CUPTI run's own kernel times give each phase's GPU busy and idle time, idle gaps, launch latency and copies"
 
 func phaseRows(in Inputs) Phases {
 	rep := in.Phases

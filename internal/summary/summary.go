@@ -591,6 +591,11 @@ func operators(in Inputs, topN int) Operators {
 		return Operators{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
 	if len(in.Workload.Operators) == 0 {
+		if in.WorkloadSource != "" {
+			// A program of the user's: deepprof's workload flags are not its.
+			return Operators{Missing: "the program wrote no workload report, so there is no operator table: a program that writes one " +
+				"(JSON at $DEEPPROF_REPORT) may give its \"operators\" (name, calls, total_ms, from torch.profiler), as deepprof's own workloads do in stage 1"}
+		}
 		return Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
 			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}
 	}
