@@ -2,9 +2,9 @@
 //
 // Report (deepprof report MAIN) is the pipeline a reviewer follows top to
 // bottom: open the run directory; ReportRun: read its settings, rebuild
-// (choose each input once and record the choice in the manifest, read each
-// input once for every file it feeds, analyse, render, write), then write
-// the manifest once. RebuildRun is the same rebuild as a session's last step
+// (pipeline.go: load each input once, analyse them into one result, render
+// every file from it, commit the files and their records), then write the
+// manifest once. RebuildRun is the same rebuild as a session's last step
 // (session.Session.Report): a session profiles a program, then hands its
 // run directory here. Comparing runs is package compare (deepprof diff,
 // deepprof baseline); reading a run's results in a test is package

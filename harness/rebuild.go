@@ -1,10 +1,8 @@
 package harness
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
@@ -77,135 +75,6 @@ func staleNote(n string) bool {
 	return strings.HasPrefix(n, "ncu/regions/ summarizes the deep pass, which profiled a sample of launches")
 }
 
-// Rebuild writes every derived file of a run from the raw outputs in it,
-// with no GPU: it is `deepprof report MAIN`. It chooses each input once
-// (kernels, regions, stages; recorded as the manifest's sources) and reads
-// each once for all the files it feeds (each ncu export in one pass that
-// feeds the kernel table, the regions, the sample and the classification
-// made from it): kernels.md and kernels.json,
-// ncu/regions/ (the run's totals by NVTX region), ncu/regions-sample/ (the
-// deep pass's sample, with its metrics), the stakeholder summary and
-// report.md. The manifest is brought in line with MAIN first: what it
-// lists and is not there is absent. A missing input makes its outputs
-// "missing" in the manifest, with the reason; the other outputs are still
-// made.
-func rebuild(run *rundir.Run, cfg settings) error {
-	var errs []error
-	cfg.memo = &memo{}
-	// What a writer killed mid-file left (a rebuild or session stopped
-	// with SIGKILL) was never part of the run: removed without a note, so
-	// that the rebuild is the same whatever was interrupted before it.
-	if err := run.Sweep(); err != nil {
-		errs = append(errs, err)
-	}
-	run.ClearRebuild()
-	recordInputs(run)
-	run.CheckPresence()
-	run.DropNotes(func(n string) bool { return staleNote(n) || strings.HasPrefix(n, anomalyNote) })
-
-	if err := decideRanges(run, &cfg); err != nil {
-		errs = append(errs, err)
-	}
-	src := chooseSources(run)
-	run.SetSources(src.record())
-	cfg.exports = planExports(run, src)
-	anomalies := recordingAnomalies(run, cfg)
-
-	tab, kerr := src.kernels.load(run, cfg)
-	if kerr != nil && src.kernels.ok {
-		errs = append(errs, kerr)
-	}
-	rules, rulesErr := readRules(run)
-	if rulesErr != nil && rulesErr != errNoDetails {
-		errs = append(errs, rulesErr)
-	}
-	// ncu's rules by the kernel table's spelling of each name, for
-	// kernels.json and the summary alike.
-	rules = byTableNames(rules, tab)
-
-	reg, rerr := src.regions.load(run, cfg)
-	if rerr != nil && src.regions.ok {
-		errs = append(errs, rerr)
-	}
-	if reg != nil && !src.regions.every {
-		reg.Sample = "no timeline export with NVTX ranges (" + rundir.NcuTimingRaw + ") is in this run, so the run's regions are the deep pass's: a few launches of each top kernel, not the run's totals"
-	}
-	errs = append(errs, writeRegions(run, rundir.RegionsDir, rundir.RegionsMD, rundir.RegionsJSON, reg, rerr))
-
-	phases, terr := writeTimeline(run, cfg, tab, reg)
-	errs = append(errs, terr)
-
-	sample, serr := sampleRegions(run, cfg)
-	errs = append(errs, writeRegions(run, rundir.RegionsSampleDir, rundir.RegionsSampleMD, rundir.RegionsSampleJSON, sample, serr))
-	if serr != nil && run.HasExport(rundir.NcuRaw) {
-		errs = append(errs, serr)
-	}
-
-	in := summaryInputs(run, cfg, src, tab, kerr, reg, rerr)
-	errs = append(errs, writeKernels(run, tab, kerr, cfg.TopN, rules, summary.Samples(in.Metrics, in.ConfigNS)))
-	in.Anomalies = anomalies
-	if in.Rules = rules; rulesErr != nil {
-		in.RulesMissing = rulesErr.Error()
-	}
-	if in.WorkloadMissing != "" && src.stages.ok && src.stages.path == rundir.Stage1Report {
-		// The workload's report is there and cannot be read: the summary
-		// goes without stages, and the rebuild says so in its exit.
-		errs = append(errs, errors.New(in.WorkloadMissing))
-	}
-	in.Phases = phases
-	if phases != nil && run.Exists(rundir.TimelineTrace) {
-		in.Trace = rundir.TimelineTrace
-	}
-	if terr != nil && hasCupti(run) {
-		in.PhasesMissing = "the CUPTI timeline could not be read: " + terr.Error()
-	}
-	if sample != nil {
-		in.RegionsSampleReport = rundir.RegionsSampleMD
-	}
-	charts, err := writeSummary(run, in, cfg.Summary)
-	errs = append(errs, charts)
-	if err != nil {
-		// What an earlier rebuild wrote of the summary is not this run's
-		// any more: all three are missing (RemoveStale deletes them), and
-		// a run without its summary is not complete.
-		errs = append(errs, err)
-		for _, rel := range []string{rundir.StakeholderSummary, rundir.ReportHTML, rundir.SummaryJSON} {
-			run.Record(rel, rundir.StatusMissing, err.Error())
-		}
-		run.MarkPartial(rundir.RebuildPartial + "the summary could not be made: " + err.Error())
-	}
-	if removed, err := run.RemoveStale(); err != nil {
-		errs = append(errs, err)
-	} else if len(removed) > 0 {
-		run.Note("rebuild: removed %s, made earlier from a source that now fails (the manifest says why)", strings.Join(removed, ", "))
-	}
-	run.CheckPresence()
-	// One source that fails feeds several files: say it once.
-	var once []error
-	seen := map[string]bool{}
-	for _, e := range errs {
-		if e != nil && !seen[e.Error()] {
-			seen[e.Error()] = true
-			once = append(once, e)
-		}
-	}
-	partial := func() {
-		// A run rebuilt in part is not complete: its derived files are not
-		// all made from its sources (the next rebuild clears this mark).
-		run.MarkPartial(rundir.RebuildPartial + "derived files not made from their sources (" + rundir.ReportMD + " says which and why)")
-	}
-	if len(once) > 0 {
-		partial()
-	}
-	if err := writeIndex(run); err != nil {
-		// report.md says why the others are partial: without it, say so
-		// in the manifest, which is written after this.
-		once = append(once, err)
-		partial()
-	}
-	return errors.Join(once...)
-}
-
 // recordInputs lists in the manifest every raw output, log and provenance
 // file of the layout that is in MAIN and that the manifest does not call
 // made (a run directory assembled by hand, or one whose session stopped
@@ -245,55 +114,6 @@ func sampleRegions(run *rundir.Run, cfg settings) (*regions.Report, error) {
 	return rep, nil
 }
 
-// writeKernels writes kernels.md and kernels.json, the top N of tab, or
-// records them missing with why.
-func writeKernels(run *rundir.Run, tab *model.KernelTable, why error, topN int, rules map[string][]kernels.Rule, samples map[string]*summary.Sample) error {
-	if why != nil {
-		run.Record(rundir.KernelsMD, rundir.StatusMissing, why.Error())
-		run.Record(rundir.KernelsJSON, rundir.StatusMissing, why.Error())
-		return nil
-	}
-	// kernels.md shows the top N; kernels.json holds every kernel of the
-	// table's scope (its contract).
-	var md, js bytes.Buffer
-	if err := render.KernelsMarkdown(&md, tab.Top(topN)); err != nil {
-		return err
-	}
-	if err := render.KernelsJSON(&js, *tab, rules, samples); err != nil {
-		return err
-	}
-	return errors.Join(run.Write(rundir.KernelsMD, md.Bytes()), run.Write(rundir.KernelsJSON, js.Bytes()))
-}
-
-// writeRegions replaces the region report directory dir (derived: nothing
-// of an earlier rebuild is left in it) with rep, or records its files
-// missing with why.
-func writeRegions(run *rundir.Run, dir, md, js string, rep *regions.Report, why error) error {
-	// The folders above dir are MAIN's, never a link out of it: RemoveAll
-	// would remove what the link points into.
-	if err := rundir.MkdirIn(run.Dir, filepath.Dir(run.Path(dir))); err != nil {
-		run.Record(md, rundir.StatusMissing, err.Error())
-		run.Record(js, rundir.StatusMissing, err.Error())
-		return err
-	}
-	if why != nil {
-		if err := rundir.RemoveAllIn(run.Dir, run.Path(dir)); err != nil {
-			return err
-		}
-		run.Record(md, rundir.StatusMissing, why.Error())
-		run.Record(js, rundir.StatusMissing, why.Error())
-		return nil
-	}
-	if err := writeRegionsDir(run.Dir, run.Path(dir), rep); err != nil {
-		run.Record(md, rundir.StatusMissing, err.Error())
-		run.Record(js, rundir.StatusMissing, err.Error())
-		return err
-	}
-	run.Record(md, rundir.StatusComplete, "")
-	run.Record(js, rundir.StatusComplete, "")
-	return nil
-}
-
 // RebuildRun rebuilds every derived file of run as configured by cfg: the
 // session's last step (session.Session.Report).
 func RebuildRun(run *rundir.Run, cfg *config.Config) error {
@@ -304,20 +124,10 @@ func RebuildRun(run *rundir.Run, cfg *config.Config) error {
 	return rebuild(run, dc)
 }
 
-// writeRegionsDir replaces dir, a folder of the run directory root, by the
-// region report rep: its files (render), written beside it and then put in
-// its place (rundir.ReplaceDirIn).
-func writeRegionsDir(root, dir string, rep *regions.Report) error {
-	files, err := render.RegionsDirFiles(rep)
-	if err != nil {
-		return err
-	}
-	return rundir.ReplaceDirIn(root, dir, files)
-}
-
 // WriteRegionsOut writes the region report rep into dir, a user's folder
 // (deepprof regions --out): region folders an earlier write made there and
-// this one did not are removed, and nothing else (rundir.WriteOwnedDir).
+// this one did not are removed where deepprof's markers show them its own,
+// and nothing else (rundir.WriteOwnedDir).
 func WriteRegionsOut(dir string, rep *regions.Report) error {
 	files, err := render.RegionsDirFiles(rep)
 	if err != nil {
@@ -330,41 +140,10 @@ func WriteRegionsOut(dir string, rep *regions.Report) error {
 // (a rebuild drops them and says again what it finds).
 const anomalyNote = "recording: "
 
-// recordingAnomalies are what the run's recording holds that changes the
-// numbers made from it: CUPTI record files that cannot be read as the
-// run's own, and the timeline's anomalies in the program's NVTX domain.
-// Each is a manifest note; any marks the run partial.
-func recordingAnomalies(run *rundir.Run, cfg settings) []string {
-	out := rundir.CuptiFileAnomalies(run)
-	if hasCupti(run) {
-		if tl, err := cfg.loadTimeline(run); err == nil {
-			out = append(out, tl.Anomalies(cfg.Domain)...)
-		}
-	}
-	for _, a := range out {
-		run.Note("%s%s", anomalyNote, a)
-	}
-	if len(out) > 0 {
-		run.MarkPartial(fmt.Sprintf("%sthe recording holds %d %s that change%s its numbers (the summary's Anomalies section and the manifest's notes say which)",
-			rundir.RebuildPartial, len(out), plural(len(out), "anomaly", "anomalies"), plural(len(out), "s", "")))
-	}
-	return out
-}
-
 // plural is one when n is 1, else many.
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
-}
-
-// writeIndex writes report.md: what the run holds, what it was made from,
-// what is missing and why.
-func writeIndex(run *rundir.Run) error {
-	var b bytes.Buffer
-	if err := render.IndexMarkdown(&b, run.Manifest(), timelineSection(run)); err != nil {
-		return err
-	}
-	return run.Write(rundir.ReportMD, b.Bytes())
 }

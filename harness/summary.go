@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,74 +13,20 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 
-	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
-	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // chartKernelsCount is how many kernels the top-kernels chart shows.
 const chartKernelsCount = 10
 
-// writeSummary writes stakeholder_summary.md, summary.json, operators.md
-// and the charts. Inputs that are missing make their sections say so; only
-// a failure to write is an error.
-func writeSummary(run *rundir.Run, in summary.Inputs, opt summary.Options) (charts error, err error) {
-	s := summary.Build(in, opt)
-	// A figure that is not finite is refused before any of the summary's
-	// files is written: none is made rather than one full of NaN.
-	if err := input.CheckFinite(s); err != nil {
-		return nil, fmt.Errorf("%s: %w: an input holds values no real run has (a figure made from them passes the largest float64)", rundir.SummaryJSON, err)
-	}
-
-	var errs []error
-	opsWhy := s.Operators.Missing
-	var ops []workload.Operator
-	if in.Workload != nil {
-		ops = in.Workload.Operators
-	}
-	var b bytes.Buffer
-	if err := render.OperatorsMarkdown(&b, run.Manifest().RunID, ops, opsWhy); err != nil {
-		return nil, err
-	}
-	errs = append(errs, run.Write(rundir.OperatorsMD, b.Bytes()))
-	if opsWhy != "" {
-		run.Record(rundir.OperatorsMD, rundir.StatusPartial, opsWhy)
-	}
-
-	cs, charts := drawCharts(run, s)
-	b.Reset()
-	if err := render.SummaryMarkdown(&b, s, cs); err != nil {
-		return nil, err
-	}
-	errs = append(errs, run.Write(rundir.StakeholderSummary, b.Bytes()))
-	if gaps := s.Gaps(); len(gaps) > 0 {
-		run.Record(rundir.StakeholderSummary, rundir.StatusPartial, "sections without data: "+strings.Join(gaps, "; "))
-	}
-	var page bytes.Buffer
-	if err := render.SummaryHTML(&page, run.Manifest().RunID, b.Bytes(), cs); err != nil {
-		return nil, err
-	}
-	errs = append(errs, run.Write(rundir.ReportHTML, page.Bytes()))
-	if gaps := s.Gaps(); len(gaps) > 0 {
-		run.Record(rundir.ReportHTML, rundir.StatusPartial, "sections without data: "+strings.Join(gaps, "; "))
-	}
-	b.Reset()
-	if err := render.SummaryJSON(&b, s); err != nil {
-		return nil, err
-	}
-	errs = append(errs, run.Write(rundir.SummaryJSON, b.Bytes()))
-	return charts, errors.Join(errs...)
-}
-
-// drawCharts writes each chart the summary has data for, and says why the
+// drawCharts draws each chart the summary has data for, and says why the
 // others are not drawn.
-func drawCharts(run *rundir.Run, s *summary.Summary) ([]render.Chart, error) {
+func drawCharts(s *summary.Summary) []render.Chart {
 	var out []render.Chart
-	var errs []error
 	draw := func(rel, title string, why string, svg func() ([]byte, error)) {
 		c := render.Chart{Path: rel, Title: title}
 		if why == "" {
@@ -89,22 +34,9 @@ func drawCharts(run *rundir.Run, s *summary.Summary) ([]render.Chart, error) {
 			c.SVG = b
 			if err != nil {
 				why = err.Error()
-			} else if err := run.Write(rel, b); err != nil {
-				// Drawn and not written (a linked folder, a full disk):
-				// the chart is missing, and the rebuild says so.
-				c.Missing = err.Error()
-				if !slices.ContainsFunc(errs, func(e error) bool { return e.Error() == err.Error() }) {
-					errs = append(errs, err)
-				}
-				out = append(out, c)
-				return
 			}
 		}
-		if why != "" {
-			c.Missing = why
-			run.Remove(rel) // an earlier rebuild's chart is not this one's
-			run.Record(rel, rundir.StatusSkipped, why)
-		}
+		c.Missing = why
 		out = append(out, c)
 	}
 
@@ -175,7 +107,7 @@ func drawCharts(run *rundir.Run, s *summary.Summary) ([]render.Chart, error) {
 		pk := s.Environment.Peak
 		return render.Roofline("Roofline: top kernels by # of the Top Kernels table (deep pass, DRAM)", pts, pk.FLOPS(), pk.BytesPerSec())
 	})
-	return out, errors.Join(errs...)
+	return out
 }
 
 // summaryInputs gathers what the summary is built from: the inputs the

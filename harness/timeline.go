@@ -76,31 +76,32 @@ func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTab
 // kernel table, the deep pass's sample and the summary cover
 // (timeline.ProfiledRanges from nvtx.include and the phases' names, the
 // rule a session applies and then writes to config.yaml): cfg.Include and
-// cfg.IncludeNames become them, and a decision other than nvtx.include is
-// said in a note. A run without a CUPTI timeline keeps nvtx.include.
-func decideRanges(run *rundir.Run, cfg *settings) error {
+// cfg.IncludeNames become them, and a decision other than nvtx.include
+// comes with the manifest note that says it. A run without a CUPTI
+// timeline keeps nvtx.include.
+func decideRanges(run *rundir.Run, cfg *settings) (note string, err error) {
 	if !hasCupti(run) || len(cfg.IncludeNames) == 0 {
-		return nil
+		return "", nil
 	}
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
-		return nil // the timeline's readers say why
+		return "", nil // the timeline's readers say why
 	}
 	ranges, changed := tl.ProfiledRanges(cfg.IncludeNames, cfg.Domain, cfg.Summary.Phases)
 	if !changed {
-		return nil
+		return "", nil
 	}
 	inc := [][]model.Range{}
 	for _, f := range ranges {
 		lv, err := model.Configured(f, cfg.Domain)
 		if err != nil {
-			return err
+			return "", err
 		}
 		inc = append(inc, lv)
 	}
-	run.Note("kernels: not every one of the ranges %v (nvtx.include) occurred in the CUPTI timeline; the kernel table covers %s: those that did, and the program's prefill and decode ranges (phases.*), else its outermost ranges, as a session does (set nvtx.include to choose)", cfg.IncludeNames, orWhole(ranges))
+	note = fmt.Sprintf("kernels: not every one of the ranges %v (nvtx.include) occurred in the CUPTI timeline; the kernel table covers %s: those that did, and the program's prefill and decode ranges (phases.*), else its outermost ranges, as a session does (set nvtx.include to choose)", cfg.IncludeNames, orWhole(ranges))
 	cfg.Include, cfg.IncludeNames = inc, ranges
-	return nil
+	return note, nil
 }
 
 // orWhole names the ranges, or the whole program for none.
@@ -140,48 +141,10 @@ func (c settings) isCommunication() func(kernel string) bool {
 	return func(kernel string) bool { return cats.Of(kernel) == kernels.Communication }
 }
 
-// writeTimeline writes the CUPTI timeline's derived files: the trace, the
-// phases and the check against the oracle. It returns the phases at depth 1
-// (nil without a timeline) for the summary.
-func writeTimeline(run *rundir.Run, cfg settings, tab *model.KernelTable, reg *regions.Report) (*timeline.PhaseReport, error) {
-	derived := []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON}
-	if !hasCupti(run) {
-		for _, rel := range derived {
-			run.Remove(rel)
-			run.Forget(rel)
-		}
-		return nil, nil
-	}
-	tl, err := cfg.loadTimeline(run)
-	if err != nil {
-		for _, rel := range derived {
-			run.Remove(rel)
-			run.Record(rel, rundir.StatusMissing, err.Error())
-		}
-		return nil, err
-	}
-	var errs []error
-	for _, p := range tl.Processes {
-		if p.Truncation != "" {
-			run.Record(p.File, rundir.StatusPartial, "cut short ("+p.Truncation+"): the process ended without writing its last records (a crash or a kill); what it flushed before is kept")
-		} else {
-			run.Record(p.File, rundir.StatusComplete, "")
-		}
-	}
-	if err := render.WriteFile(run.Dir, run.Path(rundir.TimelineTrace), tl); err != nil {
-		run.Record(rundir.TimelineTrace, rundir.StatusMissing, err.Error())
-		errs = append(errs, err)
-	} else {
-		run.Record(rundir.TimelineTrace, rundir.StatusComplete, "")
-	}
-	ph := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}, Steady: cfg.steady(tl)})
-	b, err := json.MarshalIndent(ph, "", "  ")
-	if err == nil {
-		err = run.Write(rundir.TimelinePhases, append(b, '\n'))
-	}
-	errs = append(errs, err)
-	errs = append(errs, writeOracleCheck(run, tl, reg, cfg.isCommunication()))
-	return ph, errors.Join(errs...)
+// phasesOf is the timeline's phases at depth 1 with their nested ranges,
+// in steady state (the one warm-up decision).
+func phasesOf(tl *timeline.Timeline, cfg settings, steady *timeline.Steady) *timeline.PhaseReport {
+	return tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}, Steady: steady})
 }
 
 // nestedPhaseDepth is how deep timeline/phases.json and the summary go
@@ -189,14 +152,8 @@ func writeTimeline(run *rundir.Run, cfg settings, tab *model.KernelTable, reg *r
 // with its GPU busy and idle time.
 const nestedPhaseDepth = 3
 
-// OracleCheck is timeline/oracle-check.json: the CUPTI timeline against
-// the oracle's figures, row by row (workload.Check has the rule).
-type OracleCheck struct {
-	Oracle string         `json:"oracle"` // the oracle's file
-	Tool   string         `json:"tool"`
-	Passed bool           `json:"passed"`
-	Rows   []workload.Row `json:"rows"`
-}
+// OracleCheck is timeline/oracle-check.json (render.OracleCheck).
+type OracleCheck = render.OracleCheck
 
 // byRank gives each of the oracle's ranks the device the timeline gave its
 // GPU, where the timeline numbered the GPUs across processes
@@ -213,29 +170,13 @@ func byRank(f *workload.Figures, tl *timeline.Timeline) {
 	}
 }
 
-// writeOracleCheck compares the timeline with the oracle's figures when the
-// run has them: each phase with the region of its range, and each kernel
-// with its launches in those phases (the oracle saw nothing else, whatever
-// nvtx.include chose for the kernel table).
-func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Report, isCommunication func(string) bool) error {
-	rel := rundir.OracleCheckJSON
-	if !run.Exists(rundir.OracleJSON) {
-		run.Remove(rel)
-		run.Forget(rel)
-		return nil
-	}
-	b, err := readRunFile(run, rundir.OracleJSON)
-	var f *workload.Figures
-	if err == nil {
-		f, err = workload.Read(b, rundir.OracleJSON)
-	}
-	if err == nil && reg == nil {
-		err = errors.New("no regions from the timeline to compare")
-	}
-	if err != nil {
-		run.Remove(rel)
-		run.Record(rel, rundir.StatusMissing, err.Error())
-		return err
+// oracleCheck compares the timeline with the oracle's figures f: each
+// phase with the region of its range, and each kernel with its launches in
+// those phases (the oracle saw nothing else, whatever nvtx.include chose
+// for the kernel table).
+func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *regions.Report, isCommunication func(string) bool) (*OracleCheck, error) {
+	if reg == nil {
+		return nil, errors.New("no regions from the timeline to compare")
 	}
 	m := workload.Measured{Phases: map[string]workload.OraclePhase{}, Kernels: map[string]workload.Kernel{}}
 	for _, p := range f.Phases {
@@ -269,11 +210,20 @@ func writeOracleCheck(run *rundir.Run, tl *timeline.Timeline, reg *regions.Repor
 		byRank(f, tl)
 	}
 	rows := workload.Check(f, m)
-	out, err := json.MarshalIndent(OracleCheck{Oracle: rundir.OracleJSON, Tool: f.Tool, Passed: workload.Passed(rows), Rows: rows}, "", "  ")
-	if err != nil {
-		return err
+	return &OracleCheck{Oracle: rundir.OracleJSON, Tool: f.Tool, Passed: workload.Passed(rows), Rows: rows}, nil
+}
+
+// readOracle is the oracle's figures (timeline/oracle-torch-profiler.json),
+// nil when the run has none.
+func readOracle(run *rundir.Run) (*workload.Figures, error) {
+	if !run.Exists(rundir.OracleJSON) {
+		return nil, nil
 	}
-	return run.Write(rel, append(out, '\n'))
+	b, err := readRunFile(run, rundir.OracleJSON)
+	if err != nil {
+		return nil, err
+	}
+	return workload.Read(b, rundir.OracleJSON)
 }
 
 // collectives is the timeline's communication kernels (isCommunication:
@@ -320,63 +270,35 @@ func collectives(m *workload.Measured, tl *timeline.Timeline, phases map[model.R
 	}
 }
 
-// overhead is what the CUPTI library cost the workload, measured two ways.
-// InProcess is the measure: the workload's repeats alternating, in the one
-// process the library records, between recording on and paused (the
-// workload report's "overhead"; only a workload that uses the library's
-// pause does this, such as deepprof's default one), as torch.profiler's
-// overhead is measured. Across processes compares the recorded run with
-// stage 1, a separate process: it is always there, but carries the
-// machine's process-to-process spread (on the H100 measured, the same
-// plain workload's median moved by up to 1.8x between processes:
-// fixtures/cupti/h100-overhead-lean/runs.txt).
-type overhead struct {
-	// PlainMS and CuptiMS are medians over repeats of every top-level
-	// stage summed per repeat: stage 1's and the recorded run's.
-	PlainMS, CuptiMS float64
-	Repeats          int
-	// InProcess is nil when the workload did not measure it.
-	InProcess *inProcessOverhead
-	// Reference is torch.profiler's overhead measured the same way in the
-	// oracle's process (nil without it).
-	Reference *inProcessOverhead
-}
-
-// inProcessOverhead is a profiler's cost measured in one process: repeats
-// with the profiler on and off, alternating; the figure is the median of
-// the pairs' ratios (model.PairedRatio), the medians of each side are shown
-// beside it.
-type inProcessOverhead struct {
-	OnMS, OffMS float64
-	model.Ratio
-	Method string
-}
-
-// newInProcess is nil unless on and off are pairs of finite times > 0.
-func newInProcess(method string, on, off []float64) *inProcessOverhead {
+// newInProcess is nil unless on and off are pairs of finite times > 0
+// (model.PairedRatio).
+func newInProcess(method string, on, off []float64) *render.InProcessOverhead {
 	r, ok := model.PairedRatio(on, off)
 	if !ok {
 		return nil
 	}
-	return &inProcessOverhead{OnMS: model.Median(on), OffMS: model.Median(off), Ratio: r, Method: method}
+	return &render.InProcessOverhead{OnMS: model.Median(on), OffMS: model.Median(off), Ratio: r, Method: method}
 }
 
-// Ratio is CuptiMS / PlainMS.
-func (o overhead) Ratio() float64 { return o.CuptiMS / o.PlainMS }
-
-// cuptiOverhead reads both workload reports; false when either is missing.
-func cuptiOverhead(run *rundir.Run) (overhead, bool) {
+// cuptiOverhead is what the CUPTI library cost the workload, from both
+// workload reports (stage 1's and the CUPTI run's) and the oracle's
+// figures: nil when either report is missing. The in-process measure is
+// the workload report's "overhead" (repeats alternating, in the one
+// process the library records, between recording on and paused); across
+// processes compares the CUPTI run with stage 1, a separate process, and
+// carries the machine's process-to-process spread.
+func cuptiOverhead(run *rundir.Run, oracle *workload.Figures) *render.CuptiOverhead {
 	plain, err1 := readStages(run, rundir.Stage1Report, settings{})
 	cupti, err2 := readStages(run, rundir.TimelineReport, settings{})
 	if err1 != nil || err2 != nil {
-		return overhead{}, false
+		return nil
 	}
 	p, n1 := repeatTotals(plain)
 	c, n2 := repeatTotals(cupti)
 	if p <= 0 || c <= 0 {
-		return overhead{}, false
+		return nil
 	}
-	o := overhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}
+	o := &render.CuptiOverhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}
 	if raw, ok := cupti.Extra["overhead"]; ok {
 		var v struct {
 			Method    string    `json:"method"`
@@ -387,12 +309,10 @@ func cuptiOverhead(run *rundir.Run) (overhead, bool) {
 			o.InProcess = newInProcess(v.Method, v.Recording, v.Paused)
 		}
 	}
-	if data, err := readRunFile(run, rundir.OracleJSON); err == nil {
-		if f, err := workload.Read(data, rundir.OracleJSON); err == nil && f.Overhead != nil {
-			o.Reference = newInProcess(f.Overhead.Method, f.Overhead.ProfiledMS, f.Overhead.PlainMS)
-		}
+	if oracle != nil && oracle.Overhead != nil {
+		o.Reference = newInProcess(oracle.Overhead.Method, oracle.Overhead.ProfiledMS, oracle.Overhead.PlainMS)
 	}
-	return o, true
+	return o
 }
 
 // repeatTotals is the median over repeats of the top-level stages' summed
@@ -414,76 +334,6 @@ func repeatTotals(r *workload.Report) (float64, int) {
 		return 0, 0
 	}
 	return model.Median(sums), len(sums)
-}
-
-// timelineSection is report.md's account of the CUPTI timeline: its files,
-// what it cost, and the check against the oracle.
-func timelineSection(run *rundir.Run) string {
-	if !hasCupti(run) {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("## The CUPTI timeline\n\n")
-	var files []string
-	for _, f := range rundir.CuptiFiles(run) {
-		files = append(files, "["+render.EscapeCell(f)+"]("+f+")")
-	}
-	fmt.Fprintf(&b, "Kernel times come from deepprof's CUPTI library in the CUPTI run (the workload under no other profiler), one record file per CUDA process (%s): the run's own clocks and caches, no replay. The trace opens in Perfetto (ui.perfetto.dev) or chrome://tracing: [%s](%s).\n\n",
-		strings.Join(files, ", "), rundir.TimelineTrace, rundir.TimelineTrace)
-	if o, ok := cuptiOverhead(run); ok {
-		b.WriteString(overheadText(o))
-	}
-	if data, err := readRunFile(run, rundir.OracleCheckJSON); err == nil {
-		var c OracleCheck
-		if json.Unmarshal(data, &c) == nil {
-			verdict := "agrees"
-			if !c.Passed {
-				verdict = "does NOT agree"
-			}
-			ranks := ""
-			for _, r := range c.Rows {
-				if strings.HasPrefix(r.What, "collectives net of waiting") {
-					ranks = fmt.Sprintf(", the collectives (NCCL kernels) net of waiting within %.0f %% (or %g times the oracle's own spread between its generates, where that is more: here %.1f %%): a collective runs on every rank until the last one joins it, so each call's shortest duration over the ranks is its own time, the rest on the others their wait, which differs between two runs; each side's figure is a generate's, the median over the generates (each rank's collectives with their waits are shown, not judged; with them, phases are compared with their collectives left out)",
-						100*workload.CollectiveTolerance, workload.SpreadFactor, 100*r.Tolerance)
-					break
-				}
-			}
-			fmt.Fprintf(&b, "Independent check: the timeline %s with %s (the torch.profiler check, a separate run, [%s](%s)); phases within %.0f %%, the top %d kernels within %.0f %%%s, launch counts equal:\n\n",
-				verdict, c.Tool, rundir.OracleJSON, rundir.OracleJSON, 100*workload.PhaseTolerance, workload.TopKernels, 100*workload.KernelTolerance, ranks)
-			b.WriteString("| what | oracle ms | timeline ms | diff | oracle launches | timeline launches | ok |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
-			for _, r := range c.Rows {
-				ok := "yes"
-				switch {
-				case r.Informational:
-					ok = "shown: " + r.Why
-				case !r.OK:
-					ok = "no: " + r.Why
-				}
-				fmt.Fprintf(&b, "| %s | %.3f | %.3f | %+.2f %% | %d | %d | %s |\n", render.EscapeCell(r.What), r.OracleMS, r.TimedMS, 100*r.Diff, r.OracleLaunches, r.TimedLaunches, render.EscapeCell(ok))
-			}
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
-// overheadText is report.md's account of the library's overhead.
-func overheadText(o overhead) string {
-	var b strings.Builder
-	across := fmt.Sprintf("with the library the workload's stages took %.3f ms per repeat against %.3f ms in stage 1, a separate process (medians of %d repeats): %.3fx",
-		o.CuptiMS, o.PlainMS, o.Repeats, o.Ratio())
-	if ip := o.InProcess; ip == nil {
-		b.WriteString("Overhead: " + across + ". The workload did not measure it in one process (deepprof's default workload does, pausing the library between repeats), so this includes the machine's spread between processes.")
-	} else {
-		fmt.Fprintf(&b, "Overhead: **%.3fx** (quartiles %.3f–%.3f): in the recorded process, the median over %d pairs of a repeat with recording on and one with recording paused (%s); medians %.3f ms on, %.3f ms paused. Across processes, %s; that comparison also carries the machine's spread between processes.",
-			ip.Median, ip.Q1, ip.Q3, ip.Pairs, ip.Method, ip.OnMS, ip.OffMS, across)
-	}
-	if r := o.Reference; r != nil {
-		fmt.Fprintf(&b, " For reference, torch.profiler (CUDA activity) cost %.3fx (quartiles %.3f–%.3f) on this machine, measured the same way over %d pairs of generates in the oracle's process.",
-			r.Median, r.Q1, r.Q3, r.Pairs)
-	}
-	b.WriteString("\n\n")
-	return b.String()
 }
 
 // readCuptiStages is the stages of a program that wrote no workload report:

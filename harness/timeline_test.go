@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,8 +32,11 @@ func TestInProcessOverheadIsTheMedianOfPairs(t *testing.T) {
 }
 
 func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
-	across := overhead{PlainMS: 100, CuptiMS: 150, Repeats: 3}
-	txt := overheadText(across)
+	section := func(o render.CuptiOverhead) string {
+		return render.CuptiSection(&render.CuptiFacts{Overhead: &o})
+	}
+	across := render.CuptiOverhead{PlainMS: 100, CuptiMS: 150, Repeats: 3}
+	txt := section(across)
 	assert.Contains(t, txt, "1.500x")
 	assert.Contains(t, txt, "did not measure it in one process")
 	assert.NotContains(t, txt, "**")
@@ -40,7 +44,7 @@ func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
 	both := across
 	both.InProcess = newInProcess("alternating", []float64{102}, []float64{100})
 	both.Reference = newInProcess("alternating", []float64{130}, []float64{100})
-	txt = overheadText(both)
+	txt = section(both)
 	assert.Contains(t, txt, "Overhead: **1.020x**")
 	assert.Contains(t, txt, "in the recorded process, the median over 1 pairs")
 	assert.Contains(t, txt, "Across processes")

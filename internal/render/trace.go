@@ -47,16 +47,20 @@ const TraceGzipLevel = 3
 // file either. path is a file of the folder root (the run directory),
 // written only inside it (rundir.WriteAtomicIn).
 func WriteFile(root, path string, tl *timeline.Timeline) error {
-	return rundir.WriteAtomicIn(root, path, func(w io.Writer) error {
-		zw, err := gzip.NewWriterLevel(w, TraceGzipLevel)
-		if err != nil {
-			return err
-		}
-		if err := Write(zw, tl); err != nil {
-			return err
-		}
-		return zw.Close()
-	})
+	return rundir.WriteAtomicIn(root, path, func(w io.Writer) error { return TraceGzip(w, tl) })
+}
+
+// TraceGzip writes the trace to w, gzip-compressed (TraceGzipLevel), as it
+// is made: memory does not grow with the trace.
+func TraceGzip(w io.Writer, tl *timeline.Timeline) error {
+	zw, err := gzip.NewWriterLevel(w, TraceGzipLevel)
+	if err != nil {
+		return err
+	}
+	if err := Write(zw, tl); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 type writer struct {

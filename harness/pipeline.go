@@ -1,0 +1,578 @@
+// The rebuild (deepprof report MAIN) in four steps: load the run's inputs
+// once, analyse them into one result, render every derived file from it,
+// commit the files and the manifest's record of them.
+
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// rebuild writes every derived file of a run from the raw outputs in it,
+// with no GPU: it is `deepprof report MAIN`. The manifest is brought in
+// line with MAIN first (what it lists and is not there is absent); then
+// the inputs are read once (each chosen once and recorded as the
+// manifest's sources), analysed into one result, and every file is
+// rendered from that result and committed. A missing input makes its
+// outputs "missing" in the manifest, with the reason; the other outputs
+// are still made.
+func rebuild(run *rundir.Run, cfg settings) error {
+	c := &committer{run: run}
+	c.prepare()
+	in := load(run, cfg)
+	c.record(in)
+	res := analyse(in)
+	c.write(renderFiles(res))
+	// The summary's pages name the charts and the trace, so they are
+	// rendered once those are committed: a chart that could not be
+	// written is said missing there.
+	c.write(renderSummary(res, c.failed))
+	return c.finish(res)
+}
+
+// inputs are what a rebuild reads of a run, each once, with the reason
+// where one cannot be read.
+type inputs struct {
+	cfg   settings
+	runID string
+	src   sources
+	// notes are what the reading found to say in the manifest (the ranges
+	// decided, the recording's anomalies), in order.
+	notes     []string
+	anomalies []string
+	errs      []error // inputs that fail the rebuild
+
+	cupti      bool // the run has CUPTI record files
+	cuptiFiles []string
+	tl         *timeline.Timeline
+	tlErr      error
+	steady     *timeline.Steady
+
+	tab      *model.KernelTable
+	kerr     error
+	rules    map[string][]kernels.Rule
+	rulesErr error
+	reg      *regions.Report
+	rerr     error
+	sample   *regions.Report
+	serr     error
+
+	summary summary.Inputs // env.json, the stages, the deep pass's metrics
+
+	oracle    *workload.Figures
+	oracleErr error
+	overhead  *render.CuptiOverhead
+}
+
+// load reads the run's inputs once: the ranges decided, the sources
+// chosen, each export read in one pass for every result made from it.
+func load(run *rundir.Run, cfg settings) *inputs {
+	cfg.memo = &memo{}
+	in := &inputs{runID: run.Manifest().RunID, cupti: hasCupti(run), cuptiFiles: rundir.CuptiFiles(run)}
+	note, err := decideRanges(run, &cfg)
+	if err != nil {
+		in.errs = append(in.errs, err)
+	}
+	if note != "" {
+		in.notes = append(in.notes, note)
+	}
+	in.src = chooseSources(run)
+	run.SetSources(in.src.record())
+	cfg.exports = planExports(run, in.src)
+	in.cfg = cfg
+
+	if in.cupti {
+		in.tl, in.tlErr = cfg.loadTimeline(run)
+		if in.tlErr == nil {
+			in.steady = cfg.steady(in.tl)
+		}
+	}
+	in.anomalies = rundir.CuptiFileAnomalies(run)
+	if in.tl != nil {
+		in.anomalies = append(in.anomalies, in.tl.Anomalies(cfg.Domain)...)
+	}
+	for _, a := range in.anomalies {
+		in.notes = append(in.notes, anomalyNote+a)
+	}
+
+	in.tab, in.kerr = in.src.kernels.load(run, cfg)
+	if in.kerr != nil && in.src.kernels.ok {
+		in.errs = append(in.errs, in.kerr)
+	}
+	in.rules, in.rulesErr = readRules(run)
+	if in.rulesErr != nil && in.rulesErr != errNoDetails {
+		in.errs = append(in.errs, in.rulesErr)
+	}
+	in.reg, in.rerr = in.src.regions.load(run, cfg)
+	if in.rerr != nil && in.src.regions.ok {
+		in.errs = append(in.errs, in.rerr)
+	}
+	if in.cupti && in.tlErr != nil {
+		in.errs = append(in.errs, in.tlErr)
+	}
+	in.sample, in.serr = sampleRegions(run, cfg)
+	if in.serr != nil && run.HasExport(rundir.NcuRaw) {
+		in.errs = append(in.errs, in.serr)
+	}
+	in.summary = summaryInputs(run, cfg, in.src, in.tab, in.kerr, in.reg, in.rerr)
+	if in.summary.WorkloadMissing != "" && in.src.stages.ok && in.src.stages.path == rundir.Stage1Report {
+		// The workload's report is there and cannot be read: the summary
+		// goes without stages, and the rebuild says so in its exit.
+		in.errs = append(in.errs, errors.New(in.summary.WorkloadMissing))
+	}
+	if in.cupti && in.tl != nil {
+		in.oracle, in.oracleErr = readOracle(run)
+	}
+	in.overhead = cuptiOverhead(run, in.oracle)
+	return in
+}
+
+// result is every fact the rebuild's files are made from, derived once.
+type result struct {
+	in *inputs
+	// rules are ncu's rules by the kernel table's spelling of each name,
+	// for kernels.json and the summary alike.
+	rules   map[string][]kernels.Rule
+	samples map[string]*summary.Sample
+	phases  *timeline.PhaseReport
+	check   *OracleCheck
+	// checkErr is why the check against the oracle could not be made.
+	checkErr error
+	summary  *summary.Summary
+	// summaryErr is why the summary could not be made (a figure that is
+	// not finite).
+	summaryErr error
+	summaryIn  summary.Inputs
+}
+
+// analyse derives every fact from the inputs: the phases in steady state,
+// the check against the oracle, the summary with its claims.
+func analyse(in *inputs) *result {
+	res := &result{in: in, rules: byTableNames(in.rules, in.tab)}
+	if in.reg != nil && !in.src.regions.every {
+		in.reg.Sample = "no timeline export with NVTX ranges (" + rundir.NcuTimingRaw + ") is in this run, so the run's regions are the deep pass's: a few launches of each top kernel, not the run's totals"
+	}
+	if in.tl != nil {
+		res.phases = phasesOf(in.tl, in.cfg, in.steady)
+		if in.oracleErr != nil {
+			res.checkErr = in.oracleErr
+		} else if in.oracle != nil {
+			res.check, res.checkErr = oracleCheck(in.oracle, in.tl, in.reg, in.cfg.isCommunication())
+		}
+	}
+	s := in.summary
+	res.samples = summary.Samples(s.Metrics, s.ConfigNS)
+	s.Anomalies = in.anomalies
+	if s.Rules = res.rules; in.rulesErr != nil {
+		s.RulesMissing = in.rulesErr.Error()
+	}
+	s.Phases = res.phases
+	if res.phases != nil {
+		s.Trace = rundir.TimelineTrace
+	}
+	if in.cupti && in.tlErr != nil {
+		s.PhasesMissing = "the CUPTI timeline could not be read: " + in.tlErr.Error()
+	}
+	if in.sample != nil {
+		s.RegionsSampleReport = rundir.RegionsSampleMD
+	}
+	res.summaryIn = s
+	res.summary = summary.Build(s, in.cfg.Summary)
+	// A figure that is not finite is refused before any of the summary's
+	// files is written: none is made rather than one full of NaN.
+	if err := input.CheckFinite(res.summary); err != nil {
+		res.summaryErr = fmt.Errorf("%s: %w: an input holds values no real run has (a figure made from them passes the largest float64)", rundir.SummaryJSON, err)
+	}
+	return res
+}
+
+// output is one derived file or folder as rendered, or why it is not made.
+type output struct {
+	rel    string
+	data   []byte
+	stream func(io.Writer) error // a file written as it is made (the trace)
+	// dir is a folder replaced whole; records are the files of it the
+	// manifest lists.
+	dir     []rundir.File
+	isDir   bool
+	records []string
+	status  rundir.Status // "" is complete
+	reason  string
+	// missing is why the output is not made: recorded missing, and an
+	// earlier rebuild's copy removed. fails says that this also fails the
+	// rebuild.
+	missing error
+	fails   bool
+	// removeNow removes an earlier copy at once (else RemoveStale does,
+	// and says so in a note).
+	removeNow bool
+	// skipped is why an optional output is not made (a chart without
+	// data): recorded skipped, an earlier copy removed.
+	skipped string
+	// forget: the run has no input for it at all: removed, and dropped
+	// from the manifest.
+	forget bool
+}
+
+// renderFiles renders every derived file but the summary's pages and
+// report.md, from the result alone.
+func renderFiles(res *result) []output {
+	in := res.in
+	var out []output
+	out = append(out, regionsOutput(rundir.RegionsDir, rundir.RegionsMD, rundir.RegionsJSON, in.reg, in.rerr))
+	out = append(out, timelineOutputs(res)...)
+	out = append(out, regionsOutput(rundir.RegionsSampleDir, rundir.RegionsSampleMD, rundir.RegionsSampleJSON, in.sample, in.serr))
+	out = append(out, kernelsOutputs(in.tab, in.kerr, in.cfg.TopN, res.rules, res.samples)...)
+	if res.summaryErr == nil {
+		out = append(out, operatorsOutput(res))
+		out = append(out, chartOutputs(res.summary)...)
+	}
+	return out
+}
+
+// regionsOutput is a region report's folder, or why it is missing.
+func regionsOutput(dir, md, js string, rep *regions.Report, why error) output {
+	o := output{rel: dir, isDir: true, records: []string{md, js}}
+	if why != nil {
+		o.missing = why
+		return o
+	}
+	files, err := render.RegionsDirFiles(rep)
+	if err != nil {
+		o.missing, o.fails = err, true
+		return o
+	}
+	o.dir = files
+	return o
+}
+
+// timelineOutputs are the CUPTI timeline's files: the trace, the phases,
+// the check against the oracle.
+func timelineOutputs(res *result) []output {
+	in := res.in
+	derived := []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON}
+	var out []output
+	switch {
+	case !in.cupti:
+		for _, rel := range derived {
+			out = append(out, output{rel: rel, forget: true})
+		}
+		return out
+	case in.tlErr != nil:
+		for _, rel := range derived {
+			out = append(out, output{rel: rel, missing: in.tlErr, removeNow: true})
+		}
+		return out
+	}
+	tl := in.tl
+	out = append(out, output{rel: rundir.TimelineTrace, stream: func(w io.Writer) error { return render.TraceGzip(w, tl) }})
+	var ph bytes.Buffer
+	out = append(out, jsonOutput(rundir.TimelinePhases, &ph, render.PhasesJSON(&ph, res.phases)))
+	switch {
+	case res.checkErr != nil:
+		out = append(out, output{rel: rundir.OracleCheckJSON, missing: res.checkErr, fails: true, removeNow: true})
+	case res.check == nil:
+		out = append(out, output{rel: rundir.OracleCheckJSON, forget: true})
+	default:
+		var b bytes.Buffer
+		out = append(out, jsonOutput(rundir.OracleCheckJSON, &b, render.OracleCheckJSON(&b, *res.check)))
+	}
+	return out
+}
+
+// jsonOutput is a rendered file, or the rendering's error.
+func jsonOutput(rel string, b *bytes.Buffer, err error) output {
+	if err != nil {
+		return output{rel: rel, missing: err, fails: true}
+	}
+	return output{rel: rel, data: b.Bytes()}
+}
+
+// kernelsOutputs are kernels.md (the top N) and kernels.json (every
+// kernel of the table's scope, its contract), or why they are missing.
+func kernelsOutputs(tab *model.KernelTable, why error, topN int, rules map[string][]kernels.Rule, samples map[string]*summary.Sample) []output {
+	if why != nil {
+		return []output{{rel: rundir.KernelsMD, missing: why}, {rel: rundir.KernelsJSON, missing: why}}
+	}
+	var md, js bytes.Buffer
+	return []output{
+		jsonOutput(rundir.KernelsMD, &md, render.KernelsMarkdown(&md, tab.Top(topN))),
+		jsonOutput(rundir.KernelsJSON, &js, render.KernelsJSON(&js, *tab, rules, samples)),
+	}
+}
+
+// operatorsOutput is operators.md: the workload's operator table, or why
+// there is none.
+func operatorsOutput(res *result) output {
+	s := res.summary
+	var ops []workload.Operator
+	if w := res.summaryIn.Workload; w != nil {
+		ops = w.Operators
+	}
+	var b bytes.Buffer
+	o := jsonOutput(rundir.OperatorsMD, &b, render.OperatorsMarkdown(&b, res.in.runID, ops, s.Operators.Missing))
+	if s.Operators.Missing != "" {
+		o.status, o.reason = rundir.StatusPartial, s.Operators.Missing
+	}
+	return o
+}
+
+// chartOutputs are the summary's charts, each drawn or skipped with why.
+func chartOutputs(s *summary.Summary) []output {
+	var out []output
+	for _, c := range drawCharts(s) {
+		if c.Missing != "" {
+			out = append(out, output{rel: c.Path, skipped: c.Missing})
+		} else {
+			out = append(out, output{rel: c.Path, data: c.SVG})
+		}
+	}
+	return out
+}
+
+// renderSummary renders the summary's pages (stakeholder_summary.md,
+// report.html, summary.json); failed are the outputs that could not be
+// written, so that a chart or the trace that is not there is said missing.
+func renderSummary(res *result, failed map[string]error) []output {
+	rels := []string{rundir.StakeholderSummary, rundir.ReportHTML, rundir.SummaryJSON}
+	if res.summaryErr != nil {
+		var out []output
+		for _, rel := range rels {
+			out = append(out, output{rel: rel, missing: res.summaryErr, fails: true})
+		}
+		return out
+	}
+	s := res.summary
+	if err := failed[rundir.TimelineTrace]; err != nil {
+		s.Trace = ""
+	}
+	var cs []render.Chart
+	for _, c := range drawCharts(s) {
+		if err := failed[c.Path]; err != nil {
+			c.Missing = err.Error()
+		}
+		cs = append(cs, c)
+	}
+	var md, page, js bytes.Buffer
+	out := []output{
+		jsonOutput(rundir.StakeholderSummary, &md, render.SummaryMarkdown(&md, s, cs)),
+		jsonOutput(rundir.ReportHTML, &page, render.SummaryHTML(&page, res.in.runID, md.Bytes(), cs)),
+		jsonOutput(rundir.SummaryJSON, &js, render.SummaryJSON(&js, s)),
+	}
+	if gaps := s.Gaps(); len(gaps) > 0 {
+		for i := range out[:2] {
+			out[i].status, out[i].reason = rundir.StatusPartial, "sections without data: "+strings.Join(gaps, "; ")
+		}
+	}
+	return out
+}
+
+// committer writes a rebuild's outputs into the run and records each in
+// the manifest, collecting what failed.
+type committer struct {
+	run    *rundir.Run
+	errs   []error
+	failed map[string]error // outputs that could not be written, by path
+}
+
+// prepare brings the manifest in line with MAIN: what killed writers left
+// goes (it was never part of the run), the inputs are recorded, what is
+// not there is absent, and notes a rebuild says again are dropped.
+func (c *committer) prepare() {
+	c.failed = map[string]error{}
+	if err := c.run.Sweep(); err != nil {
+		c.errs = append(c.errs, err)
+	}
+	c.run.ClearRebuild()
+	recordInputs(c.run)
+	c.run.CheckPresence()
+	c.run.DropNotes(func(n string) bool { return staleNote(n) || strings.HasPrefix(n, anomalyNote) })
+}
+
+// record notes what the reading found, and marks the run partial for a
+// recording whose anomalies change its numbers.
+func (c *committer) record(in *inputs) {
+	for _, n := range in.notes {
+		c.run.Note("%s", n)
+	}
+	if k := len(in.anomalies); k > 0 {
+		c.run.MarkPartial(fmt.Sprintf("%sthe recording holds %d %s that change%s its numbers (the summary's Anomalies section and the manifest's notes say which)",
+			rundir.RebuildPartial, k, plural(k, "anomaly", "anomalies"), plural(k, "s", "")))
+	}
+	for _, p := range in.tlProcesses() {
+		c.run.Record(p.file, p.status, p.reason)
+	}
+	c.errs = append(c.errs, in.errs...)
+}
+
+// write commits each output and records it.
+func (c *committer) write(outs []output) {
+	run := c.run
+	for _, o := range outs {
+		records := o.records
+		if len(records) == 0 {
+			records = []string{o.rel}
+		}
+		recordAll := func(st rundir.Status, reason string) {
+			for _, r := range records {
+				run.Record(r, st, reason)
+			}
+		}
+		var err error
+		switch {
+		case o.forget:
+			run.Remove(o.rel)
+			run.Forget(o.rel)
+			continue
+		case o.skipped != "":
+			run.Remove(o.rel) // an earlier rebuild's is not this one's
+			run.Record(o.rel, rundir.StatusSkipped, o.skipped)
+			continue
+		case o.missing != nil && o.isDir:
+			// The folders above it are MAIN's, never a link out of it:
+			// RemoveAll would remove what the link points into.
+			if err = rundir.MkdirIn(run.Dir, run.Path(parentOf(o.rel))); err == nil {
+				err = rundir.RemoveAllIn(run.Dir, run.Path(o.rel))
+			}
+			if err == nil {
+				recordAll(rundir.StatusMissing, o.missing.Error())
+				if o.fails {
+					c.errs = append(c.errs, o.missing)
+				}
+				continue
+			}
+		case o.missing != nil:
+			if o.removeNow {
+				run.Remove(o.rel)
+			}
+			recordAll(rundir.StatusMissing, o.missing.Error())
+			if o.fails {
+				c.errs = append(c.errs, o.missing)
+			}
+			continue
+		case o.isDir:
+			if err = rundir.MkdirIn(run.Dir, run.Path(parentOf(o.rel))); err == nil {
+				err = rundir.ReplaceDirIn(run.Dir, run.Path(o.rel), o.dir)
+			}
+		case o.stream != nil:
+			err = run.WriteStream(o.rel, o.stream)
+		default:
+			err = rundir.WriteFileAtomicIn(run.Dir, run.Path(o.rel), o.data)
+		}
+		if err != nil {
+			c.failed[o.rel] = err
+			recordAll(rundir.StatusMissing, err.Error())
+			c.errs = append(c.errs, err)
+			continue
+		}
+		st := o.status
+		if st == "" {
+			st = rundir.StatusComplete
+		}
+		recordAll(st, o.reason)
+	}
+}
+
+// finish removes what an earlier rebuild made from a source that now
+// fails, marks the run partial where derived files are not made from their
+// sources, and writes report.md from the manifest as it now stands.
+func (c *committer) finish(res *result) error {
+	run := c.run
+	if res.summaryErr != nil {
+		// A run without its summary is not complete.
+		run.MarkPartial(rundir.RebuildPartial + "the summary could not be made: " + res.summaryErr.Error())
+	}
+	if removed, err := run.RemoveStale(); err != nil {
+		c.errs = append(c.errs, err)
+	} else if len(removed) > 0 {
+		run.Note("rebuild: removed %s, made earlier from a source that now fails (the manifest says why)", strings.Join(removed, ", "))
+	}
+	run.CheckPresence()
+	// One source that fails feeds several files: say it once.
+	var once []error
+	seen := map[string]bool{}
+	for _, e := range c.errs {
+		if e != nil && !seen[e.Error()] {
+			seen[e.Error()] = true
+			once = append(once, e)
+		}
+	}
+	partial := func() {
+		// A run rebuilt in part is not complete: its derived files are not
+		// all made from its sources (the next rebuild clears this mark).
+		run.MarkPartial(rundir.RebuildPartial + "derived files not made from their sources (" + rundir.ReportMD + " says which and why)")
+	}
+	if len(once) > 0 {
+		partial()
+	}
+	var b bytes.Buffer
+	err := render.IndexMarkdown(&b, run.Manifest(), render.CuptiSection(cuptiFacts(res, c.failed)))
+	if err == nil {
+		err = run.Write(rundir.ReportMD, b.Bytes())
+	}
+	if err != nil {
+		// report.md says why the others are partial: without it, say so
+		// in the manifest, which is written after this.
+		once = append(once, err)
+		partial()
+	}
+	return errors.Join(once...)
+}
+
+// cuptiFacts are report.md's facts of the CUPTI run; nil without one.
+func cuptiFacts(res *result, failed map[string]error) *render.CuptiFacts {
+	in := res.in
+	if !in.cupti {
+		return nil
+	}
+	f := &render.CuptiFacts{Files: in.cuptiFiles, Trace: rundir.TimelineTrace, Overhead: in.overhead, OraclePath: rundir.OracleJSON}
+	if failed[rundir.OracleCheckJSON] == nil {
+		f.Check = res.check
+	}
+	return f
+}
+
+// processRecord is a CUPTI record file's status in the manifest.
+type processRecord struct {
+	file, reason string
+	status       rundir.Status
+}
+
+// tlProcesses are the record files the timeline read, each complete or
+// cut short.
+func (in *inputs) tlProcesses() []processRecord {
+	if in.tl == nil {
+		return nil
+	}
+	var out []processRecord
+	for _, p := range in.tl.Processes {
+		if p.Truncation != "" {
+			out = append(out, processRecord{p.File, "cut short (" + p.Truncation + "): the process ended without writing its last records (a crash or a kill); what it flushed before is kept", rundir.StatusPartial})
+		} else {
+			out = append(out, processRecord{p.File, "", rundir.StatusComplete})
+		}
+	}
+	return out
+}
+
+// parentOf is the folder of a slash-separated path ("." at the top).
+func parentOf(rel string) string {
+	if i := strings.LastIndex(rel, "/"); i >= 0 {
+		return rel[:i]
+	}
+	return "."
+}
