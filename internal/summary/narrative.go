@@ -296,6 +296,12 @@ func narrate(s *Summary) Narrative {
 		}
 	}
 
+	// 2a. A warm-up that one-time setup slowed, said with its cost: it is
+	// left out of every steady-state figure.
+	if w := warmupFinding(s); w != "" {
+		say("%s", w)
+	}
+
 	// 2b. Communication, in a multi-rank run: the decode phase's rank
 	// that communicates most.
 	if r := communicationFinding(s); r != nil {
@@ -444,9 +450,13 @@ func narrate(s *Summary) Narrative {
 			ranks = append(ranks, f.rank)
 		}
 		total := g.total
+		gain := ""
+		if s.Kernels.TotalMS > 0 {
+			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s; at most the phases' GPU-busy time, which the what-if ladder gives", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText())
+		}
 		advise(Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
-			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all (rules' estimates overlap: they do not add up). %s",
-			g.rule.Name, g.rule.Severity, join(on), total, ruleDetail(g.rule.Advice, g.bestRank, len(g.on)))})
+			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all%s (rules' estimates overlap: they do not add up). %s",
+			g.rule.Name, g.rule.Severity, join(on), total, gain, ruleDetail(g.rule.Advice, g.bestRank, len(g.on)))})
 	}
 	if len(n.Recommendations) == 0 && len(n.Lines) > 0 {
 		advise(Recommendation{Kind: "none", Text: "No rule fired on this run's numbers: read the kernel table and the regions below."})
@@ -684,4 +694,33 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// OneTimeSetupFactor is how much larger a warm-up instance's largest gap
+// must be than the steady instances' for the warm-up to be named one-time
+// setup (kernel plans, autotuning, lazy loading).
+const OneTimeSetupFactor = 10
+
+// warmupFinding names the top-level phase whose warm-up cost the most, as
+// one-time setup where its largest gap dwarfs the steady ones: "" when no
+// phase had a warm-up.
+func warmupFinding(s *Summary) string {
+	var worst *PhaseRow
+	for i, r := range s.Phases.Rows {
+		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Instances == 0 {
+			continue
+		}
+		if worst == nil || r.Warmup.WallMS-r.PerInstance(r.WallMS) > worst.Warmup.WallMS-worst.PerInstance(worst.WallMS) {
+			worst = &s.Phases.Rows[i]
+		}
+	}
+	if worst == nil {
+		return ""
+	}
+	w := worst.Warmup
+	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", worst.Phase, w.WallMS, worst.PerInstance(worst.WallMS))
+	if g := w.LargestGap; g != nil && (worst.LargestGap == nil || g.MS > OneTimeSetupFactor*worst.LargestGap.MS) {
+		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, Short(g.After))
+	}
+	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart)."
 }
