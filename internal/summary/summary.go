@@ -329,12 +329,12 @@ const (
 )
 
 // ScopeText is the kernel table's scope for a sentence: "in the profiled
-// ranges (prefill, decode_all)" or "whole run".
+// ranges (prefill, decode_all)" or "in the whole run".
 func (k Kernels) ScopeText() string {
 	if k.Scope == ScopeRanges {
 		return ScopeRanges + " (" + strings.Join(k.Ranges, ", ") + ")"
 	}
-	return ScopeWholeRun
+	return "in the " + ScopeWholeRun
 }
 
 // Kernel is one top kernel.
