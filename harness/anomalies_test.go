@@ -68,6 +68,11 @@ func TestRecordingAnomalies(t *testing.T) {
 		}), "impossible times"},
 		{synth.LinkRecords(), "is a symbolic link"},
 		{synth.LinkRecordsDir(), "timeline/cupti is a symbolic link out of the run: not read"},
+		// issue 35: a file cut at a line boundary (no end line, the last
+		// records gone), a header-only file, an empty one
+		{synth.EditRecords("cut-at-line", func(l []string) []string { return l[:len(l)/2] }), "cut short (no E line"},
+		{synth.EditRecords("header-only", func(l []string) []string { return l[:1] }), "cut short (no E line"},
+		{synth.EmptyRecords(), "no process of the run recorded a kernel"},
 		{synth.Remove("timeline/cupti/cupti-1234.tsv.gz").As("records-missing"), "the session recorded it (the manifest lists it) and it is not in the run"},
 	} {
 		t.Run(c.edit.Label, func(t *testing.T) {
@@ -82,6 +87,12 @@ func TestRecordingAnomalies(t *testing.T) {
 			assert.NotContains(t, r.summary, "kernel ms -", "no negative time")
 		})
 	}
+
+	// A recorded run unpacked (its record files gunzipped) is the same
+	// run: complete, the same kernels.
+	gunzipped := rebuilt(t, synth.Run(t, smallCupti, synth.GunzipRecords()))
+	assert.Equal(t, "complete", gunzipped.manifest.Status, "%v", gunzipped.manifest.Notes)
+	assert.Equal(t, clean.kernels, gunzipped.kernels)
 
 	// Each launch counted once: the kernel table of the run whose every
 	// kernel record is twice is the recorded run's.

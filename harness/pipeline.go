@@ -560,10 +560,12 @@ func (in *inputs) tlProcesses() []processRecord {
 	}
 	var out []processRecord
 	for _, p := range in.tl.Processes {
+		// one entry a record file, plain or gzipped (rundir.Run.Stored)
+		file := strings.TrimSuffix(p.File, ".gz")
 		if p.Truncation != "" {
-			out = append(out, processRecord{p.File, "cut short (" + p.Truncation + "): the process ended without writing its last records (a crash or a kill); what it flushed before is kept", rundir.StatusPartial})
+			out = append(out, processRecord{file, "cut short (" + p.Truncation + "): the process ended without writing its last records (a crash or a kill); what it flushed before is kept", rundir.StatusPartial})
 		} else {
-			out = append(out, processRecord{p.File, "", rundir.StatusComplete})
+			out = append(out, processRecord{file, "", rundir.StatusComplete})
 		}
 	}
 	return out

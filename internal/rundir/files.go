@@ -53,6 +53,9 @@ func CuptiFileAnomalies(run *Run) []string {
 		if a.Status != StatusAbsent || !strings.HasPrefix(rel, TimelineCupti+"/") || !isCuptiRecord(path.Base(a.Path)) || seen[rel] {
 			continue
 		}
+		if _, ok := run.Stored(rel); ok {
+			continue // there, plain or gzipped (a recorded copy gunzipped)
+		}
 		seen[rel] = true
 		out = append(out, fmt.Sprintf("%s: the session recorded it (the manifest lists it) and it is not in the run: its process is missing from the timeline", rel))
 	}

@@ -374,7 +374,7 @@ func (r *Run) RecordStepTime(st StepTime) {
 }
 
 // Record sets an artifact's status; a later record of the same path
-// replaces the earlier one.
+// (or of it gzipped, path.gz) replaces the earlier one.
 func (r *Run) Record(rel string, st Status, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -385,6 +385,9 @@ func (r *Run) Record(rel string, st Status, reason string) {
 	if fi, err := StatIn(r.Dir, r.Path(rel)); err == nil && !fi.IsDir() {
 		a.Bytes = fi.Size()
 	}
+	// An entry of rel.gz is the same file, gzipped in a recorded copy:
+	// rel's record replaces it (CheckPresence finds it stored as .gz).
+	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(x Artifact) bool { return x.Path == rel+".gz" })
 	for i := range r.manifest.Artifacts {
 		if r.manifest.Artifacts[i].Path == rel {
 			r.manifest.Artifacts[i] = a

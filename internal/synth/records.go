@@ -87,3 +87,62 @@ func LinkRecordsDir() Edit {
 		return os.Symlink(outside, in)
 	}}
 }
+
+// GunzipRecords stores every gzipped CUPTI record file of a copied run
+// plain, as a user who unpacked a recorded run would.
+func GunzipRecords() Edit {
+	return Edit{Label: "records-gunzipped", Apply: func(dir string) error {
+		files, err := filepath.Glob(filepath.Join(dir, "timeline", "cupti", "cupti-*.tsv.gz"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				return err
+			}
+			plain, err := io.ReadAll(zr)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(strings.TrimSuffix(f, ".gz"), plain, 0o644); err != nil {
+				return err
+			}
+			if err := os.Remove(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// EmptyRecords makes every CUPTI record file of a copied run empty (no
+// byte, gzipped where it was): what a process killed before its first
+// flush leaves.
+func EmptyRecords() Edit {
+	return Edit{Label: "records-empty", Apply: func(dir string) error {
+		files, err := filepath.Glob(filepath.Join(dir, "timeline", "cupti", "cupti-*.tsv*"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			var out []byte
+			if strings.HasSuffix(f, ".gz") {
+				var z bytes.Buffer
+				zw := gzip.NewWriter(&z)
+				if err := zw.Close(); err != nil {
+					return err
+				}
+				out = z.Bytes()
+			}
+			if err := os.WriteFile(f, out, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}

@@ -90,11 +90,23 @@ const MaxKernelNS = int64(3600e9)
 // never popped, change none of the program's).
 func (tl *Timeline) Anomalies(domain string) []string {
 	var out []string
+	launches := 0
 	for _, p := range tl.Processes {
+		launches += len(p.Kernels)
+		if p.Truncation != "" {
+			out = append(out, fmt.Sprintf("%s: cut short (%s): its process's numbers stop at its last flushed record", p.File, p.Truncation))
+		}
 		for _, a := range p.Anomalies {
 			if !a.Ranged || a.Domain == domain {
 				out = append(out, a.Msg)
 			}
+		}
+	}
+	if launches == 0 && len(tl.Notes) > 0 {
+		// Files with nothing in them and no process that launched a
+		// kernel: the recording is gone, not a program without kernels.
+		for _, n := range tl.Notes {
+			out = append(out, n+": no process of the run recorded a kernel")
 		}
 	}
 	return out
