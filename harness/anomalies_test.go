@@ -187,3 +187,22 @@ func TestFallbackSourceNamed(t *testing.T) {
 	assert.Contains(t, r.findings, "the deep pass's sample of launches")
 	assert.NotContains(t, r.findings, "ncu timing pass")
 }
+
+// TestProgramFailureSaidFirst (issue 35): a run whose program failed
+// opens its summary with what failed, and that the figures cover only what
+// ran before; summary.json says it too.
+func TestProgramFailureSaidFirst(t *testing.T) {
+	reason := "timeline-cupti: python3 was killed by SIGKILL (sent by the kernel's out-of-memory killer, a scheduler's limit or a timeout: check dmesg and the job's memory limit): iteration 4 of 6"
+	dir := synth.Run(t, smallCupti, synth.EditJSON("killed", rundir.ManifestJSON, func(m map[string]any) error {
+		m["status"], m["reason"] = "partial", reason
+		return nil
+	}))
+	r := rebuilt(t, dir)
+	require.NotEmpty(t, r.findings)
+	first := strings.SplitN(strings.TrimPrefix(r.findings, "## Findings\n\n- "), "\n", 2)[0]
+	assert.Contains(t, first, "The session did not finish: timeline-cupti: python3 was killed by SIGKILL")
+	assert.Contains(t, first, "cover only what the program ran and recorded before that")
+	var s struct{ Partial string }
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &s))
+	assert.Equal(t, reason, s.Partial)
+}

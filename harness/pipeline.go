@@ -129,6 +129,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.errs = append(in.errs, in.serr)
 	}
 	in.summary = summaryInputs(run, cfg, in.src, in.tab, in.kerr, in.reg, in.rerr)
+	if m := run.Manifest(); m.Status != rundir.StatusComplete && !strings.HasPrefix(m.Reason, rundir.RebuildPartial) {
+		in.summary.SessionPartial = m.Reason
+	}
 	if in.summary.WorkloadMissing != "" && in.src.stages.ok && in.src.stages.path == rundir.Stage1Report {
 		// The workload's report is there and cannot be read: the summary
 		// goes without stages, and the rebuild says so in its exit.

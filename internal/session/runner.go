@@ -22,7 +22,9 @@ type Command struct {
 
 // Result is how a command ended.
 type Result struct {
-	ExitCode    int  // -1 when killed by a signal
+	ExitCode int // -1 when killed by a signal
+	// Signal is the signal that killed the command; 0 when it exited.
+	Signal      syscall.Signal
 	Interrupted bool // the context ended first (Ctrl-C, a step's deadline): the command was stopped
 	Duration    time.Duration
 }
@@ -86,6 +88,9 @@ func (e ExecRunner) Run(ctx context.Context, c Command) (Result, error) {
 	case err == nil:
 	case errors.As(err, &ee):
 		res.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal()
+		}
 	default:
 		return res, err
 	}

@@ -41,6 +41,11 @@ func TestMain(m *testing.M) {
 	case "sleep":
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "killed":
+		// A program the OOM killer ends.
+		fmt.Println("allocating")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
 	case "hang":
 		// A workload that hangs and ignores SIGINT: only SIGKILL ends it.
 		signal.Ignore(syscall.SIGINT)
@@ -64,6 +69,17 @@ func TestExecRunnerExitAndStreams(t *testing.T) {
 	_, err = ExecRunner{}.Run(context.Background(), Command{Argv: []string{"/no/such/ncu"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "start /no/such/ncu")
+}
+
+// TestExecRunnerNamesTheSignal (issue 35): a program killed by a signal
+// says which, and what usually sends it ("exited with status -1" named
+// none).
+func TestExecRunnerNamesTheSignal(t *testing.T) {
+	res, err := ExecRunner{}.Run(context.Background(), Command{Argv: []string{os.Args[0]}, Env: []string{"DEEPPROF_TEST_HELPER=killed"}})
+	require.NoError(t, err)
+	assert.Equal(t, syscall.SIGKILL, res.Signal)
+	assert.Equal(t, "SIGKILL", signalName(res.Signal))
+	assert.Contains(t, signalWhy(res.Signal), "out-of-memory killer")
 }
 
 // TestExecRunnerKillsTheGroup: an interrupted command takes its children

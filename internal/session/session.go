@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -911,11 +912,36 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		}
 		return stopped
 	}
+	if res.Signal != 0 {
+		tail := lastLines(log.Bytes(), 5)
+		return fmt.Errorf("%s was killed by %s (%s): %s", filepath.Base(st.Argv[0]), signalName(res.Signal), signalWhy(res.Signal), tail)
+	}
 	if res.ExitCode != 0 {
 		tail := lastLines(log.Bytes(), 5)
 		return fmt.Errorf("%s exited with status %d: %s", filepath.Base(st.Argv[0]), res.ExitCode, tail)
 	}
 	return nil
+}
+
+// signalName is a signal as a shell names it (SIGKILL), else its number.
+func signalName(sig syscall.Signal) string {
+	names := map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT",
+		syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGILL: "SIGILL"}
+	if n, ok := names[sig]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+// signalWhy is what usually sends sig to a program, for the next step.
+func signalWhy(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGKILL:
+		return "sent by the kernel's out-of-memory killer, a scheduler's limit or a timeout: check dmesg and the job's memory limit"
+	case syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGILL, syscall.SIGFPE, syscall.SIGABRT:
+		return "the program crashed: its log's last lines say where"
+	}
+	return "sent from outside the program: " + sig.String()
 }
 
 // profile runs an ncu profiling step and judges what ncu printed.

@@ -191,7 +191,12 @@ func narrate(s *Summary) Narrative {
 	say := func(format string, args ...any) { n.Lines = append(n.Lines, fmt.Sprintf(format, args...)) }
 	advise := func(r Recommendation) { n.Recommendations = append(n.Recommendations, r) }
 
-	// 0. A recording whose numbers are not whole says so first.
+	// 0. A session that did not finish says so first: what failed, and
+	// that the figures cover only what ran before.
+	if s.Partial != "" {
+		say("The session did not finish: %s. The figures below cover only what the program ran and recorded before that.", strings.TrimSuffix(oneLine(s.Partial), "."))
+	}
+	// A recording whose numbers are not whole says so next.
 	if k := len(s.Anomalies); k > 0 {
 		what := fmt.Sprintf("%d anomalies", k)
 		if k == 1 {
@@ -723,4 +728,15 @@ func warmupFinding(s *Summary) string {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, Short(g.After))
 	}
 	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart)."
+}
+
+// oneLine is s on one line: a traceback's lines joined, the last kept
+// whole (it names the error), at most maxReasonRunes in all.
+func oneLine(s string) string {
+	const maxReasonRunes = 600
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > maxReasonRunes {
+		s = "…" + string(r[len(r)-maxReasonRunes:])
+	}
+	return s
 }

@@ -52,7 +52,11 @@ type Inputs struct {
 	KernelsSource string
 	// KernelRanges are the NVTX ranges the kernel table covers (the
 	// rebuild's one decision); none: the whole run.
-	KernelRanges   []string
+	KernelRanges []string
+	// SessionPartial is why the session that made the run did not finish
+	// (the program failed, was killed or stopped; a step failed): the
+	// manifest's reason; "" for a session that did.
+	SessionPartial string
 	KernelsMissing string
 
 	// Metrics are the deep pass's per-kernel metrics, by kernel name.
@@ -155,6 +159,9 @@ type Summary struct {
 	Anomalies []string `json:"anomalies,omitempty"`
 	// Trace is the run's timeline trace (Inputs.Trace); absent when none.
 	Trace string `json:"trace,omitempty"`
+	// Partial is why the session did not finish (Inputs.SessionPartial):
+	// the first finding says it; absent when it did.
+	Partial string `json:"partial,omitempty"`
 
 	workloadRanges json.RawMessage // the workload report's "ranges"
 	names          model.Names     // which stages and ranges are prefill and decode (phases.*)
@@ -440,7 +447,7 @@ func Build(in Inputs, opt Options) *Summary {
 	if opt.BoundThresholdPct <= 0 {
 		opt.BoundThresholdPct = 60
 	}
-	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases}
+	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases, Partial: in.SessionPartial}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
 		in.Workload = opt.Facts.fill(in.Workload)
