@@ -400,6 +400,9 @@ func (l *loader) compose(ref, from, pos string) error {
 		l.sources = append(l.sources, path)
 		return nil // an empty file
 	}
+	if err := checkNodes(path, doc.Content[0], 0); err != nil {
+		return err
+	}
 	root := resolve(doc.Content[0])
 	if isNull(root) {
 		l.sources = append(l.sources, path)
@@ -731,4 +734,36 @@ func (l *loader) groupNames(group string) []string {
 		}
 	}
 	return out
+}
+
+// MaxDepth is the deepest nesting of mappings and lists a profile may have:
+// far above any deepprof profile (4), far below what makes reading one
+// slow.
+const MaxDepth = 32
+
+// checkNodes refuses what a profile never holds, before it is read: a key
+// given twice in one mapping (both lines named: the last would silently
+// win) and nesting deeper than MaxDepth.
+func checkNodes(path string, n *yaml.Node, depth int) error {
+	if depth > MaxDepth {
+		return fmt.Errorf("%s:%d: nested deeper than %d levels: not a deepprof profile", path, n.Line, MaxDepth)
+	}
+	if n.Kind == yaml.MappingNode {
+		first := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode {
+				if line, ok := first[k.Value]; ok {
+					return fmt.Errorf("%s:%d: %s is given twice (first at line %d): give each key once", path, k.Line, k.Value, line)
+				}
+				first[k.Value] = k.Line
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if err := checkNodes(path, c, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -23,6 +23,9 @@ func (r *Range) Levels() []model.Range {
 	}
 	n := min(r.Depth, model.MaxRangeDepth+1)
 	c := r
+	if r.capped != nil {
+		c = r.capped
+	}
 	for c != nil && c.Depth > n {
 		c = c.Parent
 	}
@@ -31,6 +34,18 @@ func (r *Range) Levels() []model.Range {
 		lv[i] = level(c)
 	}
 	return lv
+}
+
+// setDepth sets a push/pop range's depth from its parent's, and the
+// ancestor its levels start from.
+func (r *Range) setDepth() {
+	r.Depth, r.capped = 1, r
+	if r.Parent != nil {
+		r.Depth = r.Parent.Depth + 1
+		if r.Depth > model.MaxRangeDepth+1 && r.Parent.capped != nil {
+			r.capped = r.Parent.capped
+		}
+	}
 }
 
 // Path is the region name of r's stack, as the regions report writes it:

@@ -51,28 +51,57 @@ type PhaseOptions struct {
 	NestedDepth int
 }
 
-// ancestor is the phase range of a launch made inside r: its ancestor at
-// Depth, counting the ranges of Domains only (every range when nil).
-func (opt PhaseOptions) ancestor(r *Range) *Range {
-	if opt.Domains == nil {
-		return r.Ancestor(opt.Depth)
+// ancestry finds the phase range of each range (its ancestor at
+// opt.Depth, counting the ranges of opt.Domains only, every range when
+// nil), once per range: time linear in the ranges, however deep they nest.
+type ancestry struct {
+	opt   PhaseOptions
+	depth map[*Range]int    // ranges of Domains from the outermost down to r, r included
+	at    map[*Range]*Range // the phase range of r; nil: none
+}
+
+func newAncestry(opt PhaseOptions) *ancestry {
+	return &ancestry{opt: opt, depth: map[*Range]int{}, at: map[*Range]*Range{}}
+}
+
+func (a *ancestry) counts(r *Range) bool {
+	return a.opt.Domains == nil || slices.Contains(a.opt.Domains, r.Domain)
+}
+
+func (a *ancestry) depthOf(r *Range) int {
+	if r == nil {
+		return 0
 	}
-	n := 0
-	for x := r; x != nil; x = x.Parent {
-		if slices.Contains(opt.Domains, x.Domain) {
-			n++
-		}
+	if d, ok := a.depth[r]; ok {
+		return d
 	}
-	for x := r; x != nil; x = x.Parent {
-		if !slices.Contains(opt.Domains, x.Domain) {
-			continue
-		}
-		if n == opt.Depth {
-			return x
-		}
-		n--
+	d := a.depthOf(r.Parent)
+	if a.counts(r) {
+		d++
 	}
-	return nil
+	a.depth[r] = d
+	return d
+}
+
+// of is the phase range of a launch made inside r; nil when r is not
+// that deep.
+func (a *ancestry) of(r *Range) *Range {
+	if r == nil {
+		return nil
+	}
+	if x, ok := a.at[r]; ok {
+		return x
+	}
+	var x *Range
+	switch d := a.depthOf(r); {
+	case d < a.opt.Depth:
+	case d == a.opt.Depth && a.counts(r):
+		x = r
+	default:
+		x = a.of(r.Parent)
+	}
+	a.at[r] = x
+	return x
 }
 
 // PhaseReport is what the timeline tells per phase, per process and device.
@@ -448,15 +477,9 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			return a
 		}
 		paths := map[*Range]string{}
-		ancestors := map[*Range]*Range{}
+		anc := newAncestry(opt)
 		phase := func(a *devAcc, r *Range) (*phaseAcc, *instAcc) {
-			if x, ok := ancestors[r]; ok {
-				r = x
-			} else {
-				x = opt.ancestor(r)
-				ancestors[r], r = x, x
-			}
-			if r == nil {
+			if r = anc.of(r); r == nil {
 				return nil, nil
 			}
 			name, ok := paths[r]

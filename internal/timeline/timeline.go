@@ -201,7 +201,12 @@ type Range struct {
 	Line         int    // the line that opened it
 	Parent       *Range // push/pop: the enclosing range on its thread
 	Depth        int    // push/pop: 1 for an outermost range; start/end: 0
+	// capped is r's ancestor at depth model.MaxRangeDepth+1, r itself when
+	// it is not deeper (setDepth): where Levels starts, in constant time
+	// however deep r is.
+	capped *Range
 }
+
 
 // Ancestor is the range's enclosing range at depth d (itself at its own
 // depth), or nil when it is not that deep.
@@ -571,10 +576,7 @@ func (bp *building) dropUnclosed(changes map[int64][]change) {
 			continue
 		}
 		r.Parent = closed(r.Parent)
-		r.Depth = 1
-		if r.Parent != nil {
-			r.Depth = r.Parent.Depth + 1
-		}
+		r.setDepth()
 	}
 	for _, cs := range changes {
 		for i := range cs {
@@ -610,10 +612,8 @@ func (bp *building) build() {
 		switch e.Kind {
 		case cupti.NVTXPush:
 			r := &Range{Kind: PushPop, Domain: e.Domain, Name: e.Name, Thread: e.Thread, ID: e.ID, Start: e.TS, Line: e.Line,
-				Parent: open[e.Thread], Depth: 1}
-			if r.Parent != nil {
-				r.Depth = r.Parent.Depth + 1
-			}
+				Parent: open[e.Thread]}
+			r.setDepth()
 			open[e.Thread] = r
 			p.Ranges = append(p.Ranges, r)
 			changes[e.Thread] = append(changes[e.Thread], change{e.TS, r})
