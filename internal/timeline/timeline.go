@@ -207,7 +207,6 @@ type Range struct {
 	capped *Range
 }
 
-
 // Ancestor is the range's enclosing range at depth d (itself at its own
 // depth), or nil when it is not that deep.
 func (r *Range) Ancestor(d int) *Range {
