@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,6 +74,42 @@ func TestRecordingAnomalies(t *testing.T) {
 		{synth.EditRecords("cut-at-line", func(l []string) []string { return l[:len(l)/2] }), "cut short (no E line"},
 		{synth.EditRecords("header-only", func(l []string) []string { return l[:1] }), "cut short (no E line"},
 		{synth.EmptyRecords(), "no process of the run recorded a kernel"},
+		// issue 35: numbers that overflowed or went negative
+		{synth.EditRecords("copy-maxint64", func(l []string) []string {
+			for i, x := range l {
+				if f := strings.Split(x, "\t"); f[0] == "C" {
+					f[1], f[2] = "0", "9223372036854775807"
+					l[i] = strings.Join(f, "\t")
+				}
+			}
+			return l
+		}), "copy records with impossible times"},
+		{synth.EditRecords("kernel-before-launch", func(l []string) []string {
+			for i, x := range l {
+				if f := strings.Split(x, "\t"); f[0] == "K" {
+					// 1,000 s earlier, its duration kept: before its launch call
+					start, _ := strconv.ParseInt(f[1], 10, 64)
+					end, _ := strconv.ParseInt(f[2], 10, 64)
+					f[1], f[2] = strconv.FormatInt(start-1e12, 10), strconv.FormatInt(end-1e12, 10)
+					l[i] = strings.Join(f, "\t")
+					break
+				}
+			}
+			return l
+		}), "start before their own launch call"},
+		{synth.EditRecords("copy-twice", func(l []string) []string {
+			var out []string
+			for _, x := range l {
+				out = append(out, x)
+				if strings.HasPrefix(x, "C\t") {
+					out = append(out, x)
+				}
+			}
+			return fixEnd(out)
+		}), "copy records repeat another"},
+		{synth.EditRecords("dropped-malformed", func(l []string) []string {
+			return fixEnd(slices.Insert(l, 1, "X\tdropped_records\tmany"))
+		}), `"many" is not a count`},
 		{synth.Remove("timeline/cupti/cupti-1234.tsv.gz").As("records-missing"), "the session recorded it (the manifest lists it) and it is not in the run"},
 	} {
 		t.Run(c.edit.Label, func(t *testing.T) {

@@ -475,9 +475,12 @@ func (p *Process) checkCounts(records uint64) {
 	var dropped uint64
 	for _, n := range p.Notes {
 		if n.Key == "dropped_records" {
-			if v, err := strconv.ParseUint(strings.TrimSpace(n.Value), 10, 64); err == nil {
-				dropped = max(dropped, v)
+			v, err := strconv.ParseUint(strings.TrimSpace(n.Value), 10, 64)
+			if err != nil {
+				p.anomaly(false, "", "%s:%d: dropped_records %q is not a count: the library's account of dropped records cannot be read", p.File, n.Line, n.Value)
+				continue
 			}
+			dropped = max(dropped, v)
 		}
 	}
 	if p.End != nil {
@@ -676,6 +679,7 @@ func (bp *building) build() {
 			p.Unattributed++
 		}
 	}
+	p.dropBeforeLaunch()
 	if p.Unattributed > 0 {
 		p.anomaly(false, "", "%s: %d of %d kernels have no launch call record (dropped, or the file was cut short): they belong to no range",
 			p.File, p.Unattributed, len(p.Kernels))
@@ -691,6 +695,69 @@ func (bp *building) build() {
 	slices.SortFunc(p.Copies, func(x, y Copy) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
 	})
+	p.dropCopyDuplicates()
+}
+
+// dropBeforeLaunch leaves out the kernels that start before their own
+// launch call: an impossible time (a GPU clock read wrong, an edited
+// file) that would stretch a phase's span back to it and make its launch
+// latency negative.
+func (p *Process) dropBeforeLaunch() {
+	kept := p.Kernels[:0]
+	first, n := 0, 0
+	for _, k := range p.Kernels {
+		if k.API != nil && k.Start < k.API.Start {
+			if n == 0 {
+				first = int(k.Line)
+			}
+			n++
+			continue
+		}
+		kept = append(kept, k)
+	}
+	clear(p.Kernels[len(kept):])
+	p.Kernels = kept
+	if n > 0 {
+		p.anomaly(false, "", "%s:%d: %d kernel records start before their own launch call (impossible times): left out", p.File, first, n)
+	}
+}
+
+// dropCopyDuplicates counts once the copy records that repeat another
+// (every field but the line the same): a copy recorded twice would count
+// its time and bytes twice. Copies are sorted by start.
+func (p *Process) dropCopyDuplicates() {
+	if len(p.Copies) < 2 {
+		return
+	}
+	same := func(a, b *Copy) bool {
+		a2, b2 := *a, *b
+		a2.Line, b2.Line = 0, 0
+		return a2 == b2
+	}
+	kept := p.Copies[:1]
+	first, n := 0, 0
+	for _, c := range p.Copies[1:] {
+		dup := false
+		for j := len(kept) - 1; j >= 0 && kept[j].Start == c.Start; j-- {
+			if same(&kept[j], &c) {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			if n == 0 {
+				first = c.Line
+			}
+			n++
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(p.Copies[len(kept):])
+	p.Copies = kept
+	if n > 0 {
+		p.anomaly(false, "", "%s:%d: %d copy records repeat another (the same correlation id, times, device, stream and bytes): counted once", p.File, first, n)
+	}
 }
 
 func (p *Process) problem(format string, args ...any) {
@@ -709,6 +776,24 @@ func (p *Process) anomaly(ranged bool, domain, format string, args ...any) {
 // before the start, or longer than MaxKernelNS (a sum of such times
 // passes what an int64 of nanoseconds holds).
 func (p *Process) dropImpossible() {
+	keptCopies := p.Copies[:0]
+	firstCopy, nc := 0, 0
+	for _, c := range p.Copies {
+		if c.End < c.Start || c.Start < 0 || c.End-c.Start > MaxKernelNS {
+			if nc == 0 {
+				firstCopy = c.Line
+			}
+			nc++
+			continue
+		}
+		keptCopies = append(keptCopies, c)
+	}
+	clear(p.Copies[len(keptCopies):])
+	p.Copies = keptCopies
+	if nc > 0 {
+		p.anomaly(false, "", "%s:%d: %d copy records with impossible times (an end before the start, or longer than an hour): left out",
+			p.File, firstCopy, nc)
+	}
 	kept := p.Kernels[:0]
 	first, n := 0, 0
 	for _, k := range p.Kernels {
