@@ -34,6 +34,7 @@ var Fields = map[string]string{
 	"shape":                "the workload's prompt and generated tokens and batch, from its report; a run of another shape is not compared with this baseline",
 	"kernels_from":         "the file the kernel table came from, and whether it counts every launch; a run whose kernels come from another kind of source is not compared with this baseline",
 	"mfu":                  "model FLOPs utilization by scope (model, prefill, decode), fractions of the GPU's peak; null when not available",
+	"program":              "the profiled program's name (config.yaml's workload.name); where no model names the runs, a run of another program is not compared with this baseline",
 }
 
 // DefaultTop is how many kernels a baseline keeps, by total time.
@@ -44,10 +45,12 @@ type Baseline struct {
 	Format string `json:"format"`
 	// About says what each field holds, in the file itself (Fields); it
 	// is written, and not read back.
-	About  map[string]string `json:"about,omitempty"`
-	RunID  string            `json:"run_id"`
-	Model  string            `json:"model,omitempty"`
-	Device string            `json:"device,omitempty"`
+	About map[string]string `json:"about,omitempty"`
+	RunID string            `json:"run_id"`
+	Model string            `json:"model,omitempty"`
+	// Program is the profiled program's name (Summary.Program).
+	Program string `json:"program,omitempty"`
+	Device  string `json:"device,omitempty"`
 	// Shape is the workload's tokens and batch (Summary.Shape).
 	Shape string `json:"shape,omitempty"`
 	// KernelsFrom is where the kernel table came from (Summary.KernelsFrom).
@@ -113,7 +116,7 @@ func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
 // FromSummary keeps the numbers of s that a baseline holds, with its top
 // kernels (all when top <= 0).
 func FromSummary(s *Summary, top int) *Baseline {
-	b := &Baseline{Format: Format, About: Fields, Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, MFU: s.MFU,
+	b := &Baseline{Format: Format, About: Fields, Source: s.Source, RunID: s.RunID, Model: s.Model, Program: s.Program, Device: s.Device, MFU: s.MFU,
 		Shape: s.Shape, Stages: []model.Stage{}, Regions: []Region{}}
 	if s.KernelsFrom.Path != "" {
 		from := s.KernelsFrom
@@ -137,7 +140,7 @@ func FromSummary(s *Summary, top int) *Baseline {
 
 // Summary is the baseline as one side of a comparison.
 func (b *Baseline) Summary() *Summary {
-	s := &Summary{Source: b.Source, RunID: b.RunID, Model: b.Model, Device: b.Device, Shape: b.Shape,
+	s := &Summary{Source: b.Source, RunID: b.RunID, Model: b.Model, Program: b.Program, Device: b.Device, Shape: b.Shape,
 		Kernels: b.Kernels.Rows, KernelMS: b.Kernels.TotalMS, Regions: b.Regions, MFU: b.MFU}
 	if b.RegionsEveryLaunch {
 		s.EveryLaunchRegions = b.Regions

@@ -560,6 +560,11 @@ func SetupDifferences(a, b *Summary) []string {
 	if a.Model != "" && b.Model != "" && a.Model != b.Model {
 		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", input.EscapeHidden(a.Model), input.EscapeHidden(b.Model)))
 	}
+	if (a.Model == "" || b.Model == "") && a.Program != "" && b.Program != "" && a.Program != b.Program {
+		// No model to tell them apart (a program that writes no workload
+		// report): the programs themselves.
+		diffs = append(diffs, fmt.Sprintf("run A profiled the program %s and run B %s", input.EscapeHidden(a.Program), input.EscapeHidden(b.Program)))
+	}
 	if a.Device != "" && b.Device != "" && a.Device != b.Device {
 		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", input.EscapeHidden(a.Device), input.EscapeHidden(b.Device)))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.yaml.in/yaml/v3"
 	"io"
 	"io/fs"
 	"maps"
@@ -42,7 +43,10 @@ type Summary struct {
 	Source string // the run directory or baseline file
 	RunID  string
 	Model  string // the workload's model name, "" when unknown
-	Device string // the GPU's name, "" when unknown
+	// Program is the profiled program's name (config.yaml's workload.name:
+	// a script's stem, or deepprof's workload), "" when unknown.
+	Program string
+	Device  string // the GPU's name, "" when unknown
 	// Shape is the workload's tokens and batch (workload.Report.Shape),
 	// "" when unknown.
 	Shape string
@@ -140,6 +144,16 @@ func Load(dir string) (*Summary, error) {
 	if len(s.Missing) == len(partFiles) {
 		return nil, fmt.Errorf("%s: %w: it has no %s, %s nor %s", dir, ErrNotRun,
 			rundir.Stage1Report, rundir.KernelsJSON, rundir.RegionsJSON)
+	}
+	if b, err := input.ReadFile(filepath.Join(dir, rundir.ConfigYAML)); err == nil {
+		var c struct {
+			Workload struct {
+				Name string `yaml:"name"`
+			} `yaml:"workload"`
+		}
+		if yaml.Unmarshal(b, &c) == nil {
+			s.Program = c.Workload.Name
+		}
 	}
 	name := filepath.Join(dir, rundir.SummaryJSON)
 	data, err := input.ReadFile(name)
