@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -132,9 +133,12 @@ func sameRun(dirs []string) error {
 	var first *config.Config
 	firstDir := ""
 	for _, d := range dirs {
+		if _, err := rundir.Open(d); err != nil {
+			return err // not a run directory: refused as such
+		}
 		path := filepath.Join(d, rundir.ConfigYAML)
 		if _, err := os.Lstat(path); err != nil {
-			continue
+			return fmt.Errorf("merge: %s has no %s: a node's run directory says how it was profiled there, and a merge joins only nodes that show they ran one configuration", d, rundir.ConfigYAML)
 		}
 		cfg, err := config.Parse(path)
 		if err != nil {
@@ -151,6 +155,21 @@ func sameRun(dirs []string) error {
 		// environments may place apart.
 		if a, b := first.Workload.Argv, cfg.Workload.Argv; !slices.Equal(a, b) || first.Model.Name != cfg.Model.Name {
 			return fmt.Errorf("merge: %s ran %q (model %q), %s ran %q (model %q): the nodes of one run run one program", firstDir, strings.Join(a, " "), first.Model.Name, d, strings.Join(b, " "), cfg.Model.Name)
+		}
+		// What decides the numbers: the ranges profiled, ncu's sections,
+		// the model's facts.
+		for _, c := range []struct {
+			key  string
+			a, b any
+		}{
+			{"nvtx.include", first.NVTX.Include, cfg.NVTX.Include},
+			{"nvtx.domain", first.NVTX.Domain, cfg.NVTX.Domain},
+			{"ncu.set", first.NCU.Set, cfg.NCU.Set},
+			{"model", first.Model, cfg.Model},
+		} {
+			if !reflect.DeepEqual(c.a, c.b) {
+				return fmt.Errorf("merge: %s and %s were profiled with different %s (%v against %v): the nodes of one run run one configuration", firstDir, d, c.key, c.a, c.b)
+			}
 		}
 	}
 	return nil

@@ -183,6 +183,20 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	assert.Contains(t, err.Error(), "--new-tokens=64")
 	assert.Contains(t, err.Error(), "the nodes of one run run one program")
 	assert.NoDirExists(t, out)
+
+	// issue 35: one program, profiled another way on one node
+	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(b), "set: basic", "set: full", 1)), 0o644))
+	_, _, err = runCmd([]string{"merge", "--out", out, dirs[0], dirs[1]}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "were profiled with different ncu.set (basic against full)")
+	assert.NoDirExists(t, out)
+
+	// issue 35: a node that cannot show how it was profiled
+	require.NoError(t, os.Remove(cfg))
+	_, _, err = runCmd([]string{"merge", "--out", out, dirs[0], dirs[1]}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "has no config.yaml")
+	assert.NoDirExists(t, out)
 }
 
 // kernelDevices are the devices of the run's kernels.json rows.
