@@ -164,7 +164,9 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 	if id == "" {
 		id = strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()) + "-" + time.Now().UTC().Format("150405")
 	}
-	ov := append([]string{"run.root=" + root, "run.id=" + id, "ncu.path=" + m.Ncu.Path}, opt.Overrides...)
+	// The torch.profiler check always runs in a test (timeline.oracle):
+	// a test's numbers are checked against an independent source.
+	ov := append([]string{"run.root=" + root, "run.id=" + id, "ncu.path=" + m.Ncu.Path, "timeline.oracle=true"}, opt.Overrides...)
 	cfg, err := config.Load(config.LoadOptions{Dir: opt.ProfilesDir, Profiles: opt.Profiles, Overrides: ov, Command: opt.Command})
 	if err != nil {
 		t.Fatalf("deepproftest: %v", err)

@@ -542,7 +542,8 @@ func cuptiFacts(res *result, failed map[string]error) *render.CuptiFacts {
 	if !in.cupti {
 		return nil
 	}
-	f := &render.CuptiFacts{Files: in.cuptiFiles, Trace: rundir.TimelineTrace, Overhead: in.overhead, OraclePath: rundir.OracleJSON}
+	f := &render.CuptiFacts{Files: in.cuptiFiles, Trace: rundir.TimelineTrace, Overhead: in.overhead, OraclePath: rundir.OracleJSON,
+		OracleRan: in.oracle != nil || in.oracleErr != nil}
 	if failed[rundir.OracleCheckJSON] == nil {
 		f.Check = res.check
 	}

@@ -40,7 +40,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--dry-run] [--print-config] [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]", stdout)
+	fs := newFlagSet("profile", "profile [--profile NAME]... [--profiles DIR] [--check] [--dry-run] [--print-config] [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]", stdout)
 	fs.extra = profileExamples
 	var profiles stringList
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
@@ -48,9 +48,13 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	dry := fs.Bool("dry-run", false, "run the preflight checks and print what they found, then every step's argv and outputs; run nothing")
 	printConfig := fs.Bool("print-config", false, "print the composed configuration, and where each value came from (a profile file and line, the embedded defaults, an override, the command after --), then exit")
 	noPreflight := fs.Bool("no-preflight", false, "start the session without the preflight checks (GPU, ncu, the workload's files, interpreter and imports)")
+	check := fs.Bool("check", false, "also run the torch.profiler check: the program once more under torch.profiler, its kernel times compared with the CUPTI run's (timeline.oracle=true; only a workload that supports DEEPPROF_PHASE=oracle, such as the default one, writes its figures)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
 		return err
+	}
+	if *check {
+		pos = append([]string{"timeline.oracle=true"}, pos...) // an override on the command line still wins
 	}
 	cfg, err := config.Load(config.LoadOptions{Dir: *dir, Profiles: profiles, Overrides: pos, Command: command})
 	if ce := (*config.Error)(nil); errors.As(err, &ce) && (ce.Source == "override" || ce.Key == "profile") {

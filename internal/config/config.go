@@ -184,9 +184,12 @@ type Timeline struct {
 	Tool string `koanf:"tool" yaml:"tool"` // auto (nsys, else CUPTI, else an ncu timing pass), nsys, cupti, ncu
 	// Oracle runs the workload once more under torch.profiler (CUDA activity
 	// only) when the timeline is CUPTI, and keeps its kernel figures in the
-	// run directory: the independent check of the timeline's times. Only a
-	// workload that supports DEEPPROF_PHASE=oracle (the default one) writes
-	// them; another gets a note.
+	// run directory: the independent check of the timeline's times (the
+	// torch.profiler check). Off by default: it costs a run of the program
+	// that a user did not ask for; deepprof profile --check, the GPU tests
+	// and deepproftest turn it on. Only a workload that supports
+	// DEEPPROF_PHASE=oracle (the default one) writes them; another gets a
+	// note.
 	Oracle bool `koanf:"oracle" yaml:"oracle"`
 	// The deep pass gets the fewest kernels, by total time, that cover
 	// Coverage of the timed GPU time, at least TopN and at most MaxKernels.
@@ -294,7 +297,7 @@ func Default() *Config {
 		Model:    Model{Options: map[string]any{}},
 		NVTX:     NVTX{Include: []string{}, Exclude: []string{}},
 		Phases:   model.DefaultPhases,
-		Timeline: Timeline{Tool: "auto", Oracle: true, TopN: 10, Coverage: 0.85, MaxKernels: 60, NCUClockControl: "none", NCUCacheControl: "none"},
+		Timeline: Timeline{Tool: "auto", Oracle: false, TopN: 10, Coverage: 0.85, MaxKernels: 60, NCUClockControl: "none", NCUCacheControl: "none"},
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode:        "kernel",

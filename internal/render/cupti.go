@@ -62,8 +62,10 @@ type CuptiFacts struct {
 	Trace    string   // the trace's path
 	Overhead *CuptiOverhead
 	Check    *OracleCheck
-	// OraclePath is the oracle's figures, for the link.
+	// OraclePath is the oracle's figures, for the link; OracleRan says the
+	// run has them (the check ran), whether or not they could be compared.
 	OraclePath string
+	OracleRan  bool
 }
 
 // CuptiSection is report.md's account of the CUPTI run; "" without one.
@@ -81,6 +83,12 @@ func CuptiSection(f *CuptiFacts) string {
 		strings.Join(files, ", "), f.Trace, f.Trace)
 	if f.Overhead != nil {
 		b.WriteString(overheadText(*f.Overhead))
+	}
+	switch {
+	case f.Check == nil && f.OracleRan:
+		fmt.Fprintf(&b, "The torch.profiler check ran ([%s](%s)) and could not be compared with the timeline: the manifest's entry for %s says why.\n\n", f.OraclePath, f.OraclePath, "timeline/oracle-check.json")
+	case f.Check == nil:
+		b.WriteString("The torch.profiler check did not run in this session: `deepprof profile --check` (timeline.oracle=true) runs the program once more under torch.profiler and compares its kernel times with these, where the program writes its figures (deepprof's default workload does).\n\n")
 	}
 	if c := f.Check; c != nil {
 		verdict := "agrees"

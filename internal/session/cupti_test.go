@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"github.com/llm-perf-opt/deepprof/internal/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,27 @@ func TestSessionCUPTINoOracle(t *testing.T) {
 		return strings.Contains(n, "the workload wrote no figures to $DEEPPROF_ORACLE")
 	}), "%q", m.Notes)
 	assert.NoFileExists(t, run.Path(rundir.OracleCheckJSON))
+}
+
+// TestSessionCheckOnRequest (issue 36): by default a session runs no
+// torch.profiler check (a run of the program nobody asked for); the
+// summary says the check did not run.
+func TestSessionCheckOnRequest(t *testing.T) {
+	f := cuptiFake()
+	cfg := testConfig(t, t.TempDir())
+	cfg.Timeline.Oracle = config.Default().Timeline.Oracle
+	require.False(t, cfg.Timeline.Oracle, "off by default")
+	s := newSession(t, cfg, f)
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	for _, st := range run.Manifest().Steps {
+		assert.NotEqual(t, "oracle-torch-profiler", st.Name)
+	}
+	assert.NoFileExists(t, run.Path(rundir.OracleJSON))
+	b, err := os.ReadFile(run.Path(rundir.ReportMD))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "The torch.profiler check did not run in this session")
 }
 
 // Under auto, a library that does not compile leaves the ncu timing pass,
