@@ -15,6 +15,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -242,4 +243,25 @@ func TestProgramFailureSaidFirst(t *testing.T) {
 	var s struct{ Partial string }
 	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &s))
 	assert.Equal(t, reason, s.Partial)
+}
+
+// TestRecordedKilledProgram (issue 35): a program SIGKILLed after 4 of its
+// 6 iterations, recorded on an H200 (fixtures/runs/h200-killed-sigkill):
+// the CUPTI library's flush kept its records up to the kill, the run is
+// partial, and its summary says first what killed it and that the figures
+// cover the 4 iterations it recorded.
+func TestRecordedKilledProgram(t *testing.T) {
+	dir := synth.Run(t, "../fixtures/runs/h200-killed-sigkill")
+	r := rebuilt(t, dir)
+	assert.Equal(t, "partial", r.manifest.Status)
+	first := strings.SplitN(strings.TrimPrefix(r.findings, "## Findings\n\n- "), "\n", 2)[0]
+	assert.Contains(t, first, "python3 was killed by SIGKILL (sent by the kernel's out-of-memory killer")
+	assert.Contains(t, r.summary, "cupti-503.tsv.gz: cut short (no E line")
+	var s summary.Summary
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &s))
+	for _, st := range s.Stages.Rows {
+		if st.Name == "decode_all" {
+			assert.Len(t, st.MS, 4, "the 4 iterations run before the kill")
+		}
+	}
 }
