@@ -147,9 +147,10 @@ func TestRecordedRunsLinksResolve(t *testing.T) {
 			a, ok := m.Find(rundir.NcuDeepReport)
 			if !ok {
 				// A run whose deep pass never wrote a report (the 2-GPU run,
-				// killed during it) is partial and says so.
+				// killed during it; a program killed before it) is partial
+				// and says why.
 				assert.Equal(t, rundir.StatusPartial, m.Status)
-				assert.Contains(t, m.Reason, "ncu-deep")
+				assert.NotEmpty(t, m.Reason)
 				return
 			}
 			assert.Equal(t, rundir.StatusAbsent, a.Status, "recorded runs do not keep the deep pass's report")

@@ -74,18 +74,22 @@ const CommunicationSection = "Communication"
 
 // SectionsOf are the second-level headings of s's summary, in order.
 func SectionsOf(s *summary.Summary) []string {
-	if s.Communication == nil {
-		return Sections
-	}
 	var out []string
 	for _, h := range Sections {
 		out = append(out, h)
-		if h == "GPU busy and idle per phase" {
+		if h == "Findings" && len(s.Anomalies) > 0 {
+			out = append(out, AnomaliesSection)
+		}
+		if h == "GPU busy and idle per phase" && s.Communication != nil {
 			out = append(out, CommunicationSection)
 		}
 	}
 	return out
 }
+
+// AnomaliesSection is the heading of the section that only a summary of a
+// recording with anomalies has, after "Findings".
+const AnomaliesSection = "Anomalies"
 
 // contextLine says in one line what ran where.
 func contextLine(e summary.Environment) string {
@@ -122,7 +126,7 @@ func anomalies(b *strings.Builder, as []string) {
 	if len(as) == 0 {
 		return
 	}
-	b.WriteString("## Anomalies\n\n")
+	b.WriteString("## " + AnomaliesSection + "\n\n")
 	b.WriteString("The recording holds these, and the numbers below are made from what it holds: the run is partial.\n\n")
 	for _, a := range as {
 		fmt.Fprintf(b, "- %s\n", EscapeCell(a))
