@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
@@ -264,4 +266,56 @@ func TestRecordedKilledProgram(t *testing.T) {
 			assert.Len(t, st.MS, 4, "the 4 iterations run before the kill")
 		}
 	}
+}
+
+// TestNamedPipesRefusedAtOnce (issue 35): a named pipe as manifest.json or
+// stage1/report.json hung deepprof report for ever, holding the lock; it
+// is refused at once, naming it.
+func TestNamedPipesRefusedAtOnce(t *testing.T) {
+	for _, rel := range []string{rundir.ManifestJSON, rundir.Stage1Report} {
+		t.Run(filepath.Base(rel), func(t *testing.T) {
+			dir := synth.Run(t, "../fixtures/runs/tiny-llama")
+			require.NoError(t, os.Remove(filepath.Join(dir, filepath.FromSlash(rel))))
+			input.FIFOForTest(t, filepath.Join(dir, filepath.FromSlash(rel)))
+			done := make(chan error, 1)
+			go func() { _, err := harness.Report(dir, harness.ReportOptions{}); done <- err }()
+			select {
+			case err := <-done:
+				if rel == rundir.ManifestJSON {
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), "not a regular file (a named pipe)")
+				} else {
+					require.Error(t, err, "the workload's report cannot be read: the rebuild says so")
+					assert.Contains(t, readFile(t, filepath.Join(dir, rundir.StakeholderSummary)), "not a regular file (a named pipe)")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("deepprof report still waits on the pipe after 10 s")
+			}
+		})
+	}
+}
+
+// TestRemovedNoteDescribesOneRebuild (issue 35): "rebuild: removed ...
+// made earlier from a source that now fails" stayed in the manifest for
+// ever; the next rebuild, its source mended, drops it.
+func TestRemovedNoteDescribesOneRebuild(t *testing.T) {
+	dir := synth.Run(t, smallCupti)
+	rebuilt(t, dir)
+	cfg := filepath.Join(dir, rundir.ConfigYAML)
+	good, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	// A transient failure: kernels.json's source cannot be read.
+	records, err := filepath.Glob(filepath.Join(dir, "timeline", "cupti", "cupti-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, records)
+	saved, err := os.ReadFile(records[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(records[0], []byte("not a record file\n"), 0o644))
+	r := rebuilt(t, dir)
+	assert.True(t, slices.ContainsFunc(r.manifest.Notes, func(n string) bool { return strings.HasPrefix(n, "rebuild: removed ") }), "%v", r.manifest.Notes)
+	require.NoError(t, os.WriteFile(records[0], saved, 0o644))
+	require.NoError(t, os.WriteFile(cfg, good, 0o644))
+	r = rebuilt(t, dir)
+	assert.Equal(t, "complete", r.manifest.Status)
+	assert.False(t, slices.ContainsFunc(r.manifest.Notes, func(n string) bool { return strings.HasPrefix(n, "rebuild: removed ") }), "%v", r.manifest.Notes)
 }

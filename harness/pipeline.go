@@ -22,6 +22,10 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
+// removedNote starts the note of the derived files a rebuild removed; the
+// next rebuild drops it (it describes that rebuild only).
+const removedNote = "rebuild: removed "
+
 // rebuild writes every derived file of a run from the raw outputs in it,
 // with no GPU: it is `deepprof report MAIN`. The manifest is brought in
 // line with MAIN first (what it lists and is not there is absent); then
@@ -403,7 +407,9 @@ func (c *committer) prepare() {
 	c.run.ClearRebuild()
 	recordInputs(c.run)
 	c.run.CheckPresence()
-	c.run.DropNotes(func(n string) bool { return staleNote(n) || strings.HasPrefix(n, anomalyNote) })
+	c.run.DropNotes(func(n string) bool {
+		return staleNote(n) || strings.HasPrefix(n, anomalyNote) || strings.HasPrefix(n, removedNote)
+	})
 }
 
 // record notes what the reading found, and marks the run partial for a
@@ -502,7 +508,7 @@ func (c *committer) finish(res *result) error {
 	if removed, err := run.RemoveStale(); err != nil {
 		c.errs = append(c.errs, err)
 	} else if len(removed) > 0 {
-		run.Note("rebuild: removed %s, made earlier from a source that now fails (the manifest says why)", strings.Join(removed, ", "))
+		run.Note("%s%s, made earlier from a source that now fails (the manifest says why)", removedNote, strings.Join(removed, ", "))
 	}
 	run.CheckPresence()
 	// One source that fails feeds several files: say it once.

@@ -93,7 +93,7 @@ func Open(dir string) (*Run, error) {
 		return nil, &NotRunDirError{Dir: dir, Missing: "a file, not a directory"}
 	}
 	r := &Run{ID: filepath.Base(dir), Dir: dir, manifest: Manifest{RunID: filepath.Base(dir), Status: StatusComplete}}
-	b, err := input.ReadFile(filepath.Join(dir, ManifestJSON))
+	b, err := ReadFileIn(dir, filepath.Join(dir, ManifestJSON))
 	switch {
 	case err == nil:
 		var m Manifest
