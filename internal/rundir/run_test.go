@@ -273,7 +273,13 @@ func TestOpenBounded(t *testing.T) {
 	p := filepath.Join(dir, ManifestJSON)
 	input.FIFOForTest(t, p)
 	_, err := Open(dir)
-	require.EqualError(t, err, p+": larger than 1 MiB: not a deepprof file?")
+	require.EqualError(t, err, p+": not a regular file (a named pipe): deepprof reads only plain files", "a pipe is refused at once")
+
+	// A plain manifest over the cap is refused before it is read.
+	other := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(other, ManifestJSON), make([]byte, 1<<20+1), 0o644))
+	_, err = Open(other)
+	require.EqualError(t, err, filepath.Join(other, ManifestJSON)+": larger than 1 MiB: not a deepprof file?")
 }
 
 // TestWriteRebuildStarted: while a rebuild is under way, manifest.json
