@@ -84,6 +84,12 @@ type Workload struct {
 	// its stages, and a plain run would add only its whole wall time);
 	// "always", stage 1 first as for every other workload.
 	PlainRun string `koanf:"plain_run" yaml:"plain_run"`
+	// AutoRanges ("on", the default, or "off") puts deepprof's
+	// sitecustomize first on the program's PYTHONPATH: a PyTorch program's
+	// transformers generate() calls that run outside every range of its
+	// own get the ranges prefill, decode_all and decode_step, with no
+	// change to its code. A program that pushes its own ranges keeps them.
+	AutoRanges string `koanf:"auto_ranges" yaml:"auto_ranges"`
 	// Timeout is the deadline of a run of the workload alone (stage 1),
 	// whatever workload.repeats asks of it; "": none. Package session says
 	// which deadline each step gets.
@@ -291,7 +297,7 @@ func Default() *Config {
 		Device: "cuda:0",
 		Workload: Workload{
 			Python: "python3", Argv: []string{}, Env: map[string]string{}, Inputs: []string{},
-			Repeats: 3, RepeatBy: RepeatByEnv, PlainRun: PlainRunAuto, Timeout: "10m",
+			Repeats: 3, RepeatBy: RepeatByEnv, PlainRun: PlainRunAuto, AutoRanges: "on", Timeout: "10m",
 			Launcher: Launcher{Argv: []string{}, DeepPass: DeepOneAtATime, DeepRanks: DeepRanksAuto},
 		},
 		Model:    Model{Options: map[string]any{}},

@@ -166,7 +166,7 @@ func TestOverrideErrors(t *testing.T) {
 		{"+ on an existing map key", []string{"+model.options.hidden_size=1"}, "override: +model.options.hidden_size: the key exists: set it without +", "model.options.hidden_size", ""},
 		{"env values are strings", []string{"+workload.env.A.B=1"}, "override: workload.env.A.B: workload.env maps names to strings; a name has no keys below it", "workload.env.A.B", ""},
 		{"section", []string{"run=x"}, "override: run is a section, not a value: set one of run.id, run.root", "run", ""},
-		{"section near a group", []string{"workload=gpt2"}, "override: workload is a section, not a value: set one of workload.argv, workload.env, workload.inputs, workload.launcher, workload.name, workload.plain_run, workload.python, workload.repeat_by, workload.repeats, workload.timeout, or choose a workloads/* profile with workloads=gpt2", "workload", "workloads"},
+		{"section near a group", []string{"workload=gpt2"}, "override: workload is a section, not a value: set one of workload.argv, workload.auto_ranges, workload.env, workload.inputs, workload.launcher, workload.name, workload.plain_run, workload.python, workload.repeat_by, workload.repeats, workload.timeout, or choose a workloads/* profile with workloads=gpt2", "workload", "workloads"},
 		{"preset by key", []string{"ncu.preset=full"}, "override: ncu.preset names the ncu/* profile composed: select one with ncu=full", "ncu.preset", ""},
 		{"not UTF-8", []string{"+workload.env.X=\xff"}, `override: "+workload.env.X=\xff": not UTF-8 text`, "workload.env.X", ""},
 		{"no =", []string{"ncu.set"}, `override: "ncu.set": want key=value`, "ncu.set", ""},

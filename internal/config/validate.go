@@ -200,6 +200,7 @@ func validate(c *Config) []*Error {
 	atLeast("workload.repeats", w.Repeats, 1)
 	oneOf("workload.repeat_by", w.RepeatBy, RepeatBys)
 	oneOf("workload.plain_run", w.PlainRun, PlainRuns)
+	oneOf("workload.auto_ranges", w.AutoRanges, []string{"on", "off"})
 	if w.Repeats > MaxRepeats {
 		bad("workload.repeats", "at most %d, got %d: every plain run of the session (stage 1, the timeline, the oracle) runs that many generates", MaxRepeats, w.Repeats)
 	}

@@ -198,3 +198,45 @@ func TestPlanFromRecordedOneEach(t *testing.T) {
 	assert.Contains(t, notes, "deep pass on the top 18 kernel(s) by exact name (18 mangled name(s)): one launch of each, its invocation 8 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 79.5% of their time; every configuration would take 31 launches, over ncu.max_launches=24; 18 launch(es)")
 	assert.Contains(t, notes, "; 1 of the 18 launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)")
 }
+
+// TestAutoRangesOnThePythonPath (issue 39): with workload.auto_ranges on
+// (the default), every step runs with deepprof's sitecustomize first on
+// PYTHONPATH, before the one workload.env gives; the folder is gone when
+// the session ends, and the manifest says the program was annotated.
+func TestAutoRangesOnThePythonPath(t *testing.T) {
+	f := cuptiFake()
+	cfg := testConfig(t, t.TempDir())
+	cfg.Workload.AutoRanges = config.Default().Workload.AutoRanges
+	require.Equal(t, "on", cfg.Workload.AutoRanges, "on by default")
+	cfg.Workload.Env = map[string]string{"PYTHONPATH": "/mine"}
+	rec := &envRecorder{Runner: newSession(t, cfg, f).Runner}
+	s := newSession(t, cfg, f)
+	s.Runner = rec
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, rec.paths)
+	dir := strings.SplitN(rec.paths[0], string(os.PathListSeparator), 2)[0]
+	for _, p := range rec.paths {
+		assert.True(t, strings.HasPrefix(p, dir), "first on PYTHONPATH: %s", p)
+	}
+	assert.Contains(t, rec.paths, dir+string(os.PathListSeparator)+"/mine", "before the program's own (workload.env)")
+	assert.NoDirExists(t, dir, "removed when the session ends")
+	assert.Contains(t, run.Manifest().Notes, autoRangesNote)
+}
+
+// envRecorder records each command's last PYTHONPATH.
+type envRecorder struct {
+	Runner
+	paths []string
+}
+
+func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
+	for i := len(c.Env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(c.Env[i], "PYTHONPATH="); ok {
+			r.paths = append(r.paths, v)
+			break
+		}
+	}
+	return r.Runner.Run(ctx, c)
+}

@@ -30,6 +30,9 @@ import (
 // Session is one Stage 2 profiling session.
 type Session struct {
 	Cfg *config.Config
+	// autoRanges is the folder of deepprof's sitecustomize while the
+	// session runs (workload.auto_ranges); "" when off.
+	autoRanges string
 	// ConfigYAML is what config.yaml holds: the fully resolved configuration.
 	ConfigYAML []byte
 	Runner     Runner
@@ -591,6 +594,14 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 	if err := run.Write(rundir.ConfigYAML, s.ConfigYAML); err != nil {
 		return err
 	}
+	dir, done, err := s.startAutoRanges()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if s.autoRanges = dir; dir != "" {
+		run.Note("%s", autoRangesNote)
+	}
 	if err := s.writeInputs(run); err != nil {
 		return err
 	}
@@ -848,7 +859,7 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		defer planned.close()
 		sink = io.MultiWriter(sink, planned)
 	}
-	cmd := Command{Argv: st.Argv, Env: st.Env, Stdout: sink, Stderr: sink}
+	cmd := Command{Argv: st.Argv, Env: withAutoRanges(st.Env, s.autoRanges), Stdout: sink, Stderr: sink}
 	if st.Stdout != "" {
 		cmd.Stdout = &out
 	}

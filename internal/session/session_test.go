@@ -236,8 +236,10 @@ func testConfig(t *testing.T, root string) *config.Config {
 	// The recorded sessions the fakes replay (fixtures/sessions) chose
 	// their deep-pass kernels at this coverage.
 	cfg.Timeline.Coverage = 0.9
-	// They ran the torch.profiler check, which a session runs on request.
+	// They ran the torch.profiler check, which a session runs on request,
+	// and predate the automatic ranges.
 	cfg.Timeline.Oracle = true
+	cfg.Workload.AutoRanges = "off"
 	return cfg
 }
 

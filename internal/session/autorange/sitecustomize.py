@@ -1,0 +1,143 @@
+# deepprof's automatic NVTX ranges (workload.auto_ranges): put first on the
+# PYTHONPATH of the profiled program, so that a PyTorch program with no NVTX
+# ranges of its own gets its phases with no change to its code. Once
+# transformers' generation module is imported, each generate() call that
+# runs outside every range the program pushed itself is annotated:
+#   prefill      the forward pass that reads the prompt (more than one new
+#                token a sequence, or the first pass)
+#   decode_all   every later forward pass of the call, each in a
+#     decode_step  range of its own
+# the ranges deepprof's own workload pushes. Only ranges are added: the
+# program's behaviour is otherwise unchanged. A sitecustomize that was
+# there before this one still runs.
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _chain():
+    """Runs the sitecustomize this one hides, if any."""
+    for p in sys.path:
+        if os.path.abspath(p or ".") == _HERE:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", [p])
+        if spec is not None and spec.loader is not None:
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            return
+
+
+_user_depth = [0]  # ranges the program pushed itself, on any thread
+
+
+def _count_user_ranges(nvtx):
+    push, pop = nvtx.range_push, nvtx.range_pop
+
+    def range_push(msg):
+        _user_depth[0] += 1
+        return push(msg)
+
+    def range_pop():
+        _user_depth[0] = max(0, _user_depth[0] - 1)
+        return pop()
+
+    nvtx.range_push, nvtx.range_pop = range_push, range_pop
+    _count_user_ranges.raw = (push, pop)
+
+
+def _new_tokens(args, kwargs):
+    t = kwargs.get("input_ids")
+    if t is None and args:
+        t = args[0]
+    if t is None:
+        t = kwargs.get("inputs_embeds")
+    shape = getattr(t, "shape", None)
+    if shape is None or len(shape) < 2:
+        return 1
+    return int(shape[1])
+
+
+def _patch_generation(mod):
+    gm = getattr(mod, "GenerationMixin", None)
+    if gm is None or getattr(gm.generate, "_deepprof", False):
+        return
+    import torch
+
+    nvtx = torch.cuda.nvtx
+    if not hasattr(_count_user_ranges, "raw"):
+        _count_user_ranges(nvtx)
+    push, pop = _count_user_ranges.raw
+    generate = gm.generate
+
+    def annotated(self, *args, **kwargs):
+        if _user_depth[0] > 0:
+            return generate(self, *args, **kwargs)  # the program's own ranges
+        forward = self.forward
+        state = {"passes": 0, "decoding": False}
+
+        def wrapped(*a, **k):
+            first = state["passes"] == 0
+            state["passes"] += 1
+            if first or _new_tokens(a, k) > 1:
+                push("prefill")
+                try:
+                    return forward(*a, **k)
+                finally:
+                    pop()
+            if not state["decoding"]:
+                push("decode_all")
+                state["decoding"] = True
+            push("decode_step")
+            try:
+                return forward(*a, **k)
+            finally:
+                pop()
+
+        self.forward = wrapped
+        try:
+            return generate(self, *args, **kwargs)
+        finally:
+            try:
+                del self.forward
+            except AttributeError:
+                pass
+            if state["decoding"]:
+                pop()
+
+    annotated._deepprof = True
+    gm.generate = annotated
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Patches transformers' generation module once it is loaded."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "transformers.generation.utils":
+            return None
+        for finder in sys.meta_path:
+            if finder is self:
+                continue
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None and spec.loader is not None:
+                loader = spec.loader
+                exec_module = loader.exec_module
+
+                def patched_exec(module):
+                    exec_module(module)
+                    try:
+                        _patch_generation(module)
+                    except Exception as e:  # never break the program
+                        sys.stderr.write("deepprof auto ranges: not installed: %r\n" % (e,))
+
+                loader.exec_module = patched_exec
+                return spec
+        return None
+
+
+_chain()
+if os.environ.get("DEEPPROF_AUTO_RANGES", "1") != "0":
+    sys.meta_path.insert(0, _AfterImport())
