@@ -97,6 +97,10 @@ func reportConfig(run *rundir.Run) (settings, error) {
 		def.Regions = regions.DefaultConfig()
 		return def, err
 	}
+	if _, err := rundir.StatIn(run.Dir, p); err != nil {
+		// a config.yaml that is a link out of the run is not its own
+		return settings{}, fmt.Errorf("%w (the run's settings)", err)
+	}
 	cfg, err := config.Parse(p)
 	if err == nil {
 		var dc settings

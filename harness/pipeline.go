@@ -141,7 +141,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		// goes without stages, and the rebuild says so in its exit.
 		in.errs = append(in.errs, errors.New(in.summary.WorkloadMissing))
 	}
-	if in.cupti && in.tl != nil {
+	if in.cupti {
 		in.oracle, in.oracleErr = readOracle(run)
 	}
 	in.overhead = cuptiOverhead(run, in.oracle)

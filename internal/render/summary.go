@@ -805,7 +805,7 @@ func phaseWarmups(b *strings.Builder, p summary.Phases) {
 			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
 		if g := w.LargestGap; g != nil {
 			line += fmt.Sprintf("; the largest gap %s ms, before %s", model.Fixed(g.MS, 3), EscapeCell(summary.Short(g.After)))
-			if r.LargestGap == nil || g.MS > summary.OneTimeSetupFactor*r.LargestGap.MS {
+			if g.MS >= summary.OneTimeSetupMinMS && (r.LargestGap == nil || g.MS > summary.OneTimeSetupFactor*r.LargestGap.MS) {
 				line += ": one-time setup (kernel plans chosen, autotuning, lazy module loading) before kernels that run without such gaps later"
 			}
 		}

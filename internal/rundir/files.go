@@ -124,9 +124,11 @@ func WriteFilesIn(root, dir string, files []File) (map[string]bool, error) {
 // ReplaceDirIn replaces the folder dir, inside root, by one holding files:
 // they are written into a folder in root's StagingDir, which then takes
 // dir's name (the old folder moved into StagingDir first, then removed),
-// so that until then dir keeps what it held (a rebuild killed meanwhile
-// leaves the old folder, and SweepStaging the rest). Every step goes
-// through root as an os.Root.
+// so that until the files are whole dir keeps what it held. A failed
+// rename puts the old folder back; a rebuild killed between the two
+// renames leaves dir absent (its manifest says the rebuild did not
+// finish) and the old folder in StagingDir until the next sweep. Every
+// step goes through root as an os.Root.
 func ReplaceDirIn(root, dir string, files []File) error {
 	rel, err := relIn(root, dir, "writes")
 	if err != nil {
@@ -164,6 +166,8 @@ func ReplaceDirIn(root, dir string, files []File) error {
 		return linkOut(dir, err)
 	}
 	if err := r.Rename(tmp, rel); err != nil {
+		r.Rename(old, rel) // the old folder back in its place
+		r.RemoveAll(tmp)
 		return linkOut(dir, err)
 	}
 	return r.RemoveAll(old)
@@ -284,7 +288,7 @@ func WriteOwnedDir(dir string, files []File) error {
 	slices.SortFunc(folders, byDepth)
 	slices.Reverse(folders)
 	for _, d := range folders {
-		if err := ownedPath(r, dir, d, true); err != nil {
+		if err := ownedPath(r, dir, d, true); err != nil && !emptyListed(r, top, d) {
 			return err
 		}
 	}
@@ -317,6 +321,18 @@ func WriteOwnedDir(dir string, files []File) error {
 		if err := MkdirIn(dir, filepath.Join(dir, filepath.FromSlash(d))); err != nil {
 			return err
 		}
+		// What an earlier write put here and this one does not write goes:
+		// left, it would look current, and then be the user's.
+		if old, ok := readOwned(r, d); ok {
+			for _, f := range old.files {
+				p := path.Join(d, f)
+				if st, err := r.Lstat(p); err == nil && st.Mode().IsRegular() && !slices.Contains(inFolder[d], f) {
+					if err := r.Remove(p); err != nil {
+						return err
+					}
+				}
+			}
+		}
 		// the marker first: a write killed after it leaves a folder
 		// that the next write knows as deepprof's
 		if err := WriteFileAtomicIn(dir, filepath.Join(dir, filepath.FromSlash(d), OwnedMarker), owned{files: inFolder[d]}.text()); err != nil {
@@ -341,6 +357,25 @@ func WriteOwnedDir(dir string, files []File) error {
 	}
 	_, err = SweepStaging(dir)
 	return err
+}
+
+// emptyListed reports whether rel is an empty folder that dir's own
+// marker lists: one a write killed before the folder's marker made.
+func emptyListed(r *os.Root, top owned, rel string) bool {
+	if !slices.Contains(top.folders, rel) {
+		return false
+	}
+	st, err := r.Lstat(rel)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	f, err := r.Open(rel)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(1)
+	return err == io.EOF || err == nil && len(ents) == 0
 }
 
 // byDepth orders slash-separated paths deepest first, then by name.

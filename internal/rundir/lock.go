@@ -58,11 +58,13 @@ func lockOwned(dir string) (unlock func(), err error) {
 	}
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 		if isRunDir(d) {
-			l, err := LockRun(d)
-			if err != nil {
+			// Its lock only if it has one: nothing is created outside
+			// the folder given.
+			if l, err := lockExisting(d); err != nil {
 				return nil, err
+			} else if l != nil {
+				locks = append(locks, l)
 			}
-			locks = append(locks, l)
 			break
 		}
 		if filepath.Dir(d) == d {
@@ -78,13 +80,18 @@ func lockOwned(dir string) (unlock func(), err error) {
 	return unlock, nil
 }
 
-// isRunDir reports whether dir looks like a run directory to lock: it
-// holds a manifest.json or a LockFile.
+// isRunDir reports whether dir is a run directory to lock: Open takes it
+// (a manifest.json with a run id, or config.yaml beside a tool output).
 func isRunDir(dir string) bool {
-	for _, n := range []string{ManifestJSON, LockFile} {
-		if st, err := os.Lstat(filepath.Join(dir, n)); err == nil && st.Mode().IsRegular() {
-			return true
-		}
+	_, err := Open(dir)
+	return err == nil
+}
+
+// lockExisting is LockRun of a run directory that has its lock file; nil
+// when it has none (it is not created).
+func lockExisting(dir string) (*Lock, error) {
+	if st, err := os.Lstat(filepath.Join(dir, LockFile)); err != nil || !st.Mode().IsRegular() {
+		return nil, nil
 	}
-	return false
+	return LockRun(dir)
 }

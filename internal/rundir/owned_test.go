@@ -123,3 +123,25 @@ func TestWriteThroughSwappedLink(t *testing.T) {
 	_, err = rundir.ReadFileIn(root, filepath.Join(root, "charts", "cupti-1.tsv"))
 	require.ErrorIs(t, err, rundir.ErrLinkOut)
 }
+
+// TestWriteOwnedDirKeptFolders (review): a folder written again loses the
+// files of deepprof's that this write does not make (left, they looked
+// current and then counted as the user's); a folder a killed write made
+// before its marker is still deepprof's.
+func TestWriteOwnedDirKeptFolders(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, rundir.WriteOwnedDir(dir, regionFiles("decode_all")))
+	only := []rundir.File{{Rel: "report.md", Data: []byte("md")}, {Rel: "report.json", Data: []byte("{}")},
+		{Rel: "decode_all/p1/kernels.md", Data: []byte("p1")}}
+	require.NoError(t, rundir.WriteOwnedDir(dir, only))
+	assert.NoFileExists(t, filepath.Join(dir, "decode_all", "kernels.md"), "the earlier write's table, not made now")
+	require.NoError(t, rundir.WriteOwnedDir(dir, regionFiles("decode_all")), "its own folder, written again")
+
+	// killed after the top marker listed a new folder and made it, before
+	// the folder's own marker
+	require.NoError(t, os.Remove(filepath.Join(dir, "decode_all", "kernels.md")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "decode_all", "kernels.json")))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "decode_all", "p1")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "decode_all", rundir.OwnedMarker)))
+	require.NoError(t, rundir.WriteOwnedDir(dir, regionFiles("decode_all")), "an empty folder the marker lists")
+}

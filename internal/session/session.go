@@ -868,7 +868,7 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 	res, err := s.Runner.Run(runCtx, cmd)
 	if planned != nil && planned.fired() && res.Interrupted && sctx.Err() == nil {
 		// Stopped as planned: what ncu profiled is what was asked for.
-		res.Interrupted, res.ExitCode = false, 0
+		res.Interrupted, res.ExitCode, res.Signal = false, 0, 0
 		if st.NcuKills {
 			run.Note("%s: ncu's --kill did not end the program within %s of the last planned launch: it was stopped once the %d planned launches were profiled (%s), %.1f s into the pass", st.Name(), killGrace, st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
 		} else {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"syscall"
 	"context"
 	"fmt"
 	"io"
@@ -97,7 +98,8 @@ func (r stopRunner) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	select {
 	case <-ctx.Done():
-		return Result{ExitCode: -1, Interrupted: true}, nil
+		// as ExecRunner reports a group that needed SIGKILL after the grace
+		return Result{ExitCode: -1, Signal: syscall.SIGKILL, Interrupted: true}, nil
 	case <-time.After(5 * time.Second):
 		return Result{}, nil
 	}

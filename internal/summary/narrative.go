@@ -706,6 +706,10 @@ func plural(n int, one, many string) string {
 // setup (kernel plans, autotuning, lazy loading).
 const OneTimeSetupFactor = 10
 
+// OneTimeSetupMinMS is the least such a gap lasts to be named one-time
+// setup at all.
+const OneTimeSetupMinMS = 1.0
+
 // warmupFinding names the top-level phase whose warm-up cost the most, as
 // one-time setup where its largest gap dwarfs the steady ones: "" when no
 // phase had a warm-up.
@@ -723,8 +727,16 @@ func warmupFinding(s *Summary) string {
 		return ""
 	}
 	w := worst.Warmup
-	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", worst.Phase, w.WallMS, worst.PerInstance(worst.WallMS))
-	if g := w.LargestGap; g != nil && (worst.LargestGap == nil || g.MS > OneTimeSetupFactor*worst.LargestGap.MS) {
+	name := worst.Phase
+	scopes := map[[2]int64]bool{}
+	for _, r := range s.Phases.Rows {
+		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+	}
+	if len(scopes) > 1 {
+		name += " (" + Whose(worst.Rank, worst.ProcessID, worst.Device) + ")"
+	}
+	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", name, w.WallMS, worst.PerInstance(worst.WallMS))
+	if g := w.LargestGap; g != nil && g.MS >= OneTimeSetupMinMS && (worst.LargestGap == nil || g.MS > OneTimeSetupFactor*worst.LargestGap.MS) {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, Short(g.After))
 	}
 	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart)."

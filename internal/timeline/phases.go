@@ -157,14 +157,14 @@ type Phase struct {
 	// it); kernels that overlap count twice.
 	Kernels  int64 `json:"kernels"`
 	KernelNS int64 `json:"kernel_ns"`
-	BusyNS   int64 `json:"busy_ns"` // time in the spans that any kernel runs
+	BusyNS   int64 `json:"busy_ns"` // time in the spans that the phase's own kernels run
 	IdleNS   int64 `json:"idle_ns"` // SpanNS - BusyNS
 	// IdleShare is IdleNS over SpanNS (0 when the span is empty).
 	IdleShare float64 `json:"idle_share"`
 	// LaunchBound is IdleShare > LaunchBoundIdleShare.
 	LaunchBound bool `json:"launch_bound"`
-	// Gaps are the idle holes between one kernel's end and the next
-	// kernel's start within an instance's span (the lead-in before the
+	// Gaps are the idle holes between one of the phase's own kernels' end
+	// and the next one's start within an instance's span (the lead-in before the
 	// first kernel and the tail after the last are in IdleNS, not here).
 	Gaps GapStats `json:"gaps"`
 	// Latency is from each of the phase's kernels' launch call start to
