@@ -1,11 +1,11 @@
 package session
 
 import (
-	"syscall"
 	"context"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
