@@ -109,3 +109,35 @@ func checkStory(t *testing.T, s *summary.Summary) {
 		assert.True(t, ok, "no what-if row for %s", r.Phase)
 	}
 }
+
+// TestAutoRangesMatchHandRanges (issue 39): the same model.generate()
+// program recorded on an H200 twice, once with no NVTX range (annotated by
+// deepprof's sitecustomize, workload.auto_ranges) and once annotated by
+// hand with forward hooks: both find prefill and decode, with the same
+// instances, launches and, within 5 %, kernel time per phase.
+func TestAutoRangesMatchHandRanges(t *testing.T) {
+	read := func(run string) summary.Summary {
+		var s summary.Summary
+		require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(rebuiltCopy(t, run), rundir.SummaryJSON)), &s))
+		return s
+	}
+	auto, hand := read("fixtures/runs/h200-generate-auto-ranges"), read("fixtures/runs/h200-generate-by-hand")
+	phases := func(s summary.Summary) map[string]summary.PhaseRow {
+		out := map[string]summary.PhaseRow{}
+		for _, r := range s.Phases.Rows {
+			out[r.Phase] = r
+		}
+		return out
+	}
+	a, h := phases(auto), phases(hand)
+	for _, p := range []string{"prefill", "decode_all", "decode_all/decode_step"} {
+		require.Contains(t, a, p, "the automatic ranges found %s", p)
+		require.Contains(t, h, p)
+		assert.Equal(t, h[p].Instances, a[p].Instances, p)
+		assert.Equal(t, h[p].Kernels, a[p].Kernels, "%s: launches", p)
+		assert.InEpsilon(t, h[p].KernelMS, a[p].KernelMS, 0.05, "%s: kernel time", p)
+	}
+	require.NotNil(t, auto.Serving.TTFTMS, "TTFT from the automatic prefill")
+	require.NotNil(t, auto.Serving.TPOTMS, "TPOT from the automatic decode")
+	assert.NotEmpty(t, auto.WhatIf.Rows, "the ladder follows from the phases")
+}

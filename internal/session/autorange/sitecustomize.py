@@ -10,6 +10,7 @@
 # the ranges deepprof's own workload pushes. Only ranges are added: the
 # program's behaviour is otherwise unchanged. A sitecustomize that was
 # there before this one still runs.
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -79,6 +80,9 @@ def _patch_generation(mod):
         forward = self.forward
         state = {"passes": 0, "decoding": False}
 
+        # functools.wraps keeps forward's signature visible: generate reads
+        # it (inspect.signature) to choose the arguments it passes.
+        @functools.wraps(forward)
         def wrapped(*a, **k):
             first = state["passes"] == 0
             state["passes"] += 1
