@@ -27,7 +27,7 @@ func TestLoadBounded(t *testing.T) {
 			require.NoError(t, os.Remove(p))
 			input.FIFOForTest(t, p)
 			_, err := compare.Load(dir)
-			require.EqualError(t, err, p+": larger than 1 MiB: not a deepprof file?")
+			require.EqualError(t, err, p+": not a regular file (a named pipe): deepprof reads only plain files", "refused at once (issue 35)")
 		})
 	}
 }

@@ -108,8 +108,10 @@ func (s *Summary) Has(part string) bool {
 // ErrNotRun is the error of a directory that holds none of a run's files.
 var ErrNotRun = errors.New("not a run directory")
 
-// Load reads the compared numbers of the run directory dir. A file that does
-// not exist is recorded in Missing; one that exists but does not parse, or
+// Load reads the compared numbers of the run directory dir, each file
+// through the run (rundir.ReadFileIn: never through a link out of it, never
+// anything but a plain file). A file that does not exist is recorded in
+// Missing; one that exists but does not parse, or
 // breaks its contract, is an error naming it and, where known, its line.
 func Load(dir string) (*Summary, error) {
 	st, err := os.Stat(dir)
@@ -122,7 +124,7 @@ func Load(dir string) (*Summary, error) {
 	s := &Summary{Source: dir, RunID: filepath.Base(filepath.Clean(dir))}
 	read := func(part string, fn func(data []byte, name string) error) error {
 		name := filepath.Join(dir, filepath.FromSlash(partFiles[part]))
-		data, err := input.ReadFile(name)
+		data, err := rundir.ReadFileIn(dir, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			s.Missing = append(s.Missing, Missing{Part: part, File: name})
 			return nil
@@ -145,7 +147,7 @@ func Load(dir string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: %w: it has no %s, %s nor %s", dir, ErrNotRun,
 			rundir.Stage1Report, rundir.KernelsJSON, rundir.RegionsJSON)
 	}
-	if b, err := input.ReadFile(filepath.Join(dir, rundir.ConfigYAML)); err == nil {
+	if b, err := rundir.ReadFileIn(dir, filepath.Join(dir, rundir.ConfigYAML)); err == nil {
 		var c struct {
 			Workload struct {
 				Name string `yaml:"name"`
@@ -156,7 +158,7 @@ func Load(dir string) (*Summary, error) {
 		}
 	}
 	name := filepath.Join(dir, rundir.SummaryJSON)
-	data, err := input.ReadFile(name)
+	data, err := rundir.ReadFileIn(dir, name)
 	switch {
 	case err == nil:
 		s.Read = append(s.Read, rundir.SummaryJSON)
@@ -176,9 +178,10 @@ func Load(dir string) (*Summary, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	b, err := input.ReadFile(filepath.Join(dir, rundir.ManifestJSON))
+	b, err := rundir.ReadFileIn(dir, filepath.Join(dir, rundir.ManifestJSON))
 	var tooLarge *input.TooLargeError
-	if errors.As(err, &tooLarge) {
+	var notRegular *rundir.NotRegularError
+	if errors.As(err, &tooLarge) || errors.As(err, &notRegular) || errors.Is(err, rundir.ErrLinkOut) {
 		return nil, err
 	}
 	if err == nil {
