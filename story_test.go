@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,14 +27,56 @@ import (
 func TestRecordedRunsOneStory(t *testing.T) {
 	runs, err := filepath.Glob("fixtures/runs/*")
 	require.NoError(t, err)
-	for _, src := range runs {
-		t.Run(filepath.Base(src), func(t *testing.T) {
-			t.Parallel()
-			dir := rebuiltCopy(t, src)
-			var s summary.Summary
-			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))
-			checkStory(t, &s)
-		})
+	var mu sync.Mutex
+	kinds := map[string]int{}
+	t.Run("runs", func(t *testing.T) {
+		for _, src := range runs {
+			t.Run(filepath.Base(src), func(t *testing.T) {
+				t.Parallel()
+				dir := rebuiltCopy(t, src)
+				var s summary.Summary
+				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))
+				checkStory(t, &s)
+				mu.Lock()
+				for _, c := range s.Narrative.Claims {
+					kinds[c.Kind]++
+				}
+				mu.Unlock()
+			})
+		}
+	})
+	// Every kind of claim the recorded runs hold was checked above.
+	for _, k := range []string{summary.ClaimLaunchBound, summary.ClaimNotBandwidthBound, summary.ClaimWarmup, "latency-bound"} {
+		assert.Positive(t, kinds[k], "no recorded run makes a %s claim: %v", k, kinds)
+	}
+	t.Logf("claims checked, by kind: %v", kinds)
+}
+
+// checkClaim checks that a claim's figures support it, by its kind's rule.
+func checkClaim(t *testing.T, c summary.Claim) {
+	t.Helper()
+	f := c.Figures
+	switch c.Kind {
+	case summary.ClaimLaunchBound:
+		assert.Greater(t, f["idle_share"], f["threshold"], "%s is called launch-bound", c.Subject)
+	case summary.ClaimHostBound:
+		assert.Less(t, f["gpu_busy_share"], f["threshold"], "%s is called host-bound", c.Subject)
+	case summary.ClaimBandwidthBound:
+		assert.GreaterOrEqual(t, f["mbu"], f["threshold"], "decode is called bandwidth-bound")
+	case summary.ClaimNotBandwidthBound:
+		assert.Less(t, f["mbu"], f["threshold"], "decode is called not bandwidth-bound")
+	case summary.ClaimWarmup:
+		assert.Greater(t, f["warmup_ms"], f["steady_ms"], "%s's first instance is called a warm-up", c.Subject)
+	case "latency-bound":
+		assert.Less(t, max(f["sm_pct"], f["memory_pct"]), f["threshold_pct"], "%s is called latency-bound", c.Subject)
+	case "compute-bound":
+		assert.GreaterOrEqual(t, max(f["sm_pct"], f["memory_pct"]), f["threshold_pct"])
+		assert.GreaterOrEqual(t, f["sm_pct"], f["memory_pct"], "%s is called compute-bound", c.Subject)
+	case "memory-bound":
+		assert.GreaterOrEqual(t, max(f["sm_pct"], f["memory_pct"]), f["threshold_pct"])
+		assert.Greater(t, f["memory_pct"], f["sm_pct"], "%s is called memory-bound", c.Subject)
+	default:
+		t.Errorf("a claim of a kind no rule checks: %q", c.Kind)
 	}
 }
 
@@ -83,6 +126,9 @@ func checkStory(t *testing.T, s *summary.Summary) {
 		assert.Contains(t, []string{summary.ScopeRanges, summary.ScopeWholeRun}, s.Kernels.Scope)
 	}
 	// Claims stand on their figures.
+	for _, c := range s.Narrative.Claims {
+		checkClaim(t, c)
+	}
 	findings := strings.Join(s.Narrative.Lines, "\n")
 	if strings.Contains(findings, "memory bandwidth, not FLOPs, limits") {
 		require.NotNil(t, s.Serving.MBU, "a bandwidth claim needs an MBU")

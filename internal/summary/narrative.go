@@ -25,7 +25,11 @@ type Narrative struct {
 	// than Phases.LaunchBoundIdleShare of their wall time.
 	LaunchBound []PhaseRow `json:"launch_bound,omitempty"`
 	// Lines are the findings, at most MaxFindings.
-	Lines           []string         `json:"lines"`
+	Lines []string `json:"lines"`
+	// Claims are what the findings claim of a bound, each with the figures
+	// it stands on and the rule that makes them support it: a claim is
+	// made only where its figures do.
+	Claims          []Claim          `json:"claims"`
 	Recommendations []Recommendation `json:"recommendations"`
 	// Order says once how Recommendations are ordered.
 	Order string `json:"order,omitempty"`
@@ -187,7 +191,8 @@ func ladderAdvice(s *Summary, launchBound []PhaseRow) []Recommendation {
 }
 
 func narrate(s *Summary) Narrative {
-	var n Narrative
+	n := Narrative{Claims: []Claim{}}
+	claim := func(c Claim) { n.Claims = append(n.Claims, c) }
 	say := func(format string, args ...any) { n.Lines = append(n.Lines, fmt.Sprintf(format, args...)) }
 	advise := func(r Recommendation) { n.Recommendations = append(n.Recommendations, r) }
 
@@ -257,6 +262,8 @@ func narrate(s *Summary) Narrative {
 			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 		}
 		for _, r := range n.LaunchBound {
+			claim(Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare},
+				Rule: "the GPU idle for more than the threshold's share of the phase's wall time"})
 			if len(scopes) > 1 {
 				// Ranks (or processes) name the same phases: say whose.
 				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), Whose(r.Rank, r.ProcessID, r.Device)))
@@ -287,6 +294,8 @@ func narrate(s *Summary) Narrative {
 		var names, busy, details []string
 		for _, g := range n.GPUBusy {
 			if g.Busy < busyLow {
+				claim(Claim{Kind: ClaimHostBound, Subject: g.Phase, Figures: map[string]float64{"gpu_busy_share": g.Busy, "threshold": busyLow},
+					Rule: "kernel time under the threshold's share of the phase's wall time"})
 				names = append(names, g.Phase)
 				busy = append(busy, fmt.Sprintf("%.0f%%", 100*g.Busy))
 				details = append(details, fmt.Sprintf("%.2f ms of kernels in %.2f ms", g.GPUMS, g.WallMS))
@@ -303,8 +312,9 @@ func narrate(s *Summary) Narrative {
 
 	// 2a. A warm-up that one-time setup slowed, said with its cost: it is
 	// left out of every steady-state figure.
-	if w := warmupFinding(s); w != "" {
+	if w, c := warmupFinding(s); w != "" {
 		say("%s", w)
+		claim(c)
 	}
 
 	// 2b. Communication, in a multi-rank run: the decode phase's rank
@@ -340,6 +350,10 @@ func narrate(s *Summary) Narrative {
 		}
 		if k.SMPct != nil && k.MemPct != nil {
 			line += fmt.Sprintf(" (SM %.0f%%, memory %.0f%% of peak)", *k.SMPct, *k.MemPct)
+			if k.Bound.Rule == kernels.RuleSOL {
+				claim(Claim{Kind: string(k.Bound.Class), Subject: k.Shown(), Figures: map[string]float64{"sm_pct": *k.SMPct, "memory_pct": *k.MemPct, "threshold_pct": s.boundThreshold},
+					Rule: "ncu's Speed Of Light: both throughputs under the threshold is latency-bound, else the larger one bounds it"})
+			}
 		}
 		if r := bestRule(k); r != nil {
 			line += fmt.Sprintf("; ncu estimates up to %.1f%% of its time could be saved (%s)", *r.SpeedupPct, r.Name)
@@ -352,6 +366,14 @@ func narrate(s *Summary) Narrative {
 		line := fmt.Sprintf("MFU is %.3g%% in prefill and %.3g%% in decode", 100**m.Prefill, 100**m.Decode)
 		if *m.Decode < *m.Prefill/10 {
 			line += decodeBound(s, n.LaunchBound)
+			if mbu := s.Serving.MBU; mbu != nil {
+				kind := ClaimNotBandwidthBound
+				if *mbu >= BandwidthBoundMBU {
+					kind = ClaimBandwidthBound
+				}
+				claim(Claim{Kind: kind, Subject: "decode", Figures: map[string]float64{"mbu": *mbu, "threshold": BandwidthBoundMBU},
+					Rule: "decode is bound by memory bandwidth where its MBU reaches the threshold"})
+			}
 		}
 		say("%s.", line)
 	}
@@ -701,6 +723,23 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// Claim is what a finding claims of a bound, with the figures it stands on.
+type Claim struct {
+	Kind    string             `json:"kind"`
+	Subject string             `json:"subject,omitempty"`
+	Figures map[string]float64 `json:"figures"`
+	Rule    string             `json:"rule"`
+}
+
+// The kinds of claim besides a kernel's bound class (kernels.Bound).
+const (
+	ClaimLaunchBound       = "launch-bound"
+	ClaimHostBound         = "host-bound"
+	ClaimBandwidthBound    = "bandwidth-bound"
+	ClaimNotBandwidthBound = "not-bandwidth-bound"
+	ClaimWarmup            = "warm-up"
+)
+
 // OneTimeSetupFactor is how much larger a warm-up instance's largest gap
 // must be than the steady instances' for the warm-up to be named one-time
 // setup (kernel plans, autotuning, lazy loading).
@@ -713,7 +752,7 @@ const OneTimeSetupMinMS = 1.0
 // warmupFinding names the top-level phase whose warm-up cost the most, as
 // one-time setup where its largest gap dwarfs the steady ones: "" when no
 // phase had a warm-up.
-func warmupFinding(s *Summary) string {
+func warmupFinding(s *Summary) (string, Claim) {
 	var worst *PhaseRow
 	for i, r := range s.Phases.Rows {
 		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Instances == 0 {
@@ -724,9 +763,12 @@ func warmupFinding(s *Summary) string {
 		}
 	}
 	if worst == nil {
-		return ""
+		return "", Claim{}
 	}
 	w := worst.Warmup
+	c := Claim{Kind: ClaimWarmup, Subject: worst.Phase,
+		Figures: map[string]float64{"warmup_ms": w.WallMS, "steady_ms": worst.PerInstance(worst.WallMS)},
+		Rule:    "its first instance, dropped by the warm-up rule, took longer than a steady one"}
 	name := worst.Phase
 	scopes := map[[2]int64]bool{}
 	for _, r := range s.Phases.Rows {
@@ -739,7 +781,7 @@ func warmupFinding(s *Summary) string {
 	if g := w.LargestGap; g != nil && g.MS >= OneTimeSetupMinMS && (worst.LargestGap == nil || g.MS > OneTimeSetupFactor*worst.LargestGap.MS) {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, Short(g.After))
 	}
-	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart)."
+	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart).", c
 }
 
 // oneLine is s on one line: a traceback's lines joined, the last kept

@@ -165,6 +165,7 @@ type Summary struct {
 
 	workloadRanges json.RawMessage // the workload report's "ranges"
 	names          model.Names     // which stages and ranges are prefill and decode (phases.*)
+	boundThreshold float64         // the SOL rule's threshold, percent (Options.BoundThresholdPct)
 }
 
 // Environment is where the run ran.
@@ -447,7 +448,7 @@ func Build(in Inputs, opt Options) *Summary {
 	if opt.BoundThresholdPct <= 0 {
 		opt.BoundThresholdPct = 60
 	}
-	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases, Partial: in.SessionPartial}
+	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases, Partial: in.SessionPartial, boundThreshold: opt.BoundThresholdPct}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
 		in.Workload = opt.Facts.fill(in.Workload)
