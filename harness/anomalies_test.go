@@ -128,6 +128,21 @@ func TestRecordingAnomalies(t *testing.T) {
 		})
 	}
 
+	// A kernel name whose demangling would pass the demangler's budget is
+	// left as recorded, said in a note; the numbers are the same.
+	hostile := rebuilt(t, synth.Run(t, smallCupti, synth.EditRecords("hostile-name", func(l []string) []string {
+		for i, x := range l {
+			if f := strings.Split(x, "\t"); f[0] == "K" {
+				f[12], f[13] = synth.HostileMangled(20), ""
+				l[i] = strings.Join(f, "\t")
+				break
+			}
+		}
+		return l
+	})))
+	assert.Equal(t, "complete", hostile.manifest.Status, "%v", hostile.manifest.Notes)
+	assert.True(t, slices.ContainsFunc(hostile.manifest.Notes, func(n string) bool { return strings.Contains(n, "1 kernel name(s) left mangled") }), "%v", hostile.manifest.Notes)
+
 	// A recorded run unpacked (its record files gunzipped) is the same
 	// run: complete, the same kernels.
 	gunzipped := rebuilt(t, synth.Run(t, smallCupti, synth.GunzipRecords()))

@@ -112,6 +112,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	for _, a := range in.anomalies {
 		in.notes = append(in.notes, anomalyNote+a)
 	}
+	if in.tl != nil {
+		in.notes = append(in.notes, in.tl.Notices()...)
+	}
 
 	in.tab, in.kerr = in.src.kernels.load(run, cfg)
 	if in.kerr != nil && in.src.kernels.ok {

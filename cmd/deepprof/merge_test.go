@@ -191,6 +191,19 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	assert.Contains(t, err.Error(), "were profiled with different ncu.set (basic against full)")
 	assert.NoDirExists(t, out)
 
+	// issue 35: a node holding a record its session did not make (a
+	// single-GPU run's)
+	require.NoError(t, os.WriteFile(cfg, b, 0o644))
+	foreign := filepath.Join(dirs[1], filepath.FromSlash(rundir.TimelineCupti), "cupti-564.tsv.gz")
+	rec, err := os.ReadFile("../../fixtures/runs/cupti-tiny-llama/timeline/cupti/cupti-564.tsv.gz")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(foreign, rec, 0o644))
+	_, _, err = runCmd([]string{"merge", "--out", out, dirs[0], dirs[1]}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cupti-564.tsv.gz: its session did not record it")
+	assert.NoDirExists(t, out)
+	require.NoError(t, os.Remove(foreign))
+
 	// issue 35: a node that cannot show how it was profiled
 	require.NoError(t, os.Remove(cfg))
 	_, _, err = runCmd([]string{"merge", "--out", out, dirs[0], dirs[1]}, "")

@@ -133,6 +133,10 @@ func Make(dirs []string, machine func(path string) (string, error)) (*Plan, erro
 					return nil // not a record (an older deepprof's temporary file)
 				}
 				rel = filepath.ToSlash(rel)
+				if dir == TimelineCupti && !recordedHere(manifests[r.Dir], rel) {
+					return fmt.Errorf("merge: %s: its session did not record it (%s of %s lists the records it made, not this one): a record of another run? Move it out of the run and merge again",
+						p, ManifestJSON, r.Dir)
+				}
 				if dir == TimelineCupti {
 					if to, why := renamed(rel, r.Dir, i+1, owner, machine); to != "" {
 						plan.Notes = append(plan.Notes, why)
@@ -160,6 +164,23 @@ func Make(dirs []string, machine func(path string) (string, error)) (*Plan, erro
 	}
 	slices.SortFunc(plan.Files, func(a, b Copy) int { return strings.Compare(a.Rel, b.Rel) })
 	return plan, nil
+}
+
+// recordedHere says whether the record file rel is one the session of m
+// recorded: listed in its manifest, plain or gzipped. A manifest that
+// lists no record file (a run made before manifests listed them) proves
+// nothing either way, and accepts each.
+func recordedHere(m Manifest, rel string) bool {
+	listed := false
+	for _, a := range m.Artifacts {
+		if strings.HasPrefix(a.Path, TimelineCupti+"/") {
+			listed = true
+			if strings.TrimSuffix(a.Path, ".gz") == strings.TrimSuffix(rel, ".gz") {
+				return true
+			}
+		}
+	}
+	return !listed
 }
 
 // renamed is the merged name of the record file rel of the input dir

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -105,7 +106,8 @@ func copyFile(in, out string) error {
 // 4200+l and device l on every node, so that the nodes' processes share
 // ids and device ordinals, and a header naming the node (host "synth-host",
 // node n, rank r, local rank l) with a device note giving each rank its own
-// GPU UUID; and as its deep pass the ncu exports of the run directory deep.
+// GPU UUID, listed in the node's manifest as its session lists what it
+// recorded; and as its deep pass the ncu exports of the run directory deep.
 // Node 0 also gets src's stage 1 and provenance. It returns the
 // directories, in node order. What it writes is never a fixture.
 func NodeRuns(src string, records []string, deep, dst string, nodes, perNode int) ([]string, error) {
@@ -133,6 +135,7 @@ func NodeRuns(src string, records []string, deep, dst string, nodes, perNode int
 			if err := rewrite(in, out, pid, uint32(l), id, &cupti.Note{Key: cupti.DeviceNote(uint32(l), uuid).Key, Value: uuid}); err != nil {
 				return nil, err
 			}
+			run.Record(path.Join(rundir.TimelineCupti, filepath.Base(out)), rundir.StatusComplete, "")
 			if err := copyDeep(deep, run.Dir, strconv.Itoa(r)); err != nil {
 				return nil, err
 			}

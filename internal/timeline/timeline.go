@@ -63,6 +63,9 @@ type Process struct {
 	// (dropped or duplicated records, impossible times, ranges that do not
 	// pair up), each also a problem.
 	Anomalies []Anomaly
+	// KeptMangled is the number of kernel names left as recorded because
+	// demangling them would pass the demangler's budget (MaxDemangled).
+	KeptMangled int
 	// Unattributed is the number of kernels whose launch call is missing.
 	Unattributed int
 	// SharedCorrelation is the number of A records left out because
@@ -107,6 +110,19 @@ func (tl *Timeline) Anomalies(domain string) []string {
 		// kernel: the recording is gone, not a program without kernels.
 		for _, n := range tl.Notes {
 			out = append(out, n+": no process of the run recorded a kernel")
+		}
+	}
+	return out
+}
+
+// Notices say what the reading changed that changes no number: kernel
+// names left as recorded (KeptMangled).
+func (tl *Timeline) Notices() []string {
+	var out []string
+	for _, p := range tl.Processes {
+		if p.KeptMangled > 0 {
+			out = append(out, fmt.Sprintf("%s: %d kernel name(s) left mangled as recorded: demangling them passes the demangler's budget (%d bytes of name, %d of result)",
+				p.File, p.KeptMangled, MaxDemangled, MaxDemangledOut))
 		}
 	}
 	return out
@@ -242,6 +258,9 @@ type building struct {
 	apis      chunks[API]
 	functions map[Function]*Function
 	calls     map[Call]*Call
+	// demangledBytes is the length of the mangled names demangled so far
+	// (MaxDemangledPerProcess).
+	demangledBytes int
 }
 
 // NewBuilder returns an empty Builder.
@@ -400,29 +419,59 @@ func (bp *building) function(k *cupti.Kernel) *Function {
 	if p == nil {
 		p = new(Function)
 		*p = f
-		p.Demangled = demangled(f.Mangled, f.Demangled)
+		switch {
+		case f.Demangled != "" && f.Demangled != f.Mangled || !strings.HasPrefix(f.Mangled, "_Z"):
+		case bp.demangledBytes+len(f.Mangled) > MaxDemangledPerProcess:
+			bp.p.KeptMangled++
+		default:
+			bp.demangledBytes += len(f.Mangled)
+			var kept bool
+			if p.Demangled, kept = demangled(f.Mangled, f.Demangled); kept {
+				bp.p.KeptMangled++
+			}
+		}
 		bp.functions[f] = p
 	}
 	return p
 }
 
-// MaxDemangled is the longest mangled name demangled here: a longer one
-// (no compiler writes one; a hostile file might) keeps CUPTI's spelling.
-const MaxDemangled = 64 << 10
+// The demangler's budget. Its work grows with a name's nesting and its
+// output with the name's back references (each level can double it), so a
+// hostile record could make it run for minutes: a mangled name longer than
+// MaxDemangled, or one whose demangled name would pass MaxDemangledOut,
+// keeps CUPTI's spelling (Process.KeptMangled counts them), as do the
+// names of a record file past MaxDemangledPerProcess. The longest
+// kernel name of the recorded runs is a third of MaxDemangled.
+const (
+	MaxDemangled    = 4 << 10
+	maxDemangledPow = 16
+	MaxDemangledOut = 1 << maxDemangledPow
+	// MaxDemangledPerProcess bounds the names one record file has
+	// demangled here, in bytes of mangled name: 64 names at the limit.
+	MaxDemangledPerProcess = 64 * MaxDemangled
+)
 
 // demangled is a kernel's demangled name: CUPTI's, or, where CUPTI left
 // the name mangled (it does for some long CUTLASS and CuTe names: no
 // demangled name, or the mangled one again), the name demangled here in
 // the C++ runtime's spelling, as CUPTI writes the others. A name that does
-// not demangle stays as CUPTI gave it.
-func demangled(mangled, given string) string {
-	if given != "" && given != mangled || !strings.HasPrefix(mangled, "_Z") || len(mangled) > MaxDemangled {
-		return given
+// not demangle stays as CUPTI gave it; so does one past the budget, and
+// kept says so.
+func demangled(mangled, given string) (name string, kept bool) {
+	if given != "" && given != mangled || !strings.HasPrefix(mangled, "_Z") {
+		return given, false
 	}
-	if d, err := demangle.ToString(mangled); err == nil {
-		return d
+	if len(mangled) > MaxDemangled {
+		return given, true
 	}
-	return given
+	d, err := demangle.ToString(mangled, demangle.MaxLength(maxDemangledPow))
+	switch {
+	case err != nil:
+		return given, false
+	case len(d) >= MaxDemangledOut: // cut at the budget
+		return given, true
+	}
+	return d, false
 }
 
 // call is a's Call, the one value of its kind in the process.

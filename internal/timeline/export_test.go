@@ -1,0 +1,4 @@
+package timeline
+
+// Demangled is demangled, for the external tests.
+var Demangled = demangled
