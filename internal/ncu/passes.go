@@ -11,6 +11,21 @@ import (
 // expected time is launches x passes x SecondsPerPass.
 const SecondsPerPass = 0.065
 
+// What following a program costs ncu before the launches it profiles
+// (docs/measurements.md): its own start, and, for each kernel launch the
+// program makes up to the last profiled one, matching the filters. The
+// program's own time up to there is paid as well.
+const (
+	StartSeconds             = 6.0
+	SecondsPerFollowedLaunch = 0.0008
+)
+
+// FollowSeconds is what ncu costs before the last profiled launch when
+// that launch lies launches launches and ns nanoseconds into its process.
+func FollowSeconds(launches int, ns int64) float64 {
+	return StartSeconds + float64(ns)/1e9 + float64(launches)*SecondsPerFollowedLaunch
+}
+
 // basicSections are the sections of ncu's basic set.
 var basicSections = []string{"LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution"}
 

@@ -47,6 +47,11 @@ type deepTargets struct {
 	// inside is how many of the launches are in the profiled ranges (the
 	// others are of the same kernel and configuration, outside them).
 	inside int
+	// reach is how far into the program the last launch profiled lies
+	// (one launch of each, invocation > 0), of candidates invocations
+	// weighed.
+	reach      timeline.Reach
+	candidates int
 	// ranks is true for the ranks of a multi-GPU workload, each profiled
 	// in a run of its own: ncu writes to its log, not to the session, and
 	// the program is not stopped early (it would stop every rank).
@@ -165,17 +170,30 @@ func withinBudget(top []model.Kernel, budget int, cost func(name string) int) fi
 	return f
 }
 
+// The bounds of oneEach's choice: an invocation may cover up to
+// CoverageSlack less of the timed GPU time than the best, and cost up to
+// ReachSlack more to reach than the soonest that does.
+const (
+	CoverageSlack = 0.02
+	ReachSlack    = 0.25
+)
+
 // oneEach plans one launch of each mangled name of the top kernels, as
 // many kernels as fit in the budget (one launch a mangled name; the first
 // kernel always). ncu takes one --kernel-id, whose invocation number
 // applies to every kernel it matches, so one invocation number n serves
-// all: the one, among the invocations at which a target's configuration
-// is first launched, that leaves out the least of the top kernels' time
-// (a kernel launched fewer than n times is not profiled), then whose
-// configurations ran the most of it, then with the most launches in the
-// profiled ranges, then the smallest. Nil when a target
-// was launched by several processes (ncu counts each one's invocations
-// apart), has a name holding ':' (ncu.KernelInvocation), or none fits.
+// all, chosen among the invocations at which a target's configuration is
+// first launched (a kernel launched fewer than n times is not profiled).
+// ncu follows the program, matching its filters at every launch, up to
+// the last launch it profiles, so the invocation is the one that covers,
+// then samples, the most among those that keep the coverage (within
+// CoverageSlack of the best) and are reached soon (within ReachSlack of
+// the soonest of those, by ncu.FollowSeconds); then the one with the most
+// launches in the profiled ranges, then the soonest. How far the program
+// runs then does not depend on its length. Nil
+// when a target was launched by several processes (ncu counts each one's
+// invocations apart), has a name holding ':' (ncu.KernelInvocation), or
+// none fits.
 func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
 	for _, t := range ts {
 		if t.Order == nil || strings.Contains(t.Mangled, ":") {
@@ -218,7 +236,22 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 		}
 		return covered, sampled, inside
 	}
-	best, bestCovered, bestSampled, bestInside := 0, 0.0, int64(0), 0
+	// reach is how far into the program the last launch profiled at inv
+	// lies, among the kernels it covers.
+	reach := func(inv int) (r timeline.Reach) {
+		for _, k := range chosen {
+			if slices.ContainsFunc(k.targets, func(t timeline.Target) bool { return !reaches(t, inv) }) {
+				continue
+			}
+			for _, t := range k.targets {
+				if inv-1 < len(t.Reach) {
+					r.Launches = max(r.Launches, t.Reach[inv-1].Launches)
+					r.NS = max(r.NS, t.Reach[inv-1].NS)
+				}
+			}
+		}
+		return r
+	}
 	var firsts []int
 	for _, k := range chosen {
 		for _, t := range k.targets {
@@ -226,19 +259,55 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 		}
 	}
 	slices.Sort(firsts)
+	type candidate struct {
+		inv      int
+		covered  float64
+		sampled  int64
+		inside   int
+		reach    timeline.Reach
+		followed float64 // s, ncu.FollowSeconds
+	}
+	var cands []candidate
+	bestCovered := 0.0
 	for _, inv := range slices.Compact(firsts) {
 		covered, sampled, inside := score(inv)
 		if covered == 0 {
 			continue
 		}
-		if best == 0 || covered > bestCovered || covered == bestCovered && (sampled > bestSampled || sampled == bestSampled && inside > bestInside) {
-			best, bestCovered, bestSampled, bestInside = inv, covered, sampled, inside
+		c := candidate{inv: inv, covered: covered, sampled: sampled, inside: inside, reach: reach(inv)}
+		c.followed = ncu.FollowSeconds(c.reach.Launches, c.reach.NS)
+		cands = append(cands, c)
+		bestCovered = max(bestCovered, covered)
+	}
+	// The invocations that keep the coverage (within CoverageSlack of the
+	// timed GPU time of the best); of those reached within ReachSlack of
+	// the soonest, the one that covers, then samples, the most.
+	soonest := -1.0
+	for i := range cands {
+		if c := &cands[i]; c.covered >= bestCovered-CoverageSlack*totalMS && (soonest < 0 || c.followed < soonest) {
+			soonest = c.followed
 		}
+	}
+	var pick *candidate
+	for i := range cands {
+		c := &cands[i]
+		if c.covered < bestCovered-CoverageSlack*totalMS || c.followed > soonest*(1+ReachSlack) {
+			continue
+		}
+		if pick == nil || c.covered > pick.covered || c.covered == pick.covered && (c.sampled > pick.sampled ||
+			c.sampled == pick.sampled && (c.inside > pick.inside || c.inside == pick.inside && c.followed < pick.followed)) {
+			pick = c
+		}
+	}
+	best, bestSampled, bestInside := 0, int64(0), 0
+	if pick != nil {
+		best, bestSampled, bestInside = pick.inv, pick.sampled, pick.inside
 	}
 	if best == 0 {
 		return nil // no launch of a configuration run in the ranges
 	}
-	d := &deepTargets{perLaunch: 1, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), invocation: best, left: left, inside: bestInside}
+	d := &deepTargets{perLaunch: 1, budget: c.MaxLaunches, passes: ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics), invocation: best, left: left, inside: bestInside,
+		reach: pick.reach, candidates: len(cands)}
 	var targetNS int64
 	ms := 0.0
 	for _, k := range chosen {
@@ -291,6 +360,8 @@ func (d *deepTargets) note() string {
 		stop = fmt.Sprintf("ncu ends the program once the %d launches are profiled (--launch-count %d --kill 1)", d.launches, d.launches)
 		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): one launch of each, its invocation %d (ncu --kernel-id takes one invocation number for all), whose launch configurations ran %.1f%% of their time; every configuration would take %d launches, over ncu.max_launches=%d; %d launch(es) (%s); they ran %.1f%% of the timed GPU time; %s",
 			d.kernels, len(d.mangled), d.invocation, 100*d.sampled, d.allConfigs, d.budget, d.launches, expectedCost(d.launches, d.passes), 100*d.share, stop)
+		fmt.Fprintf(&b, "; of %d invocation(s) weighed, one reached soon: ncu follows the program to its launch %d, %.1f s in (about %.0f s before the last profiled launch: %.1f ms a launch followed, and ncu's start of %.0f s)",
+			d.candidates, d.reach.Launches+1, float64(d.reach.NS)/1e9, ncu.FollowSeconds(d.reach.Launches, d.reach.NS), 1e3*ncu.SecondsPerFollowedLaunch, ncu.StartSeconds)
 		if d.inside < d.launches {
 			fmt.Fprintf(&b, "; %d of the %d launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)", d.inside, d.launches)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
@@ -188,7 +189,7 @@ func TestPlanOneEach(t *testing.T) {
 	assert.InDelta(t, 58.0/75, d.sampled, 1e-9, "30 + 15 + 6 + 4 + 3 of 75 ns")
 	assert.Equal(t, 8, d.allConfigs, "gemm 2, attn 2, norm 1 + 1, act 2")
 	assert.Empty(t, d.missed)
-	assert.Equal(t, "deep pass on the top 4 kernel(s) by exact name (5 mangled name(s)): one launch of each, its invocation 2 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 77.3% of their time; every configuration would take 8 launches, over ncu.max_launches=5; 5 launch(es) (10 pass(es) a launch: about 3 s of profiling at 0.065 s a pass); they ran 85.0% of the timed GPU time; ncu ends the program once the 5 launches are profiled (--launch-count 5 --kill 1); 4 of the 5 launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)", d.note())
+	assert.Equal(t, "deep pass on the top 4 kernel(s) by exact name (5 mangled name(s)): one launch of each, its invocation 2 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 77.3% of their time; every configuration would take 8 launches, over ncu.max_launches=5; 5 launch(es) (10 pass(es) a launch: about 3 s of profiling at 0.065 s a pass); they ran 85.0% of the timed GPU time; ncu ends the program once the 5 launches are profiled (--launch-count 5 --kill 1); of 2 invocation(s) weighed, one reached soon: ncu follows the program to its launch 1, 0.0 s in (about 6 s before the last profiled launch: 0.8 ms a launch followed, and ncu's start of 6 s); 4 of the 5 launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)", d.note())
 
 	// attn's second launch outside the ranges in a configuration it never
 	// ran in them: invocation 2 would leave it out (20), invocation 3 norm
@@ -224,4 +225,55 @@ func TestPlanOneEach(t *testing.T) {
 	require.NotNil(t, d)
 	assert.Zero(t, d.invocation)
 	assert.Equal(t, []string{"G"}, d.mangled)
+}
+
+// TestPlanOneEachSoon (issue 36): a decode whose attention kernel runs in
+// a new launch configuration each step (its grid grows with the sequence)
+// and whose output projection runs once a step. Every invocation covers
+// the same kernels; the later ones sample heavier configurations but lie
+// further into the program. The invocation chosen, and how far ncu
+// follows the program, is the same at 24 and at 120 steps.
+func TestPlanOneEachSoon(t *testing.T) {
+	const launchesPerStep, stepNS = 500, int64(20e6)
+	targets := func(steps int) []timeline.Target {
+		gemm := timeline.Target{Name: "gemm", Mangled: "G", Configs: 1, ConfigNS: []int64{0}}
+		head := timeline.Target{Name: "head", Mangled: "H", Configs: 1, ConfigNS: []int64{0}}
+		attn := timeline.Target{Name: "attn", Mangled: "A", Configs: steps}
+		for s := range steps {
+			at := func(i int) timeline.Reach {
+				return timeline.Reach{Launches: s*launchesPerStep + i, NS: int64(s)*stepNS + int64(i)*stepNS/launchesPerStep}
+			}
+			for i := range 4 { // four GEMMs a step
+				gemm.Order, gemm.Admitted, gemm.Reach = append(gemm.Order, 0), append(gemm.Admitted, true), append(gemm.Reach, at(100*i))
+			}
+			gemm.ConfigNS[0] += 4 * 50
+			gemm.NS += 4 * 50
+			attn.Order, attn.Admitted, attn.Reach = append(attn.Order, int32(s)), append(attn.Admitted, true), append(attn.Reach, at(50))
+			attn.ConfigNS = append(attn.ConfigNS, int64(10+s))
+			attn.NS += int64(10 + s)
+			head.Order, head.Admitted, head.Reach = append(head.Order, 0), append(head.Admitted, true), append(head.Reach, at(499))
+			head.ConfigNS[0] += 30
+			head.NS += 30
+		}
+		return []timeline.Target{gemm, attn, head}
+	}
+	c := config.NCU{MaxLaunches: 3, Set: "basic", Metrics: []string{model.DurationMetric}}
+	plan := func(steps int) *deepTargets {
+		ts := targets(steps)
+		var top []model.Kernel
+		total := 0.0
+		for _, x := range ts {
+			top = append(top, kernel(x.Name, float64(x.NS)))
+			total += float64(x.NS)
+		}
+		top = append(top, kernel("other", total)) // left out by the budget
+		d := oneEach(top, 2*total, ts, c)
+		require.NotNil(t, d)
+		return d
+	}
+	short, long := plan(24), plan(120)
+	assert.Equal(t, short.invocation, long.invocation)
+	assert.Equal(t, short.reach, long.reach)
+	assert.Less(t, short.invocation, 8, "the first steps, not the last")
+	assert.InDelta(t, ncu.FollowSeconds(short.reach.Launches, short.reach.NS), ncu.FollowSeconds(long.reach.Launches, long.reach.NS), 1e-9)
 }

@@ -68,6 +68,18 @@ type Target struct {
 	Order []int32
 	// Admitted says, for each launch of Order, whether keep admitted it.
 	Admitted []bool
+	// Reach says, for each launch of Order, how far into its process it
+	// lies: what ncu must follow of the program to profile it.
+	Reach []Reach
+}
+
+// Reach is how far into its process a launch lies: Launches is the
+// number of kernel launches the process made before it (each one ncu
+// matches its filters against), NS the time from the process's first
+// record to its launch call.
+type Reach struct {
+	Launches int
+	NS       int64
 }
 
 // Targets are the kernels of names (the kernel table's), each mangled name
@@ -83,6 +95,7 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		correlation uint32
 		config      config
 		admitted    bool
+		at          int64
 	}
 	type acc struct {
 		configs  map[config]int32
@@ -107,6 +120,22 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 			pauses[p.Header.PID] = at
 		}
 		uncounted[p.Header.PID] = !countable(p, at, paused)
+	}
+	// order is each process's launch calls' correlation ids, sorted;
+	// first its earliest record.
+	order := map[int64][]uint32{}
+	first := map[int64]int64{}
+	for _, p := range tl.Processes {
+		ids := make([]uint32, 0, len(p.Kernels))
+		for i := range p.Kernels {
+			ids = append(ids, p.Kernels[i].Correlation)
+		}
+		slices.Sort(ids)
+		order[p.Header.PID] = slices.Compact(ids)
+		first[p.Header.PID] = p.Header.StartNS
+		if o, ok := p.origin(); ok && (p.Header.StartNS == 0 || o < p.Header.StartNS) {
+			first[p.Header.PID] = o
+		}
 	}
 	byName := map[string]map[string]*acc{}
 	for k, l := range tl.kernelLaunches() {
@@ -135,7 +164,7 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		}
 		admitted := keep(l)
 		if pause, ok := pauses[l.ProcessID]; !ok || at < pause {
-			a.launches = append(a.launches, launch{k.Correlation, c, admitted})
+			a.launches = append(a.launches, launch{k.Correlation, c, admitted, at})
 		}
 		a.uncounted = a.uncounted || uncounted[l.ProcessID]
 		if !admitted {
@@ -162,12 +191,14 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 				slices.SortStableFunc(a.launches, func(x, y launch) int { return cmp.Compare(x.correlation, y.correlation) })
 				t.Order = make([]int32, len(a.launches))
 				t.Admitted = make([]bool, len(a.launches))
+				t.Reach = make([]Reach, len(a.launches))
 				for i, l := range a.launches {
 					c, ok := a.configs[l.config]
 					if !ok {
 						c = -1
 					}
 					t.Order[i], t.Admitted[i] = c, l.admitted
+					t.Reach[i] = Reach{Launches: launchesBefore(order[a.pid], l.correlation), NS: l.at - first[a.pid]}
 				}
 				t.ConfigNS = renumber(t.Order, a.configNS)
 			}
@@ -178,6 +209,12 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		delete(byName, n)
 	}
 	return out
+}
+
+// launchesBefore is the number of ids of sorted before id.
+func launchesBefore(sorted []uint32, id uint32) int {
+	i, _ := slices.BinarySearch(sorted, id)
+	return i
 }
 
 // FirstPause is when the workload first paused the recording of p (the
