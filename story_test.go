@@ -2,6 +2,7 @@ package deepprof_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
@@ -186,4 +188,38 @@ func TestAutoRangesMatchHandRanges(t *testing.T) {
 	require.NotNil(t, auto.Serving.TTFTMS, "TTFT from the automatic prefill")
 	require.NotNil(t, auto.Serving.TPOTMS, "TPOT from the automatic decode")
 	assert.NotEmpty(t, auto.WhatIf.Rows, "the ladder follows from the phases")
+}
+
+// TestCuptiRunStandsInForStage1 (issues 34 and 36): every recorded run
+// whose program wrote a workload report in both its plain run and its
+// CUPTI run, rebuilt without the plain run's, takes its stages from the
+// CUPTI run's report, and tells one story with them: a phase's wall time
+// per steady instance is its stage's mean (checkStory), the phases and
+// the stages being one run's.
+func TestCuptiRunStandsInForStage1(t *testing.T) {
+	runs, err := filepath.Glob("fixtures/runs/*/" + rundir.TimelineReport)
+	require.NoError(t, err)
+	n := 0
+	for _, rep := range runs {
+		src := filepath.Dir(filepath.Dir(rep))
+		if _, err := os.Stat(filepath.Join(src, rundir.Stage1Report)); err != nil {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			t.Parallel()
+			dst := filepath.Join(t.TempDir(), filepath.Base(src))
+			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+			require.NoError(t, os.Remove(filepath.Join(dst, rundir.Stage1Report)))
+			_, err := harness.Report(dst, harness.ReportOptions{})
+			require.NoError(t, err)
+			var s summary.Summary
+			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, rundir.SummaryJSON)), &s))
+			assert.Contains(t, s.Stages.Source, rundir.SourceCuptiReport)
+			assert.False(t, s.Stages.FromRanges)
+			require.NotEmpty(t, s.Stages.Rows)
+			checkStory(t, &s)
+		})
+	}
+	assert.GreaterOrEqual(t, n, 5, "recorded runs with both reports")
 }

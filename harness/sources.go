@@ -54,6 +54,7 @@ var regionSources = []source[*regions.Report]{
 // the operators come from.
 var stageSources = []source[*workload.Report]{
 	{path: rundir.Stage1Report, what: "the workload's report of stage 1 (the program alone)", read: readStages},
+	{path: rundir.TimelineReport, what: rundir.SourceCuptiReport, read: readStages},
 	{path: rundir.TimelineCupti, what: rundir.SourceCuptiStages, every: true, present: hasCupti, read: readCuptiStages},
 }
 

@@ -83,7 +83,7 @@ func drawCharts(s *summary.Summary) []render.Chart {
 		why = "no stage is a prefill or a decode (phases.prefill and phases.decode name them)"
 	}
 	title := "Prefill vs decode: mean wall time per generate (stage 1) and kernel time"
-	if s.Stages.Source != "" {
+	if s.Stages.FromRanges {
 		title = "Prefill vs decode: mean wall time and kernel time per NVTX range instance"
 	}
 	draw(rundir.ChartStages, "prefill vs decode", why, func() ([]byte, error) {
@@ -148,6 +148,7 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		in.Workload = rep
 		if src.stages.path != rundir.Stage1Report {
 			in.WorkloadSource = src.stages.path + " (" + src.stages.what + ")"
+			in.StagesFromRanges = src.stages.path == rundir.TimelineCupti
 		}
 	}
 

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -288,26 +287,23 @@ func newInProcess(method string, on, off []float64) *render.InProcessOverhead {
 // processes compares the CUPTI run with stage 1, a separate process, and
 // carries the machine's process-to-process spread.
 func cuptiOverhead(run *rundir.Run, oracle *workload.Figures) *render.CuptiOverhead {
-	plain, err1 := readStages(run, rundir.Stage1Report, settings{})
-	cupti, err2 := readStages(run, rundir.TimelineReport, settings{})
-	if err1 != nil || err2 != nil {
+	cupti, err := readStages(run, rundir.TimelineReport, settings{})
+	if err != nil {
 		return nil
 	}
-	p, n1 := repeatTotals(plain)
-	c, n2 := repeatTotals(cupti)
-	if p <= 0 || c <= 0 {
-		return nil
+	o := &render.CuptiOverhead{}
+	if v, ok := cupti.Overhead(); ok {
+		o.InProcess = newInProcess(v.Method, v.Recording, v.Paused)
 	}
-	o := &render.CuptiOverhead{PlainMS: p, CuptiMS: c, Repeats: min(n1, n2)}
-	if raw, ok := cupti.Extra["overhead"]; ok {
-		var v struct {
-			Method    string    `json:"method"`
-			Recording []float64 `json:"recording_ms"`
-			Paused    []float64 `json:"paused_ms"`
+	if plain, err := readStages(run, rundir.Stage1Report, settings{}); err == nil {
+		p, n1 := repeatTotals(plain)
+		c, n2 := repeatTotals(cupti)
+		if p > 0 && c > 0 {
+			o.PlainMS, o.CuptiMS, o.Repeats = p, c, min(n1, n2)
 		}
-		if json.Unmarshal(raw, &v) == nil {
-			o.InProcess = newInProcess(v.Method, v.Recording, v.Paused)
-		}
+	}
+	if o.InProcess == nil && o.PlainMS == 0 {
+		return nil
 	}
 	if oracle != nil && oracle.Overhead != nil {
 		o.Reference = newInProcess(oracle.Overhead.Method, oracle.Overhead.ProfiledMS, oracle.Overhead.PlainMS)

@@ -77,11 +77,12 @@ type Workload struct {
 	// "process", stage 1 runs the whole program that many times and times
 	// each run (a command after --: it knows nothing of the variable).
 	RepeatBy string `koanf:"repeat_by" yaml:"repeat_by"`
-	// PlainRun says when a program run as a whole process (repeat_by
-	// process, once) gets its own plain run with a CUPTI timeline: "auto",
-	// only when the CUPTI run shows it writes a workload report or marks
-	// no NVTX range of its domain (otherwise the CUPTI run's ranges give
-	// its stages, and a plain run would add only its whole wall time);
+	// PlainRun says when a program whose one CUPTI run makes every repeat
+	// (repeat_by env, or process once) gets its own plain run with a CUPTI
+	// timeline: "auto", only when the CUPTI run shows it needs one (a
+	// workload report whose in-process measure of the library's cost is
+	// missing or over session.StandInOverhead, or no NVTX range of its
+	// domain); otherwise that run's report or ranges give its stages;
 	// "always", stage 1 first as for every other workload.
 	PlainRun string `koanf:"plain_run" yaml:"plain_run"`
 	// AutoRanges ("on", the default, or "off") puts deepprof's

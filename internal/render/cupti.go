@@ -36,7 +36,8 @@ func OracleCheckJSON(w io.Writer, c OracleCheck) error {
 
 // CuptiOverhead is what the CUPTI library cost the workload, measured two
 // ways: in one process (InProcess, nil when the workload did not measure
-// it) and across processes (the recorded run's stages against stage 1's).
+// it) and across processes (the recorded run's stages against stage 1's;
+// PlainMS 0 without a stage 1).
 type CuptiOverhead struct {
 	// PlainMS and CuptiMS are medians over repeats of every top-level
 	// stage summed per repeat: stage 1's and the CUPTI run's.
@@ -124,13 +125,23 @@ func CuptiSection(f *CuptiFacts) string {
 // overheadText is report.md's account of the library's overhead.
 func overheadText(o CuptiOverhead) string {
 	var b strings.Builder
-	across := fmt.Sprintf("with the library the workload's stages took %.3f ms per repeat against %.3f ms in stage 1, a separate process (medians of %d repeats): %.3fx",
-		o.CuptiMS, o.PlainMS, o.Repeats, o.CuptiMS/o.PlainMS)
-	if ip := o.InProcess; ip == nil {
+	across := ""
+	if o.PlainMS > 0 {
+		across = fmt.Sprintf("with the library the workload's stages took %.3f ms per repeat against %.3f ms in stage 1, a separate process (medians of %d repeats): %.3fx",
+			o.CuptiMS, o.PlainMS, o.Repeats, o.CuptiMS/o.PlainMS)
+	}
+	ip := o.InProcess
+	switch {
+	case ip == nil:
 		b.WriteString("Overhead: " + across + ". The workload did not measure it in one process (deepprof's default workload does, pausing the library between repeats), so this includes the machine's spread between processes.")
-	} else {
-		fmt.Fprintf(&b, "Overhead: **%.3fx** (quartiles %.3f–%.3f): in the recorded process, the median over %d pairs of a repeat with recording on and one with recording paused (%s); medians %.3f ms on, %.3f ms paused. Across processes, %s; that comparison also carries the machine's spread between processes.",
-			ip.Median, ip.Q1, ip.Q3, ip.Pairs, ip.Method, ip.OnMS, ip.OffMS, across)
+	default:
+		fmt.Fprintf(&b, "Overhead: **%.3fx** (quartiles %.3f–%.3f): in the recorded process, the median over %d pairs of a repeat with recording on and one with recording paused (%s); medians %.3f ms on, %.3f ms paused.",
+			ip.Median, ip.Q1, ip.Q3, ip.Pairs, ip.Method, ip.OnMS, ip.OffMS)
+		if across != "" {
+			fmt.Fprintf(&b, " Across processes, %s; that comparison also carries the machine's spread between processes.", across)
+		} else {
+			b.WriteString(" No separate plain run was made: this run's figures stand in for it (workload.plain_run=auto).")
+		}
 	}
 	if r := o.Reference; r != nil {
 		fmt.Fprintf(&b, " For reference, torch.profiler (CUDA activity) cost %.3fx (quartiles %.3f–%.3f) on this machine, measured the same way over %d pairs of generates in the oracle's process.",

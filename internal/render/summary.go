@@ -277,9 +277,12 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 		missing(b, st.Missing)
 		return
 	}
-	if st.Source != "" {
+	switch {
+	case st.FromRanges:
 		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", EscapeCell(st.Source))
-	} else {
+	case st.Source != "":
+		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", EscapeCell(st.Source), st.Batch)
+	default:
 		fmt.Fprintf(b, "Wall time of stage 1 (the program alone, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
 	}
 	t := Table{Header: []string{"stage", "phase", "mean ms", "sd ms", "repeats", "ms per repeat", "tokens", "tokens/s"},
@@ -303,7 +306,7 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 	b.WriteString(t.String())
 	b.WriteString("\n")
 	for _, r := range tops {
-		if r.Name == workload.WholeProgram && st.Source != "" {
+		if r.Name == workload.WholeProgram && st.FromRanges {
 			fmt.Fprintf(b, "%s: each run of the program in stage 1 (the program alone, no profiler), from start to exit, process start-up included (%s).\n\n", EscapeCell(r.Name), rundir.Stage1Runs)
 			if len(st.Rows) == 1 {
 				fmt.Fprintf(b, "The program opened no NVTX range of its domain (nvtx.domain), so the whole program is its only stage. To time its stages, mark its phases with NVTX ranges (%s), or set nvtx.domain to a library's domain to time its ranges.\n\n", EscapeCell(model.HowToMark))

@@ -511,6 +511,11 @@ func (r *Run) rankFiles(rel string) []string {
 // a source.
 const SourceCuptiKernels = "the CUPTI run's timeline, every launch"
 
+// SourceCuptiReport is the stage source of a program whose CUPTI run
+// stood in for stage 1 (workload.plain_run=auto), as the manifest and
+// report.md say it.
+const SourceCuptiReport = "the workload's report of the CUPTI run, its own timers with the CUPTI library recording: the run the phases and kernels come from, standing in for a separate plain run (workload.plain_run=auto)"
+
 // SourceCuptiStages is the stage source of a program that wrote no workload
 // report, as the manifest and report.md say it.
 const SourceCuptiStages = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance's CPU time, profiler running (the program wrote no workload report)"

@@ -132,7 +132,7 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 	// rank 0's node's alone, and every node must run the same steps (a
 	// node that skipped one would leave the others waiting in its
 	// rendezvous): the oracle runs on each.
-	if _, ok := byID[StepOracle]; ok && !run.Exists(rundir.Stage1Report) && len(s.Cfg.Workload.Launcher.Argv) == 0 {
+	if _, ok := byID[StepOracle]; ok && !run.Exists(rundir.Stage1Report) && !run.Exists(rundir.TimelineReport) && len(s.Cfg.Workload.Launcher.Argv) == 0 {
 		run.Note("oracle (torch.profiler): not run: the program wrote no workload report, and only a workload that supports %s=%s (deepprof's default one) writes torch.profiler's figures", workload.EnvPhase, workload.PhaseOracle)
 		delete(byID, StepOracle)
 	}
@@ -311,22 +311,37 @@ func (s *Session) cuptiKernels(run *rundir.Run) (*model.KernelTable, error) {
 
 // plainRunDeferred reports whether the program's plain run (stage 1) waits
 // for the CUPTI run, to be made only if that run shows it is needed
-// (plainRunNeeded): a program run once as a whole process
-// (workload.repeat_by=process, workload.repeats=1, one process per
-// session) with a CUPTI timeline, and workload.plain_run=auto.
+// (plainRunNeeded): a program whose one CUPTI run makes every repeat stage
+// 1 would (it repeats itself, workload.repeat_by=env, or is run once,
+// workload.repeats=1), one process per session, with a CUPTI timeline and
+// workload.plain_run=auto.
 func (s *Session) plainRunDeferred(tl *timelineKind) bool {
 	w := s.Cfg.Workload
 	return tl != nil && tl.tool == timelineCupti && w.PlainRun == config.PlainRunAuto &&
-		w.RepeatBy == config.RepeatByProcess && w.Repeats <= 1 && !w.Launcher.Multi()
+		(w.RepeatBy == config.RepeatByEnv || w.RepeatBy == config.RepeatByProcess && w.Repeats <= 1) && !w.Launcher.Multi()
 }
 
+// StandInOverhead is the most the CUPTI library may cost, measured in the
+// CUPTI run's own process, for that run's workload report to stand in for
+// stage 1's.
+const StandInOverhead = 0.05
+
 // plainRunNeeded says why a program whose plain run was deferred needs one
-// after all, or "": it wrote a workload report in the CUPTI run (its stage
-// figures are to come from a run without the library), or it marks no NVTX
-// range of nvtx.domain (its one stage is the plain run's wall time).
+// after all, or "": it wrote a workload report in the CUPTI run whose
+// in-process measure of the library's cost is missing or over
+// StandInOverhead (its figures are to come from a run without the
+// library), or it marks no NVTX range of nvtx.domain (its one stage is
+// the plain run's wall time).
 func (s *Session) plainRunNeeded(run *rundir.Run) string {
 	if run.Exists(rundir.TimelineReport) {
-		return "the program wrote a workload report in the CUPTI run; its figures come from a run without the library"
+		r, err := cuptiRunOverhead(run)
+		switch {
+		case err != nil:
+			return "the program's workload report of the CUPTI run does not show what the library cost (" + err.Error() + "); its figures come from a run without the library"
+		case r.Median > 1+StandInOverhead:
+			return fmt.Sprintf("the CUPTI library cost %.3fx in the CUPTI run's process (recording against paused repeats), over the %.0f%% that run may cost to stand in for a plain one", r.Median, 100*StandInOverhead)
+		}
+		return ""
 	}
 	tl, err := runTimeline(run)
 	if err != nil {
@@ -336,6 +351,45 @@ func (s *Session) plainRunNeeded(run *rundir.Run) string {
 		return fmt.Sprintf("the program marks no NVTX range of nvtx.domain=%q; its one stage is its wall time", s.Cfg.NVTX.Domain)
 	}
 	return ""
+}
+
+// cuptiRunOverhead is what the CUPTI library cost the program in the
+// CUPTI run's own process, from that run's workload report.
+func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
+	f, err := run.OpenFile(rundir.TimelineReport)
+	if err != nil {
+		return model.Ratio{}, err
+	}
+	defer f.Close()
+	rep, err := workload.ReadReport(f, rundir.TimelineReport)
+	if err != nil {
+		return model.Ratio{}, err
+	}
+	o, ok := rep.Overhead()
+	if !ok {
+		return model.Ratio{}, errors.New("it has no in-process overhead: the program measures it with two repeats or more, recording and paused")
+	}
+	r, ok := model.PairedRatio(o.Recording, o.Paused)
+	if !ok {
+		return model.Ratio{}, errors.New("its in-process overhead is not pairs of times > 0")
+	}
+	return r, nil
+}
+
+// standIn records stage 1 as not run because the CUPTI run's workload
+// report stands in for it, and adds that report's model to env.json.
+func standIn(run *rundir.Run) {
+	r, _ := cuptiRunOverhead(run)
+	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, the library having cost %.3fx in that run's own process (at most %.2fx allowed); workload.plain_run=always makes one", rundir.TimelineReport, r.Median, 1+StandInOverhead)
+	run.Record(rundir.Stage1Log, rundir.StatusSkipped, why)
+	run.Record(rundir.Stage1Report, rundir.StatusSkipped, "the CUPTI run's workload report stands in for it ("+rundir.TimelineReport+")")
+	run.Note("stage 1: %s", why)
+	if f, err := run.OpenFile(rundir.TimelineReport); err == nil {
+		defer f.Close()
+		if rep, err := workload.ReadReport(f, rundir.TimelineReport); err == nil {
+			addWorkloadToEnv(run, rep)
+		}
+	}
 }
 
 // skipPlainRun records stage 1 as not run: the CUPTI run's NVTX ranges

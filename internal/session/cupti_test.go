@@ -66,7 +66,9 @@ func TestSessionCUPTITimeline(t *testing.T) {
 	for _, st := range m.Steps {
 		steps = append(steps, st.Name)
 	}
-	assert.Equal(t, []string{"ncu-sections", "stage1", "cupti-build", "timeline-cupti", "oracle-torch-profiler", "ncu-deep", "export-raw", "export-details"}, steps)
+	// The workload's report of the CUPTI run gives no in-process overhead:
+	// the plain run comes after it.
+	assert.Equal(t, []string{"ncu-sections", "cupti-build", "timeline-cupti", "oracle-torch-profiler", "stage1", "ncu-deep", "export-raw", "export-details"}, steps)
 	for _, argv := range f.calls {
 		assert.NotContains(t, argv, "gpu__time_duration.sum", "no ncu timing pass")
 	}
@@ -240,4 +242,53 @@ func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
 		}
 	}
 	return r.Runner.Run(ctx, c)
+}
+
+// TestCuptiRunStandsIn (issue 36): a workload that writes its report in
+// the CUPTI run, with the library's cost measured there in one process,
+// gets no separate plain run when that cost is at most StandInOverhead:
+// stage 1 is recorded as skipped, saying why, and the stages come from the
+// CUPTI run's report. Over it, the plain run follows the CUPTI run, and
+// the note says what the library cost.
+func TestCuptiRunStandsIn(t *testing.T) {
+	withOverhead := func(on string) string {
+		return strings.TrimSuffix(stage1Report, "}") + `, "overhead": {"method": "alternating repeats in one process, recording on and paused", "recording_ms": [` + on + `], "paused_ms": [10.0, 10.0, 10.0]}}`
+	}
+	for _, c := range []struct {
+		name, on string
+		plain    bool
+	}{
+		{"cheap", "10.2, 10.3, 10.1", false},
+		{"costly", "11.0, 11.2, 10.9", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			f := cuptiFake()
+			f.workloadReport = withOverhead(c.on)
+			s := newSession(t, testConfig(t, root), f)
+			s.CUPTI = fakeCUPTI(t, true)
+			run, err := s.Run(context.Background())
+			require.NoError(t, err)
+			m := run.Manifest()
+			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+			ran := slices.ContainsFunc(m.Steps, func(st rundir.StepTime) bool { return st.Name == "stage1" })
+			assert.Equal(t, c.plain, ran)
+			a, ok := m.Find(rundir.Stage1Report)
+			require.True(t, ok)
+			if c.plain {
+				assert.Equal(t, rundir.StatusComplete, a.Status)
+				assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+					return strings.Contains(n, "the CUPTI library cost 1.100x in the CUPTI run's process")
+				}), "%q", m.Notes)
+				return
+			}
+			assert.Equal(t, rundir.StatusSkipped, a.Status)
+			assert.Contains(t, a.Reason, "the CUPTI run's workload report stands in for it")
+			assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+				return strings.Contains(n, "stands in for stage 1's, the library having cost 1.020x in that run's own process")
+			}), "%q", m.Notes)
+			require.NotNil(t, m.Sources)
+			assert.Equal(t, rundir.TimelineReport, m.Sources.Stages.Path)
+		})
+	}
 }

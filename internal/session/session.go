@@ -665,6 +665,8 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 			if err := plainRun(); err != nil {
 				return err
 			}
+		} else if run.Exists(rundir.TimelineReport) {
+			standIn(run)
 		} else {
 			skipPlainRun(run, s.Cfg.NVTX.Domain)
 		}

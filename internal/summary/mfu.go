@@ -82,7 +82,7 @@ func CountFLOPs(m workload.Model, t workload.Tokens, batch int64) (FLOPs, error)
 
 func mfu(in Inputs, peak *machine.Peak, peakMissing string, st Stages) MFU {
 	out := MFU{Formula: Formula, Assumptions: Assumptions, Peak: peak}
-	if in.WorkloadSource != "" {
+	if in.StagesFromRanges {
 		// The stage times are the program's NVTX ranges, not stage 1's.
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
 			"time is the mean wall time of each phase's NVTX range instances in the CUPTI timeline (the profiler running), host overhead included; the peak is the GPU's dense peak for the model's dtype")
@@ -91,7 +91,7 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st Stages) MFU {
 	case in.Workload == nil:
 		out.Missing = orWhy(in.WorkloadMissing, "no workload report")
 		return out
-	case in.WorkloadSource != "" && len(missingFacts(in.Workload)) > 0:
+	case in.StagesFromRanges && len(missingFacts(in.Workload)) > 0:
 		out.Missing = "the program wrote no workload report, so its model facts come from the profile: give " +
 			strings.Join(missingFacts(in.Workload), " ") + " as overrides (" + FactsHint + ")"
 		return out

@@ -241,7 +241,7 @@ func narrate(s *Summary) Narrative {
 			over += ", warm-up dropped"
 		}
 		of := "the generate's wall time"
-		if s.Stages.Source != "" {
+		if s.Stages.FromRanges {
 			of = "the stages' wall time"
 		}
 		if n.DominantShare < 1 {
@@ -600,7 +600,7 @@ func gpuBusy(s *Summary) []PhaseGPU {
 		// stages read from NVTX ranges are those ranges.
 		reg, ok := names[st.Phase]
 		instances := timelineInstances[reg]
-		if s.Stages.Source != "" {
+		if s.Stages.FromRanges {
 			reg, ok, instances = st.Name, st.Phase != "", len(st.MS)
 		}
 		if !ok || st.MeanMS <= 0 {

@@ -42,9 +42,11 @@ type Inputs struct {
 	Workload        *workload.Report // stage1/report.json
 	WorkloadMissing string
 	// WorkloadSource says where the stages come from when it is not the
-	// workload's report of stage 1 (a program that wrote none: its NVTX
-	// ranges in the CUPTI timeline); "" for stage 1.
-	WorkloadSource string
+	// workload's report of stage 1 (the workload's report of the CUPTI run,
+	// standing in for stage 1; or, for a program that wrote none, its NVTX
+	// ranges in the CUPTI timeline: StagesFromRanges); "" for stage 1.
+	WorkloadSource   string
+	StagesFromRanges bool
 
 	// Kernels is the whole kernel table (no top-N cut) of the timeline
 	// export; KernelsSource says what it is.
@@ -199,8 +201,10 @@ type Stages struct {
 	Rows    []Stage          `json:"rows"`
 	Missing string           `json:"missing,omitempty"`
 	// Source is where the wall times come from when not from the plain run
-	// of stage 1 (Inputs.WorkloadSource).
-	Source string `json:"source,omitempty"`
+	// of stage 1 (Inputs.WorkloadSource); FromRanges says they are the
+	// NVTX ranges' own (the program wrote no workload report).
+	Source     string `json:"source,omitempty"`
+	FromRanges bool   `json:"from_ranges,omitempty"`
 }
 
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
@@ -501,7 +505,7 @@ func environment(in Inputs, opt Options) Environment {
 		e.PeakMissing = "the GPU is unknown (no env.json GPU): set report.peak_tflops in the profile"
 	case e.Dtype == "":
 		e.PeakMissing = "the model's dtype is unknown (the workload report gives none): give it as model.dtype"
-		if in.Workload == nil || in.WorkloadSource != "" {
+		if in.Workload == nil || in.StagesFromRanges {
 			e.PeakMissing = "the model's dtype is unknown (no workload report): give it as model.dtype"
 		}
 	default:
@@ -520,7 +524,7 @@ func stages(in Inputs, phases model.Names) Stages {
 		return Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
 	w := in.Workload
-	st := Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource}
+	st := Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource, FromRanges: in.StagesFromRanges}
 	names := make([]string, 0, len(w.Stages))
 	for n := range w.Stages {
 		names = append(names, n)
@@ -599,10 +603,14 @@ func operators(in Inputs, topN int) Operators {
 		return Operators{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
 	if len(in.Workload.Operators) == 0 {
-		if in.WorkloadSource != "" {
+		if in.StagesFromRanges {
 			// A program of the user's: deepprof's workload flags are not its.
 			return Operators{Missing: "the program wrote no workload report, so there is no operator table: a program that writes one " +
 				"(JSON at $DEEPPROF_REPORT) may give its \"operators\" (name, calls, total_ms, from torch.profiler), as deepprof's own workloads do in stage 1"}
+		}
+		if in.WorkloadSource != "" {
+			return Operators{Missing: "no operator table: deepprof's workloads make it in stage 1 only, never under a profiler, and the CUPTI run stood in for stage 1 " +
+				"(workload.plain_run=always makes a plain run, and with it the table)"}
 		}
 		return Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
 			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}

@@ -175,7 +175,7 @@ func TestBuildProgramFacts(t *testing.T) {
 		"gen_step": {MS: []float64{1, 1}, Parent: "gen"},
 		"setup":    {MS: []float64{3}},
 	}}
-	in := summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, WorkloadSource: "timeline/cupti (NVTX ranges)"}
+	in := summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, WorkloadSource: "timeline/cupti (NVTX ranges)", StagesFromRanges: true}
 	phases := model.Names{Prefill: []string{"ctx"}, Decode: []string{"gen*"}}
 
 	s := summary.Build(in, summary.Options{Phases: phases})
@@ -193,11 +193,11 @@ func TestBuildProgramFacts(t *testing.T) {
 	whole := *rep
 	whole.Stages = maps.Clone(rep.Stages)
 	whole.Stages[workload.WholeProgram] = workload.Stage{MS: []float64{38000, 32000}}
-	sw := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &whole, WorkloadSource: in.WorkloadSource}, summary.Options{Phases: phases})
+	sw := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &whole, WorkloadSource: in.WorkloadSource, StagesFromRanges: true}, summary.Options{Phases: phases})
 	assert.Equal(t, "gen", sw.Narrative.DominantPhase)
 	assert.InDelta(t, 21.0/(4+21+3), sw.Narrative.DominantShare, 1e-12)
 	only := workload.Report{Stages: map[string]workload.Stage{workload.WholeProgram: {MS: []float64{10, 12}}}}
-	so := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &only, WorkloadSource: in.WorkloadSource}, summary.Options{})
+	so := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &only, WorkloadSource: in.WorkloadSource, StagesFromRanges: true}, summary.Options{})
 	assert.Equal(t, workload.WholeProgram, so.Narrative.DominantPhase, "alone, it is what the run has")
 
 	assert.Contains(t, s.MFU.Missing, "give model.matmul_params=… model.layers=… model.heads=… model.head_dim=… model.dtype=… model.prompt_tokens=… model.generated_tokens=… as overrides")

@@ -332,3 +332,23 @@ func readRankStages(raw json.RawMessage, stages map[string]Stage) ([]RankStages,
 	slices.SortFunc(out, func(a, b RankStages) int { return a.Rank - b.Rank })
 	return out, nil
 }
+
+// Overhead is a workload report's "overhead": its repeats run in
+// alternation in the CUPTI run's one process, the library recording and
+// paused, as deepprof's default workload writes it. ok is false when the
+// report has none (or one that is not this shape).
+func (r *Report) Overhead() (o CuptiOverhead, ok bool) {
+	raw, found := r.Extra["overhead"]
+	if !found || json.Unmarshal(raw, &o) != nil || len(o.Recording) == 0 {
+		return CuptiOverhead{}, false
+	}
+	return o, true
+}
+
+// CuptiOverhead is the CUPTI library's cost measured in one process: each
+// repeat's wall time recording and paused, in pairs.
+type CuptiOverhead struct {
+	Method    string    `json:"method"`
+	Recording []float64 `json:"recording_ms"`
+	Paused    []float64 `json:"paused_ms"`
+}
