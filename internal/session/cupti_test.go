@@ -292,3 +292,38 @@ func TestCuptiRunStandsIn(t *testing.T) {
 		})
 	}
 }
+
+// TestSectionsCached (issue 36): ncu's section list is asked of an ncu
+// once; the next session with the same binary takes it from the cache
+// (ncu-sections is not run) and writes the same file.
+func TestSectionsCached(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	bin := filepath.Join(t.TempDir(), "ncu")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
+	var lists [][]byte
+	for i := range 2 {
+		f := cuptiFake()
+		s := newSession(t, testConfig(t, t.TempDir()), f)
+		s.CUPTI = fakeCUPTI(t, true)
+		s.Ncu = bin
+		run, err := s.Run(context.Background())
+		require.NoError(t, err)
+		ran := slices.ContainsFunc(run.Manifest().Steps, func(st rundir.StepTime) bool { return st.Name == string(StepNcuSections) })
+		assert.Equal(t, i == 0, ran, "session %d", i+1)
+		b, err := os.ReadFile(run.Path(rundir.NcuSections))
+		require.NoError(t, err)
+		lists = append(lists, b)
+	}
+	assert.NotEmpty(t, lists[0])
+	assert.Equal(t, lists[0], lists[1])
+
+	// Another binary (here: the same one rewritten) asks its own.
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n# another\n"), 0o755))
+	f := cuptiFake()
+	s := newSession(t, testConfig(t, t.TempDir()), f)
+	s.CUPTI = fakeCUPTI(t, true)
+	s.Ncu = bin
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(run.Manifest().Steps, func(st rundir.StepTime) bool { return st.Name == string(StepNcuSections) }))
+}

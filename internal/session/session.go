@@ -623,13 +623,17 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 		return err
 	}
 	byID := index(steps)
-	if err := s.step(ctx, run, byID[StepNcuSections], false); err != nil {
-		// Only Ctrl-C ends the session here: the list of sections is
-		// provenance, and nothing after it needs it.
-		if se := (*stoppedError)(nil); errors.As(err, &se) && !se.timedOut() {
-			return err
+	if !s.cachedSections(run) {
+		if err := s.step(ctx, run, byID[StepNcuSections], false); err != nil {
+			// Only Ctrl-C ends the session here: the list of sections is
+			// provenance, and nothing after it needs it.
+			if se := (*stoppedError)(nil); errors.As(err, &se) && !se.timedOut() {
+				return err
+			}
+			run.Note("ncu --list-sections: %v", err)
+		} else {
+			s.cacheSections(run)
 		}
-		run.Note("ncu --list-sections: %v", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(run.Path(rundir.Stage1Report)), 0o755); err != nil {
 		return err
