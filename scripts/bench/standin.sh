@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Whether the CUPTI run stands in for stage 1 (issue 36), and what the
+# session costs then, on a GPU machine: each preset is profiled from an
+# empty folder with the binary alone; "plain" is the workload's stage-1
+# command (argv and environment from the run's inputs.yaml) run alone after
+# the session, start to exit. Prints one Markdown row a preset and leaves
+# the run directories under OUT.
+#
+#   scripts/bench/standin.sh DEEPPROF OUT [PRESET...]   (default: tiny-llama qwen2-0.5b)
+set -euo pipefail
+deepprof=$(realpath "$1")
+out=$(realpath -m "$2")
+shift 2
+presets=("$@")
+[ ${#presets[@]} -gt 0 ] || presets=(tiny-llama qwen2-0.5b)
+mkdir -p "$out"
+echo "| preset | plain s | session s (steps) | session / plain | stage 1 | in-process overhead | deep pass s |"
+echo "| --- | ---: | ---: | ---: | --- | --- | ---: |"
+for p in "${presets[@]}"; do
+	dir="$out/$p"
+	rm -rf "$dir" && mkdir -p "$dir"
+	rc=0
+	(cd "$dir" && "$deepprof" profile "workloads=$p") > "$dir/session.log" 2>&1 || rc=$?
+	run=$(ls -d "$dir"/tmp/stage2/*/ 2>/dev/null | head -1)
+	if [ -z "$run" ]; then
+		echo "| $p | no run directory (exit $rc): $dir/session.log | | | | | |"
+		continue
+	fi
+	python3 - "$run" "$p" "$rc" <<'PY'
+import json, os, re, subprocess, sys, tempfile, time
+run, preset, rc = sys.argv[1], sys.argv[2], sys.argv[3]
+import yaml
+inp = yaml.safe_load(open(os.path.join(run, "inputs.yaml")))
+env = dict(os.environ)
+report = tempfile.mktemp(suffix=".json")
+for kv in inp["env"]:
+    k, v = kv.split("=", 1)
+    env[k] = report if k == "DEEPPROF_REPORT" else v
+t0 = time.monotonic()
+subprocess.run(inp["argv"], env=env, cwd=os.path.dirname(os.path.dirname(os.path.dirname(run.rstrip("/")))),
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+plain = time.monotonic() - t0
+m = json.load(open(os.path.join(run, "manifest.json")))
+steps = {s["name"]: s["seconds"] for s in m["steps"]}
+session = sum(steps.values())
+stage1 = next((a for a in m.get("artifacts", []) if a["path"] == "stage1/report.json"), {})
+ran = "ran" if "stage1" in steps else "stood in for" if stage1.get("status") == "skipped" else "?"
+note = next((n for n in m.get("notes", []) if n.startswith("stage 1:")), "")
+over = re.search(r"cost ([0-9.]+x)", note)
+print("| %s | %.1f | %.1f | %.2fx | %s | %s | %.1f |" % (preset, plain, session, session / plain, ran,
+      over.group(1) if over else "", steps.get("ncu-deep", 0.0)))
+print("%s: status %s (exit %s); steps: %s; %s" % (preset, m["status"], rc,
+      ", ".join("%s %.1f s" % (k, v) for k, v in steps.items()), note), file=sys.stderr)
+PY
+done
