@@ -218,6 +218,9 @@ func TestCuptiRunStandsInForStage1(t *testing.T) {
 			assert.Contains(t, s.Stages.Source, rundir.SourceCuptiReport)
 			assert.False(t, s.Stages.FromRanges)
 			require.NotEmpty(t, s.Stages.Rows)
+			for _, g := range s.Gaps() {
+				assert.NotContains(t, g, "Top Operators", "an operator table left out by choice is no gap")
+			}
 			checkStory(t, &s)
 		})
 	}

@@ -335,7 +335,10 @@ func operatorsOutput(res *result) output {
 	}
 	var b bytes.Buffer
 	o := jsonOutput(rundir.OperatorsMD, &b, render.OperatorsMarkdown(&b, res.in.runID, ops, s.Operators.Missing))
-	if s.Operators.Missing != "" {
+	switch {
+	case s.Operators.NotMade:
+		o.status, o.reason = rundir.StatusSkipped, s.Operators.Missing
+	case s.Operators.Missing != "":
 		o.status, o.reason = rundir.StatusPartial, s.Operators.Missing
 	}
 	return o

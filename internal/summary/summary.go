@@ -306,6 +306,9 @@ type Operators struct {
 	Rows    []workload.Operator `json:"rows"`
 	Dropped int                 `json:"dropped,omitempty"` // rows with no CPU time: kernels, not operators
 	Missing string              `json:"missing,omitempty"`
+	// NotMade says the table was left out by choice (the CUPTI run stood
+	// in for the stage 1 that makes it), not missing: no gap.
+	NotMade bool `json:"not_made,omitempty"`
 }
 
 // Kernels is the top-N kernel table with categories and bounds.
@@ -434,7 +437,7 @@ func (s *Summary) Gaps() []string {
 		{"kernel bounds", s.Kernels.BoundsNote},
 		{"Per-Region Breakdown", s.Regions.Missing},
 	} {
-		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") {
+		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") && (g.section != "Top Operators" || !s.Operators.NotMade) {
 			out = append(out, g.section+" ("+g.why+")")
 		}
 	}
@@ -610,7 +613,7 @@ func operators(in Inputs, topN int) Operators {
 		}
 		if in.WorkloadSource != "" {
 			return Operators{Missing: "no operator table: deepprof's workloads make it in stage 1 only, never under a profiler, and the CUPTI run stood in for stage 1 " +
-				"(workload.plain_run=always makes a plain run, and with it the table)"}
+				"(workload.plain_run=always makes a plain run, and with it the table)", NotMade: true}
 		}
 		return Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
 			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}

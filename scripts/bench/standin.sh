@@ -7,6 +7,9 @@
 # the run directories under OUT.
 #
 #   scripts/bench/standin.sh DEEPPROF OUT [PRESET...]   (default: tiny-llama qwen2-0.5b)
+#
+# A PRESET may carry overrides after a colon, comma-separated:
+# llama3-8b:model.options.num_hidden_layers=4.
 set -euo pipefail
 deepprof=$(realpath "$1")
 out=$(realpath -m "$2")
@@ -16,11 +19,14 @@ presets=("$@")
 mkdir -p "$out"
 echo "| preset | plain s | session s (steps) | session / plain | stage 1 | in-process overhead | deep pass s |"
 echo "| --- | ---: | ---: | ---: | --- | --- | ---: |"
-for p in "${presets[@]}"; do
+for spec in "${presets[@]}"; do
+	p=${spec%%:*}
+	overrides=()
+	if [ "$spec" != "$p" ]; then IFS=, read -r -a overrides <<< "${spec#*:}"; fi
 	dir="$out/$p"
 	rm -rf "$dir" && mkdir -p "$dir"
 	rc=0
-	(cd "$dir" && "$deepprof" profile "workloads=$p") > "$dir/session.log" 2>&1 || rc=$?
+	(cd "$dir" && "$deepprof" profile "workloads=$p" "${overrides[@]}") > "$dir/session.log" 2>&1 || rc=$?
 	run=$(ls -d "$dir"/tmp/stage2/*/ 2>/dev/null | head -1)
 	if [ -z "$run" ]; then
 		echo "| $p | no run directory (exit $rc): $dir/session.log | | | | | |"
