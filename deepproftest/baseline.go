@@ -108,7 +108,7 @@ func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol model.Tole
 		return
 	}
 	switch {
-	case res.Regression || res.Incomplete():
+	case res.Regression || res.Incomplete:
 		t.Errorf("baseline %s: the run moved beyond its tolerances (%s); if this is expected, rewrite the baseline with -update\n\n%s",
 			path, tolText(tol), render.MovedMarkdown(res))
 	case len(res.Improvements) > 0:

@@ -63,7 +63,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch {
 	case res.Regression:
 		return &exitError{1, fmt.Errorf("regression: %s", firstOf(res.Regressions, 3))}
-	case res.Incomplete():
+	case res.Incomplete:
 		var what []string
 		for _, m := range res.Missing {
 			what = append(what, fmt.Sprintf("%s has no %s", m.Run, m.File))

@@ -73,7 +73,9 @@ type Result struct {
 	Regressions  []string  `json:"regressions"`  // one line each, plain text
 	Improvements []string  `json:"improvements"` // one line each, plain text
 	Missing      []Missing `json:"missing"`      // parts not compared for want of a file
-	Notes        []string  `json:"notes"`
+	// Incomplete says a required part could not be compared (Missing).
+	Incomplete bool     `json:"incomplete"`
+	Notes      []string `json:"notes"`
 
 	Stages  []StageRow  `json:"stages"`
 	Kernels []KernelRow `json:"kernels"`
@@ -89,9 +91,6 @@ const (
 	RegionsEveryLaunch = "summary.json: every launch of the timing pass"
 	RegionsDeepSample  = "ncu/regions/report.json: the deep pass's sampled launches"
 )
-
-// Incomplete reports whether a required part could not be compared.
-func (r *Result) Incomplete() bool { return len(r.Missing) > 0 }
 
 // Change is a row's difference, B − A.
 type Change struct {
@@ -199,6 +198,7 @@ func Compare(a, b *Summary, th model.Thresholds) *Result {
 	if r.Missing == nil {
 		r.Missing = []Missing{}
 	}
+	r.Incomplete = len(r.Missing) > 0
 	if r.Notes == nil {
 		r.Notes = []string{}
 	}

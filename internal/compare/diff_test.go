@@ -47,7 +47,7 @@ func TestCompareWithItself(t *testing.T) {
 			s := load(t, run)
 			r := compare.Compare(s, s, compare.Uniform(compare.DefaultThreshold))
 			assert.False(t, r.Regression)
-			assert.False(t, r.Incomplete())
+			assert.False(t, r.Incomplete)
 			assert.Empty(t, r.Regressions)
 			assert.Empty(t, r.Improvements)
 			regs := rec.Regions
@@ -108,7 +108,7 @@ func TestCompareNoSummary(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := compare.Compare(c.a, c.b, compare.Uniform(compare.DefaultThreshold))
 			assert.False(t, r.Regression)
-			assert.False(t, r.Incomplete(), "MFU is optional")
+			assert.False(t, r.Incomplete, "MFU is optional")
 			require.Len(t, r.MFU, 3)
 			for _, m := range r.MFU {
 				assert.Equal(t, compare.NotAvail, m.Verdict, m.Name)
@@ -235,7 +235,7 @@ func TestCompareMissingKernels(t *testing.T) {
 	b := load(t, synth.Run(t, tiny, synth.Remove("kernels.json")))
 	r := compare.Compare(a, b, compare.Uniform(compare.DefaultThreshold))
 	assert.False(t, r.Regression)
-	assert.True(t, r.Incomplete())
+	assert.True(t, r.Incomplete)
 	require.Len(t, r.Missing, 1)
 	assert.Equal(t, "B", r.Missing[0].Run)
 	assert.Equal(t, compare.PartKernels, r.Missing[0].Part)

@@ -245,6 +245,6 @@ func TestLoadProgramWithoutReport(t *testing.T) {
 	assert.Equal(t, sum.Environment.GPU, s.Device)
 
 	r := compare.Compare(s, s, compare.Uniform(compare.DefaultThreshold))
-	assert.False(t, r.Incomplete())
+	assert.False(t, r.Incomplete)
 	assert.False(t, r.Regression)
 }

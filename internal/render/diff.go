@@ -160,7 +160,7 @@ func diffVerdict(r *compare.Result, b *strings.Builder, lists bool) {
 	switch {
 	case r.Regression:
 		fmt.Fprintf(b, "**Regression.** %s\n\n", counts)
-	case r.Incomplete():
+	case r.Incomplete:
 		fmt.Fprintf(b, "**Incomplete: no regression in what could be compared.** %s\n\n", counts)
 	default:
 		fmt.Fprintf(b, "**No regression.** %s\n\n", counts)

@@ -6,9 +6,9 @@
 // with its SVG charts), a run comparison (deepprof diff's Markdown) and the
 // CUPTI timeline as a Perfetto trace (timeline/trace.json.gz). Everything
 // it prints comes from the values it is given: it parses no tool output,
-// aggregates nothing and decides nothing about a run. It writes no file of
-// a run directory itself, except the streamed trace (WriteFile, through
-// rundir.WriteAtomicIn); package harness writes the others.
+// aggregates nothing and decides nothing about a run. It writes no file:
+// package harness commits what it renders (the trace streamed, through
+// rundir.WriteAtomicIn).
 //
 // Names that come from a profiled program (kernel names, NVTX ranges) are
 // data, never markup: EscapeCell escapes them in Markdown, the charts make

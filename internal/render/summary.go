@@ -246,7 +246,7 @@ func repeatCount(r summary.Stage) string {
 func warmups(b *strings.Builder, rows []summary.Stage) {
 	var lines []string
 	for _, r := range rows {
-		if d := r.Summary().Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
+		if d := r.Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
 			uses := "the mean and sd use"
 			if r.TokensS > 0 {
 				uses = "the mean, sd and tokens/s use"
@@ -634,25 +634,16 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 }
 
 // RuleRows are the rows of the summary's table of ncu's rules: per top
-// kernel (its index in k.Rows), its actionable rules, at most
-// maxRulesPerKernel.
+// kernel (its index in k.Rows), the rules the analysis shows.
 func RuleRows(k summary.Kernels) [][2]int {
 	var out [][2]int
 	for i, r := range k.Rows {
-		n := 0
-		for j, rule := range r.Rules {
-			if rule.Actionable() && n < maxRulesPerKernel {
-				n++
-				out = append(out, [2]int{i, j})
-			}
+		for _, j := range r.ShownRules {
+			out = append(out, [2]int{i, j})
 		}
 	}
 	return out
 }
-
-// maxRulesPerKernel is the most of ncu's rules the summary lists per top
-// kernel; kernels.json and summary.json have them all.
-const maxRulesPerKernel = 2
 
 // ncuRules lists ncu's guided analysis on the top kernels: each kernel's
 // rules with an estimated gain, largest first.
@@ -674,7 +665,7 @@ func ncuRules(b *strings.Builder, k summary.Kernels) {
 		return
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", maxRulesPerKernel)
+	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", summary.MaxRulesPerKernel)
 }
 
 // fullNames lists the top kernels' full demangled names, folded: the
@@ -804,11 +795,11 @@ func phaseWarmups(b *strings.Builder, p summary.Phases) {
 			continue
 		}
 		line := fmt.Sprintf("- %s: %s of warm-up, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
-			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.PerInstance(r.WallMS), 3),
+			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.WallPerInstanceMS, 3),
 			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
 		if g := w.LargestGap; g != nil {
 			line += fmt.Sprintf("; the largest gap %s ms, before %s", model.Fixed(g.MS, 3), EscapeCell(summary.Short(g.After)))
-			if g.MS >= summary.OneTimeSetupMinMS && (r.LargestGap == nil || g.MS > summary.OneTimeSetupFactor*r.LargestGap.MS) {
+			if w.OneTimeSetup {
 				line += ": one-time setup (kernel plans chosen, autotuning, lazy module loading) before kernels that run without such gaps later"
 			}
 		}
@@ -934,9 +925,9 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		}
 		fmt.Fprintf(b, "- %s: GPU busy %s ms max / %s ms min across %d ranks (%s); compute %s / %s ms. ",
 			name, model.Fixed(r.MaxBusyMS, 3), model.Fixed(r.MinBusyMS, 3), r.Ranks, imb, model.Fixed(r.MaxComputeMS, 3), model.Fixed(r.MinComputeMS, 3))
-		if r.ByWait() {
+		if r.ByWait {
 			fmt.Fprintf(b, "The straggler is %s: it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.",
-				summary.WhoseParen(c.RankOf(r.Straggler.ProcessID, r.Straggler.Device), r.Straggler.ProcessID, r.Straggler.Device), model.Fixed(r.MinCommunicationMS, 3), model.Fixed(r.MaxCommunicationMS, 3))
+				summary.WhoseParen(r.StragglerRank, r.Straggler.ProcessID, r.Straggler.Device), model.Fixed(r.MinCommunicationMS, 3), model.Fixed(r.MaxCommunicationMS, 3))
 			if r.NetCommunicationMS != nil {
 				calls := "calls"
 				if r.CollectiveCalls == 1 {
@@ -946,7 +937,7 @@ func communication(b *strings.Builder, c *summary.Communication) {
 			}
 			b.WriteString("\n")
 		} else {
-			fmt.Fprintf(b, "The straggler is %s: it computes longest.\n", summary.WhoseParen(c.RankOf(r.Straggler.ProcessID, r.Straggler.Device), r.Straggler.ProcessID, r.Straggler.Device))
+			fmt.Fprintf(b, "The straggler is %s: it computes longest.\n", summary.WhoseParen(r.StragglerRank, r.Straggler.ProcessID, r.Straggler.Device))
 		}
 	}
 	b.WriteString("\nFrom the run's CUPTI timeline, per phase and rank (one process on one GPU). Communication is the time any communication kernel " +

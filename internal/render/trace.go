@@ -13,7 +13,6 @@ import (
 	"strconv"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
@@ -39,16 +38,6 @@ const maxQuoted = 1 << 16
 // TraceGzipLevel is the trace's compression level: the fastest level whose
 // file is within a tenth of the default level's (docs/measurements.md).
 const TraceGzipLevel = 3
-
-// WriteFile writes the trace gzip-compressed to path, atomically: the JSON
-// is streamed through the compressor to a temporary file beside path
-// (rundir.WriteAtomicIn), so memory does not grow with the trace; on an
-// error nothing is left at path (a previous trace stays) and no temporary
-// file either. path is a file of the folder root (the run directory),
-// written only inside it (rundir.WriteAtomicIn).
-func WriteFile(root, path string, tl *timeline.Timeline) error {
-	return rundir.WriteAtomicIn(root, path, func(w io.Writer) error { return TraceGzip(w, tl) })
-}
 
 // TraceGzip writes the trace to w, gzip-compressed (TraceGzipLevel), as it
 // is made: memory does not grow with the trace.

@@ -57,7 +57,7 @@ func TestWriteFileFails(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "trace.json.gz")
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "x"), 0o755))
-	require.Error(t, render.WriteFile(filepath.Dir(out), out, tl))
+	require.Error(t, writeTrace(out, tl))
 	es, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, es, 2, "the target, and the staging folder")
@@ -109,7 +109,7 @@ func TestTrace(t *testing.T) {
 			tl, err := timeline.ReadFiles(rc.files...)
 			require.NoError(t, err)
 			out := filepath.Join(t.TempDir(), "timeline", "trace.json.gz")
-			require.NoError(t, render.WriteFile(filepath.Dir(out), out, tl))
+			require.NoError(t, writeTrace(out, tl))
 			d := readTrace(t, out)
 			assert.Equal(t, "ns", d.DisplayTimeUnit)
 			require.NotEmpty(t, d.TraceEvents)
@@ -254,4 +254,10 @@ func TestHostileNames(t *testing.T) {
 	assert.Equal(t, "k<\"a\\b\">\uFFFD", kernel["name"])
 	assert.Equal(t, 0.01, kernel["dur"], "10 ns")
 	assert.Contains(t, out.String(), `"dur":0.010,`, "written exactly from integer ns")
+}
+
+// writeTrace writes the trace to out as a run's committer does: streamed,
+// atomically, inside out's folder.
+func writeTrace(out string, tl *timeline.Timeline) error {
+	return rundir.WriteAtomicIn(filepath.Dir(out), out, func(w io.Writer) error { return render.TraceGzip(w, tl) })
 }

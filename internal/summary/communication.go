@@ -67,16 +67,17 @@ type RankBalance struct {
 	// nil with one rank. StraggerBy is the rule that named it.
 	Straggler   *timeline.Rank `json:"straggler,omitempty"`
 	StragglerBy string         `json:"straggler_by,omitempty"`
+	// ByWait says the straggler was named by its wait (the least
+	// communication time) rather than by its compute; StragglerRank is
+	// its launcher's rank, nil when unknown.
+	ByWait        bool `json:"straggler_by_wait,omitempty"`
+	StragglerRank *int `json:"straggler_rank,omitempty"`
 	// NetCommunicationMS is the collectives net of waiting (each call's
 	// shortest duration over the ranks, timeline.RankBalance), over
 	// CollectiveCalls per rank; nil when the ranks cannot be paired.
 	NetCommunicationMS *float64 `json:"net_communication_ms,omitempty"`
 	CollectiveCalls    int      `json:"collective_calls,omitempty"`
 }
-
-// ByWait reports whether the straggler was named by its wait (the least
-// communication time) rather than by its compute.
-func (b RankBalance) ByWait() bool { return b.StragglerBy == timeline.StragglerWaitsLeast }
 
 // Label is the balance's phase for a sentence or a cell: its region, or
 // "the whole run".
@@ -120,9 +121,14 @@ func communication(in Inputs) *Communication {
 			MaxComputeMS: ms(b.MaxComputeNS), MinComputeMS: ms(b.MinComputeNS),
 			MaxCommunicationMS: ms(b.MaxCommunicationNS), MinCommunicationMS: ms(b.MinCommunicationNS),
 			Imbalance: b.Imbalance, Straggler: b.Straggler, StragglerBy: b.StragglerBy, CollectiveCalls: b.CollectiveCalls})
+		rb := &out.Balance[len(out.Balance)-1]
 		if b.NetCommunicationNS != nil {
 			v := ms(*b.NetCommunicationNS)
-			out.Balance[len(out.Balance)-1].NetCommunicationMS = &v
+			rb.NetCommunicationMS = &v
+		}
+		rb.ByWait = b.StragglerBy == timeline.StragglerWaitsLeast
+		if b.Straggler != nil {
+			rb.StragglerRank = out.RankOf(b.Straggler.ProcessID, b.Straggler.Device)
 		}
 	}
 	return out

@@ -322,9 +322,9 @@ func narrate(s *Summary) Narrative {
 	if r := communicationFinding(s); r != nil {
 		line := fmt.Sprintf("Communication takes %.1f%% of %s's GPU time on %s: %.3f ms of collectives, %.3f ms of them exposed (no compute beside them)",
 			100*r.Share, r.Label(), WhoseParen(r.Rank, r.ProcessID, r.Device), r.CommunicationMS, r.ExposedCommunicationMS)
-		if b := balanceOf(s.Communication, r.Phase); b != nil && b.NetCommunicationMS != nil && b.Straggler != nil && b.ByWait() {
+		if b := balanceOf(s.Communication, r.Phase); b != nil && b.NetCommunicationMS != nil && b.Straggler != nil && b.ByWait {
 			line += fmt.Sprintf("; the collectives themselves take %.3f ms, the rest is waiting for %s",
-				*b.NetCommunicationMS, WhoseParen(s.Communication.RankOf(b.Straggler.ProcessID, b.Straggler.Device), b.Straggler.ProcessID, b.Straggler.Device))
+				*b.NetCommunicationMS, WhoseParen(b.StragglerRank, b.Straggler.ProcessID, b.Straggler.Device))
 		}
 		say("%s.", line)
 	}
@@ -778,7 +778,7 @@ func warmupFinding(s *Summary) (string, Claim) {
 		name += " (" + Whose(worst.Rank, worst.ProcessID, worst.Device) + ")"
 	}
 	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", name, w.WallMS, worst.PerInstance(worst.WallMS))
-	if g := w.LargestGap; g != nil && g.MS >= OneTimeSetupMinMS && (worst.LargestGap == nil || g.MS > OneTimeSetupFactor*worst.LargestGap.MS) {
+	if g := w.LargestGap; g != nil && w.OneTimeSetup {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, Short(g.After))
 	}
 	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart).", c

@@ -35,15 +35,17 @@ type PhaseRow struct {
 	// WallMS sums the instances' spans on the GPU (from the earlier of
 	// the range's start and its first kernel or copy to the later of its
 	// end and its last).
-	WallMS   float64 `json:"wall_ms"`
-	Kernels  int64   `json:"kernels"`
-	KernelMS float64 `json:"kernel_ms"` // the phase's own kernels' durations, summed
-	BusyMS   float64 `json:"busy_ms"`   // time in the spans that the phase's own kernels run: at most KernelMS
-	IdleMS   float64 `json:"idle_ms"`   // WallMS - BusyMS
-	Busy     float64 `json:"busy"`      // BusyMS / WallMS
-	Idle     float64 `json:"idle"`      // IdleMS / WallMS
-	Gaps     int64   `json:"gaps"`      // idle holes between two kernels
-	GapMS    float64 `json:"gap_ms"`
+	WallMS float64 `json:"wall_ms"`
+	// WallPerInstanceMS is WallMS per steady-state instance (0 with none).
+	WallPerInstanceMS float64 `json:"wall_per_instance_ms"`
+	Kernels           int64   `json:"kernels"`
+	KernelMS          float64 `json:"kernel_ms"` // the phase's own kernels' durations, summed
+	BusyMS            float64 `json:"busy_ms"`   // time in the spans that the phase's own kernels run: at most KernelMS
+	IdleMS            float64 `json:"idle_ms"`   // WallMS - BusyMS
+	Busy              float64 `json:"busy"`      // BusyMS / WallMS
+	Idle              float64 `json:"idle"`      // IdleMS / WallMS
+	Gaps              int64   `json:"gaps"`      // idle holes between two kernels
+	GapMS             float64 `json:"gap_ms"`
 	// LargestGap is the longest hole, with the kernels on either side;
 	// nil when there is none.
 	LargestGap *PhaseGap `json:"largest_gap,omitempty"`
@@ -66,6 +68,10 @@ type PhaseWarmup struct {
 	BusyMS     float64   `json:"busy_ms"`
 	GapMS      float64   `json:"gap_ms"`
 	LargestGap *PhaseGap `json:"largest_gap,omitempty"`
+	// OneTimeSetup says the largest gap is one-time setup: at least
+	// OneTimeSetupMinMS, and OneTimeSetupFactor times the steady state's
+	// largest (kernel plans chosen, autotuning, lazy module loading).
+	OneTimeSetup bool `json:"one_time_setup,omitempty"`
 }
 
 // PerInstance is v over the row's steady-state instances (0 with none).
@@ -136,6 +142,7 @@ func phaseRow(sc timeline.PhaseScope, p timeline.Phase) PhaseRow {
 		WallMS: ms(p.SpanNS), Kernels: p.Kernels, KernelMS: ms(p.KernelNS), BusyMS: ms(p.BusyNS), IdleMS: ms(p.IdleNS),
 		Idle: p.IdleShare, Gaps: p.Gaps.Count, GapMS: ms(p.Gaps.SumNS),
 		Memcpys: p.Memcpy.Count, MemcpyMS: ms(p.Memcpy.NS), LaunchBound: p.LaunchBound}
+	r.WallPerInstanceMS = r.PerInstance(r.WallMS)
 	if p.SpanNS > 0 {
 		r.Busy = float64(p.BusyNS) / float64(p.SpanNS)
 	}
@@ -152,6 +159,8 @@ func phaseRow(sc timeline.PhaseScope, p timeline.Phase) PhaseRow {
 		if len(w.Gaps.Largest) > 0 {
 			g := w.Gaps.Largest[0]
 			r.Warmup.LargestGap = &PhaseGap{MS: ms(g.NS), Before: g.Before, After: g.After, Instance: g.Instance}
+			lg := r.Warmup.LargestGap
+			r.Warmup.OneTimeSetup = lg.MS >= OneTimeSetupMinMS && (r.LargestGap == nil || lg.MS > OneTimeSetupFactor*r.LargestGap.MS)
 		}
 	}
 	return r

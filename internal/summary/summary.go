@@ -280,6 +280,10 @@ func (s Stage) Summary() model.Summary {
 	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}
 }
 
+// Dropped says which repeat the warm-up rule dropped and why
+// (model.Summary.Dropped), "" when none was.
+func (s Stage) Dropped(format func(ms float64) string) string { return s.Summary().Dropped(format) }
+
 // MFU is model FLOPs utilization by scope (model, prefill, decode).
 type MFU struct {
 	Formula     string        `json:"formula"`
@@ -372,10 +376,17 @@ type Kernel struct {
 	MemPct *float64 `json:"memory_throughput_pct,omitempty"`
 	// Rules are ncu's rules on this kernel, by estimated speedup.
 	Rules []kernels.Rule `json:"ncu_rules,omitempty"`
+	// ShownRules are the rules the summary's table shows (indexes into
+	// Rules): the actionable ones, at most MaxRulesPerKernel.
+	ShownRules []int `json:"shown_rules,omitempty"`
 	// Sampled is what of the kernel the deep pass profiled; nil without a
 	// timeline to weigh its configurations.
 	Sampled *Sample `json:"sampled,omitempty"`
 }
+
+// MaxRulesPerKernel is the most of ncu's rules the summary shows per top
+// kernel; kernels.md and kernels.json hold every one.
+const MaxRulesPerKernel = 2
 
 // Sample is what of a kernel the deep pass profiled: the launch
 // configurations it profiled of those the timeline saw, and the share of
@@ -722,6 +733,11 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 			}
 		}
 		row.Rules = in.Rules[r.Name]
+		for j, rule := range row.Rules {
+			if rule.Actionable() && len(row.ShownRules) < MaxRulesPerKernel {
+				row.ShownRules = append(row.ShownRules, j)
+			}
+		}
 		k.Rows = append(k.Rows, row)
 	}
 	if in.Rules == nil {
