@@ -176,7 +176,7 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 			names = append(names, name)
 		}
 	}
-	tl, err := runTimeline(run)
+	tl, err := s.recordsOf(run)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (s *Session) profileWhatOccurred(run *rundir.Run) error {
 	if len(s.Cfg.NVTX.Include) == 0 {
 		return nil
 	}
-	tl, err := runTimeline(run)
+	tl, err := s.recordsOf(run)
 	if err != nil {
 		return err
 	}
@@ -281,12 +281,18 @@ func orWhole(include []string) string {
 	return fmt.Sprint(include)
 }
 
-// runTimeline is the run's CUPTI timeline.
-func runTimeline(run *rundir.Run) (*timeline.Timeline, error) {
-	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+// recordsOf is the run's CUPTI timeline, read once: again only for
+// another run or other record files.
+func (s *Session) recordsOf(run *rundir.Run) (*timeline.Timeline, error) {
+	files := rundir.CuptiFiles(run)
+	if s.read.tl != nil && s.read.dir == run.Dir && slices.Equal(s.read.files, files) {
+		return s.read.tl, nil
+	}
+	tl, err := timeline.Load(rundir.TimelineCupti, files, run.Open)
 	if err != nil {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
+	s.read.dir, s.read.files, s.read.tl = run.Dir, files, tl
 	return tl, nil
 }
 
@@ -298,7 +304,7 @@ func (s *Session) cuptiKernels(run *rundir.Run) (*model.KernelTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl, err := runTimeline(run)
+	tl, err := s.recordsOf(run)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +349,7 @@ func (s *Session) plainRunNeeded(run *rundir.Run) string {
 		}
 		return ""
 	}
-	tl, err := runTimeline(run)
+	tl, err := s.recordsOf(run)
 	if err != nil {
 		return "its CUPTI timeline could not be read (" + err.Error() + ")"
 	}

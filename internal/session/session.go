@@ -79,6 +79,13 @@ type Session struct {
 	// processes launched them.
 	sameRanks bool
 	rankProcs int
+	// read is the CUPTI timeline of the run read last (recordsOf): the
+	// records do not change once the CUPTI run has written them.
+	read struct {
+		dir   string
+		files []string
+		tl    *timeline.Timeline
+	}
 }
 
 // Step is one program the session runs, as the dry run prints it.
