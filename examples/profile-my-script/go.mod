@@ -1,6 +1,6 @@
 module example.com/profile-my-script
 
-go 1.26
+go 1.26.0
 
 require github.com/llm-perf-opt/deepprof v0.0.0
 
@@ -23,7 +23,7 @@ require (
 	github.com/yuin/goldmark v1.8.7 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.35.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.34.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	gonum.org/v1/gonum v0.16.0 // indirect
