@@ -1,0 +1,363 @@
+package timeline
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The ranges InferPhases gives a process: the names the automatic ranges
+// of a PyTorch program have (package session's sitecustomize), so that
+// phases.* and nvtx.include name them alike.
+const (
+	InferredPrefill = "prefill"
+	InferredDecode  = "decode_all"
+	InferredStep    = "decode_step"
+)
+
+// The bounds of InferPhases: a decode loop is MinInferredSteps steps or
+// more of MinStepLaunches launches or more (a forward pass of a model),
+// each launch at least MinPeriodMatch of the time the same kernel
+// as the launch one step later, its period holding MinPeriodCover of the
+// launches the best period holds; the pass before it is the prefill when
+// its kernels' blocks are at least PrefillGridFactor times a step's.
+const (
+	MinInferredSteps  = 3
+	MinStepLaunches   = 8
+	MinPeriodMatch    = 0.9
+	MinPeriodCover    = 0.8
+	PrefillGridFactor = 1.5
+)
+
+// InferPhases gives each process that launched kernels but opened no
+// push/pop range of domain the phases of a decoder's generate loop, found
+// in its kernel stream: on the thread that launched the most kernels, the
+// decode steps are where one launch sequence repeats (each launch the
+// same kernel as the launch one period later; the period is, among each
+// kernel's most frequent distance between two of its launches, the
+// longest whose repeats hold nearly the most launches and is no multiple
+// of another), in runs of at least MinInferredSteps; the prefill is the pass
+// of as many launches just before each run, when its kernels' blocks
+// outnumber a step's (larger GEMM grids). The ranges it adds are push/pop
+// ranges of domain (InferredPrefill; InferredDecode holding one
+// InferredStep a step), its kernels and copies attributed to them; what
+// comes before the first phase (imports, the model's build) stays outside
+// every range. It returns a note a process: how its phases were found, or
+// why none were.
+func (tl *Timeline) InferPhases(domain string) []string {
+	var notes []string
+	for _, p := range tl.Processes {
+		if len(p.Kernels) == 0 || slices.ContainsFunc(p.Ranges, func(r *Range) bool { return r.Kind == PushPop && r.Domain == domain }) {
+			continue
+		}
+		notes = append(notes, p.inferPhases(domain))
+	}
+	return notes
+}
+
+// decodeRun is one stretch of repeated steps, [start, end) in the
+// launch order, and the prefill before it, [prefill, start) (prefill ==
+// start: none).
+type decodeRun struct{ prefill, start, end int }
+
+func (p *Process) inferPhases(domain string) string {
+	// The launches of the thread that launched the most, in launch order.
+	threads := map[int64]int{}
+	for i := range p.Kernels {
+		if a := p.Kernels[i].API; a != nil {
+			threads[a.Thread]++
+		}
+	}
+	var thread int64
+	for t, n := range threads {
+		if n > threads[thread] || n == threads[thread] && t < thread {
+			thread = t
+		}
+	}
+	var seq []*Kernel
+	for i := range p.Kernels {
+		if k := &p.Kernels[i]; k.API != nil && k.API.Thread == thread {
+			seq = append(seq, k)
+		}
+	}
+	slices.SortFunc(seq, func(a, b *Kernel) int { return cmp.Compare(a.Correlation, b.Correlation) })
+	none := func(why string) string {
+		return fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why)
+	}
+	period, runs, why := decodeRuns(seq)
+	if period == 0 {
+		return none(fmt.Sprintf("on thread %d, %s", thread, why))
+	}
+	steps, prefills := 0, 0
+	for i := range runs {
+		r := &runs[i]
+		steps += (r.end - r.start) / period
+		if r.prefill = prefillBefore(seq, runs, i, period); r.prefill < r.start {
+			prefills++
+		}
+	}
+	if prefills == 0 {
+		return none(fmt.Sprintf("a sequence of %d launches repeats %d times on thread %d, but no pass before it runs larger grids, as a prefill does: a loop, not a generate's", period, steps, thread))
+	}
+	p.addInferred(domain, thread, seq, period, runs)
+	how := fmt.Sprintf("%s: phases inferred from the kernel stream of thread %d, no NVTX range of its own: a sequence of %d launches repeats %d times in %d run(s) (the decode steps, %s each)",
+		p.File, thread, period, steps, len(runs), InferredStep)
+	how += fmt.Sprintf("; the %d launches before %d of them, whose kernels run %.1fx or more of a step's blocks (larger GEMM grids), are the prefill", period, prefills, PrefillGridFactor)
+	return how + "; what runs before the first phase (imports, the model's build) is outside every phase. NVTX ranges of its own make them exact"
+}
+
+// decodeRuns finds the period of the decode loop in seq and the runs of
+// steps that repeat it (at least MinInferredSteps steps each), or 0 and
+// why there is none.
+func decodeRuns(seq []*Kernel) (int, []decodeRun, string) {
+	per, runs := loopRuns(seq, MinStepLaunches)
+	if per == 0 {
+		return 0, nil, fmt.Sprintf("no sequence of %d launches or more repeats %d times or more", MinStepLaunches, MinInferredSteps)
+	}
+	// A "step" that holds a prefill and decode steps of its own is a whole
+	// generate, repeated: its steps are too alike to tell apart (no kernel
+	// runs once a step).
+	r := runs[0]
+	if inner, innerRuns := loopRuns(seq[r.start:r.start+per], 2); inner > 0 && slices.ContainsFunc(innerRuns, func(x decodeRun) bool {
+		return prefillBefore(seq[r.start:r.start+per], innerRuns, slices.Index(innerRuns, x), inner) < x.start
+	}) {
+		return 0, nil, fmt.Sprintf("whole generates of %d launches repeat, each a prefill and steps of %d launches, but no kernel runs once a step to tell the steps apart", per, inner)
+	}
+	// A prefill that launches the kernels a step does (a mixture of
+	// experts' routed GEMMs) repeats with the steps: a run's first step
+	// that runs PrefillGridFactor times the blocks of the next is its
+	// prefill.
+	for i := range runs {
+		r := &runs[i]
+		if (r.end-r.start)/per > MinInferredSteps && blocks(seq[r.start:r.start+per]) >= PrefillGridFactor*blocks(seq[r.start+per:r.start+2*per]) {
+			r.start += per
+		}
+	}
+	return per, runs, ""
+}
+
+// loopRuns is the period of at least minLaunches launches that repeats
+// in seq as a decode loop does (decodeRuns), and its runs; 0 for none.
+func loopRuns(seq []*Kernel, minLaunches int) (int, []decodeRun) {
+	n := len(seq)
+	if n < 2*MinInferredSteps {
+		return 0, nil
+	}
+	id := map[*Function]int{}
+	names := map[string]int{}
+	tok := make([]int, n)
+	for i, k := range seq {
+		t, ok := id[k.Function]
+		if !ok {
+			name := k.Function.Name()
+			if t, ok = names[name]; !ok {
+				t = len(names)
+				names[name] = t
+			}
+			id[k.Function] = t
+		}
+		tok[i] = t
+	}
+	// Candidate periods: each kernel's most frequent distance between two
+	// of its launches.
+	last := make([]int, len(names))
+	for i := range last {
+		last[i] = -1
+	}
+	gaps := make([]map[int]int, len(names))
+	for i, t := range tok {
+		if last[t] >= 0 {
+			if gaps[t] == nil {
+				gaps[t] = map[int]int{}
+			}
+			gaps[t][i-last[t]]++
+		}
+		last[t] = i
+	}
+	cands := map[int]bool{}
+	for _, g := range gaps {
+		best, bestN := 0, 0
+		for d, c := range g {
+			if c > bestN || c == bestN && d < best {
+				best, bestN = d, c
+			}
+		}
+		if bestN >= MinInferredSteps-1 && best >= minLaunches {
+			cands[best] = true
+		}
+	}
+	// The period: of those whose runs hold MinPeriodCover of the most any
+	// holds, the one whose runs most often follow a prefill (a pass of as
+	// many launches running more blocks: prefilled), then the one holding
+	// the most. A layer's launches repeat too, but its runs follow the
+	// previous step's last kernels; a whole generate's repeat, but its one
+	// run follows the program's start. With no prefill anywhere, the
+	// longest that is no multiple of a shorter one: a step holds the layers
+	// and what runs once a step (the output head, the sampling).
+	type period struct {
+		per, cover, prefilled int
+		runs                  []decodeRun
+	}
+	var ps []period
+	most := 0
+	for _, per := range slices.Sorted(maps.Keys(cands)) {
+		runs := repeats(tok, per)
+		q := period{per: per, runs: runs}
+		for i, r := range runs {
+			q.cover += r.end - r.start
+			if prefillBefore(seq, runs, i, per) < r.start {
+				q.prefilled++
+			}
+		}
+		if q.cover > 0 {
+			ps = append(ps, q)
+			most = max(most, q.cover)
+		}
+	}
+	var kept []period
+	for _, q := range ps {
+		if float64(q.cover) >= MinPeriodCover*float64(most) {
+			kept = append(kept, q)
+		}
+	}
+	if len(kept) == 0 {
+		return 0, nil
+	}
+	best := slices.MaxFunc(kept, func(a, b period) int {
+		return cmp.Or(cmp.Compare(a.prefilled, b.prefilled), cmp.Compare(a.cover, b.cover), cmp.Compare(b.per, a.per))
+	})
+	if best.prefilled > 0 {
+		return best.per, best.runs
+	}
+	for i := len(kept) - 1; i >= 0; i-- {
+		if !slices.ContainsFunc(kept[:i], func(q period) bool { return kept[i].per%q.per == 0 }) {
+			return kept[i].per, kept[i].runs
+		}
+	}
+	return 0, nil
+}
+
+// prefillBefore is where the prefill before runs[i] starts: the pass of
+// per launches before it (after the run before), when its kernels run
+// PrefillGridFactor times the blocks of the run's first step; runs[i].start
+// when there is none.
+func prefillBefore(seq []*Kernel, runs []decodeRun, i, per int) int {
+	r := runs[i]
+	lo := 0
+	if i > 0 {
+		lo = runs[i-1].end
+	}
+	from := max(lo, r.start-per)
+	if from < r.start && blocks(seq[from:r.start]) >= PrefillGridFactor*blocks(seq[r.start:r.start+per]) {
+		return from
+	}
+	return r.start
+}
+
+// repeats are the runs of tok in which each launch is, at least
+// MinPeriodMatch of the time over a step, the same kernel as the one per
+// launches later: runs of whole steps, MinInferredSteps or more.
+func repeats(tok []int, per int) []decodeRun {
+	n := len(tok)
+	var runs []decodeRun
+	for s := 0; s+per <= n; {
+		// extend a run step by step while a step matches the next
+		e := s
+		for e+2*per <= n && stepMatches(tok, e, per) {
+			e += per
+		}
+		if e > s {
+			e += per // the last step matched by the one before
+		}
+		if (e-s)/per >= MinInferredSteps {
+			// The pass before may end like a step (a norm, the sampling):
+			// the run starts after the last launch of its first half that
+			// differs from the one a step later, and ends as much later.
+			d := 0
+			for i := s; i < s+per/2; i++ {
+				if tok[i] != tok[i+per] {
+					d = i + 1 - s
+				}
+			}
+			s, e = s+d, min(n, e+d)
+			runs = append(runs, decodeRun{start: s, end: e})
+			s = e
+			continue
+		}
+		s++
+	}
+	return runs
+}
+
+// stepMatches says whether the step at s is, launch for launch, the same
+// kernels as the next one (MinPeriodMatch of them).
+func stepMatches(tok []int, s, per int) bool {
+	same := 0
+	for i := s; i < s+per; i++ {
+		if tok[i] == tok[i+per] {
+			same++
+		}
+	}
+	return float64(same) >= MinPeriodMatch*float64(per)
+}
+
+// blocks is the thread blocks the launches ran, summed.
+func blocks(ks []*Kernel) float64 {
+	b := 0.0
+	for _, k := range ks {
+		b += float64(k.Grid.X) * float64(k.Grid.Y) * float64(k.Grid.Z)
+	}
+	return b
+}
+
+// addInferred adds the ranges of runs (their launches seq[i], on thread)
+// to p and attributes its kernels and copies to them.
+func (p *Process) addInferred(domain string, thread int64, seq []*Kernel, period int, runs []decodeRun) {
+	var leaves []*Range // prefill and steps, by start
+	open := func(name string, parent *Range, from, to int) *Range {
+		r := &Range{Kind: PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Parent: parent,
+			Start: seq[from].API.Start}
+		if to < len(seq) {
+			r.End = seq[to].API.Start
+		} else {
+			r.End = seq[len(seq)-1].API.End
+		}
+		r.setDepth()
+		p.Ranges = append(p.Ranges, r)
+		return r
+	}
+	for _, run := range runs {
+		if run.prefill < run.start {
+			r := open(InferredPrefill, nil, run.prefill, run.start)
+			for _, k := range seq[run.prefill:run.start] {
+				k.Range = r
+			}
+			leaves = append(leaves, r)
+		}
+		all := open(InferredDecode, nil, run.start, run.end)
+		for s := run.start; s < run.end; s += period {
+			st := open(InferredStep, all, s, s+period)
+			if s+period >= run.end {
+				st.End = all.End
+			}
+			for _, k := range seq[s:min(s+period, run.end)] {
+				k.Range = st
+			}
+			leaves = append(leaves, st)
+		}
+	}
+	slices.SortStableFunc(p.Ranges, func(x, y *Range) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Depth, y.Depth))
+	})
+	for i := range p.Copies {
+		c := &p.Copies[i]
+		if c.API == nil || c.API.Thread != thread {
+			continue
+		}
+		j, _ := slices.BinarySearchFunc(leaves, c.API.Start, func(r *Range, t int64) int { return cmp.Compare(r.Start, t+1) })
+		if j > 0 && c.API.Start < leaves[j-1].End {
+			c.Range = leaves[j-1]
+		}
+	}
+}
