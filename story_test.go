@@ -14,6 +14,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 // TestRecordedRunsOneStory (issue 34) rebuilds every recorded run and
@@ -225,4 +226,36 @@ func TestCuptiRunStandsInForStage1(t *testing.T) {
 		})
 	}
 	assert.GreaterOrEqual(t, n, 5, "recorded runs with both reports")
+}
+
+// TestInferredPhasesTellTheStory (issue 39): a recorded model.generate()
+// program, its ranges left out of the record file (SYNTHETIC: the program
+// had it opened none), rebuilt: its phases are inferred from the kernel
+// stream, said so, and the figures follow from them as from the ranges:
+// TPOT within 5 % of the run with its ranges (automatic ones, around each
+// forward pass), the one story (checkStory) and a what-if row for each
+// phase. Its TTFT is within 25 %: an inferred prefill, as each inferred
+// step, holds its token's sampling, which those ranges leave out.
+func TestInferredPhasesTellTheStory(t *testing.T) {
+	const src = "fixtures/runs/h200-generate-auto-ranges"
+	dir := synth.Run(t, src, synth.StripNVTX())
+	_, err := harness.Report(dir, harness.ReportOptions{})
+	require.NoError(t, err)
+	var got, want summary.Summary
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &got))
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.SummaryJSON)), &want))
+	assert.Contains(t, got.Stages.Source, rundir.SourceInferredStages)
+	assert.True(t, got.Stages.FromRanges)
+	checkStory(t, &got)
+	require.NotNil(t, got.Serving.TTFTMS, got.Serving.Missing)
+	require.NotNil(t, got.Serving.TPOTMS, got.Serving.Missing)
+	assert.InEpsilon(t, *want.Serving.TTFTMS, *got.Serving.TTFTMS, 0.25, "TTFT")
+	assert.InEpsilon(t, *want.Serving.TPOTMS, *got.Serving.TPOTMS, 0.05, "TPOT")
+	phases := map[string]bool{}
+	for _, w := range got.WhatIf.Rows {
+		phases[w.Phase] = true
+	}
+	assert.True(t, phases["prefill"] && phases["decode_all"], "what-if rows: %v", phases)
+	report := string(mustRead(t, filepath.Join(dir, rundir.ReportMD)))
+	assert.Contains(t, report, "phases inferred from the kernel stream")
 }

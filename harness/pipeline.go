@@ -112,6 +112,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	for _, a := range in.anomalies {
 		in.notes = append(in.notes, anomalyNote+a)
 	}
+	if cfg.memo != nil {
+		in.notes = append(in.notes, cfg.memo.inferred...)
+	}
 	if in.tl != nil {
 		in.notes = append(in.notes, in.tl.Notices()...)
 	}

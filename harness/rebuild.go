@@ -29,6 +29,10 @@ type settings struct {
 	IncludeNames []string
 	// Domain is nvtx.domain: a program's stages are its ranges in it.
 	Domain string
+	// InferPhases (workload.auto_ranges on) gives a program that opened no
+	// range of Domain the phases found in its kernel stream
+	// (timeline.InferPhases).
+	InferPhases bool
 
 	memo    *memo        // what one rebuild reads once
 	exports *exportReads // the rebuild's one read of each ncu export
@@ -64,7 +68,8 @@ func settingsFor(cfg *config.Config) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	return settings{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, IncludeNames: cfg.NVTX.Include, Domain: cfg.NVTX.Domain}, nil
+	return settings{TopN: r.TopN, Regions: rc, Summary: opt, Include: inc, IncludeNames: cfg.NVTX.Include, Domain: cfg.NVTX.Domain,
+		InferPhases: cfg.Workload.AutoRanges != "off"}, nil
 }
 
 // staleNote reports whether a manifest note is one that sessions before

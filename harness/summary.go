@@ -149,6 +149,9 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		if src.stages.path != rundir.Stage1Report {
 			in.WorkloadSource = src.stages.path + " (" + src.stages.what + ")"
 			in.StagesFromRanges = src.stages.path == rundir.TimelineCupti
+			if in.StagesFromRanges && cfg.memo != nil && cfg.memo.phasesFound {
+				in.WorkloadSource = src.stages.path + " (" + rundir.SourceInferredStages + ")"
+			}
 		}
 	}
 

@@ -26,8 +26,13 @@ func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 		return c.memo.tl, c.memo.err
 	}
 	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+	var inferred []string
+	found := false
+	if err == nil && c.InferPhases {
+		inferred, found = tl.InferPhases(c.Domain)
+	}
 	if c.memo != nil {
-		c.memo.tl, c.memo.err = tl, err
+		c.memo.tl, c.memo.err, c.memo.inferred, c.memo.phasesFound = tl, err, inferred, found
 	}
 	return tl, err
 }
@@ -37,6 +42,10 @@ type memo struct {
 	tl     *timeline.Timeline
 	err    error
 	steady *timeline.Steady
+	// inferred are the notes of the phases inferred from the kernel
+	// stream (timeline.InferPhases): how they were found, or why not.
+	inferred    []string
+	phasesFound bool
 }
 
 // steady is the rebuild's one warm-up decision on the timeline's ranges of

@@ -516,6 +516,11 @@ const SourceCuptiKernels = "the CUPTI run's timeline, every launch"
 // report.md say it.
 const SourceCuptiReport = "the workload's report of the CUPTI run, its own timers with the CUPTI library recording: the run the phases and kernels come from, standing in for a separate plain run (workload.plain_run=auto)"
 
+// SourceInferredStages is the stage source of a program that opened no
+// range of its domain, whose phases were inferred from its kernel stream
+// (timeline.InferPhases), as the manifest and report.md say it.
+const SourceInferredStages = "phases INFERRED from the kernel stream, the program having opened no NVTX range of its domain: prefill, decode_all and decode_step ranges placed where one launch sequence repeats (the decode steps) and before it (the prefill); the manifest's notes say how; each instance's CPU time, profiler running"
+
 // SourceCuptiStages is the stage source of a program that wrote no workload
 // report, as the manifest and report.md say it.
 const SourceCuptiStages = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance's CPU time, profiler running (the program wrote no workload report)"

@@ -146,3 +146,13 @@ func EmptyRecords() Edit {
 		return nil
 	}}
 }
+
+// StripNVTX is EditRecords leaving out every NVTX record (N lines), the
+// end line counting the records kept: the same program had it opened no
+// range (WithoutNVTX, on a copied run).
+func StripNVTX() Edit {
+	return EditRecords("no-nvtx", func(lines []string) []string {
+		rec := []byte(strings.Join(lines, "\n") + "\n")
+		return strings.Split(strings.TrimSuffix(string(WithoutNVTX(rec)), "\n"), "\n")
+	})
+}

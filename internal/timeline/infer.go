@@ -37,23 +37,26 @@ const (
 // same kernel as the launch one period later; the period is, among each
 // kernel's most frequent distance between two of its launches, the
 // longest whose repeats hold nearly the most launches and is no multiple
-// of another), in runs of at least MinInferredSteps; the prefill is the pass
-// of as many launches just before each run, when its kernels' blocks
-// outnumber a step's (larger GEMM grids). The ranges it adds are push/pop
+// of another), in runs of at least MinInferredSteps, each step starting
+// where the host waited longest before a launch (after the previous
+// token's sampling: a step is a token's forward pass and its sampling);
+// the prefill is the pass of as many launches just before each run, when
+// its kernels' blocks outnumber a step's (larger GEMM grids). The ranges it adds are push/pop
 // ranges of domain (InferredPrefill; InferredDecode holding one
 // InferredStep a step), its kernels and copies attributed to them; what
 // comes before the first phase (imports, the model's build) stays outside
 // every range. It returns a note a process: how its phases were found, or
-// why none were.
-func (tl *Timeline) InferPhases(domain string) []string {
-	var notes []string
+// why none were; found says some were.
+func (tl *Timeline) InferPhases(domain string) (notes []string, found bool) {
 	for _, p := range tl.Processes {
 		if len(p.Kernels) == 0 || slices.ContainsFunc(p.Ranges, func(r *Range) bool { return r.Kind == PushPop && r.Domain == domain }) {
 			continue
 		}
-		notes = append(notes, p.inferPhases(domain))
+		note, ok := p.inferPhases(domain)
+		notes = append(notes, note)
+		found = found || ok
 	}
-	return notes
+	return notes, found
 }
 
 // decodeRun is one stretch of repeated steps, [start, end) in the
@@ -61,7 +64,7 @@ func (tl *Timeline) InferPhases(domain string) []string {
 // start: none).
 type decodeRun struct{ prefill, start, end int }
 
-func (p *Process) inferPhases(domain string) string {
+func (p *Process) inferPhases(domain string) (string, bool) {
 	// The launches of the thread that launched the most, in launch order.
 	threads := map[int64]int{}
 	for i := range p.Kernels {
@@ -82,8 +85,8 @@ func (p *Process) inferPhases(domain string) string {
 		}
 	}
 	slices.SortFunc(seq, func(a, b *Kernel) int { return cmp.Compare(a.Correlation, b.Correlation) })
-	none := func(why string) string {
-		return fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why)
+	none := func(why string) (string, bool) {
+		return fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why), false
 	}
 	period, runs, why := decodeRuns(seq)
 	if period == 0 {
@@ -104,7 +107,7 @@ func (p *Process) inferPhases(domain string) string {
 	how := fmt.Sprintf("%s: phases inferred from the kernel stream of thread %d, no NVTX range of its own: a sequence of %d launches repeats %d times in %d run(s) (the decode steps, %s each)",
 		p.File, thread, period, steps, len(runs), InferredStep)
 	how += fmt.Sprintf("; the %d launches before %d of them, whose kernels run %.1fx or more of a step's blocks (larger GEMM grids), are the prefill", period, prefills, PrefillGridFactor)
-	return how + "; what runs before the first phase (imports, the model's build) is outside every phase. NVTX ranges of its own make them exact"
+	return how + "; what runs before the first phase (imports, the model's build) is outside every phase. NVTX ranges of its own make them exact", true
 }
 
 // decodeRuns finds the period of the decode loop in seq and the runs of
@@ -123,6 +126,18 @@ func decodeRuns(seq []*Kernel) (int, []decodeRun, string) {
 		return prefillBefore(seq[r.start:r.start+per], innerRuns, slices.Index(innerRuns, x), inner) < x.start
 	}) {
 		return 0, nil, fmt.Sprintf("whole generates of %d launches repeat, each a prefill and steps of %d launches, but no kernel runs once a step to tell the steps apart", per, inner)
+	}
+	// A step starts where its host waited the longest before launching:
+	// after the previous token's sampling and its wait for the GPU, at
+	// the forward pass's first launch.
+	if j := stepStart(seq, runs, per); j > 0 {
+		for i := range runs {
+			r := &runs[i]
+			r.start, r.end = r.start+j, min(len(seq), r.end+j)
+			if i+1 < len(runs) {
+				r.end = min(r.end, runs[i+1].start+j)
+			}
+		}
 	}
 	// A prefill that launches the kernels a step does (a mixture of
 	// experts' routed GEMMs) repeats with the steps: a run's first step
@@ -302,6 +317,32 @@ func stepMatches(tok []int, s, per int) bool {
 	return float64(same) >= MinPeriodMatch*float64(per)
 }
 
+// stepStart is the offset into its runs' steps at which the host waited
+// longest before a launch call (the median over the steps of the time
+// from the call before to it).
+func stepStart(seq []*Kernel, runs []decodeRun, per int) int {
+	best, bestGap := 0, int64(-1)
+	gaps := []int64{}
+	for j := range per {
+		gaps = gaps[:0]
+		for _, r := range runs {
+			for s := r.start + j; s < r.end; s += per {
+				if s > 0 {
+					gaps = append(gaps, seq[s].API.Start-seq[s-1].API.End)
+				}
+			}
+		}
+		if len(gaps) == 0 {
+			continue
+		}
+		slices.Sort(gaps)
+		if g := gaps[len(gaps)/2]; g > bestGap {
+			best, bestGap = j, g
+		}
+	}
+	return best
+}
+
 // blocks is the thread blocks the launches ran, summed.
 func blocks(ks []*Kernel) float64 {
 	b := 0.0
@@ -315,14 +356,12 @@ func blocks(ks []*Kernel) float64 {
 // to p and attributes its kernels and copies to them.
 func (p *Process) addInferred(domain string, thread int64, seq []*Kernel, period int, runs []decodeRun) {
 	var leaves []*Range // prefill and steps, by start
+	// A range opens at its first launch call and closes at the end of its
+	// last: as a range pushed around a forward pass, it holds no wait for
+	// the GPU after it and none of the host's work before the next pass.
 	open := func(name string, parent *Range, from, to int) *Range {
 		r := &Range{Kind: PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Parent: parent,
-			Start: seq[from].API.Start}
-		if to < len(seq) {
-			r.End = seq[to].API.Start
-		} else {
-			r.End = seq[len(seq)-1].API.End
-		}
+			Start: seq[from].API.Start, End: seq[min(to, len(seq))-1].API.End}
 		r.setDepth()
 		p.Ranges = append(p.Ranges, r)
 		return r
@@ -337,10 +376,7 @@ func (p *Process) addInferred(domain string, thread int64, seq []*Kernel, period
 		}
 		all := open(InferredDecode, nil, run.start, run.end)
 		for s := run.start; s < run.end; s += period {
-			st := open(InferredStep, all, s, s+period)
-			if s+period >= run.end {
-				st.End = all.End
-			}
+			st := open(InferredStep, all, s, min(s+period, run.end))
 			for _, k := range seq[s:min(s+period, run.end)] {
 				k.Range = st
 			}

@@ -39,7 +39,10 @@ func phaseTotals(tl *timeline.Timeline) (ms map[string]float64, instances map[st
 // (NVTX ranges by hand, or deepprof's automatic ones), their ranges left
 // out (a SYNTHETIC derived recording, synth.WithoutNVTX): the phases found
 // in the kernel stream alone are theirs: as many prefills and decode steps
-// a generate, and each phase's kernel time an instance within 5 %.
+// a generate, and each phase's kernel time an instance within 5 % (10 %
+// for the prefill: an inferred step is a token's forward pass and its
+// sampling, so the prefill holds the first token's sampling, which a range
+// pushed around the forward pass leaves out).
 // deepprof's own workload runs a warm-up generate outside its ranges: the
 // stream shows it as one generate more. A mixture of experts' prefill
 // launches more than a step (its routing): the pass of one step's launches
@@ -73,7 +76,8 @@ func TestInferPhases(t *testing.T) {
 			require.NoError(t, err)
 			found, err := timeline.ReadFiles(plain)
 			require.NoError(t, err)
-			notes := found.InferPhases("")
+			notes, ok := found.InferPhases("")
+			require.True(t, ok)
 			require.Len(t, notes, 1)
 			t.Log(notes[0])
 
@@ -88,7 +92,11 @@ func TestInferPhases(t *testing.T) {
 				if name == timeline.InferredPrefill && c.moe {
 					continue
 				}
-				assert.InEpsilon(t, wantMS[name]/float64(wantI[name]), gotMS[name]/float64(gotI[name]), 0.05, "%s kernel ms an instance", name)
+				tol := 0.05
+				if name == timeline.InferredPrefill {
+					tol = 0.10 // it holds the first token's sampling too
+				}
+				assert.InEpsilon(t, wantMS[name]/float64(wantI[name]), gotMS[name]/float64(gotI[name]), tol, "%s kernel ms an instance", name)
 			}
 			steps := float64(gotI[timeline.InferredStep]) / float64(gotI[timeline.InferredDecode])
 			if c.moe {
@@ -114,7 +122,8 @@ func TestInferPhasesNone(t *testing.T) {
 		require.NoError(t, err)
 		tl, err := timeline.ReadFiles(files...)
 		require.NoError(t, err)
-		notes := tl.InferPhases("no-such-domain") // the C++ program's own ranges left aside
+		notes, ok := tl.InferPhases("no-such-domain") // the C++ program's own ranges left aside
+		assert.False(t, ok, run)
 		require.Len(t, notes, 1, run)
 		assert.Contains(t, notes[0], why, run)
 		assert.Contains(t, notes[0], "the whole program is its one stage", run)
