@@ -78,12 +78,8 @@ func TestStage2AnyProgram(t *testing.T) {
 	parent := write("launcher.py", "import subprocess, sys\n"+
 		"# the GPU work runs in a child process; this one touches no CUDA\n"+
 		"subprocess.run([sys.executable, "+`"`+script+`"`+"], check=True)\n")
-	nvcc := "/usr/local/cuda/bin/nvcc"
-	if h := os.Getenv("CUDA_HOME"); h != "" {
-		nvcc = filepath.Join(h, "bin", "nvcc")
-	}
 	bin := filepath.Join(dir, "nvtx_ranges")
-	out, err := exec.Command(nvcc, "-O2", "-arch=sm_90", "-o", bin, "scripts/fixtures/nvtx_ranges.cu", "-ldl").CombinedOutput()
+	out, err := exec.Command(nvccPath(), "-O2", "-arch=sm_90", "-o", bin, "scripts/fixtures/nvtx_ranges.cu", "-ldl").CombinedOutput()
 	require.NoError(t, err, "nvcc: %s", out)
 	// The vision-language model's input: a 448x448 image tensor, listed
 	// in inputs.yaml through workload.inputs.
@@ -141,6 +137,14 @@ func TestStage2AnyProgram(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nvccPath is the CUDA toolkit's nvcc: $CUDA_HOME's, else /usr/local/cuda's.
+func nvccPath() string {
+	if h := os.Getenv("CUDA_HOME"); h != "" {
+		return filepath.Join(h, "bin", "nvcc")
+	}
+	return "/usr/local/cuda/bin/nvcc"
 }
 
 // runCommand is `deepprof profile -- command` as a Go test, through the

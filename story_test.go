@@ -259,3 +259,23 @@ func TestInferredPhasesTellTheStory(t *testing.T) {
 	report := string(mustRead(t, filepath.Join(dir, rundir.ReportMD)))
 	assert.Contains(t, report, "phases inferred from the kernel stream")
 }
+
+// TestInferredCppDecodeLoop (issue 39): a CUDA C++ decoder loop of our own
+// (scripts/bench/decode_loop.cu: 3 generates of a prefill and 16 decode
+// steps, no NVTX range, no framework), recorded on an H200: the rebuild
+// finds as many prefills and decode steps as the program ran, says they
+// were inferred, and tells one story with them.
+func TestInferredCppDecodeLoop(t *testing.T) {
+	dir := rebuiltCopy(t, "fixtures/runs/h200-cpp-decode-loop")
+	var s summary.Summary
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))
+	assert.Contains(t, s.Stages.Source, rundir.SourceInferredStages)
+	n := map[string]int{}
+	for _, r := range s.Stages.Rows {
+		n[r.Name] = len(r.MS)
+	}
+	assert.Equal(t, 3, n["prefill"], "the program's prefills")
+	assert.Equal(t, 3, n["decode_all"], "the program's generates")
+	assert.Equal(t, 3*16, n["decode_step"], "the program's decode steps")
+	checkStory(t, &s)
+}

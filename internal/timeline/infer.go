@@ -140,15 +140,38 @@ func decodeRuns(seq []*Kernel) (int, []decodeRun, string) {
 		}
 	}
 	// A prefill that launches the kernels a step does (a mixture of
-	// experts' routed GEMMs) repeats with the steps: a run's first step
-	// that runs PrefillGridFactor times the blocks of the next is its
-	// prefill.
-	for i := range runs {
-		r := &runs[i]
-		if (r.end-r.start)/per > MinInferredSteps && blocks(seq[r.start:r.start+per]) >= PrefillGridFactor*blocks(seq[r.start+per:r.start+2*per]) {
-			r.start += per
+	// experts' routed GEMMs; a model whose prefill and steps run one set of
+	// kernels) repeats with the steps: a step running PrefillGridFactor
+	// times the blocks of the run's median step is a prefill, and ends the
+	// run before it; the steps after it are a run of their own.
+	var split []decodeRun
+	for _, r := range runs {
+		steps := (r.end - r.start) / per
+		b := make([]float64, steps)
+		for k := range steps {
+			b[k] = blocks(seq[r.start+k*per : r.start+(k+1)*per])
+		}
+		med := slices.Clone(b)
+		slices.Sort(med)
+		from := r.start
+		for k := range steps {
+			if b[k] < PrefillGridFactor*med[len(med)/2] {
+				continue
+			}
+			at := r.start + k*per
+			if (at-from)/per >= MinInferredSteps {
+				split = append(split, decodeRun{start: from, end: at})
+			}
+			from = at + per
+		}
+		if (r.end-from)/per >= MinInferredSteps {
+			split = append(split, decodeRun{start: from, end: r.end})
 		}
 	}
+	if len(split) == 0 {
+		return 0, nil, fmt.Sprintf("a sequence of %d launches repeats, but in no run of %d steps or more between passes of larger grids", per, MinInferredSteps)
+	}
+	runs = split
 	return per, runs, ""
 }
 
@@ -356,12 +379,16 @@ func blocks(ks []*Kernel) float64 {
 // to p and attributes its kernels and copies to them.
 func (p *Process) addInferred(domain string, thread int64, seq []*Kernel, period int, runs []decodeRun) {
 	var leaves []*Range // prefill and steps, by start
-	// A range opens at its first launch call and closes at the end of its
-	// last: as a range pushed around a forward pass, it holds no wait for
-	// the GPU after it and none of the host's work before the next pass.
+	// A range opens at its first launch call and closes when its last
+	// launch call has returned and its kernels have run: as a range pushed
+	// around a forward pass and the wait for its token, with none of the
+	// host's work before the next pass.
 	open := func(name string, parent *Range, from, to int) *Range {
 		r := &Range{Kind: PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Parent: parent,
 			Start: seq[from].API.Start, End: seq[min(to, len(seq))-1].API.End}
+		for _, k := range seq[from:min(to, len(seq))] {
+			r.End = max(r.End, k.End)
+		}
 		r.setDepth()
 		p.Ranges = append(p.Ranges, r)
 		return r

@@ -1,0 +1,93 @@
+//go:build gpu
+
+package deepprof_test
+
+// Phases without annotations on a GPU (issue 39): go test -tags gpu -run
+// Stage2Phases. DEEPPROF_GPU_OUT keeps the run directories.
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
+)
+
+// TestStage2PhasesAutoRanges: model.generate() with no NVTX range, its
+// phases found by deepprof's automatic ranges, against the same program
+// annotated by hand: prefill and decode found in both, TTFT, TPOT and each
+// phase's kernel time within 5 % (32 tokens a generate: at 8 the two
+// processes' wall times differ by their spread).
+func TestStage2PhasesAutoRanges(t *testing.T) {
+	tool, prov := preflight(t)
+	root := outDir(t)
+	stamp := time.Now().UTC().Format("150405")
+	// the tokens one prefill reads and one decode stage writes, batch 4:
+	// for TPOT (the program writes no report)
+	tokens := []string{"model.prompt_tokens=512", "model.generated_tokens=124"}
+	auto := runCommand(t, tool, root, "phases-auto-"+stamp, []string{"python3", "scripts/bench/generate_lm.py", "--tokens", "32"}, tokens...)
+	hand := runCommand(t, tool, root, "phases-hand-"+stamp, []string{"python3", "scripts/bench/generate_lm.py", "--tokens", "32", "--annotate"},
+		append(tokens, "workload.auto_ranges=off")...)
+	var sums [2]summary.Summary
+	for i, run := range []*rundir.Run{auto, hand} {
+		checkAnyProgram(t, run, prov)
+		b, err := run.ReadFile(rundir.SummaryJSON)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &sums[i]))
+	}
+	a, h := sums[0], sums[1]
+	for _, s := range sums {
+		require.NotNil(t, s.Serving.TTFTMS, s.Serving.Missing)
+		require.NotNil(t, s.Serving.TPOTMS, s.Serving.Missing)
+	}
+	t.Logf("TTFT %.3f against %.3f ms, TPOT %.3f against %.3f ms", *a.Serving.TTFTMS, *h.Serving.TTFTMS, *a.Serving.TPOTMS, *h.Serving.TPOTMS)
+	assert.InEpsilon(t, *h.Serving.TTFTMS, *a.Serving.TTFTMS, 0.05, "TTFT")
+	assert.InEpsilon(t, *h.Serving.TPOTMS, *a.Serving.TPOTMS, 0.05, "TPOT")
+	kernels := func(s summary.Summary) map[string]float64 {
+		out := map[string]float64{}
+		for _, r := range s.Phases.Rows {
+			if !r.Nested && r.Phase != "" {
+				out[r.Phase] += r.KernelMS
+			}
+		}
+		return out
+	}
+	ka, kh := kernels(a), kernels(h)
+	for _, phase := range []string{"prefill", "decode_all"} {
+		require.Contains(t, ka, phase)
+		require.Contains(t, kh, phase)
+		t.Logf("%s: kernels %.3f against %.3f ms", phase, ka[phase], kh[phase])
+		assert.InEpsilon(t, kh[phase], ka[phase], 0.05, "%s kernel time", phase)
+	}
+}
+
+// TestStage2PhasesInferred: a CUDA C++ decoder loop of our own
+// (scripts/bench/decode_loop.cu: 3 generates, each a prefill and 16
+// decode steps, no NVTX range, no framework) gets its phases from its
+// kernel stream, as many decode steps as it ran.
+func TestStage2PhasesInferred(t *testing.T) {
+	tool, prov := preflight(t)
+	root := outDir(t)
+	bin := filepath.Join(t.TempDir(), "decode_loop")
+	out, err := exec.Command(nvccPath(), "-O2", "-arch=sm_90", "-o", bin, "scripts/bench/decode_loop.cu").CombinedOutput()
+	require.NoError(t, err, "nvcc: %s", out)
+	run := runCommand(t, tool, root, "phases-inferred-"+time.Now().UTC().Format("150405"), []string{bin})
+	checkAnyProgram(t, run, prov)
+	b, err := run.ReadFile(rundir.SummaryJSON)
+	require.NoError(t, err)
+	var s summary.Summary
+	require.NoError(t, json.Unmarshal(b, &s))
+	assert.Contains(t, s.Stages.Source, rundir.SourceInferredStages)
+	n := map[string]int{}
+	for _, r := range s.Stages.Rows {
+		n[r.Name] = len(r.MS)
+	}
+	assert.Equal(t, 3, n["prefill"], "the program's prefills")
+	assert.Equal(t, 3*16, n["decode_step"], "the program's decode steps")
+}
