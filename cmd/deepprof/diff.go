@@ -27,7 +27,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return &usageError{fmt.Sprintf("diff takes two runs, RUN_A and RUN_B (run directories or baseline files), got %d arguments", len(pos))}
+		return &usageError{fmt.Sprintf("diff takes two runs, RUN_A and RUN_B (run directories or baseline files), got %s", arguments(len(pos)))}
 	}
 	th, err := parseThreshold(*threshold)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 )
@@ -25,7 +26,11 @@ func tableFormat(format string, stdout io.Writer) (string, error) {
 	case "text", "md", "json":
 		return format, nil
 	}
-	return "", &usageError{fmt.Sprintf("--format %q: must be text, md or json", format)}
+	msg := fmt.Sprintf("--format %q: must be text, md or json", format)
+	if c := config.Closest(format, []string{"text", "md", "json"}); c != "" && config.Distance(format, c) <= 2 {
+		msg += fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return "", &usageError{msg}
 }
 
 // writeMarkdown writes what markdown renders, as Markdown or, for format

@@ -110,8 +110,8 @@ Usage:
       repeats, the top N kernels, region totals, MFU) for golden/perf/.
   deepprof version
       Print deepprof's version and the revision it was built from.
-  deepprof help
-      Print this help.
+  deepprof help [COMMAND]
+      Print this help, or a command's (as COMMAND --help).
 
 Run "deepprof COMMAND --help" for a command's flags (help goes to standard output).
 Exit status: 0 on success; 1 on a failure (bad input: "deepprof: FILE:LINE: what is
@@ -143,28 +143,52 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" && !strings.HasPrefix(args[1], "-") { // help CMD is CMD --help
+			if args[1] == "version" || args[1] == "help" {
+				return run([]string{args[1], "--help"}, stdin, stdout, stderr)
+			}
+			c, err := commandNamed(args[1])
+			if err != nil {
+				return err
+			}
+			return c.run([]string{"--help"}, stdin, stdout, stderr)
+		}
 		_, err := io.WriteString(stdout, usage)
 		return err
 	case "version", "-version", "--version":
+		if len(args) > 1 && (args[1] == "--help" || args[1] == "-h" || args[1] == "-help") {
+			_, err := io.WriteString(stdout, "Usage: deepprof version\n\nPrint deepprof's version and the revision it was built from.\n")
+			return err
+		}
 		_, err := fmt.Fprintln(stdout, version())
 		return err
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(args[1:], stdin, stdout, stderr)
-		}
+	c, err := commandNamed(args[0])
+	if err != nil {
+		return err
 	}
-	var names []string
+	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+// commandNamed is the command of that name, or a usage error that names
+// the closest one.
+func commandNamed(name string) (command, error) {
+	names := []string{"help", "version"}
 	for _, c := range commands() {
-		if strings.HasPrefix(c.name, args[0]) || strings.HasPrefix(args[0], c.name) {
-			return &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", args[0], c.name)}
+		if c.name == name {
+			return c, nil
 		}
 		names = append(names, c.name)
 	}
-	if c := config.Closest(args[0], names); c != "" && config.Distance(args[0], c) <= 2 {
-		return &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", args[0], c)}
+	for _, n := range names {
+		if strings.HasPrefix(n, name) || strings.HasPrefix(name, n) {
+			return command{}, &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", name, n)}
+		}
 	}
-	return &usageError{fmt.Sprintf("unknown command %q (run \"deepprof help\")", args[0])}
+	if c := config.Closest(name, names); c != "" && config.Distance(name, c) <= 2 {
+		return command{}, &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", name, c)}
+	}
+	return command{}, &usageError{fmt.Sprintf("unknown command %q (run \"deepprof help\")", name)}
 }
 
 // parseFlags parses flags wherever they stand among the positional arguments
@@ -209,9 +233,17 @@ func flagError(fs *flagSet, err error) error {
 // onePositional checks that a command got exactly one positional argument.
 func onePositional(command, what string, pos []string) error {
 	if len(pos) != 1 {
-		return &usageError{fmt.Sprintf("%s takes one %s, got %d arguments", command, what, len(pos))}
+		return &usageError{fmt.Sprintf("%s takes one %s, got %s", command, what, arguments(len(pos)))}
 	}
 	return nil
+}
+
+// arguments says how many positional arguments a command got.
+func arguments(n int) string {
+	if n == 1 {
+		return "1 argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
 }
 
 // flagSet is a command's flags, and what its --help prints: the synopsis,
