@@ -139,8 +139,14 @@ func (f Facts) fill(w *workload.Report) *workload.Report {
 	return &c
 }
 
+// Format is summary.json's format key: its shape's name and version,
+// changed only when a key changes meaning or goes (new keys may come).
+const Format = "deepprof-summary/1"
+
 // Summary is the stakeholder summary's data: summary.json.
 type Summary struct {
+	// Format names the shape of summary.json (Format).
+	Format      string      `json:"format"`
 	RunID       string      `json:"run_id"`
 	Environment Environment `json:"environment"`
 	Stages      Stages      `json:"stages"`
@@ -466,7 +472,7 @@ func Build(in Inputs, opt Options) *Summary {
 	if opt.BoundThresholdPct <= 0 {
 		opt.BoundThresholdPct = 60
 	}
-	s := &Summary{RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases, Partial: in.SessionPartial, boundThreshold: opt.BoundThresholdPct}
+	s := &Summary{Format: Format, RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases, Partial: in.SessionPartial, boundThreshold: opt.BoundThresholdPct}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
 		in.Workload = opt.Facts.fill(in.Workload)
@@ -476,6 +482,9 @@ func Build(in Inputs, opt Options) *Summary {
 	s.MFU = mfu(in, s.Environment.Peak, s.Environment.PeakMissing, s.Stages)
 	s.Serving = serving(in, s.Environment.Peak, s.Stages)
 	s.Operators = operators(in, opt.TopN)
+	if s.Operators.Rows == nil {
+		s.Operators.Rows = []workload.Operator{} // none: a list, empty
+	}
 	s.Kernels = topKernels(in, opt, s.Environment.Peak)
 	s.Regions = regionRows(in)
 	if len(s.Kernels.Ranges) > 0 && !s.Regions.Sampled && s.Regions.TotalMS >= s.Kernels.TotalMS && s.Kernels.Missing == "" {
