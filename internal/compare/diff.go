@@ -106,6 +106,9 @@ type StageRow struct {
 	B    *model.Summary `json:"b"`
 	Test string         `json:"test"`        // "welch" or "threshold only"
 	P    *float64       `json:"p,omitempty"` // Welch's two-sided p-value
+	// LowPower says a side has fewer than MinPowerSamples repeats: the
+	// test can call a real change of this size noise.
+	LowPower bool `json:"low_power,omitempty"`
 	Change
 }
 
@@ -317,6 +320,7 @@ func (r *Result) compareStages(a, b *Summary) {
 			p := roundFrac(model.Welch(*row.A, *row.B))
 			row.P = &p
 			noise = p >= model.Alpha
+			row.LowPower = min(row.A.N, row.B.N) < MinPowerSamples
 		}
 		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
 		r.note(row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
@@ -324,6 +328,10 @@ func (r *Result) compareStages(a, b *Summary) {
 		r.Stages = append(r.Stages, row)
 	}
 }
+
+// MinPowerSamples is the fewest repeats a side needs for Welch's test to
+// have some power, as benchstat asks for its confidence intervals.
+const MinPowerSamples = 4
 
 // collectives is the rule that says a kernel is a collective: package
 // kernels' default table, as the timeline's communication split.

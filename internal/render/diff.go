@@ -220,15 +220,24 @@ func diffStages(r *compare.Result, b *strings.Builder) {
 		Header: []string{"stage", "A ms", "B ms", "Δ ms", "Δ %", "test", "verdict"},
 		Right:  []bool{false, true, true, true, true, false, false},
 	}
+	low := false
 	for _, s := range r.Stages {
 		test := s.Test
 		if s.P != nil {
 			test = "Welch " + pText(*s.P)
 		}
+		if s.LowPower {
+			test += " ¹"
+			low = true
+		}
 		t.Rows = append(t.Rows, []string{EscapeCell(s.Name), stat(s.A), stat(s.B),
 			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test, string(s.Verdict)})
 	}
 	b.WriteString(t.String() + "\n")
+	if low {
+		fmt.Fprintf(b, "¹ fewer than %d repeats on a side: Welch's test has little power, and a real change of this size can read as noise (workload.repeats=%d or more, as benchstat asks).\n\n",
+			compare.MinPowerSamples, compare.MinPowerSamples)
+	}
 	writeWarmups(b, r.Stages, func(v float64) string { return model.Fixed(v, dab) })
 }
 
