@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -839,4 +840,14 @@ func headingSlugs(src string) []string {
 		slugs = append(slugs, b.String())
 	}
 	return slugs
+}
+
+// TestReadmeWidth (issue 38): no line of README.md is wider than the 120
+// columns the CLI keeps to.
+func TestReadmeWidth(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	for i, line := range strings.Split(string(b), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), 120, "README.md:%d", i+1)
+	}
 }
