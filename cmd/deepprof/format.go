@@ -12,11 +12,15 @@ import (
 )
 
 // formatHelp is the --format flag's help of kernels and regions.
-const formatHelp = "output `format`: text (aligned plain text within 120 columns, long names cut; the default on a terminal), md (Markdown, names whole; the default otherwise) or json (the %s contract)"
+const formatHelp = "output `format`: text (aligned plain text within 120 columns, long names cut; the default on a terminal), md (Markdown, names whole; the default otherwise), json (the %s contract) or csv (RFC 4180, a header row, names whole, numbers unrounded: for pandas)"
 
 // tableFormat checks a --format value ("" picks by stdout: text on a
-// terminal, md otherwise) and returns the one to use.
-func tableFormat(format string, stdout io.Writer) (string, error) {
+// terminal, md otherwise) and returns the one to use; csv only where the
+// command writes one (csv).
+func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
+	if format == "csv" && len(csv) > 0 && csv[0] {
+		return format, nil
+	}
 	switch format {
 	case "":
 		if f, ok := stdout.(*os.File); ok && ncu.IsTerminal(f) {

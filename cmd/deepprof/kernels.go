@@ -13,7 +13,7 @@ import (
 )
 
 func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("kernels", "kernels [--top N] [--format text|md|json] FILE|-", stdout)
+	fs := newFlagSet("kernels", "kernels [--top N] [--format text|md|json|csv] FILE|-", stdout)
 	top := fs.Int("top", 0, "show the `N` kernels with the most total time (0: all)")
 	format := fs.String("format", "", fmt.Sprintf(formatHelp, "kernels.json"))
 	pos, help, err := parseFlags(fs, args)
@@ -26,7 +26,7 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	f, err := tableFormat(*format, stdout)
+	f, err := tableFormat(*format, stdout, true)
 	if err != nil {
 		return err
 	}
@@ -40,8 +40,11 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	t = t.Top(*top)
-	if f == "json" {
+	switch f {
+	case "json":
 		return render.KernelsJSON(stdout, t, nil, nil)
+	case "csv":
+		return render.KernelsCSV(stdout, t)
 	}
 	if f == "text" {
 		t = displayNamed(t)

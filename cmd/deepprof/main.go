@@ -67,10 +67,10 @@ func oneLine(err error) string {
 const usage = `deepprof: deep profiling reports for LLM inference on NVIDIA GPUs.
 
 Usage:
-  deepprof kernels [--top N] [--format text|md|json] FILE|-
+  deepprof kernels [--top N] [--format text|md|json|csv] FILE|-
       Print the kernel table of one ncu CSV export: the raw page, the details
       page or a --log-file capture, plain or .gz; "-" reads standard input.
-  deepprof regions [--format text|md|json] [--include RE]... [--exclude RE]...
+  deepprof regions [--format text|md|json|csv] [--include RE]... [--exclude RE]...
                    [--kernel-include RE]... [--kernel-exclude RE]...
                    [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-
       Summarize one ncu CSV export by NVTX region (stack path, nested regions

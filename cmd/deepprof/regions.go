@@ -22,7 +22,7 @@ func (s *stringList) Set(v string) error {
 	return nil
 }
 
-const regionsSynopsis = "regions [--format text|md|json] [--include RE]... [--exclude RE]... [--kernel-include RE]... [--kernel-exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
+const regionsSynopsis = "regions [--format text|md|json|csv] [--include RE]... [--exclude RE]... [--kernel-include RE]... [--kernel-exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
 
 // regionFlag is the command-line flag of a region filter's pattern:
 // --include and --exclude choose regions (what the command lists),
@@ -54,7 +54,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err := onePositional("regions", "FILE (or - for standard input)", pos); err != nil {
 		return err
 	}
-	f, ferr := tableFormat(*format, stdout)
+	f, ferr := tableFormat(*format, stdout, true)
 	if ferr != nil {
 		return ferr
 	}
@@ -100,8 +100,11 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if *out != "" {
 		return harness.WriteRegionsOut(*out, rep)
 	}
-	if f == "json" {
+	switch f {
+	case "json":
 		return render.RegionsJSON(stdout, rep)
+	case "csv":
+		return render.RegionsCSV(stdout, rep)
 	}
 	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.RegionsMarkdownAlone(w, rep) })
 }
