@@ -6,13 +6,15 @@ import (
 	"io"
 	"os"
 
+	"golang.org/x/term"
+
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // formatHelp is the --format flag's help of kernels and regions.
-const formatHelp = "output `format`: text (aligned plain text within 120 columns, long names cut; the default on a terminal), md (Markdown, names whole; the default otherwise), json (the %s contract) or csv (RFC 4180, a header row, names whole, numbers unrounded: for pandas)"
+const formatHelp = "output `format`: text (aligned plain text as wide as the terminal, 120 columns when it does not say, long names cut; the default on a terminal), md (Markdown, names whole; the default otherwise), json (the %s contract) or csv (RFC 4180, a header row, names whole, numbers unrounded: for pandas)"
 
 // tableFormat checks a --format value ("" picks by stdout: text on a
 // terminal, md otherwise) and returns the one to use; csv only where the
@@ -47,6 +49,26 @@ func writeMarkdown(stdout io.Writer, format string, markdown func(io.Writer) err
 	if err := markdown(&b); err != nil {
 		return err
 	}
-	_, err := io.WriteString(stdout, render.Text(b.Bytes()))
+	_, err := io.WriteString(stdout, render.RenderWidth(b.Bytes(), terminalWidth(stdout)))
 	return err
+}
+
+// MinTextWidth is the narrowest a terminal's width is taken to be: below
+// it, tables would be all cut names.
+const MinTextWidth = 60
+
+// terminalWidth is the width of the terminal stdout is, in cells
+// (golang.org/x/term's ioctl, already the progress line's), at least
+// MinTextWidth; render.TextWidth when stdout is not a terminal or does
+// not say.
+func terminalWidth(stdout io.Writer) int {
+	f, ok := stdout.(*os.File)
+	if !ok || !ncu.IsTerminal(f) {
+		return render.TextWidth
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || w <= 0 {
+		return render.TextWidth
+	}
+	return max(w, MinTextWidth)
 }

@@ -5,7 +5,6 @@ package render
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/yuin/goldmark"
@@ -18,27 +17,32 @@ import (
 
 var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
-// Render is src as plain text.
-func Render(src []byte) string {
+// Render is src as plain text, TextWidth cells wide.
+func Render(src []byte) string { return RenderWidth(src, TextWidth) }
+
+// RenderWidth is src as plain text for a terminal of width cells (display
+// cells: an East Asian wide rune counts two): paragraphs wrapped, tables
+// fitted (fitTable).
+func RenderWidth(src []byte, width int) string {
 	doc := md.Parser().Parse(text.NewReader(src))
 	var b strings.Builder
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		block(&b, n, src)
+		block(&b, n, src, width)
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
-func block(b *strings.Builder, n ast.Node, src []byte) {
+func block(b *strings.Builder, n ast.Node, src []byte, cols int) {
 	switch n := n.(type) {
 	case *ast.Heading:
 		t := inline(n, src)
 		b.WriteString(t + "\n")
 		if n.Level <= 2 {
-			b.WriteString(strings.Repeat("=", utf8.RuneCountInString(t)) + "\n")
+			b.WriteString(strings.Repeat("=", input.Width(t)) + "\n")
 		}
 		b.WriteString("\n")
 	case *ast.Paragraph, *ast.TextBlock:
-		b.WriteString(input.Wrap(inline(n, src), TextWidth, TextWidth, "") + "\n\n")
+		b.WriteString(input.Wrap(inline(n, src), cols, cols, "") + "\n\n")
 	case *ast.List:
 		i := n.Start
 		for it := n.FirstChild(); it != nil; it = it.NextSibling() {
@@ -51,17 +55,17 @@ func block(b *strings.Builder, n ast.Node, src []byte) {
 			for c := it.FirstChild(); c != nil; c = c.NextSibling() {
 				item.WriteString(inline(c, src))
 			}
-			indent := strings.Repeat(" ", utf8.RuneCountInString(mark))
-			b.WriteString(mark + input.Wrap(item.String(), TextWidth-len(indent), TextWidth, indent) + "\n")
+			indent := strings.Repeat(" ", input.Width(mark))
+			b.WriteString(mark + input.Wrap(item.String(), cols-len(indent), cols, indent) + "\n")
 		}
 		b.WriteString("\n")
 	case *extast.Table:
-		table(b, n, src)
+		table(b, n, src, cols)
 	case *ast.HTMLBlock:
 		// deepprof's own <details> wrappers: their lines carry no text.
 	default:
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			block(b, c, src)
+			block(b, c, src, cols)
 		}
 	}
 }
@@ -111,14 +115,14 @@ func inline(n ast.Node, src []byte) string {
 // whole.
 const MaxCell = 100
 
-func table(b *strings.Builder, t *extast.Table, src []byte) {
+func table(b *strings.Builder, t *extast.Table, src []byte, cols int) {
 	var rows [][]string
 	for r := t.FirstChild(); r != nil; r = r.NextSibling() {
 		var row []string
 		for c := r.FirstChild(); c != nil; c = c.NextSibling() {
 			v := inline(c, src)
-			if r := []rune(v); len(r) > MaxCell {
-				v = string(r[:MaxCell-1]) + "…"
+			if input.Width(v) > MaxCell {
+				v = input.Truncate(v, MaxCell, "…")
 			}
 			row = append(row, v)
 		}
@@ -131,11 +135,11 @@ func table(b *strings.Builder, t *extast.Table, src []byte) {
 	for _, r := range rows {
 		for i, c := range r {
 			if i < len(width) {
-				width[i] = max(width[i], utf8.RuneCountInString(c))
+				width[i] = max(width[i], input.Width(c))
 			}
 		}
 	}
-	fitTable(rows, width, t.Alignments)
+	fitTable(rows, width, t.Alignments, cols)
 	line := func(r []string) {
 		var cells []string
 		for i := range width {
@@ -143,7 +147,7 @@ func table(b *strings.Builder, t *extast.Table, src []byte) {
 			if i < len(r) {
 				c = r[i]
 			}
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			pad := strings.Repeat(" ", max(0, width[i]-input.Width(c)))
 			if t.Alignments[i] == extast.AlignRight {
 				cells = append(cells, pad+c)
 			} else {
@@ -164,18 +168,24 @@ func table(b *strings.Builder, t *extast.Table, src []byte) {
 	b.WriteString("\n")
 }
 
-// TextWidth is the widest line of a text table: a table wider than that
-// has its widest text column (a name) cut, with "…", down to MinTextCell
-// runes at the least.
+// TextWidth is the widest line of text where the terminal's width is not
+// known (RenderWidth's width otherwise): a table wider than its width has
+// its widest text column (a name) cut, with "…", down to MinTextCell cells
+// at the least.
 const (
 	TextWidth   = 120
 	MinTextCell = 16
+	// MinNarrowCell is how far a terminal narrower than TextWidth cuts a
+	// text column at the most (MinTextCell in proportion to its width).
+	MinNarrowCell = 8
 )
 
 // fitTable cuts the cells of the widest left-aligned columns of rows until
-// the table, two spaces between columns, fits TextWidth (or no text column
-// is wider than MinTextCell).
-func fitTable(rows [][]string, width []int, align []extast.Alignment) {
+// the table, two spaces between columns, fits cols (or no text column is
+// wider than MinTextCell, in proportion to cols under TextWidth, down to
+// MinNarrowCell).
+func fitTable(rows [][]string, width []int, align []extast.Alignment, cols int) {
+	floor := min(MinTextCell, max(MinNarrowCell, cols*MinTextCell/TextWidth)) // a narrow terminal cuts deeper
 	for {
 		total := 2 * (len(width) - 1)
 		for _, w := range width {
@@ -183,18 +193,18 @@ func fitTable(rows [][]string, width []int, align []extast.Alignment) {
 		}
 		col := -1
 		for i, w := range width {
-			if align[i] != extast.AlignRight && w > MinTextCell && (col < 0 || w > width[col]) {
+			if align[i] != extast.AlignRight && w > floor && (col < 0 || w > width[col]) {
 				col = i
 			}
 		}
-		if total <= TextWidth || col < 0 {
+		if total <= cols || col < 0 {
 			return
 		}
-		width[col] = max(MinTextCell, width[col]-(total-TextWidth))
+		width[col] = max(floor, width[col]-(total-cols))
 		for _, r := range rows {
 			if col < len(r) {
-				if cr := []rune(r[col]); len(cr) > width[col] {
-					r[col] = string(cr[:width[col]-1]) + "…"
+				if input.Width(r[col]) > width[col] {
+					r[col] = input.Truncate(r[col], width[col], "…")
 				}
 			}
 		}
