@@ -23,8 +23,9 @@ import (
 // kept parent instance fits in the parent's mean; the kernel table's total
 // in the profiled ranges and the time outside them make the whole run; a
 // bandwidth or launch-bound claim stands on a figure that supports it;
-// where the stages are the CUPTI run's ranges, a phase's wall per steady
-// instance is its stage's mean (within 10 %, or 5 µs); and
+// a phase's wall per steady instance is its stage's mean (within 10 %, or
+// 5 µs: the stages are the CUPTI run's, as the phases are, wherever that
+// run has phases); and
 // the what-if ladder has a row for every top-level phase that ran kernels,
 // with now ≥ GPU busy > 0.
 func TestRecordedRunsOneStory(t *testing.T) {
@@ -107,8 +108,12 @@ func checkStory(t *testing.T, s *summary.Summary) {
 		assert.LessOrEqual(t, inside/float64(p.N), p.MeanMS*1.01+eps,
 			"%s: %.3f ms per kept %s instance, against its mean %.3f ms", st.Name, inside/float64(p.N), p.Name, p.MeanMS)
 	}
-	// Where the stages are the CUPTI run's own ranges (no separate stage
-	// 1), a phase's wall per steady instance is its stage's mean.
+	// The stages are the run's the phases are (its ranges or its own
+	// timers, not stage 1's), and a phase's wall per steady instance is
+	// its stage's mean.
+	if len(s.Phases.Rows) > 0 && s.Stages.Missing == "" {
+		assert.NotEmpty(t, s.Stages.Source, "stages from the run the phases come from")
+	}
 	if s.Stages.Source != "" {
 		for _, r := range s.Phases.Rows {
 			st, ok := byName[r.Phase]

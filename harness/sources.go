@@ -53,10 +53,15 @@ var regionSources = []source[*regions.Report]{
 // stageSources are where the stages (wall times per repeat), the model and
 // the operators come from.
 var stageSources = []source[*workload.Report]{
+	{path: rundir.TimelineReport, what: rundir.SourceCuptiReport, present: hasCuptiReport, read: readStages},
 	{path: rundir.Stage1Report, what: "the workload's report of stage 1 (the program alone)", read: readStages},
-	{path: rundir.TimelineReport, what: rundir.SourceCuptiReport, read: readStages},
 	{path: rundir.TimelineCupti, what: rundir.SourceCuptiStages, every: true, present: hasCupti, read: readCuptiStages},
 }
+
+// hasCuptiReport reports whether the run has the CUPTI run's workload
+// report and the records of that run: its stages are the run's that the
+// phases and kernels come from.
+func hasCuptiReport(run *rundir.Run) bool { return run.Exists(rundir.TimelineReport) && hasCupti(run) }
 
 // hasDeepRaw reports whether the run has the deep pass's raw page, in one
 // file or per rank.

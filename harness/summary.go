@@ -83,8 +83,11 @@ func drawCharts(s *summary.Summary) []render.Chart {
 		why = "no stage is a prefill or a decode (phases.prefill and phases.decode name them)"
 	}
 	title := "Prefill vs decode: mean wall time per generate (stage 1) and kernel time"
-	if s.Stages.FromRanges {
+	switch {
+	case s.Stages.FromRanges:
 		title = "Prefill vs decode: mean wall time and kernel time per NVTX range instance"
+	case s.Stages.Source != "":
+		title = "Prefill vs decode: mean wall time per generate (the CUPTI run) and kernel time"
 	}
 	draw(rundir.ChartStages, "prefill vs decode", why, func() ([]byte, error) {
 		return render.Bars(title, "ms", stageBars)
@@ -146,6 +149,16 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		in.WorkloadMissing = err.Error()
 	} else {
 		in.Workload = rep
+		if src.stages.path == rundir.TimelineReport {
+			// stage 1's report, where there is one: the program's speed
+			// beside the stages, and its operator table
+			if alone, err := readStages(run, rundir.Stage1Report, cfg); err == nil {
+				in.Alone = alone
+				if len(rep.Operators) == 0 {
+					rep.Operators = alone.Operators
+				}
+			}
+		}
 		if src.stages.path != rundir.Stage1Report {
 			in.WorkloadSource = src.stages.path + " (" + src.stages.what + ")"
 			in.StagesFromRanges = src.stages.path == rundir.TimelineCupti

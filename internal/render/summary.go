@@ -281,12 +281,21 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 	case st.FromRanges:
 		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", EscapeCell(st.Source))
 	case st.Source != "":
-		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", EscapeCell(st.Source), st.Batch)
+		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.", EscapeCell(st.Source), st.Batch)
+		if aloneColumn(st.Rows) {
+			b.WriteString(" Beside it, the stage's mean in stage 1 (the program alone, no profiler, a process of its own): the serving figures and MFU use it.")
+		}
+		b.WriteString("\n\n")
 	default:
 		fmt.Fprintf(b, "Wall time of stage 1 (the program alone, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
 	}
 	t := Table{Header: []string{"stage", "phase", "mean ms", "sd ms", "repeats", "ms per repeat", "tokens", "tokens/s"},
 		Right: []bool{false, false, true, true, true, false, true, true}}
+	alone := aloneColumn(st.Rows)
+	if alone {
+		t.Header = append(t.Header, "alone ms (stage 1)")
+		t.Right = append(t.Right, true)
+	}
 	var tops, subs []summary.Stage
 	for _, r := range st.Rows {
 		if r.Parent != "" {
@@ -301,7 +310,15 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 		if r.Tokens > 0 {
 			tok, rate = fmt.Sprint(r.Tokens), model.Fixed(r.TokensS, 1)
 		}
-		t.Rows = append(t.Rows, []string{EscapeCell(r.Name), r.Phase, model.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r), tok, rate})
+		row := []string{EscapeCell(r.Name), r.Phase, model.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r), tok, rate}
+		if alone {
+			a := ""
+			if r.AloneMeanMS != nil {
+				a = model.Fixed(*r.AloneMeanMS, 3)
+			}
+			row = append(row, a)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
@@ -335,6 +352,16 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 	perProcess(b, st.Rows)
 	perRank(b, st.Rows)
 	wallVsKernel(b, s)
+}
+
+// aloneColumn says whether a stage row has stage 1's mean beside it.
+func aloneColumn(rows []summary.Stage) bool {
+	for _, r := range rows {
+		if r.AloneMeanMS != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // perProcess renders the stages whose instances come from more than one
@@ -489,9 +516,13 @@ func serving(b *strings.Builder, s summary.Serving) {
 	if s.TPOTSDMS != nil {
 		tpot += " (sd " + model.Fixed(*s.TPOTSDMS, 3) + ")"
 	}
+	of := ""
+	if s.From != "" {
+		of = " in " + s.From + " (the program alone)"
+	}
 	t.Rows = append(t.Rows,
-		[]string{"time to first token (TTFT): the prefill's mean", ms(s.TTFTMS)},
-		[]string{"time per output token (TPOT, inter-token latency): the decode's mean per token of a sequence", tpot})
+		[]string{"time to first token (TTFT): the prefill's mean" + of, ms(s.TTFTMS)},
+		[]string{"time per output token (TPOT, inter-token latency): the decode's mean per token of a sequence" + of, tpot})
 	if s.DecodeTokensPerS != nil {
 		t.Rows = append(t.Rows, []string{"decode throughput, every sequence of the batch", model.Fixed(*s.DecodeTokensPerS, 1) + " tokens/s"})
 	}

@@ -511,10 +511,10 @@ func (r *Run) rankFiles(rel string) []string {
 // a source.
 const SourceCuptiKernels = "the CUPTI run's timeline, every launch"
 
-// SourceCuptiReport is the stage source of a program whose CUPTI run
-// stood in for stage 1 (workload.plain_run=auto), as the manifest and
-// report.md say it.
-const SourceCuptiReport = "the workload's report of the CUPTI run, its own timers with the CUPTI library recording: the run the phases and kernels come from, standing in for a separate plain run (workload.plain_run=auto)"
+// SourceCuptiReport is the stage source of a program that wrote a
+// workload report in its CUPTI run (beside stage 1's, where there is
+// one), as the manifest and report.md say it.
+const SourceCuptiReport = "the workload's report of the CUPTI run, its own timers with the CUPTI library recording: the run the phases and kernels come from"
 
 // SourceInferredStages is the stage source of a program that opened no
 // range of its domain, whose phases were inferred from its kernel stream

@@ -108,7 +108,7 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st Stages) MFU {
 	means := map[string]float64{}
 	for _, r := range st.Rows {
 		if _, seen := means[r.Phase]; r.Phase != "" && !seen {
-			means[r.Phase] = r.MeanMS
+			means[r.Phase] = r.SpeedMS()
 		}
 	}
 	row := func(scope string, flops, ms float64) *float64 {

@@ -34,6 +34,10 @@ type Serving struct {
 	MBU         *float64 `json:"mbu"`
 	// BytesFormula and BytesAssumptions say how DecodeBytes is counted;
 	// Missing what the figures lack, when some are absent.
+	// From says which run the times are of: "stage 1" (the program alone)
+	// where the stages are the CUPTI run's beside stage 1's; "" where they
+	// are the stages' own.
+	From             string   `json:"from,omitempty"`
 	BytesFormula     string   `json:"bytes_formula"`
 	BytesAssumptions []string `json:"bytes_assumptions"`
 	Missing          string   `json:"missing,omitempty"`
@@ -110,23 +114,26 @@ func serving(in Inputs, peak *machine.Peak, st Stages) Serving {
 		}
 	}
 	f := func(v float64) *float64 { return &v }
-	if pre != nil && pre.MeanMS > 0 {
-		out.TTFTMS = f(pre.MeanMS)
+	if pre != nil && pre.AloneMeanMS != nil || dec != nil && dec.AloneMeanMS != nil {
+		out.From = "stage 1"
+	}
+	if pre != nil && pre.SpeedMS() > 0 {
+		out.TTFTMS = f(pre.SpeedMS())
 	}
 	var why []string
 	batch := max(st.Batch, 1)
 	switch {
-	case dec == nil || dec.MeanMS <= 0:
+	case dec == nil || dec.SpeedMS() <= 0:
 		why = append(why, "no decode stage (phases.decode names it)")
 	case in.Workload == nil || in.Workload.Tokens.Generated <= 0:
 		why = append(why, "no generated token count (the workload report's tokens, or model.generated_tokens)")
 	default:
 		g := float64(in.Workload.Tokens.Generated) / float64(batch)
-		out.TPOTMS = f(dec.MeanMS / g)
-		if dec.N > 1 {
-			out.TPOTSDMS = f(dec.SDMS / g)
+		out.TPOTMS = f(dec.SpeedMS() / g)
+		if sd, n := dec.SpeedSD(); n > 1 {
+			out.TPOTSDMS = f(sd / g)
 		}
-		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (dec.MeanMS / 1e3))
+		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (dec.SpeedMS() / 1e3))
 		bytes, err := DecodeBytes(in.Workload.Model, in.Workload.Tokens, batch)
 		switch {
 		case err != nil:
@@ -136,7 +143,7 @@ func serving(in Inputs, peak *machine.Peak, st Stages) Serving {
 		default:
 			out.DecodeBytes = bytes
 			out.StepFloorMS = f(bytes / g / peak.BytesPerSec() * 1e3)
-			out.MBU = f(bytes / (dec.MeanMS / 1e3) / peak.BytesPerSec())
+			out.MBU = f(bytes / (dec.SpeedMS() / 1e3) / peak.BytesPerSec())
 		}
 	}
 	if out.MBU != nil && *out.MBU > 1 {

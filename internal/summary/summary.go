@@ -47,6 +47,10 @@ type Inputs struct {
 	// ranges in the CUPTI timeline: StagesFromRanges); "" for stage 1.
 	WorkloadSource   string
 	StagesFromRanges bool
+	// Alone is stage 1's report (the program alone, no profiler) where the
+	// stages come from the CUPTI run's report: its means stand beside the
+	// stages' and give the serving figures and MFU (the program's speed).
+	Alone *workload.Report
 
 	// Kernels is the whole kernel table (no top-N cut) of the timeline
 	// export; KernelsSource says what it is.
@@ -230,8 +234,14 @@ type Stage struct {
 	// WarmupMS is the first repeat when the warm-up rule dropped it
 	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
-	Tokens   int64    `json:"tokens,omitempty"` // tokens the stage produced or read
-	TokensS  float64  `json:"tokens_per_s,omitempty"`
+	// AloneMeanMS is the stage's mean in stage 1 (the program alone, no
+	// profiler), where the row's figures are the CUPTI run's
+	// (Inputs.Alone); the serving figures and MFU use it.
+	AloneMeanMS *float64 `json:"alone_mean_ms,omitempty"`
+	AloneSDMS   *float64 `json:"alone_sd_ms,omitempty"`
+	AloneN      int      `json:"alone_n,omitempty"`
+	Tokens      int64    `json:"tokens,omitempty"` // tokens the stage produced or read
+	TokensS     float64  `json:"tokens_per_s,omitempty"`
 	// Processes are the stage's statistics per process, when its instances
 	// come from the NVTX ranges of more than one (the row above pools
 	// them), in process id order.
@@ -284,6 +294,23 @@ type StageProcess struct {
 // Summary is the stage's statistics as package model has them.
 func (s Stage) Summary() model.Summary {
 	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}
+}
+
+// SpeedMS is the stage's mean for the program's speed (serving figures,
+// MFU): stage 1's where the row is the CUPTI run's, else the row's.
+func (s Stage) SpeedMS() float64 {
+	if s.AloneMeanMS != nil {
+		return *s.AloneMeanMS
+	}
+	return s.MeanMS
+}
+
+// SpeedSD is SpeedMS's sample standard deviation, and its repeats.
+func (s Stage) SpeedSD() (float64, int) {
+	if s.AloneSDMS != nil {
+		return *s.AloneSDMS, s.AloneN
+	}
+	return s.SDMS, s.N
 }
 
 // Dropped says which repeat the warm-up rule dropped and why
@@ -587,6 +614,12 @@ func stages(in Inputs, phases model.Names) Stages {
 		ws := w.Stages[n]
 		sum := model.Summarize(ws.MS)
 		row := Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+		if in.Alone != nil {
+			if as, ok := in.Alone.Stages[n]; ok && len(as.MS) > 0 {
+				a := model.Summarize(as.MS)
+				row.AloneMeanMS, row.AloneSDMS, row.AloneN = &a.MeanMS, &a.SDMS, a.N
+			}
+		}
 		for _, p := range ws.Processes {
 			ps := model.Summarize(p.MS)
 			row.Processes = append(row.Processes, StageProcess{ProcessID: p.ProcessID, MS: p.MS, MeanMS: ps.MeanMS, SDMS: ps.SDMS, N: ps.N, WarmupMS: ps.WarmupMS})
@@ -631,7 +664,7 @@ func operators(in Inputs, topN int) Operators {
 			return Operators{Missing: "the program wrote no workload report, so there is no operator table: a program that writes one " +
 				"(JSON at $DEEPPROF_REPORT) may give its \"operators\" (name, calls, total_ms, from torch.profiler), as deepprof's own workloads do in stage 1"}
 		}
-		if in.WorkloadSource != "" {
+		if in.WorkloadSource != "" && in.Alone == nil {
 			return Operators{Missing: "no operator table: deepprof's workloads make it in stage 1 only, never under a profiler, and the CUPTI run stood in for stage 1 " +
 				"(workload.plain_run=always makes a plain run, and with it the table)", NotMade: true}
 		}
