@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/build"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,7 +109,8 @@ func checkLayers(layers [][]string, graph map[string][]string) []error {
 
 // moduleImports reads the import lines of every package under root (the
 // module's root; examples/ is a module of its own), test files left out,
-// as paths relative to the module.
+// as paths relative to the module: of every file, whatever its build tags
+// and GOOS (a file built only for another system imports too).
 func moduleImports(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	graph := map[string][]string{}
@@ -128,7 +130,9 @@ func moduleImports(t *testing.T, root string) map[string][]string {
 		case rel == "examples", name == "testdata", rel != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")):
 			return filepath.SkipDir
 		}
-		p, err := build.ImportDir(path, 0)
+		ctx := build.Default
+		ctx.UseAllFiles = true // every GOOS and build tag
+		p, err := ctx.ImportDir(path, 0)
 		if err != nil {
 			var none *build.NoGoError
 			if errors.As(err, &none) {
@@ -148,4 +152,30 @@ func moduleImports(t *testing.T, root string) map[string][]string {
 		return nil
 	}))
 	return graph
+}
+
+// TestLayersReadEveryGOOS (issue 37): an upward import in a file built
+// only for another system (here //go:build windows, and a _plan9 file) is
+// read and refused like any other.
+func TestLayersReadEveryGOOS(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	}
+	write("internal/model/model.go", "package model\n")
+	write("internal/model/other_windows.go", "//go:build windows\n\npackage model\n\nimport _ \""+module+"/internal/render\"\n")
+	write("internal/ncu/ncu_plan9.go", "package ncu\n\nimport _ \""+module+"/internal/session\"\n")
+	write("internal/render/render.go", "package render\n")
+	write("internal/session/session.go", "package session\n")
+	graph := moduleImports(t, root)
+	assert.Equal(t, []string{"internal/render"}, graph["internal/model"])
+	assert.Equal(t, []string{"internal/session"}, graph["internal/ncu"])
+	var msgs []string
+	for _, err := range checkLayers(layers, graph) {
+		msgs = append(msgs, err.Error())
+	}
+	assert.Contains(t, msgs, "internal/model (layer 0) imports internal/render (layer 4): a package imports lower layers only")
+	assert.Contains(t, msgs, "internal/ncu (layer 1) imports internal/session (layer 4): a package imports lower layers only")
 }
