@@ -327,3 +327,17 @@ func TestSectionsCached(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, slices.ContainsFunc(run.Manifest().Steps, func(st rundir.StepTime) bool { return st.Name == string(StepNcuSections) }))
 }
+
+// TestStepsSayProgress (issue 38): each step ends with a line saying how
+// long it took, which step it was and how far into the session; the deep
+// pass's line gives the plan's estimate beside its time.
+func TestStepsSayProgress(t *testing.T) {
+	var log strings.Builder
+	s := newSession(t, testConfig(t, t.TempDir()), cuptiFake())
+	s.CUPTI = fakeCUPTI(t, true)
+	s.Log = &log
+	_, err := s.Run(context.Background())
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^deepprof: timeline-cupti: done in [0-9.]+ s \(step [0-9]+, [0-9.]+ s into the session\)$`, log.String())
+	assert.Regexp(t, `(?m)^deepprof: ncu-deep: done in [0-9.]+ s, about [0-9]+ s planned \(step [0-9]+, [0-9.]+ s into the session\)$`, log.String())
+}

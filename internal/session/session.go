@@ -79,6 +79,10 @@ type Session struct {
 	// processes launched them.
 	sameRanks bool
 	rankProcs int
+	// began is when Run started, stepsDone the steps run since: what a
+	// step's end line says of the session's progress.
+	began     time.Time
+	stepsDone int
 	// read is the CUPTI timeline of the run read last (recordsOf): the
 	// records do not change once the CUPTI run has written them.
 	read struct {
@@ -548,6 +552,7 @@ func (s *Session) logf(format string, args ...any) {
 // the run ends there, partial, its reason saying which deadline to raise.
 func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 	now := s.now()
+	s.began, s.stepsDone = now(), 0
 	run, err := rundir.Create(s.Cfg.Run.Root, s.Cfg.Run.ID, now())
 	if err != nil {
 		return nil, err
@@ -891,6 +896,16 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		run.Note("%s: ncu ended the program once the %d planned launches were profiled (--kill; %s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
 	}
 	rec := rundir.StepTime{Name: st.Name(), Seconds: clock().Sub(start).Seconds(), ExitCode: res.ExitCode}
+	s.stepsDone++
+	expected := ""
+	if st.ID == StepNcuDeep && s.targets != nil {
+		if e := s.targets.estimate(); e > 0 {
+			expected = fmt.Sprintf(", about %.0f s planned", e)
+		}
+	}
+	if !s.began.IsZero() {
+		s.logf("%s: done in %.1f s%s (step %d, %.1f s into the session)", st.Name(), rec.Seconds, expected, s.stepsDone, clock().Sub(s.began).Seconds())
+	}
 	if err != nil {
 		rec.ExitCode = -1
 	}

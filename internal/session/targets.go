@@ -378,6 +378,20 @@ func (d *deepTargets) note() string {
 	return b.String()
 }
 
+// estimate is the deep pass's expected time in seconds: ncu following the
+// program to its last profiled launch (one launch of each), and the
+// profiling; 0 when the passes a launch are not known.
+func (d *deepTargets) estimate() float64 {
+	if d.passes <= 0 {
+		return 0
+	}
+	e := float64(d.launches*d.passes) * ncu.SecondsPerPass
+	if d.invocation > 0 {
+		e += ncu.FollowSeconds(d.reach.Launches, d.reach.NS)
+	}
+	return e
+}
+
 // expectedCost says what profiling n launches of passes replay passes each
 // costs (passes 0: not known before ncu runs).
 func expectedCost(n, passes int) string {
