@@ -83,6 +83,9 @@ type Result struct {
 	// RegionsSource says which region totals were compared.
 	RegionsSource string   `json:"regions_source"`
 	MFU           []MFURow `json:"mfu"`
+	// NoMFU says neither run has summary.json's mfu: the MFU rows are
+	// all not available, for that one reason.
+	NoMFU bool `json:"no_mfu,omitempty"`
 }
 
 // The region totals a comparison reads: every launch of the timing pass
@@ -495,6 +498,7 @@ func (r *Result) compareMFU(a, b *Summary) {
 		switch {
 		case row.A == nil && row.B == nil && a.MFU == nil && b.MFU == nil:
 			row.Why = "neither run has " + rundir.SummaryJSON + " with mfu"
+			r.NoMFU = true
 		case row.A == nil && row.B == nil:
 			row.Why = why(a, "A", name) + "; " + why(b, "B", name)
 		case row.A == nil:

@@ -98,7 +98,7 @@ func CuptiSection(f *CuptiFacts) string {
 		}
 		ranks := ""
 		for _, r := range c.Rows {
-			if strings.HasPrefix(r.What, "collectives net of waiting") {
+			if r.Net {
 				ranks = fmt.Sprintf(", the collectives (NCCL kernels) net of waiting within %.0f %% (or %g times the oracle's own spread between its generates, where that is more: here %.1f %%): a collective runs on every rank until the last one joins it, so each call's shortest duration over the ranks is its own time, the rest on the others their wait, which differs between two runs; each side's figure is a generate's, the median over the generates (each rank's collectives with their waits are shown, not judged; with them, phases are compared with their collectives left out)",
 					100*workload.CollectiveTolerance, workload.SpreadFactor, 100*r.Tolerance)
 				break

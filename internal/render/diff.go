@@ -351,7 +351,7 @@ func diffRegions(r *compare.Result, b *strings.Builder) {
 
 func diffMFU(r *compare.Result, b *strings.Builder) {
 	b.WriteString("## MFU\n\n")
-	if len(r.MFU) > 0 && r.MFU[0].Why == "neither run has "+rundir.SummaryJSON+" with mfu" {
+	if r.NoMFU {
 		fmt.Fprintf(b, "Not available: neither run has %s with mfu.\n", rundir.SummaryJSON)
 		return
 	}

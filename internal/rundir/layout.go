@@ -49,7 +49,7 @@ const (
 	NcuSections        = "ncu/sections.txt"
 	NcuTimingReport    = "ncu/timing.ncu-rep"
 	NcuTimingRaw       = "ncu/timing-raw.csv"
-	NcuTimingFunctions = "ncu/timing-functions.csv" // the same page, --print-kernel-base function (runs before 2026-11-22 01:20)
+	NcuTimingFunctions = "ncu/timing-functions.csv" // the same page, --print-kernel-base function (older runs: read, no longer written)
 	NcuTimingLog       = "ncu/timing.log"
 	NcuDiscoveryReport = "ncu/discovery.ncu-rep" // only when the NVTX filter matched nothing
 	NcuDiscoveryLog    = "ncu/discovery.log"

@@ -252,6 +252,8 @@ type Row struct {
 	Tolerance      float64 `json:"tolerance"`
 	OK             bool    `json:"ok"`
 	Why            string  `json:"why,omitempty"`
+	// Net says the row compares the collectives net of waiting (netRow).
+	Net bool `json:"net_of_waiting,omitempty"`
 	// Informational rows are shown, not judged (Passed skips them): a
 	// rank's collective time with its waits, which differ between the
 	// oracle's run and the timeline's.
@@ -416,7 +418,7 @@ func withoutCollectives(p OraclePhase, c calls) OraclePhase {
 func netRow(f *Figures, m Measured, perCall bool) Row {
 	const what = "collectives net of waiting (each call's shortest duration over the ranks; a generate's, the median over the generates)"
 	if !perCall {
-		return Row{What: what, Tolerance: CollectiveTolerance,
+		return Row{What: what, Net: true, Tolerance: CollectiveTolerance,
 			Why: "the oracle's figures have no per-call collective durations (collective_calls_ms; written by the default workload since 2026-11-24): not compared"}
 	}
 	reps := max(f.Repeats, 1)
@@ -426,7 +428,7 @@ func netRow(f *Figures, m Measured, perCall bool) Row {
 		w, wn, wok := oracleCalls(f, p.Range).perRepeat(reps)
 		g, gn, gok := measuredCalls(m, p.Range).perRepeat(reps)
 		if !wok || !gok {
-			return Row{What: what, Tolerance: CollectiveTolerance,
+			return Row{What: what, Net: true, Tolerance: CollectiveTolerance,
 				Why: fmt.Sprintf("phase %s: the ranks made different numbers of collective calls, or not the same number in each of the %d generates (oracle: %v, timeline: %v)", p.Range, reps, wok, gok)}
 		}
 		for i := range reps {
@@ -450,6 +452,7 @@ func netRow(f *Figures, m Measured, perCall bool) Row {
 	} else {
 		r.Why += "; " + note
 	}
+	r.Net = true
 	return r
 }
 
