@@ -108,6 +108,8 @@ Usage:
   deepprof baseline [--top N] MAIN
       Print the baseline of a run directory (JSON: per-stage mean, sd and
       repeats, the top N kernels, region totals, MFU) for golden/perf/.
+  deepprof completion bash|zsh|fish
+      Print the shell's completion script for the commands and their flags.
   deepprof version
       Print deepprof's version and the revision it was built from.
   deepprof help [COMMAND]
@@ -133,6 +135,7 @@ func commands() []command {
 		{"profile", runProfile},
 		{"diff", runDiff},
 		{"baseline", runBaseline},
+		{"completion", runCompletion},
 	}
 }
 
