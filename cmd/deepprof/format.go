@@ -8,8 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
@@ -25,7 +24,7 @@ func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
 	}
 	switch format {
 	case "":
-		if f, ok := stdout.(*os.File); ok && ncu.IsTerminal(f) {
+		if f, ok := stdout.(*os.File); ok && input.IsTerminal(f) {
 			return "text", nil
 		}
 		return "md", nil
@@ -33,7 +32,7 @@ func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
 		return format, nil
 	}
 	msg := fmt.Sprintf("--format %q: must be text, md or json", format)
-	if c := config.Closest(format, []string{"text", "md", "json"}); c != "" && config.Distance(format, c) <= 2 {
+	if c := input.Suggest(format, []string{"text", "md", "json"}); c != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return "", &usageError{msg}
@@ -63,7 +62,7 @@ const MinTextWidth = 60
 // not say.
 func terminalWidth(stdout io.Writer) int {
 	f, ok := stdout.(*os.File)
-	if !ok || !ncu.IsTerminal(f) {
+	if !ok || !input.IsTerminal(f) {
 		return render.TextWidth
 	}
 	w, _, err := term.GetSize(int(f.Fd()))

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
@@ -188,7 +187,7 @@ func commandNamed(name string) (command, error) {
 			return command{}, &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", name, n)}
 		}
 	}
-	if c := config.Closest(name, names); c != "" && config.Distance(name, c) <= 2 {
+	if c := input.Suggest(name, names); c != "" {
 		return command{}, &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", name, c)}
 	}
 	return command{}, &usageError{fmt.Sprintf("unknown command %q (run \"deepprof help\")", name)}
@@ -224,7 +223,7 @@ func flagError(fs *flagSet, err error) error {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		msg = fmt.Sprintf("unknown flag --%s", name)
-		if c := config.Closest(name, names); c != "" && config.Distance(name, c) <= 2 {
+		if c := input.Suggest(name, names); c != "" {
 			msg += fmt.Sprintf(" (did you mean --%s?)", c)
 		}
 	} else {

@@ -16,8 +16,8 @@ import (
 	deepprof "github.com/llm-perf-opt/deepprof"
 	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -214,7 +214,7 @@ func readFirst(stdout io.Writer, run *rundir.Run) {
 // terminal, and not under CI (whose logs keep every "\r" frame).
 func liveProgress(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && ncu.IsTerminal(f) && os.Getenv("CI") == ""
+	return ok && input.IsTerminal(f) && os.Getenv("CI") == ""
 }
 
 // verdict prints MAIN and how the run ended ("complete", or "partial: "

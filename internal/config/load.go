@@ -521,7 +521,7 @@ func (l *loader) apply(o override) error {
 		}
 		sort.Strings(keys)
 		e := &Error{Key: o.key, Msg: fmt.Sprintf("%s is a section, not a value: set one of %s", o.key, strings.Join(keys, ", "))}
-		if g := closest(o.key, l.groups()); g != "" && levenshtein(o.key, g) <= 2 {
+		if g := input.Suggest(o.key, l.groups()); g != "" {
 			e.Suggest = g
 			e.Msg += fmt.Sprintf(", or choose a %s/* profile with %s=%s", g, g, o.value)
 		}

@@ -2,13 +2,10 @@ package ncu
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
 )
 
 // Progress event kinds.
@@ -153,12 +150,4 @@ func (p *ProgressLine) String() string {
 	}
 	fmt.Fprintf(&b, ", %.1fs", p.now().Sub(p.start).Seconds())
 	return b.String()
-}
-
-// IsTerminal reports whether f is a terminal: a status line that rewrites
-// itself ("\r") is only for those. It asks golang.org/x/term (an ioctl for
-// the terminal's settings), so /dev/null and other character devices that
-// are not terminals count as none, as do nil, a pipe and a regular file.
-func IsTerminal(f *os.File) bool {
-	return f != nil && term.IsTerminal(int(f.Fd()))
 }

@@ -95,32 +95,6 @@ func TestProgressLine(t *testing.T) {
 	assert.False(t, p.Feed("workload output"))
 }
 
-func TestIsTerminal(t *testing.T) {
-	assert.False(t, ncu.IsTerminal(nil))
-	f, err := os.Create(filepath.Join(t.TempDir(), "x"))
-	require.NoError(t, err)
-	defer f.Close()
-	assert.False(t, ncu.IsTerminal(f))
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	defer w.Close()
-	assert.False(t, ncu.IsTerminal(w))
-	// A character device that is not a terminal: the status line written
-	// there was "\r" frames into nothing, or into a log that keeps them.
-	null, err := os.Open(os.DevNull)
-	require.NoError(t, err)
-	defer null.Close()
-	assert.False(t, ncu.IsTerminal(null), os.DevNull)
-	// A pseudo-terminal's master side answers the terminal ioctl.
-	if ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0); err == nil {
-		defer ptm.Close()
-		assert.True(t, ncu.IsTerminal(ptm), "/dev/ptmx")
-	} else {
-		t.Logf("no pseudo-terminal to check the true case: %v", err)
-	}
-}
-
 // TestParseProgressFiltered: with a kernel filter ncu prints no launch index
 // (line copied from a deep pass on an H200, ncu 2025.3.1).
 func TestParseProgressFiltered(t *testing.T) {
