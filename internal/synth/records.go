@@ -23,8 +23,7 @@ func EditRecords(label string, fn func(lines []string) []string) Edit {
 			if err != nil {
 				return err
 			}
-			gz := strings.HasSuffix(f, ".gz")
-			if gz {
+			if strings.HasSuffix(f, ".gz") {
 				zr, err := gzip.NewReader(bytes.NewReader(b))
 				if err != nil {
 					return err
@@ -34,19 +33,7 @@ func EditRecords(label string, fn func(lines []string) []string) Edit {
 				}
 			}
 			lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-			out := []byte(strings.Join(fn(lines), "\n") + "\n")
-			if gz {
-				var z bytes.Buffer
-				zw := gzip.NewWriter(&z)
-				if _, err := zw.Write(out); err != nil {
-					return err
-				}
-				if err := zw.Close(); err != nil {
-					return err
-				}
-				out = z.Bytes()
-			}
-			if err := os.WriteFile(f, out, 0o644); err != nil {
+			if err := writeRecords(f, []byte(strings.Join(fn(lines), "\n")+"\n")); err != nil {
 				return err
 			}
 		}
@@ -130,21 +117,29 @@ func EmptyRecords() Edit {
 			return err
 		}
 		for _, f := range files {
-			var out []byte
-			if strings.HasSuffix(f, ".gz") {
-				var z bytes.Buffer
-				zw := gzip.NewWriter(&z)
-				if err := zw.Close(); err != nil {
-					return err
-				}
-				out = z.Bytes()
-			}
-			if err := os.WriteFile(f, out, 0o644); err != nil {
+			if err := writeRecords(f, nil); err != nil {
 				return err
 			}
 		}
 		return nil
 	}}
+}
+
+// writeRecords writes out as the record file f, gzipped when its name
+// says so.
+func writeRecords(f string, out []byte) error {
+	if strings.HasSuffix(f, ".gz") {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		if _, err := zw.Write(out); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		out = z.Bytes()
+	}
+	return os.WriteFile(f, out, 0o644)
 }
 
 // StripNVTX is EditRecords leaving out every NVTX record (N lines), the

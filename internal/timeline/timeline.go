@@ -775,38 +775,46 @@ func (p *Process) dropBeforeLaunch() {
 // (every field but the line the same): a copy recorded twice would count
 // its time and bytes twice. Copies are sorted by start.
 func (p *Process) dropCopyDuplicates() {
-	if len(p.Copies) < 2 {
-		return
+	var first, n int
+	p.Copies, first, n = dropRepeats(p.Copies, func(c *Copy) int64 { return c.Start }, func(c *Copy) int { return c.Line },
+		func(a, b *Copy) bool {
+			a2, b2 := *a, *b
+			a2.Line, b2.Line = 0, 0
+			return a2 == b2
+		})
+	if n > 0 {
+		p.anomaly(false, "", "%s:%d: %d copy records repeat another (the same correlation id, times, device, stream and bytes): counted once", p.File, first, n)
 	}
-	same := func(a, b *Copy) bool {
-		a2, b2 := *a, *b
-		a2.Line, b2.Line = 0, 0
-		return a2 == b2
+}
+
+// dropRepeats keeps the first of each run of records of xs (sorted by
+// start) that same says are one, and returns them, the line of the first
+// left out and how many were.
+func dropRepeats[T any](xs []T, start func(*T) int64, line func(*T) int, same func(a, b *T) bool) (kept []T, first, n int) {
+	if len(xs) < 2 {
+		return xs, 0, 0
 	}
-	kept := p.Copies[:1]
-	first, n := 0, 0
-	for _, c := range p.Copies[1:] {
+	kept = xs[:1]
+	for i := 1; i < len(xs); i++ {
+		x := xs[i]
 		dup := false
-		for j := len(kept) - 1; j >= 0 && kept[j].Start == c.Start; j-- {
-			if same(&kept[j], &c) {
+		for j := len(kept) - 1; j >= 0 && start(&kept[j]) == start(&x); j-- {
+			if same(&kept[j], &x) {
 				dup = true
 				break
 			}
 		}
-		if dup {
-			if n == 0 {
-				first = c.Line
-			}
-			n++
+		if !dup {
+			kept = append(kept, x)
 			continue
 		}
-		kept = append(kept, c)
+		if n == 0 {
+			first = line(&x)
+		}
+		n++
 	}
-	clear(p.Copies[len(kept):])
-	p.Copies = kept
-	if n > 0 {
-		p.anomaly(false, "", "%s:%d: %d copy records repeat another (the same correlation id, times, device, stream and bytes): counted once", p.File, first, n)
-	}
+	clear(xs[len(kept):])
+	return kept, first, n
 }
 
 func (p *Process) problem(format string, args ...any) {
@@ -867,34 +875,12 @@ func (p *Process) dropImpossible() {
 // same correlation id, start, end, device, context and stream): one launch
 // recorded twice would count twice. Kernels are sorted by start.
 func (p *Process) dropDuplicates() {
-	if len(p.Kernels) < 2 {
-		return
-	}
-	same := func(a, b *Kernel) bool {
-		return a.Start == b.Start && a.End == b.End && a.Correlation == b.Correlation &&
-			a.Device == b.Device && a.Context == b.Context && a.Stream == b.Stream
-	}
-	kept := p.Kernels[:1]
-	first, n := 0, 0
-	for _, k := range p.Kernels[1:] {
-		dup := false
-		for j := len(kept) - 1; j >= 0 && kept[j].Start == k.Start; j-- {
-			if same(&kept[j], &k) {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			if n == 0 {
-				first = int(k.Line)
-			}
-			n++
-			continue
-		}
-		kept = append(kept, k)
-	}
-	clear(p.Kernels[len(kept):])
-	p.Kernels = kept
+	var first, n int
+	p.Kernels, first, n = dropRepeats(p.Kernels, func(k *Kernel) int64 { return k.Start }, func(k *Kernel) int { return int(k.Line) },
+		func(a, b *Kernel) bool {
+			return a.Start == b.Start && a.End == b.End && a.Correlation == b.Correlation &&
+				a.Device == b.Device && a.Context == b.Context && a.Stream == b.Stream
+		})
 	if n > 0 {
 		p.anomaly(false, "", "%s:%d: %d kernel records repeat another (the same correlation id, start and end): each counted once",
 			p.File, first, n)
