@@ -14,6 +14,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -64,7 +65,7 @@ type inputs struct {
 	cuptiFiles []string
 	tl         *timeline.Timeline
 	tlErr      error
-	steady     *timeline.Steady
+	steady     *phases.Steady
 
 	tab      *model.KernelTable
 	kerr     error
@@ -161,7 +162,7 @@ type result struct {
 	// for kernels.json and the summary alike.
 	rules   map[string][]kernels.Rule
 	samples map[string]*summary.Sample
-	phases  *timeline.PhaseReport
+	phases  *phases.PhaseReport
 	check   *OracleCheck
 	// checkErr is why the check against the oracle could not be made.
 	checkErr error

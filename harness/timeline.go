@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -29,7 +30,7 @@ func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 	var inferred []string
 	found := false
 	if err == nil && c.InferPhases {
-		inferred, found = tl.InferPhases(c.Domain)
+		inferred, found = phases.InferPhases(tl, c.Domain)
 	}
 	if c.memo != nil {
 		c.memo.tl, c.memo.err, c.memo.inferred, c.memo.phasesFound = tl, err, inferred, found
@@ -41,7 +42,7 @@ func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 type memo struct {
 	tl     *timeline.Timeline
 	err    error
-	steady *timeline.Steady
+	steady *phases.Steady
 	// inferred are the notes of the phases inferred from the kernel
 	// stream (timeline.InferPhases): how they were found, or why not.
 	inferred    []string
@@ -51,11 +52,11 @@ type memo struct {
 // steady is the rebuild's one warm-up decision on the timeline's ranges of
 // the program's domain (timeline.Steady), made once: the stages, the
 // phases and every figure built from instances read it.
-func (c settings) steady(tl *timeline.Timeline) *timeline.Steady {
+func (c settings) steady(tl *timeline.Timeline) *phases.Steady {
 	if c.memo != nil && c.memo.steady != nil {
 		return c.memo.steady
 	}
-	s := tl.SteadyState([]string{c.Domain})
+	s := phases.SteadyState(tl, []string{c.Domain})
 	if c.memo != nil {
 		c.memo.steady = s
 	}
@@ -70,7 +71,7 @@ func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tl.KernelTable(rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) })
+	return phases.KernelTable(tl, rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) })
 }
 
 // readCuptiKernels is the rebuild's kernel table from the CUPTI timeline:
@@ -95,7 +96,7 @@ func decideRanges(run *rundir.Run, cfg *settings) (note string, err error) {
 	if err != nil {
 		return "", nil // the timeline's readers say why
 	}
-	ranges, changed := tl.ProfiledRanges(cfg.IncludeNames, cfg.Domain, cfg.Summary.Phases)
+	ranges, changed := phases.ProfiledRanges(tl, cfg.IncludeNames, cfg.Domain, cfg.Summary.Phases)
 	if !changed {
 		return "", nil
 	}
@@ -151,8 +152,8 @@ func (c settings) isCommunication() func(kernel string) bool {
 
 // phasesOf is the timeline's phases at depth 1 with their nested ranges,
 // in steady state (the one warm-up decision).
-func phasesOf(tl *timeline.Timeline, cfg settings, steady *timeline.Steady) *timeline.PhaseReport {
-	return tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}, Steady: steady})
+func phasesOf(tl *timeline.Timeline, cfg settings, steady *phases.Steady) *phases.PhaseReport {
+	return phases.Of(tl, phases.Options{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}, Steady: steady})
 }
 
 // nestedPhaseDepth is how deep timeline/phases.json and the summary go
@@ -354,7 +355,7 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 	}
 	rep := &workload.Report{Stages: map[string]workload.Stage{}}
 	var others []string // domains left out
-	for _, s := range tl.Stages(cfg.steady(tl)) {
+	for _, s := range phases.Stages(tl, cfg.steady(tl)) {
 		// Push/pop ranges only: start/end ranges may overlap anything
 		// (their GPU time is in the regions).
 		if len(s.DurationsNS) == 0 || s.Kind != timeline.PushPop {
@@ -445,10 +446,10 @@ const noNVTXHowTo = model.HowToMark
 
 // processesOf is the CUPTI timeline's TopProcesses for the top kernels'
 // functions.
-func processesOf(run *rundir.Run, functions []string) (timeline.TopProcesses, error) {
+func processesOf(run *rundir.Run, functions []string) (phases.TopProcesses, error) {
 	tl, err := settings{}.loadTimeline(run)
 	if err != nil {
-		return timeline.TopProcesses{}, err
+		return phases.TopProcesses{}, err
 	}
-	return tl.TopProcesses(functions), nil
+	return phases.TopProcessesOf(tl, functions), nil
 }

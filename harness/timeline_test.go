@@ -2,11 +2,12 @@ package harness
 
 import (
 	"fmt"
-	"github.com/llm-perf-opt/deepprof/internal/render"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/render"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,7 +58,7 @@ func TestMergeEightRanks(t *testing.T) {
 	}
 
 	// Together: the phases compare the eight ranks.
-	var ph timeline.PhaseReport
+	var ph phases.PhaseReport
 	b, err := os.ReadFile(run.Path(rundir.TimelinePhases))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ph))
@@ -146,7 +147,7 @@ func TestMergeTwoNodesSharingIDs(t *testing.T) {
 	}
 	devices := kernelDevices(t, run)
 	assert.Len(t, devices, 4, "a row per rank's GPU: %v", devices)
-	var ph timeline.PhaseReport
+	var ph phases.PhaseReport
 	b, err := os.ReadFile(run.Path(rundir.TimelinePhases))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ph))

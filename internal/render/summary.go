@@ -49,7 +49,7 @@ func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
 		fmt.Fprintf(&b, "Timeline: %s in the run directory holds every kernel, copy, launch call and NVTX range, with an arrow from each launch call to its kernel; open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or in chrome://tracing.\n\n", "`"+s.Trace+"`")
 	}
 	stagesSection(&b, s)
-	phases(&b, s.Phases)
+	busyTable(&b, s.Phases)
 	communication(&b, s.Communication)
 	topKernels(&b, s.Kernels)
 	perRegion(&b, s.Regions)
@@ -751,9 +751,9 @@ func kernelSpread(rows []summary.Kernel) (bool, int) {
 	return len(vs) > 0, model.Decimals(vs, 3)
 }
 
-// phases renders "GPU busy and idle per phase": one table, its rule in one
+// busyTable renders "GPU busy and idle per phase": one table, its rule in one
 // note.
-func phases(b *strings.Builder, p summary.Phases) {
+func busyTable(b *strings.Builder, p summary.Phases) {
 	b.WriteString("## GPU busy and idle per phase\n\n")
 	if p.Missing != "" {
 		missing(b, p.Missing)

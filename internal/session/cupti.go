@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -180,9 +181,9 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	s.topProcesses = tl.TopProcesses(names)
+	s.topProcesses = phases.TopProcessesOf(tl, names)
 	if s.Cfg.Workload.Launcher.Multi() {
-		s.sameRanks, s.rankProcs = tl.SameTopLaunches(names)
+		s.sameRanks, s.rankProcs = phases.SameTopLaunches(tl, names)
 	}
 	s.targets = nil
 	// Exact targets for a program whose top kernels one process launched,
@@ -199,7 +200,7 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 		for _, k := range top.Kernels {
 			kn = append(kn, k.Name)
 		}
-		ts := tl.Targets(kn, func(l *model.Launch) bool { return model.InRanges(l, include) })
+		ts := phases.Targets(tl, kn, func(l *model.Launch) bool { return model.InRanges(l, include) })
 		// One launch of each kernel is chosen by its invocation number
 		// among all its launches, as ncu counts them; the chosen ones are
 		// in the nvtx.include ranges, which the timeline knows, not
@@ -246,7 +247,7 @@ func (s *Session) profileWhatOccurred(run *rundir.Run) error {
 	if err != nil {
 		return err
 	}
-	ranges, changed := tl.ProfiledRanges(s.Cfg.NVTX.Include, s.Cfg.NVTX.Domain, s.Cfg.Phases)
+	ranges, changed := phases.ProfiledRanges(tl, s.Cfg.NVTX.Include, s.Cfg.NVTX.Domain, s.Cfg.Phases)
 	if !changed {
 		return nil
 	}
@@ -308,7 +309,7 @@ func (s *Session) cuptiKernels(run *rundir.Run) (*model.KernelTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	tab, err := tl.KernelTable(rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, include) })
+	tab, err := phases.KernelTable(tl, rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, include) })
 	if err != nil {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
@@ -353,7 +354,7 @@ func (s *Session) plainRunNeeded(run *rundir.Run) string {
 	if err != nil {
 		return "its CUPTI timeline could not be read (" + err.Error() + ")"
 	}
-	if len(tl.TopRanges(s.Cfg.NVTX.Domain)) == 0 {
+	if len(phases.TopRanges(tl, s.Cfg.NVTX.Domain)) == 0 {
 		return fmt.Sprintf("the program marks no NVTX range of nvtx.domain=%q; its one stage is its wall time", s.Cfg.NVTX.Domain)
 	}
 	return ""

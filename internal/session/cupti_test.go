@@ -3,12 +3,13 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"github.com/llm-perf-opt/deepprof/internal/config"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llm-perf-opt/deepprof/internal/config"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

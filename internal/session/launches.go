@@ -2,7 +2,7 @@ package session
 
 import (
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 )
 
 // deepLaunchCount is the deep pass's --launch-count, the one rule that
@@ -15,7 +15,7 @@ import (
 // past the earlier processes' own launches when they run one after
 // another, up to maxProcessShares shares; otherwise 0, no limit: every
 // launch in the NVTX ranges.
-func deepLaunchCount(c config.NCU, filtered bool, top timeline.TopProcesses) int {
+func deepLaunchCount(c config.NCU, filtered bool, top phases.TopProcesses) int {
 	switch {
 	case c.LaunchCount > 0:
 		return c.LaunchCount

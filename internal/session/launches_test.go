@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 )
 
 // TestDeepLaunchCountNoteMatchesArgv: the number of launches the plan's
@@ -81,12 +81,12 @@ func argvLaunchCount(t *testing.T, st Step) int {
 // another, never past maxProcessShares shares.
 func TestDeepLaunchCountProcesses(t *testing.T) {
 	c := config.NCU{PerKernelLaunches: 2}
-	procs := []timeline.ProcessRef{{ID: 1}, {ID: 2}, {ID: 3}}
-	assert.Equal(t, 2, deepLaunchCount(c, true, timeline.TopProcesses{Processes: procs[:1]}))
-	assert.Equal(t, 6, deepLaunchCount(c, true, timeline.TopProcesses{Processes: procs, EarlierLaunches: 1}), "a share each")
-	assert.Equal(t, 9, deepLaunchCount(c, true, timeline.TopProcesses{Processes: procs, EarlierLaunches: 7}), "past the earlier ones")
-	assert.Equal(t, 2*maxProcessShares, deepLaunchCount(c, true, timeline.TopProcesses{Processes: procs, EarlierLaunches: 5000}), "bounded")
-	assert.Equal(t, 0, deepLaunchCount(c, false, timeline.TopProcesses{Processes: procs}), "unfiltered: every launch")
+	procs := []phases.ProcessRef{{ID: 1}, {ID: 2}, {ID: 3}}
+	assert.Equal(t, 2, deepLaunchCount(c, true, phases.TopProcesses{Processes: procs[:1]}))
+	assert.Equal(t, 6, deepLaunchCount(c, true, phases.TopProcesses{Processes: procs, EarlierLaunches: 1}), "a share each")
+	assert.Equal(t, 9, deepLaunchCount(c, true, phases.TopProcesses{Processes: procs, EarlierLaunches: 7}), "past the earlier ones")
+	assert.Equal(t, 2*maxProcessShares, deepLaunchCount(c, true, phases.TopProcesses{Processes: procs, EarlierLaunches: 5000}), "bounded")
+	assert.Equal(t, 0, deepLaunchCount(c, false, phases.TopProcesses{Processes: procs}), "unfiltered: every launch")
 	c.LaunchCount = 5
-	assert.Equal(t, 5, deepLaunchCount(c, true, timeline.TopProcesses{Processes: procs, EarlierLaunches: 7}), "ncu.launch_count wins")
+	assert.Equal(t, 5, deepLaunchCount(c, true, phases.TopProcesses{Processes: procs, EarlierLaunches: 7}), "ncu.launch_count wins")
 }

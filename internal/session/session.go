@@ -22,6 +22,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -69,7 +70,7 @@ type Session struct {
 	// topProcesses are the CUDA processes of the CUPTI timeline that
 	// launched the top kernels (a program and its children): the deep
 	// pass's launch count is shared by all of them (see plan).
-	topProcesses timeline.TopProcesses
+	topProcesses phases.TopProcesses
 	// targets is the deep pass planned from a CUPTI timeline by exact
 	// kernel names (nil: by kernel functions, as from the other timelines).
 	targets *deepTargets
@@ -405,7 +406,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	// multi-GPU workload's deep pass is one ncu per rank.
 	top := s.topProcesses
 	if s.Cfg.Workload.Launcher.Multi() {
-		top = timeline.TopProcesses{}
+		top = phases.TopProcesses{}
 	}
 	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, top), "deep pass over every launch in the NVTX ranges"
 	targets := s.targets
@@ -433,11 +434,11 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches%s (at most: %s); %s",
 			max(1, c.LaunchCount), c.MaxLaunches, one, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)), stop)
 	} else if topKernels == nil && tl.tool == timelineCupti {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
 	} else if topKernels == nil && tl.tool == timelineNsys {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
 	} else if topKernels == nil {
-		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, timeline.TopProcesses{}))
+		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
 	}
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	if targets != nil && targets.invocation > 0 {

@@ -11,7 +11,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 )
 
 // deepTargets is the deep pass planned from a CUPTI timeline: the top
@@ -50,7 +50,7 @@ type deepTargets struct {
 	// reach is how far into the program the last launch profiled lies
 	// (one launch of each, invocation > 0), of candidates invocations
 	// weighed.
-	reach      timeline.Reach
+	reach      phases.Reach
 	candidates int
 	// ranks is true for the ranks of a multi-GPU workload, each profiled
 	// in a run of its own: ncu writes to its log, not to the session, and
@@ -71,7 +71,7 @@ type deepTargets struct {
 // to measure it: ncu.per_kernel_launches (which samples the
 // instantiations a function filter lumps together) does not apply, and an
 // explicit ncu.launch_count asks for more.
-func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU, ranks, one bool) *deepTargets {
+func planTargets(top []model.Kernel, totalMS float64, ts []phases.Target, c config.NCU, ranks, one bool) *deepTargets {
 	all := everyConfig(top, totalMS, ts, c, ranks)
 	if all == nil || len(all.left) == 0 || !one || c.LaunchCount > 0 || c.LaunchSkip > 0 {
 		return all
@@ -86,7 +86,7 @@ func planTargets(top []model.Kernel, totalMS float64, ts []timeline.Target, c co
 	return all
 }
 
-func everyConfig(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU, ranks bool) *deepTargets {
+func everyConfig(top []model.Kernel, totalMS float64, ts []phases.Target, c config.NCU, ranks bool) *deepTargets {
 	per := 1
 	if c.LaunchCount > 0 {
 		per = c.LaunchCount
@@ -113,15 +113,15 @@ func everyConfig(top []model.Kernel, totalMS float64, ts []timeline.Target, c co
 	return d
 }
 
-func targetsByName(ts []timeline.Target) map[string][]timeline.Target {
-	byName := map[string][]timeline.Target{}
+func targetsByName(ts []phases.Target) map[string][]phases.Target {
+	byName := map[string][]phases.Target{}
 	for _, t := range ts {
 		byName[t.Name] = append(byName[t.Name], t)
 	}
 	return byName
 }
 
-func configsOf(name string, ts []timeline.Target) int {
+func configsOf(name string, ts []phases.Target) int {
 	n := 0
 	for _, t := range ts {
 		if t.Name == name {
@@ -194,7 +194,7 @@ const (
 // when a target was launched by several processes (ncu counts each one's
 // invocations apart), has a name holding ':' (ncu.KernelInvocation), or
 // none fits.
-func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config.NCU) *deepTargets {
+func oneEach(top []model.Kernel, totalMS float64, ts []phases.Target, c config.NCU) *deepTargets {
 	for _, t := range ts {
 		if t.Order == nil || strings.Contains(t.Mangled, ":") {
 			return nil // several processes; a name --kernel-id cannot hold
@@ -208,7 +208,7 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 	type kernel struct {
 		name    string
 		ms      float64
-		targets []timeline.Target
+		targets []phases.Target
 	}
 	chosen := make([]kernel, len(fit.names))
 	for i, name := range fit.names {
@@ -217,14 +217,14 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 	left := fit.left
 	// reaches reports whether t's launch inv has a configuration t ran in
 	// the profiled ranges.
-	reaches := func(t timeline.Target, inv int) bool { return len(t.Order) >= inv && t.Order[inv-1] >= 0 }
+	reaches := func(t phases.Target, inv int) bool { return len(t.Order) >= inv && t.Order[inv-1] >= 0 }
 	// score is what profiling invocation inv gives: the time of the
 	// kernels whose every mangled name reaches inv (a kernel partly
 	// reached is not profiled), that of the configurations it samples of
 	// them, and how many of those launches are in the profiled ranges.
 	score := func(inv int) (covered float64, sampled int64, inside int) {
 		for _, k := range chosen {
-			if !slices.ContainsFunc(k.targets, func(t timeline.Target) bool { return !reaches(t, inv) }) {
+			if !slices.ContainsFunc(k.targets, func(t phases.Target) bool { return !reaches(t, inv) }) {
 				covered += k.ms
 				for _, t := range k.targets {
 					sampled += t.ConfigNS[t.Order[inv-1]]
@@ -238,9 +238,9 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 	}
 	// reach is how far into the program the last launch profiled at inv
 	// lies, among the kernels it covers.
-	reach := func(inv int) (r timeline.Reach) {
+	reach := func(inv int) (r phases.Reach) {
 		for _, k := range chosen {
-			if slices.ContainsFunc(k.targets, func(t timeline.Target) bool { return !reaches(t, inv) }) {
+			if slices.ContainsFunc(k.targets, func(t phases.Target) bool { return !reaches(t, inv) }) {
 				continue
 			}
 			for _, t := range k.targets {
@@ -264,7 +264,7 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 		covered  float64
 		sampled  int64
 		inside   int
-		reach    timeline.Reach
+		reach    phases.Reach
 		followed float64 // s, ncu.FollowSeconds
 	}
 	var cands []candidate
@@ -311,7 +311,7 @@ func oneEach(top []model.Kernel, totalMS float64, ts []timeline.Target, c config
 	var targetNS int64
 	ms := 0.0
 	for _, k := range chosen {
-		if slices.ContainsFunc(k.targets, func(t timeline.Target) bool { return !reaches(t, best) }) {
+		if slices.ContainsFunc(k.targets, func(t phases.Target) bool { return !reaches(t, best) }) {
 			d.missed = append(d.missed, k.name)
 			continue
 		}

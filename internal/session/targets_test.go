@@ -15,8 +15,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 func kernel(name string, ms float64) model.Kernel {
@@ -30,7 +30,7 @@ func kernel(name string, ms float64) model.Kernel {
 // ranges passed over.
 func TestPlanTargets(t *testing.T) {
 	top := []model.Kernel{kernel("gemm", 50), kernel("attn", 20), kernel("none", 10), kernel("norm", 10), kernel("act", 5)}
-	ts := []timeline.Target{
+	ts := []phases.Target{
 		{Name: "gemm", Mangled: "_Z4gemmILi1EEvv", Configs: 3},
 		{Name: "gemm", Mangled: "_Z4gemmILi2EEvv", Configs: 1},
 		{Name: "attn", Mangled: "_Z4attnv", Configs: 2},
@@ -169,7 +169,7 @@ func TestStepNcuKills(t *testing.T) {
 // processes) or ncu.launch_count asks for more.
 func TestPlanOneEach(t *testing.T) {
 	top := []model.Kernel{kernel("gemm", 50), kernel("attn", 20), kernel("norm", 10), kernel("act", 5)}
-	ts := []timeline.Target{
+	ts := []phases.Target{
 		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{0, 1, 1, 1}, Admitted: []bool{true, true, true, true}},
 		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{0, 1, 1, 1}, Admitted: []bool{true, true, true, true}},
 		{Name: "norm", Mangled: "N1", Configs: 1, NS: 6, ConfigNS: []int64{6}, Order: []int32{0, 0, 0, 0}, Admitted: []bool{true, true, true, true}},
@@ -216,7 +216,7 @@ func TestPlanOneEach(t *testing.T) {
 
 	// No invocation reaches any kernel (every launch counted is of a
 	// configuration never run in the ranges): every configuration, no panic.
-	none := []timeline.Target{
+	none := []phases.Target{
 		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{-1}, Admitted: []bool{false}},
 		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{-1, -1}, Admitted: []bool{false, false}},
 	}
@@ -235,13 +235,13 @@ func TestPlanOneEach(t *testing.T) {
 // follows the program, is the same at 24 and at 120 steps.
 func TestPlanOneEachSoon(t *testing.T) {
 	const launchesPerStep, stepNS = 500, int64(20e6)
-	targets := func(steps int) []timeline.Target {
-		gemm := timeline.Target{Name: "gemm", Mangled: "G", Configs: 1, ConfigNS: []int64{0}}
-		head := timeline.Target{Name: "head", Mangled: "H", Configs: 1, ConfigNS: []int64{0}}
-		attn := timeline.Target{Name: "attn", Mangled: "A", Configs: steps}
+	targets := func(steps int) []phases.Target {
+		gemm := phases.Target{Name: "gemm", Mangled: "G", Configs: 1, ConfigNS: []int64{0}}
+		head := phases.Target{Name: "head", Mangled: "H", Configs: 1, ConfigNS: []int64{0}}
+		attn := phases.Target{Name: "attn", Mangled: "A", Configs: steps}
 		for s := range steps {
-			at := func(i int) timeline.Reach {
-				return timeline.Reach{Launches: s*launchesPerStep + i, NS: int64(s)*stepNS + int64(i)*stepNS/launchesPerStep}
+			at := func(i int) phases.Reach {
+				return phases.Reach{Launches: s*launchesPerStep + i, NS: int64(s)*stepNS + int64(i)*stepNS/launchesPerStep}
 			}
 			for i := range 4 { // four GEMMs a step
 				gemm.Order, gemm.Admitted, gemm.Reach = append(gemm.Order, 0), append(gemm.Admitted, true), append(gemm.Reach, at(100*i))
@@ -255,7 +255,7 @@ func TestPlanOneEachSoon(t *testing.T) {
 			head.ConfigNS[0] += 30
 			head.NS += 30
 		}
-		return []timeline.Target{gemm, attn, head}
+		return []phases.Target{gemm, attn, head}
 	}
 	c := config.NCU{MaxLaunches: 3, Set: "basic", Metrics: []string{model.DurationMetric}}
 	plan := func(steps int) *deepTargets {

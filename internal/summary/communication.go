@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 )
 
 // Communication is the section "Communication": what the CUPTI timeline
@@ -65,8 +65,8 @@ type RankBalance struct {
 	Imbalance *float64 `json:"imbalance,omitempty"`
 	// Straggler is the rank the others wait for (timeline.RankBalance);
 	// nil with one rank. StraggerBy is the rule that named it.
-	Straggler   *timeline.Rank `json:"straggler,omitempty"`
-	StragglerBy string         `json:"straggler_by,omitempty"`
+	Straggler   *phases.Rank `json:"straggler,omitempty"`
+	StragglerBy string       `json:"straggler_by,omitempty"`
 	// ByWait says the straggler was named by its wait (the least
 	// communication time) rather than by its compute; StragglerRank is
 	// its launcher's rank, nil when unknown.
@@ -96,7 +96,7 @@ func communication(in Inputs) *Communication {
 	}
 	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
 	out := &Communication{Rows: []CommunicationRow{}, Balance: []RankBalance{}}
-	row := func(sc timeline.PhaseScope, p timeline.Phase) {
+	row := func(sc phases.PhaseScope, p phases.Phase) {
 		c := p.Communication
 		if c == nil {
 			return
@@ -126,7 +126,7 @@ func communication(in Inputs) *Communication {
 			v := ms(*b.NetCommunicationNS)
 			rb.NetCommunicationMS = &v
 		}
-		rb.ByWait = b.StragglerBy == timeline.StragglerWaitsLeast
+		rb.ByWait = b.StragglerBy == phases.StragglerWaitsLeast
 		if b.Straggler != nil {
 			rb.StragglerRank = out.RankOf(b.Straggler.ProcessID, b.Straggler.Device)
 		}

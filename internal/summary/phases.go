@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 )
 
 // Phases is the section "GPU busy and idle per phase": what the run's CUPTI
@@ -136,7 +136,7 @@ func phaseRows(in Inputs) Phases {
 	return out
 }
 
-func phaseRow(sc timeline.PhaseScope, p timeline.Phase) PhaseRow {
+func phaseRow(sc phases.PhaseScope, p phases.Phase) PhaseRow {
 	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
 	r := PhaseRow{ProcessID: sc.ProcessID, Device: sc.Device, Rank: sc.Rank, Phase: p.Name, Instances: p.Instances,
 		WallMS: ms(p.SpanNS), Kernels: p.Kernels, KernelMS: ms(p.KernelNS), BusyMS: ms(p.BusyNS), IdleMS: ms(p.IdleNS),

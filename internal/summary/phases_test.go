@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,22 +21,22 @@ import (
 // syntheticPhases is a SYNTHETIC PhaseReport, made up to reach each rule
 // (no measurement is claimed): a busy prefill, a decode_all idle 75 % of
 // its span, and the whole run.
-func syntheticPhases() *timeline.PhaseReport {
-	return &timeline.PhaseReport{Depth: 1, LaunchBoundIdleShare: timeline.LaunchBoundIdleShare, Scopes: []timeline.PhaseScope{{
+func syntheticPhases() *phases.PhaseReport {
+	return &phases.PhaseReport{Depth: 1, LaunchBoundIdleShare: phases.LaunchBoundIdleShare, Scopes: []phases.PhaseScope{{
 		ProcessID: 727, Device: 0,
-		Phases: []timeline.Phase{
+		Phases: []phases.Phase{
 			{Name: "prefill", Instances: 1, SpanNS: 2_000_000, Kernels: 40, KernelNS: 1_900_000, BusyNS: 1_800_000, IdleNS: 200_000, IdleShare: 0.1,
-				Gaps:    timeline.GapStats{SumNS: 150_000, Count: 39, Largest: []timeline.Gap{{AtNS: 10, NS: 20_000, Before: "void gemm<float>(int)", After: "softmax", Instance: 1}}},
-				Latency: timeline.Latency{Count: 40, MeanNS: 9000, MedianNS: 8500, MaxNS: 20000},
-				Memcpy:  timeline.CopyStats{Count: 2, NS: 30_000, Bytes: 4096}},
+				Gaps:    phases.GapStats{SumNS: 150_000, Count: 39, Largest: []phases.Gap{{AtNS: 10, NS: 20_000, Before: "void gemm<float>(int)", After: "softmax", Instance: 1}}},
+				Latency: phases.Latency{Count: 40, MeanNS: 9000, MedianNS: 8500, MaxNS: 20000},
+				Memcpy:  phases.CopyStats{Count: 2, NS: 30_000, Bytes: 4096}},
 			{Name: "decode_all", Instances: 1, SpanNS: 8_000_000, Kernels: 400, KernelNS: 2_000_000, BusyNS: 2_000_000, IdleNS: 6_000_000, IdleShare: 0.75, LaunchBound: true,
-				Gaps:    timeline.GapStats{SumNS: 5_500_000, Count: 399, Largest: []timeline.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
-				Latency: timeline.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000}},
+				Gaps:    phases.GapStats{SumNS: 5_500_000, Count: 399, Largest: []phases.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
+				Latency: phases.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000}},
 		},
-		Run: timeline.Phase{Instances: 1, SpanNS: 10_500_000, Kernels: 440, KernelNS: 3_900_000, BusyNS: 3_800_000, IdleNS: 6_700_000, IdleShare: 6.7 / 10.5, LaunchBound: true,
-			Gaps:    timeline.GapStats{SumNS: 6_000_000, Count: 439, Largest: []timeline.Gap{{NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
-			Latency: timeline.Latency{Count: 440, MedianNS: 24000},
-			Memcpy:  timeline.CopyStats{Count: 2, NS: 30_000}},
+		Run: phases.Phase{Instances: 1, SpanNS: 10_500_000, Kernels: 440, KernelNS: 3_900_000, BusyNS: 3_800_000, IdleNS: 6_700_000, IdleShare: 6.7 / 10.5, LaunchBound: true,
+			Gaps:    phases.GapStats{SumNS: 6_000_000, Count: 439, Largest: []phases.Gap{{NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
+			Latency: phases.Latency{Count: 440, MedianNS: 24000},
+			Memcpy:  phases.CopyStats{Count: 2, NS: 30_000}},
 	}}}
 }
 
@@ -165,14 +166,14 @@ func TestTopKernelsSpread(t *testing.T) {
 // recordedPhases reads the CUPTI recording of a PyTorch script with NVTX
 // ranges (fixtures/cupti/h100-torch-nvtx, an H100) through package
 // timeline, at depth 1.
-func recordedPhases(t *testing.T) *timeline.PhaseReport {
+func recordedPhases(t *testing.T) *phases.PhaseReport {
 	t.Helper()
 	tl, err := timeline.ReadFiles("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
 	if err != nil && strings.Contains(err.Error(), "already belongs to the API call") {
 		t.Skipf("the timeline refuses this recording's duplicate A records (%v): another helper is fixing that in parallel", err)
 	}
 	require.NoError(t, err)
-	return tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: 2})
+	return phases.Of(tl, phases.Options{Depth: 1, NestedDepth: 2})
 }
 
 // TestBuildPhasesRecorded: every phase of a real recording becomes a row
@@ -181,7 +182,7 @@ func recordedPhases(t *testing.T) *timeline.PhaseReport {
 func TestBuildPhasesRecorded(t *testing.T) {
 	rep := recordedPhases(t)
 	s := summary.Build(summary.Inputs{Phases: rep}, summary.Options{})
-	var want []timeline.Phase
+	var want []phases.Phase
 	flagged := map[string]bool{}
 	for _, sc := range rep.Scopes {
 		want = append(want, sc.Phases...)
@@ -253,12 +254,12 @@ func TestGPUBusyPerInstance(t *testing.T) {
 // in (depth 3 under its depth-2 parent, not after every depth-2 row).
 // SYNTHETIC phases.
 func TestNestedPhasesTreeOrder(t *testing.T) {
-	ph := func(name string) timeline.Phase {
-		return timeline.Phase{Name: name, Instances: 1, SpanNS: 10, BusyNS: 5, IdleNS: 5}
+	ph := func(name string) phases.Phase {
+		return phases.Phase{Name: name, Instances: 1, SpanNS: 10, BusyNS: 5, IdleNS: 5}
 	}
-	rep := &timeline.PhaseReport{Depth: 1, Scopes: []timeline.PhaseScope{{
-		Phases: []timeline.Phase{ph("decode_all"), ph("prefill")},
-		Nested: []timeline.Phase{ph("prefill/vision"), ph("decode_all/step"), ph("prefill/vision/block0"), ph("decode_all/step/attn")},
+	rep := &phases.PhaseReport{Depth: 1, Scopes: []phases.PhaseScope{{
+		Phases: []phases.Phase{ph("decode_all"), ph("prefill")},
+		Nested: []phases.Phase{ph("prefill/vision"), ph("decode_all/step"), ph("prefill/vision/block0"), ph("decode_all/step/attn")},
 	}}}
 	s := summary.Build(summary.Inputs{Phases: rep}, summary.Options{})
 	var names []string

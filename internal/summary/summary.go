@@ -11,8 +11,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -90,7 +90,7 @@ type Inputs struct {
 	// Phases are the run's phases at NVTX depth 1 from its CUPTI timeline
 	// (timeline.Phases); nil when the run has no CUPTI timeline, or with
 	// PhasesMissing when it has one that could not be read.
-	Phases        *timeline.PhaseReport
+	Phases        *phases.PhaseReport
 	PhasesMissing string
 }
 

@@ -1,13 +1,13 @@
-// Package timeline turns CUPTI record files into a timeline and reads it.
+// Package timeline turns CUPTI record files into a timeline: every kernel,
+// copy and launch call attributed to its NVTX ranges.
 //
 // A Timeline is made from CUPTI record files (package cupti, one file per
-// CUDA process), kept per process, and says what it tells: kernels
-// attributed to NVTX ranges, as model.Launch values for the kernel and
-// region aggregators; per-phase GPU time, idle time, launch latency,
-// copies, and communication against compute across ranks; and the CPU
-// wall time of each NVTX range instance. It reads and computes; it renders
-// nothing (package render writes its tables and the Perfetto trace) and
-// runs nothing.
+// CUDA process), kept per process: kernels, copies and launch calls, each
+// attributed to the NVTX ranges open at its launch, and every range
+// instance with its CPU start and end. Launches gives its kernels as
+// model.Launch values for the kernel and region aggregators. What the
+// timeline tells (phases, stages, the steady state, communication) is
+// package phases'; package render writes the Perfetto trace of it.
 //
 // # Attribution
 //
@@ -46,16 +46,4 @@
 // complete), so a process's records are held in memory until it is built:
 // memory grows with the number of records (BenchmarkAttribution; its
 // figures are in docs/measurements.md, "Readers and benchmarks").
-//
-// # Communication
-//
-// In a run with collective kernels (the ranks of a tensor-parallel run
-// under torchrun, one process per GPU), or with several processes with
-// kernels on more than one device between them, each phase's busy
-// time on a device is split between communication kernels and compute,
-// with the time they overlap, and the ranks' compute is compared
-// (PhaseReport.Balance: imbalance and straggler). Which kernel is
-// communication is the caller's rule (PhaseOptions.Communication: package
-// kernels' category); this package holds no name rule and does not
-// import kernels.
 package timeline

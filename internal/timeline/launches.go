@@ -36,9 +36,9 @@ func (r *Range) Levels() []model.Range {
 	return lv
 }
 
-// setDepth sets a push/pop range's depth from its parent's, and the
-// ancestor its levels start from.
-func (r *Range) setDepth() {
+// SetDepth sets a push/pop range's depth from its parent's, and the
+// ancestor its levels start from: for a range added after the build.
+func (r *Range) SetDepth() {
 	r.Depth, r.capped = 1, r
 	if r.Parent != nil {
 		r.Depth = r.Parent.Depth + 1
@@ -73,7 +73,7 @@ func (r *Range) Label() string { return level(r).String() }
 // step: a caller keeps what it needs of it, not the pointer.
 func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 	return func(yield func(*model.Launch) bool) {
-		for _, l := range tl.kernelLaunches() {
+		for _, l := range tl.KernelLaunches() {
 			if !yield(l) {
 				return
 			}
@@ -81,8 +81,8 @@ func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 	}
 }
 
-// kernelLaunches is Launches with each launch's kernel.
-func (tl *Timeline) kernelLaunches() iter.Seq2[*Kernel, *model.Launch] {
+// KernelLaunches is Launches with each launch's kernel.
+func (tl *Timeline) KernelLaunches() iter.Seq2[*Kernel, *model.Launch] {
 	return func(yield func(*Kernel, *model.Launch) bool) {
 		l := new(model.Launch)
 		for _, p := range tl.Processes {

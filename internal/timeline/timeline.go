@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -265,6 +266,16 @@ type building struct {
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder { return &Builder{procs: map[processKey]*building{}} }
+
+// Load builds the timeline of a run's CUPTI record files, named by their
+// paths relative to the run directory (open opens one as it is stored);
+// dir is their folder, for the error of a run that has none.
+func Load(dir string, files []string, open func(rel string) (io.ReadCloser, error)) (*Timeline, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w: no cupti-<pid>.tsv in it", dir, fs.ErrNotExist)
+	}
+	return readFiles(files, open)
+}
 
 // ReadFiles reads and builds the record files at paths.
 func ReadFiles(paths ...string) (*Timeline, error) {
@@ -557,7 +568,7 @@ func (b *Builder) Build() (*Timeline, error) {
 	inParallel(len(procs), func(i int) { procs[i].build() })
 	for _, bp := range procs {
 		tl.Processes = append(tl.Processes, bp.p)
-		if o, ok := bp.p.origin(); ok && (first || o < tl.OriginNS) {
+		if o, ok := bp.p.Origin(); ok && (first || o < tl.OriginNS) {
 			tl.OriginNS, first = o, false
 		}
 	}
@@ -565,8 +576,8 @@ func (b *Builder) Build() (*Timeline, error) {
 	return tl, nil
 }
 
-// origin is the process's earliest timestamp.
-func (p *Process) origin() (int64, bool) {
+// Origin is the process's earliest timestamp.
+func (p *Process) Origin() (int64, bool) {
 	o, ok := int64(0), false
 	see := func(t int64) {
 		if !ok || t < o {
@@ -627,7 +638,7 @@ func (bp *building) dropUnclosed(changes map[int64][]change) {
 			continue
 		}
 		r.Parent = closed(r.Parent)
-		r.setDepth()
+		r.SetDepth()
 	}
 	for _, cs := range changes {
 		for i := range cs {
@@ -664,7 +675,7 @@ func (bp *building) build() {
 		case cupti.NVTXPush:
 			r := &Range{Kind: PushPop, Domain: e.Domain, Name: e.Name, Thread: e.Thread, ID: e.ID, Start: e.TS, Line: e.Line,
 				Parent: open[e.Thread]}
-			r.setDepth()
+			r.SetDepth()
 			open[e.Thread] = r
 			p.Ranges = append(p.Ranges, r)
 			changes[e.Thread] = append(changes[e.Thread], change{e.TS, r})

@@ -17,40 +17,22 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
-// build reads SYNTHETIC record files given as text.
-func build(t testing.TB, files ...string) *timeline.Timeline {
-	t.Helper()
-	b := timeline.NewBuilder()
-	for i, f := range files {
-		require.NoError(t, b.Read(strings.NewReader(f), fmt.Sprintf("f%d.tsv", i)))
-	}
-	tl, err := b.Build()
-	require.NoError(t, err)
-	return tl
-}
-
-func header(pid int) string {
-	return fmt.Sprintf("#deepprof-cupti/1\tpid=%d\tppid=1\tcupti_api=1\tcuda_driver=2\tstart_ns=1000\texe=/usr/bin/prog\n", pid)
-}
-
-// k writes a kernel record: start, end, device, stream, correlation, name.
-func k(start, end, dev, stream, corr int, name string) string {
-	return fmt.Sprintf("K\t%d\t%d\t%d\t1\t%d\t%d\t1,1,1\t32,1,1\t8\t0\t0\t_Z%s\t%s\n", start, end, dev, stream, corr, name, name)
-}
-
-func a(start, tid, corr int) string {
-	return fmt.Sprintf("A\t%d\t%d\t%d\t%d\truntime\t211\tcudaLaunchKernel\n", start, start+5, tid, corr)
-}
-
-func n(kind string, ts, tid int, domain, name string) string {
-	return fmt.Sprintf("N\t%s\t%d\t%d\t0\t%s\t%s\n", kind, ts, tid, domain, name)
-}
+// The record lines of SYNTHETIC files, by the short names the tests'
+// data reads best with.
+var (
+	build  = synth.Timeline
+	header = synth.HeaderLine
+	k      = synth.KernelLine
+	a      = synth.LaunchLine
+	n      = synth.NVTXLine
+)
 
 // attributionFile is SYNTHETIC: thread 1 opens outer (100), inner (120,
 // closed 140), outer closes at 160; thread 2 opens LLM@side (105-200).
@@ -136,7 +118,7 @@ func TestUnbalancedRanges(t *testing.T) {
 	}, p.Problems)
 	assert.Contains(t, p.Truncation, "no E line")
 	// The open range still attributes; its instance ends with its last kernel.
-	rep := tl.Phases(timeline.PhaseOptions{Depth: 1})
+	rep := phases.Of(tl, phases.Options{Depth: 1})
 	ph := rep.Scopes[0].Phases[0]
 	assert.Equal(t, "open", ph.Name)
 	assert.Equal(t, int64(210-100), ph.SpanNS)
@@ -196,117 +178,6 @@ func TestHeaderOnly(t *testing.T) {
 	assert.Nil(t, p.End)
 	assert.Empty(t, p.Kernels)
 	assert.Empty(t, tl.Notes)
-}
-
-// phaseFile is SYNTHETIC, made so every figure can be worked out by hand.
-// Thread 1: step (1000-1100), step (1200-1300), both in loop (990-1400).
-// Step 1 launches k at 1010 (runs 1020-1040) and 1030 (1050-1060, on
-// stream 7) and 1035 (1055-1070, stream 9: overlaps); a memcpy (1080-1090).
-// Step 2 launches at 1210 (1300-1310), 1220 (1400-1450): its kernels run
-// after the range ends. Thread 2, in no range, launches x (1210-1230), which
-// makes device 0 busy inside step 2. One kernel outside every range, on
-// device 1.
-func phaseFile() string {
-	return header(3) +
-		n("push", 990, 1, "", "loop") + n("push", 1000, 1, "", "step") + n("pop", 1100, 1, "", "") +
-		n("push", 1200, 1, "", "step") + n("pop", 1300, 1, "", "") + n("pop", 1400, 1, "", "") +
-		a(1010, 1, 1) + k(1020, 1040, 0, 7, 1, "a") +
-		a(1030, 1, 2) + k(1050, 1060, 0, 7, 2, "b") +
-		a(1035, 1, 3) + k(1055, 1070, 0, 9, 3, "c") +
-		"A\t1075\t1092\t1\t4\truntime\t51\tcudaMemcpy\n" + "C\t1080\t1090\t0\t1\t7\t4\tDtoH\t64\n" +
-		a(1210, 1, 5) + k(1300, 1310, 0, 7, 5, "a") +
-		a(1220, 1, 6) + k(1400, 1450, 0, 7, 6, "b") +
-		a(1500, 1, 7) + k(1600, 1601, 1, 7, 7, "z") +
-		a(1205, 2, 8) + k(1210, 1230, 0, 11, 8, "x") +
-		"E\t0\t0\n"
-}
-
-func TestPhases(t *testing.T) {
-	tl := build(t, phaseFile())
-	rep := tl.Phases(timeline.PhaseOptions{Depth: 2, TopGaps: 2})
-	require.Len(t, rep.Scopes, 2)
-	d0 := rep.Scopes[0]
-	assert.Equal(t, int64(3), d0.ProcessID)
-	assert.Equal(t, model.DeviceID(0), d0.Device)
-
-	// The whole run on device 0: 1020..1450; kernels busy 1020-1040,
-	// 1050-1070, 1210-1230, 1300-1310, 1400-1450 = 20+20+20+10+50 = 120.
-	run := d0.Run
-	assert.Equal(t, "", run.Name)
-	assert.Equal(t, int64(430), run.SpanNS)
-	assert.Equal(t, int64(6), run.Kernels)
-	assert.Equal(t, int64(20+10+15+10+50+20), run.KernelNS, "overlapping kernels count twice")
-	assert.Equal(t, int64(120), run.BusyNS)
-	assert.Equal(t, int64(310), run.IdleNS)
-	assert.InDelta(t, 310.0/430, run.IdleShare, 1e-12)
-	assert.True(t, run.LaunchBound)
-	// Gaps: 1040-1050 (10), 1070-1210 (140), 1230-1300 (70), 1310-1400 (90).
-	assert.Equal(t, int64(310), run.Gaps.SumNS)
-	assert.Equal(t, int64(4), run.Gaps.Count)
-	assert.Equal(t, []timeline.Gap{
-		{AtNS: 70, NS: 140, Before: "c", After: "x", Instance: 1},
-		{AtNS: 310, NS: 90, Before: "a", After: "b", Instance: 1},
-	}, run.Gaps.Largest, "the 2 largest, at ns from start_ns 1000")
-	// Latencies 10, 20, 20, 90, 180, 5.
-	assert.Equal(t, timeline.Latency{Count: 6, MeanNS: 325.0 / 6, MedianNS: 20, MaxNS: 180}, run.Latency)
-	assert.Equal(t, timeline.CopyStats{Count: 1, NS: 10, Bytes: 64}, run.Memcpy)
-
-	require.Len(t, d0.Phases, 1)
-	step := d0.Phases[0]
-	assert.Equal(t, "loop/step", step.Name)
-	assert.Equal(t, 2, step.Instances)
-	assert.Equal(t, int64(5), step.Kernels, "x is not the step's kernel")
-	// Instance 1: 1000..1100 (range) = 100, busy 40. Instance 2: 1200..1450
-	// (its kernels end after the pop) = 250, busy 60: x runs in its window
-	// but is not the step's, so it is not the step's busy time.
-	assert.Equal(t, int64(350), step.SpanNS)
-	assert.Equal(t, int64(100), step.BusyNS)
-	assert.LessOrEqual(t, step.BusyNS, step.KernelNS, "busy is never more than the phase's own kernel time")
-	assert.Equal(t, int64(250), step.IdleNS)
-	assert.True(t, step.LaunchBound)
-	// Gaps within instances only, between the step's own kernels: 10
-	// (instance 1), 90 (instance 2); not the 1070-1210 between them.
-	assert.Equal(t, int64(100), step.Gaps.SumNS)
-	assert.Equal(t, []timeline.Gap{
-		{AtNS: 310, NS: 90, Before: "a", After: "b", Instance: 2},
-		{AtNS: 40, NS: 10, Before: "a", After: "b", Instance: 1},
-	}, step.Gaps.Largest)
-	assert.Equal(t, timeline.Latency{Count: 5, MeanNS: 64, MedianNS: 20, MaxNS: 180}, step.Latency)
-	assert.Equal(t, int64(1), step.Memcpy.Count)
-
-	// Depth 1: one instance of loop, 990..1450.
-	rep1 := tl.Phases(timeline.PhaseOptions{Depth: 1})
-	loop := rep1.Scopes[0].Phases[0]
-	assert.Equal(t, "loop", loop.Name)
-	assert.Equal(t, int64(460), loop.SpanNS)
-	assert.Equal(t, int64(100), loop.BusyNS, "x, launched by another thread in no range, is not loop's")
-	assert.Equal(t, int64(10+230+90), loop.Gaps.SumNS)
-
-	// NestedDepth 2 over depth 1: loop/step reported inside loop, the
-	// same numbers as a depth-2 report's phase; loop itself unchanged.
-	nested := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: 2})
-	assert.Equal(t, rep1.Scopes[0].Phases, nested.Scopes[0].Phases)
-	depth2 := tl.Phases(timeline.PhaseOptions{Depth: 2})
-	assert.Equal(t, depth2.Scopes[0].Phases, nested.Scopes[0].Nested)
-	assert.Equal(t, "loop/step", nested.Scopes[0].Nested[0].Name)
-	assert.Empty(t, nested.Scopes[1].Nested, "device 1 has no range")
-	assert.Empty(t, rep1.Scopes[0].Nested, "no NestedDepth: no nested regions")
-
-	// Device 1: one kernel, no phase.
-	d1 := rep.Scopes[1]
-	assert.Equal(t, model.DeviceID(1), d1.Device)
-	assert.Equal(t, int64(1), d1.Run.BusyNS)
-	assert.False(t, d1.Run.LaunchBound)
-	assert.Empty(t, d1.Phases)
-}
-
-func TestStages(t *testing.T) {
-	tl := build(t, phaseFile()+"")
-	st := tl.Stages(nil)
-	assert.Equal(t, []timeline.Stage{
-		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{410}, Depth: 1},
-		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 100}, Depth: 2, Parent: "loop"},
-	}, st)
 }
 
 // Recordings the golden tests run on: the synthetic ones (package
@@ -419,12 +290,12 @@ func TestRecordings(t *testing.T) {
 			g.Assert(t, rc.name+"-kernels.json", kj.Bytes())
 			g.Assert(t, rc.name+"-regions.json", rj.Bytes())
 
-			phases := map[int]*timeline.PhaseReport{}
+			reps := map[int]*phases.PhaseReport{}
 			for _, d := range []int{1, 2} {
-				phases[d] = tl.Phases(timeline.PhaseOptions{Depth: d})
-				g.Assert(t, fmt.Sprintf("%s-phases-depth%d.json", rc.name, d), indent(t, phases[d]))
+				reps[d] = phases.Of(tl, phases.Options{Depth: d})
+				g.Assert(t, fmt.Sprintf("%s-phases-depth%d.json", rc.name, d), indent(t, reps[d]))
 			}
-			g.Assert(t, rc.name+"-stages.json", indent(t, tl.Stages(nil)))
+			g.Assert(t, rc.name+"-stages.json", indent(t, phases.Stages(tl, nil)))
 			var notes strings.Builder
 			for _, p := range tl.Processes {
 				fmt.Fprintf(&notes, "%s: pid %d, truncation %q, %d kernels, %d unattributed, %d launch calls, %d A records of a shared correlation id left out\n",
@@ -464,7 +335,7 @@ func TestRecordings(t *testing.T) {
 			// total in the regions report.
 			var runKernels int64
 			var runNS float64
-			for _, sc := range phases[1].Scopes {
+			for _, sc := range reps[1].Scopes {
 				runKernels += sc.Run.Kernels
 				runNS += float64(sc.Run.KernelNS)
 				for _, ph := range sc.Phases {
@@ -529,7 +400,7 @@ func TestSyntheticAttribution(t *testing.T) {
 	assert.Equal(t, map[string]int{"prefill": 5, "decode_all/decode_step": 21, `LLM@load:weights\\shard` + "\t0": 1}, count)
 	assert.Equal(t, c.Kernels(), 27)
 	var names []string
-	for _, s := range tl.Stages(nil) {
+	for _, s := range phases.Stages(tl, nil) {
 		names = append(names, s.Name)
 		if s.Name == "decode_step" {
 			assert.Len(t, s.DurationsNS, 7, "decode_step: one wall time per step")
@@ -563,207 +434,3 @@ func BenchmarkAttribution(b *testing.B) {
 
 // benchSteps makes BenchmarkAttribution's recording 1,000,501 kernels.
 var benchSteps = 99_950
-
-// TestUnclosedRangeOfACompleteProcess: in a process that ended normally,
-// a push/pop range never popped (as NCCL's ncclCommInitRankConfig in the
-// 2-GPU recording) is left out: the program's ranges under it are the
-// outermost, and hold their launches.
-func TestUnclosedRangeOfACompleteProcess(t *testing.T) {
-	f := header(7) + n("push", 10, 1, "NCCL", "ncclCommInitRankConfig") +
-		n("push", 100, 1, "", "prefill") + a(110, 1, 1) + k(200, 210, 0, 7, 1, "gemm") + n("pop", 300, 1, "", "") +
-		a(310, 1, 2) + k(320, 330, 0, 7, 2, "after") + "E\t2\t0\n"
-	tl := build(t, f)
-	p := tl.Processes[0]
-	require.Len(t, p.Ranges, 1)
-	assert.Equal(t, "prefill", p.Ranges[0].Name)
-	assert.Equal(t, 1, p.Ranges[0].Depth)
-	assert.Nil(t, p.Ranges[0].Parent)
-	assert.Contains(t, p.Problems, `f0.tsv:2: push/pop range "ncclCommInitRankConfig" on thread 1 never closed`)
-	rep := tl.Phases(timeline.PhaseOptions{Depth: 1})
-	require.Len(t, rep.Scopes[0].Phases, 1)
-	assert.Equal(t, "prefill", rep.Scopes[0].Phases[0].Name)
-	for l := range tl.Launches() {
-		if l.Kernel == "gemm" {
-			assert.Equal(t, []model.Range{{Name: "prefill"}}, l.NVTX.Levels)
-		} else {
-			require.NotNil(t, l.NVTX)
-			assert.Empty(t, l.NVTX.Levels, "outside every range once the unclosed one is left out")
-		}
-	}
-}
-
-// TestTargets: the kernels asked for, by their mangled names, each with its
-// launch configurations among the launches kept, in the order asked.
-func TestTargets(t *testing.T) {
-	var buf bytes.Buffer
-	require.NoError(t, synth.Write(&buf, synth.Small(7)))
-	b := timeline.NewBuilder()
-	require.NoError(t, b.Read(&buf, "gen.tsv"))
-	tl, err := b.Build()
-	require.NoError(t, err)
-	all := func(*model.Launch) bool { return true }
-	ts := tl.Targets([]string{"flash_fwd_kernel(Params)", "rmsnorm_kernel(float*, float const*, int)", "absent"}, all)
-	require.Len(t, ts, 2)
-	assert.Equal(t, "flash_fwd_kernel(Params)", ts[0].Name)
-	assert.Equal(t, "_Z16flash_fwd_kernel6Params", ts[0].Mangled)
-	assert.Equal(t, 1, ts[0].Configs, "one grid, block and shared memory")
-	assert.Positive(t, ts[0].NS)
-	assert.Equal(t, "_Z14rmsnorm_kernelPfPKfi", ts[1].Mangled)
-	none := tl.Targets([]string{"flash_fwd_kernel(Params)"}, func(*model.Launch) bool { return false })
-	assert.Empty(t, none, "no launch kept")
-}
-
-// records writes a record file of one process (pid) with the given kernels,
-// as the CUPTI library would, and builds the timeline of it and more.
-func records(t *testing.T, files map[int64][]cupti.Record) *timeline.Timeline {
-	t.Helper()
-	b := timeline.NewBuilder()
-	for pid, ks := range files {
-		var buf bytes.Buffer
-		w := cupti.NewWriter(&buf)
-		require.NoError(t, w.Write(&cupti.Header{PID: pid, PPID: 1, CUPTIAPI: 130001, CUDADriver: 13000, StartNS: 1, Exe: "/usr/bin/python3"}))
-		for _, r := range ks {
-			require.NoError(t, w.Write(r))
-		}
-		require.NoError(t, w.Flush())
-		require.NoError(t, b.Read(&buf, fmt.Sprintf("cupti-%d.tsv", pid)))
-	}
-	tl, err := b.Build()
-	require.NoError(t, err)
-	return tl
-}
-
-// TestTargetsOrder: a target's launches in the order the program made them
-// (correlation ids, not start times: two streams), each by its
-// configuration numbered by first launch; a launch keep does not admit
-// has its configuration's number when an admitted launch has that
-// configuration, else -1; a kernel two processes launched has no order.
-func TestTargetsOrder(t *testing.T) {
-	k := func(start int64, corr uint32, stream uint32, grid uint32, mangled string) *cupti.Kernel {
-		return &cupti.Kernel{Start: start, End: start + int64(grid)*10, Device: 0, Context: 1, Stream: stream, Correlation: corr,
-			Grid: cupti.Dim3{X: grid, Y: 1, Z: 1}, Block: cupti.Dim3{X: 128, Y: 1, Z: 1}, Mangled: mangled, Demangled: mangled}
-	}
-	tl := records(t, map[int64][]cupti.Record{
-		100: {
-			k(1000, 1, 7, 9, "gemm"), // outside: a configuration never admitted
-			k(2000, 3, 7, 4, "gemm"), // outside, but admitted later
-			k(2500, 2, 8, 2, "gemm"), // launched before the one above, ran after it
-			k(3000, 4, 7, 4, "gemm"),
-			k(4000, 5, 7, 2, "gemm"),
-			k(5000, 6, 7, 1, "shared"),
-		},
-		200: {k(1000, 1, 7, 1, "shared")},
-	})
-	keep := func(l *model.Launch) bool {
-		return l.GridSize != "(9, 1, 1)" && !(l.GridSize == "(4, 1, 1)" && l.ID == 1)
-	}
-	ts := tl.Targets([]string{"gemm", "shared"}, keep)
-	require.Len(t, ts, 2)
-	g := ts[0]
-	assert.Equal(t, "gemm", g.Mangled)
-	assert.Equal(t, 2, g.Configs)
-	assert.Equal(t, []int32{-1, 0, 1, 1, 0}, g.Order, "correlation order: grid 9 (never admitted), 2, 4, 4, 2")
-	assert.Equal(t, []bool{false, true, false, true, true}, g.Admitted)
-	assert.Equal(t, []int64{40, 40}, g.ConfigNS, "grid 2: two launches of 20 ns; grid 4: the admitted one of 40 ns")
-	assert.Equal(t, int64(80), g.NS)
-	assert.Nil(t, ts[1].Order, "two processes launched it")
-	assert.Equal(t, int64(20), ts[1].NS)
-
-	// The workload paused the recording at 3500 ns: what it launched
-	// while paused is not known, so the order stops there; the time
-	// recorded after it still counts.
-	tl = records(t, map[int64][]cupti.Record{
-		100: {
-			k(1000, 1, 7, 2, "gemm"),
-			k(2000, 2, 7, 4, "gemm"),
-			&cupti.Note{Key: "recording", Value: "paused 3500"},
-			&cupti.Note{Key: "recording", Value: "resumed 3600"},
-			k(4000, 3, 7, 4, "gemm"),
-		},
-	})
-	ts = tl.Targets([]string{"gemm"}, func(*model.Launch) bool { return true })
-	require.Len(t, ts, 1)
-	assert.Equal(t, []int32{0, 1}, ts[0].Order)
-	assert.Equal(t, []int64{20, 80}, ts[0].ConfigNS)
-	at, ok := timeline.FirstPause(tl.Processes[0])
-	assert.True(t, ok)
-	assert.Equal(t, int64(3500), at)
-
-	// No order where the records do not number the launches as ncu
-	// would: every launch after the pause, a CUDA graph launch (two
-	// kernels of one correlation id) before it, records dropped.
-	for name, recs := range map[string][]cupti.Record{
-		"all after the pause": {&cupti.Note{Key: "recording", Value: "paused 500"}, k(1000, 1, 7, 2, "gemm")},
-		"a graph launch":      {k(1000, 1, 7, 2, "gemm"), k(1100, 1, 7, 4, "other")},
-		"records dropped":     {k(1000, 1, 7, 2, "gemm"), &cupti.Note{Key: "dropped_records", Value: "12"}},
-	} {
-		tl = records(t, map[int64][]cupti.Record{100: recs})
-		ts = tl.Targets([]string{"gemm"}, func(*model.Launch) bool { return true })
-		require.Len(t, ts, 1, name)
-		assert.Nil(t, ts[0].Order, name)
-		assert.Positive(t, ts[0].NS, name)
-	}
-}
-
-// warmupFile is SYNTHETIC: three instances of gen (each with two steps
-// launching one kernel each), the first 10x as long: the warm-up.
-func warmupFile() string {
-	var b strings.Builder
-	b.WriteString(header(4))
-	t, corr := 1000, 1
-	for g, steps := range []int{2000, 200, 200} {
-		b.WriteString(n("push", t, 1, "", "gen"))
-		for range 2 {
-			b.WriteString(n("push", t+1, 1, "", "step"))
-			b.WriteString(a(t+2, 1, corr) + k(t+5, t+5+steps/4, 0, 7, corr, fmt.Sprintf("k%d", g)))
-			corr++
-			t += steps / 2
-			b.WriteString(n("pop", t, 1, "", ""))
-		}
-		t += 10
-		b.WriteString(n("pop", t, 1, "", ""))
-		t += 100
-	}
-	return b.String() + "E\t0\t0\n"
-}
-
-// TestSteadyState (issue 34): one warm-up decision for every figure: the
-// first gen is dropped, and its steps with it, from the stages and the
-// phases alike; its figures are kept apart.
-func TestSteadyState(t *testing.T) {
-	tl := build(t, warmupFile())
-	st := tl.SteadyState(nil)
-	byName := map[string]timeline.Stage{}
-	for _, s := range tl.Stages(st) {
-		byName[s.Name] = s
-	}
-	assert.Len(t, byName["gen"].DurationsNS, 3, "the stage keeps its warm-up first, for its own rule to drop")
-	assert.Len(t, byName["step"].DurationsNS, 4, "the 2 steps inside the dropped gen are not the step's instances")
-	assert.Len(t, byName["step"].InWarmupNS, 2)
-	assert.Nil(t, model.Summarize(msOf(byName["step"].DurationsNS)).WarmupMS, "no second warm-up among the steady steps")
-
-	rep := tl.Phases(timeline.PhaseOptions{Depth: 1, NestedDepth: 2, Steady: st})
-	gen := rep.Scopes[0].Phases[0]
-	assert.Equal(t, 2, gen.Instances)
-	assert.Equal(t, int64(4), gen.Kernels)
-	require.NotNil(t, gen.Warmup)
-	assert.Equal(t, 1, gen.Warmup.Instances)
-	assert.Equal(t, int64(2), gen.Warmup.Kernels)
-	step := rep.Scopes[0].Nested[0]
-	assert.Equal(t, "gen/step", step.Name)
-	assert.Equal(t, 4, step.Instances, "a step inside the warm-up gen is warm-up with it")
-	require.NotNil(t, step.Warmup)
-	assert.Equal(t, 2, step.Warmup.Instances)
-	assert.Equal(t, rep.Scopes[0].Run.Kernels, gen.Kernels+gen.Warmup.Kernels, "the whole run keeps every kernel")
-
-	none := tl.Phases(timeline.PhaseOptions{Depth: 1})
-	assert.Equal(t, 3, none.Scopes[0].Phases[0].Instances, "no decision: every instance")
-}
-
-func msOf(ns []int64) []float64 {
-	out := make([]float64, len(ns))
-	for i, v := range ns {
-		out[i] = float64(v) / 1e6
-	}
-	return out
-}

@@ -1,10 +1,11 @@
-package timeline
+package phases
 
 import (
 	"cmp"
 	"slices"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // LaunchBoundIdleShare is the share of a phase's time the GPU may sit idle
@@ -18,8 +19,8 @@ const LaunchBoundIdleShare = 0.5
 // DefaultTopGaps is how many of the largest idle gaps a phase keeps.
 const DefaultTopGaps = 5
 
-// PhaseOptions choose the phases.
-type PhaseOptions struct {
+// Options choose the phases.
+type Options struct {
 	// Depth is the NVTX push/pop depth of a phase: 1 for outermost ranges
 	// ("prefill", "decode_all"), 2 for the ranges inside them.
 	Depth int
@@ -55,20 +56,20 @@ type PhaseOptions struct {
 // opt.Depth, counting the ranges of opt.Domains only, every range when
 // nil), once per range: time linear in the ranges, however deep they nest.
 type ancestry struct {
-	opt   PhaseOptions
-	depth map[*Range]int    // ranges of Domains from the outermost down to r, r included
-	at    map[*Range]*Range // the phase range of r; nil: none
+	opt   Options
+	depth map[*timeline.Range]int             // ranges of Domains from the outermost down to r, r included
+	at    map[*timeline.Range]*timeline.Range // the phase range of r; nil: none
 }
 
-func newAncestry(opt PhaseOptions) *ancestry {
-	return &ancestry{opt: opt, depth: map[*Range]int{}, at: map[*Range]*Range{}}
+func newAncestry(opt Options) *ancestry {
+	return &ancestry{opt: opt, depth: map[*timeline.Range]int{}, at: map[*timeline.Range]*timeline.Range{}}
 }
 
-func (a *ancestry) counts(r *Range) bool {
+func (a *ancestry) counts(r *timeline.Range) bool {
 	return a.opt.Domains == nil || slices.Contains(a.opt.Domains, r.Domain)
 }
 
-func (a *ancestry) depthOf(r *Range) int {
+func (a *ancestry) depthOf(r *timeline.Range) int {
 	if r == nil {
 		return 0
 	}
@@ -85,14 +86,14 @@ func (a *ancestry) depthOf(r *Range) int {
 
 // of is the phase range of a launch made inside r; nil when r is not
 // that deep.
-func (a *ancestry) of(r *Range) *Range {
+func (a *ancestry) of(r *timeline.Range) *timeline.Range {
 	if r == nil {
 		return nil
 	}
 	if x, ok := a.at[r]; ok {
 		return x
 	}
-	var x *Range
+	var x *timeline.Range
 	switch d := a.depthOf(r); {
 	case d < a.opt.Depth:
 	case d == a.opt.Depth && a.counts(r):
@@ -130,13 +131,13 @@ type PhaseScope struct {
 	// Phases are the NVTX regions at the report's depth that launched work
 	// on the device, in order of their first instance's start.
 	Phases []Phase `json:"phases"`
-	// Nested are the regions inside the phases (PhaseOptions.NestedDepth),
+	// Nested are the regions inside the phases (Options.NestedDepth),
 	// by depth, then in order of their first instance's start.
 	Nested []Phase `json:"nested,omitempty"`
 }
 
 // Phase is one NVTX region at a chosen depth (its steady-state instances:
-// PhaseOptions.Steady), or the whole run. An instance spans from the
+// Options.Steady), or the whole run. An instance spans from the
 // earlier of its range's start and its first kernel or copy on the device
 // to the later of its range's end and its last one: work launched in a
 // range runs after the range's CPU side ends. The phase is busy while one
@@ -174,11 +175,11 @@ type Phase struct {
 	Memset  CopyStats `json:"memset"`
 	// Communication splits BusyNS between communication kernels and the
 	// others; nil unless the run has a communication kernel
-	// (PhaseOptions.Communication), or processes with kernels on more
+	// (Options.Communication), or processes with kernels on more
 	// than one device between them.
 	Communication *CommunicationSplit `json:"communication,omitempty"`
 	// Warmup is the same figures over the phase's warm-up instances
-	// (PhaseOptions.Steady), left out of the ones above; nil when none.
+	// (Options.Steady), left out of the ones above; nil when none.
 	Warmup *Phase `json:"warmup,omitempty"`
 }
 
@@ -219,7 +220,7 @@ type CopyStats struct {
 }
 
 type instAcc struct {
-	r     *Range
+	r     *timeline.Range
 	any   bool
 	first int64   // first activity start
 	last  int64   // last activity end
@@ -236,7 +237,7 @@ type busy struct {
 
 // busyOf merges the kernels idx of ks (one device's, in start order) into
 // busy stretches: every one, or those keep keeps when it is not nil.
-func busyOf(ks []Kernel, idx []int32, keep func(*Kernel) bool) []busy {
+func busyOf(ks []timeline.Kernel, idx []int32, keep func(*timeline.Kernel) bool) []busy {
 	var bs []busy
 	for _, i := range idx {
 		k := &ks[i]
@@ -265,9 +266,9 @@ func busySum(bs []busy) int64 {
 
 type phaseAcc struct {
 	p     Phase
-	warm  *phaseAcc // the warm-up instances' (PhaseOptions.Steady)
+	warm  *phaseAcc // the warm-up instances' (Options.Steady)
 	order int64     // the first instance's start, for sorting
-	insts map[*Range]*instAcc
+	insts map[*timeline.Range]*instAcc
 	list  []*instAcc
 	lat   []int64
 	top   int
@@ -276,10 +277,10 @@ type phaseAcc struct {
 }
 
 func newPhaseAcc(name string, top int) *phaseAcc {
-	return &phaseAcc{p: Phase{Name: name}, insts: map[*Range]*instAcc{}, top: top}
+	return &phaseAcc{p: Phase{Name: name}, insts: map[*timeline.Range]*instAcc{}, top: top}
 }
 
-func (a *phaseAcc) inst(r *Range) *instAcc {
+func (a *phaseAcc) inst(r *timeline.Range) *instAcc {
 	in := a.insts[r]
 	if in == nil {
 		in = &instAcc{r: r}
@@ -306,7 +307,7 @@ func (a *phaseAcc) warmup() *phaseAcc {
 	return a.warm
 }
 
-func (a *phaseAcc) kernel(in *instAcc, k *Kernel, i int32, collective bool) {
+func (a *phaseAcc) kernel(in *instAcc, k *timeline.Kernel, i int32, collective bool) {
 	in.activity(k.Start, k.End)
 	in.ks = append(in.ks, i)
 	a.p.Kernels++
@@ -346,7 +347,7 @@ func gapBefore(x, y Gap) bool {
 	return x.AtNS < y.AtNS
 }
 
-func (a *phaseAcc) copy(in *instAcc, c *Copy) {
+func (a *phaseAcc) copy(in *instAcc, c *timeline.Copy) {
 	in.activity(c.Start, c.End)
 	s := &a.p.Memset
 	if c.Kind != "" {
@@ -362,8 +363,8 @@ func (a *phaseAcc) copy(in *instAcc, c *Copy) {
 // kernels the instances' indexes point to.
 type deviceBusy struct {
 	split        bool
-	isCollective func(*Kernel) bool
-	kernels      []Kernel
+	isCollective func(*timeline.Kernel) bool
+	kernels      []timeline.Kernel
 }
 
 // finish sums the instances' spans against their own kernels' busy
@@ -386,7 +387,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 			}
 		}
 		if cs != nil {
-			cs.ComputeNS += busySum(busyOf(db.kernels, in.ks, func(k *Kernel) bool { return !db.isCollective(k) }))
+			cs.ComputeNS += busySum(busyOf(db.kernels, in.ks, func(k *timeline.Kernel) bool { return !db.isCollective(k) }))
 			cs.CommunicationNS += busySum(busyOf(db.kernels, in.ks, db.isCollective))
 		}
 	}
@@ -449,17 +450,17 @@ func median(sorted []int64) float64 {
 	return (float64(sorted[n/2-1]) + float64(sorted[n/2])) / 2
 }
 
-// Phases summarizes every process on every device it used: the whole run,
-// and each NVTX region at opt.Depth.
-func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
+// Of summarizes the phases of tl, every process on every device it used:
+// the whole run, and each NVTX region at opt.Depth.
+func Of(tl *timeline.Timeline, opt Options) *PhaseReport {
 	top := opt.TopGaps
 	if top <= 0 {
 		top = DefaultTopGaps
 	}
 	rep := &PhaseReport{Depth: opt.Depth, LaunchBoundIdleShare: LaunchBoundIdleShare, Scopes: []PhaseScope{}}
 	collective := communicationRule(opt.Communication)
-	split := tl.splitsCommunication(collective)
-	isCollective := func(k *Kernel) bool { return collective(k.Name()) }
+	split := splitsCommunication(tl, collective)
+	isCollective := func(k *timeline.Kernel) bool { return collective(k.Name()) }
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
 		type devAcc struct {
@@ -476,9 +477,9 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 			}
 			return a
 		}
-		paths := map[*Range]string{}
+		paths := map[*timeline.Range]string{}
 		anc := newAncestry(opt)
-		phase := func(a *devAcc, r *Range) (*phaseAcc, *instAcc) {
+		phase := func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
 			if r = anc.of(r); r == nil {
 				return nil, nil
 			}
@@ -559,7 +560,7 @@ func (tl *Timeline) Phases(opt PhaseOptions) *PhaseReport {
 		}
 	}
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-		sub := tl.Phases(PhaseOptions{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady})
+		sub := Of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady})
 		for _, ss := range sub.Scopes {
 			for i := range rep.Scopes {
 				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {

@@ -1,4 +1,4 @@
-package timeline_test
+package phases_test
 
 import (
 	"compress/gzip"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
@@ -25,7 +26,7 @@ func phaseTotals(tl *timeline.Timeline) (ms map[string]float64, instances map[st
 		}
 		for _, k := range p.Kernels {
 			for r := k.Range; r != nil; r = r.Parent {
-				if r.Name == timeline.InferredPrefill || r.Name == timeline.InferredDecode {
+				if r.Name == phases.InferredPrefill || r.Name == phases.InferredDecode {
 					ms[r.Name] += float64(k.End-k.Start) / 1e6
 					break
 				}
@@ -76,7 +77,7 @@ func TestInferPhases(t *testing.T) {
 			require.NoError(t, err)
 			found, err := timeline.ReadFiles(plain)
 			require.NoError(t, err)
-			notes, ok := found.InferPhases("")
+			notes, ok := phases.InferPhases(found, "")
 			require.True(t, ok)
 			require.Len(t, notes, 1)
 			t.Log(notes[0])
@@ -85,24 +86,24 @@ func TestInferPhases(t *testing.T) {
 			gotMS, gotI := phaseTotals(found)
 			t.Logf("known: %v %v", wantMS, wantI)
 			t.Logf("found: %v %v", gotMS, gotI)
-			generates := wantI[timeline.InferredDecode]
+			generates := wantI[phases.InferredDecode]
 			require.Positive(t, generates)
-			for _, name := range []string{timeline.InferredPrefill, timeline.InferredDecode} {
+			for _, name := range []string{phases.InferredPrefill, phases.InferredDecode} {
 				assert.Equal(t, wantI[name]+c.warmups, gotI[name], "%s instances", name)
-				if name == timeline.InferredPrefill && c.moe {
+				if name == phases.InferredPrefill && c.moe {
 					continue
 				}
 				tol := 0.05
-				if name == timeline.InferredPrefill {
+				if name == phases.InferredPrefill {
 					tol = 0.10 // it holds the first token's sampling too
 				}
 				assert.InEpsilon(t, wantMS[name]/float64(wantI[name]), gotMS[name]/float64(gotI[name]), tol, "%s kernel ms an instance", name)
 			}
-			steps := float64(gotI[timeline.InferredStep]) / float64(gotI[timeline.InferredDecode])
+			steps := float64(gotI[phases.InferredStep]) / float64(gotI[phases.InferredDecode])
 			if c.moe {
-				assert.InDelta(t, float64(wantI[timeline.InferredStep])/float64(generates), steps, 1, "decode steps a generate")
+				assert.InDelta(t, float64(wantI[phases.InferredStep])/float64(generates), steps, 1, "decode steps a generate")
 			} else {
-				assert.Equal(t, float64(wantI[timeline.InferredStep]/generates), steps, "decode steps a generate")
+				assert.Equal(t, float64(wantI[phases.InferredStep]/generates), steps, "decode steps a generate")
 			}
 		})
 	}
@@ -122,7 +123,7 @@ func TestInferPhasesNone(t *testing.T) {
 		require.NoError(t, err)
 		tl, err := timeline.ReadFiles(files...)
 		require.NoError(t, err)
-		notes, ok := tl.InferPhases("no-such-domain") // the C++ program's own ranges left aside
+		notes, ok := phases.InferPhases(tl, "no-such-domain") // the C++ program's own ranges left aside
 		assert.False(t, ok, run)
 		require.Len(t, notes, 1, run)
 		assert.Contains(t, notes[0], why, run)

@@ -1,4 +1,4 @@
-package timeline_test
+package phases_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 )
 
 // isCommunication is the rule the run directory gives: package kernels'
@@ -44,7 +44,7 @@ func twoRanks() []string {
 }
 
 func TestCommunication(t *testing.T) {
-	rep := build(t, twoRanks()...).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	rep := phases.Of(build(t, twoRanks()...), phases.Options{Depth: 1, Communication: isCommunication()})
 	require.Len(t, rep.Scopes, 2)
 	r0, r1 := rep.Scopes[0], rep.Scopes[1]
 	require.Len(t, r0.Phases, 1)
@@ -57,15 +57,15 @@ func TestCommunication(t *testing.T) {
 	// both run 1040-1050 and 1060-1070 = 20; communication alone 1050-1060
 	// = 10. Busy is 1010-1080 = 70 = 60+30-20.
 	assert.Equal(t, int64(70), d0.BusyNS)
-	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, d0.Communication)
+	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, d0.Communication)
 	// Rank 1: compute 1010-1090 = 80; communication 1085-1095 = 10, of
 	// which 1085-1090 = 5 beside compute and 5 exposed; busy 1010-1095.
 	assert.Equal(t, int64(85), d1.BusyNS)
-	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, d1.Communication)
+	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, d1.Communication)
 	// The whole run of each: its span is its kernels' (no range), which
 	// holds every kernel, so the same split.
-	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, r0.Run.Communication)
-	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, r1.Run.Communication)
+	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, r0.Run.Communication)
+	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, r1.Run.Communication)
 
 	// Busy: rank 1 85, rank 0 70: imbalance 85/70. Rank 1 has the least
 	// communication (10 against 30): the straggler, rank 0's 30 ns of
@@ -73,12 +73,12 @@ func TestCommunication(t *testing.T) {
 	// Net of waiting: one all-reduce each, 30 and 10 ns: 10.
 	imb := 85.0 / 70
 	net := int64(10)
-	want := timeline.RankBalance{Ranks: 2, MaxBusyNS: 85, MinBusyNS: 70, MaxComputeNS: 80, MinComputeNS: 60,
-		MaxCommunicationNS: 30, MinCommunicationNS: 10, Imbalance: &imb, Straggler: &timeline.Rank{ProcessID: 11, Device: 1},
-		StragglerBy: timeline.StragglerWaitsLeast, NetCommunicationNS: &net, CollectiveCalls: 1}
+	want := phases.RankBalance{Ranks: 2, MaxBusyNS: 85, MinBusyNS: 70, MaxComputeNS: 80, MinComputeNS: 60,
+		MaxCommunicationNS: 30, MinCommunicationNS: 10, Imbalance: &imb, Straggler: &phases.Rank{ProcessID: 11, Device: 1},
+		StragglerBy: phases.StragglerWaitsLeast, NetCommunicationNS: &net, CollectiveCalls: 1}
 	decode, run := want, want
 	decode.Phase = "decode"
-	assert.Equal(t, []timeline.RankBalance{decode, run}, rep.Balance, "decode, then the whole run")
+	assert.Equal(t, []phases.RankBalance{decode, run}, rep.Balance, "decode, then the whole run")
 
 	b, err := json.Marshal(rep.Balance[0])
 	require.NoError(t, err)
@@ -93,14 +93,14 @@ func TestCommunication(t *testing.T) {
 func TestStraggler(t *testing.T) {
 	slow := rankFile(20, 0, [2]int{1010, 1060}, [2]int{1060, 1070}, [2]int{1070, 1099})
 	fast := rankFile(21, 1, [2]int{1010, 1030}, [2]int{1030, 1070}, [2]int{1070, 1080})
-	rep := build(t, slow, fast).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	rep := phases.Of(build(t, slow, fast), phases.Options{Depth: 1, Communication: isCommunication()})
 	require.NotEmpty(t, rep.Balance)
 	b := rep.Balance[0]
 	// pid 20: 50+29 = 79 ns of compute, 10 of all-reduce; pid 21: 20+10 =
 	// 30, and 40 ns of all-reduce exposed, waiting for pid 20. Busy 89 and
 	// 70.
-	assert.Equal(t, &timeline.Rank{ProcessID: 20, Device: 0}, b.Straggler)
-	assert.Equal(t, timeline.StragglerWaitsLeast, b.StragglerBy)
+	assert.Equal(t, &phases.Rank{ProcessID: 20, Device: 0}, b.Straggler)
+	assert.Equal(t, phases.StragglerWaitsLeast, b.StragglerBy)
 	assert.Equal(t, int64(79), b.MaxComputeNS)
 	assert.Equal(t, int64(30), b.MinComputeNS)
 	require.NotNil(t, b.Imbalance)
@@ -111,9 +111,9 @@ func TestStraggler(t *testing.T) {
 	// kernels 30 ns later, so pid 30's all-reduce waits 30 ns for it.
 	early := rankFile(30, 0, [2]int{1010, 1030}, [2]int{1030, 1070}, [2]int{1070, 1090})
 	late := rankFile(31, 1, [2]int{1040, 1060}, [2]int{1060, 1070}, [2]int{1070, 1090})
-	rep = build(t, early, late).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	rep = phases.Of(build(t, early, late), phases.Options{Depth: 1, Communication: isCommunication()})
 	b = rep.Balance[0]
-	assert.Equal(t, &timeline.Rank{ProcessID: 31, Device: 1}, b.Straggler, "the late rank")
+	assert.Equal(t, &phases.Rank{ProcessID: 31, Device: 1}, b.Straggler, "the late rank")
 	assert.Equal(t, b.MaxComputeNS, b.MinComputeNS, "the same compute")
 	assert.Equal(t, int64(40), b.MaxCommunicationNS)
 	assert.Equal(t, int64(10), b.MinCommunicationNS)
@@ -123,14 +123,14 @@ func TestStraggler(t *testing.T) {
 	// A rank with one collective less cannot be paired call by call.
 	extra := header(32) + n("push", 1000, 1, "", "decode") + n("pop", 1100, 1, "", "") +
 		a(1005, 1, 1) + k(1010, 1030, 1, 7, 1, "gemm_kernel") + "E\t0\t0\n"
-	rep = build(t, early, extra).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	rep = phases.Of(build(t, early, extra), phases.Options{Depth: 1, Communication: isCommunication()})
 	assert.Nil(t, rep.Balance[0].NetCommunicationNS)
 }
 
 // TestNoCommunication: no communication kernel and no processes on
 // several GPUs: no split, no balance, and phases.json as before.
 func TestNoCommunication(t *testing.T) {
-	rep := build(t, phaseFile()).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	rep := phases.Of(build(t, phaseFile()), phases.Options{Depth: 1, Communication: isCommunication()})
 	assert.Nil(t, rep.Balance)
 	for _, sc := range rep.Scopes {
 		assert.Nil(t, sc.Run.Communication)
@@ -148,23 +148,23 @@ func TestNoCommunication(t *testing.T) {
 	compute := func(pid int) string {
 		return header(pid) + a(1005, 1, 1) + k(1010, 1050, 0, 7, 1, "gemm_kernel") + "E\t0\t0\n"
 	}
-	rep = build(t, compute(10), compute(11)).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	rep = phases.Of(build(t, compute(10), compute(11)), phases.Options{Depth: 1, Communication: isCommunication()})
 	assert.Nil(t, rep.Balance)
 	assert.Nil(t, rep.Scopes[1].Run.Communication)
-	require.Len(t, build(t, phaseFile()).Phases(timeline.PhaseOptions{Depth: 1}).Scopes, 2, "phaseFile's process uses devices 0 and 1")
+	require.Len(t, phases.Of(build(t, phaseFile()), phases.Options{Depth: 1}).Scopes, 2, "phaseFile's process uses devices 0 and 1")
 
 	// Without a rule, two ranks on two GPUs are still compared: all compute.
-	rep = build(t, twoRanks()...).Phases(timeline.PhaseOptions{Depth: 1})
+	rep = phases.Of(build(t, twoRanks()...), phases.Options{Depth: 1})
 	require.NotNil(t, rep.Scopes[0].Phases[0].Communication)
-	assert.Equal(t, &timeline.CommunicationSplit{ComputeNS: 70}, rep.Scopes[0].Phases[0].Communication)
+	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 70}, rep.Scopes[0].Phases[0].Communication)
 }
 
 // TestOneProcessCollective: one process with a communication kernel is
 // split, and compared with no one.
 func TestOneProcessCollective(t *testing.T) {
-	rep := build(t, twoRanks()[0]).Phases(timeline.PhaseOptions{Depth: 1, Communication: isCommunication()})
+	rep := phases.Of(build(t, twoRanks()[0]), phases.Options{Depth: 1, Communication: isCommunication()})
 	assert.Equal(t, int64(30), rep.Scopes[0].Phases[0].Communication.CommunicationNS)
 	require.Len(t, rep.Balance, 2)
-	assert.Equal(t, timeline.RankBalance{Phase: "decode", Ranks: 1, MaxBusyNS: 70, MinBusyNS: 70, MaxComputeNS: 60, MinComputeNS: 60,
+	assert.Equal(t, phases.RankBalance{Phase: "decode", Ranks: 1, MaxBusyNS: 70, MinBusyNS: 70, MaxComputeNS: 60, MinComputeNS: 60,
 		MaxCommunicationNS: 30, MinCommunicationNS: 30}, rep.Balance[0])
 }

@@ -1,10 +1,12 @@
-package timeline
+package phases
 
 import (
 	"cmp"
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // The ranges InferPhases gives a process: the names the automatic ranges
@@ -47,12 +49,12 @@ const (
 // comes before the first phase (imports, the model's build) stays outside
 // every range. It returns a note a process: how its phases were found, or
 // why none were; found says some were.
-func (tl *Timeline) InferPhases(domain string) (notes []string, found bool) {
+func InferPhases(tl *timeline.Timeline, domain string) (notes []string, found bool) {
 	for _, p := range tl.Processes {
-		if len(p.Kernels) == 0 || slices.ContainsFunc(p.Ranges, func(r *Range) bool { return r.Kind == PushPop && r.Domain == domain }) {
+		if len(p.Kernels) == 0 || slices.ContainsFunc(p.Ranges, func(r *timeline.Range) bool { return r.Kind == timeline.PushPop && r.Domain == domain }) {
 			continue
 		}
-		note, ok := p.inferPhases(domain)
+		note, ok := inferPhases(p, domain)
 		notes = append(notes, note)
 		found = found || ok
 	}
@@ -64,7 +66,7 @@ func (tl *Timeline) InferPhases(domain string) (notes []string, found bool) {
 // start: none).
 type decodeRun struct{ prefill, start, end int }
 
-func (p *Process) inferPhases(domain string) (string, bool) {
+func inferPhases(p *timeline.Process, domain string) (string, bool) {
 	// The launches of the thread that launched the most, in launch order.
 	threads := map[int64]int{}
 	for i := range p.Kernels {
@@ -78,13 +80,13 @@ func (p *Process) inferPhases(domain string) (string, bool) {
 			thread = t
 		}
 	}
-	var seq []*Kernel
+	var seq []*timeline.Kernel
 	for i := range p.Kernels {
 		if k := &p.Kernels[i]; k.API != nil && k.API.Thread == thread {
 			seq = append(seq, k)
 		}
 	}
-	slices.SortFunc(seq, func(a, b *Kernel) int { return cmp.Compare(a.Correlation, b.Correlation) })
+	slices.SortFunc(seq, func(a, b *timeline.Kernel) int { return cmp.Compare(a.Correlation, b.Correlation) })
 	none := func(why string) (string, bool) {
 		return fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why), false
 	}
@@ -103,7 +105,7 @@ func (p *Process) inferPhases(domain string) (string, bool) {
 	if prefills == 0 {
 		return none(fmt.Sprintf("a sequence of %d launches repeats %d times on thread %d, but no pass before it runs larger grids, as a prefill does: a loop, not a generate's", period, steps, thread))
 	}
-	p.addInferred(domain, thread, seq, period, runs)
+	addInferred(p, domain, thread, seq, period, runs)
 	how := fmt.Sprintf("%s: phases inferred from the kernel stream of thread %d, no NVTX range of its own: a sequence of %d launches repeats %d times in %d run(s) (the decode steps, %s each)",
 		p.File, thread, period, steps, len(runs), InferredStep)
 	how += fmt.Sprintf("; the %d launches before %d of them, whose kernels run %.1fx or more of a step's blocks (larger GEMM grids), are the prefill", period, prefills, PrefillGridFactor)
@@ -113,7 +115,7 @@ func (p *Process) inferPhases(domain string) (string, bool) {
 // decodeRuns finds the period of the decode loop in seq and the runs of
 // steps that repeat it (at least MinInferredSteps steps each), or 0 and
 // why there is none.
-func decodeRuns(seq []*Kernel) (int, []decodeRun, string) {
+func decodeRuns(seq []*timeline.Kernel) (int, []decodeRun, string) {
 	per, runs := loopRuns(seq, MinStepLaunches)
 	if per == 0 {
 		return 0, nil, fmt.Sprintf("no sequence of %d launches or more repeats %d times or more", MinStepLaunches, MinInferredSteps)
@@ -177,12 +179,12 @@ func decodeRuns(seq []*Kernel) (int, []decodeRun, string) {
 
 // loopRuns is the period of at least minLaunches launches that repeats
 // in seq as a decode loop does (decodeRuns), and its runs; 0 for none.
-func loopRuns(seq []*Kernel, minLaunches int) (int, []decodeRun) {
+func loopRuns(seq []*timeline.Kernel, minLaunches int) (int, []decodeRun) {
 	n := len(seq)
 	if n < 2*MinInferredSteps {
 		return 0, nil
 	}
-	id := map[*Function]int{}
+	id := map[*timeline.Function]int{}
 	names := map[string]int{}
 	tok := make([]int, n)
 	for i, k := range seq {
@@ -280,7 +282,7 @@ func loopRuns(seq []*Kernel, minLaunches int) (int, []decodeRun) {
 // per launches before it (after the run before), when its kernels run
 // PrefillGridFactor times the blocks of the run's first step; runs[i].start
 // when there is none.
-func prefillBefore(seq []*Kernel, runs []decodeRun, i, per int) int {
+func prefillBefore(seq []*timeline.Kernel, runs []decodeRun, i, per int) int {
 	r := runs[i]
 	lo := 0
 	if i > 0 {
@@ -343,7 +345,7 @@ func stepMatches(tok []int, s, per int) bool {
 // stepStart is the offset into its runs' steps at which the host waited
 // longest before a launch call (the median over the steps of the time
 // from the call before to it).
-func stepStart(seq []*Kernel, runs []decodeRun, per int) int {
+func stepStart(seq []*timeline.Kernel, runs []decodeRun, per int) int {
 	best, bestGap := 0, int64(-1)
 	gaps := []int64{}
 	for j := range per {
@@ -367,7 +369,7 @@ func stepStart(seq []*Kernel, runs []decodeRun, per int) int {
 }
 
 // blocks is the thread blocks the launches ran, summed.
-func blocks(ks []*Kernel) float64 {
+func blocks(ks []*timeline.Kernel) float64 {
 	b := 0.0
 	for _, k := range ks {
 		b += float64(k.Grid.X) * float64(k.Grid.Y) * float64(k.Grid.Z)
@@ -377,19 +379,19 @@ func blocks(ks []*Kernel) float64 {
 
 // addInferred adds the ranges of runs (their launches seq[i], on thread)
 // to p and attributes its kernels and copies to them.
-func (p *Process) addInferred(domain string, thread int64, seq []*Kernel, period int, runs []decodeRun) {
-	var leaves []*Range // prefill and steps, by start
+func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeline.Kernel, period int, runs []decodeRun) {
+	var leaves []*timeline.Range // prefill and steps, by start
 	// A range opens at its first launch call and closes when its last
 	// launch call has returned and its kernels have run: as a range pushed
 	// around a forward pass and the wait for its token, with none of the
 	// host's work before the next pass.
-	open := func(name string, parent *Range, from, to int) *Range {
-		r := &Range{Kind: PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Parent: parent,
+	open := func(name string, parent *timeline.Range, from, to int) *timeline.Range {
+		r := &timeline.Range{Kind: timeline.PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Parent: parent,
 			Start: seq[from].API.Start, End: seq[min(to, len(seq))-1].API.End}
 		for _, k := range seq[from:min(to, len(seq))] {
 			r.End = max(r.End, k.End)
 		}
-		r.setDepth()
+		r.SetDepth()
 		p.Ranges = append(p.Ranges, r)
 		return r
 	}
@@ -410,7 +412,7 @@ func (p *Process) addInferred(domain string, thread int64, seq []*Kernel, period
 			leaves = append(leaves, st)
 		}
 	}
-	slices.SortStableFunc(p.Ranges, func(x, y *Range) int {
+	slices.SortStableFunc(p.Ranges, func(x, y *timeline.Range) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Depth, y.Depth))
 	})
 	for i := range p.Copies {
@@ -418,7 +420,7 @@ func (p *Process) addInferred(domain string, thread int64, seq []*Kernel, period
 		if c.API == nil || c.API.Thread != thread {
 			continue
 		}
-		j, _ := slices.BinarySearchFunc(leaves, c.API.Start, func(r *Range, t int64) int { return cmp.Compare(r.Start, t+1) })
+		j, _ := slices.BinarySearchFunc(leaves, c.API.Start, func(r *timeline.Range, t int64) int { return cmp.Compare(r.Start, t+1) })
 		if j > 0 && c.API.Start < leaves[j-1].End {
 			c.Range = leaves[j-1]
 		}

@@ -1,10 +1,7 @@
-package timeline
+package phases
 
 import (
 	"cmp"
-	"fmt"
-	"io"
-	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,21 +9,12 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
-
-// Load builds the timeline of a run's CUPTI record files, named by their
-// paths relative to the run directory (open opens one as it is stored);
-// dir is their folder, for the error of a run that has none.
-func Load(dir string, files []string, open func(rel string) (io.ReadCloser, error)) (*Timeline, error) {
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: %w: no cupti-<pid>.tsv in it", dir, fs.ErrNotExist)
-	}
-	return readFiles(files, open)
-}
 
 // KernelTable is the kernel table of every launch keep admits, with each
 // kernel's spread; source names the timeline in errors.
-func (tl *Timeline) KernelTable(source string, keep func(*model.Launch) bool) (*model.KernelTable, error) {
+func KernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) bool) (*model.KernelTable, error) {
 	agg := model.NewKernelAggregator()
 	agg.KeepSpread()
 	for l := range tl.Launches() {
@@ -86,7 +74,7 @@ type Reach struct {
 // of theirs a Target, among the launches keep admits: in the order of
 // names, the mangled names of one name by time, most first. A mangled name
 // with no launch keep admits is none.
-func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Target {
+func Targets(tl *timeline.Timeline, names []string, keep func(*model.Launch) bool) []Target {
 	type config struct {
 		grid, block cupti.Dim3
 		shared      uint32
@@ -133,12 +121,12 @@ func (tl *Timeline) Targets(names []string, keep func(*model.Launch) bool) []Tar
 		slices.Sort(ids)
 		order[p.Header.PID] = slices.Compact(ids)
 		first[p.Header.PID] = p.Header.StartNS
-		if o, ok := p.origin(); ok && (p.Header.StartNS == 0 || o < p.Header.StartNS) {
+		if o, ok := p.Origin(); ok && (p.Header.StartNS == 0 || o < p.Header.StartNS) {
 			first[p.Header.PID] = o
 		}
 	}
 	byName := map[string]map[string]*acc{}
-	for k, l := range tl.kernelLaunches() {
+	for k, l := range tl.KernelLaunches() {
 		name := k.Name()
 		if !want[name] {
 			continue
@@ -219,7 +207,7 @@ func launchesBefore(sorted []uint32, id uint32) int {
 
 // FirstPause is when the workload first paused the recording of p (the
 // library's "recording" note "paused <ns>", CUPTI's clock), if it did.
-func FirstPause(p *Process) (int64, bool) {
+func FirstPause(p *timeline.Process) (int64, bool) {
 	first, found := int64(0), false
 	for _, n := range p.Notes {
 		v, ok := strings.CutPrefix(n.Value, "paused ")
@@ -237,7 +225,7 @@ func FirstPause(p *Process) (int64, bool) {
 // ncu would up to its first pause (at, if paused): no records dropped
 // before it (dropped_records notes come with no time: any counts), and no
 // CUDA graph launch (two kernels of one correlation id) before it.
-func countable(p *Process, at int64, paused bool) bool {
+func countable(p *timeline.Process, at int64, paused bool) bool {
 	for _, n := range p.Notes {
 		if n.Key == "dropped_records" {
 			return false
@@ -299,8 +287,8 @@ type TopProcesses struct {
 	EarlierLaunches int
 }
 
-// TopProcesses is TopProcesses for the top kernels' functions.
-func (tl *Timeline) TopProcesses(functions []string) TopProcesses {
+// TopProcessesOf is TopProcesses for the top kernels' functions.
+func TopProcessesOf(tl *timeline.Timeline, functions []string) TopProcesses {
 	type config struct {
 		function    string
 		grid, block cupti.Dim3
@@ -349,7 +337,7 @@ func (tl *Timeline) TopProcesses(functions []string) TopProcesses {
 // the same launch configurations (name, grid, block, dynamic shared
 // memory: what ncu tells apart), as the ranks of a tensor-parallel program
 // do; and how many processes those are.
-func (tl *Timeline) SameTopLaunches(functions []string) (same bool, processes int) {
+func SameTopLaunches(tl *timeline.Timeline, functions []string) (same bool, processes int) {
 	type config struct {
 		name        string
 		grid, block cupti.Dim3
@@ -386,8 +374,8 @@ func (tl *Timeline) SameTopLaunches(functions []string) (same bool, processes in
 // those occurred, every outermost range of the domain; nil (the whole
 // run) when the program opened none. changed reports whether the result is
 // not include.
-func (tl *Timeline) ProfiledRanges(include []string, domain string, phases model.Names) (ranges []string, changed bool) {
-	top := tl.TopRanges(domain)
+func ProfiledRanges(tl *timeline.Timeline, include []string, domain string, phases model.Names) (ranges []string, changed bool) {
+	top := TopRanges(tl, domain)
 	var occurred []string
 	for _, p := range include {
 		lv, err := model.Configured(p, domain)
@@ -413,10 +401,10 @@ func (tl *Timeline) ProfiledRanges(include []string, domain string, phases model
 // TopRanges are the names of the outermost push/pop NVTX ranges of the
 // CUPTI timeline (every process), in order of first start: what a program
 // marked, for a session whose configured ranges did not occur.
-func (tl *Timeline) TopRanges(domain string) []string {
+func TopRanges(tl *timeline.Timeline, domain string) []string {
 	var out []string
-	for _, s := range tl.Stages(nil) {
-		if s.Kind == PushPop && s.Depth == 1 && s.Domain == domain && !slices.Contains(out, s.Name) {
+	for _, s := range Stages(tl, nil) {
+		if s.Kind == timeline.PushPop && s.Depth == 1 && s.Domain == domain && !slices.Contains(out, s.Name) {
 			out = append(out, s.Name)
 		}
 	}

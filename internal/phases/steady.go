@@ -1,10 +1,11 @@
-package timeline
+package phases
 
 import (
 	"cmp"
 	"slices"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // Steady is the one warm-up decision of a timeline: for each stage (a
@@ -16,26 +17,26 @@ import (
 // stages, the phases' busy and idle time, gaps, launch latency,
 // communication) reads this one decision.
 type Steady struct {
-	warm map[*Range]bool // the warm-up instances (not their insides)
-	memo map[*Range]bool // InWarmup, once per range
+	warm map[*timeline.Range]bool // the warm-up instances (not their insides)
+	memo map[*timeline.Range]bool // InWarmup, once per range
 }
 
 // SteadyState makes the warm-up decision of every push/pop range of the
 // domains given (nil: every domain), stage by stage in order of their
 // shallowest instance, so that a stage's decision sees only the instances
 // outside its enclosing stages' warm-ups.
-func (tl *Timeline) SteadyState(domains []string) *Steady {
-	s := &Steady{warm: map[*Range]bool{}, memo: map[*Range]bool{}}
+func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
+	s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}}
 	for _, p := range tl.Processes {
 		type stage struct {
 			label string
 			depth int
-			insts []*Range
+			insts []*timeline.Range
 		}
 		var order []*stage
 		byLabel := map[string]*stage{}
 		for _, r := range p.Ranges {
-			if r.Kind != PushPop || !r.Closed || domains != nil && !slices.Contains(domains, r.Domain) {
+			if r.Kind != timeline.PushPop || !r.Closed || domains != nil && !slices.Contains(domains, r.Domain) {
 				continue
 			}
 			l := r.Label()
@@ -50,7 +51,7 @@ func (tl *Timeline) SteadyState(domains []string) *Steady {
 		}
 		slices.SortStableFunc(order, func(a, b *stage) int { return cmp.Compare(a.depth, b.depth) })
 		for _, st := range order {
-			var kept []*Range
+			var kept []*timeline.Range
 			var ms []float64
 			for _, r := range st.insts {
 				if !s.InWarmup(r.Parent) {
@@ -69,7 +70,7 @@ func (tl *Timeline) SteadyState(domains []string) *Steady {
 
 // InWarmup reports whether r is a warm-up instance or lies inside one. A
 // nil Steady (no decision) and a nil range are in no warm-up.
-func (s *Steady) InWarmup(r *Range) bool {
+func (s *Steady) InWarmup(r *timeline.Range) bool {
 	if s == nil || r == nil {
 		return false
 	}
@@ -83,4 +84,4 @@ func (s *Steady) InWarmup(r *Range) bool {
 
 // IsWarmup reports whether r itself is the warm-up instance of its stage
 // (not one inside it).
-func (s *Steady) IsWarmup(r *Range) bool { return s != nil && s.warm[r] }
+func (s *Steady) IsWarmup(r *timeline.Range) bool { return s != nil && s.warm[r] }

@@ -1,4 +1,6 @@
-package timeline
+package phases
+
+import "github.com/llm-perf-opt/deepprof/internal/timeline"
 
 // Stage is the CPU wall time of every instance of one NVTX range name in
 // one process: what a program's stages took, measured from its own ranges
@@ -9,8 +11,8 @@ type Stage struct {
 	// "LLM@prefill". Ranges of one name at different depths are one stage.
 	Name string `json:"name"`
 	// Domain is the range's NVTX domain ("": the default one).
-	Domain string    `json:"domain,omitempty"`
-	Kind   RangeKind `json:"kind"`
+	Domain string             `json:"domain,omitempty"`
+	Kind   timeline.RangeKind `json:"kind"`
 	// DurationsNS holds each closed instance's end - start, in start order.
 	DurationsNS []int64 `json:"durations_ns"`
 	// Unclosed counts instances still open when the file ended.
@@ -30,12 +32,12 @@ type Stage struct {
 // inside a warm-up instance of an enclosing stage (steady's decision; nil:
 // none) is in InWarmupNS, not DurationsNS: the stage's own warm-up rule
 // then sees the instances steady decided it on.
-func (tl *Timeline) Stages(steady *Steady) []Stage {
+func Stages(tl *timeline.Timeline, steady *Steady) []Stage {
 	out := []Stage{}
 	for _, p := range tl.Processes {
 		type key struct {
 			name string
-			kind RangeKind
+			kind timeline.RangeKind
 		}
 		idx := map[key]int{}
 		base := len(out)

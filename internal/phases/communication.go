@@ -1,10 +1,13 @@
-package timeline
+package phases
 
-import "github.com/llm-perf-opt/deepprof/internal/model"
+import (
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+)
 
 // CommunicationSplit divides a phase's busy time on one device between
 // communication kernels (NCCL collectives and the like:
-// PhaseOptions.Communication) and the others, compute. Each is the union of
+// Options.Communication) and the others, compute. Each is the union of
 // its kernels' intervals inside the phase's spans, whichever phase launched
 // them, as BusyNS is, so ComputeNS + CommunicationNS - OverlapNS = BusyNS.
 type CommunicationSplit struct {
@@ -143,7 +146,7 @@ func communicationRule(rule func(string) bool) func(string) bool {
 // one process's stray kernel on a second device. Ranks that each see only
 // their own GPU (device 0 everywhere, CUDA_VISIBLE_DEVICES per rank) are
 // told by their collectives.
-func (tl *Timeline) splitsCommunication(collective func(string) bool) bool {
+func splitsCommunication(tl *timeline.Timeline, collective func(string) bool) bool {
 	devices := map[uint32]bool{}
 	withKernels := 0
 	for _, p := range tl.Processes {
