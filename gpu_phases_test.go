@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // TestStage2PhasesAutoRanges: model.generate() with no NVTX range, its
@@ -37,7 +37,7 @@ func TestStage2PhasesAutoRanges(t *testing.T) {
 	auto := runCommand(t, tool, root, "phases-auto-"+stamp, []string{"python3", "scripts/bench/generate_lm.py", "--tokens", "32"}, tokens...)
 	hand := runCommand(t, tool, root, "phases-hand-"+stamp, []string{"python3", "scripts/bench/generate_lm.py", "--tokens", "32", "--annotate"},
 		append(tokens, "workload.auto_ranges=off")...)
-	var sums [2]summary.Summary
+	var sums [2]facts.Summary
 	for i, run := range []*rundir.Run{auto, hand} {
 		checkAnyProgram(t, run, prov)
 		b, err := run.ReadFile(rundir.SummaryJSON)
@@ -50,7 +50,7 @@ func TestStage2PhasesAutoRanges(t *testing.T) {
 		require.NotNil(t, s.Serving.TPOTMS, s.Serving.Missing)
 	}
 	t.Logf("TTFT %.3f against %.3f ms, TPOT %.3f against %.3f ms", *a.Serving.TTFTMS, *h.Serving.TTFTMS, *a.Serving.TPOTMS, *h.Serving.TPOTMS)
-	kernels := func(s summary.Summary) map[string]float64 {
+	kernels := func(s facts.Summary) map[string]float64 {
 		out := map[string]float64{}
 		for _, r := range s.Phases.Rows {
 			if !r.Nested && r.Phase != "" {
@@ -82,7 +82,7 @@ func TestStage2PhasesInferred(t *testing.T) {
 	checkAnyProgram(t, run, prov)
 	b, err := run.ReadFile(rundir.SummaryJSON)
 	require.NoError(t, err)
-	var s summary.Summary
+	var s facts.Summary
 	require.NoError(t, json.Unmarshal(b, &s))
 	assert.Contains(t, s.Stages.Source, rundir.SourceInferredStages)
 	n := map[string]int{}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/stretchr/testify/assert"
@@ -28,7 +29,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -176,7 +176,7 @@ func checkRun(t *testing.T, run *rundir.Run, prov machine.Provenance, domain str
 
 	// The stakeholder summary has every section's data: the GPU is in the
 	// peak table, the workload reports its FLOP facts and operators.
-	var sum summary.Summary
+	var sum facts.Summary
 	readJSON(t, run.Path(rundir.SummaryJSON), &sum)
 	assert.Empty(t, sum.Gaps(), "sections without data")
 	if assert.NotNil(t, sum.MFU.Model, sum.MFU.Missing) {

@@ -19,6 +19,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
@@ -47,7 +48,7 @@ var regionFixtures = []string{
 	"h200-llama-whole-timing/raw.csv",
 }
 
-func regionReport(t *testing.T, rel string, cfg regions.Config) *regions.Report {
+func regionReport(t *testing.T, rel string, cfg regions.Config) *facts.RegionReport {
 	t.Helper()
 	path := "fixtures/ncu/" + rel
 	f, err := os.Open(path)
@@ -79,9 +80,9 @@ func TestRegionGoldens(t *testing.T) {
 
 // checkReconciles checks that every parent's inclusive values are its
 // exclusive values plus its children's inclusive values.
-func checkReconciles(t *testing.T, rep *regions.Report) {
+func checkReconciles(t *testing.T, rep *facts.RegionReport) {
 	t.Helper()
-	sets := [][]regions.Region{rep.Aggregate}
+	sets := [][]facts.Region{rep.Aggregate}
 	for _, s := range rep.Scopes {
 		sets = append(sets, s.Regions)
 	}
@@ -106,7 +107,7 @@ func checkReconciles(t *testing.T, rep *regions.Report) {
 // checkRegionMarkdown parses report.md as GFM and checks that each region
 // section (a heading of level 3 or more) carries the region's name and is
 // followed by a kernel table and a metric table with one row per entry.
-func checkRegionMarkdown(t *testing.T, rep *regions.Report, src []byte) {
+func checkRegionMarkdown(t *testing.T, rep *facts.RegionReport, src []byte) {
 	t.Helper()
 	md := goldmark.New(goldmark.WithExtensions(extension.Table))
 	doc := md.Parser().Parse(text.NewReader(src))
@@ -144,7 +145,7 @@ func checkRegionMarkdown(t *testing.T, rep *regions.Report, src []byte) {
 		return ast.WalkContinue, nil
 	}))
 
-	var want []regions.Region
+	var want []facts.Region
 	if rep.AggregateEnabled && len(rep.Scopes) > 1 {
 		want = append(want, rep.Aggregate...)
 	}
@@ -221,7 +222,7 @@ func TestRegionsLibraryDomain(t *testing.T) {
 	assert.EqualValues(t, 1, rep.OutsideLaunches)
 	scan := rep.Aggregate[2]
 	require.Equal(t, "outer/inner:with:colons/CCCL@cub::DeviceScan::InclusiveScan", scan.Name)
-	assert.Equal(t, []regions.Level{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}}, scan.Levels)
+	assert.Equal(t, []facts.RegionLevel{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}}, scan.Levels)
 }
 
 // TestRegionsTwoProcesses: the held-out style of input, two processes on one
@@ -230,7 +231,7 @@ func TestRegionsLibraryDomain(t *testing.T) {
 func TestRegionsTwoProcesses(t *testing.T) {
 	rep := regionReport(t, "cuda-nvtx-twoproc/raw.csv", regions.DefaultConfig())
 	require.Len(t, rep.Scopes, 2)
-	names := func(regs []regions.Region) []string {
+	names := func(regs []facts.Region) []string {
 		var out []string
 		for _, r := range regs {
 			out = append(out, r.Name)

@@ -19,9 +19,8 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // derived are the files `deepprof report MAIN` makes from a run's raw
@@ -184,9 +183,9 @@ func TestRecordedRunsRegionsAgree(t *testing.T) {
 	require.NoError(t, err)
 	for _, src := range runs {
 		t.Run(filepath.Base(src), func(t *testing.T) {
-			var rep regions.Report
+			var rep facts.RegionReport
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.RegionsJSON)), &rep))
-			var s summary.Summary
+			var s facts.Summary
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.SummaryJSON)), &s))
 			require.False(t, s.Regions.Sampled, "the recorded runs have a timeline of every launch")
 			assert.Contains(t, []string{rundir.NcuTimingRaw, rundir.TimelineCupti}, rep.Source)
@@ -216,7 +215,7 @@ func TestRecordedRunsRegionsAgree(t *testing.T) {
 			}
 			md := string(mustRead(t, filepath.Join(src, rundir.RegionsSampleMD)))
 			assert.True(t, strings.HasPrefix(md, "# NVTX regions of a sample of launches, not the run's totals\n"), md[:80])
-			var sample regions.Report
+			var sample facts.RegionReport
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.RegionsSampleJSON)), &sample))
 			assert.Equal(t, rundir.NcuRaw, sample.Source)
 			assert.NotEmpty(t, sample.Sample)

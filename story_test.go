@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
@@ -38,7 +39,7 @@ func TestRecordedRunsOneStory(t *testing.T) {
 			t.Run(filepath.Base(src), func(t *testing.T) {
 				t.Parallel()
 				dir := rebuiltCopy(t, src)
-				var s summary.Summary
+				var s facts.Summary
 				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))
 				checkStory(t, &s)
 				mu.Lock()
@@ -57,7 +58,7 @@ func TestRecordedRunsOneStory(t *testing.T) {
 }
 
 // checkClaim checks that a claim's figures support it, by its kind's rule.
-func checkClaim(t *testing.T, c summary.Claim) {
+func checkClaim(t *testing.T, c facts.Claim) {
 	t.Helper()
 	f := c.Figures
 	switch c.Kind {
@@ -84,7 +85,7 @@ func checkClaim(t *testing.T, c summary.Claim) {
 	}
 }
 
-func checkStory(t *testing.T, s *summary.Summary) {
+func checkStory(t *testing.T, s *facts.Summary) {
 	t.Helper()
 	const eps = 1e-6
 	// Busy never more than the phase's own kernel time.
@@ -92,7 +93,7 @@ func checkStory(t *testing.T, s *summary.Summary) {
 		assert.LessOrEqual(t, r.BusyMS, r.KernelMS+eps, "%s: busy %.6f > kernel %.6f", r.Label(), r.BusyMS, r.KernelMS)
 	}
 	// A sub-stage's time inside the kept parent instances fits in them.
-	byName := map[string]summary.Stage{}
+	byName := map[string]facts.Stage{}
 	for _, st := range s.Stages.Rows {
 		byName[st.Name] = st
 	}
@@ -122,16 +123,16 @@ func checkStory(t *testing.T, s *summary.Summary) {
 			}
 			// (a span on the GPU runs on to its last kernel: a few µs
 			// past a short range's CPU end)
-			assert.InDelta(t, st.MeanMS, r.PerInstance(r.WallMS), max(0.10*st.MeanMS, 0.005), "%s: wall per steady instance against the stage's mean", r.Phase)
+			assert.InDelta(t, st.MeanMS, summary.PerInstance(r, r.WallMS), max(0.10*st.MeanMS, 0.005), "%s: wall per steady instance against the stage's mean", r.Phase)
 		}
 	}
 	// In the profiled ranges + outside them = whole run.
 	if k := s.Kernels; k.OutsideMS != nil {
 		assert.InDelta(t, s.Regions.TotalMS, k.TotalMS+*k.OutsideMS, 1e-6)
-		assert.Equal(t, summary.ScopeRanges, k.Scope)
+		assert.Equal(t, facts.ScopeRanges, k.Scope)
 	}
 	if s.Kernels.Missing == "" {
-		assert.Contains(t, []string{summary.ScopeRanges, summary.ScopeWholeRun}, s.Kernels.Scope)
+		assert.Contains(t, []string{facts.ScopeRanges, facts.ScopeWholeRun}, s.Kernels.Scope)
 	}
 	// Claims stand on their figures.
 	for _, c := range s.Narrative.Claims {
@@ -146,7 +147,7 @@ func checkStory(t *testing.T, s *summary.Summary) {
 		assert.Greater(t, r.Idle, s.Phases.LaunchBoundIdleShare, "%s is called launch-bound", r.Label())
 	}
 	// The what-if ladder: every top-level phase that ran kernels.
-	ladder := map[[3]any]summary.WhatIfRow{}
+	ladder := map[[3]any]facts.WhatIfRow{}
 	for _, w := range s.WhatIf.Rows {
 		ladder[[3]any{w.ProcessID, w.Device, w.Phase}] = w
 		assert.GreaterOrEqual(t, w.NowMS+eps, w.GPUBusyMS, "%s: now %.6f < busy %.6f", w.Phase, w.NowMS, w.GPUBusyMS)
@@ -170,14 +171,14 @@ func checkStory(t *testing.T, s *summary.Summary) {
 // hand with forward hooks: both find prefill and decode, with the same
 // instances, launches and, within 5 %, kernel time per phase.
 func TestAutoRangesMatchHandRanges(t *testing.T) {
-	read := func(run string) summary.Summary {
-		var s summary.Summary
+	read := func(run string) facts.Summary {
+		var s facts.Summary
 		require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(rebuiltCopy(t, run), rundir.SummaryJSON)), &s))
 		return s
 	}
 	auto, hand := read("fixtures/runs/h200-generate-auto-ranges"), read("fixtures/runs/h200-generate-by-hand")
-	phases := func(s summary.Summary) map[string]summary.PhaseRow {
-		out := map[string]summary.PhaseRow{}
+	phases := func(s facts.Summary) map[string]facts.PhaseRow {
+		out := map[string]facts.PhaseRow{}
 		for _, r := range s.Phases.Rows {
 			out[r.Phase] = r
 		}
@@ -219,7 +220,7 @@ func TestCuptiRunStandsInForStage1(t *testing.T) {
 			require.NoError(t, os.Remove(filepath.Join(dst, rundir.Stage1Report)))
 			_, err := harness.Report(dst, harness.ReportOptions{})
 			require.NoError(t, err)
-			var s summary.Summary
+			var s facts.Summary
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, rundir.SummaryJSON)), &s))
 			assert.Contains(t, s.Stages.Source, rundir.SourceCuptiReport)
 			assert.False(t, s.Stages.FromRanges)
@@ -246,7 +247,7 @@ func TestInferredPhasesTellTheStory(t *testing.T) {
 	dir := synth.Run(t, src, synth.StripNVTX())
 	_, err := harness.Report(dir, harness.ReportOptions{})
 	require.NoError(t, err)
-	var got, want summary.Summary
+	var got, want facts.Summary
 	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &got))
 	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.SummaryJSON)), &want))
 	assert.Contains(t, got.Stages.Source, rundir.SourceInferredStages)
@@ -272,7 +273,7 @@ func TestInferredPhasesTellTheStory(t *testing.T) {
 // were inferred, and tells one story with them.
 func TestInferredCppDecodeLoop(t *testing.T) {
 	dir := rebuiltCopy(t, "fixtures/runs/h200-cpp-decode-loop")
-	var s summary.Summary
+	var s facts.Summary
 	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))
 	assert.Contains(t, s.Stages.Source, rundir.SourceInferredStages)
 	n := map[string]int{}

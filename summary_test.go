@@ -17,6 +17,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -68,7 +69,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 	for _, src := range runs {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dst := rebuiltCopy(t, src)
-			var s summary.Summary
+			var s facts.Summary
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, rundir.SummaryJSON)), &s))
 
 			tabs := gfmTables(t, mustRead(t, filepath.Join(dst, rundir.StakeholderSummary)))

@@ -21,11 +21,11 @@ import (
 	deepprof "github.com/llm-perf-opt/deepprof"
 	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -218,7 +218,7 @@ type Run struct {
 	Dir string
 	// Summary is summary.json: stages, MFU, the top kernels with their
 	// category and bound, the time by category, the regions.
-	Summary summary.Summary
+	Summary facts.Summary
 	tb      testing.TB
 }
 
@@ -251,13 +251,13 @@ func Read(dir string) (*Run, error) {
 
 // Stage is a stage's wall times (a stage of the workload report, or an
 // NVTX range of a program that wrote none).
-func (r *Run) Stage(name string) (summary.Stage, bool) {
+func (r *Run) Stage(name string) (facts.Stage, bool) {
 	for _, s := range r.Summary.Stages.Rows {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return summary.Stage{}, false
+	return facts.Stage{}, false
 }
 
 // RegionShare is a region's share of the run's GPU time, in percent; false
@@ -283,9 +283,9 @@ func (r *Run) CategoryShare(category string) float64 {
 }
 
 // Kernel is the top kernel of rank (1 is the one with the most GPU time).
-func (r *Run) Kernel(rank int) (summary.Kernel, bool) {
+func (r *Run) Kernel(rank int) (facts.KernelRow, bool) {
 	if rank < 1 || rank > len(r.Summary.Kernels.Rows) {
-		return summary.Kernel{}, false
+		return facts.KernelRow{}, false
 	}
 	return r.Summary.Kernels.Rows[rank-1], true
 }

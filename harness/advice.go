@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -8,7 +9,7 @@ import (
 
 // readRules reads ncu's rules per kernel from the deep pass's details page;
 // an error says why there are none (no page, or the line that is wrong).
-func readRules(run *rundir.Run) (map[string][]kernels.Rule, error) {
+func readRules(run *rundir.Run) (map[string][]facts.Rule, error) {
 	if !run.HasExport(rundir.NcuDetails) {
 		return nil, errNoDetails
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -274,7 +274,7 @@ func TestRecordedKilledProgram(t *testing.T) {
 	first := strings.SplitN(strings.TrimPrefix(r.findings, "## Findings\n\n- "), "\n", 2)[0]
 	assert.Contains(t, first, "python3 was killed by SIGKILL (sent by the kernel's out-of-memory killer")
 	assert.Contains(t, r.summary, "cupti-503.tsv.gz: cut short (no E line")
-	var s summary.Summary
+	var s facts.Summary
 	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &s))
 	for _, st := range s.Stages.Rows {
 		if st.Name == "decode_all" {

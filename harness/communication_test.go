@@ -10,10 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/internal/phases"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // rankRecords is a SYNTHETIC record file of one rank of a tensor-parallel
@@ -55,18 +54,18 @@ func TestCommunicationSection(t *testing.T) {
 	}
 	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
 
-	var ph phases.PhaseReport
+	var ph facts.PhaseReport
 	require.NoError(t, json.Unmarshal(must(os.ReadFile(run.Path(rundir.TimelinePhases))), &ph))
 	require.Len(t, ph.Scopes, 2)
 	require.Len(t, ph.Scopes[0].Phases, 1)
-	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 6e6, CommunicationNS: 3e6, OverlapNS: 2e6, ExposedCommunicationNS: 1e6, Collectives: 1},
+	assert.Equal(t, &facts.CommunicationSplit{ComputeNS: 6e6, CommunicationNS: 3e6, OverlapNS: 2e6, ExposedCommunicationNS: 1e6, Collectives: 1},
 		ph.Scopes[0].Phases[0].Communication)
-	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 8_200_000, CommunicationNS: 1e6, OverlapNS: 700_000, ExposedCommunicationNS: 300_000, Collectives: 1},
+	assert.Equal(t, &facts.CommunicationSplit{ComputeNS: 8_200_000, CommunicationNS: 1e6, OverlapNS: 700_000, ExposedCommunicationNS: 300_000, Collectives: 1},
 		ph.Scopes[1].Phases[0].Communication)
 	require.Len(t, ph.Balance, 2)
-	assert.Equal(t, &phases.Rank{ProcessID: 11, Device: 1}, ph.Balance[0].Straggler)
+	assert.Equal(t, &facts.Rank{ProcessID: 11, Device: 1}, ph.Balance[0].Straggler)
 
-	var s summary.Summary
+	var s facts.Summary
 	require.NoError(t, json.Unmarshal(must(os.ReadFile(run.Path(rundir.SummaryJSON))), &s))
 	require.NotNil(t, s.Communication)
 	assert.Len(t, s.Communication.Rows, 4, "decode_all and the whole run of each rank")

@@ -17,9 +17,11 @@
 //	machine                      the GPU (NVML), its peaks, the tools' versions
 //	ncu, nsys, cupti, workload   readers: a tool's bytes to the model
 //	rundir                       the run directory: layout, manifest, atomic writes, merge
-//	kernels, regions, timeline   analyses of launches
+//	timeline                     the CUPTI timeline: launches attributed to their ranges
+//	facts                        what the analyses found, as data (summary.json, phases, diff)
+//	kernels, regions, phases     analyses of launches
 //	config, compare, summary     the profile; run against run; the summary's numbers
-//	render                       Markdown, JSON, HTML, SVG, trace: to an io.Writer
+//	render                       Markdown, JSON, HTML, SVG, trace from facts: to an io.Writer
 //	session                      preflight, tools, steps, ranks, the CUPTI library
 //	harness                      this package: rebuild and the facade
 //	cmd/deepprof, deepproftest   the command and the test API

@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
@@ -33,9 +34,9 @@ type scanned struct {
 	uses       uses
 	kernels    *model.KernelTable
 	kernelsErr error
-	regions    *regions.Report
+	regions    *facts.RegionReport
 	regionsErr error
-	sample     *regions.Report
+	sample     *facts.RegionReport
 	sampleErr  error
 	metrics    map[string]*kernels.Metrics
 	metricsErr error
@@ -121,7 +122,7 @@ func scanExport(run *rundir.Run, rel string, u uses, cfg settings) *scanned {
 			}
 		}})
 	}
-	addRegions := func(rc regions.Config, rep **regions.Report, rerr *error) {
+	addRegions := func(rc regions.Config, rep **facts.RegionReport, rerr *error) {
 		a, err := regions.New(rc)
 		if err != nil {
 			configErrs = append(configErrs, func() { *rerr = err })

@@ -28,8 +28,9 @@ var layers = [][]string{
 	{"internal/model", "internal/input", "internal/machine", "."},
 	// 1: readers (a tool's bytes to the model) and the run directory
 	{"internal/ncu", "internal/nsys", "internal/cupti", "internal/workload", "internal/rundir"},
-	// 2: the CUPTI timeline (records to attributed launches)
-	{"internal/timeline"},
+	// 2: the CUPTI timeline (records to attributed launches); the analysed
+	// facts, as data
+	{"internal/timeline", "internal/facts"},
 	// 3: analyses of launches
 	{"internal/kernels", "internal/regions", "internal/phases"},
 	// 4: the profile, run against run, the summary's numbers

@@ -11,11 +11,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/input"
-	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -69,11 +68,11 @@ type inputs struct {
 
 	tab      *model.KernelTable
 	kerr     error
-	rules    map[string][]kernels.Rule
+	rules    map[string][]facts.Rule
 	rulesErr error
-	reg      *regions.Report
+	reg      *facts.RegionReport
 	rerr     error
-	sample   *regions.Report
+	sample   *facts.RegionReport
 	serr     error
 
 	summary summary.Inputs // env.json, the stages, the deep pass's metrics
@@ -160,13 +159,13 @@ type result struct {
 	in *inputs
 	// rules are ncu's rules by the kernel table's spelling of each name,
 	// for kernels.json and the summary alike.
-	rules   map[string][]kernels.Rule
-	samples map[string]*summary.Sample
-	phases  *phases.PhaseReport
+	rules   map[string][]facts.Rule
+	samples map[string]*facts.Sample
+	phases  *facts.PhaseReport
 	check   *OracleCheck
 	// checkErr is why the check against the oracle could not be made.
 	checkErr error
-	summary  *summary.Summary
+	summary  *facts.Summary
 	// summaryErr is why the summary could not be made (a figure that is
 	// not finite).
 	summaryErr error
@@ -259,7 +258,7 @@ func renderFiles(res *result) []output {
 }
 
 // regionsOutput is a region report's folder, or why it is missing.
-func regionsOutput(dir, md, js string, rep *regions.Report, why error) output {
+func regionsOutput(dir, md, js string, rep *facts.RegionReport, why error) output {
 	o := output{rel: dir, isDir: true, records: []string{md, js}}
 	if why != nil {
 		o.missing = why
@@ -318,7 +317,7 @@ func jsonOutput(rel string, b *bytes.Buffer, err error) output {
 
 // kernelsOutputs are kernels.md (the top N) and kernels.json (every
 // kernel of the table's scope, its contract), or why they are missing.
-func kernelsOutputs(tab *model.KernelTable, why error, topN int, rules map[string][]kernels.Rule, samples map[string]*summary.Sample) []output {
+func kernelsOutputs(tab *model.KernelTable, why error, topN int, rules map[string][]facts.Rule, samples map[string]*facts.Sample) []output {
 	if why != nil {
 		return []output{{rel: rundir.KernelsMD, missing: why}, {rel: rundir.KernelsJSON, missing: why}}
 	}
@@ -349,7 +348,7 @@ func operatorsOutput(res *result) output {
 }
 
 // chartOutputs are the summary's charts, each drawn or skipped with why.
-func chartOutputs(s *summary.Summary) []output {
+func chartOutputs(s *facts.Summary) []output {
 	var out []output
 	for _, c := range drawCharts(s) {
 		if c.Missing != "" {

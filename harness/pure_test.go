@@ -12,10 +12,14 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// analyses are the packages that compute a run's facts: what the
-// renderers render.
-var analyses = []string{"internal/compare", "internal/cupti", "internal/kernels", "internal/regions",
-	"internal/summary", "internal/timeline", "internal/workload", "internal/model"}
+// analyses are the packages of the layers that compute a run's facts
+// (layers 3 and 4: phases, kernels, regions, summary, compare, config).
+// The renderers import none of them: they render package facts' values.
+func analyses() []string { return slices.Concat(layers[3], layers[4]) }
+
+// rendered are the packages whose values the renderers render: the facts,
+// and the readers' records (the trace is written from the timeline).
+var rendered = []string{"internal/facts", "internal/cupti", "internal/timeline", "internal/workload", "internal/model"}
 
 // formats are the analyses' functions that decide only how a number is
 // written, whatever their result.
@@ -42,7 +46,7 @@ func TestRenderComputesNothing(t *testing.T) {
 			continue
 		}
 		rel := strings.TrimPrefix(f.Pkg().Path(), module+"/")
-		if !slices.Contains(analyses, rel) {
+		if !slices.Contains(rendered, rel) {
 			continue
 		}
 		sig := f.Type().(*types.Signature)
@@ -58,6 +62,62 @@ func TestRenderComputesNothing(t *testing.T) {
 	sort.Strings(bad)
 	assert.Empty(t, bad, "render computes with these: the analysis should hold their results")
 	assert.NotEmpty(t, seen, "render uses the analyses' wording")
+}
+
+// TestRenderImportsNoAnalysis (issue 34): the renderers import no package
+// that computes a run's facts, so a table cannot work a number out for
+// itself; what they render comes from package facts (and the timeline's
+// records, for the trace).
+func TestRenderImportsNoAnalysis(t *testing.T) {
+	graph := moduleImports(t, "..")
+	require.Contains(t, graph, "internal/render")
+	var bad []string
+	for _, q := range graph["internal/render"] {
+		if slices.Contains(analyses(), q) {
+			bad = append(bad, q)
+		}
+	}
+	assert.Empty(t, bad, "internal/render imports analyses")
+	assert.Contains(t, graph["internal/render"], "internal/facts")
+}
+
+// TestFactsComputeNothing (issue 34): package facts holds data. Every
+// exported function and method of it words or names what it is given
+// (decoding JSON aside); one that gives a number or a decision is the
+// analysis's to make, and belongs in an analysis package.
+func TestFactsComputeNothing(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}
+	pkgs, err := packages.Load(cfg, "./internal/facts")
+	require.NoError(t, err)
+	require.Len(t, pkgs, 1)
+	require.Empty(t, pkgs[0].Errors)
+	scope := pkgs[0].Types.Scope()
+	var bad []string
+	check := func(f *types.Func) {
+		if !f.Exported() || f.Name() == "UnmarshalJSON" || f.Name() == "MarshalJSON" {
+			return
+		}
+		if sig := f.Type().(*types.Signature); !wordsOnly(sig) {
+			bad = append(bad, f.FullName()+" "+types.TypeString(sig.Results(), nil))
+		}
+	}
+	funcs := 0
+	for _, name := range scope.Names() {
+		switch o := scope.Lookup(name).(type) {
+		case *types.Func:
+			check(o)
+			funcs++
+		case *types.TypeName:
+			if n, ok := o.Type().(*types.Named); ok {
+				for m := range n.Methods() {
+					check(m)
+					funcs++
+				}
+			}
+		}
+	}
+	assert.Empty(t, bad, "facts computes with these: they belong to the analysis")
+	assert.Greater(t, funcs, 5, "facts words what it holds")
 }
 
 // wordsOnly says whether every result of sig is words: a string or a list

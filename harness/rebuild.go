@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -105,7 +106,7 @@ func recordInputs(run *rundir.Run) {
 
 // sampleRegions is the deep pass's sample by region, with the configured
 // metric groups.
-func sampleRegions(run *rundir.Run, cfg settings) (*regions.Report, error) {
+func sampleRegions(run *rundir.Run, cfg settings) (*facts.RegionReport, error) {
 	if !run.HasExport(rundir.NcuRaw) {
 		return nil, errors.New("no deep-pass export (" + rundir.NcuRaw + ")")
 	}
@@ -133,7 +134,7 @@ func RebuildRun(run *rundir.Run, cfg *config.Config) error {
 // (deepprof regions --out): region folders an earlier write made there and
 // this one did not are removed where deepprof's markers show them its own,
 // and nothing else (rundir.WriteOwnedDir).
-func WriteRegionsOut(dir string, rep *regions.Report) error {
+func WriteRegionsOut(dir string, rep *facts.RegionReport) error {
 	files, err := render.RegionsDirFiles(rep)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/llm-perf-opt/deepprof/internal/nsys"
@@ -44,7 +45,7 @@ var kernelSources = []source[*model.KernelTable]{
 
 // regionSources are where the run's NVTX regions (ncu/regions/, the
 // summary's regions) come from: exports with each launch's NVTX stack.
-var regionSources = []source[*regions.Report]{
+var regionSources = []source[*facts.RegionReport]{
 	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, present: hasCupti, read: readCuptiRegions},
 	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readRunRegions},
 	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readRunRegions},
@@ -111,7 +112,7 @@ func choose[T any](run *rundir.Run, list []source[T], none string) chosen[T] {
 // sources are the inputs of a rebuild, chosen once.
 type sources struct {
 	kernels chosen[*model.KernelTable]
-	regions chosen[*regions.Report]
+	regions chosen[*facts.RegionReport]
 	stages  chosen[*workload.Report]
 }
 
@@ -151,7 +152,7 @@ func runRegionsConfig(cfg regions.Config) regions.Config {
 	return cfg
 }
 
-func readRunRegions(run *rundir.Run, rel string, cfg settings) (*regions.Report, error) {
+func readRunRegions(run *rundir.Run, rel string, cfg settings) (*facts.RegionReport, error) {
 	sc := cfg.scan(run, rel, uses{regions: true})
 	return sc.regions, sc.regionsErr
 }

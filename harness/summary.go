@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
@@ -25,7 +25,7 @@ const chartKernelsCount = 10
 
 // drawCharts draws each chart the summary has data for, and says why the
 // others are not drawn.
-func drawCharts(s *summary.Summary) []render.Chart {
+func drawCharts(s *facts.Summary) []render.Chart {
 	var out []render.Chart
 	draw := func(rel, title string, why string, svg func() ([]byte, error)) {
 		c := render.Chart{Path: rel, Title: title}
@@ -117,7 +117,7 @@ func drawCharts(s *summary.Summary) []render.Chart {
 // rebuild read once (kernels, regions: each with the reason when it could
 // not be), the stages, env.json and the deep pass's metrics; each input
 // that cannot be read comes with the reason.
-func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.KernelTable, kerr error, reg *regions.Report, rerr error) summary.Inputs {
+func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.KernelTable, kerr error, reg *facts.RegionReport, rerr error) summary.Inputs {
 	in := summary.Inputs{RunID: run.Manifest().RunID}
 
 	env, err := readEnv(run)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
@@ -123,7 +124,7 @@ func orWhole(ranges []string) string {
 
 // readCuptiRegions is the run's regions from the CUPTI timeline: every
 // launch, by the NVTX stack of the thread that launched it.
-func readCuptiRegions(run *rundir.Run, _ string, cfg settings) (*regions.Report, error) {
+func readCuptiRegions(run *rundir.Run, _ string, cfg settings) (*facts.RegionReport, error) {
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func (c settings) isCommunication() func(kernel string) bool {
 
 // phasesOf is the timeline's phases at depth 1 with their nested ranges,
 // in steady state (the one warm-up decision).
-func phasesOf(tl *timeline.Timeline, cfg settings, steady *phases.Steady) *phases.PhaseReport {
+func phasesOf(tl *timeline.Timeline, cfg settings, steady *phases.Steady) *facts.PhaseReport {
 	return phases.Of(tl, phases.Options{Depth: 1, NestedDepth: nestedPhaseDepth, Communication: cfg.isCommunication(), Domains: []string{cfg.Domain}, Steady: steady})
 }
 
@@ -183,7 +184,7 @@ func byRank(f *workload.Figures, tl *timeline.Timeline) {
 // phase with the region of its range, and each kernel with its launches in
 // those phases (the oracle saw nothing else, whatever nvtx.include chose
 // for the kernel table).
-func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *regions.Report, isCommunication func(string) bool) (*OracleCheck, error) {
+func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionReport, isCommunication func(string) bool) (*OracleCheck, error) {
 	if reg == nil {
 		return nil, errors.New("no regions from the timeline to compare")
 	}

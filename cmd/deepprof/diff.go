@@ -53,7 +53,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Uniform(th))
 	if f == "json" {
-		err = res.JSON(stdout)
+		err = compare.JSON(res, stdout)
 	} else {
 		err = writeMarkdown(stdout, f, func(w io.Writer) error { return render.DiffMarkdown(w, res) })
 	}

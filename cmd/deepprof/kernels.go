@@ -6,10 +6,10 @@ import (
 	"os"
 	"slices"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/render"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -53,14 +53,14 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 }
 
 // displayNamed is t with each kernel under its display name
-// (summary.DisplayNames: its function, and what tells its instances
+// (facts.DisplayNames: its function, and what tells its instances
 // apart), for a terminal: the Markdown and JSON keep the full names.
 func displayNamed(t model.KernelTable) model.KernelTable {
 	names := make([]string, len(t.Kernels))
 	for i, k := range t.Kernels {
 		names[i] = k.Name
 	}
-	short := summary.DisplayNames(names)
+	short := facts.DisplayNames(names)
 	t.Kernels = slices.Clone(t.Kernels)
 	for i := range t.Kernels {
 		t.Kernels[i].Name = short[i]

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/phases"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,7 +58,7 @@ func TestMergeEightRanks(t *testing.T) {
 	}
 
 	// Together: the phases compare the eight ranks.
-	var ph phases.PhaseReport
+	var ph facts.PhaseReport
 	b, err := os.ReadFile(run.Path(rundir.TimelinePhases))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ph))
@@ -147,7 +147,7 @@ func TestMergeTwoNodesSharingIDs(t *testing.T) {
 	}
 	devices := kernelDevices(t, run)
 	assert.Len(t, devices, 4, "a row per rank's GPU: %v", devices)
-	var ph phases.PhaseReport
+	var ph facts.PhaseReport
 	b, err := os.ReadFile(run.Path(rundir.TimelinePhases))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &ph))

@@ -12,6 +12,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 
@@ -271,7 +272,7 @@ func positioned(name string, data []byte, err error) error {
 // CompareBaseline compares a run (B, from FromRun) with its baseline (A)
 // within the tolerances. render.MovedMarkdown writes the table of what
 // moved; the result's Regression says whether anything moved beyond them the wrong way.
-func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*Result, error) {
+func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*facts.DiffResult, error) {
 	th, err := tol.Thresholds()
 	if err != nil {
 		return nil, err

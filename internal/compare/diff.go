@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 
@@ -24,70 +25,6 @@ func Uniform(f float64) model.Thresholds {
 	return model.Thresholds{Stage: f, Kernel: f, Region: f, MFU: f}
 }
 
-// Verdict is what a row's change means.
-type Verdict string
-
-// The verdicts.
-const (
-	Unchanged   Verdict = "unchanged"   // |Δ| within the threshold
-	Noise       Verdict = "noise"       // beyond the threshold, not significant by the noise test
-	Regression  Verdict = "regression"  // slower (MFU: lower); fails the comparison
-	Improvement Verdict = "improvement" // faster (MFU: higher); reported, never fails
-	Reported    Verdict = "reported"    // shown for information (appeared, disappeared...)
-	NotAvail    Verdict = "n/a"         // a side has no value
-)
-
-// Kernel row statuses.
-const (
-	Matched     = "matched"
-	Appeared    = "appeared"    // in B's list only, slower than A's smallest listed kernel
-	Disappeared = "disappeared" // in A's list only, slower than B's smallest listed kernel
-	// EnteredList: in B's list only, no slower than A's smallest listed
-	// kernel: it may have been just under A's top-N cut.
-	EnteredList = "entered list"
-	// LeftList: in A's list only, no slower than B's smallest listed kernel.
-	LeftList = "left list"
-)
-
-// Side names one compared run.
-type Side struct {
-	Source string `json:"source"`
-	RunID  string `json:"run_id"`
-	Model  string `json:"model,omitempty"`
-	Device string `json:"device,omitempty"`
-	// Read are the files read, relative to Source; empty for a baseline
-	// file (Source itself).
-	Read []string `json:"read"`
-}
-
-// Result is a comparison of run B against run A.
-type Result struct {
-	A          Side             `json:"a"`
-	B          Side             `json:"b"`
-	Thresholds model.Thresholds `json:"thresholds"`
-	NoiseTest  string           `json:"noise_test"`
-	Alpha      float64          `json:"alpha"`
-	Rule       string           `json:"rule"` // the verdict rule in words
-
-	Regression   bool      `json:"regression"`
-	Regressions  []string  `json:"regressions"`  // one line each, plain text
-	Improvements []string  `json:"improvements"` // one line each, plain text
-	Missing      []Missing `json:"missing"`      // parts not compared for want of a file
-	// Incomplete says a required part could not be compared (Missing).
-	Incomplete bool     `json:"incomplete"`
-	Notes      []string `json:"notes"`
-
-	Stages  []StageRow  `json:"stages"`
-	Kernels []KernelRow `json:"kernels"`
-	Regions []RegionRow `json:"regions"`
-	// RegionsSource says which region totals were compared.
-	RegionsSource string   `json:"regions_source"`
-	MFU           []MFURow `json:"mfu"`
-	// NoMFU says neither run has summary.json's mfu: the MFU rows are
-	// all not available, for that one reason.
-	NoMFU bool `json:"no_mfu,omitempty"`
-}
-
 // The region totals a comparison reads: every launch of the timing pass
 // when both runs' summary.json have them, else the deep pass's sample.
 const (
@@ -95,73 +32,10 @@ const (
 	RegionsDeepSample  = "ncu/regions/report.json: the deep pass's sampled launches"
 )
 
-// Change is a row's difference, B − A.
-type Change struct {
-	DeltaMS  *float64 `json:"delta_ms"`
-	DeltaPct *float64 `json:"delta_pct"` // 100 × Δ / A; null when A is 0 or a side is absent
-	Verdict  Verdict  `json:"verdict"`
-}
-
-// StageRow compares one stage's repeats.
-type StageRow struct {
-	Name string         `json:"name"`
-	A    *model.Summary `json:"a"` // nil: the stage is not in A
-	B    *model.Summary `json:"b"`
-	Test string         `json:"test"`        // "welch" or "threshold only"
-	P    *float64       `json:"p,omitempty"` // Welch's two-sided p-value
-	// LowPower says a side has fewer than MinPowerSamples repeats: the
-	// test can call a real change of this size noise.
-	LowPower bool `json:"low_power,omitempty"`
-	Change
-}
-
-// KernelRow compares one kernel's totals.
-type KernelRow struct {
-	Name   string         `json:"kernel_name"`
-	Device model.DeviceID `json:"device"`
-	Status string         `json:"status"`
-	A      *KernelSide    `json:"a"` // nil: not in A's list
-	B      *KernelSide    `json:"b"`
-	// ShareOfA is B's time as a share of A's kernel time, for a kernel
-	// that appeared.
-	ShareOfA *float64 `json:"share_of_a,omitempty"`
-	Change
-}
-
-// KernelSide is one run's totals of a kernel.
-type KernelSide struct {
-	TotalMS float64 `json:"total_ms"`
-	Calls   int64   `json:"calls"`
-}
-
-// RegionRow compares one region's totals.
-type RegionRow struct {
-	Name string      `json:"name"`
-	A    *RegionSide `json:"a"` // nil: not in A
-	B    *RegionSide `json:"b"`
-	Change
-}
-
-// RegionSide is one run's totals of a region.
-type RegionSide struct {
-	TotalMS     float64 `json:"total_ms"`
-	KernelCount int64   `json:"kernel_count"`
-}
-
-// MFURow compares one MFU figure.
-type MFURow struct {
-	Name     string   `json:"name"` // model, prefill or decode
-	A        *float64 `json:"a"`
-	B        *float64 `json:"b"`
-	DeltaPct *float64 `json:"delta_pct"` // relative: 100 × (B − A) / A
-	Verdict  Verdict  `json:"verdict"`
-	Why      string   `json:"why,omitempty"` // why it is not available
-}
-
 // Compare compares run b against run a. Rows whose part a run lacks are left
 // out and the part is listed in Missing; MFU is optional and only noted.
-func Compare(a, b *Summary, th model.Thresholds) *Result {
-	r := &Result{
+func Compare(a, b *Summary, th model.Thresholds) *facts.DiffResult {
+	r := &facts.DiffResult{
 		A:          side(a),
 		B:          side(b),
 		Thresholds: th,
@@ -184,16 +58,16 @@ func Compare(a, b *Summary, th model.Thresholds) *Result {
 	if a.Device != "" && b.Device != "" && a.Device != b.Device {
 		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran on different GPUs (%s, %s)", shown(a.Device), shown(b.Device)))
 	}
-	if a.Has(PartStages) && b.Has(PartStages) {
-		r.compareStages(a, b)
+	if a.Has(facts.PartStages) && b.Has(facts.PartStages) {
+		compareStages(r, a, b)
 	}
-	if a.Has(PartKernels) && b.Has(PartKernels) {
-		r.compareKernels(a, b)
+	if a.Has(facts.PartKernels) && b.Has(facts.PartKernels) {
+		compareKernels(r, a, b)
 	}
-	if a.Has(PartRegions) && b.Has(PartRegions) {
-		r.compareRegions(a, b)
+	if a.Has(facts.PartRegions) && b.Has(facts.PartRegions) {
+		compareRegions(r, a, b)
 	}
-	r.compareMFU(a, b)
+	compareMFU(r, a, b)
 	r.Regression = len(r.Regressions) > 0
 	if r.Regressions == nil {
 		r.Regressions = []string{}
@@ -202,7 +76,7 @@ func Compare(a, b *Summary, th model.Thresholds) *Result {
 		r.Improvements = []string{}
 	}
 	if r.Missing == nil {
-		r.Missing = []Missing{}
+		r.Missing = []facts.DiffMissing{}
 	}
 	r.Incomplete = len(r.Missing) > 0
 	if r.Notes == nil {
@@ -211,12 +85,12 @@ func Compare(a, b *Summary, th model.Thresholds) *Result {
 	return r
 }
 
-func side(s *Summary) Side {
+func side(s *Summary) facts.DiffSide {
 	read := s.Read
 	if read == nil {
 		read = []string{}
 	}
-	return Side{Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, Read: read}
+	return facts.DiffSide{Source: s.Source, RunID: s.RunID, Model: s.Model, Device: s.Device, Read: read}
 }
 
 // Rule says the verdict rule in words, as the reports print it.
@@ -245,22 +119,22 @@ func trimPct(v float64) string {
 // judge turns a change into a verdict: exceeds says whether it passed the
 // threshold, noise whether the noise test then rejected it, worse whether
 // its direction is the bad one.
-func judge(exceeds, noise, worse bool) Verdict {
+func judge(exceeds, noise, worse bool) facts.Verdict {
 	switch {
 	case !exceeds:
-		return Unchanged
+		return facts.Unchanged
 	case noise:
-		return Noise
+		return facts.Noise
 	case worse:
-		return Regression
+		return facts.Regression
 	}
-	return Improvement
+	return facts.Improvement
 }
 
 // change computes B − A and whether it exceeds threshold th.
-func change(a, b, th float64) (Change, bool) {
+func change(a, b, th float64) (facts.DiffChange, bool) {
 	d := model.RoundMS(b - a)
-	c := Change{DeltaMS: &d}
+	c := facts.DiffChange{DeltaMS: &d}
 	if a != 0 {
 		p := roundFrac(100 * d / a)
 		c.DeltaPct = &p
@@ -274,11 +148,11 @@ func change(a, b, th float64) (Change, bool) {
 // (deepprof diff's regression message).
 func shown(name string) string { return input.EscapeHidden(name) }
 
-func (r *Result) note(v Verdict, what string) {
+func note(r *facts.DiffResult, v facts.Verdict, what string) {
 	switch v {
-	case Regression:
+	case facts.Regression:
 		r.Regressions = append(r.Regressions, what)
-	case Improvement:
+	case facts.Improvement:
 		r.Improvements = append(r.Improvements, what)
 	}
 }
@@ -290,7 +164,7 @@ func pctText(p *float64) string {
 	return fmt.Sprintf("%+.1f%%", *p)
 }
 
-func (r *Result) compareStages(a, b *Summary) {
+func compareStages(r *facts.DiffResult, a, b *Summary) {
 	find := func(s *Summary, name string) *model.Summary {
 		for i := range s.Stages {
 			if s.Stages[i].Name == name {
@@ -309,32 +183,28 @@ func (r *Result) compareStages(a, b *Summary) {
 		}
 	}
 	for _, name := range SortStages(names) {
-		row := StageRow{Name: name, A: find(a, name), B: find(b, name), Test: "threshold only"}
+		row := facts.DiffStage{Name: name, A: find(a, name), B: find(b, name), Test: "threshold only"}
 		if row.A == nil || row.B == nil {
-			row.Verdict = Reported
+			row.Verdict = facts.Reported
 			r.Stages = append(r.Stages, row)
 			continue
 		}
 		var exceeds bool
-		row.Change, exceeds = change(row.A.MeanMS, row.B.MeanMS, r.Thresholds.Stage)
+		row.DiffChange, exceeds = change(row.A.MeanMS, row.B.MeanMS, r.Thresholds.Stage)
 		noise := false
 		if row.A.N >= 2 && row.B.N >= 2 {
 			row.Test = "welch"
 			p := roundFrac(model.Welch(*row.A, *row.B))
 			row.P = &p
 			noise = p >= model.Alpha
-			row.LowPower = min(row.A.N, row.B.N) < MinPowerSamples
+			row.LowPower = min(row.A.N, row.B.N) < facts.MinPowerSamples
 		}
 		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
-		r.note(row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
+		note(r, row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
 			model.FormatMS(row.A.MeanMS), model.FormatMS(row.B.MeanMS), pctText(row.DeltaPct)))
 		r.Stages = append(r.Stages, row)
 	}
 }
-
-// MinPowerSamples is the fewest repeats a side needs for Welch's test to
-// have some power, as benchstat asks for its confidence intervals.
-const MinPowerSamples = 4
 
 // collectives is the rule that says a kernel is a collective: package
 // kernels' default table, as the timeline's communication split.
@@ -345,7 +215,7 @@ type kernelKey struct {
 	device model.DeviceID
 }
 
-func (r *Result) compareKernels(a, b *Summary) {
+func compareKernels(r *facts.DiffResult, a, b *Summary) {
 	inB := map[kernelKey]*model.KernelTotals{}
 	for i := range b.Kernels {
 		k := &b.Kernels[i]
@@ -360,37 +230,37 @@ func (r *Result) compareKernels(a, b *Summary) {
 		return m
 	}
 	aMin, bMin := smallest(a.Kernels), smallest(b.Kernels)
-	var rows []KernelRow
+	var rows []facts.DiffKernel
 	for i := range a.Kernels {
 		ka := &a.Kernels[i]
 		key := kernelKey{ka.Name, ka.Device}
-		row := KernelRow{Name: ka.Name, Device: ka.Device, A: &KernelSide{ka.TotalMS, ka.Calls}}
+		row := facts.DiffKernel{Name: ka.Name, Device: ka.Device, A: &facts.DiffKernelSide{TotalMS: ka.TotalMS, Calls: ka.Calls}}
 		kb := inB[key]
 		if kb == nil {
-			row.Status = Disappeared
+			row.Status = facts.Disappeared
 			if ka.TotalMS <= bMin {
-				row.Status = LeftList
+				row.Status = facts.LeftList
 			}
-			row.Verdict = Reported
+			row.Verdict = facts.Reported
 			rows = append(rows, row)
 			continue
 		}
 		matched[key] = true
-		row.Status, row.B = Matched, &KernelSide{kb.TotalMS, kb.Calls}
+		row.Status, row.B = facts.Matched, &facts.DiffKernelSide{TotalMS: kb.TotalMS, Calls: kb.Calls}
 		var exceeds bool
-		row.Change, exceeds = change(ka.TotalMS, kb.TotalMS, r.Thresholds.Kernel)
+		row.DiffChange, exceeds = change(ka.TotalMS, kb.TotalMS, r.Thresholds.Kernel)
 		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
-		if row.Verdict != Unchanged && collectives.Of(ka.Name) == kernels.Communication {
+		if row.Verdict != facts.Unchanged && collectives.Of(ka.Name) == kernels.Communication {
 			// A collective's kernel runs until the last rank joins it:
 			// its total holds this rank's wait for the others, which
 			// moves a lot between two runs of the same 2-GPU workload
 			// (fixtures/runs/h200x2-tp2-*; docs/measurements.md,
 			// "Several GPUs").
-			row.Verdict = Reported
+			row.Verdict = facts.Reported
 			r.Notes = append(r.Notes, fmt.Sprintf("kernel %s (device %d) is a collective: %s → %s ms total (%s), reported, not judged: its time holds its rank's wait for the others, which moves between runs",
 				shown(ka.Name), ka.Device, model.FormatMS(ka.TotalMS), model.FormatMS(kb.TotalMS), pctText(row.DeltaPct)))
 		}
-		r.note(row.Verdict, fmt.Sprintf("kernel %s (device %d): %s → %s ms total (%s)", shown(ka.Name), ka.Device,
+		note(r, row.Verdict, fmt.Sprintf("kernel %s (device %d): %s → %s ms total (%s)", shown(ka.Name), ka.Device,
 			model.FormatMS(ka.TotalMS), model.FormatMS(kb.TotalMS), pctText(row.DeltaPct)))
 		rows = append(rows, row)
 	}
@@ -399,9 +269,9 @@ func (r *Result) compareKernels(a, b *Summary) {
 		if matched[kernelKey{kb.Name, kb.Device}] {
 			continue
 		}
-		row := KernelRow{Name: kb.Name, Device: kb.Device, B: &KernelSide{kb.TotalMS, kb.Calls}, Status: Appeared, Change: Change{Verdict: Reported}}
+		row := facts.DiffKernel{Name: kb.Name, Device: kb.Device, B: &facts.DiffKernelSide{TotalMS: kb.TotalMS, Calls: kb.Calls}, Status: facts.Appeared, DiffChange: facts.DiffChange{Verdict: facts.Reported}}
 		if kb.TotalMS <= aMin {
-			row.Status = EnteredList
+			row.Status = facts.EnteredList
 		} else {
 			var share float64
 			if a.KernelMS > 0 {
@@ -413,30 +283,30 @@ func (r *Result) compareKernels(a, b *Summary) {
 				row.ShareOfA = &share
 			}
 			if kb.TotalMS > r.Thresholds.Kernel*a.KernelMS {
-				row.Verdict = Regression
-				r.note(Regression, fmt.Sprintf("kernel %s (device %d) appeared: %s ms total, %s of A's kernel time",
+				row.Verdict = facts.Regression
+				note(r, facts.Regression, fmt.Sprintf("kernel %s (device %d) appeared: %s ms total, %s of A's kernel time",
 					shown(kb.Name), kb.Device, model.FormatMS(kb.TotalMS), model.ShareText(share)))
 			}
 		}
 		rows = append(rows, row)
 	}
 	// The biggest first (by the larger side), ties by name and device.
-	big := func(k KernelRow) float64 {
+	big := func(k facts.DiffKernel) float64 {
 		var v float64
-		for _, s := range []*KernelSide{k.A, k.B} {
+		for _, s := range []*facts.DiffKernelSide{k.A, k.B} {
 			if s != nil {
 				v = max(v, s.TotalMS)
 			}
 		}
 		return v
 	}
-	slices.SortStableFunc(rows, func(x, y KernelRow) int {
+	slices.SortStableFunc(rows, func(x, y facts.DiffKernel) int {
 		return cmp.Or(cmp.Compare(big(y), big(x)), strings.Compare(x.Name, y.Name), cmp.Compare(x.Device, y.Device))
 	})
 	r.Kernels = rows
 }
 
-func (r *Result) compareRegions(a, b *Summary) {
+func compareRegions(r *facts.DiffResult, a, b *Summary) {
 	ar, br := a.Regions, b.Regions
 	r.RegionsSource = RegionsDeepSample
 	if a.EveryLaunchRegions != nil && b.EveryLaunchRegions != nil {
@@ -450,31 +320,31 @@ func (r *Result) compareRegions(a, b *Summary) {
 	seen := map[string]bool{}
 	for i := range ar {
 		ra := &ar[i]
-		row := RegionRow{Name: ra.Name, A: &RegionSide{ra.TotalMS, ra.KernelCount}}
+		row := facts.DiffRegion{Name: ra.Name, A: &facts.DiffRegionSide{TotalMS: ra.TotalMS, KernelCount: ra.KernelCount}}
 		if rb := inB[ra.Name]; rb != nil {
-			row.B = &RegionSide{rb.TotalMS, rb.KernelCount}
+			row.B = &facts.DiffRegionSide{TotalMS: rb.TotalMS, KernelCount: rb.KernelCount}
 		}
 		seen[ra.Name] = true
 		if row.B == nil {
-			row.Verdict = Reported
+			row.Verdict = facts.Reported
 			r.Regions = append(r.Regions, row)
 			continue
 		}
 		var exceeds bool
-		row.Change, exceeds = change(ra.TotalMS, row.B.TotalMS, r.Thresholds.Region)
+		row.DiffChange, exceeds = change(ra.TotalMS, row.B.TotalMS, r.Thresholds.Region)
 		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
-		r.note(row.Verdict, fmt.Sprintf("region %s: %s → %s ms total (%s)", shown(ra.Name),
+		note(r, row.Verdict, fmt.Sprintf("region %s: %s → %s ms total (%s)", shown(ra.Name),
 			model.FormatMS(ra.TotalMS), model.FormatMS(row.B.TotalMS), pctText(row.DeltaPct)))
 		r.Regions = append(r.Regions, row)
 	}
 	for i := range br {
 		if rb := &br[i]; !seen[rb.Name] {
-			r.Regions = append(r.Regions, RegionRow{Name: rb.Name, B: &RegionSide{rb.TotalMS, rb.KernelCount}, Change: Change{Verdict: Reported}})
+			r.Regions = append(r.Regions, facts.DiffRegion{Name: rb.Name, B: &facts.DiffRegionSide{TotalMS: rb.TotalMS, KernelCount: rb.KernelCount}, DiffChange: facts.DiffChange{Verdict: facts.Reported}})
 		}
 	}
 }
 
-func (r *Result) compareMFU(a, b *Summary) {
+func compareMFU(r *facts.DiffResult, a, b *Summary) {
 	get := func(s *Summary, name string) *float64 {
 		if s.MFU == nil {
 			return nil
@@ -494,7 +364,7 @@ func (r *Result) compareMFU(a, b *Summary) {
 		return run + "'s mfu." + name + " is null"
 	}
 	for _, name := range []string{"model", "prefill", "decode"} {
-		row := MFURow{Name: name, A: get(a, name), B: get(b, name), Verdict: NotAvail}
+		row := facts.DiffMFU{Name: name, A: get(a, name), B: get(b, name), Verdict: facts.NotAvail}
 		switch {
 		case row.A == nil && row.B == nil && a.MFU == nil && b.MFU == nil:
 			row.Why = "neither run has " + rundir.SummaryJSON + " with mfu"
@@ -515,11 +385,11 @@ func (r *Result) compareMFU(a, b *Summary) {
 			// MFU is the model's FLOPs over a stage's time: when that
 			// stage changed the same way, the MFU row restates it and the
 			// cause is counted once, at the stage.
-			if st := r.sameCause(name, row.Verdict); st != "" {
+			if st := sameCause(r, name, row.Verdict); st != "" {
 				row.Why = "the same change as stage " + st + " (MFU is FLOPs over its time): counted once, there"
 				break
 			}
-			r.note(row.Verdict, fmt.Sprintf("MFU %s: %.3g%% → %.3g%% (%s)", name, 100**row.A, 100**row.B, pctText(&rel)))
+			note(r, row.Verdict, fmt.Sprintf("MFU %s: %.3g%% → %.3g%% (%s)", name, 100**row.A, 100**row.B, pctText(&rel)))
 		}
 		r.MFU = append(r.MFU, row)
 	}
@@ -529,8 +399,8 @@ func (r *Result) compareMFU(a, b *Summary) {
 // decode) restates with verdict v: a stage of that phase
 // (model.DefaultPhases; for the model, either phase) with the opposite
 // verdict on time (slower is lower MFU). "" when none.
-func (r *Result) sameCause(scope string, v Verdict) string {
-	if v != Regression && v != Improvement {
+func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) string {
+	if v != facts.Regression && v != facts.Improvement {
 		return ""
 	}
 	for _, st := range r.Stages {
@@ -556,7 +426,7 @@ func upperFirst(s string) string {
 func roundFrac(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // JSON writes the result as indented JSON.
-func (r *Result) JSON(w io.Writer) error {
+func JSON(r *facts.DiffResult, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

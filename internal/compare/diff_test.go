@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -26,8 +27,8 @@ func load(t *testing.T, dir string) *compare.Summary {
 	return s
 }
 
-func verdicts(r *compare.Result) map[compare.Verdict]int {
-	m := map[compare.Verdict]int{}
+func verdicts(r *facts.DiffResult) map[facts.Verdict]int {
+	m := map[facts.Verdict]int{}
 	for _, s := range r.Stages {
 		m[s.Verdict]++
 	}
@@ -55,16 +56,16 @@ func TestCompareWithItself(t *testing.T) {
 				regs = rec.EveryLaunchRegions
 				assert.Equal(t, compare.RegionsEveryLaunch, r.RegionsSource)
 			}
-			assert.Equal(t, map[compare.Verdict]int{compare.Unchanged: len(rec.Stages) + len(rec.Kernels) + len(regs)}, verdicts(r))
+			assert.Equal(t, map[facts.Verdict]int{facts.Unchanged: len(rec.Stages) + len(rec.Kernels) + len(regs)}, verdicts(r))
 			require.Len(t, r.MFU, 3)
 			for _, m := range r.MFU {
 				want := rec.MFUFigure(m.Name)
 				assert.Equal(t, want, m.A, m.Name)
 				if want == nil {
-					assert.Equal(t, compare.NotAvail, m.Verdict, "%s: null in summary.json: not available, never 0", m.Name)
+					assert.Equal(t, facts.NotAvail, m.Verdict, "%s: null in summary.json: not available, never 0", m.Name)
 					continue
 				}
-				assert.Equal(t, compare.Unchanged, m.Verdict, m.Name)
+				assert.Equal(t, facts.Unchanged, m.Verdict, m.Name)
 				require.NotNil(t, m.DeltaPct, m.Name)
 				assert.Zero(t, *m.DeltaPct, m.Name)
 			}
@@ -85,7 +86,7 @@ func TestCompareRecordedMFU(t *testing.T) {
 	r := compare.Compare(s, s, compare.Uniform(compare.DefaultThreshold))
 	for _, m := range r.MFU {
 		require.NotNil(t, rec.MFUFigure(m.Name), m.Name)
-		assert.Equal(t, compare.Unchanged, m.Verdict, m.Name)
+		assert.Equal(t, facts.Unchanged, m.Verdict, m.Name)
 		assert.Empty(t, m.Why, m.Name)
 	}
 }
@@ -111,7 +112,7 @@ func TestCompareNoSummary(t *testing.T) {
 			assert.False(t, r.Incomplete, "MFU is optional")
 			require.Len(t, r.MFU, 3)
 			for _, m := range r.MFU {
-				assert.Equal(t, compare.NotAvail, m.Verdict, m.Name)
+				assert.Equal(t, facts.NotAvail, m.Verdict, m.Name)
 				assert.Equal(t, c.why, m.Why, m.Name)
 				assert.Nil(t, m.DeltaPct, m.Name)
 			}
@@ -136,15 +137,15 @@ func TestCompareSlowedKernel(t *testing.T) {
 	assert.Contains(t, r.Regressions[0], "+50.0%")
 	k := r.Kernels[0]
 	assert.Equal(t, top.Name, k.Name)
-	assert.Equal(t, compare.Matched, k.Status)
-	assert.Equal(t, compare.Regression, k.Verdict)
+	assert.Equal(t, facts.Matched, k.Status)
+	assert.Equal(t, facts.Regression, k.Verdict)
 	assert.InDelta(t, 50, *k.DeltaPct, 1e-6)
 
 	// The other way round it is an improvement: reported, not failing.
 	r = compare.Compare(b, a, compare.Uniform(compare.DefaultThreshold))
 	assert.False(t, r.Regression)
 	require.Len(t, r.Improvements, 1)
-	assert.Equal(t, compare.Improvement, r.Kernels[0].Verdict)
+	assert.Equal(t, facts.Improvement, r.Kernels[0].Verdict)
 
 	// Under a threshold above the change it is unchanged.
 	r = compare.Compare(a, b, compare.Uniform(0.6))
@@ -159,20 +160,20 @@ func TestCompareRenamedKernel(t *testing.T) {
 	a := load(t, tiny)
 	b := load(t, synth.Run(t, tiny, synth.RenameKernel(0, renamed)))
 	r := compare.Compare(a, b, compare.Uniform(compare.DefaultThreshold))
-	byName := map[string]compare.KernelRow{}
+	byName := map[string]facts.DiffKernel{}
 	for _, k := range r.Kernels {
 		byName[k.Name] = k
 	}
-	assert.Equal(t, compare.Disappeared, byName[top.Name].Status)
+	assert.Equal(t, facts.Disappeared, byName[top.Name].Status)
 	app := byName[renamed]
-	assert.Equal(t, compare.Appeared, app.Status)
+	assert.Equal(t, facts.Appeared, app.Status)
 	// Appeared with its share of A's listed kernel time; beyond 5% of it, a
 	// regression.
 	share := top.TotalMS / rec.KernelMS()
 	require.Greater(t, share, compare.DefaultThreshold, "the fixture's top kernel has more than 5%% of its kernel time")
 	require.NotNil(t, app.ShareOfA)
 	assert.InDelta(t, share, *app.ShareOfA, 1e-6)
-	assert.Equal(t, compare.Regression, app.Verdict)
+	assert.Equal(t, facts.Regression, app.Verdict)
 	assert.True(t, r.Regression)
 	require.Len(t, r.Regressions, 1)
 	assert.Contains(t, r.Regressions[0], fmt.Sprintf("kernel %s (device %d) appeared: ", renamed, top.Device))
@@ -214,12 +215,12 @@ func TestCompareKernelListCut(t *testing.T) {
 	b := &compare.Summary{Kernels: []model.KernelTotals{{Name: "big", TotalMS: 10}, {Name: "other", TotalMS: 0.9}}, KernelMS: 11}
 	r := compare.Compare(a, b, compare.Uniform(0.05))
 	assert.False(t, r.Regression, "a kernel under A's smallest may have been under A's top-N cut")
-	byName := map[string]compare.KernelRow{}
+	byName := map[string]facts.DiffKernel{}
 	for _, k := range r.Kernels {
 		byName[k.Name] = k
 	}
-	assert.Equal(t, compare.LeftList, byName["small"].Status, "no slower than B's smallest listed")
-	assert.Equal(t, compare.EnteredList, byName["other"].Status)
+	assert.Equal(t, facts.LeftList, byName["small"].Status, "no slower than B's smallest listed")
+	assert.Equal(t, facts.EnteredList, byName["other"].Status)
 
 	// On another device, a kernel of the same name is another kernel.
 	b.Kernels = append(b.Kernels, model.KernelTotals{Name: "big", Device: 1, TotalMS: 5})
@@ -238,7 +239,7 @@ func TestCompareMissingKernels(t *testing.T) {
 	assert.True(t, r.Incomplete)
 	require.Len(t, r.Missing, 1)
 	assert.Equal(t, "B", r.Missing[0].Run)
-	assert.Equal(t, compare.PartKernels, r.Missing[0].Part)
+	assert.Equal(t, facts.PartKernels, r.Missing[0].Part)
 	assert.Empty(t, r.Kernels)
 	assert.Len(t, r.Stages, len(rec.Stages), "the other parts are compared")
 	assert.Len(t, r.Regions, len(rec.Regions))
@@ -271,25 +272,25 @@ func TestCompareStages(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		a, b model.Stage
-		want compare.Verdict
+		want facts.Verdict
 	}{
-		{"same", stage("decode", warm...), stage("decode", warm...), compare.Unchanged},
-		{"3% slower: under the threshold", stage("decode", warm...), stage("decode", scaled(warm, 1.03)...), compare.Unchanged},
-		{"20% slower: significant once the warm-up is dropped", stage("decode", warm...), stage("decode", scaled(warm, 1.2)...), compare.Regression},
-		{"20% faster", stage("decode", warm...), stage("decode", scaled(warm, 1/1.2)...), compare.Improvement},
-		{"recorded: same", stage("decode", recorded...), stage("decode", recorded...), compare.Unchanged},
-		{"recorded: 3% slower", stage("decode", recorded...), stage("decode", scaled(recorded, 1.03)...), compare.Unchanged},
-		{"recorded: 20% slower", stage("decode", recorded...), stage("decode", scaled(recorded, 1.2)...), compare.Regression},
-		{"recorded: 20% faster", stage("decode", recorded...), stage("decode", scaled(recorded, 1/1.2)...), compare.Improvement},
-		{"beyond the threshold, within the noise", stage("decode", 10, 12, 14, 11), stage("decode", 12, 16, 11, 14), compare.Noise},
-		{"one repeat: threshold only", stage("decode", 10), stage("decode", 11), compare.Regression},
-		{"only in B", stage("prefill", 1), stage("decode", 1), compare.Reported},
+		{"same", stage("decode", warm...), stage("decode", warm...), facts.Unchanged},
+		{"3% slower: under the threshold", stage("decode", warm...), stage("decode", scaled(warm, 1.03)...), facts.Unchanged},
+		{"20% slower: significant once the warm-up is dropped", stage("decode", warm...), stage("decode", scaled(warm, 1.2)...), facts.Regression},
+		{"20% faster", stage("decode", warm...), stage("decode", scaled(warm, 1/1.2)...), facts.Improvement},
+		{"recorded: same", stage("decode", recorded...), stage("decode", recorded...), facts.Unchanged},
+		{"recorded: 3% slower", stage("decode", recorded...), stage("decode", scaled(recorded, 1.03)...), facts.Unchanged},
+		{"recorded: 20% slower", stage("decode", recorded...), stage("decode", scaled(recorded, 1.2)...), facts.Regression},
+		{"recorded: 20% faster", stage("decode", recorded...), stage("decode", scaled(recorded, 1/1.2)...), facts.Improvement},
+		{"beyond the threshold, within the noise", stage("decode", 10, 12, 14, 11), stage("decode", 12, 16, 11, 14), facts.Noise},
+		{"one repeat: threshold only", stage("decode", 10), stage("decode", 11), facts.Regression},
+		{"only in B", stage("prefill", 1), stage("decode", 1), facts.Reported},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := compare.Compare(&compare.Summary{Stages: []model.Stage{c.a}}, &compare.Summary{Stages: []model.Stage{c.b}}, th)
 			got := r.Stages[len(r.Stages)-1]
 			assert.Equal(t, c.want, got.Verdict)
-			assert.Equal(t, c.want == compare.Regression, r.Regression)
+			assert.Equal(t, c.want == facts.Regression, r.Regression)
 		})
 	}
 
@@ -316,9 +317,9 @@ func TestCompareMFU(t *testing.T) {
 	b := &compare.Summary{MFU: &compare.MFU{Model: f(0.39), Prefill: f(0.40), Decode: f(0.1)}}
 	r := compare.Compare(a, b, compare.Uniform(0.05))
 	require.Len(t, r.MFU, 3)
-	assert.Equal(t, compare.Unchanged, r.MFU[0].Verdict, "-2.5% relative")
-	assert.Equal(t, compare.Regression, r.MFU[1].Verdict, "-20% relative")
-	assert.Equal(t, compare.NotAvail, r.MFU[2].Verdict)
+	assert.Equal(t, facts.Unchanged, r.MFU[0].Verdict, "-2.5% relative")
+	assert.Equal(t, facts.Regression, r.MFU[1].Verdict, "-20% relative")
+	assert.Equal(t, facts.NotAvail, r.MFU[2].Verdict)
 	assert.Equal(t, "A's mfu.decode is null", r.MFU[2].Why)
 	assert.Equal(t, []string{"MFU prefill: 50% → 40% (-20.0%)"}, r.Regressions)
 
@@ -331,7 +332,7 @@ func TestResultJSON(t *testing.T) {
 	rec := synth.Read(t, tiny)
 	s := load(t, tiny)
 	var buf bytes.Buffer
-	require.NoError(t, compare.Compare(s, s, compare.Uniform(0.05)).JSON(&buf))
+	require.NoError(t, compare.JSON(compare.Compare(s, s, compare.Uniform(0.05)), &buf))
 	var got map[string]any
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
 	assert.Equal(t, false, got["regression"])
@@ -342,13 +343,13 @@ func TestResultJSON(t *testing.T) {
 	require.NotNil(t, rec.MFU.Model)
 	assert.Equal(t, "model", mfu["name"])
 	assert.Equal(t, *rec.MFU.Model, mfu["a"], "summary.json's figure, as it is")
-	assert.Equal(t, string(compare.Unchanged), mfu["verdict"])
+	assert.Equal(t, string(facts.Unchanged), mfu["verdict"])
 	assert.NotContains(t, buf.String(), `\u003c`, "kernel names are written as they are")
 
 	// A SYNTHETIC run without summary.json: not available is null, never 0.
 	s = load(t, synth.Run(t, tiny, synth.Remove(rundir.SummaryJSON)))
 	buf.Reset()
-	require.NoError(t, compare.Compare(s, s, compare.Uniform(0.05)).JSON(&buf))
+	require.NoError(t, compare.JSON(compare.Compare(s, s, compare.Uniform(0.05)), &buf))
 	got = nil
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
 	for _, m := range got["mfu"].([]any) {
@@ -356,7 +357,7 @@ func TestResultJSON(t *testing.T) {
 		assert.Contains(t, m, "a")
 		assert.Nil(t, m["a"], "not available is null, never 0")
 		assert.Nil(t, m["b"])
-		assert.Equal(t, string(compare.NotAvail), m["verdict"])
+		assert.Equal(t, string(facts.NotAvail), m["verdict"])
 	}
 }
 
@@ -372,7 +373,7 @@ func TestCompareCollectiveReported(t *testing.T) {
 	b := load(t, synth.Run(t, tp2, synth.ScaleKernel(0, 1.5)))
 	r := compare.Compare(a, b, compare.Uniform(compare.DefaultThreshold))
 	assert.False(t, r.Regression, "%v", r.Regressions)
-	assert.Equal(t, compare.Reported, r.Kernels[0].Verdict)
+	assert.Equal(t, facts.Reported, r.Kernels[0].Verdict)
 	assert.Contains(t, strings.Join(r.Notes, "\n"), fmt.Sprintf("kernel %s (device %d) is a collective", top.Name, top.Device))
 
 	gemm := 2 // the third row: the first compute kernel

@@ -8,14 +8,13 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -96,7 +95,7 @@ func FuzzLoaders(f *testing.F) {
 				}
 			}
 		}
-		st := compare.Summary{Missing: []compare.Missing{{Part: compare.PartStages}}}
+		st := compare.Summary{Missing: []facts.DiffMissing{{Part: facts.PartStages}}}
 		serr := compare.ReadSummaryStages(&st, data, "summary.json")
 		if rerr != nil && merr != nil && serr != nil {
 			return
@@ -136,7 +135,7 @@ func FuzzSummaryStages(f *testing.F) {
 	f.Add(`{"stages": {"rows": [{"name": "decode", "ms": [1e308, 1e308]}]}}`)
 	f.Add(`{"stages": {"rows": [{"name": "decode", "ms": [1e200, 3e200, 2e200]}, {"name": "decode", "ms": [1]}]}}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		st := compare.Summary{Missing: []compare.Missing{{Part: compare.PartStages}}}
+		st := compare.Summary{Missing: []facts.DiffMissing{{Part: facts.PartStages}}}
 		if compare.ReadSummaryStages(&st, []byte(s), "summary.json") != nil {
 			return
 		}
@@ -156,7 +155,7 @@ func FuzzSummaryStages(f *testing.F) {
 // stagesRoundTrip: the stages of st, as written in b, read back the same.
 func stagesRoundTrip(t *testing.T, st *compare.Summary, b []byte) {
 	t.Helper()
-	back := compare.Summary{Missing: []compare.Missing{{Part: compare.PartStages}}}
+	back := compare.Summary{Missing: []facts.DiffMissing{{Part: facts.PartStages}}}
 	if err := compare.ReadSummaryStages(&back, b, "summary.json"); err != nil {
 		t.Fatalf("summary.json's stages as written do not read back: %v\n%s", err, b)
 	}
@@ -194,9 +193,9 @@ func writeKernels(t *testing.T, ks []model.KernelTotals) []byte {
 
 // writeRegions is a regions report.json whose aggregate is regs.
 func writeRegions(t *testing.T, regs []compare.Region) []byte {
-	rep := &regions.Report{Results: regions.ResultsKernels, AggregateEnabled: true, Aggregate: []regions.Region{}, Scopes: []regions.Scope{}}
+	rep := &facts.RegionReport{Results: facts.ResultsKernels, AggregateEnabled: true, Aggregate: []facts.Region{}, Scopes: []facts.RegionScope{}}
 	for _, r := range regs {
-		rep.Aggregate = append(rep.Aggregate, regions.Region{Name: r.Name, TotalMS: r.TotalMS, KernelCount: r.KernelCount})
+		rep.Aggregate = append(rep.Aggregate, facts.Region{Name: r.Name, TotalMS: r.TotalMS, KernelCount: r.KernelCount})
 	}
 	var b bytes.Buffer
 	if err := render.RegionsJSON(&b, rep); err != nil {
@@ -208,15 +207,15 @@ func writeRegions(t *testing.T, regs []compare.Region) []byte {
 // writeSummary is summary.json holding regs, m and st's stages, model and
 // GPU, as the rebuild writes it.
 func writeSummary(t *testing.T, regs []compare.Region, m *compare.MFU, st *compare.Summary) []byte {
-	var s summary.Summary
+	var s facts.Summary
 	for _, r := range regs {
-		s.Regions.Rows = append(s.Regions.Rows, summary.Region{Name: r.Name, TotalMS: r.TotalMS, Launches: r.KernelCount})
+		s.Regions.Rows = append(s.Regions.Rows, facts.RegionRow{Name: r.Name, TotalMS: r.TotalMS, Launches: r.KernelCount})
 	}
 	if m != nil {
 		s.MFU.Model, s.MFU.Prefill, s.MFU.Decode = m.Model, m.Prefill, m.Decode
 	}
 	for _, g := range st.Stages {
-		s.Stages.Rows = append(s.Stages.Rows, summary.Stage{Name: g.Name, MS: g.Repeats, MeanMS: g.MeanMS, SDMS: g.SDMS, N: g.N})
+		s.Stages.Rows = append(s.Stages.Rows, facts.Stage{Name: g.Name, MS: g.Repeats, MeanMS: g.MeanMS, SDMS: g.SDMS, N: g.N})
 	}
 	s.Environment.GPU = st.Device
 	if st.Model != "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go.yaml.in/yaml/v3"
 	"io"
 	"io/fs"
 	"maps"
@@ -15,6 +14,9 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -22,19 +24,11 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
-// The parts of a run that are compared.
-const (
-	PartStages  = "stages"
-	PartKernels = "kernels"
-	PartRegions = "regions"
-	PartMFU     = "mfu"
-)
-
 // partFiles are the files each required part is read from, relative to MAIN.
 var partFiles = map[string]string{
-	PartStages:  rundir.Stage1Report,
-	PartKernels: rundir.KernelsJSON,
-	PartRegions: rundir.RegionsJSON,
+	facts.PartStages:  rundir.Stage1Report,
+	facts.PartKernels: rundir.KernelsJSON,
+	facts.PartRegions: rundir.RegionsJSON,
 }
 
 // Summary is the numbers of one run that a comparison looks at: read from a
@@ -71,7 +65,7 @@ type Summary struct {
 	Read []string
 
 	// Missing lists the parts whose file the run does not have.
-	Missing []Missing
+	Missing []facts.DiffMissing
 	// Unsound says why the run's numbers may not be whole, from its
 	// manifest: the run is not complete, or a file compared is partial or
 	// stale. deepprof diff and baseline refuse such a run unless asked.
@@ -93,16 +87,9 @@ type MFU struct {
 	Decode  *float64 `json:"decode"`
 }
 
-// Missing is a part that could not be compared because a run lacks its file.
-type Missing struct {
-	Run  string `json:"run,omitempty"` // "A" or "B" in a Result
-	Part string `json:"part"`
-	File string `json:"file"` // the path looked for
-}
-
 // Has reports whether the summary has a part (its file was found).
 func (s *Summary) Has(part string) bool {
-	return !slices.ContainsFunc(s.Missing, func(m Missing) bool { return m.Part == part })
+	return !slices.ContainsFunc(s.Missing, func(m facts.DiffMissing) bool { return m.Part == part })
 }
 
 // ErrNotRun is the error of a directory that holds none of a run's files.
@@ -126,7 +113,7 @@ func Load(dir string) (*Summary, error) {
 		name := filepath.Join(dir, filepath.FromSlash(partFiles[part]))
 		data, err := rundir.ReadFileIn(dir, name)
 		if errors.Is(err, fs.ErrNotExist) {
-			s.Missing = append(s.Missing, Missing{Part: part, File: name})
+			s.Missing = append(s.Missing, facts.DiffMissing{Part: part, File: name})
 			return nil
 		}
 		if err != nil {
@@ -136,9 +123,9 @@ func Load(dir string) (*Summary, error) {
 		return fn(data, name)
 	}
 	errs := []error{
-		read(PartStages, s.readStage1),
-		read(PartKernels, s.readKernels),
-		read(PartRegions, s.readRegions),
+		read(facts.PartStages, s.readStage1),
+		read(facts.PartKernels, s.readKernels),
+		read(facts.PartRegions, s.readRegions),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -168,7 +155,7 @@ func Load(dir string) (*Summary, error) {
 		if s.EveryLaunchRegions, err = readSummaryRegions(data, name); err != nil {
 			return nil, err
 		}
-		if !s.Has(PartStages) {
+		if !s.Has(facts.PartStages) {
 			// A program that writes no workload report: its stages are its
 			// NVTX ranges, in summary.json, with the same statistic.
 			if err := s.readSummaryStages(data, name); err != nil {
@@ -450,7 +437,7 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 	for _, n := range SortStages(names) {
 		s.Stages = append(s.Stages, model.NewStage(n, byName[n]))
 	}
-	s.Missing = slices.DeleteFunc(s.Missing, func(m Missing) bool { return m.Part == PartStages })
+	s.Missing = slices.DeleteFunc(s.Missing, func(m facts.DiffMissing) bool { return m.Part == facts.PartStages })
 	s.Read = append(s.Read, rundir.SummaryJSON+" (stages)")
 	if doc.Environment.Model != nil && s.Model == "" {
 		s.Model = doc.Environment.Model.Name

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
@@ -101,12 +102,12 @@ func TestLoadMissing(t *testing.T) {
 	dir := synth.Run(t, tiny, synth.Remove("kernels.json"), synth.Remove("ncu/regions/report.json"))
 	s, err := compare.Load(dir)
 	require.NoError(t, err, "a missing file is not an error")
-	assert.Equal(t, []compare.Missing{
-		{Part: compare.PartKernels, File: filepath.Join(dir, "kernels.json")},
-		{Part: compare.PartRegions, File: filepath.Join(dir, "ncu", "regions", "report.json")},
+	assert.Equal(t, []facts.DiffMissing{
+		{Part: facts.PartKernels, File: filepath.Join(dir, "kernels.json")},
+		{Part: facts.PartRegions, File: filepath.Join(dir, "ncu", "regions", "report.json")},
 	}, s.Missing)
-	assert.True(t, s.Has(compare.PartStages))
-	assert.False(t, s.Has(compare.PartKernels))
+	assert.True(t, s.Has(facts.PartStages))
+	assert.False(t, s.Has(facts.PartKernels))
 
 	_, err = compare.Load(filepath.Join(dir, "nope"))
 	assert.Error(t, err, "no run directory at all")
@@ -216,7 +217,7 @@ func TestLoadProgramWithoutReport(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(run, "stage1/report.json"))
 	s, err := compare.Load(run)
 	require.NoError(t, err)
-	assert.True(t, s.Has(compare.PartStages))
+	assert.True(t, s.Has(facts.PartStages))
 	assert.Contains(t, s.Read, "summary.json (stages)")
 
 	var sum struct {

@@ -9,39 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
-
-// Rule is one ncu rule as it fired on one kernel, over the kernel's
-// profiled launches.
-type Rule struct {
-	Name    string `json:"rule"`
-	Section string `json:"section"`
-	// Severity is ncu's Rule Type: ERR, WRN, OPT (an optimization
-	// opportunity) or INF.
-	Severity string `json:"severity"`
-	// SpeedupPct is ncu's estimated speedup of the kernel, in percent of
-	// its duration: the duration-weighted mean over the kernel's profiled
-	// launches, a launch on which the rule did not fire counting 0. Nil
-	// when ncu gave no estimate on any launch.
-	SpeedupPct *float64 `json:"est_speedup_pct,omitempty"`
-	// SpeedupType is ncu's "Estimated Speedup Type" (local: of the
-	// kernel's own time; global: of the kernel's time on the whole GPU).
-	SpeedupType string `json:"est_speedup_type,omitempty"`
-	Launches    int    `json:"launches"`    // profiled launches the rule fired on
-	Of          int    `json:"of_launches"` // profiled launches of the kernel
-	// Advice is ncu's text cut to one line (its first sentences, links
-	// left out); Description the whole text, from the launch with the
-	// largest estimate.
-	Advice      string `json:"advice"`
-	Description string `json:"description"`
-}
-
-// Actionable says whether the rule points at something to change: an
-// optimization opportunity, warning or error with an estimated gain.
-func (r Rule) Actionable() bool {
-	return r.Severity != "INF" && r.SpeedupPct != nil && *r.SpeedupPct > 0
-}
 
 // severityRank orders severities, the most pressing first.
 func severityRank(s string) int {
@@ -56,6 +26,12 @@ func severityRank(s string) int {
 		return 4
 	}
 	return 3
+}
+
+// Actionable says whether the rule points at something to change: an
+// optimization opportunity, warning or error with an estimated gain.
+func Actionable(r facts.Rule) bool {
+	return r.Severity != "INF" && r.SpeedupPct != nil && *r.SpeedupPct > 0
 }
 
 type ruleKey struct{ kernel, rule, section string }
@@ -127,10 +103,10 @@ func (a *RuleAccumulator) Launch(x *model.Export, l *model.Launch) error {
 
 // Rules is every kernel's rules, by kernel name, each kernel's ordered by
 // estimated speedup (largest first), then severity, then name.
-func (a *RuleAccumulator) Rules() map[string][]Rule {
-	out := map[string][]Rule{}
+func (a *RuleAccumulator) Rules() map[string][]facts.Rule {
+	out := map[string][]facts.Rule{}
 	for k, c := range a.accs {
-		r := Rule{Name: k.rule, Section: k.section, Severity: c.severity, Launches: c.launches, Of: a.launches[k.kernel],
+		r := facts.Rule{Name: k.rule, Section: k.section, Severity: c.severity, Launches: c.launches, Of: a.launches[k.kernel],
 			Advice: OneLine(c.desc), Description: c.desc}
 		if c.estimated {
 			r.SpeedupType = c.speedupType
@@ -151,14 +127,14 @@ func (a *RuleAccumulator) Rules() map[string][]Rule {
 	return out
 }
 
-func speedup(r Rule) float64 {
+func speedup(r facts.Rule) float64 {
 	if r.SpeedupPct == nil {
 		return -1
 	}
 	return *r.SpeedupPct
 }
 
-func compare(a, b Rule) int {
+func compare(a, b facts.Rule) int {
 	if c := cmp.Compare(speedup(b), speedup(a)); c != 0 {
 		return c
 	}
@@ -170,7 +146,7 @@ func compare(a, b Rule) int {
 
 // RulesFromReader reads every launch of a details page into rules per kernel.
 // The first malformed row ends the read with its positioned error.
-func RulesFromReader(r model.Launches, source string) (map[string][]Rule, error) {
+func RulesFromReader(r model.Launches, source string) (map[string][]facts.Rule, error) {
 	a := NewRuleAccumulator()
 	if err := r.Feed(source, a)[0]; err != nil {
 		return nil, err

@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
 
-func read(t *testing.T, path string) map[string][]kernels.Rule {
+func read(t *testing.T, path string) map[string][]facts.Rule {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -66,7 +67,7 @@ func TestSpeedupIsWeighted(t *testing.T) {
 	assert.Equal(t, 1, r.Launches)
 	assert.Equal(t, 2, r.Of)
 	assert.Equal(t, "Low occupancy.", r.Advice)
-	assert.True(t, r.Actionable())
+	assert.True(t, kernels.Actionable(r))
 
 	for _, bad := range []string{"NaN", "-1", "0x1p3", "Inf", "ten"} {
 		_, err := kernels.RulesFromReader(ncu.NewReader(strings.NewReader(head+row("0", "3")+rule("0", bad)), "synthetic.csv", ncu.Options{}), "synthetic.csv")

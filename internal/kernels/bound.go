@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 )
 
 // DefaultThresholdPct is the SOL level below which neither unit counts as
@@ -33,13 +35,6 @@ type Peak struct {
 	BytesPerSec float64 // DRAM byte/s
 }
 
-// Bound is a kernel's classification.
-type Bound struct {
-	Class string `json:"class"`          // MemoryBound, ComputeBound, LatencyBound or Unknown
-	Rule  string `json:"rule,omitempty"` // RuleSOL, RuleRoofline, or "" when Unknown
-	Why   string `json:"why"`            // one sentence with the numbers
-}
-
 // effective returns the threshold in use: DefaultThresholdPct for a value
 // that is not positive.
 func effective(thresholdPct float64) float64 {
@@ -53,35 +48,35 @@ func effective(thresholdPct float64) float64 {
 // throughputs, else the roofline rule when m has FLOPs and DRAM bytes and
 // peak is known; see the package documentation and RuleText. A threshold
 // that is not positive means DefaultThresholdPct.
-func Classify(m Metrics, peak Peak, thresholdPct float64) Bound {
+func Classify(m Metrics, peak Peak, thresholdPct float64) facts.Bound {
 	thr := effective(thresholdPct)
 	switch {
 	case m.Launches == 0 || m.DurationNS <= 0:
-		return Bound{Class: Unknown, Why: "no profiled launch with a duration in the deep pass"}
+		return facts.Bound{Class: Unknown, Why: "no profiled launch with a duration in the deep pass"}
 	case m.HasSOL:
 		return classifySOL(m, thr)
 	case m.HasRoofline && peak.FLOPS > 0 && peak.BytesPerSec > 0:
 		return classifyRoofline(m, peak, thr)
 	case m.HasRoofline:
-		return Bound{Class: Unknown, Why: "FLOPs and DRAM bytes were measured, but not the SOL throughputs, and the GPU's peak FLOP/s and DRAM bandwidth are unknown"}
+		return facts.Bound{Class: Unknown, Why: "FLOPs and DRAM bytes were measured, but not the SOL throughputs, and the GPU's peak FLOP/s and DRAM bandwidth are unknown"}
 	default:
-		return Bound{Class: Unknown, Why: "no SOL throughputs or roofline counters in the deep pass; profile with ncu=default or ncu=roofline"}
+		return facts.Bound{Class: Unknown, Why: "no SOL throughputs or roofline counters in the deep pass; profile with ncu=default or ncu=roofline"}
 	}
 }
 
-func classifySOL(m Metrics, thr float64) Bound {
+func classifySOL(m Metrics, thr float64) facts.Bound {
 	nums := fmt.Sprintf("SM throughput %.1f%%, memory throughput %.1f%% of peak", m.SMPct, m.MemPct)
 	switch {
 	case math.Max(m.SMPct, m.MemPct) < thr:
-		return Bound{Class: LatencyBound, Rule: RuleSOL, Why: fmt.Sprintf("%s: both below %g%%, so neither unit is kept busy", nums, thr)}
+		return facts.Bound{Class: LatencyBound, Rule: RuleSOL, Why: fmt.Sprintf("%s: both below %g%%, so neither unit is kept busy", nums, thr)}
 	case m.SMPct >= m.MemPct:
-		return Bound{Class: ComputeBound, Rule: RuleSOL, Why: fmt.Sprintf("%s: SM is the busier unit", nums)}
+		return facts.Bound{Class: ComputeBound, Rule: RuleSOL, Why: fmt.Sprintf("%s: SM is the busier unit", nums)}
 	default:
-		return Bound{Class: MemoryBound, Rule: RuleSOL, Why: fmt.Sprintf("%s: memory is the busier unit", nums)}
+		return facts.Bound{Class: MemoryBound, Rule: RuleSOL, Why: fmt.Sprintf("%s: memory is the busier unit", nums)}
 	}
 }
 
-func classifyRoofline(m Metrics, peak Peak, thr float64) Bound {
+func classifyRoofline(m Metrics, peak Peak, thr float64) facts.Bound {
 	sec := m.DurationNS * 1e-9
 	achF, achB := m.FLOPs/sec, m.DRAMBytes/sec
 	ridge := peak.FLOPS / peak.BytesPerSec
@@ -106,9 +101,9 @@ func classifyRoofline(m Metrics, peak Peak, thr float64) Bound {
 	}
 	nums := fmt.Sprintf("intensity %.3g FLOP/byte, %s the ridge at %.3g; achieved %s", intensity, where, ridge, side)
 	if 100*frac < thr {
-		return Bound{Class: LatencyBound, Rule: RuleRoofline, Why: fmt.Sprintf("%s, below %g%%", nums, thr)}
+		return facts.Bound{Class: LatencyBound, Rule: RuleRoofline, Why: fmt.Sprintf("%s, below %g%%", nums, thr)}
 	}
-	return Bound{Class: class, Rule: RuleRoofline, Why: nums}
+	return facts.Bound{Class: class, Rule: RuleRoofline, Why: nums}
 }
 
 // RuleText describes the rules, with the threshold in use, in plain

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 )
@@ -57,15 +58,15 @@ func TestCommunication(t *testing.T) {
 	// both run 1040-1050 and 1060-1070 = 20; communication alone 1050-1060
 	// = 10. Busy is 1010-1080 = 70 = 60+30-20.
 	assert.Equal(t, int64(70), d0.BusyNS)
-	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, d0.Communication)
+	assert.Equal(t, &facts.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, d0.Communication)
 	// Rank 1: compute 1010-1090 = 80; communication 1085-1095 = 10, of
 	// which 1085-1090 = 5 beside compute and 5 exposed; busy 1010-1095.
 	assert.Equal(t, int64(85), d1.BusyNS)
-	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, d1.Communication)
+	assert.Equal(t, &facts.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, d1.Communication)
 	// The whole run of each: its span is its kernels' (no range), which
 	// holds every kernel, so the same split.
-	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, r0.Run.Communication)
-	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, r1.Run.Communication)
+	assert.Equal(t, &facts.CommunicationSplit{ComputeNS: 60, CommunicationNS: 30, OverlapNS: 20, ExposedCommunicationNS: 10, Collectives: 1}, r0.Run.Communication)
+	assert.Equal(t, &facts.CommunicationSplit{ComputeNS: 80, CommunicationNS: 10, OverlapNS: 5, ExposedCommunicationNS: 5, Collectives: 1}, r1.Run.Communication)
 
 	// Busy: rank 1 85, rank 0 70: imbalance 85/70. Rank 1 has the least
 	// communication (10 against 30): the straggler, rank 0's 30 ns of
@@ -73,12 +74,12 @@ func TestCommunication(t *testing.T) {
 	// Net of waiting: one all-reduce each, 30 and 10 ns: 10.
 	imb := 85.0 / 70
 	net := int64(10)
-	want := phases.RankBalance{Ranks: 2, MaxBusyNS: 85, MinBusyNS: 70, MaxComputeNS: 80, MinComputeNS: 60,
-		MaxCommunicationNS: 30, MinCommunicationNS: 10, Imbalance: &imb, Straggler: &phases.Rank{ProcessID: 11, Device: 1},
+	want := facts.RankBalance{Ranks: 2, MaxBusyNS: 85, MinBusyNS: 70, MaxComputeNS: 80, MinComputeNS: 60,
+		MaxCommunicationNS: 30, MinCommunicationNS: 10, Imbalance: &imb, Straggler: &facts.Rank{ProcessID: 11, Device: 1},
 		StragglerBy: phases.StragglerWaitsLeast, NetCommunicationNS: &net, CollectiveCalls: 1}
 	decode, run := want, want
 	decode.Phase = "decode"
-	assert.Equal(t, []phases.RankBalance{decode, run}, rep.Balance, "decode, then the whole run")
+	assert.Equal(t, []facts.RankBalance{decode, run}, rep.Balance, "decode, then the whole run")
 
 	b, err := json.Marshal(rep.Balance[0])
 	require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestStraggler(t *testing.T) {
 	// pid 20: 50+29 = 79 ns of compute, 10 of all-reduce; pid 21: 20+10 =
 	// 30, and 40 ns of all-reduce exposed, waiting for pid 20. Busy 89 and
 	// 70.
-	assert.Equal(t, &phases.Rank{ProcessID: 20, Device: 0}, b.Straggler)
+	assert.Equal(t, &facts.Rank{ProcessID: 20, Device: 0}, b.Straggler)
 	assert.Equal(t, phases.StragglerWaitsLeast, b.StragglerBy)
 	assert.Equal(t, int64(79), b.MaxComputeNS)
 	assert.Equal(t, int64(30), b.MinComputeNS)
@@ -113,7 +114,7 @@ func TestStraggler(t *testing.T) {
 	late := rankFile(31, 1, [2]int{1040, 1060}, [2]int{1060, 1070}, [2]int{1070, 1090})
 	rep = phases.Of(build(t, early, late), phases.Options{Depth: 1, Communication: isCommunication()})
 	b = rep.Balance[0]
-	assert.Equal(t, &phases.Rank{ProcessID: 31, Device: 1}, b.Straggler, "the late rank")
+	assert.Equal(t, &facts.Rank{ProcessID: 31, Device: 1}, b.Straggler, "the late rank")
 	assert.Equal(t, b.MaxComputeNS, b.MinComputeNS, "the same compute")
 	assert.Equal(t, int64(40), b.MaxCommunicationNS)
 	assert.Equal(t, int64(10), b.MinCommunicationNS)
@@ -156,7 +157,7 @@ func TestNoCommunication(t *testing.T) {
 	// Without a rule, two ranks on two GPUs are still compared: all compute.
 	rep = phases.Of(build(t, twoRanks()...), phases.Options{Depth: 1})
 	require.NotNil(t, rep.Scopes[0].Phases[0].Communication)
-	assert.Equal(t, &phases.CommunicationSplit{ComputeNS: 70}, rep.Scopes[0].Phases[0].Communication)
+	assert.Equal(t, &facts.CommunicationSplit{ComputeNS: 70}, rep.Scopes[0].Phases[0].Communication)
 }
 
 // TestOneProcessCollective: one process with a communication kernel is
@@ -165,6 +166,6 @@ func TestOneProcessCollective(t *testing.T) {
 	rep := phases.Of(build(t, twoRanks()[0]), phases.Options{Depth: 1, Communication: isCommunication()})
 	assert.Equal(t, int64(30), rep.Scopes[0].Phases[0].Communication.CommunicationNS)
 	require.Len(t, rep.Balance, 2)
-	assert.Equal(t, phases.RankBalance{Phase: "decode", Ranks: 1, MaxBusyNS: 70, MinBusyNS: 70, MaxComputeNS: 60, MinComputeNS: 60,
+	assert.Equal(t, facts.RankBalance{Phase: "decode", Ranks: 1, MaxBusyNS: 70, MinBusyNS: 70, MaxComputeNS: 60, MinComputeNS: 60,
 		MaxCommunicationNS: 30, MinCommunicationNS: 30}, rep.Balance[0])
 }

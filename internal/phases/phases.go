@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
@@ -105,120 +106,6 @@ func (a *ancestry) of(r *timeline.Range) *timeline.Range {
 	return x
 }
 
-// PhaseReport is what the timeline tells per phase, per process and device.
-type PhaseReport struct {
-	Depth                int          `json:"depth"`
-	LaunchBoundIdleShare float64      `json:"launch_bound_idle_share"`
-	Scopes               []PhaseScope `json:"scopes"`
-	// Balance compares each phase's compute time across the scopes that
-	// launched kernels in it (the ranks of a tensor-parallel run), the
-	// phases in order of first appearance, then the whole run; nil unless
-	// the run has a communication kernel, or processes with kernels on
-	// more than one device between them.
-	Balance []RankBalance `json:"balance,omitempty"`
-}
-
-// PhaseScope is one process on one device.
-type PhaseScope struct {
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
-	// Rank is the process's global rank as its launcher numbered it
-	// ($RANK, in the record file's header); nil when the records do not say.
-	Rank *int `json:"rank,omitempty"`
-	// Run is the whole run on the device: from its first kernel or copy to
-	// its last.
-	Run Phase `json:"run"`
-	// Phases are the NVTX regions at the report's depth that launched work
-	// on the device, in order of their first instance's start.
-	Phases []Phase `json:"phases"`
-	// Nested are the regions inside the phases (Options.NestedDepth),
-	// by depth, then in order of their first instance's start.
-	Nested []Phase `json:"nested,omitempty"`
-}
-
-// Phase is one NVTX region at a chosen depth (its steady-state instances:
-// Options.Steady), or the whole run. An instance spans from the
-// earlier of its range's start and its first kernel or copy on the device
-// to the later of its range's end and its last one: work launched in a
-// range runs after the range's CPU side ends. The phase is busy while one
-// of its own kernels (launched inside it) runs: the union of their
-// intervals, never more than their sum, so another phase's kernels running
-// in the window are not this phase's; copies do not make it busy (their
-// time is reported beside). Idle is the rest of the span; the gaps are its
-// holes between two of its kernels. Devices are the process's CUDA device
-// ordinals, so the busy time of one device is not merged across processes.
-type Phase struct {
-	// Name is the region's path ("decode_all/decode_step", "LLM@prefill");
-	// "" for the whole run.
-	Name      string `json:"name"`
-	Instances int    `json:"instances"`
-	// SpanNS sums the instances' spans.
-	SpanNS int64 `json:"span_ns"`
-	// Kernels and KernelNS count the phase's own kernels (launched inside
-	// it); kernels that overlap count twice.
-	Kernels  int64 `json:"kernels"`
-	KernelNS int64 `json:"kernel_ns"`
-	BusyNS   int64 `json:"busy_ns"` // time in the spans that the phase's own kernels run
-	IdleNS   int64 `json:"idle_ns"` // SpanNS - BusyNS
-	// IdleShare is IdleNS over SpanNS (0 when the span is empty).
-	IdleShare float64 `json:"idle_share"`
-	// LaunchBound is IdleShare > LaunchBoundIdleShare.
-	LaunchBound bool `json:"launch_bound"`
-	// Gaps are the idle holes between one of the phase's own kernels' end
-	// and the next one's start within an instance's span (the lead-in before the
-	// first kernel and the tail after the last are in IdleNS, not here).
-	Gaps GapStats `json:"gaps"`
-	// Latency is from each of the phase's kernels' launch call start to
-	// its start.
-	Latency Latency   `json:"launch_latency"`
-	Memcpy  CopyStats `json:"memcpy"`
-	Memset  CopyStats `json:"memset"`
-	// Communication splits BusyNS between communication kernels and the
-	// others; nil unless the run has a communication kernel
-	// (Options.Communication), or processes with kernels on more
-	// than one device between them.
-	Communication *CommunicationSplit `json:"communication,omitempty"`
-	// Warmup is the same figures over the phase's warm-up instances
-	// (Options.Steady), left out of the ones above; nil when none.
-	Warmup *Phase `json:"warmup,omitempty"`
-}
-
-// GapStats summarize the idle gaps between kernels.
-type GapStats struct {
-	SumNS   int64 `json:"sum_ns"`
-	Count   int64 `json:"count"`
-	Largest []Gap `json:"largest"` // longest first, ties by time
-}
-
-// Gap is one idle gap.
-type Gap struct {
-	// AtNS is where it starts, in ns from the process's start_ns.
-	AtNS int64 `json:"at_ns"`
-	NS   int64 `json:"ns"`
-	// Before is the kernel whose end opens the gap, After the one whose
-	// start closes it.
-	Before string `json:"before"`
-	After  string `json:"after"`
-	// Instance counts the phase's instances from 1, in start order.
-	Instance int `json:"instance"`
-}
-
-// Latency summarizes launch latencies: a kernel's start minus its launch
-// call's start, over the kernels whose call is known.
-type Latency struct {
-	Count    int64   `json:"count"`
-	MeanNS   float64 `json:"mean_ns"`
-	MedianNS float64 `json:"median_ns"`
-	MaxNS    int64   `json:"max_ns"`
-}
-
-// CopyStats sum memcpys or memsets.
-type CopyStats struct {
-	Count int64  `json:"count"`
-	NS    int64  `json:"ns"`
-	Bytes uint64 `json:"bytes"`
-}
-
 type instAcc struct {
 	r     *timeline.Range
 	any   bool
@@ -265,7 +152,7 @@ func busySum(bs []busy) int64 {
 }
 
 type phaseAcc struct {
-	p     Phase
+	p     facts.Phase
 	warm  *phaseAcc // the warm-up instances' (Options.Steady)
 	order int64     // the first instance's start, for sorting
 	insts map[*timeline.Range]*instAcc
@@ -277,7 +164,7 @@ type phaseAcc struct {
 }
 
 func newPhaseAcc(name string, top int) *phaseAcc {
-	return &phaseAcc{p: Phase{Name: name}, insts: map[*timeline.Range]*instAcc{}, top: top}
+	return &phaseAcc{p: facts.Phase{Name: name}, insts: map[*timeline.Range]*instAcc{}, top: top}
 }
 
 func (a *phaseAcc) inst(r *timeline.Range) *instAcc {
@@ -321,7 +208,7 @@ func (a *phaseAcc) kernel(in *instAcc, k *timeline.Kernel, i int32, collective b
 }
 
 // gap counts one gap and keeps it when it is among the largest.
-func (a *phaseAcc) gap(g Gap) {
+func (a *phaseAcc) gap(g facts.Gap) {
 	a.p.Gaps.SumNS += g.NS
 	a.p.Gaps.Count++
 	l := a.p.Gaps.Largest
@@ -340,7 +227,7 @@ func (a *phaseAcc) gap(g Gap) {
 }
 
 // gapBefore orders gaps longest first, then earliest.
-func gapBefore(x, y Gap) bool {
+func gapBefore(x, y facts.Gap) bool {
 	if x.NS != y.NS {
 		return x.NS > y.NS
 	}
@@ -369,11 +256,11 @@ type deviceBusy struct {
 
 // finish sums the instances' spans against their own kernels' busy
 // stretches.
-func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
+func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	slices.SortFunc(a.list, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
-	var cs *CommunicationSplit
+	var cs *facts.CommunicationSplit
 	if db.split {
-		cs = &CommunicationSplit{Collectives: a.collectives}
+		cs = &facts.CommunicationSplit{Collectives: a.collectives}
 	}
 	for i, in := range a.list {
 		s, e := in.spanStart(), in.spanEnd()
@@ -383,7 +270,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 			a.p.BusyNS += b.end - b.start
 			if j > 0 {
 				p := bs[j-1]
-				a.gap(Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.kernels[p.last].Name(), After: db.kernels[b.first].Name(), Instance: i + 1})
+				a.gap(facts.Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.kernels[p.last].Name(), After: db.kernels[b.first].Name(), Instance: i + 1})
 			}
 		}
 		if cs != nil {
@@ -400,7 +287,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) Phase {
 	}
 	a.p.Instances = len(a.list)
 	if a.p.Gaps.Largest == nil {
-		a.p.Gaps.Largest = []Gap{}
+		a.p.Gaps.Largest = []facts.Gap{}
 	}
 	a.p.IdleNS = a.p.SpanNS - a.p.BusyNS
 	if a.p.SpanNS > 0 {
@@ -429,16 +316,16 @@ func (in *instAcc) spanEnd() int64 {
 	return in.last
 }
 
-func latency(ns []int64) Latency {
+func latency(ns []int64) facts.Latency {
 	if len(ns) == 0 {
-		return Latency{}
+		return facts.Latency{}
 	}
 	slices.Sort(ns)
 	var sum float64
 	for _, v := range ns {
 		sum += float64(v)
 	}
-	return Latency{Count: int64(len(ns)), MeanNS: sum / float64(len(ns)), MedianNS: median(ns), MaxNS: ns[len(ns)-1]}
+	return facts.Latency{Count: int64(len(ns)), MeanNS: sum / float64(len(ns)), MedianNS: median(ns), MaxNS: ns[len(ns)-1]}
 }
 
 // median of sorted values: the middle one, or the mean of the two middle ones.
@@ -452,12 +339,12 @@ func median(sorted []int64) float64 {
 
 // Of summarizes the phases of tl, every process on every device it used:
 // the whole run, and each NVTX region at opt.Depth.
-func Of(tl *timeline.Timeline, opt Options) *PhaseReport {
+func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 	top := opt.TopGaps
 	if top <= 0 {
 		top = DefaultTopGaps
 	}
-	rep := &PhaseReport{Depth: opt.Depth, LaunchBoundIdleShare: LaunchBoundIdleShare, Scopes: []PhaseScope{}}
+	rep := &facts.PhaseReport{Depth: opt.Depth, LaunchBoundIdleShare: LaunchBoundIdleShare, Scopes: []facts.PhaseScope{}}
 	collective := communicationRule(opt.Communication)
 	split := splitsCommunication(tl, collective)
 	isCollective := func(k *timeline.Kernel) bool { return collective(k.Name()) }
@@ -507,7 +394,7 @@ func Of(tl *timeline.Timeline, opt Options) *PhaseReport {
 			a := dev(k.Device)
 			c := split && isCollective(k)
 			a.run.kernel(a.run.inst(nil), k, int32(i), c)
-			sc := Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
+			sc := facts.Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
 			if c {
 				calls.add("", sc, k.End-k.Start)
 			}
@@ -542,7 +429,7 @@ func Of(tl *timeline.Timeline, opt Options) *PhaseReport {
 			a := devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
 			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels}
-			sc := PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]Phase, 0, len(a.order))}
+			sc := facts.PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]facts.Phase, 0, len(a.order))}
 			if r, ok := p.Header.Rank(); ok {
 				sc.Rank = &r
 			}

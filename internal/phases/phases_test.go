@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
@@ -72,13 +73,13 @@ func TestPhases(t *testing.T) {
 	// Gaps: 1040-1050 (10), 1070-1210 (140), 1230-1300 (70), 1310-1400 (90).
 	assert.Equal(t, int64(310), run.Gaps.SumNS)
 	assert.Equal(t, int64(4), run.Gaps.Count)
-	assert.Equal(t, []phases.Gap{
+	assert.Equal(t, []facts.Gap{
 		{AtNS: 70, NS: 140, Before: "c", After: "x", Instance: 1},
 		{AtNS: 310, NS: 90, Before: "a", After: "b", Instance: 1},
 	}, run.Gaps.Largest, "the 2 largest, at ns from start_ns 1000")
 	// Latencies 10, 20, 20, 90, 180, 5.
-	assert.Equal(t, phases.Latency{Count: 6, MeanNS: 325.0 / 6, MedianNS: 20, MaxNS: 180}, run.Latency)
-	assert.Equal(t, phases.CopyStats{Count: 1, NS: 10, Bytes: 64}, run.Memcpy)
+	assert.Equal(t, facts.Latency{Count: 6, MeanNS: 325.0 / 6, MedianNS: 20, MaxNS: 180}, run.Latency)
+	assert.Equal(t, facts.CopyStats{Count: 1, NS: 10, Bytes: 64}, run.Memcpy)
 
 	require.Len(t, d0.Phases, 1)
 	step := d0.Phases[0]
@@ -96,11 +97,11 @@ func TestPhases(t *testing.T) {
 	// Gaps within instances only, between the step's own kernels: 10
 	// (instance 1), 90 (instance 2); not the 1070-1210 between them.
 	assert.Equal(t, int64(100), step.Gaps.SumNS)
-	assert.Equal(t, []phases.Gap{
+	assert.Equal(t, []facts.Gap{
 		{AtNS: 310, NS: 90, Before: "a", After: "b", Instance: 2},
 		{AtNS: 40, NS: 10, Before: "a", After: "b", Instance: 1},
 	}, step.Gaps.Largest)
-	assert.Equal(t, phases.Latency{Count: 5, MeanNS: 64, MedianNS: 20, MaxNS: 180}, step.Latency)
+	assert.Equal(t, facts.Latency{Count: 5, MeanNS: 64, MedianNS: 20, MaxNS: 180}, step.Latency)
 	assert.Equal(t, int64(1), step.Memcpy.Count)
 
 	// Depth 1: one instance of loop, 990..1450.

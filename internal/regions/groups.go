@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
@@ -103,27 +104,14 @@ func RawMetrics(groups []Group) []string {
 	return out
 }
 
-// Aggregation is how a metric's per-launch values become one region value.
-type Aggregation string
-
-// The aggregations.
-const (
-	// Sum adds the values: counters (bytes, instructions, cycles, counts,
-	// time).
-	Sum Aggregation = "sum"
-	// WeightedMean is the mean weighted by each launch's duration:
-	// percentages, rates, frequencies and plain numbers.
-	WeightedMean Aggregation = "duration_weighted_mean"
-)
-
 // AggregationOf says how values of a unit dimension are summarized: amounts
 // (Bytes, Count, Cycles, Time) are summed; Percent, Rate, Frequency,
 // Unitless and Unknown are duration-weighted means, since adding them would
 // mean nothing.
-func AggregationOf(d model.Dimension) Aggregation {
+func AggregationOf(d model.Dimension) facts.Aggregation {
 	switch d {
 	case model.Bytes, model.Count, model.Cycles, model.Time:
-		return Sum
+		return facts.Sum
 	}
-	return WeightedMean
+	return facts.WeightedMean
 }

@@ -7,109 +7,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
-
-// Result kinds of a report.
-const (
-	ResultsKernels = "kernels" // kernel replay: one result per launch
-	ResultsRanges  = "ranges"  // range or app-range replay: one per range
-	ResultsMixed   = "mixed"
-)
-
-// Report is the regions report of one export: the report.json contract.
-type Report struct {
-	Source string `json:"source"`
-	// Sample says why the launches read are a sample of the run's, when
-	// they are (a deep pass); "" when the report counts every launch.
-	Sample string `json:"sample,omitempty"`
-	// Results says what one result is: "kernels", or "ranges" under range
-	// and app-range replay.
-	Results string `json:"results"`
-	// RegionProfiling is false when no launch was inside an NVTX range.
-	RegionProfiling bool     `json:"region_profiling"`
-	Launches        int64    `json:"launches"`    // results read
-	ProfiledMS      float64  `json:"profiled_ms"` // their duration, in or out of ranges
-	Selected        int64    `json:"selected_launches"`
-	OutsideLaunches int64    `json:"outside_launches"` // selected, outside every range
-	OutsideMS       float64  `json:"outside_ms"`
-	Include         []string `json:"include"` // kernel-name patterns
-	Exclude         []string `json:"exclude"`
-	MetricGroups    []string `json:"metric_groups"`
-	TopKernels      int      `json:"top_kernels"`
-	// AggregateEnabled says whether Aggregate was asked for.
-	AggregateEnabled bool     `json:"aggregate_enabled"`
-	Notes            []string `json:"notes"`
-	// Aggregate is every region summed across scopes (empty when disabled).
-	Aggregate []Region `json:"aggregate"`
-	Scopes    []Scope  `json:"scopes"`
-
-	// RegionInclude and RegionExclude are the region-name patterns that
-	// chose which regions are listed.
-	RegionInclude []string `json:"region_include,omitempty"`
-	RegionExclude []string `json:"region_exclude,omitempty"`
-}
 
 // MaxDepth is the deepest nesting the report lists (model.MaxRangeDepth):
 // a launch in ranges nested deeper counts in its level-MaxDepth range (a
 // note says how many).
 const MaxDepth = model.MaxRangeDepth
-
-// Scope is one (process, device) pair and its regions.
-type Scope struct {
-	ProcessID       int64          `json:"process_id"`
-	ProcessName     string         `json:"process_name"`
-	Device          model.DeviceID `json:"device"`
-	Launches        int64          `json:"launches"`
-	ProfiledMS      float64        `json:"profiled_ms"`
-	OutsideLaunches int64          `json:"outside_launches"`
-	OutsideMS       float64        `json:"outside_ms"`
-	Regions         []Region       `json:"regions"`
-}
-
-// Region is one NVTX region's totals. Regions are listed depth first, each
-// parent before its children, siblings in order of first appearance.
-type Region struct {
-	Name   string  `json:"name"` // the stack path
-	Levels []Level `json:"levels"`
-	Parent string  `json:"parent"` // the parent's Name; "" at depth 1
-	Depth  int     `json:"depth"`  // 1 for a top-level range
-	// Dir is the region's directory under ncu/regions/.
-	Dir                  string  `json:"dir"`
-	TotalMS              float64 `json:"total_ms"`     // inclusive
-	KernelCount          int64   `json:"kernel_count"` // inclusive launches
-	ExclusiveMS          float64 `json:"exclusive_ms"`
-	ExclusiveKernelCount int64   `json:"exclusive_kernel_count"`
-	// Share is TotalMS over the scope's profiled time (0..1).
-	Share   float64  `json:"share"`
-	Kernels []Kernel `json:"kernels"` // the top kernels, inclusive
-	Metrics []Metric `json:"metrics"`
-	// Table is the region's whole kernel table (inclusive), for kernels.md.
-	Table model.KernelTable `json:"-"`
-}
-
-// Level is one level of a region's stack: its domain ("" for the default
-// domain) and range name.
-type Level = model.Range
-
-// Kernel is one of a region's top kernels.
-type Kernel struct {
-	Name    string         `json:"name"`
-	Device  model.DeviceID `json:"device"`
-	TotalMS float64        `json:"total_ms"`
-	Calls   int64          `json:"calls"`
-}
-
-// Metric is one configured metric summarized over a region's launches.
-type Metric struct {
-	Group       string      `json:"group"`
-	Name        string      `json:"name"`
-	Source      string      `json:"source"` // the column or details row read
-	Unit        string      `json:"unit"`   // base unit
-	Aggregation Aggregation `json:"aggregation"`
-	Value       float64     `json:"value"`
-	Launches    int64       `json:"launches"` // launches that had a value
-}
 
 type spec struct {
 	group string
@@ -434,7 +339,7 @@ func (a *Aggregator) metricSums(source string, l *model.Launch, ns float64) erro
 		}); err != nil {
 			return err
 		}
-		if AggregationOf(v.dim) == Sum {
+		if AggregationOf(v.dim) == facts.Sum {
 			continue // its weighted sum is not used
 		}
 		if err := model.AddFinite(&a.mwsum[i], v.v*ns, source, l, func() (string, string) {
@@ -460,9 +365,9 @@ func (m *metricAcc) add(v mval, ns float64, sp spec, clash map[string]bool) {
 	m.n++
 }
 
-func (m *metricAcc) value() (float64, Aggregation) {
+func (m *metricAcc) value() (float64, facts.Aggregation) {
 	agg := AggregationOf(m.dim)
-	if agg == Sum {
+	if agg == facts.Sum {
 		return m.sum, agg
 	}
 	if m.w > 0 {
@@ -495,25 +400,25 @@ func (n *node) child(lv model.Range, nspecs int) *node {
 func levelKey(lv model.Range) string { return lv.Domain + "\x00" + lv.Name }
 
 // Report returns the regions found so far.
-func (a *Aggregator) Report(source string) *Report {
-	rep := &Report{
+func (a *Aggregator) Report(source string) *facts.RegionReport {
+	rep := &facts.RegionReport{
 		Source: source, Launches: a.launches, ProfiledMS: a.ns / 1e6, Selected: a.selected,
 		OutsideLaunches: a.outN, OutsideMS: a.outNS / 1e6,
 		Include: nonNil(a.cfg.Include), Exclude: nonNil(a.cfg.Exclude),
 		RegionInclude: a.cfg.RegionInclude, RegionExclude: a.cfg.RegionExclude,
 		MetricGroups: []string{}, TopKernels: a.cfg.TopKernels,
-		AggregateEnabled: a.cfg.Aggregate, Notes: []string{}, Aggregate: []Region{}, Scopes: []Scope{},
+		AggregateEnabled: a.cfg.Aggregate, Notes: []string{}, Aggregate: []facts.Region{}, Scopes: []facts.RegionScope{},
 	}
 	for _, g := range a.cfg.Groups {
 		rep.MetricGroups = append(rep.MetricGroups, g.Name)
 	}
 	switch {
 	case a.rangeN > 0 && a.kernelN > 0:
-		rep.Results = ResultsMixed
+		rep.Results = facts.ResultsMixed
 	case a.rangeN > 0:
-		rep.Results = ResultsRanges
+		rep.Results = facts.ResultsRanges
 	default:
-		rep.Results = ResultsKernels
+		rep.Results = facts.ResultsKernels
 	}
 	rep.RegionProfiling = a.inRange > 0
 
@@ -530,7 +435,7 @@ func (a *Aggregator) Report(source string) *Report {
 	sortScopes(keys)
 	for _, k := range keys {
 		s := a.scopes[k]
-		rep.Scopes = append(rep.Scopes, Scope{ProcessID: k.pid, ProcessName: s.procName, Device: k.device,
+		rep.Scopes = append(rep.Scopes, facts.RegionScope{ProcessID: k.pid, ProcessName: s.procName, Device: k.device,
 			Launches: s.launches, ProfiledMS: s.ns / 1e6, OutsideLaunches: s.outN, OutsideMS: s.outNS / 1e6,
 			Regions: a.regions(s, dirs, taken)})
 	}
@@ -567,8 +472,8 @@ func sortScopes(keys []scopeKey) {
 
 // regions lists a scope's regions depth first: those the region filter
 // selects.
-func (a *Aggregator) regions(s *scopeAcc, dirs map[string]string, taken map[string]bool) []Region {
-	out := []Region{}
+func (a *Aggregator) regions(s *scopeAcc, dirs map[string]string, taken map[string]bool) []facts.Region {
+	out := []facts.Region{}
 	var walk func(n *node)
 	walk = func(n *node) {
 		for _, c := range n.children {
@@ -587,15 +492,15 @@ func (a *Aggregator) regions(s *scopeAcc, dirs map[string]string, taken map[stri
 	return out
 }
 
-func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken map[string]bool) Region {
+func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken map[string]bool) facts.Region {
 	dir, ok := dirs[n.key]
 	if !ok {
 		dir = model.RegionDir(n.name, taken)
 		dirs[n.key] = dir
 	}
-	r := Region{Name: n.name, Depth: n.depth, Dir: dir,
+	r := facts.Region{Name: n.name, Depth: n.depth, Dir: dir,
 		TotalMS: n.incNS / 1e6, KernelCount: n.incN, ExclusiveMS: n.excNS / 1e6, ExclusiveKernelCount: n.excN,
-		Kernels: []Kernel{}, Metrics: []Metric{}}
+		Kernels: []facts.RegionKernel{}, Metrics: []facts.RegionMetric{}}
 	if n.parent != nil && n.parent.depth > 0 {
 		r.Parent = n.parent.name
 	}
@@ -605,7 +510,7 @@ func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken 
 	}
 	r.Table = n.kernels.Table(n.name)
 	for _, k := range r.Table.Top(a.cfg.TopKernels).Kernels {
-		r.Kernels = append(r.Kernels, Kernel{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls})
+		r.Kernels = append(r.Kernels, facts.RegionKernel{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls})
 	}
 	for i, m := range n.metrics {
 		if !m.set {
@@ -617,7 +522,7 @@ func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken 
 		if src == "" || a.preferDetails(i) {
 			src = sp.Section + ": " + sp.Details
 		}
-		r.Metrics = append(r.Metrics, Metric{Group: sp.group, Name: sp.Label, Source: src, Unit: m.unit,
+		r.Metrics = append(r.Metrics, facts.RegionMetric{Group: sp.group, Name: sp.Label, Source: src, Unit: m.unit,
 			Aggregation: agg, Value: v, Launches: m.n})
 	}
 	return r
@@ -720,7 +625,7 @@ func (a *Aggregator) Launch(x *model.Export, l *model.Launch) error {
 // Finish is the report of everything added (Report), or, when the
 // configuration requires every pattern to match (RequireMatches), the
 // *UnmatchedError of those that matched nothing.
-func (a *Aggregator) Finish(source string) (*Report, error) {
+func (a *Aggregator) Finish(source string) (*facts.RegionReport, error) {
 	rep := a.Report(source)
 	if a.cfg.RequireMatches {
 		if err := a.unmatched(source); err != nil {
@@ -732,7 +637,7 @@ func (a *Aggregator) Finish(source string) (*Report, error) {
 
 // FromReader aggregates every result of r. The first malformed row ends it
 // with a positioned error, as for the kernel table.
-func FromReader(r model.Launches, source string, cfg Config) (*Report, error) {
+func FromReader(r model.Launches, source string, cfg Config) (*facts.RegionReport, error) {
 	a, err := New(cfg)
 	if err != nil {
 		return nil, err

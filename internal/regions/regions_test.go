@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
@@ -43,7 +44,7 @@ func metric(l *model.Launch, name, text, unit string) *model.Launch {
 	return l
 }
 
-func build(t *testing.T, cfg Config, ls ...*model.Launch) *Report {
+func build(t *testing.T, cfg Config, ls ...*model.Launch) *facts.RegionReport {
 	t.Helper()
 	a, err := New(cfg)
 	require.NoError(t, err)
@@ -53,7 +54,7 @@ func build(t *testing.T, cfg Config, ls ...*model.Launch) *Report {
 	return a.Report("synthetic")
 }
 
-func find(t *testing.T, regs []Region, name string) Region {
+func find(t *testing.T, regs []facts.Region, name string) facts.Region {
 	t.Helper()
 	for _, r := range regs {
 		if r.Name == name {
@@ -61,10 +62,10 @@ func find(t *testing.T, regs []Region, name string) Region {
 		}
 	}
 	t.Fatalf("no region %q", name)
-	return Region{}
+	return facts.Region{}
 }
 
-func names(regs []Region) []string {
+func names(regs []facts.Region) []string {
 	var out []string
 	for _, r := range regs {
 		out = append(out, r.Name)
@@ -74,7 +75,7 @@ func names(regs []Region) []string {
 
 // reconcile checks parent inclusive = exclusive + children inclusive within
 // 1e-9 relative, for time and counts.
-func reconcile(t *testing.T, regs []Region) {
+func reconcile(t *testing.T, regs []facts.Region) {
 	t.Helper()
 	for _, p := range regs {
 		ms, n := p.ExclusiveMS, p.ExclusiveKernelCount
@@ -111,7 +112,7 @@ func TestNestingInclusiveExclusive(t *testing.T) {
 	l0 := find(t, regs, "prefill/layer0")
 	assert.Equal(t, "prefill", l0.Parent)
 	assert.Equal(t, 2, l0.Depth)
-	assert.Equal(t, []Level{{Name: "prefill"}, {Name: "layer0"}}, l0.Levels)
+	assert.Equal(t, []facts.RegionLevel{{Name: "prefill"}, {Name: "layer0"}}, l0.Levels)
 	d := find(t, regs, "decode_all")
 	assert.Zero(t, d.ExclusiveMS)
 	assert.EqualValues(t, 2, d.KernelCount)
@@ -120,7 +121,7 @@ func TestNestingInclusiveExclusive(t *testing.T) {
 	reconcile(t, regs)
 	reconcile(t, rep.Aggregate)
 	// Top kernels: inclusive, most time first.
-	assert.Equal(t, []Kernel{{Name: "k2", TotalMS: 500.25e-6, Calls: 2}, {Name: "k1", TotalMS: 100.5e-6, Calls: 1},
+	assert.Equal(t, []facts.RegionKernel{{Name: "k2", TotalMS: 500.25e-6, Calls: 2}, {Name: "k1", TotalMS: 100.5e-6, Calls: 1},
 		{Name: "k3", TotalMS: 1e-6, Calls: 1}}, p.Kernels)
 }
 
@@ -169,7 +170,7 @@ func TestStartStopRangesNotUsed(t *testing.T) {
 	assert.True(t, hasNote(rep, "start/end NVTX ranges"))
 }
 
-func hasNote(rep *Report, sub string) bool {
+func hasNote(rep *facts.RegionReport, sub string) bool {
 	for _, n := range rep.Notes {
 		if strings.Contains(n, sub) {
 			return true
@@ -299,26 +300,26 @@ func TestMetricAggregation(t *testing.T) {
 	l3.Metrics = append(l3.Metrics, model.Metric{Section: "GPU Speed Of Light Throughput", Name: "Compute (SM) Throughput", Value: v})
 	rep := build(t, cfg, l1, l2, l3)
 	r := find(t, rep.Scopes[0].Regions, "r")
-	got := map[string]Metric{}
+	got := map[string]facts.RegionMetric{}
 	for _, m := range r.Metrics {
 		got[m.Name] = m
 	}
-	assert.Equal(t, Metric{Group: "g", Name: "bytes", Source: "dram__bytes_read.sum", Unit: "byte", Aggregation: Sum, Value: 2000, Launches: 2}, got["bytes"])
-	assert.Equal(t, WeightedMean, got["pct"].Aggregation)
+	assert.Equal(t, facts.RegionMetric{Group: "g", Name: "bytes", Source: "dram__bytes_read.sum", Unit: "byte", Aggregation: facts.Sum, Value: 2000, Launches: 2}, got["bytes"])
+	assert.Equal(t, facts.WeightedMean, got["pct"].Aggregation)
 	assert.InDelta(t, (10*100+50*300)/400.0, got["pct"].Value, 1e-12)
 	assert.InDelta(t, (1e9*100+2e9*300)/400.0, got["freq"].Value, 1e-3)
-	assert.Equal(t, WeightedMean, got["freq"].Aggregation)
-	assert.Equal(t, Sum, got["cycles"].Aggregation)
+	assert.Equal(t, facts.WeightedMean, got["freq"].Aggregation)
+	assert.Equal(t, facts.Sum, got["cycles"].Aggregation)
 	assert.InDelta(t, 1000, got["cycles"].Value, 0, "n/a is left out")
 	assert.EqualValues(t, 1, got["cycles"].Launches)
-	assert.Equal(t, WeightedMean, got["rate"].Aggregation)
+	assert.Equal(t, facts.WeightedMean, got["rate"].Aggregation)
 	assert.InDelta(t, 20, got["sol"].Value, 1e-12)
 	assert.Equal(t, "GPU Speed Of Light Throughput: Compute (SM) Throughput", got["sol"].Source)
 	assert.NotContains(t, got, "absent")
 	assert.True(t, hasNote(rep, `Metric "absent" of group "g" is in no launch`))
 
-	for d, want := range map[model.Dimension]Aggregation{model.Bytes: Sum, model.Count: Sum, model.Cycles: Sum,
-		model.Time: Sum, model.Percent: WeightedMean, model.Rate: WeightedMean, model.Frequency: WeightedMean} {
+	for d, want := range map[model.Dimension]facts.Aggregation{model.Bytes: facts.Sum, model.Count: facts.Sum, model.Cycles: facts.Sum,
+		model.Time: facts.Sum, model.Percent: facts.WeightedMean, model.Rate: facts.WeightedMean, model.Frequency: facts.WeightedMean} {
 		assert.Equal(t, want, AggregationOf(d), d)
 	}
 }
@@ -335,7 +336,7 @@ func TestRangeResults(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Add("synthetic", l, true))
 	rep := a.Report("synthetic")
-	assert.Equal(t, ResultsRanges, rep.Results)
+	assert.Equal(t, facts.ResultsRanges, rep.Results)
 	a1 := find(t, rep.Scopes[0].Regions, "A/A1")
 	assert.Equal(t, "A/A1", a1.Kernels[0].Name, "a range result is named by its NVTX path")
 	assert.Equal(t, "range", l.Kernel, "the launch itself is not changed")
@@ -389,7 +390,7 @@ func TestRegionFilter(t *testing.T) {
 			}
 			rep := a.Report("synthetic")
 			assert.Equal(t, c.want, names(rep.Aggregate))
-			for _, regs := range [][]Region{rep.Aggregate, rep.Scopes[0].Regions, rep.Scopes[1].Regions} {
+			for _, regs := range [][]facts.Region{rep.Aggregate, rep.Scopes[0].Regions, rep.Scopes[1].Regions} {
 				for _, r := range regs {
 					assert.Contains(t, c.want, r.Name)
 				}
@@ -422,7 +423,7 @@ func TestRegionFilter(t *testing.T) {
 // without it, a note.
 func TestRequireMatches(t *testing.T) {
 	const path = "../../fixtures/ncu/h200-llama-decode-basic/raw.csv"
-	read := func(cfg Config) (*Report, error) {
+	read := func(cfg Config) (*facts.RegionReport, error) {
 		f, err := os.Open(path)
 		require.NoError(t, err)
 		defer f.Close()

@@ -5,9 +5,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // The CSV tables (--format csv): RFC 4180 (encoding/csv), a header row,
@@ -24,7 +23,7 @@ func KernelsCSV(w io.Writer, t model.KernelTable) error {
 	for i, k := range t.Kernels {
 		names[i] = k.Name
 	}
-	display := summary.DisplayNames(names)
+	display := facts.DisplayNames(names)
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"kernel_name", "display_name", "device", "calls", "total_ms", "mean_ms", "min_ms", "median_ms", "max_ms", "stddev_ms"})
 	for i, k := range t.Kernels {
@@ -40,10 +39,10 @@ func KernelsCSV(w io.Writer, t model.KernelTable) error {
 
 // RegionsCSV writes the regions report, a row a region of each scope
 // (process and device), then the regions across scopes (process "all").
-func RegionsCSV(w io.Writer, r *regions.Report) error {
+func RegionsCSV(w io.Writer, r *facts.RegionReport) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"process_id", "process_name", "device", "region", "parent", "depth", "total_ms", "launches", "exclusive_ms", "exclusive_launches", "share"})
-	row := func(pid, pname, dev string, g regions.Region) {
+	row := func(pid, pname, dev string, g facts.Region) {
 		cw.Write([]string{pid, pname, dev, g.Name, g.Parent, strconv.Itoa(g.Depth), num(g.TotalMS), strconv.FormatInt(g.KernelCount, 10),
 			num(g.ExclusiveMS), strconv.FormatInt(g.ExclusiveKernelCount, 10), num(g.Share)})
 	}

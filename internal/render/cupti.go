@@ -10,8 +10,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -152,7 +152,7 @@ func overheadText(o CuptiOverhead) string {
 }
 
 // PhasesJSON writes timeline/phases.json.
-func PhasesJSON(w io.Writer, p *phases.PhaseReport) error {
+func PhasesJSON(w io.Writer, p *facts.PhaseReport) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err

@@ -6,20 +6,19 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/compare"
-
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // DiffMarkdown writes the whole comparison: the verdict, what was not compared,
 // the rule, and a table per part.
-func DiffMarkdown(w io.Writer, r *compare.Result) error {
+func DiffMarkdown(w io.Writer, r *facts.DiffResult) error {
 	var b strings.Builder
 	b.WriteString("# Run comparison: B against A\n\n")
 	for _, s := range []struct {
 		name string
-		side compare.Side
+		side facts.DiffSide
 	}{{"A", r.A}, {"B", r.B}} {
 		fmt.Fprintf(&b, "- %s: %s\n", s.name, sideText(s.side))
 	}
@@ -36,7 +35,7 @@ func DiffMarkdown(w io.Writer, r *compare.Result) error {
 
 // MovedMarkdown is the verdict and one table of the rows that moved (any
 // verdict but unchanged and n/a): what a failing baseline check prints.
-func MovedMarkdown(r *compare.Result) string {
+func MovedMarkdown(r *facts.DiffResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A: %s\nB: %s\n\n", sideText(r.A), sideText(r.B))
 	diffVerdict(r, &b, false)
@@ -44,9 +43,9 @@ func MovedMarkdown(r *compare.Result) string {
 		Header: []string{"part", "name", "A", "B", "Δ %", "verdict"},
 		Right:  []bool{false, false, true, true, true, false},
 	}
-	moved := func(v compare.Verdict) bool { return v != compare.Unchanged && v != compare.NotAvail }
+	moved := func(v facts.Verdict) bool { return v != facts.Unchanged && v != facts.NotAvail }
 	ms := func(v float64) string { return model.FormatMS(v) + " ms" }
-	var movedStages []compare.StageRow
+	var movedStages []facts.DiffStage
 	for _, s := range r.Stages {
 		if moved(s.Verdict) {
 			movedStages = append(movedStages, s)
@@ -90,7 +89,7 @@ func MovedMarkdown(r *compare.Result) string {
 	return b.String()
 }
 
-func sideText(s compare.Side) string {
+func sideText(s facts.DiffSide) string {
 	var facts []string
 	if s.RunID != "" {
 		facts = append(facts, "run "+s.RunID)
@@ -113,14 +112,14 @@ func sideText(s compare.Side) string {
 	return EscapeCell(text)
 }
 
-func diffCompared(r *compare.Result) (n, unchanged, noise, restated int) {
-	count := func(v compare.Verdict) {
+func diffCompared(r *facts.DiffResult) (n, unchanged, noise, restated int) {
+	count := func(v facts.Verdict) {
 		switch v {
-		case compare.Unchanged:
+		case facts.Unchanged:
 			unchanged++
-		case compare.Noise:
+		case facts.Noise:
 			noise++
-		case compare.Regression, compare.Improvement:
+		case facts.Regression, facts.Improvement:
 		default:
 			return
 		}
@@ -130,7 +129,7 @@ func diffCompared(r *compare.Result) (n, unchanged, noise, restated int) {
 		count(s.Verdict)
 	}
 	for _, k := range r.Kernels {
-		if k.Status == compare.Matched || k.Verdict == compare.Regression {
+		if k.Status == facts.Matched || k.Verdict == facts.Regression {
 			count(k.Verdict)
 		}
 	}
@@ -139,7 +138,7 @@ func diffCompared(r *compare.Result) (n, unchanged, noise, restated int) {
 	}
 	for _, m := range r.MFU {
 		count(m.Verdict)
-		if m.Why != "" && (m.Verdict == compare.Regression || m.Verdict == compare.Improvement) {
+		if m.Why != "" && (m.Verdict == facts.Regression || m.Verdict == facts.Improvement) {
 			restated++ // counted once, at its stage (sameCause)
 		}
 	}
@@ -148,7 +147,7 @@ func diffCompared(r *compare.Result) (n, unchanged, noise, restated int) {
 
 // diffVerdict writes the verdict line, then the lists of regressions and
 // improvements (when lists is set), of what was not compared, and the notes.
-func diffVerdict(r *compare.Result, b *strings.Builder, lists bool) {
+func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 	n, unchanged, noise, restated := diffCompared(r)
 	counts := fmt.Sprintf("%d compared: %d unchanged, %d within noise, %d %s, %d %s", n, unchanged, noise,
 		len(r.Regressions), diffPlural(len(r.Regressions), "regression", "regressions"),
@@ -187,10 +186,10 @@ func diffVerdict(r *compare.Result, b *strings.Builder, lists bool) {
 	list("Notes:", r.Notes)
 }
 
-func diffStages(r *compare.Result, b *strings.Builder) {
+func diffStages(r *facts.DiffResult, b *strings.Builder) {
 	b.WriteString("## Stages\n\n")
 	if len(r.Stages) == 0 {
-		b.WriteString(notCompared(r, compare.PartStages))
+		b.WriteString(notCompared(r, facts.PartStages))
 		return
 	}
 	fmt.Fprintf(b, "%s, ms per repeat: mean ± sd (n).\n\n", rundir.Stage1Report)
@@ -236,14 +235,14 @@ func diffStages(r *compare.Result, b *strings.Builder) {
 	b.WriteString(t.String() + "\n")
 	if low {
 		fmt.Fprintf(b, "¹ fewer than %d repeats on a side: Welch's test has little power, and a real change of this size can read as noise (workload.repeats=%d or more, as benchstat asks).\n\n",
-			compare.MinPowerSamples, compare.MinPowerSamples)
+			facts.MinPowerSamples, facts.MinPowerSamples)
 	}
 	writeWarmups(b, r.Stages, func(v float64) string { return model.Fixed(v, dab) })
 }
 
 // writeWarmups says, under a table of stage means, which repeat of which
 // run's stage the warm-up rule dropped and why.
-func writeWarmups(b *strings.Builder, rows []compare.StageRow, format func(float64) string) {
+func writeWarmups(b *strings.Builder, rows []facts.DiffStage, format func(float64) string) {
 	var lines []string
 	for _, s := range rows {
 		for _, side := range []struct {
@@ -263,10 +262,10 @@ func writeWarmups(b *strings.Builder, rows []compare.StageRow, format func(float
 	}
 }
 
-func diffKernels(r *compare.Result, b *strings.Builder) {
+func diffKernels(r *facts.DiffResult, b *strings.Builder) {
 	b.WriteString("## Kernels\n\n")
-	if diffMissing(r, compare.PartKernels) {
-		b.WriteString(notCompared(r, compare.PartKernels))
+	if diffMissing(r, facts.PartKernels) {
+		b.WriteString(notCompared(r, facts.PartKernels))
 		return
 	}
 	fmt.Fprintf(b, "%s, total ms per kernel name and device; one number per run: threshold only.\n\n", rundir.KernelsJSON)
@@ -276,7 +275,7 @@ func diffKernels(r *compare.Result, b *strings.Builder) {
 	}
 	var vals, dVals []float64
 	for _, k := range r.Kernels {
-		for _, s := range []*compare.KernelSide{k.A, k.B} {
+		for _, s := range []*facts.DiffKernelSide{k.A, k.B} {
 			if s != nil {
 				vals = append(vals, s.TotalMS)
 			}
@@ -286,7 +285,7 @@ func diffKernels(r *compare.Result, b *strings.Builder) {
 		}
 	}
 	dv, dd := model.Decimals(vals, 3), model.Decimals(dVals, 3)
-	cell := func(k *compare.KernelSide) string {
+	cell := func(k *facts.DiffKernelSide) string {
 		if k == nil {
 			return "—"
 		}
@@ -303,10 +302,10 @@ func diffKernels(r *compare.Result, b *strings.Builder) {
 	b.WriteString(t.String() + "\n")
 }
 
-func diffRegions(r *compare.Result, b *strings.Builder) {
+func diffRegions(r *facts.DiffResult, b *strings.Builder) {
 	b.WriteString("## Regions\n\n")
-	if diffMissing(r, compare.PartRegions) {
-		b.WriteString(notCompared(r, compare.PartRegions))
+	if diffMissing(r, facts.PartRegions) {
+		b.WriteString(notCompared(r, facts.PartRegions))
 		return
 	}
 	fmt.Fprintf(b, "From %s; total ms per NVTX region (inclusive); one number per run: threshold only.\n\n", r.RegionsSource)
@@ -316,7 +315,7 @@ func diffRegions(r *compare.Result, b *strings.Builder) {
 	}
 	var vals, dVals []float64
 	for _, g := range r.Regions {
-		for _, s := range []*compare.RegionSide{g.A, g.B} {
+		for _, s := range []*facts.DiffRegionSide{g.A, g.B} {
 			if s != nil {
 				vals = append(vals, s.TotalMS)
 			}
@@ -331,13 +330,13 @@ func diffRegions(r *compare.Result, b *strings.Builder) {
 		Right:  []bool{false, true, true, true, true, true, true, false},
 	}
 	for _, g := range r.Regions {
-		ms := func(s *compare.RegionSide) string {
+		ms := func(s *facts.DiffRegionSide) string {
 			if s == nil {
 				return "—"
 			}
 			return model.Fixed(s.TotalMS, dv)
 		}
-		n := func(s *compare.RegionSide) string {
+		n := func(s *facts.DiffRegionSide) string {
 			if s == nil {
 				return "—"
 			}
@@ -349,7 +348,7 @@ func diffRegions(r *compare.Result, b *strings.Builder) {
 	b.WriteString(t.String() + "\n")
 }
 
-func diffMFU(r *compare.Result, b *strings.Builder) {
+func diffMFU(r *facts.DiffResult, b *strings.Builder) {
 	b.WriteString("## MFU\n\n")
 	if r.NoMFU {
 		fmt.Fprintf(b, "Not available: neither run has %s with mfu.\n", rundir.SummaryJSON)
@@ -370,7 +369,7 @@ func diffMFU(r *compare.Result, b *strings.Builder) {
 	b.WriteString(t.String())
 }
 
-func diffMissing(r *compare.Result, part string) bool {
+func diffMissing(r *facts.DiffResult, part string) bool {
 	for _, m := range r.Missing {
 		if m.Part == part {
 			return true
@@ -379,7 +378,7 @@ func diffMissing(r *compare.Result, part string) bool {
 	return false
 }
 
-func notCompared(r *compare.Result, part string) string {
+func notCompared(r *facts.DiffResult, part string) string {
 	var who []string
 	for _, m := range r.Missing {
 		if m.Part == part {
@@ -392,14 +391,14 @@ func notCompared(r *compare.Result, part string) string {
 	return "Not compared: " + strings.Join(who, "; ") + ".\n\n"
 }
 
-func kernelStatus(k compare.KernelRow) string {
-	if k.Status == compare.Matched {
+func kernelStatus(k facts.DiffKernel) string {
+	if k.Status == facts.Matched {
 		return ""
 	}
 	return " (" + EscapeCell(k.Status) + ")"
 }
 
-func regionStatus(g compare.RegionRow) string {
+func regionStatus(g facts.DiffRegion) string {
 	switch {
 	case g.A == nil:
 		return " (appeared)"
@@ -409,7 +408,7 @@ func regionStatus(g compare.RegionRow) string {
 	return ""
 }
 
-func kernelPct(k compare.KernelRow) string {
+func kernelPct(k facts.DiffKernel) string {
 	if k.ShareOfA != nil {
 		return "new: " + model.ShareText(*k.ShareOfA) + " of A"
 	}
@@ -448,8 +447,8 @@ func pText(p float64) string {
 	return "p = " + model.Fixed(p, 3)
 }
 
-func verdictCell(v compare.Verdict, p *float64) string {
-	if p != nil && (v == compare.Noise || v == compare.Regression || v == compare.Improvement) {
+func verdictCell(v facts.Verdict, p *float64) string {
+	if p != nil && (v == facts.Noise || v == facts.Regression || v == facts.Improvement) {
 		return string(v) + " (Welch " + pText(*p) + ")"
 	}
 	return string(v)

@@ -7,10 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-
-	"github.com/llm-perf-opt/deepprof/internal/kernels"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // KernelsMarkdown writes kernels.md: a heading, what the table was made from,
@@ -72,20 +70,20 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 // ncu's rules on the kernel and what of it the deep pass profiled.
 type KernelRecord struct {
 	model.Kernel
-	Display string          `json:"display_name"`
-	Rules   []kernels.Rule  `json:"ncu_rules,omitempty"`
-	Sampled *summary.Sample `json:"sampled,omitempty"`
+	Display string        `json:"display_name"`
+	Rules   []facts.Rule  `json:"ncu_rules,omitempty"`
+	Sampled *facts.Sample `json:"sampled,omitempty"`
 }
 
 // KernelsJSON writes kernels.json: {"kernels": [...]} in the table's order,
-// each with its display name (summary.DisplayNames over the table), its
+// each with its display name (facts.DisplayNames over the table), its
 // ncu rules from rules and its deep-pass sample from samples (nil: none).
-func KernelsJSON(w io.Writer, t model.KernelTable, rules map[string][]kernels.Rule, samples map[string]*summary.Sample) error {
+func KernelsJSON(w io.Writer, t model.KernelTable, rules map[string][]facts.Rule, samples map[string]*facts.Sample) error {
 	names := make([]string, len(t.Kernels))
 	for i, k := range t.Kernels {
 		names[i] = k.Name
 	}
-	display := summary.DisplayNames(names)
+	display := facts.DisplayNames(names)
 	recs := make([]KernelRecord, len(t.Kernels))
 	for i, k := range t.Kernels {
 		recs[i] = KernelRecord{Kernel: k, Display: display[i], Rules: rules[k.Name], Sampled: samples[k.Name]}

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
-	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -22,18 +22,20 @@ import (
 // summary table of its regions and one subsection per region whose heading
 // depth follows the region's nesting. A region subsection holds its totals,
 // a table of its top kernels and a table of its metrics.
-func RegionsMarkdown(w io.Writer, rep *regions.Report) error { return regionsMarkdown(w, rep, true) }
+func RegionsMarkdown(w io.Writer, rep *facts.RegionReport) error {
+	return regionsMarkdown(w, rep, true)
+}
 
 // RegionsMarkdownAlone is RegionsMarkdown for a report printed by itself
 // (deepprof regions without --out): no link to a region's kernel table,
 // a file that only --out writes.
-func RegionsMarkdownAlone(w io.Writer, rep *regions.Report) error {
+func RegionsMarkdownAlone(w io.Writer, rep *facts.RegionReport) error {
 	return regionsMarkdown(w, rep, false)
 }
 
 // regionsMarkdown writes the report; links says whether each region links
 // to its kernel table's file.
-func regionsMarkdown(w io.Writer, rep *regions.Report, links bool) error {
+func regionsMarkdown(w io.Writer, rep *facts.RegionReport, links bool) error {
 	var b strings.Builder
 	if rep.Sample != "" {
 		// The first line says it: these are not the run's totals.
@@ -43,9 +45,9 @@ func regionsMarkdown(w io.Writer, rep *regions.Report, links bool) error {
 		b.WriteString("# NVTX regions\n\n")
 	}
 	what := plural(rep.Launches, "kernel launch", "kernel launches")
-	if rep.Results == regions.ResultsRanges {
+	if rep.Results == facts.ResultsRanges {
 		what = plural(rep.Launches, "range result", "range results")
-	} else if rep.Results == regions.ResultsMixed {
+	} else if rep.Results == facts.ResultsMixed {
 		what = plural(rep.Launches, "result", "results") + " (kernel launches and whole ranges)"
 	}
 	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source), what, model.Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
@@ -61,7 +63,7 @@ func regionsMarkdown(w io.Writer, rep *regions.Report, links bool) error {
 	if !rep.RegionProfiling {
 		b.WriteString("**No region profiling took place**: no result was inside an NVTX push/pop range.\n\n")
 	}
-	if rep.Results == regions.ResultsRanges || rep.Results == regions.ResultsMixed {
+	if rep.Results == facts.ResultsRanges || rep.Results == facts.ResultsMixed {
 		b.WriteString("**The results are whole NVTX ranges** (range or app-range replay), not kernel launches.\n\n")
 	}
 	if len(rep.Notes) > 0 {
@@ -96,7 +98,7 @@ func regionsMarkdown(w io.Writer, rep *regions.Report, links bool) error {
 	return err
 }
 
-func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, s *regions.Scope, links bool) {
+func writeScope(b *strings.Builder, rep *facts.RegionReport, regs []facts.Region, s *facts.RegionScope, links bool) {
 	if len(regs) == 0 {
 		b.WriteString("No NVTX regions: no region profiling took place in this scope.\n\n")
 		return
@@ -120,7 +122,7 @@ func writeScope(b *strings.Builder, rep *regions.Report, regs []regions.Region, 
 	}
 }
 
-func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *regions.Scope, d int, links bool) {
+func writeRegion(b *strings.Builder, rep *facts.RegionReport, r facts.Region, s *facts.RegionScope, d int, links bool) {
 	level := min(2+r.Depth, 6)
 	fmt.Fprintf(b, "%s %s\n\n", strings.Repeat("#", level), regionName(r.Name))
 	if r.Parent != "" {
@@ -172,7 +174,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 		for _, m := range r.Metrics {
 			v, u := MetricValue(m.Value, m.Unit)
 			how := "sum"
-			if m.Aggregation == regions.WeightedMean {
+			if m.Aggregation == facts.WeightedMean {
 				how = "duration-weighted mean"
 			}
 			tab.Rows = append(tab.Rows, []string{EscapeCell(m.Group), EscapeCell(m.Name), v, EscapeCell(u), how,
@@ -186,7 +188,7 @@ func writeRegion(b *strings.Builder, rep *regions.Report, r regions.Region, s *r
 
 // ambiguous reports whether a region's name hides its stack: a level in a
 // named domain, or a level whose name holds '/' or '@'.
-func ambiguous(r regions.Region) bool {
+func ambiguous(r facts.Region) bool {
 	for _, l := range r.Levels {
 		if l.Domain != "" || strings.ContainsAny(l.Name, "/@") {
 			return true
@@ -231,7 +233,7 @@ func MetricValue(v float64, unit string) (string, string) {
 // kernel table: the region's directory for the aggregate (s == nil), and for
 // a scope too when the aggregate is on and there is one scope (the tables
 // are the same); otherwise a subdirectory process-PID-device-D of it.
-func RegionTableDir(rep *regions.Report, r regions.Region, s *regions.Scope) string {
+func RegionTableDir(rep *facts.RegionReport, r facts.Region, s *facts.RegionScope) string {
 	if s == nil || rep.AggregateEnabled && len(rep.Scopes) == 1 {
 		return r.Dir
 	}
@@ -239,12 +241,12 @@ func RegionTableDir(rep *regions.Report, r regions.Region, s *regions.Scope) str
 }
 
 // ScopeDir names a scope's subdirectory inside a region's directory.
-func ScopeDir(s *regions.Scope) string {
+func ScopeDir(s *facts.RegionScope) string {
 	return fmt.Sprintf("process-%d-device-%d", s.ProcessID, s.Device)
 }
 
 // RegionsJSON writes ncu/regions/report.json.
-func RegionsJSON(w io.Writer, rep *regions.Report) error {
+func RegionsJSON(w io.Writer, rep *facts.RegionReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -255,7 +257,7 @@ func RegionsJSON(w io.Writer, rep *regions.Report) error {
 // it: report.md, report.json and each region's kernel table (kernels.md,
 // kernels.json, under RegionTableDir). Region directories come from
 // model.RegionDir; each is checked again to be one local path element.
-func RegionsDirFiles(rep *regions.Report) ([]rundir.File, error) {
+func RegionsDirFiles(rep *facts.RegionReport) ([]rundir.File, error) {
 	var md, js bytes.Buffer
 	if err := RegionsMarkdown(&md, rep); err != nil {
 		return nil, err
@@ -264,7 +266,7 @@ func RegionsDirFiles(rep *regions.Report) ([]rundir.File, error) {
 		return nil, err
 	}
 	files := []rundir.File{{Rel: "report.md", Data: md.Bytes()}, {Rel: "report.json", Data: js.Bytes()}}
-	add := func(r regions.Region, s *regions.Scope) error {
+	add := func(r facts.Region, s *facts.RegionScope) error {
 		if !filepath.IsLocal(r.Dir) || strings.ContainsAny(r.Dir, `/\`) || r.Dir == "." {
 			return fmt.Errorf("region %q: directory %q is not one local name", r.Name, r.Dir)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -19,7 +20,7 @@ import (
 
 // hostileReport builds a report from synthetic launches whose range names
 // try to leave the regions directory or break the Markdown.
-func hostileReport(t *testing.T) *regions.Report {
+func hostileReport(t *testing.T) *facts.RegionReport {
 	t.Helper()
 	names := []string{"..", "../../escape", "/abs", "a\x00b", "Prefill", "prefill", strings.Repeat("x/", 100),
 		"# heading | cell *em* [link](http://x) <b>", ""}
@@ -91,7 +92,7 @@ func TestMetricValue(t *testing.T) {
 
 // writeRegionsDir is the region report rep written into dir under root, as
 // the rebuild writes it.
-func writeRegionsDir(root, dir string, rep *regions.Report) error {
+func writeRegionsDir(root, dir string, rep *facts.RegionReport) error {
 	files, err := RegionsDirFiles(rep)
 	if err != nil {
 		return err

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -24,7 +24,7 @@ type Chart struct {
 // SummaryMarkdown renders stakeholder_summary.md: the sections of the
 // stakeholder summary in order, each with a table, or with the reason its
 // input is missing.
-func SummaryMarkdown(w io.Writer, s *summary.Summary, charts []Chart) error {
+func SummaryMarkdown(w io.Writer, s *facts.Summary, charts []Chart) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Stakeholder summary: run %s\n\n", EscapeCell(s.RunID))
 	if c := contextLine(s.Environment); c != "" {
@@ -73,7 +73,7 @@ var Sections = []string{"Findings", "What to try", "Stages", "GPU busy and idle 
 const CommunicationSection = "Communication"
 
 // SectionsOf are the second-level headings of s's summary, in order.
-func SectionsOf(s *summary.Summary) []string {
+func SectionsOf(s *facts.Summary) []string {
 	var out []string
 	for _, h := range Sections {
 		out = append(out, h)
@@ -92,7 +92,7 @@ func SectionsOf(s *summary.Summary) []string {
 const AnomaliesSection = "Anomalies"
 
 // contextLine says in one line what ran where.
-func contextLine(e summary.Environment) string {
+func contextLine(e facts.Environment) string {
 	var parts []string
 	if m := e.Model; m != nil && m.Name != "" {
 		parts = append(parts, "Model "+EscapeCell(m.Name))
@@ -108,7 +108,7 @@ func contextLine(e summary.Environment) string {
 
 // findings opens the summary: at most summary.MaxFindings lines, each a
 // number and what it means.
-func findings(b *strings.Builder, n summary.Narrative) {
+func findings(b *strings.Builder, n facts.Narrative) {
 	b.WriteString("## Findings\n\n")
 	if len(n.Lines) == 0 {
 		missing(b, "no stage times and no kernel table to read a finding from")
@@ -135,7 +135,7 @@ func anomalies(b *strings.Builder, as []string) {
 }
 
 // whatToTry lists the recommendations in their order, said once.
-func whatToTry(b *strings.Builder, n summary.Narrative, w summary.WhatIf) {
+func whatToTry(b *strings.Builder, n facts.Narrative, w facts.WhatIf) {
 	b.WriteString("## What to try\n\n")
 	ladder(b, w)
 	if len(n.Recommendations) == 0 {
@@ -152,7 +152,7 @@ func whatToTry(b *strings.Builder, n summary.Narrative, w summary.WhatIf) {
 }
 
 // SummaryJSON writes summary.json.
-func SummaryJSON(w io.Writer, s *summary.Summary) error {
+func SummaryJSON(w io.Writer, s *facts.Summary) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
 	return e.Encode(s)
@@ -169,7 +169,7 @@ func orMissing(v string) string {
 	return EscapeCell(v)
 }
 
-func environment(b *strings.Builder, e summary.Environment) {
+func environment(b *strings.Builder, e facts.Environment) {
 	b.WriteString("## Environment\n\n")
 	if e.Missing != "" {
 		fmt.Fprintf(b, "env.json: %s.\n\n", EscapeCell(strings.TrimSuffix(e.Missing, ".")))
@@ -233,7 +233,7 @@ func environment(b *strings.Builder, e summary.Environment) {
 
 // repeatCount is a stage's repeats column: how many its statistics use, and
 // of how many when a warm-up was dropped.
-func repeatCount(r summary.Stage) string {
+func repeatCount(r facts.Stage) string {
 	if r.WarmupMS != nil {
 		return fmt.Sprintf("%d of %d", r.N, len(r.MS))
 	}
@@ -243,7 +243,7 @@ func repeatCount(r summary.Stage) string {
 // warmups says, under a table of stage statistics, which repeat of which
 // stage the warm-up rule dropped and why: package model's rule, the one
 // deepprof diff and baselines apply.
-func warmups(b *strings.Builder, rows []summary.Stage) {
+func warmups(b *strings.Builder, rows []facts.Stage) {
 	var lines []string
 	for _, r := range rows {
 		if d := r.Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
@@ -260,7 +260,7 @@ func warmups(b *strings.Builder, rows []summary.Stage) {
 	fmt.Fprintf(b, "Warm-up dropped (%s, as deepprof diff and baselines do):\n\n%s\n\n", model.WarmupRule(), strings.Join(lines, "\n"))
 }
 
-func sd(r summary.Stage) string {
+func sd(r facts.Stage) string {
 	if r.N < 2 {
 		return "n/a (1 repeat)"
 	}
@@ -270,7 +270,7 @@ func sd(r summary.Stage) string {
 // stagesSection is one table of the stages' wall times (statistics,
 // repeats, tokens), the sub-stages beside it, and, without a CUPTI
 // timeline, the phases' kernel time against their wall time.
-func stagesSection(b *strings.Builder, s *summary.Summary) {
+func stagesSection(b *strings.Builder, s *facts.Summary) {
 	st := s.Stages
 	b.WriteString("## Stages\n\n")
 	if st.Missing != "" {
@@ -296,7 +296,7 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 		t.Header = append(t.Header, "alone ms (stage 1)")
 		t.Right = append(t.Right, true)
 	}
-	var tops, subs []summary.Stage
+	var tops, subs []facts.Stage
 	for _, r := range st.Rows {
 		if r.Parent != "" {
 			subs = append(subs, r)
@@ -355,7 +355,7 @@ func stagesSection(b *strings.Builder, s *summary.Summary) {
 }
 
 // aloneColumn says whether a stage row has stage 1's mean beside it.
-func aloneColumn(rows []summary.Stage) bool {
+func aloneColumn(rows []facts.Stage) bool {
 	for _, r := range rows {
 		if r.AloneMeanMS != nil {
 			return true
@@ -366,11 +366,11 @@ func aloneColumn(rows []summary.Stage) bool {
 
 // perProcess renders the stages whose instances come from more than one
 // process, one row per process: the table above pools them.
-func perProcess(b *strings.Builder, rows []summary.Stage) {
+func perProcess(b *strings.Builder, rows []facts.Stage) {
 	t := Table{Header: []string{"stage", "process", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, true, false}}
 	for _, r := range rows {
 		for _, p := range r.Processes {
-			one := summary.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
+			one := facts.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
 			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.ProcessID), model.Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
 		}
 	}
@@ -386,13 +386,13 @@ func perProcess(b *strings.Builder, rows []summary.Stage) {
 // stages above are rank 0's), each rank's times of the stages where the
 // ranks differ by more than their spread (summary.RanksDiffer), and says
 // which stages they agree on.
-func perRank(b *strings.Builder, rows []summary.Stage) {
+func perRank(b *strings.Builder, rows []facts.Stage) {
 	t := Table{Header: []string{"stage", "rank", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, true, false}}
 	var agree []string
 	ranks := 0
 	for _, r := range rows {
 		for _, p := range r.Ranks {
-			one := summary.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
+			one := facts.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
 			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.Rank), model.Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
 		}
 		if r.RanksAgree > 0 {
@@ -414,7 +414,7 @@ func perRank(b *strings.Builder, rows []summary.Stage) {
 // wallVsKernel compares each phase's kernel time with its wall time, and
 // says why the two differ; only without a CUPTI timeline, whose section
 // measures the same thing on one run.
-func wallVsKernel(b *strings.Builder, s *summary.Summary) {
+func wallVsKernel(b *strings.Builder, s *facts.Summary) {
 	n := s.Narrative
 	if len(n.GPUBusy) == 0 || s.Phases.Missing == "" {
 		return
@@ -441,7 +441,7 @@ func wallVsKernel(b *strings.Builder, s *summary.Summary) {
 const maxRepeatsShown = 6
 
 // repeats lists a stage's repeats, the one a warm-up rule dropped marked.
-func repeats(r summary.Stage) string {
+func repeats(r facts.Stage) string {
 	parts := make([]string, 0, min(len(r.MS), maxRepeatsShown))
 	for i, v := range r.MS {
 		if i == maxRepeatsShown {
@@ -456,7 +456,7 @@ func repeats(r summary.Stage) string {
 	return strings.Join(parts, ", ")
 }
 
-func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, wm *workload.Model) {
+func mfu(b *strings.Builder, m facts.MFU, st facts.Stages, wm *workload.Model) {
 	b.WriteString("## MFU\n\n")
 	if m.Missing != "" {
 		missing(b, m.Missing)
@@ -503,7 +503,7 @@ func mfu(b *strings.Builder, m summary.MFU, st summary.Stages, wm *workload.Mode
 // serving writes the figures LLM serving quotes under the MFU section:
 // TTFT, TPOT with its spread, decode throughput, and MBU with the decode
 // step's floor at the GPU's peak bandwidth, then how the bytes are counted.
-func serving(b *strings.Builder, s summary.Serving) {
+func serving(b *strings.Builder, s facts.Serving) {
 	b.WriteString("### Serving figures\n\n")
 	t := Table{Header: []string{"figure", "value"}, Right: []bool{false, true}}
 	ms := func(v *float64) string {
@@ -544,7 +544,7 @@ func serving(b *strings.Builder, s summary.Serving) {
 	b.WriteString("\n")
 }
 
-func topOperators(b *strings.Builder, o summary.Operators, k summary.Kernels) {
+func topOperators(b *strings.Builder, o facts.Operators, k facts.Kernels) {
 	b.WriteString("## Top Operators\n\n")
 	if o.Missing != "" {
 		missing(b, o.Missing)
@@ -593,7 +593,7 @@ func OperatorsMarkdown(w io.Writer, runID string, ops []workload.Operator, why s
 	return err
 }
 
-func topKernels(b *strings.Builder, k summary.Kernels) {
+func topKernels(b *strings.Builder, k facts.Kernels) {
 	b.WriteString("## Top Kernels\n\n")
 	if k.Missing != "" {
 		missing(b, k.Missing)
@@ -666,7 +666,7 @@ func topKernels(b *strings.Builder, k summary.Kernels) {
 
 // RuleRows are the rows of the summary's table of ncu's rules: per top
 // kernel (its index in k.Rows), the rules the analysis shows.
-func RuleRows(k summary.Kernels) [][2]int {
+func RuleRows(k facts.Kernels) [][2]int {
 	var out [][2]int
 	for i, r := range k.Rows {
 		for _, j := range r.ShownRules {
@@ -678,7 +678,7 @@ func RuleRows(k summary.Kernels) [][2]int {
 
 // ncuRules lists ncu's guided analysis on the top kernels: each kernel's
 // rules with an estimated gain, largest first.
-func ncuRules(b *strings.Builder, k summary.Kernels) {
+func ncuRules(b *strings.Builder, k facts.Kernels) {
 	b.WriteString("\n\n### ncu's rules on the top kernels\n\n")
 	if k.RulesMissing != "" {
 		missing(b, k.RulesMissing)
@@ -696,12 +696,12 @@ func ncuRules(b *strings.Builder, k summary.Kernels) {
 		return
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", summary.MaxRulesPerKernel)
+	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", facts.MaxRulesPerKernel)
 }
 
 // fullNames lists the top kernels' full demangled names, folded: the
 // table shows each by a short name that is unique in the report.
-func fullNames(b *strings.Builder, rows []summary.Kernel) {
+func fullNames(b *strings.Builder, rows []facts.KernelRow) {
 	short := false
 	for _, r := range rows {
 		short = short || r.Shown() != r.Name
@@ -716,7 +716,7 @@ func fullNames(b *strings.Builder, rows []summary.Kernel) {
 	b.WriteString("\n</details>\n")
 }
 
-func perRegion(b *strings.Builder, r summary.Regions) {
+func perRegion(b *strings.Builder, r facts.Regions) {
 	b.WriteString("## Per-Region Breakdown\n\n")
 	if r.Missing != "" {
 		missing(b, r.Missing)
@@ -725,7 +725,7 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 	if r.Sampled {
 		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", EscapeCell(r.Source))
 	} else {
-		fmt.Fprintf(b, "From %s, %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Stages). Regions nest: a row's time includes the rows inside it.\n\n", EscapeCell(r.Source), summary.ScopeWholeRun)
+		fmt.Fprintf(b, "From %s, %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Stages). Regions nest: a row's time includes the rows inside it.\n\n", EscapeCell(r.Source), facts.ScopeWholeRun)
 	}
 	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
 	for _, g := range r.Rows {
@@ -741,7 +741,7 @@ func perRegion(b *strings.Builder, r summary.Regions) {
 
 // kernelSpread says whether any top kernel has a per-launch spread, and the
 // decimals that show its values.
-func kernelSpread(rows []summary.Kernel) (bool, int) {
+func kernelSpread(rows []facts.KernelRow) (bool, int) {
 	var vs []float64
 	for _, r := range rows {
 		if p := r.Spread; p != nil {
@@ -753,7 +753,7 @@ func kernelSpread(rows []summary.Kernel) (bool, int) {
 
 // busyTable renders "GPU busy and idle per phase": one table, its rule in one
 // note.
-func busyTable(b *strings.Builder, p summary.Phases) {
+func busyTable(b *strings.Builder, p facts.Phases) {
 	b.WriteString("## GPU busy and idle per phase\n\n")
 	if p.Missing != "" {
 		missing(b, p.Missing)
@@ -773,11 +773,11 @@ func busyTable(b *strings.Builder, p summary.Phases) {
 			name = "(whole run)"
 		}
 		if len(scopes) > 1 {
-			name = summary.Whose(r.Rank, r.ProcessID, r.Device) + ": " + name
+			name = facts.Whose(r.Rank, r.ProcessID, r.Device) + ": " + name
 		}
 		gap := "none"
 		if g := r.LargestGap; g != nil {
-			gap = fmt.Sprintf("%s ms after %s, before %s", model.Fixed(g.MS, 3), EscapeCell(summary.Short(g.Before)), EscapeCell(summary.Short(g.After)))
+			gap = fmt.Sprintf("%s ms after %s, before %s", model.Fixed(g.MS, 3), EscapeCell(facts.Short(g.Before)), EscapeCell(facts.Short(g.After)))
 			if r.Instances > 1 {
 				gap += fmt.Sprintf(" (instance %d)", g.Instance)
 			}
@@ -805,7 +805,7 @@ func busyTable(b *strings.Builder, p summary.Phases) {
 
 // instancesCell is a phase row's instances: the steady ones, and the
 // warm-up ones left out.
-func instancesCell(r summary.PhaseRow) string {
+func instancesCell(r facts.PhaseRow) string {
 	if r.Phase == "" {
 		return "(all)"
 	}
@@ -818,7 +818,7 @@ func instancesCell(r summary.PhaseRow) string {
 // phaseWarmups says what each phase's warm-up cost, apart from its steady
 // state: a first instance with large gaps before kernels that run fast
 // later is one-time setup.
-func phaseWarmups(b *strings.Builder, p summary.Phases) {
+func phaseWarmups(b *strings.Builder, p facts.Phases) {
 	var lines []string
 	for _, r := range p.Rows {
 		w := r.Warmup
@@ -829,7 +829,7 @@ func phaseWarmups(b *strings.Builder, p summary.Phases) {
 			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.WallPerInstanceMS, 3),
 			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
 		if g := w.LargestGap; g != nil {
-			line += fmt.Sprintf("; the largest gap %s ms, before %s", model.Fixed(g.MS, 3), EscapeCell(summary.Short(g.After)))
+			line += fmt.Sprintf("; the largest gap %s ms, before %s", model.Fixed(g.MS, 3), EscapeCell(facts.Short(g.After)))
 			if w.OneTimeSetup {
 				line += ": one-time setup (kernel plans chosen, autotuning, lazy module loading) before kernels that run without such gaps later"
 			}
@@ -845,7 +845,7 @@ func phaseWarmups(b *strings.Builder, p summary.Phases) {
 
 // ladder renders the what-if ladder: per phase, now and each floor with
 // what it saves, then the rule once.
-func ladder(b *strings.Builder, w summary.WhatIf) {
+func ladder(b *strings.Builder, w facts.WhatIf) {
 	if len(w.Rows) == 0 {
 		return
 	}
@@ -859,11 +859,11 @@ func ladder(b *strings.Builder, w summary.WhatIf) {
 	}
 	for _, r := range w.Rows {
 		name := EscapeCell(r.Phase)
-		if r.Kind == summary.KindDecodeStep {
+		if r.Kind == facts.KindDecodeStep {
 			name += " (one step)"
 		}
 		if len(scopes) > 1 {
-			name = summary.Whose(r.Rank, r.ProcessID, r.Device) + ": " + name
+			name = facts.Whose(r.Rank, r.ProcessID, r.Device) + ": " + name
 		}
 		rung := func(floor string) string {
 			for _, g := range r.Rungs {
@@ -877,7 +877,7 @@ func ladder(b *strings.Builder, w summary.WhatIf) {
 		if r.HostUSPerLaunch != nil {
 			per = model.Fixed(*r.HostUSPerLaunch, 1)
 		}
-		t.Rows = append(t.Rows, []string{name, model.Fixed(r.NowMS, 3), rung(summary.FloorBusy), rung(summary.FloorBandwidth), rung(summary.FloorCompute),
+		t.Rows = append(t.Rows, []string{name, model.Fixed(r.NowMS, 3), rung(facts.FloorBusy), rung(facts.FloorBandwidth), rung(facts.FloorCompute),
 			model.Fixed(r.LaunchesPerInstance, 0), per})
 	}
 	b.WriteString("What-if ladder, per steady-state instance:\n\n")
@@ -898,7 +898,7 @@ func ladder(b *strings.Builder, w summary.WhatIf) {
 }
 
 // nestedNote says what the rows inside a phase are, when there are any.
-func nestedNote(p summary.Phases) string {
+func nestedNote(p facts.Phases) string {
 	for _, r := range p.Rows {
 		if r.Nested {
 			return " A row whose path goes inside a phase (phase/range) is a range within it, its time part of the phase's row (its instances' spans can overlap, when a range's kernels run after it ends, so their sum can pass the phase's); only the phases themselves are judged launch-bound in the findings."
@@ -909,7 +909,7 @@ func nestedNote(p summary.Phases) string {
 
 // communication renders "Communication", only for a summary that has it:
 // one table of phase × rank, then a line per phase on the ranks' balance.
-func communication(b *strings.Builder, c *summary.Communication) {
+func communication(b *strings.Builder, c *facts.Communication) {
 	if c == nil {
 		return
 	}
@@ -919,7 +919,7 @@ func communication(b *strings.Builder, c *summary.Communication) {
 		Right:  []bool{false, true, true, true, true, true, true, true},
 	}
 	// The launcher's ranks, first, where the records give them.
-	ranked := slices.ContainsFunc(c.Rows, func(r summary.CommunicationRow) bool { return r.Rank != nil })
+	ranked := slices.ContainsFunc(c.Rows, func(r facts.CommunicationRow) bool { return r.Rank != nil })
 	if ranked {
 		t.Header = append([]string{t.Header[0], "rank"}, t.Header[1:]...)
 		t.Right = append([]bool{false, true}, t.Right[1:]...)
@@ -958,7 +958,7 @@ func communication(b *strings.Builder, c *summary.Communication) {
 			name, model.Fixed(r.MaxBusyMS, 3), model.Fixed(r.MinBusyMS, 3), r.Ranks, imb, model.Fixed(r.MaxComputeMS, 3), model.Fixed(r.MinComputeMS, 3))
 		if r.ByWait {
 			fmt.Fprintf(b, "The straggler is %s: it spends the least time in collectives (%s ms against up to %s ms), so the others wait for it.",
-				summary.WhoseParen(r.StragglerRank, r.Straggler.ProcessID, r.Straggler.Device), model.Fixed(r.MinCommunicationMS, 3), model.Fixed(r.MaxCommunicationMS, 3))
+				facts.WhoseParen(r.StragglerRank, r.Straggler.ProcessID, r.Straggler.Device), model.Fixed(r.MinCommunicationMS, 3), model.Fixed(r.MaxCommunicationMS, 3))
 			if r.NetCommunicationMS != nil {
 				calls := "calls"
 				if r.CollectiveCalls == 1 {
@@ -968,7 +968,7 @@ func communication(b *strings.Builder, c *summary.Communication) {
 			}
 			b.WriteString("\n")
 		} else {
-			fmt.Fprintf(b, "The straggler is %s: it computes longest.\n", summary.WhoseParen(r.StragglerRank, r.Straggler.ProcessID, r.Straggler.Device))
+			fmt.Fprintf(b, "The straggler is %s: it computes longest.\n", facts.WhoseParen(r.StragglerRank, r.Straggler.ProcessID, r.Straggler.Device))
 		}
 	}
 	b.WriteString("\nFrom the run's CUPTI timeline, per phase and rank (one process on one GPU). Communication is the time any communication kernel " +

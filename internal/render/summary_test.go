@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 
@@ -122,17 +123,17 @@ func TestSummaryMarkdownWarmup(t *testing.T) {
 // program escaped (a phase per hostile name, SYNTHETIC numbers), and one note
 // with the rule; a launch-bound phase is named in the Summary.
 func TestSummaryMarkdownPhases(t *testing.T) {
-	sc := phases.PhaseScope{ProcessID: 1, Device: 0, Run: phases.Phase{SpanNS: 1e7, BusyNS: 1e6, IdleNS: 9e6, IdleShare: 0.9, LaunchBound: true}}
+	sc := facts.PhaseScope{ProcessID: 1, Device: 0, Run: facts.Phase{SpanNS: 1e7, BusyNS: 1e6, IdleNS: 9e6, IdleShare: 0.9, LaunchBound: true}}
 	for i, n := range hostileNames {
-		p := phases.Phase{Name: n, Instances: 2, SpanNS: 1e6, KernelNS: 4e5, BusyNS: 4e5, IdleNS: 6e5, IdleShare: 0.6, LaunchBound: true, Kernels: 3,
-			Gaps:    phases.GapStats{Count: 2, SumNS: 5e5, Largest: []phases.Gap{{NS: 3e5, Before: n, After: hostileNames[(i+1)%len(hostileNames)], Instance: 2}}},
-			Latency: phases.Latency{Count: 3, MedianNS: 12345}}
+		p := facts.Phase{Name: n, Instances: 2, SpanNS: 1e6, KernelNS: 4e5, BusyNS: 4e5, IdleNS: 6e5, IdleShare: 0.6, LaunchBound: true, Kernels: 3,
+			Gaps:    facts.GapStats{Count: 2, SumNS: 5e5, Largest: []facts.Gap{{NS: 3e5, Before: n, After: hostileNames[(i+1)%len(hostileNames)], Instance: 2}}},
+			Latency: facts.Latency{Count: 3, MedianNS: 12345}}
 		if i == 0 {
-			p.IdleShare, p.IdleNS, p.BusyNS, p.KernelNS, p.LaunchBound, p.Latency, p.Gaps = 0.2, 2e5, 8e5, 8e5, false, phases.Latency{}, phases.GapStats{}
+			p.IdleShare, p.IdleNS, p.BusyNS, p.KernelNS, p.LaunchBound, p.Latency, p.Gaps = 0.2, 2e5, 8e5, 8e5, false, facts.Latency{}, facts.GapStats{}
 		}
 		sc.Phases = append(sc.Phases, p)
 	}
-	rep := &phases.PhaseReport{Depth: 1, LaunchBoundIdleShare: phases.LaunchBoundIdleShare, Scopes: []phases.PhaseScope{sc}}
+	rep := &facts.PhaseReport{Depth: 1, LaunchBoundIdleShare: phases.LaunchBoundIdleShare, Scopes: []facts.PhaseScope{sc}}
 	s := summary.Build(summary.Inputs{RunID: "r", Phases: rep}, summary.Options{})
 	var b bytes.Buffer
 	require.NoError(t, SummaryMarkdown(&b, s, nil))
@@ -206,11 +207,11 @@ func section(t *testing.T, md, title string) string {
 // from a single-process summary with no collectives, and a balance line
 // says when there is nothing to compare or no ratio (SYNTHETIC numbers).
 func TestSummaryMarkdownCommunication(t *testing.T) {
-	phase := func(name string, compute int64) phases.Phase {
-		return phases.Phase{Name: name, Kernels: 1, SpanNS: 1e7, BusyNS: compute,
-			Communication: &phases.CommunicationSplit{ComputeNS: compute}}
+	phase := func(name string, compute int64) facts.Phase {
+		return facts.Phase{Name: name, Kernels: 1, SpanNS: 1e7, BusyNS: compute,
+			Communication: &facts.CommunicationSplit{ComputeNS: compute}}
 	}
-	single := &phases.PhaseReport{Depth: 1, Scopes: []phases.PhaseScope{{ProcessID: 1, Run: phases.Phase{SpanNS: 1, BusyNS: 1, Kernels: 1}}}}
+	single := &facts.PhaseReport{Depth: 1, Scopes: []facts.PhaseScope{{ProcessID: 1, Run: facts.Phase{SpanNS: 1, BusyNS: 1, Kernels: 1}}}}
 	s := summary.Build(summary.Inputs{RunID: "r", Phases: single}, summary.Options{})
 	assert.Nil(t, s.Communication)
 	assert.Equal(t, Sections, SectionsOf(s))
@@ -218,14 +219,14 @@ func TestSummaryMarkdownCommunication(t *testing.T) {
 	require.NoError(t, SummaryMarkdown(&b, s, nil))
 	assert.NotContains(t, b.String(), "## Communication")
 
-	rep := &phases.PhaseReport{Depth: 1,
-		Scopes: []phases.PhaseScope{
-			{ProcessID: 1, Device: 0, Phases: []phases.Phase{phase("a|b", 2e6)}, Run: phase("", 2e6)},
+	rep := &facts.PhaseReport{Depth: 1,
+		Scopes: []facts.PhaseScope{
+			{ProcessID: 1, Device: 0, Phases: []facts.Phase{phase("a|b", 2e6)}, Run: phase("", 2e6)},
 			{ProcessID: 2, Device: 1, Run: phase("", 0)},
 		},
-		Balance: []phases.RankBalance{
+		Balance: []facts.RankBalance{
 			{Phase: "a|b", Ranks: 1, MaxComputeNS: 2e6, MinComputeNS: 2e6},
-			{Phase: "", Ranks: 2, MaxBusyNS: 2e6, MaxComputeNS: 2e6, MinComputeNS: 0, Straggler: &phases.Rank{ProcessID: 1}, StragglerBy: phases.StragglerComputesMost},
+			{Phase: "", Ranks: 2, MaxBusyNS: 2e6, MaxComputeNS: 2e6, MinComputeNS: 0, Straggler: &facts.Rank{ProcessID: 1}, StragglerBy: phases.StragglerComputesMost},
 		}}
 	s = summary.Build(summary.Inputs{RunID: "r", Phases: rep}, summary.Options{})
 	require.NotNil(t, s.Communication)

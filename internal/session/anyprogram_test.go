@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
@@ -182,11 +182,11 @@ func TestAnyProgramRepeats(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(string(log), "workload=fake prefill and decode done"), "every run's output is kept")
 	assert.Contains(t, string(log), "==> stage1 (run 3 of 3) <==")
 
-	var s summary.Summary
+	var s facts.Summary
 	b, err = os.ReadFile(run.Path(rundir.SummaryJSON))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &s))
-	var whole *summary.Stage
+	var whole *facts.Stage
 	for i, r := range s.Stages.Rows {
 		if r.Name == workload.WholeProgram {
 			whole = &s.Stages.Rows[i]

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -80,8 +81,8 @@ func CountFLOPs(m workload.Model, t workload.Tokens, batch int64) (FLOPs, error)
 	}, nil
 }
 
-func mfu(in Inputs, peak *machine.Peak, peakMissing string, st Stages) MFU {
-	out := MFU{Formula: Formula, Assumptions: Assumptions, Peak: peak}
+func mfu(in Inputs, peak *machine.Peak, peakMissing string, st facts.Stages) facts.MFU {
+	out := facts.MFU{Formula: Formula, Assumptions: Assumptions, Peak: peak}
 	if in.StagesFromRanges {
 		// The stage times are the program's NVTX ranges, not stage 1's.
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
@@ -108,7 +109,7 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st Stages) MFU {
 	means := map[string]float64{}
 	for _, r := range st.Rows {
 		if _, seen := means[r.Phase]; r.Phase != "" && !seen {
-			means[r.Phase] = r.SpeedMS()
+			means[r.Phase] = SpeedMS(r)
 		}
 	}
 	row := func(scope string, flops, ms float64) *float64 {
@@ -117,7 +118,7 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st Stages) MFU {
 		}
 		achieved := flops / (ms / 1e3)
 		v := achieved / peak.FLOPS()
-		out.Rows = append(out.Rows, MFURow{Scope: scope, FLOPs: flops, MeanMS: ms, AchievedTFLOPS: achieved / 1e12, MFU: v})
+		out.Rows = append(out.Rows, facts.MFURow{Scope: scope, FLOPs: flops, MeanMS: ms, AchievedTFLOPS: achieved / 1e12, MFU: v})
 		return &v
 	}
 	pm, pok := means[model.Prefill]

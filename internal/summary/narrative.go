@@ -7,91 +7,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
-// Narrative is the summary's reading of its own numbers: the findings that
-// open the report (at most MaxFindings lines, each a number and what it
-// means) and what to try, in order. Every sentence is made from the data
-// above it; a missing input makes fewer sentences, never invented ones.
-type Narrative struct {
-	DominantPhase string     `json:"dominant_phase,omitempty"`
-	DominantShare float64    `json:"dominant_share,omitempty"` // of the top-level stages' wall time
-	GPUBusy       []PhaseGPU `json:"gpu_busy,omitempty"`
-	// LaunchBound are the phases the CUPTI timeline shows idle for more
-	// than Phases.LaunchBoundIdleShare of their wall time.
-	LaunchBound []PhaseRow `json:"launch_bound,omitempty"`
-	// Lines are the findings, at most MaxFindings.
-	Lines []string `json:"lines"`
-	// Claims are what the findings claim of a bound, each with the figures
-	// it stands on and the rule that makes them support it: a claim is
-	// made only where its figures do.
-	Claims          []Claim          `json:"claims"`
-	Recommendations []Recommendation `json:"recommendations"`
-	// Order says once how Recommendations are ordered.
-	Order string `json:"order,omitempty"`
-}
-
 // MaxFindings is the most findings the summary opens with.
 const MaxFindings = 5
-
-// Recommendation is one thing to try, with what it rests on.
-type Recommendation struct {
-	// Kind is "phase" (the host sets a phase's pace), "kernels" (what
-	// bounds a group of top kernels, deepprof's rule) or "ncu" (one of
-	// ncu's rules on one top kernel).
-	Kind string `json:"kind"`
-	Text string `json:"text"`
-	// SavesMS is what the what-if ladder says it can save per instance
-	// (phase advice); absent where no ladder gives it.
-	SavesMS *float64 `json:"saves_ms,omitempty"`
-	// Kernels are the numbers (#) in Top Kernels of the kernels it is
-	// about.
-	Kernels []int `json:"kernels,omitempty"`
-	// EstSavingPct is, for ncu's rules, the sum over the kernels of ncu's
-	// estimated speedup of each times its share: the share of all kernel
-	// time estimated saved, in percent.
-	EstSavingPct *float64 `json:"est_saving_pct,omitempty"`
-}
-
-// UnmarshalJSON reads a recommendation, or the plain string a summary.json
-// written before recommendations had kinds holds.
-func (r *Recommendation) UnmarshalJSON(b []byte) error {
-	var text string
-	if err := json.Unmarshal(b, &text); err == nil {
-		*r = Recommendation{Kind: "unknown", Text: text}
-		return nil
-	}
-	type plain Recommendation
-	return json.Unmarshal(b, (*plain)(r))
-}
-
-// Texts are the recommendations' texts, in order.
-func (n Narrative) Texts() []string {
-	out := make([]string, len(n.Recommendations))
-	for i, r := range n.Recommendations {
-		out[i] = r.Text
-	}
-	return out
-}
-
-// PhaseGPU compares a phase's kernel time (the timeline pass, one run of
-// the workload) with its wall time in the plain run.
-type PhaseGPU struct {
-	Phase  string  `json:"phase"`
-	Region string  `json:"region"`
-	GPUMS  float64 `json:"gpu_ms"`
-	WallMS float64 `json:"wall_ms"`
-	Busy   float64 `json:"busy"` // GPUMS / WallMS
-	// Instances, when set, are the range instances of the profiled run
-	// that the region's kernel time was divided by (stages read from the
-	// same run's NVTX ranges, or a CUPTI timeline that recorded every
-	// repeat): GPUMS is then a mean per instance, like WallMS.
-	Instances int `json:"instances,omitempty"`
-}
 
 // busyLow is the share of a phase's wall time under which the GPU is
 // said to wait on the host.
@@ -113,12 +37,12 @@ const BandwidthBoundMBU = 0.5
 // decodeBound says what bounds decode, after its low MFU: bandwidth only
 // where its MBU supports it; otherwise what does (the host, for a
 // launch-bound decode), with the figure.
-func decodeBound(s *Summary, launchBound []PhaseRow) string {
+func decodeBound(s *building, launchBound []facts.PhaseRow) string {
 	mbu := s.Serving.MBU
 	switch {
 	case mbu != nil && *mbu >= BandwidthBoundMBU:
 		return fmt.Sprintf(": decode reads every weight for each token's little arithmetic, and its MBU of %.1f%% says memory bandwidth, not FLOPs, limits it", 100**mbu)
-	case mbu != nil && slices.ContainsFunc(launchBound, func(r PhaseRow) bool { return r.Phase != "" && phaseKind(s, r.Phase) == model.Decode }):
+	case mbu != nil && slices.ContainsFunc(launchBound, func(r facts.PhaseRow) bool { return r.Phase != "" && phaseKind(s, r.Phase) == model.Decode }):
 		return fmt.Sprintf(": with an MBU of only %.2g%%, neither FLOPs nor memory bandwidth limit decode: it is launch-bound, the host sets its pace", 100**mbu)
 	case mbu != nil:
 		return fmt.Sprintf(": with an MBU of %.2g%%, decode is far from both its FLOP and its bandwidth peak", 100**mbu)
@@ -128,7 +52,7 @@ func decodeBound(s *Summary, launchBound []PhaseRow) string {
 
 // phaseKind is "prefill" or "decode" for the outermost range a phase path
 // starts with, as phases.* name them; "" for neither.
-func phaseKind(s *Summary, path string) string {
+func phaseKind(s *building, path string) string {
 	first, _, _ := strings.Cut(path, "/")
 	return s.names.Of(first, "")
 }
@@ -137,10 +61,10 @@ func phaseKind(s *Summary, path string) string {
 // step) of the what-if ladder, by the time it can save per instance: what
 // it takes now, what the GPU-busy floor would save and the lever, with
 // its launches and the host time each costs.
-func ladderAdvice(s *Summary, launchBound []PhaseRow) []Recommendation {
+func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendation {
 	type item struct {
 		save float64
-		rec  Recommendation
+		rec  facts.Recommendation
 	}
 	var items []item
 	scopes := map[[2]int64]bool{}
@@ -148,16 +72,16 @@ func ladderAdvice(s *Summary, launchBound []PhaseRow) []Recommendation {
 		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 	}
 	for _, w := range s.WhatIf.Rows {
-		if !w.LaunchBound || len(w.Rungs) == 0 || w.Kind == KindDecodeStep {
+		if !w.LaunchBound || len(w.Rungs) == 0 || w.Kind == facts.KindDecodeStep {
 			continue // a step is in its decode phase's advice
 		}
-		busy := w.Rungs[slices.IndexFunc(w.Rungs, func(r Rung) bool { return r.Floor == FloorBusy })]
+		busy := w.Rungs[slices.IndexFunc(w.Rungs, func(r facts.Rung) bool { return r.Floor == facts.FloorBusy })]
 		name := w.Phase
 		if len(scopes) > 1 {
-			name += " (" + Whose(w.Rank, w.ProcessID, w.Device) + ")"
+			name += " (" + facts.Whose(w.Rank, w.ProcessID, w.Device) + ")"
 		}
 		text := fmt.Sprintf("%s is launch-bound: %.3f ms an instance now (steady state, %d %s), its own kernels keep the GPU busy %.3f ms of that (busy %.0f%%). %s could save up to %.3f ms (%.0f%%) an instance",
-			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(LeverBusy), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
+			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(facts.LeverBusy), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
 		if w.HostUSPerLaunch != nil {
 			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)
 		}
@@ -166,10 +90,10 @@ func ladderAdvice(s *Summary, launchBound []PhaseRow) []Recommendation {
 			text += fmt.Sprintf(", down to the bandwidth floor of %.3f ms", *w.BandwidthFloorMS)
 		}
 		text += "."
-		items = append(items, item{busy.SavesMS, Recommendation{Kind: "phase", Text: text, SavesMS: &busy.SavesMS}})
+		items = append(items, item{busy.SavesMS, facts.Recommendation{Kind: "phase", Text: text, SavesMS: &busy.SavesMS}})
 	}
 	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.save, a.save) })
-	var out []Recommendation
+	var out []facts.Recommendation
 	for _, it := range items {
 		out = append(out, it.rec)
 	}
@@ -184,17 +108,17 @@ func ladderAdvice(s *Summary, launchBound []PhaseRow) []Recommendation {
 		if names[0] == "the whole run" {
 			names[0] = "The whole run"
 		}
-		out = append(out, Recommendation{Kind: "phase", Text: fmt.Sprintf(
-			"%s %s launch-bound (GPU idle %s): try %s; faster kernels can only save the busy part.", join(names), isAre(len(names)), join(idle), LeverBusy)})
+		out = append(out, facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
+			"%s %s launch-bound (GPU idle %s): try %s; faster kernels can only save the busy part.", join(names), isAre(len(names)), join(idle), facts.LeverBusy)})
 	}
 	return out
 }
 
-func narrate(s *Summary) Narrative {
-	n := Narrative{Claims: []Claim{}}
-	claim := func(c Claim) { n.Claims = append(n.Claims, c) }
+func narrate(s *building) facts.Narrative {
+	n := facts.Narrative{Claims: []facts.Claim{}}
+	claim := func(c facts.Claim) { n.Claims = append(n.Claims, c) }
 	say := func(format string, args ...any) { n.Lines = append(n.Lines, fmt.Sprintf(format, args...)) }
-	advise := func(r Recommendation) { n.Recommendations = append(n.Recommendations, r) }
+	advise := func(r facts.Recommendation) { n.Recommendations = append(n.Recommendations, r) }
 
 	// 0. A session that did not finish says so first: what failed, and
 	// that the figures cover only what ran before.
@@ -212,7 +136,7 @@ func narrate(s *Summary) Narrative {
 
 	// 1. Where the wall time goes.
 	var total float64
-	var top *Stage
+	var top *facts.Stage
 	listed := map[string]bool{}
 	for _, r := range s.Stages.Rows {
 		listed[r.Name] = true
@@ -262,11 +186,11 @@ func narrate(s *Summary) Narrative {
 			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 		}
 		for _, r := range n.LaunchBound {
-			claim(Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare},
+			claim(facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare},
 				Rule: "the GPU idle for more than the threshold's share of the phase's wall time"})
 			if len(scopes) > 1 {
 				// Ranks (or processes) name the same phases: say whose.
-				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), Whose(r.Rank, r.ProcessID, r.Device)))
+				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), facts.Whose(r.Rank, r.ProcessID, r.Device)))
 			} else {
 				names = append(names, r.Label())
 			}
@@ -294,7 +218,7 @@ func narrate(s *Summary) Narrative {
 		var names, busy, details []string
 		for _, g := range n.GPUBusy {
 			if g.Busy < busyLow {
-				claim(Claim{Kind: ClaimHostBound, Subject: g.Phase, Figures: map[string]float64{"gpu_busy_share": g.Busy, "threshold": busyLow},
+				claim(facts.Claim{Kind: ClaimHostBound, Subject: g.Phase, Figures: map[string]float64{"gpu_busy_share": g.Busy, "threshold": busyLow},
 					Rule: "kernel time under the threshold's share of the phase's wall time"})
 				names = append(names, g.Phase)
 				busy = append(busy, fmt.Sprintf("%.0f%%", 100*g.Busy))
@@ -304,7 +228,7 @@ func narrate(s *Summary) Narrative {
 		if len(names) > 0 {
 			// Each number the line names, for each phase it names.
 			say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (Python, framework, kernel launches).", join(names), join(busy), join(details))
-			advise(Recommendation{Kind: "phase", Text: fmt.Sprintf(
+			advise(facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
 				"%s %s host-bound (GPU busy %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\") or batch more requests per step before tuning kernels.",
 				join(names), isAre(len(names)), join(busy))})
 		}
@@ -321,10 +245,10 @@ func narrate(s *Summary) Narrative {
 	// that communicates most.
 	if r := communicationFinding(s); r != nil {
 		line := fmt.Sprintf("Communication takes %.1f%% of %s's GPU time on %s: %.3f ms of collectives, %.3f ms of them exposed (no compute beside them)",
-			100*r.Share, r.Label(), WhoseParen(r.Rank, r.ProcessID, r.Device), r.CommunicationMS, r.ExposedCommunicationMS)
+			100*r.Share, r.Label(), facts.WhoseParen(r.Rank, r.ProcessID, r.Device), r.CommunicationMS, r.ExposedCommunicationMS)
 		if b := balanceOf(s.Communication, r.Phase); b != nil && b.NetCommunicationMS != nil && b.Straggler != nil && b.ByWait {
 			line += fmt.Sprintf("; the collectives themselves take %.3f ms, the rest is waiting for %s",
-				*b.NetCommunicationMS, WhoseParen(b.StragglerRank, b.Straggler.ProcessID, b.Straggler.Device))
+				*b.NetCommunicationMS, facts.WhoseParen(b.StragglerRank, b.Straggler.ProcessID, b.Straggler.Device))
 		}
 		say("%s.", line)
 	}
@@ -351,7 +275,7 @@ func narrate(s *Summary) Narrative {
 		if k.SMPct != nil && k.MemPct != nil {
 			line += fmt.Sprintf(" (SM %.0f%%, memory %.0f%% of peak)", *k.SMPct, *k.MemPct)
 			if k.Bound.Rule == kernels.RuleSOL {
-				claim(Claim{Kind: string(k.Bound.Class), Subject: k.Shown(), Figures: map[string]float64{"sm_pct": *k.SMPct, "memory_pct": *k.MemPct, "threshold_pct": s.boundThreshold},
+				claim(facts.Claim{Kind: string(k.Bound.Class), Subject: k.Shown(), Figures: map[string]float64{"sm_pct": *k.SMPct, "memory_pct": *k.MemPct, "threshold_pct": s.boundThreshold},
 					Rule: "ncu's Speed Of Light: both throughputs under the threshold is latency-bound, else the larger one bounds it"})
 			}
 		}
@@ -371,7 +295,7 @@ func narrate(s *Summary) Narrative {
 				if *mbu >= BandwidthBoundMBU {
 					kind = ClaimBandwidthBound
 				}
-				claim(Claim{Kind: kind, Subject: "decode", Figures: map[string]float64{"mbu": *mbu, "threshold": BandwidthBoundMBU},
+				claim(facts.Claim{Kind: kind, Subject: "decode", Figures: map[string]float64{"mbu": *mbu, "threshold": BandwidthBoundMBU},
 					Rule: "decode is bound by memory bandwidth where its MBU reaches the threshold"})
 			}
 		}
@@ -386,7 +310,7 @@ func narrate(s *Summary) Narrative {
 		key   string
 		ranks []int
 		share float64
-		rows  []Kernel
+		rows  []facts.KernelRow
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -415,7 +339,7 @@ func narrate(s *Summary) Narrative {
 		for j, r := range g.rows {
 			refs = append(refs, fmt.Sprintf("#%d %s", g.ranks[j], r.Shown()))
 		}
-		advise(Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
+		advise(facts.Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
 			strings.Join(refs, ", "), 100*g.share, boundAdvice(k.Category, k.Bound.Class, len(g.rows)))})
 	}
 	var cats []string
@@ -425,7 +349,7 @@ func narrate(s *Summary) Narrative {
 		}
 	}
 	if len(cats) > 0 {
-		advise(Recommendation{Kind: "kernels", Text: fmt.Sprintf(
+		advise(facts.Recommendation{Kind: "kernels", Text: fmt.Sprintf(
 			"Small elementwise, copy and normalization kernels take a large share (%s of kernel time): fuse them (torch.compile, fused norm/activation kernels).",
 			strings.Join(cats, ", "))})
 	}
@@ -437,8 +361,8 @@ func narrate(s *Summary) Narrative {
 		speedup, save float64
 	}
 	type ruleGroup struct {
-		rule     kernels.Rule // the one with the largest saving: its text
-		bestRank int          // the kernel it is about
+		rule     facts.Rule // the one with the largest saving: its text
+		bestRank int        // the kernel it is about
 		best     float64
 		on       []fired
 		total    float64
@@ -447,7 +371,7 @@ func narrate(s *Summary) Narrative {
 	byRule := map[string]*ruleGroup{}
 	for i, k := range s.Kernels.Rows {
 		for _, r := range k.Rules {
-			if !r.Actionable() {
+			if !kernels.Actionable(r) {
 				continue
 			}
 			g := byRule[r.Name]
@@ -481,12 +405,12 @@ func narrate(s *Summary) Narrative {
 		if s.Kernels.TotalMS > 0 {
 			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s; at most the phases' GPU-busy time, which the what-if ladder gives", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText())
 		}
-		advise(Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
+		advise(facts.Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
 			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all%s (rules' estimates overlap: they do not add up). %s",
 			g.rule.Name, g.rule.Severity, join(on), total, gain, ruleDetail(g.rule.Advice, g.bestRank, len(g.on)))})
 	}
 	if len(n.Recommendations) == 0 && len(n.Lines) > 0 {
-		advise(Recommendation{Kind: "none", Text: "No rule fired on this run's numbers: read the kernel table and the regions below."})
+		advise(facts.Recommendation{Kind: "none", Text: "No rule fired on this run's numbers: read the kernel table and the regions below."})
 	}
 	if len(n.Recommendations) > 1 {
 		n.Order = recommendationOrder
@@ -506,9 +430,9 @@ func ruleDetail(advice string, rank, kernels int) string {
 
 // bestRule is the kernel's actionable ncu rule with the largest estimated
 // speedup; nil when it has none.
-func bestRule(k Kernel) *kernels.Rule {
+func bestRule(k facts.KernelRow) *facts.Rule {
 	for i, r := range k.Rules {
-		if r.Actionable() {
+		if kernels.Actionable(r) {
 			return &k.Rules[i]
 		}
 	}
@@ -583,7 +507,7 @@ func boundAdvice(category, bound string, n int) string {
 // of the workload under the profiler: the kernels' own durations) with the
 // plain run's mean wall time. Only with every launch counted: a sampled
 // region total says nothing about the phase.
-func gpuBusy(s *Summary) []PhaseGPU {
+func gpuBusy(s *building) []facts.PhaseGPU {
 	if s.Regions.Sampled || len(s.Regions.Rows) == 0 {
 		return nil
 	}
@@ -594,7 +518,7 @@ func gpuBusy(s *Summary) []PhaseGPU {
 	for _, r := range s.Phases.Rows {
 		timelineInstances[r.Phase] += r.Instances
 	}
-	var out []PhaseGPU
+	var out []facts.PhaseGPU
 	for _, st := range s.Stages.Rows {
 		// A workload report's phases were pushed as the ranges it names;
 		// stages read from NVTX ranges are those ranges.
@@ -608,7 +532,7 @@ func gpuBusy(s *Summary) []PhaseGPU {
 		}
 		for _, r := range s.Regions.Rows {
 			if r.Name == reg && r.TotalMS > 0 {
-				g := PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: st.MeanMS, Instances: instances}
+				g := facts.PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: st.MeanMS, Instances: instances}
 				if instances > 0 {
 					g.GPUMS = r.TotalMS / float64(instances)
 				}
@@ -622,7 +546,7 @@ func gpuBusy(s *Summary) []PhaseGPU {
 
 // phaseRegions maps the workload's phases to the NVTX region names it
 // pushed them as (its report's "ranges"; the defaults otherwise).
-func phaseRegions(s *Summary) map[string]string {
+func phaseRegions(s *building) map[string]string {
 	r := struct {
 		Prefill string `json:"prefill"`
 		Decode  string `json:"decode"`
@@ -637,30 +561,9 @@ func phaseRegions(s *Summary) map[string]string {
 	}
 }
 
-// Shown is the kernel's display name, or its short name when it has none
-// (a summary.json written before display names).
-func (k Kernel) Shown() string {
-	if k.Display != "" {
-		return k.Display
-	}
-	return Short(k.Name)
-}
-
-// Short is a kernel name cut for a sentence: its function name without
-// template arguments or parameters.
-func Short(name string) string {
-	s, _ := model.Signature(name)
-	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
-	s = strings.ReplaceAll(s, "<unnamed>::", "") // ncu's spelling of an anonymous namespace
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
-}
-
 // balanceOf is the section's comparison of the ranks in phase ("" the
 // whole run); nil when there is none.
-func balanceOf(c *Communication, phase string) *RankBalance {
+func balanceOf(c *facts.Communication, phase string) *facts.BalanceRow {
 	if c == nil {
 		return nil
 	}
@@ -676,13 +579,13 @@ func balanceOf(c *Communication, phase string) *RankBalance {
 // decode phase's region (the whole run when the timeline has none with
 // communication), the rank whose GPU time is most communication; nil
 // without communication.
-func communicationFinding(s *Summary) *CommunicationRow {
+func communicationFinding(s *building) *facts.CommunicationRow {
 	c := s.Communication
 	if c == nil {
 		return nil
 	}
-	pick := func(phase string) *CommunicationRow {
-		var best *CommunicationRow
+	pick := func(phase string) *facts.CommunicationRow {
+		var best *facts.CommunicationRow
 		for i, r := range c.Rows {
 			if r.Phase == phase && r.CommunicationMS > 0 && (best == nil || r.Share > best.Share) {
 				best = &c.Rows[i]
@@ -723,15 +626,7 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// Claim is what a finding claims of a bound, with the figures it stands on.
-type Claim struct {
-	Kind    string             `json:"kind"`
-	Subject string             `json:"subject,omitempty"`
-	Figures map[string]float64 `json:"figures"`
-	Rule    string             `json:"rule"`
-}
-
-// The kinds of claim besides a kernel's bound class (kernels.Bound).
+// The kinds of claim besides a kernel's bound class (facts.Bound).
 const (
 	ClaimLaunchBound       = "launch-bound"
 	ClaimHostBound         = "host-bound"
@@ -752,22 +647,22 @@ const OneTimeSetupMinMS = 1.0
 // warmupFinding names the top-level phase whose warm-up cost the most, as
 // one-time setup where its largest gap dwarfs the steady ones: "" when no
 // phase had a warm-up.
-func warmupFinding(s *Summary) (string, Claim) {
-	var worst *PhaseRow
+func warmupFinding(s *building) (string, facts.Claim) {
+	var worst *facts.PhaseRow
 	for i, r := range s.Phases.Rows {
 		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Instances == 0 {
 			continue
 		}
-		if worst == nil || r.Warmup.WallMS-r.PerInstance(r.WallMS) > worst.Warmup.WallMS-worst.PerInstance(worst.WallMS) {
+		if worst == nil || r.Warmup.WallMS-PerInstance(r, r.WallMS) > worst.Warmup.WallMS-PerInstance(*worst, worst.WallMS) {
 			worst = &s.Phases.Rows[i]
 		}
 	}
 	if worst == nil {
-		return "", Claim{}
+		return "", facts.Claim{}
 	}
 	w := worst.Warmup
-	c := Claim{Kind: ClaimWarmup, Subject: worst.Phase,
-		Figures: map[string]float64{"warmup_ms": w.WallMS, "steady_ms": worst.PerInstance(worst.WallMS)},
+	c := facts.Claim{Kind: ClaimWarmup, Subject: worst.Phase,
+		Figures: map[string]float64{"warmup_ms": w.WallMS, "steady_ms": PerInstance(*worst, worst.WallMS)},
 		Rule:    "its first instance, dropped by the warm-up rule, took longer than a steady one"}
 	name := worst.Phase
 	scopes := map[[2]int64]bool{}
@@ -775,11 +670,11 @@ func warmupFinding(s *Summary) (string, Claim) {
 		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 	}
 	if len(scopes) > 1 {
-		name += " (" + Whose(worst.Rank, worst.ProcessID, worst.Device) + ")"
+		name += " (" + facts.Whose(worst.Rank, worst.ProcessID, worst.Device) + ")"
 	}
-	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", name, w.WallMS, worst.PerInstance(worst.WallMS))
+	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", name, w.WallMS, PerInstance(*worst, worst.WallMS))
 	if g := w.LargestGap; g != nil && w.OneTimeSetup {
-		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, Short(g.After))
+		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, facts.Short(g.After))
 	}
 	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart).", c
 }

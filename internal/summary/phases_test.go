@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -21,22 +21,22 @@ import (
 // syntheticPhases is a SYNTHETIC PhaseReport, made up to reach each rule
 // (no measurement is claimed): a busy prefill, a decode_all idle 75 % of
 // its span, and the whole run.
-func syntheticPhases() *phases.PhaseReport {
-	return &phases.PhaseReport{Depth: 1, LaunchBoundIdleShare: phases.LaunchBoundIdleShare, Scopes: []phases.PhaseScope{{
+func syntheticPhases() *facts.PhaseReport {
+	return &facts.PhaseReport{Depth: 1, LaunchBoundIdleShare: phases.LaunchBoundIdleShare, Scopes: []facts.PhaseScope{{
 		ProcessID: 727, Device: 0,
-		Phases: []phases.Phase{
+		Phases: []facts.Phase{
 			{Name: "prefill", Instances: 1, SpanNS: 2_000_000, Kernels: 40, KernelNS: 1_900_000, BusyNS: 1_800_000, IdleNS: 200_000, IdleShare: 0.1,
-				Gaps:    phases.GapStats{SumNS: 150_000, Count: 39, Largest: []phases.Gap{{AtNS: 10, NS: 20_000, Before: "void gemm<float>(int)", After: "softmax", Instance: 1}}},
-				Latency: phases.Latency{Count: 40, MeanNS: 9000, MedianNS: 8500, MaxNS: 20000},
-				Memcpy:  phases.CopyStats{Count: 2, NS: 30_000, Bytes: 4096}},
+				Gaps:    facts.GapStats{SumNS: 150_000, Count: 39, Largest: []facts.Gap{{AtNS: 10, NS: 20_000, Before: "void gemm<float>(int)", After: "softmax", Instance: 1}}},
+				Latency: facts.Latency{Count: 40, MeanNS: 9000, MedianNS: 8500, MaxNS: 20000},
+				Memcpy:  facts.CopyStats{Count: 2, NS: 30_000, Bytes: 4096}},
 			{Name: "decode_all", Instances: 1, SpanNS: 8_000_000, Kernels: 400, KernelNS: 2_000_000, BusyNS: 2_000_000, IdleNS: 6_000_000, IdleShare: 0.75, LaunchBound: true,
-				Gaps:    phases.GapStats{SumNS: 5_500_000, Count: 399, Largest: []phases.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
-				Latency: phases.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000}},
+				Gaps:    facts.GapStats{SumNS: 5_500_000, Count: 399, Largest: []facts.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
+				Latency: facts.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000}},
 		},
-		Run: phases.Phase{Instances: 1, SpanNS: 10_500_000, Kernels: 440, KernelNS: 3_900_000, BusyNS: 3_800_000, IdleNS: 6_700_000, IdleShare: 6.7 / 10.5, LaunchBound: true,
-			Gaps:    phases.GapStats{SumNS: 6_000_000, Count: 439, Largest: []phases.Gap{{NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
-			Latency: phases.Latency{Count: 440, MedianNS: 24000},
-			Memcpy:  phases.CopyStats{Count: 2, NS: 30_000}},
+		Run: facts.Phase{Instances: 1, SpanNS: 10_500_000, Kernels: 440, KernelNS: 3_900_000, BusyNS: 3_800_000, IdleNS: 6_700_000, IdleShare: 6.7 / 10.5, LaunchBound: true,
+			Gaps:    facts.GapStats{SumNS: 6_000_000, Count: 439, Largest: []facts.Gap{{NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
+			Latency: facts.Latency{Count: 440, MedianNS: 24000},
+			Memcpy:  facts.CopyStats{Count: 2, NS: 30_000}},
 	}}}
 }
 
@@ -65,7 +65,7 @@ func TestBuildPhases(t *testing.T) {
 	assert.Equal(t, int64(399), d.Gaps)
 	assert.InDelta(t, 5.5, d.GapMS, 1e-12)
 	require.NotNil(t, d.LargestGap)
-	assert.Equal(t, summary.PhaseGap{MS: 0.4, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}, *d.LargestGap)
+	assert.Equal(t, facts.PhaseGap{MS: 0.4, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}, *d.LargestGap)
 	require.NotNil(t, d.LaunchLatencyMedianUS)
 	assert.InDelta(t, 25.0, *d.LaunchLatencyMedianUS, 1e-12)
 	assert.Zero(t, d.Memcpys)
@@ -137,7 +137,7 @@ func TestBuildNoPhases(t *testing.T) {
 // run's wall time (which would say it twice). SYNTHETIC numbers.
 func TestBuildPhasesReplaceHostBound(t *testing.T) {
 	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
-	reg := &regions.Report{Source: "s", RegionProfiling: true, ProfiledMS: 3.9, Aggregate: []regions.Region{
+	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 3.9, Aggregate: []facts.Region{
 		{Name: "prefill", Depth: 1, TotalMS: 1.9, KernelCount: 40}, {Name: "decode_all", Depth: 1, TotalMS: 2, KernelCount: 400}}}
 	without := summary.Build(summary.Inputs{Workload: rep, Regions: reg}, summary.Options{})
 	assert.Contains(t, strings.Join(without.Narrative.Texts(), "\n"), "decode is host-bound (GPU busy 25%)")
@@ -166,7 +166,7 @@ func TestTopKernelsSpread(t *testing.T) {
 // recordedPhases reads the CUPTI recording of a PyTorch script with NVTX
 // ranges (fixtures/cupti/h100-torch-nvtx, an H100) through package
 // timeline, at depth 1.
-func recordedPhases(t *testing.T) *phases.PhaseReport {
+func recordedPhases(t *testing.T) *facts.PhaseReport {
 	t.Helper()
 	tl, err := timeline.ReadFiles("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
 	if err != nil && strings.Contains(err.Error(), "already belongs to the API call") {
@@ -182,7 +182,7 @@ func recordedPhases(t *testing.T) *phases.PhaseReport {
 func TestBuildPhasesRecorded(t *testing.T) {
 	rep := recordedPhases(t)
 	s := summary.Build(summary.Inputs{Phases: rep}, summary.Options{})
-	var want []phases.Phase
+	var want []facts.Phase
 	flagged := map[string]bool{}
 	for _, sc := range rep.Scopes {
 		want = append(want, sc.Phases...)
@@ -203,7 +203,7 @@ func TestBuildPhasesRecorded(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"decode_all/decode_step"}, nested, "the ranges inside phases, each after its phase")
-	s.Phases.Rows = slices.DeleteFunc(s.Phases.Rows, func(r summary.PhaseRow) bool { return r.Nested })
+	s.Phases.Rows = slices.DeleteFunc(s.Phases.Rows, func(r facts.PhaseRow) bool { return r.Nested })
 	require.Len(t, s.Phases.Rows, len(want))
 	require.Greater(t, len(want), 1, "the recording has NVTX phases")
 	for i, r := range s.Phases.Rows {
@@ -231,7 +231,7 @@ func TestBuildPhasesRecorded(t *testing.T) {
 // ms of kernels in 2 ms.
 func TestGPUBusyPerInstance(t *testing.T) {
 	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
-	reg := &regions.Report{Source: "s", RegionProfiling: true, ProfiledMS: 9, Aggregate: []regions.Region{
+	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 9, Aggregate: []facts.Region{
 		{Name: "prefill", Depth: 1, TotalMS: 3, KernelCount: 120}, {Name: "decode_all", Depth: 1, TotalMS: 6, KernelCount: 1200}}}
 	ph := syntheticPhases()
 	ph.Scopes[0].Phases[0].Instances = 3
@@ -254,12 +254,12 @@ func TestGPUBusyPerInstance(t *testing.T) {
 // in (depth 3 under its depth-2 parent, not after every depth-2 row).
 // SYNTHETIC phases.
 func TestNestedPhasesTreeOrder(t *testing.T) {
-	ph := func(name string) phases.Phase {
-		return phases.Phase{Name: name, Instances: 1, SpanNS: 10, BusyNS: 5, IdleNS: 5}
+	ph := func(name string) facts.Phase {
+		return facts.Phase{Name: name, Instances: 1, SpanNS: 10, BusyNS: 5, IdleNS: 5}
 	}
-	rep := &phases.PhaseReport{Depth: 1, Scopes: []phases.PhaseScope{{
-		Phases: []phases.Phase{ph("decode_all"), ph("prefill")},
-		Nested: []phases.Phase{ph("prefill/vision"), ph("decode_all/step"), ph("prefill/vision/block0"), ph("decode_all/step/attn")},
+	rep := &facts.PhaseReport{Depth: 1, Scopes: []facts.PhaseScope{{
+		Phases: []facts.Phase{ph("decode_all"), ph("prefill")},
+		Nested: []facts.Phase{ph("prefill/vision"), ph("decode_all/step"), ph("prefill/vision/block0"), ph("decode_all/step/attn")},
 	}}}
 	s := summary.Build(summary.Inputs{Phases: rep}, summary.Options{})
 	var names []string

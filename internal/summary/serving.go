@@ -4,44 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
-
-// Serving are the figures LLM serving quotes, from the stage times and
-// the model's facts: time to first token, time per output token, decode
-// throughput, and model bandwidth utilization (MBU), decode being bound by
-// memory bandwidth rather than FLOPs.
-type Serving struct {
-	// TTFTMS is the prefill stage's mean time: the prompt read and the
-	// first token out.
-	TTFTMS *float64 `json:"ttft_ms"`
-	// TPOTMS is the decode stage's mean time over the tokens it generates
-	// per sequence (the inter-token latency); TPOTSDMS its spread over the
-	// stage's repeats.
-	TPOTMS   *float64 `json:"tpot_ms"`
-	TPOTSDMS *float64 `json:"tpot_sd_ms,omitempty"`
-	// DecodeTokensPerS is the decode's tokens per second, every sequence
-	// of the batch counted.
-	DecodeTokensPerS *float64 `json:"decode_tokens_per_s"`
-	// DecodeBytes is what one decode stage must read from memory
-	// (BytesFormula); StepFloorMS the least a decode step can take at the
-	// GPU's peak bandwidth; MBU the bytes over the decode's time against
-	// that peak.
-	DecodeBytes float64  `json:"decode_bytes,omitempty"`
-	StepFloorMS *float64 `json:"step_floor_ms"`
-	MBU         *float64 `json:"mbu"`
-	// BytesFormula and BytesAssumptions say how DecodeBytes is counted;
-	// Missing what the figures lack, when some are absent.
-	// From says which run the times are of: "stage 1" (the program alone)
-	// where the stages are the CUPTI run's beside stage 1's; "" where they
-	// are the stages' own.
-	From             string   `json:"from,omitempty"`
-	BytesFormula     string   `json:"bytes_formula"`
-	BytesAssumptions []string `json:"bytes_assumptions"`
-	Missing          string   `json:"missing,omitempty"`
-}
 
 // BytesFormula is how a decode's bytes are counted, as the report prints it.
 const BytesFormula = "bytes(decode of G tokens) = G·M·s + B·2·L·Hkv·d·s·(G·P + G(G+1)/2), where M is the weights every " +
@@ -101,9 +68,9 @@ func DecodeBytes(m workload.Model, t workload.Tokens, batch int64) (float64, err
 	return G*float64(m.MatmulParams)*s + b*2*float64(m.Layers)*float64(kv)*float64(m.HeadDim)*s*(G*P+G*(G+1)/2), nil
 }
 
-func serving(in Inputs, peak *machine.Peak, st Stages) Serving {
-	out := Serving{BytesFormula: BytesFormula, BytesAssumptions: BytesAssumptions}
-	var pre, dec *Stage
+func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
+	out := facts.Serving{BytesFormula: BytesFormula, BytesAssumptions: BytesAssumptions}
+	var pre, dec *facts.Stage
 	for i := range st.Rows {
 		r := &st.Rows[i]
 		if r.Phase == model.Prefill && pre == nil {
@@ -117,23 +84,23 @@ func serving(in Inputs, peak *machine.Peak, st Stages) Serving {
 	if pre != nil && pre.AloneMeanMS != nil || dec != nil && dec.AloneMeanMS != nil {
 		out.From = "stage 1"
 	}
-	if pre != nil && pre.SpeedMS() > 0 {
-		out.TTFTMS = f(pre.SpeedMS())
+	if pre != nil && SpeedMS(*pre) > 0 {
+		out.TTFTMS = f(SpeedMS(*pre))
 	}
 	var why []string
 	batch := max(st.Batch, 1)
 	switch {
-	case dec == nil || dec.SpeedMS() <= 0:
+	case dec == nil || SpeedMS(*dec) <= 0:
 		why = append(why, "no decode stage (phases.decode names it)")
 	case in.Workload == nil || in.Workload.Tokens.Generated <= 0:
 		why = append(why, "no generated token count (the workload report's tokens, or model.generated_tokens)")
 	default:
 		g := float64(in.Workload.Tokens.Generated) / float64(batch)
-		out.TPOTMS = f(dec.SpeedMS() / g)
-		if sd, n := dec.SpeedSD(); n > 1 {
+		out.TPOTMS = f(SpeedMS(*dec) / g)
+		if sd, n := SpeedSD(*dec); n > 1 {
 			out.TPOTSDMS = f(sd / g)
 		}
-		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (dec.SpeedMS() / 1e3))
+		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (SpeedMS(*dec) / 1e3))
 		bytes, err := DecodeBytes(in.Workload.Model, in.Workload.Tokens, batch)
 		switch {
 		case err != nil:
@@ -143,7 +110,7 @@ func serving(in Inputs, peak *machine.Peak, st Stages) Serving {
 		default:
 			out.DecodeBytes = bytes
 			out.StepFloorMS = f(bytes / g / peak.BytesPerSec() * 1e3)
-			out.MBU = f(bytes / (dec.SpeedMS() / 1e3) / peak.BytesPerSec())
+			out.MBU = f(bytes / (SpeedMS(*dec) / 1e3) / peak.BytesPerSec())
 		}
 	}
 	if out.MBU != nil && *out.MBU > 1 {

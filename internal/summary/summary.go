@@ -8,11 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/phases"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -74,13 +73,13 @@ type Inputs struct {
 
 	// Rules are ncu's rules of the deep pass's details page, by kernel
 	// name; nil with RulesMissing when there are none.
-	Rules        map[string][]kernels.Rule
+	Rules        map[string][]facts.Rule
 	RulesMissing string
 
 	// Regions are NVTX regions over every launch of the timeline export
 	// when it has them (RegionsSampled false), else the deep pass's
 	// sample.
-	Regions        *regions.Report
+	Regions        *facts.RegionReport
 	RegionsSampled bool
 	RegionsMissing string
 	// RegionsSampleReport is the region report of the deep pass's sample,
@@ -90,7 +89,7 @@ type Inputs struct {
 	// Phases are the run's phases at NVTX depth 1 from its CUPTI timeline
 	// (timeline.Phases); nil when the run has no CUPTI timeline, or with
 	// PhasesMissing when it has one that could not be read.
-	Phases        *phases.PhaseReport
+	Phases        *facts.PhaseReport
 	PhasesMissing string
 }
 
@@ -147,129 +146,10 @@ func (f Facts) fill(w *workload.Report) *workload.Report {
 // changed only when a key changes meaning or goes (new keys may come).
 const Format = "deepprof-summary/1"
 
-// Summary is the stakeholder summary's data: summary.json.
-type Summary struct {
-	// Format names the shape of summary.json (Format).
-	Format      string      `json:"format"`
-	RunID       string      `json:"run_id"`
-	Environment Environment `json:"environment"`
-	Stages      Stages      `json:"stages"`
-	MFU         MFU         `json:"mfu"`
-	Serving     Serving     `json:"serving"`
-	Operators   Operators   `json:"operators"`
-	Kernels     Kernels     `json:"kernels"`
-	Regions     Regions     `json:"regions"`
-	Phases      Phases      `json:"phases"`
-	// WhatIf is the what-if ladder of each phase in steady state.
-	WhatIf WhatIf `json:"whatif"`
-	// Communication is nil (absent from summary.json) unless the run has
-	// communication kernels, or processes with kernels on several devices.
-	Communication *Communication `json:"communication,omitempty"`
-	Narrative     Narrative      `json:"narrative"`
-	// Anomalies are what the recording holds that changes these numbers;
-	// absent when none.
-	Anomalies []string `json:"anomalies,omitempty"`
-	// Trace is the run's timeline trace (Inputs.Trace); absent when none.
-	Trace string `json:"trace,omitempty"`
-	// Partial is why the session did not finish (Inputs.SessionPartial):
-	// the first finding says it; absent when it did.
-	Partial string `json:"partial,omitempty"`
-
-	workloadRanges json.RawMessage // the workload report's "ranges"
-	names          model.Names     // which stages and ranges are prefill and decode (phases.*)
-	boundThreshold float64         // the SOL rule's threshold, percent (Options.BoundThresholdPct)
-}
-
-// Environment is where the run ran.
-type Environment struct {
-	GPU               string            `json:"gpu,omitempty"`
-	MemoryBytes       uint64            `json:"memory_bytes,omitempty"`
-	ComputeCapability string            `json:"compute_capability,omitempty"`
-	Driver            string            `json:"driver,omitempty"`
-	CUDA              string            `json:"cuda,omitempty"`
-	Tools             map[string]string `json:"tools,omitempty"`
-	Frameworks        map[string]string `json:"frameworks,omitempty"`
-	Model             *workload.Model   `json:"model,omitempty"`
-	Dtype             string            `json:"dtype,omitempty"`
-	// Peak is what MFU and the roofline use; nil with PeakMissing when
-	// the GPU or dtype is not in the table and the profile gives none.
-	Peak        *machine.Peak `json:"peak,omitempty"`
-	PeakMissing string        `json:"peak_missing,omitempty"`
-	Missing     string        `json:"missing,omitempty"`
-
-	// GPUsUsed names the GPUs the workload could use, in CUDA order
-	// ("GPU 1 NVIDIA H200"), and GPULinks how each pair is linked ("GPU 0
-	// – GPU 1: 18 NVLinks (NV18)"); both empty with one GPU.
-	GPUsUsed []string `json:"gpus_used,omitempty"`
-	GPULinks []string `json:"gpu_links,omitempty"`
-}
-
-// Stages are the workload's stage times over repeats.
-type Stages struct {
-	Tokens  *workload.Tokens `json:"tokens,omitempty"`
-	Batch   int64            `json:"batch,omitempty"`
-	Rows    []Stage          `json:"rows"`
-	Missing string           `json:"missing,omitempty"`
-	// Source is where the wall times come from when not from the plain run
-	// of stage 1 (Inputs.WorkloadSource); FromRanges says they are the
-	// NVTX ranges' own (the program wrote no workload report).
-	Source     string `json:"source,omitempty"`
-	FromRanges bool   `json:"from_ranges,omitempty"`
-}
-
-// Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
-// inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
-// model's summary of MS: the same numbers deepprof diff and baselines show
-// for the stage.
-type Stage struct {
-	Name   string `json:"name"`
-	Parent string `json:"parent,omitempty"`
-	// Phase is "prefill" or "decode" for the stages phases.* name
-	// (model.Names), "" for the others.
-	Phase  string    `json:"phase,omitempty"`
-	MS     []float64 `json:"ms"` // every repeat, as the workload reported them
-	MeanMS float64   `json:"mean_ms"`
-	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
-	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
-	// WarmupMS is the first repeat when the warm-up rule dropped it
-	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
-	WarmupMS *float64 `json:"warmup_ms,omitempty"`
-	// AloneMeanMS is the stage's mean in stage 1 (the program alone, no
-	// profiler), where the row's figures are the CUPTI run's
-	// (Inputs.Alone); the serving figures and MFU use it.
-	AloneMeanMS *float64 `json:"alone_mean_ms,omitempty"`
-	AloneSDMS   *float64 `json:"alone_sd_ms,omitempty"`
-	AloneN      int      `json:"alone_n,omitempty"`
-	Tokens      int64    `json:"tokens,omitempty"` // tokens the stage produced or read
-	TokensS     float64  `json:"tokens_per_s,omitempty"`
-	// Processes are the stage's statistics per process, when its instances
-	// come from the NVTX ranges of more than one (the row above pools
-	// them), in process id order.
-	Processes []StageProcess `json:"processes,omitempty"`
-	// Ranks are the stage's statistics per rank, from the workload
-	// report's ranks (its stages are rank 0's), when they differ by more
-	// than their spread (RanksDiffer); RanksAgree counts the ranks when they
-	// do not.
-	Ranks      []StageRank `json:"ranks,omitempty"`
-	RanksAgree int         `json:"ranks_agree,omitempty"`
-}
-
-// StageRank is one rank's times of a stage, from the workload report,
-// with the same statistics (warm-up rule applied to the rank's own first
-// repeat).
-type StageRank struct {
-	Rank     int       `json:"rank"`
-	MS       []float64 `json:"ms"`
-	MeanMS   float64   `json:"mean_ms"`
-	SDMS     float64   `json:"sd_ms"`
-	N        int       `json:"n"`
-	WarmupMS *float64  `json:"warmup_ms,omitempty"`
-}
-
 // RanksDiffer is the rule for showing a stage's times per rank: the gap
 // between the ranks' means is more than the largest of their standard
 // deviations (each rank's warm-up left out, as the stage table does).
-func RanksDiffer(ranks []StageRank) bool {
+func RanksDiffer(ranks []facts.StageRank) bool {
 	if len(ranks) < 2 {
 		return false
 	}
@@ -280,25 +160,9 @@ func RanksDiffer(ranks []StageRank) bool {
 	return hi-lo > sd
 }
 
-// StageProcess is one process's instances of a stage, with the same
-// statistics (warm-up rule applied to the process's own first instance).
-type StageProcess struct {
-	ProcessID int64     `json:"process_id"`
-	MS        []float64 `json:"ms"`
-	MeanMS    float64   `json:"mean_ms"`
-	SDMS      float64   `json:"sd_ms"`
-	N         int       `json:"n"`
-	WarmupMS  *float64  `json:"warmup_ms,omitempty"`
-}
-
-// Summary is the stage's statistics as package model has them.
-func (s Stage) Summary() model.Summary {
-	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}
-}
-
 // SpeedMS is the stage's mean for the program's speed (serving figures,
 // MFU): stage 1's where the row is the CUPTI run's, else the row's.
-func (s Stage) SpeedMS() float64 {
+func SpeedMS(s facts.Stage) float64 {
 	if s.AloneMeanMS != nil {
 		return *s.AloneMeanMS
 	}
@@ -306,190 +170,24 @@ func (s Stage) SpeedMS() float64 {
 }
 
 // SpeedSD is SpeedMS's sample standard deviation, and its repeats.
-func (s Stage) SpeedSD() (float64, int) {
+func SpeedSD(s facts.Stage) (float64, int) {
 	if s.AloneSDMS != nil {
 		return *s.AloneSDMS, s.AloneN
 	}
 	return s.SDMS, s.N
 }
 
-// Dropped says which repeat the warm-up rule dropped and why
-// (model.Summary.Dropped), "" when none was.
-func (s Stage) Dropped(format func(ms float64) string) string { return s.Summary().Dropped(format) }
-
-// MFU is model FLOPs utilization by scope (model, prefill, decode).
-type MFU struct {
-	Formula     string        `json:"formula"`
-	Assumptions []string      `json:"assumptions"`
-	Rows        []MFURow      `json:"rows"`
-	Missing     string        `json:"missing,omitempty"`
-	Model       *float64      `json:"model"`
-	Prefill     *float64      `json:"prefill"`
-	Decode      *float64      `json:"decode"`
-	Peak        *machine.Peak `json:"peak,omitempty"`
-}
-
-// MFURow is one scope's FLOPs over its measured time.
-type MFURow struct {
-	Scope          string  `json:"scope"`
-	FLOPs          float64 `json:"flops"`
-	MeanMS         float64 `json:"mean_ms"`
-	AchievedTFLOPS float64 `json:"achieved_tflops"`
-	MFU            float64 `json:"mfu"`
-}
-
-// Operators is the workload's torch.profiler operator table.
-type Operators struct {
-	Rows    []workload.Operator `json:"rows"`
-	Dropped int                 `json:"dropped,omitempty"` // rows with no CPU time: kernels, not operators
-	Missing string              `json:"missing,omitempty"`
-	// NotMade says the table was left out by choice (the CUPTI run stood
-	// in for the stage 1 that makes it), not missing: no gap.
-	NotMade bool `json:"not_made,omitempty"`
-}
-
-// Kernels is the top-N kernel table with categories and bounds.
-type Kernels struct {
-	Source string `json:"source"`
-	// Scope says what the total counts, in the words every table uses:
-	// ScopeRanges (with Ranges) or ScopeWholeRun.
-	Scope  string   `json:"scope"`
-	Ranges []string `json:"ranges,omitempty"`
-	// OutsideMS is the kernel time of the whole run outside Ranges (the
-	// regions' whole-run total less TotalMS); nil when not known.
-	OutsideMS  *float64       `json:"outside_ms,omitempty"`
-	TotalMS    float64        `json:"total_ms"`
-	Launches   int64          `json:"launches"`
-	Rows       []Kernel       `json:"rows"`
-	ByCategory []CategoryTime `json:"by_category"`
-	BoundRule  string         `json:"bound_rule"`
-	Missing    string         `json:"missing,omitempty"`
-	BoundsNote string         `json:"bounds_note,omitempty"`
-	Roofline   []RooflinePt   `json:"roofline,omitempty"`
-	// DeepShare is the share of TotalMS spent in kernels the deep pass
-	// measured (those that can have a bound); nil without deep metrics.
-	DeepShare   *float64 `json:"deep_share"`
-	RooflineWhy string   `json:"roofline_missing,omitempty"`
-	// RulesMissing says why the top kernels carry none of ncu's rules.
-	RulesMissing string `json:"ncu_rules_missing,omitempty"`
-}
-
-// The scopes of a total, in the words every table and sentence uses.
-const (
-	ScopeRanges   = "in the profiled ranges"
-	ScopeWholeRun = "whole run"
-)
-
-// ScopeText is the kernel table's scope for a sentence: "in the profiled
-// ranges (prefill, decode_all)" or "in the whole run".
-func (k Kernels) ScopeText() string {
-	if k.Scope == ScopeRanges {
-		return ScopeRanges + " (" + strings.Join(k.Ranges, ", ") + ")"
-	}
-	return "in the " + ScopeWholeRun
-}
-
-// Kernel is one top kernel.
-type Kernel struct {
-	Name string `json:"kernel_name"`
-	// Display is the short name the report shows, unique within it
-	// (DisplayNames); Name is the full demangled one.
-	Display  string        `json:"display_name"`
-	TotalMS  float64       `json:"total_ms"`
-	Calls    int64         `json:"calls"`
-	Share    float64       `json:"share"` // of the table's total time, 0..1
-	Category string        `json:"category"`
-	Bound    kernels.Bound `json:"bound"`
-	// Spread is how the kernel's launch durations vary, when the kernel
-	// table has it (a timeline's per-launch times); nil otherwise.
-	Spread *model.Spread `json:"spread,omitempty"`
-	// SMPct and MemPct are the deep pass's SOL throughputs (percent of
-	// peak, duration-weighted over its launches); nil without them.
-	SMPct  *float64 `json:"sm_throughput_pct,omitempty"`
-	MemPct *float64 `json:"memory_throughput_pct,omitempty"`
-	// Rules are ncu's rules on this kernel, by estimated speedup.
-	Rules []kernels.Rule `json:"ncu_rules,omitempty"`
-	// ShownRules are the rules the summary's table shows (indexes into
-	// Rules): the actionable ones, at most MaxRulesPerKernel.
-	ShownRules []int `json:"shown_rules,omitempty"`
-	// Sampled is what of the kernel the deep pass profiled; nil without a
-	// timeline to weigh its configurations.
-	Sampled *Sample `json:"sampled,omitempty"`
-}
-
-// MaxRulesPerKernel is the most of ncu's rules the summary shows per top
-// kernel; kernels.md and kernels.json hold every one.
-const MaxRulesPerKernel = 2
-
-// Sample is what of a kernel the deep pass profiled: the launch
-// configurations it profiled of those the timeline saw, and the share of
-// the kernel's time that those configurations ran.
-type Sample struct {
-	Configs int     `json:"configs"`
-	Of      int     `json:"of"`
-	Share   float64 `json:"share"` // 0..1
-}
-
-// CategoryTime is the time of one kernel category, over every kernel.
-type CategoryTime struct {
-	Category string  `json:"category"`
-	TotalMS  float64 `json:"total_ms"`
-	Share    float64 `json:"share"`
-	Kernels  int     `json:"kernels"`
-}
-
-// RooflinePt is one top kernel on the roofline.
-type RooflinePt struct {
-	Kernel    string  `json:"kernel_name"`
-	Intensity float64 `json:"flop_per_byte"`
-	FLOPS     float64 `json:"flops_per_s"`
-}
-
-// Regions is the per-region breakdown.
-type Regions struct {
-	Source   string   `json:"source"`
-	Sampled  bool     `json:"sampled"`
-	TotalMS  float64  `json:"total_ms"`
-	Rows     []Region `json:"rows"`
-	Missing  string   `json:"missing,omitempty"`
-	Outside  float64  `json:"outside_ms"`
-	Launches int64    `json:"launches"`
-	// SampleReport is the region report of the deep pass's sample (with
-	// the metrics per region), relative to MAIN; "" when there is none.
-	SampleReport string `json:"sample_report,omitempty"`
-}
-
-// Region is one NVTX region's GPU time.
-type Region struct {
-	Name     string  `json:"name"`
-	Depth    int     `json:"depth"`
-	TotalMS  float64 `json:"total_ms"`
-	Launches int64   `json:"launches"`
-	Share    float64 `json:"share"`
-}
-
-// Gaps names each section whose input is missing, with the reason.
-func (s *Summary) Gaps() []string {
-	var out []string
-	for _, g := range []struct{ section, why string }{
-		{"Environment", s.Environment.Missing},
-		{"peak throughput", s.Environment.PeakMissing},
-		{"Stages", s.Stages.Missing},
-		{"MFU", s.MFU.Missing},
-		{"Top Operators", s.Operators.Missing},
-		{"Top Kernels", s.Kernels.Missing},
-		{"kernel bounds", s.Kernels.BoundsNote},
-		{"Per-Region Breakdown", s.Regions.Missing},
-	} {
-		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") && (g.section != "Top Operators" || !s.Operators.NotMade) {
-			out = append(out, g.section+" ("+g.why+")")
-		}
-	}
-	return out
+// building is a summary while Build makes it, with what the findings are
+// worded from and summary.json does not hold.
+type building struct {
+	*facts.Summary
+	workloadRanges json.RawMessage // the workload report's "ranges"
+	names          model.Names     // which stages and ranges are prefill and decode (phases.*)
+	boundThreshold float64         // the SOL rule's threshold, percent (Options.BoundThresholdPct)
 }
 
 // Build computes the summary from a run's inputs.
-func Build(in Inputs, opt Options) *Summary {
+func Build(in Inputs, opt Options) *facts.Summary {
 	if opt.TopN <= 0 {
 		opt.TopN = 10
 	}
@@ -499,7 +197,8 @@ func Build(in Inputs, opt Options) *Summary {
 	if opt.BoundThresholdPct <= 0 {
 		opt.BoundThresholdPct = 60
 	}
-	s := &Summary{Format: Format, RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, names: opt.Phases, Partial: in.SessionPartial, boundThreshold: opt.BoundThresholdPct}
+	s := &building{Summary: &facts.Summary{Format: Format, RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, Partial: in.SessionPartial},
+		names: opt.Phases, boundThreshold: opt.BoundThresholdPct}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
 		in.Workload = opt.Facts.fill(in.Workload)
@@ -522,11 +221,11 @@ func Build(in Inputs, opt Options) *Summary {
 	s.WhatIf = whatIf(in, s)
 	s.Communication = communication(in)
 	s.Narrative = narrate(s)
-	return s
+	return s.Summary
 }
 
-func environment(in Inputs, opt Options) Environment {
-	e := Environment{Driver: in.Driver, CUDA: in.CUDA, Tools: in.Tools, Missing: in.EnvMissing}
+func environment(in Inputs, opt Options) facts.Environment {
+	e := facts.Environment{Driver: in.Driver, CUDA: in.CUDA, Tools: in.Tools, Missing: in.EnvMissing}
 	if in.GPU != nil {
 		e.GPU, e.MemoryBytes, e.ComputeCapability = in.GPU.Name, in.GPU.MemoryTotalBytes, in.GPU.ComputeCapability
 	}
@@ -569,12 +268,12 @@ func environment(in Inputs, opt Options) Environment {
 	return e
 }
 
-func stages(in Inputs, phases model.Names) Stages {
+func stages(in Inputs, phases model.Names) facts.Stages {
 	if in.Workload == nil {
-		return Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
+		return facts.Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
 	w := in.Workload
-	st := Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource, FromRanges: in.StagesFromRanges}
+	st := facts.Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource, FromRanges: in.StagesFromRanges}
 	names := make([]string, 0, len(w.Stages))
 	for n := range w.Stages {
 		names = append(names, n)
@@ -613,7 +312,7 @@ func stages(in Inputs, phases model.Names) Stages {
 	for _, n := range names {
 		ws := w.Stages[n]
 		sum := model.Summarize(ws.MS)
-		row := Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+		row := facts.Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
 		if in.Alone != nil {
 			if as, ok := in.Alone.Stages[n]; ok && len(as.MS) > 0 {
 				a := model.Summarize(as.MS)
@@ -622,14 +321,14 @@ func stages(in Inputs, phases model.Names) Stages {
 		}
 		for _, p := range ws.Processes {
 			ps := model.Summarize(p.MS)
-			row.Processes = append(row.Processes, StageProcess{ProcessID: p.ProcessID, MS: p.MS, MeanMS: ps.MeanMS, SDMS: ps.SDMS, N: ps.N, WarmupMS: ps.WarmupMS})
+			row.Processes = append(row.Processes, facts.StageProcess{ProcessID: p.ProcessID, MS: p.MS, MeanMS: ps.MeanMS, SDMS: ps.SDMS, N: ps.N, WarmupMS: ps.WarmupMS})
 		}
-		slices.SortFunc(row.Processes, func(a, b StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
-		var ranks []StageRank
+		slices.SortFunc(row.Processes, func(a, b facts.StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
+		var ranks []facts.StageRank
 		for _, r := range w.Ranks {
 			if ms, ok := r.Stages[n]; ok && len(ms) > 0 {
 				rs := model.Summarize(ms)
-				ranks = append(ranks, StageRank{Rank: r.Rank, MS: ms, MeanMS: rs.MeanMS, SDMS: rs.SDMS, N: rs.N, WarmupMS: rs.WarmupMS})
+				ranks = append(ranks, facts.StageRank{Rank: r.Rank, MS: ms, MeanMS: rs.MeanMS, SDMS: rs.SDMS, N: rs.N, WarmupMS: rs.WarmupMS})
 			}
 		}
 		if RanksDiffer(ranks) {
@@ -654,24 +353,24 @@ func stages(in Inputs, phases model.Names) Stages {
 
 // batch is the workload report's "batch" (1 when absent).
 
-func operators(in Inputs, topN int) Operators {
+func operators(in Inputs, topN int) facts.Operators {
 	if in.Workload == nil {
-		return Operators{Missing: orWhy(in.WorkloadMissing, "no workload report")}
+		return facts.Operators{Missing: orWhy(in.WorkloadMissing, "no workload report")}
 	}
 	if len(in.Workload.Operators) == 0 {
 		if in.StagesFromRanges {
 			// A program of the user's: deepprof's workload flags are not its.
-			return Operators{Missing: "the program wrote no workload report, so there is no operator table: a program that writes one " +
+			return facts.Operators{Missing: "the program wrote no workload report, so there is no operator table: a program that writes one " +
 				"(JSON at $DEEPPROF_REPORT) may give its \"operators\" (name, calls, total_ms, from torch.profiler), as deepprof's own workloads do in stage 1"}
 		}
 		if in.WorkloadSource != "" && in.Alone == nil {
-			return Operators{Missing: "no operator table: deepprof's workloads make it in stage 1 only, never under a profiler, and the CUPTI run stood in for stage 1 " +
+			return facts.Operators{Missing: "no operator table: deepprof's workloads make it in stage 1 only, never under a profiler, and the CUPTI run stood in for stage 1 " +
 				"(workload.plain_run=always makes a plain run, and with it the table)", NotMade: true}
 		}
-		return Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
+		return facts.Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
 			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}
 	}
-	var o Operators
+	var o facts.Operators
 	for _, op := range in.Workload.Operators {
 		if op.TotalMS == 0 && op.CUDAMS > 0 {
 			o.Dropped++ // torch lists each kernel as an event with GPU time and no CPU time
@@ -694,19 +393,19 @@ func operators(in Inputs, topN int) Operators {
 	return o
 }
 
-func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
-	k := Kernels{BoundRule: kernels.RuleText(opt.BoundThresholdPct)}
+func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
+	k := facts.Kernels{BoundRule: kernels.RuleText(opt.BoundThresholdPct)}
 	if in.Kernels == nil {
 		k.Missing = orWhy(in.KernelsMissing, "no kernel table")
 		return k
 	}
 	t := in.Kernels
 	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
-	k.Scope, k.Ranges = ScopeWholeRun, in.KernelRanges
+	k.Scope, k.Ranges = facts.ScopeWholeRun, in.KernelRanges
 	if len(in.KernelRanges) > 0 {
-		k.Scope = ScopeRanges
+		k.Scope = facts.ScopeRanges
 	}
-	cats := map[string]*CategoryTime{}
+	cats := map[string]*facts.CategoryTime{}
 	category := map[string]string{} // each name classified once
 	for _, r := range t.Kernels {
 		c, seen := category[r.Name]
@@ -716,7 +415,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 		}
 		ct := cats[c]
 		if ct == nil {
-			ct = &CategoryTime{Category: c}
+			ct = &facts.CategoryTime{Category: c}
 			cats[c] = ct
 		}
 		ct.TotalMS += r.TotalMS
@@ -726,7 +425,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 		ct.Share = share(ct.TotalMS, t.TotalMS)
 		k.ByCategory = append(k.ByCategory, *ct)
 	}
-	slices.SortFunc(k.ByCategory, func(a, b CategoryTime) int {
+	slices.SortFunc(k.ByCategory, func(a, b facts.CategoryTime) int {
 		if a.TotalMS != b.TotalMS {
 			if a.TotalMS > b.TotalMS {
 				return -1
@@ -752,15 +451,15 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 		k.DeepShare = &v
 	}
 	for _, r := range t.Top(opt.TopN).Kernels {
-		row := Kernel{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
+		row := facts.KernelRow{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
 			Category: category[r.Name], Spread: r.Spread}
 		switch m := in.Metrics[r.Name]; {
 		case in.Metrics == nil:
-			row.Bound = kernels.Bound{Class: "unknown", Why: "no deep-pass metrics"}
+			row.Bound = facts.Bound{Class: "unknown", Why: "no deep-pass metrics"}
 		case m == nil && category[r.Name] == kernels.Communication:
-			row.Bound = kernels.Bound{Class: "unknown", Why: "a collective: the deep pass leaves collectives out, since under ncu's replay their time is waiting for the other ranks; its time and its overlap with compute are in the communication figures"}
+			row.Bound = facts.Bound{Class: "unknown", Why: "a collective: the deep pass leaves collectives out, since under ncu's replay their time is waiting for the other ranks; its time and its overlap with compute are in the communication figures"}
 		case m == nil:
-			row.Bound = kernels.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
+			row.Bound = facts.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
 		default:
 			row.Bound = kernels.Classify(*m, p, opt.BoundThresholdPct)
 			row.Sampled = sampled(m.Configs, in.ConfigNS[r.Name])
@@ -770,13 +469,13 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 			}
 			if ai, ok := m.Intensity(); ok {
 				if f, ok := m.FLOPS(); ok && ai > 0 && f > 0 {
-					k.Roofline = append(k.Roofline, RooflinePt{Kernel: r.Name, Intensity: ai, FLOPS: f})
+					k.Roofline = append(k.Roofline, facts.RooflinePt{Kernel: r.Name, Intensity: ai, FLOPS: f})
 				}
 			}
 		}
 		row.Rules = in.Rules[r.Name]
 		for j, rule := range row.Rules {
-			if rule.Actionable() && len(row.ShownRules) < MaxRulesPerKernel {
+			if kernels.Actionable(rule) && len(row.ShownRules) < facts.MaxRulesPerKernel {
 				row.ShownRules = append(row.ShownRules, j)
 			}
 		}
@@ -789,7 +488,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) Kernels {
 	for i, r := range k.Rows {
 		names[i] = r.Name
 	}
-	for i, d := range DisplayNames(names) {
+	for i, d := range facts.DisplayNames(names) {
 		k.Rows[i].Display = d
 	}
 	switch {
@@ -817,19 +516,19 @@ func share(part, total float64) float64 {
 	return part / total
 }
 
-func regionRows(in Inputs) Regions {
+func regionRows(in Inputs) facts.Regions {
 	if in.Regions == nil {
-		return Regions{Missing: orWhy(in.RegionsMissing, "no region report")}
+		return facts.Regions{Missing: orWhy(in.RegionsMissing, "no region report")}
 	}
 	r := in.Regions
-	out := Regions{Source: r.Source, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches,
+	out := facts.Regions{Source: r.Source, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches,
 		SampleReport: in.RegionsSampleReport}
 	if !r.RegionProfiling {
 		out.Missing = "no launch of " + r.Source + " was inside an NVTX range"
 		return out
 	}
 	for _, g := range r.Aggregate {
-		out.Rows = append(out.Rows, Region{Name: g.Name, Depth: g.Depth, TotalMS: g.TotalMS, Launches: g.KernelCount,
+		out.Rows = append(out.Rows, facts.RegionRow{Name: g.Name, Depth: g.Depth, TotalMS: g.TotalMS, Launches: g.KernelCount,
 			Share: share(g.TotalMS, r.ProfiledMS)})
 	}
 	return out
@@ -839,8 +538,8 @@ func regionRows(in Inputs) Regions {
 // against its time by configuration in the timeline; nil without the time.
 // Samples is, by kernel name, what of each kernel in metrics the deep pass
 // profiled, for those whose time by launch configuration configNS has.
-func Samples(metrics map[string]*kernels.Metrics, configNS map[string]map[string]float64) map[string]*Sample {
-	out := map[string]*Sample{}
+func Samples(metrics map[string]*kernels.Metrics, configNS map[string]map[string]float64) map[string]*facts.Sample {
+	out := map[string]*facts.Sample{}
 	for name, m := range metrics {
 		if m == nil {
 			continue
@@ -852,7 +551,7 @@ func Samples(metrics map[string]*kernels.Metrics, configNS map[string]map[string
 	return out
 }
 
-func sampled(profiled []string, byConfig map[string]float64) *Sample {
+func sampled(profiled []string, byConfig map[string]float64) *facts.Sample {
 	if len(byConfig) == 0 {
 		return nil
 	}
@@ -865,5 +564,5 @@ func sampled(profiled []string, byConfig map[string]float64) *Sample {
 			n++
 		}
 	}
-	return &Sample{Configs: n, Of: len(byConfig), Share: share(in, all)}
+	return &facts.Sample{Configs: n, Of: len(byConfig), Share: share(in, all)}
 }

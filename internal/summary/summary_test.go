@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -135,7 +136,7 @@ func TestBuildWarmup(t *testing.T) {
 	require.Equal(t, "decode", dec.Name)
 
 	want := model.Summarize(decode)
-	assert.Equal(t, want, dec.Summary(), "the row is model.Summarize's summary")
+	assert.Equal(t, want, model.Summary{N: dec.N, MeanMS: dec.MeanMS, SDMS: dec.SDMS, WarmupMS: dec.WarmupMS}, "the row is model.Summarize's summary")
 	assert.InDelta(t, 11.1925285, dec.MeanMS, 1e-8, "warm-up dropped: not 47.0 ms")
 	assert.Equal(t, 2, dec.N)
 	require.NotNil(t, dec.WarmupMS)
@@ -237,10 +238,10 @@ func TestBuildProgramFacts(t *testing.T) {
 // TestRanksDiffer: a stage's times are shown per rank when the gap between
 // the ranks' means is more than the largest of their sds.
 func TestRanksDiffer(t *testing.T) {
-	r := func(mean, sd float64) summary.StageRank { return summary.StageRank{MeanMS: mean, SDMS: sd} }
+	r := func(mean, sd float64) facts.StageRank { return facts.StageRank{MeanMS: mean, SDMS: sd} }
 	assert.False(t, summary.RanksDiffer(nil))
-	assert.False(t, summary.RanksDiffer([]summary.StageRank{r(5, 0)}), "one rank")
-	assert.False(t, summary.RanksDiffer([]summary.StageRank{r(5, 0.3), r(5.2, 0.1)}), "0.2 apart, sd 0.3")
-	assert.True(t, summary.RanksDiffer([]summary.StageRank{r(6.320, 0.248), r(6.721, 0.263)}), "0.401 apart, sd 0.263 (the recorded two-node prefill)")
-	assert.True(t, summary.RanksDiffer([]summary.StageRank{r(1, 0), r(1, 0), r(1.001, 0)}), "any gap with no spread")
+	assert.False(t, summary.RanksDiffer([]facts.StageRank{r(5, 0)}), "one rank")
+	assert.False(t, summary.RanksDiffer([]facts.StageRank{r(5, 0.3), r(5.2, 0.1)}), "0.2 apart, sd 0.3")
+	assert.True(t, summary.RanksDiffer([]facts.StageRank{r(6.320, 0.248), r(6.721, 0.263)}), "0.401 apart, sd 0.263 (the recorded two-node prefill)")
+	assert.True(t, summary.RanksDiffer([]facts.StageRank{r(1, 0), r(1, 0), r(1.001, 0)}), "any gap with no spread")
 }

@@ -6,18 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
-
-// WhatIf is the what-if ladder: for each phase in steady state (and one
-// decode step), what it takes now and the floors below it, each with the
-// time it would save and the lever that reaches it.
-type WhatIf struct {
-	Rows []WhatIfRow `json:"rows"`
-	// Rule says how each rung is computed, once.
-	Rule    string `json:"rule"`
-	Missing string `json:"missing,omitempty"`
-}
 
 // WhatIfRule is the ladder's rule in words, as the report prints it.
 const WhatIfRule = "Per steady-state instance, from the CUPTI timeline (warm-up instances left out): now is the instance's wall " +
@@ -26,58 +17,10 @@ const WhatIfRule = "Per steady-state instance, from the CUPTI timeline (warm-up 
 	"(decode: serving's bytes formula; prefill: every weight once) at the GPU's peak bandwidth; the compute floor its FLOPs " +
 	"(the MFU formula) at the GPU's peak FLOP/s. A floor is null, with the reason, where the model's facts or the peaks are unknown."
 
-// WhatIfRow is one phase's ladder (or one decode step's).
-type WhatIfRow struct {
-	Phase     string         `json:"phase"` // the region's path
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
-	Rank      *int           `json:"rank,omitempty"`
-	// Kind is "prefill", "decode" or "decode step" (a range inside the
-	// decode phase: one step); "" for a phase of neither.
-	Kind      string  `json:"kind,omitempty"`
-	Instances int     `json:"instances"`
-	NowMS     float64 `json:"now_ms"`
-	GPUBusyMS float64 `json:"gpu_busy_ms"`
-	// LaunchesPerInstance and HostUSPerLaunch (now over the launches: the
-	// host's time per launch while the phase is launch-bound).
-	LaunchesPerInstance float64  `json:"launches_per_instance"`
-	HostUSPerLaunch     *float64 `json:"host_us_per_launch"`
-	LaunchBound         bool     `json:"launch_bound"`
-	BandwidthFloorMS    *float64 `json:"bandwidth_floor_ms"`
-	BandwidthFloorWhy   string   `json:"bandwidth_floor_why,omitempty"`
-	ComputeFloorMS      *float64 `json:"compute_floor_ms"`
-	ComputeFloorWhy     string   `json:"compute_floor_why,omitempty"`
-	// Rungs are the floors that are known, each with what it saves
-	// against now, highest floor first.
-	Rungs []Rung `json:"rungs"`
-}
-
-// Rung is one floor of a ladder.
-type Rung struct {
-	Floor   string  `json:"floor"` // FloorBusy, FloorBandwidth or FloorCompute
-	MS      float64 `json:"ms"`
-	SavesMS float64 `json:"saves_ms"` // now - ms, at least 0
-	Lever   string  `json:"lever"`
-}
-
-// KindDecodeStep is the kind of a ladder row that is one decode step.
-const KindDecodeStep = "decode step"
-
-// The ladder's floors, and the lever that reaches each.
-const (
-	FloorBusy      = "gpu_busy"
-	FloorBandwidth = "bandwidth"
-	FloorCompute   = "compute"
-
-	LeverBusy      = "CUDA graphs (torch.compile mode=\"reduce-overhead\"), larger batches or fewer, fused kernels"
-	LeverBandwidth = "faster kernels that read each byte once at full bandwidth"
-	LeverCompute   = "less arithmetic (a smaller or quantized model, fewer tokens)"
-)
-
 // whatIf builds the ladder from the phase rows (their steady-state
 // instances) and, where known, the model's facts and the GPU's peaks.
-func whatIf(in Inputs, s *Summary) WhatIf {
-	out := WhatIf{Rule: WhatIfRule, Rows: []WhatIfRow{}}
+func whatIf(in Inputs, s *building) facts.WhatIf {
+	out := facts.WhatIf{Rule: WhatIfRule, Rows: []facts.WhatIfRow{}}
 	if s.Phases.Missing != "" {
 		out.Missing = s.Phases.Missing
 		return out
@@ -109,12 +52,12 @@ func whatIf(in Inputs, s *Summary) WhatIf {
 			top = r.Phase
 			kind = phaseKind(s, r.Phase)
 		} else if phaseKind(s, top) == model.Decode && strings.Count(r.Phase, "/") == 1 && strings.HasPrefix(r.Phase, top+"/") {
-			kind = KindDecodeStep
+			kind = facts.KindDecodeStep
 		} else {
 			continue
 		}
-		w := WhatIfRow{Phase: r.Phase, ProcessID: r.ProcessID, Device: r.Device, Rank: r.Rank, Kind: kind, Instances: r.Instances,
-			NowMS: r.PerInstance(r.WallMS), GPUBusyMS: r.PerInstance(r.BusyMS), LaunchesPerInstance: r.PerInstance(float64(r.Kernels)),
+		w := facts.WhatIfRow{Phase: r.Phase, ProcessID: r.ProcessID, Device: r.Device, Rank: r.Rank, Kind: kind, Instances: r.Instances,
+			NowMS: PerInstance(r, r.WallMS), GPUBusyMS: PerInstance(r, r.BusyMS), LaunchesPerInstance: PerInstance(r, float64(r.Kernels)),
 			LaunchBound: r.LaunchBound}
 		if r.LaunchBound && w.LaunchesPerInstance > 0 {
 			us := w.NowMS * 1e3 / w.LaunchesPerInstance
@@ -134,9 +77,9 @@ func whatIf(in Inputs, s *Summary) WhatIf {
 			if by <= 0 {
 				bwhy = "the model's matmul_params or dtype are unknown"
 			}
-		case model.Decode, KindDecodeStep:
+		case model.Decode, facts.KindDecodeStep:
 			fl, by = flops.Decode, decodeBytes
-			if kind == KindDecodeStep {
+			if kind == facts.KindDecodeStep {
 				if generated <= 0 {
 					fl, by = 0, 0
 					fwhy, bwhy = "no generated token count", "no generated token count"
@@ -186,15 +129,15 @@ func whatIf(in Inputs, s *Summary) WhatIf {
 }
 
 // rungs are w's known floors, highest first, each with what it saves.
-func rungs(w WhatIfRow) []Rung {
-	rs := []Rung{{Floor: FloorBusy, MS: w.GPUBusyMS, Lever: LeverBusy}}
+func rungs(w facts.WhatIfRow) []facts.Rung {
+	rs := []facts.Rung{{Floor: facts.FloorBusy, MS: w.GPUBusyMS, Lever: facts.LeverBusy}}
 	if w.BandwidthFloorMS != nil {
-		rs = append(rs, Rung{Floor: FloorBandwidth, MS: *w.BandwidthFloorMS, Lever: LeverBandwidth})
+		rs = append(rs, facts.Rung{Floor: facts.FloorBandwidth, MS: *w.BandwidthFloorMS, Lever: facts.LeverBandwidth})
 	}
 	if w.ComputeFloorMS != nil {
-		rs = append(rs, Rung{Floor: FloorCompute, MS: *w.ComputeFloorMS, Lever: LeverCompute})
+		rs = append(rs, facts.Rung{Floor: facts.FloorCompute, MS: *w.ComputeFloorMS, Lever: facts.LeverCompute})
 	}
-	slices.SortStableFunc(rs, func(a, b Rung) int { return cmp.Compare(b.MS, a.MS) })
+	slices.SortStableFunc(rs, func(a, b facts.Rung) int { return cmp.Compare(b.MS, a.MS) })
 	for i := range rs {
 		rs[i].SavesMS = max(w.NowMS-rs[i].MS, 0)
 	}

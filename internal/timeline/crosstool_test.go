@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
@@ -14,7 +15,7 @@ import (
 
 // regionCounts is a scope's regions as name -> inclusive kernel count, and
 // its launches outside every range under the name "(outside)".
-func regionCounts(launches, outside int64, rs []regions.Region) map[string]int64 {
+func regionCounts(launches, outside int64, rs []facts.Region) map[string]int64 {
 	m := map[string]int64{"(outside)": outside, "(launches)": launches}
 	for _, r := range rs {
 		m[r.Name] = r.KernelCount

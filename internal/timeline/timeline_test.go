@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
@@ -290,7 +291,7 @@ func TestRecordings(t *testing.T) {
 			g.Assert(t, rc.name+"-kernels.json", kj.Bytes())
 			g.Assert(t, rc.name+"-regions.json", rj.Bytes())
 
-			reps := map[int]*phases.PhaseReport{}
+			reps := map[int]*facts.PhaseReport{}
 			for _, d := range []int{1, 2} {
 				reps[d] = phases.Of(tl, phases.Options{Depth: d})
 				g.Assert(t, fmt.Sprintf("%s-phases-depth%d.json", rc.name, d), indent(t, reps[d]))
@@ -358,7 +359,7 @@ func TestRecordings(t *testing.T) {
 	}
 }
 
-func findRegion(rep *regions.Report, pid int64, dev model.DeviceID, name string) *regions.Region {
+func findRegion(rep *facts.RegionReport, pid int64, dev model.DeviceID, name string) *facts.Region {
 	for _, sc := range rep.Scopes {
 		if sc.ProcessID != pid || sc.Device != dev {
 			continue

@@ -1,0 +1,766 @@
+// The stakeholder summary, as data: what summary.json holds, every
+// finding a typed claim with its figures. Package summary makes it.
+
+package facts
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// Communication is the section "Communication": what the CUPTI timeline
+// tells of collectives against compute, per phase and rank (one process on
+// one device), and how evenly the ranks compute. The timeline makes it only
+// for a run with communication kernels, or several processes with kernels
+// on more than one device (timeline.PhaseReport.Balance); the summary has
+// none otherwise.
+type Communication struct {
+	Rows    []CommunicationRow `json:"rows"`
+	Balance []BalanceRow       `json:"balance"`
+}
+
+// CommunicationRow is one phase (or the whole run) on one rank: its busy
+// time split between communication kernels and compute
+// (timeline.CommunicationSplit), in ms.
+type CommunicationRow struct {
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
+	Rank      *int           `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
+	// Phase is the NVTX region path; "" for the whole run.
+	Phase           string  `json:"phase"`
+	ComputeMS       float64 `json:"compute_ms"`
+	CommunicationMS float64 `json:"communication_ms"`
+	// OverlapMS is the time collectives run beside compute.
+	OverlapMS float64 `json:"overlap_ms"`
+	// ExposedCommunicationMS is CommunicationMS - OverlapMS.
+	ExposedCommunicationMS float64 `json:"exposed_communication_ms"`
+	Collectives            int64   `json:"collectives"`
+	// Share is CommunicationMS over the busy time (compute and
+	// communication, their overlap once); 0 when nothing ran.
+	Share float64 `json:"communication_share"`
+}
+
+// Label is the row's phase for a sentence or a cell: its region, or "the
+// whole run".
+func (r CommunicationRow) Label() string {
+	if r.Phase == "" {
+		return "the whole run"
+	}
+	return r.Phase
+}
+
+// BalanceRow is one phase's compute across ranks
+// (timeline.BalanceRow), in ms.
+type BalanceRow struct {
+	// Phase is the NVTX region path; "" for the whole run.
+	Phase              string  `json:"phase"`
+	Ranks              int     `json:"ranks"`
+	MaxBusyMS          float64 `json:"max_busy_ms"`
+	MinBusyMS          float64 `json:"min_busy_ms"`
+	MaxComputeMS       float64 `json:"max_compute_ms"`
+	MinComputeMS       float64 `json:"min_compute_ms"`
+	MaxCommunicationMS float64 `json:"max_communication_ms"`
+	MinCommunicationMS float64 `json:"min_communication_ms"`
+	// Imbalance is MaxBusyMS / MinBusyMS; nil with fewer than two ranks
+	// or one with no kernel time.
+	Imbalance *float64 `json:"imbalance,omitempty"`
+	// Straggler is the rank the others wait for (timeline.RankBalance);
+	// nil with one rank. StraggerBy is the rule that named it.
+	Straggler   *Rank  `json:"straggler,omitempty"`
+	StragglerBy string `json:"straggler_by,omitempty"`
+	// ByWait says the straggler was named by its wait (the least
+	// communication time) rather than by its compute; StragglerRank is
+	// its launcher's rank, nil when unknown.
+	ByWait        bool `json:"straggler_by_wait,omitempty"`
+	StragglerRank *int `json:"straggler_rank,omitempty"`
+	// NetCommunicationMS is the collectives net of waiting (each call's
+	// shortest duration over the ranks, timeline.RankBalance), over
+	// CollectiveCalls per rank; nil when the ranks cannot be paired.
+	NetCommunicationMS *float64 `json:"net_communication_ms,omitempty"`
+	CollectiveCalls    int      `json:"collective_calls,omitempty"`
+}
+
+// Label is the balance's phase for a sentence or a cell: its region, or
+// "the whole run".
+func (b BalanceRow) Label() string {
+	if b.Phase == "" {
+		return "the whole run"
+	}
+	return b.Phase
+}
+
+// Whose names a process's device in a run of several: "process P, GPU D",
+// or "rank R, process P, GPU D" where the launcher's rank is known.
+func Whose(rank *int, pid int64, dev model.DeviceID) string {
+	if rank == nil {
+		return fmt.Sprintf("process %d, GPU %d", pid, dev)
+	}
+	return fmt.Sprintf("rank %d, process %d, GPU %d", *rank, pid, dev)
+}
+
+// WhoseParen is Whose as the findings write it after a phase: "process P
+// (GPU D)", or "rank R (process P, GPU D)".
+func WhoseParen(rank *int, pid int64, dev model.DeviceID) string {
+	if rank == nil {
+		return fmt.Sprintf("process %d (GPU %d)", pid, dev)
+	}
+	return fmt.Sprintf("rank %d (process %d, GPU %d)", *rank, pid, dev)
+}
+
+// DisplayNames gives each kernel name of a report a short name that no
+// other in the list shares: its function name (Short), and for functions
+// with several instances in the list, the first template argument that no
+// other instance has ("elementwise_kernel<…, 4, …>"); "#1", "#2" are added
+// where even that does not tell them apart. The full names stay in
+// kernels.json and summary.json; the Markdown lists them under the table.
+func DisplayNames(names []string) []string {
+	out := make([]string, len(names))
+	groups := map[string][]int{}
+	for i, n := range names {
+		out[i] = Short(n)
+		groups[out[i]] = append(groups[out[i]], i)
+	}
+	for base, idx := range groups {
+		if len(idx) < 2 {
+			continue
+		}
+		args := make([][]string, len(idx))
+		for j, i := range idx {
+			args[j] = templateArgs(names[i])
+		}
+		// Each instance's telling argument, cut to the shortest length
+		// (32 to 64 runes) at which the group's cuts still differ.
+		tell := make([]string, len(idx))
+		at := make([]int, len(idx))
+		for j := range idx {
+			at[j] = firstDiffering(args, j)
+			if at[j] >= 0 {
+				tell[j] = qualifier.ReplaceAllString(args[j][at[j]], "")
+			}
+		}
+		cut := 32
+		for ; cut < 64 && !distinctCuts(tell, cut); cut += 4 {
+		}
+		for j, i := range idx {
+			if k := at[j]; k >= 0 {
+				a := cutRunes(tell[j], cut)
+				pre, post := "", ""
+				if k > 0 {
+					pre = "…, "
+				}
+				if k < len(args[j])-1 {
+					post = ", …"
+				}
+				out[i] = base + "<" + pre + a + post + ">"
+			}
+		}
+	}
+	// Whatever is still shared (the same instance with other parameters,
+	// or a cut that met another name) gets its rank in the list.
+	seen := map[string]int{}
+	for i, d := range out {
+		if r := []rune(d); len(r) > maxDisplay {
+			d = string(r[:maxDisplay-1]) + "…"
+		}
+		out[i] = d
+		seen[d]++
+	}
+	count := map[string]int{}
+	for i, d := range out {
+		if seen[d] > 1 {
+			count[d]++
+			out[i] = fmt.Sprintf("%s #%d", d, count[d])
+		}
+	}
+	return out
+}
+
+// Narrative is the summary's reading of its own numbers: the findings that
+// open the report (at most MaxFindings lines, each a number and what it
+// means) and what to try, in order. Every sentence is made from the data
+// above it; a missing input makes fewer sentences, never invented ones.
+type Narrative struct {
+	DominantPhase string     `json:"dominant_phase,omitempty"`
+	DominantShare float64    `json:"dominant_share,omitempty"` // of the top-level stages' wall time
+	GPUBusy       []PhaseGPU `json:"gpu_busy,omitempty"`
+	// LaunchBound are the phases the CUPTI timeline shows idle for more
+	// than Phases.LaunchBoundIdleShare of their wall time.
+	LaunchBound []PhaseRow `json:"launch_bound,omitempty"`
+	// Lines are the findings, at most MaxFindings.
+	Lines []string `json:"lines"`
+	// Claims are what the findings claim of a bound, each with the figures
+	// it stands on and the rule that makes them support it: a claim is
+	// made only where its figures do.
+	Claims          []Claim          `json:"claims"`
+	Recommendations []Recommendation `json:"recommendations"`
+	// Order says once how Recommendations are ordered.
+	Order string `json:"order,omitempty"`
+}
+
+// Recommendation is one thing to try, with what it rests on.
+type Recommendation struct {
+	// Kind is "phase" (the host sets a phase's pace), "kernels" (what
+	// bounds a group of top kernels, deepprof's rule) or "ncu" (one of
+	// ncu's rules on one top kernel).
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+	// SavesMS is what the what-if ladder says it can save per instance
+	// (phase advice); absent where no ladder gives it.
+	SavesMS *float64 `json:"saves_ms,omitempty"`
+	// Kernels are the numbers (#) in Top Kernels of the kernels it is
+	// about.
+	Kernels []int `json:"kernels,omitempty"`
+	// EstSavingPct is, for ncu's rules, the sum over the kernels of ncu's
+	// estimated speedup of each times its share: the share of all kernel
+	// time estimated saved, in percent.
+	EstSavingPct *float64 `json:"est_saving_pct,omitempty"`
+}
+
+// UnmarshalJSON reads a recommendation, or the plain string a summary.json
+// written before recommendations had kinds holds.
+func (r *Recommendation) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err == nil {
+		*r = Recommendation{Kind: "unknown", Text: text}
+		return nil
+	}
+	type plain Recommendation
+	return json.Unmarshal(b, (*plain)(r))
+}
+
+// Texts are the recommendations' texts, in order.
+func (n Narrative) Texts() []string {
+	out := make([]string, len(n.Recommendations))
+	for i, r := range n.Recommendations {
+		out[i] = r.Text
+	}
+	return out
+}
+
+// PhaseGPU compares a phase's kernel time (the timeline pass, one run of
+// the workload) with its wall time in the plain run.
+type PhaseGPU struct {
+	Phase  string  `json:"phase"`
+	Region string  `json:"region"`
+	GPUMS  float64 `json:"gpu_ms"`
+	WallMS float64 `json:"wall_ms"`
+	Busy   float64 `json:"busy"` // GPUMS / WallMS
+	// Instances, when set, are the range instances of the profiled run
+	// that the region's kernel time was divided by (stages read from the
+	// same run's NVTX ranges, or a CUPTI timeline that recorded every
+	// repeat): GPUMS is then a mean per instance, like WallMS.
+	Instances int `json:"instances,omitempty"`
+}
+
+// Shown is the kernel's display name, or its short name when it has none
+// (a summary.json written before display names).
+func (k KernelRow) Shown() string {
+	if k.Display != "" {
+		return k.Display
+	}
+	return Short(k.Name)
+}
+
+// Short is a kernel name cut for a sentence: its function name without
+// template arguments or parameters.
+func Short(name string) string {
+	s, _ := model.Signature(name)
+	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
+	s = strings.ReplaceAll(s, "<unnamed>::", "") // ncu's spelling of an anonymous namespace
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// Claim is what a finding claims of a bound, with the figures it stands on.
+type Claim struct {
+	Kind    string             `json:"kind"`
+	Subject string             `json:"subject,omitempty"`
+	Figures map[string]float64 `json:"figures"`
+	Rule    string             `json:"rule"`
+}
+
+// Phases is the section "GPU busy and idle per phase": what the run's CUPTI
+// timeline tells of each NVTX phase (package timeline's PhaseReport at one
+// depth), one row per phase and the whole run, per process and device.
+type Phases struct {
+	Depth int `json:"depth,omitempty"`
+	// LaunchBoundIdleShare is the rule's threshold: a phase idle for more
+	// than this share of its wall span is launch-bound.
+	LaunchBoundIdleShare float64    `json:"launch_bound_idle_share,omitempty"`
+	Rows                 []PhaseRow `json:"rows"`
+	Missing              string     `json:"missing,omitempty"`
+}
+
+// PhaseRow is one phase (or the whole run) on one device of one process.
+type PhaseRow struct {
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
+	Rank      *int           `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
+	// Phase is the NVTX region path; "" for the whole run.
+	Phase string `json:"phase"`
+	// Nested is true for a region inside a phase ("decode_all/
+	// decode_step"): its time is part of its phase's row.
+	Nested bool `json:"nested,omitempty"`
+	// Instances are the steady-state instances the row's figures sum (the
+	// warm-up ones are in Warmup).
+	Instances int `json:"instances"`
+	// WallMS sums the instances' spans on the GPU (from the earlier of
+	// the range's start and its first kernel or copy to the later of its
+	// end and its last).
+	WallMS float64 `json:"wall_ms"`
+	// WallPerInstanceMS is WallMS per steady-state instance (0 with none).
+	WallPerInstanceMS float64 `json:"wall_per_instance_ms"`
+	Kernels           int64   `json:"kernels"`
+	KernelMS          float64 `json:"kernel_ms"` // the phase's own kernels' durations, summed
+	BusyMS            float64 `json:"busy_ms"`   // time in the spans that the phase's own kernels run: at most KernelMS
+	IdleMS            float64 `json:"idle_ms"`   // WallMS - BusyMS
+	Busy              float64 `json:"busy"`      // BusyMS / WallMS
+	Idle              float64 `json:"idle"`      // IdleMS / WallMS
+	Gaps              int64   `json:"gaps"`      // idle holes between two kernels
+	GapMS             float64 `json:"gap_ms"`
+	// LargestGap is the longest hole, with the kernels on either side;
+	// nil when there is none.
+	LargestGap *PhaseGap `json:"largest_gap,omitempty"`
+	// LaunchLatencyMedianUS is the median of launch call start to kernel
+	// start; nil when no kernel's launch call is known.
+	LaunchLatencyMedianUS *float64 `json:"launch_latency_median_us"`
+	Memcpys               int64    `json:"memcpys"`
+	MemcpyMS              float64  `json:"memcpy_ms"`
+	LaunchBound           bool     `json:"launch_bound"`
+	// Warmup is the phase's warm-up instances, left out of the figures
+	// above (one warm-up decision: timeline.Steady); nil when none.
+	Warmup *PhaseWarmup `json:"warmup,omitempty"`
+}
+
+// PhaseWarmup is what a phase's warm-up instances cost, shown apart.
+type PhaseWarmup struct {
+	Instances  int       `json:"instances"`
+	WallMS     float64   `json:"wall_ms"`
+	KernelMS   float64   `json:"kernel_ms"`
+	BusyMS     float64   `json:"busy_ms"`
+	GapMS      float64   `json:"gap_ms"`
+	LargestGap *PhaseGap `json:"largest_gap,omitempty"`
+	// OneTimeSetup says the largest gap is one-time setup: at least
+	// OneTimeSetupMinMS, and OneTimeSetupFactor times the steady state's
+	// largest (kernel plans chosen, autotuning, lazy module loading).
+	OneTimeSetup bool `json:"one_time_setup,omitempty"`
+}
+
+// PhaseGap is one idle gap between two kernels.
+type PhaseGap struct {
+	MS       float64 `json:"ms"`
+	Before   string  `json:"before"` // the kernel whose end opens it
+	After    string  `json:"after"`  // the kernel whose start closes it
+	Instance int     `json:"instance"`
+}
+
+// Label is the row's phase for a sentence or a cell: its region, or "the
+// whole run".
+func (r PhaseRow) Label() string {
+	if r.Phase == "" {
+		return "the whole run"
+	}
+	return r.Phase
+}
+
+// Serving are the figures LLM serving quotes, from the stage times and
+// the model's facts: time to first token, time per output token, decode
+// throughput, and model bandwidth utilization (MBU), decode being bound by
+// memory bandwidth rather than FLOPs.
+type Serving struct {
+	// TTFTMS is the prefill stage's mean time: the prompt read and the
+	// first token out.
+	TTFTMS *float64 `json:"ttft_ms"`
+	// TPOTMS is the decode stage's mean time over the tokens it generates
+	// per sequence (the inter-token latency); TPOTSDMS its spread over the
+	// stage's repeats.
+	TPOTMS   *float64 `json:"tpot_ms"`
+	TPOTSDMS *float64 `json:"tpot_sd_ms,omitempty"`
+	// DecodeTokensPerS is the decode's tokens per second, every sequence
+	// of the batch counted.
+	DecodeTokensPerS *float64 `json:"decode_tokens_per_s"`
+	// DecodeBytes is what one decode stage must read from memory
+	// (BytesFormula); StepFloorMS the least a decode step can take at the
+	// GPU's peak bandwidth; MBU the bytes over the decode's time against
+	// that peak.
+	DecodeBytes float64  `json:"decode_bytes,omitempty"`
+	StepFloorMS *float64 `json:"step_floor_ms"`
+	MBU         *float64 `json:"mbu"`
+	// BytesFormula and BytesAssumptions say how DecodeBytes is counted;
+	// Missing what the figures lack, when some are absent.
+	// From says which run the times are of: "stage 1" (the program alone)
+	// where the stages are the CUPTI run's beside stage 1's; "" where they
+	// are the stages' own.
+	From             string   `json:"from,omitempty"`
+	BytesFormula     string   `json:"bytes_formula"`
+	BytesAssumptions []string `json:"bytes_assumptions"`
+	Missing          string   `json:"missing,omitempty"`
+}
+
+// Summary is the stakeholder summary's data: summary.json.
+type Summary struct {
+	// Format names the shape of summary.json (Format).
+	Format      string      `json:"format"`
+	RunID       string      `json:"run_id"`
+	Environment Environment `json:"environment"`
+	Stages      Stages      `json:"stages"`
+	MFU         MFU         `json:"mfu"`
+	Serving     Serving     `json:"serving"`
+	Operators   Operators   `json:"operators"`
+	Kernels     Kernels     `json:"kernels"`
+	Regions     Regions     `json:"regions"`
+	Phases      Phases      `json:"phases"`
+	// WhatIf is the what-if ladder of each phase in steady state.
+	WhatIf WhatIf `json:"whatif"`
+	// Communication is nil (absent from summary.json) unless the run has
+	// communication kernels, or processes with kernels on several devices.
+	Communication *Communication `json:"communication,omitempty"`
+	Narrative     Narrative      `json:"narrative"`
+	// Anomalies are what the recording holds that changes these numbers;
+	// absent when none.
+	Anomalies []string `json:"anomalies,omitempty"`
+	// Trace is the run's timeline trace (Inputs.Trace); absent when none.
+	Trace string `json:"trace,omitempty"`
+	// Partial is why the session did not finish (Inputs.SessionPartial):
+	// the first finding says it; absent when it did.
+	Partial string `json:"partial,omitempty"`
+}
+
+// Environment is where the run ran.
+type Environment struct {
+	GPU               string            `json:"gpu,omitempty"`
+	MemoryBytes       uint64            `json:"memory_bytes,omitempty"`
+	ComputeCapability string            `json:"compute_capability,omitempty"`
+	Driver            string            `json:"driver,omitempty"`
+	CUDA              string            `json:"cuda,omitempty"`
+	Tools             map[string]string `json:"tools,omitempty"`
+	Frameworks        map[string]string `json:"frameworks,omitempty"`
+	Model             *workload.Model   `json:"model,omitempty"`
+	Dtype             string            `json:"dtype,omitempty"`
+	// Peak is what MFU and the roofline use; nil with PeakMissing when
+	// the GPU or dtype is not in the table and the profile gives none.
+	Peak        *machine.Peak `json:"peak,omitempty"`
+	PeakMissing string        `json:"peak_missing,omitempty"`
+	Missing     string        `json:"missing,omitempty"`
+
+	// GPUsUsed names the GPUs the workload could use, in CUDA order
+	// ("GPU 1 NVIDIA H200"), and GPULinks how each pair is linked ("GPU 0
+	// – GPU 1: 18 NVLinks (NV18)"); both empty with one GPU.
+	GPUsUsed []string `json:"gpus_used,omitempty"`
+	GPULinks []string `json:"gpu_links,omitempty"`
+}
+
+// Stages are the workload's stage times over repeats.
+type Stages struct {
+	Tokens  *workload.Tokens `json:"tokens,omitempty"`
+	Batch   int64            `json:"batch,omitempty"`
+	Rows    []Stage          `json:"rows"`
+	Missing string           `json:"missing,omitempty"`
+	// Source is where the wall times come from when not from the plain run
+	// of stage 1 (Inputs.WorkloadSource); FromRanges says they are the
+	// NVTX ranges' own (the program wrote no workload report).
+	Source     string `json:"source,omitempty"`
+	FromRanges bool   `json:"from_ranges,omitempty"`
+}
+
+// Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
+// inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
+// model's summary of MS: the same numbers deepprof diff and baselines show
+// for the stage.
+type Stage struct {
+	Name   string `json:"name"`
+	Parent string `json:"parent,omitempty"`
+	// Phase is "prefill" or "decode" for the stages phases.* name
+	// (model.Names), "" for the others.
+	Phase  string    `json:"phase,omitempty"`
+	MS     []float64 `json:"ms"` // every repeat, as the workload reported them
+	MeanMS float64   `json:"mean_ms"`
+	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
+	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
+	// WarmupMS is the first repeat when the warm-up rule dropped it
+	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
+	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+	// AloneMeanMS is the stage's mean in stage 1 (the program alone, no
+	// profiler), where the row's figures are the CUPTI run's
+	// (Inputs.Alone); the serving figures and MFU use it.
+	AloneMeanMS *float64 `json:"alone_mean_ms,omitempty"`
+	AloneSDMS   *float64 `json:"alone_sd_ms,omitempty"`
+	AloneN      int      `json:"alone_n,omitempty"`
+	Tokens      int64    `json:"tokens,omitempty"` // tokens the stage produced or read
+	TokensS     float64  `json:"tokens_per_s,omitempty"`
+	// Processes are the stage's statistics per process, when its instances
+	// come from the NVTX ranges of more than one (the row above pools
+	// them), in process id order.
+	Processes []StageProcess `json:"processes,omitempty"`
+	// Ranks are the stage's statistics per rank, from the workload
+	// report's ranks (its stages are rank 0's), when they differ by more
+	// than their spread (RanksDiffer); RanksAgree counts the ranks when they
+	// do not.
+	Ranks      []StageRank `json:"ranks,omitempty"`
+	RanksAgree int         `json:"ranks_agree,omitempty"`
+}
+
+// StageRank is one rank's times of a stage, from the workload report,
+// with the same statistics (warm-up rule applied to the rank's own first
+// repeat).
+type StageRank struct {
+	Rank     int       `json:"rank"`
+	MS       []float64 `json:"ms"`
+	MeanMS   float64   `json:"mean_ms"`
+	SDMS     float64   `json:"sd_ms"`
+	N        int       `json:"n"`
+	WarmupMS *float64  `json:"warmup_ms,omitempty"`
+}
+
+// StageProcess is one process's instances of a stage, with the same
+// statistics (warm-up rule applied to the process's own first instance).
+type StageProcess struct {
+	ProcessID int64     `json:"process_id"`
+	MS        []float64 `json:"ms"`
+	MeanMS    float64   `json:"mean_ms"`
+	SDMS      float64   `json:"sd_ms"`
+	N         int       `json:"n"`
+	WarmupMS  *float64  `json:"warmup_ms,omitempty"`
+}
+
+// Dropped says which repeat the warm-up rule dropped and why
+// (model.Summary.Dropped), "" when none was.
+func (s Stage) Dropped(format func(ms float64) string) string {
+	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}.Dropped(format)
+}
+
+// MFU is model FLOPs utilization by scope (model, prefill, decode).
+type MFU struct {
+	Formula     string        `json:"formula"`
+	Assumptions []string      `json:"assumptions"`
+	Rows        []MFURow      `json:"rows"`
+	Missing     string        `json:"missing,omitempty"`
+	Model       *float64      `json:"model"`
+	Prefill     *float64      `json:"prefill"`
+	Decode      *float64      `json:"decode"`
+	Peak        *machine.Peak `json:"peak,omitempty"`
+}
+
+// MFURow is one scope's FLOPs over its measured time.
+type MFURow struct {
+	Scope          string  `json:"scope"`
+	FLOPs          float64 `json:"flops"`
+	MeanMS         float64 `json:"mean_ms"`
+	AchievedTFLOPS float64 `json:"achieved_tflops"`
+	MFU            float64 `json:"mfu"`
+}
+
+// Operators is the workload's torch.profiler operator table.
+type Operators struct {
+	Rows    []workload.Operator `json:"rows"`
+	Dropped int                 `json:"dropped,omitempty"` // rows with no CPU time: kernels, not operators
+	Missing string              `json:"missing,omitempty"`
+	// NotMade says the table was left out by choice (the CUPTI run stood
+	// in for the stage 1 that makes it), not missing: no gap.
+	NotMade bool `json:"not_made,omitempty"`
+}
+
+// Kernels is the top-N kernel table with categories and bounds.
+type Kernels struct {
+	Source string `json:"source"`
+	// Scope says what the total counts, in the words every table uses:
+	// ScopeRanges (with Ranges) or ScopeWholeRun.
+	Scope  string   `json:"scope"`
+	Ranges []string `json:"ranges,omitempty"`
+	// OutsideMS is the kernel time of the whole run outside Ranges (the
+	// regions' whole-run total less TotalMS); nil when not known.
+	OutsideMS  *float64       `json:"outside_ms,omitempty"`
+	TotalMS    float64        `json:"total_ms"`
+	Launches   int64          `json:"launches"`
+	Rows       []KernelRow    `json:"rows"`
+	ByCategory []CategoryTime `json:"by_category"`
+	BoundRule  string         `json:"bound_rule"`
+	Missing    string         `json:"missing,omitempty"`
+	BoundsNote string         `json:"bounds_note,omitempty"`
+	Roofline   []RooflinePt   `json:"roofline,omitempty"`
+	// DeepShare is the share of TotalMS spent in kernels the deep pass
+	// measured (those that can have a bound); nil without deep metrics.
+	DeepShare   *float64 `json:"deep_share"`
+	RooflineWhy string   `json:"roofline_missing,omitempty"`
+	// RulesMissing says why the top kernels carry none of ncu's rules.
+	RulesMissing string `json:"ncu_rules_missing,omitempty"`
+}
+
+// The scopes of a total, in the words every table and sentence uses.
+const (
+	ScopeRanges   = "in the profiled ranges"
+	ScopeWholeRun = "whole run"
+)
+
+// ScopeText is the kernel table's scope for a sentence: "in the profiled
+// ranges (prefill, decode_all)" or "in the whole run".
+func (k Kernels) ScopeText() string {
+	if k.Scope == ScopeRanges {
+		return ScopeRanges + " (" + strings.Join(k.Ranges, ", ") + ")"
+	}
+	return "in the " + ScopeWholeRun
+}
+
+// KernelRow is one top kernel.
+type KernelRow struct {
+	Name string `json:"kernel_name"`
+	// Display is the short name the report shows, unique within it
+	// (DisplayNames); Name is the full demangled one.
+	Display  string  `json:"display_name"`
+	TotalMS  float64 `json:"total_ms"`
+	Calls    int64   `json:"calls"`
+	Share    float64 `json:"share"` // of the table's total time, 0..1
+	Category string  `json:"category"`
+	Bound    Bound   `json:"bound"`
+	// Spread is how the kernel's launch durations vary, when the kernel
+	// table has it (a timeline's per-launch times); nil otherwise.
+	Spread *model.Spread `json:"spread,omitempty"`
+	// SMPct and MemPct are the deep pass's SOL throughputs (percent of
+	// peak, duration-weighted over its launches); nil without them.
+	SMPct  *float64 `json:"sm_throughput_pct,omitempty"`
+	MemPct *float64 `json:"memory_throughput_pct,omitempty"`
+	// Rules are ncu's rules on this kernel, by estimated speedup.
+	Rules []Rule `json:"ncu_rules,omitempty"`
+	// ShownRules are the rules the summary's table shows (indexes into
+	// Rules): the actionable ones, at most MaxRulesPerKernel.
+	ShownRules []int `json:"shown_rules,omitempty"`
+	// Sampled is what of the kernel the deep pass profiled; nil without a
+	// timeline to weigh its configurations.
+	Sampled *Sample `json:"sampled,omitempty"`
+}
+
+// MaxRulesPerKernel is the most of ncu's rules the summary shows per top
+// kernel; kernels.md and kernels.json hold every one.
+const MaxRulesPerKernel = 2
+
+// Sample is what of a kernel the deep pass profiled: the launch
+// configurations it profiled of those the timeline saw, and the share of
+// the kernel's time that those configurations ran.
+type Sample struct {
+	Configs int     `json:"configs"`
+	Of      int     `json:"of"`
+	Share   float64 `json:"share"` // 0..1
+}
+
+// CategoryTime is the time of one kernel category, over every kernel.
+type CategoryTime struct {
+	Category string  `json:"category"`
+	TotalMS  float64 `json:"total_ms"`
+	Share    float64 `json:"share"`
+	Kernels  int     `json:"kernels"`
+}
+
+// RooflinePt is one top kernel on the roofline.
+type RooflinePt struct {
+	Kernel    string  `json:"kernel_name"`
+	Intensity float64 `json:"flop_per_byte"`
+	FLOPS     float64 `json:"flops_per_s"`
+}
+
+// Regions is the per-region breakdown.
+type Regions struct {
+	Source   string      `json:"source"`
+	Sampled  bool        `json:"sampled"`
+	TotalMS  float64     `json:"total_ms"`
+	Rows     []RegionRow `json:"rows"`
+	Missing  string      `json:"missing,omitempty"`
+	Outside  float64     `json:"outside_ms"`
+	Launches int64       `json:"launches"`
+	// SampleReport is the region report of the deep pass's sample (with
+	// the metrics per region), relative to MAIN; "" when there is none.
+	SampleReport string `json:"sample_report,omitempty"`
+}
+
+// RegionRow is one NVTX region's GPU time.
+type RegionRow struct {
+	Name     string  `json:"name"`
+	Depth    int     `json:"depth"`
+	TotalMS  float64 `json:"total_ms"`
+	Launches int64   `json:"launches"`
+	Share    float64 `json:"share"`
+}
+
+// Gaps names each section whose input is missing, with the reason.
+func (s *Summary) Gaps() []string {
+	var out []string
+	for _, g := range []struct{ section, why string }{
+		{"Environment", s.Environment.Missing},
+		{"peak throughput", s.Environment.PeakMissing},
+		{"Stages", s.Stages.Missing},
+		{"MFU", s.MFU.Missing},
+		{"Top Operators", s.Operators.Missing},
+		{"Top Kernels", s.Kernels.Missing},
+		{"kernel bounds", s.Kernels.BoundsNote},
+		{"Per-Region Breakdown", s.Regions.Missing},
+	} {
+		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") && (g.section != "Top Operators" || !s.Operators.NotMade) {
+			out = append(out, g.section+" ("+g.why+")")
+		}
+	}
+	return out
+}
+
+// WhatIf is the what-if ladder: for each phase in steady state (and one
+// decode step), what it takes now and the floors below it, each with the
+// time it would save and the lever that reaches it.
+type WhatIf struct {
+	Rows []WhatIfRow `json:"rows"`
+	// Rule says how each rung is computed, once.
+	Rule    string `json:"rule"`
+	Missing string `json:"missing,omitempty"`
+}
+
+// WhatIfRow is one phase's ladder (or one decode step's).
+type WhatIfRow struct {
+	Phase     string         `json:"phase"` // the region's path
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
+	Rank      *int           `json:"rank,omitempty"`
+	// Kind is "prefill", "decode" or "decode step" (a range inside the
+	// decode phase: one step); "" for a phase of neither.
+	Kind      string  `json:"kind,omitempty"`
+	Instances int     `json:"instances"`
+	NowMS     float64 `json:"now_ms"`
+	GPUBusyMS float64 `json:"gpu_busy_ms"`
+	// LaunchesPerInstance and HostUSPerLaunch (now over the launches: the
+	// host's time per launch while the phase is launch-bound).
+	LaunchesPerInstance float64  `json:"launches_per_instance"`
+	HostUSPerLaunch     *float64 `json:"host_us_per_launch"`
+	LaunchBound         bool     `json:"launch_bound"`
+	BandwidthFloorMS    *float64 `json:"bandwidth_floor_ms"`
+	BandwidthFloorWhy   string   `json:"bandwidth_floor_why,omitempty"`
+	ComputeFloorMS      *float64 `json:"compute_floor_ms"`
+	ComputeFloorWhy     string   `json:"compute_floor_why,omitempty"`
+	// Rungs are the floors that are known, each with what it saves
+	// against now, highest floor first.
+	Rungs []Rung `json:"rungs"`
+}
+
+// Rung is one floor of a ladder.
+type Rung struct {
+	Floor   string  `json:"floor"` // FloorBusy, FloorBandwidth or FloorCompute
+	MS      float64 `json:"ms"`
+	SavesMS float64 `json:"saves_ms"` // now - ms, at least 0
+	Lever   string  `json:"lever"`
+}
+
+// KindDecodeStep is the kind of a ladder row that is one decode step.
+const KindDecodeStep = "decode step"
+
+// The ladder's floors, and the lever that reaches each.
+const (
+	FloorBusy      = "gpu_busy"
+	FloorBandwidth = "bandwidth"
+	FloorCompute   = "compute"
+
+	LeverBusy      = "CUDA graphs (torch.compile mode=\"reduce-overhead\"), larger batches or fewer, fused kernels"
+	LeverBandwidth = "faster kernels that read each byte once at full bandwidth"
+	LeverCompute   = "less arithmetic (a smaller or quantized model, fewer tokens)"
+)
