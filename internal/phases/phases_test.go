@@ -130,12 +130,17 @@ func TestPhases(t *testing.T) {
 	assert.Empty(t, d1.Phases)
 }
 
+// TestStages: an instance runs from its push to its pop, or to the end of
+// the last kernel launched inside it where that is later: step 2 (pushed
+// at 1200, popped at 1300) waits for nothing, and its kernel b ends at
+// 1450, so it took 250 ns, and loop (990 to 1400) 460 ns; step 1's
+// kernels end before its pop, so it took its 100 ns.
 func TestStages(t *testing.T) {
-	tl := build(t, phaseFile()+"")
+	tl := build(t, phaseFile())
 	st := phases.Stages(tl, nil)
 	assert.Equal(t, []phases.Stage{
-		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{410}, Depth: 1},
-		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 100}, Depth: 2, Parent: "loop"},
+		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{460}, Depth: 1},
+		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 250}, Depth: 2, Parent: "loop"},
 	}, st)
 }
 

@@ -2,9 +2,13 @@ package phases
 
 import "github.com/llm-perf-opt/deepprof/internal/timeline"
 
-// Stage is the CPU wall time of every instance of one NVTX range name in
-// one process: what a program's stages took, measured from its own ranges
-// (for a program that writes no stage report).
+// Stage is the wall time of every instance of one NVTX range name in one
+// process: what a program's stages took, measured from its own ranges (for
+// a program that writes no stage report). An instance runs from its push
+// to its pop or, where later, to the end of the last kernel or copy
+// launched inside it: a range around work it does not wait for ends when
+// the GPU has done that work, as a phase's span does (Of) and as an
+// inferred range does.
 type Stage struct {
 	ProcessID int64 `json:"process_id"`
 	// Name is the range as the regions report names one level: "prefill",
@@ -13,7 +17,7 @@ type Stage struct {
 	// Domain is the range's NVTX domain ("": the default one).
 	Domain string             `json:"domain,omitempty"`
 	Kind   timeline.RangeKind `json:"kind"`
-	// DurationsNS holds each closed instance's end - start, in start order.
+	// DurationsNS holds each closed instance's wall time, in start order.
 	DurationsNS []int64 `json:"durations_ns"`
 	// Unclosed counts instances still open when the file ended.
 	Unclosed int `json:"unclosed"`
@@ -35,6 +39,7 @@ type Stage struct {
 func Stages(tl *timeline.Timeline, steady *Steady) []Stage {
 	out := []Stage{}
 	for _, p := range tl.Processes {
+		done := workDone(p)
 		type key struct {
 			name string
 			kind timeline.RangeKind
@@ -56,13 +61,41 @@ func Stages(tl *timeline.Timeline, steady *Steady) []Stage {
 			s := &out[base+i]
 			switch {
 			case r.Closed && steady.InWarmup(r.Parent):
-				s.InWarmupNS = append(s.InWarmupNS, r.End-r.Start)
+				s.InWarmupNS = append(s.InWarmupNS, wall(r, done))
 			case r.Closed:
-				s.DurationsNS = append(s.DurationsNS, r.End-r.Start)
+				s.DurationsNS = append(s.DurationsNS, wall(r, done))
 			default:
 				s.Unclosed++
 			}
 		}
 	}
 	return out
+}
+
+// wall is a closed range instance's wall time (Stage): from its push to
+// its pop or, where later, to done[r], when the work launched inside it
+// ended (workDone).
+func wall(r *timeline.Range, done map[*timeline.Range]int64) int64 {
+	return max(r.End, done[r]) - r.Start
+}
+
+// workDone is when the last kernel or copy launched inside each push/pop
+// range of p (or a range inside it) ended.
+func workDone(p *timeline.Process) map[*timeline.Range]int64 {
+	done := map[*timeline.Range]int64{}
+	mark := func(r *timeline.Range, end int64) {
+		for ; r != nil; r = r.Parent {
+			if done[r] >= end {
+				return // an enclosing range ends no earlier than r
+			}
+			done[r] = end
+		}
+	}
+	for i := range p.Kernels {
+		mark(p.Kernels[i].Range, p.Kernels[i].End)
+	}
+	for i := range p.Copies {
+		mark(p.Copies[i].Range, p.Copies[i].End)
+	}
+	return done
 }

@@ -11,7 +11,8 @@ import (
 // Steady is the one warm-up decision of a timeline: for each stage (a
 // push/pop range name, process by process) whether its first instance is
 // a warm-up (model.Sample.Warmup: the first of 3 or more instances over
-// WarmupFactor times the median of the others). An instance inside a
+// WarmupFactor times the median of the others), on the instances' wall
+// times as Stages measures them. An instance inside a
 // warm-up instance is warm-up with it, and is not among the instances its
 // own stage's decision is made on. Every figure built from instances (the
 // stages, the phases' busy and idle time, gaps, launch latency,
@@ -28,6 +29,7 @@ type Steady struct {
 func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}}
 	for _, p := range tl.Processes {
+		done := workDone(p)
 		type stage struct {
 			label string
 			depth int
@@ -56,7 +58,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 			for _, r := range st.insts {
 				if !s.InWarmup(r.Parent) {
 					kept = append(kept, r)
-					ms = append(ms, float64(r.End-r.Start)/1e6)
+					ms = append(ms, float64(wall(r, done))/1e6)
 				}
 			}
 			if dropped, _ := (model.Sample{Repeats: ms}).Warmup(); dropped {

@@ -523,4 +523,4 @@ const SourceInferredStages = "phases INFERRED from the kernel stream, the progra
 
 // SourceCuptiStages is the stage source of a program that wrote no workload
 // report, as the manifest and report.md say it.
-const SourceCuptiStages = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance's CPU time, profiler running (the program wrote no workload report)"
+const SourceCuptiStages = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance from its push to its pop, or to the end of the last kernel or copy launched inside it where that is later, profiler running (the program wrote no workload report)"
