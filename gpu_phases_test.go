@@ -31,11 +31,14 @@ func TestStage2PhasesAutoRanges(t *testing.T) {
 	// A shape whose GPU sets its pace: a launch-bound program's wall times
 	// follow its host's speed, which differs between two processes on one
 	// machine by up to half (docs/measurements.md), so the two would
-	// disagree whichever ranges they had.
-	program := []string{"python3", "scripts/bench/generate_lm.py", "--tokens", "32", "--batch", "2048", "--layers", "4", "--hidden", "4096"}
+	// disagree whichever ranges they had. The program plans its prefill's
+	// kernels before its first generate (--warmup): a first prefill 1.2 to
+	// 1.6 times the others', dropped as warm-up in one run and kept in the
+	// other, moved TTFT 8 % between two runs.
+	program := []string{"python3", "scripts/bench/generate_lm.py", "--tokens", "32", "--batch", "2048", "--layers", "4", "--hidden", "4096", "--warmup"}
 	// the tokens one prefill reads and one decode stage writes, batch 2048:
 	// for TPOT (the program writes no report)
-	tokens := []string{"model.prompt_tokens=262144", "model.generated_tokens=63488"}
+	tokens := []string{"model.prompt_tokens=262144", "model.generated_tokens=63488", "model.batch=2048"}
 	auto := runCommand(t, tool, root, "phases-auto-"+stamp, program, tokens...)
 	hand := runCommand(t, tool, root, "phases-hand-"+stamp, append(slices.Clone(program), "--annotate"),
 		append(tokens, "workload.auto_ranges=off")...)
@@ -52,6 +55,11 @@ func TestStage2PhasesAutoRanges(t *testing.T) {
 		require.NotNil(t, s.Serving.TPOTMS, s.Serving.Missing)
 	}
 	t.Logf("TTFT %.3f against %.3f ms, TPOT %.3f against %.3f ms", *a.Serving.TTFTMS, *h.Serving.TTFTMS, *a.Serving.TPOTMS, *h.Serving.TPOTMS)
+	// The automatic ranges also read the model's facts from its
+	// transformers config: MBU follows with no model.* override.
+	assert.Contains(t, a.Environment.ModelFrom, "the transformers config of LlamaForCausalLM")
+	require.NotNil(t, a.Serving.MBU, a.Serving.Missing)
+	t.Logf("MBU %.1f %%, model facts from %s", 100**a.Serving.MBU, a.Environment.ModelFrom)
 	assert.InEpsilon(t, *h.Serving.TTFTMS, *a.Serving.TTFTMS, 0.05, "TTFT")
 	assert.InEpsilon(t, *h.Serving.TPOTMS, *a.Serving.TPOTMS, 0.05, "TPOT")
 	kernels := func(s facts.Summary) map[string]float64 {

@@ -1,6 +1,7 @@
 package deepprof_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // TestRecordedRunsOneStory (issue 34) rebuilds every recorded run and
@@ -214,6 +216,39 @@ func TestAutoRangesMatchHandRanges(t *testing.T) {
 			assert.NotEmpty(t, auto.WhatIf.Rows, "the ladder follows from the phases")
 		})
 	}
+}
+
+// TestProgramModelFacts (issue 39): the automatic ranges wrote the model's
+// facts from its transformers config (timeline/model.json, recorded on an
+// H200): the rebuild takes them where the profile gives none, so MBU and
+// MFU follow with no model.* override, and the Environment says where they
+// came from; the profile's own override (model.generated_tokens, in the
+// run's config.yaml) still wins. A facts file that does not parse fails
+// the rebuild, naming its line, and the other outputs are still made.
+func TestProgramModelFacts(t *testing.T) {
+	const src = "fixtures/runs/h200-generate-gpu-auto"
+	var s facts.Summary
+	rebuilt := rebuiltCopy(t, src)
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(rebuilt, rundir.SummaryJSON)), &s))
+	assert.Contains(t, s.Environment.ModelFrom, "the transformers config of LlamaForCausalLM ("+rundir.TimelineModel+")")
+	require.NotNil(t, s.Environment.Model)
+	assert.Equal(t, "LlamaForCausalLM", s.Environment.Model.Arch)
+	assert.Positive(t, s.Environment.Model.MatmulParams)
+	assert.Equal(t, int64(2048), s.Stages.Batch, "the batch of the program's generate()")
+	require.NotNil(t, s.Serving.MBU, s.Serving.Missing)
+	assert.Positive(t, *s.Serving.MBU)
+	assert.NotNil(t, s.MFU.Model, s.MFU.Missing)
+	mf, err := workload.ReadModelFacts(bytes.NewReader(mustRead(t, filepath.Join(src, rundir.TimelineModel))), rundir.TimelineModel)
+	require.NoError(t, err)
+	assert.Equal(t, int64(65536), mf.Tokens.Generated, "the program generated 32 tokens a sequence")
+	assert.Contains(t, string(mustRead(t, filepath.Join(rebuilt, rundir.StakeholderSummary))), "generates 63488",
+		"the profile's model.generated_tokens wins")
+
+	bad := synth.Run(t, src, synth.WriteFile(rundir.TimelineModel, "{\"format\": \"deepprof-model-facts/1\",\n \"batch\": \"many\"}\n"))
+	_, err = harness.Report(bad, harness.ReportOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), rundir.TimelineModel+":2:")
+	assert.FileExists(t, filepath.Join(bad, rundir.SummaryJSON))
 }
 
 // TestCuptiRunStandsInForStage1 (issues 34 and 36): every recorded run

@@ -139,6 +139,13 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.errs = append(in.errs, in.serr)
 	}
 	in.summary = summaryInputs(run, cfg, in.src, in.tab, in.kerr, in.reg, in.rerr)
+	if in.summary.StagesFromRanges && run.Exists(rundir.TimelineModel) {
+		if mf, err := readModelFacts(run); err != nil {
+			in.errs = append(in.errs, err)
+		} else {
+			in.summary.ProgramFacts = mf
+		}
+	}
 	if m := run.Manifest(); m.Status != rundir.StatusComplete && !strings.HasPrefix(m.Reason, rundir.RebuildPartial) {
 		in.summary.SessionPartial = m.Reason
 	}

@@ -53,6 +53,7 @@ func settingsFor(cfg *config.Config) (settings, error) {
 			Model: workload.Model{Dtype: m.Dtype, MatmulParams: int64(m.MatmulParams), Layers: int64(m.Layers),
 				Heads: int64(m.Heads), HeadDim: int64(m.HeadDim)},
 			Tokens: workload.Tokens{Prompt: int64(m.PromptTokens), Generated: int64(m.GeneratedTokens)},
+			Batch:  int64(m.Batch),
 		}}
 	if len(r.Categories) > 0 {
 		c, err := kernels.Parse(r.Categories)

@@ -167,13 +167,16 @@ type Model struct {
 	// own facts win over them. MatmulParams are the weights every token
 	// multiplies (each linear layer's and the output head's; not the
 	// embeddings); PromptTokens the tokens one prefill stage processes,
-	// GeneratedTokens those one decode stage generates.
+	// GeneratedTokens those one decode stage generates, each the whole
+	// batch's; Batch the sequences they are shared among (TPOT is per
+	// sequence's token).
 	MatmulParams    int `koanf:"matmul_params" yaml:"matmul_params,omitempty"`
 	Layers          int `koanf:"layers" yaml:"layers,omitempty"`
 	Heads           int `koanf:"heads" yaml:"heads,omitempty"`
 	HeadDim         int `koanf:"head_dim" yaml:"head_dim,omitempty"`
 	PromptTokens    int `koanf:"prompt_tokens" yaml:"prompt_tokens,omitempty"`
 	GeneratedTokens int `koanf:"generated_tokens" yaml:"generated_tokens,omitempty"`
+	Batch           int `koanf:"batch" yaml:"batch,omitempty"`
 }
 
 // NVTX selects the NVTX push/pop ranges profiled. Include and Exclude are

@@ -233,7 +233,8 @@ func validate(c *Config) []*Error {
 		key string
 		v   int
 	}{{"model.matmul_params", c.Model.MatmulParams}, {"model.layers", c.Model.Layers}, {"model.heads", c.Model.Heads},
-		{"model.head_dim", c.Model.HeadDim}, {"model.prompt_tokens", c.Model.PromptTokens}, {"model.generated_tokens", c.Model.GeneratedTokens}} {
+		{"model.head_dim", c.Model.HeadDim}, {"model.prompt_tokens", c.Model.PromptTokens}, {"model.generated_tokens", c.Model.GeneratedTokens},
+		{"model.batch", c.Model.Batch}} {
 		if f.v < 0 {
 			bad(f.key, "must not be negative, got %d", f.v)
 		}
@@ -244,6 +245,7 @@ func validate(c *Config) []*Error {
 	atMost("model.head_dim", c.Model.HeadDim, MaxHeadDim, "")
 	atMost("model.prompt_tokens", c.Model.PromptTokens, MaxTokens, ": tokens of one repeat")
 	atMost("model.generated_tokens", c.Model.GeneratedTokens, MaxTokens, ": tokens of one repeat")
+	atMost("model.batch", c.Model.Batch, MaxTokens, ": sequences of one repeat")
 
 	if err := c.Phases.Check(); err != nil {
 		key, _, _ := strings.Cut(err.Error(), ":")

@@ -443,7 +443,10 @@ type Environment struct {
 	Tools             map[string]string `json:"tools,omitempty"`
 	Frameworks        map[string]string `json:"frameworks,omitempty"`
 	Model             *workload.Model   `json:"model,omitempty"`
-	Dtype             string            `json:"dtype,omitempty"`
+	// ModelFrom says where the model's facts come from when the program
+	// wrote no report: its framework (timeline/model.json); "" otherwise.
+	ModelFrom string `json:"model_from,omitempty"`
+	Dtype     string `json:"dtype,omitempty"`
 	// Peak is what MFU and the roofline use; nil with PeakMissing when
 	// the GPU or dtype is not in the table and the profile gives none.
 	Peak        *machine.Peak `json:"peak,omitempty"`

@@ -203,6 +203,9 @@ func environment(b *strings.Builder, e facts.Environment) {
 	}
 	if m := e.Model; m != nil && m.Params > 0 {
 		add("model", fmt.Sprintf("%s (%s), %s parameters, %s", EscapeCell(m.Name), EscapeCell(m.Arch), count(m.Params), EscapeCell(m.Dtype)))
+		if e.ModelFrom != "" {
+			add("model facts from", EscapeCell(e.ModelFrom))
+		}
 	} else if m != nil {
 		// Facts given in the profile (model.*) for a program with no report.
 		var facts []string

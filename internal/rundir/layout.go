@@ -91,9 +91,12 @@ const (
 	// (cupti-<pid>.tsv, or .tsv.gz in a recorded copy), its own workload
 	// report and log; the independent oracle's figures (torch.profiler, a
 	// separate plain run) beside it.
-	TimelineDir     = "timeline"
-	TimelineCupti   = "timeline/cupti"
-	TimelineReport  = "timeline/report.json"
+	TimelineDir    = "timeline"
+	TimelineCupti  = "timeline/cupti"
+	TimelineReport = "timeline/report.json"
+	// TimelineModel holds the model facts the automatic ranges read from
+	// the program's transformers config (workload.ModelFacts).
+	TimelineModel   = "timeline/model.json"
 	TimelineLog     = "timeline/workload.log"
 	OracleJSON      = "timeline/oracle-torch-profiler.json"
 	OracleLog       = "timeline/oracle.log"
@@ -176,6 +179,7 @@ var layout = []Spec{
 
 	{Path: TimelineCupti, Kind: Raw, Dir: true},
 	{Path: TimelineReport, Kind: Raw},
+	{Path: TimelineModel, Kind: Raw},
 	{Path: TimelineLog, Kind: Log},
 	{Path: OracleJSON, Kind: Raw},
 	{Path: OracleLog, Kind: Log},

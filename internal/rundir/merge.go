@@ -40,7 +40,7 @@ type Copy struct {
 // has them (the node of rank 0 writes them).
 var (
 	fromFirst = []string{ConfigYAML, InputsYAML, EnvJSON}
-	fromOne   = []string{Stage1Report, Stage1Log, Stage1Runs, TimelineReport, TimelineLog, OracleJSON, OracleLog, NcuSections}
+	fromOne   = []string{Stage1Report, Stage1Log, Stage1Runs, TimelineReport, TimelineModel, TimelineLog, OracleJSON, OracleLog, NcuSections}
 )
 
 // Make plans the merge of the run directories dirs (each one node's run),

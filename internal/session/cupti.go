@@ -81,6 +81,9 @@ func (s *Session) cuptiSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 		lib = cuptiLibPlaceholder
 	}
 	env = append(env, Env(lib, filepath.Join(mainDir, rundir.TimelineCupti))...)
+	if s.Cfg.Workload.AutoRanges == "on" {
+		env = append(env, workload.EnvModelFacts+"="+filepath.Join(mainDir, rundir.TimelineModel))
+	}
 	steps := []Step{{ID: StepCupti, Argv: spec.Argv, Env: env, Log: rundir.TimelineLog,
 		Note: "timeline: the CUPTI run, deepprof's CUPTI library in the program: every kernel, copy, launch call and NVTX range, at the run's own clocks",
 		Details: []string{

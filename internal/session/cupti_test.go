@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -206,7 +207,9 @@ func TestPlanFromRecordedOneEach(t *testing.T) {
 // TestAutoRangesOnThePythonPath (issue 39): with workload.auto_ranges on
 // (the default), every step runs with deepprof's sitecustomize first on
 // PYTHONPATH, before the one workload.env gives; the folder is gone when
-// the session ends, and the manifest says the program was annotated.
+// the session ends, and the manifest says the program was annotated. The
+// CUPTI run, whose ranges the phases are, is told where to write the
+// model's facts (timeline/model.json); no other step is.
 func TestAutoRangesOnThePythonPath(t *testing.T) {
 	f := cuptiFake()
 	cfg := testConfig(t, t.TempDir())
@@ -227,12 +230,14 @@ func TestAutoRangesOnThePythonPath(t *testing.T) {
 	assert.Contains(t, rec.paths, dir+string(os.PathListSeparator)+"/mine", "before the program's own (workload.env)")
 	assert.NoDirExists(t, dir, "removed when the session ends")
 	assert.Contains(t, run.Manifest().Notes, autoRangesNote)
+	assert.Equal(t, []string{run.Path(rundir.TimelineModel)}, rec.facts, "the CUPTI run alone writes the model facts")
 }
 
-// envRecorder records each command's last PYTHONPATH.
+// envRecorder records each command's last PYTHONPATH, and where it is
+// told to write model facts.
 type envRecorder struct {
 	Runner
-	paths []string
+	paths, facts []string
 }
 
 func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
@@ -240,6 +245,11 @@ func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
 		if v, ok := strings.CutPrefix(c.Env[i], "PYTHONPATH="); ok {
 			r.paths = append(r.paths, v)
 			break
+		}
+	}
+	for _, e := range c.Env {
+		if v, ok := strings.CutPrefix(e, workload.EnvModelFacts+"="); ok {
+			r.facts = append(r.facts, v)
 		}
 	}
 	return r.Runner.Run(ctx, c)

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/facts"
@@ -46,6 +48,11 @@ type Inputs struct {
 	// ranges in the CUPTI timeline: StagesFromRanges); "" for stage 1.
 	WorkloadSource   string
 	StagesFromRanges bool
+	// ProgramFacts are the model facts the program's framework gave
+	// (timeline/model.json: the automatic ranges read them from its
+	// transformers config): they fill what neither the workload's report
+	// nor the profile (Options.Facts) gives.
+	ProgramFacts *workload.ModelFacts
 	// Alone is stage 1's report (the program alone, no profiler) where the
 	// stages come from the CUPTI run's report: its means stand beside the
 	// stages' and give the serving figures and MFU (the program's speed).
@@ -108,10 +115,21 @@ type Options struct {
 	Facts Facts
 }
 
-// Facts are model facts and token counts given in the profile.
+// Facts are model facts and token counts given in the profile, or by the
+// program's framework.
 type Facts struct {
 	Model  workload.Model
 	Tokens workload.Tokens
+	Batch  int64 // the sequences of one generate; 0: not given
+}
+
+// programFacts are the facts of a program's framework (ModelFacts), for
+// fill.
+func programFacts(f *workload.ModelFacts) Facts {
+	if f == nil {
+		return Facts{}
+	}
+	return Facts{Model: f.Model, Tokens: f.Tokens, Batch: f.Batch}
 }
 
 // fill is w with what it lacks taken from the facts: the report's own
@@ -121,6 +139,15 @@ func (f Facts) fill(w *workload.Report) *workload.Report {
 		return w
 	}
 	c := *w
+	if f.Batch > 0 && w.Batch() <= 1 {
+		if _, given := w.Extra["batch"]; !given {
+			c.Extra = maps.Clone(w.Extra)
+			if c.Extra == nil {
+				c.Extra = map[string]json.RawMessage{}
+			}
+			c.Extra["batch"] = json.RawMessage(strconv.FormatInt(f.Batch, 10))
+		}
+	}
 	m, g := &c.Model, f.Model
 	for _, s := range []struct {
 		dst *string
@@ -134,7 +161,8 @@ func (f Facts) fill(w *workload.Report) *workload.Report {
 		dst *int64
 		src int64
 	}{{&m.Params, g.Params}, {&m.MatmulParams, g.MatmulParams},
-		{&m.Layers, g.Layers}, {&m.Heads, g.Heads}, {&m.HeadDim, g.HeadDim}, {&c.Tokens.Prompt, f.Tokens.Prompt}, {&c.Tokens.Generated, f.Tokens.Generated}} {
+		{&m.Layers, g.Layers}, {&m.HiddenSize, g.HiddenSize}, {&m.Heads, g.Heads}, {&m.KVHeads, g.KVHeads}, {&m.HeadDim, g.HeadDim},
+		{&m.VocabSize, g.VocabSize}, {&c.Tokens.Prompt, f.Tokens.Prompt}, {&c.Tokens.Generated, f.Tokens.Generated}} {
 		if *n.dst == 0 {
 			*n.dst = n.src
 		}
@@ -201,7 +229,7 @@ func Build(in Inputs, opt Options) *facts.Summary {
 		names: opt.Phases, boundThreshold: opt.BoundThresholdPct}
 	if in.Workload != nil {
 		s.workloadRanges = in.Workload.Extra["ranges"]
-		in.Workload = opt.Facts.fill(in.Workload)
+		in.Workload = programFacts(in.ProgramFacts).fill(opt.Facts.fill(in.Workload))
 	}
 	s.Environment = environment(in, opt)
 	s.Stages = stages(in, opt.Phases)
@@ -242,6 +270,9 @@ func environment(in Inputs, opt Options) facts.Environment {
 			e.Model = &m
 		}
 		e.Dtype = machine.Dtype(m.Dtype)
+		if in.ProgramFacts != nil && m != (workload.Model{}) {
+			e.ModelFrom = in.ProgramFacts.From + ", where the profile (model.*) gives none"
+		}
 	}
 	switch {
 	case opt.PeakOverride.TFLOPS > 0:

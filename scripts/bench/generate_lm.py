@@ -8,7 +8,7 @@ with forward hooks: prefill (the pass over the prompt), decode_all around
 the later passes, each in decode_step (run it with
 workload.auto_ranges=off).
 
-    python3 generate_lm.py [--annotate[=hooks]] [--generates 4] [--tokens 32] [--batch 4] [--layers 8] [--hidden 1024]
+    python3 generate_lm.py [--annotate[=hooks]] [--generates 4] [--tokens 32] [--batch 4] [--layers 8] [--hidden 1024] [--warmup]
 """
 
 import argparse
@@ -24,6 +24,7 @@ p.add_argument("--tokens", type=int, default=32)
 p.add_argument("--batch", type=int, default=4)
 p.add_argument("--layers", type=int, default=8)
 p.add_argument("--hidden", type=int, default=1024)
+p.add_argument("--warmup", action="store_true", help="a forward pass over the prompt first, outside every range")
 args = p.parse_args()
 
 torch.manual_seed(0)
@@ -34,6 +35,12 @@ cfg = LlamaConfig(hidden_size=args.hidden, intermediate_size=args.hidden * 11 //
 with torch.device("cuda"):
     model = LlamaForCausalLM(cfg).to(torch.bfloat16).eval()
 ids = torch.randint(1, cfg.vocab_size, (args.batch, 128), device="cuda")
+if args.warmup:
+    # The first pass at a shape plans its kernels (cuDNN's attention, for
+    # one): done here, the first generate's prefill is like the others.
+    with torch.inference_mode():
+        model(ids)
+    torch.cuda.synchronize()
 
 nvtx = torch.cuda.nvtx
 state = {"decoding": False}

@@ -9,9 +9,13 @@
 #     decode_step  range of its own
 # the ranges deepprof's own workload pushes. Only ranges are added: the
 # program's behaviour is otherwise unchanged. A sitecustomize that was
-# there before this one still runs.
+# there before this one still runs. Where the session asks for them
+# ($DEEPPROF_MODEL_FACTS), the model's facts (its shape, from its config
+# and its weights) and the call's tokens are written there after each
+# annotated generate(): deepprof's MFU and MBU read them.
 import functools
 import importlib.abc
+import json
 import importlib.machinery
 import importlib.util
 import os
@@ -62,6 +66,69 @@ def _new_tokens(args, kwargs):
     return int(shape[1])
 
 
+_DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
+
+
+def _facts(model, args, kwargs, out):
+    """The facts file's content: the model's shape and the call's tokens
+    (workload.ModelFacts in deepprof)."""
+    import torch
+
+    c = model.config
+    t = kwargs.get("input_ids")
+    if t is None and args:
+        t = args[0]
+    if t is None:
+        t = kwargs.get("inputs_embeds")
+    seqs = getattr(out, "sequences", out)
+    shape, got = getattr(t, "shape", None), getattr(seqs, "shape", None)
+    if shape is None or len(shape) < 2 or got is None or len(got) < 2:
+        return None
+    batch, prompt = int(shape[0]), int(shape[1])
+    new = int(got[1]) - prompt if kwargs.get("input_ids") is not None or args else int(got[1])
+    linear = [torch.nn.Linear]
+    try:
+        from transformers.pytorch_utils import Conv1D
+        linear.append(Conv1D)
+    except Exception:
+        pass
+    heads = getattr(c, "num_attention_heads", None) or 0
+    hidden = getattr(c, "hidden_size", None) or 0
+    head_dim = getattr(c, "head_dim", None) or (hidden // heads if hidden and heads else 0)
+    model_facts = {
+        "name": getattr(c, "model_type", "") or "", "arch": type(model).__name__,
+        "params": sum(p.numel() for p in model.parameters()),
+        "dtype": _DTYPES.get(str(getattr(model, "dtype", "")), str(getattr(model, "dtype", "")).replace("torch.", "")),
+        "layers": getattr(c, "num_hidden_layers", None) or 0, "hidden_size": hidden, "heads": heads,
+        "kv_heads": getattr(c, "num_key_value_heads", None) or heads, "head_dim": head_dim or 0,
+        "vocab_size": getattr(c, "vocab_size", None) or 0,
+    }
+    # The weights every token multiplies: each linear layer's, the output
+    # head's too. A mixture of experts runs only its routed experts, so its
+    # count is left to the user (model.matmul_params).
+    if not any(getattr(c, k, None) for k in ("num_experts_per_tok", "num_local_experts", "num_experts")):
+        model_facts["matmul_params"] = sum(m.weight.numel() for m in model.modules() if isinstance(m, tuple(linear)))
+    return {"format": "deepprof-model-facts/1", "from": "the transformers config of " + type(model).__name__,
+            "model": model_facts, "tokens": {"prompt": batch * prompt, "generated": batch * max(new, 0)},
+            "batch": batch}
+
+
+def _write_facts(model, args, kwargs, out):
+    path = os.environ.get("DEEPPROF_MODEL_FACTS")
+    if not path:
+        return
+    try:
+        facts = _facts(model, args, kwargs, out)
+        if facts is None:
+            return
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(facts, f, indent=1)
+        os.replace(tmp, path)
+    except Exception as e:  # never break the program
+        sys.stderr.write("deepprof auto ranges: no model facts: %r\n" % (e,))
+
+
 def _patch_generation(mod):
     gm = getattr(mod, "GenerationMixin", None)
     if gm is None or getattr(gm.generate, "_deepprof", False):
@@ -103,7 +170,9 @@ def _patch_generation(mod):
 
         self.forward = wrapped
         try:
-            return generate(self, *args, **kwargs)
+            out = generate(self, *args, **kwargs)
+            _write_facts(self, args, kwargs, out)
+            return out
         finally:
             try:
                 del self.forward
