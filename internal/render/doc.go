@@ -45,7 +45,9 @@
 // memsets. Start/end ranges, which need not nest, are async events of
 // their process. Kernels are "X" events with cat "kernel" and the kernel's
 // name as kernels.json writes it; args hold the launch configuration,
-// correlation id and NVTX path. Times are microseconds from the timeline's
+// correlation id and NVTX path. Categories and args are those PyTorch's
+// profiler (Kineto) writes, with a rank (distributedInfo), so Holistic
+// Trace Analysis reads the trace too (docs/run-directory.md). Times are microseconds from the timeline's
 // earliest record (otherData.origin_ns), written exactly from integer
 // nanoseconds. The writer streams: it holds one event at a time, never the
 // document; it reads the timeline and computes nothing.

@@ -16,16 +16,18 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
-// Category names of the events.
+// Category names of the events: PyTorch's profiler (Kineto) writes these,
+// and Holistic Trace Analysis reads them (docs/readers.md).
 const (
-	CatKernel = "kernel"
-	CatMemcpy = "memcpy"
-	CatMemset = "memset"
-	CatAPI    = "cuda_api"
-	CatNVTX   = "nvtx"
+	CatKernel  = "kernel"
+	CatMemcpy  = "gpu_memcpy"
+	CatMemset  = "gpu_memset"
+	CatRuntime = "cuda_runtime" // a CUDA runtime API call
+	CatDriver  = "cuda_driver"  // a CUDA driver API call
+	CatNVTX    = "user_annotation"
 	// CatLaunch is the flow from a launch call to its kernel: Perfetto and
 	// chrome://tracing draw it as an arrow.
-	CatLaunch = "launch"
+	CatLaunch = "ac2g"
 )
 
 // gpuPIDBase is where the trace's synthetic process ids of GPU track groups
@@ -68,7 +70,9 @@ func Write(w io.Writer, tl *timeline.Timeline) error {
 	for i, p := range tl.Processes {
 		tw.process(p, i)
 	}
-	tw.raw("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"origin_ns\":\"")
+	// distributedInfo: Holistic Trace Analysis reads a trace only with a
+	// rank; the whole run is one trace, its rank 0.
+	tw.raw("\n],\"displayTimeUnit\":\"ns\",\"distributedInfo\":{\"rank\":0},\"otherData\":{\"origin_ns\":\"")
 	tw.raw(strconv.FormatInt(tl.OriginNS, 10))
 	tw.raw("\",\"source\":\"deepprof CUPTI timeline\"}}\n")
 	return tw.w.Flush()
@@ -250,7 +254,11 @@ func (w *writer) process(p *timeline.Process, index int) {
 	}
 	for _, a := range p.APIs {
 		w.event("X", pid, a.Thread, a.Start)
-		w.str("cat", CatAPI)
+		cat := CatRuntime
+		if a.Kind == cupti.APIDriver {
+			cat = CatDriver
+		}
+		w.str("cat", cat)
 		w.str("name", a.Function)
 		w.dur(a.End - a.Start)
 		w.args()
@@ -306,9 +314,10 @@ func (w *writer) process(p *timeline.Process, index int) {
 		w.int("device", int64(k.Device))
 		w.int("stream", int64(k.Stream))
 		w.int("correlation", int64(k.Correlation))
-		w.str("grid", k.Grid.String())
-		w.str("block", k.Block.String())
-		w.int("registers_per_thread", int64(k.Registers))
+		w.dims("grid", k.Grid)
+		w.dims("block", k.Block)
+		w.int("registers per thread", int64(k.Registers))
+		w.int("shared memory", int64(k.StaticShared)+int64(k.DynamicShared))
 		w.int("static_shared_bytes", int64(k.StaticShared))
 		w.int("dynamic_shared_bytes", int64(k.DynamicShared))
 		w.str("mangled_name", k.Mangled)
@@ -335,6 +344,8 @@ func (w *writer) process(p *timeline.Process, index int) {
 		w.dur(c.End - c.Start)
 		w.args()
 		w.int("pid", pid)
+		w.int("device", int64(c.Device))
+		w.int("stream", int64(c.Stream))
 		w.int("bytes", int64(min(c.Bytes, 1<<62)))
 		w.int("correlation", int64(c.Correlation))
 		if c.Range != nil {
@@ -363,6 +374,18 @@ func (w *writer) flow(pid, tid, from, gpid, gtid, to int64, kernel int) {
 	w.int("id", id)
 	w.str("bp", "e")
 	w.end(false)
+}
+
+// dims writes a launch's grid or block as Kineto does: [x, y, z].
+func (w *writer) dims(k string, d cupti.Dim3) {
+	w.key(k)
+	w.b = append(w.b, '[')
+	w.b = strconv.AppendUint(w.b, uint64(d.X), 10)
+	w.b = append(w.b, ',')
+	w.b = strconv.AppendUint(w.b, uint64(d.Y), 10)
+	w.b = append(w.b, ',')
+	w.b = strconv.AppendUint(w.b, uint64(d.Z), 10)
+	w.b = append(w.b, ']')
 }
 
 // dur2 writes a duration in microseconds under another key.

@@ -1,0 +1,96 @@
+package render_test
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/render"
+)
+
+// TestTraceReadsAsKineto (issue 38): a recorded run's trace
+// (fixtures/runs/cupti-tiny-llama, rendered by this code) has what
+// Holistic Trace Analysis's parser (hta/common/trace_parser.py and
+// hta/configs/parser_config.py) needs of a PyTorch profiler (Kineto)
+// trace: a rank (distributedInfo); on every event with a duration the
+// columns it requires (ts, dur, name, cat, pid, tid); Kineto's categories;
+// on every GPU event the args it reads (stream, device, correlation); each
+// kernel's correlation id on a cuda_runtime or cuda_driver call of its
+// process; and flows from call to kernel in category ac2g, each start
+// with its end.
+func TestTraceReadsAsKineto(t *testing.T) {
+	f, err := os.Open("../../fixtures/runs/cupti-tiny-llama/timeline/trace.json.gz")
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	var doc struct {
+		TraceEvents     []map[string]any `json:"traceEvents"`
+		DistributedInfo *struct {
+			Rank *int `json:"rank"`
+		} `json:"distributedInfo"`
+	}
+	require.NoError(t, json.NewDecoder(zr).Decode(&doc))
+	require.NotNil(t, doc.DistributedInfo, "HTA refuses a trace with no distributedInfo")
+	require.NotNil(t, doc.DistributedInfo.Rank)
+
+	kineto := map[string]bool{render.CatKernel: true, render.CatMemcpy: true, render.CatMemset: true,
+		render.CatRuntime: true, render.CatDriver: true, render.CatNVTX: true, render.CatLaunch: true}
+	type call struct {
+		pid  float64
+		corr float64
+	}
+	calls := map[call]bool{}
+	var kernels []map[string]any
+	flows := map[float64]string{}
+	counts := map[string]int{}
+	for _, ev := range doc.TraceEvents {
+		ph, _ := ev["ph"].(string)
+		if ph == "M" {
+			continue // metadata: process and thread names
+		}
+		cat, _ := ev["cat"].(string)
+		counts[cat]++
+		assert.True(t, kineto[cat], "a category Kineto does not write: %q", cat)
+		if _, ok := ev["dur"]; ok {
+			for _, col := range []string{"ts", "dur", "name", "cat", "pid", "tid"} {
+				require.Contains(t, ev, col, "an event HTA keeps lacks %s: %v", col, ev)
+			}
+		}
+		args, _ := ev["args"].(map[string]any)
+		switch cat {
+		case render.CatRuntime, render.CatDriver:
+			calls[call{ev["pid"].(float64), args["correlation"].(float64)}] = true
+		case render.CatKernel, render.CatMemcpy, render.CatMemset:
+			for _, a := range []string{"stream", "device", "correlation"} {
+				require.Contains(t, args, a, "%s %v", cat, ev["name"])
+			}
+			assert.GreaterOrEqual(t, args["stream"].(float64), 0.0)
+			if cat == render.CatKernel {
+				kernels = append(kernels, ev)
+				assert.Len(t, args["grid"], 3, "grid as [x, y, z]")
+			}
+		case render.CatLaunch:
+			id := ev["id"].(float64)
+			if ph == "f" {
+				assert.Equal(t, "e", ev["bp"])
+			}
+			flows[id] += ph
+		}
+	}
+	require.NotEmpty(t, kernels)
+	for _, k := range kernels {
+		args := k["args"].(map[string]any)
+		assert.True(t, calls[call{args["pid"].(float64), args["correlation"].(float64)}],
+			"kernel %v: no launch call of correlation %v in its process", k["name"], args["correlation"])
+	}
+	require.NotEmpty(t, flows)
+	for id, phs := range flows {
+		assert.Equal(t, "sf", phs, "flow %v", id)
+	}
+	t.Logf("events by category: %v; %d kernels, %d flows", counts, len(kernels), len(flows))
+}
