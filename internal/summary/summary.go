@@ -266,10 +266,13 @@ func environment(in Inputs, opt Options) facts.Environment {
 	if in.Workload != nil {
 		e.Frameworks = in.Workload.Versions
 		m := in.Workload.Model
+		// One spelling of a dtype everywhere in summary.json: bf16, fp16,
+		// fp32 (machine.Dtype), whichever the workload wrote.
+		m.Dtype = machine.Dtype(m.Dtype)
 		if m != (workload.Model{}) {
 			e.Model = &m
 		}
-		e.Dtype = machine.Dtype(m.Dtype)
+		e.Dtype = m.Dtype
 		if in.ProgramFacts != nil && m != (workload.Model{}) {
 			e.ModelFrom = in.ProgramFacts.From + ", where the profile (model.*) gives none"
 		}
