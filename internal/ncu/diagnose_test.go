@@ -43,6 +43,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 		"logs/nsys-bundled-no-report.txt":                     {},
 		"logs/session-interrupted-during-deep-pass.txt":       {}, // deepprof's own output: nothing of ncu's to diagnose
 		"logs/python-no-torch.txt":                            {},
+		"logs/hta-temporal-breakdown.txt":                     {}, // Holistic Trace Analysis's output: nothing of ncu's
 		"ncu/cuda-app-range-replay/ncu.log":                   {},
 		"ncu/cuda-nvtx-domains/ncu.log":                       {},
 		"ncu/cuda-nvtx-kernel-replay/ncu.log":                 {},

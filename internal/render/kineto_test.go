@@ -3,8 +3,11 @@ package render_test
 import (
 	"compress/gzip"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +109,57 @@ func checkKineto(t *testing.T, path string) {
 	}
 	assert.Equal(t, len(flows), matched, "every kernel drawn from a call has that call's correlation id")
 	t.Logf("events by category: %v; %d kernels, %d with their call", counts, len(kernels), matched)
+}
+
+// TestHTAReadsTheTrace (issue 38): Holistic Trace Analysis, run on an H200
+// machine on two recorded runs' traces (scripts/hta/run_hta.py; its output
+// kept in fixtures/logs/hta-temporal-breakdown.txt), found the same
+// kernels: its compute time is the traces' kernel time after its own
+// rounding of each kernel to whole microseconds (start up, end down),
+// exactly. That rounding halves the kernel time of runs of 1 to 2 µs
+// kernels (deepprof's exact sum is beside it).
+func TestHTAReadsTheTrace(t *testing.T) {
+	log, err := os.ReadFile("../../fixtures/logs/hta-temporal-breakdown.txt")
+	require.NoError(t, err)
+	var run string
+	compute := map[string]float64{}
+	for _, line := range strings.Split(string(log), "\n") {
+		if name, ok := strings.CutPrefix(line, "== traces/"); ok {
+			run = name
+			continue
+		}
+		f := strings.Fields(line)
+		// the temporal breakdown's row: index, rank, idle, compute, non-compute, kernel time, three shares
+		if run != "" && len(f) == 9 && f[0] == "0" && f[1] == "0" && compute[run] == 0 {
+			v, err := strconv.ParseFloat(f[3], 64)
+			require.NoError(t, err, line)
+			compute[run] = v
+		}
+	}
+	require.Len(t, compute, 2, "the log's temporal breakdowns")
+	for run, hta := range compute {
+		f, err := os.Open(filepath.Join("../../fixtures/runs", run, "timeline/trace.json.gz"))
+		require.NoError(t, err)
+		zr, err := gzip.NewReader(f)
+		require.NoError(t, err)
+		var doc struct {
+			TraceEvents []struct {
+				Cat string  `json:"cat"`
+				TS  float64 `json:"ts"`
+				Dur float64 `json:"dur"`
+			} `json:"traceEvents"`
+		}
+		require.NoError(t, json.NewDecoder(zr).Decode(&doc))
+		f.Close()
+		var exact, rounded float64
+		for _, e := range doc.TraceEvents {
+			if e.Cat != render.CatKernel {
+				continue
+			}
+			exact += e.Dur
+			rounded += max(math.Floor(e.TS+e.Dur)-math.Ceil(e.TS), 0)
+		}
+		assert.Equal(t, hta, rounded, "%s: HTA's compute time is the kernels, rounded its way", run)
+		t.Logf("%s: HTA compute %.0f µs; the kernels rounded to whole µs %.0f µs; exact %.1f µs", run, hta, rounded, exact)
+	}
 }
