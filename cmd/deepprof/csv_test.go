@@ -72,3 +72,56 @@ func TestCSVRoundTrip(t *testing.T) {
 		assert.Len(t, rrows, n+1, f)
 	}
 }
+
+// TestDiffCSV (issue 38): diff --format csv of a recorded run against its
+// baseline reads back through encoding/csv with a row a compared stage,
+// kernel and region, each side's value the JSON output's, unrounded.
+func TestDiffCSV(t *testing.T) {
+	args := []string{"../../golden/perf/tiny-llama.json", "../../fixtures/runs/tiny-llama"}
+	out, _, err := runCmd(append([]string{"diff", "--format", "csv"}, args...), "")
+	require.NoError(t, err)
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, []string{"part", "name", "device", "status", "a", "b", "unit", "delta", "delta_pct", "p_value", "low_power", "verdict"}, rows[0])
+	js, _, err := runCmd(append([]string{"diff", "--format", "json"}, args...), "")
+	require.NoError(t, err)
+	var res struct {
+		Stages []struct {
+			Name string `json:"name"`
+			A    struct {
+				MeanMS float64 `json:"mean_ms"`
+			} `json:"a"`
+		} `json:"stages"`
+		Kernels []struct {
+			Name string `json:"kernel_name"`
+			A    *struct {
+				TotalMS float64 `json:"total_ms"`
+			} `json:"a"` // null: the kernel is not in A's list
+		} `json:"kernels"`
+		Regions []json.RawMessage `json:"regions"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &res))
+	byPart := map[string][][]string{}
+	for _, r := range rows[1:] {
+		byPart[r[0]] = append(byPart[r[0]], r)
+	}
+	require.Len(t, byPart["stages"], len(res.Stages))
+	require.Len(t, byPart["kernels"], len(res.Kernels))
+	assert.Len(t, byPart["regions"], len(res.Regions))
+	for i, s := range res.Stages {
+		assert.Equal(t, s.Name, byPart["stages"][i][1])
+		a, err := strconv.ParseFloat(byPart["stages"][i][4], 64)
+		require.NoError(t, err)
+		assert.Equal(t, s.A.MeanMS, a, s.Name)
+	}
+	for i, k := range res.Kernels {
+		assert.Equal(t, k.Name, byPart["kernels"][i][1], "the name whole")
+		if k.A == nil {
+			assert.Empty(t, byPart["kernels"][i][4], "no value where a side has none")
+			continue
+		}
+		a, err := strconv.ParseFloat(byPart["kernels"][i][4], 64)
+		require.NoError(t, err)
+		assert.Equal(t, k.A.TotalMS, a, k.Name)
+	}
+}

@@ -16,9 +16,9 @@ import (
 // returns an exitError: 1 when something regressed, 2 when a part could not
 // be compared (and nothing regressed) or on any error; nil (0) otherwise.
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("diff", "diff [--threshold 5%] [--format text|md|json] RUN_A RUN_B", stdout)
+	fs := newFlagSet("diff", "diff [--threshold 5%] [--format text|md|json|csv] RUN_A RUN_B", stdout)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
-	format := fs.String("format", "", "output `format`: text (aligned plain text within 120 columns; the default on a terminal), md (Markdown tables; the default otherwise) or json")
+	format := fs.String("format", "", "output `format`: text (aligned plain text within 120 columns; the default on a terminal), md (Markdown tables; the default otherwise), json or csv (a row a compared stage, kernel, region and MFU figure, numbers unrounded)")
 	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models, workload shapes (tokens, batch) or kernel sources (every launch or the deep pass's sample), or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")
 	models := fs.Bool("allow-different-models", false, "the older name of --allow-mismatch")
 	allow := fs.Bool("allow-partial", false, "compare runs that are not complete (their manifest says partial, missing or stale files); refused otherwise, exit 2")
@@ -33,7 +33,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f, err := tableFormat(*format, stdout)
+	f, err := tableFormat(*format, stdout, true)
 	if err != nil {
 		return err
 	}
@@ -52,9 +52,12 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Uniform(th))
-	if f == "json" {
+	switch f {
+	case "json":
 		err = compare.JSON(res, stdout)
-	} else {
+	case "csv":
+		err = render.DiffCSV(stdout, res)
+	default:
 		err = writeMarkdown(stdout, f, func(w io.Writer) error { return render.DiffMarkdown(w, res) })
 	}
 	if err != nil {

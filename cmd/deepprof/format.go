@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"golang.org/x/term"
 
@@ -19,20 +21,21 @@ const formatHelp = "output `format`: text (aligned plain text as wide as the ter
 // terminal, md otherwise) and returns the one to use; csv only where the
 // command writes one (csv).
 func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
-	if format == "csv" && len(csv) > 0 && csv[0] {
-		return format, nil
+	formats := []string{"text", "md", "json"}
+	if len(csv) > 0 && csv[0] {
+		formats = append(formats, "csv")
 	}
-	switch format {
-	case "":
+	if format == "" {
 		if f, ok := stdout.(*os.File); ok && input.IsTerminal(f) {
 			return "text", nil
 		}
 		return "md", nil
-	case "text", "md", "json":
+	}
+	if slices.Contains(formats, format) {
 		return format, nil
 	}
-	msg := fmt.Sprintf("--format %q: must be text, md or json", format)
-	if c := input.Suggest(format, []string{"text", "md", "json"}); c != "" {
+	msg := fmt.Sprintf("--format %q: must be %s or %s", format, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
+	if c := input.Suggest(format, formats); c != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return "", &usageError{msg}

@@ -56,7 +56,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"kernels", "--tpo", "10", "x.csv"}, `kernels: unknown flag --tpo (did you mean --top?); run "deepprof kernels --help" for its flags`},
 		{[]string{"regions", "--incude", "x", "x.csv"}, `did you mean --include?`},
 		{[]string{"report", "--top", "ten", "x"}, `report: invalid value "ten" for flag --top`},
-		{[]string{"diff", "--format", "csv", "a", "b"}, `--format`},
+		{[]string{"diff", "--format", "xml", "a", "b"}, `--format "xml": must be text, md, json or csv`},
 		{[]string{"baseline"}, `baseline takes one`},
 		{[]string{"merge", "--bogus"}, `merge: unknown flag --bogus`},
 		{[]string{"profile", "--dry-run", "--no-preflight", "ncu.lauch_count=3"}, `did you mean ncu.launch_count?`},

@@ -57,3 +57,58 @@ func RegionsCSV(w io.Writer, r *facts.RegionReport) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// DiffCSV writes a comparison, a row a compared row of each part: stages
+// (means, in ms), kernels and regions (totals, in ms), MFU (percent); a
+// and b are each side's value, empty where a side has none.
+func DiffCSV(w io.Writer, r *facts.DiffResult) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"part", "name", "device", "status", "a", "b", "unit", "delta", "delta_pct", "p_value", "low_power", "verdict"})
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return num(*v)
+	}
+	change := func(c facts.DiffChange) []string {
+		return []string{opt(c.DeltaMS), opt(c.DeltaPct)}
+	}
+	for _, s := range r.Stages {
+		var a, b *float64
+		if s.A != nil {
+			a = &s.A.MeanMS
+		}
+		if s.B != nil {
+			b = &s.B.MeanMS
+		}
+		cw.Write(append(append([]string{facts.PartStages, s.Name, "", "", opt(a), opt(b), "ms"}, change(s.DiffChange)...),
+			opt(s.P), strconv.FormatBool(s.LowPower), string(s.Verdict)))
+	}
+	for _, k := range r.Kernels {
+		var a, b *float64
+		if k.A != nil {
+			a = &k.A.TotalMS
+		}
+		if k.B != nil {
+			b = &k.B.TotalMS
+		}
+		cw.Write(append(append([]string{facts.PartKernels, k.Name, k.Device.String(), k.Status, opt(a), opt(b), "ms"}, change(k.DiffChange)...),
+			"", "", string(k.Verdict)))
+	}
+	for _, g := range r.Regions {
+		var a, b *float64
+		if g.A != nil {
+			a = &g.A.TotalMS
+		}
+		if g.B != nil {
+			b = &g.B.TotalMS
+		}
+		cw.Write(append(append([]string{facts.PartRegions, g.Name, "", "", opt(a), opt(b), "ms"}, change(g.DiffChange)...),
+			"", "", string(g.Verdict)))
+	}
+	for _, m := range r.MFU {
+		cw.Write([]string{facts.PartMFU, m.Name, "", "", opt(m.A), opt(m.B), "%", "", opt(m.DeltaPct), "", "", string(m.Verdict)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
