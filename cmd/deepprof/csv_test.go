@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,5 +124,22 @@ func TestDiffCSV(t *testing.T) {
 		a, err := strconv.ParseFloat(byPart["kernels"][i][4], 64)
 		require.NoError(t, err)
 		assert.Equal(t, k.A.TotalMS, a, k.Name)
+	}
+}
+
+// TestDefaultFormat (issue 38): with no --format, tables are plain text,
+// into a pipe too; Markdown only into a file named *.md.
+func TestDefaultFormat(t *testing.T) {
+	var buf strings.Builder
+	f, err := tableFormat("", &buf)
+	require.NoError(t, err)
+	assert.Equal(t, "text", f, "a pipe or buffer")
+	for name, want := range map[string]string{"report.md": "md", "REPORT.MD": "md", "report.txt": "text", "report": "text"} {
+		file, err := os.Create(filepath.Join(t.TempDir(), name))
+		require.NoError(t, err)
+		f, err := tableFormat("", file)
+		file.Close()
+		require.NoError(t, err)
+		assert.Equal(t, want, f, name)
 	}
 }

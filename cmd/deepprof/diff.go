@@ -18,7 +18,7 @@ import (
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "diff [--threshold 5%] [--format text|md|json|csv] RUN_A RUN_B", stdout)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
-	format := fs.String("format", "", "output `format`: text (aligned plain text within 120 columns; the default on a terminal), md (Markdown tables; the default otherwise), json or csv (a row a compared stage, kernel, region and MFU figure, numbers unrounded)")
+	format := fs.String("format", "", "output `format`: text (aligned plain text within the terminal's width, 120 columns when it does not say; the default), md (Markdown tables; the default into a file named *.md), json or csv (a row a compared stage, kernel, region and MFU figure, numbers unrounded)")
 	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models, workload shapes (tokens, batch) or kernel sources (every launch or the deep pass's sample), or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")
 	models := fs.Bool("allow-different-models", false, "the older name of --allow-mismatch")
 	allow := fs.Bool("allow-partial", false, "compare runs that are not complete (their manifest says partial, missing or stale files); refused otherwise, exit 2")

@@ -44,23 +44,23 @@ func TestDiffBaselineGoldens(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"diff-tiny-llama-itself-md", []string{"diff", tinyRun, tinyRun}},
+		{"diff-tiny-llama-itself-md", []string{"diff", "--format", "md", tinyRun, tinyRun}},
 		{"diff-llama3-8b-itself-json", []string{"diff", "--format", "json", llamaRun, llamaRun}},
-		{"diff-synthetic-kernel-slowed-md", []string{"diff", tinyRun, slowed}},
+		{"diff-synthetic-kernel-slowed-md", []string{"diff", "--format", "md", tinyRun, slowed}},
 		{"diff-synthetic-kernel-slowed-json", []string{"diff", tinyRun, slowed, "--format=json", "--threshold", "0.05"}},
-		{"diff-synthetic-kernel-slowed-threshold-60", []string{"diff", "--threshold", "60%", tinyRun, slowed}},
-		{"diff-synthetic-kernel-renamed-md", []string{"diff", tinyRun, renamed}},
-		{"diff-synthetic-no-kernels-md", []string{"diff", tinyRun, noKernels}},
+		{"diff-synthetic-kernel-slowed-threshold-60", []string{"diff", "--format", "md", "--threshold", "60%", tinyRun, slowed}},
+		{"diff-synthetic-kernel-renamed-md", []string{"diff", "--format", "md", tinyRun, renamed}},
+		{"diff-synthetic-no-kernels-md", []string{"diff", "--format", "md", tinyRun, noKernels}},
 		{"diff-synthetic-malformed-kernels", []string{"diff", tinyRun, malformed}},
-		{"diff-synthetic-decode-warmup-md", []string{"diff", tinyRun, warmup}},
-		{"diff-synthetic-no-summary-md", []string{"diff", tinyRun, noSummary}},
-		{"diff-synthetic-no-summary-itself-md", []string{"diff", noSummary, noSummary}},
-		{"diff-gpt2-llm-domain-itself-md", []string{"diff", gpt2Run, gpt2Run}},
+		{"diff-synthetic-decode-warmup-md", []string{"diff", "--format", "md", tinyRun, warmup}},
+		{"diff-synthetic-no-summary-md", []string{"diff", "--format", "md", tinyRun, noSummary}},
+		{"diff-synthetic-no-summary-itself-md", []string{"diff", "--format", "md", noSummary, noSummary}},
+		{"diff-gpt2-llm-domain-itself-md", []string{"diff", "--format", "md", gpt2Run, gpt2Run}},
 		{"diff-tiny-llama-vs-llama3-8b-refused", []string{"diff", tinyRun, llamaRun}},
-		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", "--allow-mismatch", tinyRun, llamaRun}},
+		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", "--format", "md", "--allow-mismatch", tinyRun, llamaRun}},
 		// Two real sessions of one workload on two leases of an H200: the
 		// host-bound stage times moved by half, the kernels by under 2%.
-		{"diff-tiny-llama-vs-lease2-md", []string{"diff", tinyRun, "../../fixtures/runs/tiny-llama-lease2"}},
+		{"diff-tiny-llama-vs-lease2-md", []string{"diff", "--format", "md", tinyRun, "../../fixtures/runs/tiny-llama-lease2"}},
 		{"diff-baseline-file-vs-run", []string{"diff", "../../golden/perf/tiny-llama.json", tinyRun}},
 		{"diff-missing-run", []string{"diff", tinyRun, "no-such-run"}},
 		{"diff-bad-threshold", []string{"diff", "--threshold", "5", tinyRun, tinyRun}},
@@ -101,7 +101,7 @@ func TestDiffRecordedMFU(t *testing.T) {
 	for _, dir := range []string{tinyRun, llamaRun, gpt2Run} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			rec := synth.Read(t, dir)
-			out, _, err := runCmd([]string{"diff", dir, dir}, "")
+			out, _, err := runCmd([]string{"diff", "--format", "md", dir, dir}, "")
 			require.NoError(t, err)
 			_, mfu, ok := strings.Cut(out, "\n## MFU\n")
 			require.True(t, ok, out)

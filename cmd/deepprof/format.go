@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // formatHelp is the --format flag's help of kernels and regions.
-const formatHelp = "output `format`: text (aligned plain text as wide as the terminal, 120 columns when it does not say, long names cut; the default on a terminal), md (Markdown, names whole; the default otherwise), json (the %s contract) or csv (RFC 4180, a header row, names whole, numbers unrounded: for pandas)"
+const formatHelp = "output `format`: text (aligned plain text as wide as the terminal, 120 columns when it does not say, long names cut; the default), md (Markdown, names whole; the default into a file named *.md), json (the %s contract) or csv (RFC 4180, a header row, names whole, numbers unrounded: for pandas)"
 
 // tableFormat checks a --format value ("" picks by stdout: text on a
 // terminal, md otherwise) and returns the one to use; csv only where the
@@ -26,10 +27,12 @@ func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
 		formats = append(formats, "csv")
 	}
 	if format == "" {
-		if f, ok := stdout.(*os.File); ok && input.IsTerminal(f) {
-			return "text", nil
+		// Markdown where it is asked for, or into a file named *.md; a
+		// plain table everywhere else, a pipe included.
+		if f, ok := stdout.(*os.File); ok && strings.EqualFold(filepath.Ext(f.Name()), ".md") && !input.IsTerminal(f) {
+			return "md", nil
 		}
-		return "md", nil
+		return "text", nil
 	}
 	if slices.Contains(formats, format) {
 		return format, nil

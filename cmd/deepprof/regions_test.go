@@ -46,7 +46,7 @@ func TestRegionsCommand(t *testing.T) {
 
 	in, err := os.ReadFile(twoproc)
 	require.NoError(t, err)
-	md, _, err := runCmd([]string{"regions", "-"}, string(in))
+	md, _, err := runCmd([]string{"regions", "--format", "md", "-"}, string(in))
 	require.NoError(t, err)
 	assert.Contains(t, md, "# NVTX regions")
 	assert.Contains(t, md, `\<stdin\>`, "the source is named")
