@@ -26,7 +26,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
-	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // Machine is what Preflight found: the GPU and Nsight Compute.
@@ -180,22 +179,11 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 		}
 		cfg.Workload.Argv[0] = p
 	}
-	y, err := cfg.YAML()
+	s, err := harness.NewSession(cfg, harness.SessionOptions{NcuPath: m.Ncu.Path, Ncu: &m.Ncu, Progress: os.Stderr})
 	if err != nil {
 		t.Fatalf("deepproftest: %v", err)
 		return nil
 	}
-	sel, err := session.Devices(cfg)
-	if err != nil {
-		t.Fatalf("deepproftest: %v", err)
-		return nil
-	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: harness.RebuildRun, Runner: session.ExecRunner{}, Ncu: m.Ncu.Path, Now: time.Now,
-		Progress: os.Stderr,
-		Env: func() ([]byte, error) {
-			return workload.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) },
-				map[string]machine.Tool{"ncu": m.Ncu}, nil).JSON()
-		}}
 	run, err := runSession(context.Background(), s)
 	dir := filepath.Join(root, id)
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
-	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // runProfile is "deepprof profile": a Stage 2 session into a new run
@@ -87,13 +86,11 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	ncuPath := cfg.NCU.Path
-	var found = map[string]machine.Tool{}
-	var toolErrs = map[string]error{}
 	var ncuErr error
 	if ncuPath == "" {
 		t, err := machine.Find("ncu", machine.EnvFromOS())
 		if err != nil {
-			ncuErr, toolErrs["ncu"] = err, err
+			ncuErr = err
 			ncuPath = "ncu"
 		} else {
 			ncuPath = t.Path
@@ -103,8 +100,11 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if !*noPreflight {
 		pre = session.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr), preflightProbes(sel))
 	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: harness.RebuildRun, Runner: session.ExecRunner{}, Ncu: ncuPath, Now: now, Log: stderr,
-		Progress: stderr, ProgressLive: liveProgress(stderr)}
+	s, err := harness.NewSession(cfg, harness.SessionOptions{NcuPath: ncuPath, Ncu: pre.Ncu, Log: stderr, Progress: stderr,
+		ProgressLive: liveProgress(stderr), Now: now})
+	if err != nil {
+		return err
+	}
 	if *dry {
 		// What the preflight found is part of the dry run's answer; only a
 		// plan that cannot be made is its error.
@@ -134,31 +134,6 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	if ncuErr != nil {
 		return ncuErr
-	}
-	if pre.Ncu != nil {
-		found["ncu"] = *pre.Ncu
-	} else if t, err := machine.Probe(context.Background(), ncuPath); err == nil {
-		found["ncu"] = t
-	} else {
-		toolErrs["ncu"] = err
-	}
-	// env.json names nsys too: where it is and its version, or why there
-	// is none (the session decides from the same search whether to use it).
-	if p := cfg.Nsys.Path; p != "" {
-		if t, err := machine.Probe(context.Background(), p); err == nil {
-			found["nsys"] = t
-		} else {
-			toolErrs["nsys"] = err
-		}
-	} else if t, err := machine.Find("nsys", machine.EnvFromOS()); err != nil {
-		toolErrs["nsys"] = err
-	} else if t, err = machine.Probe(context.Background(), t.Path); err == nil {
-		found["nsys"] = t
-	} else {
-		toolErrs["nsys"] = err
-	}
-	s.Env = func() ([]byte, error) {
-		return workload.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) }, found, toolErrs).JSON()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -162,7 +161,7 @@ func TestSessionNsys(t *testing.T) {
 	require.NoError(t, os.Remove(run.Path(rundir.KernelsMD)))
 	again, err := rundir.Open(run.Dir)
 	require.NoError(t, err)
-	require.NoError(t, harness.RebuildRun(again, testConfig(t, root)))
+	require.NoError(t, testRebuild(again, testConfig(t, root)))
 	got, err := os.ReadFile(run.Path(rundir.KernelsMD))
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
