@@ -36,10 +36,11 @@ func TestStage2PhasesAutoRanges(t *testing.T) {
 	// 1.6 times the others', dropped as warm-up in one run and kept in the
 	// other, moved TTFT 8 % between two runs.
 	program := []string{"python3", "scripts/bench/generate_lm.py", "--tokens", "32", "--batch", "2048", "--layers", "4", "--hidden", "4096", "--warmup"}
-	// the tokens one prefill reads and one decode stage writes, batch 2048:
-	// for TPOT (the program writes no report)
+	// The hand-annotated run is told its tokens and batch (the program
+	// writes no report); the automatic ranges read them, and the model's
+	// facts, from the program's generate() (timeline/model.json).
 	tokens := []string{"model.prompt_tokens=262144", "model.generated_tokens=63488", "model.batch=2048"}
-	auto := runCommand(t, tool, root, "phases-auto-"+stamp, program, tokens...)
+	auto := runCommand(t, tool, root, "phases-auto-"+stamp, program)
 	hand := runCommand(t, tool, root, "phases-hand-"+stamp, append(slices.Clone(program), "--annotate"),
 		append(tokens, "workload.auto_ranges=off")...)
 	var sums [2]facts.Summary

@@ -220,11 +220,12 @@ func TestAutoRangesMatchHandRanges(t *testing.T) {
 
 // TestProgramModelFacts (issue 39): the automatic ranges wrote the model's
 // facts from its transformers config (timeline/model.json, recorded on an
-// H200): the rebuild takes them where the profile gives none, so MBU and
-// MFU follow with no model.* override, and the Environment says where they
-// came from; the profile's own override (model.generated_tokens, in the
-// run's config.yaml) still wins. A facts file that does not parse fails
-// the rebuild, naming its line, and the other outputs are still made.
+// H200 with no model.* override): the rebuild takes them, so MBU and MFU
+// follow, and the Environment says where they came from. The tokens are
+// the program's: 2048 sequences of a 128-token prompt, 31 decode passes.
+// A facts file that does not parse fails the rebuild, naming its line,
+// and the other outputs are still made. (An override winning over the
+// file: TestProgramFactsUnderTheProfile, package summary.)
 func TestProgramModelFacts(t *testing.T) {
 	const src = "fixtures/runs/h200-generate-gpu-auto"
 	var s facts.Summary
@@ -240,9 +241,10 @@ func TestProgramModelFacts(t *testing.T) {
 	assert.NotNil(t, s.MFU.Model, s.MFU.Missing)
 	mf, err := workload.ReadModelFacts(bytes.NewReader(mustRead(t, filepath.Join(src, rundir.TimelineModel))), rundir.TimelineModel)
 	require.NoError(t, err)
-	assert.Equal(t, int64(65536), mf.Tokens.Generated, "the program generated 32 tokens a sequence")
+	assert.Equal(t, int64(2048*31), mf.Tokens.Generated, "a token a sequence for each decode pass")
+	assert.Equal(t, int64(2048*128), mf.Tokens.Prompt)
 	assert.Contains(t, string(mustRead(t, filepath.Join(rebuilt, rundir.StakeholderSummary))), "generates 63488",
-		"the profile's model.generated_tokens wins")
+		"the summary's tokens are the file's")
 
 	bad := synth.Run(t, src, synth.WriteFile(rundir.TimelineModel, "{\"format\": \"deepprof-model-facts/1\",\n \"batch\": \"many\"}\n"))
 	_, err = harness.Report(bad, harness.ReportOptions{})

@@ -32,7 +32,7 @@ type settings struct {
 	Domain string
 	// InferPhases (workload.auto_ranges on) gives a program that opened no
 	// range of Domain the phases found in its kernel stream
-	// (timeline.InferPhases).
+	// (phases.InferPhases).
 	InferPhases bool
 
 	memo    *memo        // what one rebuild reads once

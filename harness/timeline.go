@@ -45,13 +45,13 @@ type memo struct {
 	err    error
 	steady *phases.Steady
 	// inferred are the notes of the phases inferred from the kernel
-	// stream (timeline.InferPhases): how they were found, or why not.
+	// stream (phases.InferPhases): how they were found, or why not.
 	inferred    []string
 	phasesFound bool
 }
 
 // steady is the rebuild's one warm-up decision on the timeline's ranges of
-// the program's domain (timeline.Steady), made once: the stages, the
+// the program's domain (phases.Steady), made once: the stages, the
 // phases and every figure built from instances read it.
 func (c settings) steady(tl *timeline.Timeline) *phases.Steady {
 	if c.memo != nil && c.memo.steady != nil {
@@ -84,7 +84,7 @@ func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTab
 
 // decideRanges makes the rebuild's one decision of the NVTX ranges the
 // kernel table, the deep pass's sample and the summary cover
-// (timeline.ProfiledRanges from nvtx.include and the phases' names, the
+// (phases.ProfiledRanges from nvtx.include and the phases' names, the
 // rule a session applies and then writes to config.yaml): cfg.Include and
 // cfg.IncludeNames become them, and a decision other than nvtx.include
 // comes with the manifest note that says it. A run without a CUPTI

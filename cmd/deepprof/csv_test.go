@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -100,6 +99,10 @@ func TestDiffCSV(t *testing.T) {
 			} `json:"a"` // null: the kernel is not in A's list
 		} `json:"kernels"`
 		Regions []json.RawMessage `json:"regions"`
+		MFU     []struct {
+			Name string   `json:"name"`
+			A    *float64 `json:"a"`
+		} `json:"mfu"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(js), &res))
 	byPart := map[string][][]string{}
@@ -109,6 +112,16 @@ func TestDiffCSV(t *testing.T) {
 	require.Len(t, byPart["stages"], len(res.Stages))
 	require.Len(t, byPart["kernels"], len(res.Kernels))
 	assert.Len(t, byPart["regions"], len(res.Regions))
+	require.Len(t, byPart["mfu"], len(res.MFU))
+	for i, m := range res.MFU {
+		row := byPart["mfu"][i]
+		assert.Equal(t, []string{m.Name, "fraction"}, []string{row[1], row[6]}, "MFU as summary.json holds it")
+		if m.A != nil {
+			a, err := strconv.ParseFloat(row[4], 64)
+			require.NoError(t, err)
+			assert.Equal(t, *m.A, a, m.Name)
+		}
+	}
 	for i, s := range res.Stages {
 		assert.Equal(t, s.Name, byPart["stages"][i][1])
 		a, err := strconv.ParseFloat(byPart["stages"][i][4], 64)
@@ -124,22 +137,5 @@ func TestDiffCSV(t *testing.T) {
 		a, err := strconv.ParseFloat(byPart["kernels"][i][4], 64)
 		require.NoError(t, err)
 		assert.Equal(t, k.A.TotalMS, a, k.Name)
-	}
-}
-
-// TestDefaultFormat (issue 38): with no --format, tables are plain text,
-// into a pipe too; Markdown only into a file named *.md.
-func TestDefaultFormat(t *testing.T) {
-	var buf strings.Builder
-	f, err := tableFormat("", &buf)
-	require.NoError(t, err)
-	assert.Equal(t, "text", f, "a pipe or buffer")
-	for name, want := range map[string]string{"report.md": "md", "REPORT.MD": "md", "report.txt": "text", "report": "text"} {
-		file, err := os.Create(filepath.Join(t.TempDir(), name))
-		require.NoError(t, err)
-		f, err := tableFormat("", file)
-		file.Close()
-		require.NoError(t, err)
-		assert.Equal(t, want, f, name)
 	}
 }

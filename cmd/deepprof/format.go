@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
@@ -29,7 +30,7 @@ func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
 	if format == "" {
 		// Markdown where it is asked for, or into a file named *.md; a
 		// plain table everywhere else, a pipe included.
-		if f, ok := stdout.(*os.File); ok && strings.EqualFold(filepath.Ext(f.Name()), ".md") && !input.IsTerminal(f) {
+		if f, ok := stdout.(*os.File); ok && strings.EqualFold(filepath.Ext(fileName(f)), ".md") && !input.IsTerminal(f) {
 			return "md", nil
 		}
 		return "text", nil
@@ -42,6 +43,16 @@ func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
 		msg += fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return "", &usageError{msg}
+}
+
+// fileName is the name of the file f is open on: where the shell's
+// redirection put stdout (os.Stdout is named /dev/stdout whatever it is),
+// else the name f was opened with.
+func fileName(f *os.File) string {
+	if p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd()))); err == nil {
+		return p
+	}
+	return f.Name()
 }
 
 // writeMarkdown writes what markdown renders, as Markdown or, for format

@@ -235,8 +235,10 @@ For a program after --:
   phases.prefill=[...]    which of its NVTX ranges are the prefill and the decode (names or
   phases.decode=[...]     patterns; default [prefill] and [decode, decode_all])
   model.matmul_params=... model.layers=... model.heads=... model.head_dim=... model.dtype=...
-  model.prompt_tokens=... model.generated_tokens=...
-                          its model's facts, for MFU (a program that writes no report has none)
+  model.prompt_tokens=... model.generated_tokens=... model.batch=...
+                          its model's facts, for MFU and MBU (a program that writes no report
+                          has none, unless the automatic ranges read them from its
+                          transformers config)
 
 Several GPUs (a tensor-parallel model), one process (rank) per GPU:
   workload.launcher.kind=torchrun workload.launcher.nproc_per_node=N

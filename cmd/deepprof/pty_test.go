@@ -5,7 +5,10 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/creack/pty"
@@ -48,4 +51,31 @@ func TestWidthUnderATerminal(t *testing.T) {
 	}
 	assert.Greater(t, widest[200], 80, "a wide terminal gets the whole table: %v", widest)
 	assert.GreaterOrEqual(t, widest[80], 70, "a narrow one is filled, not left at the narrowest: %v", widest)
+}
+
+// TestDefaultFormat (issue 38): with no --format, tables are plain text,
+// into a pipe too; Markdown only into a file named *.md.
+func TestDefaultFormat(t *testing.T) {
+	var buf strings.Builder
+	f, err := tableFormat("", &buf)
+	require.NoError(t, err)
+	assert.Equal(t, "text", f, "a pipe or buffer")
+	for name, want := range map[string]string{"report.md": "md", "REPORT.MD": "md", "report.txt": "text", "report": "text"} {
+		file, err := os.Create(filepath.Join(t.TempDir(), name))
+		require.NoError(t, err)
+		f, err := tableFormat("", file)
+		require.NoError(t, err)
+		assert.Equal(t, want, f, name)
+		// as the shell hands it over: named /dev/stdout, open on the file
+		if _, err := os.Stat("/proc/self/fd"); err == nil {
+			fd, err := syscall.Dup(int(file.Fd()))
+			require.NoError(t, err)
+			stdout := os.NewFile(uintptr(fd), "/dev/stdout")
+			f, err = tableFormat("", stdout)
+			stdout.Close()
+			require.NoError(t, err)
+			assert.Equal(t, want, f, "%s as stdout", name)
+		}
+		file.Close()
+	}
 }

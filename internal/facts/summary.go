@@ -17,7 +17,7 @@ import (
 // tells of collectives against compute, per phase and rank (one process on
 // one device), and how evenly the ranks compute. The timeline makes it only
 // for a run with communication kernels, or several processes with kernels
-// on more than one device (timeline.PhaseReport.Balance); the summary has
+// on more than one device (facts.PhaseReport.Balance); the summary has
 // none otherwise.
 type Communication struct {
 	Rows    []CommunicationRow `json:"rows"`
@@ -335,7 +335,7 @@ type PhaseRow struct {
 	MemcpyMS              float64  `json:"memcpy_ms"`
 	LaunchBound           bool     `json:"launch_bound"`
 	// Warmup is the phase's warm-up instances, left out of the figures
-	// above (one warm-up decision: timeline.Steady); nil when none.
+	// above (one warm-up decision: phases.Steady); nil when none.
 	Warmup *PhaseWarmup `json:"warmup,omitempty"`
 }
 

@@ -59,8 +59,9 @@ func RegionsCSV(w io.Writer, r *facts.RegionReport) error {
 }
 
 // DiffCSV writes a comparison, a row a compared row of each part: stages
-// (means, in ms), kernels and regions (totals, in ms), MFU (percent); a
-// and b are each side's value, empty where a side has none.
+// (means, in ms), kernels and regions (totals, in ms), MFU (a fraction of
+// the peak, as summary.json holds it); a and b are each side's value,
+// empty where a side has none.
 func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"part", "name", "device", "status", "a", "b", "unit", "delta", "delta_pct", "p_value", "low_power", "verdict"})
@@ -107,7 +108,7 @@ func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 			"", "", string(g.Verdict)))
 	}
 	for _, m := range r.MFU {
-		cw.Write([]string{facts.PartMFU, m.Name, "", "", opt(m.A), opt(m.B), "%", "", opt(m.DeltaPct), "", "", string(m.Verdict)})
+		cw.Write([]string{facts.PartMFU, m.Name, "", "", opt(m.A), opt(m.B), "fraction", "", opt(m.DeltaPct), "", "", string(m.Verdict)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -17,7 +17,7 @@ import (
 )
 
 // Category names of the events: PyTorch's profiler (Kineto) writes these,
-// and Holistic Trace Analysis reads them (docs/readers.md).
+// and Holistic Trace Analysis reads them (docs/run-directory.md).
 const (
 	CatKernel  = "kernel"
 	CatMemcpy  = "gpu_memcpy"

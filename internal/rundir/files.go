@@ -518,7 +518,7 @@ const SourceCuptiReport = "the workload's report of the CUPTI run, its own timer
 
 // SourceInferredStages is the stage source of a program that opened no
 // range of its domain, whose phases were inferred from its kernel stream
-// (timeline.InferPhases), as the manifest and report.md say it.
+// (phases.InferPhases), as the manifest and report.md say it.
 const SourceInferredStages = "phases INFERRED from the kernel stream, the program having opened no NVTX range of its domain: prefill, decode_all and decode_step ranges placed where one launch sequence repeats (the decode steps) and before it (the prefill); the manifest's notes say how; each instance from its first launch call to its last kernel's end, profiler running"
 
 // SourceCuptiStages is the stage source of a program that wrote no workload

@@ -236,7 +236,7 @@ func noKernel(run *rundir.Run) error {
 }
 
 // profileWhatOccurred decides, once, which NVTX ranges the kernel table
-// and the deep pass cover (timeline.ProfiledRanges: the configured ones
+// and the deep pass cover (phases.ProfiledRanges: the configured ones
 // where they all occurred, else those that did and the program's prefill
 // and decode ranges, else its outermost ranges, else the whole program).
 // A decision other than nvtx.include is said in a note and written to

@@ -335,7 +335,7 @@ func oneEach(top []model.Kernel, totalMS float64, ts []phases.Target, c config.N
 }
 
 // firstLaunches are the invocation numbers (from 1) at which order (a
-// timeline.Target's) has a configuration for the first time.
+// phases.Target's) has a configuration for the first time.
 func firstLaunches(order []int32) []int {
 	var out []int
 	next := int32(0) // Order numbers configurations by first launch

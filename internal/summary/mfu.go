@@ -33,7 +33,7 @@ var Assumptions = []string{
 // workload report.
 const FactsHint = "model.matmul_params: the weights every token multiplies, embeddings left out; model.layers, model.heads " +
 	"(query heads), model.head_dim; model.dtype; model.prompt_tokens: the tokens one prefill stage processes; " +
-	"model.generated_tokens: the tokens one decode stage generates"
+	"model.generated_tokens: the tokens one decode stage generates, both the whole batch's; model.batch: the sequences they are shared among"
 
 // missingFacts are the model.* overrides MFU still needs, as KEY=...
 func missingFacts(w *workload.Report) []string {
@@ -93,7 +93,7 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st facts.Stages) fac
 		out.Missing = orWhy(in.WorkloadMissing, "no workload report")
 		return out
 	case in.StagesFromRanges && len(missingFacts(in.Workload)) > 0:
-		out.Missing = "the program wrote no workload report, so its model facts come from the profile: give " +
+		out.Missing = "the program wrote no workload report, so its model facts come from the profile (or, for a transformers model under the automatic ranges, its config): give " +
 			strings.Join(missingFacts(in.Workload), " ") + " as overrides (" + FactsHint + ")"
 		return out
 	case peak == nil:

@@ -94,7 +94,7 @@ type Inputs struct {
 	RegionsSampleReport string
 
 	// Phases are the run's phases at NVTX depth 1 from its CUPTI timeline
-	// (timeline.Phases); nil when the run has no CUPTI timeline, or with
+	// (phases.Of); nil when the run has no CUPTI timeline, or with
 	// PhasesMissing when it has one that could not be read.
 	Phases        *facts.PhaseReport
 	PhasesMissing string

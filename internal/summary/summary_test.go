@@ -209,7 +209,7 @@ func TestBuildProgramFacts(t *testing.T) {
 		Tokens: workload.Tokens{Prompt: 64},
 	}
 	s = summary.Build(in, summary.Options{Phases: phases, Facts: facts})
-	assert.Equal(t, "the program wrote no workload report, so its model facts come from the profile: give model.generated_tokens=… as overrides ("+summary.FactsHint+")", s.MFU.Missing)
+	assert.Equal(t, "the program wrote no workload report, so its model facts come from the profile (or, for a transformers model under the automatic ranges, its config): give model.generated_tokens=… as overrides ("+summary.FactsHint+")", s.MFU.Missing)
 
 	facts.Tokens.Generated = 8
 	s = summary.Build(in, summary.Options{Phases: phases, Facts: facts})
@@ -244,4 +244,26 @@ func TestRanksDiffer(t *testing.T) {
 	assert.False(t, summary.RanksDiffer([]facts.StageRank{r(5, 0.3), r(5.2, 0.1)}), "0.2 apart, sd 0.3")
 	assert.True(t, summary.RanksDiffer([]facts.StageRank{r(6.320, 0.248), r(6.721, 0.263)}), "0.401 apart, sd 0.263 (the recorded two-node prefill)")
 	assert.True(t, summary.RanksDiffer([]facts.StageRank{r(1, 0), r(1, 0), r(1.001, 0)}), "any gap with no spread")
+}
+
+// TestProgramFactsUnderTheProfile (issue 39): for a program with no
+// report, the profile's model.* overrides win over the facts its
+// framework gave (timeline/model.json), which fill the rest: tokens,
+// batch, the model's shape.
+func TestProgramFactsUnderTheProfile(t *testing.T) {
+	h200 := machine.GPU{Name: "NVIDIA H200"}
+	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{31, 31, 31}}}}
+	program := &workload.ModelFacts{Format: workload.ModelFactsFormat, From: "the transformers config of LlamaForCausalLM (timeline/model.json)",
+		Model:  workload.Model{Name: "llama", Arch: "LlamaForCausalLM", Dtype: "bf16", MatmulParams: 1e9, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 128},
+		Tokens: workload.Tokens{Prompt: 4 * 128, Generated: 4 * 31}, Batch: 4}
+	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, StagesFromRanges: true, ProgramFacts: program},
+		summary.Options{Facts: summary.Facts{Model: workload.Model{Layers: 8}, Tokens: workload.Tokens{Generated: 31}}})
+	require.NotNil(t, s.Environment.Model)
+	assert.Equal(t, int64(8), s.Environment.Model.Layers, "the profile's model.layers wins")
+	assert.Equal(t, int64(1e9), s.Environment.Model.MatmulParams, "the program's fills the rest")
+	assert.Equal(t, int64(8), s.Environment.Model.KVHeads)
+	assert.Equal(t, int64(4), s.Stages.Batch, "the program's batch")
+	assert.Contains(t, s.Environment.ModelFrom, "timeline/model.json")
+	require.NotNil(t, s.Serving.TPOTMS, s.Serving.Missing)
+	assert.InDelta(t, 31.0/(31.0/4), *s.Serving.TPOTMS, 1e-9, "the profile's 31 generated tokens over the program's batch of 4")
 }

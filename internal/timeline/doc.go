@@ -20,7 +20,7 @@
 // attributed the same way. This is what ncu's NVTX stack column gives each
 // launch, so regions read alike whichever tool recorded them. Start/end
 // ranges do not nest and are not part of a stack; their wall times are kept
-// (Stages). All kernels of a CUDA graph share the graph launch's
+// (phases.Stages). All kernels of a CUDA graph share the graph launch's
 // correlation id, so they share its attribution.
 //
 // A correlation id may have more than one A record: a runtime launch

@@ -55,6 +55,9 @@ func ReadModelFacts(r io.Reader, name string) (*ModelFacts, error) {
 		}
 		return nil, positioned(name, data, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s:%d: more after the facts' one JSON object", name, input.Line(data, dec.InputOffset()))
+	}
 	if f.Format != ModelFactsFormat {
 		return nil, fmt.Errorf("%s: format %q: want %q", name, f.Format, ModelFactsFormat)
 	}

@@ -26,6 +26,7 @@ func TestReadModelFacts(t *testing.T) {
 		{`{"format": "other/1"}`, `format "other/1"`},
 		{`{"format": "deepprof-model-facts/1", "batch": -1}`, "batch = -1: must not be negative"},
 		{`{"format": "deepprof-model-facts/1"`, "model.json"},
+		{"{\"format\": \"deepprof-model-facts/1\"}\n{\"format\": \"deepprof-model-facts/1\"}", "model.json:2: more after"},
 	} {
 		_, err := ReadModelFacts(strings.NewReader(c.in), "model.json")
 		require.Error(t, err, c.in)

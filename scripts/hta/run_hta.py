@@ -41,7 +41,7 @@ for d in sys.argv[1:]:
         print("temporal breakdown: HTA's assertion failed; again with negative durations set to 0")
         for rank, df in a.t.traces.items():
             df.loc[df["dur"].lt(0), "dur"] = 0
-    print(a.get_temporal_breakdown(visualize=False).to_string())
+        print(a.get_temporal_breakdown(visualize=False).to_string())
     try:
         r = a.get_idle_time_breakdown(visualize=False)
         print((r[0] if isinstance(r, tuple) else r).to_string())

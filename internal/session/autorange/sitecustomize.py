@@ -69,23 +69,15 @@ def _new_tokens(args, kwargs):
 _DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
 
 
-def _facts(model, args, kwargs, out):
-    """The facts file's content: the model's shape and the call's tokens
-    (workload.ModelFacts in deepprof)."""
+_model_facts = {}  # the model's own facts, by id(model): read once
+
+
+def _shape_facts(model):
+    """The model's shape, from its config and weights: what stays the same
+    from one generate() to the next."""
     import torch
 
     c = model.config
-    t = kwargs.get("input_ids")
-    if t is None and args:
-        t = args[0]
-    if t is None:
-        t = kwargs.get("inputs_embeds")
-    seqs = getattr(out, "sequences", out)
-    shape, got = getattr(t, "shape", None), getattr(seqs, "shape", None)
-    if shape is None or len(shape) < 2 or got is None or len(got) < 2:
-        return None
-    batch, prompt = int(shape[0]), int(shape[1])
-    new = int(got[1]) - prompt if kwargs.get("input_ids") is not None or args else int(got[1])
     linear = [torch.nn.Linear]
     try:
         from transformers.pytorch_utils import Conv1D
@@ -95,33 +87,58 @@ def _facts(model, args, kwargs, out):
     heads = getattr(c, "num_attention_heads", None) or 0
     hidden = getattr(c, "hidden_size", None) or 0
     head_dim = getattr(c, "head_dim", None) or (hidden // heads if hidden and heads else 0)
-    model_facts = {
+    dtype = str(getattr(model, "dtype", ""))
+    facts = {
         "name": getattr(c, "model_type", "") or "", "arch": type(model).__name__,
         "params": sum(p.numel() for p in model.parameters()),
-        "dtype": _DTYPES.get(str(getattr(model, "dtype", "")), str(getattr(model, "dtype", "")).replace("torch.", "")),
+        "dtype": _DTYPES.get(dtype, dtype.replace("torch.", "")),
         "layers": getattr(c, "num_hidden_layers", None) or 0, "hidden_size": hidden, "heads": heads,
         "kv_heads": getattr(c, "num_key_value_heads", None) or heads, "head_dim": head_dim or 0,
         "vocab_size": getattr(c, "vocab_size", None) or 0,
     }
-    # The weights every token multiplies: each linear layer's, the output
-    # head's too. A mixture of experts runs only its routed experts, so its
-    # count is left to the user (model.matmul_params).
-    if not any(getattr(c, k, None) for k in ("num_experts_per_tok", "num_local_experts", "num_experts")):
-        model_facts["matmul_params"] = sum(m.weight.numel() for m in model.modules() if isinstance(m, tuple(linear)))
+    # The weights every generated token multiplies: each linear layer's,
+    # the output head's too. Left to the user (model.matmul_params) where
+    # some linear layers do not run for each token: a mixture of experts
+    # (only the routed experts), an encoder-decoder (the encoder runs
+    # once), a vision-language model (its vision tower).
+    partial = any(getattr(c, k, None) for k in ("num_experts_per_tok", "num_local_experts", "num_experts",
+                                                  "is_encoder_decoder", "vision_config"))
+    if not partial:
+        facts["matmul_params"] = sum(m.weight.numel() for m in model.modules() if isinstance(m, tuple(linear)))
+    return facts
+
+
+def _facts(model, args, kwargs, out, decode_passes):
+    """The facts file's content: the model's shape and the call's tokens,
+    the whole batch's (workload.ModelFacts in deepprof): the prompt's
+    tokens of each sequence, and a token of each for every decode pass."""
+    t = kwargs.get("input_ids")
+    if t is None and args:
+        t = args[0]
+    if t is None:
+        t = kwargs.get("inputs_embeds")
+    seqs = getattr(out, "sequences", out)
+    shape, got = getattr(t, "shape", None), getattr(seqs, "shape", None)
+    if shape is None or len(shape) < 2 or got is None or len(got) < 2:
+        return None
+    batch, prompt = int(got[0]), int(shape[1])  # the output's rows: beams and returned sequences too
+    key = id(model)
+    if key not in _model_facts:
+        _model_facts[key] = _shape_facts(model)
     return {"format": "deepprof-model-facts/1", "from": "the transformers config of " + type(model).__name__,
-            "model": model_facts, "tokens": {"prompt": batch * prompt, "generated": batch * max(new, 0)},
+            "model": _model_facts[key], "tokens": {"prompt": batch * prompt, "generated": batch * decode_passes},
             "batch": batch}
 
 
-def _write_facts(model, args, kwargs, out):
+def _write_facts(model, args, kwargs, out, decode_passes):
     path = os.environ.get("DEEPPROF_MODEL_FACTS")
-    if not path:
-        return
+    if not path or os.environ.get("RANK", "0") != "0":
+        return  # one process writes them: rank 0 of a distributed run
     try:
-        facts = _facts(model, args, kwargs, out)
+        facts = _facts(model, args, kwargs, out, decode_passes)
         if facts is None:
             return
-        tmp = path + ".tmp"
+        tmp = "%s.%d.tmp" % (path, os.getpid())
         with open(tmp, "w") as f:
             json.dump(facts, f, indent=1)
         os.replace(tmp, path)
@@ -171,8 +188,6 @@ def _patch_generation(mod):
         self.forward = wrapped
         try:
             out = generate(self, *args, **kwargs)
-            _write_facts(self, args, kwargs, out)
-            return out
         finally:
             try:
                 del self.forward
@@ -180,6 +195,9 @@ def _patch_generation(mod):
                 pass
             if state["decoding"]:
                 pop()
+        # after the ranges close: the facts' cost is in no phase
+        _write_facts(self, args, kwargs, out, max(state["passes"] - 1, 0))
+        return out
 
     annotated._deepprof = True
     gm.generate = annotated
