@@ -54,13 +54,19 @@ def _count_user_ranges(nvtx):
     _count_user_ranges.raw = (push, pop)
 
 
-def _new_tokens(args, kwargs):
+def _input_shape(args, kwargs):
+    """The shape of the tokens a forward or generate() call is given:
+    input_ids (by keyword or first), else inputs_embeds; None if neither."""
     t = kwargs.get("input_ids")
     if t is None and args:
         t = args[0]
     if t is None:
         t = kwargs.get("inputs_embeds")
-    shape = getattr(t, "shape", None)
+    return getattr(t, "shape", None)
+
+
+def _new_tokens(args, kwargs):
+    shape = _input_shape(args, kwargs)
     if shape is None or len(shape) < 2:
         return 1
     return int(shape[1])
@@ -112,13 +118,8 @@ def _facts(model, args, kwargs, out, decode_passes):
     """The facts file's content: the model's shape and the call's tokens,
     the whole batch's (workload.ModelFacts in deepprof): the prompt's
     tokens of each sequence, and a token of each for every decode pass."""
-    t = kwargs.get("input_ids")
-    if t is None and args:
-        t = args[0]
-    if t is None:
-        t = kwargs.get("inputs_embeds")
     seqs = getattr(out, "sequences", out)
-    shape, got = getattr(t, "shape", None), getattr(seqs, "shape", None)
+    shape, got = _input_shape(args, kwargs), getattr(seqs, "shape", None)
     if shape is None or len(shape) < 2 or got is None or len(got) < 2:
         return None
     batch, prompt = int(got[0]), int(shape[1])  # the output's rows: beams and returned sequences too
