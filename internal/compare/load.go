@@ -392,19 +392,10 @@ func (s *Summary) readRegions(data []byte, name string) error {
 // ranges, when it wrote no workload report) in place of the missing
 // stage1/report.json, with the model and GPU the summary names.
 func (s *Summary) readSummaryStages(data []byte, name string) error {
+	// summary.json's own types (package facts), for the two parts read
 	var doc struct {
-		Environment struct {
-			GPU   string `json:"gpu"`
-			Model *struct {
-				Name string `json:"name"`
-			} `json:"model"`
-		} `json:"environment"`
-		Stages struct {
-			Rows []struct {
-				Name string    `json:"name"`
-				MS   []float64 `json:"ms"`
-			} `json:"rows"`
-		} `json:"stages"`
+		Environment facts.Environment `json:"environment"`
+		Stages      facts.Stages      `json:"stages"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -452,14 +443,7 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 // sample (the stakeholder summary counts every launch of the timing pass).
 func readSummaryRegions(data []byte, name string) ([]Region, error) {
 	var doc struct {
-		Regions *struct {
-			Sampled bool `json:"sampled"`
-			Rows    []struct {
-				Name     string  `json:"name"`
-				TotalMS  float64 `json:"total_ms"`
-				Launches int64   `json:"launches"`
-			} `json:"rows"`
-		} `json:"regions"`
+		Regions *facts.Regions `json:"regions"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
