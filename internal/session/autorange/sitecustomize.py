@@ -139,10 +139,13 @@ def _write_facts(model, args, kwargs, out, decode_passes):
         facts = _facts(model, args, kwargs, out, decode_passes)
         if facts is None:
             return
+        # A file of its own, made new, never through a link: a link planted
+        # at the name makes the write fail, not land outside the run.
         tmp = "%s.%d.tmp" % (path, os.getpid())
-        with open(tmp, "w") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w") as f:
             json.dump(facts, f, indent=1)
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # replaces a link at path, never writes through it
     except Exception as e:  # never break the program
         sys.stderr.write("deepprof auto ranges: no model facts: %r\n" % (e,))
 
