@@ -46,7 +46,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	dir := fs.String("profiles", config.DefaultDir, "the profiles `DIR`")
 	dry := fs.Bool("dry-run", false, "run the preflight checks and print what they found, then every step's argv and outputs; run nothing")
 	printConfig := fs.Bool("print-config", false, "print the composed configuration, and where each value came from (a profile file and line, the embedded defaults, an override, the command after --), then exit")
-	noPreflight := fs.Bool("no-preflight", false, "start the session without the preflight checks (GPU, ncu, the workload's files, interpreter and imports)")
+	noPreflight := fs.Bool("no-preflight", false, "start the session without the preflight checks (GPU, ncu, the workload's files and interpreter)")
 	check := fs.Bool("check", false, "also run the torch.profiler check: the program once more under torch.profiler, its kernel times compared with the CUPTI run's (timeline.oracle=true; only a workload that supports DEEPPROF_PHASE=oracle, such as the default one, writes its figures)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
@@ -98,7 +98,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	var pre session.PreflightResult
 	if !*noPreflight {
-		pre = session.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr), preflightProbes(sel))
+		pre = session.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr, *dry), preflightProbes(sel))
 	}
 	s, err := harness.NewSession(cfg, harness.SessionOptions{NcuPath: ncuPath, Ncu: pre.Ncu, Log: stderr, Progress: stderr,
 		ProgressLive: liveProgress(stderr), Now: now})
@@ -154,8 +154,9 @@ var preflightProbes = session.System
 
 // preflightInput is what the session will need: the profiler, the
 // workload's argv and environment, and the files it reads (its .py
-// scripts and workload.inputs, relative to the working directory).
-func preflightInput(cfg *config.Config, ncuPath string, ncuErr error) session.Input {
+// scripts and workload.inputs, relative to the working directory). Only a
+// dry run tries the workload's imports: a session's first step does.
+func preflightInput(cfg *config.Config, ncuPath string, ncuErr error, dry bool) session.Input {
 	argv := cfg.Workload.Command()
 	var files []string
 	for _, a := range argv {
@@ -168,7 +169,7 @@ func preflightInput(cfg *config.Config, ncuPath string, ncuErr error) session.In
 	for _, k := range slices.Sorted(maps.Keys(cfg.Workload.Env)) {
 		env = append(env, k+"="+cfg.Workload.Env[k])
 	}
-	return session.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files}
+	return session.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files, CheckImports: dry}
 }
 
 // readFirst ends profile's and report's output with the paths of what a

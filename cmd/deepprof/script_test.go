@@ -275,13 +275,14 @@ func copyFile(w io.Writer, path string) {
 // fakeWorkload is a workload that writes a SYNTHETIC report of the
 // contract's shape to $DEEPPROF_REPORT. Run as "python3 -c CODE" (the
 // preflight's import check) it succeeds, or, with $FAKE_PYTHON_FAILS set to
-// a recorded interpreter output, prints it and exits 1.
+// a recorded interpreter output, prints it and exits 1; a script run with
+// $FAKE_PYTHON_FAILS set does the same, as the interpreter would.
 func fakeWorkload() {
+	if out := os.Getenv("FAKE_PYTHON_FAILS"); out != "" {
+		copyFile(os.Stderr, out)
+		os.Exit(1)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "-c" {
-		if out := os.Getenv("FAKE_PYTHON_FAILS"); out != "" {
-			copyFile(os.Stderr, out)
-			os.Exit(1)
-		}
 		return
 	}
 	fmt.Printf("fake workload %s phase=%s\n", strings.Join(os.Args[1:], " "), os.Getenv("DEEPPROF_PHASE"))

@@ -37,8 +37,10 @@
 //
 // Run checks, before a session starts anything, that this machine can run
 // it: an NVIDIA GPU that NVML sees, a profiler that prints its version, the
-// workload's files, and the workload's program (for a Python workload whose
-// imports are known, that its interpreter imports them). Each check says
+// workload's files, and the workload's program (for a dry run of a Python
+// workload whose imports are known, that its interpreter imports them; a
+// session leaves that to its first step, whose failure names the missing
+// module: MissingModule). Each check says
 // what it found and, when it failed, what to do, so that deepprof profile
 // stops in seconds with the reason instead of failing minutes later inside
 // a step. The probes are functions (Probes): tests run every check with

@@ -43,6 +43,11 @@ type Input struct {
 	Env      []string
 	// Files must be regular files: the workload's scripts and inputs.
 	Files []string
+	// CheckImports tries the workload's known imports (Imports) in an
+	// interpreter of their own: a dry run's preflight. A session leaves
+	// them to its first step, which starts the same interpreter anyway; its
+	// failure names the missing module (MissingModule).
+	CheckImports bool
 }
 
 // Check names.
@@ -231,7 +236,7 @@ func checkWorkload(ctx context.Context, in Input, p Probes) Finding {
 		return Finding{Check: CheckWorkload, Found: err.Error(), Fix: fix}
 	}
 	mods := Imports(in.Workload)
-	if len(mods) == 0 {
+	if len(mods) == 0 || !in.CheckImports {
 		return Finding{Check: CheckWorkload, OK: true, Found: path + " exists"}
 	}
 	code := "import " + strings.Join(mods, ", ")
@@ -245,11 +250,36 @@ func checkWorkload(ctx context.Context, in Input, p Probes) Finding {
 		} else if last := lastLine(out); last != "" {
 			found += ": " + last
 		}
-		return Finding{Check: CheckWorkload, Found: found,
-			Fix: fmt.Sprintf("install %s for %s (%s -m pip install %s), or set workload.python to an interpreter that has them",
-				strings.Join(mods, " and "), path, prog, strings.Join(mods, " "))}
+		return Finding{Check: CheckWorkload, Found: found, Fix: installHint(prog, path, mods)}
 	}
 	return Finding{Check: CheckWorkload, OK: true, Found: fmt.Sprintf("%s imports %s", path, strings.Join(mods, ", "))}
+}
+
+// installHint says how to give the interpreter prog (found at path) the
+// modules mods.
+func installHint(prog, path string, mods []string) string {
+	them := "them"
+	if len(mods) == 1 {
+		them = "it"
+	}
+	return fmt.Sprintf("install %s for %s (%s -m pip install %s), or set workload.python to an interpreter that has %s",
+		strings.Join(mods, " and "), path, prog, strings.Join(mods, " "), them)
+}
+
+// MissingModule is what to do when a Python workload's output (log) says a
+// module is missing: install it, or choose another interpreter; "" when
+// argv runs no interpreter or log names no missing module. Only the
+// module's top-level package is named, as pip installs it.
+func MissingModule(argv []string, log []byte) string {
+	if !IsPython(argv) {
+		return ""
+	}
+	m := noModule.FindSubmatch(log)
+	if m == nil {
+		return ""
+	}
+	mod, _, _ := strings.Cut(string(m[1]), ".")
+	return fmt.Sprintf("No module named '%s': %s", m[1], installHint(argv[0], argv[0], []string{mod}))
 }
 
 // lastLine is the last non-blank line of out, clipped.

@@ -74,7 +74,7 @@ var defaultWorkload = []string{"python3", "scripts/workloads/hf_causal_lm.py", "
 func TestAllPass(t *testing.T) {
 	f := &fake{}
 	r := Run(context.Background(), Input{Ncu: "/usr/local/cuda/bin/ncu", Workload: defaultWorkload, Env: []string{"PYTHONPATH=/x"},
-		Files: []string{"scripts/workloads/hf_causal_lm.py"}}, f.probes(t))
+		Files: []string{"scripts/workloads/hf_causal_lm.py"}, CheckImports: true}, f.probes(t))
 	require.NoError(t, r.Err())
 	assert.Equal(t, []string{"python3 -c import torch, transformers PYTHONPATH=/x"}, f.ran, "one import check, an argv, with the workload's env")
 	require.NotNil(t, r.Ncu)
@@ -99,7 +99,7 @@ func TestIssueMachine(t *testing.T) {
 	p.GPU = noGPU
 	p.Tool = ncuPrints("")
 	p.Run = func(context.Context, []string, []string) ([]byte, error) { return noTorch, exitError(t) }
-	r := Run(context.Background(), Input{Ncu: "/usr/local/cuda/bin/ncu", Workload: defaultWorkload}, p)
+	r := Run(context.Background(), Input{Ncu: "/usr/local/cuda/bin/ncu", Workload: defaultWorkload, CheckImports: true}, p)
 	assert.Equal(t, []string{CheckGPU, CheckNcu, CheckWorkload}, r.Failed())
 	assert.Nil(t, r.Ncu)
 	var pe *Error
@@ -122,6 +122,26 @@ func TestIssueMachine(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, r.Write(&b))
 	assert.Regexp(t, regexp.MustCompile(`(?m)^  FAIL  GPU: nvml: Init: ERROR_LIBRARY_NOT_FOUND.*\n        do: run deepprof profile on a machine`), b.String())
+}
+
+// TestSessionLeavesImportsToItsFirstStep (issue 36): a session's
+// preflight starts no interpreter (its first step starts the same one), and
+// that step's failure names the missing module and what to do, from
+// Python's real output.
+func TestSessionLeavesImportsToItsFirstStep(t *testing.T) {
+	f := &fake{}
+	r := Run(context.Background(), Input{Ncu: "/usr/local/cuda/bin/ncu", Workload: defaultWorkload}, f.probes(t))
+	require.NoError(t, r.Err())
+	assert.Empty(t, f.ran)
+
+	noTorch, err := os.ReadFile("../../fixtures/logs/python-no-torch.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "No module named 'torch': install torch for python3 (python3 -m pip install torch), or set workload.python to an interpreter that has it",
+		MissingModule(defaultWorkload, noTorch))
+	assert.Empty(t, MissingModule([]string{"./bench"}, noTorch), "not an interpreter")
+	assert.Empty(t, MissingModule(defaultWorkload, []byte("Traceback ...\nRuntimeError: CUDA error\n")))
+	assert.Equal(t, "No module named 'transformers.models': install transformers for /opt/py/bin/python3.12 (/opt/py/bin/python3.12 -m pip install transformers), or set workload.python to an interpreter that has it",
+		MissingModule([]string{"/opt/py/bin/python3.12", "x.py"}, []byte("ModuleNotFoundError: No module named 'transformers.models'\n")))
 }
 
 func TestNcuNotFound(t *testing.T) {

@@ -957,6 +957,9 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		return fmt.Errorf("%s was killed by %s (%s): %s", filepath.Base(st.Argv[0]), signalName(res.Signal), signalWhy(res.Signal), tail)
 	}
 	if res.ExitCode != 0 {
+		if hint := MissingModule(st.Argv, log.Bytes()); hint != "" {
+			return fmt.Errorf("%s exited with status %d: %s", filepath.Base(st.Argv[0]), res.ExitCode, hint)
+		}
 		tail := lastLines(log.Bytes(), 5)
 		return fmt.Errorf("%s exited with status %d: %s", filepath.Base(st.Argv[0]), res.ExitCode, tail)
 	}

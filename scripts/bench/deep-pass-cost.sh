@@ -13,7 +13,11 @@
 # Cases: moe (scripts/bench/moe_lm.py: 24 layers of 60 experts, top 4, as
 # Qwen2-MoE; 3 generates of 24 tokens), moe-5x
 # (120 tokens each), tiny-llama (the default session), llama3-8b-roofline
-# (workloads=llama3-8b ncu=roofline: Llama-3-8B shapes, random weights).
+# (workloads=llama3-8b ncu=roofline: Llama-3-8B shapes, random weights),
+# compiled (scripts/bench/generate_lm.py --compile: a torch.compile'd
+# Llama decoder, model.generate() with no NVTX range), cpp
+# (scripts/bench/decode_loop.cu built with nvcc before the timing: a C++
+# program of its own kernels, no framework, under 4 s).
 set -euo pipefail
 deepprof=$(realpath "$1")
 out=$(realpath -m "$2")
@@ -27,13 +31,17 @@ echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
 for c in "${cases[@]}"; do
 	dir="$out/$c"
 	rm -rf "$dir" && mkdir -p "$dir"
-	cp "$here/moe_lm.py" "$dir/"
+	cp "$here/moe_lm.py" "$here/generate_lm.py" "$dir/"
 	cmd=()
 	case $c in
 	moe) cmd=(python3 moe_lm.py); argv=(profile -- "${cmd[@]}") ;;
 	moe-5x) cmd=(python3 moe_lm.py --tokens 120); argv=(profile -- "${cmd[@]}") ;;
 	tiny-llama) argv=(profile) ;;
 	llama3-8b-roofline) argv=(profile workloads=llama3-8b ncu=roofline) ;;
+	compiled) cmd=(python3 generate_lm.py --compile); argv=(profile -- "${cmd[@]}") ;;
+	cpp)
+		nvcc -O2 -arch=sm_90 -o "$dir/decode_loop" "$here/decode_loop.cu"
+		cmd=(./decode_loop); argv=(profile -- "${cmd[@]}") ;;
 	*) echo "unknown case $c" >&2; exit 2 ;;
 	esac
 	plain=0

@@ -8,7 +8,10 @@ with forward hooks: prefill (the pass over the prompt), decode_all around
 the later passes, each in decode_step (run it with
 workload.auto_ranges=off).
 
-    python3 generate_lm.py [--annotate[=hooks]] [--generates 4] [--tokens 32] [--batch 4] [--layers 8] [--hidden 1024] [--warmup]
+With --compile the model's forward is torch.compile'd (inductor's default
+mode): a compiled decoder, its first generate compiling.
+
+    python3 generate_lm.py [--annotate[=hooks]] [--compile] [--generates 4] [--tokens 32] [--batch 4] [--layers 8] [--hidden 1024] [--warmup]
 """
 
 import argparse
@@ -25,6 +28,7 @@ p.add_argument("--batch", type=int, default=4)
 p.add_argument("--layers", type=int, default=8)
 p.add_argument("--hidden", type=int, default=1024)
 p.add_argument("--warmup", action="store_true", help="a forward pass over the prompt first, outside every range")
+p.add_argument("--compile", action="store_true", help="torch.compile the model's forward")
 args = p.parse_args()
 
 torch.manual_seed(0)
@@ -34,6 +38,8 @@ cfg = LlamaConfig(hidden_size=args.hidden, intermediate_size=args.hidden * 11 //
                   max_position_embeddings=1024)
 with torch.device("cuda"):
     model = LlamaForCausalLM(cfg).to(torch.bfloat16).eval()
+if args.compile:
+    model.forward = torch.compile(model.forward)
 ids = torch.randint(1, cfg.vocab_size, (args.batch, 128), device="cuda")
 if args.warmup:
     # The first pass at a shape plans its kernels (cuDNN's attention, for
