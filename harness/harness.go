@@ -59,6 +59,12 @@ func (e *NotRebuiltError) Unwrap() error { return e.Err }
 // once. A run rebuilt in part says why in its report.md; the error says
 // what failed.
 func ReportRun(run *rundir.Run, o ReportOptions) error {
+	return reportRun(run, o, nil)
+}
+
+// reportRun is ReportRun given the CUPTI timeline already read of the
+// run's record files (nil: none; settings.read).
+func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline) error {
 	// One writer at a time (a second deepprof report, a session): two
 	// rebuilds at once would remove each other's files.
 	lock, err := rundir.LockRun(run.Dir)
@@ -76,6 +82,7 @@ func ReportRun(run *rundir.Run, o ReportOptions) error {
 	if o.TopN != nil {
 		cfg.TopN = *o.TopN
 	}
+	cfg.read = read
 	if err := run.WriteRebuildStarted(); err != nil {
 		return &NotRebuiltError{err}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -37,6 +38,10 @@ type settings struct {
 
 	memo    *memo        // what one rebuild reads once
 	exports *exportReads // the rebuild's one read of each ncu export
+	// read, when not nil, is the run's CUPTI timeline already read of its
+	// record files (the session's): the rebuild takes it instead of
+	// reading them again.
+	read *timeline.Timeline
 }
 
 // ConfigFor is how a run configured by cfg makes its derived files: its
@@ -124,10 +129,17 @@ func sampleRegions(run *rundir.Run, cfg settings) (*facts.RegionReport, error) {
 // RebuildRun rebuilds every derived file of run as configured by cfg: the
 // session's last step (session.Session.Report).
 func RebuildRun(run *rundir.Run, cfg *config.Config) error {
+	return rebuildRead(run, cfg, nil)
+}
+
+// rebuildRead is RebuildRun given the CUPTI timeline already read of the
+// run's record files (nil: none), as the session that made them read it.
+func rebuildRead(run *rundir.Run, cfg *config.Config, read *timeline.Timeline) error {
 	dc, err := settingsFor(cfg)
 	if err != nil {
 		return err
 	}
+	dc.read = read
 	return rebuild(run, dc)
 }
 

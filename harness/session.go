@@ -10,6 +10,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
@@ -30,7 +31,7 @@ type SessionOptions struct {
 }
 
 // NewSession is a profiling session of cfg: its steps run as processes,
-// its run directory rebuilt by RebuildRun, and its env.json naming the
+// its run directory rebuilt as RebuildRun does, and its env.json naming the
 // machine's GPUs and the tools found (ncu, and nsys: where it is and its
 // version, or why there is none), probed when env.json is written, not
 // before: a plan or a dry run probes nothing.
@@ -47,8 +48,11 @@ func NewSession(cfg *config.Config, o SessionOptions) (*session.Session, error) 
 	if now == nil {
 		now = time.Now
 	}
-	s := &session.Session{Cfg: cfg, ConfigYAML: y, Report: RebuildRun, Runner: session.ExecRunner{}, Ncu: o.NcuPath, Now: now,
+	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: o.NcuPath, Now: now,
 		Log: o.Log, Progress: o.Progress, ProgressLive: o.ProgressLive}
+	// The rebuild takes the timeline the session read of the run's
+	// records, not a second read of them.
+	s.Report = func(run *rundir.Run, cfg *config.Config) error { return rebuildRead(run, cfg, s.Timeline(run)) }
 	s.Env = func() ([]byte, error) {
 		found, errs := tools(cfg, o)
 		return workload.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) }, found, errs).JSON()

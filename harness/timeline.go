@@ -22,12 +22,16 @@ import (
 func hasCupti(run *rundir.Run) bool { return len(rundir.CuptiFiles(run)) > 0 }
 
 // loadTimeline reads the run's CUPTI record files once per rebuild (the
-// kernel table, the regions, the phases and the trace all come from it).
+// kernel table, the regions, the phases and the trace all come from it),
+// or takes the timeline already read of them (settings.read).
 func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
 		return c.memo.tl, c.memo.err
 	}
-	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+	tl, err := c.read, error(nil)
+	if tl == nil {
+		tl, err = timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+	}
 	var inferred []string
 	found := false
 	if err == nil && c.InferPhases {

@@ -4,13 +4,16 @@
 package render
 
 import (
+	"runtime"
+
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"path"
 	"slices"
 	"strconv"
+
+	"github.com/klauspost/pgzip"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
@@ -41,11 +44,18 @@ const maxQuoted = 1 << 16
 // file is within a tenth of the default level's (docs/measurements.md).
 const TraceGzipLevel = 3
 
-// TraceGzip writes the trace to w, gzip-compressed (TraceGzipLevel), as it
-// is made: memory does not grow with the trace.
+// traceBlock is the size of the blocks the trace is compressed in, each on
+// a core of its own (pgzip), at most one a core in flight.
+const traceBlock = 1 << 20
+
+// TraceGzip writes the trace to w, gzip-compressed (TraceGzipLevel) in
+// blocks on every core, as it is made: memory does not grow with the trace.
 func TraceGzip(w io.Writer, tl *timeline.Timeline) error {
-	zw, err := gzip.NewWriterLevel(w, TraceGzipLevel)
+	zw, err := pgzip.NewWriterLevel(w, TraceGzipLevel)
 	if err != nil {
+		return err
+	}
+	if err := zw.SetConcurrency(traceBlock, runtime.GOMAXPROCS(0)); err != nil {
 		return err
 	}
 	if err := Write(zw, tl); err != nil {

@@ -300,6 +300,18 @@ func (s *Session) recordsOf(run *rundir.Run) (*timeline.Timeline, error) {
 	return tl, nil
 }
 
+// Timeline is the CUPTI timeline the session read of run's record files
+// while they are still the files it read (nil when it read none): the
+// rebuild that ends the session takes it rather than reading them again.
+// The session only queries it; the rebuild may add to it (inferred
+// phases), so it is asked for once the session's steps are done.
+func (s *Session) Timeline(run *rundir.Run) *timeline.Timeline {
+	if s.read.tl == nil || s.read.dir != run.Dir || !slices.Equal(s.read.files, rundir.CuptiFiles(run)) {
+		return nil
+	}
+	return s.read.tl
+}
+
 // cuptiKernels is the kernel table of the run's CUPTI timeline: every
 // launch in the configured NVTX ranges (nvtx.include), with each kernel's
 // spread.

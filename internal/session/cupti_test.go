@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -352,4 +353,24 @@ func TestStepsSayProgress(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^deepprof: timeline-cupti: done in [0-9.]+ s \(step [0-9]+, [0-9.]+ s into the session\)$`, log.String())
 	assert.Regexp(t, `(?m)^deepprof: ncu-deep: done in [0-9.]+ s, about [0-9]+ s planned \(step [0-9]+, [0-9.]+ s into the session\)$`, log.String())
+}
+
+// TestTimelineOnlyOfTheFilesRead (issue 36): the session hands its read
+// timeline to the rebuild only while the run's record files are those it
+// read; one more file, or another run, and the rebuild reads them itself.
+func TestTimelineOnlyOfTheFilesRead(t *testing.T) {
+	run, err := rundir.Create(t.TempDir(), "r", time.Now())
+	require.NoError(t, err)
+	require.NoError(t, run.Write(rundir.TimelineCupti+"/cupti-1.tsv", []byte("#deepprof-cupti/1\tpid=1\tppid=0\tcupti_api=130001\tcuda_driver=13000\tstart_ns=1\texe=/x\n")))
+	s := &Session{}
+	assert.Nil(t, s.Timeline(run), "none read")
+	tl, err := s.recordsOf(run)
+	require.NoError(t, err)
+	assert.Same(t, tl, s.Timeline(run))
+
+	other, err := rundir.Create(t.TempDir(), "o", time.Now())
+	require.NoError(t, err)
+	assert.Nil(t, s.Timeline(other), "another run")
+	require.NoError(t, run.Write(rundir.TimelineCupti+"/cupti-2.tsv", []byte("#deepprof-cupti/1\tpid=2\tppid=0\tcupti_api=130001\tcuda_driver=13000\tstart_ns=1\texe=/x\n")))
+	assert.Nil(t, s.Timeline(run), "a file the session did not read")
 }
