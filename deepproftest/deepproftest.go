@@ -19,9 +19,9 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	deepprof "github.com/llm-perf-opt/deepprof"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"

@@ -7,4 +7,9 @@
 // nothing: its exported functions and methods only word or name what a
 // value holds (TestFactsComputeNothing), so a renderer that imports it
 // can take a number only from a field the analysis set.
+//
+// It is the one package of the module outside internal/ beside harness
+// and deepproftest: the values harness's functions return are of its
+// types, so a program of another module can name what it is handed
+// (harness gives the ones most used a name of its own: harness.Summary).
 package facts
