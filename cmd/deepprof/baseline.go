@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/harness"
 )
 
 // runBaseline is "deepprof baseline MAIN": the run's baseline file on stdout.
 func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("baseline", "baseline [--top N] MAIN", stdout)
-	top := fs.Int("top", compare.DefaultTop, "keep the `N` kernels with the most total time (0: all)")
+	top := fs.Int("top", harness.DefaultBaselineTop, "keep the `N` kernels with the most total time (0: all)")
 	allow := fs.Bool("allow-partial", false, "write a baseline of a run that is not complete (its manifest says partial, missing or stale files)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
@@ -23,16 +23,9 @@ func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	from := compare.FromRunTop
-	if *allow {
-		from = compare.FromRunAllowPartial
+	err = harness.Baseline(pos[0], harness.BaselineOptions{Top: *top, AllowPartial: *allow}, stdout)
+	if ie := (*harness.InputError)(nil); errors.As(err, &ie) {
+		return &exitError{2, err}
 	}
-	b, err := from(pos[0], *top)
-	if err != nil {
-		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) {
-			return &exitError{2, err}
-		}
-		return err
-	}
-	return b.Write(stdout)
+	return err
 }

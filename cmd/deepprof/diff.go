@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/compare"
-	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/harness"
 )
 
 // runDiff is "deepprof diff": B against A. It prints the comparison, then
@@ -37,29 +35,8 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var sides [2]*compare.Summary
-	for i, p := range pos {
-		if sides[i], err = loadSide(p); err != nil {
-			return &exitError{2, err}
-		}
-		if err := sides[i].Sound(); err != nil && !*allow {
-			return &exitError{2, err}
-		}
-	}
-	if !*mismatch && !*models {
-		if diffs := compare.SetupDifferences(sides[0], sides[1]); len(diffs) > 0 {
-			return &exitError{2, fmt.Errorf("%s: a diff of them counts every difference as a regression or an improvement; compare runs of one model, workload shape and kernel source on one GPU, or pass --allow-mismatch", strings.Join(diffs, "; "))}
-		}
-	}
-	res := compare.Compare(sides[0], sides[1], compare.Uniform(th))
-	switch f {
-	case "json":
-		err = compare.JSON(res, stdout)
-	case "csv":
-		err = render.DiffCSV(stdout, res)
-	default:
-		err = writeMarkdown(stdout, f, func(w io.Writer) error { return render.DiffMarkdown(w, res) })
-	}
+	res, err := harness.Diff(pos[0], pos[1], harness.DiffOptions{TableOptions: tableOptions(f, stdout), Threshold: th,
+		AllowMismatch: *mismatch || *models, AllowPartial: *allow}, stdout)
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -67,11 +44,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case res.Regression:
 		return &exitError{1, fmt.Errorf("regression: %s", firstOf(res.Regressions, 3))}
 	case res.Incomplete:
-		var what []string
-		for _, m := range res.Missing {
-			what = append(what, fmt.Sprintf("%s has no %s", m.Run, m.File))
-		}
-		return &exitError{2, fmt.Errorf("incomplete comparison: %s", strings.Join(what, "; "))}
+		return &exitError{2, fmt.Errorf("incomplete comparison: %s", strings.Join(res.Missing, "; "))}
 	}
 	return nil
 }
@@ -82,28 +55,6 @@ func firstOf(items []string, n int) string {
 		return strings.Join(items, "; ")
 	}
 	return fmt.Sprintf("%s; and %d more (see the report)", strings.Join(items[:n], "; "), len(items)-n)
-}
-
-// loadSide reads a run directory, or a baseline file written by deepprof
-// baseline.
-func loadSide(path string) (*compare.Summary, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return compare.Load(path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := compare.Read(f, path)
-	if err != nil {
-		return nil, err
-	}
-	return b.Summary(), nil
 }
 
 // parseThreshold reads "5%" (a percentage) or "0.05" (a fraction below 1).

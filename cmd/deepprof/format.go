@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -12,8 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/llm-perf-opt/deepprof/internal/input"
-	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/harness"
 )
 
 // formatHelp is the --format flag's help of kernels and regions.
@@ -30,7 +28,7 @@ func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
 	if format == "" {
 		// Markdown where it is asked for, or into a file named *.md; a
 		// plain table everywhere else, a pipe included.
-		if f, ok := stdout.(*os.File); ok && strings.EqualFold(filepath.Ext(fileName(f)), ".md") && !input.IsTerminal(f) {
+		if f, ok := stdout.(*os.File); ok && strings.EqualFold(filepath.Ext(fileName(f)), ".md") && !isTerminal(f) {
 			return "md", nil
 		}
 		return "text", nil
@@ -39,11 +37,15 @@ func tableFormat(format string, stdout io.Writer, csv ...bool) (string, error) {
 		return format, nil
 	}
 	msg := fmt.Sprintf("--format %q: must be %s or %s", format, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
-	if c := input.Suggest(format, formats); c != "" {
+	if c := harness.Suggest(format, formats); c != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return "", &usageError{msg}
 }
+
+// isTerminal reports whether f is a terminal (golang.org/x/term's ioctl
+// for its settings): /dev/null, a pipe and a file are none.
+func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
 
 // fileName is the name of the file f is open on: where the shell's
 // redirection put stdout (os.Stdout is named /dev/stdout whatever it is),
@@ -55,18 +57,10 @@ func fileName(f *os.File) string {
 	return f.Name()
 }
 
-// writeMarkdown writes what markdown renders, as Markdown or, for format
-// "text", as plain text.
-func writeMarkdown(stdout io.Writer, format string, markdown func(io.Writer) error) error {
-	if format != "text" {
-		return markdown(stdout)
-	}
-	var b bytes.Buffer
-	if err := markdown(&b); err != nil {
-		return err
-	}
-	_, err := io.WriteString(stdout, render.RenderWidth(b.Bytes(), terminalWidth(stdout)))
-	return err
+// tableOptions are the harness's table options of format f written to
+// stdout: plain text as wide as stdout's terminal.
+func tableOptions(f string, stdout io.Writer) harness.TableOptions {
+	return harness.TableOptions{Format: f, Width: terminalWidth(stdout)}
 }
 
 // MinTextWidth is the narrowest a terminal's width is taken to be: below
@@ -75,16 +69,16 @@ const MinTextWidth = 60
 
 // terminalWidth is the width of the terminal stdout is, in cells
 // (golang.org/x/term's ioctl, already the progress line's), at least
-// MinTextWidth; render.TextWidth when stdout is not a terminal or does
-// not say.
+// MinTextWidth; harness.DefaultWidth when stdout is not a terminal or
+// does not say.
 func terminalWidth(stdout io.Writer) int {
 	f, ok := stdout.(*os.File)
-	if !ok || !input.IsTerminal(f) {
-		return render.TextWidth
+	if !ok || !isTerminal(f) {
+		return harness.DefaultWidth
 	}
 	w, _, err := term.GetSize(int(f.Fd()))
 	if err != nil || w <= 0 {
-		return render.TextWidth
+		return harness.DefaultWidth
 	}
 	return max(w, MinTextWidth)
 }

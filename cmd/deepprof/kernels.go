@@ -4,12 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
-	"github.com/llm-perf-opt/deepprof/facts"
-	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/harness"
 )
 
 func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -35,37 +31,7 @@ func runKernels(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer closeFn()
-	t, err := ncu.KernelTable(ncu.NewReader(r, name, ncu.Options{}), name)
-	if err != nil {
-		return err
-	}
-	t = t.Top(*top)
-	switch f {
-	case "json":
-		return render.KernelsJSON(stdout, t, nil, nil)
-	case "csv":
-		return render.KernelsCSV(stdout, t)
-	}
-	if f == "text" {
-		t = displayNamed(t)
-	}
-	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.KernelsMarkdown(w, t) })
-}
-
-// displayNamed is t with each kernel under its display name
-// (facts.DisplayNames: its function, and what tells its instances
-// apart), for a terminal: the Markdown and JSON keep the full names.
-func displayNamed(t model.KernelTable) model.KernelTable {
-	names := make([]string, len(t.Kernels))
-	for i, k := range t.Kernels {
-		names[i] = k.Name
-	}
-	short := facts.DisplayNames(names)
-	t.Kernels = slices.Clone(t.Kernels)
-	for i := range t.Kernels {
-		t.Kernels[i].Name = short[i]
-	}
-	return t
+	return harness.Kernels(r, name, harness.KernelsOptions{TableOptions: tableOptions(f, stdout), Top: *top}, stdout)
 }
 
 // openInput opens FILE, or standard input for "-".

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
 func main() {
@@ -60,7 +59,7 @@ func exitCode(err error) int {
 // (U+202E as \u202e, NUL as \u0000): the line breaks between joined
 // errors become spaces, any other hidden rune is shown, never acted on.
 func oneLine(err error) string {
-	return input.EscapeHidden(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " "))
+	return harness.EscapeHidden(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " "))
 }
 
 const usage = `deepprof: deep profiling reports for LLM inference on NVIDIA GPUs.
@@ -187,7 +186,7 @@ func commandNamed(name string) (command, error) {
 			return command{}, &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", name, n)}
 		}
 	}
-	if c := input.Suggest(name, names); c != "" {
+	if c := harness.Suggest(name, names); c != "" {
 		return command{}, &usageError{fmt.Sprintf("unknown command %q: did you mean %q? (run \"deepprof help\")", name, c)}
 	}
 	return command{}, &usageError{fmt.Sprintf("unknown command %q (run \"deepprof help\")", name)}
@@ -223,7 +222,7 @@ func flagError(fs *flagSet, err error) error {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		msg = fmt.Sprintf("unknown flag --%s", name)
-		if c := input.Suggest(name, names); c != "" {
+		if c := harness.Suggest(name, names); c != "" {
 			msg += fmt.Sprintf(" (did you mean --%s?)", c)
 		}
 	} else {
@@ -270,7 +269,7 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flagSet {
 // usage writes the command's help: synopsis, flags, more text.
 func (fs *flagSet) usage(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: deepprof %s\n\nFlags:\n", input.Wrap(fs.synopsis, helpWidth-len("Usage: deepprof "), helpWidth, strings.Repeat(" ", len("Usage: deepprof "))))
+	fmt.Fprintf(&b, "Usage: deepprof %s\n\nFlags:\n", harness.Wrap(fs.synopsis, helpWidth-len("Usage: deepprof "), helpWidth, strings.Repeat(" ", len("Usage: deepprof "))))
 	printFlags(&b, fs.FlagSet)
 	b.WriteString(fs.extra)
 	_, err := io.WriteString(w, b.String())
@@ -293,6 +292,6 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		if def := f.DefValue; def != "" && def != "false" && def != "0" && def != "[]" {
 			text += fmt.Sprintf(" (default %s)", def)
 		}
-		fmt.Fprintf(w, "%s\n      %s\n", line, input.Wrap(text, helpWidth-6, helpWidth, "      "))
+		fmt.Fprintf(w, "%s\n      %s\n", line, harness.Wrap(text, helpWidth-6, helpWidth, "      "))
 	})
 }

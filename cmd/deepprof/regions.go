@@ -7,9 +7,6 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/ncu"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
-	"github.com/llm-perf-opt/deepprof/internal/render"
 )
 
 // stringList is a flag that may be given many times.
@@ -24,16 +21,6 @@ func (s *stringList) Set(v string) error {
 
 const regionsSynopsis = "regions [--format text|md|json|csv] [--include RE]... [--exclude RE]... [--kernel-include RE]... [--kernel-exclude RE]... [--metrics GROUPS] [--top N] [--aggregate=false] [--out DIR] FILE|-"
 
-// regionFlag is the command-line flag of a region filter's pattern:
-// --include and --exclude choose regions (what the command lists),
-// --kernel-include and --kernel-exclude the launches they count.
-func regionFlag(target, flag string) string {
-	if target == regions.TargetKernel {
-		return "--kernel-" + flag
-	}
-	return "--" + flag
-}
-
 func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("regions", regionsSynopsis, stdout)
 	format := fs.String("format", "", fmt.Sprintf(formatHelp, "report.json"))
@@ -42,9 +29,9 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	fs.Var(&exclude, "exclude", "leave out regions whose name matches this `regexp` (repeatable; exclude wins over include)")
 	fs.Var(&kinclude, "kernel-include", "count only launches of kernels whose name matches this `regexp` (repeatable; any may match)")
 	fs.Var(&kexclude, "kernel-exclude", "leave out launches of kernels whose name matches this `regexp` (repeatable; exclude wins over include)")
-	metrics := fs.String("metrics", regions.GroupNames(regions.DefaultGroups()),
+	metrics := fs.String("metrics", harness.DefaultRegionMetrics,
 		"comma-separated metric `groups` summarized per region, or none")
-	top := fs.Int("top", regions.DefaultTopKernels, "list the `N` kernels with the most time in each region (0: all)")
+	top := fs.Int("top", harness.DefaultRegionTop, "list the `N` kernels with the most time in each region (0: all)")
 	aggregate := fs.Bool("aggregate", true, "add the regions summed across every (process, device) scope")
 	out := fs.String("out", "", "write report.md, report.json and one directory per region into `DIR` instead of printing")
 	pos, help, err := parseFlags(fs, args)
@@ -61,60 +48,27 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	cfg := regions.DefaultConfig()
-	cfg.RegionInclude, cfg.RegionExclude = include, exclude
-	cfg.Include, cfg.Exclude = kinclude, kexclude
-	cfg.RequireMatches = true // a filter that matches nothing is a mistake, not an empty report
-	cfg.Aggregate = *aggregate
-	cfg.TopKernels = *top
-	cfg.Groups = []regions.Group{}
-	if m := strings.TrimSpace(*metrics); m != "" && m != "none" {
-		names := strings.Split(m, ",")
-		for i := range names {
-			names[i] = strings.TrimSpace(names[i])
+	m := *metrics
+	if strings.TrimSpace(m) == "" {
+		m = "none"
+	}
+	o := harness.RegionsOptions{TableOptions: tableOptions(f, stdout),
+		Include: include, Exclude: exclude, KernelInclude: kinclude, KernelExclude: kexclude,
+		Metrics: m, Top: *top, NoAggregate: !*aggregate, Out: *out}
+	// The patterns and groups are checked before anything is read.
+	err = o.Check()
+	if err == nil {
+		var r io.Reader
+		var name string
+		var closeFn func() error
+		if r, name, closeFn, err = openInput(pos[0], stdin); err != nil {
+			return err
 		}
-		if cfg.Groups, err = regions.SelectGroups(regions.DefaultGroups(), names); err != nil {
-			return &usageError{"--metrics: " + err.Error()}
-		}
+		defer closeFn()
+		err = harness.Regions(r, name, o, stdout)
 	}
-	// Compile the patterns before reading anything.
-	if _, err := regions.New(cfg); err != nil {
-		var pe *regions.PatternError
-		if errors.As(err, &pe) {
-			return &usageError{fmt.Sprintf("%s %q: not a valid regular expression: %v", regionFlag(pe.Target, pe.Flag), pe.Pattern, pe.Err)}
-		}
-		return err
+	if oe := (*harness.OptionError)(nil); errors.As(err, &oe) {
+		return &usageError{oe.Msg}
 	}
-	r, name, closeFn, err := openInput(pos[0], stdin)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	rep, err := regions.FromReader(ncu.NewReader(r, name, ncu.Options{Metrics: regions.RawMetrics(cfg.Groups)}), name, cfg)
-	if ue := (*regions.UnmatchedError)(nil); errors.As(err, &ue) {
-		return unmatchedFilters(ue)
-	}
-	if err != nil {
-		return err
-	}
-	if *out != "" {
-		return harness.WriteRegionsOut(*out, rep)
-	}
-	switch f {
-	case "json":
-		return render.RegionsJSON(stdout, rep)
-	case "csv":
-		return render.RegionsCSV(stdout, rep)
-	}
-	return writeMarkdown(stdout, f, func(w io.Writer) error { return render.RegionsMarkdownAlone(w, rep) })
-}
-
-// unmatchedFilters says, by flag, which filters matched nothing:
-// `FILE: --include "prefil" matched no region (regions: prefill, decode_all)`.
-func unmatchedFilters(e *regions.UnmatchedError) error {
-	msgs := make([]string, len(e.Misses))
-	for i, m := range e.Misses {
-		msgs[i] = fmt.Sprintf("%s %q %s", regionFlag(m.Target, m.Flag), m.Pattern, e.MatchedNothing(m))
-	}
-	return fmt.Errorf("%s: %s", e.Source, strings.Join(msgs, "; "))
+	return err
 }
