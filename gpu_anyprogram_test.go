@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
@@ -149,7 +149,7 @@ func nvccPath() string {
 
 // runCommand is `deepprof profile -- command` as a Go test, through the
 // public package: the default profile, the CUPTI timeline.
-func runCommand(t *testing.T, tool machine.Tool, root, id string, command []string, overrides ...string) *rundir.Run {
+func runCommand(t *testing.T, tool harness.Tool, root, id string, command []string, overrides ...string) *rundir.Run {
 	t.Helper()
 	r := deepproftest.Profile(t, deepproftest.Machine{Ncu: tool}, deepproftest.Options{
 		ProfilesDir: "profiles", Root: root, ID: id, Command: command,
@@ -160,7 +160,7 @@ func runCommand(t *testing.T, tool machine.Tool, root, id string, command []stri
 }
 
 // checkAnyProgram: a complete run directory with the files a person opens.
-func checkAnyProgram(t *testing.T, run *rundir.Run, prov machine.Provenance) {
+func checkAnyProgram(t *testing.T, run *rundir.Run, prov harness.GPU) {
 	t.Helper()
 	m := run.Manifest()
 	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)

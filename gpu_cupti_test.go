@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -86,7 +86,7 @@ func checkCUPTI(t *testing.T, run *rundir.Run) {
 
 	// torch.profiler agrees: phases within 3 %, top 5 kernels within 5 %,
 	// launch counts equal.
-	var c harness.OracleCheck
+	var c render.OracleCheck
 	readJSON(t, run.Path(rundir.OracleCheckJSON), &c)
 	for _, r := range c.Rows {
 		t.Logf("oracle: %-60.60s oracle %9.3f ms (%5d)  timeline %9.3f ms (%5d)  %+.2f%%  %v %s", r.What, r.OracleMS, r.OracleLaunches, r.TimedMS, r.TimedLaunches, 100*r.Diff, r.OK, r.Why)

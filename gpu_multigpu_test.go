@@ -10,6 +10,7 @@ package deepprof_test
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 
 	"github.com/stretchr/testify/assert"
@@ -133,7 +135,7 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool, ranks int) {
 
 	if oracle {
 		// NCCL time per rank within 5 % of torch.profiler's.
-		var c harness.OracleCheck
+		var c render.OracleCheck
 		readJSON(t, run.Path(rundir.OracleCheckJSON), &c)
 		perRank, net := 0, 0
 		for _, r := range c.Rows {
@@ -182,13 +184,11 @@ func TestStage2TwoNodes(t *testing.T) {
 	})
 	require.NotEmpty(t, dirs[0])
 	require.NotEmpty(t, dirs[1])
-	plan, err := harness.Merge(dirs)
+	merged, err := harness.Merge(filepath.Join(root, "merged-"+stamp), dirs, harness.ReportOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"rank0", "rank1"}, plan.Ranks())
-	run, err := rundir.Create(root, "merged-"+stamp, time.Now())
+	assert.Equal(t, []string{"rank0", "rank1"}, merged.Ranks)
+	run, err := rundir.Open(merged.Run.Dir())
 	require.NoError(t, err)
-	require.NoError(t, plan.Write(run))
-	require.NoError(t, harness.ReportRun(run, harness.ReportOptions{}))
 	m := run.Manifest()
 	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
 	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/facts"
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/stretchr/testify/assert"
@@ -26,14 +27,13 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // preflight returns ncu's path, or skips naming what is missing.
-func preflight(t *testing.T) (machine.Tool, machine.Provenance) {
+func preflight(t *testing.T) (harness.Tool, harness.GPU) {
 	t.Helper()
 	m := deepproftest.Preflight(t)
 	// The default workload also needs transformers.
@@ -45,11 +45,11 @@ func preflight(t *testing.T) (machine.Tool, machine.Provenance) {
 
 func TestStage2Preflight(t *testing.T) {
 	tool, prov := preflight(t)
-	t.Logf("GPU %s (driver %s, CUDA %s); %s %s", prov.Selected.Name, prov.Driver, prov.CUDADriverVersion, tool.Path, tool.Version)
+	t.Logf("GPU %s (driver %s, CUDA %s); %s %s", prov.Name, prov.Driver, prov.CUDA, tool.Path, tool.Version)
 }
 
 // runSession runs one whole session as `deepprof profile` does.
-func runSession(t *testing.T, tool machine.Tool, root, id string, overrides ...string) *rundir.Run {
+func runSession(t *testing.T, tool harness.Tool, root, id string, overrides ...string) *rundir.Run {
 	t.Helper()
 	r := deepproftest.Profile(t, deepproftest.Machine{Ncu: tool}, deepproftest.Options{
 		ProfilesDir: "profiles", Root: root, ID: id, Overrides: append(overrides, config.GoTestOverrides()...)})
@@ -112,7 +112,7 @@ func timedTotal(t *testing.T, run *rundir.Run) float64 {
 	return rep.ProfiledMS
 }
 
-func checkRun(t *testing.T, run *rundir.Run, prov machine.Provenance, domain string) {
+func checkRun(t *testing.T, run *rundir.Run, prov harness.GPU, domain string) {
 	t.Helper()
 	decodeName := "decode_all"
 	if domain != "" {
@@ -195,24 +195,24 @@ func checkRun(t *testing.T, run *rundir.Run, prov machine.Provenance, domain str
 	var env workload.EnvInfo
 	readJSON(t, run.Path(rundir.EnvJSON), &env)
 	require.NotNil(t, env.GPU, env.GPUError)
-	assert.Equal(t, prov.Selected.Name, env.GPU.Selected.Name)
-	assert.Equal(t, prov.Selected.UUID, env.GPU.Selected.UUID)
+	assert.Equal(t, prov.Name, env.GPU.Selected.Name)
+	assert.Equal(t, prov.UUID, env.GPU.Selected.UUID)
 }
 
 // checkBaseline compares the run with its GPU's performance baseline,
 // golden/perf/<NVML name>-<workload>.json, within the profile's baseline
 // tolerances; -update (re)writes it. A GPU with no baseline yet is logged,
 // not failed: baselines are per machine.
-func checkBaseline(t *testing.T, run *rundir.Run, prov machine.Provenance, name string) {
+func checkBaseline(t *testing.T, run *rundir.Run, prov harness.GPU, name string) {
 	t.Helper()
 	cfg, err := config.Parse(run.Path(rundir.ConfigYAML))
 	require.NoError(t, err)
-	base := strings.ReplaceAll(prov.Selected.Name, " ", "-") + "-" + name
+	base := strings.ReplaceAll(prov.Name, " ", "-") + "-" + name
 	if _, err := os.Stat(filepath.Join(deepproftest.BaselineDir, base+".json")); err != nil && !updating() {
 		t.Logf("no baseline %s/%s.json for this GPU: record one with -update", deepproftest.BaselineDir, base)
 		return
 	}
-	deepproftest.CheckBaseline(t, base, run.Dir, cfg.Baseline)
+	deepproftest.CheckBaseline(t, base, run.Dir, deepproftest.Tolerances(cfg.Baseline))
 }
 
 func updating() bool {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/harness"
+	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -238,10 +239,12 @@ func TestRecordedCUPTIRunsAgreeWithOracle(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), filepath.Base(src))
 			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 			require.NoError(t, os.Remove(filepath.Join(dst, rundir.OracleCheckJSON)))
-			run, err := harness.Report(dst, harness.ReportOptions{})
+			_, err := harness.Report(dst, harness.ReportOptions{})
+			require.NoError(t, err)
+			run, err := rundir.Open(dst)
 			require.NoError(t, err)
 
-			var c harness.OracleCheck
+			var c render.OracleCheck
 			b, err := os.ReadFile(filepath.Join(dst, rundir.OracleCheckJSON))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(b, &c))

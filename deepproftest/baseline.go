@@ -1,10 +1,8 @@
 package deepproftest
 
 import (
-	"bytes"
 	"errors"
 	"flag"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,18 +10,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llm-perf-opt/deepprof/internal/compare"
-	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/render"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/harness"
 )
 
 // Tolerances are how far a run may move from its baseline, in percent of the
 // baseline, per part (a zero field takes the default, 10%).
-type Tolerances = model.Tolerances
+type Tolerances = harness.Tolerances
 
 // DefaultTolerances is 10% for every part.
-func DefaultTolerances() Tolerances { return model.DefaultTolerances() }
+func DefaultTolerances() Tolerances { return harness.DefaultTolerances() }
 
 // BaselineDir is where CheckBaseline keeps baselines, relative to the test's working
 // directory (the package directory under go test).
@@ -37,7 +32,7 @@ type BaselineChecker struct {
 
 // CheckBaseline compares the run directory runDir with the baseline
 // golden/perf/<name>.json, within tol, as BaselineChecker{}.Check does.
-func CheckBaseline(t testing.TB, name, runDir string, tol model.Tolerances) {
+func CheckBaseline(t testing.TB, name, runDir string, tol Tolerances) {
 	t.Helper()
 	BaselineChecker{}.Check(t, name, runDir, tol)
 }
@@ -48,37 +43,28 @@ func CheckBaseline(t testing.TB, name, runDir string, tol model.Tolerances) {
 // logged. Under goldie's -update flag (or GOLDIE_UPDATE=1 where no -update
 // flag is registered, as goldie itself reads it) it writes the baseline from
 // the run instead, and a missing baseline says to do so.
-func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol model.Tolerances) {
+func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol Tolerances) {
 	t.Helper()
 	dir, top := c.Dir, c.Top
 	if dir == "" {
 		dir = BaselineDir
 	}
 	if top == 0 {
-		top = compare.DefaultTop
+		top = harness.DefaultBaselineTop
 	}
 	if !filepath.IsLocal(name) || name == "" {
 		t.Errorf("baseline %q: want a plain name (the file is %s/NAME.json)", name, dir)
 		return
 	}
 	path := filepath.Join(dir, name+".json")
-	if _, err := tol.Thresholds(); err != nil {
-		t.Errorf("baseline %s: %v", path, err)
-		return
-	}
-	run, err := compare.FromRunTop(runDir, top)
-	if err != nil {
+	if err := tol.Check(); err != nil {
 		t.Errorf("baseline %s: %v", path, err)
 		return
 	}
 	if updating() {
-		var b bytes.Buffer
-		err := run.Write(&b)
+		err := os.MkdirAll(filepath.Dir(path), 0o755)
 		if err == nil {
-			err = os.MkdirAll(filepath.Dir(path), 0o755)
-		}
-		if err == nil {
-			err = rundir.WriteFileAtomic(path, b.Bytes())
+			err = harness.WriteBaseline(path, runDir, top)
 		}
 		if err != nil {
 			t.Errorf("baseline %s: %v", path, err)
@@ -87,32 +73,21 @@ func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol model.Tole
 		t.Logf("baseline %s: written from %s", path, runDir)
 		return
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("baseline %s: not found: run the test with -update to write it from this run (%s)", path, runDir)
 		return
 	}
-	if err != nil {
-		t.Errorf("baseline %s: %v", path, err)
-		return
-	}
-	defer f.Close()
-	base, err := compare.Read(f, path)
-	if err != nil {
-		t.Errorf("baseline %v", err)
-		return
-	}
-	res, err := compare.CompareBaseline(base, run, tol)
+	m, err := harness.CompareBaseline(path, runDir, top, tol)
 	if err != nil {
 		t.Errorf("baseline %s: %v", path, err)
 		return
 	}
 	switch {
-	case res.Regression || res.Incomplete:
+	case m.Beyond:
 		t.Errorf("baseline %s: the run moved beyond its tolerances (%s); if this is expected, rewrite the baseline with -update\n\n%s",
-			path, tolText(tol), render.MovedMarkdown(res))
-	case len(res.Improvements) > 0:
-		t.Logf("baseline %s: the run improved on its baseline; -update keeps the better numbers\n\n%s", path, render.MovedMarkdown(res))
+			path, tol, m.Table)
+	case m.Improved:
+		t.Logf("baseline %s: the run improved on its baseline; -update keeps the better numbers\n\n%s", path, m.Table)
 	}
 }
 
@@ -133,10 +108,4 @@ func updating() bool {
 		return true
 	}
 	return false
-}
-
-func tolText(tol model.Tolerances) string {
-	th, _ := tol.Thresholds()
-	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', -1, 64) + "%" }
-	return fmt.Sprintf("stages %s, kernels %s, regions %s, MFU %s", p(th.Stage), p(th.Kernel), p(th.Region), p(th.MFU))
 }

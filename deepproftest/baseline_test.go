@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
-	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -44,7 +43,7 @@ func setUpdate(t *testing.T, v bool) {
 func TestCheck(t *testing.T) {
 	setUpdate(t, false)
 	c := deepproftest.BaselineChecker{Dir: filepath.Join(t.TempDir(), "perf")}
-	tol := model.DefaultTolerances()
+	tol := deepproftest.DefaultTolerances()
 
 	// No baseline yet: fail, and say how to write one.
 	ft := &fakeTB{TB: t}
@@ -80,7 +79,7 @@ func TestCheck(t *testing.T) {
 
 	// Within a wider tolerance it passes.
 	ft = &fakeTB{TB: t}
-	c.Check(ft, "tiny", slow, model.Tolerances{KernelPct: 60})
+	c.Check(ft, "tiny", slow, deepproftest.Tolerances{KernelPct: 60})
 	assert.Empty(t, ft.errors)
 
 	// Faster: logged, not failing.
@@ -94,12 +93,12 @@ func TestCheck(t *testing.T) {
 	// A run that lacks a part, bad names and tolerances: failures, no panic.
 	for _, bad := range []struct {
 		name, run string
-		tol       model.Tolerances
+		tol       deepproftest.Tolerances
 		want      string
 	}{
 		{"tiny", synth.Run(t, baselineTiny, synth.Remove("ncu/regions/report.json")), tol, "a baseline needs"},
 		{"../escape", baselineTiny, tol, "want a plain name"},
-		{"tiny", baselineTiny, model.Tolerances{RegionPct: -5}, "region_pct = -5"},
+		{"tiny", baselineTiny, deepproftest.Tolerances{RegionPct: -5}, "region_pct = -5"},
 		{"tiny", filepath.Join(t.TempDir(), "none"), tol, "no such file"},
 	} {
 		ft = &fakeTB{TB: t}
@@ -120,7 +119,7 @@ func TestCheck(t *testing.T) {
 // and the example baseline golden/perf/tiny-llama.json (rewrite it with
 // go test ./deepproftest -run TestCheckRecordedRun -update).
 func TestCheckRecordedRun(t *testing.T) {
-	deepproftest.BaselineChecker{Dir: "../golden/perf"}.Check(t, "tiny-llama", baselineTiny, model.DefaultTolerances())
+	deepproftest.BaselineChecker{Dir: "../golden/perf"}.Check(t, "tiny-llama", baselineTiny, deepproftest.DefaultTolerances())
 }
 
 // Issue 16, item 3 (staticcheck SA4006): under -update a baseline that
@@ -131,7 +130,7 @@ func TestCheckUpdateWriteFails(t *testing.T) {
 	require.NoError(t, os.WriteFile(blocker, []byte("a file where the folder goes"), 0o644))
 	c := deepproftest.BaselineChecker{Dir: blocker}
 	ft := &fakeTB{TB: t}
-	c.Check(ft, "tiny", baselineTiny, model.DefaultTolerances())
+	c.Check(ft, "tiny", baselineTiny, deepproftest.DefaultTolerances())
 	require.Len(t, ft.errors, 1)
 	assert.Contains(t, ft.errors[0], "baseline "+filepath.Join(blocker, "tiny.json"))
 	for _, l := range ft.logs {

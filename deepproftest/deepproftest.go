@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,37 +19,31 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	deepprof "github.com/llm-perf-opt/deepprof"
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/input"
-	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/session"
 )
 
 // Machine is what Preflight found: the GPU and Nsight Compute.
 type Machine struct {
-	GPU machine.Provenance
-	Ncu machine.Tool
+	GPU harness.GPU
+	Ncu harness.Tool
 }
 
 // probes are how Preflight looks at the machine; tests replace them.
 type probes struct {
-	gpu    func() (machine.Provenance, error)
-	ncu    func() (machine.Tool, error) // ErrNotFound-style errors: not installed
-	runNcu func(path string) (machine.Tool, error)
+	gpu    func() (harness.GPU, error)
+	ncu    func() (harness.Tool, error) // ErrNotFound-style errors: not installed
+	runNcu func(path string) (harness.Tool, error)
 	// python runs the interpreter's check (see pythonCheck) and returns
 	// its exit status (-1: the interpreter did not start) and output.
 	python func(py string) (int, []byte)
 }
 
 var probe = probes{
-	gpu: func() (machine.Provenance, error) { return machine.Collect(machine.Open(), machine.Selection{}) },
-	ncu: func() (machine.Tool, error) { return machine.Find("ncu", machine.EnvFromOS()) },
-	runNcu: func(path string) (machine.Tool, error) {
-		return machine.Probe(context.Background(), path)
+	gpu: harness.FindGPU,
+	ncu: harness.FindNcu,
+	runNcu: func(path string) (harness.Tool, error) {
+		return harness.ProbeTool(context.Background(), path)
 	},
 	python: func(py string) (int, []byte) {
 		out, err := exec.Command(py, "-c", pythonCheck).CombinedOutput()
@@ -90,7 +85,7 @@ func Preflight(t testing.TB, python ...string) Machine {
 	t.Helper()
 	prov, err := probe.gpu()
 	switch {
-	case errors.Is(err, machine.ErrNoGPU):
+	case errors.Is(err, harness.ErrNoGPU):
 		t.Skipf("deepproftest: no GPU through NVML: %v", err)
 		return Machine{}
 	case err != nil:
@@ -165,40 +160,31 @@ func Profile(t testing.TB, m Machine, opt Options) *Run {
 	}
 	// The torch.profiler check always runs in a test (timeline.oracle):
 	// a test's numbers are checked against an independent source.
-	ov := append([]string{"run.root=" + root, "run.id=" + id, "ncu.path=" + m.Ncu.Path, "timeline.oracle=true"}, opt.Overrides...)
-	cfg, err := config.Load(config.LoadOptions{Dir: opt.ProfilesDir, Profiles: opt.Profiles, Overrides: ov, Command: opt.Command})
+	sess, err := harness.NewProfile(harness.ProfileOptions{Profiles: opt.Profiles, ProfilesDir: opt.ProfilesDir,
+		Overrides: append([]string{"run.root=" + root, "run.id=" + id}, opt.Overrides...), Command: opt.Command,
+		Check: true, NoPreflight: true, Ncu: m.Ncu, Progress: os.Stderr})
+	if err == nil {
+		err = sess.Prepare()
+	}
 	if err != nil {
 		t.Fatalf("deepproftest: %v", err)
 		return nil
 	}
-	if opt.Command == nil && len(cfg.Workload.Argv) > 0 {
-		p, _, err := deepprof.ResolveWorkload(cfg.Workload.Argv[0], "")
-		if err != nil {
-			t.Fatalf("deepproftest: %v", err)
-			return nil
-		}
-		cfg.Workload.Argv[0] = p
-	}
-	s, err := harness.NewSession(cfg, harness.SessionOptions{NcuPath: m.Ncu.Path, Ncu: &m.Ncu, Progress: os.Stderr})
-	if err != nil {
-		t.Fatalf("deepproftest: %v", err)
-		return nil
-	}
-	run, err := runSession(context.Background(), s)
+	run, err := runSession(context.Background(), sess)
 	dir := filepath.Join(root, id)
 	if err != nil {
 		t.Fatalf("deepproftest: the session failed (%s): %v", dir, err)
 		return nil
 	}
-	if st := run.Manifest(); st.Status != rundir.StatusComplete {
-		t.Fatalf("deepproftest: run %s is %s: %s", dir, st.Status, st.Reason)
+	if st, why := run.Status(); !run.Complete() {
+		t.Fatalf("deepproftest: run %s is %s: %s", dir, st, why)
 		return nil
 	}
 	return Open(t, dir)
 }
 
 // runSession runs a session; tests replace it.
-var runSession = func(ctx context.Context, s *session.Session) (*rundir.Run, error) { return s.Run(ctx) }
+var runSession = func(ctx context.Context, s *harness.Session) (*harness.Run, error) { return s.Run(ctx) }
 
 // Run is what one run directory measured, read from its files.
 type Run struct {
@@ -226,15 +212,11 @@ func Open(t testing.TB, dir string) *Run {
 // Read reads the run directory dir, for its typed data only (its
 // assertions need Open's test).
 func Read(dir string) (*Run, error) {
-	b, err := input.ReadFile(filepath.Join(dir, rundir.SummaryJSON))
+	s, err := harness.ReadSummary(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a run directory with a summary (deepprof report DIR makes one from a run's records): %w", dir, err)
+		return nil, err
 	}
-	r := &Run{Dir: dir}
-	if err := json.Unmarshal(b, &r.Summary); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SummaryJSON), err)
-	}
-	return r, nil
+	return &Run{Dir: dir, Summary: s}, nil
 }
 
 // Stage is a stage's wall times (a stage of the workload report, or an
@@ -464,7 +446,7 @@ func (r *Run) StructureMatches(name string) {
 	if updating() {
 		err := os.MkdirAll(StructureDir, 0o755)
 		if err == nil {
-			err = rundir.WriteFileAtomic(path, got)
+			err = harness.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(got); return err })
 		}
 		if err != nil {
 			r.tb.Errorf("structure %s: %v", path, err)
@@ -473,7 +455,7 @@ func (r *Run) StructureMatches(name string) {
 		r.tb.Logf("structure %s: written from %s", path, r.Dir)
 		return
 	}
-	b, err := input.ReadFile(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.tb.Errorf("structure %s: not found: run the test with -update to write it from this run (%s)", path, r.Dir)
 		return

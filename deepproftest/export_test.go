@@ -3,9 +3,7 @@ package deepproftest
 import (
 	"context"
 
-	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/session"
+	"github.com/llm-perf-opt/deepprof/harness"
 )
 
 // FakeMachine is what Preflight's probes find in a test: the errors of
@@ -21,10 +19,10 @@ type FakeMachine struct {
 func UseFakeMachine(m FakeMachine) (restore func()) {
 	old := probe
 	probe = probes{
-		gpu: func() (machine.Provenance, error) { return machine.Provenance{DeviceCount: 1}, m.GPUErr },
-		ncu: func() (machine.Tool, error) { return machine.Tool{Path: "/fake/ncu"}, m.FindErr },
-		runNcu: func(path string) (machine.Tool, error) {
-			return machine.Tool{Path: path}, m.RunErr
+		gpu: func() (harness.GPU, error) { return harness.GPU{DeviceCount: 1}, m.GPUErr },
+		ncu: func() (harness.Tool, error) { return harness.Tool{Path: "/fake/ncu"}, m.FindErr },
+		runNcu: func(path string) (harness.Tool, error) {
+			return harness.Tool{Path: path}, m.RunErr
 		},
 		python: func(string) (int, []byte) { return m.PythonExit, []byte(m.PythonOut) },
 	}
@@ -35,11 +33,11 @@ func UseFakeMachine(m FakeMachine) (restore func()) {
 // and err, with no GPU, until the returned func runs.
 func UseSessionResult(dir string, err error) (restore func()) {
 	old := runSession
-	runSession = func(context.Context, *session.Session) (*rundir.Run, error) {
+	runSession = func(context.Context, *harness.Session) (*harness.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		return rundir.Open(dir)
+		return harness.OpenRun(dir)
 	}
 	return func() { runSession = old }
 }

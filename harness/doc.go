@@ -1,14 +1,21 @@
-// Package harness is deepprof's library face: it rebuilds a run's reports.
+// Package harness is deepprof's library face: the one door to what the
+// command and the test API do.
+//
+// Each command of deepprof is a function here, with options and results
+// of this package's own types (or of package facts, the data it hands
+// out): NewProfile and Session (deepprof profile), Report, Merge,
+// Kernels, Regions, Diff, Baseline, and for tests CompareBaseline,
+// ReadSummary, FindGPU, FindNcu. cmd/deepprof and deepproftest import this
+// package and facts only (TestFacadeIsTheOneDoor), and no exported
+// identifier here uses an internal type (TestFacadeTypes).
 //
 // Report (deepprof report MAIN) is the pipeline a reviewer follows top to
-// bottom: open the run directory; ReportRun: read its settings, rebuild
+// bottom: open the run directory; reportRun: read its settings, rebuild
 // (pipeline.go: load each input once, analyse them into one result, render
 // every file from it, commit the files and their records), then write the
-// manifest once. RebuildRun is the same rebuild as a session's last step
-// (session.Session.Report): a session profiles a program, then hands its
-// run directory here. Comparing runs is package compare (deepprof diff,
-// deepprof baseline); reading a run's results in a test is package
-// deepproftest.
+// manifest once. The same rebuild is a session's last step
+// (session.Rebuild, registered here): a session profiles a program, then
+// hands its run directory here.
 //
 // Everything else of deepprof is under internal/, in layers that import
 // only downward (TestLayers holds the module to them):
@@ -18,7 +25,7 @@
 //	ncu, nsys, cupti, workload   readers: a tool's bytes to the model
 //	rundir                       the run directory: layout, manifest, atomic writes, merge
 //	timeline                     the CUPTI timeline: launches attributed to their ranges
-//	facts                        what the analyses found, as data (summary.json, phases, diff)
+//	facts (not internal)         what the analyses found, as data (summary.json, phases, diff)
 //	kernels, regions, phases     analyses of launches
 //	config, compare, summary     the profile; run against run; the summary's numbers
 //	render                       Markdown, JSON, HTML, SVG, trace from facts: to an io.Writer

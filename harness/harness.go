@@ -28,18 +28,23 @@ type ReportOptions struct {
 
 // Report rebuilds every derived file of the run directory dir from the raw
 // tool outputs in it, with no GPU: `deepprof report MAIN`. A directory
-// that is not a run directory is refused (*rundir.NotRunDirError) with
-// nothing written. The run is returned whenever it opened, with
-// ReportRun's error.
-func Report(dir string, o ReportOptions) (*rundir.Run, error) {
+// that is not a run directory is refused (an InputError) with nothing
+// written. The run is returned whenever it opened, with the rebuild's
+// error: a ManifestError or NotRebuiltError when the run's files do not
+// say what became of them, else what the rebuild could not make (the run's
+// report.md says it too).
+func Report(dir string, o ReportOptions) (*Run, error) {
 	run, err := rundir.Open(dir)
+	if ne := (*rundir.NotRunDirError)(nil); errors.As(err, &ne) {
+		return nil, &InputError{err}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return run, ReportRun(run, o)
+	return &Run{run}, reportRun(run, o, nil)
 }
 
-// ManifestError is ReportRun's error when the manifest could not be
+// ManifestError is Report's error when the manifest could not be
 // written after the rebuild: the run's files do not say what became of
 // them.
 type ManifestError struct{ Err error }
@@ -47,23 +52,18 @@ type ManifestError struct{ Err error }
 func (e *ManifestError) Error() string { return e.Err.Error() }
 func (e *ManifestError) Unwrap() error { return e.Err }
 
-// NotRebuiltError is ReportRun's error when nothing was rebuilt (the run's
+// NotRebuiltError is Report's error when nothing was rebuilt (the run's
 // settings cannot be read): the run's files are as they were.
 type NotRebuiltError struct{ Err error }
 
 func (e *NotRebuiltError) Error() string { return e.Err.Error() }
 func (e *NotRebuiltError) Unwrap() error { return e.Err }
 
-// ReportRun rebuilds run's derived files with the run's own settings
+// reportRun rebuilds run's derived files with the run's own settings
 // (config.yaml; the defaults when it has none), then writes its manifest
-// once. A run rebuilt in part says why in its report.md; the error says
-// what failed.
-func ReportRun(run *rundir.Run, o ReportOptions) error {
-	return reportRun(run, o, nil)
-}
-
-// reportRun is ReportRun given the CUPTI timeline already read of the
-// run's record files (nil: none; settings.read).
+// once, given the CUPTI timeline already read of the run's record files
+// (nil: none; settings.read). A run rebuilt in part says why in its
+// report.md; the error says what failed.
 func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline) error {
 	// One writer at a time (a second deepprof report, a session): two
 	// rebuilds at once would remove each other's files.
@@ -125,12 +125,54 @@ func reportConfig(run *rundir.Run) (settings, error) {
 // within 1 GB of memory (BenchmarkLongRun, docs/measurements.md).
 const MemoryLimit = 800 << 20
 
-// Merge plans the merge of the run directories dirs, one node's run each
-// (rundir.Make), telling two nodes' processes of one process id apart by
-// the machine their record files name. Runs that are not nodes of one
-// multi-GPU run are refused: a run without a launcher
-// (workload.launcher), or one of another program or model than the first.
-func Merge(dirs []string) (*rundir.Plan, error) {
+// Merged is a run directory merged of the nodes' runs: the files copied
+// and the ranks whose deep passes it holds.
+type Merged struct {
+	Run   *Run
+	Files int
+	Ranks []string
+}
+
+// Merge merges the run directories dirs, one node's run each, into the new
+// run directory out, and rebuilds it (o as Report's): two nodes' processes
+// of one process id told apart by the machine their record files name.
+// Runs that are not nodes of one multi-GPU run are refused: a run
+// without a launcher, one of another program, model or configuration
+// than the first; a directory that is not a run, or an out that exists,
+// as an InputError. The merged run is returned once it is made, with
+// the rebuild's error.
+func Merge(out string, dirs []string, o ReportOptions) (*Merged, error) {
+	if _, err := os.Lstat(out); err == nil {
+		return nil, &InputError{fmt.Errorf("merge: %s exists: give a new directory", out)}
+	}
+	plan, err := mergePlan(dirs)
+	if ne := (*rundir.NotRunDirError)(nil); errors.As(err, &ne) {
+		return nil, &InputError{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	run, err := rundir.Create(filepath.Dir(abs), filepath.Base(abs), o.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Write(run); err != nil {
+		// The run directory says it stopped, and where.
+		return nil, errors.Join(err, run.WriteManifest(o.Now()))
+	}
+	m := &Merged{Run: &Run{run}, Files: len(plan.Files), Ranks: plan.Ranks()}
+	return m, reportRun(run, o, nil)
+}
+
+// mergePlan plans the merge of dirs, each a node's run of one run.
+func mergePlan(dirs []string) (*rundir.Plan, error) {
 	if err := sameRun(dirs); err != nil {
 		return nil, err
 	}

@@ -169,7 +169,7 @@ type result struct {
 	rules   map[string][]facts.Rule
 	samples map[string]*facts.Sample
 	phases  *facts.PhaseReport
-	check   *OracleCheck
+	check   *oracleCheckFile
 	// checkErr is why the check against the oracle could not be made.
 	checkErr error
 	summary  *facts.Summary

@@ -13,6 +13,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -126,13 +127,16 @@ func sampleRegions(run *rundir.Run, cfg settings) (*facts.RegionReport, error) {
 	return rep, nil
 }
 
-// RebuildRun rebuilds every derived file of run as configured by cfg: the
-// session's last step (session.Session.Report).
-func RebuildRun(run *rundir.Run, cfg *config.Config) error {
+// rebuildRun rebuilds every derived file of run as configured by cfg: the
+// session's last step (session.Session.Report), registered as
+// session.Rebuild.
+func rebuildRun(run *rundir.Run, cfg *config.Config) error {
 	return rebuildRead(run, cfg, nil)
 }
 
-// rebuildRead is RebuildRun given the CUPTI timeline already read of the
+func init() { session.Rebuild = rebuildRun }
+
+// rebuildRead is rebuildRun given the CUPTI timeline already read of the
 // run's record files (nil: none), as the session that made them read it.
 func rebuildRead(run *rundir.Run, cfg *config.Config, read *timeline.Timeline) error {
 	dc, err := settingsFor(cfg)

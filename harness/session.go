@@ -15,8 +15,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
-// SessionOptions say what a session runs with beside its configuration.
-type SessionOptions struct {
+// sessionOptions say what a session runs with beside its configuration.
+type sessionOptions struct {
 	// NcuPath is the ncu the session runs; Ncu, where not nil, is what a
 	// probe of it already found (the preflight's), so it is not probed
 	// again.
@@ -30,12 +30,12 @@ type SessionOptions struct {
 	Now func() time.Time
 }
 
-// NewSession is a profiling session of cfg: its steps run as processes,
-// its run directory rebuilt as RebuildRun does, and its env.json naming the
+// newSession is a profiling session of cfg: its steps run as processes,
+// its run directory rebuilt as rebuildRun does, and its env.json naming the
 // machine's GPUs and the tools found (ncu, and nsys: where it is and its
 // version, or why there is none), probed when env.json is written, not
 // before: a plan or a dry run probes nothing.
-func NewSession(cfg *config.Config, o SessionOptions) (*session.Session, error) {
+func newSession(cfg *config.Config, o sessionOptions) (*session.Session, error) {
 	y, err := cfg.YAML()
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func NewSession(cfg *config.Config, o SessionOptions) (*session.Session, error) 
 
 // tools are the profilers env.json names: each found, with its version,
 // or why it was not.
-func tools(cfg *config.Config, o SessionOptions) (map[string]machine.Tool, map[string]error) {
+func tools(cfg *config.Config, o sessionOptions) (map[string]machine.Tool, map[string]error) {
 	ctx := context.Background()
 	found, errs := map[string]machine.Tool{}, map[string]error{}
 	probe := func(name, path string) {

@@ -166,8 +166,8 @@ func phasesOf(tl *timeline.Timeline, cfg settings, steady *phases.Steady) *facts
 // with its GPU busy and idle time.
 const nestedPhaseDepth = 3
 
-// OracleCheck is timeline/oracle-check.json (render.OracleCheck).
-type OracleCheck = render.OracleCheck
+// oracleCheckFile is timeline/oracle-check.json (render.OracleCheck).
+type oracleCheckFile = render.OracleCheck
 
 // byRank gives each of the oracle's ranks the device the timeline gave its
 // GPU, where the timeline numbered the GPUs across processes
@@ -188,7 +188,7 @@ func byRank(f *workload.Figures, tl *timeline.Timeline) {
 // phase with the region of its range, and each kernel with its launches in
 // those phases (the oracle saw nothing else, whatever nvtx.include chose
 // for the kernel table).
-func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionReport, isCommunication func(string) bool) (*OracleCheck, error) {
+func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionReport, isCommunication func(string) bool) (*oracleCheckFile, error) {
 	if reg == nil {
 		return nil, errors.New("no regions from the timeline to compare")
 	}
@@ -224,7 +224,7 @@ func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionRe
 		byRank(f, tl)
 	}
 	rows := workload.Check(f, m)
-	return &OracleCheck{Oracle: rundir.OracleJSON, Tool: f.Tool, Passed: workload.Passed(rows), Rows: rows}, nil
+	return &oracleCheckFile{Oracle: rundir.OracleJSON, Tool: f.Tool, Passed: workload.Passed(rows), Rows: rows}, nil
 }
 
 // readOracle is the oracle's figures (timeline/oracle-torch-profiler.json),

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/session"
 )
 
 // ncuVersionOutput is what ncu 2025.3.1 printed for --version on the H200
@@ -29,26 +26,9 @@ func fakePreflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exit1 := exec.Command("sh", "-c", "exit 1").Run()
-	old := preflightProbes
-	t.Cleanup(func() { preflightProbes = old })
-	preflightProbes = func(sel machine.Selection) session.Probes {
-		return session.Probes{
-			GPU: func() (machine.Provenance, error) {
-				return machine.Collect(&mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, sel)
-			},
-			Tool: func(_ context.Context, path string) (machine.Tool, error) {
-				v, err := machine.ParseNcuVersion(ncuVersionOutput)
-				if err != nil {
-					return machine.Tool{}, fmt.Errorf("tools: %s --version: %w", path, err)
-				}
-				return machine.Tool{Name: "ncu", Path: path, Version: v}, nil
-			},
-			LookPath: func(file string) (string, error) { return "/usr/bin/" + file, nil },
-			IsFile:   func(string) error { return nil },
-			Run: func(context.Context, []string, []string) ([]byte, error) {
-				return noTorch, exit1
-			},
-		}
-	}
+	gpuErr := func() error {
+		_, err := machine.Collect(&mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, machine.Selection{})
+		return err
+	}()
+	t.Cleanup(harness.UseTestMachine(harness.TestMachine{GPUErr: gpuErr, NcuVersion: ncuVersionOutput, PythonOutput: noTorch, PythonFails: true}))
 }

@@ -5,21 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 
-	deepprof "github.com/llm-perf-opt/deepprof"
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/input"
-	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/session"
 )
 
 // runProfile is "deepprof profile": a Stage 2 session into a new run
@@ -43,7 +34,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	fs.extra = profileExamples
 	var profiles stringList
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
-	dir := fs.String("profiles", config.DefaultDir, "the profiles `DIR`")
+	dir := fs.String("profiles", harness.DefaultProfilesDir, "the profiles `DIR`")
 	dry := fs.Bool("dry-run", false, "run the preflight checks and print what they found, then every step's argv and outputs; run nothing")
 	printConfig := fs.Bool("print-config", false, "print the composed configuration, and where each value came from (a profile file and line, the embedded defaults, an override, the command after --), then exit")
 	noPreflight := fs.Bool("no-preflight", false, "start the session without the preflight checks (GPU, ncu, the workload's files and interpreter)")
@@ -52,137 +43,54 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if help || err != nil {
 		return err
 	}
-	if *check {
-		pos = append([]string{"timeline.oracle=true"}, pos...) // an override on the command line still wins
+	sess, err := harness.NewProfile(harness.ProfileOptions{Profiles: profiles, ProfilesDir: *dir, Overrides: pos, Command: command,
+		Check: *check, NoPreflight: *noPreflight, DryRun: *dry, Log: stderr, Progress: stderr, ProgressLive: liveProgress(stderr), Now: now})
+	if oe := (*harness.OptionError)(nil); errors.As(err, &oe) {
+		return &usageError{oe.Msg}
 	}
-	cfg, err := config.Load(config.LoadOptions{Dir: *dir, Profiles: profiles, Overrides: pos, Command: command})
-	if ce := (*config.Error)(nil); errors.As(err, &ce) && (ce.Source == "override" || ce.Key == "profile") {
-		return &usageError{err.Error()} // the command line's keys and profiles
-	}
-	if err != nil {
-		return err
-	}
-	if command == nil && len(cfg.Workload.Argv) > 0 {
-		// The default workload script, from a directory that does not
-		// have it: the copy embedded in the binary.
-		p, embedded, err := deepprof.ResolveWorkload(cfg.Workload.Argv[0], "")
-		if err != nil {
-			return err
-		}
-		if embedded {
-			cfg.Workload.Argv[0] = p
-			fmt.Fprintf(stderr, "deepprof: %s is not in this directory: running the copy embedded in deepprof, %s\n", deepprof.WorkloadScript, p)
-		}
-	}
-	y, err := cfg.YAML()
 	if err != nil {
 		return err
 	}
 	if *printConfig {
-		return writeConfig(stdout, y, cfg)
+		return sess.WriteConfig(stdout)
 	}
-	sel, err := session.Devices(cfg)
-	if err != nil {
-		return err
-	}
-	ncuPath := cfg.NCU.Path
-	var ncuErr error
-	if ncuPath == "" {
-		t, err := machine.Find("ncu", machine.EnvFromOS())
-		if err != nil {
-			ncuErr = err
-			ncuPath = "ncu"
-		} else {
-			ncuPath = t.Path
-		}
-	}
-	var pre session.PreflightResult
-	if !*noPreflight {
-		pre = session.Run(context.Background(), preflightInput(cfg, ncuPath, ncuErr, *dry), preflightProbes(sel))
-	}
-	s, err := harness.NewSession(cfg, harness.SessionOptions{NcuPath: ncuPath, Ncu: pre.Ncu, Log: stderr, Progress: stderr,
-		ProgressLive: liveProgress(stderr), Now: now})
-	if err != nil {
+	if err := sess.Prepare(); err != nil {
 		return err
 	}
 	if *dry {
 		// What the preflight found is part of the dry run's answer; only a
 		// plan that cannot be made is its error.
-		if !*noPreflight {
-			if err := pre.Write(stdout); err != nil {
-				return err
-			}
-		}
-		main := cfg.Run.Root + "/" + cfg.Run.ID
-		if cfg.Run.ID == "" {
-			main = cfg.Run.Root + "/<run id>"
-		}
-		steps, err := s.Plan(main, nil)
-		if err != nil {
+		if err := sess.WritePreflight(stdout); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "MAIN: %s\n", main)
-		return session.FormatPlan(stdout, steps)
+		return sess.WritePlan(stdout)
 	}
-	if !*noPreflight {
-		if err := pre.Write(stderr); err != nil {
-			return err
-		}
-		if err := pre.Err(); err != nil {
-			return err
-		}
+	if err := sess.WritePreflight(stderr); err != nil {
+		return err
 	}
-	if ncuErr != nil {
-		return ncuErr
+	if err := sess.Ready(); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	live := liveProgress(stderr)
 	tell := context.AfterFunc(ctx, func() {
-		if s.ProgressLive {
+		if live {
 			fmt.Fprintln(stderr) // end the status line
 		}
 		fmt.Fprintln(stderr, "deepprof: interrupted: stopping the running step, then writing the manifest; no need to press Ctrl-C again")
 	})
-	run, err := s.Run(ctx)
+	run, err := sess.Run(ctx)
 	tell()
 	return verdict(stdout, run, err)
-}
-
-// preflightProbes are the preflight's probes of the machine; tests replace
-// them with fakes, so that goldens do not depend on the machine's GPU.
-var preflightProbes = session.System
-
-// preflightInput is what the session will need: the profiler, the
-// workload's argv and environment, and the files it reads (its .py
-// scripts and workload.inputs, relative to the working directory). Only a
-// dry run tries the workload's imports: a session's first step does.
-func preflightInput(cfg *config.Config, ncuPath string, ncuErr error, dry bool) session.Input {
-	argv := cfg.Workload.Command()
-	var files []string
-	for _, a := range argv {
-		if filepath.Ext(a) == ".py" {
-			files = append(files, a)
-		}
-	}
-	files = append(files, cfg.Workload.Inputs...)
-	var env []string
-	for _, k := range slices.Sorted(maps.Keys(cfg.Workload.Env)) {
-		env = append(env, k+"="+cfg.Workload.Env[k])
-	}
-	return session.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files, CheckImports: dry}
 }
 
 // readFirst ends profile's and report's output with the paths of what a
 // person reads first: the stakeholder summary and the HTML report (those
 // the run has).
-func readFirst(stdout io.Writer, run *rundir.Run) {
-	for _, f := range []struct{ rel, what string }{
-		{rundir.StakeholderSummary, "summary"},
-		{rundir.ReportHTML, "report "},
-	} {
-		if run.Exists(f.rel) {
-			fmt.Fprintf(stdout, "%s: %s\n", f.what, run.Path(f.rel))
-		}
+func readFirst(stdout io.Writer, run *harness.Run) {
+	for _, f := range run.ReadFirst() {
+		fmt.Fprintf(stdout, "%-7s: %s\n", f.What, f.Path)
 	}
 }
 
@@ -190,26 +98,26 @@ func readFirst(stdout io.Writer, run *rundir.Run) {
 // terminal, and not under CI (whose logs keep every "\r" frame).
 func liveProgress(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && input.IsTerminal(f) && os.Getenv("CI") == ""
+	return ok && isTerminal(f) && os.Getenv("CI") == ""
 }
 
 // verdict prints MAIN and how the run ended ("complete", or "partial: "
 // and the reason) and returns the error the command ends with: nil only
 // for a complete run.
-func verdict(stdout io.Writer, run *rundir.Run, err error) error {
+func verdict(stdout io.Writer, run *harness.Run, err error) error {
 	if run == nil {
 		return err
 	}
-	m := run.Manifest()
-	line := string(m.Status)
-	if m.Reason != "" {
-		line += ": " + m.Reason
+	status, reason := run.Status()
+	line := status
+	if reason != "" {
+		line += ": " + reason
 	}
-	fmt.Fprintf(stdout, "MAIN: %s\n%s\n", run.Dir, line)
+	fmt.Fprintf(stdout, "MAIN: %s\n%s\n", run.Dir(), line)
 	readFirst(stdout, run)
 	switch {
-	case m.Status != rundir.StatusComplete:
-		return fmt.Errorf("run %s (see %s)", line, filepath.Join(run.Dir, rundir.ReportMD))
+	case !run.Complete():
+		return fmt.Errorf("run %s (see %s)", line, run.Path(harness.ReportMD))
 	case err != nil:
 		return err
 	}
@@ -274,28 +182,4 @@ func splitCommand(args []string) (before, command []string, err error) {
 		return nil, nil, &usageError{"nothing after --: give the program to profile, as in deepprof profile -- python3 my_script.py"}
 	}
 	return args[:i], args[i+1:], nil
-}
-
-// writeConfig is --print-config: the composed configuration as YAML (what
-// config.yaml of a run would hold, usable as a profile), then, as YAML
-// comments, what was composed in order and where each key's value came
-// from.
-func writeConfig(w io.Writer, y []byte, cfg *config.Config) error {
-	var b strings.Builder
-	b.WriteString("# deepprof profile --print-config: the composed configuration\n")
-	b.Write(y)
-	b.WriteString("\n# composed, in order:\n")
-	for _, s := range cfg.Sources {
-		fmt.Fprintf(&b, "#   %s\n", s)
-	}
-	b.WriteString("# where each value came from:\n")
-	width := 0
-	for _, o := range cfg.Origins {
-		width = max(width, len(o.Key))
-	}
-	for _, o := range cfg.Origins {
-		fmt.Fprintf(&b, "#   %-*s  %s\n", width, o.Key, o.From)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

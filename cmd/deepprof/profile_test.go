@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -40,8 +41,11 @@ func TestProfileVerdict(t *testing.T) {
 			run, err := rundir.Create(t.TempDir(), "run-1", time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC))
 			require.NoError(t, err)
 			tt.mark(run)
+			require.NoError(t, run.WriteManifest(time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)))
+			opened, err := harness.OpenRun(run.Dir)
+			require.NoError(t, err)
 			var stdout bytes.Buffer
-			err = verdict(&stdout, run, tt.err)
+			err = verdict(&stdout, opened, tt.err)
 			assert.Equal(t, "MAIN: "+run.Dir+"\n"+tt.stdout, stdout.String())
 			if tt.wantErr == "" {
 				assert.NoError(t, err)

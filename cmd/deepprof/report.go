@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // now is the clock of commands that stamp what they write; tests replace it.
@@ -35,8 +33,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	})
 	run, rerr := harness.Report(pos[0], o)
-	var notRun *rundir.NotRunDirError
-	if errors.As(rerr, &notRun) {
+	if ie := (*harness.InputError)(nil); errors.As(rerr, &ie) {
 		// Nothing is written into a directory that is not a run directory.
 		return &exitError{code: 2, err: rerr}
 	}
@@ -46,19 +43,18 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return rerr
 	}
 	if rerr != nil {
-		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(rundir.ReportMD))
+		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(harness.ReportMD))
 		readFirst(stdout, run)
 		return rerr
 	}
-	m := run.Manifest()
-	if m.Status == rundir.StatusPartial && strings.HasPrefix(m.Reason, rundir.RebuildPartial) {
+	if why, ok := run.PartialRecording(); ok {
 		// Made whole from what the run holds, which is not whole: the
 		// numbers are not the run's, and the exit says so.
-		fmt.Fprintf(stdout, "%s: derived files rebuilt, and the run is partial: %s; read these first:\n", pos[0], strings.TrimPrefix(m.Reason, rundir.RebuildPartial))
+		fmt.Fprintf(stdout, "%s: derived files rebuilt, and the run is partial: %s; read these first:\n", pos[0], why)
 		readFirst(stdout, run)
-		return fmt.Errorf("%s is partial: %s", pos[0], strings.TrimPrefix(m.Reason, rundir.RebuildPartial))
+		return fmt.Errorf("%s is partial: %s", pos[0], why)
 	}
-	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], rundir.ReportMD)
+	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], harness.ReportMD)
 	readFirst(stdout, run)
 	return nil
 }

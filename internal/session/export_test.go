@@ -5,10 +5,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// testRebuild is the rebuild the tests' sessions run (harness.RebuildRun,
-// set by rebuild_test.go: harness imports this package, so only an
-// external test file may import harness).
-var testRebuild func(*rundir.Run, *config.Config) error
-
-// SetTestRebuild sets testRebuild.
-func SetTestRebuild(f func(*rundir.Run, *config.Config) error) { testRebuild = f }
+// testRebuild is the rebuild the tests' sessions run: Rebuild, which
+// package harness registers (rebuild_test.go imports it: harness imports
+// this package, so only an external test file may).
+func testRebuild(run *rundir.Run, cfg *config.Config) error { return Rebuild(run, cfg) }

@@ -541,6 +541,11 @@ func (s *Session) logf(format string, args ...any) {
 	}
 }
 
+// Rebuild rebuilds a run directory's derived files from its records, as
+// configured: what a session's Report is. Package harness, which imports
+// this one, registers it.
+var Rebuild func(run *rundir.Run, cfg *config.Config) error
+
 // Run runs the session into a new run directory and returns it. The run
 // directory and its manifest are written whatever happens; an error means
 // the run is failed or partial, and the manifest says which and why.

@@ -1,0 +1,104 @@
+// A run against its baseline, for tests (package deepproftest).
+
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/llm-perf-opt/deepprof/facts"
+	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// Tolerances are how far a run may move from its baseline, in percent of
+// the baseline, per part; a zero field takes the default, 10%.
+type Tolerances struct {
+	StagePct, KernelPct, RegionPct, MFUPct float64
+}
+
+// DefaultTolerances is 10% for every part.
+func DefaultTolerances() Tolerances { return Tolerances(model.DefaultTolerances()) }
+
+// Check says what is wrong with the tolerances (a negative or infinite
+// one), naming its key.
+func (t Tolerances) Check() error {
+	_, err := model.Tolerances(t).Thresholds()
+	return err
+}
+
+// String is the tolerances as fractions in use, defaults filled in:
+// "stages 10%, kernels 10%, regions 10%, MFU 10%".
+func (t Tolerances) String() string {
+	th, _ := model.Tolerances(t).Thresholds()
+	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', -1, 64) + "%" }
+	return fmt.Sprintf("stages %s, kernels %s, regions %s, MFU %s", p(th.Stage), p(th.Kernel), p(th.Region), p(th.MFU))
+}
+
+// Moved is a run compared with its baseline: whether it moved beyond the
+// tolerances (regressed, or a part could not be compared) or improved, and
+// the table of what moved, in Markdown.
+type Moved struct {
+	Beyond, Improved bool
+	Table            string
+}
+
+// CompareBaseline compares the top kernels (top; 0: all) and the rest of
+// the run directory runDir with the baseline file path (written by
+// Baseline or WriteBaseline), within tol.
+func CompareBaseline(path, runDir string, top int, tol Tolerances) (Moved, error) {
+	run, err := compare.FromRunTop(runDir, top)
+	if err != nil {
+		return Moved{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Moved{}, err
+	}
+	defer f.Close()
+	base, err := compare.Read(f, path)
+	if err != nil {
+		return Moved{}, err
+	}
+	res, err := compare.CompareBaseline(base, run, model.Tolerances(tol))
+	if err != nil {
+		return Moved{}, err
+	}
+	return Moved{Beyond: res.Regression || res.Incomplete, Improved: len(res.Improvements) > 0, Table: render.MovedMarkdown(res)}, nil
+}
+
+// WriteBaseline writes the baseline of the run directory runDir (its top
+// kernels; 0: all) to the file path, whole or not at all.
+func WriteBaseline(path, runDir string, top int) error {
+	run, err := compare.FromRunTop(runDir, top)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error { return run.Write(w) })
+}
+
+// WriteFileAtomic writes the file path with what write writes: whole or
+// not at all (a temporary file beside it, renamed over it).
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	return rundir.WriteAtomic(path, write)
+}
+
+// ReadSummary reads summary.json of the run directory dir.
+func ReadSummary(dir string) (facts.Summary, error) {
+	var s facts.Summary
+	b, err := input.ReadFile(filepath.Join(dir, rundir.SummaryJSON))
+	if err != nil {
+		return s, fmt.Errorf("%s: not a run directory with a summary (deepprof report DIR makes one from a run's records): %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SummaryJSON), err)
+	}
+	return s, nil
+}

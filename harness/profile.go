@@ -1,0 +1,237 @@
+// A profiling session through the facade: the configuration composed, the
+// preflight, the dry run and the run.
+
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	deepprof "github.com/llm-perf-opt/deepprof"
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/session"
+)
+
+// DefaultProfilesDir is where profiles are looked for by default: the
+// embedded ones, with ./profiles over them when it exists.
+const DefaultProfilesDir = config.DefaultDir
+
+// ProfileOptions say what a session profiles, as deepprof profile's
+// arguments do.
+type ProfileOptions struct {
+	// Profiles to compose (default stage2), from ProfilesDir ("": the
+	// embedded defaults, with ./profiles over them when it exists).
+	Profiles    []string
+	ProfilesDir string
+	// Overrides, as on the command line: key=value, +key=value,
+	// group=name.
+	Overrides []string
+	// Command, when set, is the program to profile (deepprof profile --
+	// CMD ARGS...).
+	Command []string
+	// Check runs the torch.profiler check too (timeline.oracle=true, which
+	// an override still changes).
+	Check bool
+	// NoPreflight starts the session without the preflight's checks;
+	// DryRun, which runs nothing, has them try the workload's imports too.
+	NoPreflight, DryRun bool
+	// Ncu is the profiler already found and probed (deepproftest's
+	// Preflight); "" Path: ncu.path, else the one found on this machine.
+	Ncu Tool
+	// Log takes the session's notices; Progress its step lines, rewritten
+	// in place where ProgressLive.
+	Log, Progress io.Writer
+	ProgressLive  bool
+	// Now is the session's clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Session is a profiling session composed and checked, not yet run.
+type Session struct {
+	cfg    *config.Config
+	yaml   []byte
+	o      ProfileOptions
+	ncuErr error
+	pre    session.PreflightResult
+	s      *session.Session
+}
+
+// NewProfile composes the session's configuration (profiles, then
+// overrides, then the command), runs the preflight unless asked not to,
+// and wires the session. A key or profile of the command line that cannot
+// be used is an OptionError. The default workload script, from a folder
+// that does not have it, is the copy embedded in the binary (said on Log).
+func NewProfile(o ProfileOptions) (*Session, error) {
+	ov := o.Overrides
+	if o.Check {
+		ov = append([]string{"timeline.oracle=true"}, ov...) // an override still wins
+	}
+	if o.Ncu.Path != "" {
+		ov = append([]string{"ncu.path=" + o.Ncu.Path}, ov...)
+	}
+	cfg, err := config.Load(config.LoadOptions{Dir: o.ProfilesDir, Profiles: o.Profiles, Overrides: ov, Command: o.Command})
+	if ce := (*config.Error)(nil); errors.As(err, &ce) && (ce.Source == "override" || ce.Key == "profile") {
+		return nil, &OptionError{err.Error()} // the command line's keys and profiles
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Command == nil && len(cfg.Workload.Argv) > 0 {
+		// The default workload script, from a directory that does not
+		// have it: the copy embedded in the binary.
+		p, embedded, err := deepprof.ResolveWorkload(cfg.Workload.Argv[0], "")
+		if err != nil {
+			return nil, err
+		}
+		if embedded {
+			cfg.Workload.Argv[0] = p
+			if o.Log != nil {
+				fmt.Fprintf(o.Log, "deepprof: %s is not in this directory: running the copy embedded in deepprof, %s\n", deepprof.WorkloadScript, p)
+			}
+		}
+	}
+	y, err := cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	return &Session{cfg: cfg, yaml: y, o: o}, nil
+}
+
+// WriteConfig writes the composed configuration as YAML (what config.yaml
+// of a run would hold, usable as a profile), then, as YAML comments, what
+// was composed in order and where each key's value came from.
+func (s *Session) WriteConfig(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# deepprof profile --print-config: the composed configuration\n")
+	b.Write(s.yaml)
+	b.WriteString("\n# composed, in order:\n")
+	for _, src := range s.cfg.Sources {
+		fmt.Fprintf(&b, "#   %s\n", src)
+	}
+	b.WriteString("# where each value came from:\n")
+	width := 0
+	for _, o := range s.cfg.Origins {
+		width = max(width, len(o.Key))
+	}
+	for _, o := range s.cfg.Origins {
+		fmt.Fprintf(&b, "#   %-*s  %s\n", width, o.Key, o.From)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// preflightProbes are the preflight's probes of the machine; tests replace
+// them (UseTestMachine), so that goldens do not depend on the machine.
+var preflightProbes = session.System
+
+// Prepare finds the profiler, runs the preflight (unless NoPreflight) and
+// wires the session; it runs nothing else.
+func (s *Session) Prepare() error {
+	sel, err := session.Devices(s.cfg)
+	if err != nil {
+		return err
+	}
+	ncuPath := s.cfg.NCU.Path
+	if ncuPath == "" {
+		t, err := machine.Find("ncu", machine.EnvFromOS())
+		if err != nil {
+			s.ncuErr = err
+			ncuPath = "ncu"
+		} else {
+			ncuPath = t.Path
+		}
+	}
+	var ncu *machine.Tool
+	if s.o.Ncu.Path != "" {
+		ncu = &machine.Tool{Name: "ncu", Path: s.o.Ncu.Path, Version: s.o.Ncu.version}
+	}
+	if !s.o.NoPreflight {
+		s.pre = session.Run(context.Background(), preflightInput(s.cfg, ncuPath, s.ncuErr, s.o.DryRun), preflightProbes(sel))
+		if ncu == nil {
+			ncu = s.pre.Ncu
+		}
+	}
+	s.s, err = newSession(s.cfg, sessionOptions{NcuPath: ncuPath, Ncu: ncu, Log: s.o.Log, Progress: s.o.Progress,
+		ProgressLive: s.o.ProgressLive, Now: s.o.Now})
+	return err
+}
+
+// WritePreflight writes what the preflight found (nothing when it did not
+// run).
+func (s *Session) WritePreflight(w io.Writer) error {
+	if s.o.NoPreflight {
+		return nil
+	}
+	return s.pre.Write(w)
+}
+
+// Ready is why the session cannot start (a preflight check that failed, no
+// ncu), or nil.
+func (s *Session) Ready() error {
+	if !s.o.NoPreflight {
+		if err := s.pre.Err(); err != nil {
+			return err
+		}
+	}
+	return s.ncuErr
+}
+
+// WritePlan writes the dry run's answer: MAIN, then every step's argv,
+// outputs and deadline.
+func (s *Session) WritePlan(w io.Writer) error {
+	main := s.cfg.Run.Root + "/" + s.cfg.Run.ID
+	if s.cfg.Run.ID == "" {
+		main = s.cfg.Run.Root + "/<run id>"
+	}
+	steps, err := s.s.Plan(main, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "MAIN: %s\n", main)
+	return session.FormatPlan(w, steps)
+}
+
+// runSession runs a wired session; tests replace it.
+var runSession = func(ctx context.Context, s *session.Session) (*Run, error) {
+	run, err := s.Run(ctx)
+	if run == nil {
+		return nil, err
+	}
+	return &Run{run}, err
+}
+
+// Run runs the session into a new run directory and returns it (nil when
+// none could be made) with the session's error. When ctx ends (Ctrl-C),
+// the step running is stopped, what was done is kept, and the manifest
+// says the run was interrupted.
+func (s *Session) Run(ctx context.Context) (*Run, error) {
+	return runSession(ctx, s.s)
+}
+
+// preflightInput is what the session will need: the profiler, the
+// workload's argv and environment, and the files it reads (its .py
+// scripts and workload.inputs, relative to the working directory). Only a
+// dry run tries the workload's imports: a session's first step does.
+func preflightInput(cfg *config.Config, ncuPath string, ncuErr error, dry bool) session.Input {
+	argv := cfg.Workload.Command()
+	var files []string
+	for _, a := range argv {
+		if filepath.Ext(a) == ".py" {
+			files = append(files, a)
+		}
+	}
+	files = append(files, cfg.Workload.Inputs...)
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(cfg.Workload.Env)) {
+		env = append(env, k+"="+cfg.Workload.Env[k])
+	}
+	return session.Input{Ncu: ncuPath, NcuErr: ncuErr, Workload: argv, Env: env, Files: files, CheckImports: dry}
+}
