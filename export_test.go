@@ -108,8 +108,8 @@ func TestSameReportThreePages(t *testing.T) {
 	details := kernelTable(t, dir+"details.csv.gz")
 	require.Equal(t, int64(412), raw.Launches)
 
-	byName := func(tab model.KernelTable) map[string]model.Kernel {
-		m := map[string]model.Kernel{}
+	byName := func(tab model.KernelTable) map[string]model.KernelStats {
+		m := map[string]model.KernelStats{}
 		for _, k := range tab.Kernels {
 			m[k.Name] = k
 		}

@@ -105,7 +105,7 @@ func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool, ranks int) {
 	}
 	// Per-rank kernel tables: both devices, NCCL on both.
 	var ks struct {
-		Kernels []model.Kernel `json:"kernels"`
+		Kernels []model.KernelStats `json:"kernels"`
 	}
 	readJSON(t, run.Path(rundir.KernelsJSON), &ks)
 	devices, nccl := map[model.DeviceID]bool{}, map[model.DeviceID]float64{}
@@ -205,7 +205,7 @@ func TestStage2TwoNodes(t *testing.T) {
 		assert.FileExists(t, run.Path(rundir.RankPath(r, rundir.NcuRaw)))
 	}
 	var ks struct {
-		Kernels []model.Kernel `json:"kernels"`
+		Kernels []model.KernelStats `json:"kernels"`
 	}
 	readJSON(t, run.Path(rundir.KernelsJSON), &ks)
 	devices := map[model.DeviceID]bool{}

@@ -128,7 +128,7 @@ func checkRun(t *testing.T, run *rundir.Run, prov harness.GPU, domain string) {
 
 	// The top kernels carry time.
 	var ks struct {
-		Kernels []model.Kernel `json:"kernels"`
+		Kernels []model.KernelStats `json:"kernels"`
 	}
 	readJSON(t, run.Path(rundir.KernelsJSON), &ks)
 	require.NotEmpty(t, ks.Kernels)

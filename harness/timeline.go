@@ -192,7 +192,7 @@ func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionRe
 	if reg == nil {
 		return nil, errors.New("no regions from the timeline to compare")
 	}
-	m := workload.Measured{Phases: map[string]workload.OraclePhase{}, Kernels: map[string]workload.Kernel{}}
+	m := workload.Measured{Phases: map[string]workload.OraclePhase{}, Kernels: map[string]workload.OracleKernel{}}
 	for _, p := range f.Phases {
 		name := model.Path([]model.Range{{Domain: f.Domain, Name: p.Range}})
 		for _, r := range reg.Aggregate {
@@ -358,7 +358,7 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 	if err != nil {
 		return nil, err
 	}
-	rep := &workload.Report{Stages: map[string]workload.Stage{}}
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{}}
 	var others []string // domains left out
 	for _, s := range phases.Stages(tl, cfg.steady(tl)) {
 		// Push/pop ranges only: start/end ranges may overlap anything
@@ -400,7 +400,7 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 		for _, r := range runs.Runs {
 			ms = append(ms, r.WallMS)
 		}
-		rep.Stages[workload.WholeProgram] = workload.Stage{MS: ms}
+		rep.Stages[workload.WholeProgram] = workload.ReportStage{MS: ms}
 	}
 	switch {
 	case ranges > 0 || len(rep.Stages) > 0:

@@ -144,7 +144,7 @@ func TestProcessesOf(t *testing.T) {
 func TestPooledWarmups(t *testing.T) {
 	a := workload.ProcessMS{ProcessID: 1, MS: []float64{50, 1, 1, 1, 1}}
 	b := workload.ProcessMS{ProcessID: 2, MS: []float64{50, 1, 1, 1, 1}}
-	rep := &workload.Report{Stages: map[string]workload.Stage{"step": {Processes: []workload.ProcessMS{a, b}}}}
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"step": {Processes: []workload.ProcessMS{a, b}}}}
 	poolProcesses(rep)
 	assert.Equal(t, []float64{1, 1, 1, 1, 1, 1, 1, 1}, rep.Stages["step"].MS)
 }

@@ -217,7 +217,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 func kernelDevices(t *testing.T, run *rundir.Run) map[model.DeviceID]bool {
 	t.Helper()
 	var ks struct {
-		Kernels []model.Kernel `json:"kernels"`
+		Kernels []model.KernelStats `json:"kernels"`
 	}
 	b, err := os.ReadFile(run.Path(rundir.KernelsJSON))
 	require.NoError(t, err)

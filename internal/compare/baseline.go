@@ -55,10 +55,10 @@ type Baseline struct {
 	// Shape is the workload's tokens and batch (Summary.Shape).
 	Shape string `json:"shape,omitempty"`
 	// KernelsFrom is where the kernel table came from (Summary.KernelsFrom).
-	KernelsFrom *rundir.Source `json:"kernels_from,omitempty"`
-	Stages      []model.Stage  `json:"stages"`
-	Kernels     Kernels        `json:"kernels"`
-	Regions     []Region       `json:"regions"`
+	KernelsFrom *rundir.Source     `json:"kernels_from,omitempty"`
+	Stages      []model.StageTimes `json:"stages"`
+	Kernels     Kernels            `json:"kernels"`
+	Regions     []RegionTotals     `json:"regions"`
 	// RegionsEveryLaunch says Regions count every launch of the timing
 	// pass (the run's summary.json), not the deep pass's sample.
 	RegionsEveryLaunch bool `json:"regions_every_launch"`
@@ -118,13 +118,13 @@ func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
 // kernels (all when top <= 0).
 func FromSummary(s *Summary, top int) *Baseline {
 	b := &Baseline{Format: Format, About: Fields, Source: s.Source, RunID: s.RunID, Model: s.Model, Program: s.Program, Device: s.Device, MFU: s.MFU,
-		Shape: s.Shape, Stages: []model.Stage{}, Regions: []Region{}}
+		Shape: s.Shape, Stages: []model.StageTimes{}, Regions: []RegionTotals{}}
 	if s.KernelsFrom.Path != "" {
 		from := s.KernelsFrom
 		b.KernelsFrom = &from
 	}
 	for _, st := range s.Stages {
-		b.Stages = append(b.Stages, model.Stage{Name: st.Name, Summary: st.Summary})
+		b.Stages = append(b.Stages, model.StageTimes{Name: st.Name, Summary: st.Summary})
 	}
 	ks := s.Kernels
 	if top > 0 && len(ks) > top {

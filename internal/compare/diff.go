@@ -175,7 +175,7 @@ func compareStages(r *facts.DiffResult, a, b *Summary) {
 		return nil
 	}
 	var names []string
-	for _, s := range [][]model.Stage{a.Stages, b.Stages} {
+	for _, s := range [][]model.StageTimes{a.Stages, b.Stages} {
 		for _, st := range s {
 			if !slices.Contains(names, st.Name) {
 				names = append(names, st.Name)
@@ -313,7 +313,7 @@ func compareRegions(r *facts.DiffResult, a, b *Summary) {
 		ar, br = a.EveryLaunchRegions, b.EveryLaunchRegions
 		r.RegionsSource = RegionsEveryLaunch
 	}
-	inB := map[string]*Region{}
+	inB := map[string]*RegionTotals{}
 	for i := range br {
 		inB[br[i].Name] = &br[i]
 	}

@@ -249,7 +249,7 @@ func TestCompareMissingKernels(t *testing.T) {
 	assert.Contains(t, md.String(), "Not compared: B has no ")
 }
 
-func stage(name string, ms ...float64) model.Stage {
+func stage(name string, ms ...float64) model.StageTimes {
 	return model.NewStage(name, ms)
 }
 
@@ -271,7 +271,7 @@ func TestCompareStages(t *testing.T) {
 	th := compare.Uniform(0.05)
 	for _, c := range []struct {
 		name string
-		a, b model.Stage
+		a, b model.StageTimes
 		want facts.Verdict
 	}{
 		{"same", stage("decode", warm...), stage("decode", warm...), facts.Unchanged},
@@ -287,7 +287,7 @@ func TestCompareStages(t *testing.T) {
 		{"only in B", stage("prefill", 1), stage("decode", 1), facts.Reported},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := compare.Compare(&compare.Summary{Stages: []model.Stage{c.a}}, &compare.Summary{Stages: []model.Stage{c.b}}, th)
+			r := compare.Compare(&compare.Summary{Stages: []model.StageTimes{c.a}}, &compare.Summary{Stages: []model.StageTimes{c.b}}, th)
 			got := r.Stages[len(r.Stages)-1]
 			assert.Equal(t, c.want, got.Verdict)
 			assert.Equal(t, c.want == facts.Regression, r.Regression)

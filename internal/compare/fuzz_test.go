@@ -180,9 +180,9 @@ func same(t *testing.T, what string, want, got any, written []byte) {
 
 // writeKernels is kernels.json of ks, as the rebuild writes it.
 func writeKernels(t *testing.T, ks []model.KernelTotals) []byte {
-	recs := make([]model.Kernel, len(ks))
+	recs := make([]model.KernelStats, len(ks))
 	for i, k := range ks {
-		recs[i] = model.Kernel{KernelTotals: model.KernelTotals{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls}, MeanMS: k.TotalMS / float64(max(k.Calls, 1))}
+		recs[i] = model.KernelStats{KernelTotals: model.KernelTotals{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls}, MeanMS: k.TotalMS / float64(max(k.Calls, 1))}
 	}
 	var b bytes.Buffer
 	if err := render.KernelsJSON(&b, model.KernelTable{Kernels: recs, Count: len(recs)}, nil, nil); err != nil {
@@ -192,7 +192,7 @@ func writeKernels(t *testing.T, ks []model.KernelTotals) []byte {
 }
 
 // writeRegions is a regions report.json whose aggregate is regs.
-func writeRegions(t *testing.T, regs []compare.Region) []byte {
+func writeRegions(t *testing.T, regs []compare.RegionTotals) []byte {
 	rep := &facts.RegionReport{Results: facts.ResultsKernels, AggregateEnabled: true, Aggregate: []facts.Region{}, Scopes: []facts.RegionScope{}}
 	for _, r := range regs {
 		rep.Aggregate = append(rep.Aggregate, facts.Region{Name: r.Name, TotalMS: r.TotalMS, KernelCount: r.KernelCount})
@@ -206,7 +206,7 @@ func writeRegions(t *testing.T, regs []compare.Region) []byte {
 
 // writeSummary is summary.json holding regs, m and st's stages, model and
 // GPU, as the rebuild writes it.
-func writeSummary(t *testing.T, regs []compare.Region, m *compare.MFU, st *compare.Summary) []byte {
+func writeSummary(t *testing.T, regs []compare.RegionTotals, m *compare.MFU, st *compare.Summary) []byte {
 	var s facts.Summary
 	for _, r := range regs {
 		s.Regions.Rows = append(s.Regions.Rows, facts.RegionRow{Name: r.Name, TotalMS: r.TotalMS, Launches: r.KernelCount})

@@ -48,16 +48,16 @@ type Summary struct {
 	// sources; its Path is "" when unknown (a baseline).
 	KernelsFrom rundir.Source
 
-	Stages  []model.Stage        // in the order prefill, decode, then by name
+	Stages  []model.StageTimes   // in the order prefill, decode, then by name
 	Kernels []model.KernelTotals // as listed, by total time descending
 	// KernelMS is the summed time of every kernel the run listed (before a
 	// baseline's top-N cut): the "A's kernel time" of the appeared rule.
 	KernelMS float64
-	Regions  []Region
+	Regions  []RegionTotals
 	// EveryLaunchRegions are summary.json's regions when they count every
 	// launch of the timing pass (ncu/regions/ holds the deep pass's sample);
 	// nil otherwise.
-	EveryLaunchRegions []Region
+	EveryLaunchRegions []RegionTotals
 	MFU                *MFU // nil when the run has no summary.json (or no "mfu" in it)
 
 	// Read are the files the numbers were read from, relative to Source
@@ -72,8 +72,8 @@ type Summary struct {
 	Unsound []string
 }
 
-// Region is one region of the regions report's aggregate.
-type Region struct {
+// RegionTotals is one region of the regions report's aggregate.
+type RegionTotals struct {
 	Name        string  `json:"name"`
 	TotalMS     float64 `json:"total_ms"`
 	KernelCount int64   `json:"kernel_count"`
@@ -331,7 +331,7 @@ func (s *Summary) readKernels(data []byte, name string) error {
 // written without one (--aggregate=false), sums its scopes' regions by name.
 func (s *Summary) readRegions(data []byte, name string) error {
 	doc := jsonDoc{name, data, 1}
-	var regs []Region
+	var regs []RegionTotals
 	byName := map[string]int{}
 	add := func(sum bool) func(jsonDoc) error {
 		return func(el jsonDoc) error {
@@ -363,7 +363,7 @@ func (s *Summary) readRegions(data []byte, name string) error {
 				return el.errorf(0, "region %q is listed twice", *r.Name)
 			default:
 				byName[*r.Name] = len(regs)
-				regs = append(regs, Region{Name: *r.Name, TotalMS: *r.TotalMS, KernelCount: r.KernelCount})
+				regs = append(regs, RegionTotals{Name: *r.Name, TotalMS: *r.TotalMS, KernelCount: r.KernelCount})
 			}
 			return nil
 		}
@@ -441,7 +441,7 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 
 // readSummaryRegions reads summary.json's regions when they are not a
 // sample (the stakeholder summary counts every launch of the timing pass).
-func readSummaryRegions(data []byte, name string) ([]Region, error) {
+func readSummaryRegions(data []byte, name string) ([]RegionTotals, error) {
 	var doc struct {
 		Regions *facts.Regions `json:"regions"`
 	}
@@ -451,12 +451,12 @@ func readSummaryRegions(data []byte, name string) ([]Region, error) {
 	if doc.Regions == nil || doc.Regions.Sampled || len(doc.Regions.Rows) == 0 {
 		return nil, nil
 	}
-	var out []Region
+	var out []RegionTotals
 	for _, r := range doc.Regions.Rows {
 		if r.Name == "" || !validMS(r.TotalMS) {
 			return nil, fmt.Errorf("%s: regions.rows: want a name and total_ms >= 0, got %q %v", name, r.Name, r.TotalMS)
 		}
-		out = append(out, Region{Name: r.Name, TotalMS: r.TotalMS, KernelCount: r.Launches})
+		out = append(out, RegionTotals{Name: r.Name, TotalMS: r.TotalMS, KernelCount: r.Launches})
 	}
 	return out, nil
 }

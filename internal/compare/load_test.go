@@ -205,7 +205,7 @@ func TestLoadRegionsWithoutAggregate(t *testing.T) {
 }`))
 	s, err := compare.Load(dir)
 	require.NoError(t, err)
-	assert.Equal(t, []compare.Region{{Name: "prefill", TotalMS: 2, KernelCount: 4}, {Name: "decode_all", TotalMS: 2, KernelCount: 4}}, s.Regions)
+	assert.Equal(t, []compare.RegionTotals{{Name: "prefill", TotalMS: 2, KernelCount: 4}, {Name: "decode_all", TotalMS: 2, KernelCount: 4}}, s.Regions)
 }
 
 // TestLoadProgramWithoutReport: a program that wrote no workload report

@@ -281,7 +281,7 @@ func (r *Reader) parse(line []byte) Record {
 		if !p.count(nKernel, "K (kernel)") {
 			break
 		}
-		k := &Kernel{Line: r.line}
+		k := &KernelRecord{Line: r.line}
 		k.Start, k.End = p.span(1, 2)
 		k.Device = p.u32(3, "device")
 		k.Context = p.u32(4, "context")

@@ -163,7 +163,7 @@ func dump(res readResult) string {
 	}
 	fmt.Fprintf(&b, "truncation: %q\n", res.truncation)
 	for _, rec := range res.records {
-		if k, ok := rec.(*cupti.Kernel); ok {
+		if k, ok := rec.(*cupti.KernelRecord); ok {
 			fmt.Fprintf(&b, "first kernel: line %d, %d ns, device %d, stream %d, grid %s, block %s, %q\n",
 				k.Line, k.End-k.Start, k.Device, k.Stream, k.Grid, k.Block, k.Name())
 			break
@@ -378,7 +378,7 @@ func FuzzReader(f *testing.F) {
 		}
 		for _, rec := range res.records {
 			switch r := rec.(type) {
-			case *cupti.Kernel:
+			case *cupti.KernelRecord:
 				if r.End < r.Start {
 					t.Fatalf("accepted a negative duration: %+v", r)
 				}

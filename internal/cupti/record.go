@@ -15,15 +15,15 @@ const magicPrefix = "#deepprof-cupti/"
 // *Memset, *API, *NVTX, *Note, *End, or a *SyntaxError for a bad line.
 type Record interface{ isRecord() }
 
-func (*Header) isRecord()      {}
-func (*Kernel) isRecord()      {}
-func (*Memcpy) isRecord()      {}
-func (*Memset) isRecord()      {}
-func (*API) isRecord()         {}
-func (*NVTX) isRecord()        {}
-func (*Note) isRecord()        {}
-func (*End) isRecord()         {}
-func (*SyntaxError) isRecord() {}
+func (*Header) isRecord()       {}
+func (*KernelRecord) isRecord() {}
+func (*Memcpy) isRecord()       {}
+func (*Memset) isRecord()       {}
+func (*API) isRecord()          {}
+func (*NVTX) isRecord()         {}
+func (*Note) isRecord()         {}
+func (*End) isRecord()          {}
+func (*SyntaxError) isRecord()  {}
 
 // Header is the file's first line: which process wrote it, with what.
 type Header struct {
@@ -60,8 +60,8 @@ func (d Dim3) String() string {
 		strconv.FormatUint(uint64(d.Z), 10) + ")"
 }
 
-// Kernel is one kernel execution (CUPTI's CONCURRENT_KERNEL activity).
-type Kernel struct {
+// KernelRecord is one kernel execution (CUPTI's CONCURRENT_KERNEL activity).
+type KernelRecord struct {
 	Line                        int
 	Start, End                  int64 // ns; End >= Start
 	Device, Context, Stream     uint32
@@ -74,7 +74,7 @@ type Kernel struct {
 
 // Name is the kernel's name as deepprof reports it: the demangled name, or
 // the mangled one when CUPTI gave no demangled form.
-func (k *Kernel) Name() string {
+func (k *KernelRecord) Name() string {
 	if k.Demangled != "" {
 		return k.Demangled
 	}

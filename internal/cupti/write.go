@@ -37,7 +37,7 @@ func (w *Writer) Write(rec Record) error {
 		for _, e := range r.Extra {
 			b = kv(b, e.Key, e.Value)
 		}
-	case *Kernel:
+	case *KernelRecord:
 		b = append(b, 'K')
 		b = ints(b, r.Start, r.End, int64(r.Device), int64(r.Context), int64(r.Stream), int64(r.Correlation))
 		b = dim3(b, r.Grid)

@@ -29,7 +29,7 @@ func TestAggregateSortTop(t *testing.T) {
 	tab := a.Table("s")
 	assert.Equal(t, int64(5), tab.Launches)
 	assert.InDelta(t, 0.0125, tab.TotalMS, 1e-15)
-	assert.Equal(t, []model.Kernel{
+	assert.Equal(t, []model.KernelStats{
 		{KernelTotals: model.KernelTotals{Name: "add", Device: 0, TotalMS: 0.004, Calls: 1}, MeanMS: 0.004},
 		{KernelTotals: model.KernelTotals{Name: "gemm", Device: 0, TotalMS: 0.004, Calls: 2}, MeanMS: 0.002},
 		{KernelTotals: model.KernelTotals{Name: "gemm", Device: 1, TotalMS: 0.004, Calls: 1}, MeanMS: 0.004},

@@ -16,10 +16,10 @@ type KernelTotals struct {
 	Calls   int64    `json:"calls"`
 }
 
-// Kernel is one row of kernels.json: a kernel's totals, its mean and, for
-// a table made with spread, how its launches vary (render.KernelRecord
+// KernelStats is one row of kernels.json: a kernel's totals, its mean and, for
+// a table made with spread, how its launches vary (render.KernelsJSONRow
 // writes it with its display name and ncu's rules).
-type Kernel struct {
+type KernelStats struct {
 	KernelTotals
 	MeanMS float64 `json:"mean_ms"`
 	// Spread is present only for a table made with per-launch spread
@@ -40,11 +40,11 @@ type Spread struct {
 
 // KernelTable is a kernel table with what it was made from.
 type KernelTable struct {
-	Source   string   // the input's name
-	Launches int64    // launches aggregated
-	TotalMS  float64  // their summed duration
-	Count    int      // kernels before any top-N cut
-	Kernels  []Kernel // sorted by TotalMS descending, ties by name, then device
+	Source   string        // the input's name
+	Launches int64         // launches aggregated
+	TotalMS  float64       // their summed duration
+	Count    int           // kernels before any top-N cut
+	Kernels  []KernelStats // sorted by TotalMS descending, ties by name, then device
 }
 
 type kernelKey struct {
@@ -108,10 +108,10 @@ func (a *KernelAggregator) Add(source string, l *Launch) error {
 
 // Table returns every kernel, sorted.
 func (a *KernelAggregator) Table(source string) KernelTable {
-	recs := make([]Kernel, 0, len(a.m))
+	recs := make([]KernelStats, 0, len(a.m))
 	for k, e := range a.m {
 		total := e.ns / 1e6
-		r := Kernel{KernelTotals: KernelTotals{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls}, MeanMS: total / float64(max(e.calls, 1))}
+		r := KernelStats{KernelTotals: KernelTotals{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls}, MeanMS: total / float64(max(e.calls, 1))}
 		if a.spread {
 			r.Spread = kernelSpread(e.durs)
 		}
@@ -159,8 +159,8 @@ func kernelSpread(ns []float64) *Spread {
 }
 
 // SortKernels orders kernels by total time descending, ties by name, then device.
-func SortKernels(recs []Kernel) {
-	slices.SortFunc(recs, func(x, y Kernel) int {
+func SortKernels(recs []KernelStats) {
+	slices.SortFunc(recs, func(x, y KernelStats) int {
 		if c := cmp.Compare(y.TotalMS, x.TotalMS); c != 0 {
 			return c
 		}

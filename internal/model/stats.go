@@ -212,15 +212,15 @@ func PairedRatio(on, off []float64) (Ratio, bool) {
 		Q3: stat.Quantile(0.75, stat.LinInterp, r, nil), Pairs: len(r)}, true
 }
 
-// Stage is one stage's wall time per repeat, in ms, and its summary after
+// StageTimes is one stage's wall time per repeat, in ms, and its summary after
 // the warm-up rule: what a diff and a baseline compare.
-type Stage struct {
+type StageTimes struct {
 	Name    string    `json:"name"`
 	Repeats []float64 `json:"-"` // as measured; nil when read from a baseline
 	Summary
 }
 
 // NewStage is the stage name with its repeats, summarized.
-func NewStage(name string, repeats []float64) Stage {
-	return Stage{Name: name, Repeats: repeats, Summary: Summarize(repeats)}
+func NewStage(name string, repeats []float64) StageTimes {
+	return StageTimes{Name: name, Repeats: repeats, Summary: Summarize(repeats)}
 }

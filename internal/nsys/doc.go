@@ -19,7 +19,7 @@
 //     missing Name or Total Time column, a column without a known unit) end
 //     the read. Times are converted to nanoseconds once, at parse time, from
 //     the unit each header names in parentheses ("Total Time (ns)").
-//   - TopN, Coverage, Table: the top-N kernels as model.Kernel rows (the
+//   - TopN, Coverage, Table: the top-N kernels as model.KernelStats rows (the
 //     kernels.json contract), how much of the GPU time they cover, and a
 //     whole summary as a model.KernelTable (to which the session applies
 //     the ncu timing pass's coverage rule).

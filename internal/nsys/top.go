@@ -3,7 +3,7 @@ package nsys
 import "github.com/llm-perf-opt/deepprof/internal/model"
 
 // TopN returns the n kernels with the largest total time (all of them when
-// n <= 0) as model.Kernel rows, sorted as model.SortKernels sorts (total
+// n <= 0) as model.KernelStats rows, sorted as model.SortKernels sorts (total
 // descending, ties by name). Rows with the same name are summed into one, as
 // the kernels.json contract has one row per name and device.
 //
@@ -11,8 +11,8 @@ import "github.com/llm-perf-opt/deepprof/internal/model"
 // the capture and does not say which. Calls is Instances; MeanMS is
 // TotalMS / max(Calls, 1), as the contract defines it (not nsys's Avg column,
 // which agrees up to rounding).
-func TopN(sums []KernelSum, n int) []model.Kernel {
-	recs := make([]model.Kernel, 0, len(sums))
+func TopN(sums []KernelSum, n int) []model.KernelStats {
+	recs := make([]model.KernelStats, 0, len(sums))
 	at := make(map[string]int, len(sums))
 	for _, s := range sums {
 		if i, ok := at[s.Name]; ok {
@@ -21,7 +21,7 @@ func TopN(sums []KernelSum, n int) []model.Kernel {
 			continue
 		}
 		at[s.Name] = len(recs)
-		recs = append(recs, model.Kernel{KernelTotals: model.KernelTotals{Name: s.Name, TotalMS: s.TotalNS / 1e6, Calls: s.Instances}})
+		recs = append(recs, model.KernelStats{KernelTotals: model.KernelTotals{Name: s.Name, TotalMS: s.TotalNS / 1e6, Calls: s.Instances}})
 	}
 	for i := range recs {
 		recs[i].MeanMS = recs[i].TotalMS / float64(max(recs[i].Calls, 1))
@@ -36,7 +36,7 @@ func TopN(sums []KernelSum, n int) []model.Kernel {
 // Coverage is the share (0 to 1) of the summed kernel time of sums that the
 // records top cover: how much of the GPU time a deep pass over only those
 // kernels can explain. It is 0 when sums hold no time.
-func Coverage(sums []KernelSum, top []model.Kernel) float64 {
+func Coverage(sums []KernelSum, top []model.KernelStats) float64 {
 	var all, part float64
 	for _, s := range sums {
 		all += s.TotalNS / 1e6

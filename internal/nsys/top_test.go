@@ -18,7 +18,7 @@ func TestTopN(t *testing.T) {
 		{Name: "d", TotalNS: 1e6, Instances: 2},
 		{Name: "d", TotalNS: 2.5e6, Instances: 3}, // same name: summed
 	}
-	all := []model.Kernel{
+	all := []model.KernelStats{
 		{KernelTotals: model.KernelTotals{Name: "c", TotalMS: 5, Calls: 0}, MeanMS: 5},
 		{KernelTotals: model.KernelTotals{Name: "d", TotalMS: 3.5, Calls: 5}, MeanMS: 0.7},
 		{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 2, Calls: 1}, MeanMS: 2},
@@ -26,7 +26,7 @@ func TestTopN(t *testing.T) {
 	}
 	tests := []struct {
 		n    int
-		want []model.Kernel
+		want []model.KernelStats
 	}{
 		{0, all}, {-1, all}, {10, all}, {4, all},
 		{3, all[:3]}, {1, all[:1]},
@@ -53,11 +53,11 @@ func TestTable(t *testing.T) {
 		{Name: "b", TotalNS: 1e6, Instances: 2},
 	}
 	tab := nsys.Table(sums, "run_cuda_gpu_kern_sum.csv")
-	assert.Equal(t, model.KernelTable{Source: "run_cuda_gpu_kern_sum.csv", Launches: 7, TotalMS: 8, Count: 2, Kernels: []model.Kernel{
+	assert.Equal(t, model.KernelTable{Source: "run_cuda_gpu_kern_sum.csv", Launches: 7, TotalMS: 8, Count: 2, Kernels: []model.KernelStats{
 		{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 5, Calls: 1}, MeanMS: 5},
 		{KernelTotals: model.KernelTotals{Name: "b", TotalMS: 3, Calls: 6}, MeanMS: 0.5},
 	}}, tab)
 	// The coverage rule of the ncu timing path applies unchanged.
-	assert.Equal(t, []model.Kernel{{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 5, Calls: 1}, MeanMS: 5}}, tab.Covering(0.6, 1, 0).Kernels)
+	assert.Equal(t, []model.KernelStats{{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 5, Calls: 1}, MeanMS: 5}}, tab.Covering(0.6, 1, 0).Kernels)
 	assert.InDelta(t, 5.0/8, tab.Covering(0.6, 1, 0).Share(), 1e-12)
 }

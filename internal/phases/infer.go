@@ -80,13 +80,13 @@ func inferPhases(p *timeline.Process, domain string) (string, bool) {
 			thread = t
 		}
 	}
-	var seq []*timeline.Kernel
+	var seq []*timeline.KernelExecution
 	for i := range p.Kernels {
 		if k := &p.Kernels[i]; k.API != nil && k.API.Thread == thread {
 			seq = append(seq, k)
 		}
 	}
-	slices.SortFunc(seq, func(a, b *timeline.Kernel) int { return cmp.Compare(a.Correlation, b.Correlation) })
+	slices.SortFunc(seq, func(a, b *timeline.KernelExecution) int { return cmp.Compare(a.Correlation, b.Correlation) })
 	none := func(why string) (string, bool) {
 		return fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why), false
 	}
@@ -115,7 +115,7 @@ func inferPhases(p *timeline.Process, domain string) (string, bool) {
 // decodeRuns finds the period of the decode loop in seq and the runs of
 // steps that repeat it (at least MinInferredSteps steps each), or 0 and
 // why there is none.
-func decodeRuns(seq []*timeline.Kernel) (int, []decodeRun, string) {
+func decodeRuns(seq []*timeline.KernelExecution) (int, []decodeRun, string) {
 	per, runs := loopRuns(seq, MinStepLaunches)
 	if per == 0 {
 		return 0, nil, fmt.Sprintf("no sequence of %d launches or more repeats %d times or more", MinStepLaunches, MinInferredSteps)
@@ -179,7 +179,7 @@ func decodeRuns(seq []*timeline.Kernel) (int, []decodeRun, string) {
 
 // loopRuns is the period of at least minLaunches launches that repeats
 // in seq as a decode loop does (decodeRuns), and its runs; 0 for none.
-func loopRuns(seq []*timeline.Kernel, minLaunches int) (int, []decodeRun) {
+func loopRuns(seq []*timeline.KernelExecution, minLaunches int) (int, []decodeRun) {
 	n := len(seq)
 	if n < 2*MinInferredSteps {
 		return 0, nil
@@ -282,7 +282,7 @@ func loopRuns(seq []*timeline.Kernel, minLaunches int) (int, []decodeRun) {
 // per launches before it (after the run before), when its kernels run
 // PrefillGridFactor times the blocks of the run's first step; runs[i].start
 // when there is none.
-func prefillBefore(seq []*timeline.Kernel, runs []decodeRun, i, per int) int {
+func prefillBefore(seq []*timeline.KernelExecution, runs []decodeRun, i, per int) int {
 	r := runs[i]
 	lo := 0
 	if i > 0 {
@@ -345,7 +345,7 @@ func stepMatches(tok []int, s, per int) bool {
 // stepStart is the offset into its runs' steps at which the host waited
 // longest before a launch call (the median over the steps of the time
 // from the call before to it).
-func stepStart(seq []*timeline.Kernel, runs []decodeRun, per int) int {
+func stepStart(seq []*timeline.KernelExecution, runs []decodeRun, per int) int {
 	best, bestGap := 0, int64(-1)
 	gaps := []int64{}
 	for j := range per {
@@ -369,7 +369,7 @@ func stepStart(seq []*timeline.Kernel, runs []decodeRun, per int) int {
 }
 
 // blocks is the thread blocks the launches ran, summed.
-func blocks(ks []*timeline.Kernel) float64 {
+func blocks(ks []*timeline.KernelExecution) float64 {
 	b := 0.0
 	for _, k := range ks {
 		b += float64(k.Grid.X) * float64(k.Grid.Y) * float64(k.Grid.Z)
@@ -379,7 +379,7 @@ func blocks(ks []*timeline.Kernel) float64 {
 
 // addInferred adds the ranges of runs (their launches seq[i], on thread)
 // to p and attributes its kernels and copies to them.
-func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeline.Kernel, period int, runs []decodeRun) {
+func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeline.KernelExecution, period int, runs []decodeRun) {
 	var leaves []*timeline.Range // prefill and steps, by start
 	// A range opens at its first launch call and closes when its last
 	// launch call has returned and its kernels have run: as a range pushed

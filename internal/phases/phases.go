@@ -124,7 +124,7 @@ type busy struct {
 
 // busyOf merges the kernels idx of ks (one device's, in start order) into
 // busy stretches: every one, or those keep keeps when it is not nil.
-func busyOf(ks []timeline.Kernel, idx []int32, keep func(*timeline.Kernel) bool) []busy {
+func busyOf(ks []timeline.KernelExecution, idx []int32, keep func(*timeline.KernelExecution) bool) []busy {
 	var bs []busy
 	for _, i := range idx {
 		k := &ks[i]
@@ -194,7 +194,7 @@ func (a *phaseAcc) warmup() *phaseAcc {
 	return a.warm
 }
 
-func (a *phaseAcc) kernel(in *instAcc, k *timeline.Kernel, i int32, collective bool) {
+func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, i int32, collective bool) {
 	in.activity(k.Start, k.End)
 	in.ks = append(in.ks, i)
 	a.p.Kernels++
@@ -250,8 +250,8 @@ func (a *phaseAcc) copy(in *instAcc, c *timeline.Copy) {
 // kernels the instances' indexes point to.
 type deviceBusy struct {
 	split        bool
-	isCollective func(*timeline.Kernel) bool
-	kernels      []timeline.Kernel
+	isCollective func(*timeline.KernelExecution) bool
+	kernels      []timeline.KernelExecution
 }
 
 // finish sums the instances' spans against their own kernels' busy
@@ -274,7 +274,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 			}
 		}
 		if cs != nil {
-			cs.ComputeNS += busySum(busyOf(db.kernels, in.ks, func(k *timeline.Kernel) bool { return !db.isCollective(k) }))
+			cs.ComputeNS += busySum(busyOf(db.kernels, in.ks, func(k *timeline.KernelExecution) bool { return !db.isCollective(k) }))
 			cs.CommunicationNS += busySum(busyOf(db.kernels, in.ks, db.isCollective))
 		}
 	}
@@ -347,7 +347,7 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 	rep := &facts.PhaseReport{Depth: opt.Depth, LaunchBoundIdleShare: LaunchBoundIdleShare, Scopes: []facts.PhaseScope{}}
 	collective := communicationRule(opt.Communication)
 	split := splitsCommunication(tl, collective)
-	isCollective := func(k *timeline.Kernel) bool { return collective(k.Name()) }
+	isCollective := func(k *timeline.KernelExecution) bool { return collective(k.Name()) }
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
 		type devAcc struct {

@@ -138,7 +138,7 @@ func TestPhases(t *testing.T) {
 func TestStages(t *testing.T) {
 	tl := build(t, phaseFile())
 	st := phases.Stages(tl, nil)
-	assert.Equal(t, []phases.Stage{
+	assert.Equal(t, []phases.RangeStage{
 		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{460}, Depth: 1},
 		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 250}, Depth: 2, Parent: "loop"},
 	}, st)
@@ -171,8 +171,8 @@ func TestTargets(t *testing.T) {
 // has its configuration's number when an admitted launch has that
 // configuration, else -1; a kernel two processes launched has no order.
 func TestTargetsOrder(t *testing.T) {
-	k := func(start int64, corr uint32, stream uint32, grid uint32, mangled string) *cupti.Kernel {
-		return &cupti.Kernel{Start: start, End: start + int64(grid)*10, Device: 0, Context: 1, Stream: stream, Correlation: corr,
+	k := func(start int64, corr uint32, stream uint32, grid uint32, mangled string) *cupti.KernelRecord {
+		return &cupti.KernelRecord{Start: start, End: start + int64(grid)*10, Device: 0, Context: 1, Stream: stream, Correlation: corr,
 			Grid: cupti.Dim3{X: grid, Y: 1, Z: 1}, Block: cupti.Dim3{X: 128, Y: 1, Z: 1}, Mangled: mangled, Demangled: mangled}
 	}
 	tl := records(t, map[int64][]cupti.Record{
@@ -265,7 +265,7 @@ func warmupFile() string {
 func TestSteadyState(t *testing.T) {
 	tl := build(t, warmupFile())
 	st := phases.SteadyState(tl, nil)
-	byName := map[string]phases.Stage{}
+	byName := map[string]phases.RangeStage{}
 	for _, s := range phases.Stages(tl, st) {
 		byName[s.Name] = s
 	}

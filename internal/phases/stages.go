@@ -2,14 +2,14 @@ package phases
 
 import "github.com/llm-perf-opt/deepprof/internal/timeline"
 
-// Stage is the wall time of every instance of one NVTX range name in one
+// RangeStage is the wall time of every instance of one NVTX range name in one
 // process: what a program's stages took, measured from its own ranges (for
 // a program that writes no stage report). An instance runs from its push
 // to its pop or, where later, to the end of the last kernel or copy
 // launched inside it: a range around work it does not wait for ends when
 // the GPU has done that work, as a phase's span does (Of) and as an
 // inferred range does.
-type Stage struct {
+type RangeStage struct {
 	ProcessID int64 `json:"process_id"`
 	// Name is the range as the regions report names one level: "prefill",
 	// "LLM@prefill". Ranges of one name at different depths are one stage.
@@ -36,8 +36,8 @@ type Stage struct {
 // inside a warm-up instance of an enclosing stage (steady's decision; nil:
 // none) is in InWarmupNS, not DurationsNS: the stage's own warm-up rule
 // then sees the instances steady decided it on.
-func Stages(tl *timeline.Timeline, steady *Steady) []Stage {
-	out := []Stage{}
+func Stages(tl *timeline.Timeline, steady *Steady) []RangeStage {
+	out := []RangeStage{}
 	for _, p := range tl.Processes {
 		done := workDone(p)
 		type key struct {
@@ -52,7 +52,7 @@ func Stages(tl *timeline.Timeline, steady *Steady) []Stage {
 			if !ok {
 				i = len(out) - base
 				idx[k] = i
-				st := Stage{ProcessID: p.Header.PID, Name: k.name, Domain: r.Domain, Kind: r.Kind, DurationsNS: []int64{}, Depth: r.Depth}
+				st := RangeStage{ProcessID: p.Header.PID, Name: k.name, Domain: r.Domain, Kind: r.Kind, DurationsNS: []int64{}, Depth: r.Depth}
 				if r.Parent != nil {
 					st.Parent = r.Parent.Label()
 				}

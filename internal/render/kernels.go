@@ -65,11 +65,11 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 	return err
 }
 
-// KernelRecord is how a model.Kernel (the kernels.json row) is written:
+// KernelsJSONRow is how a model.KernelStats (the kernels.json row) is written:
 // with the short name the reports show and, when the deep pass gave them,
 // ncu's rules on the kernel and what of it the deep pass profiled.
-type KernelRecord struct {
-	model.Kernel
+type KernelsJSONRow struct {
+	model.KernelStats
 	Display string        `json:"display_name"`
 	Rules   []facts.Rule  `json:"ncu_rules,omitempty"`
 	Sampled *facts.Sample `json:"sampled,omitempty"`
@@ -84,19 +84,19 @@ func KernelsJSON(w io.Writer, t model.KernelTable, rules map[string][]facts.Rule
 		names[i] = k.Name
 	}
 	display := facts.DisplayNames(names)
-	recs := make([]KernelRecord, len(t.Kernels))
+	recs := make([]KernelsJSONRow, len(t.Kernels))
 	for i, k := range t.Kernels {
-		recs[i] = KernelRecord{Kernel: k, Display: display[i], Rules: rules[k.Name], Sampled: samples[k.Name]}
+		recs[i] = KernelsJSONRow{KernelStats: k, Display: display[i], Rules: rules[k.Name], Sampled: samples[k.Name]}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(struct {
-		Kernels []KernelRecord `json:"kernels"`
+		Kernels []KernelsJSONRow `json:"kernels"`
 	}{recs})
 }
 
-func hasSpread(recs []model.Kernel) bool {
+func hasSpread(recs []model.KernelStats) bool {
 	for _, k := range recs {
 		if k.Spread != nil {
 			return true

@@ -96,7 +96,7 @@ func TestKernelsMarkdownRendersOneRowPerKernel(t *testing.T) {
 	var tab model.KernelTable
 	tab.Source = "synthetic | <table>"
 	for i, n := range names {
-		tab.Kernels = append(tab.Kernels, model.Kernel{KernelTotals: model.KernelTotals{Name: n, Device: model.DeviceID(i % 2), TotalMS: float64(i + 1), Calls: int64(i)}, MeanMS: 1})
+		tab.Kernels = append(tab.Kernels, model.KernelStats{KernelTotals: model.KernelTotals{Name: n, Device: model.DeviceID(i % 2), TotalMS: float64(i + 1), Calls: int64(i)}, MeanMS: 1})
 	}
 	tab.Count = len(tab.Kernels)
 
@@ -113,7 +113,7 @@ func TestKernelsMarkdownRendersOneRowPerKernel(t *testing.T) {
 }
 
 func TestKernelsSpread(t *testing.T) {
-	tab := model.KernelTable{Source: "synthetic", Launches: 3, TotalMS: 0.0065, Count: 2, Kernels: []model.Kernel{
+	tab := model.KernelTable{Source: "synthetic", Launches: 3, TotalMS: 0.0065, Count: 2, Kernels: []model.KernelStats{
 		{KernelTotals: model.KernelTotals{Name: "gemm", TotalMS: 0.006, Calls: 2}, MeanMS: 0.003,
 			Spread: &model.Spread{MinMS: 0.002, MedianMS: 0.003, MaxMS: 0.004, StdDevMS: 0.0014142135623730952}},
 		{KernelTotals: model.KernelTotals{Name: "norm", TotalMS: 0.0005, Calls: 1}, MeanMS: 0.0005,

@@ -25,10 +25,10 @@ func TestSummaryMarkdownHostileNames(t *testing.T) {
 	tab := model.KernelTable{Source: "synthetic", TotalMS: float64(len(hostileNames))}
 	var ops []workload.Operator
 	for _, n := range hostileNames {
-		tab.Kernels = append(tab.Kernels, model.Kernel{KernelTotals: model.KernelTotals{Name: n, TotalMS: 1, Calls: 1}})
+		tab.Kernels = append(tab.Kernels, model.KernelStats{KernelTotals: model.KernelTotals{Name: n, TotalMS: 1, Calls: 1}})
 		ops = append(ops, workload.Operator{Name: n, Calls: 1, TotalMS: 1, CUDAMS: 1})
 	}
-	rep := &workload.Report{Model: workload.Model{Name: hostileNames[0]}, Stages: map[string]workload.Stage{
+	rep := &workload.Report{Model: workload.Model{Name: hostileNames[0]}, Stages: map[string]workload.ReportStage{
 		"prefill": {MS: []float64{1}}, "decode": {MS: []float64{2}}, "decode/" + hostileNames[1]: {MS: []float64{1}, Parent: "decode"}},
 		Operators: ops}
 	s := summary.Build(summary.Inputs{RunID: hostileNames[2], Workload: rep, Kernels: &tab, MetricsMissing: "none"},
@@ -81,7 +81,7 @@ func TestSummaryMarkdownWarmup(t *testing.T) {
 	rep := &workload.Report{
 		Model:  workload.Model{Name: "m", Dtype: "bfloat16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
 		Tokens: workload.Tokens{Prompt: 64, Generated: 8},
-		Stages: map[string]workload.Stage{
+		Stages: map[string]workload.ReportStage{
 			"prefill":      {MS: []float64{3.1995339999966177, 3.2512160000024437, 2.977770000001101}},
 			"decode":       {MS: []float64{118.67505100000386, 11.11253199999851, 11.272524999995426}},
 			"decode/attn0": {MS: []float64{9, 1, 1.2}, Parent: "decode"},
@@ -112,7 +112,7 @@ func TestSummaryMarkdownWarmup(t *testing.T) {
 	assert.Contains(t, sections["Findings"], "mean of 2 repeats, warm-up dropped")
 
 	// Without a warm-up, nothing is said of one.
-	rep.Stages = map[string]workload.Stage{"prefill": {MS: []float64{3, 3.1, 2.9}}, "decode": {MS: []float64{11, 11.1, 11.2}}}
+	rep.Stages = map[string]workload.ReportStage{"prefill": {MS: []float64{3, 3.1, 2.9}}, "decode": {MS: []float64{11, 11.1, 11.2}}}
 	b.Reset()
 	require.NoError(t, SummaryMarkdown(&b, summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep}, summary.Options{}), nil))
 	assert.NotContains(t, b.String(), "warm-up")
@@ -172,7 +172,7 @@ func TestSummaryMarkdownPhases(t *testing.T) {
 // TestSummaryMarkdownSpread: top kernels with a per-launch spread get a
 // compact median (min–max) column; without spread the table is unchanged.
 func TestSummaryMarkdownSpread(t *testing.T) {
-	tab := model.KernelTable{Source: "t", TotalMS: 1, Launches: 3, Kernels: []model.Kernel{
+	tab := model.KernelTable{Source: "t", TotalMS: 1, Launches: 3, Kernels: []model.KernelStats{
 		{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 0.9, Calls: 2}, Spread: &model.Spread{MinMS: 0.002, MedianMS: 0.0035, MaxMS: 0.45, StdDevMS: 0.001}},
 		{KernelTotals: model.KernelTotals{Name: "b", TotalMS: 0.1, Calls: 1}}}}
 	var b bytes.Buffer

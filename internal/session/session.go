@@ -1145,7 +1145,7 @@ func (s *Session) withoutCollectives(run *rundir.Run, tab model.KernelTable) mod
 	if err != nil {
 		return tab // validated with the configuration
 	}
-	var keep []model.Kernel
+	var keep []model.KernelStats
 	var left []string
 	ms := 0.0
 	for _, k := range tab.Kernels {

@@ -71,7 +71,7 @@ type deepTargets struct {
 // to measure it: ncu.per_kernel_launches (which samples the
 // instantiations a function filter lumps together) does not apply, and an
 // explicit ncu.launch_count asks for more.
-func planTargets(top []model.Kernel, totalMS float64, ts []phases.Target, c config.NCU, ranks, one bool) *deepTargets {
+func planTargets(top []model.KernelStats, totalMS float64, ts []phases.Target, c config.NCU, ranks, one bool) *deepTargets {
 	all := everyConfig(top, totalMS, ts, c, ranks)
 	if all == nil || len(all.left) == 0 || !one || c.LaunchCount > 0 || c.LaunchSkip > 0 {
 		return all
@@ -86,7 +86,7 @@ func planTargets(top []model.Kernel, totalMS float64, ts []phases.Target, c conf
 	return all
 }
 
-func everyConfig(top []model.Kernel, totalMS float64, ts []phases.Target, c config.NCU, ranks bool) *deepTargets {
+func everyConfig(top []model.KernelStats, totalMS float64, ts []phases.Target, c config.NCU, ranks bool) *deepTargets {
 	per := 1
 	if c.LaunchCount > 0 {
 		per = c.LaunchCount
@@ -144,7 +144,7 @@ type fitted struct {
 // fits in what is left of budget: one that does not fit is left out and
 // the next ones are tried; the first always fits; a cost of 0 is a kernel
 // with nothing to profile, passed over.
-func withinBudget(top []model.Kernel, budget int, cost func(name string) int) fitted {
+func withinBudget(top []model.KernelStats, budget int, cost func(name string) int) fitted {
 	f := fitted{ms: map[string]float64{}}
 	seen := map[string]bool{}
 	for _, k := range top {
@@ -194,7 +194,7 @@ const (
 // when a target was launched by several processes (ncu counts each one's
 // invocations apart), has a name holding ':' (ncu.KernelInvocation), or
 // none fits.
-func oneEach(top []model.Kernel, totalMS float64, ts []phases.Target, c config.NCU) *deepTargets {
+func oneEach(top []model.KernelStats, totalMS float64, ts []phases.Target, c config.NCU) *deepTargets {
 	for _, t := range ts {
 		if t.Order == nil || strings.Contains(t.Mangled, ":") {
 			return nil // several processes; a name --kernel-id cannot hold

@@ -19,8 +19,8 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-func kernel(name string, ms float64) model.Kernel {
-	return model.Kernel{KernelTotals: model.KernelTotals{Name: name, TotalMS: ms, Calls: 1}}
+func kernel(name string, ms float64) model.KernelStats {
+	return model.KernelStats{KernelTotals: model.KernelTotals{Name: name, TotalMS: ms, Calls: 1}}
 }
 
 // TestPlanTargets: the top kernels by time, each with every mangled name
@@ -29,7 +29,7 @@ func kernel(name string, ms float64) model.Kernel {
 // ones tried; the first kernel always; a kernel with none in the profiled
 // ranges passed over.
 func TestPlanTargets(t *testing.T) {
-	top := []model.Kernel{kernel("gemm", 50), kernel("attn", 20), kernel("none", 10), kernel("norm", 10), kernel("act", 5)}
+	top := []model.KernelStats{kernel("gemm", 50), kernel("attn", 20), kernel("none", 10), kernel("norm", 10), kernel("act", 5)}
 	ts := []phases.Target{
 		{Name: "gemm", Mangled: "_Z4gemmILi1EEvv", Configs: 3},
 		{Name: "gemm", Mangled: "_Z4gemmILi2EEvv", Configs: 1},
@@ -168,7 +168,7 @@ func TestStepNcuKills(t *testing.T) {
 // Every configuration when it fits, or when an order is unknown (several
 // processes) or ncu.launch_count asks for more.
 func TestPlanOneEach(t *testing.T) {
-	top := []model.Kernel{kernel("gemm", 50), kernel("attn", 20), kernel("norm", 10), kernel("act", 5)}
+	top := []model.KernelStats{kernel("gemm", 50), kernel("attn", 20), kernel("norm", 10), kernel("act", 5)}
 	ts := []phases.Target{
 		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{0, 1, 1, 1}, Admitted: []bool{true, true, true, true}},
 		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{0, 1, 1, 1}, Admitted: []bool{true, true, true, true}},
@@ -260,7 +260,7 @@ func TestPlanOneEachSoon(t *testing.T) {
 	c := config.NCU{MaxLaunches: 3, Set: "basic", Metrics: []string{model.DurationMetric}}
 	plan := func(steps int) *deepTargets {
 		ts := targets(steps)
-		var top []model.Kernel
+		var top []model.KernelStats
 		total := 0.0
 		for _, x := range ts {
 			top = append(top, kernel(x.Name, float64(x.NS)))

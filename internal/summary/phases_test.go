@@ -136,7 +136,7 @@ func TestBuildNoPhases(t *testing.T) {
 // by its launch-bound rule, not by the region total against the plain
 // run's wall time (which would say it twice). SYNTHETIC numbers.
 func TestBuildPhasesReplaceHostBound(t *testing.T) {
-	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
 	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 3.9, Aggregate: []facts.Region{
 		{Name: "prefill", Depth: 1, TotalMS: 1.9, KernelCount: 40}, {Name: "decode_all", Depth: 1, TotalMS: 2, KernelCount: 400}}}
 	without := summary.Build(summary.Inputs{Workload: rep, Regions: reg}, summary.Options{})
@@ -152,7 +152,7 @@ func TestBuildPhasesReplaceHostBound(t *testing.T) {
 // top kernel its spread; one without gives none.
 func TestTopKernelsSpread(t *testing.T) {
 	sp := &model.Spread{MinMS: 0.002, MedianMS: 0.003, MaxMS: 0.004, StdDevMS: 0.001}
-	tab := model.KernelTable{TotalMS: 1, Launches: 3, Kernels: []model.Kernel{{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 0.9, Calls: 2}, Spread: sp}, {KernelTotals: model.KernelTotals{Name: "b", TotalMS: 0.1, Calls: 1}}}}
+	tab := model.KernelTable{TotalMS: 1, Launches: 3, Kernels: []model.KernelStats{{KernelTotals: model.KernelTotals{Name: "a", TotalMS: 0.9, Calls: 2}, Spread: sp}, {KernelTotals: model.KernelTotals{Name: "b", TotalMS: 0.1, Calls: 1}}}}
 	s := summary.Build(summary.Inputs{Kernels: &tab}, summary.Options{})
 	require.Len(t, s.Kernels.Rows, 2)
 	assert.Equal(t, sp, s.Kernels.Rows[0].Spread)
@@ -230,7 +230,7 @@ func TestBuildPhasesRecorded(t *testing.T) {
 // docs/measurements.md). SYNTHETIC numbers: three prefill instances of 1
 // ms of kernels in 2 ms.
 func TestGPUBusyPerInstance(t *testing.T) {
-	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
 	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 9, Aggregate: []facts.Region{
 		{Name: "prefill", Depth: 1, TotalMS: 3, KernelCount: 120}, {Name: "decode_all", Depth: 1, TotalMS: 6, KernelCount: 1200}}}
 	ph := syntheticPhases()

@@ -69,7 +69,7 @@ func TestBuildNarrative(t *testing.T) {
 	rep := &workload.Report{
 		Model:  workload.Model{Name: "m", Dtype: "bfloat16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
 		Tokens: workload.Tokens{Prompt: 512, Generated: 8},
-		Stages: map[string]workload.Stage{
+		Stages: map[string]workload.ReportStage{
 			"prefill":        {MS: []float64{20, 22, 21}},
 			"decode":         {MS: []float64{150, 151, 149}},
 			"decode/attn0":   {MS: []float64{5, 5, 5}, Parent: "decode"},
@@ -80,7 +80,7 @@ func TestBuildNarrative(t *testing.T) {
 	}
 	gemm := "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT"
 	ew := "void at::vectorized_elementwise_kernel<4, at::CUDAFunctor_add<c10::BFloat16>>(int, T2, T3)"
-	tab := model.KernelTable{Source: "t", TotalMS: 100, Launches: 30, Kernels: []model.Kernel{
+	tab := model.KernelTable{Source: "t", TotalMS: 100, Launches: 30, Kernels: []model.KernelStats{
 		{KernelTotals: model.KernelTotals{Name: gemm, TotalMS: 60, Calls: 10}}, {KernelTotals: model.KernelTotals{Name: ew, TotalMS: 40, Calls: 20}}}}
 	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep, Kernels: &tab, KernelsSource: "t",
 		Metrics: map[string]*kernels.Metrics{
@@ -128,7 +128,7 @@ func TestBuildWarmup(t *testing.T) {
 	rep := &workload.Report{
 		Model:  workload.Model{Name: "m", Dtype: "bfloat16", MatmulParams: 1e9, Layers: 16, Heads: 32, HeadDim: 128},
 		Tokens: workload.Tokens{Prompt: 64, Generated: 8},
-		Stages: map[string]workload.Stage{"prefill": {MS: prefill}, "decode": {MS: decode}},
+		Stages: map[string]workload.ReportStage{"prefill": {MS: prefill}, "decode": {MS: decode}},
 	}
 	s := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: rep}, summary.Options{})
 	require.Len(t, s.Stages.Rows, 2)
@@ -170,7 +170,7 @@ func h200Peak(t *testing.T) float64 {
 // model.* facts of the profile, or a line says which facts are missing.
 func TestBuildProgramFacts(t *testing.T) {
 	h200 := machine.GPU{Name: "NVIDIA H200"}
-	rep := &workload.Report{Stages: map[string]workload.Stage{
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{
 		"ctx":      {MS: []float64{4, 4}},
 		"gen":      {MS: []float64{20, 22}},
 		"gen_step": {MS: []float64{1, 1}, Parent: "gen"},
@@ -193,11 +193,11 @@ func TestBuildProgramFacts(t *testing.T) {
 	// said "(whole program) takes 99.6% of the stages' wall time").
 	whole := *rep
 	whole.Stages = maps.Clone(rep.Stages)
-	whole.Stages[workload.WholeProgram] = workload.Stage{MS: []float64{38000, 32000}}
+	whole.Stages[workload.WholeProgram] = workload.ReportStage{MS: []float64{38000, 32000}}
 	sw := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &whole, WorkloadSource: in.WorkloadSource, StagesFromRanges: true}, summary.Options{Phases: phases})
 	assert.Equal(t, "gen", sw.Narrative.DominantPhase)
 	assert.InDelta(t, 21.0/(4+21+3), sw.Narrative.DominantShare, 1e-12)
-	only := workload.Report{Stages: map[string]workload.Stage{workload.WholeProgram: {MS: []float64{10, 12}}}}
+	only := workload.Report{Stages: map[string]workload.ReportStage{workload.WholeProgram: {MS: []float64{10, 12}}}}
 	so := summary.Build(summary.Inputs{RunID: "r", GPU: &h200, Workload: &only, WorkloadSource: in.WorkloadSource, StagesFromRanges: true}, summary.Options{})
 	assert.Equal(t, workload.WholeProgram, so.Narrative.DominantPhase, "alone, it is what the run has")
 
@@ -252,7 +252,7 @@ func TestRanksDiffer(t *testing.T) {
 // batch, the model's shape.
 func TestProgramFactsUnderTheProfile(t *testing.T) {
 	h200 := machine.GPU{Name: "NVIDIA H200"}
-	rep := &workload.Report{Stages: map[string]workload.Stage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{31, 31, 31}}}}
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{31, 31, 31}}}}
 	program := &workload.ModelFacts{Format: workload.ModelFactsFormat, From: "the transformers config of LlamaForCausalLM (timeline/model.json)",
 		Model:  workload.Model{Name: "llama", Arch: "LlamaForCausalLM", Dtype: "bf16", MatmulParams: 1e9, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 128},
 		Tokens: workload.Tokens{Prompt: 4 * 128, Generated: 4 * 31}, Batch: 4}

@@ -166,7 +166,7 @@ func (g *gen) launch(tid, t int64, stream uint32, free *int64, durNS int64) erro
 	*free = end
 	n := names[g.kname%len(names)]
 	g.kname++
-	k := &cupti.Kernel{Start: start, End: end, Device: g.c.Device, Context: 1, Stream: stream, Correlation: g.corr,
+	k := &cupti.KernelRecord{Start: start, End: end, Device: g.c.Device, Context: 1, Stream: stream, Correlation: g.corr,
 		Grid: cupti.Dim3{X: 128, Y: 1, Z: 1}, Block: cupti.Dim3{X: 256, Y: 1, Z: 1}, Registers: 32,
 		StaticShared: 1024, DynamicShared: 0, Mangled: n[1], Demangled: n[0]}
 	return g.gpu(k)

@@ -219,7 +219,7 @@ func rewrite(in, out string, pid int64, device uint32, extra []cupti.KeyValue, n
 			if note != nil {
 				rec.Records++ // the note is a record of the file's
 			}
-		case *cupti.Kernel:
+		case *cupti.KernelRecord:
 			rec.Device = device
 		case *cupti.Memcpy:
 			rec.Device = device

@@ -19,14 +19,14 @@ import (
 // recorded run is typed into a test and a run can be recorded again without
 // editing one.
 type Recorded struct {
-	RunID   string               // manifest.json's run_id ("" without one)
-	Model   string               // stage1/report.json's model.name
-	Device  string               // stage1/report.json's device
-	Stages  map[string][]float64 // stage1/report.json: each stage's repeats, ms
-	Kernels []model.KernelTotals // kernels.json, as listed
-	Regions []compare.Region     // ncu/regions/report.json's aggregate
+	RunID   string                 // manifest.json's run_id ("" without one)
+	Model   string                 // stage1/report.json's model.name
+	Device  string                 // stage1/report.json's device
+	Stages  map[string][]float64   // stage1/report.json: each stage's repeats, ms
+	Kernels []model.KernelTotals   // kernels.json, as listed
+	Regions []compare.RegionTotals // ncu/regions/report.json's aggregate
 	// EveryLaunchRegions are summary.json's regions when not sampled.
-	EveryLaunchRegions []compare.Region
+	EveryLaunchRegions []compare.RegionTotals
 	// MFU is summary.json's mfu; nil when the run has no summary.json or
 	// no mfu in it.
 	MFU *compare.MFU
@@ -79,7 +79,7 @@ func Read(t testing.TB, dir string) *Recorded {
 	r.Kernels = kernels.Kernels
 
 	var regions struct {
-		Aggregate []compare.Region `json:"aggregate"`
+		Aggregate []compare.RegionTotals `json:"aggregate"`
 	}
 	read("ncu/regions/report.json", &regions, false)
 	r.Regions = regions.Aggregate
@@ -100,9 +100,9 @@ func Read(t testing.TB, dir string) *Recorded {
 	// A diff of two such runs compares the summary's regions, which count
 	// every launch of the timing pass.
 	if !summary.Regions.Sampled && len(summary.Regions.Rows) > 0 {
-		r.EveryLaunchRegions = []compare.Region{}
+		r.EveryLaunchRegions = []compare.RegionTotals{}
 		for _, g := range summary.Regions.Rows {
-			r.EveryLaunchRegions = append(r.EveryLaunchRegions, compare.Region{Name: g.Name, TotalMS: g.TotalMS, KernelCount: g.Launches})
+			r.EveryLaunchRegions = append(r.EveryLaunchRegions, compare.RegionTotals{Name: g.Name, TotalMS: g.TotalMS, KernelCount: g.Launches})
 		}
 	}
 	return &r

@@ -82,8 +82,8 @@ func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 }
 
 // KernelLaunches is Launches with each launch's kernel.
-func (tl *Timeline) KernelLaunches() iter.Seq2[*Kernel, *model.Launch] {
-	return func(yield func(*Kernel, *model.Launch) bool) {
+func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] {
+	return func(yield func(*KernelExecution, *model.Launch) bool) {
 		l := new(model.Launch)
 		for _, p := range tl.Processes {
 			stacks := map[*Range]*model.Stack{}

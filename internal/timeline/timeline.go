@@ -53,10 +53,10 @@ type Process struct {
 	Truncation string
 	End        *cupti.End // nil when cut short
 	Notes      []cupti.Note
-	Kernels    []Kernel // by start, then correlation
-	Copies     []Copy   // memcpys and memsets, by start
-	APIs       []API    // by start; one per correlation id
-	Ranges     []*Range // every range instance, push/pop and start/end, by start
+	Kernels    []KernelExecution // by start, then correlation
+	Copies     []Copy            // memcpys and memsets, by start
+	APIs       []API             // by start; one per correlation id
+	Ranges     []*Range          // every range instance, push/pop and start/end, by start
 	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
@@ -129,8 +129,8 @@ func (tl *Timeline) Notices() []string {
 	return out
 }
 
-// Kernel is one kernel execution (a K record) and where it came from.
-type Kernel struct {
+// KernelExecution is one kernel execution (a K record) and where it came from.
+type KernelExecution struct {
 	Start, End  int64 // ns; End >= Start
 	Line        Line
 	Correlation uint32
@@ -252,7 +252,7 @@ type processKey struct {
 
 type building struct {
 	p       *Process
-	kernels chunks[Kernel]
+	kernels chunks[KernelExecution]
 	nvtx    chunks[cupti.NVTX]
 	// apis is every A record read, in file order; build keeps one per
 	// correlation id.
@@ -377,11 +377,11 @@ func read(r io.Reader, name string) (*building, string, error) {
 			return nil, "", rec
 		case *cupti.Header:
 			bp = &building{p: &Process{File: name, Header: *rec}, functions: map[Function]*Function{}, calls: map[Call]*Call{}}
-		case *cupti.Kernel:
+		case *cupti.KernelRecord:
 			if rec.Line > MaxLines {
 				return nil, "", tooLong(name, rec.Line)
 			}
-			bp.kernels.add(Kernel{Line: Line(rec.Line), Start: rec.Start, End: rec.End,
+			bp.kernels.add(KernelExecution{Line: Line(rec.Line), Start: rec.Start, End: rec.End,
 				Correlation: rec.Correlation, Function: bp.function(rec)})
 		case *cupti.Memcpy:
 			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
@@ -423,7 +423,7 @@ func tooLong(name string, line int) error {
 }
 
 // function is k's Function, the one value of its kind in the process.
-func (bp *building) function(k *cupti.Kernel) *Function {
+func (bp *building) function(k *cupti.KernelRecord) *Function {
 	f := Function{Device: k.Device, Context: k.Context, Stream: k.Stream, Grid: k.Grid, Block: k.Block, Registers: k.Registers, StaticShared: k.StaticShared,
 		DynamicShared: k.DynamicShared, Mangled: k.Mangled, Demangled: k.Demangled}
 	p := bp.functions[f]
@@ -748,7 +748,7 @@ func (bp *building) build() {
 		c := &p.Copies[i]
 		c.API, c.Range = at(c.Correlation)
 	}
-	slices.SortFunc(p.Kernels, func(x, y Kernel) int {
+	slices.SortFunc(p.Kernels, func(x, y KernelExecution) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
 	})
 	p.dropDuplicates()
@@ -887,8 +887,8 @@ func (p *Process) dropImpossible() {
 // recorded twice would count twice. Kernels are sorted by start.
 func (p *Process) dropDuplicates() {
 	var first, n int
-	p.Kernels, first, n = dropRepeats(p.Kernels, func(k *Kernel) int64 { return k.Start }, func(k *Kernel) int { return int(k.Line) },
-		func(a, b *Kernel) bool {
+	p.Kernels, first, n = dropRepeats(p.Kernels, func(k *KernelExecution) int64 { return k.Start }, func(k *KernelExecution) int { return int(k.Line) },
+		func(a, b *KernelExecution) bool {
 			return a.Start == b.Start && a.End == b.End && a.Correlation == b.Correlation &&
 				a.Device == b.Device && a.Context == b.Context && a.Stream == b.Stream
 		})

@@ -314,7 +314,7 @@ func TestRecordings(t *testing.T) {
 			require.Len(t, tl.Processes, len(rc.files))
 			for _, p := range tl.Processes {
 				n := countRecords(t, p.File)
-				assert.Equal(t, n["*cupti.Kernel"], len(p.Kernels), p.File)
+				assert.Equal(t, n["*cupti.KernelRecord"], len(p.Kernels), p.File)
 				assert.Equal(t, n["*cupti.Memcpy"]+n["*cupti.Memset"], len(p.Copies), p.File)
 				assert.Equal(t, n["*cupti.API"], len(p.APIs)+p.SharedCorrelation, p.File)
 				assert.Equal(t, n["*cupti.Note"], len(p.Notes), p.File)

@@ -17,14 +17,14 @@ import (
 
 // Figures is what the oracle saw, summed over the repeats it ran.
 type Figures struct {
-	Tool       string        `json:"tool"`
-	Torch      string        `json:"torch"`
-	Activities []string      `json:"activities"`
-	Repeats    int           `json:"repeats"`
-	Domain     string        `json:"domain"` // the NVTX domain of the phases' ranges; "" the default domain
-	Device     string        `json:"device"`
-	Phases     []OraclePhase `json:"phases"`
-	Kernels    []Kernel      `json:"kernels"`
+	Tool       string         `json:"tool"`
+	Torch      string         `json:"torch"`
+	Activities []string       `json:"activities"`
+	Repeats    int            `json:"repeats"`
+	Domain     string         `json:"domain"` // the NVTX domain of the phases' ranges; "" the default domain
+	Device     string         `json:"device"`
+	Phases     []OraclePhase  `json:"phases"`
+	Kernels    []OracleKernel `json:"kernels"`
 	// Overhead is torch.profiler's own cost on the machine, when the
 	// workload measured it (deepprof's default one does).
 	Overhead *Overhead `json:"overhead,omitempty"`
@@ -45,10 +45,10 @@ type RankFigures struct {
 	// CollectiveMS and CollectiveLaunches are the rank's communication
 	// kernels (package kernels' "communication" category) inside the
 	// phases.
-	CollectiveMS       float64       `json:"collective_ms"`
-	CollectiveLaunches int64         `json:"collective_launches"`
-	Phases             []OraclePhase `json:"phases"`
-	Kernels            []Kernel      `json:"kernels"`
+	CollectiveMS       float64        `json:"collective_ms"`
+	CollectiveLaunches int64          `json:"collective_launches"`
+	Phases             []OraclePhase  `json:"phases"`
+	Kernels            []OracleKernel `json:"kernels"`
 	// CollectiveCallsMS is, per phase (its range), each communication
 	// kernel's duration in start order, every repeat's one after another:
 	// the per-call comparison across ranks (see Check). Absent in figures
@@ -72,8 +72,8 @@ type OraclePhase struct {
 	Launches int64   `json:"launches"`
 }
 
-// Kernel is one kernel name's total over every phase.
-type Kernel struct {
+// OracleKernel is one kernel name's total over every phase.
+type OracleKernel struct {
 	Name    string  `json:"name"`
 	TotalMS float64 `json:"total_ms"`
 	Calls   int64   `json:"calls"`
@@ -227,7 +227,7 @@ type Measured struct {
 	// launches of that top-level range.
 	Phases map[string]OraclePhase
 	// Kernels by name: totals over the same phases.
-	Kernels map[string]Kernel
+	Kernels map[string]OracleKernel
 	// Collectives by CUDA device ordinal: the communication kernels'
 	// (package kernels) total and launches over the same phases, for the
 	// oracle's Ranks; nil when it has none.
@@ -284,7 +284,7 @@ func Check(f *Figures, m Measured) []Row {
 		rows = append(rows, row("phase "+p.Range, p, got, ok, PhaseTolerance))
 	}
 	ks := slices.Clone(f.Kernels)
-	slices.SortStableFunc(ks, func(a, b Kernel) int {
+	slices.SortStableFunc(ks, func(a, b OracleKernel) int {
 		if a.TotalMS != b.TotalMS {
 			if a.TotalMS > b.TotalMS {
 				return -1
@@ -294,7 +294,7 @@ func Check(f *Figures, m Measured) []Row {
 		return 0
 	})
 	if perCall {
-		ks = slices.DeleteFunc(ks, func(k Kernel) bool { return m.CollectiveNames[k.Name] })
+		ks = slices.DeleteFunc(ks, func(k OracleKernel) bool { return m.CollectiveNames[k.Name] })
 	}
 	for i, k := range ks {
 		if i == TopKernels {

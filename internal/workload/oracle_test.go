@@ -22,7 +22,7 @@ func TestReadAndCheck(t *testing.T) {
 	assert.Equal(t, "a", mustTop(t, f))
 	rows := Check(f, Measured{
 		Phases:  map[string]OraclePhase{"prefill": {KernelMS: 10.2, Launches: 100}, "decode_all": {KernelMS: 31.5, Launches: 900}},
-		Kernels: map[string]Kernel{"a": {TotalMS: 20.5, Calls: 500}, "b": {TotalMS: 5, Calls: 11}},
+		Kernels: map[string]OracleKernel{"a": {TotalMS: 20.5, Calls: 500}, "b": {TotalMS: 5, Calls: 11}},
 	})
 	require.Len(t, rows, 4)
 	assert.True(t, rows[0].OK, "prefill +2 %% is within 3 %%")
@@ -81,10 +81,10 @@ func TestRanks(t *testing.T) {
 	require.Len(t, f.Ranks, 2)
 	assert.Equal(t, RankFigures{Rank: 1, Device: 1, CollectiveMS: 2, CollectiveLaunches: 8,
 		Phases:  []OraclePhase{{Range: "prefill", KernelMS: 10, Launches: 100}},
-		Kernels: []Kernel{{Name: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", TotalMS: 2, Calls: 8}}}, f.Ranks[1])
+		Kernels: []OracleKernel{{Name: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", TotalMS: 2, Calls: 8}}}, f.Ranks[1])
 	m := Measured{
 		Phases:      map[string]OraclePhase{"prefill": {KernelMS: 20, Launches: 200}},
-		Kernels:     map[string]Kernel{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": {TotalMS: 4, Calls: 16}, "gemm": {TotalMS: 16, Calls: 184}},
+		Kernels:     map[string]OracleKernel{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": {TotalMS: 4, Calls: 16}, "gemm": {TotalMS: 16, Calls: 184}},
 		Collectives: map[model.DeviceID]OraclePhase{0: {KernelMS: 2.09, Launches: 8}, 1: {KernelMS: 1.91, Launches: 8}},
 	}
 	rows := Check(f, m)
@@ -150,7 +150,7 @@ func TestRanksPerCall(t *testing.T) {
 	require.NoError(t, err)
 	m := Measured{
 		Phases:          map[string]OraclePhase{"prefill": {KernelMS: 20.2 + 2.7, Launches: 204}},
-		Kernels:         map[string]Kernel{"gemm": {TotalMS: 20.2, Calls: 200}, "nccl_ar": {TotalMS: 2.7, Calls: 4}},
+		Kernels:         map[string]OracleKernel{"gemm": {TotalMS: 20.2, Calls: 200}, "nccl_ar": {TotalMS: 2.7, Calls: 4}},
 		Collectives:     map[model.DeviceID]OraclePhase{0: {KernelMS: 0.2, Launches: 2}, 1: {KernelMS: 2.5, Launches: 2}},
 		CollectiveCalls: map[model.DeviceID]map[string][]float64{0: {"prefill": {0.1, 0.1}}, 1: {"prefill": {2.4, 0.1}}},
 		CollectiveNames: map[string]bool{"nccl_ar": true},

@@ -102,11 +102,11 @@ func (s Spec) Environ(phase Phase, reportPath string) ([]string, error) {
 
 // Report is what a workload writes to $DEEPPROF_REPORT.
 type Report struct {
-	Model     Model             `json:"model"`
-	Tokens    Tokens            `json:"tokens"`
-	Stages    map[string]Stage  `json:"stages"`
-	Operators []Operator        `json:"operators,omitempty"`
-	Versions  map[string]string `json:"versions,omitempty"`
+	Model     Model                  `json:"model"`
+	Tokens    Tokens                 `json:"tokens"`
+	Stages    map[string]ReportStage `json:"stages"`
+	Operators []Operator             `json:"operators,omitempty"`
+	Versions  map[string]string      `json:"versions,omitempty"`
 	// Extra keeps every other key, as the contract welcomes more.
 	Extra map[string]json.RawMessage `json:"-"`
 	// Ranks are each rank's own stage times, from the report's "ranks"
@@ -148,10 +148,10 @@ type Tokens struct {
 	Generated int64 `json:"generated"`
 }
 
-// Stage holds one stage's wall time per repeat, in ms. A sub-stage (a
+// ReportStage holds one stage's wall time per repeat, in ms. A sub-stage (a
 // module timed inside a top-level stage, named "PARENT/RANGE") names its
 // parent: its time is already inside the parent's.
-type Stage struct {
+type ReportStage struct {
 	MS     []float64 `json:"ms"`
 	Parent string    `json:"parent,omitempty"`
 	// Processes split a stage read from the NVTX ranges of more than one
@@ -294,7 +294,7 @@ func (r *Report) Shape() string {
 
 // readRankStages reads the report's "ranks": each element's "rank" and, for
 // each stage of stages, its "<stage>_ms" times when it has them.
-func readRankStages(raw json.RawMessage, stages map[string]Stage) ([]RankStages, error) {
+func readRankStages(raw json.RawMessage, stages map[string]ReportStage) ([]RankStages, error) {
 	var elems []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		return nil, fmt.Errorf("want an array of objects: %w", err)
