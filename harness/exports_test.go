@@ -51,7 +51,7 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 			opens := countOpens(t)
 			require.NoError(t, rebuild(run, dc))
 			want := map[string]int{}
-			deep := run.HasExport(rundir.NcuRaw) // the first 2-GPU run was killed before its deep pass ended
+			deep := run.HasExport(rundir.NcuRaw) // a run killed before its deep pass ended has none
 			// Each export, or each rank's (a multi-GPU run), once.
 			for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails, rundir.NcuTimingRaw} {
 				if run.HasExport(rel) {

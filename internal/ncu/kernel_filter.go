@@ -61,10 +61,9 @@ func KernelInvocation(names []string, n int) (string, error) {
 // elementwise_kernelILi8E..." for vectorized_elementwise_kernel), which a
 // non-digit precedes. Filtering on mangled names keeps each template
 // instantiation a kernel of its own for --filter-mode per-launch-config:
-// with function names, ncu sampled the instantiations that share a
-// function and a launch configuration as one (seen on an H200: of the
-// vectorized_elementwise_kernel instantiations launched on grid (1,1,1),
-// only one was profiled).
+// with function names, ncu samples the instantiations that share a
+// function and a launch configuration as one (one of a function's
+// instantiations on one grid is profiled, the others not).
 func MangledFunctionRegex(names []string) string {
 	if len(names) == 0 {
 		return ""

@@ -30,9 +30,9 @@ type Progress struct {
 }
 
 var (
-	// With a kernel filter, ncu leaves out " - N" (seen on an H200, ncu
-	// 2025.3.1: `==PROF== Profiling "nvjet_sm90_tst_64x32_64x16_1x2_h_bz_TNT": 0%....50%....100% - 10 passes`).
-	// With --launch-count it adds the count: ` - 498 (499/500): ` (same machine).
+	// With a kernel filter, ncu (2025.3.1) leaves out " - N":
+	// `==PROF== Profiling "nvjet_sm90_tst_64x32_64x16_1x2_h_bz_TNT": 0%....50%....100% - 10 passes`.
+	// With --launch-count it adds the count: ` - 498 (499/500): `.
 	profilingLine = regexp.MustCompile(`^==PROF== Profiling "(.*)"(?: - (\d+)(?: \(\d+/\d+\))?)?: ([0-9%.]*)(?: - (\d+) pass(?:es)?)?\s*$`)
 	connectedLine = regexp.MustCompile(`^(?:==PROF== )?Connected to process (\d+) \((.*)\)\s*$`)
 	disconnLine   = regexp.MustCompile(`^(?:==PROF== )?Disconnected from process (\d+)\s*$`)

@@ -301,7 +301,7 @@ func (s *Session) pass(out, replay string, metrics []string, set string, section
 	}
 	// Range and app-range replay profile whole ranges: a kernel filter has no
 	// meaning there, and ncu refuses --filter-mode per-launch-config with
-	// them (seen on an H200). The kernel-replay fallback gets the filter.
+	// them. The kernel-replay fallback gets the filter.
 	if regex != "" && replay != "range" && replay != "app-range" {
 		// Sample each top kernel: the launch count applies to every launch
 		// configuration of every matching kernel, not to all of them
