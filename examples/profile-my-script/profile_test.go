@@ -5,6 +5,7 @@
 package example
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
@@ -16,7 +17,10 @@ func TestGenerateProfile(t *testing.T) {
 		Command: []string{"python3", "generate.py"},
 	})
 	expectGenerate(run)
-	run.StructureMatches("generate")     // kernel names, call counts, regions: golden/structure
-	run.Baseline("generate", tolerances) // times, by tolerance: golden/perf
+	// The kernels cuBLAS picks and the times are the GPU's: one golden of
+	// each per GPU model, written by the first -update on it.
+	name := strings.ReplaceAll(m.GPU.Name, " ", "-") + "-generate"
+	run.StructureMatches(name)     // kernel names, call counts, regions: golden/structure
+	run.Baseline(name, tolerances) // times, by tolerance: golden/perf
 	t.Logf("run directory: %s", run.Dir)
 }
