@@ -38,6 +38,7 @@ func TestRecordedRunsRebuild(t *testing.T) {
 	require.NotEmpty(t, runs)
 	for _, src := range runs {
 		t.Run(filepath.Base(src), func(t *testing.T) {
+			t.Parallel()
 			dst := filepath.Join(t.TempDir(), filepath.Base(src))
 			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 			for _, d := range derived {

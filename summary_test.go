@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,6 +69,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 	require.NoError(t, err)
 	for _, src := range runs {
 		t.Run(filepath.Base(src), func(t *testing.T) {
+			t.Parallel()
 			dst := rebuiltCopy(t, src)
 			var s facts.Summary
 			require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, rundir.SummaryJSON)), &s))
@@ -196,11 +198,66 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 // rebuiltCopy copies a recorded run and rebuilds its derived files.
 func rebuiltCopy(t *testing.T, src string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-	_, err := harness.Report(dst, harness.ReportOptions{})
-	require.NoError(t, err)
-	return dst
+	rebuilt.Lock()
+	if rebuilt.runs == nil {
+		rebuilt.runs = map[string]*rebuiltRun{}
+	}
+	r := rebuilt.runs[src]
+	if r == nil {
+		r = &rebuiltRun{}
+		rebuilt.runs[src] = r
+	}
+	rebuilt.Unlock()
+	r.once.Do(func() {
+		root, err := rebuiltRoot()
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.dir = filepath.Join(root, strings.ReplaceAll(filepath.ToSlash(src), "/", "_"), filepath.Base(src))
+		if r.err = os.CopyFS(r.dir, os.DirFS(src)); r.err == nil {
+			_, r.err = harness.Report(r.dir, harness.ReportOptions{})
+		}
+	})
+	require.NoError(t, r.err)
+	return r.dir
+}
+
+// rebuilt holds one rebuilt copy of each recorded run for this package's
+// tests, which only read it: each run is rebuilt once, not once a test.
+var rebuilt struct {
+	sync.Mutex
+	root string
+	runs map[string]*rebuiltRun
+}
+
+type rebuiltRun struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// rebuiltRoot is the folder of the rebuilt copies, made at the first one
+// and removed by TestMain.
+func rebuiltRoot() (string, error) {
+	rebuilt.Lock()
+	defer rebuilt.Unlock()
+	if rebuilt.root == "" {
+		d, err := os.MkdirTemp("", "deepprof-rebuilt-")
+		if err != nil {
+			return "", err
+		}
+		rebuilt.root = d
+	}
+	return rebuilt.root, nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if rebuilt.root != "" {
+		os.RemoveAll(rebuilt.root)
+	}
+	os.Exit(code)
 }
 
 func mustRead(t *testing.T, p string) []byte {

@@ -25,6 +25,7 @@ import (
 // cupti-tiny-llama: a CUPTI timeline, ncu exports, regions and charts,
 // and quick to rebuild.
 func TestReportKilled(t *testing.T) {
+	t.Parallel() // real processes: they overlap with the other tests
 	if testing.Short() {
 		t.Skip("kills real processes: about 10 s")
 	}

@@ -32,7 +32,10 @@ func TestTraceReadsAsKineto(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, traces)
 	for _, p := range traces {
-		t.Run(filepath.Base(filepath.Dir(filepath.Dir(p))), func(t *testing.T) { checkKineto(t, p) })
+		t.Run(filepath.Base(filepath.Dir(filepath.Dir(p))), func(t *testing.T) {
+			t.Parallel()
+			checkKineto(t, p)
+		})
 	}
 }
 
@@ -67,12 +70,18 @@ func checkKineto(t *testing.T, path string) {
 		if ph == "M" {
 			continue // metadata: process and thread names
 		}
+		// Plain checks per event, testify's only on failure: a trace holds
+		// hundreds of thousands of events.
 		cat, _ := ev["cat"].(string)
 		counts[cat]++
-		assert.True(t, kineto[cat], "a category Kineto does not write: %q", cat)
+		if !kineto[cat] {
+			t.Fatalf("a category Kineto does not write: %q", cat)
+		}
 		if _, ok := ev["dur"]; ok {
 			for _, col := range []string{"ts", "dur", "name", "cat", "pid", "tid"} {
-				require.Contains(t, ev, col, "an event HTA keeps lacks %s: %v", col, ev)
+				if _, ok := ev[col]; !ok {
+					t.Fatalf("an event HTA keeps lacks %s: %v", col, ev)
+				}
 			}
 		}
 		args, _ := ev["args"].(map[string]any)
@@ -81,24 +90,32 @@ func checkKineto(t *testing.T, path string) {
 			calls[call{ev["pid"].(float64), args["correlation"].(float64)}] = true
 		case render.CatKernel, render.CatMemcpy, render.CatMemset:
 			for _, a := range []string{"stream", "device", "correlation"} {
-				require.Contains(t, args, a, "%s %v", cat, ev["name"])
+				if _, ok := args[a]; !ok {
+					t.Fatalf("%s %v has no %s", cat, ev["name"], a)
+				}
 			}
-			assert.GreaterOrEqual(t, args["stream"].(float64), 0.0)
+			if st := args["stream"].(float64); st < 0 {
+				t.Fatalf("%s %v: stream %v", cat, ev["name"], st)
+			}
 			if cat == render.CatKernel {
 				kernels = append(kernels, ev)
-				assert.Len(t, args["grid"], 3, "grid as [x, y, z]")
+				if g, _ := args["grid"].([]any); len(g) != 3 {
+					t.Fatalf("kernel %v: grid %v, not [x, y, z]", ev["name"], args["grid"])
+				}
 			}
 		case render.CatLaunch:
 			id := ev["id"].(float64)
-			if ph == "f" {
-				assert.Equal(t, "e", ev["bp"])
+			if ph == "f" && ev["bp"] != "e" {
+				t.Fatalf("flow end %v: bp %v, not e", id, ev["bp"])
 			}
 			flows[id] += ph
 		}
 	}
 	require.NotEmpty(t, kernels)
 	for id, phs := range flows {
-		assert.Equal(t, "sf", phs, "flow %v", id)
+		if phs != "sf" {
+			t.Fatalf("flow %v: %q, not a start then an end", id, phs)
+		}
 	}
 	matched := 0
 	for _, k := range kernels {

@@ -34,6 +34,7 @@ func readManifest(t *testing.T, run *rundir.Run) rundir.Manifest {
 // kept, partial, with the reason and what to do; what the workload printed
 // is kept; nothing of it is left running.
 func TestSessionWorkloadTimeout(t *testing.T) {
+	t.Parallel() // it waits on real processes and deadlines
 	root := t.TempDir()
 	cfg := testConfig(t, root)
 	cfg.Workload.Argv = []string{os.Args[0]}
@@ -76,6 +77,7 @@ func TestSessionWorkloadTimeout(t *testing.T) {
 // TestSessionNcuTimeout: an ncu pass that reaches ncu.timeout is stopped;
 // what follows it does not run; the run is partial with the reason.
 func TestSessionNcuTimeout(t *testing.T) {
+	t.Parallel() // it waits on real processes and deadlines
 	for _, tc := range []struct {
 		hang, step string
 		ran        []string // steps recorded, in order

@@ -85,6 +85,7 @@ func TestExecRunnerNamesTheSignal(t *testing.T) {
 // TestExecRunnerKillsTheGroup: an interrupted command takes its children
 // with it (a profiler's workload must not outlive the session).
 func TestExecRunnerKillsTheGroup(t *testing.T) {
+	t.Parallel() // it waits on real processes and deadlines
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -111,6 +112,7 @@ func TestExecRunnerKillsTheGroup(t *testing.T) {
 // a program that ignores it is killed after the grace, one that does not
 // ends at once.
 func TestExecRunnerDeadline(t *testing.T) {
+	t.Parallel() // it waits on real processes and deadlines
 	const timeout = 800 * time.Millisecond
 	for _, tc := range []struct {
 		helper   string
