@@ -21,7 +21,10 @@ import (
 // Tolerances are how far a run may move from its baseline, in percent of
 // the baseline, per part; a zero field takes the default, 10%.
 type Tolerances struct {
-	StagePct, KernelPct, RegionPct, MFUPct float64
+	StagePct  float64 `json:"stage_pct" yaml:"stage_pct" koanf:"stage_pct"`
+	KernelPct float64 `json:"kernel_pct" yaml:"kernel_pct" koanf:"kernel_pct"`
+	RegionPct float64 `json:"region_pct" yaml:"region_pct" koanf:"region_pct"`
+	MFUPct    float64 `json:"mfu_pct" yaml:"mfu_pct" koanf:"mfu_pct"`
 }
 
 // DefaultTolerances is 10% for every part.

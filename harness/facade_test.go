@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/tools/go/packages"
@@ -158,4 +159,26 @@ func internalTypes(pkg *types.Package) []string {
 		}
 	}
 	return bad
+}
+
+// TestSessionPreparesItself: a Session's methods prepare it when their
+// caller did not (no nil session underneath).
+func TestSessionPreparesItself(t *testing.T) {
+	s, err := harness.NewProfile(harness.ProfileOptions{ProfilesDir: "../profiles", NoPreflight: true,
+		Overrides: []string{"run.id=plan", "ncu.path=/usr/local/cuda/bin/ncu", "run.root=" + t.TempDir()}})
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, s.WritePlan(&b))
+	assert.Contains(t, b.String(), "MAIN: ")
+	assert.Contains(t, b.String(), "ncu-deep")
+	assert.NoError(t, s.Ready())
+}
+
+// TestProfileOptionErrors: a key of the command line that does not exist
+// is the caller's mistake (an OptionError), said with the key.
+func TestProfileOptionErrors(t *testing.T) {
+	_, err := harness.NewProfile(harness.ProfileOptions{ProfilesDir: "../profiles", Overrides: []string{"ncu.lauch_count=3"}})
+	var oe *harness.OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Contains(t, oe.Msg, "ncu.lauch_count")
 }

@@ -133,7 +133,8 @@ func (s *Session) WriteConfig(w io.Writer) error {
 var preflightProbes = session.System
 
 // Prepare finds the profiler, runs the preflight (unless NoPreflight) and
-// wires the session; it runs nothing else.
+// wires the session; it runs nothing else. The methods below call it when
+// it was not called; a second call does it again.
 func (s *Session) Prepare() error {
 	sel, err := session.Devices(s.cfg)
 	if err != nil {
@@ -149,9 +150,11 @@ func (s *Session) Prepare() error {
 			ncuPath = t.Path
 		}
 	}
+	// A tool probed already (its version read) is not probed again, where
+	// it is the one the session runs.
 	var ncu *machine.Tool
-	if s.o.Ncu.Path != "" {
-		ncu = &machine.Tool{Name: "ncu", Path: s.o.Ncu.Path, Version: s.o.Ncu.version}
+	if o := s.o.Ncu; o.version != (machine.Version{}) && o.Path == ncuPath {
+		ncu = &machine.Tool{Name: "ncu", Path: o.Path, Version: o.version}
 	}
 	if !s.o.NoPreflight {
 		s.pre = session.Run(context.Background(), preflightInput(s.cfg, ncuPath, s.ncuErr, s.o.DryRun), preflightProbes(sel))
@@ -164,9 +167,21 @@ func (s *Session) Prepare() error {
 	return err
 }
 
+// prepared is Prepare, made once: the methods below call it when their
+// caller did not.
+func (s *Session) prepared() error {
+	if s.s != nil {
+		return nil
+	}
+	return s.Prepare()
+}
+
 // WritePreflight writes what the preflight found (nothing when it did not
 // run).
 func (s *Session) WritePreflight(w io.Writer) error {
+	if err := s.prepared(); err != nil {
+		return err
+	}
 	if s.o.NoPreflight {
 		return nil
 	}
@@ -176,6 +191,9 @@ func (s *Session) WritePreflight(w io.Writer) error {
 // Ready is why the session cannot start (a preflight check that failed, no
 // ncu), or nil.
 func (s *Session) Ready() error {
+	if err := s.prepared(); err != nil {
+		return err
+	}
 	if !s.o.NoPreflight {
 		if err := s.pre.Err(); err != nil {
 			return err
@@ -187,6 +205,9 @@ func (s *Session) Ready() error {
 // WritePlan writes the dry run's answer: MAIN, then every step's argv,
 // outputs and deadline.
 func (s *Session) WritePlan(w io.Writer) error {
+	if err := s.prepared(); err != nil {
+		return err
+	}
 	main := s.cfg.Run.Root + "/" + s.cfg.Run.ID
 	if s.cfg.Run.ID == "" {
 		main = s.cfg.Run.Root + "/<run id>"
@@ -213,6 +234,9 @@ var runSession = func(ctx context.Context, s *session.Session) (*Run, error) {
 // the step running is stopped, what was done is kept, and the manifest
 // says the run was interrupted.
 func (s *Session) Run(ctx context.Context) (*Run, error) {
+	if err := s.prepared(); err != nil {
+		return nil, err
+	}
 	return runSession(ctx, s.s)
 }
 

@@ -127,17 +127,12 @@ func sampleRegions(run *rundir.Run, cfg settings) (*facts.RegionReport, error) {
 	return rep, nil
 }
 
-// rebuildRun rebuilds every derived file of run as configured by cfg: the
-// session's last step (session.Session.Report), registered as
-// session.Rebuild.
-func rebuildRun(run *rundir.Run, cfg *config.Config) error {
-	return rebuildRead(run, cfg, nil)
-}
+func init() { session.Rebuild = rebuildRead }
 
-func init() { session.Rebuild = rebuildRun }
-
-// rebuildRead is rebuildRun given the CUPTI timeline already read of the
-// run's record files (nil: none), as the session that made them read it.
+// rebuildRead rebuilds every derived file of run as configured by cfg,
+// given the CUPTI timeline already read of the run's record files (nil:
+// none): a session's last step, registered as session.Rebuild and given
+// the timeline the session read.
 func rebuildRead(run *rundir.Run, cfg *config.Config, read *timeline.Timeline) error {
 	dc, err := settingsFor(cfg)
 	if err != nil {

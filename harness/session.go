@@ -10,7 +10,6 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
@@ -31,7 +30,7 @@ type sessionOptions struct {
 }
 
 // newSession is a profiling session of cfg: its steps run as processes,
-// its run directory rebuilt as rebuildRun does, and its env.json naming the
+// its run directory rebuilt by rebuildRead with the timeline it read, and its env.json naming the
 // machine's GPUs and the tools found (ncu, and nsys: where it is and its
 // version, or why there is none), probed when env.json is written, not
 // before: a plan or a dry run probes nothing.
@@ -48,11 +47,10 @@ func newSession(cfg *config.Config, o sessionOptions) (*session.Session, error) 
 	if now == nil {
 		now = time.Now
 	}
+	// Report left nil: the session ends with session.Rebuild (rebuildRead,
+	// registered by this package) given the timeline it read.
 	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: o.NcuPath, Now: now,
 		Log: o.Log, Progress: o.Progress, ProgressLive: o.ProgressLive}
-	// The rebuild takes the timeline the session read of the run's
-	// records, not a second read of them.
-	s.Report = func(run *rundir.Run, cfg *config.Config) error { return rebuildRead(run, cfg, s.Timeline(run)) }
 	s.Env = func() ([]byte, error) {
 		found, errs := tools(cfg, o)
 		return workload.NewEnvInfo(func() (machine.Provenance, error) { return machine.Collect(machine.Open(), sel) }, found, errs).JSON()

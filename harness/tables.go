@@ -114,11 +114,9 @@ func displayNamed(t model.KernelTable) model.KernelTable {
 	return t
 }
 
-// The defaults of RegionsOptions.
-var (
-	// DefaultRegionMetrics are the metric groups summarized per region.
-	DefaultRegionMetrics = regions.GroupNames(regions.DefaultGroups())
-)
+// DefaultRegionMetrics are the metric groups summarized per region by
+// default, comma-separated.
+func DefaultRegionMetrics() string { return regions.GroupNames(regions.DefaultGroups()) }
 
 // DefaultRegionTop is how many kernels each region lists by default.
 const DefaultRegionTop = regions.DefaultTopKernels
@@ -129,7 +127,7 @@ const DefaultRegionTop = regions.DefaultTopKernels
 // name (stack path), KernelInclude and KernelExclude (--kernel-include,
 // --kernel-exclude) the launches they count; exclude wins, and a pattern
 // that matches nothing is an error. Metrics are comma-separated metric
-// groups ("none": none; "": DefaultRegionMetrics). Top kernels per region
+// groups ("none": none; "": DefaultRegionMetrics()). Top kernels per region
 // (0: all). NoAggregate leaves out the regions summed across every
 // (process, device) scope. Out, when set, is a folder to write report.md,
 // report.json and a folder per region into, instead of w.
@@ -154,7 +152,7 @@ func (o RegionsOptions) config() (regions.Config, error) {
 	cfg.Groups = []regions.Group{}
 	m := strings.TrimSpace(o.Metrics)
 	if m == "" {
-		m = DefaultRegionMetrics
+		m = DefaultRegionMetrics()
 	}
 	if m != "none" {
 		names := strings.Split(m, ",")

@@ -25,7 +25,7 @@ import (
 // cupti-tiny-llama: a CUPTI timeline, ncu exports, regions and charts,
 // and quick to rebuild.
 func TestReportKilled(t *testing.T) {
-	t.Parallel() // real processes: they overlap with the other tests
+	t.Parallel() // beside TestReportKilledBesideAnother: both mostly wait on real processes
 	if testing.Short() {
 		t.Skip("kills real processes: about 10 s")
 	}

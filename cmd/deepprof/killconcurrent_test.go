@@ -29,7 +29,7 @@ var kills = flag.Int("kills", 20, "rounds of TestReportKilledBesideAnother (issu
 // file). A second report, which waits for the lock, ends with exit 0 and
 // the run byte-identical to an uninterrupted rebuild.
 func TestReportKilledBesideAnother(t *testing.T) {
-	t.Parallel() // real processes: they overlap with the other tests
+	t.Parallel() // beside TestReportKilled: both mostly wait on real processes
 	if testing.Short() {
 		t.Skip("kills real processes: about 8 s")
 	}

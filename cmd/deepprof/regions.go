@@ -29,7 +29,7 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	fs.Var(&exclude, "exclude", "leave out regions whose name matches this `regexp` (repeatable; exclude wins over include)")
 	fs.Var(&kinclude, "kernel-include", "count only launches of kernels whose name matches this `regexp` (repeatable; any may match)")
 	fs.Var(&kexclude, "kernel-exclude", "leave out launches of kernels whose name matches this `regexp` (repeatable; exclude wins over include)")
-	metrics := fs.String("metrics", harness.DefaultRegionMetrics,
+	metrics := fs.String("metrics", harness.DefaultRegionMetrics(),
 		"comma-separated metric `groups` summarized per region, or none")
 	top := fs.Int("top", harness.DefaultRegionTop, "list the `N` kernels with the most time in each region (0: all)")
 	aggregate := fs.Bool("aggregate", true, "add the regions summed across every (process, device) scope")

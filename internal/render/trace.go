@@ -4,12 +4,12 @@
 package render
 
 import (
-	"runtime"
-
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -44,22 +44,28 @@ const maxQuoted = 1 << 16
 // file is within a tenth of the default level's (docs/measurements.md).
 const TraceGzipLevel = 3
 
-// traceBlock is the size of the blocks the trace is compressed in, each on
-// a core of its own (pgzip), at most one a core in flight.
-const traceBlock = 1 << 20
+// The trace is compressed in blocks of traceBlock bytes, each on a core of
+// its own (pgzip), at most traceBlocks in flight: memory stays bounded
+// however many cores the machine has.
+const (
+	traceBlock  = 1 << 20
+	traceBlocks = 8
+)
 
 // TraceGzip writes the trace to w, gzip-compressed (TraceGzipLevel) in
-// blocks on every core, as it is made: memory does not grow with the trace.
+// blocks on several cores, as it is made: memory does not grow with the
+// trace.
 func TraceGzip(w io.Writer, tl *timeline.Timeline) error {
 	zw, err := pgzip.NewWriterLevel(w, TraceGzipLevel)
 	if err != nil {
 		return err
 	}
-	if err := zw.SetConcurrency(traceBlock, runtime.GOMAXPROCS(0)); err != nil {
+	if err := zw.SetConcurrency(traceBlock, min(runtime.GOMAXPROCS(0), traceBlocks)); err != nil {
 		return err
 	}
 	if err := Write(zw, tl); err != nil {
-		return err
+		// Closed all the same: its compressing goroutines end.
+		return errors.Join(err, zw.Close())
 	}
 	return zw.Close()
 }

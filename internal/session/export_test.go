@@ -5,7 +5,9 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// testRebuild is the rebuild the tests' sessions run: Rebuild, which
-// package harness registers (rebuild_test.go imports it: harness imports
-// this package, so only an external test file may).
-func testRebuild(run *rundir.Run, cfg *config.Config) error { return Rebuild(run, cfg) }
+// testRebuild is the rebuild of a run directory as a session's last step
+// makes it, reading the records itself: Rebuild, which package harness
+// registers (rebuild_test.go imports it: harness imports this package, so
+// only an external test file may). The tests' sessions leave Report nil,
+// and so rebuild with the timeline they read, as deepprof's do.
+func testRebuild(run *rundir.Run, cfg *config.Config) error { return Rebuild(run, cfg, nil) }

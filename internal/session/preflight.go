@@ -266,21 +266,33 @@ func installHint(prog, path string, mods []string) string {
 		strings.Join(mods, " and "), path, prog, strings.Join(mods, " "), them)
 }
 
-// MissingModule is what to do when a Python workload's output (log) says a
-// module is missing: install it, or choose another interpreter; "" when
-// argv runs no interpreter or log names no missing module. Only the
-// module's top-level package is named, as pip installs it.
-func MissingModule(argv []string, log []byte) string {
+// MissingModule is what to do when a Python workload ended on a missing
+// module (its log's last lines, tail, hold Python's ModuleNotFoundError or
+// ImportError naming it): install it, or choose another interpreter; ""
+// when argv runs no interpreter or the program ended on something else (a
+// warning about an optional module earlier in the log is not why it
+// failed). The module's top-level package is named as pip installs it.
+func MissingModule(argv []string, tail string) string {
 	if !IsPython(argv) {
 		return ""
 	}
-	m := noModule.FindSubmatch(log)
+	m := lastMissing.FindAllStringSubmatch(tail, -1)
 	if m == nil {
 		return ""
 	}
-	mod, _, _ := strings.Cut(string(m[1]), ".")
-	return fmt.Sprintf("No module named '%s': %s", m[1], installHint(argv[0], argv[0], []string{mod}))
+	mod, _, _ := strings.Cut(m[len(m)-1][1], ".")
+	if p, ok := pipNames[mod]; ok {
+		mod = p
+	}
+	return installHint(argv[0], argv[0], []string{mod})
 }
+
+// lastMissing is the line of Python's error for a missing module.
+var lastMissing = regexp.MustCompile(`(?:ModuleNotFoundError|ImportError): No module named '([^']+)'`)
+
+// pipNames are the pip packages of modules whose import name is not
+// their package's.
+var pipNames = map[string]string{"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow", "sklearn": "scikit-learn"}
 
 // lastLine is the last non-blank line of out, clipped.
 func lastLine(out []byte) string {

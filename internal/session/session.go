@@ -542,9 +542,11 @@ func (s *Session) logf(format string, args ...any) {
 }
 
 // Rebuild rebuilds a run directory's derived files from its records, as
-// configured: what a session's Report is. Package harness, which imports
-// this one, registers it.
-var Rebuild func(run *rundir.Run, cfg *config.Config) error
+// configured, taking the CUPTI timeline already read of them (nil: none):
+// a session's last step where its Report is nil, given the timeline the
+// session read (Session.Timeline). Package harness, which imports this
+// one, registers it.
+var Rebuild func(run *rundir.Run, cfg *config.Config, read *timeline.Timeline) error
 
 // Run runs the session into a new run directory and returns it. The run
 // directory and its manifest are written whatever happens; an error means
@@ -583,9 +585,14 @@ func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 			run.MarkPartial(err.Error())
 		}
 	}
-	derr := errors.New("the session has no report step (Session.Report is nil)")
-	if s.Report != nil {
+	var derr error
+	switch {
+	case s.Report != nil:
 		derr = s.Report(run, s.Cfg)
+	case Rebuild != nil:
+		derr = Rebuild(run, s.Cfg, s.Timeline(run))
+	default:
+		derr = errors.New("the session has no report step (Session.Report is nil, and no Rebuild is registered)")
 	}
 	if derr != nil {
 		run.MarkPartial(derr.Error())
@@ -962,10 +969,10 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		return fmt.Errorf("%s was killed by %s (%s): %s", filepath.Base(st.Argv[0]), signalName(res.Signal), signalWhy(res.Signal), tail)
 	}
 	if res.ExitCode != 0 {
-		if hint := MissingModule(st.Argv, log.Bytes()); hint != "" {
-			return fmt.Errorf("%s exited with status %d: %s", filepath.Base(st.Argv[0]), res.ExitCode, hint)
-		}
 		tail := lastLines(log.Bytes(), 5)
+		if hint := MissingModule(st.Argv, tail); hint != "" {
+			tail += " (" + hint + ")"
+		}
 		return fmt.Errorf("%s exited with status %d: %s", filepath.Base(st.Argv[0]), res.ExitCode, tail)
 	}
 	return nil

@@ -248,7 +248,7 @@ func newSession(t *testing.T, cfg *config.Config, f *fakeTools) *Session {
 	require.NoError(t, err)
 	// ToolEnv with no PATH and no fallbacks: no host's nsys is found; and no
 	// CUDA toolkit for the CUPTI library, whatever the host has.
-	return &Session{Cfg: cfg, ConfigYAML: y, Runner: f, Report: testRebuild, Ncu: "/usr/local/cuda/bin/ncu", ToolEnv: &machine.Env{Fallbacks: []string{}},
+	return &Session{Cfg: cfg, ConfigYAML: y, Runner: f, Ncu: "/usr/local/cuda/bin/ncu", ToolEnv: &machine.Env{Fallbacks: []string{}},
 		CUPTI: &Options{Getenv: func(string) string { return "" }, DefaultCUDAHome: "/nonexistent/cuda"},
 		Env: func() ([]byte, error) {
 			return []byte(`{"gpu_error": "a test: no NVML", "tools": {}, "host": "test", "os": "linux", "arch": "amd64", "go_version": "go"}` + "\n"), nil
