@@ -39,13 +39,7 @@ func TestRecordedRunsRebuild(t *testing.T) {
 	for _, src := range runs {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			t.Parallel()
-			dst := filepath.Join(t.TempDir(), filepath.Base(src))
-			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-			for _, d := range derived {
-				require.NoError(t, os.RemoveAll(filepath.Join(dst, d)))
-			}
-			_, err := harness.Report(dst, harness.ReportOptions{})
-			require.NoError(t, err)
+			dst := rebuiltCopy(t, src)
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

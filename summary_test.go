@@ -195,7 +195,8 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 	}
 }
 
-// rebuiltCopy copies a recorded run and rebuilds its derived files.
+// rebuiltCopy copies a recorded run, deletes its derived files and
+// rebuilds them from its raw exports (once a run: see rebuilt).
 func rebuiltCopy(t *testing.T, src string) string {
 	t.Helper()
 	rebuilt.Lock()
@@ -215,9 +216,15 @@ func rebuiltCopy(t *testing.T, src string) string {
 			return
 		}
 		r.dir = filepath.Join(root, strings.ReplaceAll(filepath.ToSlash(src), "/", "_"), filepath.Base(src))
-		if r.err = os.CopyFS(r.dir, os.DirFS(src)); r.err == nil {
-			_, r.err = harness.Report(r.dir, harness.ReportOptions{})
+		if r.err = os.CopyFS(r.dir, os.DirFS(src)); r.err != nil {
+			return
 		}
+		for _, d := range derived {
+			if r.err = os.RemoveAll(filepath.Join(r.dir, d)); r.err != nil {
+				return
+			}
+		}
+		_, r.err = harness.Report(r.dir, harness.ReportOptions{})
 	})
 	require.NoError(t, r.err)
 	return r.dir
