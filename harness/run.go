@@ -33,15 +33,15 @@ func (r *Run) Status() (status, reason string) {
 // Complete reports whether the run is complete.
 func (r *Run) Complete() bool { return r.run.Manifest().Status == rundir.StatusComplete }
 
-// PartialRecording is why the run is partial where its recording is (a cut
-// or empty record file, a killed program) rather than its rebuild: the
-// derived files are whole, made of what the recording holds.
-func (r *Run) PartialRecording() (why string, ok bool) {
+// Partial is why the run is not complete, as its session or its last
+// rebuild said (a killed program, a cut record file, a step that failed):
+// its derived files are made of what it holds, which is not all of it.
+func (r *Run) Partial() (why string, ok bool) {
 	m := r.run.Manifest()
-	if m.Status != rundir.StatusPartial {
+	if m.Status == rundir.StatusComplete {
 		return "", false
 	}
-	return strings.CutPrefix(m.Reason, rundir.RebuildPartial)
+	return strings.TrimPrefix(m.Reason, rundir.RebuildPartial), true
 }
 
 // File is a file of a run worth reading first, and what it is.

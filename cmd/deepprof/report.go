@@ -47,7 +47,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		readFirst(stdout, run)
 		return rerr
 	}
-	if why, ok := run.PartialRecording(); ok {
+	if why, ok := run.Partial(); ok {
 		// Made whole from what the run holds, which is not whole: the
 		// numbers are not the run's, and the exit says so.
 		fmt.Fprintf(stdout, "%s: derived files rebuilt, and the run is partial: %s; read these first:\n", pos[0], why)

@@ -97,3 +97,18 @@ func TestReportBadConfig(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(main, "stakeholder_summary.md"))
 	assert.NoFileExists(t, filepath.Join(main, "manifest.json"))
 }
+
+// TestReportOfAKilledRun: a run its session marked partial (the program
+// was killed) is rebuilt, and deepprof report says it is partial, with the
+// session's reason, and exits 1: its numbers are not the whole program's.
+func TestReportOfAKilledRun(t *testing.T) {
+	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
+	main := filepath.Join(t.TempDir(), "killed")
+	require.NoError(t, os.CopyFS(main, os.DirFS("../../fixtures/runs/h200-killed-sigkill")))
+	out, _, err := runCmd([]string{"report", main}, "")
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+	assert.Contains(t, out, "derived files rebuilt, and the run is partial: CUPTI timeline: python3 was killed by SIGKILL")
+	assert.Contains(t, err.Error(), "is partial: CUPTI timeline: python3 was killed by SIGKILL")
+	assert.FileExists(t, filepath.Join(main, "stakeholder_summary.md"))
+}
