@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -285,6 +286,9 @@ func Diff(a, b string, o DiffOptions, w io.Writer) (DiffOutcome, error) {
 // loadSide reads a run directory, or a baseline file written by Baseline.
 func loadSide(path string) (*compare.Summary, error) {
 	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such run directory or baseline file", path)
+	}
 	if err != nil {
 		return nil, err
 	}

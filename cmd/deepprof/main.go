@@ -78,15 +78,15 @@ Usage:
       decode_all/decode_step; their totals stay whole), --kernel-include/
       --kernel-exclude the kernels counted. A pattern that matches nothing is
       an error.
-  deepprof profile [--profile NAME]... [--profiles DIR] [--dry-run] [--print-config] [--no-preflight]
-                   [key=value | +key=value | group=name]... [-- CMD ARGS...]
+  deepprof profile [--profile NAME]... [--profiles DIR] [--check] [--dry-run] [--print-config]
+                   [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]
       Run a Stage 2 session into a new run directory: stage 1 (the program
       alone), the timeline (CUPTI, nsys or an ncu timing pass: timeline.tool),
       the deep ncu pass on the top kernels, then every derived file; --dry-run
       prints every step instead. Without -- the workload is deepprof's own
       (tiny-llama); after --, any program. First a preflight checks the GPU
-      (NVML), ncu, the workload's files, interpreter and imports, and stops with
-      what it found and what to do.
+      (NVML), ncu, the workload's files and interpreter, and stops with what it
+      found and what to do; --check adds the torch.profiler check.
   deepprof report [--top N] MAIN
       Rebuild every derived file of a run directory from its raw records: the
       stakeholder summary (stakeholder_summary.md, report.html, summary.json),
@@ -97,13 +97,14 @@ Usage:
       deepprof profile, same configuration and launcher) into the new run
       directory MAIN: every rank's CUPTI records and deep pass, stage 1 from
       the node that has it; then rebuild it as one run. No GPU.
-  deepprof diff [--threshold 5%] [--format text|md|json] RUN_A RUN_B
+  deepprof diff [--threshold 5%] [--format text|md|json|csv] [--allow-mismatch]
+                [--allow-partial] RUN_A RUN_B
       Compare run B with run A (a run directory or a baseline file): stage
       times, kernels by name, regions, MFU. A change counts when it exceeds
       the threshold and, for stages with repeats, Welch's t-test (α = 0.05).
       Exit status 0: no regression; 1: regression; 2: error or a part that
       could not be compared.
-  deepprof baseline [--top N] MAIN
+  deepprof baseline [--top N] [--allow-partial] MAIN
       Print the baseline of a run directory (JSON: per-stage mean, sd and
       repeats, the top N kernels, region totals, MFU) for golden/perf/.
   deepprof completion bash|zsh|fish

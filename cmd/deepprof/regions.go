@@ -66,6 +66,9 @@ func runRegions(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		}
 		defer closeFn()
 		err = harness.Regions(r, name, o, stdout)
+		if err == nil && *out != "" {
+			fmt.Fprintf(stdout, "%s: report.md, report.json and a folder per region written\n", *out)
+		}
 	}
 	if oe := (*harness.OptionError)(nil); errors.As(err, &oe) {
 		return &usageError{oe.Msg}

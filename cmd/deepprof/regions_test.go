@@ -56,7 +56,7 @@ func TestRegionsCommandOut(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ncu", "regions")
 	out, _, err := runCmd([]string{"regions", "--out", dir, twoproc}, "")
 	require.NoError(t, err)
-	assert.Empty(t, out)
+	assert.Equal(t, dir+": report.md, report.json and a folder per region written\n", out, "one line saying where, not the report")
 	for _, f := range []string{"report.md", "report.json", "prefill/kernels.md", "prefill/kernels.json",
 		"prefill/process-1405-device-0/kernels.md"} {
 		assert.FileExists(t, filepath.Join(dir, f))
