@@ -52,11 +52,10 @@ func Compare(a, b *Summary, th model.Thresholds) *facts.DiffResult {
 			r.Missing = append(r.Missing, m)
 		}
 	}
-	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran different models (%s, %s)", shown(a.Model), shown(b.Model)))
-	}
-	if a.Device != "" && b.Device != "" && a.Device != b.Device {
-		r.Notes = append(r.Notes, fmt.Sprintf("A and B ran on different GPUs (%s, %s)", shown(a.Device), shown(b.Device)))
+	// Every way the two runs do not measure one thing (allowed by the
+	// caller), so that no difference it makes goes unexplained.
+	for _, d := range SetupDifferences(a, b) {
+		r.Notes = append(r.Notes, "A and B do not measure one thing: "+d)
 	}
 	if a.Has(facts.PartStages) && b.Has(facts.PartStages) {
 		compareStages(r, a, b)
