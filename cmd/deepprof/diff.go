@@ -49,13 +49,25 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// firstOf joins the first n items, and counts the others.
+// firstOf joins the first n items, each cut to maxItem runes (a kernel's
+// demangled name can run to a thousand), and counts the others: the
+// report above has them whole.
 func firstOf(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, "; ")
+	shown := make([]string, 0, n)
+	for _, it := range items[:min(n, len(items))] {
+		if r := []rune(it); len(r) > maxItem {
+			it = string(r[:maxItem-1]) + "…"
+		}
+		shown = append(shown, it)
 	}
-	return fmt.Sprintf("%s; and %d more (see the report)", strings.Join(items[:n], "; "), len(items)-n)
+	if len(items) <= n {
+		return strings.Join(shown, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more (see the report)", strings.Join(shown, "; "), len(items)-n)
 }
+
+// maxItem is the most runes of one item firstOf shows.
+const maxItem = 160
 
 // parseThreshold reads "5%" (a percentage) or "0.05" (a fraction below 1).
 func parseThreshold(s string) (float64, error) {

@@ -195,7 +195,7 @@ type UnsoundError struct {
 }
 
 func (e *UnsoundError) Error() string {
-	return fmt.Sprintf("%s: not a complete run (%s): its numbers may be partial or stale; rebuild it (deepprof report), profile again, or pass --allow-partial to use it as it is",
+	return fmt.Sprintf("%s: not a complete run (%s): its numbers may be partial or stale; rebuild it (deepprof report) where its files are stale, profile again where the run stopped, or pass --allow-partial to use it as it is",
 		e.Dir, strings.Join(e.Why, "; "))
 }
 
