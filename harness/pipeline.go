@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -39,7 +40,10 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	c.prepare()
 	in := load(run, cfg)
 	c.record(in)
+	trace := startTrace(run, in)
+	defer trace()
 	res := analyse(in)
+	res.trace = trace
 	c.write(renderFiles(res))
 	// The summary's pages name the charts and the trace, so they are
 	// rendered once those are committed: a chart that could not be
@@ -164,6 +168,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 // result is every fact the rebuild's files are made from, derived once.
 type result struct {
 	in *inputs
+	// trace waits for the trace's write, started once the inputs were
+	// read (startTrace), and gives its error.
+	trace func() error
 	// rules are ncu's rules by the kernel table's spelling of each name,
 	// for kernels.json and the summary alike.
 	rules   map[string][]facts.Rule
@@ -224,7 +231,10 @@ func analyse(in *inputs) *result {
 type output struct {
 	rel    string
 	data   []byte
-	stream func(io.Writer) error // a file written as it is made (the trace)
+	stream func(io.Writer) error // a file written as it is made
+	// written waits for a file written beside the rest of the rebuild
+	// (the trace: startTrace) and gives its error.
+	written func() error
 	// dir is a folder replaced whole; records are the files of it the
 	// manifest lists.
 	dir     []rundir.File
@@ -298,8 +308,7 @@ func timelineOutputs(res *result) []output {
 		}
 		return out
 	}
-	tl := in.tl
-	out = append(out, output{rel: rundir.TimelineTrace, stream: func(w io.Writer) error { return render.TraceGzip(w, tl) }})
+	out = append(out, output{rel: rundir.TimelineTrace, written: res.trace})
 	var ph bytes.Buffer
 	out = append(out, jsonOutput(rundir.TimelinePhases, &ph, render.PhasesJSON(&ph, res.phases)))
 	switch {
@@ -312,6 +321,28 @@ func timelineOutputs(res *result) []output {
 		out = append(out, jsonOutput(rundir.OracleCheckJSON, &b, render.OracleCheckJSON(&b, *res.check)))
 	}
 	return out
+}
+
+// startTrace writes the trace (timeline/trace.json.gz, streamed as it is
+// made) while the analyses and the other files are made: it reads only the
+// timeline, which nothing changes once load has read it. The returned func
+// waits for the write and gives its error, recorded by the committer in its
+// turn; it does nothing for a run with no timeline.
+func startTrace(run *rundir.Run, in *inputs) func() error {
+	if !in.cupti || in.tlErr != nil {
+		return func() error { return nil }
+	}
+	tl := in.tl
+	done := make(chan error, 1)
+	go func() {
+		done <- run.WriteStream(rundir.TimelineTrace, func(w io.Writer) error { return render.TraceGzip(w, tl) })
+	}()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() { err = <-done })
+		return err
+	}
 }
 
 // jsonOutput is a rendered file, or the rendering's error.
@@ -493,6 +524,8 @@ func (c *committer) write(outs []output) {
 			if err = rundir.MkdirIn(run.Dir, run.Path(parentOf(o.rel))); err == nil {
 				err = rundir.ReplaceDirIn(run.Dir, run.Path(o.rel), o.dir)
 			}
+		case o.written != nil:
+			err = o.written()
 		case o.stream != nil:
 			err = run.WriteStream(o.rel, o.stream)
 		default:
