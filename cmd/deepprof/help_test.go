@@ -50,3 +50,14 @@ func TestUsageWords(t *testing.T) {
 	assert.Contains(t, err.Error(), "got 1 argument")
 	assert.NotContains(t, err.Error(), "1 arguments")
 }
+
+// TestHelpWithoutFlags: a command with no flags gets no empty "Flags:"
+// heading; one with flags gets it.
+func TestHelpWithoutFlags(t *testing.T) {
+	out, _, err := runCmd([]string{"completion", "--help"}, "")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "Flags:")
+	out, _, err = runCmd([]string{"kernels", "--help"}, "")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\nFlags:\n  --format format\n")
+}

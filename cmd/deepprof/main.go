@@ -270,8 +270,13 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flagSet {
 // usage writes the command's help: synopsis, flags, more text.
 func (fs *flagSet) usage(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: deepprof %s\n\nFlags:\n", harness.Wrap(fs.synopsis, helpWidth-len("Usage: deepprof "), helpWidth, strings.Repeat(" ", len("Usage: deepprof "))))
-	printFlags(&b, fs.FlagSet)
+	fmt.Fprintf(&b, "Usage: deepprof %s\n", harness.Wrap(fs.synopsis, helpWidth-len("Usage: deepprof "), helpWidth, strings.Repeat(" ", len("Usage: deepprof "))))
+	flags := 0
+	fs.VisitAll(func(*flag.Flag) { flags++ })
+	if flags > 0 { // a command with no flags gets no empty heading
+		b.WriteString("\nFlags:\n")
+		printFlags(&b, fs.FlagSet)
+	}
 	b.WriteString(fs.extra)
 	_, err := io.WriteString(w, b.String())
 	return err
