@@ -19,7 +19,6 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/harness"
 )
 
@@ -192,7 +191,7 @@ type Run struct {
 	Dir string
 	// Summary is summary.json: stages, MFU, the top kernels with their
 	// category and bound, the time by category, the regions.
-	Summary facts.Summary
+	Summary harness.Summary
 	tb      testing.TB
 }
 
@@ -221,13 +220,13 @@ func Read(dir string) (*Run, error) {
 
 // Stage is a stage's wall times (a stage of the workload report, or an
 // NVTX range of a program that wrote none).
-func (r *Run) Stage(name string) (facts.Stage, bool) {
+func (r *Run) Stage(name string) (harness.Stage, bool) {
 	for _, s := range r.Summary.Stages.Rows {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return facts.Stage{}, false
+	return harness.Stage{}, false
 }
 
 // RegionShare is a region's share of the run's GPU time, in percent; false
@@ -253,9 +252,9 @@ func (r *Run) CategoryShare(category string) float64 {
 }
 
 // Kernel is the top kernel of rank (1 is the one with the most GPU time).
-func (r *Run) Kernel(rank int) (facts.KernelRow, bool) {
+func (r *Run) Kernel(rank int) (harness.KernelRow, bool) {
 	if rank < 1 || rank > len(r.Summary.Kernels.Rows) {
-		return facts.KernelRow{}, false
+		return harness.KernelRow{}, false
 	}
 	return r.Summary.Kernels.Rows[rank-1], true
 }

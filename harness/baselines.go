@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/compare"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/render"

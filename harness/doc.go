@@ -2,12 +2,14 @@
 // command and the test API do.
 //
 // Each command of deepprof is a function here, with options and results
-// of this package's own types (or of package facts, the data it hands
-// out): NewProfile and Session (deepprof profile), Report, Merge,
-// Kernels, Regions, Diff, Baseline, and for tests CompareBaseline,
-// ReadSummary, FindGPU, FindNcu. cmd/deepprof and deepproftest import this
-// package and facts only (TestFacadeIsTheOneDoor), and no exported
-// identifier here uses an internal type (TestFacadeTypes).
+// of this package's own types: NewProfile and Session (deepprof profile),
+// Report, Merge, Kernels, Regions, Diff, Baseline, and for tests
+// CompareBaseline, ReadSummary, FindGPU, FindNcu. The data it hands out
+// (summary.json's Summary and what it holds) is declared in internal
+// packages and named here by aliases (names.go). cmd/deepprof and
+// deepproftest import this package only (TestFacadeIsTheOneDoor), and
+// every type an exported identifier hands out can be named from another
+// module (TestFacadeTypes).
 //
 // Report (deepprof report MAIN) is the pipeline a reviewer follows top to
 // bottom: open the run directory; reportRun: read its settings, rebuild
@@ -25,7 +27,7 @@
 //	ncu, nsys, cupti, workload   readers: a tool's bytes to the model
 //	rundir                       the run directory: layout, manifest, atomic writes, merge
 //	timeline                     the CUPTI timeline: launches attributed to their ranges
-//	facts (not internal)         what the analyses found, as data (summary.json, phases, diff)
+//	facts                        what the analyses found, as data (summary.json, phases, diff)
 //	kernels, regions, phases     analyses of launches
 //	config, compare, summary     the profile; run against run; the summary's numbers
 //	render                       Markdown, JSON, HTML, SVG, trace from facts: to an io.Writer

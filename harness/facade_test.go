@@ -14,15 +14,14 @@ import (
 )
 
 // facade are the packages a program of another module uses, and what they
-// may import of this module: harness, the one door, and facts, the data it
-// hands out.
+// may import of this module: harness, the one door.
 var facade = map[string][]string{
-	"cmd/deepprof": {"harness", "facts"},
-	"deepproftest": {"harness", "facts"},
+	"cmd/deepprof": {"harness"},
+	"deepproftest": {"harness"},
 }
 
 // TestFacadeIsTheOneDoor (issue 37): the command and the test API import
-// nothing of this module but harness and facts, in every file whatever its
+// nothing of this module but harness, in every file whatever its
 // build tags and GOOS (tests aside).
 func TestFacadeIsTheOneDoor(t *testing.T) {
 	graph := moduleImports(t, "..")
@@ -47,21 +46,41 @@ func TestFacadeRefusesAnInternalImport(t *testing.T) {
 	assert.Equal(t, []string{"internal/rundir"}, bad)
 }
 
-// TestFacadeTypes (issue 37): no exported identifier of harness or
-// deepproftest uses a type of an internal package (in its signature, its
-// fields, or its exported methods, followed through the facade's own
-// types), so a program of another module can name everything it is
-// handed.
+// TestFacadeTypes (issue 37): every type an exported identifier of
+// harness or deepproftest hands out (in its signature, its fields, its
+// exported methods, and what those types hold in turn) can be named by a
+// program of another module: a type of an internal package only through
+// an alias harness declares (harness.Summary).
 func TestFacadeTypes(t *testing.T) {
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}
 	pkgs, err := packages.Load(cfg, "./harness", "./deepproftest")
 	require.NoError(t, err)
 	require.Len(t, pkgs, 2)
+	var nameable map[*types.TypeName]bool
 	for _, p := range pkgs {
 		require.Empty(t, p.Errors)
-		bad := internalTypes(p.Types)
-		assert.Empty(t, bad, "%s: exported identifiers that use internal types", p.PkgPath)
+		if p.PkgPath == module+"/harness" {
+			nameable = aliased(p.Types)
+		}
 	}
+	require.NotEmpty(t, nameable)
+	for _, p := range pkgs {
+		bad := internalTypes(p.Types, nameable)
+		assert.Empty(t, bad, "%s: exported identifiers that hand out a type no one outside can name", p.PkgPath)
+	}
+}
+
+// aliased are the types pkg names with an exported alias.
+func aliased(pkg *types.Package) map[*types.TypeName]bool {
+	out := map[*types.TypeName]bool{}
+	for _, name := range pkg.Scope().Names() {
+		if tn, ok := pkg.Scope().Lookup(name).(*types.TypeName); ok && tn.Exported() && tn.IsAlias() {
+			if n, ok := types.Unalias(tn.Type()).(*types.Named); ok {
+				out[n.Obj()] = true
+			}
+		}
+	}
+	return out
 }
 
 // TestFacadeTypesFindAnInternalType: the check finds an internal type
@@ -81,12 +100,15 @@ func TestFacadeTypesFindAnInternalType(t *testing.T) {
 		"harness.Open: " + module + "/internal/rundir.Run",
 		"harness.Alias: " + module + "/internal/rundir.Run",
 		"harness.Holder: " + module + "/internal/rundir.Run",
-	}, internalTypes(pkg))
+	}, internalTypes(pkg, nil))
+	// Named by an alias: only the unnamed field's type is left.
+	assert.Empty(t, internalTypes(pkg, map[*types.TypeName]bool{run.Obj(): true}))
 }
 
-// internalTypes names each exported identifier of pkg that uses a type of
-// an internal package, with that type.
-func internalTypes(pkg *types.Package) []string {
+// internalTypes names each exported identifier of pkg that hands out a type
+// of an internal package that nameable does not hold, with that type. The
+// types of this module it hands out are followed into.
+func internalTypes(pkg *types.Package, nameable map[*types.TypeName]bool) []string {
 	var bad []string
 	for _, name := range pkg.Scope().Names() {
 		o := pkg.Scope().Lookup(name)
@@ -106,14 +128,15 @@ func internalTypes(pkg *types.Package) []string {
 				walk(types.Unalias(t))
 			case *types.Named:
 				obj := t.Obj()
-				if obj.Pkg() != nil && strings.Contains(obj.Pkg().Path()+"/", "/internal/") {
+				if obj.Pkg() != nil && strings.Contains(obj.Pkg().Path()+"/", "/internal/") && !nameable[obj] {
 					found = append(found, obj.Pkg().Path()+"."+obj.Name())
 					return
 				}
 				for a := range t.TypeArgs().Types() {
 					walk(a)
 				}
-				if obj.Pkg() == pkg {
+				// What a type of this module holds is handed out too.
+				if obj.Pkg() == pkg || obj.Pkg() != nil && strings.HasPrefix(obj.Pkg().Path()+"/", module+"/") {
 					walk(t.Underlying())
 					for m := range t.Methods() {
 						if m.Exported() {

@@ -19,7 +19,7 @@ func analyses() []string { return slices.Concat(layers[3], layers[4]) }
 
 // rendered are the packages whose values the renderers render: the facts,
 // and the readers' records (the trace is written from the timeline).
-var rendered = []string{"facts", "internal/cupti", "internal/timeline", "internal/workload", "internal/model"}
+var rendered = []string{"internal/facts", "internal/cupti", "internal/timeline", "internal/workload", "internal/model"}
 
 // formats are the analyses' functions that decide only how a number is
 // written, whatever their result.
@@ -78,7 +78,7 @@ func TestRenderImportsNoAnalysis(t *testing.T) {
 		}
 	}
 	assert.Empty(t, bad, "internal/render imports analyses")
-	assert.Contains(t, graph["internal/render"], "facts")
+	assert.Contains(t, graph["internal/render"], "internal/facts")
 }
 
 // TestFactsComputeNothing (issue 34): package facts holds data. Every
@@ -87,7 +87,7 @@ func TestRenderImportsNoAnalysis(t *testing.T) {
 // analysis's to make, and belongs in an analysis package.
 func TestFactsComputeNothing(t *testing.T) {
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}
-	pkgs, err := packages.Load(cfg, "./facts")
+	pkgs, err := packages.Load(cfg, "./internal/facts")
 	require.NoError(t, err)
 	require.Len(t, pkgs, 1)
 	require.Empty(t, pkgs[0].Errors)

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/llm-perf-opt/deepprof/facts"
+	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 

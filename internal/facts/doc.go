@@ -8,8 +8,7 @@
 // value holds (TestFactsComputeNothing), so a renderer that imports it
 // can take a number only from a field the analysis set.
 //
-// It is the one package of the module outside internal/ beside harness
-// and deepproftest: the values harness's functions return are of its
-// types, so a program of another module can name what it is handed
-// (harness gives the ones most used a name of its own: harness.Summary).
+// The values harness's functions return are of its types; harness names
+// each of them (harness.Summary), so that a program of another module can
+// name what it is handed.
 package facts
