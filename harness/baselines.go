@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/facts"
@@ -19,31 +18,16 @@ import (
 )
 
 // Tolerances are how far a run may move from its baseline, in percent of
-// the baseline, per part; a zero field takes the default, 10%.
-type Tolerances struct {
-	StagePct  float64 `json:"stage_pct" yaml:"stage_pct" koanf:"stage_pct"`
-	KernelPct float64 `json:"kernel_pct" yaml:"kernel_pct" koanf:"kernel_pct"`
-	RegionPct float64 `json:"region_pct" yaml:"region_pct" koanf:"region_pct"`
-	MFUPct    float64 `json:"mfu_pct" yaml:"mfu_pct" koanf:"mfu_pct"`
-}
+// the baseline, per part; a zero field takes the default, 10%
+// (Thresholds says what is wrong with one).
+type Tolerances = model.Tolerances
+
+// Thresholds are tolerances as fractions of the baseline, defaults filled
+// in (Tolerances.Thresholds).
+type Thresholds = model.Thresholds
 
 // DefaultTolerances is 10% for every part.
-func DefaultTolerances() Tolerances { return Tolerances(model.DefaultTolerances()) }
-
-// Check says what is wrong with the tolerances (a negative or infinite
-// one), naming its key.
-func (t Tolerances) Check() error {
-	_, err := model.Tolerances(t).Thresholds()
-	return err
-}
-
-// String is the tolerances as fractions in use, defaults filled in:
-// "stages 10%, kernels 10%, regions 10%, MFU 10%".
-func (t Tolerances) String() string {
-	th, _ := model.Tolerances(t).Thresholds()
-	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', -1, 64) + "%" }
-	return fmt.Sprintf("stages %s, kernels %s, regions %s, MFU %s", p(th.Stage), p(th.Kernel), p(th.Region), p(th.MFU))
-}
+func DefaultTolerances() Tolerances { return model.DefaultTolerances() }
 
 // Moved is a run compared with its baseline: whether it moved beyond the
 // tolerances (regressed, or a part could not be compared) or improved, and
@@ -70,7 +54,7 @@ func CompareBaseline(path, runDir string, top int, tol Tolerances) (Moved, error
 	if err != nil {
 		return Moved{}, err
 	}
-	res, err := compare.CompareBaseline(base, run, model.Tolerances(tol))
+	res, err := compare.CompareBaseline(base, run, tol)
 	if err != nil {
 		return Moved{}, err
 	}
