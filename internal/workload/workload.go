@@ -209,24 +209,22 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	if len(rep.Stages) == 0 {
 		bad("stages is empty: a workload reports at least one stage (prefill, decode)")
 	}
-	for _, st := range slices.Sorted(maps.Keys(rep.Stages)) {
-		if len(rep.Stages[st].MS) == 0 {
-			bad("stages.%s.ms is empty", st)
+	checkStages(bad, "stages", rep.Stages)
+	var paused struct {
+		Stages json.RawMessage `json:"paused_stages"`
+	}
+	if raw, ok := rep.Extra["overhead"]; ok && json.Unmarshal(raw, &paused) == nil && paused.Stages != nil {
+		var st map[string]ReportStage
+		if err := json.Unmarshal(paused.Stages, &st); err != nil {
+			bad("overhead.paused_stages: want stages as \"stages\" holds them: %v", err)
 		}
-		if p := rep.Stages[st].Parent; p != "" {
-			if _, ok := rep.Stages[p]; !ok || p == st {
-				bad("stages.%s.parent = %q: not another stage of the report", st, p)
+	}
+	if o, ok := rep.Overhead(); ok && o.Stages != nil {
+		checkStages(bad, "overhead.paused_stages", o.Stages)
+		for _, st := range slices.Sorted(maps.Keys(rep.Stages)) {
+			if _, ok := o.Stages[st]; !ok && rep.Stages[st].Parent == "" {
+				bad("overhead.paused_stages has no %q: the repeats with recording paused time every stage the recorded ones do", st)
 			}
-		}
-		sum := 0.0
-		for i, v := range rep.Stages[st].MS {
-			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-				bad("stages.%s.ms[%d] = %v: want a time in ms", st, i, v)
-			}
-			sum += math.Abs(v)
-		}
-		if math.IsInf(sum, 0) {
-			bad("stages.%s.ms: the times sum past the largest number a float64 holds (%.3g): not times in ms", st, math.MaxFloat64)
 		}
 	}
 	if raw, ok := rep.Extra["ranks"]; ok {
@@ -253,6 +251,32 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 		return nil, err
 	}
 	return &rep, nil
+}
+
+// checkStages reports, through bad, a stage of key (a report's "stages"
+// or the like) with no times, a time that is not one, or a parent that is
+// not another stage of key.
+func checkStages(bad func(string, ...any), key string, stages map[string]ReportStage) {
+	for _, st := range slices.Sorted(maps.Keys(stages)) {
+		if len(stages[st].MS) == 0 {
+			bad("%s.%s.ms is empty", key, st)
+		}
+		if p := stages[st].Parent; p != "" {
+			if _, ok := stages[p]; !ok || p == st {
+				bad("%s.%s.parent = %q: not another stage of the report", key, st, p)
+			}
+		}
+		sum := 0.0
+		for i, v := range stages[st].MS {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				bad("%s.%s.ms[%d] = %v: want a time in ms", key, st, i, v)
+			}
+			sum += math.Abs(v)
+		}
+		if math.IsInf(sum, 0) {
+			bad("%s.%s.ms: the times sum past the largest number a float64 holds (%.3g): not times in ms", key, st, math.MaxFloat64)
+		}
+	}
 }
 
 // positioned adds the line of a JSON error's offset.
@@ -351,4 +375,23 @@ type CuptiOverhead struct {
 	Method    string    `json:"method"`
 	Recording []float64 `json:"recording_ms"`
 	Paused    []float64 `json:"paused_ms"`
+	// Stages are the paused repeats' stages, as the report's stages are
+	// the recorded ones': the program's wall times without the library
+	// recording, measured in the same process (nil when the workload
+	// gives only their totals).
+	Stages map[string]ReportStage `json:"paused_stages,omitempty"`
+}
+
+// Paused is the report with the stages of its repeats with recording
+// paused in place of its own (Overhead().Stages), and ok, or nil and
+// false where it has none.
+func (r *Report) Paused() (*Report, bool) {
+	o, ok := r.Overhead()
+	if !ok || len(o.Stages) == 0 {
+		return nil, false
+	}
+	p := *r
+	p.Stages = o.Stages
+	p.Ranks = nil
+	return &p, true
 }

@@ -116,3 +116,41 @@ func TestReportRanks(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// Reports here are SYNTHETIC: typed to test the checks.
+func TestReportPausedStages(t *testing.T) {
+	doc := `{"model": {"name": "m"}, "stages": {"prefill": {"ms": [1.1, 1.2]}, "decode": {"ms": [3.3, 3.4]}, "decode/mlp": {"ms": [1, 1], "parent": "decode"}},
+ "ranks": [{"rank": 0, "prefill_ms": [1.1, 1.2]}],
+ "overhead": {"method": "m", "recording_ms": [4.4, 4.6], "paused_ms": [4.0, 4.2],
+  "paused_stages": {"prefill": {"ms": [1.0, 1.1]}, "decode": {"ms": [3.0, 3.1]}, "decode/mlp": {"ms": [0.9, 0.9], "parent": "decode"}}}}`
+	rep, err := ReadReport(strings.NewReader(doc), "r.json")
+	require.NoError(t, err)
+	p, ok := rep.Paused()
+	require.True(t, ok)
+	assert.Equal(t, []float64{1.0, 1.1}, p.Stages["prefill"].MS)
+	assert.Equal(t, "decode", p.Stages["decode/mlp"].Parent)
+	assert.Nil(t, p.Ranks, "the ranks' times are the recorded repeats'")
+	assert.Equal(t, []float64{1.1, 1.2}, rep.Stages["prefill"].MS, "the report itself keeps the recorded repeats")
+
+	noPaused, err := ReadReport(strings.NewReader(good), "r.json")
+	require.NoError(t, err)
+	_, ok = noPaused.Paused()
+	assert.False(t, ok, "a report with no overhead has no paused stages")
+
+	for old, want := range map[string]string{
+		`"prefill": {"ms": [1.0, 1.1]}, `:          `r.json: overhead.paused_stages has no "prefill"`,
+		`"decode": {"ms": [3.0, 3.1]}`:             `r.json: overhead.paused_stages.decode.ms[0] = -3`,
+		`"parent": "decode"}}}}`:                   `r.json: overhead.paused_stages.decode/mlp.parent = "x"`,
+		`"paused_stages": {"prefill": {"ms": [1.0`: `r.json: overhead.paused_stages: want stages as "stages" holds them`,
+	} {
+		bad := map[string]string{
+			`"prefill": {"ms": [1.0, 1.1]}, `:          ``,
+			`"decode": {"ms": [3.0, 3.1]}`:             `"decode": {"ms": [-3, 3.1]}`,
+			`"parent": "decode"}}}}`:                   `"parent": "x"}}}}`,
+			`"paused_stages": {"prefill": {"ms": [1.0`: `"paused_stages": {"prefill": {"ms": ["a"`,
+		}[old]
+		_, err := ReadReport(strings.NewReader(strings.Replace(doc, old, bad, 1)), "r.json")
+		require.Error(t, err, old)
+		assert.Contains(t, err.Error(), want)
+	}
+}

@@ -3,8 +3,10 @@
 # session costs then, on a GPU machine: each preset is profiled from an
 # empty folder with the binary alone; "plain" is the workload's stage-1
 # command (argv and environment from the run's inputs.yaml) run alone after
-# the session, start to exit. Prints one Markdown row a preset and leaves
-# the run directories under OUT.
+# the session, start to exit. Prints one Markdown row a preset, and on
+# stderr each stage's median in the plain run against the CUPTI run's
+# recorded and paused repeats; leaves the run directories (and the plain
+# run's report, plain-report.json) under OUT.
 #
 #   scripts/bench/standin.sh DEEPPROF OUT [PRESET...]   (default: tiny-llama qwen2-0.5b)
 #
@@ -46,6 +48,14 @@ t0 = time.monotonic()
 subprocess.run(inp["argv"], env=env, cwd=os.path.dirname(os.path.dirname(os.path.dirname(run.rstrip("/")))),
                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
 plain = time.monotonic() - t0
+# The same without the operator table (one generate under torch.profiler
+# after the timed repeats), which deepprof's own workloads make only in
+# stage 1: the program's cost with nothing of deepprof's.
+t0 = time.monotonic()
+subprocess.run([a for a in inp["argv"] if a != "--operators"], env=dict(env, DEEPPROF_REPORT=report + ".noops"),
+               cwd=os.path.dirname(os.path.dirname(os.path.dirname(run.rstrip("/")))),
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+bare = time.monotonic() - t0
 m = json.load(open(os.path.join(run, "manifest.json")))
 steps = {s["name"]: s["seconds"] for s in m["steps"]}
 session = sum(steps.values())
@@ -55,7 +65,22 @@ note = next((n for n in m.get("notes", []) if n.startswith("stage 1:")), "")
 over = re.search(r"cost ([0-9.]+x)", note)
 print("| %s | %.1f | %.1f | %.2fx | %s | %s | %.1f |" % (preset, plain, session, session / plain, ran,
       over.group(1) if over else "", steps.get("ncu-deep", 0.0)))
+print("%s: plain %.1f s with the operator table, %.1f s without (session / plain %.2fx)" % (preset, plain, bare, session / bare),
+      file=sys.stderr)
 print("%s: status %s (exit %s); steps: %s; %s" % (preset, m["status"], rc,
       ", ".join("%s %.1f s" % (k, v) for k, v in steps.items()), note), file=sys.stderr)
+# Per stage, the medians of the plain run's repeats against the CUPTI run's
+# recorded and paused ones (overhead.paused_stages).
+import shutil, statistics
+shutil.copy(report, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(run.rstrip("/")))), "plain-report.json"))
+plain_rep = json.load(open(report))
+cupti = json.load(open(os.path.join(run, "timeline", "report.json")))
+paused = cupti.get("overhead", {}).get("paused_stages", {})
+for st in sorted(plain_rep["stages"]):
+    p = statistics.median(plain_rep["stages"][st]["ms"])
+    rec = statistics.median(cupti["stages"][st]["ms"]) if st in cupti["stages"] else float("nan")
+    pa = statistics.median(paused[st]["ms"]) if st in paused else float("nan")
+    print("%s: stage %s medians: plain %.3f ms, paused %.3f ms (%.3fx), recording %.3f ms (%.3fx)" % (
+        preset, st, p, pa, pa / p, rec, rec / p), file=sys.stderr)
 PY
 done

@@ -673,6 +673,10 @@ def main():
         if tp.on and not tp.agree(rec is not None):
             rec = None  # some rank's process is not recorded: no rank pauses
         traced, untraced = [], []
+        # The repeats with recording paused, stage by stage: the program without the library recording,
+        # in the same process as the recorded ones (deepprof takes them for stage 1's figures).
+        paused = {"prefill": [], "decode": []}
+        paused_sub = {}
         for i in range(a.repeats):
             # Recording on and off alternate, in ABBA order, so that a drift of the machine's speed
             # weighs on both alike.
@@ -685,6 +689,10 @@ def main():
                 if not on:
                     rec.resume()
                     untraced.append(pm + dm)
+                    paused["prefill"].append(pm)
+                    paused["decode"].append(dm)
+                    for k, v in got.items():
+                        paused_sub.setdefault(k, []).append(v)
                     continue
                 traced.append(pm + dm)
                 prefill.append(pm)
@@ -725,7 +733,10 @@ def main():
         report["tensor_parallel_check"] = tp_check
     if rec:
         report["overhead"] = {"method": "alternating repeats in one process, recording on and paused",
-                              "recording_ms": traced, "paused_ms": untraced}
+                              "recording_ms": traced, "paused_ms": untraced,
+                              "paused_stages": {**{k: {"ms": v} for k, v in paused.items()},
+                                                **{k: {"ms": v, "parent": k.split("/")[0]}
+                                                   for k, v in sorted(paused_sub.items())}}}
     if not a.operators or phase != "stage1":
         del report["operators"]
     path = os.environ.get("DEEPPROF_REPORT")
