@@ -150,16 +150,13 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 	} else {
 		in.Workload = rep
 		if src.stages.path == rundir.TimelineReport {
-			// stage 1's report, where there is one (the program's speed
-			// beside the stages, and its operator table), else the CUPTI
-			// run's repeats with recording paused
+			// stage 1's report, where there is one: the program's speed
+			// beside the stages, and its operator table
 			if alone, err := readStages(run, rundir.Stage1Report, cfg); err == nil {
-				in.Alone, in.AloneFrom = alone, facts.AloneStage1
+				in.Alone = alone
 				if len(rep.Operators) == 0 {
 					rep.Operators = alone.Operators
 				}
-			} else if paused, ok := rep.Paused(); ok {
-				in.Alone, in.AloneFrom = paused, facts.AlonePaused
 			}
 		}
 		if src.stages.path != rundir.Stage1Report {

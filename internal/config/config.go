@@ -80,10 +80,9 @@ type Workload struct {
 	// PlainRun says when a program whose one CUPTI run makes every repeat
 	// (repeat_by env, or process once) gets its own plain run with a CUPTI
 	// timeline: "auto", only when the CUPTI run shows it needs one (a
-	// workload report that times no repeat with recording paused and whose
-	// in-process measure of the library's cost is missing or over
-	// session.StandInOverhead, or no NVTX range of its domain); otherwise
-	// that run's report or ranges give its stages;
+	// workload report whose in-process measure of the library's cost is
+	// missing or over session.StandInOverhead, or no NVTX range of its
+	// domain); otherwise that run's report or ranges give its stages;
 	// "always", stage 1 first as for every other workload.
 	PlainRun string `koanf:"plain_run" yaml:"plain_run"`
 	// AutoRanges ("on", the default, or "off") puts deepprof's

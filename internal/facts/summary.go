@@ -395,8 +395,8 @@ type Serving struct {
 	MBU         *float64 `json:"mbu"`
 	// BytesFormula and BytesAssumptions say how DecodeBytes is counted;
 	// Missing what the figures lack, when some are absent.
-	// From says which run the times are of (Stages.AloneFrom) where the
-	// stages are the CUPTI run's beside the program's own; "" where they
+	// From says which run the times are of: "stage 1" (the program alone)
+	// where the stages are the CUPTI run's beside stage 1's; "" where they
 	// are the stages' own.
 	From             string   `json:"from,omitempty"`
 	BytesFormula     string   `json:"bytes_formula"`
@@ -471,17 +471,7 @@ type Stages struct {
 	// NVTX ranges' own (the program wrote no workload report).
 	Source     string `json:"source,omitempty"`
 	FromRanges bool   `json:"from_ranges,omitempty"`
-	// AloneFrom names the run the rows' alone figures (Stage.AloneMeanMS)
-	// come from: AloneStage1 or AlonePaused; "" without them.
-	AloneFrom string `json:"alone_from,omitempty"`
 }
-
-// The runs a stage's alone figures (the program's own speed, no profiler
-// recording) come from.
-const (
-	AloneStage1 = "stage 1"                                       // the program alone, a process of its own
-	AlonePaused = "the CUPTI run's repeats with recording paused" // alternating with the recorded repeats in one process
-)
 
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
 // inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
@@ -500,9 +490,9 @@ type Stage struct {
 	// WarmupMS is the first repeat when the warm-up rule dropped it
 	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
-	// AloneMeanMS is the stage's mean in the program's own run (no profiler
-	// recording: Stages.AloneFrom), where the row's figures are the CUPTI
-	// run's; the serving figures and MFU use it.
+	// AloneMeanMS is the stage's mean in stage 1 (the program alone, no
+	// profiler), where the row's figures are the CUPTI run's
+	// (Inputs.Alone); the serving figures and MFU use it.
 	AloneMeanMS *float64 `json:"alone_mean_ms,omitempty"`
 	AloneSDMS   *float64 `json:"alone_sd_ms,omitempty"`
 	AloneN      int      `json:"alone_n,omitempty"`

@@ -286,7 +286,7 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 	case st.Source != "":
 		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.", EscapeCell(st.Source), st.Batch)
 		if aloneColumn(st.Rows) {
-			fmt.Fprintf(b, " Beside it, the stage's mean in %s: the serving figures and MFU use it.", aloneWhat(st.AloneFrom))
+			b.WriteString(" Beside it, the stage's mean in stage 1 (the program alone, no profiler, a process of its own): the serving figures and MFU use it.")
 		}
 		b.WriteString("\n\n")
 	default:
@@ -296,7 +296,7 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 		Right: []bool{false, false, true, true, true, false, true, true}}
 	alone := aloneColumn(st.Rows)
 	if alone {
-		t.Header = append(t.Header, "alone ms ("+aloneShort(st.AloneFrom)+")")
+		t.Header = append(t.Header, "alone ms (stage 1)")
 		t.Right = append(t.Right, true)
 	}
 	var tops, subs []facts.Stage
@@ -357,25 +357,7 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 	wallVsKernel(b, s)
 }
 
-// aloneWhat says what the run of the stages' alone figures is.
-func aloneWhat(from string) string {
-	if from == facts.AlonePaused {
-		return from + " (alternating with the recorded ones in the same process: the program without the library recording)"
-	}
-	return "stage 1 (the program alone, no profiler, a process of its own)"
-}
-
-// aloneShort names the run of the stages' alone figures in a column
-// header.
-func aloneShort(from string) string {
-	if from == facts.AlonePaused {
-		return "recording paused"
-	}
-	return facts.AloneStage1
-}
-
-// aloneColumn says whether a stage row has the program's own mean beside
-// it.
+// aloneColumn says whether a stage row has stage 1's mean beside it.
 func aloneColumn(rows []facts.Stage) bool {
 	for _, r := range rows {
 		if r.AloneMeanMS != nil {

@@ -349,17 +349,13 @@ func (s *Session) plainRunDeferred(tl *timelineKind) bool {
 const StandInOverhead = 0.05
 
 // plainRunNeeded says why a program whose plain run was deferred needs one
-// after all, or "": it wrote a workload report in the CUPTI run that
-// times no repeat with recording paused (pausedStages) and whose
+// after all, or "": it wrote a workload report in the CUPTI run whose
 // in-process measure of the library's cost is missing or over
 // StandInOverhead (its figures are to come from a run without the
 // library), or it marks no NVTX range of nvtx.domain (its one stage is
 // the plain run's wall time).
 func (s *Session) plainRunNeeded(run *rundir.Run) string {
 	if run.Exists(rundir.TimelineReport) {
-		if pausedStages(run) {
-			return ""
-		}
 		r, err := cuptiRunOverhead(run)
 		switch {
 		case err != nil:
@@ -379,34 +375,15 @@ func (s *Session) plainRunNeeded(run *rundir.Run) string {
 	return ""
 }
 
-// timelineReport reads the CUPTI run's workload report.
-func timelineReport(run *rundir.Run) (*workload.Report, error) {
-	f, err := run.OpenFile(rundir.TimelineReport)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return workload.ReadReport(f, rundir.TimelineReport)
-}
-
-// pausedStages reports whether the CUPTI run's workload report times its
-// stages in the repeats with recording paused: the program's own figures,
-// the library idle, taken in the same process as the recorded repeats
-// (no recording overhead in them, and no process-to-process spread
-// between them and the timeline).
-func pausedStages(run *rundir.Run) bool {
-	rep, err := timelineReport(run)
-	if err != nil {
-		return false
-	}
-	_, ok := rep.Paused()
-	return ok
-}
-
 // cuptiRunOverhead is what the CUPTI library cost the program in the
 // CUPTI run's own process, from that run's workload report.
 func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
-	rep, err := timelineReport(run)
+	f, err := run.OpenFile(rundir.TimelineReport)
+	if err != nil {
+		return model.Ratio{}, err
+	}
+	defer f.Close()
+	rep, err := workload.ReadReport(f, rundir.TimelineReport)
 	if err != nil {
 		return model.Ratio{}, err
 	}
@@ -426,16 +403,14 @@ func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
 func standIn(run *rundir.Run) {
 	r, _ := cuptiRunOverhead(run)
 	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, the library having cost %.3fx in that run's own process (at most %.2fx allowed); workload.plain_run=always makes one", rundir.TimelineReport, r.Median, 1+StandInOverhead)
-	of := "the CUPTI run's workload report stands in for it (" + rundir.TimelineReport + ")"
-	if pausedStages(run) {
-		why = fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's repeats with recording paused, alternating with the recorded ones in its one process, give the program's own stage times (%s, overhead.paused_stages); recording cost %.3fx there; workload.plain_run=always makes one", rundir.TimelineReport, r.Median)
-		of = "the CUPTI run's repeats with recording paused stand in for it (" + rundir.TimelineReport + ", overhead.paused_stages)"
-	}
 	run.Record(rundir.Stage1Log, rundir.StatusSkipped, why)
-	run.Record(rundir.Stage1Report, rundir.StatusSkipped, of)
+	run.Record(rundir.Stage1Report, rundir.StatusSkipped, "the CUPTI run's workload report stands in for it ("+rundir.TimelineReport+")")
 	run.Note("stage 1: %s", why)
-	if rep, err := timelineReport(run); err == nil {
-		addWorkloadToEnv(run, rep)
+	if f, err := run.OpenFile(rundir.TimelineReport); err == nil {
+		defer f.Close()
+		if rep, err := workload.ReadReport(f, rundir.TimelineReport); err == nil {
+			addWorkloadToEnv(run, rep)
+		}
 	}
 }
 

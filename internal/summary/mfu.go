@@ -83,14 +83,10 @@ func CountFLOPs(m workload.Model, t workload.Tokens, batch int64) (FLOPs, error)
 
 func mfu(in Inputs, peak *machine.Peak, peakMissing string, st facts.Stages) facts.MFU {
 	out := facts.MFU{Formula: Formula, Assumptions: Assumptions, Peak: peak}
-	switch {
-	case in.StagesFromRanges:
+	if in.StagesFromRanges {
 		// The stage times are the program's NVTX ranges, not stage 1's.
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
 			"time is the mean wall time of each phase's NVTX range instances in the CUPTI timeline (the profiler running), host overhead included; the peak is the GPU's dense peak for the model's dtype")
-	case st.AloneFrom == facts.AlonePaused:
-		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
-			"time is the mean wall time per stage of "+facts.AlonePaused+" (the program's own speed, in the process the timeline was recorded in), host overhead included; the peak is the GPU's dense peak for the model's dtype")
 	}
 	switch {
 	case in.Workload == nil:

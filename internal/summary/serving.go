@@ -82,7 +82,7 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 	}
 	f := func(v float64) *float64 { return &v }
 	if pre != nil && pre.AloneMeanMS != nil || dec != nil && dec.AloneMeanMS != nil {
-		out.From = st.AloneFrom
+		out.From = "stage 1"
 	}
 	if pre != nil && SpeedMS(*pre) > 0 {
 		out.TTFTMS = f(SpeedMS(*pre))

@@ -53,13 +53,10 @@ type Inputs struct {
 	// transformers config): they fill what neither the workload's report
 	// nor the profile (Options.Facts) gives.
 	ProgramFacts *workload.ModelFacts
-	// Alone is the program's own stage times (no profiler recording) where
-	// the stages come from the CUPTI run's report: stage 1's report, or the
-	// CUPTI run's repeats with recording paused; AloneFrom names which
-	// (facts.AloneStage1, facts.AlonePaused). Its means stand beside the
+	// Alone is stage 1's report (the program alone, no profiler) where the
+	// stages come from the CUPTI run's report: its means stand beside the
 	// stages' and give the serving figures and MFU (the program's speed).
-	Alone     *workload.Report
-	AloneFrom string
+	Alone *workload.Report
 
 	// Kernels is the whole kernel table (no top-N cut) of the timeline
 	// export; KernelsSource says what it is.
@@ -311,9 +308,6 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 	}
 	w := in.Workload
 	st := facts.Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource, FromRanges: in.StagesFromRanges}
-	if in.Alone != nil {
-		st.AloneFrom = in.AloneFrom
-	}
 	names := make([]string, 0, len(w.Stages))
 	for n := range w.Stages {
 		names = append(names, n)
@@ -403,7 +397,7 @@ func operators(in Inputs, topN int) facts.Operators {
 			return facts.Operators{Missing: "the program wrote no workload report, so there is no operator table: a program that writes one " +
 				"(JSON at $DEEPPROF_REPORT) may give its \"operators\" (name, calls, total_ms, from torch.profiler), as deepprof's own workloads do in stage 1"}
 		}
-		if in.WorkloadSource != "" && in.AloneFrom != facts.AloneStage1 {
+		if in.WorkloadSource != "" && in.Alone == nil {
 			return facts.Operators{Missing: "no operator table: deepprof's workloads make it in stage 1 only, never under a profiler, and the CUPTI run stood in for stage 1 " +
 				"(workload.plain_run=always makes a plain run, and with it the table)", NotMade: true}
 		}

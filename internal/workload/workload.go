@@ -376,22 +376,9 @@ type CuptiOverhead struct {
 	Recording []float64 `json:"recording_ms"`
 	Paused    []float64 `json:"paused_ms"`
 	// Stages are the paused repeats' stages, as the report's stages are
-	// the recorded ones': the program's wall times without the library
-	// recording, measured in the same process (nil when the workload
-	// gives only their totals).
+	// the recorded ones': the program's wall times with the library
+	// loaded and idle, in the same process (nil when the workload gives
+	// only their totals). They do not stand in for stage 1: the library's
+	// hooks still run while it is paused.
 	Stages map[string]ReportStage `json:"paused_stages,omitempty"`
-}
-
-// Paused is the report with the stages of its repeats with recording
-// paused in place of its own (Overhead().Stages), and ok, or nil and
-// false where it has none.
-func (r *Report) Paused() (*Report, bool) {
-	o, ok := r.Overhead()
-	if !ok || len(o.Stages) == 0 {
-		return nil, false
-	}
-	p := *r
-	p.Stages = o.Stages
-	p.Ranks = nil
-	return &p, true
 }

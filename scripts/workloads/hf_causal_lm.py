@@ -673,8 +673,8 @@ def main():
         if tp.on and not tp.agree(rec is not None):
             rec = None  # some rank's process is not recorded: no rank pauses
         traced, untraced = [], []
-        # The repeats with recording paused, stage by stage: the program without the library recording,
-        # in the same process as the recorded ones (deepprof takes them for stage 1's figures).
+        # The repeats with recording paused, stage by stage: the program with the library loaded and idle,
+        # in the same process as the recorded ones, to set beside stage 1's (scripts/bench/standin.sh).
         paused = {"prefill": [], "decode": []}
         paused_sub = {}
         for i in range(a.repeats):
