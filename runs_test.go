@@ -52,10 +52,17 @@ func TestRecordedRunsRebuild(t *testing.T) {
 				require.NoError(t, err)
 				got, err := os.ReadFile(filepath.Join(dst, rel))
 				require.NoError(t, err, rel)
-				if strings.HasSuffix(rel, ".gz") {
+				if strings.HasSuffix(rel, ".gz") && !bytes.Equal(want, got) {
 					// What is compared is the content: the compression
-					// level (render.TraceGzipLevel) may change.
-					want, got = gunzip(t, want, rel), gunzip(t, got, rel)
+					// level (render.TraceGzipLevel) may change. The same
+					// bytes are the same content; else the two streams
+					// are read side by side, and only a difference is
+					// kept.
+					if sameGzipContent(t, want, got, rel) {
+						want = got
+					} else {
+						want, got = gunzip(t, want, rel), gunzip(t, got, rel)
+					}
 				}
 				if !bytes.Equal(want, got) {
 					// Not assert.Equal: its diff of two large files (a
@@ -72,6 +79,27 @@ func TestRecordedRunsRebuild(t *testing.T) {
 			}))
 			assert.GreaterOrEqual(t, n, 14, "derived files compared")
 		})
+	}
+}
+
+// sameGzipContent reports whether two gzip files hold the same bytes,
+// reading both a block at a time.
+func sameGzipContent(t *testing.T, a, b []byte, name string) bool {
+	t.Helper()
+	ra, err := gzip.NewReader(bytes.NewReader(a))
+	require.NoError(t, err, name)
+	rb, err := gzip.NewReader(bytes.NewReader(b))
+	require.NoError(t, err, name)
+	ba, bb := make([]byte, 256<<10), make([]byte, 256<<10)
+	for {
+		na, ea := io.ReadFull(ra, ba)
+		nb, eb := io.ReadFull(rb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
+		}
 	}
 }
 

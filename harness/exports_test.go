@@ -1,9 +1,11 @@
 package harness
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,12 +34,23 @@ func countOpens(t *testing.T) map[string]int {
 // with its own config.yaml and counts the opens of its ncu exports: the
 // timing export (the kernel table and the run's regions) and the deep
 // pass's (the sample by region and the classification) are each read once
-// per rebuild.
+// per rebuild. One recorded run of each shape (exportShape) is rebuilt:
+// the reads follow the files a run has, and the root package rebuilds
+// every recorded run.
 func TestRebuildReadsEachExportOnce(t *testing.T) {
 	runs, err := filepath.Glob("../fixtures/runs/*")
 	require.NoError(t, err)
 	require.NotEmpty(t, runs)
+	shapes := map[string]string{}
 	for _, src := range runs {
+		run, err := rundir.Open(src)
+		require.NoError(t, err)
+		shape := exportShape(run)
+		if first, ok := shapes[shape]; ok {
+			t.Logf("%s: the shape of %s (%s)", filepath.Base(src), first, shape)
+			continue
+		}
+		shapes[shape] = filepath.Base(src)
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), filepath.Base(src))
 			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
@@ -73,6 +86,25 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exportShape is what decides which exports a rebuild reads: the files of
+// each ncu export (one, or one a rank), the CUPTI timeline, nsys's stats,
+// and the workload reports.
+func exportShape(run *rundir.Run) string {
+	var b strings.Builder
+	for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails, rundir.NcuTimingRaw} {
+		n := 0
+		if run.HasExport(rel) {
+			n = len(run.ExportFiles(rel))
+		}
+		fmt.Fprintf(&b, "%s=%d ", rel, n)
+	}
+	fmt.Fprintf(&b, "cupti=%d ", len(rundir.CuptiFiles(run)))
+	for _, rel := range []string{rundir.NsysKernSum, rundir.Stage1Report, rundir.TimelineReport} {
+		fmt.Fprintf(&b, "%s=%t ", rel, run.Exists(rel))
+	}
+	return b.String()
 }
 
 // TestRebuildDeepPassOnly: a run with only the deep pass's export (no

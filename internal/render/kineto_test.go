@@ -39,6 +39,27 @@ func TestTraceReadsAsKineto(t *testing.T) {
 	}
 }
 
+// kinetoEvent is what checkKineto reads of a trace event: a field that is
+// nil was absent.
+type kinetoEvent struct {
+	Ph   string          `json:"ph"`
+	Cat  string          `json:"cat"`
+	Name json.RawMessage `json:"name"`
+	TS   json.RawMessage `json:"ts"`
+	Dur  json.RawMessage `json:"dur"`
+	PID  *float64        `json:"pid"`
+	TID  json.RawMessage `json:"tid"`
+	ID   *float64        `json:"id"`
+	BP   *string         `json:"bp"`
+	Args *struct {
+		Stream      *float64          `json:"stream"`
+		Device      *float64          `json:"device"`
+		Correlation *float64          `json:"correlation"`
+		PID         *float64          `json:"pid"`
+		Grid        []json.RawMessage `json:"grid"`
+	} `json:"args"`
+}
+
 func checkKineto(t *testing.T, path string) {
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -46,7 +67,7 @@ func checkKineto(t *testing.T, path string) {
 	zr, err := gzip.NewReader(f)
 	require.NoError(t, err)
 	var doc struct {
-		TraceEvents     []map[string]any `json:"traceEvents"`
+		TraceEvents     []kinetoEvent `json:"traceEvents"`
 		DistributedInfo *struct {
 			Rank *int `json:"rank"`
 		} `json:"distributedInfo"`
@@ -62,53 +83,60 @@ func checkKineto(t *testing.T, path string) {
 		corr float64
 	}
 	calls := map[call]bool{}
-	var kernels []map[string]any
+	var kernels []call // each kernel's process and correlation id
 	flows := map[float64]string{}
 	counts := map[string]int{}
-	for _, ev := range doc.TraceEvents {
-		ph, _ := ev["ph"].(string)
-		if ph == "M" {
+	for i := range doc.TraceEvents {
+		ev := &doc.TraceEvents[i]
+		if ev.Ph == "M" {
 			continue // metadata: process and thread names
 		}
 		// Plain checks per event, testify's only on failure: a trace holds
 		// hundreds of thousands of events.
-		cat, _ := ev["cat"].(string)
-		counts[cat]++
-		if !kineto[cat] {
-			t.Fatalf("a category Kineto does not write: %q", cat)
+		counts[ev.Cat]++
+		if !kineto[ev.Cat] {
+			t.Fatalf("a category Kineto does not write: %q", ev.Cat)
 		}
-		if _, ok := ev["dur"]; ok {
-			for _, col := range []string{"ts", "dur", "name", "cat", "pid", "tid"} {
-				if _, ok := ev[col]; !ok {
-					t.Fatalf("an event HTA keeps lacks %s: %v", col, ev)
+		if ev.Dur != nil {
+			for col, v := range map[string]bool{"ts": ev.TS != nil, "name": ev.Name != nil, "pid": ev.PID != nil, "tid": ev.TID != nil} {
+				if !v {
+					t.Fatalf("an event HTA keeps lacks %s: %+v", col, *ev)
 				}
 			}
 		}
-		args, _ := ev["args"].(map[string]any)
-		switch cat {
+		switch ev.Cat {
 		case render.CatRuntime, render.CatDriver:
-			calls[call{ev["pid"].(float64), args["correlation"].(float64)}] = true
+			if ev.Args == nil || ev.Args.Correlation == nil || ev.PID == nil {
+				t.Fatalf("%s %s has no correlation or pid", ev.Cat, ev.Name)
+			}
+			calls[call{*ev.PID, *ev.Args.Correlation}] = true
 		case render.CatKernel, render.CatMemcpy, render.CatMemset:
-			for _, a := range []string{"stream", "device", "correlation"} {
-				if _, ok := args[a]; !ok {
-					t.Fatalf("%s %v has no %s", cat, ev["name"], a)
+			a := ev.Args
+			for name, v := range map[string]bool{"stream": a != nil && a.Stream != nil, "device": a != nil && a.Device != nil, "correlation": a != nil && a.Correlation != nil} {
+				if !v {
+					t.Fatalf("%s %s has no %s", ev.Cat, ev.Name, name)
 				}
 			}
-			if st := args["stream"].(float64); st < 0 {
-				t.Fatalf("%s %v: stream %v", cat, ev["name"], st)
+			if *a.Stream < 0 {
+				t.Fatalf("%s %s: stream %v", ev.Cat, ev.Name, *a.Stream)
 			}
-			if cat == render.CatKernel {
-				kernels = append(kernels, ev)
-				if g, _ := args["grid"].([]any); len(g) != 3 {
-					t.Fatalf("kernel %v: grid %v, not [x, y, z]", ev["name"], args["grid"])
+			if ev.Cat == render.CatKernel {
+				if a.PID == nil {
+					t.Fatalf("kernel %s has no args.pid", ev.Name)
+				}
+				kernels = append(kernels, call{*a.PID, *a.Correlation})
+				if len(a.Grid) != 3 {
+					t.Fatalf("kernel %s: grid of %d, not [x, y, z]", ev.Name, len(a.Grid))
 				}
 			}
 		case render.CatLaunch:
-			id := ev["id"].(float64)
-			if ph == "f" && ev["bp"] != "e" {
-				t.Fatalf("flow end %v: bp %v, not e", id, ev["bp"])
+			if ev.ID == nil {
+				t.Fatalf("flow %s has no id", ev.Name)
 			}
-			flows[id] += ph
+			if ev.Ph == "f" && (ev.BP == nil || *ev.BP != "e") {
+				t.Fatalf("flow end %v: bp %v, not e", *ev.ID, ev.BP)
+			}
+			flows[*ev.ID] += ev.Ph
 		}
 	}
 	require.NotEmpty(t, kernels)
@@ -119,8 +147,7 @@ func checkKineto(t *testing.T, path string) {
 	}
 	matched := 0
 	for _, k := range kernels {
-		args := k["args"].(map[string]any)
-		if calls[call{args["pid"].(float64), args["correlation"].(float64)}] {
+		if calls[k] {
 			matched++
 		}
 	}
