@@ -107,8 +107,9 @@ func keys(m map[string][]byte) []string {
 }
 
 // killedRun is the recorded run the kill tests rebuild: a CUPTI timeline,
-// ncu exports, regions and charts, and quick to rebuild.
-const killedRun = "../../fixtures/runs/cupti-tiny-llama"
+// its workload reports, ncu exports, regions and charts, and among the
+// quickest of those to rebuild (a small trace).
+const killedRun = "../../fixtures/runs/h200-default-tiny-llama"
 
 // reportCommand makes "deepprof report DIR" commands of the test binary
 // (as testscript.Main put it on PATH), their output kept apart.
