@@ -89,8 +89,9 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 }
 
 // exportShape is what decides which exports a rebuild reads: the files of
-// each ncu export (one, or one a rank), the CUPTI timeline, nsys's stats,
-// and the workload reports.
+// each ncu export (one, or one a rank), the CUPTI timeline, nsys's stats
+// and whether the session set them aside as partial, and the workload
+// reports.
 func exportShape(run *rundir.Run) string {
 	var b strings.Builder
 	for _, rel := range []string{rundir.NcuRaw, rundir.NcuDetails, rundir.NcuTimingRaw} {
@@ -103,6 +104,9 @@ func exportShape(run *rundir.Run) string {
 	fmt.Fprintf(&b, "cupti=%d ", len(rundir.CuptiFiles(run)))
 	for _, rel := range []string{rundir.NsysKernSum, rundir.Stage1Report, rundir.TimelineReport} {
 		fmt.Fprintf(&b, "%s=%t ", rel, run.Exists(rel))
+	}
+	if a, ok := run.Manifest().Find(rundir.NsysKernSum); ok {
+		fmt.Fprintf(&b, "%s status=%s ", rundir.NsysKernSum, a.Status)
 	}
 	return b.String()
 }

@@ -22,8 +22,7 @@ import (
 // seeded random points, then run again, leaves every file of the run
 // byte-identical to an uninterrupted rebuild (manifest.json but for its
 // rebuilt time) and no temporary file behind. The recorded run is
-// cupti-tiny-llama: a CUPTI timeline, ncu exports, regions and charts,
-// and quick to rebuild.
+// killedRun.
 func TestReportKilled(t *testing.T) {
 	t.Parallel() // beside TestReportKilledBesideAnother: both mostly wait on real processes
 	if testing.Short() {

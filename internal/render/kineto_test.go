@@ -60,6 +60,12 @@ type kinetoEvent struct {
 	} `json:"args"`
 }
 
+// eventJSON is the event as JSON again, for a failure's message.
+func eventJSON(ev *kinetoEvent) string {
+	b, _ := json.Marshal(ev)
+	return string(b)
+}
+
 func checkKineto(t *testing.T, path string) {
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -97,12 +103,8 @@ func checkKineto(t *testing.T, path string) {
 		if !kineto[ev.Cat] {
 			t.Fatalf("a category Kineto does not write: %q", ev.Cat)
 		}
-		if ev.Dur != nil {
-			for col, v := range map[string]bool{"ts": ev.TS != nil, "name": ev.Name != nil, "pid": ev.PID != nil, "tid": ev.TID != nil} {
-				if !v {
-					t.Fatalf("an event HTA keeps lacks %s: %+v", col, *ev)
-				}
-			}
+		if ev.Dur != nil && (ev.TS == nil || ev.Name == nil || ev.PID == nil || ev.TID == nil) {
+			t.Fatalf("an event HTA keeps lacks one of ts, name, pid, tid: %s", eventJSON(ev))
 		}
 		switch ev.Cat {
 		case render.CatRuntime, render.CatDriver:
@@ -112,10 +114,8 @@ func checkKineto(t *testing.T, path string) {
 			calls[call{*ev.PID, *ev.Args.Correlation}] = true
 		case render.CatKernel, render.CatMemcpy, render.CatMemset:
 			a := ev.Args
-			for name, v := range map[string]bool{"stream": a != nil && a.Stream != nil, "device": a != nil && a.Device != nil, "correlation": a != nil && a.Correlation != nil} {
-				if !v {
-					t.Fatalf("%s %s has no %s", ev.Cat, ev.Name, name)
-				}
+			if a == nil || a.Stream == nil || a.Device == nil || a.Correlation == nil {
+				t.Fatalf("%s lacks one of args.stream, args.device, args.correlation: %s", ev.Cat, eventJSON(ev))
 			}
 			if *a.Stream < 0 {
 				t.Fatalf("%s %s: stream %v", ev.Cat, ev.Name, *a.Stream)
@@ -134,7 +134,7 @@ func checkKineto(t *testing.T, path string) {
 				t.Fatalf("flow %s has no id", ev.Name)
 			}
 			if ev.Ph == "f" && (ev.BP == nil || *ev.BP != "e") {
-				t.Fatalf("flow end %v: bp %v, not e", *ev.ID, ev.BP)
+				t.Fatalf("flow end %v: bp not e: %s", *ev.ID, eventJSON(ev))
 			}
 			flows[*ev.ID] += ev.Ph
 		}

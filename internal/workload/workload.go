@@ -211,12 +211,15 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	}
 	checkStages(bad, "stages", rep.Stages)
 	var paused struct {
-		Stages json.RawMessage `json:"paused_stages"`
+		Stages map[string]json.RawMessage `json:"paused_stages"`
 	}
-	if raw, ok := rep.Extra["overhead"]; ok && json.Unmarshal(raw, &paused) == nil && paused.Stages != nil {
-		var st map[string]ReportStage
-		if err := json.Unmarshal(paused.Stages, &st); err != nil {
-			bad("overhead.paused_stages: want stages as \"stages\" holds them: %v", err)
+	if raw, ok := rep.Extra["overhead"]; ok && json.Unmarshal(raw, &paused) == nil {
+		for _, st := range slices.Sorted(maps.Keys(paused.Stages)) {
+			var s ReportStage
+			if err := json.Unmarshal(paused.Stages[st], &s); err != nil {
+				line := input.Line(data, int64(bytes.Index(data, []byte(`"paused_stages"`))))
+				errs = append(errs, fmt.Errorf("%s:%d: overhead.paused_stages.%s: want a stage as \"stages\" holds them ({\"ms\": [times in ms]}): %v", name, line, st, err))
+			}
 		}
 	}
 	if o, ok := rep.Overhead(); ok && o.Stages != nil {

@@ -135,13 +135,13 @@ func TestReportPausedStages(t *testing.T) {
 		`"prefill": {"ms": [1.0, 1.1]}, `:          `r.json: overhead.paused_stages has no "prefill"`,
 		`"decode": {"ms": [3.0, 3.1]}`:             `r.json: overhead.paused_stages.decode.ms[0] = -3`,
 		`"parent": "decode"}}}}`:                   `r.json: overhead.paused_stages.decode/mlp.parent = "x"`,
-		`"paused_stages": {"prefill": {"ms": [1.0`: `r.json: overhead.paused_stages: want stages as "stages" holds them`,
+		`"paused_stages": {"prefill": {"ms": [1.0`: `r.json:5: overhead.paused_stages.prefill: want a stage as "stages" holds them`,
 	} {
 		bad := map[string]string{
 			`"prefill": {"ms": [1.0, 1.1]}, `:          ``,
 			`"decode": {"ms": [3.0, 3.1]}`:             `"decode": {"ms": [-3, 3.1]}`,
 			`"parent": "decode"}}}}`:                   `"parent": "x"}}}}`,
-			`"paused_stages": {"prefill": {"ms": [1.0`: `"paused_stages": {"prefill": {"ms": ["a"`,
+			`"paused_stages": {"prefill": {"ms": [1.0`: "\n  \"paused_stages\": {\"prefill\": {\"ms\": [\"a\"",
 		}[old]
 		_, err := ReadReport(strings.NewReader(strings.Replace(doc, old, bad, 1)), "r.json")
 		require.Error(t, err, old)

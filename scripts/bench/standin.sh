@@ -74,13 +74,21 @@ print("%s: status %s (exit %s); steps: %s; %s" % (preset, m["status"], rc,
 import shutil, statistics
 shutil.copy(report, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(run.rstrip("/")))), "plain-report.json"))
 plain_rep = json.load(open(report))
-cupti = json.load(open(os.path.join(run, "timeline", "report.json")))
+for f in (report, report + ".noops"):
+    if os.path.exists(f):
+        os.remove(f)
+cupti_path = os.path.join(run, "timeline", "report.json")
+if not os.path.exists(cupti_path):
+    print("%s: no %s: no per-stage comparison" % (preset, cupti_path), file=sys.stderr)
+    sys.exit(0)
+cupti = json.load(open(cupti_path))
 paused = cupti.get("overhead", {}).get("paused_stages", {})
+nan = float("nan")
 for st in sorted(plain_rep["stages"]):
     p = statistics.median(plain_rep["stages"][st]["ms"])
-    rec = statistics.median(cupti["stages"][st]["ms"]) if st in cupti["stages"] else float("nan")
-    pa = statistics.median(paused[st]["ms"]) if st in paused else float("nan")
+    rec = statistics.median(cupti["stages"][st]["ms"]) if st in cupti["stages"] else nan
+    pa = statistics.median(paused[st]["ms"]) if st in paused else nan
     print("%s: stage %s medians: plain %.3f ms, paused %.3f ms (%.3fx), recording %.3f ms (%.3fx)" % (
-        preset, st, p, pa, pa / p, rec, rec / p), file=sys.stderr)
+        preset, st, p, pa, pa / p if p else nan, rec, rec / p if p else nan), file=sys.stderr)
 PY
 done
