@@ -402,7 +402,7 @@ func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
 // report stands in for it, and adds that report's model to env.json.
 func standIn(run *rundir.Run) {
 	r, _ := cuptiRunOverhead(run)
-	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, the library having cost %.3fx in that run's own process (at most %.2fx allowed); workload.plain_run=always makes one", rundir.TimelineReport, r.Median, 1+StandInOverhead)
+	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, recording having cost %.3fx against repeats with recording paused in that run's own process (at most %.2fx allowed; paused, the library's hooks still run, so this is the cost of recording); workload.plain_run=always makes one", rundir.TimelineReport, r.Median, 1+StandInOverhead)
 	run.Record(rundir.Stage1Log, rundir.StatusSkipped, why)
 	run.Record(rundir.Stage1Report, rundir.StatusSkipped, "the CUPTI run's workload report stands in for it ("+rundir.TimelineReport+")")
 	run.Note("stage 1: %s", why)

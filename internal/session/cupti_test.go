@@ -298,7 +298,7 @@ func TestCuptiRunStandsIn(t *testing.T) {
 			assert.Equal(t, rundir.StatusSkipped, a.Status)
 			assert.Contains(t, a.Reason, "the CUPTI run's workload report stands in for it")
 			assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
-				return strings.Contains(n, "stands in for stage 1's, the library having cost 1.020x in that run's own process")
+				return strings.Contains(n, "stands in for stage 1's, recording having cost 1.020x against repeats with recording paused in that run's own process")
 			}), "%q", m.Notes)
 			require.NotNil(t, m.Sources)
 			assert.Equal(t, rundir.TimelineReport, m.Sources.Stages.Path)
