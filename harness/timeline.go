@@ -152,7 +152,7 @@ func (c settings) isCommunication() func(kernel string) bool {
 	if cats == nil {
 		cats = kernels.Default()
 	}
-	return func(kernel string) bool { return cats.Of(kernel) == kernels.Communication }
+	return func(kernel string) bool { return cats.Is(kernel, kernels.Communication) }
 }
 
 // phasesOf is the timeline's phases at depth 1 with their nested ranges,

@@ -249,7 +249,7 @@ func compareKernels(r *facts.DiffResult, a, b *Summary) {
 		var exceeds bool
 		row.DiffChange, exceeds = change(ka.TotalMS, kb.TotalMS, r.Thresholds.Kernel)
 		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
-		if row.Verdict != facts.Unchanged && collectives.Of(ka.Name) == kernels.Communication {
+		if row.Verdict != facts.Unchanged && collectives.Is(ka.Name, kernels.Communication) {
 			// A collective's kernel runs until the last rank joins it:
 			// its total holds this rank's wait for the others, which
 			// moves a lot between two runs of the same 2-GPU workload

@@ -4,10 +4,11 @@ package input
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // IsGzip reports whether br starts with gzip's magic bytes (it only peeks).

@@ -21,6 +21,7 @@ const Communication = "communication"
 type Category struct {
 	Name    string
 	Pattern *regexp.Regexp
+	needs   *needs // set by Parse
 }
 
 // Categories is an ordered category table: the first pattern that matches a
@@ -119,7 +120,7 @@ func Parse(specs []string) (Categories, error) {
 		if err != nil {
 			return nil, &SpecError{Index: i + 1, Spec: s, Msg: fmt.Sprintf("bad pattern: %v", err), Err: err}
 		}
-		out = append(out, Category{Name: name, Pattern: re})
+		out = append(out, Category{Name: name, Pattern: re, needs: prefilter(pat)})
 	}
 	return out, nil
 }
@@ -135,12 +136,32 @@ func (c Categories) Of(kernel string) string {
 	if len(kernel) > MaxClassifiedName {
 		kernel = kernel[:MaxClassifiedName]
 	}
-	for _, cat := range c {
-		if cat.Pattern.MatchString(kernel) {
-			return cat.Name
+	m := newMatcher(kernel)
+	for i := range c {
+		if m.matches(&c[i]) {
+			return c[i].Name
 		}
 	}
 	return Other
+}
+
+// matcher matches one kernel name against categories' patterns, each
+// ruled out by its literals where it can be.
+type matcher struct {
+	name, lower string
+	ascii       bool
+}
+
+func newMatcher(kernel string) matcher {
+	lower, ascii := asciiLower(kernel)
+	return matcher{name: kernel, lower: lower, ascii: ascii}
+}
+
+func (m matcher) matches(cat *Category) bool {
+	if m.ascii && cat.needs != nil && cat.needs.rules(m.name, m.lower) {
+		return false
+	}
+	return cat.Pattern.MatchString(m.name)
 }
 
 // Names returns the category names in table order, each once, then Other.
@@ -155,4 +176,30 @@ func (c Categories) Names() []string {
 		names = append(names, Other)
 	}
 	return names
+}
+
+// Is reports whether Of(kernel) would be category, reading the patterns only
+// up to the last entry of that category: a check for one category (is this
+// a collective?) made on every kernel name of a run costs one pattern where
+// that entry comes first, as communication does in the default table.
+func (c Categories) Is(kernel, category string) bool {
+	last := -1
+	for i, cat := range c {
+		if cat.Name == category {
+			last = i
+		}
+	}
+	if last < 0 {
+		return category == Other && c.Of(kernel) == Other
+	}
+	if len(kernel) > MaxClassifiedName {
+		kernel = kernel[:MaxClassifiedName]
+	}
+	m := newMatcher(kernel)
+	for i := range c[:last+1] {
+		if m.matches(&c[i]) {
+			return c[i].Name == category
+		}
+	}
+	return false
 }

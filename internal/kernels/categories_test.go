@@ -246,3 +246,112 @@ func TestCategoryOfLongName(t *testing.T) {
 	gemm := "ampere_sgemm_128x64_nn"
 	assert.Equal(t, cats.Of(gemm), cats.Of(gemm+strings.Repeat("x", 2*MaxClassifiedName)), "the category is read from the name's start")
 }
+
+// TestIsAgreesWithOf asks Is of every kernel name in the fixtures, for each
+// category of tables that put the asked category first, last, twice, or
+// not at all, and checks it against Of.
+func TestIsAgreesWithOf(t *testing.T) {
+	tables := map[string][]string{
+		"default": DefaultSpecs(),
+		"communication twice, after gemm": {
+			`gemm=(?i)gemm|nvjet`,
+			`communication=(?i)nccl`,
+			`elementwise=elementwise`,
+			`communication=(?i)all_?reduce|cross_device`,
+		},
+		"no communication": {`gemm=(?i)gemm`},
+	}
+	for name, specs := range tables {
+		cats, err := Parse(specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := append(cats.Names(), Communication)
+		checked := 0
+		for kernel := range fixtureNames(t) {
+			for _, c := range asked {
+				if got, want := cats.Is(kernel, c), cats.Of(kernel) == c; got != want {
+					t.Errorf("%s: Is(%q, %q) = %v, Of says %q", name, kernel, c, got, cats.Of(kernel))
+				}
+				checked++
+			}
+		}
+		assert.Greater(t, checked, 1000, name)
+	}
+}
+
+// byRegexpOnly is Of without the literal prefilter: the first category
+// whose pattern matches.
+func byRegexpOnly(c Categories, kernel string) string {
+	if len(kernel) > MaxClassifiedName {
+		kernel = kernel[:MaxClassifiedName]
+	}
+	for _, cat := range c {
+		if cat.Pattern.MatchString(kernel) {
+			return cat.Name
+		}
+	}
+	return Other
+}
+
+// TestPrefilterKeepsEveryMatch classifies every kernel name in the
+// fixtures, and upper-case and non-ASCII variants of each, with the default
+// table and tables of patterns the prefilter reads differently, against the
+// patterns alone.
+func TestPrefilterKeepsEveryMatch(t *testing.T) {
+	tables := [][]string{
+		DefaultSpecs(),
+		{`a=(?i)NCCL|Gemm`, `b=Kernel<`, `c=\bvoid\b`, `d=(?i)(rms|layer)_?norm`, `e=(?i)ſ|K`, `f=x?`, `g=[a-c]+_kernel`},
+	}
+	var names []string
+	for n := range fixtureNames(t) {
+		names = append(names, n, strings.ToUpper(n), n+"\u017f", strings.ToUpper(n)+"\u212a")
+	}
+	ruled := 0
+	for _, specs := range tables {
+		cats, err := Parse(specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if got, want := cats.Of(n), byRegexpOnly(cats, n); got != want {
+				t.Errorf("%q: %q, by the patterns alone %q", n, got, want)
+			}
+		}
+		for _, cat := range cats {
+			if cat.needs != nil {
+				ruled++
+			}
+		}
+	}
+	assert.Equal(t, 7+5, ruled, "patterns the prefilter reads: all but (?i)ſ|K (a class of runes) and x? (no literal)")
+}
+
+func TestPrefilter(t *testing.T) {
+	for _, tc := range []struct {
+		pattern       string
+		exact, folded []string
+	}{
+		{`(?i)nccl|all_?reduce|cross_device`, nil, []string{"nccl", "reduce", "cross_device"}},
+		{`\b(add|mul|scale|axpy)_kernel\b`, []string{"_kernel"}, nil},
+		{`Kernel2<cutlass`, []string{"Kernel2<cutlass"}, nil},
+		{`(?i)(prefill|decode)with\w*kvcache`, nil, []string{"kvcache"}}, // the longest of the parts
+		{`gemm|(?i)Flash`, []string{"gemm"}, []string{"flash"}},
+		{`(?i)a|b`, nil, nil},             // a character class
+		{`gemm|x?`, nil, nil},             // can match nothing
+		{`\d+`, nil, nil},                 // no literal
+		{`(?i)ſ`, nil, []string{"s"}},     // its fold orbit's least rune, 'S'
+		{`(?i)é`, nil, nil},               // non-ASCII
+		{`(ab){2}c`, []string{"ab"}, nil}, // a repeat of at least one
+	} {
+		n := prefilter(tc.pattern)
+		if tc.exact == nil && tc.folded == nil {
+			assert.Nil(t, n, tc.pattern)
+			continue
+		}
+		if assert.NotNil(t, n, tc.pattern) {
+			assert.Equal(t, tc.exact, n.exact, tc.pattern)
+			assert.Equal(t, tc.folded, n.folded, tc.pattern)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package ncu
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // SpellingKey is what two tools' spellings of one demangled kernel name
@@ -28,6 +29,41 @@ import (
 // MatchSpellings leaves such a key unmatched when it sees both, and would
 // match the one it sees to the other's spelling otherwise.
 func SpellingKey(demangled string) string {
+	if len(demangled) > maxKeptName {
+		return spellingKey(demangled)
+	}
+	keys.Lock()
+	k, ok := keys.m[demangled]
+	keys.Unlock()
+	if ok {
+		return k
+	}
+	k = spellingKey(demangled)
+	keys.Lock()
+	if len(keys.m) >= maxKeptKeys || keys.m == nil {
+		keys.m = make(map[string]string)
+	}
+	keys.m[demangled] = k
+	keys.Unlock()
+	return k
+}
+
+// keys keeps SpellingKey's answers (its regular expressions run through
+// each name several times): a rebuild asks for every kernel name of its
+// table more than once, and a process that rebuilds runs again and again
+// (the test API) asks for the same names. At most maxKeptKeys names of at
+// most maxKeptName bytes are kept, all forgotten when it is full.
+var keys struct {
+	sync.Mutex
+	m map[string]string
+}
+
+const (
+	maxKeptKeys = 1 << 14
+	maxKeptName = 4 << 10
+)
+
+func spellingKey(demangled string) string {
 	s := strings.ReplaceAll(demangled, "(anonymous namespace)", "<unnamed>")
 	s = cxxLambda.ReplaceAllString(s, "[lambda($1) (instance $2)]")
 	// Words first (they need the spaces that end them), then the spaces,
@@ -112,17 +148,19 @@ func MatchSpellings(names, have []string) map[string]string {
 		k := SpellingKey(h)
 		byKey[k] = append(byKey[k], h)
 	}
+	nameKeys := make([]string, len(names))
 	keys := make(map[string]int, len(names))
-	for _, n := range names {
-		keys[SpellingKey(n)]++
+	for i, n := range names {
+		nameKeys[i] = SpellingKey(n)
+		keys[nameKeys[i]]++
 	}
 	out := map[string]string{}
-	for _, n := range names {
+	for i, n := range names {
 		if exact[n] {
 			out[n] = n
 			continue
 		}
-		k := SpellingKey(n)
+		k := nameKeys[i]
 		if hs := byKey[k]; len(hs) == 1 && keys[k] == 1 {
 			out[n] = hs[0]
 		}

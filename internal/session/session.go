@@ -1156,7 +1156,7 @@ func (s *Session) withoutCollectives(run *rundir.Run, tab model.KernelTable) mod
 	var left []string
 	ms := 0.0
 	for _, k := range tab.Kernels {
-		if cats.Of(k.Name) == kernels.Communication {
+		if cats.Is(k.Name, kernels.Communication) {
 			left = append(left, fmt.Sprintf("%s (device %d, %.3f ms)", k.Name, k.Device, k.TotalMS))
 			ms += k.TotalMS
 			continue
