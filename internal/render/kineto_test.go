@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"math"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 

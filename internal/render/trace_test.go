@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 

@@ -52,6 +52,7 @@ func cuptiFake() *fakeTools {
 // oracle, and kernels.md, ncu/regions/ and the deep pass's kernels come
 // from the records; no ncu timing pass runs.
 func TestSessionCUPTITimeline(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	root := t.TempDir()
 	f := cuptiFake()
 	s := newSession(t, testConfig(t, root), f)
@@ -120,6 +121,7 @@ func TestSessionCUPTITimeline(t *testing.T) {
 
 // A workload that writes no oracle figures gets a note, and the run goes on.
 func TestSessionCUPTINoOracle(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	f := cuptiFake()
 	f.noOracle = true
 	s := newSession(t, testConfig(t, t.TempDir()), f)
@@ -138,6 +140,7 @@ func TestSessionCUPTINoOracle(t *testing.T) {
 // torch.profiler check (a run of the program nobody asked for); the
 // summary says the check did not run.
 func TestSessionCheckOnRequest(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	f := cuptiFake()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Timeline.Oracle = config.Default().Timeline.Oracle
@@ -213,6 +216,7 @@ func TestPlanFromRecordedOneEach(t *testing.T) {
 // CUPTI run, whose ranges the phases are, is told where to write the
 // model's facts (timeline/model.json); no other step is.
 func TestAutoRangesOnThePythonPath(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	f := cuptiFake()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Workload.AutoRanges = config.Default().Workload.AutoRanges
@@ -264,6 +268,7 @@ func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
 // CUPTI run's report. Over it, the plain run follows the CUPTI run, and
 // the note says what the library cost.
 func TestCuptiRunStandsIn(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	withOverhead := func(on string) string {
 		return strings.TrimSuffix(stage1Report, "}") + `, "overhead": {"method": "alternating repeats in one process, recording on and paused", "recording_ms": [` + on + `], "paused_ms": [10.0, 10.0, 10.0]}}`
 	}
@@ -345,6 +350,7 @@ func TestSectionsCached(t *testing.T) {
 // long it took, which step it was and how far into the session; the deep
 // pass's line gives the plan's estimate beside its time.
 func TestStepsSayProgress(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	var log strings.Builder
 	s := newSession(t, testConfig(t, t.TempDir()), cuptiFake())
 	s.CUPTI = fakeCUPTI(t, true)

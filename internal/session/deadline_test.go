@@ -118,6 +118,7 @@ func TestSessionNcuTimeout(t *testing.T) {
 // about kernel filters; here the pass's log says no kernel was profiled,
 // as an ncu stopped early does.
 func TestStoppedStepIsNotDiagnosed(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	rec, err := os.ReadFile(fx + "logs/session-interrupted-during-deep-pass.txt")
 	require.NoError(t, err)
 	// The recorded misdiagnosis: "ncu-deep: ncu/deep.log:10: ncu profiled no kernel ...".

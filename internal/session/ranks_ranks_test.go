@@ -16,6 +16,7 @@ import (
 // --only leaves the profiler out of the other ranks, and the rank's folder
 // of a placeholder path is made.
 func TestExec(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3 here: the wrapper is a Python script")

@@ -400,6 +400,7 @@ func TestRunNeverReusesMain(t *testing.T) {
 // in the deep pass (the real logs); the session keeps the attempt's log and
 // runs the deep pass again with kernel replay.
 func TestSessionRangeReplayFallback(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
 	tests := []struct {
 		mode, log, golden, message string
 		exit                       int
