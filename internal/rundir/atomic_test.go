@@ -2,9 +2,11 @@ package rundir_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -148,4 +150,30 @@ func TestWriteInRefusesLinkedFolder(t *testing.T) {
 	require.NoError(t, os.Symlink("out", linked))
 	require.NoError(t, rundir.WriteFileAtomicIn(linked, filepath.Join(linked, "a", "b", "k.md"), []byte("x")))
 	assert.FileExists(t, filepath.Join(root, "a", "b", "k.md"))
+}
+
+// TestStagingMadeByManyAtOnce: writers that start together in a run with
+// no staging folder yet (a session's ranks exporting at once, two reports)
+// each find the folder one of them made, even when another has already put
+// its temporary file there.
+func TestStagingMadeByManyAtOnce(t *testing.T) {
+	for round := range 200 {
+		root := t.TempDir()
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Go(func() {
+				a, err := rundir.CreateAtomicIn(root, filepath.Join(root, fmt.Sprintf("f%d", i)))
+				if err == nil {
+					_, err = a.Write([]byte("x"))
+					err = errors.Join(err, a.Commit())
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "round %d, writer %d", round, i)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
@@ -176,31 +177,49 @@ const stagingText = "deepprof's temporary files: each is renamed into place when
 // staging returns StagingDir of r, creating it (with its marker) when
 // missing. A StagingDir that is not a folder, or holds no marker of
 // deepprof's, is an error: deepprof does not write into what it cannot
-// show it made.
+// show it made. Writers may make it at the same moment (a session's ranks,
+// two reports): one that finds a folder with no marker yet gives the one
+// that made it up to stagingWait to write its marker.
 func staging(r *os.Root, root string) error {
 	fi, err := r.Lstat(StagingDir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := r.Mkdir(StagingDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if errors.Is(err, fs.ErrNotExist) {
+		err = r.Mkdir(StagingDir, 0o755)
+		if err == nil {
+			return writeMarker(r)
+		}
+		if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		f, err := r.OpenFile(filepath.Join(StagingDir, stagingMarker), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		_, werr := io.WriteString(f, stagingText)
-		return errors.Join(werr, f.Close())
-	case err != nil:
+		fi, err = r.Lstat(StagingDir)
+	}
+	if err != nil {
 		return err
-	case !fi.IsDir():
+	}
+	if !fi.IsDir() {
 		return fmt.Errorf("%s: not a folder deepprof made (it keeps its temporary files in one of that name): move it away", filepath.Join(root, StagingDir))
 	}
-	if isStaging(r) {
-		return nil
+	for waited := time.Duration(0); ; waited += stagingPoll {
+		switch {
+		case isStaging(r):
+			return nil
+		case halfMade(r):
+			// Being made, or left half made by a writer killed while it
+			// made it: the marker's bytes are the same whoever writes them.
+			return writeMarker(r)
+		case waited >= stagingWait:
+			return fmt.Errorf("%s: a folder deepprof did not make (no %s in it): deepprof keeps its temporary files in one of that name; move it away", filepath.Join(root, StagingDir), stagingMarker)
+		}
+		time.Sleep(stagingPoll)
 	}
-	if !halfMade(r) {
-		return fmt.Errorf("%s: a folder deepprof did not make (no %s in it): deepprof keeps its temporary files in one of that name; move it away", filepath.Join(root, StagingDir), stagingMarker)
-	}
+}
+
+const (
+	stagingWait = 200 * time.Millisecond
+	stagingPoll = 2 * time.Millisecond
+)
+
+// writeMarker writes StagingDir's marker.
+func writeMarker(r *os.Root) error {
 	f, err := r.OpenFile(filepath.Join(StagingDir, stagingMarker), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
