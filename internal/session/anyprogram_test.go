@@ -51,6 +51,7 @@ func anyProgramRepeated(t *testing.T, include []string, f *fakeTools, repeats in
 func notes(run *rundir.Run) string { return strings.Join(run.Manifest().Notes, "\n") }
 
 func TestAnyProgramStagesFromNVTX(t *testing.T) {
+	t.Parallel()
 	f := &fakeTools{cuptiSrc: torchNVTX}
 	run, err := anyProgram(t, []string{"prefill", "decode_all"}, f)
 	require.NoError(t, err)
@@ -90,6 +91,7 @@ func envOf(f *fakeTools, argv []string) string {
 // None of the configured ranges occurs: the session says which did, and
 // profiles those; config.yaml holds what it went on with.
 func TestAnyProgramOtherRanges(t *testing.T) {
+	t.Parallel()
 	run, err := anyProgram(t, []string{"serve"}, &fakeTools{cuptiSrc: torchNVTX})
 	require.NoError(t, err)
 	assert.Contains(t, notes(run), "nvtx.include: none of the ranges [serve] occurred; the program's outermost ranges are [prefill decode_all]")
@@ -102,6 +104,7 @@ func TestAnyProgramOtherRanges(t *testing.T) {
 // No NVTX range at all: the whole program is profiled, and the run says
 // how to add ranges.
 func TestAnyProgramNoNVTX(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../fixtures/" + torchNVTX)
 	require.NoError(t, err)
 	// synthetic: the real recording without its NVTX lines
@@ -117,6 +120,7 @@ func TestAnyProgramNoNVTX(t *testing.T) {
 
 // No CUDA kernel at all: the session stops before the deep pass and says so.
 func TestAnyProgramNoCUDA(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../fixtures/" + torchNVTX)
 	require.NoError(t, err)
 	// synthetic: the real recording's header, notes and end line only
@@ -132,6 +136,7 @@ func TestAnyProgramNoCUDA(t *testing.T) {
 
 // A program that never loads CUDA leaves no record file: the same answer.
 func TestAnyProgramNoRecordFile(t *testing.T) {
+	t.Parallel()
 	f := &fakeTools{} // the program writes no record file
 	run, err := anyProgram(t, []string{"prefill"}, f)
 	require.Error(t, err)
@@ -145,6 +150,7 @@ func TestAnyProgramNoRecordFile(t *testing.T) {
 // A program that fails: its exit status and the end of its output, the run
 // kept and marked partial.
 func TestAnyProgramFails(t *testing.T) {
+	t.Parallel()
 	f := &fakeTools{cuptiSrc: torchNVTX, exit: 3, output: []string{"Traceback (most recent call last):", "RuntimeError: CUDA out of memory"}}
 	run, err := anyProgram(t, []string{"prefill"}, f)
 	require.Error(t, err)
@@ -157,6 +163,7 @@ func TestAnyProgramFails(t *testing.T) {
 // timed: the summary's "(whole program)" stage; every profiled step runs it
 // once, with DEEPPROF_REPEATS=1.
 func TestAnyProgramRepeats(t *testing.T) {
+	t.Parallel()
 	f := &fakeTools{cuptiSrc: torchNVTX}
 	run, err := anyProgramRepeated(t, []string{"prefill", "decode_all"}, f, 3)
 	require.NoError(t, err)
@@ -205,6 +212,7 @@ func TestAnyProgramRepeats(t *testing.T) {
 // A run that fails ends stage 1: the runs before it are kept, marked
 // partial, with the failing run's status and output.
 func TestAnyProgramRepeatFails(t *testing.T) {
+	t.Parallel()
 	f := &fakeTools{cuptiSrc: torchNVTX, failRun: 2}
 	run, err := anyProgramRepeated(t, []string{"prefill"}, f, 3)
 	require.Error(t, err)
@@ -227,6 +235,7 @@ func TestAnyProgramRepeatFails(t *testing.T) {
 // holds one process's launches (the recorded H100 run's: the child took
 // them all), the run says so.
 func TestAnyProgramTwoProcessesDeepPass(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cfg := testConfig(t, root)
 	cfg.Workload.Python = ""

@@ -118,6 +118,7 @@ func compilerCalls(t *testing.T, log string) [][]string {
 }
 
 func TestArgv(t *testing.T) {
+	t.Parallel()
 	tk := Toolkit{IncludeDirs: []string{"/cuda/include", "/cuda/extras/CUPTI/include"}, LibDir: "/cuda/lib64"}
 	got := Argv("/usr/bin/gcc", tk, "/tmp/b/deepprof_cupti.c", "/tmp/b/libdeepprof_cupti.so")
 	want := []string{"/usr/bin/gcc", "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall",
@@ -198,6 +199,7 @@ func TestBuildCompilesOnceThenHitsTheCache(t *testing.T) {
 }
 
 func TestCacheKeyCoversSourceFlagsAndVersions(t *testing.T) {
+	t.Parallel()
 	tk := Toolkit{IncludeDirs: []string{"/c/include"}, LibDir: "/c/lib64", CUDAVersion: "13.0.88", CUPTIAPI: "130001"}
 	argv := Argv("gcc", tk, "SRC", "OUT")
 	base := CacheKey(source, argv, tk)
@@ -247,6 +249,7 @@ func TestBuildRefusesACompilerThatWroteNothing(t *testing.T) {
 }
 
 func TestMissingCUDASaysWhatToSet(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no-cuda")
 	_, err := Build(context.Background(), Options{Getenv: func(string) string { return "" }, DefaultCUDAHome: missing})
 	if !errors.Is(err, ErrNoToolkit) {
@@ -270,6 +273,7 @@ func TestMissingCUDASaysWhatToSet(t *testing.T) {
 }
 
 func TestMissingCUPTIHeaderNamesItAndWhereItLooked(t *testing.T) {
+	t.Parallel()
 	home := fakeToolkit(t, "130001")
 	if err := os.Remove(filepath.Join(home, "include", "cupti.h")); err != nil {
 		t.Fatal(err)
@@ -299,6 +303,7 @@ func TestMissingCUPTIHeaderNamesItAndWhereItLooked(t *testing.T) {
 }
 
 func TestMissingLibcupti(t *testing.T) {
+	t.Parallel()
 	home := fakeToolkit(t, "130001")
 	if err := os.Remove(filepath.Join(home, "lib64", "libcupti.so")); err != nil {
 		t.Fatal(err)
@@ -310,6 +315,7 @@ func TestMissingLibcupti(t *testing.T) {
 }
 
 func TestNoCompilerSaysWhatToSet(t *testing.T) {
+	t.Parallel()
 	notFound := func(string) (string, error) { return "", exec.ErrNotFound }
 	_, err := FindCompiler(Options{Getenv: func(k string) string {
 		if k == "CC" {
@@ -338,6 +344,7 @@ func TestNoCompilerSaysWhatToSet(t *testing.T) {
 }
 
 func TestVersionParsing(t *testing.T) {
+	t.Parallel()
 	v, err := parseVersionJSON([]byte(`{"cuda": {"name": "CUDA SDK", "version": "13.0.88"}, "cuda_cupti": {"version": "13.0.85"}}`))
 	if err != nil || v != "13.0.88" {
 		t.Errorf("parseVersionJSON = %q, %v", v, err)
@@ -357,6 +364,7 @@ func TestVersionParsing(t *testing.T) {
 }
 
 func TestEnv(t *testing.T) {
+	t.Parallel()
 	got := Env("/cache/k/libdeepprof_cupti.so", "/run/timeline/cupti")
 	want := []string{
 		"CUDA_INJECTION64_PATH=/cache/k/libdeepprof_cupti.so",
@@ -370,6 +378,7 @@ func TestEnv(t *testing.T) {
 
 // The GPU check script compiles with the same flags as Argv.
 func TestCheckScriptUsesTheSameFlags(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "cupti", "build-and-check.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -385,6 +394,7 @@ func TestCheckScriptUsesTheSameFlags(t *testing.T) {
 // The embedded source writes every record type of the format, and exports
 // both injection entry points.
 func TestSourceWritesTheFormat(t *testing.T) {
+	t.Parallel()
 	src := string(Source())
 	for _, want := range []string{`"deepprof-cupti/1"`, `line_start("K")`, `line_start("C")`, `line_start("S")`,
 		`"A\t%"`, `line_start("N")`, `"X"`, `"E\t%"`, "DP_EXPORT int InitializeInjection(void)",
@@ -401,6 +411,7 @@ func TestSourceWritesTheFormat(t *testing.T) {
 // Where a CUDA toolkit and a compiler exist, the real library compiles with
 // the real compiler (into a temporary cache) and exports both entry points.
 func TestBuildRealLibrary(t *testing.T) {
+	t.Parallel()
 	if _, err := FindToolkit(Options{}); err != nil {
 		t.Skipf("no CUDA toolkit here: %v", err)
 	}

@@ -162,6 +162,7 @@ func TestSessionCheckOnRequest(t *testing.T) {
 // and the manifest says why; timeline.tool=cupti stops with the compiler's
 // message.
 func TestSessionCUPTIBuildFails(t *testing.T) {
+	t.Parallel()
 	f := &fakeTools{
 		timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv"},
 		deep:           pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv"},
@@ -195,6 +196,7 @@ func TestSessionCUPTIBuildFails(t *testing.T) {
 // configurations its deep pass used, 17 of the 18 launches outside the
 // profiled ranges (the warm-up's), and said so.
 func TestPlanFromRecordedOneEach(t *testing.T) {
+	t.Parallel()
 	f := cuptiFake()
 	f.cuptiRun, f.cuptiFile = "runs/h100-tiny-llama-one-each", "cupti-1338.tsv.gz"
 	cfg := testConfig(t, t.TempDir())
@@ -365,6 +367,7 @@ func TestStepsSayProgress(t *testing.T) {
 // timeline to the rebuild only while the run's record files are those it
 // read; one more file, or another run, and the rebuild reads them itself.
 func TestTimelineOnlyOfTheFilesRead(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "r", time.Now())
 	require.NoError(t, err)
 	require.NoError(t, run.Write(rundir.TimelineCupti+"/cupti-1.tsv", []byte("#deepprof-cupti/1\tpid=1\tppid=0\tcupti_api=130001\tcuda_driver=13000\tstart_ns=1\texe=/x\n")))

@@ -172,6 +172,7 @@ func TestStoppedStepIsNotDiagnosed(t *testing.T) {
 // timeline, range replay) and of the NVTX discovery pass has a deadline
 // from a configuration key, and the dry run prints it.
 func TestEveryStepHasADeadline(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "/runs")
 	cfg.Workload.Timeout = "7m"
 	cfg.NCU.Timeout = "45m"

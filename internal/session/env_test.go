@@ -19,6 +19,7 @@ var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
 // TestAddWorkloadToEnv: the workload's model joins env.json; an env.json
 // that is not deepprof's is left alone, and the manifest says so.
 func TestAddWorkloadToEnv(t *testing.T) {
+	t.Parallel()
 	rep := &workload.Report{Model: workload.Model{Name: "m", Arch: "A", Params: 7}, Versions: map[string]string{"torch": "2"}}
 
 	run, err := rundir.Create(t.TempDir(), "ok", t0)
@@ -48,6 +49,7 @@ func TestAddWorkloadToEnv(t *testing.T) {
 // TestSessionEnvIsComplete: every variable the session sets for a workload
 // is one that workload.env may not set (config.SessionEnv).
 func TestSessionEnvIsComplete(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{workload.EnvPhase, workload.EnvReport, workload.EnvRepeats, workload.EnvNVTXDomain,
 		workload.EnvModel, workload.EnvVisible, workload.EnvOracle, EnvOutDir, EnvCUDAInjection, EnvNVTXInjection} {
 		if _, ok := config.SessionEnv[k]; !ok {

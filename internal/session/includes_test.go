@@ -11,6 +11,7 @@ import (
 // --nvtx-exclude expressions; one that ncu cannot take stops the plan
 // before any step, naming its key.
 func TestIncludes(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "/runs")
 	cfg.NVTX.Include = []string{"decode_all", `LLM\@decode_all`, "outer/inner:with:colons"}
 	got, err := includes(cfg, "nvtx.include", cfg.NVTX.Include)

@@ -20,6 +20,7 @@ import (
 // they are) and once the top kernels are known. The dry run of
 // `ncu.launch_count=1` said "2 launch(es)" above `--launch-count 1`.
 func TestDeepLaunchCountNoteMatchesArgv(t *testing.T) {
+	t.Parallel()
 	launches := regexp.MustCompile(`(\d+) launch\(es\)`)
 	noteCount := func(t *testing.T, steps []Step) int {
 		st := deepStep(t, steps)
@@ -80,6 +81,7 @@ func argvLaunchCount(t *testing.T, st Step) int {
 // run at once, past the earlier ones' launches when they run one after
 // another, never past maxProcessShares shares.
 func TestDeepLaunchCountProcesses(t *testing.T) {
+	t.Parallel()
 	c := config.NCU{PerKernelLaunches: 2}
 	procs := []phases.ProcessRef{{ID: 1}, {ID: 2}, {ID: 3}}
 	assert.Equal(t, 2, deepLaunchCount(c, true, phases.TopProcesses{Processes: procs[:1]}))

@@ -117,6 +117,7 @@ func deepCall(t *testing.T, calls [][]string) []string {
 // The deep pass filters on the function names of nsys's :base summary, cut
 // by the coverage rule; kernels.md comes from nsys's kernel summary.
 func TestSessionNsys(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := newNsysTools(synth.Fake{KernSum: decodeKernSum, NVTXSum: synth.SyntheticNVTXSum})
 	run, err := newNsysSession(t, testConfig(t, root), f).Run(context.Background())
@@ -172,6 +173,7 @@ func TestSessionNsys(t *testing.T) {
 // The function names are derived from the demangled summary, and the deep
 // pass gets the same filter.
 func TestSessionNsysNoBase(t *testing.T) {
+	t.Parallel()
 	deepRegex := func(f *nsysTools) string {
 		c := deepCall(t, f.calls)
 		return c[slices.Index(c, "--kernel-name")+1]
@@ -203,6 +205,7 @@ func TestSessionNsysNoBase(t *testing.T) {
 // the timeline and the manifest says why; with timeline.tool=nsys the run
 // stops with the next step to take.
 func TestSessionNsysNoReport(t *testing.T) {
+	t.Parallel()
 	fake := synth.Fake{NoReportLog: fx + "logs/nsys-bundled-no-report.txt"}
 	t.Run("auto falls back", func(t *testing.T) {
 		root := t.TempDir()
@@ -248,6 +251,7 @@ func TestSessionNsysNoReport(t *testing.T) {
 // timing pass; the summary is kept, set aside, and kernels.md comes from the
 // timing pass.
 func TestSessionNsysKernSumUnreadable(t *testing.T) {
+	t.Parallel()
 	empty := filepath.Join(t.TempDir(), "kern.csv")
 	b, err := os.ReadFile(decodeKernSum)
 	require.NoError(t, err)
@@ -273,6 +277,7 @@ func TestSessionNsysKernSumUnreadable(t *testing.T) {
 // read. auto says so and runs the ncu timing pass; timeline.tool=nsys stops
 // before anything runs and says what to do.
 func TestSessionNoUsableNsys(t *testing.T) {
+	t.Parallel()
 	nowhere := &machine.Env{Fallbacks: []string{}}
 	tests := []struct {
 		name, tool    string
@@ -328,6 +333,7 @@ func TestSessionNoUsableNsys(t *testing.T) {
 // the one NVTX range of nvtx.include, in nsys's own syntax (range@domain),
 // with NSYS_NVTX_PROFILER_REGISTER_ONLY=0.
 func TestSessionNsysCaptureRange(t *testing.T) {
+	t.Parallel()
 	plan := func(t *testing.T, edit func(*config.Config)) ([]Step, error) {
 		cfg := testConfig(t, "/runs")
 		cfg.Nsys.CaptureRange = "nvtx"
@@ -365,6 +371,7 @@ func TestSessionNsysCaptureRange(t *testing.T) {
 // TestNsysDryRunPlan is what `deepprof profile --dry-run` prints when nsys
 // is chosen.
 func TestNsysDryRunPlan(t *testing.T) {
+	t.Parallel()
 	f := newNsysTools(synth.Fake{KernSum: decodeKernSum})
 	steps, err := newNsysSession(t, testConfig(t, "/runs"), f).Plan("/runs/run-1", nil)
 	require.NoError(t, err)
@@ -378,6 +385,7 @@ func TestNsysDryRunPlan(t *testing.T) {
 // TestSessionNsysInterrupted: Ctrl-C while nsys profiles. Nothing runs
 // after it, and no ncu timing pass stands in for it.
 func TestSessionNsysInterrupted(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

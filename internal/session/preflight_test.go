@@ -72,6 +72,7 @@ func (f *fake) probes(t *testing.T) Probes {
 var defaultWorkload = []string{"python3", "scripts/workloads/hf_causal_lm.py", "--prompt-tokens=64"}
 
 func TestAllPass(t *testing.T) {
+	t.Parallel()
 	f := &fake{}
 	r := Run(context.Background(), Input{Ncu: "/usr/local/cuda/bin/ncu", Workload: defaultWorkload, Env: []string{"PYTHONPATH=/x"},
 		Files: []string{"scripts/workloads/hf_causal_lm.py"}, CheckImports: true}, f.probes(t))
@@ -93,6 +94,7 @@ func TestAllPass(t *testing.T) {
 // prints no version, and Python has no torch (its real output). Every
 // check fails, with what to do.
 func TestIssueMachine(t *testing.T) {
+	t.Parallel()
 	noTorch, err := os.ReadFile("../../fixtures/logs/python-no-torch.txt")
 	require.NoError(t, err)
 	p := (&fake{}).probes(t)
@@ -129,6 +131,7 @@ func TestIssueMachine(t *testing.T) {
 // that step's failure names the missing module and what to do, from
 // Python's real output.
 func TestSessionLeavesImportsToItsFirstStep(t *testing.T) {
+	t.Parallel()
 	f := &fake{}
 	r := Run(context.Background(), Input{Ncu: "/usr/local/cuda/bin/ncu", Workload: defaultWorkload}, f.probes(t))
 	require.NoError(t, r.Err())
@@ -148,6 +151,7 @@ func TestSessionLeavesImportsToItsFirstStep(t *testing.T) {
 }
 
 func TestNcuNotFound(t *testing.T) {
+	t.Parallel()
 	p := (&fake{}).probes(t)
 	p.Tool = func(context.Context, string) (machine.Tool, error) {
 		t.Error("a tool that was not found is not run")
@@ -162,6 +166,7 @@ func TestNcuNotFound(t *testing.T) {
 // TestWorkloadNotPython: for a program that is not Python only its
 // existence is checked; nothing is run.
 func TestWorkloadNotPython(t *testing.T) {
+	t.Parallel()
 	f := &fake{}
 	p := f.probes(t)
 	r := Run(context.Background(), Input{Ncu: "ncu", Workload: []string{"./bench", "--model", "x"}}, p)
@@ -182,6 +187,7 @@ func TestWorkloadNotPython(t *testing.T) {
 // TestOtherPythonScript: a Python script deepprof does not ship has no
 // known imports: the interpreter must exist, nothing is imported.
 func TestOtherPythonScript(t *testing.T) {
+	t.Parallel()
 	f := &fake{}
 	r := Run(context.Background(), Input{Ncu: "ncu", Workload: []string{"/opt/venv/bin/python", "byo.py"}}, f.probes(t))
 	require.NoError(t, r.Err())
@@ -189,6 +195,7 @@ func TestOtherPythonScript(t *testing.T) {
 }
 
 func TestMissingFiles(t *testing.T) {
+	t.Parallel()
 	p := (&fake{}).probes(t)
 	p.IsFile = func(path string) error { return fmt.Errorf("stat %s: no such file or directory", path) }
 	r := Run(context.Background(), Input{Ncu: "ncu", Workload: []string{"bench"}, Files: []string{"wl.py", "prompt.txt"}}, p)
@@ -197,6 +204,7 @@ func TestMissingFiles(t *testing.T) {
 }
 
 func TestIsPython(t *testing.T) {
+	t.Parallel()
 	for argv0, want := range map[string]bool{"python": true, "python3": true, "python3.12": true, "/usr/bin/python3": true,
 		".venv/bin/python": true, "pythonista": false, "torchrun": false, "python3-config": false, "": false} {
 		assert.Equal(t, want, IsPython([]string{argv0}), argv0)
@@ -207,6 +215,7 @@ func TestIsPython(t *testing.T) {
 // TestKnownImports: the modules the preflight imports for a workload
 // deepprof ships are the ones its script imports at its top.
 func TestKnownImports(t *testing.T) {
+	t.Parallel()
 	for script, mods := range knownImports {
 		b, err := os.ReadFile("../../scripts/workloads/" + script)
 		require.NoError(t, err)
@@ -221,6 +230,7 @@ func TestKnownImports(t *testing.T) {
 // TestSystemRun: the real runner runs an argv with the env added and
 // returns both streams.
 func TestSystemRun(t *testing.T) {
+	t.Parallel()
 	out, err := run(context.Background(), []string{"sh", "-c", `echo "$PREFLIGHT_X"; echo err >&2; exit 3`}, []string{"PREFLIGHT_X=a b"})
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)

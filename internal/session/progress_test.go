@@ -11,6 +11,7 @@ import (
 // TestProgressSplitsLines: output arrives in pieces that cut lines (and a
 // last line with no newline); each line is fed once, whole.
 func TestProgressSplitsLines(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	var out strings.Builder
@@ -33,6 +34,7 @@ func TestProgressSplitsLines(t *testing.T) {
 // TestProgressLiveLine: live, the line is rewritten in place, never wider
 // than liveWidth, and blanked where a shorter line leaves characters.
 func TestProgressLiveLine(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	var out strings.Builder
@@ -56,6 +58,7 @@ func TestProgressLiveLine(t *testing.T) {
 // TestProgressStopped: a pass the session stopped says so on its summary
 // line, after the launches it profiled.
 func TestProgressStopped(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	var out strings.Builder

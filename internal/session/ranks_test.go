@@ -148,6 +148,7 @@ func rankConfig(t *testing.T, root, mode string) *config.Config {
 // launcher), each rank's report exported into ncu/ranks/rank<R>/, and the
 // rebuild reads both ranks' exports.
 func TestSessionRanks(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{config.DeepLockstep, config.DeepOneAtATime} {
 		t.Run(mode, func(t *testing.T) {
 			root := t.TempDir()
@@ -210,6 +211,7 @@ func TestSessionRanks(t *testing.T) {
 // different ones (the second rank's records here are another program's,
 // with axpy_kernel beside the other two) are each profiled.
 func TestSessionRanksSameKernels(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		records  []string
@@ -263,6 +265,7 @@ func TestSessionRanksSameKernels(t *testing.T) {
 // global ones are the rendezvous's to give), the consoles outside
 // ncu/ranks/, so that merging it with the other node's collides on nothing.
 func TestSessionRanksSecondNode(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: -1, node: 1}
 	f.cuptiRun = ""
@@ -294,6 +297,7 @@ func TestSessionRanksSecondNode(t *testing.T) {
 // TestSessionRanksOneRankFails: a rank whose ncu writes no report leaves
 // the run partial, the other rank's report kept and used.
 func TestSessionRanksOneRankFails(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := &torchrunFake{fakeTools: cuptiFake(), n: 2, failRank: 1}
 	f.cuptiRun = ""
@@ -312,6 +316,7 @@ func TestSessionRanksOneRankFails(t *testing.T) {
 
 // A multi-GPU workload refuses a timeline that replays its collectives.
 func TestSessionRanksRefuseNcuTimeline(t *testing.T) {
+	t.Parallel()
 	cfg := rankConfig(t, t.TempDir(), config.DeepLockstep)
 	cfg.Timeline.Tool = "ncu"
 	s := newSession(t, cfg, cuptiFake())

@@ -57,6 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestExecRunnerExitAndStreams(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	res, err := ExecRunner{}.Run(context.Background(), Command{Argv: []string{os.Args[0]},
 		Env: []string{"DEEPPROF_TEST_HELPER=exit3", "EXTRA=x"}, Stdout: &out, Stderr: &errb})
@@ -75,6 +76,7 @@ func TestExecRunnerExitAndStreams(t *testing.T) {
 // says which, and what usually sends it ("exited with status -1" named
 // none).
 func TestExecRunnerNamesTheSignal(t *testing.T) {
+	t.Parallel()
 	res, err := ExecRunner{}.Run(context.Background(), Command{Argv: []string{os.Args[0]}, Env: []string{"DEEPPROF_TEST_HELPER=killed"}})
 	require.NoError(t, err)
 	assert.Equal(t, syscall.SIGKILL, res.Signal)

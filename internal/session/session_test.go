@@ -290,6 +290,7 @@ func sizeless(t *testing.T, b []byte) []byte {
 // TestSessionOffline runs a whole session against recorded exports: the
 // timing pass replays the basic raw page, the deep pass the roofline pages.
 func TestSessionOffline(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := &fakeTools{
 		timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv", Log: "logs/ncu-output-file-plus-log-file.txt"},
@@ -344,6 +345,7 @@ func TestSessionOffline(t *testing.T) {
 // matched nothing; ncu wrote no report. The run is kept, partial, and says
 // what happened.
 func TestSessionNVTXMatchedNothing(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := &fakeTools{
 		timing:         pass{Log: "logs/ncu-no-kernels-profiled-domain-syntax.txt", NoReport: true},
@@ -362,6 +364,7 @@ func TestSessionNVTXMatchedNothing(t *testing.T) {
 // TestSessionWorkloadCrash: the workload crashed under the deep pass; ncu
 // kept a report of what it profiled (the real partial export).
 func TestSessionWorkloadCrash(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := &fakeTools{
 		timing:         pass{Raw: "ncu/h200-llama-decode-basic/raw.csv"},
@@ -378,6 +381,7 @@ func TestSessionWorkloadCrash(t *testing.T) {
 
 // TestDryRunPlan is the plan `deepprof profile --dry-run` prints.
 func TestDryRunPlan(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "/runs")
 	steps, err := newSession(t, cfg, &fakeTools{}).Plan("/runs/run-1", nil)
 	require.NoError(t, err)
@@ -388,6 +392,7 @@ func TestDryRunPlan(t *testing.T) {
 }
 
 func TestRunNeverReusesMain(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := &fakeTools{timing: pass{Raw: "ncu/h200-llama-decode-basic/raw.csv"}, deep: pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv"}, workloadReport: stage1Report}
 	_, err := newSession(t, testConfig(t, root), f).Run(context.Background())
@@ -482,6 +487,7 @@ func TestSessionRangeReplayFallback(t *testing.T) {
 // TestSessionProgress feeds the real log of a 412-launch pass through the
 // progress line, with a clock that advances 30ms a line as ncu prints.
 func TestSessionProgress(t *testing.T) {
+	t.Parallel()
 	for _, live := range []bool{false, true} {
 		t.Run(fmt.Sprintf("live=%v", live), func(t *testing.T) {
 			root := t.TempDir()
@@ -531,6 +537,7 @@ func TestSessionProgress(t *testing.T) {
 // pass. The run directory and its manifest are still written, partial,
 // with what was done before.
 func TestSessionInterrupted(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, during string
 		deep         pass
@@ -608,6 +615,7 @@ func TestSessionInterrupted(t *testing.T) {
 // TestNcuPhasesRunOnce: under ncu the workload does the minimum, one
 // repeat; stage 1 keeps workload.repeats.
 func TestNcuPhasesRunOnce(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	f := &fakeTools{timing: pass{Raw: "ncu/h200-llama-decode-basic/raw.csv"}, deep: pass{Raw: "ncu/h200-llama-decode-roofline/raw.csv", Details: "ncu/h200-llama-decode-roofline/details.csv"}, workloadReport: stage1Report}
 	_, err := newSession(t, testConfig(t, root), f).Run(context.Background())
@@ -629,6 +637,7 @@ func TestNcuPhasesRunOnce(t *testing.T) {
 // in two sessions run on an H200 (fixtures/sessions): the offline session
 // must come to the same verdict and the same notes as the real one did.
 func TestRecordedFailureSessions(t *testing.T) {
+	t.Parallel()
 	const dir = "sessions/"
 	tests := []struct {
 		name      string

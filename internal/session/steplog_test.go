@@ -20,6 +20,7 @@ import (
 // small, and cut to its head and tail, saying how much was dropped, when
 // it is not; the writes' sizes do not matter.
 func TestStepLog(t *testing.T) {
+	t.Parallel()
 	// SYNTHETIC output: numbered lines.
 	var all bytes.Buffer
 	for i := range 1000 {
@@ -49,6 +50,7 @@ func TestStepLog(t *testing.T) {
 // TestStepLogEndless: an endless output (SYNTHETIC zeros, 64 MiB) is kept
 // in head+tail bytes.
 func TestStepLogEndless(t *testing.T) {
+	t.Parallel()
 	l := newStepLog(stepLogHead, stepLogTail)
 	n, err := io.Copy(l, io.LimitReader(zeroReader{}, 64<<20))
 	require.NoError(t, err)
@@ -77,6 +79,7 @@ func (f floodRunner) Run(ctx context.Context, c Command) (Result, error) {
 // and tail, saying what was dropped, and its error still quotes its last
 // lines.
 func TestStepLogCapped(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "run", time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC))
 	require.NoError(t, err)
 	s := &Session{Runner: floodRunner{40 << 20}}

@@ -29,6 +29,7 @@ func kernel(name string, ms float64) model.KernelStats {
 // ones tried; the first kernel always; a kernel with none in the profiled
 // ranges passed over.
 func TestPlanTargets(t *testing.T) {
+	t.Parallel()
 	top := []model.KernelStats{kernel("gemm", 50), kernel("attn", 20), kernel("none", 10), kernel("norm", 10), kernel("act", 5)}
 	ts := []phases.Target{
 		{Name: "gemm", Mangled: "_Z4gemmILi1EEvv", Configs: 3},
@@ -67,6 +68,7 @@ func TestPlanTargets(t *testing.T) {
 // TestPlannedStop counts the launches ncu says it profiled, whatever the
 // writes' boundaries, and stops once, at the planned count.
 func TestPlannedStop(t *testing.T) {
+	t.Parallel()
 	stops := 0
 	p := &plannedStop{want: 2, stop: func() { stops++ }}
 	out := `==PROF== Connected to process 7 (/usr/bin/python3.12)
@@ -110,6 +112,7 @@ func (r stopRunner) Run(ctx context.Context, c Command) (Result, error) {
 // success, once that many launches are profiled, and the run says so; a
 // pass that profiles fewer runs to its end.
 func TestStepStopsAfterPlannedLaunches(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "run", time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	s := &Session{Runner: stopRunner{3}, Progress: io.Discard}
@@ -169,6 +172,7 @@ func TestStepNcuKills(t *testing.T) {
 // Every configuration when it fits, or when an order is unknown (several
 // processes) or ncu.launch_count asks for more.
 func TestPlanOneEach(t *testing.T) {
+	t.Parallel()
 	top := []model.KernelStats{kernel("gemm", 50), kernel("attn", 20), kernel("norm", 10), kernel("act", 5)}
 	ts := []phases.Target{
 		{Name: "gemm", Mangled: "G", Configs: 2, NS: 40, ConfigNS: []int64{10, 30}, Order: []int32{0, 1, 1, 1}, Admitted: []bool{true, true, true, true}},
@@ -235,6 +239,7 @@ func TestPlanOneEach(t *testing.T) {
 // further into the program. The invocation chosen, and how far ncu
 // follows the program, is the same at 24 and at 120 steps.
 func TestPlanOneEachSoon(t *testing.T) {
+	t.Parallel()
 	const launchesPerStep, stepNS = 500, int64(20e6)
 	targets := func(steps int) []phases.Target {
 		gemm := phases.Target{Name: "gemm", Mangled: "G", Configs: 1, ConfigNS: []int64{0}}
