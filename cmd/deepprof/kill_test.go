@@ -29,7 +29,7 @@ func TestReportKilled(t *testing.T) {
 		t.Skip("kills real processes: about 10 s")
 	}
 	report := reportCommand(t)
-	const src = killedRun
+	src := killedCopy(t, report)
 
 	want := filepath.Join(t.TempDir(), "want")
 	require.NoError(t, os.CopyFS(want, os.DirFS(src)))
@@ -109,6 +109,20 @@ func keys(m map[string][]byte) []string {
 // its workload reports, ncu exports, regions and charts, and among the
 // quickest of those to rebuild (a small trace).
 const killedRun = "../../fixtures/runs/h200-default-tiny-llama"
+
+// killedCopy is killedRun rebuilt once, uninterrupted, by report: the run
+// the kill tests start each round from. A recorded run's manifest keeps
+// the sizes of the files its session wrote (rederive rewrites derived
+// files, never the manifest), so a kill before the rebuild's first write
+// would leave that manifest, not one deepprof wrote of these files.
+func killedCopy(t *testing.T, report func(dir string) *exec.Cmd) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "base")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(killedRun)))
+	cmd := report(dir)
+	require.NoError(t, cmd.Run(), "%s", cmd.Stderr)
+	return dir
+}
 
 // reportCommand makes "deepprof report DIR" commands of the test binary
 // (as testscript.Main put it on PATH), their output kept apart.

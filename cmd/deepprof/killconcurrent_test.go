@@ -23,8 +23,8 @@ var kills = flag.Int("kills", 20, "rounds of TestReportKilledBesideAnother (issu
 // TestReportKilledBesideAnother (issue 27): deepprof report killed with
 // SIGKILL at seeded random points, every other round while a second
 // report of the same run is under way. Right after a kill with no second
-// report, every file of the run is the one before the rebuild or the one
-// an uninterrupted rebuild writes, and the manifest is truthful (a file
+// report (the first round's at once), every file of the run is the one
+// before the rebuild or the one an uninterrupted rebuild writes, and the manifest is truthful (a file
 // it calls complete is there at its size; a complete run has no missing
 // file). A second report, which waits for the lock, ends with exit 0 and
 // the run byte-identical to an uninterrupted rebuild.
@@ -34,7 +34,7 @@ func TestReportKilledBesideAnother(t *testing.T) {
 		t.Skip("kills real processes: about 8 s")
 	}
 	report := reportCommand(t)
-	const src = killedRun
+	src := killedCopy(t, report)
 	oldFiles := runFiles(t, src)
 	want := filepath.Join(t.TempDir(), "want")
 	require.NoError(t, os.CopyFS(want, os.DirFS(src)))
@@ -57,7 +57,9 @@ func TestReportKilledBesideAnother(t *testing.T) {
 			b = report(dir)
 			require.NoError(t, b.Start())
 		}
-		time.Sleep(time.Duration(rng.Int64N(int64(whole))))
+		if i > 0 { // the first round kills it before it can write anything
+			time.Sleep(time.Duration(rng.Int64N(int64(whole))))
+		}
 		if a.Process.Kill() == nil {
 			killed++
 		}
