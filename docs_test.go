@@ -792,6 +792,7 @@ func commandHelps(t *testing.T, bin string) map[string]string {
 // TestDocsLinks requires every relative link of README.md and docs/*.md to
 // name a file of the repository and, after #, a heading of that file.
 func TestDocsLinks(t *testing.T) {
+	t.Parallel()
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, doc := range docFiles(t) {
 		src, err := os.ReadFile(doc)
@@ -845,6 +846,7 @@ func headingSlugs(src string) []string {
 // TestReadmeWidth (issue 38): no line of README.md is wider than the 120
 // columns the CLI keeps to.
 func TestReadmeWidth(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	for i, line := range strings.Split(string(b), "\n") {

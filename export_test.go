@@ -48,6 +48,7 @@ func openFixture(t *testing.T, path string) *ncu.Reader {
 // kernels.json (or, for an export without durations, the error) are compared
 // with golden/export/. Regenerate with: go test . -run TestExportGoldens -update
 func TestExportGoldens(t *testing.T) {
+	t.Parallel()
 	for _, path := range ncuFixtures(t) {
 		rel := strings.TrimPrefix(filepath.ToSlash(path), "fixtures/ncu/")
 		t.Run(rel, func(t *testing.T) {
@@ -102,6 +103,7 @@ func kernelTable(t *testing.T, path string) model.KernelTable {
 // Duration is rounded to 0.01 us). They must give the same kernels and calls;
 // raw and base the same totals; details totals within its rounding.
 func TestSameReportThreePages(t *testing.T) {
+	t.Parallel()
 	dir := "fixtures/ncu/h200-llama-decode-basic/"
 	raw := kernelTable(t, dir+"raw.csv")
 	base := kernelTable(t, dir+"raw-units-base.csv")
@@ -136,6 +138,7 @@ func TestSameReportThreePages(t *testing.T) {
 // header, ns units) of a second run of the same workload: the same kernels
 // and calls as the report's raw page, its own durations.
 func TestLogFileCapture(t *testing.T) {
+	t.Parallel()
 	dir := "fixtures/ncu/h200-llama-decode-basic/"
 	r := openFixture(t, dir+"log-file.csv")
 	tab, err := ncu.KernelTable(r, "log-file.csv")

@@ -63,6 +63,7 @@ func regionReport(t *testing.T, rel string, cfg regions.Config) *facts.RegionRep
 // configuration and compares report.md and report.json with
 // golden/regions/. Regenerate with: go test . -run TestRegionGoldens -update
 func TestRegionGoldens(t *testing.T) {
+	t.Parallel()
 	for _, rel := range regionFixtures {
 		t.Run(rel, func(t *testing.T) {
 			g := goldie.New(t, goldie.WithFixtureDir("golden/regions"), goldie.WithNameSuffix(""))
@@ -188,6 +189,7 @@ func inlineText(n ast.Node, src []byte) string {
 // TestRegionsNoNVTX: an export without NVTX data completes and says plainly
 // that no region profiling took place.
 func TestRegionsNoNVTX(t *testing.T) {
+	t.Parallel()
 	rep := regionReport(t, "h200-llama-whole-timing/raw.csv", regions.DefaultConfig())
 	assert.False(t, rep.RegionProfiling)
 	require.Len(t, rep.Scopes, 1)
@@ -204,6 +206,7 @@ func TestRegionsNoNVTX(t *testing.T) {
 // counts are the stack column's distinct values counted in
 // fixtures/ncu/h200-cccl-library-domain/raw.csv.
 func TestRegionsLibraryDomain(t *testing.T) {
+	t.Parallel()
 	rep := regionReport(t, "h200-cccl-library-domain/raw.csv", regions.DefaultConfig())
 	got := map[string]int64{}
 	for _, r := range rep.Aggregate {
@@ -229,6 +232,7 @@ func TestRegionsLibraryDomain(t *testing.T) {
 // GPU with nested ranges and launches outside any range, gives one set of
 // regions per process and an aggregate that sums them.
 func TestRegionsTwoProcesses(t *testing.T) {
+	t.Parallel()
 	rep := regionReport(t, "cuda-nvtx-twoproc/raw.csv", regions.DefaultConfig())
 	require.Len(t, rep.Scopes, 2)
 	names := func(regs []facts.Region) []string {
@@ -255,6 +259,7 @@ func TestRegionsTwoProcesses(t *testing.T) {
 // TestRegionsOutDir writes the regions directory of the two-process export
 // and compares its file list with a golden list; every file stays inside it.
 func TestRegionsOutDir(t *testing.T) {
+	t.Parallel()
 	rep := regionReport(t, "cuda-nvtx-twoproc/raw.csv", regions.DefaultConfig())
 	dir := t.TempDir()
 	require.NoError(t, harness.WriteRegionsOut(dir, rep))

@@ -115,6 +115,7 @@ const seeJS = `(() => {
 // review. Without Chromium it skips, unless $DEEPPROF_REQUIRE_BROWSER is
 // set (.ci/run sets it, and installs Chromium).
 func TestReportHTMLInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := chromium()
 	if browser == "" {
 		if os.Getenv("DEEPPROF_REQUIRE_BROWSER") != "" {

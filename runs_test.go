@@ -123,6 +123,7 @@ func gzipped(b []byte) []byte {
 // (SYNTHETIC data) tells a stream cut short, or one byte shorter, from the
 // same content, at a block boundary too.
 func TestSameGzipContent(t *testing.T) {
+	t.Parallel()
 	data := bytes.Repeat([]byte("abcdefghij"), 100000)
 	a, b := gzipped(data), gzipped(data)
 	if !sameGzipContent(t, a, b, "x") {
@@ -163,6 +164,7 @@ func isDerived(rel string) bool {
 // points at a file that is there: the manifest lists what a copy of a run
 // does not keep as absent, never as a link.
 func TestRecordedRunsLinksResolve(t *testing.T) {
+	t.Parallel()
 	runs, err := filepath.Glob("fixtures/runs/*")
 	require.NoError(t, err)
 	for _, src := range runs {
@@ -239,6 +241,7 @@ func markdownLinks(t *testing.T, src []byte) []string {
 // run's totals, the same as the summary's region table: same regions, same
 // totals, launches and shares.
 func TestRecordedRunsRegionsAgree(t *testing.T) {
+	t.Parallel()
 	runs, err := filepath.Glob("fixtures/runs/*")
 	require.NoError(t, err)
 	for _, src := range runs {
@@ -290,6 +293,7 @@ func TestRecordedRunsRegionsAgree(t *testing.T) {
 // figures torch.profiler wrote in a separate plain run of the same
 // workload. Phases within 3 %, the top 5 kernels within 5 %, launches equal.
 func TestRecordedCUPTIRunsAgreeWithOracle(t *testing.T) {
+	t.Parallel()
 	runs, err := filepath.Glob("fixtures/runs/cupti-*")
 	require.NoError(t, err)
 	require.NotEmpty(t, runs, "recorded CUPTI runs")

@@ -30,6 +30,7 @@ const summarySchema = "docs/summary.schema.json"
 // recorded run's summary.json validates against it, and a summary with a
 // key the contract lacks, or a number where a list belongs, does not.
 func TestSummarySchema(t *testing.T) {
+	t.Parallel()
 	doc := schemaDoc()
 	made, err := json.MarshalIndent(doc, "", "  ")
 	require.NoError(t, err)

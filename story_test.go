@@ -176,6 +176,7 @@ func checkStory(t *testing.T, s *facts.Summary) {
 // 5 % too; the launch-bound pair's wall times follow each process's host
 // speed, which differed by a quarter between them.
 func TestAutoRangesMatchHandRanges(t *testing.T) {
+	t.Parallel()
 	read := func(run string) facts.Summary {
 		var s facts.Summary
 		require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(rebuiltCopy(t, run), rundir.SummaryJSON)), &s))
@@ -227,6 +228,7 @@ func TestAutoRangesMatchHandRanges(t *testing.T) {
 // and the other outputs are still made. (An override winning over the
 // file: TestProgramFactsUnderTheProfile, package summary.)
 func TestProgramModelFacts(t *testing.T) {
+	t.Parallel()
 	const src = "fixtures/runs/h200-generate-gpu-auto"
 	var s facts.Summary
 	rebuilt := rebuiltCopy(t, src)
@@ -299,6 +301,7 @@ func TestCuptiRunStandsInForStage1(t *testing.T) {
 // phase. Its TTFT is within 25 %: an inferred prefill, as each inferred
 // step, holds its token's sampling, which those ranges leave out.
 func TestInferredPhasesTellTheStory(t *testing.T) {
+	t.Parallel()
 	const src = "fixtures/runs/h200-generate-auto-ranges"
 	dir := synth.Run(t, src, synth.StripNVTX())
 	_, err := harness.Report(dir, harness.ReportOptions{})
@@ -328,6 +331,7 @@ func TestInferredPhasesTellTheStory(t *testing.T) {
 // finds as many prefills and decode steps as the program ran, says they
 // were inferred, and tells one story with them.
 func TestInferredCppDecodeLoop(t *testing.T) {
+	t.Parallel()
 	dir := rebuiltCopy(t, "fixtures/runs/h200-cpp-decode-loop")
 	var s facts.Summary
 	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))

@@ -216,6 +216,7 @@ func readFile(t *testing.T, path string) string {
 // generated tokens made "MFU is 1.05e+30%"; an MFU over 100 % of the GPU's
 // peak is no MFU: the summary says why it has none.
 func TestImplausibleMFURefused(t *testing.T) {
+	t.Parallel()
 	dir := synth.Run(t, "../fixtures/runs/tiny-llama", synth.EditJSON("tokens-2e62", "stage1/report.json", func(m map[string]any) error {
 		m["tokens"].(map[string]any)["generated"] = int64(1) << 62
 		return nil
@@ -238,6 +239,7 @@ func TestImplausibleMFURefused(t *testing.T) {
 // falls back to the deep pass's sample for its kernels, and the summary
 // says so where it gives the kernel time (it had said "ncu timing pass").
 func TestFallbackSourceNamed(t *testing.T) {
+	t.Parallel()
 	r := rebuilt(t, synth.Run(t, recordedCupti, synth.Remove("timeline/cupti/cupti-564.tsv.gz")))
 	assert.Contains(t, r.findings, "the deep pass's sample of launches")
 	assert.NotContains(t, r.findings, "ncu timing pass")
@@ -247,6 +249,7 @@ func TestFallbackSourceNamed(t *testing.T) {
 // opens its summary with what failed, and that the figures cover only what
 // ran before; summary.json says it too.
 func TestProgramFailureSaidFirst(t *testing.T) {
+	t.Parallel()
 	reason := "timeline-cupti: python3 was killed by SIGKILL (sent by the kernel's out-of-memory killer, a scheduler's limit or a timeout: check dmesg and the job's memory limit): iteration 4 of 6"
 	dir := synth.Run(t, smallCupti, synth.EditJSON("killed", rundir.ManifestJSON, func(m map[string]any) error {
 		m["status"], m["reason"] = "partial", reason
@@ -268,6 +271,7 @@ func TestProgramFailureSaidFirst(t *testing.T) {
 // partial, and its summary says first what killed it and that the figures
 // cover the 4 iterations it recorded.
 func TestRecordedKilledProgram(t *testing.T) {
+	t.Parallel()
 	dir := synth.Run(t, "../fixtures/runs/h200-killed-sigkill")
 	r := rebuilt(t, dir)
 	assert.Equal(t, "partial", r.manifest.Status)
@@ -314,6 +318,7 @@ func TestNamedPipesRefusedAtOnce(t *testing.T) {
 // made earlier from a source that now fails" stayed in the manifest for
 // ever; the next rebuild, its source mended, drops it.
 func TestRemovedNoteDescribesOneRebuild(t *testing.T) {
+	t.Parallel()
 	dir := synth.Run(t, smallCupti)
 	rebuilt(t, dir)
 	cfg := filepath.Join(dir, rundir.ConfigYAML)

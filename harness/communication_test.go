@@ -39,6 +39,7 @@ func rankRecords(pid, dev int, kernels ...[2]int) string {
 // summary.json and a Communication section in the stakeholder summary,
 // with a finding.
 func TestCommunicationSection(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "tp2", t0)
 	require.NoError(t, err)
 	// Rank 0: compute 101-105 and 106-108 ms (6 ms), all-reduce 104-107

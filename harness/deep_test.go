@@ -40,6 +40,7 @@ func deepRun(tb testing.TB, nest int) string {
 // launches ran deeper; the report's regions stop at that depth, and a
 // deeper range's path in the trace says how many levels it leaves out.
 func TestDeepNesting(t *testing.T) {
+	t.Parallel()
 	dir := deepRun(t, 200)
 	_, err := harness.Report(dir, harness.ReportOptions{})
 	require.NoError(t, err)

@@ -24,6 +24,7 @@ var facade = map[string][]string{
 // nothing of this module but harness, in every file whatever its
 // build tags and GOOS (tests aside).
 func TestFacadeIsTheOneDoor(t *testing.T) {
+	t.Parallel()
 	graph := moduleImports(t, "..")
 	for pkg, allowed := range facade {
 		require.Contains(t, graph, pkg)
@@ -36,6 +37,7 @@ func TestFacadeIsTheOneDoor(t *testing.T) {
 // TestFacadeRefusesAnInternalImport: the check above fails a command that
 // imports an internal package.
 func TestFacadeRefusesAnInternalImport(t *testing.T) {
+	t.Parallel()
 	graph := map[string][]string{"cmd/deepprof": {"harness", "internal/rundir"}}
 	var bad []string
 	for _, imp := range graph["cmd/deepprof"] {
@@ -52,6 +54,7 @@ func TestFacadeRefusesAnInternalImport(t *testing.T) {
 // program of another module: a type of an internal package only through
 // an alias harness declares (harness.Summary).
 func TestFacadeTypes(t *testing.T) {
+	t.Parallel()
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}
 	pkgs, err := packages.Load(cfg, "./harness", "./deepproftest")
 	require.NoError(t, err)
@@ -86,6 +89,7 @@ func aliased(pkg *types.Package) map[*types.TypeName]bool {
 // TestFacadeTypesFindAnInternalType: the check finds an internal type
 // behind an alias, in a field, a result and a method.
 func TestFacadeTypesFindAnInternalType(t *testing.T) {
+	t.Parallel()
 	internal := types.NewPackage(module+"/internal/rundir", "rundir")
 	run := types.NewNamed(types.NewTypeName(0, internal, "Run", nil), types.NewStruct(nil, nil), nil)
 	pkg := types.NewPackage(module+"/harness", "harness")
@@ -187,6 +191,7 @@ func internalTypes(pkg *types.Package, nameable map[*types.TypeName]bool) []stri
 // TestSessionPreparesItself: a Session's methods prepare it when their
 // caller did not (no nil session underneath).
 func TestSessionPreparesItself(t *testing.T) {
+	t.Parallel()
 	s, err := harness.NewProfile(harness.ProfileOptions{ProfilesDir: "../profiles", NoPreflight: true,
 		Overrides: []string{"run.id=plan", "ncu.path=/usr/local/cuda/bin/ncu", "run.root=" + t.TempDir()}})
 	require.NoError(t, err)
@@ -200,6 +205,7 @@ func TestSessionPreparesItself(t *testing.T) {
 // TestProfileOptionErrors: a key of the command line that does not exist
 // is the caller's mistake (an OptionError), said with the key.
 func TestProfileOptionErrors(t *testing.T) {
+	t.Parallel()
 	_, err := harness.NewProfile(harness.ProfileOptions{ProfilesDir: "../profiles", Overrides: []string{"ncu.lauch_count=3"}})
 	var oe *harness.OptionError
 	require.ErrorAs(t, err, &oe)

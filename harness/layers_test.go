@@ -46,6 +46,7 @@ var layers = [][]string{
 // TestLayers holds every package of the module (its non-test imports) to
 // layers, the way Go's own go/build/deps_test.go holds the standard library.
 func TestLayers(t *testing.T) {
+	t.Parallel()
 	graph := moduleImports(t, "..")
 	require.Contains(t, graph, "harness", "the walk finds the module's packages")
 	for _, err := range checkLayers(layers, graph) {
@@ -56,6 +57,7 @@ func TestLayers(t *testing.T) {
 // TestLayersRefuseAnUpwardImport: the check fails an import of a higher
 // layer, one of the same layer and a package that is in no layer.
 func TestLayersRefuseAnUpwardImport(t *testing.T) {
+	t.Parallel()
 	graph := map[string][]string{
 		"internal/model":   {"internal/render"},  // up
 		"internal/kernels": {"internal/regions"}, // sideways
@@ -161,6 +163,7 @@ func moduleImports(t *testing.T, root string) map[string][]string {
 // only for another system (here //go:build windows, and a _plan9 file) is
 // read and refused like any other.
 func TestLayersReadEveryGOOS(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write := func(rel, src string) {
 		p := filepath.Join(root, filepath.FromSlash(rel))

@@ -18,6 +18,7 @@ import (
 // recorded run's. Without the lock, one failed on a vanished temporary file
 // or removed the other's region reports.
 func TestConcurrentReports(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(smallCupti)))
 	for round := range 2 {

@@ -25,6 +25,7 @@ const recordedOneEach = "../fixtures/runs/h100-tiny-llama-one-each"
 // to a third where the invocation fell on the lighter one; the kernels
 // profiled hold the 85 % the plan asked.
 func TestRecordedOneLaunchEach(t *testing.T) {
+	t.Parallel()
 	dir := synth.Run(t, recordedOneEach)
 	r := rebuilt(t, dir)
 	assert.Equal(t, "complete", r.manifest.Status)

@@ -32,6 +32,7 @@ var formats = []string{"github.com/llm-perf-opt/deepprof/internal/model.Decimals
 // of them) or choose a number's format. One that gives a number or a bool
 // is a fact the analysis must hold instead.
 func TestRenderComputesNothing(t *testing.T) {
+	t.Parallel()
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax, Dir: ".."}
 	pkgs, err := packages.Load(cfg, "./internal/render")
 	require.NoError(t, err)
@@ -69,6 +70,7 @@ func TestRenderComputesNothing(t *testing.T) {
 // itself; what they render comes from package facts (and the timeline's
 // records, for the trace).
 func TestRenderImportsNoAnalysis(t *testing.T) {
+	t.Parallel()
 	graph := moduleImports(t, "..")
 	require.Contains(t, graph, "internal/render")
 	var bad []string
@@ -86,6 +88,7 @@ func TestRenderImportsNoAnalysis(t *testing.T) {
 // (decoding JSON aside); one that gives a number or a decision is the
 // analysis's to make, and belongs in an analysis package.
 func TestFactsComputeNothing(t *testing.T) {
+	t.Parallel()
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}
 	pkgs, err := packages.Load(cfg, "./internal/facts")
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 // summary names the ranks as the launcher numbered them, and the oracle
 // check passes.
 func TestRecordedRanksKeptApart(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		run      string
 		machines int

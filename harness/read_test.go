@@ -27,6 +27,7 @@ import (
 // program with no range (inferred phases), of an automatic-ranges program
 // and of two ranks.
 func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
+	t.Parallel()
 	at := func() time.Time { return time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC) }
 	for _, name := range []string{"h200-default-tiny-llama", "h200-cpp-decode-loop", "h200-generate-gpu-auto", "h100x2-two-nodes-merged"} {
 		t.Run(name, func(t *testing.T) {

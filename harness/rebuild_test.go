@@ -33,6 +33,7 @@ func copyFixture(t *testing.T, run *rundir.Run, fixture, rel string) {
 // pass: the basic raw page; the deep pass: the roofline pages) and rebuilds
 // every derived file from them, as `deepprof report MAIN` does.
 func TestRebuild(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "run", t0)
 	require.NoError(t, err)
 	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", rundir.NcuTimingRaw)
@@ -63,6 +64,7 @@ func TestRebuild(t *testing.T) {
 // TestRebuildEmptyRun: nothing to read is not a crash: the manifest and
 // report.md say what is missing and why.
 func TestRebuildEmptyRun(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "empty", t0)
 	require.NoError(t, err)
 	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
@@ -79,6 +81,7 @@ func TestRebuildEmptyRun(t *testing.T) {
 // TestRebuildBadExport: a malformed export gives a positioned error, and the
 // outputs it feeds are marked missing with that error.
 func TestRebuildBadExport(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "bad", t0)
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.NcuRaw), []byte("==PROF== Disconnected from process 1\n")))
@@ -97,6 +100,7 @@ func TestRebuildBadExport(t *testing.T) {
 // missing and removed, and the run is no longer complete; the next
 // rebuild that succeeds makes them, and the run complete, again.
 func TestRebuildSummaryFails(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "run", t0)
 	require.NoError(t, err)
 	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", rundir.NcuTimingRaw)

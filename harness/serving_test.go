@@ -17,6 +17,7 @@ import (
 // and MBU are what a hand computation from the workload report's own facts
 // and the H200's datasheet bandwidth (4.8 TB/s) gives.
 func TestServingFiguresByHand(t *testing.T) {
+	t.Parallel()
 	dir := synth.Run(t, "../fixtures/runs/llama3-8b-roofline")
 	rebuilt(t, dir)
 	var rep struct {

@@ -20,6 +20,7 @@ import (
 )
 
 func TestInProcessOverheadIsTheMedianOfPairs(t *testing.T) {
+	t.Parallel()
 	o := newInProcess("m", []float64{12, 24, 30}, []float64{10, 20, 10})
 	require.NotNil(t, o)
 	assert.Equal(t, 24.0, o.OnMS)
@@ -33,6 +34,7 @@ func TestInProcessOverheadIsTheMedianOfPairs(t *testing.T) {
 }
 
 func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
+	t.Parallel()
 	section := func(o render.CuptiOverhead) string {
 		return render.CuptiSection(&render.CuptiFacts{Overhead: &o})
 	}
@@ -59,6 +61,7 @@ func TestOverheadTextSaysWhichMeasureItIs(t *testing.T) {
 // NVTX ranges: each range name a stage, each instance a repeat, nested
 // ranges under their parent.
 func TestStagesFromNVTX(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "byo", t0)
 	require.NoError(t, err)
 	b, err := os.ReadFile("../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
@@ -89,6 +92,7 @@ func TestStagesFromNVTX(t *testing.T) {
 // and the child it execs, each with prefill, layer0, decode_all and two
 // decode_steps) pools each range's instances and keeps each process's.
 func TestStagesPerProcess(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Open("../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
 	rep, err := readCuptiStages(run, "", settings{})
@@ -111,6 +115,7 @@ func TestStagesPerProcess(t *testing.T) {
 // child's launches of one configuration are what ncu counts before the
 // parent's first. One process has nothing earlier.
 func TestProcessesOf(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Open("../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
 	top, err := processesOf(run, []string{"scale_kernel", "add_kernel"})
@@ -142,6 +147,7 @@ func TestProcessesOf(t *testing.T) {
 // The pooled stage leaves each process's warm-up out: laid end to end,
 // the warm-up rule would see only the first process's. SYNTHETIC numbers.
 func TestPooledWarmups(t *testing.T) {
+	t.Parallel()
 	a := workload.ProcessMS{ProcessID: 1, MS: []float64{50, 1, 1, 1, 1}}
 	b := workload.ProcessMS{ProcessID: 2, MS: []float64{50, 1, 1, 1, 1}}
 	rep := &workload.Report{Stages: map[string]workload.ReportStage{"step": {Processes: []workload.ProcessMS{a, b}}}}
@@ -151,6 +157,7 @@ func TestPooledWarmups(t *testing.T) {
 
 // TestNoNVTXSaysHowToAddRanges: a recording with kernels and no range.
 func TestNoNVTXSaysHowToAddRanges(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "bare", t0)
 	require.NoError(t, err)
 	var lines []string
@@ -179,6 +186,7 @@ func must[T any](v T, err error) T {
 // projector under prefill, and stage 1's two whole runs; another domain
 // is timed only when nvtx.domain names it.
 func TestStagesOfTheProgramsDomain(t *testing.T) {
+	t.Parallel()
 	run, err := rundir.Open("../fixtures/runs/any-vlm-qwen2-vl")
 	require.NoError(t, err)
 	rep, err := readCuptiStages(run, "", settings{})
@@ -226,6 +234,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 // all-reduce outside it: only the communication kernels inside the phases
 // count, by the device that ran them.
 func TestCollectivesByDevice(t *testing.T) {
+	t.Parallel()
 	rec := func(pid, dev int) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "#deepprof-cupti/1\tpid=%d\tppid=1\tcupti_api=1\tcuda_driver=2\tstart_ns=1000\texe=/usr/bin/python3\n", pid)

@@ -16,6 +16,7 @@ import (
 // command's prefix completes to the command, a flag's to the flag, the
 // completion command to its shells. An unknown shell is a usage error.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash here")

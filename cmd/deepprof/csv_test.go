@@ -18,6 +18,7 @@ import (
 // regions --format csv reads back with a row a region of each scope and
 // of the aggregate.
 func TestCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../fixtures/ncu/*/raw.csv")
 	require.NoError(t, err)
 	runs, err := filepath.Glob("../../fixtures/runs/*/ncu/raw.csv.gz")
@@ -77,6 +78,7 @@ func TestCSVRoundTrip(t *testing.T) {
 // baseline reads back through encoding/csv with a row a compared stage,
 // kernel and region, each side's value the JSON output's, unrounded.
 func TestDiffCSV(t *testing.T) {
+	t.Parallel()
 	args := []string{"../../golden/perf/tiny-llama.json", "../../fixtures/runs/tiny-llama"}
 	out, _, err := runCmd(append([]string{"diff", "--format", "csv"}, args...), "")
 	require.NoError(t, err)

@@ -27,6 +27,7 @@ const (
 // directory prints as TMP.
 // Regenerate with: go test ./cmd/deepprof -run TestDiffBaselineGoldens -update
 func TestDiffBaselineGoldens(t *testing.T) {
+	t.Parallel()
 	var tmp []string
 	mk := func(edits ...synth.Edit) string {
 		dir := synth.Run(t, tinyRun, edits...)
@@ -98,6 +99,7 @@ func TestDiffBaselineGoldens(t *testing.T) {
 // TestDiffRecordedMFU: the recorded runs have summary.json with MFU, and
 // deepprof diff of a run with itself prints each figure it has as unchanged.
 func TestDiffRecordedMFU(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{tinyRun, llamaRun, gpt2Run} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			rec := synth.Read(t, dir)
@@ -128,6 +130,7 @@ func TestDiffRecordedMFU(t *testing.T) {
 }
 
 func TestDiffExitStatus(t *testing.T) {
+	t.Parallel()
 	// A SYNTHETIC run: llama3-8b with its fourth kernel 1.2x slower.
 	k := synth.Read(t, llamaRun).Kernels[3]
 	slowed := synth.Run(t, llamaRun, synth.ScaleKernel(3, 1.2))
@@ -163,6 +166,7 @@ func TestDiffExitStatus(t *testing.T) {
 }
 
 func TestParseThreshold(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]float64{"5%": 0.05, "0.05": 0.05, "12.5%": 0.125, "0": 0, "0%": 0, "150%": 1.5, " 10 % ": 0.1, ".2": 0.2} {
 		got, err := parseThreshold(in)
 		require.NoError(t, err, in)
@@ -180,6 +184,7 @@ func TestParseThreshold(t *testing.T) {
 // kernel) is printed escaped in diff's regression message, never raw: a
 // terminal would reorder the message, or start a new line in it.
 func TestDiffHiddenRunes(t *testing.T) {
+	t.Parallel()
 	name := synth.Read(t, llamaRun).Kernels[3].Name + "\u202e\x00\ndeepprof: all good"
 	a := synth.Run(t, llamaRun, synth.RenameKernel(3, name))
 	b := synth.Run(t, llamaRun, synth.RenameKernel(3, name), synth.ScaleKernel(3, 1.2))
@@ -201,6 +206,7 @@ func TestDiffHiddenRunes(t *testing.T) {
 // --allow-mismatch: a sample against every launch read as a -98 %
 // "improvement", another prompt length as a +99 % MFU.
 func TestDiffRefusesOtherShapes(t *testing.T) {
+	t.Parallel()
 	longer := synth.Run(t, tinyRun, synth.EditJSON("prompt-128", "stage1/report.json", func(m map[string]any) error {
 		m["tokens"].(map[string]any)["prompt"] = 128
 		return nil

@@ -11,6 +11,7 @@ import (
 // for every command; an unknown one is a usage error with the closest
 // name; version --help says what version does.
 func TestHelpPerCommand(t *testing.T) {
+	t.Parallel()
 	for _, c := range commands() {
 		want, _, err := runCmd([]string{c.name, "--help"}, "")
 		require.NoError(t, err, c.name)
@@ -41,6 +42,7 @@ func TestHelpPerCommand(t *testing.T) {
 // TestUsageWords: a mistyped format gets the closest one; one argument is
 // "1 argument".
 func TestUsageWords(t *testing.T) {
+	t.Parallel()
 	_, _, err := runCmd([]string{"kernels", "--format", "jsn", "x"}, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `(did you mean "json"?)`)
@@ -54,6 +56,7 @@ func TestUsageWords(t *testing.T) {
 // TestHelpWithoutFlags: a command with no flags gets no empty "Flags:"
 // heading; one with flags gets it.
 func TestHelpWithoutFlags(t *testing.T) {
+	t.Parallel()
 	out, _, err := runCmd([]string{"completion", "--help"}, "")
 	require.NoError(t, err)
 	assert.NotContains(t, out, "Flags:")

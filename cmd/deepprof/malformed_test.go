@@ -30,6 +30,7 @@ import (
 // status and the first line of the error: never 0, never a panic, and a
 // position where the input has one.
 func TestMalformedCorpus(t *testing.T) {
+	t.Parallel()
 	bin, err := exec.LookPath("deepprof")
 	require.NoError(t, err)
 	const raw = "../../fixtures/ncu/h200-llama-decode-basic/raw.csv"

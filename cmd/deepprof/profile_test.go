@@ -18,6 +18,7 @@ import (
 // TestProfileVerdict: what deepprof profile prints when done, and how it
 // exits, for each way a run ends.
 func TestProfileVerdict(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		mark    func(*rundir.Run)
@@ -69,6 +70,7 @@ func TestProfileVerdict(t *testing.T) {
 // an escape sequence is shown escaped in the dry run, so it cannot print a
 // line that looks like one of the plan's (here, a fake argv line).
 func TestDryRunEscapesControlCharacters(t *testing.T) {
+	t.Parallel()
 	out, _, err := runCmd([]string{"profile", "--dry-run", "--no-preflight", "--profiles", profilesDir(t),
 		"+workload.env.MINE=x\n   argv: /bin/rm -rf /\x1b[2J", "--", "my-program", "a\nb"}, "")
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 // column cut), and on one of 200 the table is as wide as its names need
 // (113 cells here), within 200.
 func TestWidthUnderATerminal(t *testing.T) {
+	t.Parallel()
 	const export = "../../fixtures/runs/cupti-llama3-8b-4l/ncu/raw.csv.gz"
 	widest := map[int]int{}
 	for _, cols := range []int{80, 200} {
@@ -56,6 +57,7 @@ func TestWidthUnderATerminal(t *testing.T) {
 // TestDefaultFormat (issue 38): with no --format, tables are plain text,
 // into a pipe too; Markdown only into a file named *.md.
 func TestDefaultFormat(t *testing.T) {
+	t.Parallel()
 	var buf strings.Builder
 	f, err := tableFormat("", &buf)
 	require.NoError(t, err)

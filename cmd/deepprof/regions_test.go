@@ -21,6 +21,7 @@ func runCmd(args []string, stdin string) (string, string, error) {
 }
 
 func TestRegionsCommand(t *testing.T) {
+	t.Parallel()
 	out, _, err := runCmd([]string{"regions", "--format", "json", "--kernel-include", "add", "--include", "^prefill", twoproc}, "")
 	require.NoError(t, err)
 	var rep struct {
@@ -53,6 +54,7 @@ func TestRegionsCommand(t *testing.T) {
 }
 
 func TestRegionsCommandOut(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ncu", "regions")
 	out, _, err := runCmd([]string{"regions", "--out", dir, twoproc}, "")
 	require.NoError(t, err)
@@ -64,6 +66,7 @@ func TestRegionsCommandOut(t *testing.T) {
 }
 
 func TestRegionsCommandErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		code int

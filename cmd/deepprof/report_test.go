@@ -15,6 +15,7 @@ import (
 )
 
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
 	main := filepath.Join(t.TempDir(), "20261121T230000Z-abcdef")
 	require.NoError(t, os.CopyFS(main, os.DirFS(tinyRun)))
@@ -45,6 +46,7 @@ func TestReportCommand(t *testing.T) {
 // one like /tmp, exits 2 with one line saying what is missing, and writes
 // nothing into it.
 func TestReportRefusesNonRunDirectory(t *testing.T) {
+	t.Parallel()
 	likeTmp := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(likeTmp, "notes.txt"), []byte("x"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(likeTmp, "systemd-private-1"), 0o700))
@@ -81,6 +83,7 @@ func listTree(t *testing.T, dir string) []string {
 // rebuilt with other settings (the numbers would change): the error names
 // the file and line and says what to do, and nothing is written.
 func TestReportBadConfig(t *testing.T) {
+	t.Parallel()
 	main := filepath.Join(t.TempDir(), "run")
 	require.NoError(t, os.MkdirAll(filepath.Join(main, "ncu"), 0o755))
 	raw, err := os.ReadFile(twoproc)
@@ -102,6 +105,7 @@ func TestReportBadConfig(t *testing.T) {
 // was killed) is rebuilt, and deepprof report says it is partial, with the
 // session's reason, and exits 1: its numbers are not the whole program's.
 func TestReportOfAKilledRun(t *testing.T) {
+	t.Parallel()
 	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
 	main := filepath.Join(t.TempDir(), "killed")
 	require.NoError(t, os.CopyFS(main, os.DirFS("../../fixtures/runs/h200-killed-sigkill")))

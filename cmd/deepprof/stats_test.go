@@ -27,6 +27,7 @@ import (
 // golden/cli/report-synthetic-decode-warmup.stakeholder_summary.md.
 // Regenerate with: go test ./cmd/deepprof -run TestOneStatistic -update
 func TestOneStatistic(t *testing.T) {
+	t.Parallel()
 	dir := synth.Run(t, tinyRun, synth.ScaleRepeat("decode", 0, 10))
 	rec := synth.Read(t, dir)
 	require.Len(t, rec.Stages["decode"], 3)

@@ -16,6 +16,7 @@ import (
 // --help go to standard output, nothing to standard error, and no line is
 // wider than helpWidth (120) columns.
 func TestHelpFitsTheTerminal(t *testing.T) {
+	t.Parallel()
 	argvs := [][]string{{"help"}}
 	for _, c := range commands() {
 		argvs = append(argvs, []string{c.name, "--help"})
@@ -34,6 +35,7 @@ func TestHelpFitsTheTerminal(t *testing.T) {
 // TestVersion: deepprof --version and deepprof version print one line
 // naming deepprof and the Go toolchain, exit 0.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	for _, a := range []string{"--version", "version", "-version"} {
 		var out, errOut bytes.Buffer
 		require.NoError(t, run([]string{a}, nil, &out, &errOut))
@@ -47,6 +49,7 @@ func TestVersion(t *testing.T) {
 // command, with one line on stderr that starts "deepprof:" and says what
 // to run; an unknown command or flag gets the closest one.
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		argv []string
 		want string
@@ -76,6 +79,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 // (render.TextWidth): tables cut their widest name column, paragraphs and
 // list items wrap.
 func TestTextFitsTheTerminal(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../fixtures/ncu/*/raw.csv")
 	require.NoError(t, err)
 	more, err := filepath.Glob("../../fixtures/ncu/*/details.csv")
