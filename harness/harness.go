@@ -41,7 +41,7 @@ func Report(dir string, o ReportOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{run}, reportRun(run, o, nil)
+	return &Run{run}, reportRun(run, o, nil, nil)
 }
 
 // ManifestError is Report's error when the manifest could not be
@@ -62,14 +62,15 @@ func (e *NotRebuiltError) Unwrap() error { return e.Err }
 // reportRun rebuilds run's derived files with the run's own settings
 // (config.yaml; the defaults when it has none), then writes its manifest
 // once, given the CUPTI timeline already read of the run's record files
-// (nil: none; settings.read). A run rebuilt in part says why in its
-// report.md; the error says what failed.
-func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline) error {
+// (nil: none; settings.read) and what waits for the trace of it already
+// begun (nil: none; settings.traced). A run rebuilt in part says why in
+// its report.md; the error says what failed.
+func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline, traced func() error) error {
 	// One writer at a time (a second deepprof report, a session): two
 	// rebuilds at once would remove each other's files.
 	lock, err := rundir.LockRun(run.Dir)
 	if err != nil {
-		return &NotRebuiltError{err}
+		return &NotRebuiltError{errors.Join(err, wait(traced))}
 	}
 	defer lock.Unlock()
 	if o.Now == nil {
@@ -77,14 +78,14 @@ func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline) error 
 	}
 	cfg, err := reportConfig(run)
 	if err != nil {
-		return &NotRebuiltError{err}
+		return &NotRebuiltError{errors.Join(err, wait(traced))}
 	}
 	if o.TopN != nil {
 		cfg.TopN = *o.TopN
 	}
-	cfg.read = read
+	cfg.read, cfg.traced = read, traced
 	if err := run.WriteRebuildStarted(); err != nil {
-		return &NotRebuiltError{err}
+		return &NotRebuiltError{errors.Join(err, wait(traced))}
 	}
 	rerr := rebuild(run, cfg)
 	if err := run.WriteRebuiltManifest(o.Now()); err != nil {
@@ -168,7 +169,7 @@ func Merge(out string, dirs []string, o ReportOptions) (*Merged, error) {
 		return nil, errors.Join(err, run.WriteManifest(o.Now()))
 	}
 	m := &Merged{Run: &Run{run}, Files: len(plan.Files), Ranks: plan.Ranks()}
-	return m, reportRun(run, o, nil)
+	return m, reportRun(run, o, nil, nil)
 }
 
 // mergePlan plans the merge of dirs, each a node's run of one run.

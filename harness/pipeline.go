@@ -36,6 +36,12 @@ const removedNote = "rebuild: removed "
 // outputs "missing" in the manifest, with the reason; the other outputs
 // are still made.
 func rebuild(run *rundir.Run, cfg settings) error {
+	if cfg.traced != nil {
+		// A trace begun before the rebuild ends its write first: the
+		// committer sweeps the staging folder its temporary file is in.
+		err := cfg.traced()
+		cfg.traced = func() error { return err }
+	}
 	c := &committer{run: run}
 	c.prepare()
 	in := load(run, cfg)
@@ -327,12 +333,22 @@ func timelineOutputs(res *result) []output {
 // made) while the analyses and the other files are made: it reads only the
 // timeline, which nothing changes once load has read it. The returned func
 // waits for the write and gives its error, recorded by the committer in its
-// turn; it does nothing for a run with no timeline.
+// turn; it does nothing for a run with no timeline, and takes the trace
+// the session began of this timeline (settings.traced).
 func startTrace(run *rundir.Run, in *inputs) func() error {
 	if !in.cupti || in.tlErr != nil {
 		return func() error { return nil }
 	}
-	tl := in.tl
+	if in.cfg.traced != nil && in.tl == in.cfg.read {
+		return in.cfg.traced // written of this timeline before the rebuild
+	}
+	return writeTrace(run, in.tl)
+}
+
+// writeTrace starts writing run's trace of tl and returns what waits for
+// the write and gives its error (session.StartTrace: a session begins it
+// as its deep pass starts).
+func writeTrace(run *rundir.Run, tl *timeline.Timeline) func() error {
 	done := make(chan error, 1)
 	go func() {
 		done <- run.WriteStream(rundir.TimelineTrace, func(w io.Writer) error { return render.TraceGzip(w, tl) })

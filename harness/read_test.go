@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -22,10 +24,11 @@ import (
 
 // TestRebuildTakesTheSessionsTimeline (issue 36): the rebuild that ends a
 // session takes the timeline the session read of the run's records, after
-// the session's queries of it, and writes every file as a rebuild that
-// reads the records itself does. Recorded runs of one process, of a
-// program with no range (inferred phases), of an automatic-ranges program
-// and of two ranks.
+// the session's queries of it, and the trace of it begun while those ran
+// (session.StartTrace), and writes every file as a rebuild that reads the
+// records itself does. Recorded runs of one process, of a program with no
+// range (inferred phases), of an automatic-ranges program and of two
+// ranks.
 func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 	t.Parallel()
 	at := func() time.Time { return time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC) }
@@ -43,6 +46,12 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 			require.NoError(t, err)
 			tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 			require.NoError(t, err)
+			cfg, err := config.Parse(run.Path(rundir.ConfigYAML))
+			require.NoError(t, err)
+			traced := beginTrace(run, cfg, tl)
+			// Begun but where the rebuild infers the phases of a program
+			// that opened no range: the trace then shows them.
+			assert.Equal(t, name != "h200-cpp-decode-loop", traced != nil, "trace begun")
 			// What the session asks of it before the rebuild.
 			all := func(*model.Launch) bool { return true }
 			tab, err := phases.KernelTable(tl, rundir.TimelineCupti, all)
@@ -55,7 +64,7 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 			phases.SameTopLaunches(tl, names)
 			phases.Targets(tl, names, all)
 			phases.ProfiledRanges(tl, []string{"prefill", "decode"}, "", model.Names{})
-			require.NoError(t, reportRun(run, ReportOptions{Now: at}, tl))
+			require.NoError(t, reportRun(run, ReportOptions{Now: at}, tl, traced))
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(fresh, func(p string, d fs.DirEntry, err error) error {
@@ -78,6 +87,47 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 			assert.Greater(t, n, 20)
 		})
 	}
+}
+
+// TestRebuildTakesTheTraceBegun: the rebuild takes the trace begun of its
+// timeline and does not write it again: a begun write that failed leaves
+// the trace missing, with that write's error, and the run partial.
+func TestRebuildTakesTheTraceBegun(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../fixtures/runs/h200-default-tiny-llama")))
+	require.NoError(t, os.Remove(filepath.Join(dir, rundir.TimelineTrace)))
+	run, err := rundir.Open(dir)
+	require.NoError(t, err)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+	require.NoError(t, err)
+	waited := 0
+	traced := func() error { waited++; return errors.New("the disk was full (a test)") }
+	err = reportRun(run, ReportOptions{}, tl, traced)
+	require.ErrorContains(t, err, "the disk was full (a test)")
+	assert.Equal(t, 1, waited)
+	assert.NoFileExists(t, filepath.Join(dir, rundir.TimelineTrace))
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusPartial, m.Status)
+	a, ok := m.Find(rundir.TimelineTrace)
+	require.True(t, ok)
+	assert.Equal(t, rundir.StatusMissing, a.Status)
+	assert.Contains(t, a.Reason, "the disk was full (a test)")
+
+	// Begun of another timeline (the records changed since): waited for,
+	// then written again of the rebuild's own.
+	again, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+	require.NoError(t, err)
+	waited = 0
+	require.NoError(t, reportRun(run, ReportOptions{}, tl, writeTraceCounted(run, again, &waited)))
+	assert.Equal(t, 1, waited)
+	assert.FileExists(t, filepath.Join(dir, rundir.TimelineTrace))
+}
+
+// writeTraceCounted is writeTrace, counting the waits for it.
+func writeTraceCounted(run *rundir.Run, tl *timeline.Timeline, n *int) func() error {
+	w := writeTrace(run, tl)
+	return func() error { *n++; return w() }
 }
 
 func unzip(t *testing.T, b []byte) []byte {

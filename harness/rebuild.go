@@ -10,6 +10,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -43,6 +44,10 @@ type settings struct {
 	// record files (the session's): the rebuild takes it instead of
 	// reading them again.
 	read *timeline.Timeline
+	// traced, when not nil, waits for the trace of read already begun
+	// (writeTrace) and gives its error: the rebuild takes that trace
+	// instead of writing it again.
+	traced func() error
 }
 
 // ConfigFor is how a run configured by cfg makes its derived files: its
@@ -127,19 +132,42 @@ func sampleRegions(run *rundir.Run, cfg settings) (*facts.RegionReport, error) {
 	return rep, nil
 }
 
-func init() { session.Rebuild = rebuildRead }
+func init() {
+	session.Rebuild = rebuildRead
+	session.StartTrace = beginTrace
+}
+
+// beginTrace is writeTrace for a session (session.StartTrace), where the
+// rebuild configured by cfg will write the trace of tl as it is; nil where
+// the rebuild first adds inferred phases to it (settings.InferPhases).
+func beginTrace(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) func() error {
+	dc, err := settingsFor(cfg)
+	if err != nil || dc.InferPhases && phases.WouldInfer(tl, dc.Domain) {
+		return nil
+	}
+	return writeTrace(run, tl)
+}
 
 // rebuildRead rebuilds every derived file of run as configured by cfg,
 // given the CUPTI timeline already read of the run's record files (nil:
-// none): a session's last step, registered as session.Rebuild and given
-// the timeline the session read.
-func rebuildRead(run *rundir.Run, cfg *config.Config, read *timeline.Timeline) error {
+// none) and what waits for the trace of it already begun (nil: none): a
+// session's last step, registered as session.Rebuild and given the
+// timeline the session read.
+func rebuildRead(run *rundir.Run, cfg *config.Config, read *timeline.Timeline, traced func() error) error {
 	dc, err := settingsFor(cfg)
 	if err != nil {
-		return err
+		return errors.Join(err, wait(traced))
 	}
-	dc.read = read
+	dc.read, dc.traced = read, traced
 	return rebuild(run, dc)
+}
+
+// wait is traced's error, or nil where there is none to wait for.
+func wait(traced func() error) error {
+	if traced == nil {
+		return nil
+	}
+	return traced()
 }
 
 // WriteRegionsOut writes the region report rep into dir, a user's folder

@@ -51,7 +51,7 @@ const (
 // why none were; found says some were.
 func InferPhases(tl *timeline.Timeline, domain string) (notes []string, found bool) {
 	for _, p := range tl.Processes {
-		if len(p.Kernels) == 0 || slices.ContainsFunc(p.Ranges, func(r *timeline.Range) bool { return r.Kind == timeline.PushPop && r.Domain == domain }) {
+		if !inferable(p, domain) {
 			continue
 		}
 		note, ok := inferPhases(p, domain)
@@ -59,6 +59,19 @@ func InferPhases(tl *timeline.Timeline, domain string) (notes []string, found bo
 		found = found || ok
 	}
 	return notes, found
+}
+
+// WouldInfer reports whether InferPhases would look for phases in tl: a
+// process launched kernels but opened no push/pop range of domain. Where
+// it would not, InferPhases leaves tl as it is.
+func WouldInfer(tl *timeline.Timeline, domain string) bool {
+	return slices.ContainsFunc(tl.Processes, func(p *timeline.Process) bool { return inferable(p, domain) })
+}
+
+// inferable reports whether p launched kernels but opened no push/pop
+// range of domain.
+func inferable(p *timeline.Process, domain string) bool {
+	return len(p.Kernels) > 0 && !slices.ContainsFunc(p.Ranges, func(r *timeline.Range) bool { return r.Kind == timeline.PushPop && r.Domain == domain })
 }
 
 // decodeRun is one stretch of repeated steps, [start, end) in the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 
 	"github.com/stretchr/testify/assert"
@@ -382,4 +383,33 @@ func TestTimelineOnlyOfTheFilesRead(t *testing.T) {
 	assert.Nil(t, s.Timeline(other), "another run")
 	require.NoError(t, run.Write(rundir.TimelineCupti+"/cupti-2.tsv", []byte("#deepprof-cupti/1\tpid=2\tppid=0\tcupti_api=130001\tcuda_driver=13000\tstart_ns=1\texe=/x\n")))
 	assert.Nil(t, s.Timeline(run), "a file the session did not read")
+}
+
+// TestTraceBegunAsTheDeepPassStarts: the session begins the trace of its
+// CUPTI timeline once, as the deep pass starts (after every run it times),
+// and the rebuild takes it.
+func TestTraceBegunAsTheDeepPassStarts(t *testing.T) {
+	begin := StartTrace
+	t.Cleanup(func() { StartTrace = begin })
+	calls := 0
+	var before []string
+	StartTrace = func(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) func() error {
+		calls++
+		for _, st := range run.Manifest().Steps {
+			before = append(before, st.Name)
+		}
+		return begin(run, cfg, tl)
+	}
+	s := newSession(t, testConfig(t, t.TempDir()), cuptiFake())
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls)
+	assert.Equal(t, []string{"ncu-sections", "cupti-build", "timeline-cupti", "oracle-torch-profiler", "stage1"}, before)
+	m := run.Manifest()
+	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+	a, ok := m.Find(rundir.TimelineTrace)
+	require.True(t, ok)
+	assert.Equal(t, rundir.StatusComplete, a.Status)
+	assert.FileExists(t, run.Path(rundir.TimelineTrace))
 }

@@ -10,4 +10,4 @@ import (
 // registers (rebuild_test.go imports it: harness imports this package, so
 // only an external test file may). The tests' sessions leave Report nil,
 // and so rebuild with the timeline they read, as deepprof's do.
-func testRebuild(run *rundir.Run, cfg *config.Config) error { return Rebuild(run, cfg, nil) }
+func testRebuild(run *rundir.Run, cfg *config.Config) error { return Rebuild(run, cfg, nil, nil) }

@@ -91,6 +91,9 @@ type Session struct {
 		files []string
 		tl    *timeline.Timeline
 	}
+	// traced waits for the trace of read.tl that StartTrace began as the
+	// deep pass started (nil: none began).
+	traced func() error
 }
 
 // Step is one program the session runs, as the dry run prints it.
@@ -482,6 +485,17 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	return s.withDeadlines(steps), nil
 }
 
+// startTrace starts the trace of the session's CUPTI timeline
+// (StartTrace), once a session, where the session's last step is Rebuild.
+func (s *Session) startTrace(run *rundir.Run) {
+	if s.traced != nil || s.Report != nil || StartTrace == nil || Rebuild == nil {
+		return
+	}
+	if tl := s.Timeline(run); tl != nil {
+		s.traced = StartTrace(run, s.Cfg, tl)
+	}
+}
+
 // FormatPlan writes the dry run: each step's argv (quoted where needed),
 // environment additions, outputs and deadline.
 func FormatPlan(w io.Writer, steps []Step) error {
@@ -544,9 +558,18 @@ func (s *Session) logf(format string, args ...any) {
 // Rebuild rebuilds a run directory's derived files from its records, as
 // configured, taking the CUPTI timeline already read of them (nil: none):
 // a session's last step where its Report is nil, given the timeline the
-// session read (Session.Timeline). Package harness, which imports this
-// one, registers it.
-var Rebuild func(run *rundir.Run, cfg *config.Config, read *timeline.Timeline) error
+// session read (Session.Timeline) and what waits for the trace of it that
+// StartTrace began (nil: none began; its write ends before the rebuild
+// touches the run). Package harness, which imports this one, registers it.
+var Rebuild func(run *rundir.Run, cfg *config.Config, read *timeline.Timeline, traced func() error) error
+
+// StartTrace starts writing the run's trace of tl, the session's CUPTI
+// timeline, and returns what waits for the write and gives its error; nil
+// where the rebuild (as cfg configures it) will change tl before it writes
+// the trace. A session starts it as its deep pass starts, once the runs it
+// times are over: the trace, the longest of the rebuild's writes, is then
+// made while ncu profiles, not after it. Package harness registers it.
+var StartTrace func(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) (wait func() error)
 
 // Run runs the session into a new run directory and returns it. The run
 // directory and its manifest are written whatever happens; an error means
@@ -560,7 +583,7 @@ var Rebuild func(run *rundir.Run, cfg *config.Config, read *timeline.Timeline) e
 // the run ends there, partial, its reason saying which deadline to raise.
 func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 	now := s.now()
-	s.began, s.stepsDone = now(), 0
+	s.began, s.stepsDone, s.traced = now(), 0, nil
 	run, err := rundir.Create(s.Cfg.Run.Root, s.Cfg.Run.ID, now())
 	if err != nil {
 		return nil, err
@@ -590,7 +613,7 @@ func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 	case s.Report != nil:
 		derr = s.Report(run, s.Cfg)
 	case Rebuild != nil:
-		derr = Rebuild(run, s.Cfg, s.Timeline(run))
+		derr = Rebuild(run, s.Cfg, s.Timeline(run), s.traced)
 	default:
 		derr = errors.New("the session has no report step (Session.Report is nil, and no Rebuild is registered)")
 	}
@@ -861,6 +884,9 @@ func refused(findings []ncu.Finding) (ncu.Finding, bool) {
 func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool) error {
 	if ctx.Err() != nil {
 		return &stoppedError{step: st.Name()} // before it started
+	}
+	if st.ID == StepNcuDeep {
+		s.startTrace(run)
 	}
 	s.logf("%s: %s", st.Name(), strings.Join(st.Argv, " "))
 	var out bytes.Buffer
