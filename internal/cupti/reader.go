@@ -37,8 +37,8 @@ type Reader struct {
 
 	started bool
 	line    int
-	long    []byte // a line longer than the bufio buffer, assembled
-	fields  [][]byte
+	long    []byte     // a line longer than the bufio buffer, assembled
+	lp      lineParser // the header's and, read in sequence, the records'
 
 	hdr     *Header
 	end     *End
@@ -48,14 +48,14 @@ type Reader struct {
 	partial int // bytes of an unfinished last line
 	records int64
 
-	intern map[string]string
+	par *parallel // records parsed by workers (NewParallelReader); nil: in sequence
 }
 
 // NewReader returns a Reader of r, the records as text (OpenRecords, in
 // package timeline, takes a gzipped file apart first); name is used in
 // error messages.
 func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{name: name, in: r, intern: map[string]string{}}
+	return &Reader{name: name, in: r, lp: newLineParser(name)}
 }
 
 // Record is the current record. Each call to Scan returns a new one.
@@ -97,9 +97,29 @@ func (r *Reader) syntax(format string, args ...any) *SyntaxError {
 	return &SyntaxError{File: r.name, Line: r.line, Msg: fmt.Sprintf(format, args...)}
 }
 
+// lineParser parses record lines: a Reader's own, or one of a parallel
+// read's workers (each its own fields and interned strings).
+type lineParser struct {
+	name   string
+	line   int // the number of the line being parsed
+	fields [][]byte
+	intern map[string]string
+}
+
+func newLineParser(name string) lineParser {
+	return lineParser{name: name, intern: map[string]string{}}
+}
+
+func (r *lineParser) syntax(format string, args ...any) *SyntaxError {
+	return &SyntaxError{File: r.name, Line: r.line, Msg: fmt.Sprintf(format, args...)}
+}
+
 // Scan advances to the next record. It returns false at the end of input or
 // when the read cannot go on (see Err).
 func (r *Reader) Scan() bool {
+	if r.par != nil && r.par.begun {
+		return r.scanParallel()
+	}
 	if r.err != nil || r.eof {
 		return false
 	}
@@ -121,22 +141,38 @@ func (r *Reader) Scan() bool {
 		return true
 	}
 	if r.hdr == nil {
-		h, err := r.parseHeader(line)
+		r.lp.line = r.line
+		h, err := r.lp.parseHeader(line)
 		if err != nil {
 			r.err = err
 			return false
 		}
 		r.hdr = h
 		r.rec = h
+		if r.par != nil {
+			r.par.begin(r)
+		}
 		return true
 	}
-	rec := r.parse(line)
-	if _, bad := rec.(*SyntaxError); bad {
-	} else {
+	r.lp.line = r.line
+	rec, kind := r.lp.parse(line)
+	r.deliver(rec, kind, r.line)
+	return true
+}
+
+// deliver makes rec, parsed of line (kind: its record type, 0 for a line
+// refused before its type was read), the current record, in the file's
+// order: any record after the E line is an error.
+func (r *Reader) deliver(rec Record, kind byte, line int) {
+	if r.end != nil && kind != 0 {
+		rec = &SyntaxError{File: r.name, Line: line, Msg: fmt.Sprintf("%c record after the E line, which ends the file", kind)}
+	} else if e, ok := rec.(*End); ok {
+		r.end = e
+	}
+	if _, bad := rec.(*SyntaxError); !bad {
 		r.records++
 	}
 	r.rec = rec
-	return true
 }
 
 type lineStatus int
@@ -189,7 +225,7 @@ func (r *Reader) next() ([]byte, lineStatus) {
 }
 
 // split cuts a line at its TABs into r.fields.
-func (r *Reader) split(line []byte) [][]byte {
+func (r *lineParser) split(line []byte) [][]byte {
 	f := r.fields[:0]
 	for {
 		i := bytes.IndexByte(line, '\t')
@@ -204,7 +240,7 @@ func (r *Reader) split(line []byte) [][]byte {
 	return f
 }
 
-func (r *Reader) parseHeader(line []byte) (*Header, error) {
+func (r *lineParser) parseHeader(line []byte) (*Header, error) {
 	f := r.split(line)
 	if !bytes.HasPrefix(f[0], []byte(magicPrefix)) {
 		if len(line) == 0 {
@@ -259,21 +295,25 @@ func (r *Reader) parseHeader(line []byte) (*Header, error) {
 	return h, nil
 }
 
-// parse reads one record line (after the header).
-func (r *Reader) parse(line []byte) Record {
+// parse reads one record line (after the header), and gives its record
+// type where the line has one (0: refused before its type was read;
+// Reader.deliver refuses the others after the E line).
+func (r *lineParser) parse(line []byte) (Record, byte) {
 	if len(line) == 0 {
-		return r.syntax("empty line")
+		return r.syntax("empty line"), 0
 	}
 	f := r.split(line)
 	if len(f[0]) != 1 {
 		if bytes.HasPrefix(f[0], []byte(magicPrefix)) {
-			return r.syntax("a second header line")
+			return r.syntax("a second header line"), 0
 		}
-		return r.syntax("record type %q is not one of K C S A N X E", clip(f[0]))
+		return r.syntax("record type %q is not one of K C S A N X E", clip(f[0])), 0
 	}
-	if r.end != nil {
-		return r.syntax("%c record after the E line, which ends the file", f[0][0])
-	}
+	return r.record(f), f[0][0]
+}
+
+// record reads the fields f of a record line whose type is f[0].
+func (r *lineParser) record(f [][]byte) Record {
 	p := fieldParser{r: r, f: f}
 	var rec Record
 	switch f[0][0] {
@@ -384,15 +424,12 @@ func (r *Reader) parse(line []byte) Record {
 	if p.err != nil {
 		return p.err
 	}
-	if e, ok := rec.(*End); ok {
-		r.end = e
-	}
 	return rec
 }
 
 // fieldParser reads the fields of one record, keeping the first problem.
 type fieldParser struct {
-	r   *Reader
+	r   *lineParser
 	f   [][]byte
 	err *SyntaxError
 }
@@ -486,14 +523,14 @@ func (p *fieldParser) str(i int, name string) string {
 	return p.r.internString(s)
 }
 
-func (r *Reader) internBytes(b []byte) string {
+func (r *lineParser) internBytes(b []byte) string {
 	if s, ok := r.intern[string(b)]; ok {
 		return s
 	}
 	return r.internString(string(b))
 }
 
-func (r *Reader) internString(s string) string {
+func (r *lineParser) internString(s string) string {
 	if t, ok := r.intern[s]; ok {
 		return t
 	}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 
@@ -95,14 +98,82 @@ type readResult struct {
 	end        *cupti.End
 	truncation string
 	err        error
+	count      int64 // Reader.Records
+}
+
+// sameError compares errors by their text.
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Error() == b.Error()
+}
+
+// TestParallelReaderAgrees reads every recording, and malformed files, in
+// sequence and in parallel (batches of one line to many, 2 and 3 workers):
+// the same records, errors, line numbers, end and truncation.
+func TestParallelReaderAgrees(t *testing.T) {
+	inputs := map[string][]byte{}
+	for _, rc := range recordings {
+		data, err := os.ReadFile(rc.path)
+		require.NoError(t, err)
+		inputs[rc.name] = data
+	}
+	k := "K\t100\t200\t0\t1\t7\t3\t1,1,1\t32,1,1\t16\t0\t0\t_Z1kv\tk()\n"
+	inputs["after the E line"] = []byte(header + k + "E\t1\t0\n" + k + "Z\t1\n\nE\t1\t0\n")
+	inputs["bad lines"] = []byte(header + k + "\n" + "KK\t1\n" + cupti.Magic + "\tpid=1\n" + "K\t1\n" + "Q\n" + k)
+	inputs["too long"] = []byte(header + k + "X\tk\t" + strings.Repeat("a", cupti.MaxLine+10) + "\n" + k + "E\t2\t0\n")
+	inputs["unfinished last line"] = []byte(header + k + k[:20])
+	inputs["header only"] = []byte(header)
+	inputs["empty"] = nil
+	for name, data := range inputs {
+		want := read(data, name)
+		for _, workers := range []int{2, 3} {
+			for _, size := range []int{1, 64, 4096, 1 << 20} {
+				got := readWith(data, name, func(r io.Reader, name string) *cupti.Reader {
+					return cupti.NewParallelReaderSized(r, name, workers, size)
+				})
+				if d := cmp.Diff(want, got, cmp.AllowUnexported(readResult{}), cmp.Comparer(sameError)); d != "" {
+					t.Errorf("%s, %d workers, batches of %d bytes:\n%s", name, workers, size, d)
+				}
+			}
+		}
+	}
+}
+
+// TestParallelReaderClosed stops reading a parallel read early: Close ends
+// its goroutines, and Scan then says no more.
+func TestParallelReaderClosed(t *testing.T) {
+	data, err := os.ReadFile(recordings[0].path)
+	require.NoError(t, err)
+	before := runtime.NumGoroutine()
+	r := cupti.NewParallelReaderSized(bytes.NewReader(data), "x.tsv", 4, 64)
+	for range 3 {
+		require.True(t, r.Scan())
+	}
+	assert.Greater(t, runtime.NumGoroutine(), before)
+	r.Close()
+	assert.False(t, r.Scan())
+	// Not assert.Eventually: it counts its own goroutines.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left")
 }
 
 func read(data []byte, name string) readResult {
+	return readWith(data, name, cupti.NewReader)
+}
+
+// readWith is read through a Reader that newReader makes.
+func readWith(data []byte, name string, newReader func(io.Reader, string) *cupti.Reader) readResult {
 	in, err := timeline.OpenRecords(bytes.NewReader(data), name)
 	if err != nil {
 		return readResult{err: err}
 	}
-	r := cupti.NewReader(in, name)
+	r := newReader(in, name)
+	defer r.Close()
 	var res readResult
 	for r.Scan() {
 		switch rec := r.Record().(type) {
@@ -117,6 +188,7 @@ func read(data []byte, name string) readResult {
 	res.err = r.Err()
 	res.end = r.End()
 	res.truncation = r.Truncation()
+	res.count = r.Records()
 	return res
 }
 
@@ -368,6 +440,12 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(header + "K\tNaN\t1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res := read(data, "fuzz.tsv")
+		par := readWith(data, "fuzz.tsv", func(r io.Reader, name string) *cupti.Reader {
+			return cupti.NewParallelReaderSized(r, name, 3, 32)
+		})
+		if d := cmp.Diff(res, par, cmp.AllowUnexported(readResult{}), cmp.Comparer(sameError)); d != "" {
+			t.Fatalf("the parallel read differs:\n%s", d)
+		}
 		if res.err != nil {
 			return
 		}

@@ -363,7 +363,8 @@ func read(r io.Reader, name string) (*building, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	rd := cupti.NewReader(in, name)
+	rd := cupti.NewParallelReader(in, name, parseWorkers())
+	defer rd.Close()
 	var bp *building
 	records := uint64(0) // every record between the header and the end line
 	for rd.Scan() {
@@ -417,6 +418,11 @@ func read(r io.Reader, name string) (*building, string, error) {
 	bp.p.checkCounts(records)
 	return bp, "", nil
 }
+
+// parseWorkers is how many goroutines parse one record file's lines: one
+// per core but the one that cuts the lines, at most 8 (about what one
+// cutting goroutine keeps busy); under 2, the lines are parsed in sequence.
+func parseWorkers() int { return min(runtime.GOMAXPROCS(0)-1, 8) }
 
 func tooLong(name string, line int) error {
 	return &cupti.SyntaxError{File: name, Line: line, Msg: fmt.Sprintf("more than %d lines: a timeline reads files of at most that many", MaxLines)}
