@@ -29,7 +29,7 @@ func TestReportKilled(t *testing.T) {
 		t.Skip("kills real processes: about 10 s")
 	}
 	report := reportCommand(t)
-	src := killedCopy(t, report)
+	src := killedCopy(t)
 
 	want := filepath.Join(t.TempDir(), "want")
 	require.NoError(t, os.CopyFS(want, os.DirFS(src)))
@@ -110,17 +110,22 @@ func keys(m map[string][]byte) []string {
 // quickest of those to rebuild (a small trace).
 const killedRun = "../../fixtures/runs/h200-default-tiny-llama"
 
-// killedCopy is killedRun rebuilt once, uninterrupted, by report: the run
-// the kill tests start each round from. A recorded run's manifest keeps
-// the sizes of the files its session wrote (rederive rewrites derived
-// files, never the manifest), so a kill before the rebuild's first write
-// would leave that manifest, not one deepprof wrote of these files.
-func killedCopy(t *testing.T, report func(dir string) *exec.Cmd) string {
+// killedCopy is killedRun rebuilt once, uninterrupted, with --top 3: the
+// run the kill tests start each round from. A recorded run's manifest
+// keeps the sizes of the files its session wrote (rederive rewrites
+// derived files, never the manifest), so a kill before the rebuild's first
+// write would leave that manifest, not one deepprof wrote of these files.
+// --top 3 makes its kernels.md differ from the one the rounds' rebuilds
+// write, so that a file left from before a rebuild can be told from the
+// rebuild's.
+func killedCopy(t *testing.T) string {
 	t.Helper()
+	bin, err := exec.LookPath("deepprof")
+	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "base")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(killedRun)))
-	cmd := report(dir)
-	require.NoError(t, cmd.Run(), "%s", cmd.Stderr)
+	out, err := exec.Command(bin, "report", "--top", "3", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
 	return dir
 }
 

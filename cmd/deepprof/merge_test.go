@@ -37,7 +37,6 @@ var tp2Records = []string{"cupti-835.tsv.gz", "cupti-836.tsv.gz"}
 // every rank's records and deep pass are in it, and its reports are per
 // rank and together.
 func TestMergeEightRanks(t *testing.T) {
-	t.Parallel()
 	now = func() time.Time { return time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC) }
 	dirs, err := synth.RankRuns(tp2Run, tp2Records, deepRun, t.TempDir(), 8)
 	require.NoError(t, err)
@@ -122,7 +121,6 @@ func BenchmarkMergeRanks(b *testing.B) {
 // processes apart (the second node's record files renamed, and said so),
 // and the rebuilt run has four devices, numbered by rank, each its GPU.
 func TestMergeTwoNodesSharingIDs(t *testing.T) {
-	t.Parallel()
 	now = func() time.Time { return time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC) }
 	dirs, err := synth.NodeRuns(tp2Run, tp2Records, deepRun, t.TempDir(), 2, 2)
 	require.NoError(t, err)

@@ -15,7 +15,6 @@ import (
 )
 
 func TestReportCommand(t *testing.T) {
-	t.Parallel()
 	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
 	main := filepath.Join(t.TempDir(), "20261121T230000Z-abcdef")
 	require.NoError(t, os.CopyFS(main, os.DirFS(tinyRun)))
@@ -105,7 +104,6 @@ func TestReportBadConfig(t *testing.T) {
 // was killed) is rebuilt, and deepprof report says it is partial, with the
 // session's reason, and exits 1: its numbers are not the whole program's.
 func TestReportOfAKilledRun(t *testing.T) {
-	t.Parallel()
 	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
 	main := filepath.Join(t.TempDir(), "killed")
 	require.NoError(t, os.CopyFS(main, os.DirFS("../../fixtures/runs/h200-killed-sigkill")))

@@ -183,6 +183,9 @@ func (c Categories) Names() []string {
 // a collective?) made on every kernel name of a run costs one pattern where
 // that entry comes first, as communication does in the default table.
 func (c Categories) Is(kernel, category string) bool {
+	if category == Other {
+		return c.Of(kernel) == Other // no pattern matched, or one named so
+	}
 	last := -1
 	for i, cat := range c {
 		if cat.Name == category {
@@ -190,7 +193,7 @@ func (c Categories) Is(kernel, category string) bool {
 		}
 	}
 	if last < 0 {
-		return category == Other && c.Of(kernel) == Other
+		return false
 	}
 	if len(kernel) > MaxClassifiedName {
 		kernel = kernel[:MaxClassifiedName]

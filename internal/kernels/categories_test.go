@@ -259,7 +259,9 @@ func TestIsAgreesWithOf(t *testing.T) {
 			`elementwise=elementwise`,
 			`communication=(?i)all_?reduce|cross_device`,
 		},
-		"no communication": {`gemm=(?i)gemm`},
+		"no communication":                   {`gemm=(?i)gemm`},
+		"other named":                        {`gemm=gemm`, `other=(?i)copy`},
+		"other named, and after a catch-all": {`gemm=gemm`, `other=(?i)copy`, `all=.`, `communication=(?i)nccl`},
 	}
 	for name, specs := range tables {
 		cats, err := Parse(specs)
@@ -337,12 +339,16 @@ func TestPrefilter(t *testing.T) {
 		{`Kernel2<cutlass`, []string{"Kernel2<cutlass"}, nil},
 		{`(?i)(prefill|decode)with\w*kvcache`, nil, []string{"kvcache"}}, // the longest of the parts
 		{`gemm|(?i)Flash`, []string{"gemm"}, []string{"flash"}},
-		{`(?i)a|b`, nil, nil},             // a character class
-		{`gemm|x?`, nil, nil},             // can match nothing
-		{`\d+`, nil, nil},                 // no literal
-		{`(?i)ſ`, nil, []string{"s"}},     // its fold orbit's least rune, 'S'
-		{`(?i)é`, nil, nil},               // non-ASCII
-		{`(ab){2}c`, []string{"ab"}, nil}, // a repeat of at least one
+		{`(?i)a|b`, nil, nil},                   // a character class
+		{`gemm|x?`, nil, nil},                   // can match nothing
+		{`\d+`, nil, nil},                       // no literal
+		{`(?i)ſ`, nil, []string{"s"}},           // its fold orbit's least rune, 'S'
+		{`(?i)é`, nil, nil},                     // non-ASCII
+		{`(ab){2}c`, []string{"ab"}, nil},       // a repeat of at least one
+		{`x(?i:Gemm)y`, nil, []string{"gemm"}},  // the flag on a part
+		{`(x|)kernel`, []string{"kernel"}, nil}, // an empty branch: its part needs nothing
+		{`(?i)abc|abd`, nil, []string{"ab"}},    // merged by the parser into ab[cd]
+		{`é.*gemm`, []string{"gemm"}, nil},      // the non-ASCII part needs nothing
 	} {
 		n := prefilter(tc.pattern)
 		if tc.exact == nil && tc.folded == nil {

@@ -33,8 +33,9 @@ func (n *needs) rules(name, lower string) bool {
 }
 
 // prefilter is the needs of an RE2 pattern, or nil where it cannot say: a
-// pattern that can match without any literal ("\d+", "a?"), or one with a
-// non-ASCII literal, whose case folds need not be ASCII's.
+// pattern that can match without any literal ("\d+", "a?"). A non-ASCII
+// literal, whose case folds need not be ASCII's, counts as none: its part
+// of the pattern needs nothing.
 func prefilter(pattern string) *needs {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {

@@ -43,7 +43,8 @@ func SpellingKey(demangled string) string {
 	if len(keys.m) >= maxKeptKeys || keys.m == nil {
 		keys.m = make(map[string]string)
 	}
-	keys.m[demangled] = k
+	// A copy: the caller's string may be part of a larger buffer.
+	keys.m[strings.Clone(demangled)] = k
 	keys.Unlock()
 	return k
 }
@@ -52,7 +53,8 @@ func SpellingKey(demangled string) string {
 // each name several times): a rebuild asks for every kernel name of its
 // table more than once, and a process that rebuilds runs again and again
 // (the test API) asks for the same names. At most maxKeptKeys names of at
-// most maxKeptName bytes are kept, all forgotten when it is full.
+// most maxKeptName bytes are kept, with their keys (at most about 128 MB),
+// all forgotten when it is full.
 var keys struct {
 	sync.Mutex
 	m map[string]string
@@ -149,10 +151,10 @@ func MatchSpellings(names, have []string) map[string]string {
 		byKey[k] = append(byKey[k], h)
 	}
 	nameKeys := make([]string, len(names))
-	keys := make(map[string]int, len(names))
+	perKey := make(map[string]int, len(names))
 	for i, n := range names {
 		nameKeys[i] = SpellingKey(n)
-		keys[nameKeys[i]]++
+		perKey[nameKeys[i]]++
 	}
 	out := map[string]string{}
 	for i, n := range names {
@@ -161,7 +163,7 @@ func MatchSpellings(names, have []string) map[string]string {
 			continue
 		}
 		k := nameKeys[i]
-		if hs := byKey[k]; len(hs) == 1 && keys[k] == 1 {
+		if hs := byKey[k]; len(hs) == 1 && perKey[k] == 1 {
 			out[n] = hs[0]
 		}
 	}

@@ -17,7 +17,7 @@ func TestSpellingKeyKept(t *testing.T) {
 		"void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
 		"(anonymous namespace)::f<true>({lambda()#3})",
 	}
-	for i := range maxKeptKeys + 10 {
+	for i := range 2000 {
 		names = append(names, "k"+strconv.Itoa(i)+"<(Major)0, 3ul>(int)")
 	}
 	var wg sync.WaitGroup
@@ -30,6 +30,10 @@ func TestSpellingKeyKept(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// Past the bound (in one goroutine: each key takes a while under -race).
+	for i := range maxKeptKeys {
+		SpellingKey("f" + strconv.Itoa(i) + "()")
+	}
 	keys.Lock()
 	kept := len(keys.m)
 	keys.Unlock()

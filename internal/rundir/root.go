@@ -178,16 +178,14 @@ const stagingText = "deepprof's temporary files: each is renamed into place when
 // missing. A StagingDir that is not a folder, or holds no marker of
 // deepprof's, is an error: deepprof does not write into what it cannot
 // show it made. Writers may make it at the same moment (a session's ranks,
-// two reports): one that finds a folder with no marker yet gives the one
-// that made it up to stagingWait to write its marker.
+// two reports): the marker is created by one only (O_EXCL), and a writer
+// that finds it unfinished gives its writer up to stagingWait before it
+// takes the folder for one a killed writer left half made (and finishes
+// the marker) or for one deepprof did not make.
 func staging(r *os.Root, root string) error {
 	fi, err := r.Lstat(StagingDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		err = r.Mkdir(StagingDir, 0o755)
-		if err == nil {
-			return writeMarker(r)
-		}
-		if !errors.Is(err, fs.ErrExist) {
+		if err := r.Mkdir(StagingDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 		fi, err = r.Lstat(StagingDir)
@@ -199,14 +197,19 @@ func staging(r *os.Root, root string) error {
 		return fmt.Errorf("%s: not a folder deepprof made (it keeps its temporary files in one of that name): move it away", filepath.Join(root, StagingDir))
 	}
 	for waited := time.Duration(0); ; waited += stagingPoll {
-		switch {
-		case isStaging(r):
+		if isStaging(r) {
 			return nil
-		case halfMade(r):
-			// Being made, or left half made by a writer killed while it
-			// made it: the marker's bytes are the same whoever writes them.
-			return writeMarker(r)
-		case waited >= stagingWait:
+		}
+		if emptyDir(r, StagingDir) {
+			err := writeMarker(r, os.O_EXCL)
+			if !errors.Is(err, fs.ErrExist) {
+				return err // made here, or a failure to say
+			}
+			// Another writer is making it.
+		} else if waited >= stagingWait {
+			if halfMade(r) {
+				return writeMarker(r, os.O_TRUNC)
+			}
 			return fmt.Errorf("%s: a folder deepprof did not make (no %s in it): deepprof keeps its temporary files in one of that name; move it away", filepath.Join(root, StagingDir), stagingMarker)
 		}
 		time.Sleep(stagingPoll)
@@ -218,14 +221,27 @@ const (
 	stagingPoll = 2 * time.Millisecond
 )
 
-// writeMarker writes StagingDir's marker.
-func writeMarker(r *os.Root) error {
-	f, err := r.OpenFile(filepath.Join(StagingDir, stagingMarker), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+// writeMarker writes StagingDir's marker, opened with flag besides
+// O_WRONLY|O_CREATE: O_EXCL where no other writer may have begun it,
+// O_TRUNC to finish one a killed writer began.
+func writeMarker(r *os.Root, flag int) error {
+	f, err := r.OpenFile(filepath.Join(StagingDir, stagingMarker), os.O_WRONLY|os.O_CREATE|flag, 0o644)
 	if err != nil {
 		return err
 	}
 	_, werr := io.WriteString(f, stagingText)
 	return errors.Join(werr, f.Close())
+}
+
+// emptyDir reports whether dir, in r, is a folder with nothing in it.
+func emptyDir(r *os.Root, dir string) bool {
+	f, err := r.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(1)
+	return err == io.EOF && len(ents) == 0
 }
 
 // halfMade reports whether r's StagingDir is one a writer killed while it

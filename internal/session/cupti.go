@@ -304,7 +304,9 @@ func (s *Session) recordsOf(run *rundir.Run) (*timeline.Timeline, error) {
 // while they are still the files it read (nil when it read none): the
 // rebuild that ends the session takes it rather than reading them again.
 // The session only queries it; the rebuild may add to it (inferred
-// phases), so it is asked for once the session's steps are done.
+// phases), so it is asked for as the deep pass starts, for the trace
+// (StartTrace, which begins none where the rebuild will add to it), and
+// once the session's steps are done.
 func (s *Session) Timeline(run *rundir.Run) *timeline.Timeline {
 	if s.read.tl == nil || s.read.dir != run.Dir || !slices.Equal(s.read.files, rundir.CuptiFiles(run)) {
 		return nil

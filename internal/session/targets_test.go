@@ -142,8 +142,7 @@ func (r exitRunner) Run(_ context.Context, c Command) (Result, error) {
 // TestStepNcuKills: a pass whose ncu ends the program itself (--kill) is
 // not signalled, and the run says ncu ended it; one that runs on past
 // killGrace after its planned launches is stopped as any other.
-func TestStepNcuKills(t *testing.T) {
-	t.Parallel() // it waits on processes: beside the others that do
+func TestStepNcuKills(t *testing.T) { // not parallel: it sets killGrace
 	run, err := rundir.Create(t.TempDir(), "run", time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	s := &Session{Runner: exitRunner{3}, Progress: io.Discard}
