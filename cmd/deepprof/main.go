@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/harness"
@@ -16,11 +17,42 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(harness.MemoryLimit)
 	}
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	stop := cpuProfile(os.Getenv(envCPUProfile))
+	err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		if !errors.Is(err, errUsageShown) {
 			fmt.Fprintf(os.Stderr, "deepprof: %v\n", oneLine(err))
 		}
 		os.Exit(exitCode(err))
+	}
+}
+
+// envCPUProfile names a file for a CPU profile of the whole command (go
+// tool pprof reads it): for deepprof's own developers, measuring where a
+// session's time outside its steps goes (docs/development.md).
+const envCPUProfile = "DEEPPROF_CPUPROFILE"
+
+// cpuProfile starts a CPU profile into path ("": none) and returns what
+// ends it; a profile that cannot start is said on stderr, not fatal.
+func cpuProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "deepprof: %s: no CPU profile: %v\n", envCPUProfile, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
 

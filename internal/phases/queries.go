@@ -301,8 +301,9 @@ func TopProcessesOf(tl *timeline.Timeline, functions []string) TopProcesses {
 	var ps []proc
 	for _, p := range tl.Processes {
 		pr := proc{ProcessRef: ProcessRef{ID: p.Header.PID, Name: p.Header.Exe}, counts: map[config]int{}}
+		names := functionNames{}
 		for _, k := range p.Kernels {
-			f := model.FunctionName(k.Name())
+			f := names.of(k.Function)
 			if !slices.Contains(functions, f) {
 				continue
 			}
@@ -347,9 +348,10 @@ func SameTopLaunches(tl *timeline.Timeline, functions []string) (same bool, proc
 	same = true
 	for _, p := range tl.Processes {
 		mine := map[config]bool{}
+		names := functionNames{}
 		for _, k := range p.Kernels {
-			if name := k.Name(); slices.Contains(functions, model.FunctionName(name)) {
-				mine[config{name, k.Grid, k.Block, k.DynamicShared}] = true
+			if slices.Contains(functions, names.of(k.Function)) {
+				mine[config{k.Name(), k.Grid, k.Block, k.DynamicShared}] = true
 			}
 		}
 		if len(mine) == 0 {
@@ -409,4 +411,18 @@ func TopRanges(tl *timeline.Timeline, domain string) []string {
 		}
 	}
 	return out
+}
+
+// functionNames is model.FunctionName of a process's kernels, each found
+// once: a query over every launch meets each function many times, and its
+// name can run to kilobytes.
+type functionNames map[*timeline.Function]string
+
+func (m functionNames) of(f *timeline.Function) string {
+	n, ok := m[f]
+	if !ok {
+		n = model.FunctionName(f.Name())
+		m[f] = n
+	}
+	return n
 }
