@@ -75,6 +75,9 @@ type inputs struct {
 	tl         *timeline.Timeline
 	tlErr      error
 	steady     *phases.Steady
+	// phases waits for the timeline's phases, begun as soon as the
+	// warm-up decision is made (startPhases); nil without a timeline.
+	phases func() *facts.PhaseReport
 
 	tab      *model.KernelTable
 	kerr     error
@@ -113,6 +116,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.tl, in.tlErr = cfg.loadTimeline(run)
 		if in.tlErr == nil {
 			in.steady = cfg.steady(in.tl)
+		}
+		if in.tl != nil {
+			in.phases = startPhases(in.tl, cfg, in.steady)
 		}
 	}
 	in.anomalies = rundir.CuptiFileAnomalies(run)
@@ -200,7 +206,7 @@ func analyse(in *inputs) *result {
 		in.reg.Sample = "no timeline export with NVTX ranges (" + rundir.NcuTimingRaw + ") is in this run, so the run's regions are the deep pass's: a few launches of each top kernel, not the run's totals"
 	}
 	if in.tl != nil {
-		res.phases = phasesOf(in.tl, in.cfg, in.steady)
+		res.phases = in.phases()
 		if in.oracleErr != nil {
 			res.checkErr = in.oracleErr
 		} else if in.oracle != nil {
@@ -358,6 +364,20 @@ func writeTrace(run *rundir.Run, tl *timeline.Timeline) func() error {
 	return func() error {
 		once.Do(func() { err = <-done })
 		return err
+	}
+}
+
+// startPhases finds the timeline's phases (phasesOf) while the rest of the
+// inputs are read: they only read the timeline and the warm-up decision.
+// The returned func waits for them.
+func startPhases(tl *timeline.Timeline, cfg settings, steady *phases.Steady) func() *facts.PhaseReport {
+	done := make(chan *facts.PhaseReport, 1)
+	go func() { done <- phasesOf(tl, cfg, steady) }()
+	var once sync.Once
+	var rep *facts.PhaseReport
+	return func() *facts.PhaseReport {
+		once.Do(func() { rep = <-done })
+		return rep
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -326,4 +327,35 @@ func TestUnclosedRangeOfACompleteProcess(t *testing.T) {
 			assert.Empty(t, l.NVTX.Levels, "outside every range once the unclosed one is left out")
 		}
 	}
+}
+
+// TestSteadyAskedAtOnce: the analyses of one rebuild ask one warm-up
+// decision from several goroutines (go test -race); each range's answer is
+// the same from every one, and the dropped gen and its steps are in the
+// warm-up.
+func TestSteadyAskedAtOnce(t *testing.T) {
+	tl := build(t, warmupFile())
+	var ranges []*timeline.Range
+	for _, p := range tl.Processes {
+		ranges = append(ranges, p.Ranges...)
+	}
+	asked := phases.SteadyState(tl, nil) // asked in sequence, for the answers
+	want := make([]bool, len(ranges))
+	warm := 0
+	for i, r := range ranges {
+		if want[i] = asked.InWarmup(r); want[i] {
+			warm++
+		}
+	}
+	st := phases.SteadyState(tl, nil)
+	assert.Equal(t, 3, warm, "the first gen and its 2 steps")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i, r := range ranges {
+				assert.Equal(t, want[i], st.InWarmup(r))
+			}
+		})
+	}
+	wg.Wait()
 }

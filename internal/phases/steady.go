@@ -56,7 +56,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 			var kept []*timeline.Range
 			var ms []float64
 			for _, r := range st.insts {
-				if !s.InWarmup(r.Parent) {
+				if !s.inWarmup(r.Parent) {
 					kept = append(kept, r)
 					ms = append(ms, float64(wall(r, done))/1e6)
 				}
@@ -67,11 +67,19 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 			}
 		}
 	}
+	// Every range's answer, found once here: InWarmup then only reads, so
+	// that the analyses of one rebuild may ask it at once.
+	for _, p := range tl.Processes {
+		for _, r := range p.Ranges {
+			s.memo[r] = s.inWarmup(r)
+		}
+	}
 	return s
 }
 
 // InWarmup reports whether r is a warm-up instance or lies inside one. A
-// nil Steady (no decision) and a nil range are in no warm-up.
+// nil Steady (no decision) and a nil range are in no warm-up. Once
+// SteadyState has returned it only reads, and is safe for concurrent use.
 func (s *Steady) InWarmup(r *timeline.Range) bool {
 	if s == nil || r == nil {
 		return false
@@ -79,7 +87,19 @@ func (s *Steady) InWarmup(r *timeline.Range) bool {
 	if v, ok := s.memo[r]; ok {
 		return v
 	}
-	v := s.warm[r] || s.InWarmup(r.Parent)
+	return s.warm[r] || s.InWarmup(r.Parent)
+}
+
+// inWarmup is InWarmup, keeping each answer it finds (SteadyState's own
+// use, before it returns).
+func (s *Steady) inWarmup(r *timeline.Range) bool {
+	if r == nil {
+		return false
+	}
+	if v, ok := s.memo[r]; ok {
+		return v
+	}
+	v := s.warm[r] || s.inWarmup(r.Parent)
 	s.memo[r] = v
 	return v
 }
