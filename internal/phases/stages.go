@@ -1,6 +1,11 @@
 package phases
 
-import "github.com/llm-perf-opt/deepprof/internal/timeline"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+)
 
 // RangeStage is the wall time of every instance of one NVTX range name in one
 // process: what a program's stages took, measured from its own ranges (for
@@ -80,22 +85,49 @@ func wall(r *timeline.Range, done map[*timeline.Range]int64) int64 {
 }
 
 // workDone is when the last kernel or copy launched inside each push/pop
-// range of p (or a range inside it) ended.
+// range of p (or a range inside it) ended: each range's own work first,
+// then each range's to its parent, the deepest first, so that ranges
+// nested thousands deep cost one step each.
 func workDone(p *timeline.Process) map[*timeline.Range]int64 {
 	done := map[*timeline.Range]int64{}
-	mark := func(r *timeline.Range, end int64) {
-		for ; r != nil; r = r.Parent {
-			if done[r] >= end {
-				return // an enclosing range ends no earlier than r
-			}
+	own := func(r *timeline.Range, end int64) {
+		if r != nil && end > done[r] {
 			done[r] = end
 		}
 	}
 	for i := range p.Kernels {
-		mark(p.Kernels[i].Range, p.Kernels[i].End)
+		own(p.Kernels[i].Range, p.Kernels[i].End)
 	}
 	for i := range p.Copies {
-		mark(p.Copies[i].Range, p.Copies[i].End)
+		own(p.Copies[i].Range, p.Copies[i].End)
+	}
+	depth := map[*timeline.Range]int{}
+	var order, chain []*timeline.Range
+	for r := range done {
+		// r and its ancestors not seen yet, innermost first.
+		chain = chain[:0]
+		q := r
+		for ; q != nil; q = q.Parent {
+			if _, seen := depth[q]; seen {
+				break
+			}
+			chain = append(chain, q)
+		}
+		d := 0
+		if q != nil {
+			d = depth[q] + 1
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			depth[chain[i]] = d
+			order = append(order, chain[i])
+			d++
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *timeline.Range) int { return cmp.Compare(depth[b], depth[a]) })
+	for _, r := range order {
+		if r.Parent != nil && done[r] > done[r.Parent] {
+			done[r.Parent] = done[r]
+		}
 	}
 	return done
 }
