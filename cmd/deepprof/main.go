@@ -17,9 +17,10 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(harness.MemoryLimit)
 	}
-	stop := cpuProfile(os.Getenv(envCPUProfile))
-	err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	err := func() error {
+		defer cpuProfile(os.Getenv(envCPUProfile))() // written on a panic too
+		return run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}()
 	if err != nil {
 		if !errors.Is(err, errUsageShown) {
 			fmt.Fprintf(os.Stderr, "deepprof: %v\n", oneLine(err))
@@ -29,8 +30,9 @@ func main() {
 }
 
 // envCPUProfile names a file for a CPU profile of the whole command (go
-// tool pprof reads it): for deepprof's own developers, measuring where a
-// session's time outside its steps goes (docs/development.md).
+// tool pprof reads it), written when the command returns: for deepprof's
+// own developers, measuring where a session's time outside its steps goes
+// (docs/development.md). A command ended by a signal leaves it empty.
 const envCPUProfile = "DEEPPROF_CPUPROFILE"
 
 // cpuProfile starts a CPU profile into path ("": none) and returns what
@@ -52,7 +54,9 @@ func cpuProfile(path string) (stop func()) {
 	}
 	return func() {
 		pprof.StopCPUProfile()
-		f.Close()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "deepprof: %s: the CPU profile may be cut short: %v\n", envCPUProfile, err)
+		}
 	}
 }
 

@@ -79,7 +79,9 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 
 // InWarmup reports whether r is a warm-up instance or lies inside one. A
 // nil Steady (no decision) and a nil range are in no warm-up. Once
-// SteadyState has returned it only reads, and is safe for concurrent use.
+// SteadyState has returned it only reads, and is safe for concurrent use;
+// it answers at once for the ranges of the timeline SteadyState was given,
+// and walks up from any other (a range added since) each time.
 func (s *Steady) InWarmup(r *timeline.Range) bool {
 	if s == nil || r == nil {
 		return false
