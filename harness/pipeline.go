@@ -355,15 +355,21 @@ func startTrace(run *rundir.Run, in *inputs) func() error {
 // the write and gives its error (session.StartTrace: a session begins it
 // as its deep pass starts).
 func writeTrace(run *rundir.Run, tl *timeline.Timeline) func() error {
-	done := make(chan error, 1)
-	go func() {
-		done <- run.WriteStream(rundir.TimelineTrace, func(w io.Writer) error { return render.TraceGzip(w, tl) })
-	}()
+	return begin(func() error {
+		return run.WriteStream(rundir.TimelineTrace, func(w io.Writer) error { return render.TraceGzip(w, tl) })
+	})
+}
+
+// begin runs f in a goroutine and returns what waits for its result, as
+// often as it is asked.
+func begin[T any](f func() T) func() T {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
 	var once sync.Once
-	var err error
-	return func() error {
-		once.Do(func() { err = <-done })
-		return err
+	var v T
+	return func() T {
+		once.Do(func() { v = <-done })
+		return v
 	}
 }
 
@@ -371,14 +377,7 @@ func writeTrace(run *rundir.Run, tl *timeline.Timeline) func() error {
 // inputs are read: they only read the timeline and the warm-up decision.
 // The returned func waits for them.
 func startPhases(tl *timeline.Timeline, cfg settings, steady *phases.Steady) func() *facts.PhaseReport {
-	done := make(chan *facts.PhaseReport, 1)
-	go func() { done <- phasesOf(tl, cfg, steady) }()
-	var once sync.Once
-	var rep *facts.PhaseReport
-	return func() *facts.PhaseReport {
-		once.Do(func() { rep = <-done })
-		return rep
-	}
+	return begin(func() *facts.PhaseReport { return phasesOf(tl, cfg, steady) })
 }
 
 // jsonOutput is a rendered file, or the rendering's error.
