@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,21 +44,21 @@ func TestTraceReadsAsKineto(t *testing.T) {
 // kinetoEvent is what checkKineto reads of a trace event: a field that is
 // nil was absent.
 type kinetoEvent struct {
-	Ph   string          `json:"ph"`
-	Cat  string          `json:"cat"`
-	Name json.RawMessage `json:"name"`
-	TS   json.RawMessage `json:"ts"`
-	Dur  json.RawMessage `json:"dur"`
-	PID  *float64        `json:"pid"`
-	TID  json.RawMessage `json:"tid"`
-	ID   *float64        `json:"id"`
-	BP   *string         `json:"bp"`
+	Ph   string         `json:"ph"`
+	Cat  string         `json:"cat"`
+	Name jsontext.Value `json:"name"`
+	TS   jsontext.Value `json:"ts"`
+	Dur  jsontext.Value `json:"dur"`
+	PID  *float64       `json:"pid"`
+	TID  jsontext.Value `json:"tid"`
+	ID   *float64       `json:"id"`
+	BP   *string        `json:"bp"`
 	Args *struct {
-		Stream      *float64          `json:"stream"`
-		Device      *float64          `json:"device"`
-		Correlation *float64          `json:"correlation"`
-		PID         *float64          `json:"pid"`
-		Grid        []json.RawMessage `json:"grid"`
+		Stream      *float64         `json:"stream"`
+		Device      *float64         `json:"device"`
+		Correlation *float64         `json:"correlation"`
+		PID         *float64         `json:"pid"`
+		Grid        []jsontext.Value `json:"grid"`
 	} `json:"args"`
 }
 
@@ -72,15 +74,6 @@ func checkKineto(t *testing.T, path string) {
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	require.NoError(t, err)
-	var doc struct {
-		TraceEvents     []kinetoEvent `json:"traceEvents"`
-		DistributedInfo *struct {
-			Rank *int `json:"rank"`
-		} `json:"distributedInfo"`
-	}
-	require.NoError(t, json.NewDecoder(zr).Decode(&doc))
-	require.NotNil(t, doc.DistributedInfo, "HTA refuses a trace with no distributedInfo")
-	require.NotNil(t, doc.DistributedInfo.Rank)
 
 	kineto := map[string]bool{render.CatKernel: true, render.CatMemcpy: true, render.CatMemset: true,
 		render.CatRuntime: true, render.CatDriver: true, render.CatNVTX: true, render.CatLaunch: true}
@@ -92,10 +85,9 @@ func checkKineto(t *testing.T, path string) {
 	var kernels []call // each kernel's process and correlation id
 	flows := map[float64]string{}
 	counts := map[string]int{}
-	for i := range doc.TraceEvents {
-		ev := &doc.TraceEvents[i]
+	check := func(ev *kinetoEvent) {
 		if ev.Ph == "M" {
-			continue // metadata: process and thread names
+			return // metadata: process and thread names
 		}
 		// Plain checks per event, testify's only on failure: a trace holds
 		// hundreds of thousands of events.
@@ -139,6 +131,42 @@ func checkKineto(t *testing.T, path string) {
 			flows[*ev.ID] += ev.Ph
 		}
 	}
+
+	// The trace is read an event at a time: a trace holds hundreds of
+	// thousands of them.
+	var info *struct {
+		Rank *int `json:"rank"`
+	}
+	dec := jsontext.NewDecoder(zr)
+	tok, err := dec.ReadToken()
+	require.NoError(t, err)
+	require.Equal(t, jsontext.Kind('{'), tok.Kind(), "a trace is one JSON object")
+	for dec.PeekKind() != jsontext.Kind('}') {
+		key, err := dec.ReadToken()
+		require.NoError(t, err)
+		switch key.String() {
+		case "traceEvents":
+			tok, err := dec.ReadToken()
+			require.NoError(t, err)
+			require.Equal(t, jsontext.Kind('['), tok.Kind(), "traceEvents is an array")
+			for dec.PeekKind() != jsontext.Kind(']') {
+				var ev kinetoEvent
+				require.NoError(t, jsonv2.UnmarshalDecode(dec, &ev))
+				check(&ev)
+			}
+			_, err = dec.ReadToken()
+			require.NoError(t, err)
+		case "distributedInfo":
+			require.NoError(t, jsonv2.UnmarshalDecode(dec, &info))
+		default:
+			require.NoError(t, dec.SkipValue())
+		}
+	}
+	_, err = dec.ReadToken()
+	require.NoError(t, err)
+	require.NotNil(t, info, "HTA refuses a trace with no distributedInfo")
+	require.NotNil(t, info.Rank)
+
 	require.NotEmpty(t, kernels)
 	for id, phs := range flows {
 		if phs != "sf" {
