@@ -345,3 +345,53 @@ func TestInferredCppDecodeLoop(t *testing.T) {
 	assert.Equal(t, 3*16, n["decode_step"], "the program's decode steps")
 	checkStory(t, &s)
 }
+
+// TestAloneAfterDetach (issue 36): the default session recorded with the
+// library detached before the program-alone repeats (an H100, no stage 1
+// run) gives the program's speed from those repeats, says so beside the
+// stages, in the serving figures, MFU and the operator table, and keeps
+// the stages the CUPTI run's: the story stays one run's.
+func TestAloneAfterDetach(t *testing.T) {
+	t.Parallel()
+	const src = "fixtures/runs/h100-default-alone-detached"
+	assert.NoFileExists(t, filepath.Join(src, rundir.Stage1Report), "no plain run was made")
+	// The record file ends with the detach, then the normal exit.
+	recs, err := filepath.Glob(filepath.Join(src, "timeline/cupti/cupti-*.tsv.gz"))
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	tail := gunzip(t, mustRead(t, recs[0]), recs[0])
+	lines := strings.Split(strings.TrimSpace(string(tail)), "\n")
+	require.GreaterOrEqual(t, len(lines), 2)
+	assert.True(t, strings.HasPrefix(lines[len(lines)-2], "X\trecording\tdetached "), "%q", lines[len(lines)-2])
+	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "E\t"), "%q", lines[len(lines)-1])
+
+	f, err := os.Open(filepath.Join(src, rundir.TimelineReport))
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := workload.ReadReport(f, rundir.TimelineReport)
+	require.NoError(t, err)
+	alone, ok := rep.Alone()
+	require.True(t, ok, "the CUPTI run's report has its alone repeats")
+
+	dir := rebuiltCopy(t, src)
+	var s facts.Summary
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dir, rundir.SummaryJSON)), &s))
+	assert.Equal(t, rundir.SourceAloneDetached, s.Stages.AloneSource)
+	assert.Contains(t, s.Stages.Source, rundir.SourceCuptiReport, "the stages are the CUPTI run's")
+	for _, r := range s.Stages.Rows {
+		require.NotNil(t, r.AloneMeanMS, r.Name)
+		assert.Equal(t, len(alone.Stages[r.Name].MS), r.AloneN, r.Name)
+		assert.Equal(t, rep.Stages[r.Name].MS, r.MS, "%s: the row is the recorded repeats'", r.Name)
+		assert.Less(t, *r.AloneMeanMS, r.MeanMS, "%s: recorded, the program ran slower than alone", r.Name)
+	}
+	assert.Equal(t, "the CUPTI run, library detached", s.Serving.From)
+	require.NotNil(t, s.Serving.TTFTMS)
+	assert.Contains(t, s.MFU.Assumptions[len(s.MFU.Assumptions)-1], "after the library detached")
+	assert.True(t, s.Operators.Detached)
+	assert.NotEmpty(t, s.Operators.Rows, "the operator table made after the detach")
+	md := string(mustRead(t, filepath.Join(dir, rundir.StakeholderSummary)))
+	assert.Contains(t, md, "alone ms (library detached)")
+	assert.Contains(t, md, "From torch.profiler in the CUPTI run, after the library detached CUPTI from the process")
+	assert.Contains(t, string(mustRead(t, filepath.Join(dir, rundir.OperatorsMD))), "(the CUPTI run, after the library detached CUPTI from the process,")
+	checkStory(t, &s)
+}

@@ -410,7 +410,7 @@ func operatorsOutput(res *result) output {
 		ops = w.Operators
 	}
 	var b bytes.Buffer
-	o := jsonOutput(rundir.OperatorsMD, &b, render.OperatorsMarkdown(&b, res.in.runID, ops, s.Operators.Missing))
+	o := jsonOutput(rundir.OperatorsMD, &b, render.OperatorsMarkdown(&b, res.in.runID, ops, s.Operators))
 	switch {
 	case s.Operators.NotMade:
 		o.status, o.reason = rundir.StatusSkipped, s.Operators.Missing

@@ -151,12 +151,15 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		in.Workload = rep
 		if src.stages.path == rundir.TimelineReport {
 			// stage 1's report, where there is one: the program's speed
-			// beside the stages, and its operator table
+			// beside the stages, and its operator table; else the CUPTI
+			// run's own repeats after the library detached
 			if alone, err := readStages(run, rundir.Stage1Report, cfg); err == nil {
 				in.Alone = alone
 				if len(rep.Operators) == 0 {
 					rep.Operators = alone.Operators
 				}
+			} else if alone, ok := rep.AloneReport(); ok {
+				in.Alone, in.AloneSource = alone, rundir.SourceAloneDetached
 			}
 		}
 		if src.stages.path != rundir.Stage1Report {

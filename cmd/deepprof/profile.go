@@ -138,9 +138,10 @@ For a program after --:
   workload.plain_run=always
                           a plain run (stage 1) first; by default (auto) a program run once
                           gets one only if its CUPTI run shows it needs one: it marks no NVTX
-                          range, or writes a workload report that does not show the library
-                          cost at most 5% in its own process; otherwise that run's report or
-                          ranges give its stages
+                          range, or writes a workload report that has no repeats timed after
+                          the library detached (deepprof_cupti_detach) and does not show the
+                          library cost at most 5% in its own process; otherwise that run's
+                          report or ranges give its stages
   phases.prefill=[...]    which of its NVTX ranges are the prefill and the decode (names or
   phases.decode=[...]     patterns; default [prefill] and [decode, decode_all])
   model.matmul_params=... model.layers=... model.heads=... model.head_dim=... model.dtype=...

@@ -461,6 +461,10 @@ type Environment struct {
 }
 
 // Stages are the workload's stage times over repeats.
+// AloneStage1 is how the summary names stage 1 as where the stages'
+// alone figures come from (Stages.AloneSource).
+const AloneStage1 = "stage 1 (the program alone, no profiler, a process of its own)"
+
 type Stages struct {
 	Tokens  *workload.Tokens `json:"tokens,omitempty"`
 	Batch   int64            `json:"batch,omitempty"`
@@ -471,6 +475,10 @@ type Stages struct {
 	// NVTX ranges' own (the program wrote no workload report).
 	Source     string `json:"source,omitempty"`
 	FromRanges bool   `json:"from_ranges,omitempty"`
+	// AloneSource is where the rows' alone figures (AloneMeanMS: the
+	// program with no profiler) come from when not from stage 1
+	// (AloneStage1): rundir.SourceAloneDetached.
+	AloneSource string `json:"alone_source,omitempty"`
 }
 
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
@@ -568,6 +576,10 @@ type Operators struct {
 	// NotMade says the table was left out by choice (the CUPTI run stood
 	// in for the stage 1 that makes it), not missing: no gap.
 	NotMade bool `json:"not_made,omitempty"`
+	// Detached says the table was made in the CUPTI run once the library
+	// had detached CUPTI from the process (Stages.AloneSource), not in
+	// stage 1.
+	Detached bool `json:"detached,omitempty"`
 }
 
 // Kernels is the top-N kernel table with categories and bounds.

@@ -286,7 +286,7 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 	case st.Source != "":
 		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.", EscapeCell(st.Source), st.Batch)
 		if aloneColumn(st.Rows) {
-			b.WriteString(" Beside it, the stage's mean in stage 1 (the program alone, no profiler, a process of its own): the serving figures and MFU use it.")
+			fmt.Fprintf(b, " Beside it, the stage's mean in %s: the serving figures and MFU use it.", EscapeCell(aloneSource(st)))
 		}
 		b.WriteString("\n\n")
 	default:
@@ -296,7 +296,7 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 		Right: []bool{false, false, true, true, true, false, true, true}}
 	alone := aloneColumn(st.Rows)
 	if alone {
-		t.Header = append(t.Header, "alone ms (stage 1)")
+		t.Header = append(t.Header, "alone ms ("+aloneWhere(st)+")")
 		t.Right = append(t.Right, true)
 	}
 	var tops, subs []facts.Stage
@@ -357,7 +357,24 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 	wallVsKernel(b, s)
 }
 
-// aloneColumn says whether a stage row has stage 1's mean beside it.
+// aloneSource is where the stages' alone figures come from (summary.json
+// from before alone_source: stage 1).
+func aloneSource(st facts.Stages) string {
+	if st.AloneSource == "" {
+		return facts.AloneStage1
+	}
+	return st.AloneSource
+}
+
+// aloneWhere names the alone column's run in a word or two.
+func aloneWhere(st facts.Stages) string {
+	if st.AloneSource == rundir.SourceAloneDetached {
+		return "library detached"
+	}
+	return "stage 1"
+}
+
+// aloneColumn says whether a stage row has the program-alone mean beside it.
 func aloneColumn(rows []facts.Stage) bool {
 	for _, r := range rows {
 		if r.AloneMeanMS != nil {
@@ -554,14 +571,18 @@ func topOperators(b *strings.Builder, o facts.Operators, k facts.Kernels) {
 		return
 	}
 	b.WriteString(OperatorTable(o.Rows).String())
-	b.WriteString("\nFrom torch.profiler in stage 1 (one generate after the timed repeats), by CUDA time. Operators nest (aten::linear holds aten::mm): their times overlap and do not add up.")
+	fmt.Fprintf(b, "\nFrom torch.profiler in %s (one generate after the timed repeats), by CUDA time. Operators nest (aten::linear holds aten::mm): their times overlap and do not add up.", operatorsRun(o))
 	if o.Dropped > 0 {
 		fmt.Fprintf(b, " %d rows with GPU time and no CPU time (kernels torch lists among operators) are left out: the kernels are in Top Kernels.", o.Dropped)
 	}
 	if k.Missing == "" {
 		// The pair a reader compares: an operator's CUDA time and the
 		// kernels it launched in Top Kernels.
-		fmt.Fprintf(b, " An operator's CUDA ms is the time of the kernels it launched in that one generate of stage 1; Top Kernels sums %s", EscapeCell(k.Source))
+		of := " of stage 1"
+		if o.Detached {
+			of = ""
+		}
+		fmt.Fprintf(b, " An operator's CUDA ms is the time of the kernels it launched in that one generate%s; Top Kernels sums %s", of, EscapeCell(k.Source))
 		if strings.Contains(k.Source, "ncu") {
 			b.WriteString(", one profiled generate whose kernels ncu serialized at base clocks with flushed caches: the same kernels take longer there than under the operator's CUDA ms")
 		} else {
@@ -570,6 +591,14 @@ func topOperators(b *strings.Builder, o facts.Operators, k facts.Kernels) {
 		b.WriteString(".")
 	}
 	b.WriteString(" All rows: [operators.md](operators.md).\n\n")
+}
+
+// operatorsRun names the run the operator table was made in.
+func operatorsRun(o facts.Operators) string {
+	if o.Detached {
+		return "the CUPTI run, after the library detached CUPTI from the process"
+	}
+	return "stage 1"
 }
 
 // OperatorTable is the table of operators.md and of the summary.
@@ -583,13 +612,13 @@ func OperatorTable(ops []workload.Operator) Table {
 
 // OperatorsMarkdown renders operators.md: the workload's whole operator
 // table.
-func OperatorsMarkdown(w io.Writer, runID string, ops []workload.Operator, why string) error {
+func OperatorsMarkdown(w io.Writer, runID string, ops []workload.Operator, o facts.Operators) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Operators: run %s\n\n", EscapeCell(runID))
-	if why != "" {
-		missing(&b, why)
+	if o.Missing != "" {
+		missing(&b, o.Missing)
 	} else {
-		b.WriteString("The workload's torch.profiler operator table (stage 1, one generate after the timed repeats), as it reported it. Operators nest: times overlap.\n\n")
+		fmt.Fprintf(&b, "The workload's torch.profiler operator table (%s, one generate after the timed repeats), as it reported it. Operators nest: times overlap.\n\n", operatorsRun(o))
 		b.WriteString(OperatorTable(ops).String())
 	}
 	_, err := io.WriteString(w, b.String())

@@ -516,6 +516,12 @@ const SourceCuptiKernels = "the CUPTI run's timeline, every launch"
 // one), as the manifest and report.md say it.
 const SourceCuptiReport = "the workload's report of the CUPTI run, its own timers with the CUPTI library recording: the run the phases and kernels come from"
 
+// SourceAloneDetached is where the program-alone figures come from when
+// no separate plain run was made: the CUPTI run's repeats after the
+// library detached CUPTI from the process (the workload report's
+// "alone"), as the summary says it.
+const SourceAloneDetached = "the CUPTI run's own process, its repeats after the library detached CUPTI (no profiler attached, no NVTX range)"
+
 // SourceInferredStages is the stage source of a program that opened no
 // range of its domain, whose phases were inferred from its kernel stream
 // (phases.InferPhases), as the manifest and report.md say it.

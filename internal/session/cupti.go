@@ -25,7 +25,9 @@ import (
 // workload alternates its repeats with as many with recording paused
 // (deepprof_cupti_pause/resume), because between two processes the same
 // plain workload moves more than the library costs (docs/measurements.md,
-// "CUPTI library overhead"). The kernel times, the regions and the deep
+// "CUPTI library overhead"). It then detaches the library
+// (deepprof_cupti_detach) and times as many repeats again with no profiler
+// attached: those stand in for stage 1's (plainRunNeeded). The kernel times, the regions and the deep
 // pass's choice of kernels come from this run, not from a replay under
 // ncu, which lengthens kernels (fixtures/logs/timing-fidelity-ncu-vs-cupti.txt;
 // docs/measurements.md, "The ncu timing pass").
@@ -351,13 +353,17 @@ func (s *Session) plainRunDeferred(tl *timelineKind) bool {
 const StandInOverhead = 0.05
 
 // plainRunNeeded says why a program whose plain run was deferred needs one
-// after all, or "": it wrote a workload report in the CUPTI run whose
-// in-process measure of the library's cost is missing or over
-// StandInOverhead (its figures are to come from a run without the
-// library), or it marks no NVTX range of nvtx.domain (its one stage is
-// the plain run's wall time).
+// after all, or "": it wrote a workload report in the CUPTI run that has
+// no program-alone repeats (run after the library detached CUPTI from
+// the process: workload.Report.Alone) and whose in-process measure of the
+// library's cost is missing or over StandInOverhead (its figures are to
+// come from a run without the library), or it marks no NVTX range of
+// nvtx.domain (its one stage is the plain run's wall time).
 func (s *Session) plainRunNeeded(run *rundir.Run) string {
 	if run.Exists(rundir.TimelineReport) {
+		if _, ok := cuptiRunAlone(run); ok {
+			return ""
+		}
 		r, err := cuptiRunOverhead(run)
 		switch {
 		case err != nil:
@@ -377,15 +383,30 @@ func (s *Session) plainRunNeeded(run *rundir.Run) string {
 	return ""
 }
 
+// cuptiRunReport is the CUPTI run's workload report.
+func cuptiRunReport(run *rundir.Run) (*workload.Report, error) {
+	f, err := run.OpenFile(rundir.TimelineReport)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return workload.ReadReport(f, rundir.TimelineReport)
+}
+
+// cuptiRunAlone is the CUPTI run's program-alone repeats, where its
+// workload report has them.
+func cuptiRunAlone(run *rundir.Run) (workload.AloneRepeats, bool) {
+	rep, err := cuptiRunReport(run)
+	if err != nil {
+		return workload.AloneRepeats{}, false
+	}
+	return rep.Alone()
+}
+
 // cuptiRunOverhead is what the CUPTI library cost the program in the
 // CUPTI run's own process, from that run's workload report.
 func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
-	f, err := run.OpenFile(rundir.TimelineReport)
-	if err != nil {
-		return model.Ratio{}, err
-	}
-	defer f.Close()
-	rep, err := workload.ReadReport(f, rundir.TimelineReport)
+	rep, err := cuptiRunReport(run)
 	if err != nil {
 		return model.Ratio{}, err
 	}
@@ -405,6 +426,9 @@ func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
 func standIn(run *rundir.Run) {
 	r, _ := cuptiRunOverhead(run)
 	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, recording having cost %.3fx against repeats with recording paused in that run's own process (at most %.2fx allowed; paused, the library's hooks still run, so this is the cost of recording); workload.plain_run=always makes one", rundir.TimelineReport, r.Median, 1+StandInOverhead)
+	if a, ok := cuptiRunAlone(run); ok {
+		why = fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, with the program's own speed from %d repeat(s) run in that process after the library detached CUPTI from it (the report's \"alone\": no profiler attached, no NVTX range); workload.plain_run=always makes one", rundir.TimelineReport, aloneRepeats(a))
+	}
 	run.Record(rundir.Stage1Log, rundir.StatusSkipped, why)
 	run.Record(rundir.Stage1Report, rundir.StatusSkipped, "the CUPTI run's workload report stands in for it ("+rundir.TimelineReport+")")
 	run.Note("stage 1: %s", why)
@@ -414,6 +438,16 @@ func standIn(run *rundir.Run) {
 			addWorkloadToEnv(run, rep)
 		}
 	}
+}
+
+// aloneRepeats is how many repeats the program-alone figures hold (the
+// most of any stage).
+func aloneRepeats(a workload.AloneRepeats) int {
+	n := 0
+	for _, st := range a.Stages {
+		n = max(n, len(st.MS))
+	}
+	return n
 }
 
 // skipPlainRun records stage 1 as not run: the CUPTI run's NVTX ranges

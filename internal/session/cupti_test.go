@@ -272,20 +272,27 @@ func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
 // the note says what the library cost.
 func TestCuptiRunStandsIn(t *testing.T) {
 	t.Parallel() // it waits on processes: beside the others that do
-	withOverhead := func(on string) string {
-		return strings.TrimSuffix(stage1Report, "}") + `, "overhead": {"method": "alternating repeats in one process, recording on and paused", "recording_ms": [` + on + `], "paused_ms": [10.0, 10.0, 10.0]}}`
+	withOverhead := func(on string, alone bool) string {
+		extra := ""
+		if alone {
+			extra = `, "alone": {"method": "repeats after the CUPTI library detached", "stages": {"prefill": {"ms": [1.0, 1.1]}, "decode": {"ms": [2.0, 2.1]}}}`
+		}
+		return strings.TrimSuffix(stage1Report, "}") + `, "overhead": {"method": "alternating repeats in one process, recording on and paused", "recording_ms": [` + on + `], "paused_ms": [10.0, 10.0, 10.0]}` + extra + `}`
 	}
 	for _, c := range []struct {
-		name, on string
-		plain    bool
+		name, on     string
+		alone, plain bool
 	}{
-		{"cheap", "10.2, 10.3, 10.1", false},
-		{"costly", "11.0, 11.2, 10.9", true},
+		{"cheap", "10.2, 10.3, 10.1", false, false},
+		{"costly", "11.0, 11.2, 10.9", false, true},
+		// The program-alone repeats after the library detached stand in
+		// for the plain run whatever recording cost.
+		{"costly-detached", "11.0, 11.2, 10.9", true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			f := cuptiFake()
-			f.workloadReport = withOverhead(c.on)
+			f.workloadReport = withOverhead(c.on, c.alone)
 			s := newSession(t, testConfig(t, root), f)
 			s.CUPTI = fakeCUPTI(t, true)
 			run, err := s.Run(context.Background())
@@ -305,9 +312,11 @@ func TestCuptiRunStandsIn(t *testing.T) {
 			}
 			assert.Equal(t, rundir.StatusSkipped, a.Status)
 			assert.Contains(t, a.Reason, "the CUPTI run's workload report stands in for it")
-			assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
-				return strings.Contains(n, "stands in for stage 1's, recording having cost 1.020x against repeats with recording paused in that run's own process")
-			}), "%q", m.Notes)
+			want := "stands in for stage 1's, recording having cost 1.020x against repeats with recording paused in that run's own process"
+			if c.alone {
+				want = "stands in for stage 1's, with the program's own speed from 2 repeat(s) run in that process after the library detached CUPTI from it"
+			}
+			assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool { return strings.Contains(n, want) }), "%q", m.Notes)
 			require.NotNil(t, m.Sources)
 			assert.Equal(t, rundir.TimelineReport, m.Sources.Stages.Path)
 		})

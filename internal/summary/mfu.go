@@ -9,6 +9,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -87,6 +88,10 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st facts.Stages) fac
 		// The stage times are the program's NVTX ranges, not stage 1's.
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
 			"time is the mean wall time of each phase's NVTX range instances in the CUPTI timeline (the profiler running), host overhead included; the peak is the GPU's dense peak for the model's dtype")
+	}
+	if st.AloneSource == rundir.SourceAloneDetached {
+		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
+			"time is the program-alone mean wall time per stage, of the CUPTI run's repeats after the library detached CUPTI from the process (no profiler attached), host overhead included; the peak is the GPU's dense peak for the model's dtype")
 	}
 	switch {
 	case in.Workload == nil:

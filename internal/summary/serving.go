@@ -7,6 +7,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -83,6 +84,9 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 	f := func(v float64) *float64 { return &v }
 	if pre != nil && pre.AloneMeanMS != nil || dec != nil && dec.AloneMeanMS != nil {
 		out.From = "stage 1"
+		if st.AloneSource == rundir.SourceAloneDetached {
+			out.From = "the CUPTI run, library detached"
+		}
 	}
 	if pre != nil && SpeedMS(*pre) > 0 {
 		out.TTFTMS = f(SpeedMS(*pre))

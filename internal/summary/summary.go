@@ -14,6 +14,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -56,7 +57,11 @@ type Inputs struct {
 	// Alone is stage 1's report (the program alone, no profiler) where the
 	// stages come from the CUPTI run's report: its means stand beside the
 	// stages' and give the serving figures and MFU (the program's speed).
-	Alone *workload.Report
+	// AloneSource says where it comes from when not from stage 1: the
+	// CUPTI run's repeats after the library detached
+	// (rundir.SourceAloneDetached); "" for stage 1.
+	Alone       *workload.Report
+	AloneSource string
 
 	// Kernels is the whole kernel table (no top-N cut) of the timeline
 	// export; KernelsSource says what it is.
@@ -308,6 +313,9 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 	}
 	w := in.Workload
 	st := facts.Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource, FromRanges: in.StagesFromRanges}
+	if in.Alone != nil {
+		st.AloneSource = in.AloneSource
+	}
 	names := make([]string, 0, len(w.Stages))
 	for n := range w.Stages {
 		names = append(names, n)
@@ -404,7 +412,7 @@ func operators(in Inputs, topN int) facts.Operators {
 		return facts.Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
 			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}
 	}
-	var o facts.Operators
+	o := facts.Operators{Detached: in.AloneSource == rundir.SourceAloneDetached}
 	for _, op := range in.Workload.Operators {
 		if op.TotalMS == 0 && op.CUDAMS > 0 {
 			o.Dropped++ // torch lists each kernel as an event with GPU time and no CPU time

@@ -230,6 +230,33 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 			}
 		}
 	}
+	if raw, ok := rep.Extra["alone"]; ok {
+		var alone struct {
+			Method string                     `json:"method"`
+			Stages map[string]json.RawMessage `json:"stages"`
+		}
+		at := bytes.Index(data, []byte(`"alone"`))
+		if err := json.Unmarshal(raw, &alone); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: alone: want {\"method\": \"...\", \"stages\": {stage: {\"ms\": [times in ms]}}}: %v", name, input.Line(data, int64(at)), err))
+		} else {
+			stages := at + max(0, bytes.Index(data[max(at, 0):], []byte(`"stages"`)))
+			for _, st := range slices.Sorted(maps.Keys(alone.Stages)) {
+				var s ReportStage
+				if err := json.Unmarshal(alone.Stages[st], &s); err != nil {
+					line := input.Line(data, int64(stages))
+					errs = append(errs, fmt.Errorf("%s:%d: alone.stages.%s: want a stage as \"stages\" holds them ({\"ms\": [times in ms]}): %v", name, line, st, err))
+				}
+			}
+		}
+	}
+	if a, ok := rep.Alone(); ok {
+		checkStages(bad, "alone.stages", a.Stages)
+		for _, st := range slices.Sorted(maps.Keys(rep.Stages)) {
+			if _, ok := a.Stages[st]; !ok && rep.Stages[st].Parent == "" {
+				bad("alone.stages has no %q: the program-alone repeats time every stage the recorded ones do", st)
+			}
+		}
+	}
 	if raw, ok := rep.Extra["ranks"]; ok {
 		ranks, err := readRankStages(raw, rep.Stages)
 		if err != nil {
@@ -370,6 +397,41 @@ func (r *Report) Overhead() (o CuptiOverhead, ok bool) {
 		return CuptiOverhead{}, false
 	}
 	return o, true
+}
+
+// Alone is a workload report's "alone": the program's repeats run in the
+// CUPTI run's process once the library had detached CUPTI from it
+// (deepprof_cupti_detach), as deepprof's default workload writes it: the
+// program with no profiler attached, stage 1's figures without a second
+// run of the program. ok is false when the report has none (or one that is
+// not this shape).
+func (r *Report) Alone() (a AloneRepeats, ok bool) {
+	raw, found := r.Extra["alone"]
+	if !found || json.Unmarshal(raw, &a) != nil || len(a.Stages) == 0 {
+		return AloneRepeats{}, false
+	}
+	return a, true
+}
+
+// AloneRepeats are the program-alone repeats of a workload report
+// (Report.Alone).
+type AloneRepeats struct {
+	Method string                 `json:"method"`
+	Stages map[string]ReportStage `json:"stages"`
+}
+
+// AloneReport is r with the program-alone repeats' stages as its own, for
+// what reads a report of the program alone (stage 1's); ok is false when
+// r has none.
+func (r *Report) AloneReport() (*Report, bool) {
+	a, ok := r.Alone()
+	if !ok {
+		return nil, false
+	}
+	alone := *r
+	alone.Stages = a.Stages
+	alone.Ranks = nil
+	return &alone, true
 }
 
 // CuptiOverhead is the CUPTI library's cost measured in one process: each

@@ -148,3 +148,43 @@ func TestReportPausedStages(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// Reports here are SYNTHETIC: typed to test the checks.
+func TestReportAlone(t *testing.T) {
+	doc := `{"model": {"name": "m"}, "stages": {"prefill": {"ms": [1.1, 1.2]}, "decode": {"ms": [3.3, 3.4]}, "decode/mlp": {"ms": [1, 1], "parent": "decode"}},
+ "ranks": [{"rank": 0, "prefill_ms": [1.1, 1.2]}],
+ "alone": {"method": "m",
+  "stages": {"prefill": {"ms": [1.0, 1.05]}, "decode": {"ms": [3.0, 3.1]}, "decode/mlp": {"ms": [0.9, 0.9], "parent": "decode"}}}}`
+	rep, err := ReadReport(strings.NewReader(doc), "r.json")
+	require.NoError(t, err)
+	a, ok := rep.Alone()
+	require.True(t, ok)
+	assert.Equal(t, []float64{1.0, 1.05}, a.Stages["prefill"].MS)
+	alone, ok := rep.AloneReport()
+	require.True(t, ok)
+	assert.Equal(t, []float64{3.0, 3.1}, alone.Stages["decode"].MS, "the alone report's stages are the alone repeats'")
+	assert.Nil(t, alone.Ranks, "the ranks are the recorded repeats'")
+	assert.Equal(t, "m", alone.Model.Name)
+	assert.Equal(t, []float64{3.3, 3.4}, rep.Stages["decode"].MS, "the report's own stages unchanged")
+	_, ok = (&Report{}).AloneReport()
+	assert.False(t, ok, "a report with no alone repeats")
+
+	for old, want := range map[string]string{
+		`"prefill": {"ms": [1.0, 1.05]}, `:  `r.json: alone.stages has no "prefill"`,
+		`"decode": {"ms": [3.0, 3.1]}`:      `r.json: alone.stages.decode.ms[0] = -3`,
+		`"parent": "decode"}}}}`:            `r.json: alone.stages.decode/mlp.parent = "x"`,
+		`"stages": {"prefill": {"ms": [1.0`: `r.json:4: alone.stages.prefill: want a stage as "stages" holds them`,
+		`"alone": {"method": "m",`:          `r.json:3: alone: want {"method": "...", "stages"`,
+	} {
+		bad := map[string]string{
+			`"prefill": {"ms": [1.0, 1.05]}, `:  ``,
+			`"decode": {"ms": [3.0, 3.1]}`:      `"decode": {"ms": [-3, 3.1]}`,
+			`"parent": "decode"}}}}`:            `"parent": "x"}}}}`,
+			`"stages": {"prefill": {"ms": [1.0`: `"stages": {"prefill": {"ms": ["a"`,
+			`"alone": {"method": "m",`:          `"alone": {"method": 7,`,
+		}[old]
+		_, err := ReadReport(strings.NewReader(strings.Replace(doc, old, bad, 1)), "r.json")
+		require.Error(t, err, old)
+		assert.Contains(t, err.Error(), want)
+	}
+}

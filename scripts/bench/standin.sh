@@ -5,7 +5,7 @@
 # command (argv and environment from the run's inputs.yaml) run alone after
 # the session, start to exit. Prints one Markdown row a preset, and on
 # stderr each stage's median in the plain run against the CUPTI run's
-# recorded and paused repeats; leaves the run directories (and the plain
+# recorded, paused and program-alone (library detached) repeats; leaves the run directories (and the plain
 # run's report, plain-report.json) under OUT.
 #
 #   scripts/bench/standin.sh DEEPPROF OUT [PRESET...]   (default: tiny-llama qwen2-0.5b)
@@ -70,7 +70,7 @@ print("%s: plain %.1f s with the operator table, %.1f s without (session / plain
 print("%s: status %s (exit %s); steps: %s; %s" % (preset, m["status"], rc,
       ", ".join("%s %.1f s" % (k, v) for k, v in steps.items()), note), file=sys.stderr)
 # Per stage, the medians of the plain run's repeats against the CUPTI run's
-# recorded and paused ones (overhead.paused_stages).
+# recorded, paused (overhead.paused_stages) and alone ones (alone.stages).
 import shutil, statistics
 shutil.copy(report, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(run.rstrip("/")))), "plain-report.json"))
 plain_rep = json.load(open(report))
@@ -83,12 +83,14 @@ if not os.path.exists(cupti_path):
     sys.exit(0)
 cupti = json.load(open(cupti_path))
 paused = cupti.get("overhead", {}).get("paused_stages", {})
+alone = cupti.get("alone", {}).get("stages", {})
 nan = float("nan")
 for st in sorted(plain_rep["stages"]):
     p = statistics.median(plain_rep["stages"][st]["ms"])
     rec = statistics.median(cupti["stages"][st]["ms"]) if st in cupti["stages"] else nan
     pa = statistics.median(paused[st]["ms"]) if st in paused else nan
-    print("%s: stage %s medians: plain %.3f ms, paused %.3f ms (%.3fx), recording %.3f ms (%.3fx)" % (
-        preset, st, p, pa, pa / p if p else nan, rec, rec / p if p else nan), file=sys.stderr)
+    al = statistics.median(alone[st]["ms"]) if st in alone else nan
+    print("%s: stage %s medians: plain %.3f ms, alone (library detached) %.3f ms (%.3fx), paused %.3f ms (%.3fx), recording %.3f ms (%.3fx)" % (
+        preset, st, p, al, al / p if p else nan, pa, pa / p if p else nan, rec, rec / p if p else nan), file=sys.stderr)
 PY
 done

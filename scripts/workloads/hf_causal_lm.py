@@ -85,6 +85,7 @@ int dp_pop(void) { return nvtxDomainRangePop(d); }
 
     def __init__(self, domain):
         self.lib = None
+        self.off = False  # set for the repeats after the CUPTI library detached: they push no range
         if domain:
             self.lib = self._shim()
             self.lib.dp_init(domain.encode())
@@ -103,12 +104,16 @@ int dp_pop(void) { return nvtxDomainRangePop(d); }
         return ctypes.CDLL(so)
 
     def push(self, name):
+        if self.off:
+            return
         if self.lib:
             self.lib.dp_push(name.encode())
         else:
             torch.cuda.nvtx.range_push(name)
 
     def pop(self):
+        if self.off:
+            return
         if self.lib:
             self.lib.dp_pop()
         else:
@@ -395,6 +400,8 @@ class Recording:
             r = Recording()
             r.pause, r.resume = lib.deepprof_cupti_pause, lib.deepprof_cupti_resume
             recording = lib.deepprof_cupti_recording
+            # An older library has no detach: the session then makes a plain run.
+            r.detach = getattr(lib, "deepprof_cupti_detach", None)
         except OSError:
             return None
         except AttributeError:
@@ -699,7 +706,25 @@ def main():
                 decode.append(dm)
                 for k, v in got.items():
                     sub_ms.setdefault(k, []).append(v)
-        ops = operator_table(model, ids, a, nvtx, tp) if a.operators and phase == "stage1" else []
+        # The library detached (CUPTI no longer attached to this process), the program-alone repeats:
+        # stage 1's figures from this process, with no profiler and no NVTX range, so that the session
+        # needs no second run of the program (internal/session: plainRunNeeded).
+        alone, alone_sub = None, {}
+        if rec and tp.agree(rec.detach is not None):
+            tp.barrier()
+            if tp.agree(rec.detach() == 1):
+                nvtx.off = True
+                alone = {"prefill": [], "decode": []}
+                for _ in range(a.repeats):
+                    tp.barrier()
+                    pm, dm = generate(model, ids, a.new_tokens, nvtx, a, subs)
+                    alone["prefill"].append(pm)
+                    alone["decode"].append(dm)
+                    for k, v in subs.collect().items():
+                        alone_sub.setdefault(k, []).append(v)
+        # torch.profiler's operator table is made with no other profiler attached: in stage 1, or here
+        # once the library has detached.
+        ops = operator_table(model, ids, a, nvtx, tp) if a.operators and (phase == "stage1" or alone is not None) else []
         ranks = tp.gather({"rank": tp.rank, "device": torch.cuda.current_device(),
                            "prefill_ms": prefill, "decode_ms": decode}) if tp.on else None
     if tp.rank != 0:
@@ -737,7 +762,12 @@ def main():
                               "paused_stages": {**{k: {"ms": v} for k, v in paused.items()},
                                                 **{k: {"ms": v, "parent": k.split("/")[0]}
                                                    for k, v in sorted(paused_sub.items())}}}
-    if not a.operators or phase != "stage1":
+    if alone is not None:
+        report["alone"] = {"method": "repeats after the CUPTI library detached from the process (cuptiFinalize): no "
+                                     "profiler attached, no NVTX range",
+                           "stages": {**{k: {"ms": v} for k, v in alone.items()},
+                                      **{k: {"ms": v, "parent": k.split("/")[0]} for k, v in sorted(alone_sub.items())}}}
+    if not a.operators or not (phase == "stage1" or alone is not None):
         del report["operators"]
     path = os.environ.get("DEEPPROF_REPORT")
     if path:

@@ -18,6 +18,10 @@
  *      domain names and registered strings resolved to their text
  *   X  notes (dropped records, NVTX state), E the last line at a normal exit
  *
+ * A workload may pause and resume the recording, and end it for the rest of
+ * the process by detaching CUPTI (deepprof_cupti_pause, _resume, _detach,
+ * below).
+ *
  * The launch path is lean: an A record's fields are copied into a ring of
  * the launching thread (no formatting, no lock, no system call) and the
  * flusher thread formats them. Memory is bounded: CUPTI buffers are written
@@ -870,6 +874,10 @@ static void finish(void);
  * has run, the flusher never calls into CUPTI again (the process is exiting). */
 static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Set once deepprof_cupti_detach has detached CUPTI from the process: from
+ * then on nothing calls into CUPTI (a call would attach it again). */
+static atomic_int detached;
+
 /* Every second, ask CUPTI for the buffers whose records are all complete
  * (cuptiActivityFlushPeriod alone returns only full buffers, so a killed
  * process would lose most kernels); every second and whenever a thread's ring
@@ -887,7 +895,7 @@ static void *flusher(void *arg) {
     pthread_mutex_unlock(&wake_mu);
     pthread_mutex_lock(&flush_mu);
     int done = out.closed || out.fd < 0;
-    if (!done && period) {
+    if (!done && period && !atomic_load(&detached)) {
       cuptiActivityFlushAll(0);
       due.tv_sec += FLUSH_PERIOD_MS / 1000;
       due.tv_nsec += (long)(FLUSH_PERIOD_MS % 1000) * 1000000L;
@@ -1034,7 +1042,7 @@ static void init(void) {
 static void finish(void) {
   if (out.fd < 0 || out.pid != getpid()) return;
   pthread_mutex_lock(&flush_mu);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (!atomic_load(&detached)) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   drain_done();
   drain_rings();
   pthread_mutex_lock(&out.mu);
@@ -1072,11 +1080,11 @@ static atomic_int paused;
  * before pausing, so that its records hold no pause it did not need (the
  * deep pass counts a kernel's launches up to the first pause). */
 DP_EXPORT int deepprof_cupti_recording(void) {
-  return out.fd >= 0 && out.pid == getpid() && subscriber;
+  return out.fd >= 0 && out.pid == getpid() && subscriber && !atomic_load(&detached);
 }
 
 DP_EXPORT int deepprof_cupti_pause(void) {
-  if (out.fd < 0 || out.pid != getpid() || !subscriber || atomic_exchange(&paused, 1)) return 0;
+  if (!deepprof_cupti_recording() || atomic_exchange(&paused, 1)) return 0;
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
@@ -1091,7 +1099,7 @@ DP_EXPORT int deepprof_cupti_pause(void) {
 }
 
 DP_EXPORT int deepprof_cupti_resume(void) {
-  if (out.fd < 0 || out.pid != getpid() || !subscriber || !atomic_exchange(&paused, 0)) return 0;
+  if (!deepprof_cupti_recording() || !atomic_exchange(&paused, 0)) return 0;
   CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable CONCURRENT_KERNEL");
   CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable MEMCPY");
   CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2), "enable MEMCPY2");
@@ -1103,6 +1111,47 @@ DP_EXPORT int deepprof_cupti_resume(void) {
   snprintf(v, sizeof v, "resumed %" PRIu64, now_ns());
   note("recording", v);
   return 1;
+}
+
+/* deepprof_cupti_detach ends the recording for the rest of the process:
+ * every record made so far is written, then CUPTI is detached from the
+ * process (cuptiUnsubscribe, cuptiFinalize), so that what runs after it runs
+ * with no profiler attached: no activity, no callback. A workload that
+ * times itself (deepprof's default one) runs its program-alone repeats
+ * after it in the same process, instead of a second run of the program.
+ * The file then ends with the note "recording detached <ns>" or "recording
+ * detach failed: ..." and, at exit, its E line. Returns 1 when CUPTI was
+ * detached, 0 otherwise (not recording here, already detached, or CUPTI
+ * refused); call it between synchronized repeats, with no NVTX range
+ * open. */
+DP_EXPORT int deepprof_cupti_detach(void) {
+  if (!deepprof_cupti_recording()) return 0;
+  pthread_mutex_lock(&flush_mu);
+  if (atomic_load(&detached)) {
+    pthread_mutex_unlock(&flush_mu);
+    return 0;
+  }
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_NVTX);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  drain_done();
+  drain_rings();
+  CUptiResult r = cuptiUnsubscribe(subscriber);
+  if (r == CUPTI_SUCCESS) r = cuptiFinalize();
+  atomic_store(&detached, 1);
+  pthread_mutex_unlock(&flush_mu);
+  char v[256];
+  if (r == CUPTI_SUCCESS)
+    snprintf(v, sizeof v, "detached %" PRIu64, now_ns());
+  else
+    snprintf(v, sizeof v, "detach failed: %s", cupti_error(r));
+  note("recording", v);
+  return r == CUPTI_SUCCESS;
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
