@@ -31,6 +31,8 @@ func TestDiagnoseFixtures(t *testing.T) {
 		"logs/cuda-nvtx-record.txt":                           {{ncu.KindNoRanges, 152}},
 		"logs/ncu-app-range-replay-mismatch.txt":              {{ncu.KindAppRangeMismatch, 48}},
 		"logs/ncu-escaped-at-sign-match.txt":                  {},
+		"logs/h100-alone-after-detach.txt":                    {},
+		"logs/h200-alone-after-detach.txt":                    {},
 		"logs/ncu-kernel-id-invocations.txt":                  {},
 		"logs/ncu-list-sections.txt":                          {},
 		"logs/ncu-list-sets.txt":                              {},
