@@ -77,7 +77,9 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 				require.NoError(t, err)
 				got, err := os.ReadFile(filepath.Join(read, rel))
 				require.NoError(t, err, rel)
-				if strings.HasSuffix(rel, ".gz") {
+				if strings.HasSuffix(rel, ".gz") && !bytes.Equal(want, got) {
+					// the same bytes are the same content: unpacked
+					// only to compare what differs
 					want, got = unzip(t, want), unzip(t, got)
 				}
 				assert.True(t, bytes.Equal(want, got), "%s differs", rel)
