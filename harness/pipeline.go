@@ -173,7 +173,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	if in.cupti {
 		in.oracle, in.oracleErr = readOracle(run)
 	}
-	in.overhead = cuptiOverhead(run, in.oracle)
+	in.overhead = cuptiOverhead(in.cuptiReport(), in.stage1Report(), in.oracle)
 	return in
 }
 
@@ -239,42 +239,11 @@ func analyse(in *inputs) *result {
 	return res
 }
 
-// output is one derived file or folder as rendered, or why it is not made.
-type output struct {
-	rel    string
-	data   []byte
-	stream func(io.Writer) error // a file written as it is made
-	// written waits for a file written beside the rest of the rebuild
-	// (the trace: startTrace) and gives its error.
-	written func() error
-	// dir is a folder replaced whole; records are the files of it the
-	// manifest lists.
-	dir     []rundir.File
-	isDir   bool
-	records []string
-	status  rundir.Status // "" is complete
-	reason  string
-	// missing is why the output is not made: recorded missing, and an
-	// earlier rebuild's copy removed. fails says that this also fails the
-	// rebuild.
-	missing error
-	fails   bool
-	// removeNow removes an earlier copy at once (else RemoveStale does,
-	// and says so in a note).
-	removeNow bool
-	// skipped is why an optional output is not made (a chart without
-	// data): recorded skipped, an earlier copy removed.
-	skipped string
-	// forget: the run has no input for it at all: removed, and dropped
-	// from the manifest.
-	forget bool
-}
-
 // renderFiles renders every derived file but the summary's pages and
 // report.md, from the result alone.
-func renderFiles(res *result) []output {
+func renderFiles(res *result) []rundir.Output {
 	in := res.in
-	var out []output
+	var out []rundir.Output
 	out = append(out, regionsOutput(rundir.RegionsDir, rundir.RegionsMD, rundir.RegionsJSON, in.reg, in.rerr))
 	out = append(out, timelineOutputs(res)...)
 	out = append(out, regionsOutput(rundir.RegionsSampleDir, rundir.RegionsSampleMD, rundir.RegionsSampleJSON, in.sample, in.serr))
@@ -287,47 +256,47 @@ func renderFiles(res *result) []output {
 }
 
 // regionsOutput is a region report's folder, or why it is missing.
-func regionsOutput(dir, md, js string, rep *facts.RegionReport, why error) output {
-	o := output{rel: dir, isDir: true, records: []string{md, js}}
+func regionsOutput(dir, md, js string, rep *facts.RegionReport, why error) rundir.Output {
+	o := rundir.Output{Rel: dir, IsDir: true, Records: []string{md, js}}
 	if why != nil {
-		o.missing = why
+		o.Missing = why
 		return o
 	}
 	files, err := render.RegionsDirFiles(rep)
 	if err != nil {
-		o.missing, o.fails = err, true
+		o.Missing, o.Fails = err, true
 		return o
 	}
-	o.dir = files
+	o.Dir = files
 	return o
 }
 
 // timelineOutputs are the CUPTI timeline's files: the trace, the phases,
 // the check against the oracle.
-func timelineOutputs(res *result) []output {
+func timelineOutputs(res *result) []rundir.Output {
 	in := res.in
 	derived := []string{rundir.TimelineTrace, rundir.TimelinePhases, rundir.OracleCheckJSON}
-	var out []output
+	var out []rundir.Output
 	switch {
 	case !in.cupti:
 		for _, rel := range derived {
-			out = append(out, output{rel: rel, forget: true})
+			out = append(out, rundir.Output{Rel: rel, Forget: true})
 		}
 		return out
 	case in.tlErr != nil:
 		for _, rel := range derived {
-			out = append(out, output{rel: rel, missing: in.tlErr, removeNow: true})
+			out = append(out, rundir.Output{Rel: rel, Missing: in.tlErr, RemoveNow: true})
 		}
 		return out
 	}
-	out = append(out, output{rel: rundir.TimelineTrace, written: res.trace})
+	out = append(out, rundir.Output{Rel: rundir.TimelineTrace, Written: res.trace})
 	var ph bytes.Buffer
 	out = append(out, jsonOutput(rundir.TimelinePhases, &ph, render.PhasesJSON(&ph, res.phases)))
 	switch {
 	case res.checkErr != nil:
-		out = append(out, output{rel: rundir.OracleCheckJSON, missing: res.checkErr, fails: true, removeNow: true})
+		out = append(out, rundir.Output{Rel: rundir.OracleCheckJSON, Missing: res.checkErr, Fails: true, RemoveNow: true})
 	case res.check == nil:
-		out = append(out, output{rel: rundir.OracleCheckJSON, forget: true})
+		out = append(out, rundir.Output{Rel: rundir.OracleCheckJSON, Forget: true})
 	default:
 		var b bytes.Buffer
 		out = append(out, jsonOutput(rundir.OracleCheckJSON, &b, render.OracleCheckJSON(&b, *res.check)))
@@ -381,21 +350,21 @@ func startPhases(tl *timeline.Timeline, cfg settings, steady *phases.Steady) fun
 }
 
 // jsonOutput is a rendered file, or the rendering's error.
-func jsonOutput(rel string, b *bytes.Buffer, err error) output {
+func jsonOutput(rel string, b *bytes.Buffer, err error) rundir.Output {
 	if err != nil {
-		return output{rel: rel, missing: err, fails: true}
+		return rundir.Output{Rel: rel, Missing: err, Fails: true}
 	}
-	return output{rel: rel, data: b.Bytes()}
+	return rundir.Output{Rel: rel, Data: b.Bytes()}
 }
 
 // kernelsOutputs are kernels.md (the top N) and kernels.json (every
 // kernel of the table's scope, its contract), or why they are missing.
-func kernelsOutputs(tab *model.KernelTable, why error, topN int, rules map[string][]facts.Rule, samples map[string]*facts.Sample) []output {
+func kernelsOutputs(tab *model.KernelTable, why error, topN int, rules map[string][]facts.Rule, samples map[string]*facts.Sample) []rundir.Output {
 	if why != nil {
-		return []output{{rel: rundir.KernelsMD, missing: why}, {rel: rundir.KernelsJSON, missing: why}}
+		return []rundir.Output{{Rel: rundir.KernelsMD, Missing: why}, {Rel: rundir.KernelsJSON, Missing: why}}
 	}
 	var md, js bytes.Buffer
-	return []output{
+	return []rundir.Output{
 		jsonOutput(rundir.KernelsMD, &md, render.KernelsMarkdown(&md, tab.Top(topN))),
 		jsonOutput(rundir.KernelsJSON, &js, render.KernelsJSON(&js, *tab, rules, samples)),
 	}
@@ -403,7 +372,7 @@ func kernelsOutputs(tab *model.KernelTable, why error, topN int, rules map[strin
 
 // operatorsOutput is operators.md: the workload's operator table, or why
 // there is none.
-func operatorsOutput(res *result) output {
+func operatorsOutput(res *result) rundir.Output {
 	s := res.summary
 	var ops []workload.Operator
 	if w := res.summaryIn.Workload; w != nil {
@@ -413,21 +382,21 @@ func operatorsOutput(res *result) output {
 	o := jsonOutput(rundir.OperatorsMD, &b, render.OperatorsMarkdown(&b, res.in.runID, ops, s.Operators))
 	switch {
 	case s.Operators.NotMade:
-		o.status, o.reason = rundir.StatusSkipped, s.Operators.Missing
+		o.Status, o.Reason = rundir.StatusSkipped, s.Operators.Missing
 	case s.Operators.Missing != "":
-		o.status, o.reason = rundir.StatusPartial, s.Operators.Missing
+		o.Status, o.Reason = rundir.StatusPartial, s.Operators.Missing
 	}
 	return o
 }
 
 // chartOutputs are the summary's charts, each drawn or skipped with why.
-func chartOutputs(s *facts.Summary) []output {
-	var out []output
+func chartOutputs(s *facts.Summary) []rundir.Output {
+	var out []rundir.Output
 	for _, c := range drawCharts(s) {
 		if c.Missing != "" {
-			out = append(out, output{rel: c.Path, skipped: c.Missing})
+			out = append(out, rundir.Output{Rel: c.Path, Skipped: c.Missing})
 		} else {
-			out = append(out, output{rel: c.Path, data: c.SVG})
+			out = append(out, rundir.Output{Rel: c.Path, Data: c.SVG})
 		}
 	}
 	return out
@@ -436,12 +405,12 @@ func chartOutputs(s *facts.Summary) []output {
 // renderSummary renders the summary's pages (stakeholder_summary.md,
 // report.html, summary.json); failed are the outputs that could not be
 // written, so that a chart or the trace that is not there is said missing.
-func renderSummary(res *result, failed map[string]error) []output {
+func renderSummary(res *result, failed map[string]error) []rundir.Output {
 	rels := []string{rundir.StakeholderSummary, rundir.ReportHTML, rundir.SummaryJSON}
 	if res.summaryErr != nil {
-		var out []output
+		var out []rundir.Output
 		for _, rel := range rels {
-			out = append(out, output{rel: rel, missing: res.summaryErr, fails: true})
+			out = append(out, rundir.Output{Rel: rel, Missing: res.summaryErr, Fails: true})
 		}
 		return out
 	}
@@ -457,14 +426,14 @@ func renderSummary(res *result, failed map[string]error) []output {
 		cs = append(cs, c)
 	}
 	var md, page, js bytes.Buffer
-	out := []output{
+	out := []rundir.Output{
 		jsonOutput(rundir.StakeholderSummary, &md, render.SummaryMarkdown(&md, s, cs)),
 		jsonOutput(rundir.ReportHTML, &page, render.SummaryHTML(&page, res.in.runID, md.Bytes(), cs)),
 		jsonOutput(rundir.SummaryJSON, &js, render.SummaryJSON(&js, s)),
 	}
 	if gaps := s.Gaps(); len(gaps) > 0 {
 		for i := range out[:2] {
-			out[i].status, out[i].reason = rundir.StatusPartial, "sections without data: "+strings.Join(gaps, "; ")
+			out[i].Status, out[i].Reason = rundir.StatusPartial, "sections without data: "+strings.Join(gaps, "; ")
 		}
 	}
 	return out
@@ -511,73 +480,8 @@ func (c *committer) record(in *inputs) {
 }
 
 // write commits each output and records it.
-func (c *committer) write(outs []output) {
-	run := c.run
-	for _, o := range outs {
-		records := o.records
-		if len(records) == 0 {
-			records = []string{o.rel}
-		}
-		recordAll := func(st rundir.Status, reason string) {
-			for _, r := range records {
-				run.Record(r, st, reason)
-			}
-		}
-		var err error
-		switch {
-		case o.forget:
-			run.Remove(o.rel)
-			run.Forget(o.rel)
-			continue
-		case o.skipped != "":
-			run.Remove(o.rel) // an earlier rebuild's is not this one's
-			run.Record(o.rel, rundir.StatusSkipped, o.skipped)
-			continue
-		case o.missing != nil && o.isDir:
-			// The folders above it are MAIN's, never a link out of it:
-			// RemoveAll would remove what the link points into.
-			if err = rundir.MkdirIn(run.Dir, run.Path(parentOf(o.rel))); err == nil {
-				err = rundir.RemoveAllIn(run.Dir, run.Path(o.rel))
-			}
-			if err == nil {
-				recordAll(rundir.StatusMissing, o.missing.Error())
-				if o.fails {
-					c.errs = append(c.errs, o.missing)
-				}
-				continue
-			}
-		case o.missing != nil:
-			if o.removeNow {
-				run.Remove(o.rel)
-			}
-			recordAll(rundir.StatusMissing, o.missing.Error())
-			if o.fails {
-				c.errs = append(c.errs, o.missing)
-			}
-			continue
-		case o.isDir:
-			if err = rundir.MkdirIn(run.Dir, run.Path(parentOf(o.rel))); err == nil {
-				err = rundir.ReplaceDirIn(run.Dir, run.Path(o.rel), o.dir)
-			}
-		case o.written != nil:
-			err = o.written()
-		case o.stream != nil:
-			err = run.WriteStream(o.rel, o.stream)
-		default:
-			err = rundir.WriteFileAtomicIn(run.Dir, run.Path(o.rel), o.data)
-		}
-		if err != nil {
-			c.failed[o.rel] = err
-			recordAll(rundir.StatusMissing, err.Error())
-			c.errs = append(c.errs, err)
-			continue
-		}
-		st := o.status
-		if st == "" {
-			st = rundir.StatusComplete
-		}
-		recordAll(st, o.reason)
-	}
+func (c *committer) write(outs []rundir.Output) {
+	c.errs = append(c.errs, c.run.Commit(outs, c.failed)...)
 }
 
 // finish removes what an earlier rebuild made from a source that now
@@ -640,6 +544,24 @@ func cuptiFacts(res *result, failed map[string]error) *render.CuptiFacts {
 	return f
 }
 
+// cuptiReport is the CUPTI run's workload report where the stages come
+// from it (read once, by summaryInputs), else nil.
+func (in *inputs) cuptiReport() *workload.Report {
+	if in.src.stages.ok && in.src.stages.path == rundir.TimelineReport {
+		return in.summary.Workload
+	}
+	return nil
+}
+
+// stage1Report is stage 1's workload report where it stands beside the
+// CUPTI run's (read once, by summaryInputs), else nil.
+func (in *inputs) stage1Report() *workload.Report {
+	if in.summary.AloneSource == "" {
+		return in.summary.Alone
+	}
+	return nil
+}
+
 // processRecord is a CUPTI record file's status in the manifest.
 type processRecord struct {
 	file, reason string
@@ -663,12 +585,4 @@ func (in *inputs) tlProcesses() []processRecord {
 		}
 	}
 	return out
-}
-
-// parentOf is the folder of a slash-separated path ("." at the top).
-func parentOf(rel string) string {
-	if i := strings.LastIndex(rel, "/"); i >= 0 {
-		return rel[:i]
-	}
-	return "."
 }

@@ -294,23 +294,23 @@ func newInProcess(method string, on, off []float64) *render.InProcessOverhead {
 	return &render.InProcessOverhead{OnMS: model.Median(on), OffMS: model.Median(off), Ratio: r, Method: method}
 }
 
-// cuptiOverhead is what the CUPTI library cost the workload, from both
-// workload reports (stage 1's and the CUPTI run's) and the oracle's
-// figures: nil when either report is missing. The in-process measure is
+// cuptiOverhead is what the CUPTI library cost the workload, from the
+// workload reports as the rebuild read them (the CUPTI run's, and stage
+// 1's or nil) and the oracle's figures: nil without the CUPTI run's report
+// or with nothing to say. The in-process measure is
 // the workload report's "overhead" (repeats alternating, in the one
 // process the library records, between recording on and paused); across
 // processes compares the CUPTI run with stage 1, a separate process, and
 // carries the machine's process-to-process spread.
-func cuptiOverhead(run *rundir.Run, oracle *workload.Figures) *render.CuptiOverhead {
-	cupti, err := readStages(run, rundir.TimelineReport, settings{})
-	if err != nil {
+func cuptiOverhead(cupti, plain *workload.Report, oracle *workload.Figures) *render.CuptiOverhead {
+	if cupti == nil {
 		return nil
 	}
 	o := &render.CuptiOverhead{}
 	if v, ok := cupti.Overhead(); ok {
 		o.InProcess = newInProcess(v.Method, v.Recording, v.Paused)
 	}
-	if plain, err := readStages(run, rundir.Stage1Report, settings{}); err == nil {
+	if plain != nil {
 		p, n1 := repeatTotals(plain)
 		c, n2 := repeatTotals(cupti)
 		if p > 0 && c > 0 {
