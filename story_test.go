@@ -395,3 +395,50 @@ func TestAloneAfterDetach(t *testing.T) {
 	assert.Contains(t, string(mustRead(t, filepath.Join(dir, rundir.OperatorsMD))), "(the CUPTI run, after the library detached CUPTI from the process,")
 	checkStory(t, &s)
 }
+
+// TestAloneStage1Wins (issue 36): the detached run with a stage 1 beside
+// it (workload.plain_run=always; here SYNTHETIC: the CUPTI run's report,
+// its operators renamed and its alone repeats dropped, written as stage
+// 1's) takes stage 1's figures and operator table and says stage 1; a
+// stage 1 report that cannot be read gives no alone figures at all, never
+// the detached ones in its place.
+func TestAloneStage1Wins(t *testing.T) {
+	t.Parallel()
+	const src = "fixtures/runs/h100-default-alone-detached"
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.TimelineReport)), &rep))
+	delete(rep, "alone")
+	delete(rep, "overhead")
+	rep["phase"] = "stage1"
+	for _, op := range rep["operators"].([]any) {
+		op.(map[string]any)["name"] = "stage1::" + op.(map[string]any)["name"].(string)
+	}
+	stage1, err := json.Marshal(rep)
+	require.NoError(t, err)
+
+	rebuild := func(report []byte) facts.Summary {
+		dst := filepath.Join(t.TempDir(), "run")
+		require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+		require.NoError(t, os.MkdirAll(filepath.Join(dst, "stage1"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dst, rundir.Stage1Report), report, 0o644))
+		_, _ = harness.Report(dst, harness.ReportOptions{})
+		var s facts.Summary
+		require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, rundir.SummaryJSON)), &s))
+		return s
+	}
+	s := rebuild(stage1)
+	assert.Empty(t, s.Stages.AloneSource, "stage 1's")
+	assert.False(t, s.Operators.Detached)
+	require.NotEmpty(t, s.Operators.Rows)
+	for _, r := range s.Operators.Rows {
+		assert.True(t, strings.HasPrefix(r.Name, "stage1::"), "%s: stage 1's table", r.Name)
+	}
+	require.NotNil(t, s.Stages.Rows[0].AloneMeanMS)
+	assert.Equal(t, "stage 1", s.Serving.From)
+
+	s = rebuild([]byte("{not json"))
+	assert.Empty(t, s.Stages.AloneSource)
+	for _, r := range s.Stages.Rows {
+		assert.Nil(t, r.AloneMeanMS, "%s: no alone figures from an unreadable stage 1", r.Name)
+	}
+}

@@ -66,13 +66,9 @@ func (e *NotRebuiltError) Unwrap() error { return e.Err }
 // begun (nil: none; settings.traced). A run rebuilt in part says why in
 // its report.md; the error says what failed.
 func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline, traced func() error) error {
-	// The settings first: no rebuild writes config.yaml.
-	cfg, err := reportConfig(run)
-	if err != nil {
-		return &NotRebuiltError{errors.Join(err, wait(traced))}
-	}
 	// One writer at a time (a second deepprof report, a session): two
-	// rebuilds at once would remove each other's files.
+	// rebuilds at once would remove each other's files. The settings are
+	// read under the lock: a session writes config.yaml holding it.
 	lock, err := rundir.LockRun(run.Dir)
 	if err != nil {
 		return &NotRebuiltError{errors.Join(err, wait(traced))}
@@ -80,6 +76,10 @@ func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline, traced
 	defer lock.Unlock()
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	cfg, err := reportConfig(run)
+	if err != nil {
+		return &NotRebuiltError{errors.Join(err, wait(traced))}
 	}
 	if o.TopN != nil {
 		cfg.TopN = *o.TopN

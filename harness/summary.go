@@ -154,11 +154,10 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 			// beside the stages, and its operator table; else the CUPTI
 			// run's own repeats after the library detached
 			if alone, err := readStages(run, rundir.Stage1Report, cfg); err == nil {
-				in.Alone = alone
-				if len(rep.Operators) == 0 {
-					rep.Operators = alone.Operators
-				}
-			} else if alone, ok := rep.AloneReport(); ok {
+				// stage 1's operator table, made with no profiler
+				// attached, whatever the CUPTI run made
+				in.Alone, rep.Operators = alone, alone.Operators
+			} else if alone, ok := rep.AloneReport(); ok && !run.Exists(rundir.Stage1Report) {
 				in.Alone, in.AloneSource = alone, rundir.SourceAloneDetached
 			}
 		}

@@ -382,3 +382,17 @@ func TestCompareCollectiveReported(t *testing.T) {
 	r = compare.Compare(a, b, compare.Uniform(compare.DefaultThreshold))
 	assert.True(t, r.Regression)
 }
+
+// TestDiffNamesEachSidesStages (issue 36): a run of stage 1 against one
+// whose stages are its detached CUPTI run's alone repeats says where each
+// side's stages come from.
+func TestDiffNamesEachSidesStages(t *testing.T) {
+	t.Parallel()
+	a, err := compare.Load("../../fixtures/runs/h100-tiny-llama-one-each")
+	require.NoError(t, err)
+	b, err := compare.Load("../../fixtures/runs/h100-default-alone-detached")
+	require.NoError(t, err)
+	var md bytes.Buffer
+	require.NoError(t, render.DiffMarkdown(&md, compare.Compare(a, b, compare.Uniform(compare.DefaultThreshold))))
+	assert.Contains(t, md.String(), "Stages, ms per repeat: mean ± sd (n); A's from stage1/report.json, B's from timeline/report.json (alone: repeats after the library detached).")
+}

@@ -1,7 +1,9 @@
 // Package compare says whether run B regressed from run A or a baseline.
 //
-// Compare takes two runs, B against A: per-stage wall times
-// (stage1/report.json, one number per repeat), kernel totals matched by
+// Compare takes two runs, B against A: per-stage wall times of the program
+// alone (stage1/report.json, one number per repeat; without it, the CUPTI
+// run's repeats after the library detached, timeline/report.json's
+// "alone"; else summary.json's stages), kernel totals matched by
 // kernel name and device (kernels.json), NVTX region totals
 // (ncu/regions/report.json's aggregate) and MFU (summary.json, when a run
 // has one). It is what deepprof diff prints. A Baseline keeps a run's

@@ -134,6 +134,13 @@ func Load(dir string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: %w: it has no %s, %s nor %s", dir, ErrNotRun,
 			rundir.Stage1Report, rundir.KernelsJSON, rundir.RegionsJSON)
 	}
+	if !s.Has(facts.PartStages) {
+		// No plain run: the program-alone repeats the CUPTI run timed
+		// after the library detached, where its report has them.
+		if err := s.readAloneStages(dir); err != nil {
+			return nil, err
+		}
+	}
 	if b, err := rundir.ReadFileIn(dir, filepath.Join(dir, rundir.ConfigYAML)); err == nil {
 		var c struct {
 			Workload struct {
@@ -239,6 +246,12 @@ func (s *Summary) readStage1(data []byte, name string) error {
 	if err != nil {
 		return err
 	}
+	s.takeStages(rep)
+	return nil
+}
+
+// takeStages takes a workload report's model, device and stages.
+func (s *Summary) takeStages(rep *workload.Report) {
 	s.Model = rep.Model.Name
 	s.Shape = rep.Shape()
 	if raw, ok := rep.Extra["device"]; ok {
@@ -248,6 +261,37 @@ func (s *Summary) readStage1(data []byte, name string) error {
 		ms := rep.Stages[n].MS
 		s.Stages = append(s.Stages, model.NewStage(n, ms))
 	}
+}
+
+// AloneStagesRead is how Read names the CUPTI run's report when its
+// program-alone repeats (timed after the library detached) gave the
+// stages.
+const AloneStagesRead = rundir.TimelineReport + " (alone: repeats after the library detached)"
+
+// readAloneStages takes the stages of the CUPTI run's program-alone
+// repeats (workload.Report.Alone) in place of the missing
+// stage1/report.json: the program's speed, as stage 1's is. A run whose
+// CUPTI report has none is left as it was.
+func (s *Summary) readAloneStages(dir string) error {
+	name := filepath.Join(dir, filepath.FromSlash(rundir.TimelineReport))
+	data, err := rundir.ReadFileIn(dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rep, err := workload.ReadReport(bytes.NewReader(data), name)
+	if err != nil {
+		return err
+	}
+	alone, ok := rep.AloneReport()
+	if !ok {
+		return nil
+	}
+	s.takeStages(alone)
+	s.Missing = slices.DeleteFunc(s.Missing, func(m facts.DiffMissing) bool { return m.Part == facts.PartStages })
+	s.Read = append(s.Read, AloneStagesRead)
 	return nil
 }
 

@@ -249,3 +249,32 @@ func TestLoadProgramWithoutReport(t *testing.T) {
 	assert.False(t, r.Incomplete)
 	assert.False(t, r.Regression)
 }
+
+// TestLoadAloneStages (issue 36): a run with no plain run whose CUPTI
+// report has program-alone repeats (timed after the library detached) is
+// compared on those: the program's speed, as stage 1's is elsewhere, not
+// the recorded repeats' (summary.json's rows).
+func TestLoadAloneStages(t *testing.T) {
+	t.Parallel()
+	const dir = "../../fixtures/runs/h100-default-alone-detached"
+	s, err := compare.Load(dir)
+	require.NoError(t, err)
+	assert.Contains(t, s.Read, compare.AloneStagesRead)
+	assert.True(t, s.Has(facts.PartStages))
+	var rep struct {
+		Stages map[string]struct{ MS []float64 } `json:"stages"`
+		Alone  struct {
+			Stages map[string]struct{ MS []float64 } `json:"stages"`
+		} `json:"alone"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "timeline/report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.NotEmpty(t, s.Stages)
+	for _, st := range s.Stages {
+		want := rep.Alone.Stages[st.Name].MS
+		require.NotEmpty(t, want, st.Name)
+		assert.Equal(t, model.NewStage(st.Name, want), st, "%s: the alone repeats", st.Name)
+		assert.NotEqual(t, model.NewStage(st.Name, rep.Stages[st.Name].MS), st, "%s: not the recorded repeats", st.Name)
+	}
+}

@@ -186,13 +186,30 @@ func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 	list("Notes:", r.Notes)
 }
 
+// stagesRead is the file a side's stages were read from (its first of
+// stage 1's report, the CUPTI run's alone repeats, summary.json's stages),
+// stage1/report.json for a baseline file.
+func stagesRead(side facts.DiffSide) string {
+	for _, f := range side.Read {
+		if f == rundir.Stage1Report || strings.HasPrefix(f, rundir.TimelineReport) || strings.HasPrefix(f, rundir.SummaryJSON+" ") {
+			return f
+		}
+	}
+	return rundir.Stage1Report
+}
+
 func diffStages(r *facts.DiffResult, b *strings.Builder) {
 	b.WriteString("## Stages\n\n")
 	if len(r.Stages) == 0 {
 		b.WriteString(notCompared(r, facts.PartStages))
 		return
 	}
-	fmt.Fprintf(b, "%s, ms per repeat: mean ± sd (n).\n\n", rundir.Stage1Report)
+	a, bs := stagesRead(r.A), stagesRead(r.B)
+	if a == rundir.Stage1Report && bs == rundir.Stage1Report {
+		fmt.Fprintf(b, "%s, ms per repeat: mean ± sd (n).\n\n", rundir.Stage1Report)
+	} else {
+		fmt.Fprintf(b, "Stages, ms per repeat: mean ± sd (n); A's from %s, B's from %s.\n\n", EscapeCell(a), EscapeCell(bs))
+	}
 	var abVals, dVals []float64
 	for _, s := range r.Stages {
 		for _, st := range []*model.Summary{s.A, s.B} {

@@ -49,9 +49,10 @@ func TestCommit(t *testing.T) {
 	assert.Equal(t, "data\n", read("data.md"))
 	assert.Equal(t, "{}\n", read("stream.json"))
 	assert.Equal(t, "r\n", read("regions/report.md"))
-	for _, rel := range []string{"old.md", "skipped.svg", "gone.json", "charts"} {
+	for _, rel := range []string{"old.md", "skipped.svg", "gone.json"} {
 		assert.NoFileExists(t, r.Path(rel), "%s removed", rel)
 	}
+	assert.NoDirExists(t, r.Path("charts"), "a missing folder's earlier copy removed")
 	m := r.Manifest()
 	status := func(rel string) (Status, string) {
 		a, ok := m.Find(rel)

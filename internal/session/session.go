@@ -360,7 +360,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	}
 	deferred := s.plainRunDeferred(tl)
 	if deferred {
-		stage1.Note = fmt.Sprintf("after the CUPTI run, and only if that run shows the program writes a workload report with no repeats timed after the library detached and a library cost over 5%%, or marks no NVTX range of nvtx.domain=%q: otherwise that run's report or ranges give the stage times, and no separate plain run is made (workload.plain_run=auto; always runs it first)", s.Cfg.NVTX.Domain)
+		stage1.Note = fmt.Sprintf("after the CUPTI run, and only if that run shows the program writes a workload report with no repeats timed after the library detached and a library cost over 5%% or unmeasured, or marks no NVTX range of nvtx.domain=%q: otherwise that run's report or ranges give the stage times, and no separate plain run is made (workload.plain_run=auto; always runs it first)", s.Cfg.NVTX.Domain)
 	} else {
 		steps = append(steps, stage1)
 	}

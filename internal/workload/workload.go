@@ -235,10 +235,15 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 			Method string                     `json:"method"`
 			Stages map[string]json.RawMessage `json:"stages"`
 		}
-		at := bytes.Index(data, []byte(`"alone"`))
+		// the report's own key, written after its stages (a stage or
+		// model of that name comes before it)
+		at := bytes.LastIndex(data, []byte(`"alone"`))
 		if err := json.Unmarshal(raw, &alone); err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: alone: want {\"method\": \"...\", \"stages\": {stage: {\"ms\": [times in ms]}}}: %v", name, input.Line(data, int64(at)), err))
 		} else {
+			if len(alone.Stages) == 0 {
+				bad("alone.stages is empty: the program-alone repeats time every stage the recorded ones do")
+			}
 			stages := at + max(0, bytes.Index(data[max(at, 0):], []byte(`"stages"`)))
 			for _, st := range slices.Sorted(maps.Keys(alone.Stages)) {
 				var s ReportStage

@@ -175,6 +175,7 @@ func TestReportAlone(t *testing.T) {
 		`"parent": "decode"}}}}`:            `r.json: alone.stages.decode/mlp.parent = "x"`,
 		`"stages": {"prefill": {"ms": [1.0`: `r.json:4: alone.stages.prefill: want a stage as "stages" holds them`,
 		`"alone": {"method": "m",`:          `r.json:3: alone: want {"method": "...", "stages"`,
+		`"stages": {"prefill": {"ms": [1.0, 1.05]}, "decode": {"ms": [3.0, 3.1]}, "decode/mlp": {"ms": [0.9, 0.9], "parent": "decode"}}}}`: `r.json: alone.stages is empty`,
 	} {
 		bad := map[string]string{
 			`"prefill": {"ms": [1.0, 1.05]}, `:  ``,
@@ -182,6 +183,7 @@ func TestReportAlone(t *testing.T) {
 			`"parent": "decode"}}}}`:            `"parent": "x"}}}}`,
 			`"stages": {"prefill": {"ms": [1.0`: `"stages": {"prefill": {"ms": ["a"`,
 			`"alone": {"method": "m",`:          `"alone": {"method": 7,`,
+			`"stages": {"prefill": {"ms": [1.0, 1.05]}, "decode": {"ms": [3.0, 3.1]}, "decode/mlp": {"ms": [0.9, 0.9], "parent": "decode"}}}}`: `"stages": {}}}`,
 		}[old]
 		_, err := ReadReport(strings.NewReader(strings.Replace(doc, old, bad, 1)), "r.json")
 		require.Error(t, err, old)

@@ -602,7 +602,8 @@ def main():
     p.add_argument("--decode-range", default="decode_all")
     p.add_argument("--step-range", default="decode_step")
     p.add_argument("--sub-stage", action="append", default=[], metavar="MODULE=RANGE")
-    p.add_argument("--operators", action="store_true", help="add the torch.profiler operator table (stage 1 only)")
+    p.add_argument("--operators", action="store_true",
+                   help="add the torch.profiler operator table (in stage 1, or in the CUPTI run once the library has detached)")
     p.add_argument("--operators-top", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
@@ -708,15 +709,15 @@ def main():
                     sub_ms.setdefault(k, []).append(v)
         # The library detached (CUPTI no longer attached to this process), the program-alone repeats:
         # stage 1's figures from this process, with no profiler and no NVTX range, so that the session
-        # needs no second run of the program (internal/session: plainRunNeeded).
+        # needs no second run of the program (internal/session: plainRunNeeded). Not under a launcher:
+        # NCCL's own threads make CUDA calls (CUPTI detaches safely only when none runs) and push NVTX
+        # ranges of their own.
         alone, alone_sub = None, {}
-        if rec and tp.agree(rec.detach is not None):
-            tp.barrier()
-            if tp.agree(rec.detach() == 1):
+        if rec and not tp.on and rec.detach is not None:
+            if rec.detach() == 1:
                 nvtx.off = True
                 alone = {"prefill": [], "decode": []}
                 for _ in range(a.repeats):
-                    tp.barrier()
                     pm, dm = generate(model, ids, a.new_tokens, nvtx, a, subs)
                     alone["prefill"].append(pm)
                     alone["decode"].append(dm)

@@ -895,8 +895,8 @@ static void *flusher(void *arg) {
     pthread_mutex_unlock(&wake_mu);
     pthread_mutex_lock(&flush_mu);
     int done = out.closed || out.fd < 0;
-    if (!done && period && !atomic_load(&detached)) {
-      cuptiActivityFlushAll(0);
+    if (!done && period) {
+      if (!atomic_load(&detached)) cuptiActivityFlushAll(0);
       due.tv_sec += FLUSH_PERIOD_MS / 1000;
       due.tv_nsec += (long)(FLUSH_PERIOD_MS % 1000) * 1000000L;
       if (due.tv_nsec >= 1000000000L) {
@@ -1083,8 +1083,9 @@ DP_EXPORT int deepprof_cupti_recording(void) {
   return out.fd >= 0 && out.pid == getpid() && subscriber && !atomic_load(&detached);
 }
 
-DP_EXPORT int deepprof_cupti_pause(void) {
-  if (!deepprof_cupti_recording() || atomic_exchange(&paused, 1)) return 0;
+/* record_nothing turns every activity kind and callback domain the library
+ * records off: CUPTI stays subscribed (pause) until detached. */
+static void record_nothing(void) {
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
@@ -1092,14 +1093,29 @@ DP_EXPORT int deepprof_cupti_pause(void) {
   cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
   cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_NVTX);
+}
+
+DP_EXPORT int deepprof_cupti_pause(void) {
+  pthread_mutex_lock(&flush_mu); /* not beside a detach */
+  if (!deepprof_cupti_recording() || atomic_exchange(&paused, 1)) {
+    pthread_mutex_unlock(&flush_mu);
+    return 0;
+  }
+  record_nothing();
+  uint64_t at = now_ns();
+  pthread_mutex_unlock(&flush_mu);
   char v[64];
-  snprintf(v, sizeof v, "paused %" PRIu64, now_ns());
+  snprintf(v, sizeof v, "paused %" PRIu64, at);
   note("recording", v);
   return 1;
 }
 
 DP_EXPORT int deepprof_cupti_resume(void) {
-  if (!deepprof_cupti_recording() || !atomic_exchange(&paused, 0)) return 0;
+  pthread_mutex_lock(&flush_mu); /* not beside a detach */
+  if (!deepprof_cupti_recording() || !atomic_exchange(&paused, 0)) {
+    pthread_mutex_unlock(&flush_mu);
+    return 0;
+  }
   CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable CONCURRENT_KERNEL");
   CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable MEMCPY");
   CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2), "enable MEMCPY2");
@@ -1107,8 +1123,10 @@ DP_EXPORT int deepprof_cupti_resume(void) {
   enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
   CUPTI_TRY(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX), "cuptiEnableDomain(NVTX)");
+  uint64_t at = now_ns();
+  pthread_mutex_unlock(&flush_mu);
   char v[64];
-  snprintf(v, sizeof v, "resumed %" PRIu64, now_ns());
+  snprintf(v, sizeof v, "resumed %" PRIu64, at);
   note("recording", v);
   return 1;
 }
@@ -1123,31 +1141,34 @@ DP_EXPORT int deepprof_cupti_resume(void) {
  * detach failed: ..." and, at exit, its E line. Returns 1 when CUPTI was
  * detached, 0 otherwise (not recording here, already detached, or CUPTI
  * refused); call it between synchronized repeats, with no NVTX range
- * open. */
+ * open, from one thread while no other makes CUDA calls (CUPTI's advice
+ * for cuptiFinalize). Its timestamp is taken before CUPTI detaches: any
+ * CUPTI call afterwards would attach it again. */
 DP_EXPORT int deepprof_cupti_detach(void) {
-  if (!deepprof_cupti_recording()) return 0;
   pthread_mutex_lock(&flush_mu);
-  if (atomic_load(&detached)) {
+  if (!deepprof_cupti_recording()) {
     pthread_mutex_unlock(&flush_mu);
     return 0;
   }
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
-  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-  cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_NVTX);
+  record_nothing();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   drain_done();
   drain_rings();
+  uint64_t at = now_ns();
   CUptiResult r = cuptiUnsubscribe(subscriber);
   if (r == CUPTI_SUCCESS) r = cuptiFinalize();
   atomic_store(&detached, 1);
+  /* A buffer CUPTI gave back while it finalized (none is expected: the
+   * forced flush above came after every kind was turned off) is written
+   * now, the one CUPTI call after the detach. */
+  pthread_mutex_lock(&done_mu);
+  int late = done_head != NULL;
+  pthread_mutex_unlock(&done_mu);
+  if (late) drain_done();
   pthread_mutex_unlock(&flush_mu);
   char v[256];
   if (r == CUPTI_SUCCESS)
-    snprintf(v, sizeof v, "detached %" PRIu64, now_ns());
+    snprintf(v, sizeof v, "detached %" PRIu64, at);
   else
     snprintf(v, sizeof v, "detach failed: %s", cupti_error(r));
   note("recording", v);
