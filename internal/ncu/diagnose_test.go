@@ -33,6 +33,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 		"logs/ncu-escaped-at-sign-match.txt":                  {},
 		"logs/h100-alone-after-detach.txt":                    {},
 		"logs/h200-alone-after-detach.txt":                    {},
+		"logs/h200-alone-after-detach-fixed.txt":              {},
 		"logs/ncu-kernel-id-invocations.txt":                  {},
 		"logs/ncu-list-sections.txt":                          {},
 		"logs/ncu-list-sets.txt":                              {},
