@@ -99,7 +99,7 @@ func TestCheck(t *testing.T) {
 		{"tiny", synth.Run(t, baselineTiny, synth.Remove("ncu/regions/report.json")), tol, "a baseline needs"},
 		{"../escape", baselineTiny, tol, "want a plain name"},
 		{"tiny", baselineTiny, deepproftest.Tolerances{RegionPct: -5}, "region_pct = -5"},
-		{"tiny", filepath.Join(t.TempDir(), "none"), tol, "no such file"},
+		{"tiny", filepath.Join(t.TempDir(), "none"), tol, "none: not a run directory: no such directory"},
 	} {
 		ft = &fakeTB{TB: t}
 		c.Check(ft, bad.name, bad.run, bad.tol)

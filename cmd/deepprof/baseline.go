@@ -10,7 +10,7 @@ import (
 
 // runBaseline is "deepprof baseline MAIN": the run's baseline file on stdout.
 func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("baseline", "baseline [--top N] MAIN", stdout)
+	fs := newFlagSet("baseline", "baseline [--top N] [--allow-partial] MAIN", stdout)
 	top := fs.Int("top", harness.DefaultBaselineTop, "keep the `N` kernels with the most total time (0: all)")
 	allow := fs.Bool("allow-partial", false, "write a baseline of a run that is not complete (its manifest says partial, missing or stale files)")
 	pos, help, err := parseFlags(fs, args)

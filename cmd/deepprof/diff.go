@@ -14,7 +14,7 @@ import (
 // returns an exitError: 1 when something regressed, 2 when a part could not
 // be compared (and nothing regressed) or on any error; nil (0) otherwise.
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("diff", "diff [--threshold 5%] [--format text|md|json|csv] RUN_A RUN_B", stdout)
+	fs := newFlagSet("diff", "diff [--threshold 5%] [--format text|md|json|csv] [--allow-mismatch] [--allow-partial] RUN_A RUN_B", stdout)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
 	format := fs.String("format", "", "output `format`: text (aligned plain text within the terminal's width, 120 columns when it does not say; the default), md (Markdown tables; the default into a file named *.md), json or csv (a row a compared stage, kernel, region and MFU figure, numbers unrounded)")
 	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models, workload shapes (tokens, batch) or kernel sources (every launch or the deep pass's sample), or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")

@@ -151,7 +151,8 @@ func TestDiffExitStatus(t *testing.T) {
 		{[]string{"diff", "--threshold", "NaN", llamaRun, slowed}, 2, `--threshold "NaN"`},
 		{[]string{"diff", "--thresh", "5%", llamaRun, slowed}, 2, ""},
 		{[]string{"diff", llamaRun, slowed, slowed}, 2, "got 3 arguments"},
-		{[]string{"baseline", filepath.Join(slowed, "nope")}, 1, "no such file"},
+		{[]string{"baseline", filepath.Join(slowed, "nope")}, 2, "nope: not a run directory: no such directory"},
+		{[]string{"baseline", filepath.Join(slowed, "kernels.json")}, 2, "kernels.json: not a run directory: a file, not a directory"},
 		{[]string{"baseline", "--top", "-1", llamaRun}, 2, "--top -1"},
 	} {
 		_, _, err := runCmd(c.args, "")

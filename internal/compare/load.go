@@ -102,11 +102,14 @@ var ErrNotRun = errors.New("not a run directory")
 // breaks its contract, is an error naming it and, where known, its line.
 func Load(dir string) (*Summary, error) {
 	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w: no such directory", dir, ErrNotRun)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: not a run directory", dir)
+		return nil, fmt.Errorf("%s: %w: a file, not a directory", dir, ErrNotRun)
 	}
 	s := &Summary{Source: dir, RunID: filepath.Base(filepath.Clean(dir))}
 	read := func(part string, fn func(data []byte, name string) error) error {
