@@ -86,6 +86,10 @@ func (s *Session) cuptiSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 	if s.Cfg.Workload.AutoRanges == "on" {
 		env = append(env, workload.EnvModelFacts+"="+filepath.Join(mainDir, rundir.TimelineModel))
 	}
+	if !s.plainRunDeferred(tl) {
+		// stage 1 is made anyway: no alone repeats, no operator table
+		env = append(env, workload.EnvAlone+"=0")
+	}
 	steps := []Step{{ID: StepCupti, Argv: spec.Argv, Env: env, Log: rundir.TimelineLog,
 		Note: "timeline: the CUPTI run, deepprof's CUPTI library in the program: every kernel, copy, launch call and NVTX range, at the run's own clocks",
 		Details: []string{

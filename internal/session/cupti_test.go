@@ -422,3 +422,39 @@ func TestTraceBegunAsTheDeepPassStarts(t *testing.T) {
 	assert.Equal(t, rundir.StatusComplete, a.Status)
 	assert.FileExists(t, run.Path(rundir.TimelineTrace))
 }
+
+// TestAloneOnlyWithoutPlainRun (issue 36): the CUPTI run is told to time
+// no program-alone repeats (and make no operator table) when the session
+// makes a plain run anyway (workload.plain_run=always); by default it is
+// not told.
+func TestAloneOnlyWithoutPlainRun(t *testing.T) {
+	t.Parallel()
+	for _, always := range []bool{false, true} {
+		cfg := testConfig(t, t.TempDir())
+		if always {
+			cfg.Workload.PlainRun = config.PlainRunAlways
+		}
+		f := cuptiFake()
+		s := newSession(t, cfg, f)
+		rec := &cuptiEnvRecorder{Runner: s.Runner}
+		s.Runner = rec
+		s.CUPTI = fakeCUPTI(t, true)
+		_, err := s.Run(context.Background())
+		require.NoError(t, err)
+		require.Len(t, rec.envs, 1, "one CUPTI run")
+		assert.Equal(t, always, slices.Contains(rec.envs[0], workload.EnvAlone+"=0"), "plain_run=always: %v", always)
+	}
+}
+
+// cuptiEnvRecorder records the environment of each CUPTI run.
+type cuptiEnvRecorder struct {
+	Runner
+	envs [][]string
+}
+
+func (r *cuptiEnvRecorder) Run(ctx context.Context, c Command) (Result, error) {
+	if slices.Contains(c.Env, workload.EnvPhase+"="+string(workload.PhaseCupti)) {
+		r.envs = append(r.envs, slices.Clone(c.Env))
+	}
+	return r.Runner.Run(ctx, c)
+}

@@ -39,6 +39,10 @@ const (
 	// EnvOracle is where a workload that supports PhaseOracle writes the
 	// independent check's figures (Figures).
 	EnvOracle = "DEEPPROF_ORACLE"
+	// EnvAlone is "0" in a CUPTI run whose session makes a plain run
+	// anyway (stage 1): the workload then times no program-alone repeats
+	// and makes no operator table there (Report.Alone).
+	EnvAlone = "DEEPPROF_ALONE"
 )
 
 // Spec is how to run a workload.

@@ -711,9 +711,9 @@ def main():
         # stage 1's figures from this process, with no profiler and no NVTX range, so that the session
         # needs no second run of the program (internal/session: plainRunNeeded). Not under a launcher:
         # NCCL's own threads make CUDA calls (CUPTI detaches safely only when none runs) and push NVTX
-        # ranges of their own.
+        # ranges of their own. Nor where the session makes a plain run anyway (DEEPPROF_ALONE=0).
         alone, alone_sub = None, {}
-        if rec and not tp.on and rec.detach is not None:
+        if rec and not tp.on and rec.detach is not None and os.environ.get("DEEPPROF_ALONE", "1") != "0":
             if rec.detach() == 1:
                 nvtx.off = True
                 alone = {"prefill": [], "decode": []}
