@@ -442,3 +442,33 @@ func TestAloneStage1Wins(t *testing.T) {
 		assert.Nil(t, r.AloneMeanMS, "%s: no alone figures from an unreadable stage 1", r.Name)
 	}
 }
+
+// TestPlainRunAlwaysNoAlone (issue 36): the default session with
+// workload.plain_run=always, recorded on an H200: the CUPTI run was told
+// (DEEPPROF_ALONE=0) to time no alone repeats and make no operator table,
+// its records hold no detach, and stage 1 gives the alone figures and the
+// operator table.
+func TestPlainRunAlwaysNoAlone(t *testing.T) {
+	t.Parallel()
+	const src = "fixtures/runs/h200-default-plain-run-always"
+	var cupti, stage1 map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.TimelineReport)), &cupti))
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.Stage1Report)), &stage1))
+	assert.NotContains(t, cupti, "alone")
+	assert.NotContains(t, cupti, "operators")
+	assert.Contains(t, stage1, "operators")
+	recs, err := filepath.Glob(filepath.Join(src, "timeline/cupti/cupti-*.tsv.gz"))
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.NotContains(t, string(gunzip(t, mustRead(t, recs[0]), recs[0])), "\tdetached ")
+
+	var s facts.Summary
+	require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(rebuiltCopy(t, src), rundir.SummaryJSON)), &s))
+	assert.Empty(t, s.Stages.AloneSource, "stage 1's")
+	assert.Equal(t, "stage 1", s.Serving.From)
+	assert.False(t, s.Operators.Detached)
+	assert.NotEmpty(t, s.Operators.Rows)
+	for _, r := range s.Stages.Rows {
+		assert.NotNil(t, r.AloneMeanMS, r.Name)
+	}
+}
