@@ -43,5 +43,9 @@ func openInput(path string, stdin io.Reader) (io.Reader, string, func() error, e
 	if err != nil {
 		return nil, "", nil, err
 	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, "", nil, fmt.Errorf("%s: a folder, not an export: give one ncu CSV export (a run directory's ncu/raw.csv, for one), or - for standard input", path)
+	}
 	return f, path, f.Close, nil
 }
