@@ -362,13 +362,17 @@ const StandInOverhead = 0.05
 // the process: workload.Report.Alone) and whose in-process measure of the
 // library's cost is missing or over StandInOverhead (its figures are to
 // come from a run without the library), or it marks no NVTX range of
-// nvtx.domain (its one stage is the plain run's wall time).
-func (s *Session) plainRunNeeded(run *rundir.Run) string {
-	if run.Exists(rundir.TimelineReport) {
-		if _, ok := cuptiRunAlone(run); ok {
-			return ""
+// nvtx.domain (its one stage is the plain run's wall time). rep and
+// repErr are the CUPTI run's workload report as read (both nil: it wrote
+// none).
+func (s *Session) plainRunNeeded(run *rundir.Run, rep *workload.Report, repErr error) string {
+	if rep != nil || repErr != nil {
+		if rep != nil {
+			if _, ok := rep.Alone(); ok {
+				return ""
+			}
 		}
-		r, err := cuptiRunOverhead(run)
+		r, err := overheadOf(rep, repErr)
 		switch {
 		case err != nil:
 			return "the program's workload report of the CUPTI run does not show what the library cost (" + err.Error() + "); its figures come from a run without the library"
@@ -397,20 +401,9 @@ func cuptiRunReport(run *rundir.Run) (*workload.Report, error) {
 	return workload.ReadReport(f, rundir.TimelineReport)
 }
 
-// cuptiRunAlone is the CUPTI run's program-alone repeats, where its
-// workload report has them.
-func cuptiRunAlone(run *rundir.Run) (workload.AloneRepeats, bool) {
-	rep, err := cuptiRunReport(run)
-	if err != nil {
-		return workload.AloneRepeats{}, false
-	}
-	return rep.Alone()
-}
-
-// cuptiRunOverhead is what the CUPTI library cost the program in the
-// CUPTI run's own process, from that run's workload report.
-func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
-	rep, err := cuptiRunReport(run)
+// overheadOf is what the CUPTI library cost the program in the CUPTI
+// run's own process, from that run's workload report as read.
+func overheadOf(rep *workload.Report, err error) (model.Ratio, error) {
 	if err != nil {
 		return model.Ratio{}, err
 	}
@@ -426,22 +419,17 @@ func cuptiRunOverhead(run *rundir.Run) (model.Ratio, error) {
 }
 
 // standIn records stage 1 as not run because the CUPTI run's workload
-// report stands in for it, and adds that report's model to env.json.
-func standIn(run *rundir.Run) {
-	r, _ := cuptiRunOverhead(run)
+// report rep stands in for it, and adds that report's model to env.json.
+func standIn(run *rundir.Run, rep *workload.Report) {
+	r, _ := overheadOf(rep, nil)
 	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, recording having cost %.3fx against repeats with recording paused in that run's own process (at most %.2fx allowed; paused, the library's hooks still run, so this is the cost of recording); workload.plain_run=always makes one", rundir.TimelineReport, r.Median, 1+StandInOverhead)
-	if a, ok := cuptiRunAlone(run); ok {
+	if a, ok := rep.Alone(); ok {
 		why = fmt.Sprintf("no separate plain run (workload.plain_run=auto): the CUPTI run's workload report (%s) stands in for stage 1's, with the program's own speed from %d repeat(s) run in that process after the library detached CUPTI from it (the report's \"alone\": no profiler attached, no NVTX range); workload.plain_run=always makes one", rundir.TimelineReport, aloneRepeats(a))
 	}
 	run.Record(rundir.Stage1Log, rundir.StatusSkipped, why)
 	run.Record(rundir.Stage1Report, rundir.StatusSkipped, "the CUPTI run's workload report stands in for it ("+rundir.TimelineReport+")")
 	run.Note("stage 1: %s", why)
-	if f, err := run.OpenFile(rundir.TimelineReport); err == nil {
-		defer f.Close()
-		if rep, err := workload.ReadReport(f, rundir.TimelineReport); err == nil {
-			addWorkloadToEnv(run, rep)
-		}
-	}
+	addWorkloadToEnv(run, rep)
 }
 
 // aloneRepeats is how many repeats the program-alone figures hold (the

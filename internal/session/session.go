@@ -712,13 +712,18 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 		return err
 	}
 	if deferred {
-		if why := s.plainRunNeeded(run); why != "" {
+		var rep *workload.Report
+		var repErr error
+		if run.Exists(rundir.TimelineReport) {
+			rep, repErr = cuptiRunReport(run)
+		}
+		if why := s.plainRunNeeded(run, rep, repErr); why != "" {
 			run.Note("stage 1: the program alone, run after the CUPTI run: %s (workload.plain_run=auto)", why)
 			if err := plainRun(); err != nil {
 				return err
 			}
-		} else if run.Exists(rundir.TimelineReport) {
-			standIn(run)
+		} else if rep != nil {
+			standIn(run, rep)
 		} else {
 			skipPlainRun(run, s.Cfg.NVTX.Domain)
 		}
