@@ -554,6 +554,10 @@ def merge_ranks(fig, ranks):
     return fig
 
 
+# Events torch.profiler lists among the operators that are its own work, not the program's.
+PROFILER_EVENTS = {"Activity Buffer Request"}
+
+
 def operator_table(model, ids, a, nvtx, tp):
     """torch.profiler's operator table of one generate. Every rank runs the generate (it holds
     collectives); the caller keeps rank 0's rows."""
@@ -567,6 +571,9 @@ def operator_table(model, ids, a, nvtx, tp):
         # key_averages also lists each CUDA kernel as an event of its own
         # (no CPU time): those are kernels, not operators.
         if cpu is not None and getattr(e, "device_type", cpu.CPU) != cpu.CPU:
+            continue
+        # The profiler's own bookkeeping (Kineto asking CUPTI for a buffer) is not the program's.
+        if e.key in PROFILER_EVENTS:
             continue
         dev = getattr(e, "device_time_total", None)
         if dev is None:
