@@ -218,21 +218,11 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 		Stages map[string]json.RawMessage `json:"paused_stages"`
 	}
 	if raw, ok := rep.Extra["overhead"]; ok && json.Unmarshal(raw, &paused) == nil {
-		for _, st := range slices.Sorted(maps.Keys(paused.Stages)) {
-			var s ReportStage
-			if err := json.Unmarshal(paused.Stages[st], &s); err != nil {
-				line := input.Line(data, int64(bytes.Index(data, []byte(`"paused_stages"`))))
-				errs = append(errs, fmt.Errorf("%s:%d: overhead.paused_stages.%s: want a stage as \"stages\" holds them ({\"ms\": [times in ms]}): %v", name, line, st, err))
-			}
-		}
+		errs = append(errs, rawStages(name, data, bytes.Index(data, []byte(`"paused_stages"`)), "overhead.paused_stages", paused.Stages)...)
 	}
 	if o, ok := rep.Overhead(); ok && o.Stages != nil {
 		checkStages(bad, "overhead.paused_stages", o.Stages)
-		for _, st := range slices.Sorted(maps.Keys(rep.Stages)) {
-			if _, ok := o.Stages[st]; !ok && rep.Stages[st].Parent == "" {
-				bad("overhead.paused_stages has no %q: the repeats with recording paused time every stage the recorded ones do", st)
-			}
-		}
+		everyStage(bad, "overhead.paused_stages", "the repeats with recording paused", rep.Stages, o.Stages)
 	}
 	if raw, ok := rep.Extra["alone"]; ok {
 		var alone struct {
@@ -249,22 +239,12 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 				bad("alone.stages is empty: the program-alone repeats time every stage the recorded ones do")
 			}
 			stages := at + max(0, bytes.Index(data[max(at, 0):], []byte(`"stages"`)))
-			for _, st := range slices.Sorted(maps.Keys(alone.Stages)) {
-				var s ReportStage
-				if err := json.Unmarshal(alone.Stages[st], &s); err != nil {
-					line := input.Line(data, int64(stages))
-					errs = append(errs, fmt.Errorf("%s:%d: alone.stages.%s: want a stage as \"stages\" holds them ({\"ms\": [times in ms]}): %v", name, line, st, err))
-				}
-			}
+			errs = append(errs, rawStages(name, data, stages, "alone.stages", alone.Stages)...)
 		}
 	}
 	if a, ok := rep.Alone(); ok {
 		checkStages(bad, "alone.stages", a.Stages)
-		for _, st := range slices.Sorted(maps.Keys(rep.Stages)) {
-			if _, ok := a.Stages[st]; !ok && rep.Stages[st].Parent == "" {
-				bad("alone.stages has no %q: the program-alone repeats time every stage the recorded ones do", st)
-			}
-		}
+		everyStage(bad, "alone.stages", "the program-alone repeats", rep.Stages, a.Stages)
 	}
 	if raw, ok := rep.Extra["ranks"]; ok {
 		ranks, err := readRankStages(raw, rep.Stages)
@@ -290,6 +270,31 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 		return nil, err
 	}
 	return &rep, nil
+}
+
+// rawStages is an error, at the line of offset at, for each stage of key
+// (a report's nested stages, still raw) that is not a stage as "stages"
+// holds them.
+func rawStages(name string, data []byte, at int, key string, stages map[string]json.RawMessage) []error {
+	var errs []error
+	for _, st := range slices.Sorted(maps.Keys(stages)) {
+		var s ReportStage
+		if err := json.Unmarshal(stages[st], &s); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %s.%s: want a stage as \"stages\" holds them ({\"ms\": [times in ms]}): %v", name, input.Line(data, int64(at)), key, st, err))
+		}
+	}
+	return errs
+}
+
+// everyStage reports, through bad, a top-level stage of the report's
+// stages that key's repeats (what) leave out: they time every stage the
+// recorded ones do.
+func everyStage(bad func(string, ...any), key, what string, stages, got map[string]ReportStage) {
+	for _, st := range slices.Sorted(maps.Keys(stages)) {
+		if _, ok := got[st]; !ok && stages[st].Parent == "" {
+			bad("%s has no %q: %s time every stage the recorded ones do", key, st, what)
+		}
+	}
 }
 
 // checkStages reports, through bad, a stage of key (a report's "stages"
