@@ -23,6 +23,7 @@ type AtomicFile struct {
 	// root, tmp and rel are an AtomicFile of a folder deepprof owns
 	// (CreateAtomicIn): its temporary file and target, relative to root.
 	root     *os.Root
+	rootDone func() // ends the use of root (openRoot)
 	tmp, rel string
 	err      error // the first write error: Commit refuses to publish after one
 	done     bool
@@ -60,21 +61,21 @@ func CreateAtomicIn(root, path string) (*AtomicFile, error) {
 	if err := MkdirIn(root, filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	if err := staging(r, root); err != nil {
-		r.Close()
+		done()
 		return nil, err
 	}
 	tmp := stageName(filepath.Base(path))
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		r.Close()
+		done()
 		return nil, linkOut(path, err)
 	}
-	return &AtomicFile{f: f, path: path, root: r, tmp: tmp, rel: rel}, nil
+	return &AtomicFile{f: f, path: path, root: r, rootDone: done, tmp: tmp, rel: rel}, nil
 }
 
 // MkdirIn creates dir, a folder inside root, and the folders between them,
@@ -101,11 +102,11 @@ func mkdirIn(root, dir string) ([]string, error) {
 	if rel == "." {
 		return nil, nil
 	}
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer done()
 	var made []string
 	cur := ""
 	for _, name := range strings.Split(rel, string(filepath.Separator)) {
@@ -181,7 +182,7 @@ func (a *AtomicFile) Commit() error {
 		err = cerr
 	}
 	if a.root != nil {
-		defer a.root.Close()
+		defer a.rootDone()
 		if err == nil {
 			err = linkOut(a.path, a.root.Rename(a.tmp, a.rel))
 		}
@@ -208,7 +209,7 @@ func (a *AtomicFile) Abort() error {
 	a.done = true
 	cerr := a.f.Close()
 	if a.root != nil {
-		defer a.root.Close()
+		defer a.rootDone()
 		return errors.Join(a.root.Remove(a.tmp), cerr)
 	}
 	if err := os.Remove(a.f.Name()); err != nil {

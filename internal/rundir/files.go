@@ -137,11 +137,11 @@ func ReplaceDirIn(root, dir string, files []File) error {
 	if err := MkdirIn(root, filepath.Dir(dir)); err != nil {
 		return err
 	}
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer done()
 	if err := staging(r, root); err != nil {
 		return err
 	}
@@ -267,11 +267,11 @@ func WriteOwnedDir(dir string, files []File) error {
 		return err
 	}
 	defer unlock()
-	r, err := os.OpenRoot(dir)
+	r, done, err := openRoot(dir)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer done()
 	top, _ := readOwned(r, ".")
 	inFolder := map[string][]string{} // folder ("." for dir) -> its files
 	var folders []string              // below dir, outermost first
@@ -468,11 +468,11 @@ func inRoot(root, path string, op func(*os.Root, string) error) error {
 	if err != nil || !filepath.IsLocal(rel) {
 		return fmt.Errorf("%s: not inside %s: deepprof removes only there", path, root)
 	}
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer done()
 	return linkOut(path, op(r, rel))
 }
 

@@ -11,8 +11,13 @@ import (
 // remove each other's files.
 const LockFile = ".deepprof.lock"
 
-// Lock is a run directory held by this process (LockRun).
-type Lock struct{ f *os.File }
+// Lock is a run directory held by this process (LockRun). While it is
+// held, the run's folder stays open (holdRoot): the reads and writes inside
+// it do not open it again each.
+type Lock struct {
+	f       *os.File
+	release func()
+}
 
 // LockRun holds the run directory dir for this process, waiting while
 // another holds it. The lock file is opened without following a link.
@@ -25,7 +30,13 @@ func LockRun(dir string) (*Lock, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: the run directory's lock: %w", dir, err)
 	}
-	return &Lock{f}, nil
+	release, err := holdRoot(dir)
+	if err != nil {
+		unlockFile(f)
+		f.Close()
+		return nil, fmt.Errorf("%s: the run directory: %w", dir, err)
+	}
+	return &Lock{f, release}, nil
 }
 
 // Unlock lets another writer have the run directory.
@@ -33,11 +44,12 @@ func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
+	l.release()
 	err := unlockFile(l.f)
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}
-	l.f = nil
+	l.f, l.release = nil, nil
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -73,6 +74,72 @@ func linkOut(path string, err error) error {
 	return err
 }
 
+// held are the folders held open while a writer holds them (LockRun), by
+// their cleaned path: each operation inside one goes through the folder
+// already open instead of opening it again.
+var held = struct {
+	sync.Mutex
+	m map[string]*heldRoot
+}{m: map[string]*heldRoot{}}
+
+// heldRoot is one held folder and its users: its holder and the
+// operations in flight.
+type heldRoot struct {
+	r     *os.Root
+	users int
+}
+
+// openRoot opens the folder root as an os.Root for one operation, or takes
+// the one its holder keeps open (holdRoot); done ends the operation.
+func openRoot(root string) (r *os.Root, done func(), err error) {
+	key := filepath.Clean(root)
+	held.Lock()
+	if h := held.m[key]; h != nil {
+		h.users++
+		held.Unlock()
+		return h.r, func() { h.leave(key) }, nil
+	}
+	held.Unlock()
+	r, err = os.OpenRoot(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func() { r.Close() }, nil
+}
+
+// holdRoot keeps the folder root open until release: the operations inside
+// it meanwhile go through that one os.Root. A folder held already gains a
+// user.
+func holdRoot(root string) (release func(), err error) {
+	key := filepath.Clean(root)
+	held.Lock()
+	defer held.Unlock()
+	if h := held.m[key]; h != nil {
+		h.users++
+		return func() { h.leave(key) }, nil
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	h := &heldRoot{r: r, users: 1}
+	held.m[key] = h
+	return func() { h.leave(key) }, nil
+}
+
+// leave ends one user of h; the last closes the folder.
+func (h *heldRoot) leave(key string) {
+	held.Lock()
+	defer held.Unlock()
+	if h.users--; h.users > 0 {
+		return
+	}
+	if held.m[key] == h {
+		delete(held.m, key)
+	}
+	h.r.Close()
+}
+
 // openRegular opens rel of r for reading. Anything but a regular file is a
 // *NotRegularError at once: the open does not wait for a pipe's writer.
 func openRegular(r *os.Root, rel, name string) (*os.File, error) {
@@ -103,11 +170,11 @@ func openIn(root, path, name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer done()
 	return openRegular(r, rel, name)
 }
 
@@ -132,11 +199,11 @@ func ReadDirIn(root, dir string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer done()
 	f, err := r.Open(rel)
 	if err != nil {
 		return nil, linkOut(dir, err)
@@ -152,11 +219,11 @@ func StatIn(root, path string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer done()
 	fi, err := r.Stat(rel)
 	return fi, linkOut(path, err)
 }
@@ -294,11 +361,11 @@ func stageName(base string) string {
 // is. Call it only while holding root (LockRun): another writer's files in
 // flight are there too. It returns the names removed (marker left out).
 func SweepStaging(root string) ([]string, error) {
-	r, err := os.OpenRoot(root)
+	r, done, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer done()
 	fi, err := r.Lstat(StagingDir)
 	if err != nil || !fi.IsDir() || !isStaging(r) && !halfMade(r) {
 		return nil, nil
