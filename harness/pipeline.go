@@ -120,6 +120,10 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		if in.tl != nil {
 			in.phases = startPhases(in.tl, cfg, in.steady)
 		}
+		// The independent check's figures of the CUPTI run, where it ran.
+		if run.Exists(rundir.OracleJSON) {
+			in.oracle, in.oracleErr = rundir.ParsePlain(run, rundir.OracleJSON, workload.ReadFigures)
+		}
 	}
 	in.anomalies = rundir.CuptiFileAnomalies(run)
 	if in.tl != nil {
@@ -156,9 +160,12 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	}
 	in.summary = summaryInputs(run, cfg, in.src, in.tab, in.kerr, in.reg, in.rerr)
 	if in.summary.StagesFromRanges && run.Exists(rundir.TimelineModel) {
-		if mf, err := readModelFacts(run); err != nil {
+		// The model facts the program's framework gave; where they come
+		// from names the file.
+		if mf, err := rundir.Parse(run, rundir.TimelineModel, workload.ReadModelFacts); err != nil {
 			in.errs = append(in.errs, err)
 		} else {
+			mf.From += " (" + rundir.TimelineModel + ")"
 			in.summary.ProgramFacts = mf
 		}
 	}
@@ -169,9 +176,6 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		// The workload's report is there and cannot be read: the summary
 		// goes without stages, and the rebuild says so in its exit.
 		in.errs = append(in.errs, errors.New(in.summary.WorkloadMissing))
-	}
-	if in.cupti {
-		in.oracle, in.oracleErr = readOracle(run)
 	}
 	in.overhead = cuptiOverhead(in.cuptiReport(), in.stage1Report(), in.oracle)
 	return in

@@ -150,11 +150,11 @@ func TestRebuildRefusesPipes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"missing": "env.json: not a regular file (a named pipe): deepprof reads only plain files"`, "named as the run names it: summary.json is the same on every machine")
 
-	_, err = readRunFile(run, rundir.OracleJSON)
+	_, err = rundir.ParsePlain(run, rundir.OracleJSON, workload.ReadFigures)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.NoError(t, os.MkdirAll(filepath.Dir(run.Path(rundir.OracleJSON)), 0o755))
 	input.FIFOForTest(t, run.Path(rundir.OracleJSON))
-	_, err = readRunFile(run, rundir.OracleJSON)
+	_, err = rundir.ParsePlain(run, rundir.OracleJSON, workload.ReadFigures)
 	require.EqualError(t, err, rundir.OracleJSON+": not a regular file (a named pipe): deepprof reads only plain files")
 }
 

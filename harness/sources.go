@@ -158,26 +158,5 @@ func readRunRegions(run *rundir.Run, rel string, cfg settings) (*facts.RegionRep
 }
 
 func readStages(run *rundir.Run, rel string, _ settings) (*workload.Report, error) {
-	f, err := run.OpenFile(rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return workload.ReadReport(f, rel)
-}
-
-// readModelFacts reads the model facts the program's framework gave
-// (rundir.TimelineModel); where they come from names the file.
-func readModelFacts(run *rundir.Run) (*workload.ModelFacts, error) {
-	f, err := run.OpenFile(rundir.TimelineModel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	mf, err := workload.ReadModelFacts(f, rundir.TimelineModel)
-	if err != nil {
-		return nil, err
-	}
-	mf.From += " (" + rundir.TimelineModel + ")"
-	return mf, nil
+	return rundir.Parse(run, rel, workload.ReadReport)
 }

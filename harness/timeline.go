@@ -227,19 +227,6 @@ func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionRe
 	return &oracleCheckFile{Oracle: rundir.OracleJSON, Tool: f.Tool, Passed: workload.Passed(rows), Rows: rows}, nil
 }
 
-// readOracle is the oracle's figures (timeline/oracle-torch-profiler.json),
-// nil when the run has none.
-func readOracle(run *rundir.Run) (*workload.Figures, error) {
-	if !run.Exists(rundir.OracleJSON) {
-		return nil, nil
-	}
-	b, err := readRunFile(run, rundir.OracleJSON)
-	if err != nil {
-		return nil, err
-	}
-	return workload.Read(b, rundir.OracleJSON)
-}
-
 // collectives is the timeline's communication kernels (isCommunication:
 // the run's categories, report.categories, whose default the workload's
 // oracle mirrors) inside the given top-level ranges, by the CUDA device that

@@ -331,7 +331,7 @@ func halfMade(r *os.Root) bool {
 		return false
 	}
 	defer m.Close()
-	b, err := io.ReadAll(io.LimitReader(m, int64(len(stagingText))+1))
+	b, err := markerText(m)
 	return err == nil && strings.HasPrefix(stagingText, string(b))
 }
 
@@ -342,8 +342,19 @@ func isStaging(r *os.Root) bool {
 		return false
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(len(stagingText))+1))
+	b, err := markerText(f)
 	return err == nil && string(b) == stagingText
+}
+
+// markerText is what f holds, read up to one byte past stagingText's
+// length: enough to tell the marker from any other file.
+func markerText(f io.Reader) ([]byte, error) {
+	b := make([]byte, len(stagingText)+1)
+	n, err := io.ReadFull(f, b)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return b[:n], err
 }
 
 // stageName is a new temporary name in StagingDir for a file called base.

@@ -206,6 +206,29 @@ func (g gzipFile) Close() error { return errors.Join(g.Reader.Close(), g.f.Close
 // Errors name rel.
 func (r *Run) Open(rel string) (io.ReadCloser, error) { return openIn(r.Dir, r.Path(rel), rel) }
 
+// Parse reads the file rel of the run, plain or gzipped (OpenFile), with
+// read, which names it rel in its errors.
+func Parse[T any](r *Run, rel string, read func(io.Reader, string) (T, error)) (T, error) {
+	f, err := r.OpenFile(rel)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	return read(f, rel)
+}
+
+// ParsePlain is Parse of a file the run keeps only plain (Open).
+func ParsePlain[T any](r *Run, rel string, read func(io.Reader, string) (T, error)) (T, error) {
+	f, err := r.Open(rel)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	return read(f, rel)
+}
+
 // ReadFile reads the file rel of the run whole, plain or gzipped
 // (OpenFile), at most input.MaxBytes.
 func (r *Run) ReadFile(rel string) ([]byte, error) {

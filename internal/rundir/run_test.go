@@ -2,8 +2,11 @@ package rundir
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,4 +306,37 @@ func TestWriteRebuildStarted(t *testing.T) {
 	assert.Zero(t, a.Bytes, "no size claimed while the file may be replaced")
 	on.ClearRebuild()
 	assert.Equal(t, StatusComplete, on.Manifest().Status, "the next rebuild clears the mark")
+}
+
+// TestParse: Parse reads a file kept gzipped as its plain content, naming
+// the file as the run names it; ParsePlain reads only the plain file; both
+// give the reader's error and a missing file's.
+func TestParse(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	_, err = zw.Write([]byte("a,b\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.MkdirAll(filepath.Dir(r.Path(NcuRaw)), 0o755))
+	require.NoError(t, os.WriteFile(r.Path(NcuRaw+".gz"), zb.Bytes(), 0o644))
+	read := func(rd io.Reader, name string) (string, error) {
+		b, err := io.ReadAll(rd)
+		return name + ": " + string(b), err
+	}
+	got, err := Parse(r, NcuRaw, read)
+	require.NoError(t, err)
+	assert.Equal(t, NcuRaw+": a,b\n", got)
+	_, err = ParsePlain(r, NcuRaw, read)
+	require.ErrorIs(t, err, fs.ErrNotExist, "ParsePlain does not open the gzipped copy")
+
+	require.NoError(t, os.WriteFile(r.Path(EnvJSON), []byte("{}"), 0o644))
+	got, err = ParsePlain(r, EnvJSON, read)
+	require.NoError(t, err)
+	assert.Equal(t, EnvJSON+": {}", got)
+	_, err = Parse(r, EnvJSON, func(io.Reader, string) (int, error) { return 0, errors.New("the reader's") })
+	require.EqualError(t, err, "the reader's")
+	_, err = Parse(r, Stage1Report, read)
+	require.ErrorIs(t, err, fs.ErrNotExist)
 }

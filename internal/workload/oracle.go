@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -77,6 +78,16 @@ type OracleKernel struct {
 	Name    string  `json:"name"`
 	TotalMS float64 `json:"total_ms"`
 	Calls   int64   `json:"calls"`
+}
+
+// ReadFigures reads the oracle JSON from r whole (at most input.MaxBytes)
+// and parses it (Read), naming it file.
+func ReadFigures(r io.Reader, file string) (*Figures, error) {
+	data, err := input.ReadAll(r, file)
+	if err != nil {
+		return nil, err
+	}
+	return Read(data, file)
 }
 
 // Read parses the oracle JSON; errors are "file:line: what".
