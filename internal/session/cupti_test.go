@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,10 +248,12 @@ func TestAutoRangesOnThePythonPath(t *testing.T) {
 // told to write model facts.
 type envRecorder struct {
 	Runner
+	mu           sync.Mutex // the exports run at once
 	paths, facts []string
 }
 
 func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
+	r.mu.Lock()
 	for i := len(c.Env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(c.Env[i], "PYTHONPATH="); ok {
 			r.paths = append(r.paths, v)
@@ -261,6 +265,7 @@ func (r *envRecorder) Run(ctx context.Context, c Command) (Result, error) {
 			r.facts = append(r.facts, v)
 		}
 	}
+	r.mu.Unlock()
 	return r.Runner.Run(ctx, c)
 }
 
@@ -449,12 +454,58 @@ func TestAloneOnlyWithoutPlainRun(t *testing.T) {
 // cuptiEnvRecorder records the environment of each CUPTI run.
 type cuptiEnvRecorder struct {
 	Runner
+	mu   sync.Mutex // the exports run at once
 	envs [][]string
 }
 
 func (r *cuptiEnvRecorder) Run(ctx context.Context, c Command) (Result, error) {
 	if slices.Contains(c.Env, workload.EnvPhase+"="+string(workload.PhaseCupti)) {
+		r.mu.Lock()
 		r.envs = append(r.envs, slices.Clone(c.Env))
+		r.mu.Unlock()
+	}
+	return r.Runner.Run(ctx, c)
+}
+
+// TestExportsAtOnce (issue 36): the deep pass's two exports run at the same
+// time (each export here waits until the other has begun), and the manifest
+// records their times in the plan's order.
+func TestExportsAtOnce(t *testing.T) {
+	t.Parallel() // it waits on processes: beside the others that do
+	f := cuptiFake()
+	s := newSession(t, testConfig(t, t.TempDir()), f)
+	s.CUPTI = fakeCUPTI(t, true)
+	rec := &meetingRunner{Runner: s.Runner, begun: map[string]chan struct{}{"raw": make(chan struct{}), "details": make(chan struct{})}}
+	s.Runner = rec
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, rundir.StatusComplete, run.Manifest().Status, run.Manifest().Reason)
+	assert.False(t, rec.alone.Load(), "an export ran while the other had not begun")
+	var steps []string
+	for _, st := range run.Manifest().Steps {
+		steps = append(steps, st.Name)
+	}
+	assert.Equal(t, []string{"export-raw", "export-details"}, steps[len(steps)-2:])
+}
+
+// meetingRunner makes each ncu export wait until the other page's export
+// has begun (at most a few seconds: alone says one never did).
+type meetingRunner struct {
+	Runner
+	begun map[string]chan struct{}
+	alone atomic.Bool
+}
+
+func (r *meetingRunner) Run(ctx context.Context, c Command) (Result, error) {
+	if i := slices.Index(c.Argv, "--page"); i > 0 && slices.Contains(c.Argv, "--import") {
+		page := c.Argv[i+1]
+		other := map[string]string{"raw": "details", "details": "raw"}[page]
+		close(r.begun[page])
+		select {
+		case <-r.begun[other]:
+		case <-time.After(3 * time.Second):
+			r.alone.Store(true)
+		}
 	}
 	return r.Runner.Run(ctx, c)
 }

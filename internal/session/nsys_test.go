@@ -83,9 +83,9 @@ func newNsysSession(t *testing.T, cfg *config.Config, f *nsysTools) *Session {
 // its environment additions), the temporary root replaced.
 func callsText(f *nsysTools, root string) []byte {
 	var b strings.Builder
-	for i, c := range f.calls {
+	for _, i := range planOrder(f.calls) {
 		b.WriteString("argv:")
-		for _, a := range c {
+		for _, a := range f.calls[i] {
 			b.WriteString(" " + quoteArg(a))
 		}
 		b.WriteString("\n")
@@ -94,6 +94,40 @@ func callsText(f *nsysTools, root string) []byte {
 		}
 	}
 	return normalize([]byte(b.String()), root)
+}
+
+// planOrder is the indexes of calls in the order the session planned
+// them: the exports of one report run at once, so each run of them is put
+// in the plan's order (raw, then details) whatever order they began in.
+func planOrder(calls [][]string) []int {
+	order := make([]int, len(calls))
+	for i := range order {
+		order[i] = i
+	}
+	export := func(c []string) (report, page string) {
+		if i, j := slices.Index(c, "--import"), slices.Index(c, "--page"); i > 0 && j > 0 {
+			return c[i+1], c[j+1]
+		}
+		return "", ""
+	}
+	rank := map[string]int{"raw": 0, "details": 1}
+	for start := 0; start < len(calls); {
+		report, _ := export(calls[start])
+		end := start + 1
+		for report != "" && end < len(calls) {
+			if r, _ := export(calls[end]); r != report {
+				break
+			}
+			end++
+		}
+		slices.SortStableFunc(order[start:end], func(a, b int) int {
+			_, pa := export(calls[a])
+			_, pb := export(calls[b])
+			return rank[pa] - rank[pb]
+		})
+		start = end
+	}
+	return order
 }
 
 func goldenCalls(t *testing.T, name string, f *nsysTools, root string) {

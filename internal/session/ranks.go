@@ -196,11 +196,12 @@ func (s *Session) deepRanks(ctx context.Context, run *rundir.Run, steps []Step) 
 			continue
 		}
 		profiled++
-		for _, st := range s.rankExports(run.Dir, r) {
-			if err := s.step(ectx, run, st, false); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", st.Name(), err))
+		exports := s.rankExports(run.Dir, r)
+		for i, err := range s.stepsAtOnce(ectx, run, exports) {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", exports[i].Name(), err))
 			} else if a, ok := run.Manifest().Find(report); ok && a.Status == rundir.StatusPartial {
-				run.Record(st.Stdout, rundir.StatusPartial, "exported from the partial report of a failed deep pass")
+				run.Record(exports[i].Stdout, rundir.StatusPartial, "exported from the partial report of a failed deep pass")
 			}
 		}
 	}

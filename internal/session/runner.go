@@ -30,7 +30,8 @@ type Result struct {
 }
 
 // Runner runs commands. Sessions take one, so tests can replay recorded tool
-// output instead of running profilers.
+// output instead of running profilers. A session may call Run from several
+// goroutines at once (the deep pass's exports).
 type Runner interface {
 	Run(ctx context.Context, c Command) (Result, error)
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,7 +85,10 @@ type Session struct {
 	// began is when Run started, stepsDone the steps run since: what a
 	// step's end line says of the session's progress.
 	began     time.Time
-	stepsDone int
+	stepsDone atomic.Int64
+	// logMu keeps the log's lines whole when steps run at once (the
+	// exports).
+	logMu sync.Mutex
 	// read is the CUPTI timeline of the run read last (recordsOf): the
 	// records do not change once the CUPTI run has written them.
 	read struct {
@@ -551,6 +556,8 @@ func quoteArg(a string) string {
 
 func (s *Session) logf(format string, args ...any) {
 	if s.Log != nil {
+		s.logMu.Lock()
+		defer s.logMu.Unlock()
 		fmt.Fprintf(s.Log, "deepprof: "+format+"\n", args...)
 	}
 }
@@ -583,7 +590,8 @@ var StartTrace func(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) 
 // the run ends there, partial, its reason saying which deadline to raise.
 func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 	now := s.now()
-	s.began, s.stepsDone, s.traced = now(), 0, nil
+	s.began, s.traced = now(), nil
+	s.stepsDone.Store(0)
 	run, err := rundir.Create(s.Cfg.Run.Root, s.Cfg.Run.ID, now())
 	if err != nil {
 		return nil, err
@@ -760,11 +768,12 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 	}
 	ectx, cancel := afterGrace(ctx, exportGrace)
 	defer cancel()
-	for _, id := range []StepID{StepExportRaw, StepExportDetails} {
-		if err := s.step(ectx, run, byID[id], false); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+	exports := []Step{byID[StepExportRaw], byID[StepExportDetails]}
+	for i, err := range s.stepsAtOnce(ectx, run, exports) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", exports[i].ID, err))
 		} else if deepErr != nil {
-			run.Record(byID[id].Stdout, rundir.StatusPartial, "exported from the partial report of a failed deep pass")
+			run.Record(exports[i].Stdout, rundir.StatusPartial, "exported from the partial report of a failed deep pass")
 		}
 	}
 	s.noteUnprofiledProcesses(run)
@@ -882,11 +891,37 @@ func refused(findings []ncu.Finding) (ncu.Finding, bool) {
 	return ncu.Finding{}, false
 }
 
+// stepsAtOnce runs steps that do not depend on each other (each of its own
+// files) at the same time, each as step does, and gives each one's error.
+// The manifest records their times in the order given.
+func (s *Session) stepsAtOnce(ctx context.Context, run *rundir.Run, steps []Step) []error {
+	errs := make([]error, len(steps))
+	recs := make([]*rundir.StepTime, len(steps))
+	var wg sync.WaitGroup
+	for i, st := range steps {
+		wg.Go(func() {
+			errs[i] = s.stepRecorded(ctx, run, st, false, func(rec rundir.StepTime) { recs[i] = &rec })
+		})
+	}
+	wg.Wait()
+	for _, rec := range recs {
+		if rec != nil {
+			run.RecordStepTime(*rec)
+		}
+	}
+	return errs
+}
+
 // step runs one step under its deadline, its output going to its files.
 // With watch (an ncu profiling step), its output also feeds the progress
 // line. A step stopped before it ended (Ctrl-C, its deadline) keeps what it
 // wrote, is recorded as stopped, and returns a *stoppedError.
 func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool) error {
+	return s.stepRecorded(ctx, run, st, watch, run.RecordStepTime)
+}
+
+// stepRecorded is step, giving the step's time to record.
+func (s *Session) stepRecorded(ctx context.Context, run *rundir.Run, st Step, watch bool, record func(rundir.StepTime)) error {
 	if ctx.Err() != nil {
 		return &stoppedError{step: st.Name()} // before it started
 	}
@@ -940,7 +975,7 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		run.Note("%s: ncu ended the program once the %d planned launches were profiled (--kill; %s), %.1f s into the pass", st.Name(), st.StopAfter, planned.passes(), clock().Sub(start).Seconds())
 	}
 	rec := rundir.StepTime{Name: st.Name(), Seconds: clock().Sub(start).Seconds(), ExitCode: res.ExitCode}
-	s.stepsDone++
+	done := s.stepsDone.Add(1)
 	expected := ""
 	if st.ID == StepNcuDeep && s.targets != nil {
 		if e := s.targets.estimate(); e > 0 {
@@ -948,7 +983,7 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		}
 	}
 	if !s.began.IsZero() {
-		s.logf("%s: done in %.1f s%s (step %d, %.1f s into the session)", st.Name(), rec.Seconds, expected, s.stepsDone, clock().Sub(s.began).Seconds())
+		s.logf("%s: done in %.1f s%s (step %d, %.1f s into the session)", st.Name(), rec.Seconds, expected, done, clock().Sub(s.began).Seconds())
 	}
 	if err != nil {
 		rec.ExitCode = -1
@@ -961,7 +996,7 @@ func (s *Session) step(ctx context.Context, run *rundir.Run, st Step, watch bool
 		}
 		rec.Stopped = stopped.how()
 	}
-	run.RecordStepTime(rec)
+	record(rec)
 	if prog != nil {
 		if stopped != nil {
 			prog.Stopped(stopped.short())

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ type fakeTools struct {
 	deepRange      pass       // the deep pass with --replay-mode range or app-range
 	discovery      pass       // the NVTX discovery pass
 	workloadReport string     // what the workload writes to $DEEPPROF_REPORT
+	mu             sync.Mutex // calls and envs: the exports run at once
 	calls          [][]string // every argv run
 	envs           [][]string // the environment additions of every run
 
@@ -84,8 +86,10 @@ type pass struct {
 }
 
 func (f *fakeTools) Run(ctx context.Context, c Command) (Result, error) {
+	f.mu.Lock()
 	f.calls = append(f.calls, c.Argv)
 	f.envs = append(f.envs, c.Env)
+	f.mu.Unlock()
 	argv := c.Argv
 	switch {
 	case filepath.Base(argv[0]) == "ncu" && slices.Contains(argv, "--list-sections"):
