@@ -83,7 +83,8 @@ func CreateAtomicIn(root, path string) (*AtomicFile, error) {
 // without following links: a symbolic link (or a file) where a folder
 // below root should be is an error that names it. Nothing deepprof writes
 // leaves root through a link placed in it. root itself is taken as it is
-// (it may be a link).
+// (it may be a link); while it is held (LockRun), it is the folder that was
+// locked, whatever its path leads to since.
 func MkdirIn(root, dir string) error {
 	_, err := mkdirIn(root, dir)
 	return err
@@ -96,8 +97,12 @@ func mkdirIn(root, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, err
+	// A held folder is the one that was locked, even if its path has gone
+	// or leads elsewhere since: nothing is made at the path then.
+	if !isHeld(root) {
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if rel == "." {
 		return nil, nil

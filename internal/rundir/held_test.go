@@ -38,3 +38,21 @@ func TestLockedRunStaysTheFolderLocked(t *testing.T) {
 	assert.Empty(t, held.m, "no folder stays open once its lock is let go")
 	held.Unlock()
 }
+
+// TestHeldByAnyName: a folder locked by a relative name is held for its
+// absolute name too; one renamed while it is locked gets nothing made at
+// its old path (the writes go to the folder where it now is).
+func TestHeldByAnyName(t *testing.T) {
+	base := t.TempDir()
+	t.Chdir(base)
+	require.NoError(t, os.Mkdir("run", 0o755))
+	lock, err := LockRun("run")
+	require.NoError(t, err)
+	defer lock.Unlock()
+	assert.True(t, isHeld(filepath.Join(base, "run")))
+
+	require.NoError(t, os.Rename("run", "moved"))
+	require.NoError(t, WriteFileAtomicIn(filepath.Join(base, "run"), filepath.Join(base, "run", "sub", "a.txt"), []byte("a")))
+	assert.FileExists(t, filepath.Join(base, "moved", "sub", "a.txt"))
+	assert.NoDirExists(t, filepath.Join(base, "run"), "nothing made at the old path")
+}

@@ -75,8 +75,8 @@ func linkOut(path string, err error) error {
 }
 
 // held are the folders held open while a writer holds them (LockRun), by
-// their cleaned path: each operation inside one goes through the folder
-// already open instead of opening it again.
+// their absolute path (rootKey): each operation inside one goes through the
+// folder already open instead of opening it again.
 var held = struct {
 	sync.Mutex
 	m map[string]*heldRoot
@@ -92,7 +92,7 @@ type heldRoot struct {
 // openRoot opens the folder root as an os.Root for one operation, or takes
 // the one its holder keeps open (holdRoot); done ends the operation.
 func openRoot(root string) (r *os.Root, done func(), err error) {
-	key := filepath.Clean(root)
+	key := rootKey(root)
 	held.Lock()
 	if h := held.m[key]; h != nil {
 		h.users++
@@ -108,23 +108,36 @@ func openRoot(root string) (r *os.Root, done func(), err error) {
 }
 
 // holdRoot keeps the folder root open until release: the operations inside
-// it meanwhile go through that one os.Root. A folder held already gains a
-// user.
+// it meanwhile go through that one os.Root. The folder is opened anew, at
+// its path now: an operation still in flight from an earlier holder keeps
+// the root it took.
 func holdRoot(root string) (release func(), err error) {
-	key := filepath.Clean(root)
-	held.Lock()
-	defer held.Unlock()
-	if h := held.m[key]; h != nil {
-		h.users++
-		return func() { h.leave(key) }, nil
-	}
+	key := rootKey(root)
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	h := &heldRoot{r: r, users: 1}
+	held.Lock()
 	held.m[key] = h
+	held.Unlock()
 	return func() { h.leave(key) }, nil
+}
+
+// rootKey is the folder root's key in held: its absolute path, so that one
+// folder named relative or absolute is one entry.
+func rootKey(root string) string {
+	if abs, err := filepath.Abs(root); err == nil {
+		return abs
+	}
+	return filepath.Clean(root)
+}
+
+// isHeld reports whether the folder root is held open (holdRoot).
+func isHeld(root string) bool {
+	held.Lock()
+	defer held.Unlock()
+	return held.m[rootKey(root)] != nil
 }
 
 // leave ends one user of h; the last closes the folder.

@@ -475,7 +475,8 @@ func TestExportsAtOnce(t *testing.T) {
 	f := cuptiFake()
 	s := newSession(t, testConfig(t, t.TempDir()), f)
 	s.CUPTI = fakeCUPTI(t, true)
-	rec := &meetingRunner{Runner: s.Runner, begun: map[string]chan struct{}{"raw": make(chan struct{}), "details": make(chan struct{})}}
+	rec := &meetingRunner{Runner: s.Runner, begun: map[string]chan struct{}{"raw": make(chan struct{}), "details": make(chan struct{})},
+		once: map[string]*sync.Once{"raw": {}, "details": {}}}
 	s.Runner = rec
 	run, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -493,16 +494,17 @@ func TestExportsAtOnce(t *testing.T) {
 type meetingRunner struct {
 	Runner
 	begun map[string]chan struct{}
+	once  map[string]*sync.Once
 	alone atomic.Bool
 }
 
 func (r *meetingRunner) Run(ctx context.Context, c Command) (Result, error) {
-	if i := slices.Index(c.Argv, "--page"); i > 0 && slices.Contains(c.Argv, "--import") {
+	other := map[string]string{"raw": "details", "details": "raw"}
+	if i := slices.Index(c.Argv, "--page"); i > 0 && slices.Contains(c.Argv, "--import") && other[c.Argv[i+1]] != "" {
 		page := c.Argv[i+1]
-		other := map[string]string{"raw": "details", "details": "raw"}[page]
-		close(r.begun[page])
+		r.once[page].Do(func() { close(r.begun[page]) })
 		select {
-		case <-r.begun[other]:
+		case <-r.begun[other[page]]:
 		case <-time.After(3 * time.Second):
 			r.alone.Store(true)
 		}

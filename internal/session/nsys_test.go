@@ -42,8 +42,10 @@ func (f *nsysTools) Run(ctx context.Context, c Command) (Result, error) {
 	if filepath.Base(c.Argv[0]) != "nsys" {
 		return f.fakeTools.Run(ctx, c)
 	}
+	f.mu.Lock()
 	f.calls = append(f.calls, c.Argv)
 	f.envs = append(f.envs, c.Env)
+	f.mu.Unlock()
 	if f.brokenVersion && slices.Contains(c.Argv, "--version") {
 		fmt.Fprintln(c.Stderr, "nsys: error while loading shared libraries: libfake.so: cannot open shared object file")
 		return Result{ExitCode: 127}, nil
