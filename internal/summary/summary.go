@@ -406,11 +406,12 @@ func operators(in Inputs, topN int) facts.Operators {
 				"(JSON at $DEEPPROF_REPORT) may give its \"operators\" (name, calls, total_ms, from torch.profiler), as deepprof's own workloads do in stage 1"}
 		}
 		if in.WorkloadSource != "" && in.Alone == nil {
-			return facts.Operators{Missing: "no operator table: deepprof's workloads make it in stage 1 only, never under a profiler, and the CUPTI run stood in for stage 1 " +
-				"(workload.plain_run=always makes a plain run, and with it the table)", NotMade: true}
+			return facts.Operators{Missing: "no operator table: deepprof's workloads make it with no profiler attached, in stage 1 or in the CUPTI run " +
+				"once the library has detached, and this CUPTI run stood in for stage 1 without detaching (workload.plain_run=always makes a plain run, " +
+				"and with it the table)", NotMade: true}
 		}
 		return facts.Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
-			"(the default workloads do; it is made in stage 1 only, never under a profiler)"}
+			"(the default workloads do; they make it with no profiler attached, in stage 1 or in the CUPTI run once the library has detached)"}
 	}
 	o := facts.Operators{Detached: in.AloneSource == rundir.SourceAloneDetached}
 	for _, op := range in.Workload.Operators {
