@@ -28,15 +28,17 @@ for spec in "${presets[@]}"; do
 	dir="$out/$p"
 	rm -rf "$dir" && mkdir -p "$dir"
 	rc=0
+	t0=$(date +%s.%N)
 	(cd "$dir" && "$deepprof" profile "workloads=$p" "${overrides[@]}") > "$dir/session.log" 2>&1 || rc=$?
+	wall=$(python3 -c "import sys; print(round($(date +%s.%N) - float(sys.argv[1]), 2))" "$t0")
 	run=$(ls -d "$dir"/tmp/stage2/*/ 2>/dev/null | head -1)
 	if [ -z "$run" ]; then
 		echo "| $p | no run directory (exit $rc): $dir/session.log | | | | | |"
 		continue
 	fi
-	python3 - "$run" "$p" "$rc" <<'PY'
+	python3 - "$run" "$p" "$rc" "$wall" <<'PY'
 import json, os, re, subprocess, sys, tempfile, time
-run, preset, rc = sys.argv[1], sys.argv[2], sys.argv[3]
+run, preset, rc, wall = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 import yaml
 inp = yaml.safe_load(open(os.path.join(run, "inputs.yaml")))
 env = dict(os.environ)
@@ -67,6 +69,9 @@ print("| %s | %.1f | %.1f | %.2fx | %s | %s | %.1f |" % (preset, plain, session,
       over.group(1) if over else "", steps.get("ncu-deep", 0.0)))
 print("%s: plain %.1f s with the operator table, %.1f s without (session / plain %.2fx)" % (preset, plain, bare, session / bare),
       file=sys.stderr)
+# The steps summed count the exports, which run at once, each; the session's
+# own wall time (start to exit, preflight and rebuild included) does not.
+print("%s: the session's wall time %.1f s (wall / plain %.2fx)" % (preset, wall, wall / plain), file=sys.stderr)
 print("%s: status %s (exit %s); steps: %s; %s" % (preset, m["status"], rc,
       ", ".join("%s %.1f s" % (k, v) for k, v in steps.items()), note), file=sys.stderr)
 # Per stage, the medians of the plain run's repeats against the CUPTI run's
