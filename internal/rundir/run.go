@@ -209,18 +209,16 @@ func (r *Run) Open(rel string) (io.ReadCloser, error) { return openIn(r.Dir, r.P
 // Parse reads the file rel of the run, plain or gzipped (OpenFile), with
 // read, which names it rel in its errors.
 func Parse[T any](r *Run, rel string, read func(io.Reader, string) (T, error)) (T, error) {
-	f, err := r.OpenFile(rel)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	defer f.Close()
-	return read(f, rel)
+	return parse(r.OpenFile, rel, read)
 }
 
 // ParsePlain is Parse of a file the run keeps only plain (Open).
 func ParsePlain[T any](r *Run, rel string, read func(io.Reader, string) (T, error)) (T, error) {
-	f, err := r.Open(rel)
+	return parse(r.Open, rel, read)
+}
+
+func parse[T any](open func(string) (io.ReadCloser, error), rel string, read func(io.Reader, string) (T, error)) (T, error) {
+	f, err := open(rel)
 	if err != nil {
 		var zero T
 		return zero, err
