@@ -101,6 +101,8 @@ type StageProcess = facts.StageProcess
 
 type StageRank = facts.StageRank
 
+type StageTimes = facts.StageTimes
+
 type Stages = facts.Stages
 
 type Summary = facts.Summary

@@ -96,3 +96,53 @@ func TestOneStatistic(t *testing.T) {
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))
 	g.Assert(t, "report-synthetic-decode-warmup.stakeholder_summary.md", md)
 }
+
+// TestOneStatisticCuptiStages: the same contract for runs whose stages
+// come from the CUPTI run's report, recorded: beside stage 1
+// (cupti-tiny-llama-11pairs) or with repeats after the library detached
+// and no stage 1 (h100-default-alone-detached). summary.json's rows are
+// the program alone's, as baseline and diff take them; the CUPTI run's own
+// repeats stand beside them (recorded).
+func TestOneStatisticCuptiStages(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"cupti-tiny-llama-11pairs", "h100-default-alone-detached"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), name)
+			require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join("../../fixtures/runs", name))))
+			_, _, err := runCmd([]string{"report", dir}, "")
+			require.NoError(t, err)
+			var sum struct {
+				Stages struct {
+					Rows []struct {
+						Name string `json:"name"`
+						model.Summary
+						Recorded *model.Summary `json:"recorded"`
+					} `json:"rows"`
+				} `json:"stages"`
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(data, &sum))
+			out, _, err := runCmd([]string{"baseline", dir}, "")
+			require.NoError(t, err)
+			var base struct {
+				Stages []struct {
+					Name string `json:"name"`
+					model.Summary
+				} `json:"stages"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &base))
+			fromBaseline := map[string]model.Summary{}
+			for _, r := range base.Stages {
+				fromBaseline[r.Name] = r.Summary
+			}
+			require.NotEmpty(t, sum.Stages.Rows)
+			for _, r := range sum.Stages.Rows {
+				assert.Equal(t, fromBaseline[r.Name], r.Summary, "stage %s: summary.json and deepprof baseline", r.Name)
+				require.NotNil(t, r.Recorded, "stage %s: the CUPTI run's own repeats beside", r.Name)
+				assert.NotEqual(t, r.MeanMS, r.Recorded.MeanMS, "stage %s", r.Name)
+			}
+		})
+	}
+}

@@ -475,8 +475,8 @@ type Stages struct {
 	// NVTX ranges' own (the program wrote no workload report).
 	Source     string `json:"source,omitempty"`
 	FromRanges bool   `json:"from_ranges,omitempty"`
-	// AloneSource is where the rows' alone figures (AloneMeanMS: the
-	// program with no profiler) come from when not from stage 1
+	// AloneSource is where the rows' times come from where they are the
+	// program alone's (a row with Recorded) and not stage 1's
 	// (AloneStage1): rundir.SourceAloneDetached.
 	AloneSource string `json:"alone_source,omitempty"`
 }
@@ -484,7 +484,10 @@ type Stages struct {
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
 // inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
 // model's summary of MS: the same numbers deepprof diff and baselines show
-// for the stage.
+// for the stage. Where the run has the program alone's repeats (stage 1,
+// or the CUPTI run's after the library detached: Stages.AloneSource) while
+// its stages come from the CUPTI run's report, MS are the program alone's
+// and Recorded holds the CUPTI run's own.
 type Stage struct {
 	Name   string `json:"name"`
 	Parent string `json:"parent,omitempty"`
@@ -498,14 +501,12 @@ type Stage struct {
 	// WarmupMS is the first repeat when the warm-up rule dropped it
 	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
-	// AloneMeanMS is the stage's mean in stage 1 (the program alone, no
-	// profiler), where the row's figures are the CUPTI run's
-	// (Inputs.Alone); the serving figures and MFU use it.
-	AloneMeanMS *float64 `json:"alone_mean_ms,omitempty"`
-	AloneSDMS   *float64 `json:"alone_sd_ms,omitempty"`
-	AloneN      int      `json:"alone_n,omitempty"`
-	Tokens      int64    `json:"tokens,omitempty"` // tokens the stage produced or read
-	TokensS     float64  `json:"tokens_per_s,omitempty"`
+	// Recorded is the stage in the CUPTI run's own repeats, the library
+	// recording (the run the phases and kernels come from), where MS are
+	// the program alone's; nil where MS are that run's already.
+	Recorded *StageTimes `json:"recorded,omitempty"`
+	Tokens   int64       `json:"tokens,omitempty"` // tokens the stage produced or read
+	TokensS  float64     `json:"tokens_per_s,omitempty"`
 	// Processes are the stage's statistics per process, when its instances
 	// come from the NVTX ranges of more than one (the row above pools
 	// them), in process id order.
@@ -516,6 +517,16 @@ type Stage struct {
 	// do not.
 	Ranks      []StageRank `json:"ranks,omitempty"`
 	RanksAgree int         `json:"ranks_agree,omitempty"`
+}
+
+// StageTimes are a stage's times in one run, with package model's
+// statistics (the warm-up rule applied).
+type StageTimes struct {
+	MS       []float64 `json:"ms"`
+	MeanMS   float64   `json:"mean_ms"`
+	SDMS     float64   `json:"sd_ms"`
+	N        int       `json:"n"`
+	WarmupMS *float64  `json:"warmup_ms,omitempty"`
 }
 
 // StageRank is one rank's times of a stage, from the workload report,

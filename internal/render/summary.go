@@ -256,6 +256,12 @@ func warmups(b *strings.Builder, rows []facts.Stage) {
 			}
 			lines = append(lines, fmt.Sprintf("- %s: %s; %s the other %d.", EscapeCell(r.Name), d, uses, r.N))
 		}
+		if c := r.Recorded; c != nil {
+			rec := model.Summary{N: c.N, MeanMS: c.MeanMS, SDMS: c.SDMS, WarmupMS: c.WarmupMS}
+			if d := rec.Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
+				lines = append(lines, fmt.Sprintf("- %s, in the CUPTI run: %s; its mean uses the other %d.", EscapeCell(r.Name), d, c.N))
+			}
+		}
 	}
 	if len(lines) == 0 {
 		return
@@ -283,20 +289,19 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 	switch {
 	case st.FromRanges:
 		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", EscapeCell(st.Source))
+	case st.Source != "" && recordedColumn(st.Rows):
+		fmt.Fprintf(b, "Wall time of the program alone, in %s, per generate: the times deepprof diff and baselines take, and the serving figures and MFU; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones. Beside it, the stage's mean in %s.\n\n",
+			EscapeCell(aloneSource(st)), st.Batch, EscapeCell(st.Source))
 	case st.Source != "":
-		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.", EscapeCell(st.Source), st.Batch)
-		if aloneColumn(st.Rows) {
-			fmt.Fprintf(b, " Beside it, the stage's mean in %s: the serving figures and MFU use it.", EscapeCell(aloneSource(st)))
-		}
-		b.WriteString("\n\n")
+		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", EscapeCell(st.Source), st.Batch)
 	default:
 		fmt.Fprintf(b, "Wall time of stage 1 (the program alone, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
 	}
 	t := Table{Header: []string{"stage", "phase", "mean ms", "sd ms", "repeats", "ms per repeat", "tokens", "tokens/s"},
 		Right: []bool{false, false, true, true, true, false, true, true}}
-	alone := aloneColumn(st.Rows)
-	if alone {
-		t.Header = append(t.Header, "alone ms ("+aloneWhere(st)+")")
+	recorded := recordedColumn(st.Rows)
+	if recorded {
+		t.Header = append(t.Header, "CUPTI run ms (library recording)")
 		t.Right = append(t.Right, true)
 	}
 	var tops, subs []facts.Stage
@@ -314,10 +319,10 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 			tok, rate = fmt.Sprint(r.Tokens), model.Fixed(r.TokensS, 1)
 		}
 		row := []string{EscapeCell(r.Name), r.Phase, model.Fixed(r.MeanMS, 3), sd(r), repeatCount(r), repeats(r), tok, rate}
-		if alone {
+		if recorded {
 			a := ""
-			if r.AloneMeanMS != nil {
-				a = model.Fixed(*r.AloneMeanMS, 3)
+			if r.Recorded != nil {
+				a = model.Fixed(r.Recorded.MeanMS, 3)
 			}
 			row = append(row, a)
 		}
@@ -357,8 +362,8 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 	wallVsKernel(b, s)
 }
 
-// aloneSource is where the stages' alone figures come from (summary.json
-// from before alone_source: stage 1).
+// aloneSource is where the stages' program-alone times come from
+// (summary.json from before alone_source: stage 1).
 func aloneSource(st facts.Stages) string {
 	if st.AloneSource == "" {
 		return facts.AloneStage1
@@ -366,18 +371,11 @@ func aloneSource(st facts.Stages) string {
 	return st.AloneSource
 }
 
-// aloneWhere names the alone column's run in a word or two.
-func aloneWhere(st facts.Stages) string {
-	if st.AloneSource == rundir.SourceAloneDetached {
-		return "library detached"
-	}
-	return "stage 1"
-}
-
-// aloneColumn says whether a stage row has the program-alone mean beside it.
-func aloneColumn(rows []facts.Stage) bool {
+// recordedColumn says whether a stage row has the CUPTI run's own mean
+// beside the program alone's.
+func recordedColumn(rows []facts.Stage) bool {
 	for _, r := range rows {
-		if r.AloneMeanMS != nil {
+		if r.Recorded != nil {
 			return true
 		}
 	}

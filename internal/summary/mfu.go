@@ -114,7 +114,7 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st facts.Stages) fac
 	means := map[string]float64{}
 	for _, r := range st.Rows {
 		if _, seen := means[r.Phase]; r.Phase != "" && !seen {
-			means[r.Phase] = SpeedMS(r)
+			means[r.Phase] = r.MeanMS
 		}
 	}
 	row := func(scope string, flops, ms float64) *float64 {

@@ -527,12 +527,18 @@ func gpuBusy(s *building) []facts.PhaseGPU {
 		if s.Stages.FromRanges {
 			reg, ok, instances = st.Name, st.Phase != "", len(st.MS)
 		}
-		if !ok || st.MeanMS <= 0 {
+		// The wall time of the run the regions come from: the CUPTI run's
+		// own repeats where the row's are the program alone's.
+		wall := st.MeanMS
+		if st.Recorded != nil {
+			wall = st.Recorded.MeanMS
+		}
+		if !ok || wall <= 0 {
 			continue
 		}
 		for _, r := range s.Regions.Rows {
 			if r.Name == reg && r.TotalMS > 0 {
-				g := facts.PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: st.MeanMS, Instances: instances}
+				g := facts.PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: wall, Instances: instances}
 				if instances > 0 {
 					g.GPUMS = r.TotalMS / float64(instances)
 				}

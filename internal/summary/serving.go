@@ -82,29 +82,29 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 		}
 	}
 	f := func(v float64) *float64 { return &v }
-	if pre != nil && pre.AloneMeanMS != nil || dec != nil && dec.AloneMeanMS != nil {
+	if pre != nil && pre.Recorded != nil || dec != nil && dec.Recorded != nil {
 		out.From = "stage 1"
 		if st.AloneSource == rundir.SourceAloneDetached {
 			out.From = "the CUPTI run, library detached"
 		}
 	}
-	if pre != nil && SpeedMS(*pre) > 0 {
-		out.TTFTMS = f(SpeedMS(*pre))
+	if pre != nil && pre.MeanMS > 0 {
+		out.TTFTMS = f(pre.MeanMS)
 	}
 	var why []string
 	batch := max(st.Batch, 1)
 	switch {
-	case dec == nil || SpeedMS(*dec) <= 0:
+	case dec == nil || dec.MeanMS <= 0:
 		why = append(why, "no decode stage (phases.decode names it)")
 	case in.Workload == nil || in.Workload.Tokens.Generated <= 0:
 		why = append(why, "no generated token count (the workload report's tokens, or model.generated_tokens)")
 	default:
 		g := float64(in.Workload.Tokens.Generated) / float64(batch)
-		out.TPOTMS = f(SpeedMS(*dec) / g)
-		if sd, n := SpeedSD(*dec); n > 1 {
-			out.TPOTSDMS = f(sd / g)
+		out.TPOTMS = f(dec.MeanMS / g)
+		if dec.N > 1 {
+			out.TPOTSDMS = f(dec.SDMS / g)
 		}
-		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (SpeedMS(*dec) / 1e3))
+		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (dec.MeanMS / 1e3))
 		bytes, err := DecodeBytes(in.Workload.Model, in.Workload.Tokens, batch)
 		switch {
 		case err != nil:
@@ -114,7 +114,7 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 		default:
 			out.DecodeBytes = bytes
 			out.StepFloorMS = f(bytes / g / peak.BytesPerSec() * 1e3)
-			out.MBU = f(bytes / (SpeedMS(*dec) / 1e3) / peak.BytesPerSec())
+			out.MBU = f(bytes / (dec.MeanMS / 1e3) / peak.BytesPerSec())
 		}
 	}
 	if out.MBU != nil && *out.MBU > 1 {

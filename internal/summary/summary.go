@@ -193,23 +193,6 @@ func RanksDiffer(ranks []facts.StageRank) bool {
 	return hi-lo > sd
 }
 
-// SpeedMS is the stage's mean for the program's speed (serving figures,
-// MFU): stage 1's where the row is the CUPTI run's, else the row's.
-func SpeedMS(s facts.Stage) float64 {
-	if s.AloneMeanMS != nil {
-		return *s.AloneMeanMS
-	}
-	return s.MeanMS
-}
-
-// SpeedSD is SpeedMS's sample standard deviation, and its repeats.
-func SpeedSD(s facts.Stage) (float64, int) {
-	if s.AloneSDMS != nil {
-		return *s.AloneSDMS, s.AloneN
-	}
-	return s.SDMS, s.N
-}
-
 // building is a summary while Build makes it, with what the findings are
 // worded from and summary.json does not hold.
 type building struct {
@@ -356,9 +339,12 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		sum := model.Summarize(ws.MS)
 		row := facts.Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
 		if in.Alone != nil {
+			// The program alone's times are the row's, as diff and
+			// baselines take them; the CUPTI run's stand beside them.
 			if as, ok := in.Alone.Stages[n]; ok && len(as.MS) > 0 {
 				a := model.Summarize(as.MS)
-				row.AloneMeanMS, row.AloneSDMS, row.AloneN = &a.MeanMS, &a.SDMS, a.N
+				row.Recorded = &facts.StageTimes{MS: row.MS, MeanMS: row.MeanMS, SDMS: row.SDMS, N: row.N, WarmupMS: row.WarmupMS}
+				row.MS, row.MeanMS, row.SDMS, row.N, row.WarmupMS = as.MS, a.MeanMS, a.SDMS, a.N, a.WarmupMS
 			}
 		}
 		for _, p := range ws.Processes {
@@ -367,7 +353,11 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		}
 		slices.SortFunc(row.Processes, func(a, b facts.StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
 		var ranks []facts.StageRank
-		for _, r := range w.Ranks {
+		byRank := w.Ranks // each rank's times, of the report the row's times are
+		if row.Recorded != nil {
+			byRank = in.Alone.Ranks
+		}
+		for _, r := range byRank {
 			if ms, ok := r.Stages[n]; ok && len(ms) > 0 {
 				rs := model.Summarize(ms)
 				ranks = append(ranks, facts.StageRank{Rank: r.Rank, MS: ms, MeanMS: rs.MeanMS, SDMS: rs.SDMS, N: rs.N, WarmupMS: rs.WarmupMS})
@@ -378,7 +368,7 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		} else if len(ranks) > 1 {
 			row.RanksAgree = len(ranks)
 		}
-		mean := sum.MeanMS
+		mean := row.MeanMS
 		switch row.Phase {
 		case model.Prefill:
 			row.Tokens = w.Tokens.Prompt
