@@ -104,7 +104,8 @@ func checkStory(t *testing.T, s *facts.Summary) {
 		}
 		byName[st.Name] = st
 	}
-	for _, st := range byName {
+	for _, row := range s.Stages.Rows {
+		st := byName[row.Name]
 		p, ok := byName[st.Parent]
 		if st.Parent == "" || !ok || p.N == 0 || len(st.Processes) > 0 || len(p.Processes) > 0 {
 			continue

@@ -69,7 +69,13 @@ func drawCharts(s *facts.Summary) []render.Chart {
 	var stageBars []render.Bar
 	for _, r := range s.Stages.Rows {
 		if r.Phase != "" {
-			stageBars = append(stageBars, render.Bar{Label: r.Name + ": wall", Value: r.MeanMS})
+			// The wall time of the run the kernel times are (the CUPTI
+			// run's own, where the row is the program alone's).
+			wall := r.MeanMS
+			if r.Recorded != nil {
+				wall = r.Recorded.MeanMS
+			}
+			stageBars = append(stageBars, render.Bar{Label: r.Name + ": wall", Value: wall})
 			if v, ok := kernelMS[r.Name]; ok {
 				stageBars = append(stageBars, render.Bar{Label: r.Name + ": kernels", Value: v})
 			}

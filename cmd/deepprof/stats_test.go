@@ -99,13 +99,14 @@ func TestOneStatistic(t *testing.T) {
 
 // TestOneStatisticCuptiStages: the same contract for runs whose stages
 // come from the CUPTI run's report, recorded: beside stage 1
-// (cupti-tiny-llama-11pairs) or with repeats after the library detached
-// and no stage 1 (h100-default-alone-detached). summary.json's rows are
+// (cupti-tiny-llama-11pairs; h100x2-two-nodes-merged, whose CUPTI run
+// dropped a warm-up) or with repeats after the library detached and no
+// stage 1 (h100-default-alone-detached). summary.json's rows are
 // the program alone's, as baseline and diff take them; the CUPTI run's own
 // repeats stand beside them (recorded).
 func TestOneStatisticCuptiStages(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"cupti-tiny-llama-11pairs", "h100-default-alone-detached"} {
+	for _, name := range []string{"cupti-tiny-llama-11pairs", "h100-default-alone-detached", "h100x2-two-nodes-merged"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), name)
@@ -138,6 +139,7 @@ func TestOneStatisticCuptiStages(t *testing.T) {
 				fromBaseline[r.Name] = r.Summary
 			}
 			require.NotEmpty(t, sum.Stages.Rows)
+			require.Len(t, fromBaseline, len(sum.Stages.Rows), "the same stages in both")
 			for _, r := range sum.Stages.Rows {
 				assert.Equal(t, fromBaseline[r.Name], r.Summary, "stage %s: summary.json and deepprof baseline", r.Name)
 				require.NotNil(t, r.Recorded, "stage %s: the CUPTI run's own repeats beside", r.Name)

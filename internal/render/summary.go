@@ -290,7 +290,7 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 	case st.FromRanges:
 		fmt.Fprintf(b, "Wall time from %s, per instance of each range.\n\n", EscapeCell(st.Source))
 	case st.Source != "" && recordedColumn(st.Rows):
-		fmt.Fprintf(b, "Wall time of the program alone, in %s, per generate: the times deepprof diff and baselines take, and the serving figures and MFU; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones. Beside it, the stage's mean in %s.\n\n",
+		fmt.Fprintf(b, "Wall time per generate in %s: the program alone's, the times deepprof diff and baselines take, and the serving figures and MFU; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones. Beside it, the stage's mean in %s.\n\n",
 			EscapeCell(aloneSource(st)), st.Batch, EscapeCell(st.Source))
 	case st.Source != "":
 		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", EscapeCell(st.Source), st.Batch)

@@ -168,6 +168,9 @@ func narrate(s *building) facts.Narrative {
 		if s.Stages.FromRanges {
 			of = "the stages' wall time"
 		}
+		if top.Recorded != nil {
+			of += ", the program alone"
+		}
 		if n.DominantShare < 1 {
 			say("%s takes %.1f%% of %s: %.2f of %.2f ms (%s).", top.Name, 100*n.DominantShare, of, top.MeanMS, total, over)
 		} else {
@@ -505,8 +508,10 @@ func boundAdvice(category, bound string, n int) string {
 
 // gpuBusy compares each phase's kernel time in the timeline pass (one run
 // of the workload under the profiler: the kernels' own durations) with the
-// plain run's mean wall time. Only with every launch counted: a sampled
-// region total says nothing about the phase.
+// stage's mean wall time in that run where the summary has it (a row's
+// Recorded), else the row's (stage 1's, without a CUPTI run). Only with
+// every launch counted: a sampled region total says nothing about the
+// phase.
 func gpuBusy(s *building) []facts.PhaseGPU {
 	if s.Regions.Sampled || len(s.Regions.Rows) == 0 {
 		return nil

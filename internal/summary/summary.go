@@ -296,7 +296,19 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 	}
 	w := in.Workload
 	st := facts.Stages{Tokens: &w.Tokens, Batch: w.Batch(), Source: in.WorkloadSource, FromRanges: in.StagesFromRanges}
-	if in.Alone != nil {
+	// The program alone's repeats are the rows' only where they time every
+	// stage the report does: a table of one run, sub-stages with their
+	// parents.
+	alone := in.Alone
+	if alone != nil {
+		for n := range w.Stages {
+			if len(alone.Stages[n].MS) == 0 {
+				alone = nil
+				break
+			}
+		}
+	}
+	if alone != nil {
 		st.AloneSource = in.AloneSource
 	}
 	names := make([]string, 0, len(w.Stages))
@@ -338,10 +350,10 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		ws := w.Stages[n]
 		sum := model.Summarize(ws.MS)
 		row := facts.Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
-		if in.Alone != nil {
+		if alone != nil {
 			// The program alone's times are the row's, as diff and
 			// baselines take them; the CUPTI run's stand beside them.
-			if as, ok := in.Alone.Stages[n]; ok && len(as.MS) > 0 {
+			if as := alone.Stages[n]; len(as.MS) > 0 {
 				a := model.Summarize(as.MS)
 				row.Recorded = &facts.StageTimes{MS: row.MS, MeanMS: row.MeanMS, SDMS: row.SDMS, N: row.N, WarmupMS: row.WarmupMS}
 				row.MS, row.MeanMS, row.SDMS, row.N, row.WarmupMS = as.MS, a.MeanMS, a.SDMS, a.N, a.WarmupMS
@@ -355,7 +367,7 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		var ranks []facts.StageRank
 		byRank := w.Ranks // each rank's times, of the report the row's times are
 		if row.Recorded != nil {
-			byRank = in.Alone.Ranks
+			byRank = alone.Ranks
 		}
 		for _, r := range byRank {
 			if ms, ok := r.Stages[n]; ok && len(ms) > 0 {

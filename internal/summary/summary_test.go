@@ -267,3 +267,36 @@ func TestProgramFactsUnderTheProfile(t *testing.T) {
 	require.NotNil(t, s.Serving.TPOTMS, s.Serving.Missing)
 	assert.InDelta(t, 31.0/(31.0/4), *s.Serving.TPOTMS, 1e-9, "the profile's 31 generated tokens over the program's batch of 4")
 }
+
+// TestAloneTimesEveryStageOrNone (SYNTHETIC reports): the program alone's
+// repeats are the rows' where they time every stage the CUPTI run's
+// report does, each row keeping the recorded ones beside it; where one
+// stage (here a sub-stage) is missing from them, no row takes them: one
+// table is one run's.
+func TestAloneTimesEveryStageOrNone(t *testing.T) {
+	rep := &workload.Report{
+		Model:  workload.Model{Name: "m", Dtype: "bfloat16"},
+		Tokens: workload.Tokens{Prompt: 64, Generated: 8},
+		Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{3, 3.2, 3.1}}, "decode": {MS: []float64{12, 12.4, 12.2}},
+			"decode/attn": {MS: []float64{5, 5.1, 5.2}, Parent: "decode"}},
+	}
+	whole := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{2, 2.1, 2.2}}, "decode": {MS: []float64{10, 10.2, 10.1}},
+		"decode/attn": {MS: []float64{4, 4.1, 4.2}, Parent: "decode"}}}
+	s := summary.Build(summary.Inputs{RunID: "r", Workload: rep, WorkloadSource: "timeline/report.json", Alone: whole}, summary.Options{})
+	require.Len(t, s.Stages.Rows, 3)
+	for _, r := range s.Stages.Rows {
+		require.NotNil(t, r.Recorded, r.Name)
+		assert.Equal(t, whole.Stages[r.Name].MS, r.MS, r.Name)
+		assert.Equal(t, rep.Stages[r.Name].MS, r.Recorded.MS, r.Name)
+	}
+	assert.Equal(t, "stage 1", s.Serving.From)
+
+	part := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": whole.Stages["prefill"], "decode": whole.Stages["decode"]}}
+	s = summary.Build(summary.Inputs{RunID: "r", Workload: rep, WorkloadSource: "timeline/report.json", Alone: part}, summary.Options{})
+	require.Len(t, s.Stages.Rows, 3)
+	for _, r := range s.Stages.Rows {
+		assert.Nil(t, r.Recorded, r.Name)
+		assert.Equal(t, rep.Stages[r.Name].MS, r.MS, "%s: the CUPTI run's, every row", r.Name)
+	}
+	assert.Empty(t, s.Serving.From)
+}
