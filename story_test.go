@@ -422,17 +422,19 @@ func TestAloneStage1Wins(t *testing.T) {
 	stage1, err := json.Marshal(rep)
 	require.NoError(t, err)
 
+	var rerr error
 	rebuild := func(report []byte) facts.Summary {
 		dst := filepath.Join(t.TempDir(), "run")
 		require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 		require.NoError(t, os.MkdirAll(filepath.Join(dst, "stage1"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dst, rundir.Stage1Report), report, 0o644))
-		_, _ = harness.Report(dst, harness.ReportOptions{})
+		_, rerr = harness.Report(dst, harness.ReportOptions{})
 		var s facts.Summary
 		require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(dst, rundir.SummaryJSON)), &s))
 		return s
 	}
 	s := rebuild(stage1)
+	require.NoError(t, rerr)
 	assert.Empty(t, s.Stages.AloneSource, "stage 1's")
 	assert.False(t, s.Operators.Detached)
 	require.NotEmpty(t, s.Operators.Rows)
@@ -444,6 +446,8 @@ func TestAloneStage1Wins(t *testing.T) {
 
 	s = rebuild([]byte("{not json"))
 	assert.Empty(t, s.Stages.AloneSource)
+	assert.Contains(t, s.Stages.AloneMissing, rundir.Stage1Report, "said, not the detached repeats in its place")
+	require.ErrorContains(t, rerr, rundir.Stage1Report, "and the rebuild's exit says it")
 	for _, r := range s.Stages.Rows {
 		assert.Nil(t, r.Recorded, "%s: no alone figures from an unreadable stage 1: the row stays the recorded repeats'", r.Name)
 	}

@@ -177,6 +177,11 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		// goes without stages, and the rebuild says so in its exit.
 		in.errs = append(in.errs, errors.New(in.summary.WorkloadMissing))
 	}
+	if in.summary.AloneMissing != "" {
+		// Stage 1's report is there and cannot be read: the stages keep
+		// the CUPTI run's own times, said in the summary and the exit.
+		in.errs = append(in.errs, errors.New(in.summary.AloneMissing))
+	}
 	in.overhead = cuptiOverhead(in.cuptiReport(), in.stage1Report(), in.oracle)
 	return in
 }

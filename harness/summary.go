@@ -163,7 +163,10 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 				// stage 1's operator table, made with no profiler
 				// attached, whatever the CUPTI run made
 				in.Alone, rep.Operators = alone, alone.Operators
-			} else if alone, ok := rep.AloneReport(); ok && !run.Exists(rundir.Stage1Report) {
+			} else if run.Exists(rundir.Stage1Report) {
+				// never the detached repeats in its place: said instead
+				in.AloneMissing = err.Error()
+			} else if alone, ok := rep.AloneReport(); ok {
 				in.Alone, in.AloneSource = alone, rundir.SourceAloneDetached
 			}
 		}

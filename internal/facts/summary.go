@@ -479,6 +479,9 @@ type Stages struct {
 	// program alone's (a row with Recorded) and not stage 1's
 	// (AloneStage1): rundir.SourceAloneDetached.
 	AloneSource string `json:"alone_source,omitempty"`
+	// AloneMissing is why the program alone's times are not the rows':
+	// stage 1's report is there and cannot be read.
+	AloneMissing string `json:"alone_missing,omitempty"`
 }
 
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are

@@ -294,6 +294,9 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 			EscapeCell(aloneSource(st)), st.Batch, EscapeCell(st.Source))
 	case st.Source != "":
 		fmt.Fprintf(b, "Wall time from %s, per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", EscapeCell(st.Source), st.Batch)
+		if st.AloneMissing != "" {
+			fmt.Fprintf(b, "Not the program alone's: %s.\n\n", EscapeCell(st.AloneMissing))
+		}
 	default:
 		fmt.Fprintf(b, "Wall time of stage 1 (the program alone, no profiler), per generate; batch %d. Prefill tokens are the prompt's, decode tokens the generated ones.\n\n", st.Batch)
 	}

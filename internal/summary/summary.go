@@ -62,6 +62,9 @@ type Inputs struct {
 	// (rundir.SourceAloneDetached); "" for stage 1.
 	Alone       *workload.Report
 	AloneSource string
+	// AloneMissing is why stage 1's report, there beside the CUPTI run's,
+	// could not be read: the stages keep that run's own times.
+	AloneMissing string
 
 	// Kernels is the whole kernel table (no top-N cut) of the timeline
 	// export; KernelsSource says what it is.
@@ -311,6 +314,7 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 	if alone != nil {
 		st.AloneSource = in.AloneSource
 	}
+	st.AloneMissing = in.AloneMissing
 	names := make([]string, 0, len(w.Stages))
 	for n := range w.Stages {
 		names = append(names, n)
