@@ -32,31 +32,10 @@ func TestOneStatistic(t *testing.T) {
 	rec := synth.Read(t, dir)
 	require.Len(t, rec.Stages["decode"], 3)
 
-	_, _, err := runCmd([]string{"report", dir}, "")
-	require.NoError(t, err)
-	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	require.NoError(t, err)
-	var sum struct {
-		Stages struct {
-			Rows []struct {
-				Name string `json:"name"`
-				model.Summary
-			} `json:"rows"`
-		} `json:"stages"`
-	}
-	require.NoError(t, json.Unmarshal(data, &sum))
+	rows := reportedStages(t, dir)
+	fromBaseline := baselineStages(t, dir)
 
-	out, _, err := runCmd([]string{"baseline", dir}, "")
-	require.NoError(t, err)
-	var base struct {
-		Stages []struct {
-			Name string `json:"name"`
-			model.Summary
-		} `json:"stages"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &base))
-
-	out, _, err = runCmd([]string{"diff", "--format", "json", dir, dir}, "")
+	out, _, err := runCmd([]string{"diff", "--format", "json", dir, dir}, "")
 	require.NoError(t, err)
 	var cmp struct {
 		Stages []struct {
@@ -66,12 +45,9 @@ func TestOneStatistic(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &cmp))
 
-	fromSummary, fromBaseline, fromDiff := map[string]model.Summary{}, map[string]model.Summary{}, map[string]model.Summary{}
-	for _, r := range sum.Stages.Rows {
+	fromSummary, fromDiff := map[string]model.Summary{}, map[string]model.Summary{}
+	for _, r := range rows {
 		fromSummary[r.Name] = r.Summary
-	}
-	for _, r := range base.Stages {
-		fromBaseline[r.Name] = r.Summary
 	}
 	for _, r := range cmp.Stages {
 		require.NotNil(t, r.A, r.Name)
@@ -111,40 +87,58 @@ func TestOneStatisticCuptiStages(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), name)
 			require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join("../../fixtures/runs", name))))
-			_, _, err := runCmd([]string{"report", dir}, "")
-			require.NoError(t, err)
-			var sum struct {
-				Stages struct {
-					Rows []struct {
-						Name string `json:"name"`
-						model.Summary
-						Recorded *model.Summary `json:"recorded"`
-					} `json:"rows"`
-				} `json:"stages"`
-			}
-			data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-			require.NoError(t, err)
-			require.NoError(t, json.Unmarshal(data, &sum))
-			out, _, err := runCmd([]string{"baseline", dir}, "")
-			require.NoError(t, err)
-			var base struct {
-				Stages []struct {
-					Name string `json:"name"`
-					model.Summary
-				} `json:"stages"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(out), &base))
-			fromBaseline := map[string]model.Summary{}
-			for _, r := range base.Stages {
-				fromBaseline[r.Name] = r.Summary
-			}
-			require.NotEmpty(t, sum.Stages.Rows)
-			require.Len(t, fromBaseline, len(sum.Stages.Rows), "the same stages in both")
-			for _, r := range sum.Stages.Rows {
+			rows := reportedStages(t, dir)
+			fromBaseline := baselineStages(t, dir)
+			require.NotEmpty(t, rows)
+			require.Len(t, fromBaseline, len(rows), "the same stages in both")
+			for _, r := range rows {
 				assert.Equal(t, fromBaseline[r.Name], r.Summary, "stage %s: summary.json and deepprof baseline", r.Name)
 				require.NotNil(t, r.Recorded, "stage %s: the CUPTI run's own repeats beside", r.Name)
 				assert.NotEqual(t, r.MeanMS, r.Recorded.MeanMS, "stage %s", r.Name)
 			}
 		})
 	}
+}
+
+// stageRow is a stage row of summary.json, as the contract names it.
+type stageRow struct {
+	Name string `json:"name"`
+	model.Summary
+	Recorded *model.Summary `json:"recorded"`
+}
+
+// reportedStages rebuilds the run dir (deepprof report) and gives its
+// summary.json's stage rows.
+func reportedStages(t *testing.T, dir string) []stageRow {
+	t.Helper()
+	_, _, err := runCmd([]string{"report", dir}, "")
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	require.NoError(t, err)
+	var sum struct {
+		Stages struct {
+			Rows []stageRow `json:"rows"`
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal(data, &sum))
+	return sum.Stages.Rows
+}
+
+// baselineStages are deepprof baseline's stages of the run dir, by name.
+func baselineStages(t *testing.T, dir string) map[string]model.Summary {
+	t.Helper()
+	out, _, err := runCmd([]string{"baseline", dir}, "")
+	require.NoError(t, err)
+	var base struct {
+		Stages []struct {
+			Name string `json:"name"`
+			model.Summary
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &base))
+	by := map[string]model.Summary{}
+	for _, r := range base.Stages {
+		by[r.Name] = r.Summary
+	}
+	return by
 }
