@@ -758,7 +758,7 @@ func perRegion(b *strings.Builder, r facts.Regions) {
 	if r.Sampled {
 		fmt.Fprintf(b, "From %s, the deep pass: a sample of launches (a few per kernel), so these times are the sample's, not the run's.\n\n", EscapeCell(r.Source))
 	} else {
-		fmt.Fprintf(b, "From %s, %s: every launch of one run of the workload under the profiler (kernel durations; the run's wall time is in Stages). Regions nest: a row's time includes the rows inside it.\n\n", EscapeCell(r.Source), facts.ScopeWholeRun)
+		fmt.Fprintf(b, "From %s, %s: every launch of one run of the workload under the profiler (kernel durations; the phases' wall time in that run is in GPU busy and idle per phase, where there is a timeline, and the program alone's in Stages). Regions nest: a row's time includes the rows inside it.\n\n", EscapeCell(r.Source), facts.ScopeWholeRun)
 	}
 	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
 	for _, g := range r.Rows {

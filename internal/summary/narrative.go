@@ -80,7 +80,7 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 		if len(scopes) > 1 {
 			name += " (" + facts.Whose(w.Rank, w.ProcessID, w.Device) + ")"
 		}
-		text := fmt.Sprintf("%s is launch-bound: %.3f ms an instance now (steady state, %d %s), its own kernels keep the GPU busy %.3f ms of that (busy %.0f%%). %s could save up to %.3f ms (%.0f%%) an instance",
+		text := fmt.Sprintf("%s is launch-bound: %.3f ms an instance now in the CUPTI timeline (steady state, %d %s), its own kernels keep the GPU busy %.3f ms of that (busy %.0f%%). %s could save up to %.3f ms (%.0f%%) an instance",
 			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(facts.LeverBusy), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
 		if w.HostUSPerLaunch != nil {
 			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)

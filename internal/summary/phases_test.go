@@ -83,7 +83,7 @@ func TestBuildPhases(t *testing.T) {
 	assert.Contains(t, text, "decode_all is launch-bound: in the CUPTI timeline the GPU sits idle 75% of its 8.000 ms, 399 gaps between kernels summing 5.500 ms, median launch latency 25.0 µs")
 	assert.NotContains(t, text, "prefill is launch-bound")
 	advice := strings.Join(n.Texts(), "\n")
-	for _, want := range []string{"decode_all is launch-bound: 8.000 ms an instance now (steady state, 1 instance)", "busy 2.000 ms of that (busy 25%)",
+	for _, want := range []string{"decode_all is launch-bound: 8.000 ms an instance now in the CUPTI timeline (steady state, 1 instance)", "busy 2.000 ms of that (busy 25%)",
 		"CUDA graphs", `torch.compile mode="reduce-overhead"`, "larger batches", "fewer, fused kernels", "could save up to 6.000 ms (75%) an instance",
 		"400 launches an instance, about 20.0 µs of wall time each"} {
 		assert.Contains(t, advice, want)
