@@ -99,8 +99,8 @@ func checkStory(t *testing.T, s *facts.Summary) {
 	// repeats where the row's are the program alone's.
 	byName := map[string]facts.Stage{}
 	for _, st := range s.Stages.Rows {
-		if r := st.Recorded; r != nil {
-			st.MS, st.MeanMS, st.SDMS, st.N, st.WarmupMS = r.MS, r.MeanMS, r.SDMS, r.N, r.WarmupMS
+		if st.Recorded != nil {
+			st.StageTimes = *st.Recorded
 		}
 		byName[st.Name] = st
 	}

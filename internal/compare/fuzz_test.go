@@ -215,7 +215,7 @@ func writeSummary(t *testing.T, regs []compare.RegionTotals, m *compare.MFU, st 
 		s.MFU.Model, s.MFU.Prefill, s.MFU.Decode = m.Model, m.Prefill, m.Decode
 	}
 	for _, g := range st.Stages {
-		s.Stages.Rows = append(s.Stages.Rows, facts.Stage{Name: g.Name, MS: g.Repeats, MeanMS: g.MeanMS, SDMS: g.SDMS, N: g.N})
+		s.Stages.Rows = append(s.Stages.Rows, facts.Stage{Name: g.Name, StageTimes: facts.StageTimes{MS: g.Repeats, MeanMS: g.MeanMS, SDMS: g.SDMS, N: g.N}})
 	}
 	s.Environment.GPU = st.Device
 	if st.Model != "" {

@@ -496,14 +496,8 @@ type Stage struct {
 	Parent string `json:"parent,omitempty"`
 	// Phase is "prefill" or "decode" for the stages phases.* name
 	// (model.Names), "" for the others.
-	Phase  string    `json:"phase,omitempty"`
-	MS     []float64 `json:"ms"` // every repeat, as the workload reported them
-	MeanMS float64   `json:"mean_ms"`
-	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
-	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
-	// WarmupMS is the first repeat when the warm-up rule dropped it
-	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
-	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	StageTimes
 	// Recorded is the stage in the CUPTI run's own repeats, the library
 	// recording (the run the phases and kernels come from), where MS are
 	// the program alone's; nil where MS are that run's already.
@@ -522,42 +516,36 @@ type Stage struct {
 	RanksAgree int         `json:"ranks_agree,omitempty"`
 }
 
-// StageTimes are a stage's times in one run, with package model's
-// statistics (the warm-up rule applied).
+// StageTimes are a stage's times in one run (a process's, a rank's), with
+// package model's statistics of them (the warm-up rule applied).
 type StageTimes struct {
-	MS       []float64 `json:"ms"`
-	MeanMS   float64   `json:"mean_ms"`
-	SDMS     float64   `json:"sd_ms"`
-	N        int       `json:"n"`
-	WarmupMS *float64  `json:"warmup_ms,omitempty"`
+	MS     []float64 `json:"ms"` // every repeat, as the run reported them
+	MeanMS float64   `json:"mean_ms"`
+	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
+	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
+	// WarmupMS is the first repeat when the warm-up rule dropped it
+	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
+	WarmupMS *float64 `json:"warmup_ms,omitempty"`
 }
 
 // StageRank is one rank's times of a stage, from the workload report,
 // with the same statistics (warm-up rule applied to the rank's own first
 // repeat).
 type StageRank struct {
-	Rank     int       `json:"rank"`
-	MS       []float64 `json:"ms"`
-	MeanMS   float64   `json:"mean_ms"`
-	SDMS     float64   `json:"sd_ms"`
-	N        int       `json:"n"`
-	WarmupMS *float64  `json:"warmup_ms,omitempty"`
+	Rank int `json:"rank"`
+	StageTimes
 }
 
 // StageProcess is one process's instances of a stage, with the same
 // statistics (warm-up rule applied to the process's own first instance).
 type StageProcess struct {
-	ProcessID int64     `json:"process_id"`
-	MS        []float64 `json:"ms"`
-	MeanMS    float64   `json:"mean_ms"`
-	SDMS      float64   `json:"sd_ms"`
-	N         int       `json:"n"`
-	WarmupMS  *float64  `json:"warmup_ms,omitempty"`
+	ProcessID int64 `json:"process_id"`
+	StageTimes
 }
 
 // Dropped says which repeat the warm-up rule dropped and why
 // (model.Summary.Dropped), "" when none was.
-func (s Stage) Dropped(format func(ms float64) string) string {
+func (s StageTimes) Dropped(format func(ms float64) string) string {
 	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}.Dropped(format)
 }
 

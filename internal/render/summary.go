@@ -257,8 +257,7 @@ func warmups(b *strings.Builder, rows []facts.Stage) {
 			lines = append(lines, fmt.Sprintf("- %s: %s; %s the other %d.", EscapeCell(r.Name), d, uses, r.N))
 		}
 		if c := r.Recorded; c != nil {
-			rec := model.Summary{N: c.N, MeanMS: c.MeanMS, SDMS: c.SDMS, WarmupMS: c.WarmupMS}
-			if d := rec.Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
+			if d := c.Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
 				lines = append(lines, fmt.Sprintf("- %s, in the CUPTI run: %s; its mean uses the other %d.", EscapeCell(r.Name), d, c.N))
 			}
 		}
@@ -391,7 +390,7 @@ func perProcess(b *strings.Builder, rows []facts.Stage) {
 	t := Table{Header: []string{"stage", "process", "mean ms", "sd ms", "repeats", "ms per repeat"}, Right: []bool{false, true, true, true, true, false}}
 	for _, r := range rows {
 		for _, p := range r.Processes {
-			one := facts.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
+			one := facts.Stage{StageTimes: p.StageTimes}
 			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.ProcessID), model.Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
 		}
 	}
@@ -413,7 +412,7 @@ func perRank(b *strings.Builder, rows []facts.Stage) {
 	ranks := 0
 	for _, r := range rows {
 		for _, p := range r.Ranks {
-			one := facts.Stage{MS: p.MS, MeanMS: p.MeanMS, SDMS: p.SDMS, N: p.N, WarmupMS: p.WarmupMS}
+			one := facts.Stage{StageTimes: p.StageTimes}
 			t.Rows = append(t.Rows, []string{EscapeCell(r.Name), fmt.Sprint(p.Rank), model.Fixed(p.MeanMS, 3), sd(one), repeatCount(one), repeats(one)})
 		}
 		if r.RanksAgree > 0 {

@@ -293,6 +293,13 @@ func environment(in Inputs, opt Options) facts.Environment {
 	return e
 }
 
+// timesOf are the repeats ms with package model's statistics of them: one
+// warm-up rule for every stage, process and rank.
+func timesOf(ms []float64) facts.StageTimes {
+	sum := model.Summarize(ms)
+	return facts.StageTimes{MS: ms, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+}
+
 func stages(in Inputs, phases model.Names) facts.Stages {
 	if in.Workload == nil {
 		return facts.Stages{Missing: orWhy(in.WorkloadMissing, "no workload report")}
@@ -352,20 +359,17 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 	})
 	for _, n := range names {
 		ws := w.Stages[n]
-		sum := model.Summarize(ws.MS)
-		row := facts.Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), MS: ws.MS, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+		row := facts.Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), StageTimes: timesOf(ws.MS)}
 		if alone != nil {
 			// The program alone's times are the row's, as diff and
 			// baselines take them; the CUPTI run's stand beside them.
 			if as := alone.Stages[n]; len(as.MS) > 0 {
-				a := model.Summarize(as.MS)
-				row.Recorded = &facts.StageTimes{MS: row.MS, MeanMS: row.MeanMS, SDMS: row.SDMS, N: row.N, WarmupMS: row.WarmupMS}
-				row.MS, row.MeanMS, row.SDMS, row.N, row.WarmupMS = as.MS, a.MeanMS, a.SDMS, a.N, a.WarmupMS
+				recorded := row.StageTimes
+				row.Recorded, row.StageTimes = &recorded, timesOf(as.MS)
 			}
 		}
 		for _, p := range ws.Processes {
-			ps := model.Summarize(p.MS)
-			row.Processes = append(row.Processes, facts.StageProcess{ProcessID: p.ProcessID, MS: p.MS, MeanMS: ps.MeanMS, SDMS: ps.SDMS, N: ps.N, WarmupMS: ps.WarmupMS})
+			row.Processes = append(row.Processes, facts.StageProcess{ProcessID: p.ProcessID, StageTimes: timesOf(p.MS)})
 		}
 		slices.SortFunc(row.Processes, func(a, b facts.StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
 		var ranks []facts.StageRank
@@ -375,8 +379,7 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		}
 		for _, r := range byRank {
 			if ms, ok := r.Stages[n]; ok && len(ms) > 0 {
-				rs := model.Summarize(ms)
-				ranks = append(ranks, facts.StageRank{Rank: r.Rank, MS: ms, MeanMS: rs.MeanMS, SDMS: rs.SDMS, N: rs.N, WarmupMS: rs.WarmupMS})
+				ranks = append(ranks, facts.StageRank{Rank: r.Rank, StageTimes: timesOf(ms)})
 			}
 		}
 		if RanksDiffer(ranks) {
@@ -384,15 +387,14 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		} else if len(ranks) > 1 {
 			row.RanksAgree = len(ranks)
 		}
-		mean := row.MeanMS
 		switch row.Phase {
 		case model.Prefill:
 			row.Tokens = w.Tokens.Prompt
 		case model.Decode:
 			row.Tokens = w.Tokens.Generated
 		}
-		if row.Tokens > 0 && mean > 0 {
-			row.TokensS = float64(row.Tokens) / (mean / 1e3)
+		if row.Tokens > 0 && row.MeanMS > 0 {
+			row.TokensS = float64(row.Tokens) / (row.MeanMS / 1e3)
 		}
 		st.Rows = append(st.Rows, row)
 	}

@@ -238,7 +238,9 @@ func TestBuildProgramFacts(t *testing.T) {
 // TestRanksDiffer: a stage's times are shown per rank when the gap between
 // the ranks' means is more than the largest of their sds.
 func TestRanksDiffer(t *testing.T) {
-	r := func(mean, sd float64) facts.StageRank { return facts.StageRank{MeanMS: mean, SDMS: sd} }
+	r := func(mean, sd float64) facts.StageRank {
+		return facts.StageRank{StageTimes: facts.StageTimes{MeanMS: mean, SDMS: sd}}
+	}
 	assert.False(t, summary.RanksDiffer(nil))
 	assert.False(t, summary.RanksDiffer([]facts.StageRank{r(5, 0)}), "one rank")
 	assert.False(t, summary.RanksDiffer([]facts.StageRank{r(5, 0.3), r(5.2, 0.1)}), "0.2 apart, sd 0.3")
