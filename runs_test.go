@@ -2,7 +2,9 @@ package deepprof_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -54,9 +56,10 @@ func TestRecordedRunsRebuild(t *testing.T) {
 				if strings.HasSuffix(rel, ".gz") && !bytes.Equal(want, got) {
 					// What is compared is the content: the compression
 					// level (render.TraceGzipLevel) may change. The same
-					// bytes are the same content; else the two streams
-					// are read side by side, and only a difference is
-					// kept.
+					// bytes are the same content; else the rebuilt file
+					// is checked against the recorded one's trailer, and
+					// only on a difference are both read whole, to say
+					// where.
 					if sameGzipContent(t, want, got, rel) {
 						want = got
 					} else {
@@ -81,46 +84,49 @@ func TestRecordedRunsRebuild(t *testing.T) {
 	}
 }
 
-// sameGzipContent reports whether two gzip files hold the same bytes,
-// reading both a block at a time; a file cut short (or otherwise
-// unreadable) is never the same.
-func sameGzipContent(t *testing.T, a, b []byte, name string) bool {
+// sameGzipContent reports whether the rebuilt gzip file holds the bytes
+// the recorded one does: the rebuilt file is read whole (which checks each
+// member against its trailer), and the CRC-32 and length of what it holds
+// must be those in the recorded file's trailer. The recorded traces are
+// read whole, their trailers checked, by render's TestTraceReadsAsKineto.
+// A file cut short, or otherwise unreadable, is never the same.
+func sameGzipContent(t *testing.T, recorded, rebuilt []byte, name string) bool {
 	t.Helper()
-	ra, err := gzip.NewReader(bytes.NewReader(a))
-	require.NoError(t, err, name)
-	rb, err := gzip.NewReader(bytes.NewReader(b))
-	require.NoError(t, err, name)
-	ba, bb := make([]byte, 256<<10), make([]byte, 256<<10)
-	for {
-		na, ea := io.ReadFull(ra, ba)
-		nb, eb := io.ReadFull(rb, bb)
-		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
-			return false
-		}
-		if ea != nil || eb != nil {
-			// A short last block and a cut stream both end ReadFull
-			// early; one more read tells them apart (the reader keeps
-			// its error).
-			var one [1]byte
-			_, ea = ra.Read(one[:])
-			_, eb = rb.Read(one[:])
-			return ea == io.EOF && eb == io.EOF
-		}
+	if len(recorded) < 8 {
+		return false
 	}
+	zr, err := gzip.NewReader(bytes.NewReader(rebuilt))
+	if err != nil {
+		t.Logf("%s: the rebuilt file: %v", name, err)
+		return false
+	}
+	sum := crc32.NewIEEE()
+	n, err := io.Copy(sum, zr)
+	if err != nil {
+		t.Logf("%s: the rebuilt file: %v", name, err)
+		return false
+	}
+	trailer := recorded[len(recorded)-8:]
+	return binary.LittleEndian.Uint32(trailer) == sum.Sum32() && binary.LittleEndian.Uint32(trailer[4:]) == uint32(n)
 }
 
 // gzipped is b compressed.
 func gzipped(b []byte) []byte {
+	return gzippedLevel(b, gzip.DefaultCompression)
+}
+
+func gzippedLevel(b []byte, level int) []byte {
 	var w bytes.Buffer
-	z := gzip.NewWriter(&w)
+	z, _ := gzip.NewWriterLevel(&w, level)
 	z.Write(b)
 	z.Close()
 	return w.Bytes()
 }
 
 // TestSameGzipContent: the comparison of recorded and rebuilt gzip files
-// (SYNTHETIC data) tells a stream cut short, or one byte shorter, from the
-// same content, at a block boundary too.
+// (SYNTHETIC data) tells a stream cut short (either one), one byte shorter
+// or one byte other from the same content, at a block boundary and at
+// another compression level too.
 func TestSameGzipContent(t *testing.T) {
 	t.Parallel()
 	data := bytes.Repeat([]byte("abcdefghij"), 100000)
@@ -136,6 +142,17 @@ func TestSameGzipContent(t *testing.T) {
 	}
 	if !sameGzipContent(t, gzipped(data[:256<<10]), gzipped(data[:256<<10]), "x") {
 		t.Fatal("block multiple")
+	}
+	if !sameGzipContent(t, a, gzippedLevel(data, gzip.BestSpeed), "x") {
+		t.Fatal("another compression level")
+	}
+	other := bytes.Clone(data)
+	other[len(other)/2] = 'z'
+	if sameGzipContent(t, a, gzipped(other), "x") {
+		t.Fatal("one byte other accepted")
+	}
+	if sameGzipContent(t, a[:len(a)-6], b, "x") {
+		t.Fatal("recorded cut short accepted")
 	}
 }
 

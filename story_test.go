@@ -280,7 +280,7 @@ func TestCuptiRunStandsInForStage1(t *testing.T) {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			t.Parallel()
 			dst := filepath.Join(t.TempDir(), filepath.Base(src))
-			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+			require.NoError(t, synth.RawCopy(dst, src))
 			require.NoError(t, os.Remove(filepath.Join(dst, rundir.Stage1Report)))
 			_, err := harness.Report(dst, harness.ReportOptions{})
 			require.NoError(t, err)

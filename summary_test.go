@@ -22,6 +22,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 // gfmTables parses Markdown as GitHub does and returns each table's body
@@ -195,7 +196,7 @@ func TestRecordedRunsMarkdown(t *testing.T) {
 	}
 }
 
-// rebuiltCopy copies a recorded run, deletes its derived files and
+// rebuiltCopy copies a recorded run without its derived files and
 // rebuilds them from its raw exports (once a run: see rebuilt).
 func rebuiltCopy(t *testing.T, src string) string {
 	t.Helper()
@@ -216,13 +217,8 @@ func rebuiltCopy(t *testing.T, src string) string {
 			return
 		}
 		r.dir = filepath.Join(root, strings.ReplaceAll(filepath.ToSlash(src), "/", "_"), filepath.Base(src))
-		if r.err = os.CopyFS(r.dir, os.DirFS(src)); r.err != nil {
+		if r.err = synth.RawCopy(r.dir, src); r.err != nil {
 			return
-		}
-		for _, d := range derived {
-			if r.err = os.RemoveAll(filepath.Join(r.dir, d)); r.err != nil {
-				return
-			}
 		}
 		_, r.err = harness.Report(r.dir, harness.ReportOptions{})
 	})

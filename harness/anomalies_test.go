@@ -34,7 +34,7 @@ const smallCupti = "../fixtures/runs/any-python-script"
 // manifest's notes, and the run is partial; the recorded run itself has
 // none and stays complete.
 func TestRecordingAnomalies(t *testing.T) {
-	clean := rebuilt(t, synth.Run(t, smallCupti))
+	clean := rebuilt(t, synth.RawRun(t, smallCupti))
 	assert.Equal(t, "complete", clean.manifest.Status)
 	assert.NotContains(t, clean.summary, "## Anomalies")
 
@@ -117,7 +117,7 @@ func TestRecordingAnomalies(t *testing.T) {
 	} {
 		t.Run(c.edit.Label, func(t *testing.T) {
 			t.Parallel() // each on its own copy
-			r := rebuilt(t, synth.Run(t, smallCupti, c.edit))
+			r := rebuilt(t, synth.RawRun(t, smallCupti, c.edit))
 			assert.Equal(t, "partial", r.manifest.Status)
 			assert.Contains(t, r.manifest.Reason, "the recording holds")
 			assert.Contains(t, r.summary, "## Anomalies")
@@ -130,7 +130,7 @@ func TestRecordingAnomalies(t *testing.T) {
 
 	// A kernel name whose demangling would pass the demangler's budget is
 	// left as recorded, said in a note; the numbers are the same.
-	hostile := rebuilt(t, synth.Run(t, smallCupti, synth.EditRecords("hostile-name", func(l []string) []string {
+	hostile := rebuilt(t, synth.RawRun(t, smallCupti, synth.EditRecords("hostile-name", func(l []string) []string {
 		for i, x := range l {
 			if f := strings.Split(x, "\t"); f[0] == "K" {
 				f[12], f[13] = synth.HostileMangled(20), ""
@@ -145,7 +145,7 @@ func TestRecordingAnomalies(t *testing.T) {
 
 	// A recorded run unpacked (its record files gunzipped) is the same
 	// run: complete, the same kernels.
-	gunzipped := rebuilt(t, synth.Run(t, smallCupti, synth.GunzipRecords()))
+	gunzipped := rebuilt(t, synth.RawRun(t, smallCupti, synth.GunzipRecords()))
 	assert.Equal(t, "complete", gunzipped.manifest.Status, "%v", gunzipped.manifest.Notes)
 	assert.Equal(t, clean.kernels, gunzipped.kernels)
 
@@ -240,7 +240,7 @@ func TestImplausibleMFURefused(t *testing.T) {
 // says so where it gives the kernel time (it had said "ncu timing pass").
 func TestFallbackSourceNamed(t *testing.T) {
 	t.Parallel()
-	r := rebuilt(t, synth.Run(t, recordedCupti, synth.Remove("timeline/cupti/cupti-564.tsv.gz")))
+	r := rebuilt(t, synth.RawRun(t, recordedCupti, synth.Remove("timeline/cupti/cupti-564.tsv.gz")))
 	assert.Contains(t, r.findings, "the deep pass's sample of launches")
 	assert.NotContains(t, r.findings, "ncu timing pass")
 }

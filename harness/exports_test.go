@@ -14,6 +14,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 // countOpens counts, until the test ends, the opens of each ncu export
@@ -53,7 +54,7 @@ func TestRebuildReadsEachExportOnce(t *testing.T) {
 		shapes[shape] = filepath.Base(src)
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), filepath.Base(src))
-			require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+			require.NoError(t, synth.RawCopy(dst, src))
 			cfg, err := config.Parse(filepath.Join(src, rundir.ConfigYAML))
 			require.NoError(t, err)
 			dc, err := settingsFor(cfg)

@@ -24,7 +24,7 @@ const recordedMoE = "../fixtures/runs/moe-h100"
 // from them; the deep pass's kernels hold the share the plan said.
 func TestMoEGroupedGemmNamedAndBound(t *testing.T) {
 	t.Parallel()
-	r := rebuilt(t, synth.Run(t, recordedMoE))
+	r := rebuilt(t, synth.RawRun(t, recordedMoE))
 	assert.Equal(t, "complete", r.manifest.Status)
 	assert.Contains(t, r.findings, "The top kernel, \\#1 cutlass::device\\_kernel (gemm), takes 39.2% of kernel time and is latency-bound")
 

@@ -26,7 +26,7 @@ const recordedOneEach = "../fixtures/runs/h100-tiny-llama-one-each"
 // profiled hold the 85 % the plan asked.
 func TestRecordedOneLaunchEach(t *testing.T) {
 	t.Parallel()
-	dir := synth.Run(t, recordedOneEach)
+	dir := synth.RawRun(t, recordedOneEach)
 	r := rebuilt(t, dir)
 	assert.Equal(t, "complete", r.manifest.Status)
 	notes := strings.Join(r.manifest.Notes, "\n")

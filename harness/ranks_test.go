@@ -32,7 +32,7 @@ func TestRecordedRanksKeptApart(t *testing.T) {
 		{"../fixtures/runs/h100x2-two-nodes-merged", 2},
 	} {
 		t.Run(filepath.Base(c.run), func(t *testing.T) {
-			dir := synth.Run(t, c.run)
+			dir := synth.RawRun(t, c.run)
 			r := rebuilt(t, dir)
 			assert.Equal(t, "complete", r.manifest.Status, r.manifest.Reason)
 			run, err := rundir.Open(dir)

@@ -19,6 +19,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
@@ -36,8 +37,8 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join("../fixtures/runs", name)
 			fresh, read := filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
-			require.NoError(t, os.CopyFS(fresh, os.DirFS(src)))
-			require.NoError(t, os.CopyFS(read, os.DirFS(src)))
+			require.NoError(t, synth.RawCopy(fresh, src))
+			require.NoError(t, synth.RawCopy(read, src))
 
 			_, err := Report(fresh, ReportOptions{Now: at})
 			require.NoError(t, err)

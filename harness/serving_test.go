@@ -18,7 +18,7 @@ import (
 // and the H200's datasheet bandwidth (4.8 TB/s) gives.
 func TestServingFiguresByHand(t *testing.T) {
 	t.Parallel()
-	dir := synth.Run(t, "../fixtures/runs/llama3-8b-roofline")
+	dir := synth.RawRun(t, "../fixtures/runs/llama3-8b-roofline")
 	rebuilt(t, dir)
 	var rep struct {
 		Model struct {

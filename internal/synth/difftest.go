@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // Edit changes one thing of a copied run directory.
@@ -40,12 +42,31 @@ func (e Edit) As(label string) Edit {
 // and returns its path. It fails the test on any error.
 func Run(t testing.TB, src string, edits ...Edit) string {
 	t.Helper()
+	return run(t, src, false, edits)
+}
+
+// RawRun is Run without the run's derived files (rundir.DerivedRoots):
+// what a rebuild reads and nothing it writes, for a test that rebuilds the
+// copy.
+func RawRun(t testing.TB, src string, edits ...Edit) string {
+	t.Helper()
+	return run(t, src, true, edits)
+}
+
+// RawCopy copies the recorded run directory src to dst without its
+// derived files, as RawRun does: a test that rebuilds it has them back.
+func RawCopy(dst, src string) error {
+	return copyDir(src, dst, true)
+}
+
+func run(t testing.TB, src string, raw bool, edits []Edit) string {
+	t.Helper()
 	id := "synthetic-" + filepath.Base(filepath.Clean(src))
 	for _, e := range edits {
 		id += "-" + e.Label
 	}
 	dir := filepath.Join(t.TempDir(), id)
-	if err := copyDir(src, dir); err != nil {
+	if err := copyDir(src, dir, raw); err != nil {
 		t.Fatalf("difftest: copy %s: %v", src, err)
 	}
 	for _, e := range edits {
@@ -191,7 +212,10 @@ func editJSON(path string, fn func(map[string]any) error) error {
 	return os.WriteFile(path, out.Bytes(), 0o644)
 }
 
-func copyDir(src, dst string) error {
+// copyDir copies the folder src to dst; raw: without a run directory's
+// derived files.
+func copyDir(src, dst string, raw bool) error {
+	derived := rundir.DerivedRoots()
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -199,6 +223,15 @@ func copyDir(src, dst string) error {
 		rel, err := filepath.Rel(src, p)
 		if err != nil {
 			return err
+		}
+		if raw && slices.ContainsFunc(derived, func(root string) bool {
+			r := filepath.ToSlash(rel)
+			return r == root || strings.HasPrefix(r, root+"/")
+		}) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {

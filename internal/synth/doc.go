@@ -13,8 +13,10 @@
 //     out.
 //   - Fake: a fake nsys (below).
 //   - Run and its Edits (ScaleKernel, RenameKernel, ScaleStage, ScaleRepeat,
-//     Remove, WriteFile): run directories for tests of run comparison; Read
-//     and Recorded: what a recorded run's files say.
+//     Remove, WriteFile): run directories for tests of run comparison;
+//     RawRun and RawCopy: the same without the derived files, for tests
+//     that rebuild them; Read and Recorded: what a recorded run's files
+//     say.
 //   - RankRuns: node run directories of a multi-node session, for tests of
 //     a merge.
 //
