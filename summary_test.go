@@ -256,6 +256,7 @@ func rebuiltRoot() (string, error) {
 }
 
 func TestMain(m *testing.M) {
+	synth.CollectLess()
 	code := m.Run()
 	if rebuilt.root != "" {
 		os.RemoveAll(rebuilt.root)

@@ -24,6 +24,7 @@ import (
 // deepprof itself, and fake ncu, nsys and python3 executables that replay
 // recorded tool output (testscript puts them on PATH for the scripts).
 func TestMain(m *testing.M) {
+	synth.CollectLess()
 	testscript.Main(m, map[string]func(){
 		"deepprof": main,
 		"ncu":      fakeNcu,

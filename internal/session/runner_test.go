@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,6 +22,7 @@ import (
 // The test binary doubles as the programs the runner runs: with
 // DEEPPROF_TEST_HELPER set it acts instead of testing.
 func TestMain(m *testing.M) {
+	synth.CollectLess()
 	runFakeCompiler()
 	switch os.Getenv("DEEPPROF_TEST_HELPER") {
 	case "exit3":

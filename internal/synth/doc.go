@@ -19,6 +19,7 @@
 //     say.
 //   - RankRuns: node run directories of a multi-node session, for tests of
 //     a merge.
+//   - CollectLess: the garbage collector's setting for test processes.
 //
 // It is for tests and the scripts that make inputs; no command or library
 // path of deepprof uses it.
