@@ -8,19 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 func TestReportCommand(t *testing.T) {
 	now = func() time.Time { return time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC) }
 	main := filepath.Join(t.TempDir(), "20261121T230000Z-abcdef")
-	require.NoError(t, os.CopyFS(main, os.DirFS(tinyRun)))
-	for _, d := range rundir.DerivedRoots() {
-		require.NoError(t, os.RemoveAll(filepath.Join(main, d)))
-	}
+	require.NoError(t, synth.RawCopy(main, tinyRun))
 
 	out, _, err := runCmd([]string{"report", "--top", "5", main}, "")
 	require.NoError(t, err)

@@ -86,7 +86,7 @@ func TestOneStatisticCuptiStages(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), name)
-			require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join("../../fixtures/runs", name))))
+			require.NoError(t, synth.RawCopy(dir, filepath.Join("../../fixtures/runs", name)))
 			rows := reportedStages(t, dir)
 			fromBaseline := baselineStages(t, dir)
 			require.NotEmpty(t, rows)
