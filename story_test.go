@@ -254,7 +254,7 @@ func TestProgramModelFacts(t *testing.T) {
 	assert.Contains(t, string(mustRead(t, filepath.Join(rebuilt, rundir.StakeholderSummary))), "generates 63488",
 		"the summary's tokens are the file's")
 
-	bad := synth.Run(t, src, synth.WriteFile(rundir.TimelineModel, "{\"format\": \"deepprof-model-facts/1\",\n \"batch\": \"many\"}\n"))
+	bad := synth.RawRun(t, src, synth.WriteFile(rundir.TimelineModel, "{\"format\": \"deepprof-model-facts/1\",\n \"batch\": \"many\"}\n"))
 	_, err = harness.Report(bad, harness.ReportOptions{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), rundir.TimelineModel+":2:")
@@ -309,7 +309,7 @@ func TestCuptiRunStandsInForStage1(t *testing.T) {
 func TestInferredPhasesTellTheStory(t *testing.T) {
 	t.Parallel()
 	const src = "fixtures/runs/h200-generate-auto-ranges"
-	dir := synth.Run(t, src, synth.StripNVTX())
+	dir := synth.RawRun(t, src, synth.StripNVTX())
 	_, err := harness.Report(dir, harness.ReportOptions{})
 	require.NoError(t, err)
 	var got, want facts.Summary
@@ -425,7 +425,7 @@ func TestAloneStage1Wins(t *testing.T) {
 	var rerr error
 	rebuild := func(report []byte) facts.Summary {
 		dst := filepath.Join(t.TempDir(), "run")
-		require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+		require.NoError(t, synth.RawCopy(dst, src))
 		require.NoError(t, os.MkdirAll(filepath.Join(dst, "stage1"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dst, rundir.Stage1Report), report, 0o644))
 		_, rerr = harness.Report(dst, harness.ReportOptions{})
