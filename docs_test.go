@@ -125,8 +125,9 @@ func docFiles(t *testing.T) []string {
 	return append([]string{"README.md"}, docs...)
 }
 
-// buildDeepprof builds the CLI once per test run, as the README does,
-// without its symbol tables and debug information: it links faster.
+// buildDeepprof builds the CLI once per test run, as the README's go build
+// does but without its symbol tables and debug information: it links
+// faster.
 func buildDeepprof(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "deepprof")

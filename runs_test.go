@@ -30,9 +30,10 @@ import (
 var derived = rundir.DerivedRoots()
 
 // TestRecordedRunsRebuild takes each run directory recorded on a GPU
-// (fixtures/runs, see fixtures/README.md), deletes its derived files,
-// rebuilds them from the raw exports with the run's own config.yaml, and
-// requires every one to come back byte for byte.
+// (fixtures/runs, see fixtures/README.md), copies it without its derived
+// files, rebuilds them from the raw exports with the run's own
+// config.yaml, and requires every one to come back byte for byte (a gzip
+// file's content: sameGzipContent).
 func TestRecordedRunsRebuild(t *testing.T) {
 	runs, err := filepath.Glob("fixtures/runs/*")
 	require.NoError(t, err)
@@ -87,9 +88,10 @@ func TestRecordedRunsRebuild(t *testing.T) {
 // sameGzipContent reports whether the rebuilt gzip file holds the bytes
 // the recorded one does: the rebuilt file is read whole (which checks each
 // member against its trailer), and the CRC-32 and length of what it holds
-// must be those in the recorded file's trailer. The recorded traces are
-// read whole, their trailers checked, by render's TestTraceReadsAsKineto.
-// A file cut short, or otherwise unreadable, is never the same.
+// must be those in the recorded file's trailer. That trailer covers the
+// whole file where it is one gzip member: render's TestTraceReadsAsKineto
+// requires each recorded trace to be one, reads it whole and checks its
+// trailer. A file cut short, or otherwise unreadable, is never the same.
 func sameGzipContent(t *testing.T, recorded, rebuilt []byte, name string) bool {
 	t.Helper()
 	if len(recorded) < 8 {
@@ -153,6 +155,9 @@ func TestSameGzipContent(t *testing.T) {
 	}
 	if sameGzipContent(t, a[:len(a)-6], b, "x") {
 		t.Fatal("recorded cut short accepted")
+	}
+	if sameGzipContent(t, a[:7], b, "x") || sameGzipContent(t, nil, b, "x") {
+		t.Fatal("a recorded file shorter than a trailer accepted")
 	}
 }
 

@@ -151,7 +151,7 @@ func TestRecordingAnomalies(t *testing.T) {
 
 	// Each launch counted once: the kernel table of the run whose every
 	// kernel record is twice is the recorded run's.
-	twice := synth.Run(t, smallCupti, kernelsTwice())
+	twice := synth.RawRun(t, smallCupti, kernelsTwice())
 	rebuilt(t, twice)
 	assert.Equal(t, clean.kernels, readFile(t, filepath.Join(twice, rundir.KernelsJSON)))
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-var kills = flag.Int("kills", 36, "rounds of TestReportKilled, every third beside a second report (issue 27 asks 200)")
+var kills = flag.Int("kills", 37, "rounds of TestReportKilled, every third beside a second report (issue 27 asks 200)")
 
 // TestReportKilled (issues 16 and 27): deepprof report killed with SIGKILL
 // at seeded random points, every third round while a second report of the

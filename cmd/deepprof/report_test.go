@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 func TestReportCommand(t *testing.T) {

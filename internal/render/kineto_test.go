@@ -1,7 +1,9 @@
 package render_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -72,8 +74,10 @@ func checkKineto(t *testing.T, path string) {
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	br := bufio.NewReader(f) // a flate.Reader: the gzip reader reads no further than its member
+	zr, err := gzip.NewReader(br)
 	require.NoError(t, err)
+	zr.Multistream(false)
 
 	kineto := map[string]bool{render.CatKernel: true, render.CatMemcpy: true, render.CatMemset: true,
 		render.CatRuntime: true, render.CatDriver: true, render.CatNVTX: true, render.CatLaunch: true}
@@ -164,6 +168,14 @@ func checkKineto(t *testing.T, path string) {
 	}
 	_, err = dec.ReadToken()
 	require.NoError(t, err)
+	// Read to its end: the gzip reader checks the trailer's CRC-32 and
+	// length (TestRecordedRunsRebuild compares a rebuilt trace with them),
+	// and nothing follows the one member.
+	_, err = dec.ReadToken()
+	require.ErrorIs(t, err, io.EOF, "the trace ends after its object")
+	rest, err := io.ReadAll(br)
+	require.NoError(t, err)
+	require.Zero(t, len(rest), "one gzip member: bytes after it")
 	require.NotNil(t, info, "HTA refuses a trace with no distributedInfo")
 	require.NotNil(t, info.Rank)
 

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 // The test binary doubles as the programs the runner runs: with

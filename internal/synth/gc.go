@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 )
 
 // TestGCPercent is the garbage collector's target (GOGC) for test
@@ -13,12 +14,29 @@ import (
 const TestGCPercent = 400
 
 // CollectLess sets TestGCPercent for this process and, through GOGC, for
-// those it starts, unless GOGC is set already. A package's TestMain calls
-// it first.
+// those it starts, unless GOGC is set already or benchmarks run (their
+// time and memory are the command's, under Go's default). A package's
+// TestMain calls it first.
 func CollectLess() {
-	if os.Getenv("GOGC") != "" {
+	if os.Getenv("GOGC") != "" || benchmarking(os.Args[1:]) {
 		return
 	}
 	debug.SetGCPercent(TestGCPercent)
 	os.Setenv("GOGC", strconv.Itoa(TestGCPercent))
+}
+
+// benchmarking reports whether a test binary's arguments ask it to run
+// benchmarks (-test.bench with a pattern, as go test passes -bench).
+func benchmarking(args []string) bool {
+	for i, a := range args {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if name != "-test.bench" && name != "test.bench" {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			value = args[i+1]
+		}
+		return value != ""
+	}
+	return false
 }
