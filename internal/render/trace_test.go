@@ -2,8 +2,10 @@ package render_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 
 	"github.com/sebdah/goldie/v2"
 	"github.com/stretchr/testify/assert"
@@ -261,4 +264,36 @@ func TestHostileNames(t *testing.T) {
 // atomically, inside out's folder.
 func writeTrace(out string, tl *timeline.Timeline) error {
 	return rundir.WriteAtomicIn(filepath.Dir(out), out, func(w io.Writer) error { return render.TraceGzip(w, tl) })
+}
+
+// TestTraceGzipBlocks: a trace of several of TraceGzip's blocks (SYNTHETIC
+// records) is one gzip member that reads back as the bytes Write writes,
+// and its trailer holds their CRC-32 and length: TestRecordedRunsRebuild
+// compares a rebuilt trace with the recorded one by them.
+func TestTraceGzipBlocks(t *testing.T) {
+	t.Parallel()
+	var rec strings.Builder
+	rec.WriteString(synth.HeaderLine(7))
+	for i := range 12000 {
+		start := 1000 + 2000*i
+		rec.WriteString(synth.LaunchLine(start, 1, i+1))
+		rec.WriteString(synth.KernelLine(start+100, start+900, 0, 7, i+1, fmt.Sprintf("kernel%d", i%50)))
+	}
+	tl := synth.Timeline(t, rec.String())
+	var plain, packed bytes.Buffer
+	require.NoError(t, render.Write(&plain, tl))
+	require.Greater(t, plain.Len(), 4<<20, "several blocks")
+	require.NoError(t, render.TraceGzip(&packed, tl))
+
+	br := bytes.NewReader(packed.Bytes())
+	zr, err := gzip.NewReader(br)
+	require.NoError(t, err)
+	zr.Multistream(false)
+	got, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Zero(t, br.Len(), "one member: bytes after it")
+	require.True(t, bytes.Equal(plain.Bytes(), got), "what Write writes")
+	trailer := packed.Bytes()[packed.Len()-8:]
+	assert.Equal(t, crc32.ChecksumIEEE(plain.Bytes()), binary.LittleEndian.Uint32(trailer), "CRC-32")
+	assert.Equal(t, uint32(plain.Len()), binary.LittleEndian.Uint32(trailer[4:]), "length")
 }
