@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,7 +58,20 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
+	flag.Parse()
+	moreAtOnce()
 	os.Exit(m.Run())
+}
+
+// moreAtOnce lets twice as many tests run at once as the machine has
+// cores (go test's -parallel default), unless -parallel is given: most of
+// this package's tests wait on processes and deadlines.
+func moreAtOnce() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 }
 
 func TestExecRunnerExitAndStreams(t *testing.T) {
@@ -128,6 +143,7 @@ func TestExecRunnerDeadline(t *testing.T) {
 		{"sleep", 10 * time.Second, timeout, timeout + 4*time.Second}, // well before the grace ends
 	} {
 		t.Run(tc.helper, func(t *testing.T) {
+			t.Parallel()
 			// The deadline runs from here: res.Duration from the process's
 			// start, a little later, so it can be just short of the
 			// timeout: the minimum is checked from here.
