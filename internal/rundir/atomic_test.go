@@ -157,6 +157,7 @@ func TestWriteInRefusesLinkedFolder(t *testing.T) {
 // each find the folder one of them made, even when another has already put
 // its temporary file there.
 func TestStagingMadeByManyAtOnce(t *testing.T) {
+	t.Parallel()
 	for round := range 200 {
 		root := t.TempDir()
 		var wg sync.WaitGroup

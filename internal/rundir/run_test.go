@@ -195,6 +195,7 @@ func TestLayout(t *testing.T) {
 // StagingDir excepted) is never touched, nor a StagingDir without
 // deepprof's marker.
 func TestSweepStaging(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, err := CreateAtomicIn(dir, filepath.Join(dir, "ncu", "regions", "report.json"))
 	require.NoError(t, err)
