@@ -1,6 +1,7 @@
 package deepprof_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -55,9 +56,9 @@ func TestRecordedRunsRebuild(t *testing.T) {
 				if strings.HasSuffix(rel, ".gz") && !bytes.Equal(want, got) {
 					// What is compared is the content: the compression
 					// level (render.TraceGzipLevel) may change. The same
-					// bytes are the same content; else the two trailers
-					// are compared, and only on a difference are both
-					// read whole, to say where.
+					// bytes are the same content; else the rebuilt file is
+					// read and the two trailers compared, and only on a
+					// difference are both read whole, to say where.
 					if sameGzipContent(t, want, got, rel) {
 						want = got
 					} else {
@@ -83,20 +84,30 @@ func TestRecordedRunsRebuild(t *testing.T) {
 }
 
 // sameGzipContent reports whether the rebuilt gzip file holds the bytes
-// the recorded one does: the CRC-32 and length of the content in their
-// trailers are equal, and the rebuilt file starts as a gzip file. A
-// trailer covers the whole file where it is one gzip member: render's
-// TestTraceReadsAsKineto requires each recorded trace to be one, reads
-// it whole and checks its trailer; the rebuilt file is render.TraceGzip's,
-// which TestTraceGzipBlocks reads back. A file cut short is never the
-// same.
+// the recorded one does: the rebuilt file is one gzip member, read to its
+// end (which checks its content against its trailer) with nothing after
+// it, and the CRC-32 and length of the content in the two trailers are
+// equal. A trailer covers the whole file where it is one member: render's
+// TestTraceReadsAsKineto requires each recorded trace to be one, reads it
+// whole and checks its trailer. A file cut short is never the same.
 func sameGzipContent(t *testing.T, recorded, rebuilt []byte, name string) bool {
 	t.Helper()
 	if len(recorded) < 8 || len(rebuilt) < 8 {
 		return false
 	}
-	if _, err := gzip.NewReader(bytes.NewReader(rebuilt)); err != nil {
+	br := bufio.NewReader(bytes.NewReader(rebuilt)) // a flate.Reader: the gzip reader reads no further than its member
+	zr, err := gzip.NewReader(br)
+	if err != nil {
 		t.Logf("%s: the rebuilt file: %v", name, err)
+		return false
+	}
+	zr.Multistream(false)
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		t.Logf("%s: the rebuilt file: %v", name, err)
+		return false
+	}
+	if n, _ := io.Copy(io.Discard, br); n > 0 {
+		t.Logf("%s: the rebuilt file: %d bytes after its gzip member", name, n)
 		return false
 	}
 	return bytes.Equal(recorded[len(recorded)-8:], rebuilt[len(rebuilt)-8:])
@@ -117,8 +128,10 @@ func gzippedLevel(b []byte, level int) []byte {
 
 // TestSameGzipContent: the comparison of recorded and rebuilt gzip files
 // (SYNTHETIC data) tells a stream cut short (either one), one byte shorter,
-// one byte other or a rebuilt file that is no gzip file from the same
-// content, at a block boundary and at another compression level too.
+// one byte other, and a rebuilt file that is no gzip file, is written
+// twice, holds half a member before the whole or is damaged in its middle,
+// from the same content, at a block boundary and at another compression
+// level too.
 func TestSameGzipContent(t *testing.T) {
 	t.Parallel()
 	data := bytes.Repeat([]byte("abcdefghij"), 100000)
@@ -151,6 +164,17 @@ func TestSameGzipContent(t *testing.T) {
 	}
 	if sameGzipContent(t, a, append([]byte("not gzip"), a[len(a)-8:]...), "x") {
 		t.Fatal("a rebuilt file that is no gzip file accepted")
+	}
+	if sameGzipContent(t, a, append(bytes.Clone(a), a...), "x") {
+		t.Fatal("a rebuilt file written twice accepted")
+	}
+	if sameGzipContent(t, a, append(bytes.Clone(a[:len(a)/2]), a...), "x") {
+		t.Fatal("a rebuilt file of half a member, then the whole, accepted")
+	}
+	flipped := bytes.Clone(a)
+	flipped[len(flipped)/2] ^= 0xff
+	if sameGzipContent(t, a, flipped, "x") {
+		t.Fatal("a rebuilt file damaged in its middle accepted")
 	}
 }
 
