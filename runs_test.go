@@ -24,10 +24,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// derived are the files `deepprof report MAIN` makes from a run's raw
-// exports (region directories are compared whole), from the layout.
-var derived = rundir.DerivedRoots()
-
 // TestRecordedRunsRebuild takes each run directory recorded on a GPU
 // (fixtures/runs, see fixtures/README.md), copies it without its derived
 // files, rebuilds them from the raw exports with the run's own
@@ -46,7 +42,7 @@ func TestRecordedRunsRebuild(t *testing.T) {
 			require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 				require.NoError(t, err)
 				rel, _ := filepath.Rel(src, p)
-				if d.IsDir() || !isDerived(rel) {
+				if d.IsDir() || !rundir.IsDerived(rel) {
 					return nil
 				}
 				want, err := os.ReadFile(p)
@@ -185,16 +181,6 @@ func gunzip(t *testing.T, b []byte, name string) []byte {
 	out, err := io.ReadAll(zr)
 	require.NoError(t, err, name)
 	return out
-}
-
-func isDerived(rel string) bool {
-	rel = filepath.ToSlash(rel)
-	for _, d := range derived {
-		if rel == d || len(rel) > len(d) && rel[:len(d)+1] == d+"/" {
-			return true
-		}
-	}
-	return false
 }
 
 // TestRecordedRunsLinksResolve: every link in every Markdown file of each

@@ -261,6 +261,15 @@ func Lookup(rel string) (Spec, bool) {
 // Layout returns every entry, in the registry's order.
 func Layout() []Spec { return slices.Clone(layout) }
 
+// IsDerived reports whether rel (a path inside a run directory, either
+// separator) is one of DerivedRoots or inside one.
+func IsDerived(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	return slices.ContainsFunc(DerivedRoots(), func(root string) bool {
+		return rel == root || strings.HasPrefix(rel, root+"/")
+	})
+}
+
 // DerivedRoots are the derived files and directories that deepprof report
 // remakes, each once: a file inside a listed directory is left out.
 func DerivedRoots() []string {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -215,7 +214,6 @@ func editJSON(path string, fn func(map[string]any) error) error {
 // copyDir copies the folder src to dst; raw: without a run directory's
 // derived files.
 func copyDir(src, dst string, raw bool) error {
-	derived := rundir.DerivedRoots()
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -224,10 +222,7 @@ func copyDir(src, dst string, raw bool) error {
 		if err != nil {
 			return err
 		}
-		if raw && slices.ContainsFunc(derived, func(root string) bool {
-			r := filepath.ToSlash(rel)
-			return r == root || strings.HasPrefix(r, root+"/")
-		}) {
+		if raw && rundir.IsDerived(rel) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
