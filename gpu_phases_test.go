@@ -82,14 +82,14 @@ func TestStage2PhasesAutoRanges(t *testing.T) {
 }
 
 // TestStage2PhasesInferred: a CUDA C++ decoder loop of our own
-// (scripts/bench/decode_loop.cu: 3 generates, each a prefill and 16
+// (scripts/corpus/decode_loop.cu: 3 generates, each a prefill and 16
 // decode steps, no NVTX range, no framework) gets its phases from its
 // kernel stream, as many decode steps as it ran.
 func TestStage2PhasesInferred(t *testing.T) {
 	tool, prov := preflight(t)
 	root := outDir(t)
 	bin := filepath.Join(t.TempDir(), "decode_loop")
-	out, err := exec.Command(nvccPath(), "-O2", "-arch=sm_90", "-o", bin, "scripts/bench/decode_loop.cu").CombinedOutput()
+	out, err := exec.Command(nvccPath(), "-O2", "-arch=sm_90", "-o", bin, "scripts/corpus/decode_loop.cu").CombinedOutput()
 	require.NoError(t, err, "nvcc: %s", out)
 	run := runCommand(t, tool, root, "phases-inferred-"+time.Now().UTC().Format("150405"), []string{bin})
 	checkAnyProgram(t, run, prov)

@@ -332,7 +332,7 @@ func TestInferredPhasesTellTheStory(t *testing.T) {
 }
 
 // TestInferredCppDecodeLoop (issue 39): a CUDA C++ decoder loop of our own
-// (scripts/bench/decode_loop.cu: 3 generates of a prefill and 16 decode
+// (scripts/corpus/decode_loop.cu: 3 generates of a prefill and 16 decode
 // steps, no NVTX range, no framework), recorded on an H200: the rebuild
 // finds as many prefills and decode steps as the program ran, says they
 // were inferred, and tells one story with them.

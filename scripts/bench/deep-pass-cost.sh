@@ -16,7 +16,7 @@
 # (workloads=llama3-8b ncu=roofline: Llama-3-8B shapes, random weights),
 # compiled (scripts/bench/generate_lm.py --compile: a torch.compile'd
 # Llama decoder, model.generate() with no NVTX range), cpp
-# (scripts/bench/decode_loop.cu built with nvcc before the timing: a C++
+# (scripts/corpus/decode_loop.cu built with nvcc before the timing: a C++
 # program of its own kernels, no framework, under 4 s).
 set -euo pipefail
 deepprof=$(realpath "$1")
@@ -40,7 +40,7 @@ for c in "${cases[@]}"; do
 	llama3-8b-roofline) argv=(profile workloads=llama3-8b ncu=roofline) ;;
 	compiled) cmd=(python3 generate_lm.py --compile); argv=(profile -- "${cmd[@]}") ;;
 	cpp)
-		nvcc -O2 -arch=sm_90 -o "$dir/decode_loop" "$here/decode_loop.cu"
+		nvcc -O2 -arch=sm_90 -o "$dir/decode_loop" "$here/../corpus/decode_loop.cu"
 		cmd=(./decode_loop); argv=(profile -- "${cmd[@]}") ;;
 	*) echo "unknown case $c" >&2; exit 2 ;;
 	esac

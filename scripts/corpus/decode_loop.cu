@@ -5,9 +5,12 @@
 // token and an argmax, whose token is copied to the host after every
 // pass. Each generate is one prefill over PROMPT tokens, then STEPS
 // decode steps of one token; GENERATES generates. It prints the count of
-// each so that a test can check the phases found.
+// each so that a test can check the phases found, and its own clock: a
+// deepprof-clock line a generate (scripts/corpus/README.md), host timers
+// read once each token is on the host.
 //
 //   nvcc -O2 -arch=sm_90 -o decode_loop decode_loop.cu && ./decode_loop
+#include <chrono>
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -124,17 +127,25 @@ int main() {
 	int prompt[PROMPT];
 	for (int i = 0; i < PROMPT; i++) prompt[i] = (i * 7919) % V;
 	long sum = 0;
+	using clock = std::chrono::steady_clock;
+	auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
 	for (int g = 0; g < GENERATES; g++) {
+		CHECK(cudaDeviceSynchronize());
+		auto call = clock::now();
 		CHECK(cudaMemcpy(m.ids, prompt, sizeof prompt, cudaMemcpyHostToDevice));
 		forward(m, PROMPT); // the prefill
 		int tok;
 		CHECK(cudaMemcpy(&tok, m.token, sizeof tok, cudaMemcpyDeviceToHost));
+		auto first = clock::now(), last = first;
 		for (int s = 0; s < STEPS; s++) { // the decode steps: one token each
 			CHECK(cudaMemcpy(m.ids, m.token, sizeof(int), cudaMemcpyDeviceToDevice));
 			forward(m, 1);
 			CHECK(cudaMemcpy(&tok, m.token, sizeof tok, cudaMemcpyDeviceToHost));
+			last = clock::now();
 			sum += tok;
 		}
+		printf("deepprof-clock {\"batch\": 1, \"generate\": %d, \"program\": \"decode_loop\", \"steps\": %d, \"tokens\": %d, \"tpot_ms\": %.4f, \"ttft_ms\": %.4f}\n",
+		       g, STEPS, STEPS + 1, ms(first, last) / STEPS, ms(call, first));
 	}
 	CHECK(cudaDeviceSynchronize());
 	printf("generates=%d prefills=%d decode_steps=%d checksum=%ld\n", GENERATES, GENERATES, GENERATES * STEPS, sum);
