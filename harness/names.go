@@ -93,6 +93,12 @@ type Sample = facts.Sample
 
 type Serving = facts.Serving
 
+// Decode is the decode's steps as the timeline shows them (TPOT, TTFT).
+type Decode = facts.Decode
+
+// DecodeRun is one run (a generate) of decode steps.
+type DecodeRun = facts.DecodeRun
+
 type Spread = model.Spread
 
 type Stage = facts.Stage

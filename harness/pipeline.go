@@ -229,6 +229,9 @@ func analyse(in *inputs) *result {
 		s.RulesMissing = in.rulesErr.Error()
 	}
 	s.Phases = res.phases
+	if in.tl != nil {
+		s.Decode = phases.DecodeSteps(in.tl, in.steady, in.cfg.Domain, in.cfg.Summary.Phases)
+	}
 	if res.phases != nil {
 		s.Trace = rundir.TimelineTrace
 	}

@@ -363,9 +363,22 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 		}
 		st := rep.Stages[s.Name]
 		pm := workload.ProcessMS{ProcessID: s.ProcessID}
-		for _, ns := range s.DurationsNS {
+		for i, ns := range s.DurationsNS {
 			st.MS = append(st.MS, float64(ns)/1e6)
 			pm.MS = append(pm.MS, float64(ns)/1e6)
+			if s.Steps != nil {
+				pm.Steps = append(pm.Steps, float64(s.Steps[i]))
+			}
+		}
+		if pm.Steps != nil || st.Steps != nil {
+			// Steps beside MS, one each where a process gave none.
+			for len(st.Steps) < len(st.MS)-len(pm.MS) {
+				st.Steps = append(st.Steps, 1)
+			}
+			if pm.Steps == nil {
+				pm.Steps = slices.Repeat([]float64{1}, len(pm.MS))
+			}
+			st.Steps = append(st.Steps, pm.Steps...)
 		}
 		st.Processes = append(st.Processes, pm)
 		if st.Parent == "" && s.Parent != s.Name {
@@ -417,13 +430,17 @@ func poolProcesses(rep *workload.Report) {
 		if len(st.Processes) < 2 {
 			st.Processes = nil
 		} else {
-			st.MS = nil
+			st.MS, st.Steps = nil, nil
 			for _, p := range st.Processes {
-				ms := p.MS
-				if model.Summarize(ms).WarmupMS != nil {
-					ms = ms[1:]
+				s := model.Sample{Repeats: p.MS, Steps: p.Steps}
+				n, _ := s.Warmup()
+				st.MS = append(st.MS, p.MS[n:]...)
+				if p.Steps != nil {
+					for len(st.Steps) < len(st.MS)-len(p.MS[n:]) {
+						st.Steps = append(st.Steps, 1)
+					}
+					st.Steps = append(st.Steps, p.Steps[n:]...)
 				}
-				st.MS = append(st.MS, ms...)
 			}
 		}
 		rep.Stages[n] = st

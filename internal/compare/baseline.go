@@ -25,7 +25,7 @@ const Format = "deepprof-baseline/1"
 // Fields says what each field of a baseline file holds: written into the
 // file as "about", for whoever reads it.
 var Fields = map[string]string{
-	"stages":               "each stage's wall time over the run's repeats, after the warm-up rule (a first repeat over 1.5x the median of the others, with 3 or more, is dropped): n repeats used, mean_ms and sd_ms (sample standard deviation)",
+	"stages":               "each stage's wall time over the run's repeats, after the warm-up rule (the first repeats over 1.5x the median of the others, per step for repeats of several steps, with 3 or more, are dropped): n repeats used, mean_ms and sd_ms (sample standard deviation)",
 	"kernels.top":          "how many kernels the baseline keeps, by total time (deepprof baseline --top N; 0 keeps all)",
 	"kernels.count":        "how many kernels the run listed in kernels.json, before that cut",
 	"kernels.total_ms":     "the summed time of those kernels: a kernel that appears in a later run is a regression when its time exceeds the tolerance's share of this",

@@ -250,7 +250,7 @@ func TestCompareMissingKernels(t *testing.T) {
 }
 
 func stage(name string, ms ...float64) model.StageTimes {
-	return model.NewStage(name, ms)
+	return model.NewStage(name, ms, nil)
 }
 
 func TestCompareStages(t *testing.T) {

@@ -261,8 +261,7 @@ func (s *Summary) takeStages(rep *workload.Report) {
 		json.Unmarshal(raw, &s.Device) // a device that is not a string stays unknown
 	}
 	for _, n := range SortStages(keys(rep.Stages)) {
-		ms := rep.Stages[n].MS
-		s.Stages = append(s.Stages, model.NewStage(n, ms))
+		s.Stages = append(s.Stages, model.NewStage(n, rep.Stages[n].MS, rep.Stages[n].Steps))
 	}
 }
 
@@ -452,6 +451,7 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 	}
 	var names []string
 	byName := map[string][]float64{}
+	steps := map[string][]float64{}
 	for _, r := range doc.Stages.Rows {
 		if r.Name == "" || len(r.MS) == 0 {
 			return fmt.Errorf("%s: stages.rows: want a name and ms, got %q", name, r.Name)
@@ -469,11 +469,20 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 		if math.IsInf(sum, 0) {
 			return fmt.Errorf("%s: stages.rows: stage %q: its ms sum past the largest number a float64 holds: not times in ms", name, r.Name)
 		}
+		if r.Steps != nil && len(r.Steps) != len(r.MS) {
+			return fmt.Errorf("%s: stages.rows: stage %q: %d steps for %d repeats: want one each", name, r.Name, len(r.Steps), len(r.MS))
+		}
+		for _, v := range r.Steps {
+			if !(v >= 1) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: stages.rows: stage %q: steps %v: want a count >= 1", name, r.Name, v)
+			}
+		}
 		names = append(names, r.Name)
 		byName[r.Name] = r.MS
+		steps[r.Name] = r.Steps
 	}
 	for _, n := range SortStages(names) {
-		s.Stages = append(s.Stages, model.NewStage(n, byName[n]))
+		s.Stages = append(s.Stages, model.NewStage(n, byName[n], steps[n]))
 	}
 	s.Missing = slices.DeleteFunc(s.Missing, func(m facts.DiffMissing) bool { return m.Part == facts.PartStages })
 	s.Read = append(s.Read, rundir.SummaryJSON+" (stages)")

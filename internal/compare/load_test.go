@@ -274,7 +274,7 @@ func TestLoadAloneStages(t *testing.T) {
 	for _, st := range s.Stages {
 		want := rep.Alone.Stages[st.Name].MS
 		require.NotEmpty(t, want, st.Name)
-		assert.Equal(t, model.NewStage(st.Name, want), st, "%s: the alone repeats", st.Name)
-		assert.NotEqual(t, model.NewStage(st.Name, rep.Stages[st.Name].MS), st, "%s: not the recorded repeats", st.Name)
+		assert.Equal(t, model.NewStage(st.Name, want, nil), st, "%s: the alone repeats", st.Name)
+		assert.NotEqual(t, model.NewStage(st.Name, rep.Stages[st.Name].MS, nil), st, "%s: not the recorded repeats", st.Name)
 	}
 }

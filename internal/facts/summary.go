@@ -398,7 +398,10 @@ type Serving struct {
 	// From says which run the times are of: "stage 1" (the program alone)
 	// where the stages are the CUPTI run's beside stage 1's; "" where they
 	// are the stages' own.
-	From             string   `json:"from,omitempty"`
+	From string `json:"from,omitempty"`
+	// Steps is where TPOT and TTFT come from when the decode's steps are
+	// in the timeline (Decode); nil when they come from the stages.
+	Steps            *Decode  `json:"steps,omitempty"`
 	BytesFormula     string   `json:"bytes_formula"`
 	BytesAssumptions []string `json:"bytes_assumptions"`
 	Missing          string   `json:"missing,omitempty"`
@@ -524,8 +527,18 @@ type StageTimes struct {
 	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
 	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
 	// WarmupMS is the first repeat when the warm-up rule dropped it
-	// (model.WarmupRule); it is in MS, not in the mean, sd or tokens/s.
+	// (model.WarmupRule), the dropped repeats' sum when it dropped
+	// WarmupN of them; it is in MS, not in the mean, sd or tokens/s.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+	WarmupN  int      `json:"warmup_n,omitempty"`
+	// Steps, beside MS, is each repeat's steps where a repeat holds
+	// several (a decode_all of its decode_step instances); StepMS is then
+	// the kept repeats' time per step (their sum over their StepsKept
+	// steps): a decode given per token, repeats of different lengths
+	// never averaged as equals.
+	Steps     []float64 `json:"steps,omitempty"`
+	StepMS    *float64  `json:"step_ms,omitempty"`
+	StepsKept int       `json:"steps_kept,omitempty"`
 }
 
 // StageRank is one rank's times of a stage, from the workload report,

@@ -16,10 +16,15 @@ import (
 // means is significant when Welch's two-sided p-value is below it.
 const Alpha = 0.05
 
-// The warm-up rule: with at least WarmupMinRepeats repeats, the first is
-// dropped when it is more than WarmupFactor times the median of the
-// others. A run whose workload does not warm up shows such a first repeat,
-// one-time costs such as kernel selection; kept, it would drive the mean
+// The warm-up rule: with at least WarmupMinRepeats repeats, the leading
+// repeats (the first, and each next one while they go on) that are more
+// than WarmupFactor times the median of the repeats after the first are
+// dropped, as long as the repeats kept hold at least half the steps. Repeats of several steps (a
+// generate of many tokens) are compared per step, and the median weighs
+// each repeat by its steps, so that a short warm-up generate and a slow
+// one of new shapes are found alike and a repeat of few steps counts for
+// few. A run whose workload does not warm up shows such first repeats,
+// one-time costs such as kernel selection; kept, they would drive the mean
 // and swamp the spread, so that no steady-state change could ever be
 // significant (the recording that showed it: docs/measurements.md, "Why
 // diff's statistics").
@@ -30,7 +35,7 @@ const (
 
 // WarmupRule is the rule in words, as reports print it.
 func WarmupRule() string {
-	return fmt.Sprintf("with %d or more repeats, a first repeat over %g× the median of the others is dropped as warm-up",
+	return fmt.Sprintf("with %d or more repeats, the first repeats over %g× the median of the others (per step, for repeats of several) are dropped as warm-up",
 		WarmupMinRepeats, WarmupFactor)
 }
 
@@ -43,25 +48,95 @@ func WarmupWhy() string {
 // Sample is one quantity's repeats in ms, in the order measured.
 type Sample struct {
 	Repeats []float64
+	// Steps, when given (one a repeat, each at least 1), is how many steps
+	// each repeat holds: the rule compares repeats per step. Nil: one each.
+	Steps []float64
 }
 
-// Warmup reports whether the warm-up rule drops the first repeat, and the
-// median of the others it was compared with.
-func (s Sample) Warmup() (dropped bool, medianOthers float64) {
-	if len(s.Repeats) < WarmupMinRepeats {
-		return false, 0
+// steps is repeat i's step count.
+func (s Sample) steps(i int) float64 {
+	if i < len(s.Steps) && s.Steps[i] >= 1 {
+		return s.Steps[i]
 	}
-	m := median(s.Repeats[1:])
-	return s.Repeats[0] > WarmupFactor*m, m
+	return 1
 }
 
-// Kept is the repeats the statistics use: all of them, or all but a
+// Warmup reports how many leading repeats the warm-up rule drops, and the
+// median (per step) of the repeats after the first they were compared with.
+func (s Sample) Warmup() (dropped int, medianOthers float64) {
+	if len(s.Repeats) < WarmupMinRepeats {
+		return 0, 0
+	}
+	per := make([]float64, len(s.Repeats))
+	for i, v := range s.Repeats {
+		per[i] = v / s.steps(i)
+	}
+	m := s.weightedMedian(per, 1)
+	var total float64
+	for i := range per {
+		total += s.steps(i)
+	}
+	left := total
+	for dropped < len(per)-1 && per[dropped] > WarmupFactor*m && 2*(left-s.steps(dropped)) >= total {
+		left -= s.steps(dropped)
+		dropped++
+	}
+	return dropped, m
+}
+
+// weightedMedian is the median of per[from:], each value counted as many
+// times as its repeat has steps (the lower middle one for an even total).
+func (s Sample) weightedMedian(per []float64, from int) float64 {
+	if s.Steps == nil {
+		return median(per[from:])
+	}
+	idx := make([]int, 0, len(per)-from)
+	var total float64
+	for i := from; i < len(per); i++ {
+		idx = append(idx, i)
+		total += s.steps(i)
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(per[a], per[b]) })
+	var acc float64
+	for _, i := range idx {
+		acc += s.steps(i)
+		if acc >= total/2 {
+			return per[i]
+		}
+	}
+	return per[idx[len(idx)-1]]
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Kept is the repeats the statistics use: all of them, or all but the
 // dropped warm-up.
 func (s Sample) Kept() []float64 {
-	if drop, _ := s.Warmup(); drop {
-		return s.Repeats[1:]
+	n, _ := s.Warmup()
+	return s.Repeats[n:]
+}
+
+// PerStep is the kept repeats' time per step (their sum over their steps)
+// and their steps; 0, 0 with no repeat.
+func (s Sample) PerStep() (ms, steps float64) {
+	n, _ := s.Warmup()
+	var sum float64
+	for i := n; i < len(s.Repeats); i++ {
+		sum += s.Repeats[i]
+		steps += s.steps(i)
 	}
-	return s.Repeats
+	if steps == 0 {
+		return 0, 0
+	}
+	return RoundMS(sum / steps), steps
 }
 
 // Summary is what a Sample comes to: the count, mean and sample standard
@@ -72,8 +147,12 @@ type Summary struct {
 	N      int     `json:"n"` // repeats used (after a dropped warm-up)
 	MeanMS float64 `json:"mean_ms"`
 	SDMS   float64 `json:"sd_ms"` // sample standard deviation; 0 when N < 2
-	// WarmupMS is the first repeat when the warm-up rule dropped it.
+	// WarmupMS is the first repeat when the warm-up rule dropped it, the
+	// sum of the dropped repeats when it dropped more than one.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+	// WarmupN is how many repeats the rule dropped when it dropped more
+	// than one (0 otherwise: WarmupMS alone says whether it dropped one).
+	WarmupN int `json:"warmup_n,omitempty"`
 }
 
 // Summarize summarizes repeats (Sample{ms}.Summary()).
@@ -84,9 +163,15 @@ func Summarize(ms []float64) Summary { return Sample{Repeats: ms}.Summary() }
 // they print alike on every platform.
 func (s Sample) Summary() Summary {
 	var out Summary
-	if drop, _ := s.Warmup(); drop {
-		w := s.Repeats[0]
+	if n, _ := s.Warmup(); n > 0 {
+		var w float64
+		for _, v := range s.Repeats[:n] {
+			w += v
+		}
 		out.WarmupMS = &w
+		if n > 1 {
+			out.WarmupN = n
+		}
 	}
 	kept := s.Kept()
 	out.N = len(kept)
@@ -132,6 +217,9 @@ func (s Sample) Summary() Summary {
 func (s Summary) Dropped(format func(ms float64) string) string {
 	if s.WarmupMS == nil {
 		return ""
+	}
+	if s.WarmupN > 1 {
+		return fmt.Sprintf("first %d of %d repeats, %s ms in all, dropped: %s", s.WarmupN, s.N+s.WarmupN, format(*s.WarmupMS), WarmupWhy())
 	}
 	return fmt.Sprintf("first of %d repeats, %s ms, dropped: %s", s.N+1, format(*s.WarmupMS), WarmupWhy())
 }
@@ -220,7 +308,8 @@ type StageTimes struct {
 	Summary
 }
 
-// NewStage is the stage name with its repeats, summarized.
-func NewStage(name string, repeats []float64) StageTimes {
-	return StageTimes{Name: name, Repeats: repeats, Summary: Summarize(repeats)}
+// NewStage is the stage name with its repeats and their steps (nil: one
+// each), summarized.
+func NewStage(name string, repeats, steps []float64) StageTimes {
+	return StageTimes{Name: name, Repeats: repeats, Summary: Sample{Repeats: repeats, Steps: steps}.Summary()}
 }

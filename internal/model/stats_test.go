@@ -87,11 +87,11 @@ func TestSummarizeWarmup(t *testing.T) {
 			assert.InDelta(t, c.want.SDMS, got.SDMS, 1e-6, "python statistics.stdev")
 			if c.want.WarmupMS == nil {
 				assert.Nil(t, got.WarmupMS)
-				assert.Equal(t, c.ms, Sample{c.ms}.Kept())
+				assert.Equal(t, c.ms, Sample{Repeats: c.ms}.Kept())
 			} else {
 				require.NotNil(t, got.WarmupMS)
 				assert.Equal(t, *c.want.WarmupMS, *got.WarmupMS)
-				assert.Equal(t, c.ms[1:], Sample{c.ms}.Kept())
+				assert.Equal(t, c.ms[1:], Sample{Repeats: c.ms}.Kept())
 			}
 		})
 	}
@@ -102,8 +102,8 @@ func TestDropped(t *testing.T) {
 	s := Summarize([]float64{118.67505100000386, 11.11253199999851, 11.272524999995426})
 	assert.Equal(t, "first of 3 repeats, 118.675 ms, dropped: over 1.5× the median of the other repeats (warm-up)", s.Dropped(f))
 	assert.Empty(t, Summarize([]float64{1, 1, 1}).Dropped(f))
-	drop, med := Sample{[]float64{118.67505100000386, 11.11253199999851, 11.272524999995426}}.Warmup()
-	assert.True(t, drop)
+	drop, med := Sample{Repeats: []float64{118.67505100000386, 11.11253199999851, 11.272524999995426}}.Warmup()
+	assert.Equal(t, 1, drop)
 	assert.InDelta(t, 11.1925285, med, 1e-9)
 }
 
@@ -138,4 +138,34 @@ func TestSummarizeHuge(t *testing.T) {
 	assert.Zero(t, s.SDMS)
 	assert.Equal(t, 1e300, RoundMS(1e300))
 	assert.Equal(t, 1.000000001, RoundMS(1.0000000012))
+}
+
+// TestWarmupPerStep: generates of different lengths are compared per step,
+// and every slow leading one is dropped (the recorded hf_generate.py
+// shape: a 4-token warm-up generate, a 32-token one of new shapes at 52.6
+// ms a step, then steady ones at 5.4 and 6.1 ms); under the old rule only
+// the first went, and the 32-token warm-up stayed in the mean.
+func TestWarmupPerStep(t *testing.T) {
+	s := Sample{Repeats: []float64{618, 1630, 167.4, 190.1}, Steps: []float64{3, 31, 31, 31}}
+	n, med := s.Warmup()
+	assert.Equal(t, 2, n)
+	assert.InDelta(t, 190.1/31, med, 1e-9, "the weighted median of the others, per step")
+	ms, steps := s.PerStep()
+	assert.InDelta(t, (167.4+190.1)/62, ms, 1e-9)
+	assert.Equal(t, 62.0, steps)
+	sum := s.Summary()
+	assert.Equal(t, 2, sum.WarmupN)
+	assert.Equal(t, 618.0+1630, *sum.WarmupMS)
+	assert.Equal(t, "first 2 of 4 repeats, 2248.000 ms in all, dropped: over 1.5× the median of the other repeats (warm-up)",
+		sum.Dropped(func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }))
+
+	// A short generate at the steady speed is not a warm-up, though its
+	// wall time is far below the others'.
+	n, _ = Sample{Repeats: []float64{24, 190, 180, 185}, Steps: []float64{4, 31, 31, 31}}.Warmup()
+	assert.Equal(t, 0, n)
+	// The repeats kept hold at least half the steps.
+	n, _ = Sample{Repeats: []float64{9, 9, 1}}.Warmup()
+	assert.Equal(t, 1, n, "both 9s are over 1.5x the others' median, 5, but dropping both leaves a third")
+	n, _ = Sample{Repeats: []float64{90, 80, 1, 1}}.Warmup()
+	assert.Equal(t, 2, n)
 }

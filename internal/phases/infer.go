@@ -419,6 +419,12 @@ func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeli
 		all := open(InferredDecode, nil, run.start, run.end)
 		for s := run.start; s < run.end; s += period {
 			st := open(InferredStep, all, s, min(s+period, run.end))
+			if next := s + period; next < run.end {
+				// A step runs to the next step's first launch: the host's
+				// work between them (sampling, the token's wait) is the
+				// step's, as the program's own clock reads a token.
+				st.End = max(st.End, seq[next].API.Start)
+			}
 			for _, k := range seq[s:min(s+period, run.end)] {
 				k.Range = st
 			}

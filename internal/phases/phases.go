@@ -108,6 +108,7 @@ func (a *ancestry) of(r *timeline.Range) *timeline.Range {
 
 type instAcc struct {
 	r     *timeline.Range
+	span  Span // r's span in the instance model (Spans)
 	any   bool
 	first int64   // first activity start
 	last  int64   // last activity end
@@ -302,16 +303,23 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	return a.p
 }
 
+// spanStart is where the instance starts: its range's span (Spans), or
+// for an open range or the whole run its first activity.
 func (in *instAcc) spanStart() int64 {
-	if in.r != nil && (!in.any || in.r.Start < in.first) {
+	switch {
+	case in.r != nil && in.r.Closed:
+		return in.span.Start
+	case in.r != nil && (!in.any || in.r.Start < in.first):
 		return in.r.Start
 	}
 	return in.first
 }
 
+// spanEnd is where the instance ends: its range's span, or its last
+// activity (an open range, the whole run).
 func (in *instAcc) spanEnd() int64 {
-	if in.r != nil && in.r.Closed && (!in.any || in.r.End > in.last) {
-		return in.r.End
+	if in.r != nil && in.r.Closed {
+		return in.span.End
 	}
 	return in.last
 }
@@ -365,6 +373,7 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 			return a
 		}
 		paths := map[*timeline.Range]string{}
+		spans := Spans(p)
 		anc := newAncestry(opt)
 		phase := func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
 			if r = anc.of(r); r == nil {
@@ -383,10 +392,13 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 				a.order = append(a.order, pa)
 			}
 			pa.order = min(pa.order, r.Start)
+			acc := pa
 			if opt.Steady.InWarmup(r) {
-				return pa, pa.warmup().inst(r)
+				acc = pa.warmup()
 			}
-			return pa, pa.inst(r)
+			in := acc.inst(r)
+			in.span = spans[r]
+			return pa, in
 		}
 		origin := p.Header.StartNS
 		for i := range p.Kernels {

@@ -140,7 +140,7 @@ func TestStages(t *testing.T) {
 	tl := build(t, phaseFile())
 	st := phases.Stages(tl, nil)
 	assert.Equal(t, []phases.RangeStage{
-		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{460}, Depth: 1},
+		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{460}, Steps: []int{2}, Depth: 1},
 		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 250}, Depth: 2, Parent: "loop"},
 	}, st)
 }
@@ -358,4 +358,44 @@ func TestSteadyAskedAtOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSpansHostAhead: a host that runs ahead pushes and pops its steps
+// long before the GPU runs them (the TP=2 shape of issue 54: each
+// decode_step from its push to its last kernel, 2.3, 3.1, 4.0 ... ms in a
+// decode of 1.6 ms steps). Each instance starts where the previous one of
+// its name ended, so steps never overlap, they sum to no more than their
+// parent, and each carries its own GPU work; before, each ran from its
+// push and the steps summed past decode_all.
+func TestSpansHostAhead(t *testing.T) {
+	// SYNTHETIC: thread 1 pushes decode_all at 100 and four steps 10 ns
+	// apart, each launching one kernel; the GPU runs them 1,000 ns each
+	// from 1000.
+	f := header(7) + n("push", 100, 1, "", "decode_all")
+	for i := range 4 {
+		push := 110 + 10*i
+		start := 1000 + 1000*i
+		f += n("push", push, 1, "", "decode_step") + a(push+1, 1, i+1) + k(start, start+1000, 0, 7, i+1, "step") + n("pop", push+5, 1, "", "")
+	}
+	f += n("pop", 160, 1, "", "") + "E\t0\t0\n"
+	tl := build(t, f)
+	st := phases.Stages(tl, nil)
+	require.Len(t, st, 2)
+	assert.Equal(t, []int64{4900}, st[0].DurationsNS, "decode_all: its push to its last kernel's end")
+	assert.Equal(t, []int64{1890, 1000, 1000, 1000}, st[1].DurationsNS, "each step after the one before it")
+	var sum int64
+	for _, d := range st[1].DurationsNS {
+		sum += d
+	}
+	assert.LessOrEqual(t, sum, st[0].DurationsNS[0])
+	p := tl.Processes[0]
+	sp := phases.Spans(p)
+	var prev phases.Span
+	for _, r := range p.Ranges {
+		if r.Name != "decode_step" {
+			continue
+		}
+		assert.GreaterOrEqual(t, sp[r].Start, prev.End, "siblings never overlap")
+		prev = sp[r]
+	}
 }

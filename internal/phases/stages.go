@@ -9,11 +9,10 @@ import (
 
 // RangeStage is the wall time of every instance of one NVTX range name in one
 // process: what a program's stages took, measured from its own ranges (for
-// a program that writes no stage report). An instance runs from its push
-// to its pop or, where later, to the end of the last kernel or copy
-// launched inside it: a range around work it does not wait for ends when
-// the GPU has done that work, as a phase's span does (Of) and as an
-// inferred range does.
+// a program that writes no stage report). An instance is its span in the
+// one instance model (Spans): from its push, or the end of the previous
+// instance of its name on its thread where later, to its pop or, where
+// later, to the end of the last kernel or copy launched inside it.
 type RangeStage struct {
 	ProcessID int64 `json:"process_id"`
 	// Name is the range as the regions report names one level: "prefill",
@@ -24,6 +23,9 @@ type RangeStage struct {
 	Kind   timeline.RangeKind `json:"kind"`
 	// DurationsNS holds each closed instance's wall time, in start order.
 	DurationsNS []int64 `json:"durations_ns"`
+	// Steps holds, beside DurationsNS, each instance's steps (stepsOf: a
+	// decode_all's decode_step instances); nil when every instance is one.
+	Steps []int `json:"steps,omitempty"`
 	// Unclosed counts instances still open when the file ended.
 	Unclosed int `json:"unclosed"`
 	// InWarmupNS holds the closed instances that lie inside a warm-up
@@ -44,7 +46,8 @@ type RangeStage struct {
 func Stages(tl *timeline.Timeline, steady *Steady) []RangeStage {
 	out := []RangeStage{}
 	for _, p := range tl.Processes {
-		done := workDone(p)
+		spans := Spans(p)
+		steps := stepsOf(p, nil)
 		type key struct {
 			name string
 			kind timeline.RangeKind
@@ -66,22 +69,21 @@ func Stages(tl *timeline.Timeline, steady *Steady) []RangeStage {
 			s := &out[base+i]
 			switch {
 			case r.Closed && steady.InWarmup(r.Parent):
-				s.InWarmupNS = append(s.InWarmupNS, wall(r, done))
+				s.InWarmupNS = append(s.InWarmupNS, spans[r].NS())
 			case r.Closed:
-				s.DurationsNS = append(s.DurationsNS, wall(r, done))
+				s.DurationsNS = append(s.DurationsNS, spans[r].NS())
+				s.Steps = append(s.Steps, max(steps[r], 1))
 			default:
 				s.Unclosed++
 			}
 		}
 	}
+	for i := range out {
+		if !slices.ContainsFunc(out[i].Steps, func(n int) bool { return n > 1 }) {
+			out[i].Steps = nil
+		}
+	}
 	return out
-}
-
-// wall is a closed range instance's wall time (Stage): from its push to
-// its pop or, where later, to done[r], when the work launched inside it
-// ended (workDone).
-func wall(r *timeline.Range, done map[*timeline.Range]int64) int64 {
-	return max(r.End, done[r]) - r.Start
 }
 
 // workDone is when the last kernel or copy launched inside each push/pop

@@ -9,14 +9,14 @@ import (
 )
 
 // Steady is the one warm-up decision of a timeline: for each stage (a
-// push/pop range name, process by process) whether its first instance is
-// a warm-up (model.Sample.Warmup: the first of 3 or more instances over
-// WarmupFactor times the median of the others), on the instances' wall
-// times as Stages measures them. An instance inside a
-// warm-up instance is warm-up with it, and is not among the instances its
-// own stage's decision is made on. Every figure built from instances (the
-// stages, the phases' busy and idle time, gaps, launch latency,
-// communication) reads this one decision.
+// push/pop range name, process by process) which of its leading instances
+// are warm-up (model.Sample.Warmup: compared per step, an instance of a
+// repeating child range, a decode_all of its decode_step instances, being
+// that many steps), on the instances' spans as Spans measures them. An
+// instance inside a warm-up instance is warm-up with it, and is not among
+// the instances its own stage's decision is made on. Every figure built
+// from instances (the stages, the phases' busy and idle time, gaps, launch
+// latency, communication, the decode's steps) reads this one decision.
 type Steady struct {
 	warm map[*timeline.Range]bool // the warm-up instances (not their insides)
 	memo map[*timeline.Range]bool // InWarmup, once per range
@@ -29,7 +29,8 @@ type Steady struct {
 func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}}
 	for _, p := range tl.Processes {
-		done := workDone(p)
+		spans := Spans(p)
+		steps := stepsOf(p, domains)
 		type stage struct {
 			label string
 			depth int
@@ -38,7 +39,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 		var order []*stage
 		byLabel := map[string]*stage{}
 		for _, r := range p.Ranges {
-			if r.Kind != timeline.PushPop || !r.Closed || domains != nil && !slices.Contains(domains, r.Domain) {
+			if r.Kind != timeline.PushPop || !r.Closed || !inDomains(r.Domain, domains) {
 				continue
 			}
 			l := r.Label()
@@ -54,15 +55,18 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 		slices.SortStableFunc(order, func(a, b *stage) int { return cmp.Compare(a.depth, b.depth) })
 		for _, st := range order {
 			var kept []*timeline.Range
-			var ms []float64
+			var sample model.Sample
 			for _, r := range st.insts {
 				if !s.inWarmup(r.Parent) {
 					kept = append(kept, r)
-					ms = append(ms, float64(wall(r, done))/1e6)
+					sample.Repeats = append(sample.Repeats, float64(spans[r].NS())/1e6)
+					sample.Steps = append(sample.Steps, float64(max(steps[r], 1)))
 				}
 			}
-			if dropped, _ := (model.Sample{Repeats: ms}).Warmup(); dropped {
-				s.warm[kept[0]] = true
+			if n, _ := sample.Warmup(); n > 0 {
+				for _, r := range kept[:n] {
+					s.warm[r] = true
+				}
 				clear(s.memo) // a decision made after a lookup
 			}
 		}

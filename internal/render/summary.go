@@ -540,9 +540,17 @@ func serving(b *strings.Builder, s facts.Serving) {
 	if s.From != "" {
 		of = " in " + s.From + " (the program alone)"
 	}
+	ttftWhat, tpotWhat := "the prefill's mean"+of, "the decode's mean per token of a sequence"+of
+	if d := s.Steps; d != nil {
+		if d.TTFTMS != nil {
+			ttftWhat = "from " + d.TTFTFrom + " to the first decode step, mean of the steady generates"
+		}
+		tpotWhat = fmt.Sprintf("a steady decode step (%s), from its start to the next one's, over %d steps of %d generates",
+			EscapeCell(d.Step), d.SteadySteps, d.SteadyRuns)
+	}
 	t.Rows = append(t.Rows,
-		[]string{"time to first token (TTFT): the prefill's mean" + of, ms(s.TTFTMS)},
-		[]string{"time per output token (TPOT, inter-token latency): the decode's mean per token of a sequence" + of, tpot})
+		[]string{"time to first token (TTFT): " + ttftWhat, ms(s.TTFTMS)},
+		[]string{"time per output token (TPOT, inter-token latency): " + tpotWhat, tpot})
 	if s.DecodeTokensPerS != nil {
 		t.Rows = append(t.Rows, []string{"decode throughput, every sequence of the batch", model.Fixed(*s.DecodeTokensPerS, 1) + " tokens/s"})
 	}
@@ -554,6 +562,14 @@ func serving(b *strings.Builder, s facts.Serving) {
 	}
 	b.WriteString(t.String())
 	b.WriteString("\n")
+	if d := s.Steps; d != nil && len(d.Warmup) > 0 {
+		b.WriteString("Left out of TTFT and TPOT as warm-up (a generate with a step in a stage's warm-up: new shapes, compilation, kernel selection):\n\n")
+		for _, w := range d.Warmup {
+			fmt.Fprintf(b, "- generate %d of %d: %d steps at %s ms a step, %sx the steady %s ms\n",
+				w.Index, d.Runs, w.Steps, model.Fixed(w.StepMS, 3), model.Fixed(w.StepMS/d.StepMS, 1), model.Fixed(d.StepMS, 3))
+		}
+		b.WriteString("\n")
+	}
 	if s.Missing != "" {
 		fmt.Fprintf(b, "Not given: %s.\n\n", EscapeCell(s.Missing))
 	}

@@ -103,7 +103,7 @@ func TestSummaryMarkdownWarmup(t *testing.T) {
 	assert.Equal(t, []string{"prefill", "prefill", "3.143", "0.145", "3", "3.200, 3.251, 2.978", "64", "20363.7"}, stages[0], "no warm-up: all repeats")
 	assert.Equal(t, 1, strings.Count(b.String(), decodeNote), "said once")
 	assert.Contains(t, sections["Stages"], decodeNote)
-	assert.Contains(t, sections["Stages"], "with 3 or more repeats, a first repeat over 1.5× the median of the others is dropped as warm-up, as deepprof diff and baselines do")
+	assert.Contains(t, sections["Stages"], "with 3 or more repeats, the first repeats over 1.5× the median of the others (per step, for repeats of several) are dropped as warm-up, as deepprof diff and baselines do")
 	assert.NotContains(t, sections["Stages"], "- prefill:")
 	assert.Equal(t, "9.000 (warm-up, dropped), 1.000, 1.200", subs[0][4])
 	assert.Contains(t, sections["Stages"], "- decode/attn0: first of 3 repeats, 9.000 ms, "+why+"; the mean and sd use the other 2.")

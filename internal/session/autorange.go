@@ -15,7 +15,7 @@ import (
 var autoRangeSite []byte
 
 // autoRangesNote is the manifest's note of a session that annotates.
-const autoRangesNote = "auto ranges: the program's transformers generate() calls outside every NVTX range of its own are annotated with prefill, decode_all and decode_step, and in the CUPTI run each writes the model's facts from its config to timeline/model.json (deepprof's sitecustomize first on its PYTHONPATH; workload.auto_ranges=off turns it off)"
+const autoRangesNote = "auto ranges: the program's transformers generate() calls are marked where they are called (deepprof:generate, where TTFT starts), and those that push no NVTX range of the program's own are annotated with prefill, decode_all and decode_step, and in the CUPTI run each writes the model's facts from its config to timeline/model.json (deepprof's sitecustomize first on its PYTHONPATH; workload.auto_ranges=off turns it off)"
 
 // startAutoRanges writes the sitecustomize into a folder of its own and
 // returns it, with the function that removes it; "" when

@@ -93,18 +93,44 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 	}
 	var why []string
 	batch := max(st.Batch, 1)
+	// The stages come from the CUPTI run's ranges: TPOT is its steady
+	// step, TTFT its time to the first token (phases.DecodeSteps).
+	steps := in.Decode
+	if !st.FromRanges || steps == nil || steps.SteadySteps == 0 {
+		steps = nil
+	}
+	if steps != nil && steps.TTFTMS != nil {
+		out.TTFTMS = f(*steps.TTFTMS)
+	}
+	var tpot, tpotSD *float64
+	var decMS float64 // one decode stage's time, G tokens a sequence
+	g := 0.0
+	if in.Workload != nil {
+		g = float64(in.Workload.Tokens.Generated) / float64(batch)
+	}
 	switch {
-	case dec == nil || dec.MeanMS <= 0:
-		why = append(why, "no decode stage (phases.decode names it)")
-	case in.Workload == nil || in.Workload.Tokens.Generated <= 0:
-		why = append(why, "no generated token count (the workload report's tokens, or model.generated_tokens)")
-	default:
-		g := float64(in.Workload.Tokens.Generated) / float64(batch)
-		out.TPOTMS = f(dec.MeanMS / g)
+	case steps != nil:
+		tpot, tpotSD = f(steps.StepMS), steps.StepSDMS
+		decMS = g * steps.StepMS
+		out.Steps = steps
+	case dec != nil && dec.MeanMS > 0 && g > 0:
+		tpot, decMS = f(dec.MeanMS/g), dec.MeanMS
 		if dec.N > 1 {
-			out.TPOTSDMS = f(dec.SDMS / g)
+			tpotSD = f(dec.SDMS / g)
 		}
-		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (dec.MeanMS / 1e3))
+	}
+	switch {
+	case tpot == nil && (dec == nil || dec.MeanMS <= 0):
+		why = append(why, "no decode stage (phases.decode names it)")
+	case tpot == nil:
+		why = append(why, "no generated token count (the workload report's tokens, or model.generated_tokens), and no decode range that repeats once a token")
+	case g <= 0:
+		out.TPOTMS, out.TPOTSDMS = tpot, tpotSD
+		out.DecodeTokensPerS = f(float64(batch) / (*tpot / 1e3))
+		why = append(why, "no MBU: no generated token count (the workload report's tokens, or model.generated_tokens)")
+	default:
+		out.TPOTMS, out.TPOTSDMS = tpot, tpotSD
+		out.DecodeTokensPerS = f(float64(in.Workload.Tokens.Generated) / (decMS / 1e3))
 		bytes, err := DecodeBytes(in.Workload.Model, in.Workload.Tokens, batch)
 		switch {
 		case err != nil:
@@ -114,7 +140,7 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 		default:
 			out.DecodeBytes = bytes
 			out.StepFloorMS = f(bytes / g / peak.BytesPerSec() * 1e3)
-			out.MBU = f(bytes / (dec.MeanMS / 1e3) / peak.BytesPerSec())
+			out.MBU = f(bytes / (decMS / 1e3) / peak.BytesPerSec())
 		}
 	}
 	if out.MBU != nil && *out.MBU > 1 {

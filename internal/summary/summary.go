@@ -104,7 +104,11 @@ type Inputs struct {
 	// Phases are the run's phases at NVTX depth 1 from its CUPTI timeline
 	// (phases.Of); nil when the run has no CUPTI timeline, or with
 	// PhasesMissing when it has one that could not be read.
-	Phases        *facts.PhaseReport
+	Phases *facts.PhaseReport
+	// Decode is the decode's steps in the CUPTI timeline
+	// (phases.DecodeSteps): TPOT and TTFT where the stages come from its
+	// ranges; nil when none repeats.
+	Decode        *facts.Decode
 	PhasesMissing string
 }
 
@@ -295,9 +299,15 @@ func environment(in Inputs, opt Options) facts.Environment {
 
 // timesOf are the repeats ms with package model's statistics of them: one
 // warm-up rule for every stage, process and rank.
-func timesOf(ms []float64) facts.StageTimes {
-	sum := model.Summarize(ms)
-	return facts.StageTimes{MS: ms, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS}
+func timesOf(ms, steps []float64) facts.StageTimes {
+	s := model.Sample{Repeats: ms, Steps: steps}
+	sum := s.Summary()
+	out := facts.StageTimes{MS: ms, MeanMS: sum.MeanMS, SDMS: sum.SDMS, N: sum.N, WarmupMS: sum.WarmupMS, WarmupN: sum.WarmupN}
+	if steps != nil {
+		per, n := s.PerStep()
+		out.Steps, out.StepMS, out.StepsKept = steps, &per, int(n)
+	}
+	return out
 }
 
 func stages(in Inputs, phases model.Names) facts.Stages {
@@ -359,17 +369,17 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 	})
 	for _, n := range names {
 		ws := w.Stages[n]
-		row := facts.Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), StageTimes: timesOf(ws.MS)}
+		row := facts.Stage{Name: n, Parent: ws.Parent, Phase: phases.Of(n, ws.Parent), StageTimes: timesOf(ws.MS, ws.Steps)}
 		if alone != nil {
 			// The program alone's times are the row's, as diff and
 			// baselines take them; the CUPTI run's stand beside them.
 			if as := alone.Stages[n]; len(as.MS) > 0 {
 				recorded := row.StageTimes
-				row.Recorded, row.StageTimes = &recorded, timesOf(as.MS)
+				row.Recorded, row.StageTimes = &recorded, timesOf(as.MS, as.Steps)
 			}
 		}
 		for _, p := range ws.Processes {
-			row.Processes = append(row.Processes, facts.StageProcess{ProcessID: p.ProcessID, StageTimes: timesOf(p.MS)})
+			row.Processes = append(row.Processes, facts.StageProcess{ProcessID: p.ProcessID, StageTimes: timesOf(p.MS, p.Steps)})
 		}
 		slices.SortFunc(row.Processes, func(a, b facts.StageProcess) int { return cmp.Compare(a.ProcessID, b.ProcessID) })
 		var ranks []facts.StageRank
@@ -379,7 +389,7 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 		}
 		for _, r := range byRank {
 			if ms, ok := r.Stages[n]; ok && len(ms) > 0 {
-				ranks = append(ranks, facts.StageRank{Rank: r.Rank, StageTimes: timesOf(ms)})
+				ranks = append(ranks, facts.StageRank{Rank: r.Rank, StageTimes: timesOf(ms, nil)})
 			}
 		}
 		if RanksDiffer(ranks) {

@@ -158,6 +158,10 @@ type Tokens struct {
 type ReportStage struct {
 	MS     []float64 `json:"ms"`
 	Parent string    `json:"parent,omitempty"`
+	// Steps, beside MS, is how many steps each repeat holds (a decode of
+	// many tokens): the warm-up rule compares repeats per step
+	// (model.Sample). Absent: one each.
+	Steps []float64 `json:"steps,omitempty"`
 	// Processes split a stage read from the NVTX ranges of more than one
 	// process (a program and its children, the ranks of a launcher) by
 	// process; MS then pools their instances, each process's warm-up left
@@ -169,6 +173,7 @@ type ReportStage struct {
 type ProcessMS struct {
 	ProcessID int64     `json:"process_id"`
 	MS        []float64 `json:"ms"`
+	Steps     []float64 `json:"steps,omitempty"` // as ReportStage.Steps
 }
 
 // Operator is one row of the torch.profiler operator table.

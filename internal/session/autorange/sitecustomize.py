@@ -1,13 +1,18 @@
 # deepprof's automatic NVTX ranges (workload.auto_ranges): put first on the
 # PYTHONPATH of the profiled program, so that a PyTorch program with no NVTX
 # ranges of its own gets its phases with no change to its code. Once
-# transformers' generation module is imported, each generate() call that
-# runs outside every range the program pushed itself is annotated:
+# transformers' generation module is imported, each generate() call is
+# marked where it is called (an NVTX mark, deepprof:generate: where TTFT
+# starts), and each that runs outside every range the program pushed
+# itself, and pushes none of its own inside, is annotated:
 #   prefill      the forward pass that reads the prompt (more than one new
 #                token a sequence, or the first pass)
 #   decode_all   every later forward pass of the call, each in a
 #     decode_step  range of its own
-# the ranges deepprof's own workload pushes. Only ranges are added: the
+# the ranges deepprof's own workload pushes. A program that pushes ranges of
+# its own inside generate() (forward hooks) gets none of these: its ranges
+# alone make the phases, never interleaved with deepprof's on one NVTX
+# stack. Only ranges and the mark are added: the
 # program's behaviour is otherwise unchanged. A sitecustomize that was
 # there before this one still runs. Where the session asks for them
 # ($DEEPPROF_MODEL_FACTS), the model's facts (its shape, from its config
@@ -163,10 +168,11 @@ def _patch_generation(mod):
     generate = gm.generate
 
     def annotated(self, *args, **kwargs):
+        nvtx.mark("deepprof:generate")
         if _user_depth[0] > 0:
             return generate(self, *args, **kwargs)  # the program's own ranges
         forward = self.forward
-        state = {"passes": 0, "decoding": False}
+        state = {"passes": 0, "decoding": False, "own": False}
 
         # functools.wraps keeps forward's signature visible: generate reads
         # it (inspect.signature) to choose the arguments it passes.
@@ -174,6 +180,10 @@ def _patch_generation(mod):
         def wrapped(*a, **k):
             first = state["passes"] == 0
             state["passes"] += 1
+            if first and _user_depth[0] > 0:
+                state["own"] = True  # the program's hooks pushed a range around the pass
+            if state["own"]:
+                return forward(*a, **k)
             if first or _new_tokens(a, k) > 1:
                 push("prefill")
                 try:

@@ -1,0 +1,202 @@
+package phases
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+)
+
+// GenerateMark is the NVTX mark deepprof's automatic ranges put at each
+// generate() call, in any program: where TTFT starts.
+const GenerateMark = "deepprof:generate"
+
+// run is one run of step instances: consecutive siblings of one label.
+type run struct {
+	steps []*timeline.Range
+}
+
+// DecodeSteps finds the decode's steps in the push/pop ranges of domain:
+// the step range is, among the decode's ranges (names says which stages
+// are the decode; their children count too), the one that repeats most
+// in a row, so a decode_step in each decode_all, or a range pushed once a
+// token between prefills. A run is the steps of one label that follow each
+// other with no sibling of another name between them (a generate's).
+// A run with any step in a warm-up (steady) is left out. A step runs from
+// its start (Spans) to the next step's start, so the host's time between
+// steps (sampling, the token's wait) is a step's, as the program's own
+// clock reads a token; a steady step is the steady runs' steps so
+// measured, pooled (a run of one step: its own span). nil when no range
+// of the decode repeats.
+func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names model.Names) *facts.Decode {
+	type found struct {
+		p     *timeline.Process
+		spans map[*timeline.Range]Span
+		runs  []run
+	}
+	byLabel := map[string][]found{}
+	var labels []string
+	for _, p := range tl.Processes {
+		spans := Spans(p)
+		// siblings: each parent's (nil: the thread's outermost) closed
+		// push/pop children of domain, in start order.
+		type key struct {
+			parent *timeline.Range
+			thread int64
+		}
+		sib := map[key][]*timeline.Range{}
+		var order []key
+		for _, r := range p.Ranges {
+			if r.Kind != timeline.PushPop || !r.Closed || r.Domain != domain {
+				continue
+			}
+			k := key{r.Parent, r.Thread}
+			if _, ok := sib[k]; !ok {
+				order = append(order, k)
+			}
+			sib[k] = append(sib[k], r)
+		}
+		runs := map[string][]run{}
+		for _, k := range order {
+			list := sib[k]
+			for i := 0; i < len(list); {
+				j := i + 1
+				for j < len(list) && list[j].Label() == list[i].Label() {
+					j++
+				}
+				l := list[i].Label()
+				parent := ""
+				if list[i].Parent != nil {
+					parent = list[i].Parent.Label()
+				}
+				if names.Of(l, "") == model.Decode || parent != "" && names.Of(parent, "") == model.Decode {
+					runs[l] = append(runs[l], run{steps: list[i:j]})
+				}
+				i = j
+			}
+		}
+		for l, rs := range runs {
+			if _, ok := byLabel[l]; !ok {
+				labels = append(labels, l)
+			}
+			byLabel[l] = append(byLabel[l], found{p, spans, rs})
+		}
+	}
+	// The step label: the longest runs on average; more than one step.
+	best, bestLen := "", 1.0
+	slices.Sort(labels)
+	for _, l := range labels {
+		var n, steps int
+		for _, f := range byLabel[l] {
+			for _, r := range f.runs {
+				n++
+				steps += len(r.steps)
+			}
+		}
+		if avg := float64(steps) / float64(n); avg > bestLen {
+			best, bestLen = l, avg
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	out := &facts.Decode{Step: best}
+	var spanNS int64
+	var periods int // the steps spanNS holds
+	var perRun, ttft []float64
+	gen := false
+	for _, f := range byLabel[best] {
+		marks := generateMarks(f.p)
+		prefills := prefillSpans(f.p, f.spans, domain, names)
+		var prevEnd int64 = math.MinInt64
+		for _, r := range f.runs {
+			out.Runs++
+			out.Steps += len(r.steps)
+			s, e := f.spans[r.steps[0]].Start, f.spans[r.steps[len(r.steps)-1]].End
+			// A step runs from its start to the next step's: the run's
+			// period, its last step's own span where it is the only one.
+			n, last := len(r.steps)-1, f.spans[r.steps[len(r.steps)-1]].Start
+			if n == 0 {
+				n, last = 1, e
+			}
+			per := float64(last-s) / float64(n) / 1e6
+			warm := slices.ContainsFunc(r.steps, steady.InWarmup)
+			if warm {
+				out.Warmup = append(out.Warmup, facts.DecodeRun{Index: out.Runs, Steps: len(r.steps), StepMS: model.RoundMS(per)})
+			} else {
+				out.SteadyRuns++
+				out.SteadySteps += len(r.steps)
+				spanNS += last - s
+				periods += n
+				perRun = append(perRun, per)
+				// The first token: from the generate() call, else from
+				// the prefill, since the previous run ended.
+				thread := r.steps[0].Thread
+				if m, ok := lastBefore(marks[thread], prevEnd, s); ok {
+					ttft, gen = append(ttft, float64(s-m)/1e6), true
+				} else if p, ok := lastBefore(prefills[thread], prevEnd, s); ok {
+					ttft = append(ttft, float64(s-p)/1e6)
+				}
+			}
+			prevEnd = e
+		}
+	}
+	if out.SteadySteps == 0 {
+		return out
+	}
+	out.StepMS = model.RoundMS(float64(spanNS) / float64(periods) / 1e6)
+	if len(perRun) > 1 {
+		sd := model.Summarize(perRun).SDMS
+		out.StepSDMS = &sd
+	}
+	if len(ttft) > 0 {
+		m := model.RoundMS(model.Summarize(ttft).MeanMS)
+		out.TTFTMS = &m
+		out.TTFTFrom = "the prefill's start"
+		if gen {
+			out.TTFTFrom = "the generate() call"
+		}
+	}
+	return out
+}
+
+// generateMarks is each thread's GenerateMark times, in order.
+func generateMarks(p *timeline.Process) map[int64][]int64 {
+	out := map[int64][]int64{}
+	for _, m := range p.Marks {
+		if m.Name == GenerateMark {
+			out[m.Thread] = append(out[m.Thread], m.TS)
+		}
+	}
+	for _, ts := range out {
+		slices.Sort(ts)
+	}
+	return out
+}
+
+// prefillSpans is each thread's prefill instances' starts (Spans), in
+// order: the push/pop ranges of domain whose stage is the prefill.
+func prefillSpans(p *timeline.Process, spans map[*timeline.Range]Span, domain string, names model.Names) map[int64][]int64 {
+	out := map[int64][]int64{}
+	for _, r := range p.Ranges {
+		if r.Kind == timeline.PushPop && r.Closed && r.Domain == domain && r.Parent == nil && names.Of(r.Label(), "") == model.Prefill {
+			out[r.Thread] = append(out[r.Thread], spans[r].Start)
+		}
+	}
+	for _, ts := range out {
+		slices.Sort(ts)
+	}
+	return out
+}
+
+// lastBefore is the last of sorted ts in (after, before].
+func lastBefore(ts []int64, after, before int64) (int64, bool) {
+	i, _ := slices.BinarySearchFunc(ts, before, func(a, b int64) int { return cmp.Compare(a, b+1) })
+	if i == 0 || ts[i-1] <= after {
+		return 0, false
+	}
+	return ts[i-1], true
+}

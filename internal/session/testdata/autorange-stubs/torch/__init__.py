@@ -1,0 +1,6 @@
+from . import cuda  # noqa: F401
+
+
+class nn:
+    class Linear:
+        pass

@@ -1,0 +1,1 @@
+from . import nvtx  # noqa: F401
