@@ -48,7 +48,20 @@ type Input struct {
 	// them to its first step, which starts the same interpreter anyway; its
 	// failure names the missing module (MissingModule).
 	CheckImports bool
+	// NotRun holds back what a dry run does not start: ncu's version
+	// (Ncu) and the import check (Imports), each with why and what to do.
+	// A held-back check is skipped, and says what it would have run.
+	NotRun NotRun
 }
+
+// NotRun says which of the preflight's programs are not started, and why.
+type NotRun struct {
+	Ncu, Imports *Held
+}
+
+// Held is why a program is not started (Why, after "not run: "), and what
+// would have it checked (Fix).
+type Held struct{ Why, Fix string }
 
 // Check names.
 const (
@@ -62,8 +75,11 @@ const (
 type Finding struct {
 	Check string // one of the Check names
 	OK    bool
-	Found string // what was found, or what went wrong
-	Fix   string // what to do; "" when OK
+	// Skipped: the check was not made (Input.NotRun); OK is true, Found
+	// says what it would have run.
+	Skipped bool
+	Found   string // what was found, or what went wrong
+	Fix     string // what to do; "" when OK and not skipped
 }
 
 // PreflightResult is every check's finding, in order, and what the probes read.
@@ -113,8 +129,11 @@ func (r PreflightResult) Write(w io.Writer) error {
 	b.WriteString("preflight:\n")
 	for _, f := range r.Findings {
 		mark := "ok  "
-		if !f.OK {
+		switch {
+		case !f.OK:
 			mark = "FAIL"
+		case f.Skipped:
+			mark = "skip"
 		}
 		fmt.Fprintf(&b, "  %s  %s: %s\n", mark, f.Check, oneLine(f.Found))
 		if f.Fix != "" {
@@ -166,6 +185,9 @@ func checkGPU(p Probes) Finding {
 func checkNcu(ctx context.Context, in Input, p Probes) (Finding, *machine.Tool) {
 	if in.NcuErr != nil {
 		return Finding{Check: CheckNcu, Found: "not found", Fix: in.NcuErr.Error()}, nil
+	}
+	if h := in.NotRun.Ncu; h != nil {
+		return Finding{Check: CheckNcu, OK: true, Skipped: true, Found: fmt.Sprintf("would run %s --version; not run: %s", in.Ncu, h.Why), Fix: h.Fix}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
@@ -239,7 +261,10 @@ func checkWorkload(ctx context.Context, in Input, p Probes) Finding {
 	if len(mods) == 0 || !in.CheckImports {
 		return Finding{Check: CheckWorkload, OK: true, Found: path + " exists"}
 	}
-	code := "import " + strings.Join(mods, ", ")
+	code := importCode(mods)
+	if h := in.NotRun.Imports; h != nil {
+		return Finding{Check: CheckWorkload, OK: true, Skipped: true, Found: fmt.Sprintf("%s exists; would run %s -c %q; not run: %s", path, prog, code, h.Why), Fix: h.Fix}
+	}
 	ctx, cancel := context.WithTimeout(ctx, importTimeout)
 	defer cancel()
 	out, err := p.Run(ctx, []string{prog, "-c", code}, in.Env)
@@ -253,6 +278,11 @@ func checkWorkload(ctx context.Context, in Input, p Probes) Finding {
 		return Finding{Check: CheckWorkload, Found: found, Fix: installHint(prog, path, mods)}
 	}
 	return Finding{Check: CheckWorkload, OK: true, Found: fmt.Sprintf("%s imports %s", path, strings.Join(mods, ", "))}
+}
+
+// importCode is the code the import check runs (python -c) for mods.
+func importCode(mods []string) string {
+	return "import " + strings.Join(mods, ", ")
 }
 
 // installHint says how to give the interpreter prog (found at path) the
