@@ -52,3 +52,22 @@ func TestDryRunCheckoutPython(t *testing.T) {
 	preflight("workload.env.PYTHONPATH=site")
 	assert.FileExists(t, "ran-sitecustomize", "python3 runs a sitecustomize on its PYTHONPATH: the check above means something")
 }
+
+// TestDryRunImportsNothingHere (issue 53): the dry run's import check
+// (python3 -c "import torch, transformers") does not import a torch.py of
+// the directory it runs in: python -c puts that directory first on
+// sys.path, where the workload's own run has its script's folder.
+func TestDryRunImportsNothingHere(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	t.Chdir(t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	require.NoError(t, os.WriteFile("torch.py", []byte("open('ran-torch', 'w').close()\n"), 0o644))
+	s, err := harness.NewProfile(harness.ProfileOptions{DryRun: true, Overrides: []string{"ncu.path=/nonexistent/ncu"}})
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, s.WritePreflight(&b))
+	assert.Contains(t, b.String(), "workload: ")
+	assert.NoFileExists(t, "ran-torch", "the import check imported ./torch.py")
+}

@@ -280,9 +280,13 @@ func checkWorkload(ctx context.Context, in Input, p Probes) Finding {
 	return Finding{Check: CheckWorkload, OK: true, Found: fmt.Sprintf("%s imports %s", path, strings.Join(mods, ", "))}
 }
 
-// importCode is the code the import check runs (python -c) for mods.
+// importCode is the code the import check runs (python -c) for mods. It
+// first takes the current directory ("", which -c puts first) off
+// sys.path: the workload's own run has its script's folder there instead,
+// and a torch.py or transformers/ of the directory deepprof runs in is
+// not to be imported by a check.
 func importCode(mods []string) string {
-	return "import " + strings.Join(mods, ", ")
+	return "import sys; sys.path[:] = filter(None, sys.path); import " + strings.Join(mods, ", ")
 }
 
 // installHint says how to give the interpreter prog (found at path) the
