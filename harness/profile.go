@@ -66,13 +66,18 @@ type Session struct {
 	ncuErr error
 	pre    session.PreflightResult
 	s      *session.Session
+	// script is where the default workload script embedded in the binary
+	// is written for the session ("" when the workload is not it).
+	script string
 }
 
 // NewProfile composes the session's configuration (profiles, then
 // overrides, then the command), runs the preflight unless asked not to,
 // and wires the session. A key or profile of the command line that cannot
 // be used is an OptionError. The default workload script, from a folder
-// that does not have it, is the copy embedded in the binary (said on Log).
+// that does not have it, is the copy embedded in the binary (said on Log),
+// written to the user's cache by Prepare, unless DryRun: a dry run and
+// WriteConfig write nothing.
 func NewProfile(o ProfileOptions) (*Session, error) {
 	ov := o.Overrides
 	if o.Check {
@@ -88,17 +93,18 @@ func NewProfile(o ProfileOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	var script string
 	if o.Command == nil && len(cfg.Workload.Argv) > 0 {
 		// The default workload script, from a directory that does not
 		// have it: the copy embedded in the binary.
-		p, embedded, err := deepprof.ResolveWorkload(cfg.Workload.Argv[0], "")
+		p, embedded, err := deepprof.WorkloadPath(cfg.Workload.Argv[0], "")
 		if err != nil {
 			return nil, err
 		}
 		if embedded {
-			cfg.Workload.Argv[0] = p
+			cfg.Workload.Argv[0], script = p, p
 			if o.Log != nil {
-				fmt.Fprintf(o.Log, "deepprof: %s is not in this directory: running the copy embedded in deepprof, %s\n", deepprof.WorkloadScript, p)
+				fmt.Fprintf(o.Log, "deepprof: %s is not in this directory: the session runs the copy embedded in deepprof, written to %s when it starts\n", deepprof.WorkloadScript, p)
 			}
 		}
 	}
@@ -106,7 +112,7 @@ func NewProfile(o ProfileOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{cfg: cfg, yaml: y, o: o}, nil
+	return &Session{cfg: cfg, yaml: y, o: o, script: script}, nil
 }
 
 // WriteConfig writes the composed configuration as YAML (what config.yaml
@@ -144,6 +150,11 @@ func (s *Session) Prepare() error {
 	if err != nil {
 		return err
 	}
+	if s.script != "" && !s.o.DryRun {
+		if err := deepprof.WriteWorkload(s.script); err != nil {
+			return fmt.Errorf("the copy of %s embedded in deepprof: %w", deepprof.WorkloadScript, err)
+		}
+	}
 	ncuPath := s.cfg.NCU.Path
 	if ncuPath == "" {
 		t, err := machine.Find("ncu", machine.EnvFromOS())
@@ -167,6 +178,11 @@ func (s *Session) Prepare() error {
 	if !s.o.NoPreflight {
 		in := preflightInput(s.cfg, ncuPath, s.ncuErr, s.o.DryRun)
 		in.NotRun = holds
+		if s.script != "" && s.o.DryRun {
+			// Not written by a dry run: it is the binary's own.
+			in.Files = slices.DeleteFunc(in.Files, func(f string) bool { return f == s.script })
+			in.Written = []string{s.script}
+		}
 		s.pre = session.Run(context.Background(), in, preflightProbes(sel))
 		if ncu == nil {
 			ncu = s.pre.Ncu

@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,7 +43,9 @@ type Input struct {
 	Workload []string
 	Env      []string
 	// Files must be regular files: the workload's scripts and inputs.
-	Files []string
+	// Written are files the session writes when it starts (deepprof's own
+	// workload script, from the binary): not looked for, listed as such.
+	Files, Written []string
 	// CheckImports tries the workload's known imports (Imports) in an
 	// interpreter of their own: a dry run's preflight. A session leaves
 	// them to its first step, which starts the same interpreter anyway; its
@@ -158,8 +161,8 @@ func Run(ctx context.Context, in Input, p Probes) PreflightResult {
 	f, t := checkNcu(ctx, in, p)
 	r.Findings = append(r.Findings, f)
 	r.Ncu = t
-	if len(in.Files) > 0 {
-		r.Findings = append(r.Findings, checkFiles(in.Files, p))
+	if len(in.Files)+len(in.Written) > 0 {
+		r.Findings = append(r.Findings, checkFiles(in.Files, in.Written, p))
 	}
 	r.Findings = append(r.Findings, checkWorkload(ctx, in, p))
 	return r
@@ -199,7 +202,7 @@ func checkNcu(ctx context.Context, in Input, p Probes) (Finding, *machine.Tool) 
 	return Finding{Check: CheckNcu, OK: true, Found: fmt.Sprintf("%s, version %s", t.Path, t.Version)}, &t
 }
 
-func checkFiles(files []string, p Probes) Finding {
+func checkFiles(files, written []string, p Probes) Finding {
 	var bad []string
 	for _, f := range files {
 		if err := p.IsFile(f); err != nil {
@@ -210,7 +213,11 @@ func checkFiles(files []string, p Probes) Finding {
 		return Finding{Check: CheckFiles, Found: strings.Join(bad, "; "),
 			Fix: "run deepprof from the directory the paths are relative to (the repository root for the default workload), or fix workload.argv and workload.inputs"}
 	}
-	return Finding{Check: CheckFiles, OK: true, Found: strings.Join(files, ", ")}
+	found := slices.Clone(files)
+	for _, f := range written {
+		found = append(found, f+" (the copy embedded in deepprof, written when the session starts)")
+	}
+	return Finding{Check: CheckFiles, OK: true, Found: strings.Join(found, ", ")}
 }
 
 // pythonName is an interpreter's file name: python, python3, python3.12.
