@@ -6,9 +6,9 @@
 // under internal/. This package holds what the binary embeds so that it
 // works from any directory: the default profiles (the YAML files under
 // profiles/) and the default workload script
-// (scripts/workloads/hf_causal_lm.py, written to the user's cache when the
-// current directory has no copy; its contract with deepprof is package
-// workload's). It also holds the top-level tests: the recorded exports and
+// (scripts/workloads/hf_causal_lm.py, written to the user's cache when a
+// session starts in a directory that has no copy; its contract with
+// deepprof is package workload's). It also holds the top-level tests: the recorded exports and
 // runs through the readers and the rebuild (export_test.go,
 // regions_test.go, runs_test.go, summary_test.go, report_html_test.go), the
 // docs' commands (docs_test.go), and real sessions behind the gpu build tag
@@ -52,12 +52,27 @@ var workloadScript []byte
 // WorkloadSource is the embedded default workload workloadScript.
 func WorkloadSource() []byte { return workloadScript }
 
-// ResolveWorkload returns the file to run for a workload path: the path itself
-// when it names something other than the default workloadScript or when that file
-// exists (a checkout of this repository, or the user's own copy), else
-// the embedded workloadScript written to cacheDir/deepprof/workloads/<hash>/ (once;
-// atomically). cacheDir "" is os.UserCacheDir.
+// ResolveWorkload returns the file to run for a workload path, as
+// WorkloadPath does, with the embedded copy written there when it is the
+// one to run (WriteWorkload).
 func ResolveWorkload(path, cacheDir string) (string, bool, error) {
+	p, embedded, err := WorkloadPath(path, cacheDir)
+	if err != nil || !embedded {
+		return p, embedded, err
+	}
+	if err := WriteWorkload(p); err != nil {
+		return "", false, err
+	}
+	return p, true, nil
+}
+
+// WorkloadPath returns the file to run for a workload path, and writes
+// nothing: the path itself when it names something other than the default
+// workloadScript or when that file exists (a checkout of this repository,
+// or the user's own copy), else where the embedded workloadScript is kept,
+// cacheDir/deepprof/workloads/<hash>/, with embedded true (WriteWorkload
+// puts it there). cacheDir "" is os.UserCacheDir.
+func WorkloadPath(path, cacheDir string) (string, bool, error) {
 	if filepath.ToSlash(filepath.Clean(path)) != WorkloadScript {
 		return path, false, nil
 	}
@@ -72,16 +87,21 @@ func ResolveWorkload(path, cacheDir string) (string, bool, error) {
 		cacheDir = d
 	}
 	sum := sha256.Sum256(workloadScript)
-	out := filepath.Join(cacheDir, "deepprof", "workloads", hex.EncodeToString(sum[:8]), filepath.Base(WorkloadScript))
+	return filepath.Join(cacheDir, "deepprof", "workloads", hex.EncodeToString(sum[:8]), filepath.Base(WorkloadScript)), true, nil
+}
+
+// WriteWorkload writes the embedded workloadScript to out (WorkloadPath's),
+// atomically, unless out already holds it.
+func WriteWorkload(out string) error {
 	if b, err := os.ReadFile(out); err == nil && string(b) == string(workloadScript) {
-		return out, true, nil
+		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", false, err
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".hf_causal_lm.py.tmp-*")
 	if err != nil {
-		return "", false, err
+		return err
 	}
 	_, werr := tmp.Write(workloadScript)
 	cerr := tmp.Close()
@@ -93,7 +113,7 @@ func ResolveWorkload(path, cacheDir string) (string, bool, error) {
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
-		return "", false, werr
+		return werr
 	}
-	return out, true, nil
+	return nil
 }

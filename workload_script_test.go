@@ -17,9 +17,15 @@ func TestResolveWorkload(t *testing.T) {
 	assert.Equal(t, "my.py", p)
 	assert.False(t, emb)
 
-	// From a directory without the script: the embedded copy, in the cache.
+	// From a directory without the script: the embedded copy, in the
+	// cache. WorkloadPath names it and writes nothing (a dry run's).
 	cache := t.TempDir()
 	t.Chdir(t.TempDir())
+	p, emb, err = deepprof.WorkloadPath(deepprof.WorkloadScript, filepath.Join(cache, "not-yet"))
+	require.NoError(t, err)
+	assert.True(t, emb)
+	assert.Equal(t, "hf_causal_lm.py", filepath.Base(p))
+	assert.NoDirExists(t, filepath.Join(cache, "not-yet"))
 	p, emb, err = deepprof.ResolveWorkload(deepprof.WorkloadScript, cache)
 	require.NoError(t, err)
 	assert.True(t, emb)

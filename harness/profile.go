@@ -42,6 +42,10 @@ type ProfileOptions struct {
 	Check bool
 	// NoPreflight starts the session without the preflight's checks;
 	// DryRun, which runs nothing, has them try the workload's imports too.
+	// A dry run starts only programs found on PATH or given by the caller
+	// (Overrides, Command): none that a profile file names by its path,
+	// and none with an environment a profile file sets (see dryRunHolds).
+	// Its session is for the plan: Run refuses it.
 	NoPreflight, DryRun bool
 	// Ncu is the profiler already found and probed (deepproftest's
 	// Preflight); "" Path: ncu.path, else the one found on this machine.
@@ -62,13 +66,18 @@ type Session struct {
 	ncuErr error
 	pre    session.PreflightResult
 	s      *session.Session
+	// script is where the default workload script embedded in the binary
+	// is written for the session ("" when the workload is not it).
+	script string
 }
 
 // NewProfile composes the session's configuration (profiles, then
 // overrides, then the command), runs the preflight unless asked not to,
 // and wires the session. A key or profile of the command line that cannot
 // be used is an OptionError. The default workload script, from a folder
-// that does not have it, is the copy embedded in the binary (said on Log).
+// that does not have it, is the copy embedded in the binary (said on Log),
+// written to the user's cache by Prepare, unless DryRun: a dry run and
+// WriteConfig write nothing.
 func NewProfile(o ProfileOptions) (*Session, error) {
 	ov := o.Overrides
 	if o.Check {
@@ -84,17 +93,18 @@ func NewProfile(o ProfileOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	var script string
 	if o.Command == nil && len(cfg.Workload.Argv) > 0 {
 		// The default workload script, from a directory that does not
 		// have it: the copy embedded in the binary.
-		p, embedded, err := deepprof.ResolveWorkload(cfg.Workload.Argv[0], "")
+		p, embedded, err := deepprof.WorkloadPath(cfg.Workload.Argv[0], "")
 		if err != nil {
 			return nil, err
 		}
 		if embedded {
-			cfg.Workload.Argv[0] = p
+			cfg.Workload.Argv[0], script = p, p
 			if o.Log != nil {
-				fmt.Fprintf(o.Log, "deepprof: %s is not in this directory: running the copy embedded in deepprof, %s\n", deepprof.WorkloadScript, p)
+				fmt.Fprintf(o.Log, "deepprof: %s is not in this directory: the session runs the copy embedded in deepprof, written to %s when it starts\n", deepprof.WorkloadScript, p)
 			}
 		}
 	}
@@ -102,7 +112,7 @@ func NewProfile(o ProfileOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{cfg: cfg, yaml: y, o: o}, nil
+	return &Session{cfg: cfg, yaml: y, o: o, script: script}, nil
 }
 
 // WriteConfig writes the composed configuration as YAML (what config.yaml
@@ -140,6 +150,11 @@ func (s *Session) Prepare() error {
 	if err != nil {
 		return err
 	}
+	if s.script != "" && !s.o.DryRun {
+		if err := deepprof.WriteWorkload(s.script); err != nil {
+			return fmt.Errorf("the copy of %s embedded in deepprof: %w", deepprof.WorkloadScript, err)
+		}
+	}
 	ncuPath := s.cfg.NCU.Path
 	if ncuPath == "" {
 		t, err := machine.Find("ncu", machine.EnvFromOS())
@@ -156,15 +171,112 @@ func (s *Session) Prepare() error {
 	if o := s.o.Ncu; o.version != (machine.Version{}) && o.Path == ncuPath {
 		ncu = &machine.Tool{Name: "ncu", Path: o.Path, Version: o.version}
 	}
+	var holds session.NotRun
+	if s.o.DryRun {
+		holds = dryRunHolds(s.cfg)
+	}
 	if !s.o.NoPreflight {
-		s.pre = session.Run(context.Background(), preflightInput(s.cfg, ncuPath, s.ncuErr, s.o.DryRun), preflightProbes(sel))
+		in := preflightInput(s.cfg, ncuPath, s.ncuErr, s.o.DryRun)
+		in.NotRun = holds
+		if s.script != "" && s.o.DryRun {
+			// Not written by a dry run: it is the binary's own.
+			in.Files = slices.DeleteFunc(in.Files, func(f string) bool { return f == s.script })
+			in.Written = []string{s.script}
+		}
+		s.pre = session.Run(context.Background(), in, preflightProbes(sel))
 		if ncu == nil {
 			ncu = s.pre.Ncu
 		}
 	}
 	s.s, err = newSession(s.cfg, sessionOptions{NcuPath: ncuPath, Ncu: ncu, Log: s.o.Log, Progress: s.o.Progress,
 		ProgressLive: s.o.ProgressLive, Now: s.o.Now})
-	return err
+	if err != nil {
+		return err
+	}
+	if s.o.DryRun {
+		s.s.NsysNotRun = heldPath(s.cfg, "nsys.path", s.cfg.Nsys.Path).why()
+	}
+	return nil
+}
+
+// dryRunHolds are the preflight's programs a dry run does not start: ncu
+// when a profile file names it by its path (ncu.path), the import check
+// when a profile file names the interpreter by its path (workload.python,
+// workload.argv) or sets any of its environment (workload.env: a
+// PYTHONPATH holding a sitecustomize.py runs code, and so do LD_PRELOAD and
+// the like). A dry run is how one looks at what a checkout's profiles would
+// do before running them: it runs what the caller named and what is found
+// on PATH, never a path or an environment from a file.
+func dryRunHolds(cfg *config.Config) session.NotRun {
+	var nr session.NotRun
+	if h := heldPath(cfg, "ncu.path", cfg.NCU.Path); h != nil {
+		nr.Ncu = &session.Held{Why: h.why(), Fix: h.fix()}
+	}
+	argv := cfg.Workload.Command()
+	if len(argv) == 0 {
+		return nr
+	}
+	key := "workload.argv"
+	if len(argv) > len(cfg.Workload.Argv) {
+		key = "workload.python" // put before a .py script
+	}
+	if h := heldPath(cfg, key, argv[0]); h != nil {
+		nr.Imports = &session.Held{Why: h.why(), Fix: h.fix()}
+		return nr
+	}
+	var keys, fixes []string
+	var at string
+	for _, o := range cfg.Origins {
+		if name, ok := strings.CutPrefix(o.Key, "workload.env."); ok && o.InFile {
+			if at == "" {
+				at = o.From
+			}
+			keys = append(keys, o.Key)
+			fixes = append(fixes, o.Key+"="+cfg.Workload.Env[name])
+		}
+	}
+	if len(keys) > 0 {
+		are := "is"
+		if len(keys) > 1 {
+			are = "are"
+		}
+		nr.Imports = &session.Held{
+			Why: fmt.Sprintf("%s %s from a profile file (%s), and a dry run starts no program with an environment a profile file sets",
+				strings.Join(keys, ", "), are, at),
+			Fix: fmt.Sprintf("to have it checked, give the environment on the command line (%s)", strings.Join(fixes, " "))}
+	}
+	return nr
+}
+
+// held is a program a dry run does not start: key's value, path, from a
+// profile file (at).
+type held struct{ key, path, at string }
+
+// heldPath is the program at path, key's value, when a dry run does not
+// start it: a profile file outside the binary names it by its path. A
+// name alone is looked up on PATH, as the user's shell would; nil when it
+// may run.
+func heldPath(cfg *config.Config, key, path string) *held {
+	at := cfg.SetInFile(key)
+	if at == "" || path == "" || !strings.ContainsRune(path, filepath.Separator) {
+		return nil
+	}
+	return &held{key, path, at}
+}
+
+func (h *held) why() string {
+	if h == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s is from a profile file (%s), and a dry run starts no program a profile file names by its path", h.key, h.at)
+}
+
+func (h *held) fix() string {
+	value := h.path
+	if h.key == "workload.argv" {
+		value = "[" + h.path + ", ...]"
+	}
+	return fmt.Sprintf("to have it checked, give it on the command line (%s=%s), or run it yourself", h.key, value)
 }
 
 // prepared is Prepare, made once: the methods below call it when their
@@ -234,6 +346,9 @@ var runSession = func(ctx context.Context, s *session.Session) (*Run, error) {
 // the step running is stopped, what was done is kept, and the manifest
 // says the run was interrupted.
 func (s *Session) Run(ctx context.Context) (*Run, error) {
+	if s.o.DryRun {
+		return nil, errors.New("a dry run's session is for its plan: it runs nothing")
+	}
 	if err := s.prepared(); err != nil {
 		return nil, err
 	}

@@ -55,8 +55,8 @@ func TestCLIGoldens(t *testing.T) {
 	}
 	fakePreflight(t)
 	// Run from cmd/deepprof, the default workload script is not here: the
-	// session runs the embedded copy, written to the cache; the goldens
-	// name it <deepprof cache>.
+	// session runs the embedded copy, from the cache (where a session, not
+	// a dry run, writes it); the goldens name it <deepprof cache>.
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	cached := regexp.MustCompile(`\S*/deepprof/workloads/[0-9a-f]+/`)
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))

@@ -35,8 +35,8 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	var profiles stringList
 	fs.Var(&profiles, "profile", "compose profile `NAME` (e.g. stage2, workloads/llama3-8b) or a .yaml file; repeatable; default stage2")
 	dir := fs.String("profiles", harness.DefaultProfilesDir, "the profiles `DIR`")
-	dry := fs.Bool("dry-run", false, "run the preflight checks and print what they found, then every step's argv and outputs; run nothing")
-	printConfig := fs.Bool("print-config", false, "print the composed configuration, and where each value came from (a profile file and line, the embedded defaults, an override, the command after --), then exit")
+	dry := fs.Bool("dry-run", false, "run the preflight checks and print what they found, then every step's argv and outputs; run nothing and write nothing: a program a profile file names by its path, or whose environment it sets, is shown and not started")
+	printConfig := fs.Bool("print-config", false, "print the composed configuration, and where each value came from (a profile file and line, the embedded defaults, an override, the command after --), then exit; write nothing")
 	noPreflight := fs.Bool("no-preflight", false, "start the session without the preflight checks (GPU, ncu, the workload's files and interpreter)")
 	check := fs.Bool("check", false, "also run the torch.profiler check: the program once more under torch.profiler, its kernel times compared with the CUPTI run's (timeline.oracle=true; only a workload that supports DEEPPROF_PHASE=oracle, such as the default one, writes its figures)")
 	pos, help, err := parseFlags(fs, args)

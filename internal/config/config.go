@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
@@ -51,6 +52,23 @@ type Config struct {
 // Origin is where one configuration key's value came from.
 type Origin struct {
 	Key, From string
+	// InFile: From is a profile file outside the binary (a profiles
+	// folder, or a file named with --profile). A file whose content is
+	// the binary's own profile of that name counts as the binary's.
+	InFile bool
+}
+
+// SetInFile is where a profile file outside the binary set key, or any
+// key under it (an entry of workload.env): "FILE:LINE" as Origins give
+// it, the first such key's; "" when only the binary's own profiles and
+// defaults, the overrides and the command after -- set them.
+func (c *Config) SetInFile(key string) string {
+	for _, o := range c.Origins {
+		if o.InFile && (o.Key == key || strings.HasPrefix(o.Key, key+".")) {
+			return o.From
+		}
+	}
+	return ""
 }
 
 // Run says where a run's artifacts go: MAIN is Root/ID.

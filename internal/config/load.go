@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,6 +69,8 @@ func Load(opts LoadOptions) (*Config, error) {
 		dir:       opts.Dir,
 		k:         koanf.New("."),
 		origins:   map[string]string{},
+		inFile:    map[string]bool{},
+		outside:   map[string]bool{},
 		overrides: map[string]string{},
 		sel:       map[string]string{},
 		selUsed:   map[string]bool{},
@@ -175,6 +178,9 @@ type loader struct {
 	dir     string
 	k       *koanf.Koanf
 	origins map[string]string // key path -> "FILE:LINE" or "override"
+	// inFile: the key's origin is a file outside the binary (outside).
+	inFile  map[string]bool
+	outside map[string]bool // profile files outside the binary, by path
 	sources []string
 	sel     map[string]string // group -> profile name, from group=name
 	selUsed map[string]bool
@@ -226,9 +232,15 @@ func withSource(src string, err error) error {
 }
 
 func (l *loader) originOf(key string) string {
+	return l.origins[l.originKey(key)]
+}
+
+// originKey is the key whose origin key has: key itself, or the nearest
+// section or map above it that has one ("" when none has).
+func (l *loader) originKey(key string) string {
 	for k := key; k != ""; {
-		if o, ok := l.origins[k]; ok {
-			return o
+		if _, ok := l.origins[k]; ok {
+			return k
 		}
 		i := strings.LastIndexByte(k, '.')
 		if i < 0 {
@@ -237,6 +249,20 @@ func (l *loader) originOf(key string) string {
 		k = k[:i]
 	}
 	return ""
+}
+
+// setOrigin records where key's value came from, the command line's
+// (an override, the command after --): the keys under key lose theirs,
+// the value replaced them.
+func (l *loader) setOrigin(key, from string) {
+	for k := range l.origins {
+		if strings.HasPrefix(k, key+".") {
+			delete(l.origins, k)
+			delete(l.inFile, k)
+		}
+	}
+	l.origins[key] = from
+	l.inFile[key] = false
 }
 
 // loadDefaults loads Default() as the first layer.
@@ -359,6 +385,24 @@ func (l *loader) find(ref, from string) (string, error) {
 	return "", e
 }
 
+// binarys reports whether the profile file p, as read (b), is the
+// binary's own: embedded, or a file of the profiles folder whose content
+// is the embedded profile of its name (a checkout of deepprof).
+func (l *loader) binarys(p string, b []byte) bool {
+	if strings.HasPrefix(p, embeddedPrefix) {
+		return true
+	}
+	if l.emb == nil {
+		return false
+	}
+	rel, err := filepath.Rel(l.dir, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	own, err := fs.ReadFile(l.emb, filepath.ToSlash(rel))
+	return err == nil && bytes.Equal(own, b)
+}
+
 // readFile reads a profile file that find returned.
 func (l *loader) readFile(p string) ([]byte, error) {
 	if name, ok := strings.CutPrefix(p, embeddedPrefix); ok && l.emb != nil {
@@ -389,6 +433,7 @@ func (l *loader) compose(ref, from, pos string) error {
 	if err != nil {
 		return err
 	}
+	l.outside[path] = !l.binarys(path, b)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
@@ -494,7 +539,15 @@ func (l *loader) walk(file string, sec *field, n *yaml.Node, out map[string]any)
 		}
 		out[key] = v
 		if file != "" {
-			l.origins[f.path] = fmt.Sprintf("%s:%d", file, vn.Line)
+			l.origins[f.path], l.inFile[f.path] = fmt.Sprintf("%s:%d", file, vn.Line), l.outside[file]
+			if f.kind == kStringMap {
+				// Each entry its own origin: the maps of several files
+				// merge.
+				for j := 0; j+1 < len(vn.Content); j += 2 {
+					k := f.path + "." + resolve(vn.Content[j]).Value
+					l.origins[k], l.inFile[k] = fmt.Sprintf("%s:%d", file, vn.Content[j].Line), l.outside[file]
+				}
+			}
 		}
 	}
 	return nil
@@ -581,7 +634,7 @@ func (l *loader) apply(o override) error {
 	for i := len(parts) - 2; i >= 0; i-- {
 		m = map[string]any{parts[i]: m}
 	}
-	l.origins[o.key] = "override"
+	l.setOrigin(o.key, "override")
 	l.overrides[o.key] = o.raw
 	return l.k.Load(confmap.Provider(m, ""), nil)
 }
@@ -675,7 +728,7 @@ func (l *loader) useCommand(cmd []string, keys []override) error {
 		if err := l.k.Set(key, v); err != nil {
 			return err
 		}
-		l.origins[key] = "command after --"
+		l.setOrigin(key, "command after --")
 	}
 	l.sources = append(l.sources, "command after -- ("+strings.Join(cmd, " ")+")")
 	return nil
@@ -705,7 +758,8 @@ func ProgramName(cmd []string) string {
 func (l *loader) provenance() []Origin {
 	var out []Origin
 	for _, k := range l.k.Keys() {
-		from := l.originOf(k)
+		ok := l.originKey(k)
+		from := l.origins[ok]
 		switch {
 		case from == "override":
 			from = "override " + l.overrides[k]
@@ -720,7 +774,7 @@ func (l *loader) provenance() []Origin {
 		case from == "":
 			from = "built-in default (config.Default)"
 		}
-		out = append(out, Origin{Key: k, From: from})
+		out = append(out, Origin{Key: k, From: from, InFile: l.inFile[ok]})
 	}
 	return out
 }

@@ -172,3 +172,61 @@ func BenchmarkDeepProfile(b *testing.B) {
 		}
 	}
 }
+
+// TestSetInFile (issue 53): a value a profile file outside the binary set
+// is told apart from the binary's own and the command line's, key by key
+// and entry by entry of workload.env, so that a dry run can leave the
+// programs and environment such a file names unrun. The checkout's own
+// profiles (deepprof's, byte for byte the embedded ones) count as the
+// binary's.
+func TestSetInFile(t *testing.T) {
+	c, err := Load(LoadOptions{Dir: "../../profiles"})
+	require.NoError(t, err)
+	for _, key := range []string{"ncu.path", "nsys.path", "workload.python", "workload.argv", "workload.env"} {
+		assert.Empty(t, c.SetInFile(key), "%s: deepprof's own profiles", key)
+	}
+
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "workloads"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "ncu"), 0o755))
+	write := func(rel, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644))
+	}
+	// The embedded tiny-llama sets PYTHONUNBUFFERED; this stage2 adds an
+	// entry of its own and sets the program paths.
+	write("stage2.yaml", "defaults: [ncu/default, nsys/default, workloads/tiny-llama]\n"+
+		"workload:\n  python: ./tools/python3\n  env:\n    PYTHONPATH: site\n")
+	write("ncu/default.yaml", "ncu:\n  path: ./tools/ncu\n")
+	c, err = Load(LoadOptions{Dir: dir})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "ncu/default.yaml")+":2", c.SetInFile("ncu.path"))
+	assert.Equal(t, filepath.Join(dir, "stage2.yaml")+":3", c.SetInFile("workload.python"))
+	assert.Equal(t, filepath.Join(dir, "stage2.yaml")+":5", c.SetInFile("workload.env"))
+	assert.Equal(t, filepath.Join(dir, "stage2.yaml")+":5", c.SetInFile("workload.env.PYTHONPATH"))
+	assert.Empty(t, c.SetInFile("workload.env.PYTHONUNBUFFERED"), "the embedded profile's entry of the merged map")
+	assert.Empty(t, c.SetInFile("nsys.path"), "the embedded nsys/default")
+	assert.Empty(t, c.SetInFile("workload.argv"), "the embedded tiny-llama")
+
+	// The command line wins, and clears what the file set.
+	c, err = Load(LoadOptions{Dir: dir, Overrides: []string{"ncu.path=/opt/ncu", "workload.env={}"}})
+	require.NoError(t, err)
+	assert.Empty(t, c.SetInFile("ncu.path"))
+	assert.Empty(t, c.SetInFile("workload.env"))
+	c, err = Load(LoadOptions{Dir: dir, Command: []string{"python3", "x.py"}})
+	require.NoError(t, err)
+	assert.Empty(t, c.SetInFile("workload.python"))
+	assert.Empty(t, c.SetInFile("workload.argv"))
+	assert.NotEmpty(t, c.SetInFile("workload.env"))
+
+	// A file named with --profile is outside the binary too, whatever its
+	// name.
+	c, err = Load(LoadOptions{Dir: "../../profiles", Profiles: []string{"stage2", filepath.Join(dir, "ncu/default.yaml")}})
+	require.NoError(t, err)
+	assert.NotEmpty(t, c.SetInFile("ncu.path"))
+	// A folder's copy of an embedded profile, changed, is the folder's.
+	write("workloads/tiny-llama.yaml", "workload:\n  python: python3\n  argv: [x.py]\n")
+	write("stage2.yaml", "defaults: [workloads/tiny-llama]\n")
+	c, err = Load(LoadOptions{Dir: dir})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "workloads/tiny-llama.yaml")+":2", c.SetInFile("workload.python"))
+}

@@ -48,6 +48,7 @@ type timelineKind struct {
 	nsys   machine.Tool // tool nsys: the nsys run
 	why    string       // tool ncu: why not nsys, as the manifest says it
 	report string       // tool nsys: the report, relative to MAIN (rundir.NsysReport until resolved)
+	notRun string       // tool nsys: why its version was not read (Session.NsysNotRun)
 }
 
 // chooseTimeline decides, once, how the top kernels are found:
@@ -56,7 +57,8 @@ type timelineKind struct {
 // version having to parse. Without a usable nsys, auto takes the CUPTI
 // timeline when the library can be built, else the ncu timing pass, and
 // says why in the manifest; nsys is an error that says what to do.
-// timeline.tool=cupti, and any multi-GPU workload, needs the library.
+// timeline.tool=cupti, and any multi-GPU workload, needs the library. With
+// NsysNotRun, the nsys of nsys.path is taken unread: a dry run's plan.
 func (s *Session) chooseTimeline(ctx context.Context) (*timelineKind, error) {
 	if s.tl != nil {
 		return s.tl, nil
@@ -85,6 +87,10 @@ func (s *Session) chooseTimeline(ctx context.Context) (*timelineKind, error) {
 			return nil, fmt.Errorf("timeline.tool=cupti: %w. Next: set CUDA_HOME to a CUDA toolkit with CUPTI (include/cupti.h, lib64/libcupti.so) and have a C compiler (gcc, or $CC), or run with timeline.tool=ncu", err)
 		}
 		s.tl = &timelineKind{tool: timelineCupti}
+		return s.tl, nil
+	}
+	if p := s.Cfg.Nsys.Path; s.Nsys == "" && p != "" && s.NsysNotRun != "" {
+		s.tl = &timelineKind{tool: timelineNsys, nsys: machine.Tool{Name: "nsys", Path: p}, report: rundir.NsysReport, notRun: s.NsysNotRun}
 		return s.tl, nil
 	}
 	t, err := s.probeNsys(ctx)
@@ -196,11 +202,16 @@ func (s *Session) nsysSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 	if s.Cfg.Timeline.Tool == timelineAuto {
 		details = append(details, "if nsys writes no report (the nsys bundled with Nsight Compute leaves a .qdstrm and nothing else) or its kernel summary cannot be read, the timeline is an ncu timing pass instead (timeline.tool=auto)")
 	}
+	note := fmt.Sprintf("timeline: nsys %s, every kernel launch timed", tl.nsys.Version)
+	if tl.notRun != "" {
+		note = "timeline: nsys, every kernel launch timed, if it prints its version"
+		details = append([]string{fmt.Sprintf("%s --version not run: %s", tl.nsys.Path, tl.notRun)}, details...)
+	}
 	n := tl.nsys.Path
 	rep := filepath.Join(mainDir, tl.report)
 	return []Step{
 		{ID: StepNsysProfile, Argv: append([]string{n}, args...), Env: env, Log: rundir.NsysProfileLog,
-			Note: fmt.Sprintf("timeline: nsys %s, every kernel launch timed", tl.nsys.Version), Details: details},
+			Note: note, Details: details},
 		{ID: StepNsysExportSQLite, Argv: append([]string{n}, nsys.ExportSQLiteArgs(rep, filepath.Join(mainDir, rundir.NsysSQLite))...), Log: rundir.NsysExportLog},
 		{ID: StepNsysStats, Argv: append([]string{n}, nsys.StatsArgs(rep, nil, filepath.Join(mainDir, rundir.NsysOut))...), Log: rundir.NsysStatsLog,
 			Note: "the kernel and NVTX range summaries as CSV: MAIN/" + rundir.NsysKernSum + ", MAIN/" + rundir.NsysNVTXSum},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,13 +43,28 @@ type Input struct {
 	Workload []string
 	Env      []string
 	// Files must be regular files: the workload's scripts and inputs.
-	Files []string
+	// Written are files the session writes when it starts (deepprof's own
+	// workload script, from the binary): not looked for, listed as such.
+	Files, Written []string
 	// CheckImports tries the workload's known imports (Imports) in an
 	// interpreter of their own: a dry run's preflight. A session leaves
 	// them to its first step, which starts the same interpreter anyway; its
 	// failure names the missing module (MissingModule).
 	CheckImports bool
+	// NotRun holds back what a dry run does not start: ncu's version
+	// (Ncu) and the import check (Imports), each with why and what to do.
+	// A held-back check is skipped, and says what it would have run.
+	NotRun NotRun
 }
+
+// NotRun says which of the preflight's programs are not started, and why.
+type NotRun struct {
+	Ncu, Imports *Held
+}
+
+// Held is why a program is not started (Why, after "not run: "), and what
+// would have it checked (Fix).
+type Held struct{ Why, Fix string }
 
 // Check names.
 const (
@@ -62,8 +78,11 @@ const (
 type Finding struct {
 	Check string // one of the Check names
 	OK    bool
-	Found string // what was found, or what went wrong
-	Fix   string // what to do; "" when OK
+	// Skipped: the check was not made (Input.NotRun); OK is true, Found
+	// says what it would have run.
+	Skipped bool
+	Found   string // what was found, or what went wrong
+	Fix     string // what to do; "" when OK and not skipped
 }
 
 // PreflightResult is every check's finding, in order, and what the probes read.
@@ -113,8 +132,11 @@ func (r PreflightResult) Write(w io.Writer) error {
 	b.WriteString("preflight:\n")
 	for _, f := range r.Findings {
 		mark := "ok  "
-		if !f.OK {
+		switch {
+		case !f.OK:
 			mark = "FAIL"
+		case f.Skipped:
+			mark = "skip"
 		}
 		fmt.Fprintf(&b, "  %s  %s: %s\n", mark, f.Check, oneLine(f.Found))
 		if f.Fix != "" {
@@ -139,8 +161,8 @@ func Run(ctx context.Context, in Input, p Probes) PreflightResult {
 	f, t := checkNcu(ctx, in, p)
 	r.Findings = append(r.Findings, f)
 	r.Ncu = t
-	if len(in.Files) > 0 {
-		r.Findings = append(r.Findings, checkFiles(in.Files, p))
+	if len(in.Files)+len(in.Written) > 0 {
+		r.Findings = append(r.Findings, checkFiles(in.Files, in.Written, p))
 	}
 	r.Findings = append(r.Findings, checkWorkload(ctx, in, p))
 	return r
@@ -167,6 +189,9 @@ func checkNcu(ctx context.Context, in Input, p Probes) (Finding, *machine.Tool) 
 	if in.NcuErr != nil {
 		return Finding{Check: CheckNcu, Found: "not found", Fix: in.NcuErr.Error()}, nil
 	}
+	if h := in.NotRun.Ncu; h != nil {
+		return Finding{Check: CheckNcu, OK: true, Skipped: true, Found: fmt.Sprintf("would run %s --version; not run: %s", in.Ncu, h.Why), Fix: h.Fix}, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
 	t, err := p.Tool(ctx, in.Ncu)
@@ -177,7 +202,7 @@ func checkNcu(ctx context.Context, in Input, p Probes) (Finding, *machine.Tool) 
 	return Finding{Check: CheckNcu, OK: true, Found: fmt.Sprintf("%s, version %s", t.Path, t.Version)}, &t
 }
 
-func checkFiles(files []string, p Probes) Finding {
+func checkFiles(files, written []string, p Probes) Finding {
 	var bad []string
 	for _, f := range files {
 		if err := p.IsFile(f); err != nil {
@@ -188,7 +213,11 @@ func checkFiles(files []string, p Probes) Finding {
 		return Finding{Check: CheckFiles, Found: strings.Join(bad, "; "),
 			Fix: "run deepprof from the directory the paths are relative to (the repository root for the default workload), or fix workload.argv and workload.inputs"}
 	}
-	return Finding{Check: CheckFiles, OK: true, Found: strings.Join(files, ", ")}
+	found := slices.Clone(files)
+	for _, f := range written {
+		found = append(found, f+" (the copy embedded in deepprof, written when the session starts)")
+	}
+	return Finding{Check: CheckFiles, OK: true, Found: strings.Join(found, ", ")}
 }
 
 // pythonName is an interpreter's file name: python, python3, python3.12.
@@ -239,7 +268,10 @@ func checkWorkload(ctx context.Context, in Input, p Probes) Finding {
 	if len(mods) == 0 || !in.CheckImports {
 		return Finding{Check: CheckWorkload, OK: true, Found: path + " exists"}
 	}
-	code := "import " + strings.Join(mods, ", ")
+	code := importCode(mods)
+	if h := in.NotRun.Imports; h != nil {
+		return Finding{Check: CheckWorkload, OK: true, Skipped: true, Found: fmt.Sprintf("%s exists; would run %s -c %q; not run: %s", path, prog, code, h.Why), Fix: h.Fix}
+	}
 	ctx, cancel := context.WithTimeout(ctx, importTimeout)
 	defer cancel()
 	out, err := p.Run(ctx, []string{prog, "-c", code}, in.Env)
@@ -253,6 +285,15 @@ func checkWorkload(ctx context.Context, in Input, p Probes) Finding {
 		return Finding{Check: CheckWorkload, Found: found, Fix: installHint(prog, path, mods)}
 	}
 	return Finding{Check: CheckWorkload, OK: true, Found: fmt.Sprintf("%s imports %s", path, strings.Join(mods, ", "))}
+}
+
+// importCode is the code the import check runs (python -c) for mods. It
+// first takes the current directory ("", which -c puts first) off
+// sys.path: the workload's own run has its script's folder there instead,
+// and a torch.py or transformers/ of the directory deepprof runs in is
+// not to be imported by a check.
+func importCode(mods []string) string {
+	return "import sys; sys.path[:] = filter(None, sys.path); import " + strings.Join(mods, ", ")
 }
 
 // installHint says how to give the interpreter prog (found at path) the

@@ -77,7 +77,7 @@ func TestAllPass(t *testing.T) {
 	r := Run(context.Background(), Input{Ncu: "/usr/local/cuda/bin/ncu", Workload: defaultWorkload, Env: []string{"PYTHONPATH=/x"},
 		Files: []string{"scripts/workloads/hf_causal_lm.py"}, CheckImports: true}, f.probes(t))
 	require.NoError(t, r.Err())
-	assert.Equal(t, []string{"python3 -c import torch, transformers PYTHONPATH=/x"}, f.ran, "one import check, an argv, with the workload's env")
+	assert.Equal(t, []string{"python3 -c import sys; sys.path[:] = filter(None, sys.path); import torch, transformers PYTHONPATH=/x"}, f.ran, "one import check, an argv, with the workload's env")
 	require.NotNil(t, r.Ncu)
 	assert.Equal(t, "2025.3.1.0", r.Ncu.Version.String())
 	var b bytes.Buffer
@@ -117,7 +117,7 @@ func TestIssueMachine(t *testing.T) {
 	assert.Contains(t, byCheck[CheckGPU].Fix, "machine with an NVIDIA GPU")
 	assert.Contains(t, byCheck[CheckNcu].Found, `no line "Version YYYY.N.N.N" in ""`)
 	assert.Contains(t, byCheck[CheckNcu].Fix, "ncu.path")
-	assert.Equal(t, `python3 -c "import torch, transformers": exit status 1: No module named 'torch'`, byCheck[CheckWorkload].Found)
+	assert.Equal(t, `python3 -c "import sys; sys.path[:] = filter(None, sys.path); import torch, transformers": exit status 1: No module named 'torch'`, byCheck[CheckWorkload].Found)
 	assert.Equal(t, "install torch and transformers for /usr/bin/python3 (python3 -m pip install torch transformers), or set workload.python to an interpreter that has them",
 		byCheck[CheckWorkload].Fix)
 

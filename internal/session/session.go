@@ -48,6 +48,11 @@ type Session struct {
 	// ToolEnv is where the session looks for nsys; nil: this process's PATH
 	// and CUDA_HOME, then the usual install folders.
 	ToolEnv *machine.Env
+	// NsysNotRun, when set, is why the nsys of nsys.path is not run for its
+	// version (a dry run runs no program a profile file names by its
+	// path): the plan shows the steps the session runs with it if it
+	// prints one.
+	NsysNotRun string
 	// Env returns env.json's content; nil writes env.json as skipped.
 	Env func() ([]byte, error)
 	// Report makes the run's derived files, the session's last step (the
