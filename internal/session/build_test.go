@@ -408,6 +408,56 @@ func TestSourceWritesTheFormat(t *testing.T) {
 	}
 }
 
+// The library leaves out the NVTX domains of EnvSkipDomains (XLA's TSL when
+// it is unset) by wrapping the CORE2 slots CUPTI filled: each slot gets the
+// wrapper whose type the source checks against that slot's (nvtxTypes.h's
+// nvtx<Slot>_impl_fntype), and the package documentation and
+// docs/sessions.md describe it.
+func TestSourceLeavesOutDomains(t *testing.T) {
+	t.Parallel()
+	src := string(Source())
+	for _, want := range []string{`getenv("` + EnvSkipDomains + `")`, `if (!p) p = "TSL";`, "NVTX_ETID_CALLBACKS",
+		"GetModuleFunctionTable(NVTX_CB_MODULE_CORE2,", `note("nvtx_skip",`, "if (ok && skip) skip_take_over("} {
+		if !strings.Contains(src, want) {
+			t.Errorf("deepprof_cupti.c lacks %q", want)
+		}
+	}
+	wrapperOf := map[string]string{} // slot -> the wrapper the table installs there
+	for _, m := range regexp.MustCompile(`\{NVTX_CBID_CORE2_(\w+), \(NvtxFunctionPointer\)(\w+)\}`).FindAllStringSubmatch(src, -1) {
+		wrapperOf[m[1]] = m[2]
+	}
+	typeOf := map[string]string{} // wrapper -> the slot whose type it has
+	for _, m := range regexp.MustCompile(`SKIP_SLOT_TYPE\((\w+), nvtx(\w+)_impl_fntype\);`).FindAllStringSubmatch(src, -1) {
+		typeOf[m[1]] = m[2]
+	}
+	slots := []string{"DomainCreateA", "DomainCreateW", "DomainDestroy", "DomainRangePushEx", "DomainRangePop",
+		"DomainRangeStartEx", "DomainRangeEnd", "DomainMarkEx", "DomainRegisterStringA", "DomainRegisterStringW"}
+	if len(wrapperOf) != len(slots) {
+		t.Errorf("deepprof_cupti.c takes over %d CORE2 slots (%v), want %d", len(wrapperOf), wrapperOf, len(slots))
+	}
+	for _, slot := range slots {
+		w, ok := wrapperOf[slot]
+		if !ok {
+			t.Errorf("deepprof_cupti.c does not take over NVTX_CBID_CORE2_%s", slot)
+			continue
+		}
+		if got := typeOf[w]; got != slot {
+			t.Errorf("NVTX_CBID_CORE2_%s gets %s, whose checked type is that of slot %q", slot, w, got)
+		}
+	}
+	for _, doc := range []string{"doc.go", filepath.Join("..", "..", "docs", "sessions.md")} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{EnvSkipDomains, "nvtx_skip", "TSL"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("%s does not mention %s", doc, want)
+			}
+		}
+	}
+}
+
 // Where a CUDA toolkit and a compiler exist, the real library compiles with
 // the real compiler (into a temporary cache) and exports both entry points.
 func TestBuildRealLibrary(t *testing.T) {

@@ -5,6 +5,12 @@ const (
 	EnvCUDAInjection = "CUDA_INJECTION64_PATH" // the CUDA driver loads this library at cuInit
 	EnvNVTXInjection = "NVTX_INJECTION64_PATH" // NVTX loads this library at its first call
 	EnvOutDir        = "DEEPPROF_CUPTI_DIR"    // where each process writes cupti-<pid>.tsv
+
+	// EnvSkipDomains names the NVTX domains the library leaves out,
+	// comma-separated; unset, it leaves out XLA's "TSL" (XLA annotates every
+	// thunk there once a tool is attached), empty, none. The session does
+	// not set it: workload.env may.
+	EnvSkipDomains = "DEEPPROF_CUPTI_SKIP_DOMAINS"
 )
 
 // Env returns the environment additions ("KEY=value") that load the library

@@ -4,8 +4,9 @@
  * Loaded into every CUDA process of a workload by the CUDA driver
  * (CUDA_INJECTION64_PATH=<this library>, entry point InitializeInjection) and
  * by NVTX (NVTX_INJECTION64_PATH=<this library>, entry point
- * InitializeInjectionNvtx2, which starts recording and then hands NVTX to
- * CUPTI's own NVTX support). It writes one file per process,
+ * InitializeInjectionNvtx2, which starts recording, hands NVTX to CUPTI's
+ * own NVTX support, then wraps the domain functions CUPTI installed so that
+ * the left-out domains stop before CUPTI). It writes one file per process,
  * $DEEPPROF_CUPTI_DIR/cupti-<pid>.tsv, in the format deepprof-cupti/1
  * (one record a line, tab-separated; harness/cuptilib's package
  * documentation and the Go reader in harness/cupti describe it):
@@ -15,8 +16,12 @@
  *   A  the runtime/driver API calls that launch kernels or start copies and
  *      sets (Callback API, ENTER/EXIT of only those calls)
  *   N  NVTX push/pop, start/end and marks (Callback API, NVTX domain), with
- *      domain names and registered strings resolved to their text
- *   X  notes (dropped records, NVTX state), E the last line at a normal exit
+ *      domain names and registered strings resolved to their text; the
+ *      domains named in DEEPPROF_CUPTI_SKIP_DOMAINS (comma-separated; XLA's
+ *      "TSL" when it is unset, none when it is empty) are left out before
+ *      they reach CUPTI (see "NVTX domains left out" below)
+ *   X  notes (dropped records, NVTX state, the domains left out), E the last
+ *      line at a normal exit
  *
  * A workload may pause and resume the recording, and end it for the rest of
  * the process by detaching CUPTI (deepprof_cupti_pause, _resume, _detach,
@@ -42,6 +47,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +67,10 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 #include <nvtx3/nvToolsExtSync.h>
 #include <generated_nvtx_meta.h>
+
+#ifndef NVTX_NO_PUSH_POP_TRACKING /* nvToolsExt.h's, what a push or pop returns with no tool */
+#define NVTX_NO_PUSH_POP_TRACKING ((int)-2)
+#endif
 
 #define DP_FORMAT "deepprof-cupti/1"
 #define DP_EXPORT __attribute__((visibility("default")))
@@ -835,6 +845,334 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain domain, CUpti_
     api_callback(domain, cbid, (const CUpti_CallbackData *)data);
 }
 
+/* ---- NVTX domains left out -------------------------------------------------
+ *
+ * XLA (JAX, TensorFlow) annotates every thunk it runs in its own NVTX domain,
+ * "TSL", once a tool is attached to NVTX; recording those ranges through
+ * CUPTI made a jitted decode step of ~40 kernels ~25x slower on an H200
+ * (0.50 ms a step alone, 12.3 ms recorded; 54,318 N records in one short
+ * run). The domains named in DEEPPROF_CUPTI_SKIP_DOMAINS (comma-separated,
+ * blanks around a name ignored; "TSL" when the variable is unset, none when
+ * it is empty) are therefore left out before they reach CUPTI.
+ *
+ * Each library built with the nvtx3 headers is an NVTX instance of its own
+ * and calls InitializeInjectionNvtx2 at its own first NVTX call. There, once
+ * CUPTI's InitializeInjectionNvtx2 has filled the instance's function
+ * tables, the slots of its CORE2 module (the domain API: nvtxTypes.h's
+ * NvtxCallbackIdCore2) that CUPTI filled get the wrappers below, and CUPTI's
+ * functions are kept in cupti_core2. nvtxDomainCreateA/W call CUPTI's and
+ * remember the handle of a left-out name; push, pop, start, end, mark and
+ * string registration in a left-out domain return at once what NVTX itself
+ * returns with no tool attached (nvtxImplCore.h), and otherwise call
+ * CUPTI's; nvtxDomainDestroy forgets the handle. The default domain's
+ * functions (the CORE module) are not touched. Where the CORE2 table is
+ * missing or short, or CUPTI left nvtxDomainCreateA unfilled, or its
+ * functions differ from those of an instance taken over before, the
+ * instance is left as CUPTI made it and a note says why. */
+
+#define SKIP_MAX 16 /* left-out names, and their handles */
+
+static pthread_mutex_t skip_mu = PTHREAD_MUTEX_INITIALIZER; /* held to write what follows; wrappers read unlocked */
+static int skip_parsed;                                     /* skip_names is set */
+static int skip_noted;                                      /* the note of what is left out is written */
+static char *skip_names[SKIP_MAX];
+static int skip_nnames;
+static int skip_from_env; /* DEEPPROF_CUPTI_SKIP_DOMAINS is set */
+static int skip_more;     /* it names more than SKIP_MAX */
+
+/* Handles of left-out domains: [0, skip_nhandles) is read without a lock on
+ * every call; 0 is the place of a destroyed one. Written under skip_mu. */
+static _Atomic(uintptr_t) skip_handles[SKIP_MAX];
+static atomic_int skip_nhandles;
+
+/* CUPTI's CORE2 functions, by NvtxCallbackIdCore2: each set once, before
+ * any table holds its wrapper. */
+static NvtxFunctionPointer cupti_core2[NVTX_CBID_CORE2_SIZE];
+
+/* Whether d is a left-out domain: lock-free, over at most SKIP_MAX entries
+ * (in practice one). NULL, the default domain, never is. */
+static inline int skipped(nvtxDomainHandle_t d) {
+  uintptr_t k = (uintptr_t)d;
+  if (!k) return 0;
+  int n = atomic_load_explicit(&skip_nhandles, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (atomic_load_explicit(&skip_handles[i], memory_order_relaxed) == k) return 1;
+  return 0;
+}
+
+static int skip_name(const char *name) {
+  if (!name) return 0;
+  for (int i = 0; i < skip_nnames; i++)
+    if (strcmp(name, skip_names[i]) == 0) return 1;
+  return 0;
+}
+
+static void skip_handle_add(nvtxDomainHandle_t d) {
+  uintptr_t k = (uintptr_t)d;
+  if (!k) return;
+  pthread_mutex_lock(&skip_mu);
+  int n = atomic_load_explicit(&skip_nhandles, memory_order_relaxed), hole = -1;
+  for (int i = 0; i < n; i++) {
+    uintptr_t h = atomic_load_explicit(&skip_handles[i], memory_order_relaxed);
+    if (h == k) {
+      pthread_mutex_unlock(&skip_mu);
+      return;
+    }
+    if (!h && hole < 0) hole = i;
+  }
+  int full = 0;
+  if (hole >= 0) {
+    atomic_store_explicit(&skip_handles[hole], k, memory_order_release);
+  } else if (n < SKIP_MAX) {
+    atomic_store_explicit(&skip_handles[n], k, memory_order_relaxed);
+    atomic_store_explicit(&skip_nhandles, n + 1, memory_order_release);
+  } else {
+    full = 1;
+  }
+  pthread_mutex_unlock(&skip_mu);
+  if (full) note("nvtx_skip", "more than 16 left-out domain handles: the later ones are recorded");
+}
+
+static void skip_handle_forget(nvtxDomainHandle_t d) {
+  uintptr_t k = (uintptr_t)d;
+  if (!k || !atomic_load_explicit(&skip_nhandles, memory_order_acquire)) return;
+  pthread_mutex_lock(&skip_mu);
+  int n = atomic_load_explicit(&skip_nhandles, memory_order_relaxed);
+  for (int i = 0; i < n; i++)
+    if (atomic_load_explicit(&skip_handles[i], memory_order_relaxed) == k)
+      atomic_store_explicit(&skip_handles[i], 0, memory_order_release);
+  pthread_mutex_unlock(&skip_mu);
+}
+
+/* CUPTI's function in CORE2 slot id, as type t; NULL only in the instant an
+ * instance is being taken over on another thread, where the call is then
+ * treated as a left-out one. */
+#define CUPTI_CORE2(t, id) ((t)cupti_core2[NVTX_CBID_CORE2_##id])
+
+static nvtxDomainHandle_t NVTX_API skip_domain_create_a(const char *name) {
+  nvtxDomainCreateA_impl_fntype f = CUPTI_CORE2(nvtxDomainCreateA_impl_fntype, DomainCreateA);
+  nvtxDomainHandle_t d = f ? f(name) : (nvtxDomainHandle_t)0;
+  if (d && skip_name(name)) skip_handle_add(d);
+  return d;
+}
+
+static nvtxDomainHandle_t NVTX_API skip_domain_create_w(const wchar_t *name) {
+  nvtxDomainCreateW_impl_fntype f = CUPTI_CORE2(nvtxDomainCreateW_impl_fntype, DomainCreateW);
+  nvtxDomainHandle_t d = f ? f(name) : (nvtxDomainHandle_t)0;
+  if (d && name) {
+    char *s = utf8_from_wide(name);
+    if (skip_name(s)) skip_handle_add(d);
+    free(s);
+  }
+  return d;
+}
+
+static void NVTX_API skip_domain_destroy(nvtxDomainHandle_t d) {
+  nvtxDomainDestroy_impl_fntype f = CUPTI_CORE2(nvtxDomainDestroy_impl_fntype, DomainDestroy);
+  skip_handle_forget(d); /* before: CUPTI may give the handle to the next domain created */
+  if (f) f(d);
+}
+
+static int NVTX_API skip_range_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  nvtxDomainRangePushEx_impl_fntype f = CUPTI_CORE2(nvtxDomainRangePushEx_impl_fntype, DomainRangePushEx);
+  if (skipped(d) || !f) return NVTX_NO_PUSH_POP_TRACKING;
+  return f(d, a);
+}
+
+static int NVTX_API skip_range_pop(nvtxDomainHandle_t d) {
+  nvtxDomainRangePop_impl_fntype f = CUPTI_CORE2(nvtxDomainRangePop_impl_fntype, DomainRangePop);
+  if (skipped(d) || !f) return NVTX_NO_PUSH_POP_TRACKING;
+  return f(d);
+}
+
+static nvtxRangeId_t NVTX_API skip_range_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  nvtxDomainRangeStartEx_impl_fntype f = CUPTI_CORE2(nvtxDomainRangeStartEx_impl_fntype, DomainRangeStartEx);
+  if (skipped(d) || !f) return (nvtxRangeId_t)0;
+  return f(d, a);
+}
+
+static void NVTX_API skip_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
+  nvtxDomainRangeEnd_impl_fntype f = CUPTI_CORE2(nvtxDomainRangeEnd_impl_fntype, DomainRangeEnd);
+  if (skipped(d) || !f) return;
+  f(d, id);
+}
+
+static void NVTX_API skip_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  nvtxDomainMarkEx_impl_fntype f = CUPTI_CORE2(nvtxDomainMarkEx_impl_fntype, DomainMarkEx);
+  if (skipped(d) || !f) return;
+  f(d, a);
+}
+
+static nvtxStringHandle_t NVTX_API skip_register_a(nvtxDomainHandle_t d, const char *s) {
+  nvtxDomainRegisterStringA_impl_fntype f = CUPTI_CORE2(nvtxDomainRegisterStringA_impl_fntype, DomainRegisterStringA);
+  if (skipped(d) || !f) return (nvtxStringHandle_t)0;
+  return f(d, s);
+}
+
+static nvtxStringHandle_t NVTX_API skip_register_w(nvtxDomainHandle_t d, const wchar_t *s) {
+  nvtxDomainRegisterStringW_impl_fntype f = CUPTI_CORE2(nvtxDomainRegisterStringW_impl_fntype, DomainRegisterStringW);
+  if (skipped(d) || !f) return (nvtxStringHandle_t)0;
+  return f(d, s);
+}
+
+/* Each wrapper has the exact type of its slot (nvtxTypes.h). */
+#define SKIP_SLOT_TYPE(fn, t) \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&fn), t), #fn " is not a " #t)
+SKIP_SLOT_TYPE(skip_mark, nvtxDomainMarkEx_impl_fntype);
+SKIP_SLOT_TYPE(skip_range_start, nvtxDomainRangeStartEx_impl_fntype);
+SKIP_SLOT_TYPE(skip_range_end, nvtxDomainRangeEnd_impl_fntype);
+SKIP_SLOT_TYPE(skip_range_push, nvtxDomainRangePushEx_impl_fntype);
+SKIP_SLOT_TYPE(skip_range_pop, nvtxDomainRangePop_impl_fntype);
+SKIP_SLOT_TYPE(skip_register_a, nvtxDomainRegisterStringA_impl_fntype);
+SKIP_SLOT_TYPE(skip_register_w, nvtxDomainRegisterStringW_impl_fntype);
+SKIP_SLOT_TYPE(skip_domain_create_a, nvtxDomainCreateA_impl_fntype);
+SKIP_SLOT_TYPE(skip_domain_create_w, nvtxDomainCreateW_impl_fntype);
+SKIP_SLOT_TYPE(skip_domain_destroy, nvtxDomainDestroy_impl_fntype);
+
+/* The CORE2 slots taken over, each with its wrapper. */
+static const struct {
+  int id;
+  NvtxFunctionPointer wrapper;
+} skip_slots[] = {
+    {NVTX_CBID_CORE2_DomainCreateA, (NvtxFunctionPointer)skip_domain_create_a},
+    {NVTX_CBID_CORE2_DomainCreateW, (NvtxFunctionPointer)skip_domain_create_w},
+    {NVTX_CBID_CORE2_DomainDestroy, (NvtxFunctionPointer)skip_domain_destroy},
+    {NVTX_CBID_CORE2_DomainRangePushEx, (NvtxFunctionPointer)skip_range_push},
+    {NVTX_CBID_CORE2_DomainRangePop, (NvtxFunctionPointer)skip_range_pop},
+    {NVTX_CBID_CORE2_DomainRangeStartEx, (NvtxFunctionPointer)skip_range_start},
+    {NVTX_CBID_CORE2_DomainRangeEnd, (NvtxFunctionPointer)skip_range_end},
+    {NVTX_CBID_CORE2_DomainMarkEx, (NvtxFunctionPointer)skip_mark},
+    {NVTX_CBID_CORE2_DomainRegisterStringA, (NvtxFunctionPointer)skip_register_a},
+    {NVTX_CBID_CORE2_DomainRegisterStringW, (NvtxFunctionPointer)skip_register_w},
+};
+#define SKIP_SLOTS (sizeof skip_slots / sizeof skip_slots[0])
+
+/* One NVTX instance's CORE2 table, and what its taken-over slots held. */
+typedef struct {
+  NvtxFunctionTable table; /* table[id]: the address of slot id's function pointer */
+  unsigned int size;       /* ids below it are valid */
+  NvtxFunctionPointer held[SKIP_SLOTS];
+} core2_view;
+
+/* Reads the CORE2 table of the NVTX instance get_export_table belongs to;
+ * returns NULL or why it cannot. */
+static const char *core2_read(const void *(*get_export_table)(uint32_t), core2_view *v) {
+  const NvtxExportTableCallbacks *cb =
+      get_export_table ? (const NvtxExportTableCallbacks *)get_export_table(NVTX_ETID_CALLBACKS) : NULL;
+  if (!cb) return "NVTX has no callbacks export table";
+  if (cb->struct_size < offsetof(NvtxExportTableCallbacks, GetModuleFunctionTable) + sizeof cb->GetModuleFunctionTable ||
+      !cb->GetModuleFunctionTable)
+    return "NVTX's callbacks export table has no GetModuleFunctionTable";
+  v->table = NULL;
+  v->size = 0;
+  if (!cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &v->table, &v->size) || !v->table)
+    return "NVTX has no CORE2 function table";
+  if (v->size <= NVTX_CBID_CORE2_DomainCreateA) return "NVTX's CORE2 function table is too short";
+  for (size_t i = 0; i < SKIP_SLOTS; i++) {
+    int id = skip_slots[i].id;
+    NvtxFunctionPointer *slot = (unsigned int)id < v->size ? v->table[id] : NULL;
+    v->held[i] = slot ? *slot : NULL;
+  }
+  return NULL;
+}
+
+/* Parses DEEPPROF_CUPTI_SKIP_DOMAINS once; called with skip_mu held. */
+static void skip_parse(void) {
+  if (skip_parsed) return;
+  skip_parsed = 1;
+  const char *p = getenv("DEEPPROF_CUPTI_SKIP_DOMAINS");
+  skip_from_env = p != NULL;
+  if (!p) p = "TSL";
+  while (*p) {
+    const char *end = strchr(p, ',');
+    if (!end) end = p + strlen(p);
+    const char *a = p, *b = end;
+    while (a < b && (*a == ' ' || *a == '\t')) a++;
+    while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+    if (b > a && skip_nnames == SKIP_MAX) {
+      skip_more = 1;
+    } else if (b > a) {
+      char *s = strndup(a, (size_t)(b - a));
+      if (s) skip_names[skip_nnames++] = s;
+    }
+    p = *end ? end + 1 : end;
+  }
+}
+
+/* Whether any domain is to be left out (the first call parses the list, and
+ * notes when none is). */
+static int skip_wanted(void) {
+  pthread_mutex_lock(&skip_mu);
+  skip_parse();
+  int n = skip_nnames, first = !skip_noted;
+  if (!n) skip_noted = 1;
+  pthread_mutex_unlock(&skip_mu);
+  if (!n && first) note("nvtx_skip", "no domain left out: DEEPPROF_CUPTI_SKIP_DOMAINS names none");
+  return n > 0;
+}
+
+/* Takes over the CORE2 slots CUPTI filled in the instance whose table read
+ * `before` before CUPTI's InitializeInjectionNvtx2 ran (or could not be read:
+ * why_before says why). Runs inside NVTX's initialization of that instance:
+ * its other threads wait for it, or call CUPTI's functions directly. */
+static void skip_take_over(const void *(*get_export_table)(uint32_t), const core2_view *before,
+                           const char *why_before) {
+  core2_view now;
+  char v[512];
+  const char *why = why_before ? why_before : core2_read(get_export_table, &now);
+  if (!why && now.table != before->table) why = "NVTX's CORE2 function table moved";
+  size_t taken = 0;
+  if (!why) {
+    pthread_mutex_lock(&skip_mu);
+    int take[SKIP_SLOTS] = {0}, create = 0;
+    for (size_t i = 0; i < SKIP_SLOTS && !why; i++) {
+      NvtxFunctionPointer f = now.held[i];
+      /* a slot CUPTI left as it was still holds NVTX's own initializer, which
+       * NVTX makes a no-op once this returns: it is not taken */
+      take[i] = f && f != before->held[i] && f != skip_slots[i].wrapper;
+      if (take[i] && cupti_core2[skip_slots[i].id] && cupti_core2[skip_slots[i].id] != f)
+        why = "CUPTI's NVTX functions differ from those of an NVTX instance taken over before";
+      if (skip_slots[i].id == NVTX_CBID_CORE2_DomainCreateA) create = take[i];
+    }
+    if (!why && !create) why = "CUPTI did not fill nvtxDomainCreateA";
+    if (!why) {
+      for (size_t i = 0; i < SKIP_SLOTS; i++)
+        if (take[i]) cupti_core2[skip_slots[i].id] = now.held[i];
+      atomic_thread_fence(memory_order_release); /* CUPTI's functions before the wrappers */
+      for (size_t i = 0; i < SKIP_SLOTS; i++)
+        if (take[i]) {
+          *now.table[skip_slots[i].id] = skip_slots[i].wrapper;
+          taken++;
+        }
+    }
+    sbuf b = {0};
+    int first = !why && !skip_noted;
+    if (first) {
+      skip_noted = 1;
+      for (int i = 0; i < skip_nnames; i++) {
+        if (i) sb_str(&b, ",");
+        sb_str(&b, skip_names[i]);
+      }
+      if (skip_from_env)
+        sb_fmt(&b, " left out (DEEPPROF_CUPTI_SKIP_DOMAINS%s)", skip_more ? "; names past the 16th ignored" : "");
+      else
+        sb_str(&b, " left out (the default, DEEPPROF_CUPTI_SKIP_DOMAINS unset): XLA annotates every thunk in its "
+                   "domain TSL when a tool is attached, and recording them cost a step ~25x its time");
+      sb_fmt(&b, "; %zu NVTX domain functions wrapped", taken);
+    }
+    pthread_mutex_unlock(&skip_mu);
+    if (first) {
+      note("nvtx_skip", b.p);
+      free(b.p);
+      return;
+    }
+  }
+  if (why) {
+    snprintf(v, sizeof v, "no domain left out in this NVTX instance: %s; NVTX left as CUPTI set it", why);
+    note("nvtx_skip", v);
+  }
+}
+
 /* ---- setup and teardown --------------------------------------------------- */
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -1187,8 +1525,10 @@ DP_EXPORT int InitializeInjection(void) {
 typedef int (*nvtx_init_fn)(const void *(*)(uint32_t));
 
 /* Called by NVTX at its first call when NVTX_INJECTION64_PATH names this
- * library: start recording (so ranges opened before cuInit are seen), then
- * let CUPTI's NVTX support fill NVTX's function tables. */
+ * library (once per NVTX instance): start recording (so ranges opened before
+ * cuInit are seen), let CUPTI's NVTX support fill NVTX's function tables,
+ * then wrap the domain functions CUPTI installed (NVTX domains left out,
+ * above). */
 DP_EXPORT int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t)) {
   nvtx_injected = 1;
   pthread_once(&once, init);
@@ -1202,8 +1542,13 @@ DP_EXPORT int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t)
     note("nvtx", "disabled: libcupti's InitializeInjectionNvtx2 not found");
     return 0;
   }
+  /* the domains left out: the CORE2 table as it is before CUPTI fills it */
+  core2_view before = {0};
+  int skip = skip_wanted();
+  const char *why = skip ? core2_read(get_export_table, &before) : NULL;
   int ok = next(get_export_table);
   note("nvtx", ok ? "enabled: NVTX_INJECTION64_PATH is this library, forwarding to CUPTI"
                   : "disabled: CUPTI's InitializeInjectionNvtx2 failed");
+  if (ok && skip) skip_take_over(get_export_table, &before, why);
   return ok;
 }
