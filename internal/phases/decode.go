@@ -135,10 +135,17 @@ func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names mod
 				// The first token: from the generate() call, else from
 				// the prefill, since the previous run ended.
 				thread := r.steps[0].Thread
+				first := s // the first token: where the first step starts
+				i, ok := lastIndexBefore(prefills[thread], prevEnd, s)
+				if ok && prefills[thread][i].inferred {
+					// An inferred prefill holds the sampling's kernels
+					// too: the token is out when they end.
+					first = prefills[thread][i].span.End
+				}
 				if m, ok := lastBefore(marks[thread], prevEnd, s); ok {
-					ttft, gen = append(ttft, float64(s-m)/1e6), true
-				} else if p, ok := lastBefore(prefills[thread], prevEnd, s); ok {
-					ttft = append(ttft, float64(s-p)/1e6)
+					ttft, gen = append(ttft, float64(first-m)/1e6), true
+				} else if ok {
+					ttft = append(ttft, float64(first-prefills[thread][i].span.Start)/1e6)
 				}
 			}
 			prevEnd = e
@@ -177,19 +184,36 @@ func generateMarks(p *timeline.Process) map[int64][]int64 {
 	return out
 }
 
-// prefillSpans is each thread's prefill instances' starts (Spans), in
-// order: the push/pop ranges of domain whose stage is the prefill.
-func prefillSpans(p *timeline.Process, spans map[*timeline.Range]Span, domain string, names model.Names) map[int64][]int64 {
-	out := map[int64][]int64{}
+// prefill is one prefill instance: its span, and whether it was inferred.
+type prefill struct {
+	span     Span
+	inferred bool
+}
+
+// prefillSpans is each thread's prefill instances (Spans), in start
+// order: the outermost push/pop ranges of domain whose stage is the
+// prefill.
+func prefillSpans(p *timeline.Process, spans map[*timeline.Range]Span, domain string, names model.Names) map[int64][]prefill {
+	out := map[int64][]prefill{}
 	for _, r := range p.Ranges {
 		if r.Kind == timeline.PushPop && r.Closed && r.Domain == domain && r.Parent == nil && names.Of(r.Label(), "") == model.Prefill {
-			out[r.Thread] = append(out[r.Thread], spans[r].Start)
+			out[r.Thread] = append(out[r.Thread], prefill{spans[r], r.Inferred})
 		}
 	}
-	for _, ts := range out {
-		slices.Sort(ts)
+	for _, ps := range out {
+		slices.SortStableFunc(ps, func(a, b prefill) int { return cmp.Compare(a.span.Start, b.span.Start) })
 	}
 	return out
+}
+
+// lastIndexBefore is the index of the last prefill of ps starting in
+// (after, before].
+func lastIndexBefore(ps []prefill, after, before int64) (int, bool) {
+	i, _ := slices.BinarySearchFunc(ps, before, func(p prefill, t int64) int { return cmp.Compare(p.span.Start, t+1) })
+	if i == 0 || ps[i-1].span.Start <= after {
+		return 0, false
+	}
+	return i - 1, true
 }
 
 // lastBefore is the last of sorted ts in (after, before].

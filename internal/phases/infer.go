@@ -399,7 +399,7 @@ func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeli
 	// around a forward pass and the wait for its token, with none of the
 	// host's work before the next pass.
 	open := func(name string, parent *timeline.Range, from, to int) *timeline.Range {
-		r := &timeline.Range{Kind: timeline.PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Parent: parent,
+		r := &timeline.Range{Kind: timeline.PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Inferred: true, Parent: parent,
 			Start: seq[from].API.Start, End: seq[min(to, len(seq))-1].API.End}
 		for _, k := range seq[from:min(to, len(seq))] {
 			r.End = max(r.End, k.End)

@@ -215,9 +215,12 @@ type Range struct {
 	ID           uint64
 	Start, End   int64 // CPU times, ns; End valid when Closed
 	Closed       bool
-	Line         int    // the line that opened it
-	Parent       *Range // push/pop: the enclosing range on its thread
-	Depth        int    // push/pop: 1 for an outermost range; start/end: 0
+	// Inferred is true for a range deepprof found in the kernel stream
+	// (package phases, InferPhases), not one the program pushed.
+	Inferred bool
+	Line     int    // the line that opened it
+	Parent   *Range // push/pop: the enclosing range on its thread
+	Depth    int    // push/pop: 1 for an outermost range; start/end: 0
 	// capped is r's ancestor at depth model.MaxRangeDepth+1, r itself when
 	// it is not deeper (setDepth): where Levels starts, in constant time
 	// however deep r is.

@@ -1,0 +1,111 @@
+package deepprof_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
+)
+
+// The corpus's bounds (issue 54): a steady TTFT within 10 % and a TPOT
+// within 5 % of the program's own clock in the CUPTI run.
+const (
+	corpusTTFT = 0.10
+	corpusTPOT = 0.05
+)
+
+// TestCorpusServingFigures: every recorded corpus run (fixtures/runs/
+// corpus-*, scripts/corpus: programs that print their own clock, profiled
+// on an H200) gives TTFT and TPOT within the corpus's bounds of what the
+// program's own clock read in the same CUPTI run, over the generates
+// deepprof kept as steady; its decode's runs are the program's generates
+// one for one; and no sub-range adds up past its parent in any process.
+// The summary is the recorded one, which TestRecordedRunsRebuild holds to
+// what the rebuild makes.
+func TestCorpusServingFigures(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("fixtures", "runs", "corpus-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			var s facts.Summary
+			b, err := os.ReadFile(filepath.Join(dir, rundir.SummaryJSON))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &s))
+			name := filepath.Join(dir, filepath.FromSlash(rundir.TimelineDir), "workload.log")
+			f, err := os.Open(name)
+			require.NoError(t, err)
+			clock, err := workload.ReadClock(f, name)
+			f.Close()
+			require.NoError(t, err)
+			require.NotEmpty(t, clock, "%s: no clock line", name)
+
+			d := s.Serving.Steps
+			require.NotNil(t, d, "the decode's steps were not found")
+			require.NotNil(t, s.Serving.TPOTMS, "no TPOT: %s", s.Serving.Missing)
+			require.NotNil(t, s.Serving.TTFTMS)
+			require.Equal(t, len(clock), d.Runs, "the decode's runs are the program's generates")
+			warm := map[int]bool{}
+			for _, w := range d.Warmup {
+				warm[w.Index] = true
+			}
+			var ttft, tpot []float64
+			for i, c := range clock {
+				if !warm[i+1] {
+					ttft = append(ttft, c.TTFTMS)
+					tpot = append(tpot, *c.TPOTMS)
+				}
+			}
+			require.NotEmpty(t, tpot, "no steady generate")
+			within(t, "TPOT", *s.Serving.TPOTMS, mean(tpot), corpusTPOT)
+			within(t, "TTFT", *s.Serving.TTFTMS, mean(ttft), corpusTTFT)
+
+			run, err := rundir.Open(dir)
+			require.NoError(t, err)
+			tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+			require.NoError(t, err)
+			phases.InferPhases(tl, "")
+			for _, p := range tl.Processes {
+				sp := phases.Spans(p)
+				inside := map[*timeline.Range]int64{}
+				for _, r := range p.Ranges {
+					if r.Parent != nil && r.Closed && r.Parent.Closed {
+						inside[r.Parent] += sp[r].NS()
+					}
+				}
+				for parent, sum := range inside {
+					assert.LessOrEqual(t, sum, sp[parent].NS(), "process %d: the ranges inside %s (line %d) add up past it", p.Header.PID, parent.Path(), parent.Line)
+				}
+			}
+		})
+	}
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// within says got is within rel of the clock's want, and by how much.
+func within(t *testing.T, what string, got, want, rel float64) {
+	t.Helper()
+	off := (got - want) / want
+	t.Logf("%s: deepprof %.4f ms, the program's clock %.4f ms (%+.1f%%)", what, got, want, 100*off)
+	assert.LessOrEqual(t, math.Abs(off), rel, fmt.Sprintf("%s %.4f ms against the clock's %.4f ms: %+.1f%%, over %.0f%%", what, got, want, 100*off, 100*rel))
+}
+
