@@ -136,15 +136,15 @@ func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names mod
 				// the prefill, since the previous run ended.
 				thread := r.steps[0].Thread
 				first := s // the first token: where the first step starts
-				i, ok := lastIndexBefore(prefills[thread], prevEnd, s)
-				if ok && prefills[thread][i].inferred {
+				i, hasPrefill := lastIndexBefore(prefills[thread], prevEnd, s)
+				if hasPrefill && prefills[thread][i].inferred {
 					// An inferred prefill holds the sampling's kernels
 					// too: the token is out when they end.
 					first = prefills[thread][i].span.End
 				}
 				if m, ok := lastBefore(marks[thread], prevEnd, s); ok {
 					ttft, gen = append(ttft, float64(first-m)/1e6), true
-				} else if ok {
+				} else if hasPrefill {
 					ttft = append(ttft, float64(first-prefills[thread][i].span.Start)/1e6)
 				}
 			}

@@ -90,3 +90,44 @@ func inDomains(d string, domains []string) bool {
 	}
 	return false
 }
+
+// runsOf groups p's outermost closed push/pop ranges (of domains; nil:
+// every domain) into runs: the instances of one label that follow each
+// other on a thread with no outermost range of another label between
+// them. A range pushed once a token (decode, between prefills) comes in
+// runs of a generate's steps; prefill and decode_all in runs of one. Each
+// run is in start order; runs are in order of their first instance.
+func runsOf(p *timeline.Process, domains []string) [][]*timeline.Range {
+	var out [][]*timeline.Range
+	last := map[int64]int{} // each thread's run being built, an index in out
+	for _, r := range p.Ranges {
+		if r.Kind != timeline.PushPop || !r.Closed || r.Parent != nil || !inDomains(r.Domain, domains) {
+			continue
+		}
+		if i, ok := last[r.Thread]; ok && out[i][0].Label() == r.Label() {
+			out[i] = append(out[i], r)
+			continue
+		}
+		last[r.Thread] = len(out)
+		out = append(out, []*timeline.Range{r})
+	}
+	return out
+}
+
+// inRuns says whether a stage's runs are what it repeats: there are
+// several, some hold more than one instance, and no instance holds steps
+// of its own (steps: stepsOf). A range pushed once a token between
+// prefills is; back-to-back generates, each with its steps inside, are
+// not.
+func inRuns(runs [][]*timeline.Range, steps map[*timeline.Range]int) bool {
+	long := false
+	for _, run := range runs {
+		long = long || len(run) > 1
+		for _, r := range run {
+			if steps[r] > 1 {
+				return false
+			}
+		}
+	}
+	return long && len(runs) > 1
+}

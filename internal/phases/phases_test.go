@@ -399,3 +399,50 @@ func TestSpansHostAhead(t *testing.T) {
 		prev = sp[r]
 	}
 }
+
+// TestDecodeOnceAToken (issue 54): a program that pushes prefill, then a
+// decode range once a token (forward hooks; no decode_all). SYNTHETIC:
+// four generates of 1 prefill and 4 steps; the first generate's steps
+// take 10x, except its last (its new shapes planned). The decode stage is
+// timed run by run (a generate's steps, 4 steps each), the slow generate
+// is left out whole, and the decode's steps give TPOT: a step from its
+// push to the next one's (100 ns), the host's time between them included.
+func TestDecodeOnceAToken(t *testing.T) {
+	f := header(5)
+	ts, corr := 1000, 1
+	for g := range 4 {
+		f += n("push", ts, 1, "", "prefill") + a(ts+1, 1, corr) + k(ts+2, ts+20, 0, 7, corr, "pre") + n("pop", ts+30, 1, "", "")
+		corr++
+		ts += 50
+		for s := range 4 {
+			d := 80 // a step's range; 20 ns more of the host's before the next
+			if g == 0 && s < 3 {
+				d = 980
+			}
+			f += n("push", ts, 1, "", "decode") + a(ts+1, 1, corr) + k(ts+2, ts+d-2, 0, 7, corr, "step") + n("pop", ts+d, 1, "", "")
+			corr++
+			ts += d + 20
+		}
+		ts += 500
+	}
+	tl := build(t, f+"E\t0\t0\n")
+	st := phases.SteadyState(tl, nil)
+	var dec phases.RangeStage
+	for _, s := range phases.Stages(tl, st) {
+		if s.Name == "decode" {
+			dec = s
+		}
+	}
+	assert.Equal(t, []int{4, 4, 4, 4}, dec.Steps, "a run of 4 steps a repeat")
+	assert.Equal(t, []int64{3*1000 + 80, 380, 380, 380}, dec.DurationsNS)
+	d := phases.DecodeSteps(tl, st, "", model.DefaultPhases)
+	require.NotNil(t, d)
+	assert.Equal(t, "decode", d.Step)
+	assert.Equal(t, 4, d.Runs)
+	assert.Equal(t, 3, d.SteadyRuns, "the slow generate is left out whole")
+	assert.Equal(t, []facts.DecodeRun{{Index: 1, Steps: 4, StepMS: 0.001}}, d.Warmup)
+	assert.InDelta(t, 100e-6, d.StepMS, 1e-12, "push to push: 80 ns of range, 20 of the host's")
+	require.NotNil(t, d.TTFTMS)
+	assert.InDelta(t, 50e-6, *d.TTFTMS, 1e-12, "the prefill's start to the first step's")
+	assert.Equal(t, "the prefill's start", d.TTFTFrom)
+}

@@ -9,7 +9,10 @@ import (
 
 // RangeStage is the wall time of every instance of one NVTX range name in one
 // process: what a program's stages took, measured from its own ranges (for
-// a program that writes no stage report). An instance is its span in the
+// a program that writes no stage report). An outermost range pushed in
+// runs (once a token between prefills: runsOf) is timed run by run, from
+// its first instance's start to its last's end, each run as many steps
+// as it has instances. An instance is its span in the
 // one instance model (Spans): from its push, or the end of the previous
 // instance of its name on its thread where later, to its pop or, where
 // later, to the end of the last kernel or copy launched inside it.
@@ -48,6 +51,11 @@ func Stages(tl *timeline.Timeline, steady *Steady) []RangeStage {
 	for _, p := range tl.Processes {
 		spans := Spans(p)
 		steps := stepsOf(p, nil)
+		runs := map[string][][]*timeline.Range{}
+		for _, run := range runsOf(p, nil) {
+			l := run[0].Label()
+			runs[l] = append(runs[l], run)
+		}
 		type key struct {
 			name string
 			kind timeline.RangeKind
@@ -67,6 +75,17 @@ func Stages(tl *timeline.Timeline, steady *Steady) []RangeStage {
 				out = append(out, st)
 			}
 			s := &out[base+i]
+			if rs := runs[k.name]; r.Parent == nil && inRuns(rs, steps) {
+				// Pushed in runs: a repeat is a run (done once, at its
+				// first instance), its instances its steps.
+				for _, run := range rs {
+					if run[0] == r {
+						s.DurationsNS = append(s.DurationsNS, spans[run[len(run)-1]].End-spans[r].Start)
+						s.Steps = append(s.Steps, len(run))
+					}
+				}
+				continue
+			}
 			switch {
 			case r.Closed && steady.InWarmup(r.Parent):
 				s.InWarmupNS = append(s.InWarmupNS, spans[r].NS())

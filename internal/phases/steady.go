@@ -13,6 +13,9 @@ import (
 // are warm-up (model.Sample.Warmup: compared per step, an instance of a
 // repeating child range, a decode_all of its decode_step instances, being
 // that many steps), on the instances' spans as Spans measures them. An
+// outermost stage pushed in runs (a decode range once a token, runsOf) is
+// decided run by run, each run a repeat of as many steps as it holds: a
+// slow generate is left out whole. An
 // instance inside a warm-up instance is warm-up with it, and is not among
 // the instances its own stage's decision is made on. Every figure built
 // from instances (the stages, the phases' busy and idle time, gaps, launch
@@ -53,19 +56,39 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 			st.insts = append(st.insts, r)
 		}
 		slices.SortStableFunc(order, func(a, b *stage) int { return cmp.Compare(a.depth, b.depth) })
+		runs := map[string][][]*timeline.Range{} // the outermost stages' runs, by label
+		for _, run := range runsOf(p, domains) {
+			l := run[0].Label()
+			runs[l] = append(runs[l], run)
+		}
 		for _, st := range order {
-			var kept []*timeline.Range
-			var sample model.Sample
-			for _, r := range st.insts {
-				if !s.inWarmup(r.Parent) {
-					kept = append(kept, r)
-					sample.Repeats = append(sample.Repeats, float64(spans[r].NS())/1e6)
-					sample.Steps = append(sample.Steps, float64(max(steps[r], 1)))
+			// The repeats: each instance, or for an outermost stage pushed
+			// in runs (once a token), each run, its instances its steps.
+			var kept [][]*timeline.Range
+			if rs := runs[st.label]; inRuns(rs, steps) {
+				kept = rs
+			} else {
+				for _, r := range st.insts {
+					if !s.inWarmup(r.Parent) {
+						kept = append(kept, []*timeline.Range{r})
+					}
 				}
 			}
+			var sample model.Sample
+			for _, run := range kept {
+				first, last := run[0], run[len(run)-1]
+				sample.Repeats = append(sample.Repeats, float64(spans[last].End-spans[first].Start)/1e6)
+				n := len(run)
+				if n == 1 {
+					n = max(steps[first], 1)
+				}
+				sample.Steps = append(sample.Steps, float64(n))
+			}
 			if n, _ := sample.Warmup(); n > 0 {
-				for _, r := range kept[:n] {
-					s.warm[r] = true
+				for _, run := range kept[:n] {
+					for _, r := range run {
+						s.warm[r] = true
+					}
 				}
 				clear(s.memo) // a decision made after a lookup
 			}

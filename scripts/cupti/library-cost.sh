@@ -10,10 +10,14 @@
 #   nocopies    no memcpy/memset activity (kernels and callbacks)
 #   noactivity  no activity records (callbacks only)
 #   empty       an injection library that does nothing
-# Prints, per program and variant, the median TPOT and TTFT over the
+# and two settings of the full library: keeptsl (DEEPPROF_CUPTI_SKIP_DOMAINS
+# empty: XLA's TSL domain recorded too) and nonvtx (NVTX_INJECTION64_PATH
+# unset: no NVTX at all). WHICH (default all) picks the programs: jax,
+# torch. Prints, per program and variant, the median TPOT and TTFT over the
 # generates after the first, and the ratio to the program alone.
 set -uo pipefail
-out=${1:?usage: library-cost.sh OUT}
+out=${1:?usage: library-cost.sh OUT [WHICH]}
+which=${2:-all}
 mkdir -p "$out"
 src=internal/session/src/deepprof_cupti.c
 cuda=${CUDA_HOME:-/usr/local/cuda}
@@ -57,14 +61,26 @@ run() { # label, variant ("" = alone), env..., -- argv
 	shift
 	local log="$out/$label-${variant:-alone}.log"
 	rm -rf "$out/rec" && mkdir -p "$out/rec"
-	if [ -n "$variant" ]; then env+=(CUDA_INJECTION64_PATH="$out/lib-$variant.so" NVTX_INJECTION64_PATH="$out/lib-$variant.so" DEEPPROF_CUPTI_DIR="$out/rec"); fi
+	case $variant in
+	"") ;;
+	keeptsl) env+=(CUDA_INJECTION64_PATH="$out/lib-full.so" NVTX_INJECTION64_PATH="$out/lib-full.so" DEEPPROF_CUPTI_DIR="$out/rec" DEEPPROF_CUPTI_SKIP_DOMAINS=) ;;
+	nonvtx) env+=(CUDA_INJECTION64_PATH="$out/lib-full.so" DEEPPROF_CUPTI_DIR="$out/rec") ;;
+	*) env+=(CUDA_INJECTION64_PATH="$out/lib-$variant.so" NVTX_INJECTION64_PATH="$out/lib-$variant.so" DEEPPROF_CUPTI_DIR="$out/rec") ;;
+	esac
 	local t0=$(date +%s.%N)
 	env "${env[@]}" "$@" >"$log" 2>&1
 	echo "$label ${variant:-alone} $(median "$log") wall $(python3 -c "print(round($(date +%s.%N)-$t0,1))")" | tee -a "$out/cost.txt"
 }
 jax=(python3 jax_decode.py --layers 4 --generates 4)
-for v in "" full noapi nocopies noactivity empty; do run jax "$v" XLA_PYTHON_CLIENT_PREALLOCATE=false -- "${jax[@]}"; done
-for v in "" full noapi; do run jax-nocmdbuf "$v" XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_FLAGS=--xla_gpu_enable_command_buffer= -- "${jax[@]}"; done
-for m in eager graphs compile; do
-	for v in "" full; do run torch-$m "$v" A=1 -- python3 torch_decode.py --layers 4 --generates 4 --mode $m; done
-done
+variants=("" full keeptsl nonvtx noapi nocopies noactivity empty)
+if [ "$which" = all ] || [ "$which" = jax ]; then
+	for v in "${variants[@]}"; do run jax "$v" XLA_PYTHON_CLIENT_PREALLOCATE=false -- "${jax[@]}"; done
+	for v in "" full; do run jax-nocmdbuf "$v" XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_FLAGS=--xla_gpu_enable_command_buffer= -- "${jax[@]}"; done
+	# the CUPTI record of the full library, for its notes and NVTX counts
+	cp "$out/rec"/*.tsv "$out/jax-nocmdbuf-full.tsv" 2>/dev/null
+fi
+if [ "$which" = all ] || [ "$which" = torch ]; then
+	for m in eager graphs compile; do
+		for v in "" full; do run torch-$m "$v" A=1 -- python3 torch_decode.py --layers 4 --generates 4 --mode $m; done
+	done
+fi
