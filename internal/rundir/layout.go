@@ -36,6 +36,11 @@ const (
 // Each is in layout, with its kind; a new file is one constant and one
 // layout entry.
 const (
+	// RunMark is the mark rundir.Create writes into every run directory
+	// as it makes it (WriteMark): only a folder holding it is a run, and
+	// only there does deepprof write or remove anything (Open).
+	RunMark = ".deepprof-run"
+
 	EnvJSON    = "env.json"
 	ConfigYAML = "config.yaml"
 	InputsYAML = "inputs.yaml"
@@ -140,6 +145,7 @@ type Spec struct {
 
 // layout is the one registry of a run directory's files.
 var layout = []Spec{
+	{Path: RunMark, Kind: Provenance},
 	{Path: EnvJSON, Kind: Provenance},
 	{Path: ConfigYAML, Kind: Provenance},
 	{Path: InputsYAML, Kind: Provenance},

@@ -42,7 +42,9 @@ type Run struct {
 var ErrRunExists = errors.New("run directory exists")
 
 // Create makes MAIN = root/id; id "" picks NewRunID. An existing MAIN is
-// never reused: its results would be mixed with the new run's.
+// never reused: its results would be mixed with the new run's. MAIN gets
+// its mark (RunMark, WriteMark) at once, listed in the manifest: it is
+// what makes MAIN a run directory.
 func Create(root, id string, now time.Time) (*Run, error) {
 	if id == "" {
 		var err error
@@ -63,7 +65,12 @@ func Create(root, id string, now time.Time) (*Run, error) {
 		}
 		return nil, err
 	}
-	return &Run{ID: id, Dir: dir, manifest: Manifest{RunID: id, Status: StatusComplete, Started: now.UTC().Format(time.RFC3339)}}, nil
+	if err := WriteMark(dir, id); err != nil {
+		return nil, err
+	}
+	r := &Run{ID: id, Dir: dir, manifest: Manifest{RunID: id, Status: StatusComplete, Started: now.UTC().Format(time.RFC3339)}}
+	r.Record(RunMark, StatusComplete, "")
+	return r, nil
 }
 
 // NotRunDirError is a directory that Open refuses: it is not a run

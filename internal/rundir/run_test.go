@@ -34,6 +34,12 @@ func TestCreateNeverReuses(t *testing.T) {
 	r, err := Create(root, "run1", t0)
 	require.NoError(t, err)
 	assert.DirExists(t, r.Dir)
+	mark, err := os.ReadFile(r.Path(RunMark))
+	require.NoError(t, err)
+	assert.Equal(t, `{"format":"deepprof-run/1","run_id":"run1"}`+"\n", string(mark), "the run is marked at creation")
+	m, err := ReadMark(r.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, Mark{Format: MarkFormat, RunID: "run1"}, m)
 	_, err = Create(root, "run1", t0)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrRunExists))
@@ -71,6 +77,7 @@ func TestWriteAtomicAndManifest(t *testing.T) {
 	assert.Equal(t, "the workload crashed", m.Reason)
 	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
 	assert.Equal(t, []Artifact{
+		{Path: RunMark, Kind: Provenance, Status: StatusComplete, Bytes: int64(len(markText("run")))},
 		{Path: "kernels.md", Kind: Derived, Status: StatusComplete, Bytes: 10},
 		{Path: "ncu/details.csv", Kind: Raw, Status: StatusSkipped, Reason: "no details page asked for"},
 		{Path: "ncu/raw.csv", Kind: Raw, Status: StatusPartial, Reason: "the workload crashed after 10 launches", Bytes: 1},
