@@ -73,6 +73,9 @@ func Create(root, id string, now time.Time) (*Run, error) {
 	return r, nil
 }
 
+// ErrNotRun is what every *NotRunDirError is (errors.Is).
+var ErrNotRun = errors.New("not a run directory")
+
 // NotRunDirError is a directory that Open refuses: it is not a run
 // directory, and nothing was written into it.
 type NotRunDirError struct {
@@ -81,14 +84,19 @@ type NotRunDirError struct {
 }
 
 func (e *NotRunDirError) Error() string {
-	return fmt.Sprintf("%s: not a run directory: %s", e.Dir, e.Missing)
+	return fmt.Sprintf("%s: %v: %s", e.Dir, ErrNotRun, e.Missing)
 }
 
+// Is makes a *NotRunDirError ErrNotRun.
+func (e *NotRunDirError) Is(target error) bool { return target == ErrNotRun }
+
 // Open returns the Run of an existing MAIN, with its manifest (for
-// rebuilding derived files). A run directory is what deepprof profile
-// made: it holds manifest.json with a run id, or (a session stopped before
-// it wrote its manifest) config.yaml with a raw tool output beside it.
-// Anything else is a *NotRunDirError.
+// rebuilding derived files). A run directory is what deepprof made: it
+// holds the mark Create writes (RunMark), and, once its session ended,
+// manifest.json with a run id; a session stopped before it wrote its
+// manifest leaves the mark without one. A folder without the mark is a
+// *NotRunDirError, before anything else in it is read: deepprof report,
+// baseline, diff, merge and deepproftest all ask Open.
 func Open(dir string) (*Run, error) {
 	st, err := os.Stat(dir)
 	switch {
@@ -99,35 +107,36 @@ func Open(dir string) (*Run, error) {
 	case !st.IsDir():
 		return nil, &NotRunDirError{Dir: dir, Missing: "a file, not a directory"}
 	}
-	r := &Run{ID: filepath.Base(dir), Dir: dir, manifest: Manifest{RunID: filepath.Base(dir), Status: StatusComplete}}
-	b, err := ReadFileIn(dir, filepath.Join(dir, ManifestJSON))
-	switch {
-	case err == nil:
-		var m Manifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			name := filepath.Join(dir, ManifestJSON)
-			if off, ok := input.Offset(err); ok {
-				return nil, fmt.Errorf("%s:%d: %w", name, input.Line(b, off), err)
-			}
-			if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(b)) == 0 {
-				return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?): %w", name, input.Line(b, int64(len(b))), err)
-			}
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if m.RunID == "" {
-			return nil, &NotRunDirError{Dir: dir, Missing: ManifestJSON + " has no run_id: it is not deepprof's"}
-		}
-		if m.Status == "" {
-			m.Status = StatusComplete
-		}
-		r.manifest = m
-		return r, nil
-	case !errors.Is(err, fs.ErrNotExist):
+	mark, err := ReadMark(dir)
+	if err != nil {
 		return nil, err
 	}
-	if !r.Exists(ConfigYAML) || !slices.ContainsFunc(layout, func(s Spec) bool { return s.Kind == Raw && r.Exists(s.Path) }) {
-		return nil, &NotRunDirError{Dir: dir, Missing: "no " + ManifestJSON + ", nor " + ConfigYAML + " with a tool output beside it (deepprof profile makes run directories)"}
+	r := &Run{ID: mark.RunID, Dir: dir, manifest: Manifest{RunID: mark.RunID, Status: StatusComplete}}
+	b, err := ReadFileIn(dir, filepath.Join(dir, ManifestJSON))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return r, nil // the session stopped before its manifest
+	case err != nil:
+		return nil, err
 	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		name := filepath.Join(dir, ManifestJSON)
+		if off, ok := input.Offset(err); ok {
+			return nil, fmt.Errorf("%s:%d: %w", name, input.Line(b, off), err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(b)) == 0 {
+			return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?): %w", name, input.Line(b, int64(len(b))), err)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if m.RunID == "" {
+		return nil, fmt.Errorf("%s: no run_id: it is not a manifest deepprof writes", filepath.Join(dir, ManifestJSON))
+	}
+	if m.Status == "" {
+		m.Status = StatusComplete
+	}
+	r.ID, r.manifest = m.RunID, m
 	return r, nil
 }
 
