@@ -254,9 +254,9 @@ func Ranks(dir string) []string {
 func Lookup(rel string) (Spec, bool) {
 	i := slices.IndexFunc(layout, func(s Spec) bool { return s.Path == rel })
 	if i < 0 {
-		// A file of a directory of raw outputs (the CUPTI records) is of
-		// its directory's kind.
-		i = slices.IndexFunc(layout, func(s Spec) bool { return s.Dir && s.Kind != Derived && strings.HasPrefix(rel, s.Path+"/") })
+		// A file of a directory (the CUPTI records, a region's kernel
+		// table) is of its directory's kind.
+		i = slices.IndexFunc(layout, func(s Spec) bool { return s.Dir && strings.HasPrefix(rel, s.Path+"/") })
 	}
 	if i < 0 {
 		return Spec{}, false

@@ -36,6 +36,11 @@ type Run struct {
 
 	mu       sync.Mutex
 	manifest Manifest
+	// owned are the files deepprof wrote into the run, by path relative
+	// to it: the derived files its manifest lists (ownedAtOpen) and what
+	// this process wrote since (claim). Only these are replaced or
+	// removed by a rebuild.
+	owned map[string]bool
 }
 
 // ErrRunExists is returned by Create when MAIN already exists.
@@ -115,7 +120,8 @@ func Open(dir string) (*Run, error) {
 	b, err := ReadFileIn(dir, filepath.Join(dir, ManifestJSON))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return r, nil // the session stopped before its manifest
+		r.ownedAtOpen(r.manifest, false) // the session stopped before its manifest
+		return r, nil
 	case err != nil:
 		return nil, err
 	}
@@ -137,6 +143,7 @@ func Open(dir string) (*Run, error) {
 		m.Status = StatusComplete
 	}
 	r.ID, r.manifest = m.RunID, m
+	r.ownedAtOpen(m, true)
 	return r, nil
 }
 
@@ -266,6 +273,7 @@ func (r *Run) Path(rel string) string { return filepath.Join(r.Dir, filepath.Fro
 // Write writes one artifact atomically and records it in the manifest as
 // complete (or as the status given).
 func (r *Run) Write(rel string, data []byte) error {
+	r.claim(rel)
 	if err := WriteFileAtomicIn(r.Dir, r.Path(rel), data); err != nil {
 		r.Record(rel, StatusMissing, err.Error())
 		return err
@@ -277,6 +285,7 @@ func (r *Run) Write(rel string, data []byte) error {
 // WriteStream writes one artifact atomically as write streams it, inside
 // MAIN only (WriteAtomicIn); it records nothing in the manifest.
 func (r *Run) WriteStream(rel string, write func(io.Writer) error) error {
+	r.claim(rel)
 	return WriteAtomicIn(r.Dir, r.Path(rel), write)
 }
 
@@ -359,6 +368,11 @@ type Manifest struct {
 	// rebuild chose them.
 	Sources   *Sources   `json:"sources,omitempty"`
 	Artifacts []Artifact `json:"artifacts"`
+	// Pending are the derived files a rebuild under way may write, listed
+	// before it writes any (ClaimPending): a rebuild killed before its end
+	// leaves them here, deepprof's to replace or remove; the next rebuild
+	// that ends lists each as an artifact or removes it, and clears this.
+	Pending []string `json:"pending,omitempty"`
 }
 
 // Sources are the inputs of the derived files, chosen once per rebuild.
@@ -412,26 +426,41 @@ func (r *Run) RecordStepTime(st StepTime) {
 
 // Record sets an artifact's status; a later record of the same path
 // (or of it gzipped, path.gz) replaces the earlier one.
-func (r *Run) Record(rel string, st Status, reason string) {
+func (r *Run) Record(rel string, st Status, reason string) { r.recordMany([]string{rel}, st, reason) }
+
+// recordMany is Record of each of rels, with one pass over the manifest.
+func (r *Run) recordMany(rels []string, st Status, reason string) {
+	as := make([]Artifact, len(rels))
+	for i, rel := range rels {
+		as[i] = Artifact{Path: rel, Status: st, Reason: reason}
+		if s, ok := Lookup(rel); ok {
+			as[i].Kind = s.Kind
+		}
+		if fi, err := StatIn(r.Dir, r.Path(rel)); err == nil && !fi.IsDir() {
+			as[i].Bytes = fi.Size()
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	a := Artifact{Path: rel, Status: st, Reason: reason}
-	if s, ok := Lookup(rel); ok {
-		a.Kind = s.Kind
-	}
-	if fi, err := StatIn(r.Dir, r.Path(rel)); err == nil && !fi.IsDir() {
-		a.Bytes = fi.Size()
+	gz := make(map[string]bool, len(rels))
+	for _, rel := range rels {
+		gz[rel+".gz"] = true
 	}
 	// An entry of rel.gz is the same file, gzipped in a recorded copy:
 	// rel's record replaces it (CheckPresence finds it stored as .gz).
-	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(x Artifact) bool { return x.Path == rel+".gz" })
-	for i := range r.manifest.Artifacts {
-		if r.manifest.Artifacts[i].Path == rel {
-			r.manifest.Artifacts[i] = a
-			return
-		}
+	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(x Artifact) bool { return gz[x.Path] })
+	at := make(map[string]int, len(r.manifest.Artifacts))
+	for i, x := range r.manifest.Artifacts {
+		at[x.Path] = i
 	}
-	r.manifest.Artifacts = append(r.manifest.Artifacts, a)
+	for _, a := range as {
+		if i, ok := at[a.Path]; ok {
+			r.manifest.Artifacts[i] = a
+			continue
+		}
+		at[a.Path] = len(r.manifest.Artifacts)
+		r.manifest.Artifacts = append(r.manifest.Artifacts, a)
+	}
 }
 
 // Note adds a line to the manifest's notes (what the session decided, such
@@ -467,25 +496,32 @@ func (r *Run) Remove(rel string) error { return RemoveIn(r.Dir, r.Path(rel)) }
 // RemoveStale deletes the file of every derived artifact the manifest
 // calls missing: what an earlier rebuild made from a source that now fails
 // must not stay beside the manifest's "missing", for a reader (deepprof
-// diff, a person) to take as this run's. It returns the paths removed.
+// diff, a person) to take as this run's. Only a file deepprof wrote goes
+// (owns): one of the user's at that name stays. It returns the paths
+// removed.
 func (r *Run) RemoveStale() ([]string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	var stale []string
+	for _, a := range r.Manifest().Artifacts {
+		if s, ok := Lookup(a.Path); ok && s.Kind == Derived && a.Status == StatusMissing {
+			stale = append(stale, a.Path)
+		}
+	}
 	var removed []string
 	var errs []error
-	for i := range r.manifest.Artifacts {
-		a := &r.manifest.Artifacts[i]
-		s, ok := Lookup(a.Path)
-		if !ok || s.Kind != Derived || a.Status != StatusMissing {
-			continue
-		}
-		for _, q := range []string{a.Path, a.Path + ".gz"} {
-			err := r.Remove(q)
+	for _, rel := range stale {
+		for _, q := range []string{rel, rel + ".gz"} {
+			ok, err := r.removeDerived(q)
 			switch {
-			case err == nil:
+			case ok:
 				removed = append(removed, q)
-				a.Bytes = 0 // the size was the removed file's
-			case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrLinkOut):
+				r.mu.Lock()
+				for i := range r.manifest.Artifacts {
+					if r.manifest.Artifacts[i].Path == rel {
+						r.manifest.Artifacts[i].Bytes = 0 // the size was the removed file's
+					}
+				}
+				r.mu.Unlock()
+			case err != nil && !errors.Is(err, ErrLinkOut):
 				// (behind a link out of the run, the file is not the
 				// run's: the write that failed there said so)
 				errs = append(errs, err)
@@ -589,6 +625,7 @@ func (r *Run) Manifest() Manifest {
 	m.Artifacts = slices.Clone(m.Artifacts)
 	m.Notes = slices.Clone(m.Notes)
 	m.Steps = slices.Clone(m.Steps)
+	m.Pending = slices.Clone(m.Pending)
 	slices.SortFunc(m.Artifacts, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return m
 }
@@ -622,7 +659,8 @@ const RebuildStarted = "a rebuild began and did not finish (it was killed, or cr
 
 // WriteRebuildStarted writes manifest.json as it stands while a rebuild
 // replaces the derived files one by one: the run partial (RebuildStarted),
-// no size claimed for a derived or index file. A rebuild killed before its
+// no size claimed for a derived or index file, the files the rebuild may
+// write in Pending (ClaimPending). A rebuild killed before its
 // end leaves this manifest, which stays true of the files whichever of
 // them were replaced; the next rebuild clears it (ClearRebuild). The run
 // in memory is unchanged.
