@@ -16,6 +16,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/deepproftest"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 // recordingT is a testing.TB that keeps what the assertions report.
@@ -80,6 +81,23 @@ func TestOpenNotARun(t *testing.T) {
 	rt := &recordingT{TB: t}
 	deepproftest.Open(rt, t.TempDir())
 	assert.Contains(t, rt.fatal, "not a run directory")
+}
+
+// TestOpenNotARunWithASummary (issue 53): a folder deepprof did not make
+// (no mark) is no run for deepproftest either, whatever it holds: a
+// manifest.json with a run id and a recorded run's summary.json among a
+// person's files fail the test, as deepprof report refuses the folder
+// (one detection, rundir.Open), and nothing in it changes. Its summary's
+// assertions were run as a run's.
+func TestOpenNotARunWithASummary(t *testing.T) {
+	dir := synth.NotARun(t, roofline)
+	before := synth.Tree(t, dir)
+	rt := &recordingT{TB: t}
+	deepproftest.Open(rt, dir)
+	assert.Equal(t, "deepproftest: "+dir+": not a run directory: no .deepprof-run, the mark deepprof profile writes into every run directory it makes (deepprof writes and removes files only in those)", rt.fatal)
+	_, err := deepproftest.Read(dir)
+	assert.ErrorContains(t, err, dir+": not a run directory: no .deepprof-run")
+	assert.Empty(t, synth.Changed(before, synth.Tree(t, dir)))
 }
 
 // The structure of a run (names and counts, no times) is what a golden

@@ -11,7 +11,6 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/facts"
-	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -77,12 +76,17 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	return rundir.WriteAtomic(path, write)
 }
 
-// ReadSummary reads summary.json of the run directory dir.
+// ReadSummary reads summary.json of the run directory dir: a folder that
+// is not a run (rundir.Open) is an InputError, and none of its files is
+// read.
 func ReadSummary(dir string) (facts.Summary, error) {
 	var s facts.Summary
-	b, err := input.ReadFile(filepath.Join(dir, rundir.SummaryJSON))
+	if _, err := OpenRun(dir); err != nil {
+		return s, err
+	}
+	b, err := rundir.ReadFileIn(dir, filepath.Join(dir, rundir.SummaryJSON))
 	if err != nil {
-		return s, fmt.Errorf("%s: not a run directory with a summary (deepprof report DIR makes one from a run's records): %w", dir, err)
+		return s, fmt.Errorf("%s: the run has no summary (deepprof report DIR makes one from the run's records): %w", dir, err)
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SummaryJSON), err)

@@ -53,7 +53,9 @@ func (e *ManifestError) Error() string { return e.Err.Error() }
 func (e *ManifestError) Unwrap() error { return e.Err }
 
 // NotRebuiltError is Report's error when nothing was rebuilt (the run's
-// settings cannot be read): the run's files are as they were.
+// settings cannot be read, or files deepprof did not write are where it
+// writes derived files: a *rundir.DerivedConflictError): the run's files
+// are as they were.
 type NotRebuiltError struct{ Err error }
 
 func (e *NotRebuiltError) Error() string { return e.Err.Error() }
@@ -85,10 +87,11 @@ func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline, traced
 		cfg.TopN = *o.TopN
 	}
 	cfg.read, cfg.traced = read, traced
-	if err := run.WriteRebuildStarted(); err != nil {
-		return &NotRebuiltError{errors.Join(err, wait(traced))}
-	}
+	cfg.started = run.WriteRebuildStarted
 	rerr := rebuild(run, cfg)
+	if nr := (*NotRebuiltError)(nil); errors.As(rerr, &nr) {
+		return rerr // nothing written: the run's files are as they were
+	}
 	if err := run.WriteRebuiltManifest(o.Now()); err != nil {
 		return &ManifestError{errors.Join(rerr, err)}
 	}

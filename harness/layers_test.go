@@ -40,7 +40,7 @@ var layers = [][]string{
 	// 6: the rebuild and facade; synthetic inputs for tests
 	{"harness", "internal/synth"},
 	// 7: the command, the test API, the repository's scripts
-	{"cmd/deepprof", "deepproftest", "scripts/fixtures/mark-partial", "scripts/fixtures/rederive", "scripts/synth"},
+	{"cmd/deepprof", "deepproftest", "scripts/fixtures/mark-partial", "scripts/fixtures/mark-run", "scripts/fixtures/rederive", "scripts/synth"},
 }
 
 // TestLayers holds every package of the module (its non-test imports) to

@@ -45,6 +45,19 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	c := &committer{run: run}
 	c.prepare()
 	in := load(run, cfg)
+	// Before anything is written: no file deepprof did not write is where
+	// a derived file goes, and the run says which files this rebuild may
+	// write before it writes one.
+	planned := plannedFiles(in)
+	if err := run.CheckDerived(planned); err != nil {
+		return &NotRebuiltError{errors.Join(err, wait(cfg.traced))}
+	}
+	run.ClaimPending(planned)
+	if cfg.started != nil {
+		if err := cfg.started(); err != nil {
+			return &NotRebuiltError{errors.Join(err, wait(cfg.traced))}
+		}
+	}
 	c.record(in)
 	trace := startTrace(run, in)
 	defer trace()
@@ -56,6 +69,29 @@ func rebuild(run *rundir.Run, cfg settings) error {
 	// written is said missing there.
 	c.write(renderSummary(res, c.failed))
 	return c.finish(res)
+}
+
+// plannedFiles are the derived files the rebuild of in may write: every
+// derived file of the layout, and the kernel tables of the region folders
+// (render.RegionsDirPaths).
+func plannedFiles(in *inputs) []string {
+	out := rundir.DerivedFiles()
+	for _, d := range []struct {
+		dir string
+		rep *facts.RegionReport
+	}{{rundir.RegionsDir, in.reg}, {rundir.RegionsSampleDir, in.sample}} {
+		if d.rep == nil {
+			continue
+		}
+		paths, err := render.RegionsDirPaths(d.rep)
+		if err != nil {
+			continue // not written: the folder is said missing
+		}
+		for _, p := range paths {
+			out = append(out, d.dir+"/"+p)
+		}
+	}
+	return out
 }
 
 // inputs are what a rebuild reads of a run, each once, with the reason
@@ -509,6 +545,9 @@ func (c *committer) finish(res *result) error {
 		c.errs = append(c.errs, err)
 	} else if len(removed) > 0 {
 		run.Note("%s%s, made earlier from a source that now fails (the manifest says why)", removedNote, strings.Join(removed, ", "))
+	}
+	if _, err := run.RemovePending(); err != nil {
+		c.errs = append(c.errs, err)
 	}
 	run.CheckPresence()
 	// One source that fails feeds several files: say it once.

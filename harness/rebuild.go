@@ -48,6 +48,11 @@ type settings struct {
 	// (writeTrace) and gives its error: the rebuild takes that trace
 	// instead of writing it again.
 	traced func() error
+	// started, when not nil, is called once the rebuild has checked that
+	// it may write its files and before it writes any (deepprof report
+	// writes the manifest of a rebuild under way); its error stops the
+	// rebuild there.
+	started func() error
 }
 
 // ConfigFor is how a run configured by cfg makes its derived files: its

@@ -327,7 +327,7 @@ func Baseline(dir string, o BaselineOptions, w io.Writer) error {
 	}
 	b, err := from(dir, o.Top)
 	if err != nil {
-		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) {
+		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) || errors.Is(err, compare.ErrNothingToCompare) {
 			return &InputError{err}
 		}
 		return err

@@ -144,7 +144,7 @@ func TestDiffExitStatus(t *testing.T) {
 		{[]string{"diff", llamaRun, slowed}, 1, " ms total (+20.0%)"},
 		{[]string{"diff", "--threshold", "25%", llamaRun, slowed}, 0, ""},
 		{[]string{"diff", slowed, llamaRun}, 0, ""}, // faster: an improvement
-		{[]string{"diff", llamaRun, filepath.Join(slowed, "ncu")}, 2, "ncu: not a run directory: it has no stage1/report.json, kernels.json nor ncu/regions/report.json"},
+		{[]string{"diff", llamaRun, filepath.Join(slowed, "ncu")}, 2, "ncu: not a run directory: no .deepprof-run, the mark deepprof profile writes into every run directory it makes"},
 		{[]string{"diff", llamaRun, filepath.Join(slowed, "nope")}, 2, "no such run directory or baseline file"},
 		{[]string{"diff", "--format", "html", llamaRun, slowed}, 2, `--format "html"`},
 		{[]string{"diff", "--threshold", "0.05.1", llamaRun, slowed}, 2, `--threshold "0.05.1"`},

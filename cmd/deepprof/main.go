@@ -127,7 +127,9 @@ Usage:
       Rebuild every derived file of a run directory from its raw records: the
       stakeholder summary (stakeholder_summary.md, report.html, summary.json),
       kernels.md/json, ncu/regions/, the trace, report.md and manifest.json;
-      no GPU.
+      no GPU. Only a folder deepprof made (its .deepprof-run) is a run
+      directory, and only the files deepprof wrote there are replaced or
+      removed.
   deepprof merge --out MAIN RUN...
       Gather the run directories of one multi-node session (each node's
       deepprof profile, same configuration and launcher) into the new run

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -82,6 +83,7 @@ func TestReportBadConfig(t *testing.T) {
 	t.Parallel()
 	main := filepath.Join(t.TempDir(), "run")
 	require.NoError(t, os.MkdirAll(filepath.Join(main, "ncu"), 0o755))
+	require.NoError(t, rundir.WriteMark(main, "run")) // a session stopped before its manifest
 	raw, err := os.ReadFile(twoproc)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(main, "ncu", "raw.csv"), raw, 0o644))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -55,7 +56,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PROFILES", profiles)
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"synthetic": synthetic, "treehash": treehash, "exits": exits},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"synthetic": synthetic, "treehash": treehash, "exits": exits, "markrun": markrun},
 	})
 }
 
@@ -141,6 +142,20 @@ func treehash(ts *testscript.TestScript, neg bool, args []string) {
 		return nil
 	}))
 	fmt.Fprintf(ts.Stdout(), "%d entries %x\n", n, h.Sum(nil))
+}
+
+// markrun marks DIR the run directory of the run ID, as rundir.Create
+// marks each run it makes (rundir.WriteMark), so that a script's run made
+// of files in its archive is one deepprof takes for a run:
+//
+//	markrun DIR ID
+func markrun(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: markrun DIR ID")
+	}
+	ts.Check(rundir.WriteMark(ts.MkAbs(args[0]), args[1]))
+	_, err := rundir.SweepStaging(ts.MkAbs(args[0]))
+	ts.Check(err)
 }
 
 // synthetic derives a SYNTHETIC CUPTI record file from a recorded one:

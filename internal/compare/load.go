@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,26 +91,27 @@ func (s *Summary) Has(part string) bool {
 	return !slices.ContainsFunc(s.Missing, func(m facts.DiffMissing) bool { return m.Part == part })
 }
 
-// ErrNotRun is the error of a directory that holds none of a run's files.
-var ErrNotRun = errors.New("not a run directory")
+// ErrNotRun is the error of a directory that is not a run directory
+// (rundir.Open's, the one detection of a run: its mark).
+var ErrNotRun = rundir.ErrNotRun
+
+// ErrNothingToCompare is the error of a run that holds none of the files
+// a comparison reads.
+var ErrNothingToCompare = errors.New("nothing to compare")
 
 // Load reads the compared numbers of the run directory dir, each file
 // through the run (rundir.ReadFileIn: never through a link out of it, never
-// anything but a plain file). A file that does not exist is recorded in
-// Missing; one that exists but does not parse, or
-// breaks its contract, is an error naming it and, where known, its line.
+// anything but a plain file). A folder that is not a run (rundir.Open) is
+// refused before any of its files is read. A file that does not exist is
+// recorded in Missing; one that exists but does not parse, or breaks its
+// contract, is an error naming it and, where known, its line.
 func Load(dir string) (*Summary, error) {
-	st, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w: no such directory", dir, ErrNotRun)
-	}
+	run, err := rundir.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: %w: a file, not a directory", dir, ErrNotRun)
-	}
-	s := &Summary{Source: dir, RunID: filepath.Base(filepath.Clean(dir))}
+	m := run.Manifest()
+	s := &Summary{Source: dir, RunID: m.RunID}
 	read := func(part string, fn func(data []byte, name string) error) error {
 		name := filepath.Join(dir, filepath.FromSlash(partFiles[part]))
 		data, err := rundir.ReadFileIn(dir, name)
@@ -134,7 +134,7 @@ func Load(dir string) (*Summary, error) {
 		return nil, err
 	}
 	if len(s.Missing) == len(partFiles) {
-		return nil, fmt.Errorf("%s: %w: it has no %s, %s nor %s", dir, ErrNotRun,
+		return nil, fmt.Errorf("%s: %w: the run has no %s, %s nor %s (deepprof report makes the last two of its records)", dir, ErrNothingToCompare,
 			rundir.Stage1Report, rundir.KernelsJSON, rundir.RegionsJSON)
 	}
 	if !s.Has(facts.PartStages) {
@@ -175,24 +175,9 @@ func Load(dir string) (*Summary, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	b, err := rundir.ReadFileIn(dir, filepath.Join(dir, rundir.ManifestJSON))
-	var tooLarge *input.TooLargeError
-	var notRegular *rundir.NotRegularError
-	if errors.As(err, &tooLarge) || errors.As(err, &notRegular) || errors.Is(err, rundir.ErrLinkOut) {
-		return nil, err
-	}
-	if err == nil {
-		var m rundir.Manifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.ManifestJSON), err)
-		}
-		if m.RunID != "" {
-			s.RunID = m.RunID
-		}
-		s.Unsound = unsound(m)
-		if m.Sources != nil {
-			s.KernelsFrom = m.Sources.Kernels
-		}
+	s.Unsound = unsound(m)
+	if m.Sources != nil {
+		s.KernelsFrom = m.Sources.Kernels
 	}
 	return s, nil
 }

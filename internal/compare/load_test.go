@@ -112,7 +112,12 @@ func TestLoadMissing(t *testing.T) {
 	_, err = compare.Load(filepath.Join(dir, "nope"))
 	assert.Error(t, err, "no run directory at all")
 	_, err = compare.Load(filepath.Join(dir, "ncu"))
-	assert.ErrorContains(t, err, "not a run directory: it has no stage1/report.json, kernels.json nor ncu/regions/report.json")
+	assert.ErrorContains(t, err, "ncu: not a run directory: no .deepprof-run")
+	assert.ErrorIs(t, err, compare.ErrNotRun)
+	empty := synth.Run(t, tiny, synth.Remove("kernels.json"), synth.Remove("ncu/regions/report.json"), synth.Remove("stage1/report.json"))
+	_, err = compare.Load(empty)
+	assert.ErrorContains(t, err, "nothing to compare: the run has no stage1/report.json, kernels.json nor ncu/regions/report.json")
+	assert.ErrorIs(t, err, compare.ErrNothingToCompare)
 	_, err = compare.Load(filepath.Join(dir, "kernels.md"))
 	assert.ErrorContains(t, err, "not a run directory")
 }

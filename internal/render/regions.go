@@ -266,11 +266,7 @@ func RegionsDirFiles(rep *facts.RegionReport) ([]rundir.File, error) {
 		return nil, err
 	}
 	files := []rundir.File{{Rel: "report.md", Data: md.Bytes()}, {Rel: "report.json", Data: js.Bytes()}}
-	add := func(r facts.Region, s *facts.RegionScope) error {
-		if !filepath.IsLocal(r.Dir) || strings.ContainsAny(r.Dir, `/\`) || r.Dir == "." {
-			return fmt.Errorf("region %q: directory %q is not one local name", r.Name, r.Dir)
-		}
-		sub := RegionTableDir(rep, r, s)
+	err := regionTables(rep, func(sub string, r facts.Region, s *facts.RegionScope) error {
 		t := r.Table
 		t.Source = rep.Source + ", region " + r.Name
 		if s != nil && sub != r.Dir {
@@ -285,11 +281,41 @@ func RegionsDirFiles(rep *facts.RegionReport) ([]rundir.File, error) {
 		}
 		files = append(files, rundir.File{Rel: path.Join(sub, "kernels.md"), Data: km.Bytes()}, rundir.File{Rel: path.Join(sub, "kernels.json"), Data: kj.Bytes()})
 		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// RegionsDirPaths are the paths of RegionsDirFiles(rep), in its order,
+// without rendering them: what a rebuild checks before it writes anything.
+func RegionsDirPaths(rep *facts.RegionReport) ([]string, error) {
+	paths := []string{"report.md", "report.json"}
+	err := regionTables(rep, func(sub string, _ facts.Region, _ *facts.RegionScope) error {
+		paths = append(paths, path.Join(sub, "kernels.md"), path.Join(sub, "kernels.json"))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+// regionTables calls table for each kernel table a region report's
+// directory holds, with its folder (RegionTableDir): the aggregate's
+// regions, then each scope's where it has a table of its own.
+func regionTables(rep *facts.RegionReport, table func(sub string, r facts.Region, s *facts.RegionScope) error) error {
+	add := func(r facts.Region, s *facts.RegionScope) error {
+		if !filepath.IsLocal(r.Dir) || strings.ContainsAny(r.Dir, `/\`) || r.Dir == "." {
+			return fmt.Errorf("region %q: directory %q is not one local name", r.Name, r.Dir)
+		}
+		return table(RegionTableDir(rep, r, s), r, s)
 	}
 	if rep.AggregateEnabled {
 		for _, r := range rep.Aggregate {
 			if err := add(r, nil); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -300,9 +326,9 @@ func RegionsDirFiles(rep *facts.RegionReport) ([]rundir.File, error) {
 				continue // the aggregate's table, already listed
 			}
 			if err := add(r, s); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return files, nil
+	return nil
 }

@@ -69,6 +69,26 @@ func TestWriteRegionsDirStaysInside(t *testing.T) {
 	assert.Contains(t, js, "scopes")
 }
 
+// TestRegionsDirPaths: the paths a rebuild checks before it writes are
+// the files it then writes, in order, with scopes of several processes
+// (each with tables of its own) and with the aggregate off.
+func TestRegionsDirPaths(t *testing.T) {
+	for _, aggregate := range []bool{true, false} {
+		rep := hostileReport(t)
+		rep.AggregateEnabled = aggregate
+		files, err := RegionsDirFiles(rep)
+		require.NoError(t, err)
+		paths, err := RegionsDirPaths(rep)
+		require.NoError(t, err)
+		var rels []string
+		for _, f := range files {
+			rels = append(rels, f.Rel)
+		}
+		assert.Equal(t, rels, paths)
+		assert.Greater(t, len(paths), 2, "kernel tables")
+	}
+}
+
 func TestRegionsMarkdownEscapes(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, RegionsMarkdown(&md, hostileReport(t)))

@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -14,16 +15,19 @@ type Output struct {
 	// Written waits for a file written beside the rest of the rebuild
 	// (the trace) and gives its error.
 	Written func() error
-	// Dir is a folder replaced whole (IsDir); Records are the files of it
-	// the manifest lists.
+	// Dir are the files of a folder (IsDir), relative to it: each is
+	// written and listed in the manifest, and the files an earlier build
+	// wrote there and this one does not are removed; nothing else in the
+	// folder is touched. Records are the files of it the manifest lists
+	// as missing when the folder is not made.
 	Dir     []File
 	IsDir   bool
 	Records []string
 	Status  Status // "" is complete
 	Reason  string
 	// Missing is why the output is not made: recorded missing, and an
-	// earlier copy of a folder removed. Fails says that this also fails
-	// the rebuild.
+	// earlier build's files of a folder removed. Fails says that this
+	// also fails the rebuild.
 	Missing error
 	Fails   bool
 	// RemoveNow removes an earlier copy of a missing file at once (else
@@ -40,7 +44,10 @@ type Output struct {
 // Commit writes each output into the run and records it in the manifest.
 // failed gets the outputs that could not be written, by path; the errors
 // returned are what fails the rebuild (a failed write, or a missing output
-// that Fails).
+// that Fails). It replaces and removes only what deepprof wrote (the
+// derived files the manifest lists, and what this process wrote): call
+// CheckDerived first, so that no file of the user's is where an output
+// goes.
 func (r *Run) Commit(outs []Output, failed map[string]error) []error {
 	var errs []error
 	for _, o := range outs {
@@ -48,27 +55,20 @@ func (r *Run) Commit(outs []Output, failed map[string]error) []error {
 		if len(records) == 0 {
 			records = []string{o.Rel}
 		}
-		recordAll := func(st Status, reason string) {
-			for _, rel := range records {
-				r.Record(rel, st, reason)
-			}
-		}
+		recordAll := func(st Status, reason string) { r.recordMany(records, st, reason) }
 		var err error
 		switch {
 		case o.Forget:
-			r.Remove(o.Rel)
+			r.removeDerived(o.Rel)
 			r.Forget(o.Rel)
 			continue
 		case o.Skipped != "":
-			r.Remove(o.Rel) // an earlier rebuild's is not this one's
+			r.removeDerived(o.Rel) // an earlier rebuild's is not this one's
 			r.Record(o.Rel, StatusSkipped, o.Skipped)
 			continue
 		case o.Missing != nil && o.IsDir:
-			// The folders above it are the run's, never a link out of it:
-			// RemoveAll would remove what the link points into.
-			if err = MkdirIn(r.Dir, r.Path(parentOf(o.Rel))); err == nil {
-				err = RemoveAllIn(r.Dir, r.Path(o.Rel))
-			}
+			_, err = r.clearDir(o.Rel, nil)
+			r.forgetUnder(o.Rel, records)
 			if err == nil {
 				recordAll(StatusMissing, o.Missing.Error())
 				if o.Fails {
@@ -78,7 +78,7 @@ func (r *Run) Commit(outs []Output, failed map[string]error) []error {
 			}
 		case o.Missing != nil:
 			if o.RemoveNow {
-				r.Remove(o.Rel)
+				r.removeDerived(o.Rel)
 			}
 			recordAll(StatusMissing, o.Missing.Error())
 			if o.Fails {
@@ -86,14 +86,19 @@ func (r *Run) Commit(outs []Output, failed map[string]error) []error {
 			}
 			continue
 		case o.IsDir:
-			if err = MkdirIn(r.Dir, r.Path(parentOf(o.Rel))); err == nil {
-				err = ReplaceDirIn(r.Dir, r.Path(o.Rel), o.Dir)
+			var written []string
+			written, _, err = r.writeDir(o.Rel, o.Dir)
+			if err == nil {
+				records = written
+				r.forgetUnder(o.Rel, written)
 			}
 		case o.Written != nil:
+			r.claim(o.Rel)
 			err = o.Written()
 		case o.Stream != nil:
 			err = r.WriteStream(o.Rel, o.Stream)
 		default:
+			r.claim(o.Rel)
 			err = WriteFileAtomicIn(r.Dir, r.Path(o.Rel), o.Data)
 		}
 		if err != nil {
@@ -111,10 +116,17 @@ func (r *Run) Commit(outs []Output, failed map[string]error) []error {
 	return errs
 }
 
-// parentOf is the folder of a slash-separated path ("." at the top).
-func parentOf(rel string) string {
-	if i := strings.LastIndex(rel, "/"); i >= 0 {
-		return rel[:i]
+// forgetUnder drops from the manifest every file listed under the folder
+// dir but those of keep: the files of a folder an earlier build wrote that
+// this one does not.
+func (r *Run) forgetUnder(dir string, keep []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := make(map[string]bool, len(keep))
+	for _, rel := range keep {
+		kept[rel] = true
 	}
-	return "."
+	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(a Artifact) bool {
+		return strings.HasPrefix(a.Path, dir+"/") && !kept[a.Path]
+	})
 }

@@ -1,5 +1,10 @@
 // Package rundir is the run directory (MAIN): layout, manifest, writes.
 //
+// A run directory is what deepprof made: Create marks each one it makes
+// (RunMark, WriteMark), and Open, the one detection every command and
+// deepproftest ask, refuses a folder without that mark before reading
+// anything else in it.
+//
 // It holds the one registry of a run directory's files with their kinds
 // (raw tool output, log, provenance, derived, the index; layout.go), the
 // manifest that says what became of each artifact (complete, partial,

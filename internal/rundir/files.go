@@ -121,58 +121,6 @@ func WriteFilesIn(root, dir string, files []File) (map[string]bool, error) {
 	return written, nil
 }
 
-// ReplaceDirIn replaces the folder dir, inside root, by one holding files:
-// they are written into a folder in root's StagingDir, which then takes
-// dir's name (the old folder moved into StagingDir first, then removed),
-// so that until the files are whole dir keeps what it held. A failed
-// rename puts the old folder back; a rebuild killed between the two
-// renames leaves dir absent (its manifest says the rebuild did not
-// finish) and the old folder in StagingDir until the next sweep. Every
-// step goes through root as an os.Root.
-func ReplaceDirIn(root, dir string, files []File) error {
-	rel, err := relIn(root, dir, "writes")
-	if err != nil {
-		return err
-	}
-	if err := MkdirIn(root, filepath.Dir(dir)); err != nil {
-		return err
-	}
-	r, done, err := openRoot(root)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := staging(r, root); err != nil {
-		return err
-	}
-	tmp := stageName(filepath.Base(dir))
-	if _, err := WriteFilesIn(root, filepath.Join(root, tmp), files); err != nil {
-		r.RemoveAll(tmp)
-		return err
-	}
-	old := stageName(filepath.Base(dir) + ".old")
-	st, err := r.Lstat(rel)
-	switch {
-	case err == nil && st.IsDir():
-		if err := r.Rename(rel, old); err != nil {
-			r.RemoveAll(tmp)
-			return linkOut(dir, err)
-		}
-	case err == nil:
-		r.RemoveAll(tmp)
-		return fmt.Errorf("%s: not a folder, where deepprof writes one of %s", dir, root)
-	case !errors.Is(err, fs.ErrNotExist):
-		r.RemoveAll(tmp)
-		return linkOut(dir, err)
-	}
-	if err := r.Rename(tmp, rel); err != nil {
-		r.Rename(old, rel) // the old folder back in its place
-		r.RemoveAll(tmp)
-		return linkOut(dir, err)
-	}
-	return r.RemoveAll(old)
-}
-
 // OwnedMarker is the file deepprof regions --out writes into DIR and into
 // each folder it makes there, listing what it wrote: its content is the
 // only proof that a file or a folder is deepprof's. A folder without one

@@ -36,6 +36,11 @@ const (
 // Each is in layout, with its kind; a new file is one constant and one
 // layout entry.
 const (
+	// RunMark is the mark rundir.Create writes into every run directory
+	// as it makes it (WriteMark): only a folder holding it is a run, and
+	// only there does deepprof write or remove anything (Open).
+	RunMark = ".deepprof-run"
+
 	EnvJSON    = "env.json"
 	ConfigYAML = "config.yaml"
 	InputsYAML = "inputs.yaml"
@@ -140,6 +145,7 @@ type Spec struct {
 
 // layout is the one registry of a run directory's files.
 var layout = []Spec{
+	{Path: RunMark, Kind: Provenance},
 	{Path: EnvJSON, Kind: Provenance},
 	{Path: ConfigYAML, Kind: Provenance},
 	{Path: InputsYAML, Kind: Provenance},
@@ -248,9 +254,9 @@ func Ranks(dir string) []string {
 func Lookup(rel string) (Spec, bool) {
 	i := slices.IndexFunc(layout, func(s Spec) bool { return s.Path == rel })
 	if i < 0 {
-		// A file of a directory of raw outputs (the CUPTI records) is of
-		// its directory's kind.
-		i = slices.IndexFunc(layout, func(s Spec) bool { return s.Dir && s.Kind != Derived && strings.HasPrefix(rel, s.Path+"/") })
+		// A file of a directory (the CUPTI records, a region's kernel
+		// table) is of its directory's kind.
+		i = slices.IndexFunc(layout, func(s Spec) bool { return s.Dir && strings.HasPrefix(rel, s.Path+"/") })
 	}
 	if i < 0 {
 		return Spec{}, false

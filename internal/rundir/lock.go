@@ -171,8 +171,8 @@ func (l *Lock) Unlock() error {
 }
 
 // lockOwned holds dir, a folder deepprof writes into for a user, and the
-// run directory dir is in (dir itself or a folder above it that holds a
-// manifest.json or a LockFile), outer first: a session or a rebuild of that
+// run directory dir is in (a folder above it that Open takes for a run:
+// one holding its RunMark), outer first: a session or a rebuild of that
 // run and another writer into dir wait their turn. unlock lets both go.
 func lockOwned(dir string) (unlock func(), err error) {
 	abs, err := filepath.Abs(dir)
@@ -210,7 +210,7 @@ func lockOwned(dir string) (unlock func(), err error) {
 }
 
 // isRunDir reports whether dir is a run directory to lock: Open takes it
-// (a manifest.json with a run id, or config.yaml beside a tool output).
+// (it holds its RunMark).
 func isRunDir(dir string) bool {
 	_, err := Open(dir)
 	return err == nil

@@ -36,13 +36,20 @@ type Run struct {
 
 	mu       sync.Mutex
 	manifest Manifest
+	// owned are the files deepprof wrote into the run, by path relative
+	// to it: the derived files its manifest lists (ownedAtOpen) and what
+	// this process wrote since (claim). Only these are replaced or
+	// removed by a rebuild.
+	owned map[string]bool
 }
 
 // ErrRunExists is returned by Create when MAIN already exists.
 var ErrRunExists = errors.New("run directory exists")
 
 // Create makes MAIN = root/id; id "" picks NewRunID. An existing MAIN is
-// never reused: its results would be mixed with the new run's.
+// never reused: its results would be mixed with the new run's. MAIN gets
+// its mark (RunMark, WriteMark) at once, listed in the manifest: it is
+// what makes MAIN a run directory.
 func Create(root, id string, now time.Time) (*Run, error) {
 	if id == "" {
 		var err error
@@ -63,8 +70,16 @@ func Create(root, id string, now time.Time) (*Run, error) {
 		}
 		return nil, err
 	}
-	return &Run{ID: id, Dir: dir, manifest: Manifest{RunID: id, Status: StatusComplete, Started: now.UTC().Format(time.RFC3339)}}, nil
+	if err := WriteMark(dir, id); err != nil {
+		return nil, err
+	}
+	r := &Run{ID: id, Dir: dir, manifest: Manifest{RunID: id, Status: StatusComplete, Started: now.UTC().Format(time.RFC3339)}}
+	r.Record(RunMark, StatusComplete, "")
+	return r, nil
 }
+
+// ErrNotRun is what every *NotRunDirError is (errors.Is).
+var ErrNotRun = errors.New("not a run directory")
 
 // NotRunDirError is a directory that Open refuses: it is not a run
 // directory, and nothing was written into it.
@@ -74,14 +89,19 @@ type NotRunDirError struct {
 }
 
 func (e *NotRunDirError) Error() string {
-	return fmt.Sprintf("%s: not a run directory: %s", e.Dir, e.Missing)
+	return fmt.Sprintf("%s: %v: %s", e.Dir, ErrNotRun, e.Missing)
 }
 
+// Is makes a *NotRunDirError ErrNotRun.
+func (e *NotRunDirError) Is(target error) bool { return target == ErrNotRun }
+
 // Open returns the Run of an existing MAIN, with its manifest (for
-// rebuilding derived files). A run directory is what deepprof profile
-// made: it holds manifest.json with a run id, or (a session stopped before
-// it wrote its manifest) config.yaml with a raw tool output beside it.
-// Anything else is a *NotRunDirError.
+// rebuilding derived files). A run directory is what deepprof made: it
+// holds the mark Create writes (RunMark), and, once its session ended,
+// manifest.json with a run id; a session stopped before it wrote its
+// manifest leaves the mark without one. A folder without the mark is a
+// *NotRunDirError, before anything else in it is read: deepprof report,
+// baseline, diff, merge and deepproftest all ask Open.
 func Open(dir string) (*Run, error) {
 	st, err := os.Stat(dir)
 	switch {
@@ -92,35 +112,38 @@ func Open(dir string) (*Run, error) {
 	case !st.IsDir():
 		return nil, &NotRunDirError{Dir: dir, Missing: "a file, not a directory"}
 	}
-	r := &Run{ID: filepath.Base(dir), Dir: dir, manifest: Manifest{RunID: filepath.Base(dir), Status: StatusComplete}}
-	b, err := ReadFileIn(dir, filepath.Join(dir, ManifestJSON))
-	switch {
-	case err == nil:
-		var m Manifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			name := filepath.Join(dir, ManifestJSON)
-			if off, ok := input.Offset(err); ok {
-				return nil, fmt.Errorf("%s:%d: %w", name, input.Line(b, off), err)
-			}
-			if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(b)) == 0 {
-				return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?): %w", name, input.Line(b, int64(len(b))), err)
-			}
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if m.RunID == "" {
-			return nil, &NotRunDirError{Dir: dir, Missing: ManifestJSON + " has no run_id: it is not deepprof's"}
-		}
-		if m.Status == "" {
-			m.Status = StatusComplete
-		}
-		r.manifest = m
-		return r, nil
-	case !errors.Is(err, fs.ErrNotExist):
+	mark, err := ReadMark(dir)
+	if err != nil {
 		return nil, err
 	}
-	if !r.Exists(ConfigYAML) || !slices.ContainsFunc(layout, func(s Spec) bool { return s.Kind == Raw && r.Exists(s.Path) }) {
-		return nil, &NotRunDirError{Dir: dir, Missing: "no " + ManifestJSON + ", nor " + ConfigYAML + " with a tool output beside it (deepprof profile makes run directories)"}
+	r := &Run{ID: mark.RunID, Dir: dir, manifest: Manifest{RunID: mark.RunID, Status: StatusComplete}}
+	b, err := ReadFileIn(dir, filepath.Join(dir, ManifestJSON))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.ownedAtOpen(r.manifest, false) // the session stopped before its manifest
+		return r, nil
+	case err != nil:
+		return nil, err
 	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		name := filepath.Join(dir, ManifestJSON)
+		if off, ok := input.Offset(err); ok {
+			return nil, fmt.Errorf("%s:%d: %w", name, input.Line(b, off), err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(b)) == 0 {
+			return nil, fmt.Errorf("%s:%d: the file ends before its JSON does (cut short?): %w", name, input.Line(b, int64(len(b))), err)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if m.RunID == "" {
+		return nil, fmt.Errorf("%s: no run_id: it is not a manifest deepprof writes", filepath.Join(dir, ManifestJSON))
+	}
+	if m.Status == "" {
+		m.Status = StatusComplete
+	}
+	r.ID, r.manifest = m.RunID, m
+	r.ownedAtOpen(m, true)
 	return r, nil
 }
 
@@ -250,6 +273,7 @@ func (r *Run) Path(rel string) string { return filepath.Join(r.Dir, filepath.Fro
 // Write writes one artifact atomically and records it in the manifest as
 // complete (or as the status given).
 func (r *Run) Write(rel string, data []byte) error {
+	r.claim(rel)
 	if err := WriteFileAtomicIn(r.Dir, r.Path(rel), data); err != nil {
 		r.Record(rel, StatusMissing, err.Error())
 		return err
@@ -261,6 +285,7 @@ func (r *Run) Write(rel string, data []byte) error {
 // WriteStream writes one artifact atomically as write streams it, inside
 // MAIN only (WriteAtomicIn); it records nothing in the manifest.
 func (r *Run) WriteStream(rel string, write func(io.Writer) error) error {
+	r.claim(rel)
 	return WriteAtomicIn(r.Dir, r.Path(rel), write)
 }
 
@@ -343,6 +368,11 @@ type Manifest struct {
 	// rebuild chose them.
 	Sources   *Sources   `json:"sources,omitempty"`
 	Artifacts []Artifact `json:"artifacts"`
+	// Pending are the derived files a rebuild under way may write, listed
+	// before it writes any (ClaimPending): a rebuild killed before its end
+	// leaves them here, deepprof's to replace or remove; the next rebuild
+	// that ends lists each as an artifact or removes it, and clears this.
+	Pending []string `json:"pending,omitempty"`
 }
 
 // Sources are the inputs of the derived files, chosen once per rebuild.
@@ -396,26 +426,41 @@ func (r *Run) RecordStepTime(st StepTime) {
 
 // Record sets an artifact's status; a later record of the same path
 // (or of it gzipped, path.gz) replaces the earlier one.
-func (r *Run) Record(rel string, st Status, reason string) {
+func (r *Run) Record(rel string, st Status, reason string) { r.recordMany([]string{rel}, st, reason) }
+
+// recordMany is Record of each of rels, with one pass over the manifest.
+func (r *Run) recordMany(rels []string, st Status, reason string) {
+	as := make([]Artifact, len(rels))
+	for i, rel := range rels {
+		as[i] = Artifact{Path: rel, Status: st, Reason: reason}
+		if s, ok := Lookup(rel); ok {
+			as[i].Kind = s.Kind
+		}
+		if fi, err := StatIn(r.Dir, r.Path(rel)); err == nil && !fi.IsDir() {
+			as[i].Bytes = fi.Size()
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	a := Artifact{Path: rel, Status: st, Reason: reason}
-	if s, ok := Lookup(rel); ok {
-		a.Kind = s.Kind
-	}
-	if fi, err := StatIn(r.Dir, r.Path(rel)); err == nil && !fi.IsDir() {
-		a.Bytes = fi.Size()
+	gz := make(map[string]bool, len(rels))
+	for _, rel := range rels {
+		gz[rel+".gz"] = true
 	}
 	// An entry of rel.gz is the same file, gzipped in a recorded copy:
 	// rel's record replaces it (CheckPresence finds it stored as .gz).
-	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(x Artifact) bool { return x.Path == rel+".gz" })
-	for i := range r.manifest.Artifacts {
-		if r.manifest.Artifacts[i].Path == rel {
-			r.manifest.Artifacts[i] = a
-			return
-		}
+	r.manifest.Artifacts = slices.DeleteFunc(r.manifest.Artifacts, func(x Artifact) bool { return gz[x.Path] })
+	at := make(map[string]int, len(r.manifest.Artifacts))
+	for i, x := range r.manifest.Artifacts {
+		at[x.Path] = i
 	}
-	r.manifest.Artifacts = append(r.manifest.Artifacts, a)
+	for _, a := range as {
+		if i, ok := at[a.Path]; ok {
+			r.manifest.Artifacts[i] = a
+			continue
+		}
+		at[a.Path] = len(r.manifest.Artifacts)
+		r.manifest.Artifacts = append(r.manifest.Artifacts, a)
+	}
 }
 
 // Note adds a line to the manifest's notes (what the session decided, such
@@ -451,25 +496,32 @@ func (r *Run) Remove(rel string) error { return RemoveIn(r.Dir, r.Path(rel)) }
 // RemoveStale deletes the file of every derived artifact the manifest
 // calls missing: what an earlier rebuild made from a source that now fails
 // must not stay beside the manifest's "missing", for a reader (deepprof
-// diff, a person) to take as this run's. It returns the paths removed.
+// diff, a person) to take as this run's. Only a file deepprof wrote goes
+// (owns): one of the user's at that name stays. It returns the paths
+// removed.
 func (r *Run) RemoveStale() ([]string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	var stale []string
+	for _, a := range r.Manifest().Artifacts {
+		if s, ok := Lookup(a.Path); ok && s.Kind == Derived && a.Status == StatusMissing {
+			stale = append(stale, a.Path)
+		}
+	}
 	var removed []string
 	var errs []error
-	for i := range r.manifest.Artifacts {
-		a := &r.manifest.Artifacts[i]
-		s, ok := Lookup(a.Path)
-		if !ok || s.Kind != Derived || a.Status != StatusMissing {
-			continue
-		}
-		for _, q := range []string{a.Path, a.Path + ".gz"} {
-			err := r.Remove(q)
+	for _, rel := range stale {
+		for _, q := range []string{rel, rel + ".gz"} {
+			ok, err := r.removeDerived(q)
 			switch {
-			case err == nil:
+			case ok:
 				removed = append(removed, q)
-				a.Bytes = 0 // the size was the removed file's
-			case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrLinkOut):
+				r.mu.Lock()
+				for i := range r.manifest.Artifacts {
+					if r.manifest.Artifacts[i].Path == rel {
+						r.manifest.Artifacts[i].Bytes = 0 // the size was the removed file's
+					}
+				}
+				r.mu.Unlock()
+			case err != nil && !errors.Is(err, ErrLinkOut):
 				// (behind a link out of the run, the file is not the
 				// run's: the write that failed there said so)
 				errs = append(errs, err)
@@ -573,6 +625,7 @@ func (r *Run) Manifest() Manifest {
 	m.Artifacts = slices.Clone(m.Artifacts)
 	m.Notes = slices.Clone(m.Notes)
 	m.Steps = slices.Clone(m.Steps)
+	m.Pending = slices.Clone(m.Pending)
 	slices.SortFunc(m.Artifacts, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return m
 }
@@ -606,7 +659,8 @@ const RebuildStarted = "a rebuild began and did not finish (it was killed, or cr
 
 // WriteRebuildStarted writes manifest.json as it stands while a rebuild
 // replaces the derived files one by one: the run partial (RebuildStarted),
-// no size claimed for a derived or index file. A rebuild killed before its
+// no size claimed for a derived or index file, the files the rebuild may
+// write in Pending (ClaimPending). A rebuild killed before its
 // end leaves this manifest, which stays true of the files whichever of
 // them were replaced; the next rebuild clears it (ClearRebuild). The run
 // in memory is unchanged.

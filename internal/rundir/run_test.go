@@ -34,6 +34,12 @@ func TestCreateNeverReuses(t *testing.T) {
 	r, err := Create(root, "run1", t0)
 	require.NoError(t, err)
 	assert.DirExists(t, r.Dir)
+	mark, err := os.ReadFile(r.Path(RunMark))
+	require.NoError(t, err)
+	assert.Equal(t, `{"format":"deepprof-run/1","run_id":"run1"}`+"\n", string(mark), "the run is marked at creation")
+	m, err := ReadMark(r.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, Mark{Format: MarkFormat, RunID: "run1"}, m)
 	_, err = Create(root, "run1", t0)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrRunExists))
@@ -71,6 +77,7 @@ func TestWriteAtomicAndManifest(t *testing.T) {
 	assert.Equal(t, "the workload crashed", m.Reason)
 	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
 	assert.Equal(t, []Artifact{
+		{Path: RunMark, Kind: Provenance, Status: StatusComplete, Bytes: int64(len(markText("run")))},
 		{Path: "kernels.md", Kind: Derived, Status: StatusComplete, Bytes: 10},
 		{Path: "ncu/details.csv", Kind: Raw, Status: StatusSkipped, Reason: "no details page asked for"},
 		{Path: "ncu/raw.csv", Kind: Raw, Status: StatusPartial, Reason: "the workload crashed after 10 launches", Bytes: 1},
@@ -105,41 +112,95 @@ func TestRebuiltManifestKeepsSessionTimes(t *testing.T) {
 	assert.Equal(t, "2026-11-21T22:31:00Z", m.Finished)
 	assert.Equal(t, "2026-11-21T23:30:00Z", m.Rebuilt)
 
-	// A session stopped before it wrote its manifest: config.yaml and a
-	// raw export.
+	// A session stopped before it wrote its manifest: its mark, config.yaml
+	// and a raw export.
 	dir := t.TempDir()
+	require.NoError(t, WriteMark(dir, "stopped"))
 	require.NoError(t, WriteFileAtomic(filepath.Join(dir, ConfigYAML), []byte("run: {}\n")))
 	require.NoError(t, WriteFileAtomic(filepath.Join(dir, NcuTimingRaw+".gz"), []byte("x")))
 	bare, err := Open(dir)
 	require.NoError(t, err)
+	assert.Equal(t, "stopped", bare.Manifest().RunID, "the mark's run id")
 	require.NoError(t, bare.WriteRebuiltManifest(t0))
 	assert.Equal(t, "2026-11-21T22:30:00Z", bare.Manifest().Finished)
 }
 
 // TestOpenRefusesNonRunDirectories: deepprof report must not write into a
-// directory that is not a run directory; Open says what is missing.
+// directory that is not a run directory; Open says what is missing. A run
+// is what deepprof made: a folder without its mark is not one, whatever
+// it holds (issue 53: a manifest.json with a run id, config.yaml beside a
+// tool output, a derived file), and nothing in it is read.
 func TestOpenRefusesNonRunDirectories(t *testing.T) {
+	const noMark = "not a run directory: no .deepprof-run, the mark deepprof profile writes into every run directory it makes (deepprof writes and removes files only in those)"
 	file := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	onlyConfig := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(onlyConfig, ConfigYAML), []byte("a: 1\n"), 0o644))
+	configAndExport := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(configAndExport, ConfigYAML), []byte("a: 1\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(configAndExport, "ncu"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(configAndExport, NcuRaw), []byte("x"), 0o644))
 	notOurs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(notOurs, ManifestJSON), []byte(`{"name": "a web app"}`), 0o644))
+	forged := t.TempDir() // a manifest with a run id, and a user's files
+	require.NoError(t, os.WriteFile(filepath.Join(forged, ManifestJSON), []byte(`{"run_id": "x", "status": "complete", "artifacts": []}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(forged, KernelsMD), []byte("my kernels"), 0o644))
+	otherMark := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(otherMark, RunMark), []byte(`{"format": "deepprof-run/2", "run_id": "x"}`), 0o644))
+	noID := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(noID, RunMark), []byte(`{"format": "deepprof-run/1"}`), 0o644))
+	notJSON := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(notJSON, RunMark), []byte("yes"), 0o644))
+	markDir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(markDir, RunMark), 0o755))
+	markLinkOut := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "mark")
+	require.NoError(t, WriteMark(filepath.Dir(outside), "elsewhere"))
+	require.NoError(t, os.Symlink(filepath.Join(filepath.Dir(outside), RunMark), filepath.Join(markLinkOut, RunMark)))
+	const badMark = "not a run directory: .deepprof-run is not a mark this deepprof writes (deepprof-run/1 with a run id)"
 	for dir, want := range map[string]string{
-		t.TempDir():                        "not a run directory: no manifest.json, nor config.yaml with a tool output beside it",
-		onlyConfig:                         "not a run directory: no manifest.json, nor config.yaml with a tool output beside it",
-		notOurs:                            "not a run directory: manifest.json has no run_id",
+		t.TempDir():                        noMark,
+		onlyConfig:                         noMark,
+		configAndExport:                    noMark,
+		notOurs:                            noMark,
+		forged:                             noMark,
+		otherMark:                          badMark,
+		noID:                               badMark,
+		notJSON:                            badMark,
+		markDir:                            "not a run directory: .deepprof-run is not a plain file of the folder: ",
+		markLinkOut:                        "not a run directory: .deepprof-run is not a plain file of the folder: ",
 		file:                               "not a run directory: a file, not a directory",
 		filepath.Join(t.TempDir(), "nope"): "not a run directory: no such directory",
 	} {
-		before, _ := os.ReadDir(dir)
+		before := treeOf(t, dir)
 		_, err := Open(dir)
 		var nr *NotRunDirError
 		require.ErrorAs(t, err, &nr, dir)
-		assert.Equal(t, dir+": "+want, err.Error()[:len(dir)+2+len(want)])
-		after, _ := os.ReadDir(dir)
-		assert.Equal(t, len(before), len(after), "nothing written into %s", dir)
+		assert.ErrorIs(t, err, ErrNotRun)
+		assert.Equal(t, dir+": "+want, err.Error()[:min(len(err.Error()), len(dir)+2+len(want))])
+		assert.NotContains(t, err.Error(), "\n")
+		assert.Equal(t, before, treeOf(t, dir), "nothing written into %s", dir)
 	}
+}
+
+// treeOf is every path under dir with its content (a folder's is "/"),
+// nil where dir is not there.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			out[p] = "/"
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		out[p] = string(b)
+		return nil
+	})
+	return out
 }
 
 // TestCheckPresence: a rebuild lists what is not in MAIN as absent (with
@@ -274,6 +335,7 @@ func TestRemoveStale(t *testing.T) {
 func TestOpenBounded(t *testing.T) {
 	input.LimitForTest(t, 1<<20)
 	dir := t.TempDir()
+	require.NoError(t, WriteMark(dir, "run"))
 	p := filepath.Join(dir, ManifestJSON)
 	input.FIFOForTest(t, p)
 	_, err := Open(dir)
@@ -281,6 +343,7 @@ func TestOpenBounded(t *testing.T) {
 
 	// A plain manifest over the cap is refused before it is read.
 	other := t.TempDir()
+	require.NoError(t, WriteMark(other, "run"))
 	require.NoError(t, os.WriteFile(filepath.Join(other, ManifestJSON), make([]byte, 1<<20+1), 0o644))
 	_, err = Open(other)
 	require.EqualError(t, err, filepath.Join(other, ManifestJSON)+": larger than 1 MiB: not a deepprof file?")

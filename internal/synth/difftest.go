@@ -79,6 +79,15 @@ func run(t testing.TB, src string, raw bool, edits []Edit) string {
 	}); err != nil && !os.IsNotExist(err) {
 		t.Fatalf("difftest: manifest: %v", err)
 	}
+	if _, err := rundir.ReadMark(dir); err == nil {
+		// its mark says the same, as Create writes it
+		if err := rundir.WriteMark(dir, id); err != nil {
+			t.Fatalf("difftest: mark: %v", err)
+		}
+		if _, err := rundir.SweepStaging(dir); err != nil {
+			t.Fatalf("difftest: mark: %v", err)
+		}
+	}
 	return dir
 }
 

@@ -60,7 +60,10 @@
 // Run copies a recorded run with one thing changed (a kernel slowed or
 // renamed, a stage scaled, a file removed or replaced). Its directory name,
 // which is its run id, starts with "synthetic-" and says what was changed;
-// its manifest's run_id says the same. Read reads what a recorded run's
+// its manifest's run_id and its mark (rundir.WriteMark) say the same.
+// NotARun makes a folder deepprof did not make that its commands once took
+// for a run, UserFiles are a person's files named like a run's, and Tree
+// is what a test compares to show that nothing under a folder changed. Read reads what a recorded run's
 // files say, so that tests derive what they expect from the fixture
 // instead of typing its numbers.
 package synth
