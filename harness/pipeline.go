@@ -295,7 +295,7 @@ func renderFiles(res *result) []rundir.Output {
 	out = append(out, regionsOutput(rundir.RegionsDir, rundir.RegionsMD, rundir.RegionsJSON, in.reg, in.rerr))
 	out = append(out, timelineOutputs(res)...)
 	out = append(out, regionsOutput(rundir.RegionsSampleDir, rundir.RegionsSampleMD, rundir.RegionsSampleJSON, in.sample, in.serr))
-	out = append(out, kernelsOutputs(in.tab, in.kerr, in.cfg.TopN, res.rules, res.samples)...)
+	out = append(out, kernelsOutputs(in.tab, in.kerr, in.cfg.TopN, kernelScope(res), res.rules, res.samples)...)
 	if res.summaryErr == nil {
 		out = append(out, operatorsOutput(res))
 		out = append(out, chartOutputs(res.summary)...)
@@ -405,17 +405,29 @@ func jsonOutput(rel string, b *bytes.Buffer, err error) rundir.Output {
 	return rundir.Output{Rel: rel, Data: b.Bytes()}
 }
 
-// kernelsOutputs are kernels.md (the top N) and kernels.json (every
-// kernel of the table's scope, its contract), or why they are missing.
-func kernelsOutputs(tab *model.KernelTable, why error, topN int, rules map[string][]facts.Rule, samples map[string]*facts.Sample) []rundir.Output {
+// kernelsOutputs are kernels.md (the top N, its scope said) and
+// kernels.json (every kernel of the table's scope, its contract), or why
+// they are missing.
+func kernelsOutputs(tab *model.KernelTable, why error, topN int, scope render.KernelScope, rules map[string][]facts.Rule, samples map[string]*facts.Sample) []rundir.Output {
 	if why != nil {
 		return []rundir.Output{{Rel: rundir.KernelsMD, Missing: why}, {Rel: rundir.KernelsJSON, Missing: why}}
 	}
 	var md, js bytes.Buffer
 	return []rundir.Output{
-		jsonOutput(rundir.KernelsMD, &md, render.KernelsMarkdown(&md, tab.Top(topN))),
+		jsonOutput(rundir.KernelsMD, &md, render.KernelsMarkdownIn(&md, tab.Top(topN), scope)),
 		jsonOutput(rundir.KernelsJSON, &js, render.KernelsJSON(&js, *tab, rules, samples)),
 	}
+}
+
+// kernelScope is the scope of a kernel table the rebuild made of the
+// CUPTI timeline (the profiled ranges it decided, decideRanges), as the
+// summary says it, for kernels.md; none for a table of another source.
+func kernelScope(res *result) render.KernelScope {
+	s := res.summary
+	if s == nil || s.Kernels.Scope == "" || !strings.HasPrefix(res.in.src.kernels.path, rundir.TimelineCupti) {
+		return render.KernelScope{}
+	}
+	return render.KernelScope{Text: s.Kernels.ScopeText(), OutsideMS: s.Kernels.OutsideMS, Whole: rundir.RegionsMD}
 }
 
 // operatorsOutput is operators.md: the workload's operator table, or why

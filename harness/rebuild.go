@@ -31,6 +31,9 @@ type settings struct {
 	Include [][]model.Range
 	// IncludeNames are nvtx.include as configured.
 	IncludeNames []string
+	// inferredScope says Include are the phases inferred from the kernel
+	// stream (decideRanges), not ranges the program pushed.
+	inferredScope bool
 	// Domain is nvtx.domain: a program's stages are its ranges in it.
 	Domain string
 	// InferPhases (workload.auto_ranges on) gives a program that opened no

@@ -184,7 +184,7 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 	} else {
 		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
 		if strings.HasPrefix(src.kernels.path, rundir.TimelineCupti) {
-			in.KernelRanges = cfg.IncludeNames
+			in.KernelRanges, in.KernelRangesInferred = cfg.IncludeNames, cfg.inferredScope
 		}
 	}
 

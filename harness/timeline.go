@@ -89,19 +89,35 @@ func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTab
 // decideRanges makes the rebuild's one decision of the NVTX ranges the
 // kernel table, the deep pass's sample and the summary cover
 // (phases.ProfiledRanges from nvtx.include and the phases' names, the
-// rule a session applies and then writes to config.yaml): cfg.Include and
+// rule a session applies and then writes to config.yaml; where that
+// leaves the whole run and the program's phases were inferred from its
+// kernel stream, those phases, phases.InferredRanges, as a session
+// chooses the deep pass's kernels among them): cfg.Include and
 // cfg.IncludeNames become them, and a decision other than nvtx.include
 // comes with the manifest note that says it. A run without a CUPTI
 // timeline keeps nvtx.include.
 func decideRanges(run *rundir.Run, cfg *settings) (note string, err error) {
-	if !hasCupti(run) || len(cfg.IncludeNames) == 0 {
+	if !hasCupti(run) {
 		return "", nil
 	}
 	tl, err := cfg.loadTimeline(run)
 	if err != nil {
 		return "", nil // the timeline's readers say why
 	}
-	ranges, changed := phases.ProfiledRanges(tl, cfg.IncludeNames, cfg.Domain, cfg.Summary.Phases)
+	ranges, changed := cfg.IncludeNames, false
+	if len(ranges) > 0 {
+		ranges, changed = phases.ProfiledRanges(tl, cfg.IncludeNames, cfg.Domain, cfg.Summary.Phases)
+		if changed {
+			note = fmt.Sprintf("kernels: not every one of the ranges %v (nvtx.include) occurred in the CUPTI timeline; the kernel table covers %s: those that did, and the program's prefill and decode ranges (phases.*), else its outermost ranges, as a session does (set nvtx.include to choose)", cfg.IncludeNames, orWhole(ranges))
+		}
+	}
+	found := cfg.memo != nil && cfg.memo.phasesFound
+	if len(ranges) == 0 && found {
+		ranges, changed = phases.InferredRanges(), true
+		note = fmt.Sprintf("kernels: the program opened no NVTX range to profile; the kernel table covers the phases inferred from its kernel stream (%s), as a session chooses the deep pass's kernels among them. What ran before the first phase (imports, the model's build, a compiler's autotuning) or after the last is outside every range: %s has the whole run",
+			strings.Join(ranges, ", "), rundir.RegionsMD)
+	}
+	cfg.inferredScope = found && len(ranges) > 0 && !slices.ContainsFunc(ranges, func(r string) bool { return !slices.Contains(phases.InferredRanges(), r) })
 	if !changed {
 		return "", nil
 	}
@@ -113,7 +129,6 @@ func decideRanges(run *rundir.Run, cfg *settings) (note string, err error) {
 		}
 		inc = append(inc, lv)
 	}
-	note = fmt.Sprintf("kernels: not every one of the ranges %v (nvtx.include) occurred in the CUPTI timeline; the kernel table covers %s: those that did, and the program's prefill and decode ranges (phases.*), else its outermost ranges, as a session does (set nvtx.include to choose)", cfg.IncludeNames, orWhole(ranges))
 	cfg.Include, cfg.IncludeNames = inc, ranges
 	return note, nil
 }

@@ -604,6 +604,9 @@ type Kernels struct {
 	// ScopeRanges (with Ranges) or ScopeWholeRun.
 	Scope  string   `json:"scope"`
 	Ranges []string `json:"ranges,omitempty"`
+	// Inferred says Ranges are phases inferred from the kernel stream
+	// (the program pushed no range), not ranges the program pushed.
+	Inferred bool `json:"ranges_inferred,omitempty"`
 	// OutsideMS is the kernel time of the whole run outside Ranges (the
 	// regions' whole-run total less TotalMS); nil when not known.
 	OutsideMS  *float64       `json:"outside_ms,omitempty"`
@@ -630,12 +633,24 @@ const (
 )
 
 // ScopeText is the kernel table's scope for a sentence: "in the profiled
-// ranges (prefill, decode_all)" or "in the whole run".
+// ranges (prefill, decode_all)", "in the profiled ranges (prefill,
+// decode_all: inferred from the kernel stream)" or "in the whole run".
 func (k Kernels) ScopeText() string {
-	if k.Scope == ScopeRanges {
-		return ScopeRanges + " (" + strings.Join(k.Ranges, ", ") + ")"
+	return ScopeText(k.Scope, k.Ranges, k.Inferred)
+}
+
+// ScopeText is a total's scope for a sentence (Kernels.ScopeText): scope
+// is ScopeRanges or ScopeWholeRun; inferred says the ranges are phases
+// inferred from the kernel stream.
+func ScopeText(scope string, ranges []string, inferred bool) string {
+	if scope != ScopeRanges {
+		return "in the " + ScopeWholeRun
 	}
-	return "in the " + ScopeWholeRun
+	how := ""
+	if inferred {
+		how = ": inferred from the kernel stream"
+	}
+	return ScopeRanges + " (" + strings.Join(ranges, ", ") + how + ")"
 }
 
 // KernelRow is one top kernel.

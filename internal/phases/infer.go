@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
@@ -61,6 +62,55 @@ func InferPhases(tl *timeline.Timeline, domain string) (notes []string, found bo
 	return notes, found
 }
 
+// InferredRanges are the names of the outermost ranges InferPhases adds
+// (a prefill, a decode): where the program opened no range to profile and
+// its phases were inferred, the kernel table and the deep pass cover them,
+// as they cover the ranges nvtx.include names.
+func InferredRanges() []string { return []string{InferredPrefill, InferredDecode} }
+
+// Inferred are the launches inside the phases InferPhases finds in a
+// timeline, found without adding them: by process id, whether each of its
+// kernels (an index into Process.Kernels, as model.Launch.ID counts them)
+// is inside one. Once InferPhases has added the ranges, these are the
+// launches model.InRanges admits of InferredRanges.
+type Inferred map[int64][]bool
+
+// FindInferred is Inferred of tl (InferPhases's rule, tl left as read: a
+// session's query of a timeline its rebuild adds the phases to); empty
+// where InferPhases finds none. A process id that two processes of tl
+// share (records of several machines) has none.
+func FindInferred(tl *timeline.Timeline, domain string) Inferred {
+	out := Inferred{}
+	pids := map[int64]int{}
+	for _, p := range tl.Processes {
+		pids[p.Header.PID]++
+	}
+	for _, p := range tl.Processes {
+		if pids[p.Header.PID] > 1 || !inferable(p, domain) {
+			continue
+		}
+		f, _, ok := findPhases(p)
+		if !ok {
+			continue
+		}
+		in := make([]bool, len(p.Kernels))
+		for _, r := range f.runs {
+			for _, i := range f.at[r.prefill:r.end] {
+				in[i] = true
+			}
+		}
+		out[p.Header.PID] = in
+	}
+	return out
+}
+
+// Has reports whether l (a launch of the timeline in was found in) is
+// inside an inferred phase.
+func (in Inferred) Has(l *model.Launch) bool {
+	p := in[l.ProcessID]
+	return l.ID >= 0 && l.ID < int64(len(p)) && p[l.ID]
+}
+
 // WouldInfer reports whether InferPhases would look for phases in tl: a
 // process launched kernels but opened no push/pop range of domain. Where
 // it would not, InferPhases leaves tl as it is.
@@ -80,6 +130,27 @@ func inferable(p *timeline.Process, domain string) bool {
 type decodeRun struct{ prefill, start, end int }
 
 func inferPhases(p *timeline.Process, domain string) (string, bool) {
+	f, note, ok := findPhases(p)
+	if ok {
+		addInferred(p, domain, f.thread, f.seq, f.period, f.runs)
+	}
+	return note, ok
+}
+
+// inference is what findPhases found in a process: the launches of its
+// thread, in launch order, the period of its decode steps and their runs
+// (each with its prefill).
+type inference struct {
+	thread int64
+	seq    []*timeline.KernelExecution
+	at     []int // each launch of seq's index in the process's Kernels
+	period int
+	runs   []decodeRun
+}
+
+// findPhases finds p's phases (InferPhases) and says how, or why there
+// are none, without adding them to p.
+func findPhases(p *timeline.Process) (inference, string, bool) {
 	// The launches of the thread that launched the most, in launch order.
 	threads := map[int64]int{}
 	for i := range p.Kernels {
@@ -93,15 +164,19 @@ func inferPhases(p *timeline.Process, domain string) (string, bool) {
 			thread = t
 		}
 	}
-	var seq []*timeline.KernelExecution
+	var at []int // indexes into p.Kernels
 	for i := range p.Kernels {
 		if k := &p.Kernels[i]; k.API != nil && k.API.Thread == thread {
-			seq = append(seq, k)
+			at = append(at, i)
 		}
 	}
-	slices.SortFunc(seq, func(a, b *timeline.KernelExecution) int { return cmp.Compare(a.Correlation, b.Correlation) })
-	none := func(why string) (string, bool) {
-		return fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why), false
+	slices.SortFunc(at, func(a, b int) int { return cmp.Compare(p.Kernels[a].Correlation, p.Kernels[b].Correlation) })
+	seq := make([]*timeline.KernelExecution, len(at))
+	for j, i := range at {
+		seq[j] = &p.Kernels[i]
+	}
+	none := func(why string) (inference, string, bool) {
+		return inference{}, fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why), false
 	}
 	period, runs, why := decodeRuns(seq)
 	if period == 0 {
@@ -118,11 +193,11 @@ func inferPhases(p *timeline.Process, domain string) (string, bool) {
 	if prefills == 0 {
 		return none(fmt.Sprintf("a sequence of %d launches repeats %d times on thread %d, but no pass before it runs larger grids, as a prefill does: a loop, not a generate's", period, steps, thread))
 	}
-	addInferred(p, domain, thread, seq, period, runs)
 	how := fmt.Sprintf("%s: phases inferred from the kernel stream of thread %d, no NVTX range of its own: a sequence of %d launches repeats %d times in %d run(s) (the decode steps, %s each)",
 		p.File, thread, period, steps, len(runs), InferredStep)
 	how += fmt.Sprintf("; the %d launches before %d of them, whose kernels run %.1fx or more of a step's blocks (larger GEMM grids), are the prefill", period, prefills, PrefillGridFactor)
-	return how + "; what runs before the first phase (imports, the model's build) is outside every phase. NVTX ranges of its own make them exact", true
+	how += "; what runs before the first phase (imports, the model's build) is outside every phase. NVTX ranges of its own make them exact"
+	return inference{thread: thread, seq: seq, at: at, period: period, runs: runs}, how, true
 }
 
 // decodeRuns finds the period of the decode loop in seq and the runs of

@@ -2,6 +2,7 @@ package phases_test
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/internal/cupti"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
@@ -133,5 +136,130 @@ func TestInferPhasesNone(t *testing.T) {
 				assert.NotEqual(t, "no-such-domain", r.Domain, "no range added: %s", run)
 			}
 		}
+	}
+}
+
+// decodeProgram is SYNTHETIC: a program with no NVTX range, on thread 1: a
+// build (three launches of an autotuning kernel, then one of the step's
+// first kernel, s0, as a compiler's autotuning runs it), a prefill of the
+// step's eight kernels on 16 blocks each, five decode steps of them on
+// one block, the host waiting 1 µs before each, and a last kernel after.
+func decodeProgram(t *testing.T) *timeline.Timeline {
+	var recs []cupti.Record
+	at, corr := int64(1000), uint32(0)
+	launch := func(name string, grid uint32, ns int64) {
+		corr++
+		recs = append(recs,
+			&cupti.API{Start: at, End: at + 5, Thread: 1, Correlation: corr, Kind: cupti.APIRuntime, CBID: 211, Function: "cudaLaunchKernel"},
+			&cupti.KernelRecord{Start: at + 10, End: at + 10 + ns, Context: 1, Stream: 7, Correlation: corr,
+				Grid: cupti.Dim3{X: grid, Y: 1, Z: 1}, Block: cupti.Dim3{X: 128, Y: 1, Z: 1}, Mangled: name, Demangled: name})
+		at += 100 + ns
+	}
+	for range 3 {
+		launch("autotune", 1, 10000)
+	}
+	launch("s0", 1, 20)
+	pass := func(grid uint32) {
+		at += 1000
+		for i := range 8 {
+			launch(fmt.Sprintf("s%d", i), grid, 20)
+		}
+	}
+	pass(16)
+	for range 5 {
+		pass(1)
+	}
+	launch("teardown", 1, 50)
+	return records(t, map[int64][]cupti.Record{100: recs})
+}
+
+// TestFindInferred (issue 54): the launches inside the phases inferred
+// from the kernel stream, found without adding them: the prefill and the
+// steps, not the build before them (an autotuning kernel, and s0 as it
+// tunes it) nor the kernel after; once InferPhases has added the ranges,
+// they are the launches the inferred ranges hold (model.InRanges). A deep
+// pass's targets within them (TargetsWithin) count no launch outside as a
+// candidate, and say that s0's configuration of one block was first
+// launched outside them.
+func TestFindInferred(t *testing.T) {
+	tl := decodeProgram(t)
+	in := phases.FindInferred(tl, "")
+	require.Len(t, in, 1)
+	var inside []string
+	n := 0
+	for l := range tl.Launches() {
+		n++
+		if in.Has(l) {
+			inside = append(inside, l.Kernel)
+		}
+	}
+	assert.Equal(t, 3+1+6*8+1, n)
+	assert.Len(t, inside, 6*8, "the prefill and five steps")
+	assert.NotContains(t, inside, "autotune")
+	assert.NotContains(t, inside, "teardown")
+	for _, p := range tl.Processes {
+		assert.Empty(t, p.Ranges, "no range added")
+	}
+
+	within := phases.TargetsWithin(tl, []string{"s0"}, in.Has)
+	all := phases.Targets(tl, []string{"s0"}, in.Has)
+	require.Len(t, within, 1)
+	require.Len(t, all, 1)
+	assert.Equal(t, []int32{-1, 0, 1, 1, 1, 1, 1}, within[0].Order, "the build's launch is no candidate; then 16 blocks, then 1")
+	assert.Equal(t, []int32{0, 1, 0, 0, 0, 0, 0}, all[0].Order, "by configuration alone the build's launch is one block's first")
+	assert.Equal(t, 1, within[0].FirstOutside, "one block: first launched in the build")
+	assert.Equal(t, 1, all[0].FirstOutside)
+	assert.Equal(t, 2, within[0].Configs)
+	assert.Equal(t, within[0].NS, all[0].NS, "the time of the launches inside")
+
+	var inc [][]model.Range
+	for _, r := range phases.InferredRanges() {
+		inc = append(inc, []model.Range{{Name: r}})
+	}
+	notes, ok := phases.InferPhases(tl, "")
+	require.True(t, ok, notes)
+	var ranged []string
+	for l := range tl.Launches() {
+		if model.InRanges(l, inc) {
+			ranged = append(ranged, l.Kernel)
+		}
+	}
+	assert.Equal(t, inside, ranged, "the launches the inferred ranges hold")
+	assert.Empty(t, phases.FindInferred(tl, ""), "inferred already: a range of the domain")
+}
+
+// TestFindInferredRecorded (issue 54): on recorded programs with no NVTX
+// range (a CUDA C++ decode loop; a JAX decode, whose XLA autotuning runs
+// before its first phase), the launches FindInferred finds are those the
+// inferred ranges hold once InferPhases has added them.
+func TestFindInferredRecorded(t *testing.T) {
+	for _, run := range []string{"h200-cpp-decode-loop", "corpus-jax"} {
+		files, err := filepath.Glob("../../fixtures/runs/" + run + "/timeline/cupti/cupti-*.tsv.gz")
+		require.NoError(t, err)
+		tl, err := timeline.ReadFiles(files...)
+		require.NoError(t, err)
+		in := phases.FindInferred(tl, "")
+		require.NotEmpty(t, in, run)
+		var want []bool
+		for l := range tl.Launches() {
+			want = append(want, in.Has(l))
+		}
+		_, ok := phases.InferPhases(tl, "")
+		require.True(t, ok, run)
+		var inc [][]model.Range
+		for _, r := range phases.InferredRanges() {
+			inc = append(inc, []model.Range{{Name: r}})
+		}
+		var got []bool
+		inside := 0
+		for l := range tl.Launches() {
+			got = append(got, model.InRanges(l, inc))
+			if model.InRanges(l, inc) {
+				inside++
+			}
+		}
+		assert.Equal(t, want, got, run)
+		assert.Positive(t, inside, run)
+		assert.Less(t, inside, len(got), "%s: the build is outside", run)
 	}
 }

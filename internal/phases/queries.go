@@ -59,6 +59,13 @@ type Target struct {
 	// Reach says, for each launch of Order, how far into its process it
 	// lies: what ncu must follow of the program to profile it.
 	Reach []Reach
+	// FirstOutside is the number of its launch configurations (every one
+	// it ran in, as ncu tells them apart) whose first launch keep does not
+	// admit: the launches a pass of one launch a configuration profiles
+	// outside keep's scope where ncu cannot filter on it. -1 where that
+	// is not known: several processes launched it, its process's records
+	// dropped some, or it was launched while the recording was paused.
+	FirstOutside int
 }
 
 // Reach is how far into its process a launch lies: Launches is the
@@ -75,6 +82,18 @@ type Reach struct {
 // names, the mangled names of one name by time, most first. A mangled name
 // with no launch keep admits is none.
 func Targets(tl *timeline.Timeline, names []string, keep func(*model.Launch) bool) []Target {
+	return targets(tl, names, keep, false)
+}
+
+// TargetsWithin is Targets where keep's scope is one ncu cannot filter on
+// (phases inferred from the kernel stream: the program pushed no range),
+// so that a launch profiled must be one keep admits: in Order, a launch
+// keep does not admit is -1 whatever its configuration.
+func TargetsWithin(tl *timeline.Timeline, names []string, keep func(*model.Launch) bool) []Target {
+	return targets(tl, names, keep, true)
+}
+
+func targets(tl *timeline.Timeline, names []string, keep func(*model.Launch) bool, within bool) []Target {
 	type config struct {
 		grid, block cupti.Dim3
 		shared      uint32
@@ -93,21 +112,23 @@ func Targets(tl *timeline.Timeline, names []string, keep func(*model.Launch) boo
 		pids     int
 		launches []launch
 		// uncounted: a process's records do not number its launches
-		// (countable)
-		uncounted bool
+		// (countable); unknown: nor say each configuration's first
+		// launch (records dropped, or launches made while paused)
+		uncounted, unknown bool
 	}
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
 		want[n] = true
 	}
 	pauses := map[int64]int64{}
-	uncounted := map[int64]bool{}
+	uncounted, dropped := map[int64]bool{}, map[int64]bool{}
 	for _, p := range tl.Processes {
 		at, paused := FirstPause(p)
 		if paused {
 			pauses[p.Header.PID] = at
 		}
 		uncounted[p.Header.PID] = !countable(p, at, paused)
+		dropped[p.Header.PID] = slices.ContainsFunc(p.Notes, func(n cupti.Note) bool { return n.Key == "dropped_records" })
 	}
 	// order is each process's launch calls' correlation ids, sorted;
 	// first its earliest record.
@@ -153,8 +174,11 @@ func Targets(tl *timeline.Timeline, names []string, keep func(*model.Launch) boo
 		admitted := keep(l)
 		if pause, ok := pauses[l.ProcessID]; !ok || at < pause {
 			a.launches = append(a.launches, launch{k.Correlation, c, admitted, at})
+		} else {
+			a.unknown = true
 		}
 		a.uncounted = a.uncounted || uncounted[l.ProcessID]
+		a.unknown = a.unknown || dropped[l.ProcessID]
 		if !admitted {
 			continue
 		}
@@ -174,15 +198,29 @@ func Targets(tl *timeline.Timeline, names []string, keep func(*model.Launch) boo
 			if len(a.configs) == 0 {
 				continue
 			}
-			t := Target{Name: n, Mangled: mangled, Configs: len(a.configs), NS: a.ns, ConfigNS: a.configNS}
+			t := Target{Name: n, Mangled: mangled, Configs: len(a.configs), NS: a.ns, ConfigNS: a.configNS, FirstOutside: -1}
+			// in the order the program made them; the kernels of one
+			// graph launch (one correlation id) in start order
+			slices.SortStableFunc(a.launches, func(x, y launch) int { return cmp.Compare(x.correlation, y.correlation) })
+			if a.pids == 1 && !a.unknown {
+				t.FirstOutside = 0
+				seen := map[config]bool{}
+				for _, l := range a.launches {
+					if !seen[l.config] {
+						seen[l.config] = true
+						if !l.admitted {
+							t.FirstOutside++
+						}
+					}
+				}
+			}
 			if a.pids == 1 && !a.uncounted && len(a.launches) > 0 {
-				slices.SortStableFunc(a.launches, func(x, y launch) int { return cmp.Compare(x.correlation, y.correlation) })
 				t.Order = make([]int32, len(a.launches))
 				t.Admitted = make([]bool, len(a.launches))
 				t.Reach = make([]Reach, len(a.launches))
 				for i, l := range a.launches {
 					c, ok := a.configs[l.config]
-					if !ok {
+					if !ok || within && !l.admitted {
 						c = -1
 					}
 					t.Order[i], t.Admitted[i] = c, l.admitted

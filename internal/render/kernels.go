@@ -16,9 +16,35 @@ import (
 // mean_ms, device; when the table has per-launch spread (model.Spread),
 // a last column "median (min–max)" in ms.
 func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
+	return KernelsMarkdownIn(w, t, KernelScope{})
+}
+
+// KernelScope is what a run's kernel table covers, for kernels.md: Text in
+// the words every table uses (facts.Kernels.ScopeText; "" where it is not
+// known); OutsideMS, for a table of ranges, the whole run's kernel time
+// outside them (nil: not known), which the report named Whole has.
+type KernelScope struct {
+	Text      string
+	OutsideMS *float64
+	Whole     string
+}
+
+// KernelsMarkdownIn is KernelsMarkdown for a table whose scope is known:
+// the sentence that says what it was made from names the scope, and the
+// whole run's kernel time outside it where it is of ranges.
+func KernelsMarkdownIn(w io.Writer, t model.KernelTable, scope KernelScope) error {
 	var b strings.Builder
 	b.WriteString("# Kernels\n\n")
-	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", EscapeCell(t.Source), plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), model.Fixed(t.TotalMS, 3))
+	from := EscapeCell(t.Source)
+	if scope.Text != "" {
+		from += ", " + EscapeCell(scope.Text)
+	}
+	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", from, plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), model.Fixed(t.TotalMS, 3))
+	if o := scope.OutsideMS; o != nil && t.TotalMS+*o > 0 {
+		whole := t.TotalMS + *o
+		fmt.Fprintf(&b, " The whole run's kernel time is %s ms: %s ms (%s) lies outside these ranges (%s has the whole run).",
+			model.Fixed(whole, 3), model.Fixed(*o, 3), model.FormatPercent(*o/whole), EscapeCell(scope.Whole))
+	}
 	if len(t.Kernels) < t.Count {
 		fmt.Fprintf(&b, " The top %d by total time are shown.", len(t.Kernels))
 	}

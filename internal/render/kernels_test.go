@@ -147,3 +147,23 @@ func TestKernelsSpread(t *testing.T) {
 	assert.Len(t, gfmTables(t, md.Bytes())[0][0], 5)
 	assert.NotContains(t, md.String(), "spread")
 }
+
+// TestKernelsScope (issue 54): a run's kernels.md names its table's scope
+// in the words every table uses, and for a table of ranges the whole
+// run's kernel time outside them and where the whole run is; the table is
+// the same.
+func TestKernelsScope(t *testing.T) {
+	tab := model.KernelTable{Source: "timeline/cupti", Launches: 3, TotalMS: 2, Count: 1, Kernels: []model.KernelStats{
+		{KernelTotals: model.KernelTotals{Name: "gemm", TotalMS: 2, Calls: 3}, MeanMS: 2.0 / 3}}}
+	var plain, whole, ranged bytes.Buffer
+	require.NoError(t, KernelsMarkdown(&plain, tab))
+	require.NoError(t, KernelsMarkdownIn(&whole, tab, KernelScope{Text: "in the whole run"}))
+	outside := 6.0
+	require.NoError(t, KernelsMarkdownIn(&ranged, tab, KernelScope{Text: "in the profiled ranges (prefill, decode_all: inferred from the kernel stream)", OutsideMS: &outside, Whole: "ncu/regions/report.md"}))
+	assert.Contains(t, plain.String(), "timeline/cupti: 3 launches, 1 kernel, 2.000 ms of GPU time.")
+	assert.Contains(t, whole.String(), "timeline/cupti, in the whole run: 3 launches, 1 kernel, 2.000 ms of GPU time.\n")
+	assert.Contains(t, ranged.String(), "timeline/cupti, in the profiled ranges (prefill, decode\\_all: inferred from the kernel stream): 3 launches, 1 kernel, 2.000 ms of GPU time. The whole run's kernel time is 8.000 ms: 6.000 ms (75.0%) lies outside these ranges (ncu/regions/report.md has the whole run).")
+	for _, md := range []*bytes.Buffer{&whole, &ranged} {
+		assert.Equal(t, gfmTables(t, plain.Bytes()), gfmTables(t, md.Bytes()))
+	}
+}

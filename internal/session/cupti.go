@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -170,9 +171,25 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 	if err := s.profileWhatOccurred(run); err != nil {
 		return nil, err
 	}
-	tab, err := s.cuptiKernels(run)
+	tl, err := s.recordsOf(run)
 	if err != nil {
 		return nil, err
+	}
+	keep, within, err := s.scope(tl)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := s.cuptiKernels(tl, keep)
+	if err != nil {
+		return nil, err
+	}
+	if within {
+		all, err := s.cuptiKernels(tl, func(*model.Launch) bool { return true })
+		if err != nil {
+			return nil, err
+		}
+		run.Note("kernels: the program opened no NVTX range of nvtx.domain=%q; the kernel table and the deep pass's choice of kernels cover the phases inferred from its kernel stream (%s): %d of its %d launches, %.3f of %.3f ms of GPU time. What ran before the first phase (imports, the model's build, a compiler's autotuning) or after the last is outside them; ncu/regions/ has the whole run",
+			s.Cfg.NVTX.Domain, strings.Join(phases.InferredRanges(), ", "), tab.Launches, all.Launches, tab.TotalMS, all.TotalMS)
 	}
 	if tab.Launches == 0 {
 		return nil, noKernel(run)
@@ -186,10 +203,6 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 			names = append(names, name)
 		}
 	}
-	tl, err := s.recordsOf(run)
-	if err != nil {
-		return nil, err
-	}
 	s.topProcesses = phases.TopProcessesOf(tl, names)
 	if s.Cfg.Workload.Launcher.Multi() {
 		s.sameRanks, s.rankProcs = phases.SameTopLaunches(tl, names)
@@ -201,22 +214,22 @@ func (s *Session) cuptiTimeline(ctx context.Context, run *rundir.Run) ([]string,
 	// ncu, its count is shared among them (deepLaunchCount), and the pass
 	// keeps the kernel-function filter.
 	if s.exactTargets() {
-		include, err := s.Cfg.NVTX.IncludeRanges()
-		if err != nil {
-			return nil, err
-		}
 		var kn []string
 		for _, k := range top.Kernels {
 			kn = append(kn, k.Name)
 		}
-		ts := phases.Targets(tl, kn, func(l *model.Launch) bool { return model.InRanges(l, include) })
+		targets := phases.Targets
+		if within {
+			targets = phases.TargetsWithin
+		}
+		ts := targets(tl, kn, keep)
 		// One launch of each kernel is chosen by its invocation number
 		// among all its launches, as ncu counts them; the chosen ones are
 		// in the nvtx.include ranges, which the timeline knows, not
 		// outside nvtx.exclude ones, which it does not check.
 		multi := s.Cfg.Workload.Launcher.Multi()
 		one := !multi && len(s.Cfg.NVTX.Exclude) == 0
-		s.targets = planTargets(top.Kernels, top.TotalMS, ts, s.Cfg.NCU, multi, one)
+		s.targets = planTargets(top.Kernels, top.TotalMS, ts, s.Cfg.NCU, multi, one, within)
 	}
 	return names, nil
 }
@@ -264,6 +277,8 @@ func (s *Session) profileWhatOccurred(run *rundir.Run) error {
 	s.Cfg.NVTX.Include = ranges
 	some := slices.ContainsFunc(was, func(r string) bool { return slices.Contains(ranges, r) })
 	switch {
+	case len(ranges) == 0 && len(s.inferredOf(tl)) > 0:
+		run.Note("nvtx.include: none of the ranges %v occurred and the program opened no NVTX range: ncu follows the whole program, and the kernel table and the deep pass cover the phases inferred from its kernel stream (the kernels: note says how much of it). NVTX ranges of its own make them exact (%s)", was, model.HowToMark)
 	case len(ranges) == 0:
 		run.Note("nvtx.include: none of the ranges %v occurred and the program opened no NVTX range: the whole program is profiled. To time its stages, mark its phases with NVTX ranges (%s)", was, model.HowToMark)
 	case !some:
@@ -303,6 +318,7 @@ func (s *Session) recordsOf(run *rundir.Run) (*timeline.Timeline, error) {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
 	s.read.dir, s.read.files, s.read.tl = run.Dir, files, tl
+	s.read.inferred, s.read.inferredDone = nil, false
 	return tl, nil
 }
 
@@ -320,23 +336,47 @@ func (s *Session) Timeline(run *rundir.Run) *timeline.Timeline {
 	return s.read.tl
 }
 
-// cuptiKernels is the kernel table of the run's CUPTI timeline: every
-// launch in the configured NVTX ranges (nvtx.include), with each kernel's
-// spread.
-func (s *Session) cuptiKernels(run *rundir.Run) (*model.KernelTable, error) {
-	include, err := s.Cfg.NVTX.IncludeRanges()
-	if err != nil {
-		return nil, err
-	}
-	tl, err := s.recordsOf(run)
-	if err != nil {
-		return nil, err
-	}
-	tab, err := phases.KernelTable(tl, rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, include) })
+// cuptiKernels is the kernel table of the CUPTI timeline tl: every launch
+// keep admits (scope), with each kernel's spread.
+func (s *Session) cuptiKernels(tl *timeline.Timeline, keep func(*model.Launch) bool) (*model.KernelTable, error) {
+	tab, err := phases.KernelTable(tl, rundir.TimelineCupti, keep)
 	if err != nil {
 		return nil, fmt.Errorf("CUPTI timeline: %w", err)
 	}
 	return tab, nil
+}
+
+// scope is the launches of tl the kernel table and the deep pass's choice
+// of kernels cover: those in the profiled ranges (nvtx.include, as
+// profileWhatOccurred decided them); where that leaves the whole run and
+// the program's phases are inferred from its kernel stream (as its rebuild
+// infers them, workload.auto_ranges: phases.InferredRanges), the launches
+// inside those. within says ncu cannot filter on the scope: the program
+// pushed none of its ranges.
+func (s *Session) scope(tl *timeline.Timeline) (keep func(*model.Launch) bool, within bool, err error) {
+	include, err := s.Cfg.NVTX.IncludeRanges()
+	if err != nil {
+		return nil, false, err
+	}
+	if in := s.inferredOf(tl); len(include) == 0 && len(in) > 0 {
+		return in.Has, true, nil
+	}
+	return func(l *model.Launch) bool { return model.InRanges(l, include) }, false, nil
+}
+
+// inferredOf is phases.FindInferred of the session's timeline tl, found
+// once; none with workload.auto_ranges off, where the rebuild infers none.
+func (s *Session) inferredOf(tl *timeline.Timeline) phases.Inferred {
+	if s.Cfg.Workload.AutoRanges == "off" {
+		return nil
+	}
+	if s.read.tl != tl {
+		return phases.FindInferred(tl, s.Cfg.NVTX.Domain)
+	}
+	if !s.read.inferredDone {
+		s.read.inferred, s.read.inferredDone = phases.FindInferred(tl, s.Cfg.NVTX.Domain), true
+	}
+	return s.read.inferred
 }
 
 // plainRunDeferred reports whether the program's plain run (stage 1) waits

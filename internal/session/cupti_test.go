@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 
@@ -212,6 +214,61 @@ func TestPlanFromRecordedOneEach(t *testing.T) {
 	notes := strings.Join(run.Manifest().Notes, "\n")
 	assert.Contains(t, notes, "deep pass on the top 18 kernel(s) by exact name (18 mangled name(s)): one launch of each, its invocation 8 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 79.5% of their time; every configuration would take 31 launches, over ncu.max_launches=24; 18 launch(es)")
 	assert.Contains(t, notes, "; 1 of the 18 launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)")
+}
+
+// TestPlanWithinInferredPhases (issue 54): the plan made again from the
+// CUPTI records of a recorded JAX program with no NVTX range (an H200,
+// fixtures/runs/corpus-jax), with its configuration. Its phases are
+// inferred from its kernel stream; XLA's autotuning before the first of
+// them ran DelayKernel for 1.76 s, 96 % of the run's kernel time, and the
+// recorded session's deep pass, on it, ran into ncu.timeout. The kernel
+// table and the deep pass's targets are the inferred phases' kernels. Its
+// steps are XLA command buffers (CUDA graph launches), whose launches the
+// records do not count as ncu does: no launch inside the phases can be
+// named by invocation, and each target's configurations were first
+// launched by the autotuning, where ncu profiles them: the plan says so.
+func TestPlanWithinInferredPhases(t *testing.T) {
+	t.Parallel()
+	f := cuptiFake()
+	f.cuptiRun, f.cuptiFile = "runs/corpus-jax", "cupti-5275.tsv.gz"
+	cfg := testConfig(t, t.TempDir())
+	cfg.Workload.AutoRanges, cfg.Timeline.Oracle = "on", false
+	cfg.NVTX.Include = []string{"prefill", "decode_all"}
+	cfg.NCU.Set, cfg.NCU.MaxLaunches = "basic", 24
+	cfg.Timeline.Coverage, cfg.Timeline.TopN, cfg.Timeline.MaxKernels = 0.5, 3, 6
+	s := newSession(t, cfg, f)
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	notes := strings.Join(run.Manifest().Notes, "\n")
+	assert.Contains(t, notes, "nvtx.include: none of the ranges [prefill decode_all] occurred and the program opened no NVTX range: ncu follows the whole program, and the kernel table and the deep pass cover the phases inferred from its kernel stream")
+	assert.Contains(t, notes, "kernels: the program opened no NVTX range of nvtx.domain=\"\"; the kernel table and the deep pass's choice of kernels cover the phases inferred from its kernel stream (prefill, decode_all): 5472 of its 8544 launches, 16.884 of 1837.008 ms of GPU time")
+	assert.Contains(t, notes, "deep pass on the top 5 kernel(s) by exact name (5 mangled name(s)): 8 launch(es)")
+	assert.Contains(t, notes, "ncu cannot filter on the phases inferred from the kernel stream (the program pushed no range): 149 launch configuration(s) are first launched outside them, and those launches are the ones it profiles")
+	assert.NotContains(t, notes, "DelayKernel")
+
+	deep := f.calls[slices.IndexFunc(f.calls, func(a []string) bool { return slices.Contains(a, "--kernel-name") })]
+	assert.NotContains(t, deep, "--nvtx-include", "ncu cannot filter on inferred phases")
+	re := deep[slices.Index(deep, "--kernel-name")+1]
+	names, ok := strings.CutPrefix(re, "regex:^(?:")
+	require.True(t, ok, re)
+	targets := strings.Split(strings.TrimSuffix(names, ")$"), "|")
+	require.Len(t, targets, 5)
+
+	tl, err := timeline.ReadFiles(filepath.Join("../../fixtures", f.cuptiRun, "timeline/cupti", f.cuptiFile))
+	require.NoError(t, err)
+	in := phases.FindInferred(tl, "")
+	require.NotEmpty(t, in)
+	for _, name := range targets {
+		assert.NotContains(t, name, "stream_executor", "no autotuning kernel")
+		inside := 0
+		for k, l := range tl.KernelLaunches() {
+			if regexp.QuoteMeta(k.Mangled) == name && in.Has(l) {
+				inside++
+			}
+		}
+		assert.Positive(t, inside, "%s: launched inside the inferred phases", name)
+	}
 }
 
 // TestAutoRangesOnThePythonPath (issue 39): with workload.auto_ranges on

@@ -100,6 +100,10 @@ type Session struct {
 		dir   string
 		files []string
 		tl    *timeline.Timeline
+		// inferred are the launches inside the phases inferred from tl's
+		// kernel stream (inferredOf), found once.
+		inferred     phases.Inferred
+		inferredDone bool
 	}
 	// traced waits for the trace of read.tl that StartTrace began as the
 	// deep pass started (nil: none began).

@@ -56,6 +56,17 @@ type deepTargets struct {
 	// in a run of its own: ncu writes to its log, not to the session, and
 	// the program is not stopped early (it would stop every rank).
 	ranks bool
+	// within says the profiled scope is one ncu cannot filter on (phases
+	// inferred from the kernel stream): a launch profiled is one inside it
+	// only by its invocation; outside is how many launch configurations a
+	// pass of every configuration profiles outside it (their first launch
+	// lies there; -1: not known).
+	within  bool
+	outside int
+	// outsideLeft are top kernels left out where the launches are not
+	// counted: a configuration of theirs was first launched outside the
+	// scope (planWithin).
+	outsideLeft []string
 }
 
 // planTargets chooses the deep pass's targets among the top kernels (top,
@@ -71,7 +82,13 @@ type deepTargets struct {
 // to measure it: ncu.per_kernel_launches (which samples the
 // instantiations a function filter lumps together) does not apply, and an
 // explicit ncu.launch_count asks for more.
-func planTargets(top []model.KernelStats, totalMS float64, ts []phases.Target, c config.NCU, ranks, one bool) *deepTargets {
+//
+// within says the scope of ts (phases.TargetsWithin) is one ncu cannot
+// filter on (planWithin).
+func planTargets(top []model.KernelStats, totalMS float64, ts []phases.Target, c config.NCU, ranks, one, within bool) *deepTargets {
+	if within {
+		return planWithin(top, totalMS, ts, c, ranks, one)
+	}
 	all := everyConfig(top, totalMS, ts, c, ranks)
 	if all == nil || len(all.left) == 0 || !one || c.LaunchCount > 0 || c.LaunchSkip > 0 {
 		return all
@@ -84,6 +101,67 @@ func planTargets(top []model.KernelStats, totalMS float64, ts []phases.Target, c
 		return o
 	}
 	return all
+}
+
+// planWithin is planTargets where the scope of ts is one ncu cannot filter
+// on (phases inferred from the kernel stream: the program pushed no
+// range), so that a launch it profiles is inside the scope only by being
+// chosen so: a pass of every configuration profiles each one's first
+// launch, wherever it lies, and one launch of each names its launch by
+// invocation. Every configuration where each one's first launch is inside
+// the scope, else one launch of each (oneEach, its candidates inside the
+// scope), as planTargets weighs them; where one launch of each cannot be
+// planned (launches not counted, one false, an explicit launch count or
+// skip), every configuration of the top kernels whose configurations were
+// all first launched inside, the others left out; where that leaves none,
+// every configuration of them all, its launches outside the scope said.
+func planWithin(top []model.KernelStats, totalMS float64, ts []phases.Target, c config.NCU, ranks, one bool) *deepTargets {
+	all := everyConfig(top, totalMS, ts, c, ranks)
+	if all == nil {
+		return nil
+	}
+	all.within, all.outside = true, firstOutside(all.names, ts)
+	if all.outside == 0 && (len(all.left) == 0 || !one || c.LaunchCount > 0 || c.LaunchSkip > 0) {
+		return all
+	}
+	if one && c.LaunchCount == 0 && c.LaunchSkip == 0 {
+		if o := oneEach(top, totalMS, ts, c); o != nil && (all.outside != 0 || o.share > all.share || o.share == all.share && o.launches < all.launches) {
+			o.within, o.outside = true, all.outside
+			o.allConfigs = all.launches
+			for _, n := range all.left {
+				o.allConfigs += configsOf(n, ts)
+			}
+			return o
+		}
+	}
+	if all.outside == 0 {
+		return all
+	}
+	// The kernels each of whose mangled names was first launched inside
+	// the scope in every configuration.
+	var out []string
+	for _, t := range ts {
+		if t.FirstOutside != 0 && !slices.Contains(out, t.Name) {
+			out = append(out, t.Name)
+		}
+	}
+	var inside []phases.Target
+	for _, t := range ts {
+		if !slices.Contains(out, t.Name) {
+			inside = append(inside, t)
+		}
+	}
+	d := everyConfig(top, totalMS, inside, c, ranks)
+	if d == nil {
+		return all
+	}
+	d.within = true
+	for _, k := range top {
+		if slices.Contains(out, k.Name) && !slices.Contains(d.outsideLeft, k.Name) {
+			d.outsideLeft = append(d.outsideLeft, k.Name)
+		}
+	}
+	return d
 }
 
 func everyConfig(top []model.KernelStats, totalMS float64, ts []phases.Target, c config.NCU, ranks bool) *deepTargets {
@@ -111,6 +189,23 @@ func everyConfig(top []model.KernelStats, totalMS float64, ts []phases.Target, c
 		d.share = ms / totalMS
 	}
 	return d
+}
+
+// firstOutside is how many launch configurations of the targets of names
+// have their first launch outside the targets' scope
+// (phases.Target.FirstOutside); -1 where one's is not known.
+func firstOutside(names []string, ts []phases.Target) int {
+	n := 0
+	for _, t := range ts {
+		if !slices.Contains(names, t.Name) {
+			continue
+		}
+		if t.FirstOutside < 0 {
+			return -1
+		}
+		n += t.FirstOutside
+	}
+	return n
 }
 
 func targetsByName(ts []phases.Target) map[string][]phases.Target {
@@ -358,11 +453,20 @@ func (d *deepTargets) note() string {
 	}
 	if d.invocation > 0 {
 		stop = fmt.Sprintf("ncu ends the program once the %d launches are profiled (--launch-count %d --kill 1)", d.launches, d.launches)
-		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): one launch of each, its invocation %d (ncu --kernel-id takes one invocation number for all), whose launch configurations ran %.1f%% of their time; every configuration would take %d launches, over ncu.max_launches=%d; %d launch(es) (%s); they ran %.1f%% of the timed GPU time; %s",
-			d.kernels, len(d.mangled), d.invocation, 100*d.sampled, d.allConfigs, d.budget, d.launches, expectedCost(d.launches, d.passes), 100*d.share, stop)
+		every := fmt.Sprintf("every configuration would take %d launches, over ncu.max_launches=%d", d.allConfigs, d.budget)
+		switch {
+		case d.within && d.outside > 0 && d.allConfigs <= d.budget:
+			every = fmt.Sprintf("every configuration would take %d launches, within ncu.max_launches=%d, but ncu would profile each one's first launch, and %d of those are outside the phases inferred from the kernel stream", d.allConfigs, d.budget, d.outside)
+		case d.within && d.outside < 0 && d.allConfigs <= d.budget:
+			every = fmt.Sprintf("every configuration would take %d launches, within ncu.max_launches=%d, but ncu would profile each one's first launch, which may lie outside the phases inferred from the kernel stream", d.allConfigs, d.budget)
+		}
+		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): one launch of each, its invocation %d (ncu --kernel-id takes one invocation number for all), whose launch configurations ran %.1f%% of their time; %s; %d launch(es) (%s); they ran %.1f%% of the timed GPU time; %s",
+			d.kernels, len(d.mangled), d.invocation, 100*d.sampled, every, d.launches, expectedCost(d.launches, d.passes), 100*d.share, stop)
 		fmt.Fprintf(&b, "; of %d invocation(s) weighed, one reached soon: ncu follows the program to its launch %d, %.1f s in (about %.0f s before the last profiled launch: %.1f ms a launch followed, and ncu's start of %.0f s)",
 			d.candidates, d.reach.Launches+1, float64(d.reach.NS)/1e9, ncu.FollowSeconds(d.reach.Launches, d.reach.NS), 1e3*ncu.SecondsPerFollowedLaunch, ncu.StartSeconds)
-		if d.inside < d.launches {
+		if d.within {
+			fmt.Fprintf(&b, "; each a launch inside the phases inferred from the kernel stream, on which ncu cannot filter (the program pushed no range): its invocation number names it")
+		} else if d.inside < d.launches {
 			fmt.Fprintf(&b, "; %d of the %d launches are in the profiled NVTX ranges, the others of the same kernel and launch configuration outside them (a warm-up's)", d.inside, d.launches)
 		}
 		if len(d.missed) > 0 {
@@ -371,6 +475,16 @@ func (d *deepTargets) note() string {
 	} else {
 		fmt.Fprintf(&b, "deep pass on the top %d kernel(s) by exact name (%d mangled name(s)): %d launch(es), %d of each of their %d launch configuration(s), within ncu.max_launches=%d (%s); they ran %.1f%% of the timed GPU time; %s",
 			d.kernels, len(d.mangled), d.launches, d.perLaunch, d.configs, d.budget, expectedCost(d.launches, d.passes), 100*d.share, stop)
+		switch {
+		case d.within && d.outside == 0 && len(d.outsideLeft) > 0:
+			fmt.Fprintf(&b, "; each configuration's first launch, which ncu profiles, is inside the phases inferred from the kernel stream; %d top kernel(s) left out: ncu cannot filter on those phases (the program pushed no range), their launch configurations were first launched outside them (a compiler's autotuning, the model's build), where ncu would profile them, and one launch of each, named by its invocation inside them, is not planned here (the records do not count the launches as ncu does: CUDA graph launches, dropped records, several processes; or the ranks of a multi-GPU workload, ncu.launch_count or ncu.launch_skip)", len(d.outsideLeft))
+		case d.within && d.outside == 0:
+			b.WriteString("; each configuration's first launch, which ncu profiles, is inside the phases inferred from the kernel stream")
+		case d.within && d.outside < 0:
+			b.WriteString("; ncu cannot filter on the phases inferred from the kernel stream (the program pushed no range), and each configuration's first launch, which it profiles, may lie outside them")
+		case d.within:
+			fmt.Fprintf(&b, "; ncu cannot filter on the phases inferred from the kernel stream (the program pushed no range): %d launch configuration(s) are first launched outside them, and those launches are the ones it profiles", d.outside)
+		}
 	}
 	if len(d.left) > 0 {
 		fmt.Fprintf(&b, "; %d further top kernel(s) left out by the budget (raise ncu.max_launches to include them)", len(d.left))

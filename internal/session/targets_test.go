@@ -39,7 +39,7 @@ func TestPlanTargets(t *testing.T) {
 		{Name: "act", Mangled: "_Z3actv", Configs: 1},
 	}
 	c := config.NCU{PerKernelLaunches: 2, MaxLaunches: 7, Set: "basic", Metrics: []string{model.DurationMetric}}
-	d := planTargets(top, 100, ts, c, false, true)
+	d := planTargets(top, 100, ts, c, false, true, false)
 	require.NotNil(t, d)
 	assert.Equal(t, []string{"_Z4gemmILi1EEvv", "_Z4gemmILi2EEvv", "_Z4attnv", "_Z3actv"}, d.mangled)
 	assert.Equal(t, 7, d.launches, "4 + 2 + 1 configurations, one launch each (per_kernel_launches does not apply)")
@@ -50,19 +50,19 @@ func TestPlanTargets(t *testing.T) {
 	assert.Contains(t, d.note(), "1 further top kernel(s) left out by the budget")
 
 	c.Sections = []string{"MemoryWorkloadAnalysis"}
-	assert.Contains(t, planTargets(top, 100, ts, c, false, true).note(), "(ncu's passes a launch for these sections and metrics are not known before it runs; 0 s or more of profiling at 0.065 s a pass)")
+	assert.Contains(t, planTargets(top, 100, ts, c, false, true, false).note(), "(ncu's passes a launch for these sections and metrics are not known before it runs; 0 s or more of profiling at 0.065 s a pass)")
 	c.Sections = nil
 
 	c.MaxLaunches = 1
-	d = planTargets(top, 100, ts, c, false, true)
+	d = planTargets(top, 100, ts, c, false, true, false)
 	assert.Equal(t, 4, d.launches, "the first kernel whatever its count")
 	assert.Equal(t, 1, d.kernels)
 
 	c.LaunchCount = 3 // an explicit ncu.launch_count is per configuration
 	c.MaxLaunches = 100
-	d = planTargets(top, 100, ts, c, false, true)
+	d = planTargets(top, 100, ts, c, false, true, false)
 	assert.Equal(t, 3*(4+2+4+1), d.launches)
-	assert.Nil(t, planTargets(top, 100, nil, c, false, true), "no target in the profiled ranges")
+	assert.Nil(t, planTargets(top, 100, nil, c, false, true, false), "no target in the profiled ranges")
 }
 
 // TestPlannedStop counts the launches ncu says it profiled, whatever the
@@ -183,7 +183,7 @@ func TestPlanOneEach(t *testing.T) {
 		{Name: "act", Mangled: "X", Configs: 2, NS: 5, ConfigNS: []int64{2, 3}, Order: []int32{0, 1}, Admitted: []bool{true, false}},
 	}
 	c := config.NCU{MaxLaunches: 5, Set: "basic", Metrics: []string{model.DurationMetric}}
-	d := planTargets(top, 100, ts, c, false, true)
+	d := planTargets(top, 100, ts, c, false, true, false)
 	require.NotNil(t, d)
 	assert.Equal(t, 2, d.invocation, "invocation 1 leaves norm out (N2's first launch is outside the ranges)")
 	assert.Equal(t, []string{"G", "A", "N1", "N2", "X"}, d.mangled)
@@ -199,7 +199,7 @@ func TestPlanOneEach(t *testing.T) {
 	// ran in them: invocation 2 would leave it out (20), invocation 3 norm
 	// and act (15), invocation 1 norm (10).
 	ts[1].Order, ts[1].Admitted = []int32{0, -1, 1}, []bool{true, false, true}
-	d = planTargets(top, 100, ts, c, false, true)
+	d = planTargets(top, 100, ts, c, false, true, false)
 	require.NotNil(t, d)
 	assert.Equal(t, 1, d.invocation)
 	assert.Equal(t, []string{"G", "A", "X"}, d.mangled, "norm is partly reached (N2's first launch is of no configuration in the ranges): none of its names is profiled")
@@ -209,14 +209,14 @@ func TestPlanOneEach(t *testing.T) {
 	assert.Contains(t, d.note(), "; 1 top kernel(s) not profiled: their invocation 1 was not made, or ran in a launch configuration they did not run in the profiled ranges")
 
 	c.MaxLaunches = 8
-	assert.Zero(t, planTargets(top, 100, ts, c, false, true).invocation, "every configuration fits")
+	assert.Zero(t, planTargets(top, 100, ts, c, false, true, false).invocation, "every configuration fits")
 	c.MaxLaunches = 5
-	assert.Zero(t, planTargets(top, 100, ts, c, false, false).invocation, "not allowed (a multi-GPU workload, an NVTX exclude)")
+	assert.Zero(t, planTargets(top, 100, ts, c, false, false, false).invocation, "not allowed (a multi-GPU workload, an NVTX exclude)")
 	c.LaunchCount = 2
-	assert.Zero(t, planTargets(top, 100, ts, c, false, true).invocation, "ncu.launch_count asks for more of each configuration")
+	assert.Zero(t, planTargets(top, 100, ts, c, false, true, false).invocation, "ncu.launch_count asks for more of each configuration")
 	c.LaunchCount = 0
 	ts[4].Order = nil
-	assert.Zero(t, planTargets(top, 100, ts, c, false, true).invocation, "act's launches are of two processes")
+	assert.Zero(t, planTargets(top, 100, ts, c, false, true, false).invocation, "act's launches are of two processes")
 
 	// No invocation reaches any kernel (every launch counted is of a
 	// configuration never run in the ranges): every configuration, no panic.
@@ -225,10 +225,70 @@ func TestPlanOneEach(t *testing.T) {
 		{Name: "attn", Mangled: "A", Configs: 2, NS: 20, ConfigNS: []int64{5, 15}, Order: []int32{-1, -1}, Admitted: []bool{false, false}},
 	}
 	c.MaxLaunches = 3
-	d = planTargets(top, 100, none, c, false, true)
+	d = planTargets(top, 100, none, c, false, true, false)
 	require.NotNil(t, d)
 	assert.Zero(t, d.invocation)
 	assert.Equal(t, []string{"G"}, d.mangled)
+}
+
+// TestPlanWithin (issue 54): where the scope is phases inferred from the
+// kernel stream (ncu cannot filter on them), a pass of every
+// configuration, which profiles each one's first launch, is planned only
+// where those launches are inside the phases; else one launch of each,
+// its invocation inside them, even with every configuration within the
+// budget; where the launches are not counted, every configuration of the
+// kernels whose configurations were all first launched inside, the
+// others left out; where none was, every configuration, said to be
+// profiled outside.
+func TestPlanWithin(t *testing.T) {
+	t.Parallel()
+	top := []model.KernelStats{kernel("gemm", 50), kernel("norm", 10)}
+	// gemm's first launch, of the configuration it runs in the steps, is
+	// a compiler's autotuning's (outside: -1 in TargetsWithin's order).
+	ts := []phases.Target{
+		{Name: "gemm", Mangled: "G", Configs: 2, NS: 50, ConfigNS: []int64{10, 40}, Order: []int32{-1, 0, 1, 1}, Admitted: []bool{false, true, true, true}, FirstOutside: 1},
+		{Name: "norm", Mangled: "N", Configs: 1, NS: 10, ConfigNS: []int64{10}, Order: []int32{0, 0, 0}, Admitted: []bool{true, true, true}},
+	}
+	c := config.NCU{MaxLaunches: 24, Set: "basic", Metrics: []string{model.DurationMetric}}
+	assert.Zero(t, planTargets(top, 60, ts, c, false, true, false).invocation, "ranges ncu filters on: every configuration fits")
+	d := planTargets(top, 60, ts, c, false, true, true)
+	require.NotNil(t, d)
+	assert.Equal(t, 3, d.invocation, "inside, gemm's heavier configuration (2 is inside too)")
+	assert.Equal(t, []string{"G", "N"}, d.mangled)
+	assert.Equal(t, 2, d.inside)
+	assert.Equal(t, 3, d.allConfigs)
+	assert.Contains(t, d.note(), "one launch of each, its invocation 3 (ncu --kernel-id takes one invocation number for all), whose launch configurations ran 83.3% of their time; every configuration would take 3 launches, within ncu.max_launches=24, but ncu would profile each one's first launch, and 1 of those are outside the phases inferred from the kernel stream; 2 launch(es)")
+	assert.Contains(t, d.note(), "; each a launch inside the phases inferred from the kernel stream, on which ncu cannot filter (the program pushed no range): its invocation number names it")
+	assert.NotContains(t, d.note(), "outside them (a warm-up's)")
+
+	// Every configuration first launched inside: every one is profiled.
+	ts[0].Order, ts[0].Admitted, ts[0].FirstOutside = []int32{0, 1, 1}, []bool{true, true, true}, 0
+	d = planTargets(top, 60, ts, c, false, true, true)
+	require.NotNil(t, d)
+	assert.Zero(t, d.invocation)
+	assert.Equal(t, 3, d.launches)
+	assert.Contains(t, d.note(), "; each configuration's first launch, which ncu profiles, is inside the phases inferred from the kernel stream")
+
+	// Not counted (CUDA graph launches): norm alone was first launched
+	// inside in every configuration.
+	ts[0].Order, ts[0].Admitted, ts[0].FirstOutside = nil, nil, 1
+	ts[1].Order, ts[1].Admitted = nil, nil
+	d = planTargets(top, 60, ts, c, false, true, true)
+	require.NotNil(t, d)
+	assert.Zero(t, d.invocation)
+	assert.Equal(t, []string{"N"}, d.mangled)
+	assert.Equal(t, []string{"gemm"}, d.outsideLeft)
+	assert.Contains(t, d.note(), "; each configuration's first launch, which ncu profiles, is inside the phases inferred from the kernel stream; 1 top kernel(s) left out: ncu cannot filter on those phases (the program pushed no range), their launch configurations were first launched outside them (a compiler's autotuning, the model's build), where ncu would profile them, and one launch of each, named by its invocation inside them, is not planned here (the records do not count the launches as ncu does: CUDA graph launches, dropped records, several processes; or the ranks of a multi-GPU workload, ncu.launch_count or ncu.launch_skip)")
+
+	// None was: every configuration, its first launches outside said; or
+	// not known.
+	ts[1].FirstOutside = 1
+	d = planTargets(top, 60, ts, c, false, true, true)
+	require.NotNil(t, d)
+	assert.Equal(t, []string{"G", "N"}, d.mangled)
+	assert.Contains(t, d.note(), "; ncu cannot filter on the phases inferred from the kernel stream (the program pushed no range): 2 launch configuration(s) are first launched outside them, and those launches are the ones it profiles")
+	ts[1].FirstOutside = -1
+	assert.Contains(t, planTargets(top, 60, ts, c, false, true, true).note(), "; ncu cannot filter on the phases inferred from the kernel stream (the program pushed no range), and each configuration's first launch, which it profiles, may lie outside them")
 }
 
 // TestPlanOneEachSoon (issue 36): a decode whose attention kernel runs in

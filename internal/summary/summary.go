@@ -71,8 +71,10 @@ type Inputs struct {
 	Kernels       *model.KernelTable
 	KernelsSource string
 	// KernelRanges are the NVTX ranges the kernel table covers (the
-	// rebuild's one decision); none: the whole run.
-	KernelRanges []string
+	// rebuild's one decision); none: the whole run. KernelRangesInferred
+	// says they are phases inferred from the kernel stream.
+	KernelRanges         []string
+	KernelRangesInferred bool
 	// SessionPartial is why the session that made the run did not finish
 	// (the program failed, was killed or stopped; a step failed): the
 	// manifest's reason; "" for a session that did.
@@ -464,7 +466,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
 	k.Scope, k.Ranges = facts.ScopeWholeRun, in.KernelRanges
 	if len(in.KernelRanges) > 0 {
-		k.Scope = facts.ScopeRanges
+		k.Scope, k.Inferred = facts.ScopeRanges, in.KernelRangesInferred
 	}
 	cats := map[string]*facts.CategoryTime{}
 	category := map[string]string{} // each name classified once
