@@ -11,10 +11,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // TestRegionsOutPlantedLock (issue 53): another user's world-writable
-// .deepprof.lock, held, beside a manifest.json in a shared folder such as
+// .deepprof.lock, held, in a run directory in a shared folder such as
 // /tmp: regions --out there ends at once, exit status 1, with one line
 // naming the file and its owner, where it waited for ever without a word.
 // Making a file another user's (nobody) needs root.
@@ -26,6 +28,7 @@ func TestRegionsOutPlantedLock(t *testing.T) {
 	shared := t.TempDir()
 	require.NoError(t, os.Chmod(shared, 0o1777))
 	require.NoError(t, os.WriteFile(filepath.Join(shared, "manifest.json"), []byte(`{"run_id": "planted"}`), 0o644))
+	require.NoError(t, rundir.WriteMark(shared, "planted")) // a run, so that regions --out takes its lock
 	planted := filepath.Join(shared, ".deepprof.lock")
 	f, err := os.OpenFile(planted, os.O_RDWR|os.O_CREATE, 0o666)
 	require.NoError(t, err)

@@ -10,6 +10,11 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
+// InferredTTFTFrom is where TTFT starts in phases inferred from the
+// kernel stream: the host's time before the prefill's first launch (a
+// framework's dispatch of the call) is in no launch, and not in TTFT.
+const InferredTTFTFrom = "the prefill's first launch (inferred phases: the host's time before it, the call's dispatch, is not seen)"
+
 // GenerateMark is the NVTX mark deepprof's automatic ranges put at each
 // generate() call, in any program: where TTFT starts.
 const GenerateMark = "deepprof:generate"
@@ -107,7 +112,7 @@ func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names mod
 	var spanNS int64
 	var periods int // the steps spanNS holds
 	var perRun, ttft []float64
-	gen := false
+	gen, inferred := false, false
 	for _, f := range byLabel[best] {
 		marks := generateMarks(f.p)
 		prefills := prefillSpans(f.p, f.spans, domain, names)
@@ -146,6 +151,7 @@ func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names mod
 					ttft, gen = append(ttft, float64(first-m)/1e6), true
 				} else if hasPrefill {
 					ttft = append(ttft, float64(first-prefills[thread][i].span.Start)/1e6)
+					inferred = inferred || prefills[thread][i].inferred
 				}
 			}
 			prevEnd = e
@@ -162,9 +168,13 @@ func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names mod
 	if len(ttft) > 0 {
 		m := model.RoundMS(model.Summarize(ttft).MeanMS)
 		out.TTFTMS = &m
-		out.TTFTFrom = "the prefill's start"
-		if gen {
+		switch {
+		case gen:
 			out.TTFTFrom = "the generate() call"
+		case inferred:
+			out.TTFTFrom = InferredTTFTFrom
+		default:
+			out.TTFTFrom = "the prefill's start"
 		}
 	}
 	return out

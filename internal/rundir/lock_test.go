@@ -83,6 +83,7 @@ func TestPlantedLock(t *testing.T) {
 	shared := t.TempDir()
 	require.NoError(t, os.Chmod(shared, 0o1777))
 	require.NoError(t, os.WriteFile(filepath.Join(shared, ManifestJSON), []byte(`{"run_id": "r"}`), 0o644))
+	require.NoError(t, WriteMark(shared, "r")) // a run, whose writes take its lock
 	planted := filepath.Join(shared, LockFile)
 	f, err := os.OpenFile(planted, os.O_RDWR|os.O_CREATE, 0o666)
 	require.NoError(t, err)

@@ -22,7 +22,7 @@ mkdir -p "$out/runs" "$out/work"
 cd "$out/work"
 cp "$here"/*.py "$here"/decode_loop.cu .
 # A small deep pass: the corpus is about the timeline's figures.
-common=(run.root="$out/runs" timeline.top_n=3 timeline.coverage=0.5 timeline.max_kernels=6 workload.timeout=4m ncu.timeout=2m)
+common=(run.root="$out/runs" timeline.top_n=3 timeline.coverage=0.5 timeline.max_kernels=6 workload.timeout=4m ncu.timeout=3m)
 for name in "$@"; do
 	t0=$(date +%s)
 	case $name in
