@@ -85,6 +85,28 @@ func TestCorpusServingFigures(t *testing.T) {
 				within(t, "TTFT", *s.Serving.TTFTMS, mean(ttft), corpusTTFT)
 			}
 
+		})
+	}
+}
+
+// TestNoRangeOutgrowsItsParent (issue 54): in every recorded run with a
+// CUPTI timeline (the corpus, the TP=2 runs on 2 H100s and 2 H200s whose
+// ranks' hosts run ahead, the inferred ones), under the one instance
+// model no range's insides add up past it, in any process or rank, and
+// no two instances of one range on a thread overlap. Before, a decode_step
+// ran from its push to its last kernel, and a rank's steps summed past
+// its decode_all.
+func TestNoRangeOutgrowsItsParent(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("fixtures", "runs", "*"))
+	require.NoError(t, err)
+	checked := 0
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rundir.TimelineCupti))); err != nil {
+			continue
+		}
+		checked++
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			run, err := rundir.Open(dir)
 			require.NoError(t, err)
 			tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
@@ -93,10 +115,17 @@ func TestCorpusServingFigures(t *testing.T) {
 			for _, p := range tl.Processes {
 				sp := phases.Spans(p)
 				inside := map[*timeline.Range]int64{}
+				last := map[string]int64{}
 				for _, r := range p.Ranges {
-					if r.Parent != nil && r.Closed && r.Parent.Closed {
+					if r.Kind != timeline.PushPop || !r.Closed {
+						continue
+					}
+					if r.Parent != nil && r.Parent.Closed {
 						inside[r.Parent] += sp[r].NS()
 					}
+					key := fmt.Sprint(r.Thread, r.Label())
+					assert.GreaterOrEqual(t, sp[r].Start, last[key], "process %d: %s (line %d) starts before the previous one ends", p.Header.PID, r.Path(), r.Line)
+					last[key] = sp[r].End
 				}
 				for parent, sum := range inside {
 					assert.LessOrEqual(t, sum, sp[parent].NS(), "process %d: the ranges inside %s (line %d) add up past it", p.Header.PID, parent.Path(), parent.Line)
@@ -104,6 +133,7 @@ func TestCorpusServingFigures(t *testing.T) {
 			}
 		})
 	}
+	require.Positive(t, checked)
 }
 
 func mean(v []float64) float64 {
