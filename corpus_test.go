@@ -59,13 +59,13 @@ func TestCorpusServingFigures(t *testing.T) {
 			require.NotNil(t, s.Serving.TPOTMS, "no TPOT: %s", s.Serving.Missing)
 			require.NotNil(t, s.Serving.TTFTMS)
 			require.Equal(t, len(clock), d.Runs, "the decode's runs are the program's generates")
-			warm := map[int]bool{}
+			warm := map[int]bool{} // one process: its runs are the clock's generates
 			for _, w := range d.Warmup {
 				warm[w.Index] = true
 			}
 			var ttft, tpot []float64
 			for i, c := range clock {
-				if !warm[i+1] {
+				if !warm[i+1] && c.TPOTMS != nil {
 					ttft = append(ttft, c.TTFTMS)
 					tpot = append(tpot, *c.TPOTMS)
 				}

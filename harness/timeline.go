@@ -362,7 +362,7 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 	}
 	rep := &workload.Report{Stages: map[string]workload.ReportStage{}}
 	var others []string // domains left out
-	for _, s := range phases.Stages(tl, cfg.steady(tl)) {
+	for _, s := range phases.Stages(tl, cfg.steady(tl), []string{cfg.Domain}) {
 		// Push/pop ranges only: start/end ranges may overlap anything
 		// (their GPU time is in the regions).
 		if len(s.DurationsNS) == 0 || s.Kind != timeline.PushPop {

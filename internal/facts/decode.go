@@ -31,10 +31,12 @@ type Decode struct {
 	Warmup []DecodeRun `json:"warmup,omitempty"`
 }
 
-// DecodeRun is one run of steps: its place among the runs (1-based, in
-// start order, process by process), its steps and its time per step.
+// DecodeRun is one run of steps: its process, its place among that
+// process's runs (1-based, in start order), its steps and its time per
+// step.
 type DecodeRun struct {
-	Index  int     `json:"index"`
-	Steps  int     `json:"steps"`
-	StepMS float64 `json:"step_ms"`
+	ProcessID int64   `json:"process_id"`
+	Index     int     `json:"index"`
+	Steps     int     `json:"steps"`
+	StepMS    float64 `json:"step_ms"`
 }

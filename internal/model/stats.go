@@ -85,7 +85,8 @@ func (s Sample) Warmup() (dropped int, medianOthers float64) {
 }
 
 // weightedMedian is the median of per[from:], each value counted as many
-// times as its repeat has steps (the lower middle one for an even total).
+// times as its repeat has steps (the mean of the two middle ones where the
+// steps split evenly, as median gives for one step each).
 func (s Sample) weightedMedian(per []float64, from int) float64 {
 	if s.Steps == nil {
 		return median(per[from:])
@@ -98,9 +99,14 @@ func (s Sample) weightedMedian(per []float64, from int) float64 {
 	}
 	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(per[a], per[b]) })
 	var acc float64
-	for _, i := range idx {
+	for j, i := range idx {
 		acc += s.steps(i)
-		if acc >= total/2 {
+		switch {
+		case acc > total/2:
+			return per[i]
+		case acc == total/2 && j+1 < len(idx):
+			return (per[i] + per[idx[j+1]]) / 2 // as median does for an even count
+		case acc == total/2:
 			return per[i]
 		}
 	}

@@ -90,19 +90,24 @@ func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names mod
 			byLabel[l] = append(byLabel[l], found{p, spans, rs})
 		}
 	}
-	// The step label: the longest runs on average; more than one step.
-	best, bestLen := "", 1.0
+	// The step label: of the labels whose runs hold more than one step
+	// on average, the outermost (a decode a token, not the layers inside
+	// it), then the longest runs.
+	best, bestLen, bestDepth := "", 1.0, 0
 	slices.Sort(labels)
 	for _, l := range labels {
 		var n, steps int
+		depth := math.MaxInt
 		for _, f := range byLabel[l] {
 			for _, r := range f.runs {
 				n++
 				steps += len(r.steps)
+				depth = min(depth, r.steps[0].Depth)
 			}
 		}
-		if avg := float64(steps) / float64(n); avg > bestLen {
-			best, bestLen = l, avg
+		avg := float64(steps) / float64(n)
+		if avg > 1 && (best == "" || depth < bestDepth || depth == bestDepth && avg > bestLen) {
+			best, bestLen, bestDepth = l, avg, depth
 		}
 	}
 	if best == "" {
@@ -115,49 +120,73 @@ func DecodeSteps(tl *timeline.Timeline, steady *Steady, domain string, names mod
 	gen, inferred := false, false
 	for _, f := range byLabel[best] {
 		marks := generateMarks(f.p)
-		prefills := prefillSpans(f.p, f.spans, domain, names)
-		var prevEnd int64 = math.MinInt64
-		for _, r := range f.runs {
+		prefills := prefillSpans(f.p, f.spans, steady, domain, names)
+		prevEnd := make(map[int64]int64) // each thread's last run's end
+		for idx, r := range f.runs {
 			out.Runs++
 			out.Steps += len(r.steps)
+			thread := r.steps[0].Thread
 			s, e := f.spans[r.steps[0]].Start, f.spans[r.steps[len(r.steps)-1]].End
 			// A step runs from its start to the next step's: the run's
-			// period, its last step's own span where it is the only one.
+			// periods, its last step's own span where it is the only one.
 			n, last := len(r.steps)-1, f.spans[r.steps[len(r.steps)-1]].Start
 			if n == 0 {
 				n, last = 1, e
 			}
 			per := float64(last-s) / float64(n) / 1e6
-			warm := slices.ContainsFunc(r.steps, steady.InWarmup)
+			if _, seen := prevEnd[thread]; !seen {
+				prevEnd[thread] = math.MinInt64
+			}
+			// A run is a warm-up where its generate began with one-time
+			// work: it lies in a warm-up instance (its decode_all's), its
+			// prefill or its first step is one, or every step is (a run
+			// decided whole). A steady run leaves out only its steps that
+			// are warm-up (a slow step later on).
+			i, hasPrefill := lastIndexBefore(prefills[thread], prevEnd[thread], s)
+			warm := steady.InWarmup(r.steps[0].Parent) || steady.InWarmup(r.steps[0]) ||
+				hasPrefill && prefills[thread][i].warm
 			if warm {
-				out.Warmup = append(out.Warmup, facts.DecodeRun{Index: out.Runs, Steps: len(r.steps), StepMS: model.RoundMS(per)})
+				out.Warmup = append(out.Warmup, facts.DecodeRun{ProcessID: f.p.Header.PID, Index: idx + 1, Steps: len(r.steps), StepMS: model.RoundMS(per)})
 			} else {
+				var ns int64
+				k := 0
+				for j := 0; j+1 < len(r.steps); j++ {
+					if !steady.InWarmup(r.steps[j]) {
+						ns += f.spans[r.steps[j+1]].Start - f.spans[r.steps[j]].Start
+						k++
+					}
+				}
+				if len(r.steps) == 1 {
+					ns, k = e-s, 1
+				}
+				if k == 0 {
+					prevEnd[thread] = e
+					continue
+				}
 				out.SteadyRuns++
 				out.SteadySteps += len(r.steps)
-				spanNS += last - s
-				periods += n
-				perRun = append(perRun, per)
+				spanNS += ns
+				periods += k
+				perRun = append(perRun, float64(ns)/float64(k)/1e6)
 				// The first token: from the generate() call, else from
 				// the prefill, since the previous run ended.
-				thread := r.steps[0].Thread
 				first := s // the first token: where the first step starts
-				i, hasPrefill := lastIndexBefore(prefills[thread], prevEnd, s)
 				if hasPrefill && prefills[thread][i].inferred {
 					// An inferred prefill holds the sampling's kernels
 					// too: the token is out when they end.
 					first = prefills[thread][i].span.End
 				}
-				if m, ok := lastBefore(marks[thread], prevEnd, s); ok {
+				if m, ok := lastBefore(marks[thread], prevEnd[thread], s); ok {
 					ttft, gen = append(ttft, float64(first-m)/1e6), true
 				} else if hasPrefill {
 					ttft = append(ttft, float64(first-prefills[thread][i].span.Start)/1e6)
 					inferred = inferred || prefills[thread][i].inferred
 				}
 			}
-			prevEnd = e
+			prevEnd[thread] = e
 		}
 	}
-	if out.SteadySteps == 0 {
+	if out.SteadySteps == 0 || spanNS <= 0 {
 		return out
 	}
 	out.StepMS = model.RoundMS(float64(spanNS) / float64(periods) / 1e6)
@@ -198,16 +227,17 @@ func generateMarks(p *timeline.Process) map[int64][]int64 {
 type prefill struct {
 	span     Span
 	inferred bool
+	warm     bool // a warm-up instance (Steady)
 }
 
 // prefillSpans is each thread's prefill instances (Spans), in start
 // order: the outermost push/pop ranges of domain whose stage is the
 // prefill.
-func prefillSpans(p *timeline.Process, spans map[*timeline.Range]Span, domain string, names model.Names) map[int64][]prefill {
+func prefillSpans(p *timeline.Process, spans map[*timeline.Range]Span, steady *Steady, domain string, names model.Names) map[int64][]prefill {
 	out := map[int64][]prefill{}
 	for _, r := range p.Ranges {
 		if r.Kind == timeline.PushPop && r.Closed && r.Domain == domain && r.Parent == nil && names.Of(r.Label(), "") == model.Prefill {
-			out[r.Thread] = append(out[r.Thread], prefill{spans[r], r.Inferred})
+			out[r.Thread] = append(out[r.Thread], prefill{spans[r], r.Inferred, steady.InWarmup(r)})
 		}
 	}
 	for _, ps := range out {

@@ -13,19 +13,20 @@ func (s Span) NS() int64 { return s.End - s.Start }
 // Spans is the one instance model of a process's ranges, for every range
 // (the program's, automatic and inferred ones): a closed push/pop
 // instance runs from the later of its push, the end of the previous
-// instance of the same range (label) on the same thread and its parent's
-// start, to the later of its pop and the end of the last kernel or copy
-// launched inside it (or inside a range inside it). So a host that runs
-// ahead of the GPU does not make instances overlap: siblings of one name
-// follow each other, sub-instances lie inside their parent, and each
-// carries the GPU work it launched, not the queue's lag before it. A
+// sibling on its thread (the range before it with the same parent: the
+// previous instance of the same range, or the prefill before a decode) and
+// its parent's start, to the later of its pop and the end of the last
+// kernel or copy launched inside it (or inside a range inside it). So a
+// host that runs ahead of the GPU does not make instances overlap:
+// siblings follow each other, sub-instances lie inside their parent, and
+// each carries the GPU work it launched, not the queue's lag before it. A
 // start/end range runs from its start to its end. Ranges not closed have
 // no span.
 func Spans(p *timeline.Process) map[*timeline.Range]Span {
 	done := workDone(p)
 	type key struct {
 		thread int64
-		label  string
+		parent *timeline.Range
 	}
 	prev := map[key]int64{}
 	out := make(map[*timeline.Range]Span, len(p.Ranges))
@@ -39,7 +40,7 @@ func Spans(p *timeline.Process) map[*timeline.Range]Span {
 			continue
 		}
 		s := r.Start
-		k := key{r.Thread, r.Label()}
+		k := key{r.Thread, r.Parent}
 		if e, ok := prev[k]; ok && e > s {
 			s = e
 		}
@@ -115,19 +116,14 @@ func runsOf(p *timeline.Process, domains []string) [][]*timeline.Range {
 }
 
 // inRuns says whether a stage's runs are what it repeats: there are
-// several, some hold more than one instance, and no instance holds steps
-// of its own (steps: stepsOf). A range pushed once a token between
-// prefills is; back-to-back generates, each with its steps inside, are
-// not.
-func inRuns(runs [][]*timeline.Range, steps map[*timeline.Range]int) bool {
-	long := false
+// several (another range comes between them) and some hold more than one
+// instance. A range pushed once a token between prefills is, whatever
+// ranges it holds (a layer's); back-to-back generates, one run, are not.
+func inRuns(runs [][]*timeline.Range) bool {
 	for _, run := range runs {
-		long = long || len(run) > 1
-		for _, r := range run {
-			if steps[r] > 1 {
-				return false
-			}
+		if len(run) > 1 {
+			return len(runs) > 1
 		}
 	}
-	return long && len(runs) > 1
+	return false
 }

@@ -138,7 +138,7 @@ func TestPhases(t *testing.T) {
 // kernels end before its pop, so it took its 100 ns.
 func TestStages(t *testing.T) {
 	tl := build(t, phaseFile())
-	st := phases.Stages(tl, nil)
+	st := phases.Stages(tl, nil, nil)
 	assert.Equal(t, []phases.RangeStage{
 		{ProcessID: 3, Name: "loop", Kind: timeline.PushPop, DurationsNS: []int64{460}, Steps: []int{2}, Depth: 1},
 		{ProcessID: 3, Name: "step", Kind: timeline.PushPop, DurationsNS: []int64{100, 250}, Depth: 2, Parent: "loop"},
@@ -267,7 +267,7 @@ func TestSteadyState(t *testing.T) {
 	tl := build(t, warmupFile())
 	st := phases.SteadyState(tl, nil)
 	byName := map[string]phases.RangeStage{}
-	for _, s := range phases.Stages(tl, st) {
+	for _, s := range phases.Stages(tl, st, nil) {
 		byName[s.Name] = s
 	}
 	assert.Len(t, byName["gen"].DurationsNS, 3, "the stage keeps its warm-up first, for its own rule to drop")
@@ -379,7 +379,7 @@ func TestSpansHostAhead(t *testing.T) {
 	}
 	f += n("pop", 160, 1, "", "") + "E\t0\t0\n"
 	tl := build(t, f)
-	st := phases.Stages(tl, nil)
+	st := phases.Stages(tl, nil, nil)
 	require.Len(t, st, 2)
 	assert.Equal(t, []int64{4900}, st[0].DurationsNS, "decode_all: its push to its last kernel's end")
 	assert.Equal(t, []int64{1890, 1000, 1000, 1000}, st[1].DurationsNS, "each step after the one before it")
@@ -428,7 +428,7 @@ func TestDecodeOnceAToken(t *testing.T) {
 	tl := build(t, f+"E\t0\t0\n")
 	st := phases.SteadyState(tl, nil)
 	var dec phases.RangeStage
-	for _, s := range phases.Stages(tl, st) {
+	for _, s := range phases.Stages(tl, st, nil) {
 		if s.Name == "decode" {
 			dec = s
 		}
@@ -440,7 +440,7 @@ func TestDecodeOnceAToken(t *testing.T) {
 	assert.Equal(t, "decode", d.Step)
 	assert.Equal(t, 4, d.Runs)
 	assert.Equal(t, 3, d.SteadyRuns, "the slow generate is left out whole")
-	assert.Equal(t, []facts.DecodeRun{{Index: 1, Steps: 4, StepMS: 0.001}}, d.Warmup)
+	assert.Equal(t, []facts.DecodeRun{{ProcessID: 5, Index: 1, Steps: 4, StepMS: 0.001}}, d.Warmup)
 	assert.InDelta(t, 100e-6, d.StepMS, 1e-12, "push to push: 80 ns of range, 20 of the host's")
 	require.NotNil(t, d.TTFTMS)
 	assert.InDelta(t, 50e-6, *d.TTFTMS, 1e-12, "the prefill's start to the first step's")

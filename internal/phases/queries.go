@@ -443,7 +443,7 @@ func ProfiledRanges(tl *timeline.Timeline, include []string, domain string, phas
 // marked, for a session whose configured ranges did not occur.
 func TopRanges(tl *timeline.Timeline, domain string) []string {
 	var out []string
-	for _, s := range Stages(tl, nil) {
+	for _, s := range Stages(tl, nil, nil) {
 		if s.Kind == timeline.PushPop && s.Depth == 1 && s.Domain == domain && !slices.Contains(out, s.Name) {
 			out = append(out, s.Name)
 		}

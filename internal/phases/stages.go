@@ -46,13 +46,17 @@ type RangeStage struct {
 // inside a warm-up instance of an enclosing stage (steady's decision; nil:
 // none) is in InWarmupNS, not DurationsNS: the stage's own warm-up rule
 // then sees the instances steady decided it on.
-func Stages(tl *timeline.Timeline, steady *Steady) []RangeStage {
+//
+// domains (nil: every domain) are the ranges whose nesting makes steps
+// and runs, as SteadyState's: a library's ranges (NCCL's, CCCL's) inside
+// or between the program's are neither.
+func Stages(tl *timeline.Timeline, steady *Steady, domains []string) []RangeStage {
 	out := []RangeStage{}
 	for _, p := range tl.Processes {
 		spans := Spans(p)
-		steps := stepsOf(p, nil)
+		steps := stepsOf(p, domains)
 		runs := map[string][][]*timeline.Range{}
-		for _, run := range runsOf(p, nil) {
+		for _, run := range runsOf(p, domains) {
 			l := run[0].Label()
 			runs[l] = append(runs[l], run)
 		}
@@ -75,7 +79,7 @@ func Stages(tl *timeline.Timeline, steady *Steady) []RangeStage {
 				out = append(out, st)
 			}
 			s := &out[base+i]
-			if rs := runs[k.name]; r.Parent == nil && inRuns(rs, steps) {
+			if rs := runs[k.name]; r.Parent == nil && r.Closed && r.Kind == timeline.PushPop && inRuns(rs) {
 				// Pushed in runs: a repeat is a run (done once, at its
 				// first instance), its instances its steps.
 				for _, run := range rs {

@@ -65,8 +65,9 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 			// The repeats: each instance, or for an outermost stage pushed
 			// in runs (once a token), each run, its instances its steps.
 			var kept [][]*timeline.Range
-			if rs := runs[st.label]; inRuns(rs, steps) {
-				kept = rs
+			byRun := inRuns(runs[st.label])
+			if byRun {
+				kept = runs[st.label]
 			} else {
 				for _, r := range st.insts {
 					if !s.inWarmup(r.Parent) {
@@ -79,7 +80,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 				first, last := run[0], run[len(run)-1]
 				sample.Repeats = append(sample.Repeats, float64(spans[last].End-spans[first].Start)/1e6)
 				n := len(run)
-				if n == 1 {
+				if !byRun {
 					n = max(steps[first], 1)
 				}
 				sample.Steps = append(sample.Steps, float64(n))

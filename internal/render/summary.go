@@ -565,8 +565,8 @@ func serving(b *strings.Builder, s facts.Serving) {
 	if d := s.Steps; d != nil && len(d.Warmup) > 0 {
 		b.WriteString("Left out of TTFT and TPOT as warm-up (a generate with a step in a stage's warm-up: new shapes, compilation, kernel selection):\n\n")
 		for _, w := range d.Warmup {
-			fmt.Fprintf(b, "- generate %d of %d: %d steps at %s ms a step, %sx the steady %s ms\n",
-				w.Index, d.Runs, w.Steps, model.Fixed(w.StepMS, 3), model.Fixed(w.StepMS/d.StepMS, 1), model.Fixed(d.StepMS, 3))
+			fmt.Fprintf(b, "- process %d, generate %d: %d steps at %s ms a step, %sx the steady %s ms\n",
+				w.ProcessID, w.Index, w.Steps, model.Fixed(w.StepMS, 3), model.Fixed(w.StepMS/d.StepMS, 1), model.Fixed(d.StepMS, 3))
 		}
 		b.WriteString("\n")
 	}
@@ -843,7 +843,7 @@ func busyTable(b *strings.Builder, p facts.Phases) {
 	b.WriteString(t.String())
 	fmt.Fprintf(b, "\nFrom the CUPTI run's timeline (the program's own kernel times), NVTX phases at depth %d, steady state: each row sums its phase's instances but the warm-up ones (below). "+
 		"A phase's wall time spans its instances on the GPU, "+
-		"from the earlier of its range's start and its first kernel or copy to the later of its range's end and its last one. "+
+		"each from the later of its range's start and the end of the range before it on its thread (siblings never overlap) to the later of its range's end and its last kernel or copy. "+
 		"Busy is the time the phase's own kernels (launched inside it) run on the GPU, never more than their kernel ms; another phase's kernels in its window are not its own. Idle is the rest; kernel ms sums the phase's own kernels "+
 		"(overlapping kernels count twice). Gaps are the idle holes between two of its kernels; launch latency runs from the launch call's start to the kernel's start; "+
 		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound. The whole run's row is every kernel, warm-up included.%s\n\n",
@@ -949,7 +949,7 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 func nestedNote(p facts.Phases) string {
 	for _, r := range p.Rows {
 		if r.Nested {
-			return " A row whose path goes inside a phase (phase/range) is a range within it, its time part of the phase's row (its instances' spans can overlap, when a range's kernels run after it ends, so their sum can pass the phase's); only the phases themselves are judged launch-bound in the findings."
+			return " A row whose path goes inside a phase (phase/range) is a range within it, its time part of the phase's row (its instances follow each other inside the phase's, so their sum is at most the phase's); only the phases themselves are judged launch-bound in the findings."
 		}
 	}
 	return ""

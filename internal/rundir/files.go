@@ -473,8 +473,8 @@ const SourceAloneDetached = "the CUPTI run's own process, its repeats after the 
 // SourceInferredStages is the stage source of a program that opened no
 // range of its domain, whose phases were inferred from its kernel stream
 // (phases.InferPhases), as the manifest and report.md say it.
-const SourceInferredStages = "phases INFERRED from the kernel stream, the program having opened no NVTX range of its domain: prefill, decode_all and decode_step ranges placed where one launch sequence repeats (the decode steps) and before it (the prefill); the manifest's notes say how; each instance from its first launch call to its last kernel's end, profiler running"
+const SourceInferredStages = "phases INFERRED from the kernel stream, the program having opened no NVTX range of its domain: prefill, decode_all and decode_step ranges placed where one launch sequence repeats (the decode steps) and before it (the prefill); the manifest's notes say how; each instance from its first launch call to its last kernel's end, a step to the next step's first launch, profiler running"
 
 // SourceCuptiStages is the stage source of a program that wrote no workload
 // report, as the manifest and report.md say it.
-const SourceCuptiStages = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance from its push to its pop, or to the end of the last kernel or copy launched inside it where that is later, profiler running (the program wrote no workload report)"
+const SourceCuptiStages = "the NVTX push/pop ranges of the CUPTI timeline in the program's domain (nvtx.domain; libraries' domains left out): each range instance from its push (or the end of the range before it on its thread, where later) to its pop, or to the end of the last kernel or copy launched inside it where that is later, profiler running (the program wrote no workload report)"

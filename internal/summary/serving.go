@@ -96,7 +96,7 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 	// The stages come from the CUPTI run's ranges: TPOT is its steady
 	// step, TTFT its time to the first token (phases.DecodeSteps).
 	steps := in.Decode
-	if !st.FromRanges || steps == nil || steps.SteadySteps == 0 {
+	if !st.FromRanges || steps == nil || steps.SteadySteps == 0 || steps.StepMS <= 0 {
 		steps = nil
 	}
 	if steps != nil && steps.TTFTMS != nil {

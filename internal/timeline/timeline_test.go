@@ -296,7 +296,7 @@ func TestRecordings(t *testing.T) {
 				reps[d] = phases.Of(tl, phases.Options{Depth: d})
 				g.Assert(t, fmt.Sprintf("%s-phases-depth%d.json", rc.name, d), indent(t, reps[d]))
 			}
-			g.Assert(t, rc.name+"-stages.json", indent(t, phases.Stages(tl, nil)))
+			g.Assert(t, rc.name+"-stages.json", indent(t, phases.Stages(tl, nil, nil)))
 			var notes strings.Builder
 			for _, p := range tl.Processes {
 				fmt.Fprintf(&notes, "%s: pid %d, truncation %q, %d kernels, %d unattributed, %d launch calls, %d A records of a shared correlation id left out\n",
@@ -401,7 +401,7 @@ func TestSyntheticAttribution(t *testing.T) {
 	assert.Equal(t, map[string]int{"prefill": 5, "decode_all/decode_step": 21, `LLM@load:weights\\shard` + "\t0": 1}, count)
 	assert.Equal(t, c.Kernels(), 27)
 	var names []string
-	for _, s := range phases.Stages(tl, nil) {
+	for _, s := range phases.Stages(tl, nil, nil) {
 		names = append(names, s.Name)
 		if s.Name == "decode_step" {
 			assert.Len(t, s.DurationsNS, 7, "decode_step: one wall time per step")
