@@ -28,6 +28,10 @@ type Thresholds = model.Thresholds
 // DefaultTolerances is 10% for every part.
 func DefaultTolerances() Tolerances { return model.DefaultTolerances() }
 
+// ParseGate reads a gate's name (model.GateGPU, the default, or
+// model.GateHost): whether a wall the host alone moved fails.
+func ParseGate(g string) (host bool, err error) { return model.ParseGate(g) }
+
 // Moved is a run compared with its baseline: whether it moved beyond the
 // tolerances (regressed, or a part could not be compared) or improved, and
 // the table of what moved, in Markdown.
