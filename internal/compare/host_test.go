@@ -13,6 +13,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/compare"
 	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
 const (
@@ -129,4 +130,52 @@ func TestBaselineKeepsTheWork(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, r.HostMoves)
 	assert.True(t, r.Regression, "the walls alone")
+}
+
+// TestWallMovedWorkUnchanged (issue 51): a stage's wall made 1.5x slower
+// with its GPU work as recorded (SYNTHETIC: its repeats scaled, the phase
+// rows untouched). In a GPU-bound run (batch 2048) the wall is the GPU's: a
+// regression; in a launch-bound CUPTI run it is the host's, reported.
+func TestWallMovedWorkUnchanged(t *testing.T) {
+	t.Parallel()
+	const gpuBound = "../../fixtures/runs/h200-generate-gpu-auto"
+	slower := synth.EditJSON("decode-wall-1.5", "summary.json", func(m map[string]any) error {
+		for _, row := range m["stages"].(map[string]any)["rows"].([]any) {
+			row := row.(map[string]any)
+			if row["name"] != "decode_all" {
+				continue
+			}
+			for i, v := range row["ms"].([]any) {
+				row["ms"].([]any)[i] = 1.5 * v.(float64)
+			}
+		}
+		return nil
+	})
+	r := compare.Compare(load(t, gpuBound), load(t, synth.Run(t, gpuBound, slower)), compare.Uniform(compare.DefaultThreshold))
+	assert.True(t, r.Regression)
+	var st facts.DiffStage
+	for _, s := range r.Stages {
+		if s.Name == "decode_all" {
+			st = s
+		}
+	}
+	require.NotNil(t, st.Work)
+	assert.Equal(t, facts.Unchanged, st.Work.Verdict)
+	assert.Equal(t, facts.Regression, st.Verdict)
+	assert.Equal(t, facts.CauseGPU, st.Cause)
+	assert.Contains(t, st.Why, "GPU-bound")
+
+	const launchBound = "../../fixtures/runs/cupti-tiny-llama"
+	r = compare.Compare(load(t, launchBound), load(t, synth.Run(t, launchBound, synth.ScaleStage("decode", 1.5))), compare.Uniform(compare.DefaultThreshold))
+	assert.False(t, r.Regression, "%v", r.Regressions)
+	for _, s := range r.Stages {
+		if s.Name == "decode" {
+			st = s
+		}
+	}
+	require.NotNil(t, st.Work)
+	assert.Equal(t, "phases", st.Work.A.From)
+	assert.Equal(t, facts.Host, st.Verdict)
+	require.NotNil(t, st.Work.A.HostUSPerLaunch)
+	assert.InDelta(t, 1.5**st.Work.A.HostUSPerLaunch, *st.Work.B.HostUSPerLaunch, 0.01, "the host's time per launch moved with the wall")
 }
