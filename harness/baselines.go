@@ -28,12 +28,17 @@ type Thresholds = model.Thresholds
 // DefaultTolerances is 10% for every part.
 func DefaultTolerances() Tolerances { return model.DefaultTolerances() }
 
+// ParseGate reads a gate's name (model.GateGPU, the default, or
+// model.GateHost): whether a wall the host alone moved fails.
+func ParseGate(g string) (host bool, err error) { return model.ParseGate(g) }
+
 // Moved is a run compared with its baseline: whether it moved beyond the
-// tolerances (regressed, or a part could not be compared) or improved, and
-// the table of what moved, in Markdown.
+// tolerances (regressed, or a part could not be compared) or improved,
+// whether the host alone moved a stage (reported, not beyond), and the
+// table of what moved, in Markdown.
 type Moved struct {
-	Beyond, Improved bool
-	Table            string
+	Beyond, Improved, Host bool
+	Table                  string
 }
 
 // CompareBaseline compares the top kernels (top; 0: all) and the rest of
@@ -57,7 +62,8 @@ func CompareBaseline(path, runDir string, top int, tol Tolerances) (Moved, error
 	if err != nil {
 		return Moved{}, err
 	}
-	return Moved{Beyond: res.Regression || res.Incomplete, Improved: len(res.Improvements) > 0, Table: render.MovedMarkdown(res)}, nil
+	return Moved{Beyond: res.Regression || res.Incomplete, Improved: len(res.Improvements) > 0, Host: len(res.HostMoves) > 0,
+		Table: render.MovedMarkdown(res)}, nil
 }
 
 // WriteBaseline writes the baseline of the run directory runDir (its top

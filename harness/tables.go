@@ -231,11 +231,14 @@ func unmatchedFilters(e *regions.UnmatchedError) error {
 // DiffOptions say how Diff compares: a change counts when it exceeds
 // Threshold (a fraction of A); AllowMismatch compares runs of different
 // models, shapes, kernel sources or GPUs, AllowPartial runs that are not
-// complete (each refused otherwise, as an InputError).
+// complete (each refused otherwise, as an InputError). GateHost fails a
+// stage whose wall the host moved (model.GateHost), as does a baseline
+// file that says so.
 type DiffOptions struct {
 	TableOptions
 	Threshold                   float64
 	AllowMismatch, AllowPartial bool
+	GateHost                    bool
 }
 
 // DiffOutcome is what a comparison found: whether something regressed
@@ -266,7 +269,9 @@ func Diff(a, b string, o DiffOptions, w io.Writer) (DiffOutcome, error) {
 			return DiffOutcome{}, &InputError{fmt.Errorf("%s: a diff of them counts every difference as a regression or an improvement; compare runs of one model, workload shape and kernel source on one GPU, or pass --allow-mismatch", strings.Join(diffs, "; "))}
 		}
 	}
-	res := compare.Compare(sides[0], sides[1], compare.Uniform(o.Threshold))
+	th := compare.Uniform(o.Threshold)
+	th.GateHost = o.GateHost || sides[0].GateHost || sides[1].GateHost
+	res := compare.Compare(sides[0], sides[1], th)
 	var err error
 	switch o.Format {
 	case FormatJSON:

@@ -20,7 +20,13 @@ import (
 )
 
 // Format names the file format and its version: the value of "format".
-const Format = "deepprof-baseline/1"
+// Version 2 adds each stage's GPU work, the kept kernels' spread and the
+// gate; a FormatV1 file is read as one without them (its stages judged by
+// their walls alone).
+const Format = "deepprof-baseline/2"
+
+// FormatV1 is the first version, still read.
+const FormatV1 = "deepprof-baseline/1"
 
 // Fields says what each field of a baseline file holds: written into the
 // file as "about", for whoever reads it.
@@ -36,6 +42,9 @@ var Fields = map[string]string{
 	"kernels_from":         "the file the kernel table came from, and whether it counts every launch; a run whose kernels come from another kind of source is not compared with this baseline",
 	"mfu":                  "model FLOPs utilization by scope (model, prefill, decode), fractions of the GPU's peak; null when not available",
 	"program":              "the profiled program's name (config.yaml's workload.name); where no model names the runs, a run of another program is not compared with this baseline",
+	"work":                 "each stage's GPU work, which tells a wall the host moved from one the GPU did: kernel_ms, busy_ms (null: unknown), launches and gap_ms per steady-state instance (from: phases) or over a pass (from: regions, instances 0), host_us_per_launch, and launch_bound (null: unknown) with bound_why",
+	"kernels.spread":       "how the kept kernels' launch durations vary, where the run recorded it (min_ms, median_ms, max_ms, stddev_ms): a kernel's change counts only beyond twice the spread it gives its total",
+	"gate":                 "host: a stage whose wall the host alone moved fails a comparison with this baseline (as deepprof diff --gate host); absent: it is reported",
 }
 
 // DefaultTop is how many kernels a baseline keeps, by total time.
@@ -63,6 +72,12 @@ type Baseline struct {
 	// pass (the run's summary.json), not the deep pass's sample.
 	RegionsEveryLaunch bool `json:"regions_every_launch"`
 	MFU                *MFU `json:"mfu"` // null when the run had no summary.json
+	// Work is each stage's GPU work, in the order of Stages, where the run
+	// had figures for it.
+	Work []StageWork `json:"work,omitempty"`
+	// Gate is model.GateHost when a wall the host moved fails a
+	// comparison with this baseline; "" otherwise.
+	Gate string `json:"gate,omitempty"`
 
 	// Source is where it came from (a run directory or a baseline file),
 	// for reports; not written.
@@ -75,6 +90,21 @@ type Kernels struct {
 	Count   int                  `json:"count"`    // kernels the run listed (kernels.json)
 	TotalMS float64              `json:"total_ms"` // their summed time: the base of the appeared rule
 	Rows    []model.KernelTotals `json:"rows"`
+	// Spread is the kept kernels' launch spread, where recorded.
+	Spread []KernelSpread `json:"spread,omitempty"`
+}
+
+// KernelSpread is one kept kernel's launch spread.
+type KernelSpread struct {
+	Name   string         `json:"kernel_name"`
+	Device model.DeviceID `json:"device"`
+	model.Spread
+}
+
+// StageWork is one stage's GPU work in a baseline.
+type StageWork struct {
+	Stage string `json:"stage"`
+	facts.StageWork
 }
 
 // FromRun reads the run directory dir and keeps its DefaultTop kernels.
@@ -131,6 +161,19 @@ func FromSummary(s *Summary, top int) *Baseline {
 		ks = ks[:top]
 	}
 	b.Kernels = Kernels{Top: max(top, 0), Count: len(s.Kernels), TotalMS: s.KernelMS, Rows: append([]model.KernelTotals{}, ks...)}
+	for _, k := range ks {
+		if sp, ok := s.Spreads[kernelKey{k.Name, k.Device}]; ok {
+			b.Kernels.Spread = append(b.Kernels.Spread, KernelSpread{Name: k.Name, Device: k.Device, Spread: sp})
+		}
+	}
+	for _, st := range s.Stages {
+		if w, ok := s.Work[st.Name]; ok {
+			b.Work = append(b.Work, StageWork{Stage: st.Name, StageWork: w})
+		}
+	}
+	if s.GateHost {
+		b.Gate = model.GateHost
+	}
 	if s.EveryLaunchRegions != nil {
 		b.Regions, b.RegionsEveryLaunch = append(b.Regions, s.EveryLaunchRegions...), true
 	} else {
@@ -150,6 +193,19 @@ func (b *Baseline) Summary() *Summary {
 		s.KernelsFrom = *b.KernelsFrom
 	}
 	s.Stages = append(s.Stages, b.Stages...)
+	for _, k := range b.Kernels.Spread {
+		if s.Spreads == nil {
+			s.Spreads = map[kernelKey]model.Spread{}
+		}
+		s.Spreads[kernelKey{k.Name, k.Device}] = k.Spread
+	}
+	for _, w := range b.Work {
+		if s.Work == nil {
+			s.Work = map[string]facts.StageWork{}
+		}
+		s.Work[w.Stage] = w.StageWork
+	}
+	s.GateHost = b.Gate == model.GateHost
 	return s
 }
 
@@ -176,8 +232,8 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 	if err := dec.Decode(&b); err != nil {
 		return nil, positioned(name, data, err)
 	}
-	if b.Format != Format {
-		return nil, fmt.Errorf("%s:%d: format %q: want %q (a file written by deepprof baseline)", name, lineOf(data, `"format"`, ""), b.Format, Format)
+	if b.Format != Format && b.Format != FormatV1 {
+		return nil, fmt.Errorf("%s:%d: format %q: want %q or %q (a file written by deepprof baseline)", name, lineOf(data, `"format"`, ""), b.Format, Format, FormatV1)
 	}
 	var errs []error
 	bad := func(section, item, format string, args ...any) {
@@ -211,6 +267,31 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 			bad(`"regions"`, `"`+g.Name+`"`, "region %q: want a name and total_ms >= 0", g.Name)
 		}
 		once(`"regions"`, "region", g.Name, g.Name)
+	}
+	for _, k := range b.Kernels.Spread {
+		if k.Name == "" || k.Device < 0 || !ok(k.MinMS) || !ok(k.MedianMS) || !ok(k.MaxMS) || !ok(k.StdDevMS) {
+			bad(`"spread"`, `"`+k.Name+`"`, "kernel spread %q: want a kernel_name, device >= 0, min_ms, median_ms, max_ms and stddev_ms >= 0", k.Name)
+		}
+		once(`"spread"`, "kernel spread", fmt.Sprintf("%d\x00%s", k.Device, k.Name), k.Name)
+	}
+	for _, w := range b.Work {
+		busy, gaps, host := 0.0, 0.0, 0.0
+		for _, p := range []struct {
+			v *float64
+			d *float64
+		}{{w.BusyMS, &busy}, {w.GapMS, &gaps}, {w.HostUSPerLaunch, &host}} {
+			if p.v != nil {
+				*p.d = *p.v
+			}
+		}
+		if w.Stage == "" || w.Instances < 0 || !ok(w.KernelMS) || !ok(w.Launches) || !ok(busy) || !ok(gaps) || !ok(host) ||
+			(w.From != WorkFromPhases && w.From != WorkFromRegions) {
+			bad(`"work"`, `"`+w.Stage+`"`, "work of stage %q: want a stage, from %q or %q, instances >= 0 and figures >= 0", w.Stage, WorkFromPhases, WorkFromRegions)
+		}
+		once(`"work"`, "work of stage", w.Stage, w.Stage)
+	}
+	if _, err := model.ParseGate(b.Gate); err != nil {
+		bad(`"gate"`, "", "%v", err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -281,5 +362,6 @@ func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*facts.DiffResu
 	if diffs := SetupDifferences(a, bs); len(diffs) > 0 {
 		return nil, fmt.Errorf("%s (run A is the baseline, run B the run): a baseline of another setup measures another thing; record one of this setup (-update)", strings.Join(diffs, "; "))
 	}
+	th.GateHost = th.GateHost || a.GateHost
 	return Compare(a, bs, th), nil
 }

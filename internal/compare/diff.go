@@ -22,7 +22,7 @@ const DefaultThreshold = 0.05
 
 // Uniform is the same threshold for every part.
 func Uniform(f float64) model.Thresholds {
-	return model.Thresholds{Stage: f, Kernel: f, Region: f, MFU: f}
+	return model.Thresholds{Stage: f, Kernel: f, Region: f, MFU: f, Floor: model.DefaultFloor}
 }
 
 // The region totals a comparison reads: every launch of the timing pass
@@ -74,6 +74,9 @@ func Compare(a, b *Summary, th model.Thresholds) *facts.DiffResult {
 	if r.Improvements == nil {
 		r.Improvements = []string{}
 	}
+	if r.HostMoves == nil {
+		r.HostMoves = []string{}
+	}
 	if r.Missing == nil {
 		r.Missing = []facts.DiffMissing{}
 	}
@@ -96,19 +99,27 @@ func side(s *Summary) facts.DiffSide {
 func Rule(th model.Thresholds) string {
 	pct := func(f float64) string { return trimPct(100 * f) }
 	var thr string
-	if th == Uniform(th.Stage) {
+	if u := Uniform(th.Stage); th.Kernel == u.Kernel && th.Region == u.Region && th.MFU == u.MFU {
 		thr = pct(th.Stage) + " of A"
 	} else {
 		thr = fmt.Sprintf("its part's threshold (stages %s, kernels %s, regions %s, MFU %s of A)",
 			pct(th.Stage), pct(th.Kernel), pct(th.Region), pct(th.MFU))
 	}
+	host := "a wall the host moved is reported (verdict host), not failing"
+	if th.GateHost {
+		host = "a wall the host moved fails too (the host is gated)"
+	}
 	return fmt.Sprintf("A change counts when |Δ| exceeds %s and, for a stage with at least 2 repeats in both runs, "+
 		"Welch's t-test finds it significant (two-sided, α = %g); otherwise it is noise. "+
-		"Kernel and region totals are one number per run: threshold only. "+
+		"Kernel and region totals are one number per run: threshold only, and a change counts only beyond %s of A's kernel time "+
+		"and, for a kernel, twice the spread its launches' recorded durations give its total. "+
 		"Slower is a regression, faster an improvement (reported, not failing); MFU lower by more than the threshold, relative to A, is a regression. "+
 		"A kernel that appeared is a regression when its time exceeds the threshold share of A's listed kernel time; disappeared kernels are reported. "+
+		"A stage's GPU work (kernel time, busy time and launches per instance) that grew beyond the kernel threshold is a regression; "+
+		"a wall that moved with the GPU work unchanged is the GPU's when the stage is GPU-bound (slower: a regression) "+
+		"and the host's when it is launch-bound in both runs: %s. "+
 		"%s.",
-		thr, model.Alpha, upperFirst(model.WarmupRule()))
+		thr, model.Alpha, pct(th.Floor), host, upperFirst(model.WarmupRule()))
 }
 
 func trimPct(v float64) string {
@@ -199,10 +210,88 @@ func compareStages(r *facts.DiffResult, a, b *Summary) {
 			row.LowPower = min(row.A.N, row.B.N) < facts.MinPowerSamples
 		}
 		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
-		note(r, row.Verdict, fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
-			model.FormatMS(row.A.MeanMS), model.FormatMS(row.B.MeanMS), pctText(row.DeltaPct)))
+		wa, okA := a.Work[name]
+		wb, okB := b.Work[name]
+		if okA && okB && comparable(wa, wb) {
+			row.Work = compareWork(wa, wb, r.Thresholds.Kernel)
+		}
+		attribute(&row, r.Thresholds.GateHost)
+		what := fmt.Sprintf("stage %s: %s → %s ms mean (%s)", shown(name),
+			model.FormatMS(row.A.MeanMS), model.FormatMS(row.B.MeanMS), pctText(row.DeltaPct))
+		if row.Cause != "" {
+			what += ": " + row.Why
+		}
+		if row.Verdict == facts.Host {
+			r.HostMoves = append(r.HostMoves, what)
+		}
+		note(r, row.Verdict, what)
 		r.Stages = append(r.Stages, row)
 	}
+}
+
+// attribute says where a stage's change comes from, and turns its verdict:
+// a stage whose GPU work grew is a regression, whatever its wall did (a
+// launch-bound stage's host can hide it); a wall that moved with the GPU
+// work unchanged is the host's when the stage is launch-bound in both runs
+// (verdict Host when slower, a regression only when gateHost), the GPU's
+// when it is GPU-bound in either (a regression when slower); with the bound
+// or the work unknown, the wall alone decides.
+func attribute(row *facts.DiffStage, gateHost bool) {
+	w := row.Work
+	moved := row.Verdict == facts.Regression || row.Verdict == facts.Improvement
+	switch {
+	case w != nil && w.Verdict == facts.Regression:
+		row.Verdict, row.Cause = facts.Regression, facts.CauseGPU
+		row.Why = "its GPU work grew (" + workText(w) + ")"
+	case !moved:
+	case w == nil:
+	case isTrue(w.A.LaunchBound) && isTrue(w.B.LaunchBound):
+		row.Cause = facts.CauseHost
+		row.Why = "the host: its GPU work is unchanged (" + workText(w) + ") and it is launch-bound" + hostText(w)
+		if row.Verdict == facts.Regression && !gateHost {
+			row.Verdict = facts.Host
+		}
+	case isFalse(w.A.LaunchBound) || isFalse(w.B.LaunchBound):
+		row.Cause = facts.CauseGPU
+		row.Why = "the GPU: it is GPU-bound, so its wall is the GPU's (" + workText(w) + ")"
+	}
+}
+
+func isTrue(b *bool) bool  { return b != nil && *b }
+func isFalse(b *bool) bool { return b != nil && !*b }
+
+// workText is a work comparison's figures in words.
+func workText(w *facts.DiffWork) string {
+	per := "per instance"
+	if w.A.Instances == 0 {
+		per = "over a pass"
+	}
+	parts := []string{fmt.Sprintf("kernel time %s → %s ms %s (%s)", model.FormatMS(w.A.KernelMS), model.FormatMS(w.B.KernelMS), per, pctText(w.KernelPct))}
+	if w.BusyPct != nil {
+		parts = append(parts, "busy "+pctText(w.BusyPct))
+	}
+	parts = append(parts, fmt.Sprintf("launches %s → %s (%s)", trimNum(w.A.Launches), trimNum(w.B.Launches), pctText(w.LaunchesPct)))
+	return strings.Join(parts, ", ")
+}
+
+// hostText is what the host did, where known: its time per launch and the
+// gaps.
+func hostText(w *facts.DiffWork) string {
+	var parts []string
+	if a, b := w.A.HostUSPerLaunch, w.B.HostUSPerLaunch; a != nil && b != nil {
+		parts = append(parts, fmt.Sprintf("host time per launch %s → %s µs", trimNum(*a), trimNum(*b)))
+	}
+	if a, b := w.A.GapMS, w.B.GapMS; a != nil && b != nil {
+		parts = append(parts, fmt.Sprintf("gaps %s → %s ms per instance", model.FormatMS(*a), model.FormatMS(*b)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+func trimNum(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", v), "0"), ".")
 }
 
 // collectives is the rule that says a kernel is a collective: package
@@ -229,6 +318,15 @@ func compareKernels(r *facts.DiffResult, a, b *Summary) {
 		return m
 	}
 	aMin, bMin := smallest(a.Kernels), smallest(b.Kernels)
+	// The floor's base: A's kernel time without its collectives, whose
+	// time holds a rank's wait for the others.
+	base := a.KernelMS
+	for _, k := range a.Kernels {
+		if collectives.Is(k.Name, kernels.Communication) {
+			base -= k.TotalMS
+		}
+	}
+	absFloor := r.Thresholds.Floor * max(base, 0)
 	var rows []facts.DiffKernel
 	for i := range a.Kernels {
 		ka := &a.Kernels[i]
@@ -248,6 +346,9 @@ func compareKernels(r *facts.DiffResult, a, b *Summary) {
 		row.Status, row.B = facts.Matched, &facts.DiffKernelSide{TotalMS: kb.TotalMS, Calls: kb.Calls}
 		var exceeds bool
 		row.DiffChange, exceeds = change(ka.TotalMS, kb.TotalMS, r.Thresholds.Kernel)
+		floor := kernelFloor(absFloor, *ka, *kb, a.Spreads, b.Spreads)
+		row.FloorMS = &floor
+		exceeds = exceeds && math.Abs(*row.DeltaMS) > floor
 		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
 		if row.Verdict != facts.Unchanged && collectives.Is(ka.Name, kernels.Communication) {
 			// A collective's kernel runs until the last rank joins it:
@@ -281,7 +382,7 @@ func compareKernels(r *facts.DiffResult, a, b *Summary) {
 			if !math.IsInf(share, 0) {
 				row.ShareOfA = &share
 			}
-			if kb.TotalMS > r.Thresholds.Kernel*a.KernelMS {
+			if kb.TotalMS > max(r.Thresholds.Kernel, r.Thresholds.Floor)*a.KernelMS {
 				row.Verdict = facts.Regression
 				note(r, facts.Regression, fmt.Sprintf("kernel %s (device %d) appeared: %s ms total, %s of A's kernel time",
 					shown(kb.Name), kb.Device, model.FormatMS(kb.TotalMS), model.ShareText(share)))
@@ -312,6 +413,15 @@ func compareRegions(r *facts.DiffResult, a, b *Summary) {
 		ar, br = a.EveryLaunchRegions, b.EveryLaunchRegions
 		r.RegionsSource = RegionsEveryLaunch
 	}
+	// The regions' kernel time: the top-level regions' (a nested one's
+	// time is inside its parent's).
+	var regionMS float64
+	for _, g := range ar {
+		if !strings.Contains(g.Name, "/") {
+			regionMS += g.TotalMS
+		}
+	}
+	floor := model.RoundMS(r.Thresholds.Floor * regionMS)
 	inB := map[string]*RegionTotals{}
 	for i := range br {
 		inB[br[i].Name] = &br[i]
@@ -331,6 +441,8 @@ func compareRegions(r *facts.DiffResult, a, b *Summary) {
 		}
 		var exceeds bool
 		row.DiffChange, exceeds = change(ra.TotalMS, row.B.TotalMS, r.Thresholds.Region)
+		row.FloorMS = &floor
+		exceeds = exceeds && math.Abs(*row.DeltaMS) > floor
 		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
 		note(r, row.Verdict, fmt.Sprintf("region %s: %s → %s ms total (%s)", shown(ra.Name),
 			model.FormatMS(ra.TotalMS), model.FormatMS(row.B.TotalMS), pctText(row.DeltaPct)))
@@ -384,8 +496,11 @@ func compareMFU(r *facts.DiffResult, a, b *Summary) {
 			// MFU is the model's FLOPs over a stage's time: when that
 			// stage changed the same way, the MFU row restates it and the
 			// cause is counted once, at the stage.
-			if st := sameCause(r, name, row.Verdict); st != "" {
-				row.Why = "the same change as stage " + st + " (MFU is FLOPs over its time): counted once, there"
+			if st := sameCause(r, name, row.Verdict); st != nil {
+				row.Why = "the same change as stage " + st.Name + " (MFU is FLOPs over its time): counted once, there"
+				if st.Verdict == facts.Host {
+					row.Verdict = facts.Host
+				}
 				break
 			}
 			note(r, row.Verdict, fmt.Sprintf("MFU %s: %.3g%% → %.3g%% (%s)", name, 100**row.A, 100**row.B, pctText(&rel)))
@@ -397,21 +512,43 @@ func compareMFU(r *facts.DiffResult, a, b *Summary) {
 // sameCause is the stage whose change an MFU row of scope (model, prefill,
 // decode) restates with verdict v: a stage of that phase
 // (model.DefaultPhases; for the model, either phase) with the opposite
-// verdict on time (slower is lower MFU). "" when none.
-func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) string {
+// verdict on time (slower is lower MFU; a slower stage the host moved
+// counts). nil when none.
+func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) *facts.DiffStage {
 	if v != facts.Regression && v != facts.Improvement {
-		return ""
+		return nil
 	}
-	for _, st := range r.Stages {
+	for i, st := range r.Stages {
 		p := model.DefaultPhases.Of(st.Name, "")
 		if p == "" || (scope != "model" && p != scope) {
 			continue
 		}
-		if st.Verdict == v {
-			return st.Name
+		if st.Verdict == v || (v == facts.Regression && st.Verdict == facts.Host) {
+			return &r.Stages[i]
 		}
 	}
-	return ""
+	return nil
+}
+
+// kernelFloor is the least change of a kernel's total that counts: the
+// absolute floor, or twice the standard deviation of the difference of
+// its two totals were its launches independent draws with the spread
+// recorded for it (√(n_A·sd_A² + n_B·sd_B²); a side without one takes the
+// other's), whichever is larger.
+func kernelFloor(abs float64, ka, kb model.KernelTotals, sa, sb map[kernelKey]model.Spread) float64 {
+	key := kernelKey{ka.Name, ka.Device}
+	spa, okA := sa[key]
+	spb, okB := sb[key]
+	switch {
+	case !okA && !okB:
+		return model.RoundMS(abs)
+	case !okA:
+		spa = spb
+	case !okB:
+		spb = spa
+	}
+	noise := 2 * math.Sqrt(float64(ka.Calls)*spa.StdDevMS*spa.StdDevMS+float64(kb.Calls)*spb.StdDevMS*spb.StdDevMS)
+	return model.RoundMS(max(abs, noise))
 }
 
 func upperFirst(s string) string {

@@ -53,9 +53,31 @@
 // everywhere.
 //
 // Kernel and region totals have no repeats (one profiled run each): the
-// threshold alone decides for them. ncu serializes kernels, so their times
-// are much steadier than wall times, but the threshold is all that stands
-// between them and noise: choose it with that in mind.
+// threshold decides for them, with a floor. A change counts only when it
+// also exceeds model.DefaultFloor (1%) of A's kernel time, collectives left
+// out (their time holds a rank's wait), and, for a kernel whose launches'
+// spread a run recorded, twice the spread of its total were its launches
+// independent draws (√(n_A·sd_A² + n_B·sd_B²)): a 9 µs kernel's +7% in a
+// 2 ms run is not a regression.
+//
+// # Host or GPU
+//
+// A launch-bound program's wall follows the host, which moves by half
+// between two processes on one machine. So each stage's wall is set against
+// its GPU work (facts.StageWork): its kernel time, busy time and launches
+// per steady-state instance from summary.json's phase rows, or, without a
+// timeline, its region's kernel time and launches over a pass
+// (summary.json's regions of every launch). A stage whose GPU work grew
+// beyond the kernel threshold is a regression (cause gpu), whatever its
+// wall did. A wall that moved with the work unchanged is the GPU's (a
+// regression when slower) when the stage is GPU-bound in either run, and
+// the host's when it is launch-bound in both: verdict Host, reported and
+// not failing, unless the comparison gates the host (model.Thresholds'
+// GateHost: deepprof diff --gate host, the tolerances' gate, a baseline
+// file's "gate"). With the work or the bound unknown, the wall alone
+// decides. From region totals a stage is launch-bound when the kernels of a
+// whole pass fill at most half of one instance's wall (the GPU is idle for
+// at least the rest); otherwise its bound is unknown.
 //
 // A kernel in B's list that is not in A's is "appeared" and a regression
 // when its time exceeds the kernel threshold's share of A's kernel time (the
@@ -82,7 +104,10 @@
 //
 // A baseline keeps the numbers that matter (per-stage mean, sd and repeats;
 // the top kernels' totals; region totals; MFU) in a small JSON file,
-// deepprof-baseline/1, which says in itself what each field holds (Fields).
+// deepprof-baseline/2, which says in itself what each field holds (Fields),
+// with each stage's GPU work and the kept kernels' spread, so that a
+// baseline gates as its run does; deepprof-baseline/1 files are still read
+// (their stages judged by their walls alone).
 // A check is a comparison as above, with the same verdict rule: a move
 // counts when it exceeds the tolerance and, for a stage with repeats,
 // Welch's t-test finds it significant. The file keeps each stage's mean,

@@ -58,6 +58,15 @@ type Summary struct {
 	// nil otherwise.
 	EveryLaunchRegions []RegionTotals
 	MFU                *MFU // nil when the run has no summary.json (or no "mfu" in it)
+	// Spreads are how the listed kernels' launch durations vary, where the
+	// run recorded it (kernels.json's rows, or summary.json's top kernels).
+	Spreads map[kernelKey]model.Spread
+	// Work is each stage's GPU work, by stage name, where summary.json has
+	// figures for it (its phase rows, or its regions of every launch).
+	Work map[string]facts.StageWork
+	// GateHost says the baseline file this came from gates the host
+	// (its "gate" is model.GateHost).
+	GateHost bool
 
 	// Read are the files the numbers were read from, relative to Source
 	// (a baseline: the file itself, "").
@@ -171,6 +180,9 @@ func Load(dir string) (*Summary, error) {
 			if err := s.readSummaryStages(data, name); err != nil {
 				return nil, err
 			}
+		}
+		if err := s.readWork(data, name); err != nil {
+			return nil, err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
@@ -325,6 +337,9 @@ func (s *Summary) readKernels(data []byte, name string) error {
 			Device  model.DeviceID `json:"device"`
 			TotalMS *float64       `json:"total_ms"`
 			Calls   int64          `json:"calls"`
+			// A table made with spread has it beside the totals.
+			StdDevMS *float64 `json:"stddev_ms"`
+			model.Spread
 		}
 		if err := el.unmarshal(&k); err != nil {
 			return err
@@ -345,6 +360,14 @@ func (s *Summary) readKernels(data []byte, name string) error {
 		}
 		seen[key] = el.first
 		s.Kernels = append(s.Kernels, model.KernelTotals{Name: *k.Name, Device: k.Device, TotalMS: *k.TotalMS, Calls: k.Calls})
+		if k.StdDevMS != nil && validMS(*k.StdDevMS) {
+			if s.Spreads == nil {
+				s.Spreads = map[kernelKey]model.Spread{}
+			}
+			sp := k.Spread
+			sp.StdDevMS = *k.StdDevMS // the field's key is read into StdDevMS above
+			s.Spreads[kernelKey{*k.Name, k.Device}] = sp
+		}
 		s.KernelMS += *k.TotalMS
 		return nil
 	})

@@ -16,6 +16,16 @@ const (
 	Improvement Verdict = "improvement" // faster (MFU: higher); reported, never fails
 	Reported    Verdict = "reported"    // shown for information (appeared, disappeared...)
 	NotAvail    Verdict = "n/a"         // a side has no value
+	// Host: a stage's wall slower beyond the rule while its GPU work is
+	// unchanged and it is launch-bound: the host's doing; reported, fails
+	// only when the comparison gates the host (model.GateHost).
+	Host Verdict = "host"
+)
+
+// The causes of a stage's change (DiffStage.Cause).
+const (
+	CauseGPU  = "gpu"  // its GPU work changed, or its wall is the GPU's (GPU-bound)
+	CauseHost = "host" // its GPU work is unchanged and it is launch-bound: the host moved it
 )
 
 // Kernel row statuses.
@@ -50,8 +60,11 @@ type DiffResult struct {
 	Alpha      float64          `json:"alpha"`
 	Rule       string           `json:"rule"` // the verdict rule in words
 
-	Regression   bool          `json:"regression"`
-	Regressions  []string      `json:"regressions"`  // one line each, plain text
+	Regression  bool     `json:"regression"`
+	Regressions []string `json:"regressions"` // one line each, plain text
+	// HostMoves are the stages whose wall the host moved (verdict Host),
+	// one line each: reported, not failing.
+	HostMoves    []string      `json:"host_moves"`
 	Improvements []string      `json:"improvements"` // one line each, plain text
 	Missing      []DiffMissing `json:"missing"`      // parts not compared for want of a file
 	// Incomplete says a required part could not be compared (Missing).
@@ -87,6 +100,58 @@ type DiffStage struct {
 	// test can call a real change of this size noise.
 	LowPower bool `json:"low_power,omitempty"`
 	DiffChange
+	// Work is the stage's GPU work and host time in each run, per
+	// instance; nil when a run has no figures for it.
+	Work *DiffWork `json:"work,omitempty"`
+	// Cause says where the change comes from (CauseGPU, CauseHost); ""
+	// when unknown or nothing changed.
+	Cause string `json:"cause,omitempty"`
+	// Why says in words what the cause stands on.
+	Why string `json:"why,omitempty"`
+}
+
+// DiffWork compares a stage's GPU work: what the GPU does per instance,
+// apart from the wall time the host adds.
+type DiffWork struct {
+	A StageWork `json:"a"`
+	B StageWork `json:"b"`
+	// KernelPct, BusyPct and LaunchesPct are B's change from A, in
+	// percent of A; null where A's is 0 or unknown.
+	KernelPct   *float64 `json:"kernel_pct"`
+	BusyPct     *float64 `json:"busy_pct"`
+	LaunchesPct *float64 `json:"launches_pct"`
+	// Verdict is the GPU work's: unchanged within the kernel threshold,
+	// or regression (more) or improvement (less).
+	Verdict Verdict `json:"verdict"`
+}
+
+// StageWork is one run's GPU work for a stage: from the timeline's phase
+// rows (per steady-state instance), or from the region totals of every
+// launch of a pass (Instances 0: the pass's totals).
+type StageWork struct {
+	// From names the figures' source: "phases" (summary.json's phase row
+	// PHASE) or "regions" (summary.json's region REGION).
+	From string `json:"from"`
+	// Range is the phase's or region's name.
+	Range string `json:"range"`
+	// Instances are the steady-state instances the figures are per; 0
+	// for a pass's totals.
+	Instances int     `json:"instances"`
+	KernelMS  float64 `json:"kernel_ms"` // the kernels' durations, summed
+	// BusyMS is the time the GPU ran the stage's kernels; nil unknown.
+	BusyMS   *float64 `json:"busy_ms"`
+	Launches float64  `json:"launches"`
+	// GapMS is the idle between the stage's kernels; nil unknown.
+	GapMS *float64 `json:"gap_ms"`
+	// HostUSPerLaunch is the stage's wall per instance over its launches
+	// per instance: the host's time per launch while it is launch-bound;
+	// nil unknown.
+	HostUSPerLaunch *float64 `json:"host_us_per_launch"`
+	// LaunchBound says the GPU waits on the host for most of the stage:
+	// nil when unknown.
+	LaunchBound *bool `json:"launch_bound"`
+	// BoundWhy says what LaunchBound stands on.
+	BoundWhy string `json:"bound_why,omitempty"`
 }
 
 // DiffKernel compares one kernel's totals.
@@ -99,6 +164,10 @@ type DiffKernel struct {
 	// ShareOfA is B's time as a share of A's kernel time, for a kernel
 	// that appeared.
 	ShareOfA *float64 `json:"share_of_a,omitempty"`
+	// FloorMS is the least change that counts for this kernel: the larger
+	// of the absolute floor (a share of A's kernel time) and twice the
+	// spread of its launches' total; null where not judged.
+	FloorMS *float64 `json:"floor_ms,omitempty"`
 	DiffChange
 }
 
@@ -113,6 +182,9 @@ type DiffRegion struct {
 	Name string          `json:"name"`
 	A    *DiffRegionSide `json:"a"` // nil: not in A
 	B    *DiffRegionSide `json:"b"`
+	// FloorMS is the least change that counts: the absolute floor, a
+	// share of A's region kernel time; null where not judged.
+	FloorMS *float64 `json:"floor_ms,omitempty"`
 	DiffChange
 }
 

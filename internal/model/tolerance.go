@@ -13,10 +13,32 @@ type Tolerances struct {
 	KernelPct float64 `json:"kernel_pct" yaml:"kernel_pct" koanf:"kernel_pct"`
 	RegionPct float64 `json:"region_pct" yaml:"region_pct" koanf:"region_pct"`
 	MFUPct    float64 `json:"mfu_pct" yaml:"mfu_pct" koanf:"mfu_pct"`
+	// FloorPct is the absolute floor of a kernel's or region's change, in
+	// percent of the run's kernel time; 0 takes the default (DefaultFloor).
+	FloorPct float64 `json:"floor_pct,omitempty" yaml:"floor_pct,omitempty" koanf:"floor_pct"`
+	// Gate names what fails besides the GPU work: "" or GateGPU (the
+	// default: the GPU work and the walls of GPU-bound stages), GateHost
+	// (also a wall that moved with the host alone).
+	Gate string `json:"gate,omitempty" yaml:"gate,omitempty" koanf:"gate"`
 }
 
+// The gates: what a comparison fails on.
+const (
+	// GateGPU fails on a change of the GPU work and of a GPU-bound
+	// stage's wall; a wall that moved with the host is reported.
+	GateGPU = "gpu"
+	// GateHost fails on those and on a wall that moved with the host.
+	GateHost = "host"
+)
+
+// DefaultFloor is the absolute floor of a kernel's or region's change: 1%
+// of the run's kernel time.
+const DefaultFloor = 0.01
+
 // DefaultTolerances is 10% for every part.
-func DefaultTolerances() Tolerances { return Tolerances{10, 10, 10, 10} }
+func DefaultTolerances() Tolerances {
+	return Tolerances{StagePct: 10, KernelPct: 10, RegionPct: 10, MFUPct: 10}
+}
 
 // Thresholds are tolerances as fractions of the baseline (0.1 for 10%), per
 // part: the share of A a change must exceed to count.
@@ -25,6 +47,11 @@ type Thresholds struct {
 	Kernel float64 `json:"kernel"`
 	Region float64 `json:"region"`
 	MFU    float64 `json:"mfu"`
+	// Floor is the absolute floor of a kernel's or region's change, a
+	// fraction of A's kernel time: a change counts only beyond it too.
+	Floor float64 `json:"floor"`
+	// GateHost says a wall that moved with the host alone fails too.
+	GateHost bool `json:"gate_host"`
 }
 
 // Thresholds converts the tolerances to fractions, defaults filled in. A
@@ -41,10 +68,24 @@ func (t Tolerances) Thresholds() (Thresholds, error) {
 		return v / 100, nil
 	}
 	var f Thresholds
-	var errs [4]error
+	var errs [6]error
 	f.Stage, errs[0] = frac("stage_pct", t.StagePct, def.StagePct)
 	f.Kernel, errs[1] = frac("kernel_pct", t.KernelPct, def.KernelPct)
 	f.Region, errs[2] = frac("region_pct", t.RegionPct, def.RegionPct)
 	f.MFU, errs[3] = frac("mfu_pct", t.MFUPct, def.MFUPct)
+	f.Floor, errs[4] = frac("floor_pct", t.FloorPct, 100*DefaultFloor)
+	f.GateHost, errs[5] = ParseGate(t.Gate)
 	return f, errors.Join(errs[:]...)
+}
+
+// ParseGate reads a gate's name ("" is GateGPU): whether a wall that moved
+// with the host alone fails.
+func ParseGate(g string) (host bool, err error) {
+	switch g {
+	case "", GateGPU:
+		return false, nil
+	case GateHost:
+		return true, nil
+	}
+	return false, fmt.Errorf("gate %q: want %s (the default: fail on the GPU work and GPU-bound walls) or %s (fail on a wall the host moved too)", g, GateGPU, GateHost)
 }

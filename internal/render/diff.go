@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -119,7 +120,7 @@ func diffCompared(r *facts.DiffResult) (n, unchanged, noise, restated int) {
 			unchanged++
 		case facts.Noise:
 			noise++
-		case facts.Regression, facts.Improvement:
+		case facts.Regression, facts.Improvement, facts.Host:
 		default:
 			return
 		}
@@ -138,7 +139,7 @@ func diffCompared(r *facts.DiffResult) (n, unchanged, noise, restated int) {
 	}
 	for _, m := range r.MFU {
 		count(m.Verdict)
-		if m.Why != "" && (m.Verdict == facts.Regression || m.Verdict == facts.Improvement) {
+		if m.Why != "" && (m.Verdict == facts.Regression || m.Verdict == facts.Improvement || m.Verdict == facts.Host) {
 			restated++ // counted once, at its stage (sameCause)
 		}
 	}
@@ -152,6 +153,9 @@ func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 	counts := fmt.Sprintf("%d compared: %d unchanged, %d within noise, %d %s, %d %s", n, unchanged, noise,
 		len(r.Regressions), diffPlural(len(r.Regressions), "regression", "regressions"),
 		len(r.Improvements), diffPlural(len(r.Improvements), "improvement", "improvements"))
+	if h := len(r.HostMoves); h > 0 {
+		counts += fmt.Sprintf(", %d %s by the host (reported, not failing)", h, diffPlural(h, "stage moved", "stages moved"))
+	}
 	if restated > 0 {
 		counts += fmt.Sprintf(", %d MFU %s that restate a stage's (counted there)", restated, diffPlural(restated, "change", "changes"))
 	}
@@ -176,6 +180,7 @@ func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 	}
 	if lists {
 		list("Regressions:", r.Regressions)
+		list("Moved by the host (reported, not failing; deepprof diff --gate host fails them):", r.HostMoves)
 		list("Improvements (reported, not failing):", r.Improvements)
 	}
 	var missing []string
@@ -255,6 +260,72 @@ func diffStages(r *facts.DiffResult, b *strings.Builder) {
 			facts.MinPowerSamples, facts.MinPowerSamples)
 	}
 	writeWarmups(b, r.Stages, func(v float64) string { return model.Fixed(v, dab) })
+	diffWork(r, b)
+}
+
+// diffWork writes where each stage's change comes from: its GPU work in
+// each run, the host's time per launch, the bound, and the cause.
+func diffWork(r *facts.DiffResult, b *strings.Builder) {
+	t := Table{
+		Header: []string{"stage", "from", "A kernel ms", "B kernel ms", "kernel Δ %", "busy Δ %", "launches A → B", "host µs per launch A → B", "bound A / B", "cause"},
+		Right:  []bool{false, false, true, true, true, true, true, true, false, false},
+	}
+	for _, s := range r.Stages {
+		w := s.Work
+		if w == nil {
+			continue
+		}
+		from := w.A.From + " " + EscapeCell(w.A.Range)
+		if w.A.Instances == 0 {
+			from += " (a pass)"
+		} else {
+			from += " (per instance)"
+		}
+		host := "n/a"
+		if w.A.HostUSPerLaunch != nil && w.B.HostUSPerLaunch != nil {
+			host = model.Fixed(*w.A.HostUSPerLaunch, 1) + " → " + model.Fixed(*w.B.HostUSPerLaunch, 1)
+		}
+		cause := s.Cause
+		if cause == "" {
+			cause = "—"
+		}
+		t.Rows = append(t.Rows, []string{EscapeCell(s.Name), from, model.FormatMS(w.A.KernelMS), model.FormatMS(w.B.KernelMS),
+			pctCell(w.KernelPct), pctCell(w.BusyPct), model.Fixed(w.A.Launches, 0) + " → " + model.Fixed(w.B.Launches, 0), host,
+			boundText(w.A.LaunchBound) + " / " + boundText(w.B.LaunchBound), cause})
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	b.WriteString("Where each stage's change comes from: its GPU work (kernel time, busy time and launches; from summary.json's phases per steady-state instance, or its regions of every launch over a pass) against its wall. ")
+	b.WriteString("Unchanged GPU work in a launch-bound stage puts a wall's move on the host.\n\n")
+	b.WriteString(t.String() + "\n")
+	var bounds []string
+	for _, s := range r.Stages {
+		if s.Work == nil {
+			continue
+		}
+		for _, side := range []struct {
+			run string
+			w   facts.StageWork
+		}{{"A", s.Work.A}, {"B", s.Work.B}} {
+			if side.w.BoundWhy != "" {
+				bounds = append(bounds, fmt.Sprintf("- %s's %s: %s.", side.run, EscapeCell(s.Name), EscapeCell(side.w.BoundWhy)))
+			}
+		}
+	}
+	if len(bounds) > 0 {
+		b.WriteString("Bounds:\n\n" + strings.Join(bounds, "\n") + "\n\n")
+	}
+}
+
+func boundText(b *bool) string {
+	switch {
+	case b == nil:
+		return "unknown"
+	case *b:
+		return "launch"
+	}
+	return "GPU"
 }
 
 // writeWarmups says, under a table of stage means, which repeat of which
@@ -313,8 +384,13 @@ func diffKernels(r *facts.DiffResult, b *strings.Builder) {
 		Right:  []bool{false, true, true, true, true, true, false, false},
 	}
 	for _, k := range r.Kernels {
+		v := string(k.Verdict)
+		if k.Verdict == facts.Unchanged && k.FloorMS != nil && k.DeltaMS != nil && k.A != nil &&
+			math.Abs(*k.DeltaMS) > r.Thresholds.Kernel*k.A.TotalMS {
+			v += " (under its floor, " + model.FormatMS(*k.FloorMS) + " ms)"
+		}
 		t.Rows = append(t.Rows, []string{EscapeCell(k.Name), k.Device.String(), cell(k.A), cell(k.B),
-			signed(k.DeltaMS, dd), kernelPct(k), EscapeCell(k.Status), string(k.Verdict)})
+			signed(k.DeltaMS, dd), kernelPct(k), EscapeCell(k.Status), v})
 	}
 	b.WriteString(t.String() + "\n")
 }

@@ -13,7 +13,9 @@
 //     out.
 //   - Fake: a fake nsys (below).
 //   - Run and its Edits (ScaleKernel, RenameKernel, ScaleStage, ScaleRepeat,
-//     Remove, WriteFile): run directories for tests of run comparison;
+//     Remove, WriteFile; StretchKernels and SlowRange, slowdowns planted
+//     in a copy's CUPTI records): run directories for tests of run
+//     comparison;
 //     RawRun and RawCopy: the same without the derived files, for tests
 //     that rebuild them; Read and Recorded: what a recorded run's files
 //     say.

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/synth"
+)
+
+// rebuiltDiff rebuilds the SYNTHETIC copy dir (deepprof report), then
+// diffs it against the recorded run src as deepprof diff --format json
+// does: the result and the exit status.
+func rebuiltDiff(t *testing.T, src, dir string, args ...string) (*facts.DiffResult, int, string) {
+	t.Helper()
+	_, stderr, err := runCmd([]string{"report", dir}, "")
+	require.NoError(t, err, stderr)
+	out, stderr, err := runCmd(append(append([]string{"diff", "--format", "json"}, args...), src, dir), "")
+	code := 0
+	if err != nil {
+		code = exitCode(err)
+		stderr += oneLine(err)
+	}
+	var r facts.DiffResult
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	return &r, code, stderr
+}
+
+func diffStageRow(t *testing.T, r *facts.DiffResult, name string) facts.DiffStage {
+	t.Helper()
+	for _, s := range r.Stages {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no stage %s in %v", name, r.Stages)
+	return facts.DiffStage{}
+}
+
+// TestGateTopKernelsSlowed (issue 51): the three top kernels of a recorded
+// CUPTI run made 30 % slower (SYNTHETIC: their CUPTI durations stretched,
+// each capped at the next kernel on its stream; the copy rebuilt). The
+// program's walls (stage 1, the plain run) did not move, and the diff
+// still fails, naming the three kernels, and puts the decode's change on
+// its GPU work.
+func TestGateTopKernelsSlowed(t *testing.T) {
+	t.Parallel()
+	src := "../../fixtures/runs/cupti-tiny-llama"
+	top := synth.Read(t, src).Kernels[:3]
+	var names []string
+	for _, k := range top {
+		names = append(names, k.Name)
+	}
+	dir := synth.RawRun(t, src, synth.StretchKernels("top3-30pct", names, 1.3))
+	r, code, stderr := rebuiltDiff(t, src, dir)
+	assert.Equal(t, 1, code, stderr)
+	assert.True(t, r.Regression)
+	for _, k := range top {
+		var row *facts.DiffKernel
+		for i := range r.Kernels {
+			if r.Kernels[i].Name == k.Name && r.Kernels[i].Device == k.Device {
+				row = &r.Kernels[i]
+			}
+		}
+		require.NotNil(t, row, k.Name)
+		assert.Equal(t, facts.Regression, row.Verdict, k.Name)
+		t.Logf("%.40s: %+.1f%%", k.Name, *row.DeltaPct)
+		assert.Greater(t, *row.DeltaPct, 15.0, "%s: stretched by up to 30 %%, capped", k.Name)
+		assert.LessOrEqual(t, *row.DeltaPct, 30.0+1e-6, k.Name)
+		assert.True(t, slicesContainsPrefix(r.Regressions, "kernel "+k.Name+" (device"), "%s not named in %v", k.Name, r.Regressions)
+	}
+	assert.Contains(t, stderr, "regression: ")
+	d := diffStageRow(t, r, "decode")
+	require.NotNil(t, d.Work)
+	assert.Equal(t, "phases", d.Work.A.From)
+	assert.Equal(t, facts.Regression, d.Verdict)
+	assert.Equal(t, facts.CauseGPU, d.Cause)
+	assert.Contains(t, d.Why, "its GPU work grew")
+	t.Logf("decode: %s", d.Why)
+	assert.Empty(t, r.HostMoves)
+}
+
+// TestGateGPUBoundStageSlowed (issue 51): the decode of a recorded
+// GPU-bound run (batch 2048) made 10 % slower in its GPU work (SYNTHETIC:
+// each kernel launched inside decode_all stretched by 10 %, every later
+// record moved by the time added; the copy rebuilt). The diff fails and
+// puts the decode's wall on the GPU.
+func TestGateGPUBoundStageSlowed(t *testing.T) {
+	t.Parallel()
+	src := "../../fixtures/runs/h200-generate-gpu-auto"
+	dir := synth.RawRun(t, src, synth.SlowRange("decode-10pct", "decode_all", 1.1))
+	r, code, stderr := rebuiltDiff(t, src, dir)
+	assert.Equal(t, 1, code, stderr)
+	d := diffStageRow(t, r, "decode_all")
+	require.NotNil(t, d.Work)
+	assert.False(t, *d.Work.A.LaunchBound, "GPU-bound: %s", d.Work.A.BoundWhy)
+	assert.InDelta(t, 10, *d.Work.KernelPct, 0.5, "the decode's kernel time per instance")
+	assert.Greater(t, *d.DeltaPct, 5.0, "the wall moved with it")
+	t.Logf("decode_all: wall %+.1f%%, %s", *d.DeltaPct, d.Why)
+	assert.Equal(t, facts.Regression, d.Verdict)
+	assert.Equal(t, facts.CauseGPU, d.Cause)
+	assert.True(t, slicesContainsPrefix(r.Regressions, "stage decode_all: "), "%v", r.Regressions)
+	p := diffStageRow(t, r, "prefill")
+	assert.Empty(t, p.Cause, "prefill's GPU work and wall are as recorded")
+	assert.Empty(t, r.HostMoves)
+}
+
+// TestGateLeasePair (issue 51): the recorded lease pair exits 0 and names
+// the host; --gate host fails it.
+func TestGateLeasePair(t *testing.T) {
+	t.Parallel()
+	pair := []string{tinyRun, "../../fixtures/runs/tiny-llama-lease2"}
+	out, _, err := runCmd(append([]string{"diff", "--format", "md"}, pair...), "")
+	require.NoError(t, err)
+	assert.Contains(t, out, "2 stages moved by the host (reported, not failing)")
+	assert.Contains(t, out, "stage prefill: 1.89 → 2.88 ms mean (+52.3%): the host")
+	_, _, err = runCmd(append([]string{"diff", "--gate", "host"}, pair...), "")
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+	_, _, err = runCmd(append([]string{"diff", "--gate", "cpu"}, pair...), "")
+	require.Error(t, err)
+	assert.Equal(t, 2, exitCode(err))
+}
+
+func slicesContainsPrefix(items []string, prefix string) bool {
+	for _, it := range items {
+		if strings.HasPrefix(it, prefix) {
+			return true
+		}
+	}
+	return false
+}
