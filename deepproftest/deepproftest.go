@@ -192,30 +192,59 @@ type Run struct {
 	// Summary is summary.json: stages, MFU, the top kernels with their
 	// category and bound, the time by category, the regions.
 	Summary harness.Summary
-	tb      testing.TB
+	// Status is how the run ended, as its manifest says ("complete",
+	// "partial", "failed"); Reason why, when it is not complete. A partial
+	// run's figures are made of what it holds, which is not all of it.
+	Status, Reason string
+	tb             testing.TB
 }
 
+// Complete reports whether the run is complete.
+func (r *Run) Complete() bool { return r.Status == "complete" }
+
 // Open reads the run directory dir for a test's assertions. A directory
-// that is not a run fails the test.
+// that is not a run fails the test, and so does a run that is not
+// complete (a killed program, a profiler that failed): its figures would
+// pass or fail on part of the run. OpenPartial allows one.
 func Open(t testing.TB, dir string) *Run {
+	t.Helper()
+	r := OpenPartial(t, dir)
+	if r != nil && !r.Complete() {
+		t.Fatalf("deepproftest: run %s is %s: %s (deepproftest.OpenPartial reads a run that is not complete)", dir, r.Status, r.Reason)
+		return nil
+	}
+	return r
+}
+
+// OpenPartial is Open for a run that may not be complete: a test of what
+// a failed session keeps. Its status is logged.
+func OpenPartial(t testing.TB, dir string) *Run {
 	t.Helper()
 	r, err := Read(dir)
 	if err != nil {
 		t.Fatalf("deepproftest: %v", err)
 		return nil
 	}
+	if !r.Complete() {
+		t.Logf("deepproftest: run %s is %s: %s", dir, r.Status, r.Reason)
+	}
 	r.tb = t
 	return r
 }
 
 // Read reads the run directory dir, for its typed data only (its
-// assertions need Open's test).
+// assertions need Open's test); Status says whether it is complete.
 func Read(dir string) (*Run, error) {
+	run, err := harness.OpenRun(dir)
+	if err != nil {
+		return nil, err
+	}
 	s, err := harness.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Dir: dir, Summary: s}, nil
+	st, why := run.Status()
+	return &Run{Dir: dir, Summary: s, Status: st, Reason: why}, nil
 }
 
 // Stage is a stage's wall times (a stage of the workload report, or an

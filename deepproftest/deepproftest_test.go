@@ -77,6 +77,32 @@ func TestAssertions(t *testing.T) {
 	assert.Contains(t, rt.errors[5], "no stage \"nope\" (stages: prefill, decode")
 }
 
+// TestOpenPartialRun (issue 53): a run that is not complete (a program
+// SIGKILLed by the out-of-memory killer, recorded) fails Open's test
+// before any assertion could pass on part of it; OpenPartial reads it and
+// says so.
+func TestOpenPartialRun(t *testing.T) {
+	const killed = "../fixtures/runs/h200-killed-sigkill"
+	rt := &recordingT{TB: t}
+	assert.Nil(t, deepproftest.Open(rt, killed))
+	assert.Contains(t, rt.fatal, "deepproftest: run "+killed+" is partial: ")
+	assert.Contains(t, rt.fatal, "SIGKILL")
+	assert.Contains(t, rt.fatal, "(deepproftest.OpenPartial reads a run that is not complete)")
+
+	rt = &recordingT{TB: t}
+	r := deepproftest.OpenPartial(rt, killed)
+	require.NotNil(t, r)
+	assert.Empty(t, rt.fatal)
+	assert.False(t, r.Complete())
+	assert.Equal(t, "partial", r.Status)
+	r2, err := deepproftest.Read(killed)
+	require.NoError(t, err)
+	assert.Equal(t, "partial", r2.Status)
+	complete, err := deepproftest.Read(roofline)
+	require.NoError(t, err)
+	assert.True(t, complete.Complete())
+}
+
 func TestOpenNotARun(t *testing.T) {
 	rt := &recordingT{TB: t}
 	deepproftest.Open(rt, t.TempDir())

@@ -29,5 +29,6 @@
 // the same without a flag.
 //
 // Open reads a run directory that is already there (a recorded run, or one
-// of an earlier test), with no GPU.
+// of an earlier test), with no GPU; a run that is not complete fails the
+// test (OpenPartial reads one).
 package deepproftest
