@@ -11,16 +11,24 @@ import (
 
 // IsHidden reports C0 and C1 control characters, DEL, the bidirectional marks,
 // embeddings, overrides and isolates (U+061C, U+200E, U+200F,
-// U+202A–U+202E, U+2066–U+2069), the zero-width characters that make two
-// names print alike (U+200B–U+200D, U+2060, U+FEFF) and the line and
-// paragraph separators (U+2028, U+2029).
+// U+202A–U+202E, U+2066–U+2069), the zero-width and invisible characters
+// that make two names print alike or carry hidden text (U+200B–U+200D,
+// U+2060–U+2064, U+FEFF, the soft hyphen U+00AD, the combining grapheme
+// joiner U+034F, the Mongolian vowel separator U+180E, the variation
+// selectors U+FE00–U+FE0F and U+E0100–U+E01EF, the Hangul fillers U+115F,
+// U+1160, U+3164 and U+FFA0, the tag characters U+E0000–U+E007F) and the
+// line and paragraph separators (U+2028, U+2029).
 func IsHidden(r rune) bool {
 	switch {
 	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
 		return true
 	case r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
 		return true
-	case r >= 0x200b && r <= 0x200d || r == 0x2060 || r == 0xfeff || r == 0x2028 || r == 0x2029:
+	case r >= 0x200b && r <= 0x200d || r >= 0x2060 && r <= 0x2064 || r == 0xfeff || r == 0x2028 || r == 0x2029:
+		return true
+	case r == 0x00ad || r == 0x034f || r == 0x180e || r >= 0xfe00 && r <= 0xfe0f || r >= 0xe0100 && r <= 0xe01ef:
+		return true
+	case r == 0x115f || r == 0x1160 || r == 0x3164 || r == 0xffa0 || r >= 0xe0000 && r <= 0xe007f:
 		return true
 	}
 	return false

@@ -4,8 +4,10 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
@@ -13,6 +15,20 @@ import (
 // names whole, numbers as Go writes them (no rounding, no units in the
 // cells: the header names the unit), a missing value empty. For pandas'
 // read_csv, as ncu's --csv and nsys stats --format csv are.
+
+// csvText is a name's cell (a kernel's, a range's, a process's: a profiled
+// program's data): its hidden runes and bytes that are not UTF-8 escaped
+// (input.EscapeHidden), so no control sequence reaches a terminal, and a
+// cell that a spreadsheet would read as a formula (one starting with =, +,
+// -, @, a tab or a carriage return) made text with a leading quote, as
+// OWASP's CSV injection advice says. Numbers are num's, never changed.
+func csvText(s string) string {
+	s = input.EscapeHidden(s)
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
+}
 
 // num is a number's cell: shortest form that reads back the same.
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -27,7 +43,7 @@ func KernelsCSV(w io.Writer, t model.KernelTable) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"kernel_name", "display_name", "device", "calls", "total_ms", "mean_ms", "min_ms", "median_ms", "max_ms", "stddev_ms"})
 	for i, k := range t.Kernels {
-		row := []string{k.Name, display[i], k.Device.String(), strconv.FormatInt(k.Calls, 10), num(k.TotalMS), num(k.MeanMS), "", "", "", ""}
+		row := []string{csvText(k.Name), csvText(display[i]), k.Device.String(), strconv.FormatInt(k.Calls, 10), num(k.TotalMS), num(k.MeanMS), "", "", "", ""}
 		if s := k.Spread; s != nil {
 			row[6], row[7], row[8], row[9] = num(s.MinMS), num(s.MedianMS), num(s.MaxMS), num(s.StdDevMS)
 		}
@@ -43,7 +59,7 @@ func RegionsCSV(w io.Writer, r *facts.RegionReport) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"process_id", "process_name", "device", "region", "parent", "depth", "total_ms", "launches", "exclusive_ms", "exclusive_launches", "share"})
 	row := func(pid, pname, dev string, g facts.Region) {
-		cw.Write([]string{pid, pname, dev, g.Name, g.Parent, strconv.Itoa(g.Depth), num(g.TotalMS), strconv.FormatInt(g.KernelCount, 10),
+		cw.Write([]string{pid, csvText(pname), dev, csvText(g.Name), csvText(g.Parent), strconv.Itoa(g.Depth), num(g.TotalMS), strconv.FormatInt(g.KernelCount, 10),
 			num(g.ExclusiveMS), strconv.FormatInt(g.ExclusiveKernelCount, 10), num(g.Share)})
 	}
 	for _, sc := range r.Scopes {
@@ -82,7 +98,7 @@ func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 		if s.B != nil {
 			b = &s.B.MeanMS
 		}
-		cw.Write(append(append([]string{facts.PartStages, s.Name, "", "", opt(a), opt(b), "ms"}, change(s.DiffChange)...),
+		cw.Write(append(append([]string{facts.PartStages, csvText(s.Name), "", "", opt(a), opt(b), "ms"}, change(s.DiffChange)...),
 			opt(s.P), strconv.FormatBool(s.LowPower), string(s.Verdict)))
 	}
 	for _, k := range r.Kernels {
@@ -93,7 +109,7 @@ func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 		if k.B != nil {
 			b = &k.B.TotalMS
 		}
-		cw.Write(append(append([]string{facts.PartKernels, k.Name, k.Device.String(), k.Status, opt(a), opt(b), "ms"}, change(k.DiffChange)...),
+		cw.Write(append(append([]string{facts.PartKernels, csvText(k.Name), k.Device.String(), k.Status, opt(a), opt(b), "ms"}, change(k.DiffChange)...),
 			"", "", string(k.Verdict)))
 	}
 	for _, g := range r.Regions {
@@ -104,11 +120,11 @@ func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 		if g.B != nil {
 			b = &g.B.TotalMS
 		}
-		cw.Write(append(append([]string{facts.PartRegions, g.Name, "", "", opt(a), opt(b), "ms"}, change(g.DiffChange)...),
+		cw.Write(append(append([]string{facts.PartRegions, csvText(g.Name), "", "", opt(a), opt(b), "ms"}, change(g.DiffChange)...),
 			"", "", string(g.Verdict)))
 	}
 	for _, m := range r.MFU {
-		cw.Write([]string{facts.PartMFU, m.Name, "", "", opt(m.A), opt(m.B), "fraction", "", opt(m.DeltaPct), "", "", string(m.Verdict)})
+		cw.Write([]string{facts.PartMFU, csvText(m.Name), "", "", opt(m.A), opt(m.B), "fraction", "", opt(m.DeltaPct), "", "", string(m.Verdict)})
 	}
 	cw.Flush()
 	return cw.Error()
