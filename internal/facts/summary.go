@@ -679,6 +679,13 @@ type KernelRow struct {
 	// Sampled is what of the kernel the deep pass profiled; nil without a
 	// timeline to weigh its configurations.
 	Sampled *Sample `json:"sampled,omitempty"`
+	// SOLPct is the kernel's speed of light: the higher of SMPct and
+	// MemPct. SaveCapPct is the most of its time the kernel can save, in
+	// percent: a kernel whose busier unit runs at SOLPct of its peak still
+	// needs that share of its time at the peak, so at most 100 − SOLPct
+	// can go. Both nil without SOL throughputs.
+	SOLPct     *float64 `json:"sol_pct,omitempty"`
+	SaveCapPct *float64 `json:"save_cap_pct,omitempty"`
 }
 
 // MaxRulesPerKernel is the most of ncu's rules the summary shows per top

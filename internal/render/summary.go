@@ -737,14 +737,20 @@ func ncuRules(b *strings.Builder, k facts.Kernels) {
 	for _, ij := range RuleRows(k) {
 		r := k.Rows[ij[0]]
 		rule := r.Rules[ij[1]]
-		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), EscapeCell(rule.Name), rule.Severity, model.Fixed(*rule.SpeedupPct, 1) + "%", model.Fixed(r.Share**rule.SpeedupPct, 2) + "%", fmt.Sprintf("%d of %d", rule.Launches, rule.Of), EscapeCell(rule.Advice)})
+		est := *rule.SpeedupPct
+		speedup := model.Fixed(est, 1) + "%"
+		if c := rule.CappedPct; c != nil && r.SOLPct != nil {
+			est = *c
+			speedup += "; at " + model.Fixed(*r.SOLPct, 1) + "% of peak at most " + model.Fixed(est, 1) + "%"
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), EscapeCell(rule.Name), rule.Severity, speedup, model.Fixed(r.Share*est, 2) + "%", fmt.Sprintf("%d of %d", rule.Launches, rule.Of), EscapeCell(rule.Advice)})
 	}
 	if len(t.Rows) == 0 {
 		b.WriteString("No rule of the deep pass estimates a speedup for a top kernel.\n")
 		return
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", facts.MaxRulesPerKernel)
+	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0), capped where it passes what the kernel's speed of light leaves: a kernel at S%% of peak can save at most 100 − S%% of its time; of kernel time is the capped estimate times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", facts.MaxRulesPerKernel)
 }
 
 // fullNames lists the top kernels' full demangled names, folded: the

@@ -283,7 +283,11 @@ func narrate(s *building) facts.Narrative {
 			}
 		}
 		if r := bestRule(k); r != nil {
-			line += fmt.Sprintf("; ncu estimates up to %.1f%% of its time could be saved (%s)", *r.SpeedupPct, r.Name)
+			if est, capped := estimate(*r); capped {
+				line += fmt.Sprintf("; ncu estimates %.1f%% of its time could be saved (%s); at %.1f%% of peak at most %.1f%%", *r.SpeedupPct, r.Name, *k.SOLPct, est)
+			} else {
+				line += fmt.Sprintf("; ncu estimates up to %.1f%% of its time could be saved (%s)", est, r.Name)
+			}
 		}
 		say("%s.", line)
 	}
@@ -362,6 +366,8 @@ func narrate(s *building) facts.Narrative {
 	type fired struct {
 		rank          int
 		speedup, save float64
+		capped        bool
+		ncu, sol      float64 // ncu's own estimate and the SOL that capped it
 	}
 	type ruleGroup struct {
 		rule     facts.Rule // the one with the largest saving: its text
@@ -383,8 +389,13 @@ func narrate(s *building) facts.Narrative {
 				byRule[r.Name] = g
 				rgs = append(rgs, g)
 			}
-			save := 100 * k.Share * *r.SpeedupPct / 100
-			g.on = append(g.on, fired{i + 1, *r.SpeedupPct, save})
+			est, capped := estimate(r)
+			f := fired{rank: i + 1, speedup: est, save: k.Share * est, capped: capped, ncu: *r.SpeedupPct}
+			if capped {
+				f.sol = *k.SOLPct
+			}
+			save := f.save
+			g.on = append(g.on, f)
 			g.total += save
 			if save > g.best {
 				g.best, g.rule, g.bestRank = save, r, i+1
@@ -400,7 +411,11 @@ func narrate(s *building) facts.Narrative {
 		var on []string
 		var ranks []int
 		for _, f := range g.on {
-			on = append(on, fmt.Sprintf("#%d (up to %.1f%% of its time)", f.rank, f.speedup))
+			if f.capped {
+				on = append(on, fmt.Sprintf("#%d (ncu estimates %.1f%% of its time; at %.1f%% of peak at most %.1f%%)", f.rank, f.ncu, f.sol, f.speedup))
+			} else {
+				on = append(on, fmt.Sprintf("#%d (up to %.1f%% of its time)", f.rank, f.speedup))
+			}
 			ranks = append(ranks, f.rank)
 		}
 		total := g.total

@@ -1,0 +1,115 @@
+package deepprof_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// recordedSummaries are the summary.json files of the recorded runs, by
+// run name.
+func recordedSummaries(t *testing.T) map[string]facts.Summary {
+	runs, err := filepath.Glob("fixtures/runs/*")
+	require.NoError(t, err)
+	out := map[string]facts.Summary{}
+	for _, src := range runs {
+		var s facts.Summary
+		require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.SummaryJSON)), &s), src)
+		out[filepath.Base(src)] = s
+	}
+	return out
+}
+
+// upTo finds the estimates a text gives a top kernel: "#N (up to P% of its
+// time)", and the top kernel's "ncu estimates up to P%".
+var (
+	upTo      = regexp.MustCompile(`#(\d+) \(up to ([0-9.]+)% of its time\)`)
+	topUpTo   = regexp.MustCompile(`^The top kernel, #1 .*ncu estimates up to ([0-9.]+)%`)
+	atMostPct = regexp.MustCompile(`at ([0-9.]+)% of peak at most ([0-9.]+)%`)
+)
+
+// TestRecordedRunsClaimsHold: on every recorded run, each claim the
+// summary makes holds its check (DESIGN: "A claim carries its check").
+func TestRecordedRunsClaimsHold(t *testing.T) {
+	for name, s := range recordedSummaries(t) {
+		t.Run(name, func(t *testing.T) {
+			solCapped(t, s)
+		})
+	}
+}
+
+// solCapped: no estimate of ncu's is said past what the kernel's speed of
+// light leaves (100 − SOL), and the sums of the rules use the cap.
+func solCapped(t *testing.T, s facts.Summary) {
+	rows := s.Kernels.Rows
+	within := func(rank int, pct float64, where string) {
+		if rank < 1 || rank > len(rows) {
+			return
+		}
+		if sol, ok := solOf(rows[rank-1]); ok {
+			assert.LessOrEqual(t, pct, 100-sol+0.05, "#%d at SOL %.1f%%: %s", rank, sol, where)
+		}
+	}
+	for _, r := range s.Narrative.Recommendations {
+		for _, m := range upTo.FindAllStringSubmatch(r.Text, -1) {
+			rank, _ := strconv.Atoi(m[1])
+			pct, _ := strconv.ParseFloat(m[2], 64)
+			within(rank, pct, r.Text)
+		}
+		for _, m := range atMostPct.FindAllStringSubmatch(r.Text, -1) {
+			sol, _ := strconv.ParseFloat(m[1], 64)
+			pct, _ := strconv.ParseFloat(m[2], 64)
+			assert.InDelta(t, 100-sol, pct, 0.11, r.Text)
+		}
+		if r.Kind == "ncu" && r.EstSavingPct != nil {
+			capped := 0.0
+			for _, rank := range r.Kernels {
+				k := rows[rank-1]
+				for _, rule := range k.Rules {
+					if rule.SpeedupPct != nil && rule.Name == ruleName(k, r) {
+						est := *rule.SpeedupPct
+						if sol, ok := solOf(k); ok {
+							est = min(est, 100-sol)
+						}
+						capped += k.Share * est
+					}
+				}
+			}
+			assert.InDelta(t, capped, *r.EstSavingPct, 1e-6, "the rule's sum is of the capped estimates: %s", r.Text)
+		}
+	}
+	for _, l := range s.Narrative.Lines {
+		if m := topUpTo.FindStringSubmatch(l); m != nil {
+			pct, _ := strconv.ParseFloat(m[1], 64)
+			within(1, pct, l)
+		}
+	}
+}
+
+// ruleName is the name of the ncu rule a recommendation is about: the one
+// of the kernel's rules its text names after "ncu's ".
+func ruleName(k facts.KernelRow, r facts.Recommendation) string {
+	for _, rule := range k.Rules {
+		if regexp.MustCompile(`^ncu's ` + regexp.QuoteMeta(rule.Name) + ` `).MatchString(r.Text) {
+			return rule.Name
+		}
+	}
+	return ""
+}
+
+// solOf is a kernel's speed of light, the higher of its SM and memory
+// throughputs; ok is false without them.
+func solOf(k facts.KernelRow) (float64, bool) {
+	if k.SMPct == nil || k.MemPct == nil {
+		return 0, false
+	}
+	return max(*k.SMPct, *k.MemPct), true
+}
