@@ -42,6 +42,7 @@ func TestRecordedRunsClaimsHold(t *testing.T) {
 	for name, s := range recordedSummaries(t) {
 		t.Run(name, func(t *testing.T) {
 			solCapped(t, s)
+			boundsMeasured(t, s)
 		})
 	}
 }
@@ -112,4 +113,24 @@ func solOf(k facts.KernelRow) (float64, bool) {
 		return 0, false
 	}
 	return max(*k.SMPct, *k.MemPct), true
+}
+
+// boundsMeasured: no advice and no claim rests on the bound of a kernel
+// whose measured configurations ran less than half of its time.
+func boundsMeasured(t *testing.T, s facts.Summary) {
+	partly := map[string]bool{}
+	for i, k := range s.Kernels.Rows {
+		if k.Sampled == nil || k.Sampled.Share >= 0.5 {
+			continue
+		}
+		partly[k.Shown()] = true
+		for _, r := range s.Narrative.Recommendations {
+			if r.Kind == "kernels" {
+				assert.NotContains(t, r.Kernels, i+1, "advice from the bound of #%d, measured on %.1f%% of its time: %s", i+1, 100*k.Sampled.Share, r.Text)
+			}
+		}
+	}
+	for _, c := range s.Narrative.Claims {
+		assert.False(t, partly[c.Subject] && c.Kind != "warm-up", "claim on a partly measured kernel: %+v", c)
+	}
 }

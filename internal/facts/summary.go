@@ -618,8 +618,10 @@ type Kernels struct {
 	Missing    string         `json:"missing,omitempty"`
 	BoundsNote string         `json:"bounds_note,omitempty"`
 	Roofline   []RooflinePt   `json:"roofline,omitempty"`
-	// DeepShare is the share of TotalMS spent in kernels the deep pass
-	// measured (those that can have a bound); nil without deep metrics.
+	// DeepShare is the share of TotalMS the deep pass measured: each
+	// kernel it profiled counts with the time of the launch
+	// configurations it measured (all of it where no timeline weighs
+	// them); nil without deep metrics.
 	DeepShare   *float64 `json:"deep_share"`
 	RooflineWhy string   `json:"roofline_missing,omitempty"`
 	// RulesMissing says why the top kernels carry none of ncu's rules.
@@ -679,6 +681,11 @@ type KernelRow struct {
 	// Sampled is what of the kernel the deep pass profiled; nil without a
 	// timeline to weigh its configurations.
 	Sampled *Sample `json:"sampled,omitempty"`
+	// PartlyMeasured says the configurations the deep pass measured ran
+	// less than summary.MinMeasuredShare of the kernel's time (Sampled):
+	// its bound holds for that part only, so it is not claimed and gives
+	// no advice.
+	PartlyMeasured bool `json:"partly_measured,omitempty"`
 	// SOLPct is the kernel's speed of light: the higher of SMPct and
 	// MemPct. SaveCapPct is the most of its time the kernel can save, in
 	// percent: a kernel whose busier unit runs at SOLPct of its peak still

@@ -654,7 +654,7 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 			model.Fixed(whole, 3), model.Fixed(*k.OutsideMS, 3), model.FormatPercent(*k.OutsideMS/whole))
 	}
 	if k.DeepShare != nil {
-		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", model.FormatPercent(*k.DeepShare))
+		fmt.Fprintf(b, " The deep pass measured %s of it: the launch configurations it profiled, weighted by their time (a kernel's bound holds where they ran at least half of its time; a partly measured kernel has none).", model.FormatPercent(*k.DeepShare))
 	}
 	b.WriteString("\n\n")
 	if k.BoundsNote != "" {
@@ -680,6 +680,9 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 			// What the bound was measured on: the configurations the deep
 			// pass profiled, and the share of the kernel's time they ran.
 			bound += fmt.Sprintf(" (%d of %d configs, %s of its time)", sp.Configs, sp.Of, model.FormatPercent(sp.Share))
+			if r.PartlyMeasured {
+				bound = fmt.Sprintf("partly measured (%s of its time; %s there, %d of %d configs)", model.FormatPercent(sp.Share), r.Bound.Class, sp.Configs, sp.Of)
+			}
 		}
 		row := []string{fmt.Sprint(i + 1), EscapeCell(r.Shown()), model.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), model.FormatPercent(r.Share), r.Category, bound, sm, mem}
 		if spread {

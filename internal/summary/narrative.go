@@ -275,11 +275,19 @@ func narrate(s *building) facts.Narrative {
 		if k.Bound.Class == kernels.Unknown && k.Category == kernels.Communication {
 			line += " (a collective: the deep pass leaves collectives out, their time under ncu being waiting for the other ranks)"
 		}
-		if k.SMPct != nil && k.MemPct != nil {
+		switch {
+		case k.PartlyMeasured:
+			line = fmt.Sprintf("The top kernel, #1 %s (%s), takes %.1f%% of kernel time and is partly measured (%.1f%% of its time, %d of %d launch configurations): its bound is not claimed",
+				k.Shown(), k.Category, 100*k.Share, 100*k.Sampled.Share, k.Sampled.Configs, k.Sampled.Of)
+		case k.SMPct != nil && k.MemPct != nil:
 			line += fmt.Sprintf(" (SM %.0f%%, memory %.0f%% of peak)", *k.SMPct, *k.MemPct)
 			if k.Bound.Rule == kernels.RuleSOL {
-				claim(facts.Claim{Kind: string(k.Bound.Class), Subject: k.Shown(), Figures: map[string]float64{"sm_pct": *k.SMPct, "memory_pct": *k.MemPct, "threshold_pct": s.boundThreshold},
-					Rule: "ncu's Speed Of Light: both throughputs under the threshold is latency-bound, else the larger one bounds it"})
+				c := facts.Claim{Kind: string(k.Bound.Class), Subject: k.Shown(), Figures: map[string]float64{"sm_pct": *k.SMPct, "memory_pct": *k.MemPct, "threshold_pct": s.boundThreshold},
+					Rule: "ncu's Speed Of Light: both throughputs under the threshold is latency-bound, else the larger one bounds it; made only where the measured launch configurations ran at least min_measured_share of the kernel's time"}
+				if k.Sampled != nil {
+					c.Figures["measured_share"], c.Figures["min_measured_share"] = k.Sampled.Share, MinMeasuredShare
+				}
+				claim(c)
 			}
 		}
 		if r := bestRule(k); r != nil {
@@ -326,8 +334,8 @@ func narrate(s *building) facts.Narrative {
 			break
 		}
 		key := k.Category + "/" + k.Bound.Class
-		if boundAdvice(k.Category, k.Bound.Class, 1) == "" {
-			continue
+		if k.PartlyMeasured || boundAdvice(k.Category, k.Bound.Class, 1) == "" {
+			continue // a bound of a sliver of the kernel gives no advice
 		}
 		g := byKey[key]
 		if g == nil {

@@ -506,8 +506,12 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	} else {
 		var deep float64
 		for _, r := range t.Kernels {
-			if in.Metrics[r.Name] != nil {
-				deep += r.TotalMS
+			if m := in.Metrics[r.Name]; m != nil {
+				w := 1.0
+				if sp := sampled(m.Configs, in.ConfigNS[r.Name]); sp != nil {
+					w = sp.Share
+				}
+				deep += w * r.TotalMS
 			}
 		}
 		v := share(deep, t.TotalMS)
@@ -526,6 +530,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 		default:
 			row.Bound = kernels.Classify(*m, p, opt.BoundThresholdPct)
 			row.Sampled = sampled(m.Configs, in.ConfigNS[r.Name])
+			row.PartlyMeasured = row.Sampled != nil && row.Sampled.Share < MinMeasuredShare
 			if m.HasSOL {
 				sm, mem := m.SMPct, m.MemPct
 				row.SMPct, row.MemPct = &sm, &mem
@@ -566,6 +571,10 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	}
 	return k
 }
+
+// MinMeasuredShare is the least share of a kernel's time its measured
+// launch configurations must run for its bound to be the kernel's.
+const MinMeasuredShare = 0.5
 
 // orWhy is a missing input's reason, or a plain one when none was given.
 func orWhy(why, plain string) string {
