@@ -43,6 +43,7 @@ func TestRecordedRunsClaimsHold(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			solCapped(t, s)
 			boundsMeasured(t, s)
+			ladderStops(t, s)
 		})
 	}
 }
@@ -132,5 +133,23 @@ func boundsMeasured(t *testing.T, s facts.Summary) {
 	}
 	for _, c := range s.Narrative.Claims {
 		assert.False(t, partly[c.Subject] && c.Kind != "warm-up", "claim on a partly measured kernel: %+v", c)
+	}
+}
+
+// ladderStops: no rung of the what-if ladder lies below the binding
+// physical floor (the higher of the bandwidth and compute floors).
+func ladderStops(t *testing.T, s facts.Summary) {
+	for _, w := range s.WhatIf.Rows {
+		floor := 0.0
+		for _, f := range []*float64{w.BandwidthFloorMS, w.ComputeFloorMS} {
+			if f != nil {
+				floor = max(floor, *f)
+			}
+		}
+		for _, r := range w.Rungs {
+			if r.Floor != facts.FloorBusy {
+				assert.GreaterOrEqual(t, r.MS, floor, "%s: the %s rung is below the binding floor %.3f ms", w.Phase, r.Floor, floor)
+			}
+		}
 	}
 }

@@ -797,8 +797,13 @@ type WhatIfRow struct {
 	BandwidthFloorWhy   string   `json:"bandwidth_floor_why,omitempty"`
 	ComputeFloorMS      *float64 `json:"compute_floor_ms"`
 	ComputeFloorWhy     string   `json:"compute_floor_why,omitempty"`
-	// Rungs are the floors that are known, each with what it saves
-	// against now, highest floor first.
+	// BindingFloor is the higher of the known physical floors
+	// (FloorBandwidth or FloorCompute): the least the phase can take;
+	// "" when neither is known.
+	BindingFloor string `json:"binding_floor,omitempty"`
+	// Rungs are the GPU-busy floor and the binding physical floor, each
+	// with what it saves against now, highest floor first: no rung lies
+	// below the binding floor.
 	Rungs []Rung `json:"rungs"`
 }
 

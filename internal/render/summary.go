@@ -928,6 +928,15 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 					return fmt.Sprintf("%s (%s)", model.Fixed(g.MS, 3), model.Fixed(g.SavesMS, 3))
 				}
 			}
+			// A known floor under the binding one is no rung: it cannot
+			// be reached.
+			ms := r.BandwidthFloorMS
+			if floor == facts.FloorCompute {
+				ms = r.ComputeFloorMS
+			}
+			if ms != nil && floor != facts.FloorBusy {
+				return fmt.Sprintf("%s (under the %s floor)", model.Fixed(*ms, 3), floorName(r.BindingFloor))
+			}
 			return "n/a"
 		}
 		per := "n/a"
@@ -951,7 +960,21 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 	if len(why) > 0 {
 		fmt.Fprintf(b, " Unknown here (n/a): %s.", EscapeCell(strings.Join(why, "; ")))
 	}
+	for _, r := range w.Rows {
+		if r.BandwidthFloorMS != nil && r.ComputeFloorMS != nil {
+			b.WriteString(" The ladder stops at the binding floor, the higher of the bandwidth and the compute floor: the lower one is shown under it, with no saving.")
+			break
+		}
+	}
 	b.WriteString(" µs per launch is now over the launches, for a launch-bound phase.\n\n")
+}
+
+// floorName is a physical floor's name in a sentence.
+func floorName(floor string) string {
+	if floor == facts.FloorCompute {
+		return "compute"
+	}
+	return "bandwidth"
 }
 
 // nestedNote says what the rows inside a phase are, when there are any.

@@ -86,8 +86,11 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)
 		}
 		text += fmt.Sprintf(". Faster kernels can only save the busy %.3f ms", w.GPUBusyMS)
-		if w.BandwidthFloorMS != nil {
+		switch w.BindingFloor {
+		case facts.FloorBandwidth:
 			text += fmt.Sprintf(", down to the bandwidth floor of %.3f ms", *w.BandwidthFloorMS)
+		case facts.FloorCompute:
+			text += fmt.Sprintf(", down to the compute floor of %.3f ms", *w.ComputeFloorMS)
 		}
 		text += "."
 		items = append(items, item{busy.SavesMS, facts.Recommendation{Kind: "phase", Text: text, SavesMS: &busy.SavesMS}})
