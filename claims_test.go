@@ -44,6 +44,7 @@ func TestRecordedRunsClaimsHold(t *testing.T) {
 			solCapped(t, s)
 			boundsMeasured(t, s)
 			ladderStops(t, s)
+			launchBoundByGaps(t, s)
 		})
 	}
 }
@@ -151,5 +152,17 @@ func ladderStops(t *testing.T, s facts.Summary) {
 				assert.GreaterOrEqual(t, r.MS, floor, "%s: the %s rung is below the binding floor %.3f ms", w.Phase, r.Floor, floor)
 			}
 		}
+	}
+}
+
+// launchBoundByGaps: a phase is launch-bound only with kernels, and with
+// the gaps between them making at least half of its idle time.
+func launchBoundByGaps(t *testing.T, s facts.Summary) {
+	for _, r := range s.Phases.Rows {
+		if !r.LaunchBound {
+			continue
+		}
+		assert.Positive(t, r.Kernels, "%s: launch-bound with no kernel", r.Label())
+		assert.GreaterOrEqual(t, 2*r.GapMS, r.IdleMS-1e-6, "%s: launch-bound with gaps of %.3f ms in %.3f ms idle", r.Label(), r.GapMS, r.IdleMS)
 	}
 }

@@ -291,8 +291,10 @@ type Claim struct {
 // depth), one row per phase and the whole run, per process and device.
 type Phases struct {
 	Depth int `json:"depth,omitempty"`
-	// LaunchBoundIdleShare is the rule's threshold: a phase idle for more
-	// than this share of its wall span is launch-bound.
+	// LaunchBoundIdleShare is the rule's threshold: a phase with kernels
+	// idle for more than this share of its wall span is launch-bound where
+	// the gaps between its kernels make at least half of the idle time
+	// (facts.Phase.LaunchBound).
 	LaunchBoundIdleShare float64    `json:"launch_bound_idle_share,omitempty"`
 	Rows                 []PhaseRow `json:"rows"`
 	Missing              string     `json:"missing,omitempty"`
@@ -334,6 +336,9 @@ type PhaseRow struct {
 	Memcpys               int64    `json:"memcpys"`
 	MemcpyMS              float64  `json:"memcpy_ms"`
 	LaunchBound           bool     `json:"launch_bound"`
+	// HostAhead says the phase is idle with small gaps and a long launch
+	// latency: the host is ahead, the GPU sets the pace (facts.Phase).
+	HostAhead bool `json:"host_ahead,omitempty"`
 	// Warmup is the phase's warm-up instances, left out of the figures
 	// above (one warm-up decision: phases.Steady); nil when none.
 	Warmup *PhaseWarmup `json:"warmup,omitempty"`

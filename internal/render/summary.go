@@ -844,8 +844,13 @@ func busyTable(b *strings.Builder, p facts.Phases) {
 			lat = model.Fixed(*r.LaunchLatencyMedianUS, 1)
 		}
 		lb := "no"
-		if r.LaunchBound {
+		switch {
+		case r.LaunchBound:
 			lb = "yes"
+		case r.HostAhead:
+			lb = "no: host ahead"
+		case r.Kernels == 0:
+			lb = "no kernel"
 		}
 		t.Rows = append(t.Rows, []string{name, instancesCell(r), model.Fixed(r.WallMS, 3), model.Fixed(r.KernelMS, 3), model.FormatPercent(r.Busy), model.FormatPercent(r.Idle), fmt.Sprint(r.Gaps), model.Fixed(r.GapMS, 3), gap, lat, model.Fixed(r.MemcpyMS, 3), lb})
 	}
@@ -855,7 +860,8 @@ func busyTable(b *strings.Builder, p facts.Phases) {
 		"from the earlier of its range's start and its first kernel or copy to the later of its range's end and its last one. "+
 		"Busy is the time the phase's own kernels (launched inside it) run on the GPU, never more than their kernel ms; another phase's kernels in its window are not its own. Idle is the rest; kernel ms sums the phase's own kernels "+
 		"(overlapping kernels count twice). Gaps are the idle holes between two of its kernels; launch latency runs from the launch call's start to the kernel's start; "+
-		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound. The whole run's row is every kernel, warm-up included.%s\n\n",
+		"copies do not count as busy. A phase with kernels idle more than %s of its wall time is launch-bound where the gaps between its kernels make at least half of the idle time (the GPU waits between launches); "+
+		"with smaller gaps and a median launch latency of 100 µs or more, the host is ahead: its kernels wait in a queue and the GPU sets the pace. The whole run's row is every kernel, warm-up included.%s\n\n",
 		p.Depth, model.FormatPercent(p.LaunchBoundIdleShare), nestedNote(p))
 	phaseWarmups(b, p)
 }

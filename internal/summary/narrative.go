@@ -192,8 +192,9 @@ func narrate(s *building) facts.Narrative {
 			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 		}
 		for _, r := range n.LaunchBound {
-			claim(facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare},
-				Rule: "the GPU idle for more than the threshold's share of the phase's wall time"})
+			claim(facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
+				"gap_ms": r.GapMS, "idle_ms": r.IdleMS, "kernels": float64(r.Kernels)},
+				Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"})
 			if len(scopes) > 1 {
 				// Ranks (or processes) name the same phases: say whose.
 				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), facts.Whose(r.Rank, r.ProcessID, r.Device)))
@@ -238,6 +239,20 @@ func narrate(s *building) facts.Narrative {
 				"%s %s host-bound (GPU busy %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\") or batch more requests per step before tuning kernels.",
 				join(names), isAre(len(names)), join(busy))})
 		}
+	}
+
+	// 2'. Phases idle with their kernels queued: the host is ahead, and
+	// the idle is the GPU finishing earlier work.
+	for _, r := range hostAhead(s.Phases) {
+		claim(facts.Claim{Kind: ClaimHostAhead, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "gap_ms": r.GapMS, "idle_ms": r.IdleMS,
+			"launch_latency_median_us": *r.LaunchLatencyMedianUS, "threshold": s.Phases.LaunchBoundIdleShare},
+			Rule: "idle past the threshold with gaps between its kernels under half of the idle time, and a median launch latency long enough for a queue"})
+		label := r.Label()
+		if r.Phase == "" {
+			label = "The whole run"
+		}
+		say("%s: the host is ahead, the GPU sets the pace: idle %.0f%% of its %.3f ms, but the gaps between its kernels sum only %.3f ms, and a launch waits %.1f µs (median) for its kernel to start: the idle is its kernels queued behind earlier work, not the GPU waiting on launches.",
+			label, 100*r.Idle, r.WallMS, r.GapMS, *r.LaunchLatencyMedianUS)
 	}
 
 	// 2a. A warm-up that one-time setup slowed, said with its cost: it is
@@ -670,6 +685,7 @@ const (
 	ClaimBandwidthBound    = "bandwidth-bound"
 	ClaimNotBandwidthBound = "not-bandwidth-bound"
 	ClaimWarmup            = "warm-up"
+	ClaimHostAhead         = "host-ahead"
 )
 
 // OneTimeSetupFactor is how much larger a warm-up instance's largest gap
