@@ -66,6 +66,12 @@ func checkClaim(t *testing.T, c facts.Claim) {
 	switch c.Kind {
 	case summary.ClaimLaunchBound:
 		assert.Greater(t, f["idle_share"], f["threshold"], "%s is called launch-bound", c.Subject)
+		assert.Positive(t, f["kernels"], "%s is called launch-bound with no kernel", c.Subject)
+		assert.GreaterOrEqual(t, 2*f["gap_ms"], f["idle_ms"]-1e-9, "%s is called launch-bound: its gaps make half its idle", c.Subject)
+	case summary.ClaimHostAhead:
+		assert.Greater(t, f["idle_share"], f["threshold"], "%s is called host-ahead", c.Subject)
+		assert.Less(t, 2*f["gap_ms"], f["idle_ms"], "%s is called host-ahead: its gaps make under half its idle", c.Subject)
+		assert.GreaterOrEqual(t, f["launch_latency_median_us"], 100.0, "%s is called host-ahead: its launches wait in a queue", c.Subject)
 	case summary.ClaimHostBound:
 		assert.Less(t, f["gpu_busy_share"], f["threshold"], "%s is called host-bound", c.Subject)
 	case summary.ClaimBandwidthBound:
@@ -76,6 +82,9 @@ func checkClaim(t *testing.T, c facts.Claim) {
 		assert.Greater(t, f["warmup_ms"], f["steady_ms"], "%s's first instance is called a warm-up", c.Subject)
 	case "latency-bound":
 		assert.Less(t, max(f["sm_pct"], f["memory_pct"]), f["threshold_pct"], "%s is called latency-bound", c.Subject)
+		if share, ok := f["measured_share"]; ok {
+			assert.GreaterOrEqual(t, share, f["min_measured_share"], "%s's bound is measured on enough of its time", c.Subject)
+		}
 	case "compute-bound":
 		assert.GreaterOrEqual(t, max(f["sm_pct"], f["memory_pct"]), f["threshold_pct"])
 		assert.GreaterOrEqual(t, f["sm_pct"], f["memory_pct"], "%s is called compute-bound", c.Subject)

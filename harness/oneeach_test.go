@@ -22,8 +22,8 @@ const recordedOneEach = "../fixtures/runs/h100-tiny-llama-one-each"
 // number for all) gives every top kernel a bound, each from one launch
 // configuration, and says in the summary and kernels.json which share of
 // the kernel's time that configuration ran (by the CUPTI timeline), down
-// to a third where the invocation fell on the lighter one; the kernels
-// profiled hold the 85 % the plan asked.
+// to a third where the invocation fell on the lighter one (a bound then
+// partly measured); the kernels profiled hold the 85 % the plan asked.
 func TestRecordedOneLaunchEach(t *testing.T) {
 	t.Parallel()
 	dir := synth.RawRun(t, recordedOneEach)
@@ -63,6 +63,8 @@ func TestRecordedOneLaunchEach(t *testing.T) {
 	}
 	assert.Equal(t, 7, partial, "seven of the ten ran in more than one configuration")
 	assert.InDelta(t, 0.332, s.Kernels.Rows[1].Sampled.Share, 0.001, "its invocation 8 ran the lighter of two")
-	assert.GreaterOrEqual(t, s.Kernels.DeepShare, 0.85)
-	assert.Contains(t, readFile(t, filepath.Join(dir, rundir.StakeholderSummary)), "latency-bound (1 of 2 configs, 33.2% of its time)")
+	// The plan's kernels hold 85 % of the time by name; the deep pass's
+	// share is of the configurations it measured, weighted by their time.
+	assert.InDelta(t, 0.684, s.Kernels.DeepShare, 0.001)
+	assert.Contains(t, readFile(t, filepath.Join(dir, rundir.StakeholderSummary)), "partly measured (33.2% of its time; latency-bound there, 1 of 2 configs)")
 }

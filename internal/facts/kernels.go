@@ -19,8 +19,13 @@ type Rule struct {
 	// SpeedupType is ncu's "Estimated Speedup Type" (local: of the
 	// kernel's own time; global: of the kernel's time on the whole GPU).
 	SpeedupType string `json:"est_speedup_type,omitempty"`
-	Launches    int    `json:"launches"`    // profiled launches the rule fired on
-	Of          int    `json:"of_launches"` // profiled launches of the kernel
+	// CappedPct is set, in the summary's top kernels, where SpeedupPct
+	// passes what the kernel's speed of light leaves
+	// (KernelRow.SaveCapPct): the cap, which every figure built from the
+	// estimate uses in place of SpeedupPct.
+	CappedPct *float64 `json:"capped_pct,omitempty"`
+	Launches  int      `json:"launches"`    // profiled launches the rule fired on
+	Of        int      `json:"of_launches"` // profiled launches of the kernel
 	// Advice is ncu's text cut to one line (its first sentences, links
 	// left out); Description the whole text, from the launch with the
 	// largest estimate.

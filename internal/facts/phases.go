@@ -131,8 +131,14 @@ type Phase struct {
 	IdleNS   int64 `json:"idle_ns"` // SpanNS - BusyNS
 	// IdleShare is IdleNS over SpanNS (0 when the span is empty).
 	IdleShare float64 `json:"idle_share"`
-	// LaunchBound is IdleShare > LaunchBoundIdleShare.
+	// LaunchBound says the GPU waits on the phase's launches: it has
+	// kernels, IdleShare passes LaunchBoundIdleShare, and the gaps between
+	// its own kernels make at least half of its idle time. HostAhead says
+	// it is idle as much, with smaller gaps and a long median launch
+	// latency: its kernels wait in a queue, the GPU sets the pace
+	// (phases.HostAheadLatencyNS).
 	LaunchBound bool `json:"launch_bound"`
+	HostAhead   bool `json:"host_ahead,omitempty"`
 	// Gaps are the idle holes between one of the phase's own kernels' end
 	// and the next one's start within an instance's span (the lead-in before the
 	// first kernel and the tail after the last are in IdleNS, not here).

@@ -291,8 +291,10 @@ type Claim struct {
 // depth), one row per phase and the whole run, per process and device.
 type Phases struct {
 	Depth int `json:"depth,omitempty"`
-	// LaunchBoundIdleShare is the rule's threshold: a phase idle for more
-	// than this share of its wall span is launch-bound.
+	// LaunchBoundIdleShare is the rule's threshold: a phase with kernels
+	// idle for more than this share of its wall span is launch-bound where
+	// the gaps between its kernels make at least half of the idle time
+	// (facts.Phase.LaunchBound).
 	LaunchBoundIdleShare float64    `json:"launch_bound_idle_share,omitempty"`
 	Rows                 []PhaseRow `json:"rows"`
 	Missing              string     `json:"missing,omitempty"`
@@ -334,6 +336,9 @@ type PhaseRow struct {
 	Memcpys               int64    `json:"memcpys"`
 	MemcpyMS              float64  `json:"memcpy_ms"`
 	LaunchBound           bool     `json:"launch_bound"`
+	// HostAhead says the phase is idle with small gaps and a long launch
+	// latency: the host is ahead, the GPU sets the pace (facts.Phase).
+	HostAhead bool `json:"host_ahead,omitempty"`
 	// Warmup is the phase's warm-up instances, left out of the figures
 	// above (one warm-up decision: phases.Steady); nil when none.
 	Warmup *PhaseWarmup `json:"warmup,omitempty"`
@@ -618,8 +623,10 @@ type Kernels struct {
 	Missing    string         `json:"missing,omitempty"`
 	BoundsNote string         `json:"bounds_note,omitempty"`
 	Roofline   []RooflinePt   `json:"roofline,omitempty"`
-	// DeepShare is the share of TotalMS spent in kernels the deep pass
-	// measured (those that can have a bound); nil without deep metrics.
+	// DeepShare is the share of TotalMS the deep pass measured: each
+	// kernel it profiled counts with the time of the launch
+	// configurations it measured (all of it where no timeline weighs
+	// them); nil without deep metrics.
 	DeepShare   *float64 `json:"deep_share"`
 	RooflineWhy string   `json:"roofline_missing,omitempty"`
 	// RulesMissing says why the top kernels carry none of ncu's rules.
@@ -679,6 +686,18 @@ type KernelRow struct {
 	// Sampled is what of the kernel the deep pass profiled; nil without a
 	// timeline to weigh its configurations.
 	Sampled *Sample `json:"sampled,omitempty"`
+	// PartlyMeasured says the configurations the deep pass measured ran
+	// less than summary.MinMeasuredShare of the kernel's time (Sampled):
+	// its bound holds for that part only, so it is not claimed and gives
+	// no advice.
+	PartlyMeasured bool `json:"partly_measured,omitempty"`
+	// SOLPct is the kernel's speed of light: the higher of SMPct and
+	// MemPct. SaveCapPct is the most of its time the kernel can save, in
+	// percent: a kernel whose busier unit runs at SOLPct of its peak still
+	// needs that share of its time at the peak, so at most 100 − SOLPct
+	// can go. Both nil without SOL throughputs.
+	SOLPct     *float64 `json:"sol_pct,omitempty"`
+	SaveCapPct *float64 `json:"save_cap_pct,omitempty"`
 }
 
 // MaxRulesPerKernel is the most of ncu's rules the summary shows per top
@@ -783,8 +802,13 @@ type WhatIfRow struct {
 	BandwidthFloorWhy   string   `json:"bandwidth_floor_why,omitempty"`
 	ComputeFloorMS      *float64 `json:"compute_floor_ms"`
 	ComputeFloorWhy     string   `json:"compute_floor_why,omitempty"`
-	// Rungs are the floors that are known, each with what it saves
-	// against now, highest floor first.
+	// BindingFloor is the higher of the known physical floors
+	// (FloorBandwidth or FloorCompute): the least the phase can take;
+	// "" when neither is known.
+	BindingFloor string `json:"binding_floor,omitempty"`
+	// Rungs are the GPU-busy floor and the binding physical floor, each
+	// with what it saves against now, highest floor first: no rung lies
+	// below the binding floor.
 	Rungs []Rung `json:"rungs"`
 }
 

@@ -17,6 +17,31 @@ import (
 // kernels) shrink the idle part.
 const LaunchBoundIdleShare = 0.5
 
+// HostAheadLatencyNS is the median launch latency (a launch call's start to
+// its kernel's start) from which a phase's kernels are said to wait in a
+// queue: an idle GPU starts a launched kernel within tens of µs (5–50 µs on
+// the recorded H100 and H200 runs), so a launch that waits longer waits on
+// the GPU's earlier work, not the GPU on the host.
+const HostAheadLatencyNS = 100e3
+
+// judge sets the phase's verdict on what sets its pace. Only a phase with
+// kernels idle past LaunchBoundIdleShare is judged: it is launch-bound
+// where the gaps between its own kernels make at least half of its idle
+// time (the GPU waits between launches); otherwise, with a median launch
+// latency of HostAheadLatencyNS or more, the host is ahead (its idle is
+// queue lag before its first kernel: the GPU sets the pace).
+func judge(p *facts.Phase) {
+	p.LaunchBound, p.HostAhead = false, false
+	if p.Kernels == 0 || p.IdleShare <= LaunchBoundIdleShare {
+		return
+	}
+	if 2*p.Gaps.SumNS >= p.IdleNS {
+		p.LaunchBound = true
+		return
+	}
+	p.HostAhead = p.Latency.Count > 0 && p.Latency.MedianNS >= HostAheadLatencyNS
+}
+
 // DefaultTopGaps is how many of the largest idle gaps a phase keeps.
 const DefaultTopGaps = 5
 
@@ -294,8 +319,8 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	if a.p.SpanNS > 0 {
 		a.p.IdleShare = float64(a.p.IdleNS) / float64(a.p.SpanNS)
 	}
-	a.p.LaunchBound = a.p.IdleShare > LaunchBoundIdleShare
 	a.p.Latency = latency(a.lat)
+	judge(&a.p)
 	if a.warm != nil {
 		w := a.warm.finish(db, origin)
 		a.p.Warmup = &w

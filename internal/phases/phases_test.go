@@ -94,7 +94,8 @@ func TestPhases(t *testing.T) {
 	assert.Equal(t, int64(100), step.BusyNS)
 	assert.LessOrEqual(t, step.BusyNS, step.KernelNS, "busy is never more than the phase's own kernel time")
 	assert.Equal(t, int64(250), step.IdleNS)
-	assert.True(t, step.LaunchBound)
+	assert.False(t, step.LaunchBound, "gaps of 100 ns make less than half of 250 ns idle: the idle lies before and after its kernels")
+	assert.False(t, step.HostAhead, "launch latency of tens of ns: no queue")
 	// Gaps within instances only, between the step's own kernels: 10
 	// (instance 1), 90 (instance 2); not the 1070-1210 between them.
 	assert.Equal(t, int64(100), step.Gaps.SumNS)

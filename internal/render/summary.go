@@ -654,7 +654,7 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 			model.Fixed(whole, 3), model.Fixed(*k.OutsideMS, 3), model.FormatPercent(*k.OutsideMS/whole))
 	}
 	if k.DeepShare != nil {
-		fmt.Fprintf(b, " The deep pass measured kernels holding %s of it (only they have a bound).", model.FormatPercent(*k.DeepShare))
+		fmt.Fprintf(b, " The deep pass measured %s of it: the launch configurations it profiled, weighted by their time (a kernel's bound holds where they ran at least half of its time; a partly measured kernel has none).", model.FormatPercent(*k.DeepShare))
 	}
 	b.WriteString("\n\n")
 	if k.BoundsNote != "" {
@@ -680,6 +680,9 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 			// What the bound was measured on: the configurations the deep
 			// pass profiled, and the share of the kernel's time they ran.
 			bound += fmt.Sprintf(" (%d of %d configs, %s of its time)", sp.Configs, sp.Of, model.FormatPercent(sp.Share))
+			if r.PartlyMeasured {
+				bound = fmt.Sprintf("partly measured (%s of its time; %s there, %d of %d configs)", model.FormatPercent(sp.Share), r.Bound.Class, sp.Configs, sp.Of)
+			}
 		}
 		row := []string{fmt.Sprint(i + 1), EscapeCell(r.Shown()), model.Fixed(r.TotalMS, 4), fmt.Sprint(r.Calls), model.FormatPercent(r.Share), r.Category, bound, sm, mem}
 		if spread {
@@ -737,14 +740,20 @@ func ncuRules(b *strings.Builder, k facts.Kernels) {
 	for _, ij := range RuleRows(k) {
 		r := k.Rows[ij[0]]
 		rule := r.Rules[ij[1]]
-		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), EscapeCell(rule.Name), rule.Severity, model.Fixed(*rule.SpeedupPct, 1) + "%", model.Fixed(r.Share**rule.SpeedupPct, 2) + "%", fmt.Sprintf("%d of %d", rule.Launches, rule.Of), EscapeCell(rule.Advice)})
+		est := *rule.SpeedupPct
+		speedup := model.Fixed(est, 1) + "%"
+		if c := rule.CappedPct; c != nil && r.SOLPct != nil {
+			est = *c
+			speedup += "; at " + model.Fixed(*r.SOLPct, 1) + "% of peak at most " + model.Fixed(est, 1) + "%"
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(ij[0] + 1), EscapeCell(rule.Name), rule.Severity, speedup, model.Fixed(r.Share*est, 2) + "%", fmt.Sprintf("%d of %d", rule.Launches, rule.Of), EscapeCell(rule.Advice)})
 	}
 	if len(t.Rows) == 0 {
 		b.WriteString("No rule of the deep pass estimates a speedup for a top kernel.\n")
 		return
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0); of kernel time is that times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", facts.MaxRulesPerKernel)
+	fmt.Fprintf(b, "\nFrom the deep pass's details page (ncu's guided analysis), at most %d rules per kernel, those with an estimated speedup. Est. speedup is ncu's estimate for the kernel (duration-weighted over its profiled launches; a launch the rule did not fire on counts 0), capped where it passes what the kernel's speed of light leaves: a kernel at S%% of peak can save at most 100 − S%% of its time; of kernel time is the capped estimate times the kernel's share. Every rule, its full text and its kind of estimate are in kernels.json.\n", facts.MaxRulesPerKernel)
 }
 
 // fullNames lists the top kernels' full demangled names, folded: the
@@ -835,8 +844,13 @@ func busyTable(b *strings.Builder, p facts.Phases) {
 			lat = model.Fixed(*r.LaunchLatencyMedianUS, 1)
 		}
 		lb := "no"
-		if r.LaunchBound {
+		switch {
+		case r.LaunchBound:
 			lb = "yes"
+		case r.HostAhead:
+			lb = "no: host ahead"
+		case r.Kernels == 0:
+			lb = "no kernel"
 		}
 		t.Rows = append(t.Rows, []string{name, instancesCell(r), model.Fixed(r.WallMS, 3), model.Fixed(r.KernelMS, 3), model.FormatPercent(r.Busy), model.FormatPercent(r.Idle), fmt.Sprint(r.Gaps), model.Fixed(r.GapMS, 3), gap, lat, model.Fixed(r.MemcpyMS, 3), lb})
 	}
@@ -846,7 +860,8 @@ func busyTable(b *strings.Builder, p facts.Phases) {
 		"each from the later of its range's start and the end of the range before it on its thread (siblings never overlap) to the later of its range's end and its last kernel or copy. "+
 		"Busy is the time the phase's own kernels (launched inside it) run on the GPU, never more than their kernel ms; another phase's kernels in its window are not its own. Idle is the rest; kernel ms sums the phase's own kernels "+
 		"(overlapping kernels count twice). Gaps are the idle holes between two of its kernels; launch latency runs from the launch call's start to the kernel's start; "+
-		"copies do not count as busy. A phase idle more than %s of its wall time is launch-bound. The whole run's row is every kernel, warm-up included.%s\n\n",
+		"copies do not count as busy. A phase with kernels idle more than %s of its wall time is launch-bound where the gaps between its kernels make at least half of the idle time (the GPU waits between launches); "+
+		"with smaller gaps and a median launch latency of 100 µs or more, the host is ahead: its kernels wait in a queue and the GPU sets the pace. The whole run's row is every kernel, warm-up included.%s\n\n",
 		p.Depth, model.FormatPercent(p.LaunchBoundIdleShare), nestedNote(p))
 	phaseWarmups(b, p)
 }
@@ -919,6 +934,15 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 					return fmt.Sprintf("%s (%s)", model.Fixed(g.MS, 3), model.Fixed(g.SavesMS, 3))
 				}
 			}
+			// A known floor under the binding one is no rung: it cannot
+			// be reached.
+			ms := r.BandwidthFloorMS
+			if floor == facts.FloorCompute {
+				ms = r.ComputeFloorMS
+			}
+			if ms != nil && floor != facts.FloorBusy {
+				return fmt.Sprintf("%s (under the %s floor)", model.Fixed(*ms, 3), floorName(r.BindingFloor))
+			}
 			return "n/a"
 		}
 		per := "n/a"
@@ -942,7 +966,21 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 	if len(why) > 0 {
 		fmt.Fprintf(b, " Unknown here (n/a): %s.", EscapeCell(strings.Join(why, "; ")))
 	}
+	for _, r := range w.Rows {
+		if r.BandwidthFloorMS != nil && r.ComputeFloorMS != nil {
+			b.WriteString(" The ladder stops at the binding floor, the higher of the bandwidth and the compute floor: the lower one is shown under it, with no saving.")
+			break
+		}
+	}
 	b.WriteString(" µs per launch is now over the launches, for a launch-bound phase.\n\n")
+}
+
+// floorName is a physical floor's name in a sentence.
+func floorName(floor string) string {
+	if floor == facts.FloorCompute {
+		return "compute"
+	}
+	return "bandwidth"
 }
 
 // nestedNote says what the rows inside a phase are, when there are any.

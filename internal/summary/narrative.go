@@ -86,8 +86,11 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)
 		}
 		text += fmt.Sprintf(". Faster kernels can only save the busy %.3f ms", w.GPUBusyMS)
-		if w.BandwidthFloorMS != nil {
+		switch w.BindingFloor {
+		case facts.FloorBandwidth:
 			text += fmt.Sprintf(", down to the bandwidth floor of %.3f ms", *w.BandwidthFloorMS)
+		case facts.FloorCompute:
+			text += fmt.Sprintf(", down to the compute floor of %.3f ms", *w.ComputeFloorMS)
 		}
 		text += "."
 		items = append(items, item{busy.SavesMS, facts.Recommendation{Kind: "phase", Text: text, SavesMS: &busy.SavesMS}})
@@ -189,8 +192,9 @@ func narrate(s *building) facts.Narrative {
 			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 		}
 		for _, r := range n.LaunchBound {
-			claim(facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare},
-				Rule: "the GPU idle for more than the threshold's share of the phase's wall time"})
+			claim(facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
+				"gap_ms": r.GapMS, "idle_ms": r.IdleMS, "kernels": float64(r.Kernels)},
+				Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"})
 			if len(scopes) > 1 {
 				// Ranks (or processes) name the same phases: say whose.
 				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), facts.Whose(r.Rank, r.ProcessID, r.Device)))
@@ -237,6 +241,20 @@ func narrate(s *building) facts.Narrative {
 		}
 	}
 
+	// 2'. Phases idle with their kernels queued: the host is ahead, and
+	// the idle is the GPU finishing earlier work.
+	for _, r := range hostAhead(s.Phases) {
+		claim(facts.Claim{Kind: ClaimHostAhead, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "gap_ms": r.GapMS, "idle_ms": r.IdleMS,
+			"launch_latency_median_us": *r.LaunchLatencyMedianUS, "threshold": s.Phases.LaunchBoundIdleShare},
+			Rule: "idle past the threshold with gaps between its kernels under half of the idle time, and a median launch latency long enough for a queue"})
+		label := r.Label()
+		if r.Phase == "" {
+			label = "The whole run"
+		}
+		say("%s: the host is ahead, the GPU sets the pace: idle %.0f%% of its %.3f ms, but the gaps between its kernels sum only %.3f ms, and a launch waits %.1f µs (median) for its kernel to start: the idle is its kernels queued behind earlier work, not the GPU waiting on launches.",
+			label, 100*r.Idle, r.WallMS, r.GapMS, *r.LaunchLatencyMedianUS)
+	}
+
 	// 2a. A warm-up that one-time setup slowed, said with its cost: it is
 	// left out of every steady-state figure.
 	if w, c := warmupFinding(s); w != "" {
@@ -275,15 +293,27 @@ func narrate(s *building) facts.Narrative {
 		if k.Bound.Class == kernels.Unknown && k.Category == kernels.Communication {
 			line += " (a collective: the deep pass leaves collectives out, their time under ncu being waiting for the other ranks)"
 		}
-		if k.SMPct != nil && k.MemPct != nil {
+		switch {
+		case k.PartlyMeasured:
+			line = fmt.Sprintf("The top kernel, #1 %s (%s), takes %.1f%% of kernel time and is partly measured (%.1f%% of its time, %d of %d launch configurations): its bound is not claimed",
+				k.Shown(), k.Category, 100*k.Share, 100*k.Sampled.Share, k.Sampled.Configs, k.Sampled.Of)
+		case k.SMPct != nil && k.MemPct != nil:
 			line += fmt.Sprintf(" (SM %.0f%%, memory %.0f%% of peak)", *k.SMPct, *k.MemPct)
 			if k.Bound.Rule == kernels.RuleSOL {
-				claim(facts.Claim{Kind: string(k.Bound.Class), Subject: k.Shown(), Figures: map[string]float64{"sm_pct": *k.SMPct, "memory_pct": *k.MemPct, "threshold_pct": s.boundThreshold},
-					Rule: "ncu's Speed Of Light: both throughputs under the threshold is latency-bound, else the larger one bounds it"})
+				c := facts.Claim{Kind: string(k.Bound.Class), Subject: k.Shown(), Figures: map[string]float64{"sm_pct": *k.SMPct, "memory_pct": *k.MemPct, "threshold_pct": s.boundThreshold},
+					Rule: "ncu's Speed Of Light: both throughputs under the threshold is latency-bound, else the larger one bounds it; made only where the measured launch configurations ran at least min_measured_share of the kernel's time"}
+				if k.Sampled != nil {
+					c.Figures["measured_share"], c.Figures["min_measured_share"] = k.Sampled.Share, MinMeasuredShare
+				}
+				claim(c)
 			}
 		}
 		if r := bestRule(k); r != nil {
-			line += fmt.Sprintf("; ncu estimates up to %.1f%% of its time could be saved (%s)", *r.SpeedupPct, r.Name)
+			if est, capped := estimate(*r); capped {
+				line += fmt.Sprintf("; ncu estimates %.1f%% of its time could be saved (%s); at %.1f%% of peak at most %.1f%%", *r.SpeedupPct, r.Name, *k.SOLPct, est)
+			} else {
+				line += fmt.Sprintf("; ncu estimates up to %.1f%% of its time could be saved (%s)", est, r.Name)
+			}
 		}
 		say("%s.", line)
 	}
@@ -322,8 +352,8 @@ func narrate(s *building) facts.Narrative {
 			break
 		}
 		key := k.Category + "/" + k.Bound.Class
-		if boundAdvice(k.Category, k.Bound.Class, 1) == "" {
-			continue
+		if k.PartlyMeasured || boundAdvice(k.Category, k.Bound.Class, 1) == "" {
+			continue // a bound of a sliver of the kernel gives no advice
 		}
 		g := byKey[key]
 		if g == nil {
@@ -362,6 +392,8 @@ func narrate(s *building) facts.Narrative {
 	type fired struct {
 		rank          int
 		speedup, save float64
+		capped        bool
+		ncu, sol      float64 // ncu's own estimate and the SOL that capped it
 	}
 	type ruleGroup struct {
 		rule     facts.Rule // the one with the largest saving: its text
@@ -383,8 +415,13 @@ func narrate(s *building) facts.Narrative {
 				byRule[r.Name] = g
 				rgs = append(rgs, g)
 			}
-			save := 100 * k.Share * *r.SpeedupPct / 100
-			g.on = append(g.on, fired{i + 1, *r.SpeedupPct, save})
+			est, capped := estimate(r)
+			f := fired{rank: i + 1, speedup: est, save: k.Share * est, capped: capped, ncu: *r.SpeedupPct}
+			if capped {
+				f.sol = *k.SOLPct
+			}
+			save := f.save
+			g.on = append(g.on, f)
 			g.total += save
 			if save > g.best {
 				g.best, g.rule, g.bestRank = save, r, i+1
@@ -400,7 +437,11 @@ func narrate(s *building) facts.Narrative {
 		var on []string
 		var ranks []int
 		for _, f := range g.on {
-			on = append(on, fmt.Sprintf("#%d (up to %.1f%% of its time)", f.rank, f.speedup))
+			if f.capped {
+				on = append(on, fmt.Sprintf("#%d (ncu estimates %.1f%% of its time; at %.1f%% of peak at most %.1f%%)", f.rank, f.ncu, f.sol, f.speedup))
+			} else {
+				on = append(on, fmt.Sprintf("#%d (up to %.1f%% of its time)", f.rank, f.speedup))
+			}
 			ranks = append(ranks, f.rank)
 		}
 		total := g.total
@@ -644,6 +685,7 @@ const (
 	ClaimBandwidthBound    = "bandwidth-bound"
 	ClaimNotBandwidthBound = "not-bandwidth-bound"
 	ClaimWarmup            = "warm-up"
+	ClaimHostAhead         = "host-ahead"
 )
 
 // OneTimeSetupFactor is how much larger a warm-up instance's largest gap

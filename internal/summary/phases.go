@@ -57,7 +57,7 @@ func phaseRow(sc facts.PhaseScope, p facts.Phase) facts.PhaseRow {
 	r := facts.PhaseRow{ProcessID: sc.ProcessID, Device: sc.Device, Rank: sc.Rank, Phase: p.Name, Instances: p.Instances,
 		WallMS: ms(p.SpanNS), Kernels: p.Kernels, KernelMS: ms(p.KernelNS), BusyMS: ms(p.BusyNS), IdleMS: ms(p.IdleNS),
 		Idle: p.IdleShare, Gaps: p.Gaps.Count, GapMS: ms(p.Gaps.SumNS),
-		Memcpys: p.Memcpy.Count, MemcpyMS: ms(p.Memcpy.NS), LaunchBound: p.LaunchBound}
+		Memcpys: p.Memcpy.Count, MemcpyMS: ms(p.Memcpy.NS), LaunchBound: p.LaunchBound, HostAhead: p.HostAhead}
 	r.WallPerInstanceMS = PerInstance(r, r.WallMS)
 	if p.SpanNS > 0 {
 		r.Busy = float64(p.BusyNS) / float64(p.SpanNS)
@@ -80,6 +80,28 @@ func phaseRow(sc facts.PhaseScope, p facts.Phase) facts.PhaseRow {
 		}
 	}
 	return r
+}
+
+// hostAhead is the rows the narrative names host-ahead, chosen as
+// launchBound chooses its rows.
+func hostAhead(p facts.Phases) []facts.PhaseRow {
+	type scope struct {
+		pid int64
+		dev model.DeviceID
+	}
+	hasPhase := map[scope]bool{}
+	for _, r := range p.Rows {
+		if r.Phase != "" {
+			hasPhase[scope{r.ProcessID, r.Device}] = true
+		}
+	}
+	var out []facts.PhaseRow
+	for _, r := range p.Rows {
+		if r.HostAhead && r.LaunchLatencyMedianUS != nil && !r.Nested && (r.Phase != "" || !hasPhase[scope{r.ProcessID, r.Device}]) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // launchBound is the rows the narrative names launch-bound: every phase

@@ -506,8 +506,12 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	} else {
 		var deep float64
 		for _, r := range t.Kernels {
-			if in.Metrics[r.Name] != nil {
-				deep += r.TotalMS
+			if m := in.Metrics[r.Name]; m != nil {
+				w := 1.0
+				if sp := sampled(m.Configs, in.ConfigNS[r.Name]); sp != nil {
+					w = sp.Share
+				}
+				deep += w * r.TotalMS
 			}
 		}
 		v := share(deep, t.TotalMS)
@@ -526,9 +530,13 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 		default:
 			row.Bound = kernels.Classify(*m, p, opt.BoundThresholdPct)
 			row.Sampled = sampled(m.Configs, in.ConfigNS[r.Name])
+			row.PartlyMeasured = row.Sampled != nil && row.Sampled.Share < MinMeasuredShare
 			if m.HasSOL {
 				sm, mem := m.SMPct, m.MemPct
 				row.SMPct, row.MemPct = &sm, &mem
+				sol := max(sm, mem)
+				c := max(100-sol, 0)
+				row.SOLPct, row.SaveCapPct = &sol, &c
 			}
 			if ai, ok := m.Intensity(); ok {
 				if f, ok := m.FLOPS(); ok && ai > 0 && f > 0 {
@@ -536,7 +544,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 				}
 			}
 		}
-		row.Rules = in.Rules[r.Name]
+		row.Rules = capRules(in.Rules[r.Name], row.SaveCapPct)
 		for j, rule := range row.Rules {
 			if kernels.Actionable(rule) && len(row.ShownRules) < facts.MaxRulesPerKernel {
 				row.ShownRules = append(row.ShownRules, j)
@@ -563,6 +571,10 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	}
 	return k
 }
+
+// MinMeasuredShare is the least share of a kernel's time its measured
+// launch configurations must run for its bound to be the kernel's.
+const MinMeasuredShare = 0.5
 
 // orWhy is a missing input's reason, or a plain one when none was given.
 func orWhy(why, plain string) string {
@@ -628,4 +640,32 @@ func sampled(profiled []string, byConfig map[string]float64) *facts.Sample {
 		}
 	}
 	return &facts.Sample{Configs: n, Of: len(byConfig), Share: share(in, all)}
+}
+
+// capRules are a kernel's rules with each estimate that passes the
+// kernel's saving cap (KernelRow.SaveCapPct) capped; rules is not changed.
+func capRules(rules []facts.Rule, capPct *float64) []facts.Rule {
+	if capPct == nil || rules == nil {
+		return rules
+	}
+	out := slices.Clone(rules)
+	for i, r := range out {
+		if r.SpeedupPct != nil && *r.SpeedupPct > *capPct {
+			c := *capPct
+			out[i].CappedPct = &c
+		}
+	}
+	return out
+}
+
+// estimate is a rule's estimated saving on its kernel, percent of its
+// time: ncu's, or the cap where ncu's passes it (capped).
+func estimate(r facts.Rule) (pct float64, capped bool) {
+	switch {
+	case r.CappedPct != nil:
+		return *r.CappedPct, true
+	case r.SpeedupPct != nil:
+		return *r.SpeedupPct, false
+	}
+	return 0, false
 }

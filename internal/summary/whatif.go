@@ -119,6 +119,7 @@ func whatIf(in Inputs, s *building) facts.WhatIf {
 		default:
 			w.BandwidthFloorWhy = "no bytes counted"
 		}
+		w.BindingFloor = bindingFloor(w)
 		w.Rungs = rungs(w)
 		out.Rows = append(out.Rows, w)
 	}
@@ -128,13 +129,27 @@ func whatIf(in Inputs, s *building) facts.WhatIf {
 	return out
 }
 
-// rungs are w's known floors, highest first, each with what it saves.
+// bindingFloor is the higher of w's known physical floors: a phase must
+// both read its bytes and do its FLOPs, so the lower floor cannot be
+// reached.
+func bindingFloor(w facts.WhatIfRow) string {
+	switch {
+	case w.BandwidthFloorMS != nil && (w.ComputeFloorMS == nil || *w.BandwidthFloorMS >= *w.ComputeFloorMS):
+		return facts.FloorBandwidth
+	case w.ComputeFloorMS != nil:
+		return facts.FloorCompute
+	}
+	return ""
+}
+
+// rungs are w's GPU-busy floor and its binding physical floor, highest
+// first, each with what it saves: the ladder stops at the binding floor.
 func rungs(w facts.WhatIfRow) []facts.Rung {
 	rs := []facts.Rung{{Floor: facts.FloorBusy, MS: w.GPUBusyMS, Lever: facts.LeverBusy}}
-	if w.BandwidthFloorMS != nil {
+	switch w.BindingFloor {
+	case facts.FloorBandwidth:
 		rs = append(rs, facts.Rung{Floor: facts.FloorBandwidth, MS: *w.BandwidthFloorMS, Lever: facts.LeverBandwidth})
-	}
-	if w.ComputeFloorMS != nil {
+	case facts.FloorCompute:
 		rs = append(rs, facts.Rung{Floor: facts.FloorCompute, MS: *w.ComputeFloorMS, Lever: facts.LeverCompute})
 	}
 	slices.SortStableFunc(rs, func(a, b facts.Rung) int { return cmp.Compare(b.MS, a.MS) })

@@ -1,0 +1,168 @@
+package deepprof_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// recordedSummaries are the summary.json files of the recorded runs, by
+// run name.
+func recordedSummaries(t *testing.T) map[string]facts.Summary {
+	runs, err := filepath.Glob("fixtures/runs/*")
+	require.NoError(t, err)
+	out := map[string]facts.Summary{}
+	for _, src := range runs {
+		var s facts.Summary
+		require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(src, rundir.SummaryJSON)), &s), src)
+		out[filepath.Base(src)] = s
+	}
+	return out
+}
+
+// upTo finds the estimates a text gives a top kernel: "#N (up to P% of its
+// time)", and the top kernel's "ncu estimates up to P%".
+var (
+	upTo      = regexp.MustCompile(`#(\d+) \(up to ([0-9.]+)% of its time\)`)
+	topUpTo   = regexp.MustCompile(`^The top kernel, #1 .*ncu estimates up to ([0-9.]+)%`)
+	atMostPct = regexp.MustCompile(`at ([0-9.]+)% of peak at most ([0-9.]+)%`)
+)
+
+// TestRecordedRunsClaimsHold: on every recorded run, each claim the
+// summary makes holds its check (DESIGN: "A claim carries its check").
+func TestRecordedRunsClaimsHold(t *testing.T) {
+	for name, s := range recordedSummaries(t) {
+		t.Run(name, func(t *testing.T) {
+			solCapped(t, s)
+			boundsMeasured(t, s)
+			ladderStops(t, s)
+			launchBoundByGaps(t, s)
+		})
+	}
+}
+
+// solCapped: no estimate of ncu's is said past what the kernel's speed of
+// light leaves (100 − SOL), and the sums of the rules use the cap.
+func solCapped(t *testing.T, s facts.Summary) {
+	rows := s.Kernels.Rows
+	within := func(rank int, pct float64, where string) {
+		if rank < 1 || rank > len(rows) {
+			return
+		}
+		if sol, ok := solOf(rows[rank-1]); ok {
+			assert.LessOrEqual(t, pct, 100-sol+0.05, "#%d at SOL %.1f%%: %s", rank, sol, where)
+		}
+	}
+	for _, r := range s.Narrative.Recommendations {
+		for _, m := range upTo.FindAllStringSubmatch(r.Text, -1) {
+			rank, _ := strconv.Atoi(m[1])
+			pct, _ := strconv.ParseFloat(m[2], 64)
+			within(rank, pct, r.Text)
+		}
+		for _, m := range atMostPct.FindAllStringSubmatch(r.Text, -1) {
+			sol, _ := strconv.ParseFloat(m[1], 64)
+			pct, _ := strconv.ParseFloat(m[2], 64)
+			assert.InDelta(t, 100-sol, pct, 0.11, r.Text)
+		}
+		if r.Kind == "ncu" && r.EstSavingPct != nil {
+			capped := 0.0
+			for _, rank := range r.Kernels {
+				k := rows[rank-1]
+				for _, rule := range k.Rules {
+					if rule.SpeedupPct != nil && rule.Name == ruleName(k, r) {
+						est := *rule.SpeedupPct
+						if sol, ok := solOf(k); ok {
+							est = min(est, 100-sol)
+						}
+						capped += k.Share * est
+					}
+				}
+			}
+			assert.InDelta(t, capped, *r.EstSavingPct, 1e-6, "the rule's sum is of the capped estimates: %s", r.Text)
+		}
+	}
+	for _, l := range s.Narrative.Lines {
+		if m := topUpTo.FindStringSubmatch(l); m != nil {
+			pct, _ := strconv.ParseFloat(m[1], 64)
+			within(1, pct, l)
+		}
+	}
+}
+
+// ruleName is the name of the ncu rule a recommendation is about: the one
+// of the kernel's rules its text names after "ncu's ".
+func ruleName(k facts.KernelRow, r facts.Recommendation) string {
+	for _, rule := range k.Rules {
+		if regexp.MustCompile(`^ncu's ` + regexp.QuoteMeta(rule.Name) + ` `).MatchString(r.Text) {
+			return rule.Name
+		}
+	}
+	return ""
+}
+
+// solOf is a kernel's speed of light, the higher of its SM and memory
+// throughputs; ok is false without them.
+func solOf(k facts.KernelRow) (float64, bool) {
+	if k.SMPct == nil || k.MemPct == nil {
+		return 0, false
+	}
+	return max(*k.SMPct, *k.MemPct), true
+}
+
+// boundsMeasured: no advice and no claim rests on the bound of a kernel
+// whose measured configurations ran less than half of its time.
+func boundsMeasured(t *testing.T, s facts.Summary) {
+	partly := map[string]bool{}
+	for i, k := range s.Kernels.Rows {
+		if k.Sampled == nil || k.Sampled.Share >= 0.5 {
+			continue
+		}
+		partly[k.Shown()] = true
+		for _, r := range s.Narrative.Recommendations {
+			if r.Kind == "kernels" {
+				assert.NotContains(t, r.Kernels, i+1, "advice from the bound of #%d, measured on %.1f%% of its time: %s", i+1, 100*k.Sampled.Share, r.Text)
+			}
+		}
+	}
+	for _, c := range s.Narrative.Claims {
+		assert.False(t, partly[c.Subject] && c.Kind != "warm-up", "claim on a partly measured kernel: %+v", c)
+	}
+}
+
+// ladderStops: no rung of the what-if ladder lies below the binding
+// physical floor (the higher of the bandwidth and compute floors).
+func ladderStops(t *testing.T, s facts.Summary) {
+	for _, w := range s.WhatIf.Rows {
+		floor := 0.0
+		for _, f := range []*float64{w.BandwidthFloorMS, w.ComputeFloorMS} {
+			if f != nil {
+				floor = max(floor, *f)
+			}
+		}
+		for _, r := range w.Rungs {
+			if r.Floor != facts.FloorBusy {
+				assert.GreaterOrEqual(t, r.MS, floor, "%s: the %s rung is below the binding floor %.3f ms", w.Phase, r.Floor, floor)
+			}
+		}
+	}
+}
+
+// launchBoundByGaps: a phase is launch-bound only with kernels, and with
+// the gaps between them making at least half of its idle time.
+func launchBoundByGaps(t *testing.T, s facts.Summary) {
+	for _, r := range s.Phases.Rows {
+		if !r.LaunchBound {
+			continue
+		}
+		assert.Positive(t, r.Kernels, "%s: launch-bound with no kernel", r.Label())
+		assert.GreaterOrEqual(t, 2*r.GapMS, r.IdleMS-1e-6, "%s: launch-bound with gaps of %.3f ms in %.3f ms idle", r.Label(), r.GapMS, r.IdleMS)
+	}
+}
