@@ -726,10 +726,17 @@ func warmupFinding(s *building) (string, facts.Claim) {
 		name += " (" + facts.Whose(worst.Rank, worst.ProcessID, worst.Device) + ")"
 	}
 	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", name, w.WallMS, PerInstance(*worst, worst.WallMS))
+	it := "it"
+	if w.Instances > 1 {
+		c.Rule = fmt.Sprintf("its first %d instances, dropped by the warm-up rule, took longer than steady ones", w.Instances)
+		line = fmt.Sprintf("The first %d instances of %s are warm-up: %.1f ms in all, %.1f ms an instance, against %.1f ms an instance in steady state",
+			w.Instances, name, w.WallMS, w.WallMS/float64(w.Instances), PerInstance(*worst, worst.WallMS))
+		it = "them"
+	}
 	if g := w.LargestGap; g != nil && w.OneTimeSetup {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, facts.Short(g.After))
 	}
-	return line + "; every figure below leaves it out (GPU busy and idle per phase shows it apart).", c
+	return line + "; every figure below leaves " + it + " out (GPU busy and idle per phase shows " + it + " apart).", c
 }
 
 // oneLine is s on one line: a traceback's lines joined, the last kept
