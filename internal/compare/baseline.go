@@ -224,6 +224,9 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An editor's UTF-8 byte-order mark is no part of the JSON; its
+	// offsets and lines are the same without it.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s:1: empty: a baseline file is the JSON deepprof baseline writes (or give a run directory)", name)
 	}

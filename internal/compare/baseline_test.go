@@ -3,6 +3,7 @@ package compare_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,6 +113,8 @@ func TestRead(t *testing.T) {
 		{"type", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [{\"name\": \"decode\", \"n\": \"three\"}]}", "b.json:2: json: cannot unmarshal"},
 		{"bad stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 0}]}", `b.json:3: stage "decode": want a name, n >= 1`},
 		{"empty", "", "b.json:1: empty: a baseline file is the JSON deepprof baseline writes"},
+		// issue 53: a byte-order mark is read past, lines unchanged
+		{"byte-order mark", "\ufeff{\n\"format\": \"deepprof-baseline/1\",\n\"stages\": [,]}", "b.json:3: invalid character ','"},
 		// synthetic duplicates: the second row is the one named
 		{"duplicate stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 2},\n{\"name\": \"decode\", \"n\": 3}]}",
 			`b.json:4: stage "decode" is listed twice`},
@@ -128,6 +131,19 @@ func TestRead(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
+}
+
+// TestReadByteOrderMark (issue 53): a baseline saved by an editor that
+// writes a UTF-8 byte-order mark first reads as the same baseline; before,
+// "invalid character 'ï'".
+func TestReadByteOrderMark(t *testing.T) {
+	f, err := os.ReadFile("../../golden/perf/tiny-llama.json")
+	require.NoError(t, err)
+	plain, err := compare.Read(bytes.NewReader(f), "b.json")
+	require.NoError(t, err)
+	marked, err := compare.Read(bytes.NewReader(append([]byte("\ufeff"), f...)), "b.json")
+	require.NoError(t, err)
+	assert.Equal(t, plain, marked)
 }
 
 func TestTolerances(t *testing.T) {
