@@ -157,6 +157,9 @@ func TestOverrideErrors(t *testing.T) {
 		{"invalid cache control", []string{"timeline.ncu_cache_control=al"}, `override: timeline.ncu_cache_control: "al" is not one of none, all (did you mean all?)`, "timeline.ncu_cache_control", "all"},
 		{"invalid replay mode", []string{"ncu.replay_mode=app_range"}, `override: ncu.replay_mode: "app_range" is not one of kernel, range, app-range (did you mean app-range?)`, "ncu.replay_mode", "app-range"},
 		{"invalid device", []string{"device=cuda0"}, `override: device: "cuda0": want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f`, "device", ""},
+		// issue 53: an index past any GPU (and past an int) is the user's
+		// error too, not a failure further on
+		{"device index overflows", []string{"device=cuda:99999999999999999999"}, `override: device: "cuda:99999999999999999999": no GPU has that index: want cuda:N with N from 0 to 65535`, "device", ""},
 		{"repeats", []string{"workload.repeats=0"}, "override: workload.repeats: must be at least 1, got 0", "workload.repeats", ""},
 		{"per kernel launches", []string{"ncu.per_kernel_launches=0"}, "override: ncu.per_kernel_launches: must be at least 1, got 0", "ncu.per_kernel_launches", ""},
 		{"region group", []string{"regions.groups=[sol, ocupancy]"}, `override: regions.groups: "ocupancy" is not one of duration, sol, occupancy, dram, instructions (did you mean occupancy?)`, "regions.groups", "occupancy"},

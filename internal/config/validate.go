@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -49,8 +50,11 @@ const MaxRanks = 64
 
 var (
 	cudaDevice = regexp.MustCompile(`^cuda:[0-9]+$`)
-	gpuUUID    = regexp.MustCompile(`^(?i)(GPU-|MIG-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	runID      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	// maxDeviceIndex is the largest GPU index a device may name: far
+	// past any machine's GPUs, short of an index that overflows.
+	maxDeviceIndex = 1<<16 - 1
+	gpuUUID        = regexp.MustCompile(`^(?i)(GPU-|MIG-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	runID          = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
 // Validate checks the values of c: sets, ranges, durations, patterns. Each
@@ -188,8 +192,13 @@ func validate(c *Config) []*Error {
 	if c.Run.ID != "" && !runID.MatchString(c.Run.ID) {
 		bad("run.id", "%q: want letters, digits, '.', '_' and '-', starting with a letter or digit", c.Run.ID)
 	}
-	if !cudaDevice.MatchString(c.Device) && !gpuUUID.MatchString(c.Device) {
+	switch {
+	case !cudaDevice.MatchString(c.Device) && !gpuUUID.MatchString(c.Device):
 		bad("device", "%q: want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f", c.Device)
+	case cudaDevice.MatchString(c.Device):
+		if n, err := strconv.Atoi(strings.TrimPrefix(c.Device, "cuda:")); err != nil || n > maxDeviceIndex {
+			bad("device", "%q: no GPU has that index: want cuda:N with N from 0 to %d", c.Device, maxDeviceIndex)
+		}
 	}
 
 	w := c.Workload
