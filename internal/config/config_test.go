@@ -159,6 +159,7 @@ func TestOverrideErrors(t *testing.T) {
 		{"invalid device", []string{"device=cuda0"}, `override: device: "cuda0": want cuda:N or a GPU UUID such as GPU-5c8b2a1e-0f3d-4b7a-9c6e-1a2b3c4d5e6f`, "device", ""},
 		// issue 53: an index past any GPU (and past an int) is the user's
 		// error too, not a failure further on
+		{"run root with a newline", []string{"run.root=runs\nsummary: forged"}, `override: run.root: "runs\nsummary: forged": holds a control or invisible character: want a plain folder path`, "run.root", ""},
 		{"device index overflows", []string{"device=cuda:99999999999999999999"}, `override: device: "cuda:99999999999999999999": no GPU has that index: want cuda:N with N from 0 to 65535`, "device", ""},
 		{"repeats", []string{"workload.repeats=0"}, "override: workload.repeats: must be at least 1, got 0", "workload.repeats", ""},
 		{"per kernel launches", []string{"ncu.per_kernel_launches=0"}, "override: ncu.per_kernel_launches: must be at least 1, got 0", "ncu.per_kernel_launches", ""},

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 )
 
@@ -188,6 +189,11 @@ func validate(c *Config) []*Error {
 
 	if c.Run.Root == "" {
 		bad("run.root", "must not be empty")
+	}
+	if strings.ContainsFunc(c.Run.Root, input.IsHidden) {
+		// A newline or a control character would be printed with the
+		// run's path, forging the lines after it.
+		bad("run.root", "%s: holds a control or invisible character: want a plain folder path", input.EscapeHidden(strconv.Quote(c.Run.Root)))
 	}
 	if c.Run.ID != "" && !runID.MatchString(c.Run.ID) {
 		bad("run.id", "%q: want letters, digits, '.', '_' and '-', starting with a letter or digit", c.Run.ID)
