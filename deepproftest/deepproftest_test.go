@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -328,3 +329,22 @@ var wd = func() string {
 	}
 	return d
 }()
+
+// TestReadForgedSummary (issue 53): a run whose summary.json was edited
+// by hand (a second "kernels" key that empties the kernel table, a share
+// of 4,200 %) is refused with the file and the key; before, Read took the
+// last key and the assertions ran on an empty table.
+func TestReadForgedSummary(t *testing.T) {
+	src := "../fixtures/runs/cupti-tiny-llama"
+	orig, err := os.ReadFile(filepath.Join(src, "summary.json"))
+	require.NoError(t, err)
+	forged := strings.Replace(string(orig), `"format": "deepprof-summary/1",`, `"format": "deepprof-summary/1", "kernels": {"rows": []},`, 1)
+	require.NotEqual(t, string(orig), forged)
+	dir := synth.Run(t, src, synth.WriteFile("summary.json", forged).As("second-kernels"))
+	_, err = deepproftest.Read(dir)
+	require.Error(t, err)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(filepath.Join(dir, "summary.json"))+`:[0-9]+: key "kernels" is given twice`, err.Error())
+	rt := &recordingT{TB: t}
+	deepproftest.Open(rt, dir)
+	assert.Contains(t, rt.fatal, "is given twice")
+}

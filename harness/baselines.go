@@ -3,7 +3,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/summary"
 )
 
 // Tolerances are how far a run may move from its baseline, in percent of
@@ -94,8 +94,5 @@ func ReadSummary(dir string) (facts.Summary, error) {
 	if err != nil {
 		return s, fmt.Errorf("%s: the run has no summary (deepprof report DIR makes one from the run's records): %w", dir, err)
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SummaryJSON), err)
-	}
-	return s, nil
+	return summary.Read(b, filepath.Join(dir, rundir.SummaryJSON))
 }
