@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -165,4 +166,82 @@ func launchBoundByGaps(t *testing.T, s facts.Summary) {
 		assert.Positive(t, r.Kernels, "%s: launch-bound with no kernel", r.Label())
 		assert.GreaterOrEqual(t, 2*r.GapMS, r.IdleMS-1e-6, "%s: launch-bound with gaps of %.3f ms in %.3f ms idle", r.Label(), r.GapMS, r.IdleMS)
 	}
+}
+
+// TestRecordedRunsLeversByKind: each recorded run's advice names the
+// levers of its kind of program (DESIGN: "levers by program kind"): no
+// torch.compile to a program that is not PyTorch, no Python blamed for a
+// C/C++ one; XLA's command buffers for JAX; the CUDA graphs torch.compile
+// did not capture where no graph launch is recorded; stream capture for
+// C/C++.
+func TestRecordedRunsLeversByKind(t *testing.T) {
+	summaries := recordedSummaries(t)
+	kinds := map[string]facts.ProgramKind{
+		"corpus-cpp": facts.ProgramNative, "h200-cpp-decode-loop": facts.ProgramNative, "any-cuda-cpp": facts.ProgramNative,
+		"corpus-jax": facts.ProgramJAX, "corpus-hf-auto": facts.ProgramPyTorch,
+		"corpus-compile": facts.ProgramTorchCompile, "h200-compiled-decoder": facts.ProgramTorchCompile,
+	}
+	for name, kind := range kinds {
+		assert.Equal(t, kind, summaries[name].Environment.Program.Kind, name)
+	}
+	for name, s := range summaries {
+		t.Run(name, func(t *testing.T) {
+			text := adviceText(s) + string(mustRead(t, filepath.Join("fixtures/runs", name, rundir.StakeholderSummary)))
+			p := s.Environment.Program
+			if p.Kind != facts.ProgramPyTorch && p.Kind != facts.ProgramTorchCompile {
+				saysNot(t, text, "torch.compile", p.Kind)
+			}
+			if p.Kind == facts.ProgramNative {
+				saysNot(t, text, "Python", p.Kind)
+			}
+			launchBound := len(s.Narrative.LaunchBound) > 0
+			if !launchBound {
+				return
+			}
+			switch p.Kind {
+			case facts.ProgramJAX:
+				assert.Contains(t, text, "XLA's command buffers")
+			case facts.ProgramPyTorch:
+				assert.Contains(t, text, "CUDA graphs or torch.compile")
+			case facts.ProgramTorchCompile:
+				if p.GraphLaunches == 0 {
+					assert.Contains(t, text, "which torch.compile did not capture")
+					assert.Contains(t, text, `TORCH_LOGS="graph_breaks,recompiles"`)
+				}
+			case facts.ProgramNative:
+				assert.Contains(t, text, "cudaStreamBeginCapture")
+			}
+		})
+	}
+	for _, name := range []string{"corpus-jax", "corpus-hf-auto", "corpus-compile", "h200-compiled-decoder", "any-cuda-cpp"} {
+		assert.NotEmpty(t, summaries[name].Narrative.LaunchBound, "%s: its levers are checked above", name)
+	}
+}
+
+// saysNot fails the test with each line of text that holds s.
+func saysNot(t *testing.T, text, s string, kind facts.ProgramKind) {
+	t.Helper()
+	for l := range strings.Lines(text) {
+		if strings.Contains(l, s) {
+			t.Errorf("a program of kind %q is told %q: %s", kind, s, l)
+		}
+	}
+}
+
+// adviceText is what a summary says: its findings, its recommendations and
+// the levers of its ladder, one a line.
+func adviceText(s facts.Summary) string {
+	var b strings.Builder
+	for _, l := range s.Narrative.Lines {
+		b.WriteString(l + "\n")
+	}
+	for _, r := range s.Narrative.Recommendations {
+		b.WriteString(r.Text + "\n")
+	}
+	for _, w := range s.WhatIf.Rows {
+		for _, r := range w.Rungs {
+			b.WriteString(r.Lever + "\n")
+		}
+	}
+	return b.String()
 }

@@ -65,6 +65,10 @@ type PhaseWarmup = facts.PhaseWarmup
 
 type Phases = facts.Phases
 
+type Program = facts.Program
+
+type ProgramKind = facts.ProgramKind
+
 type Range = model.Range
 
 type Rank = facts.Rank

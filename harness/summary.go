@@ -201,12 +201,59 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		}
 	}
 
+	in.Program = program(run, cfg, tab)
+
 	if rerr != nil {
 		in.RegionsMissing = rerr.Error()
 	} else {
 		in.Regions, in.RegionsSampled = reg, !src.regions.every
 	}
 	return in
+}
+
+// program is what kind of program the run profiled (summary.ProgramOf),
+// from its CUPTI records where it has them (the executables of the
+// processes that launched kernels, their kernels and API calls), else from
+// the kernel table's names alone.
+func program(run *rundir.Run, cfg settings, tab *model.KernelTable) facts.Program {
+	var exes []string
+	names := map[string]bool{}
+	apis := func(func(string) bool) {}
+	var tl *timeline.Timeline
+	if hasCupti(run) {
+		if t, err := cfg.loadTimeline(run); err == nil {
+			tl = t
+		}
+	}
+	if tl != nil {
+		for _, p := range tl.Processes {
+			if len(p.Kernels) > 0 {
+				exes = append(exes, p.Header.Exe)
+			}
+			for _, k := range p.Kernels {
+				names[k.Name()] = true
+			}
+		}
+		if len(exes) == 0 {
+			for _, p := range tl.Processes {
+				exes = append(exes, p.Header.Exe)
+			}
+		}
+		apis = func(yield func(string) bool) {
+			for _, p := range tl.Processes {
+				for _, a := range p.APIs {
+					if a.Call != nil && !yield(a.Function) {
+						return
+					}
+				}
+			}
+		}
+	} else if tab != nil {
+		for _, k := range tab.Kernels {
+			names[k.Name] = true
+		}
+	}
+	return summary.ProgramOf(exes, slices.Sorted(maps.Keys(names)), apis)
 }
 
 // byTableNames re-keys the deep pass's per-kernel results, by ncu's

@@ -466,7 +466,41 @@ type Environment struct {
 	// – GPU 1: 18 NVLinks (NV18)"); both empty with one GPU.
 	GPUsUsed []string `json:"gpus_used,omitempty"`
 	GPULinks []string `json:"gpu_links,omitempty"`
+
+	// Program is what kind of program ran, as the run's records show it
+	// (summary.ProgramOf): the launch-bound advice and the ladder's
+	// levers are chosen by it.
+	Program Program `json:"program"`
 }
+
+// Program is what kind of program a run profiled, from what the run holds:
+// its executables, its kernels' names and its CUDA graph launches.
+type Program struct {
+	Kind ProgramKind `json:"kind"`
+	// Exe is the executable of the processes that launched kernels (a
+	// Python interpreter where one of them is); "" when no record file
+	// names one.
+	Exe string `json:"exe,omitempty"`
+	// Kernel is a kernel whose name decided Kind; "" when the executable
+	// alone did, or nothing did.
+	Kernel string `json:"kernel,omitempty"`
+	// GraphLaunches are the CUDA graph launches the records hold
+	// (cudaGraphLaunch, cuGraphLaunch): the program already launches
+	// graphs where it is above 0.
+	GraphLaunches int `json:"graph_launches"`
+}
+
+// ProgramKind is a Program's kind.
+type ProgramKind string
+
+// The kinds of program.
+const (
+	ProgramUnknown      ProgramKind = "unknown"       // neither the executable nor the kernels show it
+	ProgramPyTorch      ProgramKind = "pytorch"       // PyTorch in eager mode
+	ProgramTorchCompile ProgramKind = "torch.compile" // PyTorch with torch.compile's (Inductor's) kernels
+	ProgramJAX          ProgramKind = "jax"           // JAX (XLA) from Python
+	ProgramNative       ProgramKind = "native"        // a C/C++ (native) executable
+)
 
 // Stages are the workload's stage times over repeats.
 // AloneStage1 is how the summary names stage 1 as where the stages'
@@ -823,13 +857,13 @@ type Rung struct {
 // KindDecodeStep is the kind of a ladder row that is one decode step.
 const KindDecodeStep = "decode step"
 
-// The ladder's floors, and the lever that reaches each.
+// The ladder's floors, and the lever that reaches each (the GPU-busy
+// floor's is the program kind's: summary's levers).
 const (
 	FloorBusy      = "gpu_busy"
 	FloorBandwidth = "bandwidth"
 	FloorCompute   = "compute"
 
-	LeverBusy      = "CUDA graphs (torch.compile mode=\"reduce-overhead\"), larger batches or fewer, fused kernels"
 	LeverBandwidth = "faster kernels that read each byte once at full bandwidth"
 	LeverCompute   = "less arithmetic (a smaller or quantized model, fewer tokens)"
 )

@@ -162,6 +162,27 @@ func missing(b *strings.Builder, why string) {
 	fmt.Fprintf(b, "Not available: %s.\n\n", EscapeCell(strings.TrimSuffix(why, ".")))
 }
 
+// programCell words what kind of program ran, from which executable, and
+// the CUDA graphs it launched.
+func programCell(p facts.Program) string {
+	kind := map[facts.ProgramKind]string{
+		facts.ProgramPyTorch:      "PyTorch (eager)",
+		facts.ProgramTorchCompile: "PyTorch with torch.compile",
+		facts.ProgramJAX:          "JAX (XLA)",
+		facts.ProgramNative:       "C/C++ (a native executable)",
+	}[p.Kind]
+	if kind == "" {
+		kind = "not known from its executable and kernels"
+	}
+	if p.Exe != "" {
+		kind += ": " + EscapeCell(p.Exe)
+	}
+	if p.GraphLaunches > 0 {
+		kind += fmt.Sprintf(", %s CUDA graph launches", count(int64(p.GraphLaunches)))
+	}
+	return kind
+}
+
 func orMissing(v string) string {
 	if v == "" {
 		return "unknown"
@@ -195,6 +216,9 @@ func environment(b *strings.Builder, e facts.Environment) {
 	}
 	add("driver", orMissing(e.Driver))
 	add("CUDA (driver)", orMissing(e.CUDA))
+	if p := e.Program; p.Exe != "" || (p.Kind != "" && p.Kind != facts.ProgramUnknown) {
+		add("program", programCell(p))
+	}
 	for _, name := range sortedKeys(e.Tools) {
 		add(EscapeCell(name), orMissing(e.Tools[name]))
 	}
@@ -449,7 +473,12 @@ func wallVsKernel(b *strings.Builder, s *facts.Summary) {
 	}
 	b.WriteString("Wall time against kernel time:\n\n")
 	b.WriteString(t.String())
-	fmt.Fprintf(b, "\nGPU busy is the phase's kernel time in %s divided by its wall time above: the rest of the wall time is the host's (Python, framework, launches).", EscapeCell(s.Regions.Source))
+	host := "the program's own code and its launches"
+	switch s.Environment.Program.Kind {
+	case facts.ProgramPyTorch, facts.ProgramTorchCompile, facts.ProgramJAX:
+		host = "Python, framework, launches"
+	}
+	fmt.Fprintf(b, "\nGPU busy is the phase's kernel time in %s divided by its wall time above: the rest of the wall time is the host's (%s).", EscapeCell(s.Regions.Source), host)
 	if strings.Contains(s.Regions.Source, "ncu") {
 		b.WriteString(" Under an ncu timing pass kernels run serialized, at base clocks with flushed caches unless the run's plan says otherwise, so they take longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.")
 	}

@@ -81,7 +81,7 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 			name += " (" + facts.Whose(w.Rank, w.ProcessID, w.Device) + ")"
 		}
 		text := fmt.Sprintf("%s is launch-bound: %.3f ms an instance now in the CUPTI timeline (steady state, %d %s), its own kernels keep the GPU busy %.3f ms of that (busy %.0f%%). %s could save up to %.3f ms (%.0f%%) an instance",
-			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(facts.LeverBusy), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
+			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(busy.Lever), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
 		if w.HostUSPerLaunch != nil {
 			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)
 		}
@@ -112,7 +112,7 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 			names[0] = "The whole run"
 		}
 		out = append(out, facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
-			"%s %s launch-bound (GPU idle %s): try %s; faster kernels can only save the busy part.", join(names), isAre(len(names)), join(idle), facts.LeverBusy)})
+			"%s %s launch-bound (GPU idle %s): try %s; faster kernels can only save the busy part.", join(names), isAre(len(names)), join(idle), leversOf(s.Environment.Program).busy)})
 	}
 	return out
 }
@@ -122,6 +122,7 @@ func narrate(s *building) facts.Narrative {
 	claim := func(c facts.Claim) { n.Claims = append(n.Claims, c) }
 	say := func(format string, args ...any) { n.Lines = append(n.Lines, fmt.Sprintf(format, args...)) }
 	advise := func(r facts.Recommendation) { n.Recommendations = append(n.Recommendations, r) }
+	lv := leversOf(s.Environment.Program)
 
 	// 0. A session that did not finish says so first: what failed, and
 	// that the figures cover only what ran before.
@@ -213,10 +214,10 @@ func narrate(s *building) facts.Narrative {
 			if r.LaunchLatencyMedianUS != nil {
 				line += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
 			}
-			say("%s: the CPU side (Python, framework, launches) sets the pace, not the kernels.", line)
+			say("%s: the CPU side (%s) sets the pace, not the kernels.", line, lv.host)
 		} else {
-			say("%s are launch-bound: in the CUPTI timeline the GPU sits idle %s of their wall time: the CPU side (Python, framework, launches) sets the pace, not the kernels.",
-				join(names), join(idle))
+			say("%s are launch-bound: in the CUPTI timeline the GPU sits idle %s of their wall time: the CPU side (%s) sets the pace, not the kernels.",
+				join(names), join(idle), lv.host)
 		}
 		for _, r := range ladderAdvice(s, n.LaunchBound) {
 			advise(r)
@@ -234,10 +235,10 @@ func narrate(s *building) facts.Narrative {
 		}
 		if len(names) > 0 {
 			// Each number the line names, for each phase it names.
-			say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (Python, framework, kernel launches).", join(names), join(busy), join(details))
+			say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (%s).", join(names), join(busy), join(details), lv.host)
 			advise(facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
-				"%s %s host-bound (GPU busy %s): capture with CUDA graphs (torch.compile mode=\"reduce-overhead\") or batch more requests per step before tuning kernels.",
-				join(names), isAre(len(names)), join(busy))})
+				"%s %s host-bound (GPU busy %s): try %s, or batch more requests per step, before tuning kernels.",
+				join(names), isAre(len(names)), join(busy), lv.graphs)})
 		}
 	}
 
@@ -352,7 +353,7 @@ func narrate(s *building) facts.Narrative {
 			break
 		}
 		key := k.Category + "/" + k.Bound.Class
-		if k.PartlyMeasured || boundAdvice(k.Category, k.Bound.Class, 1) == "" {
+		if k.PartlyMeasured || boundAdvice(k.Category, k.Bound.Class, 1, lv.fuse) == "" {
 			continue // a bound of a sliver of the kernel gives no advice
 		}
 		g := byKey[key]
@@ -373,7 +374,7 @@ func narrate(s *building) facts.Narrative {
 			refs = append(refs, fmt.Sprintf("#%d %s", g.ranks[j], r.Shown()))
 		}
 		advise(facts.Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
-			strings.Join(refs, ", "), 100*g.share, boundAdvice(k.Category, k.Bound.Class, len(g.rows)))})
+			strings.Join(refs, ", "), 100*g.share, boundAdvice(k.Category, k.Bound.Class, len(g.rows), lv.fuse))})
 	}
 	var cats []string
 	for _, c := range s.Kernels.ByCategory {
@@ -383,8 +384,8 @@ func narrate(s *building) facts.Narrative {
 	}
 	if len(cats) > 0 {
 		advise(facts.Recommendation{Kind: "kernels", Text: fmt.Sprintf(
-			"Small elementwise, copy and normalization kernels take a large share (%s of kernel time): fuse them (torch.compile, fused norm/activation kernels).",
-			strings.Join(cats, ", "))})
+			"Small elementwise, copy and normalization kernels take a large share (%s of kernel time): fuse them (%s, fused norm/activation kernels).",
+			strings.Join(cats, ", "), lv.fuse)})
 	}
 
 	// ncu's rules on the top kernels, one item per rule (its text is said
@@ -517,8 +518,8 @@ func join(ws []string) string {
 }
 
 // boundAdvice is what follows from a category and bound, for n kernels of
-// it; "" when nothing does.
-func boundAdvice(category, bound string, n int) string {
+// it, fuse what fuses kernels in the program; "" when nothing does.
+func boundAdvice(category, bound string, n int, fuse string) string {
 	it, its, launch := "it", "its", "its launch disappears"
 	if n > 1 {
 		it, its, launch = "them", "their", "their launches disappear"
@@ -540,7 +541,7 @@ func boundAdvice(category, bound string, n int) string {
 		return "compute-bound attention: a newer FlashAttention version or FP8 attention is the lever."
 	case "elementwise/memory-bound", "elementwise/latency-bound", "normalization/memory-bound", "normalization/latency-bound",
 		"copy/memory-bound", "copy/latency-bound", "reduction/latency-bound", "reduction/memory-bound":
-		return fmt.Sprintf("%s %s: fuse %s with %s neighbours (torch.compile) so %s data stays on chip and %s.", bound, category, it, its, its, launch)
+		return fmt.Sprintf("%s %s: fuse %s with %s neighbours (%s) so %s data stays on chip and %s.", bound, category, it, its, fuse, its, launch)
 	case "communication/memory-bound", "communication/latency-bound", "communication/compute-bound":
 		return "communication on the critical path: overlap it with compute or reduce the tensor-parallel degree."
 	}

@@ -112,6 +112,10 @@ type Inputs struct {
 	// ranges; nil when none repeats.
 	Decode        *facts.Decode
 	PhasesMissing string
+
+	// Program is what kind of program ran (ProgramOf); the zero value
+	// is an unknown one.
+	Program facts.Program
 }
 
 // Options are the report's settings (the profile's report section).
@@ -253,6 +257,10 @@ func environment(in Inputs, opt Options) facts.Environment {
 	e := facts.Environment{Driver: in.Driver, CUDA: in.CUDA, Tools: in.Tools, Missing: in.EnvMissing}
 	if in.GPU != nil {
 		e.GPU, e.MemoryBytes, e.ComputeCapability = in.GPU.Name, in.GPU.MemoryTotalBytes, in.GPU.ComputeCapability
+	}
+	e.Program = in.Program
+	if e.Program.Kind == "" {
+		e.Program.Kind = facts.ProgramUnknown
 	}
 	if len(in.Used) > 1 {
 		for _, g := range in.Used {

@@ -120,7 +120,7 @@ func whatIf(in Inputs, s *building) facts.WhatIf {
 			w.BandwidthFloorWhy = "no bytes counted"
 		}
 		w.BindingFloor = bindingFloor(w)
-		w.Rungs = rungs(w)
+		w.Rungs = rungs(w, leversOf(s.Environment.Program).busy)
 		out.Rows = append(out.Rows, w)
 	}
 	if len(out.Rows) == 0 {
@@ -143,9 +143,10 @@ func bindingFloor(w facts.WhatIfRow) string {
 }
 
 // rungs are w's GPU-busy floor and its binding physical floor, highest
-// first, each with what it saves: the ladder stops at the binding floor.
-func rungs(w facts.WhatIfRow) []facts.Rung {
-	rs := []facts.Rung{{Floor: facts.FloorBusy, MS: w.GPUBusyMS, Lever: facts.LeverBusy}}
+// first, each with what it saves, the GPU-busy floor's lever busy: the
+// ladder stops at the binding floor.
+func rungs(w facts.WhatIfRow, busy string) []facts.Rung {
+	rs := []facts.Rung{{Floor: facts.FloorBusy, MS: w.GPUBusyMS, Lever: busy}}
 	switch w.BindingFloor {
 	case facts.FloorBandwidth:
 		rs = append(rs, facts.Rung{Floor: facts.FloorBandwidth, MS: *w.BandwidthFloorMS, Lever: facts.LeverBandwidth})

@@ -17,7 +17,7 @@ func TestLadderStopsAtBindingFloor(t *testing.T) {
 	w := facts.WhatIfRow{NowMS: 26.016, GPUBusyMS: 12, BandwidthFloorMS: &bw, ComputeFloorMS: &fl}
 	w.BindingFloor = bindingFloor(w)
 	assert.Equal(t, facts.FloorCompute, w.BindingFloor)
-	rs := rungs(w)
+	rs := rungs(w, "CUDA graphs")
 	if assert.Len(t, rs, 2) {
 		assert.Equal(t, facts.FloorBusy, rs[0].Floor)
 		assert.Equal(t, facts.FloorCompute, rs[1].Floor)
@@ -30,5 +30,5 @@ func TestLadderStopsAtBindingFloor(t *testing.T) {
 	w.BandwidthFloorMS = nil
 	w.BindingFloor = bindingFloor(w)
 	assert.Empty(t, w.BindingFloor)
-	assert.Len(t, rungs(w), 1, "the GPU-busy floor alone")
+	assert.Len(t, rungs(w, "CUDA graphs"), 1, "the GPU-busy floor alone")
 }
