@@ -90,7 +90,7 @@ func runProfile(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 // the run has).
 func readFirst(stdout io.Writer, run *harness.Run) {
 	for _, f := range run.ReadFirst() {
-		fmt.Fprintf(stdout, "%-7s: %s\n", f.What, f.Path)
+		fmt.Fprintf(stdout, "%-7s: %s\n", f.What, harness.EscapeHidden(f.Path))
 	}
 }
 

@@ -42,19 +42,20 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if run == nil || errors.As(rerr, &noManifest) || errors.As(rerr, &notRebuilt) {
 		return rerr
 	}
+	shown := harness.EscapeHidden(pos[0]) // a path is printed as data: no line of it forges another
 	if rerr != nil {
-		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", pos[0], run.Path(harness.ReportMD))
+		fmt.Fprintf(stdout, "%s: rebuilt in part: the files made from what failed are removed, the others remade; see %s for what is missing and why\n", shown, harness.EscapeHidden(run.Path(harness.ReportMD)))
 		readFirst(stdout, run)
 		return rerr
 	}
 	if why, ok := run.Partial(); ok {
 		// Made whole from what the run holds, which is not whole: the
 		// numbers are not the run's, and the exit says so.
-		fmt.Fprintf(stdout, "%s: derived files rebuilt, and the run is partial: %s; read these first:\n", pos[0], why)
+		fmt.Fprintf(stdout, "%s: derived files rebuilt, and the run is partial: %s; read these first:\n", shown, why)
 		readFirst(stdout, run)
 		return fmt.Errorf("%s is partial: %s", pos[0], why)
 	}
-	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", pos[0], harness.ReportMD)
+	fmt.Fprintf(stdout, "%s: derived files rebuilt (%s lists every file, its source and status); read these first:\n", shown, harness.ReportMD)
 	readFirst(stdout, run)
 	return nil
 }

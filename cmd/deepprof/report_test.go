@@ -113,3 +113,19 @@ func TestReportOfAKilledRun(t *testing.T) {
 	assert.Contains(t, err.Error(), "is partial: CUPTI timeline: python3 was killed by SIGKILL")
 	assert.FileExists(t, filepath.Join(main, "stakeholder_summary.md"))
 }
+
+// TestReportPrintsPathsAsData (issue 53): a run directory whose path holds
+// a newline (a folder someone named so) is printed escaped: no line of
+// report's output can be forged by it. SYNTHETIC folder name; the run is a
+// raw copy of a recorded one.
+func TestReportPrintsPathsAsData(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run\nsummary : /etc/passwd")
+	require.NoError(t, synth.RawCopy(dir, "../../fixtures/runs/corpus-cpp"))
+	stdout, _, err := runCmd([]string{"report", dir}, "")
+	require.NoError(t, err)
+	for _, line := range strings.Split(stdout, "\n") {
+		assert.False(t, strings.HasPrefix(line, "summary : /etc/passwd"), "a forged line: %q", line)
+	}
+	assert.Contains(t, stdout, `run\u000asummary : /etc/passwd: derived files rebuilt`)
+}
