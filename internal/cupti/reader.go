@@ -14,6 +14,11 @@ import (
 // error and is skipped. Demangled template names run to tens of KB.
 const MaxLine = 4 << 20
 
+// MaxRun is how far a line with no end is followed: past it the read
+// stops, keeping what came before (a file with a hole of zeros, or not a
+// record file, is not read to its end).
+const MaxRun = 64 << 20
+
 // maxIntern bounds the interned strings, so that memory stays bounded on
 // inputs with ever-new names.
 const maxIntern = 1 << 16
@@ -46,6 +51,7 @@ type Reader struct {
 	err     error
 	eof     bool
 	partial int // bytes of an unfinished last line
+	stopped int // the line where a run with no line end passed MaxRun; 0: none
 	records int64
 
 	par *parallel // records parsed by workers (NewParallelReader); nil: in sequence
@@ -89,6 +95,9 @@ func (r *Reader) Truncation() string {
 	}
 	if r.partial > 0 {
 		msg += fmt.Sprintf("; an unfinished last line of %d bytes was dropped", r.partial)
+	}
+	if r.stopped > 0 {
+		msg = fmt.Sprintf("line %d runs past %d MiB with no line end (a hole of zeros, or not a record file): reading stopped there, what came before is kept", r.stopped, MaxRun>>20)
 	}
 	return msg
 }
@@ -186,7 +195,7 @@ const (
 // next returns the next complete line without its '\n'. At the end of input
 // it keeps the length of an unfinished last line (dropped: the writer was
 // cut off in the middle of it). A line over MaxLine is read to its end and
-// reported, not returned.
+// reported, not returned; one with no end within MaxRun ends the read.
 func (r *Reader) next() ([]byte, lineStatus) {
 	b, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
@@ -197,6 +206,10 @@ func (r *Reader) next() ([]byte, lineStatus) {
 			n += len(b)
 			if n <= MaxLine+1 {
 				r.long = append(r.long, b...)
+			}
+			if n > MaxRun {
+				r.stopped, r.eof, r.end = r.line+1, true, nil
+				return nil, lineEnd
 			}
 		}
 		if n > MaxLine+1 && err == nil {

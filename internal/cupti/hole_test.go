@@ -1,0 +1,41 @@
+package cupti
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// zeroes reads as many zero bytes as asked, counting them: a sparse hole.
+type zeroes struct{ n, read int64 }
+
+func (z *zeroes) Read(p []byte) (int, error) {
+	if z.read >= z.n {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), z.n-z.read)
+	clear(p[:k])
+	z.read += k
+	return int(k), nil
+}
+
+// TestHoleStopsTheRead (issue 53): a record file with a 10 GB hole of
+// zeros after its records (SYNTHETIC: a header, a note, then the hole)
+// is read up to MaxRun of the hole, not to its end (34-83 s before); the
+// records before it are kept and the file is said cut, with the line.
+func TestHoleStopsTheRead(t *testing.T) {
+	hole := &zeroes{n: 10 << 30}
+	in := io.MultiReader(strings.NewReader(Magic+"\tpid=7\tppid=1\tcupti_api=1\tcuda_driver=2\tstart_ns=100\texe=/bin/x\nX\tapi\t3 launch calls traced\n"), hole)
+	r := NewReader(in, "cupti-7.tsv")
+	n := 0
+	for r.Scan() {
+		n++
+	}
+	require.NoError(t, r.Err())
+	assert.Equal(t, 2, n, "the header and the note before the hole")
+	assert.LessOrEqual(t, hole.read, int64(MaxRun+1<<20), "stops within MaxRun of the hole")
+	assert.Equal(t, "line 3 runs past 64 MiB with no line end (a hole of zeros, or not a record file): reading stopped there, what came before is kept", r.Truncation())
+}
