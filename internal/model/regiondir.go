@@ -32,7 +32,8 @@ const (
 //     '.' are dropped (trailing '_' '-' too when a hash follows), so it is
 //     never "", "." or "..";
 //   - when that changed the name, or the stem is a Windows device name
-//     (con, nul, com1...), or the name had to be cut to 64 bytes, "-" and
+//     (con, nul, com1...) or one of deepprof's own names there (report.*,
+//     kernels.*, process-*), or the name had to be cut to 64 bytes, "-" and
 //     the first 8 hex digits of the SHA-256 of the whole name follow, so that
 //     names that sanitize alike still differ;
 //   - if the result is already in taken (compared in lower case), "-2",
@@ -126,6 +127,13 @@ func reserved(stem string) bool {
 	switch base {
 	case "con", "prn", "aux", "nul":
 		return true
+	case "report", "kernels":
+		// deepprof's own files beside and inside the region folders
+		// (report.md, report.json, kernels.md, kernels.json).
+		return true
+	}
+	if strings.HasPrefix(stem, "process-") {
+		return true // a scope's folder inside a region's (process-N-device-D)
 	}
 	if len(base) == 4 && (strings.HasPrefix(base, "com") || strings.HasPrefix(base, "lpt")) && base[3] >= '0' && base[3] <= '9' {
 		return true

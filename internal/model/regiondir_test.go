@@ -47,6 +47,12 @@ func TestRegionDir(t *testing.T) {
 		{"", "region-"},
 		{long, "decode_step_decode_step_"},
 		{"名前", "region-"},
+		// issue 53: deepprof's own names in ncu/regions/ are never a
+		// region's folder: a range named report.md once removed them
+		{"report.md", "report.md-"},
+		{"report.json", "report.json-"},
+		{"kernels.md", "kernels.md-"},
+		{"process-1-device-0", "process-1-device-0-"},
 	}
 	for _, c := range cases {
 		dir := RegionDir(c.name, map[string]bool{})
