@@ -2,12 +2,14 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,12 +119,13 @@ func writeScope(b *strings.Builder, rep *facts.RegionReport, regs []facts.Region
 	}
 	b.WriteString(tab.String())
 	b.WriteString("\n")
+	keep := tabled(regs)
 	for _, r := range regs {
-		writeRegion(b, rep, r, s, d, links)
+		writeRegion(b, rep, r, s, d, links, keep[r.Name])
 	}
 }
 
-func writeRegion(b *strings.Builder, rep *facts.RegionReport, r facts.Region, s *facts.RegionScope, d int, links bool) {
+func writeRegion(b *strings.Builder, rep *facts.RegionReport, r facts.Region, s *facts.RegionScope, d int, links, hasTable bool) {
 	level := min(2+r.Depth, 6)
 	fmt.Fprintf(b, "%s %s\n\n", strings.Repeat("#", level), regionName(r.Name))
 	if r.Parent != "" {
@@ -140,9 +143,12 @@ func writeRegion(b *strings.Builder, rep *facts.RegionReport, r facts.Region, s 
 		}
 		fmt.Fprintf(b, " Stack: %s.", strings.Join(parts, " / "))
 	}
-	if links {
+	switch {
+	case links && hasTable:
 		dir := RegionTableDir(rep, r, s)
 		fmt.Fprintf(b, " Kernel table: [%s](%s).", EscapeCell(dir+"/kernels.md"), dir+"/kernels.md")
+	case links:
+		fmt.Fprintf(b, " No kernel table of its own: only the %d largest regions of a scope get one (its kernels are below and in report.json).", MaxRegionTables)
 	}
 	b.WriteString("\n\n")
 	if len(r.Kernels) > 0 {
@@ -302,9 +308,38 @@ func RegionsDirPaths(rep *facts.RegionReport) ([]string, error) {
 	return paths, nil
 }
 
+// MaxRegionTables is how many regions of a scope (and of the aggregate)
+// get a folder with a kernel table of their own: the largest by time,
+// ties by name. A program that opens a range per iteration (decode_step 0,
+// decode_step 1, ...) has thousands of regions; the rest are in
+// report.md and report.json, never in 20,000 folders.
+const MaxRegionTables = 100
+
+// tabled is the names of the regions of regs that get a table of their
+// own (MaxRegionTables): the largest by time, ties by name.
+func tabled(regs []facts.Region) map[string]bool {
+	out := make(map[string]bool, min(len(regs), MaxRegionTables))
+	idx := make([]int, len(regs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		ra, rb := regs[a], regs[b]
+		if ra.TotalMS != rb.TotalMS {
+			return cmp.Compare(rb.TotalMS, ra.TotalMS)
+		}
+		return strings.Compare(ra.Name, rb.Name)
+	})
+	for _, i := range idx[:min(len(idx), MaxRegionTables)] {
+		out[regs[i].Name] = true
+	}
+	return out
+}
+
 // regionTables calls table for each kernel table a region report's
 // directory holds, with its folder (RegionTableDir): the aggregate's
-// regions, then each scope's where it has a table of its own.
+// regions, then each scope's where it has a table of its own; of each,
+// the MaxRegionTables largest.
 func regionTables(rep *facts.RegionReport, table func(sub string, r facts.Region, s *facts.RegionScope) error) error {
 	add := func(r facts.Region, s *facts.RegionScope) error {
 		if !filepath.IsLocal(r.Dir) || strings.ContainsAny(r.Dir, `/\`) || r.Dir == "." {
@@ -313,7 +348,11 @@ func regionTables(rep *facts.RegionReport, table func(sub string, r facts.Region
 		return table(RegionTableDir(rep, r, s), r, s)
 	}
 	if rep.AggregateEnabled {
+		keep := tabled(rep.Aggregate)
 		for _, r := range rep.Aggregate {
+			if !keep[r.Name] {
+				continue
+			}
 			if err := add(r, nil); err != nil {
 				return err
 			}
@@ -321,9 +360,10 @@ func regionTables(rep *facts.RegionReport, table func(sub string, r facts.Region
 	}
 	for i := range rep.Scopes {
 		s := &rep.Scopes[i]
+		keep := tabled(s.Regions)
 		for _, r := range s.Regions {
-			if rep.AggregateEnabled && RegionTableDir(rep, r, s) == r.Dir {
-				continue // the aggregate's table, already listed
+			if !keep[r.Name] || rep.AggregateEnabled && RegionTableDir(rep, r, s) == r.Dir {
+				continue // no table of its own, or the aggregate's, already listed
 			}
 			if err := add(r, s); err != nil {
 				return err
