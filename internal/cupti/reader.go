@@ -8,6 +8,9 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
 // MaxLine is the longest line read, in bytes; a longer line is a positioned
@@ -525,7 +528,7 @@ func (p *fieldParser) dim3(i int, name string) Dim3 {
 
 func (p *fieldParser) str(i int, name string) string {
 	b := p.f[i]
-	if indexEscape(b) < 0 {
+	if indexEscape(b) < 0 && utf8.Valid(b) {
 		return p.r.internBytes(b)
 	}
 	s, err := unescape(b)
@@ -533,7 +536,8 @@ func (p *fieldParser) str(i int, name string) string {
 		p.fail(fmt.Sprintf("%s: %v", name, err))
 		return ""
 	}
-	return p.r.internString(s)
+	// A name is data: bytes that are not UTF-8 are kept apart as text.
+	return p.r.internString(input.ValidName(s))
 }
 
 func (r *lineParser) internBytes(b []byte) string {

@@ -66,3 +66,24 @@ func EscapeHidden(s string) string {
 	}
 	return b.String()
 }
+
+// ValidName is a name read from a tool's output as valid UTF-8: each byte
+// that is not UTF-8 written as the text \xff, so that names differing in
+// such a byte stay distinct (encoding/json and the renderers would make
+// each one U+FFFD, and two names one). Valid UTF-8 is returned as it is.
+func ValidName(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

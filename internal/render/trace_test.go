@@ -232,7 +232,8 @@ func TestTrace(t *testing.T) {
 }
 
 // Names from the profiled program are data: quotes, backslashes, control
-// characters and invalid UTF-8 still make valid JSON.
+// characters and invalid UTF-8 still make valid JSON, an invalid byte as
+// the text \xfe.
 func TestHostileNames(t *testing.T) {
 	hdr := "#deepprof-cupti/1\tpid=5\tppid=1\tcupti_api=1\tcuda_driver=2\tstart_ns=0\texe=/x/\"q\"\n"
 	in := hdr + "N\tpush\t10\t1\t0\t\"dom\"\tna\\\\me\\t\\n\"</script>\xff\x01\n" +
@@ -255,7 +256,7 @@ func TestHostileNames(t *testing.T) {
 		}
 	}
 	require.NotNil(t, kernel)
-	assert.Equal(t, "k<\"a\\b\">\uFFFD", kernel["name"])
+	assert.Equal(t, "k<\"a\\b\">\\xfe", kernel["name"], "a byte that is not UTF-8 kept apart as text (input.ValidName)")
 	assert.Equal(t, 0.01, kernel["dur"], "10 ns")
 	assert.Contains(t, out.String(), `"dur":0.010,`, "written exactly from integer ns")
 }
