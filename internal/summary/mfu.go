@@ -89,6 +89,15 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st facts.Stages) fac
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
 			"time is the mean wall time of each phase's NVTX range instances in the CUPTI timeline (the profiler running), host overhead included; the peak is the GPU's dense peak for the model's dtype")
 	}
+	if !in.StagesFromRanges && in.WorkloadSource != "" && in.Alone == nil {
+		// The stage times are the CUPTI run's report's, not stage 1's.
+		why := "the profiler running"
+		if st.AloneMissing != "" {
+			why += "; stage 1's could not be read: " + oneLine(st.AloneMissing)
+		}
+		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
+			"time is the mean wall time per stage of "+in.WorkloadSource+" ("+why+"), host overhead included; the peak is the GPU's dense peak for the model's dtype")
+	}
 	if st.AloneSource == rundir.SourceAloneDetached {
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
 			"time is the program-alone mean wall time per stage, of the CUPTI run's repeats after the library detached CUPTI from the process (no profiler attached), host overhead included; the peak is the GPU's dense peak for the model's dtype")
