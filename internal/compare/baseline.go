@@ -230,6 +230,9 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s:1: empty: a baseline file is the JSON deepprof baseline writes (or give a run directory)", name)
 	}
+	if err := input.NoDuplicateKeys(data, name); err != nil {
+		return nil, err // a second "stages" would switch the stage comparison off
+	}
 	var b Baseline
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&b); err != nil {

@@ -113,6 +113,9 @@ func TestRead(t *testing.T) {
 		{"type", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [{\"name\": \"decode\", \"n\": \"three\"}]}", "b.json:2: json: cannot unmarshal"},
 		{"bad stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 0}]}", `b.json:3: stage "decode": want a name, n >= 1`},
 		{"empty", "", "b.json:1: empty: a baseline file is the JSON deepprof baseline writes"},
+		// issue 53: a second "stages" key, which encoding/json took in
+		// place of the first (an empty list switched the comparison off)
+		{"second stages key", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [{\"name\": \"decode\", \"n\": 3, \"mean_ms\": 1}],\n\"stages\": []}", `b.json:3: key "stages" is given twice`},
 		// issue 53: a byte-order mark is read past, lines unchanged
 		{"byte-order mark", "\ufeff{\n\"format\": \"deepprof-baseline/1\",\n\"stages\": [,]}", "b.json:3: invalid character ','"},
 		// synthetic duplicates: the second row is the one named

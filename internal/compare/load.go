@@ -132,6 +132,9 @@ func Load(dir string) (*Summary, error) {
 			return err
 		}
 		s.Read = append(s.Read, partFiles[part])
+		if err := input.NoDuplicateKeys(data, name); err != nil {
+			return err // a second key would be taken silently, the last one
+		}
 		return fn(data, name)
 	}
 	errs := []error{
@@ -168,6 +171,9 @@ func Load(dir string) (*Summary, error) {
 	switch {
 	case err == nil:
 		s.Read = append(s.Read, rundir.SummaryJSON)
+		if err := input.NoDuplicateKeys(data, name); err != nil {
+			return nil, err
+		}
 		if s.MFU, err = readMFU(data, name); err != nil {
 			return nil, err
 		}

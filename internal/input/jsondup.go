@@ -3,6 +3,7 @@ package input
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -13,14 +14,15 @@ import (
 const maxJSONDepth = 512
 
 // NoDuplicateKeys is an error at the first object in data that names a
-// key twice (name:line: the key's path), or at the first syntax error; nil
-// when every object's keys are distinct. encoding/json keeps the last of
+// key twice (name:line: the key's path); nil when every object's keys are
+// distinct, and at a syntax error, which the caller's decoder reports in
+// its own words. encoding/json keeps the last of
 // two keys silently: a second "kernels" would empty a table, a second
 // "stages" switch a comparison off.
 func NoDuplicateKeys(data []byte, name string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if err := noDuplicates(dec, data, name, "", 0); err != nil {
+	if err := noDuplicates(dec, data, name, "", 0); err != nil && err != errSyntax {
 		return err
 	}
 	return nil
@@ -30,7 +32,7 @@ func noDuplicates(dec *json.Decoder, data []byte, name, path string, depth int) 
 	off := dec.InputOffset()
 	tok, err := dec.Token()
 	if err != nil {
-		return fmt.Errorf("%s:%d: %w", name, Line(data, off), err)
+		return errSyntax
 	}
 	if depth > maxJSONDepth {
 		return fmt.Errorf("%s:%d: nested deeper than %d levels: not a file deepprof writes", name, Line(data, off), maxJSONDepth)
@@ -39,10 +41,9 @@ func noDuplicates(dec *json.Decoder, data []byte, name, path string, depth int) 
 	case json.Delim('{'):
 		seen := map[string]bool{}
 		for dec.More() {
-			off := dec.InputOffset()
 			k, err := dec.Token()
 			if err != nil {
-				return fmt.Errorf("%s:%d: %w", name, Line(data, off), err)
+				return errSyntax
 			}
 			key := k.(string)
 			at := key
@@ -66,9 +67,12 @@ func noDuplicates(dec *json.Decoder, data []byte, name, path string, depth int) 
 	default:
 		return nil
 	}
-	off = dec.InputOffset()
 	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return fmt.Errorf("%s:%d: %w", name, Line(data, off), err)
+		return errSyntax
 	}
 	return nil
 }
+
+// errSyntax ends the walk at a syntax error, which NoDuplicateKeys leaves
+// to the caller's decoder.
+var errSyntax = errors.New("syntax")
