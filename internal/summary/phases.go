@@ -85,29 +85,19 @@ func phaseRow(sc facts.PhaseScope, p facts.Phase) facts.PhaseRow {
 // hostAhead is the rows the narrative names host-ahead, chosen as
 // launchBound chooses its rows.
 func hostAhead(p facts.Phases) []facts.PhaseRow {
-	type scope struct {
-		pid int64
-		dev model.DeviceID
-	}
-	hasPhase := map[scope]bool{}
-	for _, r := range p.Rows {
-		if r.Phase != "" {
-			hasPhase[scope{r.ProcessID, r.Device}] = true
-		}
-	}
-	var out []facts.PhaseRow
-	for _, r := range p.Rows {
-		if r.HostAhead && r.LaunchLatencyMedianUS != nil && !r.Nested && (r.Phase != "" || !hasPhase[scope{r.ProcessID, r.Device}]) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return judged(p, func(r facts.PhaseRow) bool { return r.HostAhead && r.LaunchLatencyMedianUS != nil })
 }
 
 // launchBound is the rows the narrative names launch-bound: every phase
 // flagged so, and the whole run of a device only when it has no phase
 // (its phases say it more precisely otherwise).
 func launchBound(p facts.Phases) []facts.PhaseRow {
+	return judged(p, func(r facts.PhaseRow) bool { return r.LaunchBound })
+}
+
+// judged is the rows flagged that the narrative names: every phase (not a
+// nested range), and a device's whole run only when it has no phase.
+func judged(p facts.Phases, flagged func(facts.PhaseRow) bool) []facts.PhaseRow {
 	type scope struct {
 		pid int64
 		dev model.DeviceID
@@ -120,7 +110,7 @@ func launchBound(p facts.Phases) []facts.PhaseRow {
 	}
 	var out []facts.PhaseRow
 	for _, r := range p.Rows {
-		if r.LaunchBound && !r.Nested && (r.Phase != "" || !hasPhase[scope{r.ProcessID, r.Device}]) {
+		if flagged(r) && !r.Nested && (r.Phase != "" || !hasPhase[scope{r.ProcessID, r.Device}]) {
 			out = append(out, r)
 		}
 	}
