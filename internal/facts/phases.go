@@ -156,6 +156,12 @@ type Phase struct {
 	// Warmup is the same figures over the phase's warm-up instances
 	// (Options.Steady), left out of the ones above; nil when none.
 	Warmup *Phase `json:"warmup,omitempty"`
+	// LeadingSteps, in a Warmup, is how many warm-up steps it holds where
+	// it is the leading part of a phase's one instance (a one-time set-up
+	// in its first steps), not instances of its own, and LeadingOf how
+	// many steps that instance holds in all; 0 otherwise.
+	LeadingSteps int `json:"leading_steps,omitempty"`
+	LeadingOf    int `json:"leading_of,omitempty"`
 }
 
 // GapStats summarize the idle gaps between kernels.

@@ -356,6 +356,12 @@ type PhaseWarmup struct {
 	// OneTimeSetupMinMS, and OneTimeSetupFactor times the steady state's
 	// largest (kernel plans chosen, autotuning, lazy module loading).
 	OneTimeSetup bool `json:"one_time_setup,omitempty"`
+	// Steps, where the warm-up is the leading steps of the phase's one
+	// instance (the steady state over its steps: a solve whose first
+	// iteration is a one-time set-up), is how many, and SteadySteps how
+	// many are left in the row's figures; 0 otherwise.
+	Steps       int `json:"steps,omitempty"`
+	SteadySteps int `json:"steady_steps,omitempty"`
 }
 
 // PhaseGap is one idle gap between two kernels.

@@ -187,6 +187,9 @@ type phaseAcc struct {
 	top   int
 	// collectives counts the phase's own communication kernels.
 	collectives int64
+	// leadSteps is, for a warm-up part made of a one-instance phase's
+	// leading steps (leadingWarmup), how many steps those are.
+	leadSteps, leadOf int
 }
 
 func newPhaseAcc(name string, top int) *phaseAcc {
@@ -312,6 +315,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 		a.p.Communication = cs
 	}
 	a.p.Instances = len(a.list)
+	a.p.LeadingSteps, a.p.LeadingOf = a.leadSteps, a.leadOf
 	if a.p.Gaps.Largest == nil {
 		a.p.Gaps.Largest = []facts.Gap{}
 	}
@@ -326,6 +330,55 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 		a.p.Warmup = &w
 	}
 	return a.p
+}
+
+// lead is the warm-up part of a one-instance phase: its leading steps, up
+// to the end of the last.
+type lead struct {
+	end   int64 // the last warm-up step's end (Spans)
+	steps int   // the warm-up steps
+	of    int   // the steps of that stage in the instance, warm-up included
+}
+
+// leadingWarmup finds, among p's phase instances (anc: the ranges at the
+// phase depth), those that are the one instance of their phase in p, not
+// warm-up themselves, and hold warm-up instances of a stage inside them
+// (a solve whose first iteration is a one-time set-up): the steady state
+// of such a phase is over its steps, so its leading part, up to the end of
+// the last warm-up step inside it, is its warm-up, and the rest its
+// steady instance. Warm-up steps are leading ones (model.Sample.Warmup).
+func leadingWarmup(p *timeline.Process, spans map[*timeline.Range]Span, anc *ancestry, steady *Steady) map[*timeline.Range]lead {
+	if steady == nil {
+		return nil
+	}
+	count := map[string]int{}
+	for _, r := range p.Ranges {
+		if anc.of(r) == r {
+			count[r.Path()]++
+		}
+	}
+	out := map[*timeline.Range]lead{}
+	for _, x := range p.Ranges {
+		if !steady.IsWarmup(x) || !x.Closed {
+			continue
+		}
+		r := anc.of(x)
+		if r == nil || r == x || !r.Closed || steady.InWarmup(r) || count[r.Path()] != 1 {
+			continue
+		}
+		l := out[r]
+		l.end = max(l.end, spans[x].End)
+		l.steps++
+		if l.of == 0 {
+			for _, y := range p.Ranges {
+				if y.Closed && y.Label() == x.Label() && y.Thread == x.Thread && anc.of(y) == r {
+					l.of++
+				}
+			}
+		}
+		out[r] = l
+	}
+	return out
 }
 
 // spanStart is where the instance starts: its range's span (Spans), or
@@ -400,6 +453,7 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 		paths := map[*timeline.Range]string{}
 		spans := Spans(p)
 		anc := newAncestry(opt)
+		lead := leadingWarmup(p, spans, anc, opt.Steady)
 		phase := func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
 			if r = anc.of(r); r == nil {
 				return nil, nil
@@ -423,7 +477,23 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 			}
 			in := acc.inst(r)
 			in.span = spans[r]
+			if l, ok := lead[r]; ok {
+				in.span.Start = l.end
+			}
 			return pa, in
+		}
+		// warmPart is the warm-up part of r's instance, for activity that
+		// starts in r's leading warm-up steps (leadingWarmup).
+		warmPart := func(pa *phaseAcc, r *timeline.Range, start int64) (*phaseAcc, *instAcc) {
+			l, ok := lead[r]
+			if !ok || start >= l.end {
+				return nil, nil
+			}
+			w := pa.warmup()
+			in := w.inst(r)
+			in.span = Span{Start: spans[r].Start, End: l.end}
+			w.leadSteps, w.leadOf = l.steps, l.of
+			return w, in
 		}
 		origin := p.Header.StartNS
 		for i := range p.Kernels {
@@ -439,6 +509,8 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 				steady := in.r == nil || !opt.Steady.InWarmup(in.r)
 				if !steady {
 					pa = pa.warmup()
+				} else if wp, win := warmPart(pa, in.r, k.Start); wp != nil {
+					pa, in, steady = wp, win, false
 				}
 				pa.kernel(in, k, int32(i), c)
 				if c && steady {
@@ -453,6 +525,8 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 			if pa, in := phase(a, c.Range); pa != nil {
 				if opt.Steady.InWarmup(in.r) {
 					pa = pa.warmup()
+				} else if wp, win := warmPart(pa, in.r, c.Start); wp != nil {
+					pa, in = wp, win
 				}
 				pa.copy(in, c)
 			}

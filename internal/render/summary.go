@@ -292,6 +292,24 @@ func warmups(b *strings.Builder, rows []facts.Stage) {
 	fmt.Fprintf(b, "Warm-up dropped (%s, as deepprof diff and baselines do):\n\n%s\n\n", model.WarmupRule(), strings.Join(lines, "\n"))
 }
 
+// leadingWarmups says, under the stages table, which one-repeat stages
+// hold a warm-up in their first steps (facts.PhaseWarmup.Steps): the
+// stage's time is the whole instance, the phase's figures its steady part.
+func leadingWarmups(b *strings.Builder, tops []facts.Stage, p facts.Phases) {
+	for _, st := range tops {
+		if st.N != 1 || len(st.Processes) > 0 {
+			continue
+		}
+		for _, r := range p.Rows {
+			if r.Nested || r.Phase != st.Name || r.Warmup == nil || r.Warmup.Steps == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "%s: its one repeat holds a warm-up, its %s (%s ms); in steady state it takes %s ms over its other %d steps, the figures of GPU busy and idle per phase and of the what-if ladder.\n\n",
+				EscapeCell(st.Name), firstSteps(r.Warmup.Steps), model.Fixed(r.Warmup.WallMS, 3), model.Fixed(r.WallMS, 3), r.Warmup.SteadySteps)
+		}
+	}
+}
+
 func sd(r facts.Stage) string {
 	if r.N < 2 {
 		return "n/a (1 repeat)"
@@ -365,6 +383,7 @@ func stagesSection(b *strings.Builder, s *facts.Summary) {
 		}
 	}
 	warmups(b, tops)
+	leadingWarmups(b, tops, s.Phases)
 	if len(subs) > 0 {
 		b.WriteString("Sub-stages run inside another stage; their time is part of the parent's row above and is not added to it.\n\n")
 		t := Table{Header: []string{"sub-stage", "inside", "mean ms", "share of parent", "ms per repeat"}, Right: []bool{false, false, true, true, false}}
@@ -901,10 +920,21 @@ func instancesCell(r facts.PhaseRow) string {
 	if r.Phase == "" {
 		return "(all)"
 	}
+	if w := r.Warmup; w != nil && w.Steps > 0 {
+		return fmt.Sprintf("%d (its %s warm-up)", r.Instances, firstSteps(w.Steps))
+	}
 	if r.Warmup != nil {
 		return fmt.Sprintf("%d (+%d warm-up)", r.Instances, r.Warmup.Instances)
 	}
 	return fmt.Sprint(r.Instances)
+}
+
+// firstSteps names a one-instance phase's n leading warm-up steps.
+func firstSteps(n int) string {
+	if n == 1 {
+		return "first step"
+	}
+	return fmt.Sprintf("first %d steps", n)
 }
 
 // phaseWarmups says what each phase's warm-up cost, apart from its steady
@@ -920,6 +950,11 @@ func phaseWarmups(b *strings.Builder, p facts.Phases) {
 		line := fmt.Sprintf("- %s: %s of warm-up, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
 			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.WallPerInstanceMS, 3),
 			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
+		if w.Steps > 0 {
+			line = fmt.Sprintf("- %s: the %s of its one instance, warm-up, %s ms of wall time (steady state: %s ms a step over the other %d), %s ms of kernels, %s ms idle between them",
+				EscapeCell(r.Phase), firstSteps(w.Steps), model.Fixed(w.WallMS, 3), model.Fixed(r.WallMS/float64(max(w.SteadySteps, 1)), 3), w.SteadySteps,
+				model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
+		}
 		if g := w.LargestGap; g != nil {
 			line += fmt.Sprintf("; the largest gap %s ms, before %s", model.Fixed(g.MS, 3), EscapeCell(facts.Short(g.After)))
 			if w.OneTimeSetup {

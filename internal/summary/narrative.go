@@ -728,7 +728,17 @@ func warmupFinding(s *building) (string, facts.Claim) {
 	}
 	line := fmt.Sprintf("The first instance of %s is a warm-up: %.1f ms against %.1f ms an instance in steady state", name, w.WallMS, PerInstance(*worst, worst.WallMS))
 	it := "it"
-	if w.Instances > 1 {
+	if w.Steps > 0 {
+		steady := worst.WallMS / float64(max(w.SteadySteps, 1))
+		c.Rule = "the first steps of its one instance, dropped by the warm-up rule over its steps, took longer than the steady ones"
+		c.Figures["steady_ms"] = steady
+		line = fmt.Sprintf("The first step of %s (its one instance) is a warm-up: %.1f ms against %.1f ms a step in steady state", name, w.WallMS, steady)
+		if w.Steps > 1 {
+			line = fmt.Sprintf("The first %d steps of %s (its one instance) are warm-up: %.1f ms in all, %.1f ms a step, against %.1f ms a step in steady state",
+				w.Steps, name, w.WallMS, w.WallMS/float64(w.Steps), steady)
+			it = "them"
+		}
+	} else if w.Instances > 1 {
 		c.Rule = fmt.Sprintf("its first %d instances, dropped by the warm-up rule, took longer than steady ones", w.Instances)
 		line = fmt.Sprintf("The first %d instances of %s are warm-up: %.1f ms in all, %.1f ms an instance, against %.1f ms an instance in steady state",
 			w.Instances, name, w.WallMS, w.WallMS/float64(w.Instances), PerInstance(*worst, worst.WallMS))

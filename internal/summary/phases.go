@@ -72,6 +72,9 @@ func phaseRow(sc facts.PhaseScope, p facts.Phase) facts.PhaseRow {
 	}
 	if w := p.Warmup; w != nil {
 		r.Warmup = &facts.PhaseWarmup{Instances: w.Instances, WallMS: ms(w.SpanNS), KernelMS: ms(w.KernelNS), BusyMS: ms(w.BusyNS), GapMS: ms(w.Gaps.SumNS)}
+		if w.LeadingSteps > 0 {
+			r.Warmup.Steps, r.Warmup.SteadySteps = w.LeadingSteps, w.LeadingOf-w.LeadingSteps
+		}
 		if len(w.Gaps.Largest) > 0 {
 			g := w.Gaps.Largest[0]
 			r.Warmup.LargestGap = &facts.PhaseGap{MS: ms(g.NS), Before: g.Before, After: g.After, Instance: g.Instance}

@@ -10,6 +10,8 @@
 #   graphs         torch_decode.py --mode graphs
 #   eager          torch_decode.py --mode eager
 #   cpp            decode_loop.cu, built with nvcc (no NVTX, no framework)
+#   solve          solve_loop.cu, built with nvcc and cuBLAS (its own NVTX ranges;
+#                  a one-time set-up in the first step of its one `solve`)
 # DEEPPROF is the binary (default .gpu/deepprof). Each program prints its
 # own clock (clock.py): stage1/workload.log holds the program alone's lines,
 # timeline/workload.log the CUPTI run's.
@@ -20,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dp=$(realpath "${DEEPPROF:-.gpu/deepprof}")
 mkdir -p "$out/runs" "$out/work"
 cd "$out/work"
-cp "$here"/*.py "$here"/decode_loop.cu .
+cp "$here"/*.py "$here"/*.cu .
 # A small deep pass: the corpus is about the timeline's figures.
 common=(run.root="$out/runs" timeline.top_n=3 timeline.coverage=0.5 timeline.max_kernels=6 workload.timeout=4m ncu.timeout=3m)
 for name in "$@"; do
@@ -36,10 +38,13 @@ for name in "$@"; do
 	cpp)
 		nvcc -O2 -arch=sm_90 -o decode_loop decode_loop.cu || continue
 		argv=(profile "${common[@]}" run.id=$name -- ./decode_loop) ;;
+	solve)
+		nvcc -O2 -arch=sm_90 -o solve_loop solve_loop.cu -lcublas || continue
+		argv=(profile "${common[@]}" run.id=$name -- ./solve_loop) ;;
 	*) echo "record.sh: unknown program $name" >&2; continue ;;
 	esac
 	timeout -s INT 290 "$dp" "${argv[@]}" >"$out/runs/$name.out" 2>&1
 	echo "$name: exit $? in $(($(date +%s) - t0)) s" | tee -a "$out/runs/record.log"
-	grep -h "^deepprof-clock" "$out/runs/$name"/stage1/*.log "$out/runs/$name"/timeline/*.log 2>/dev/null | head -3
+	grep -h "^deepprof-clock\|^solve-clock" "$out/runs/$name"/stage1/*.log "$out/runs/$name"/timeline/*.log 2>/dev/null | head -3
 	tail -3 "$out/runs/$name.out"
 done
