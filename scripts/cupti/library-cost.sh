@@ -10,10 +10,12 @@
 #   nocopies    no memcpy/memset activity (kernels and callbacks)
 #   noactivity  no activity records (callbacks only)
 #   empty       an injection library that does nothing
+#   nocount     CUPTI's buffers flushed every second only (not also by count)
 # and two settings of the full library: keeptsl (DEEPPROF_CUPTI_SKIP_DOMAINS
 # empty: XLA's TSL domain recorded too) and nonvtx (NVTX_INJECTION64_PATH
 # unset: no NVTX at all). WHICH (default all) picks the programs: jax,
-# torch. Prints, per program and variant, the median TPOT and TTFT over the
+# torch; VARIANTS (space-separated, "alone" for the program alone) a subset
+# of the variants. Prints, per program and variant, the median TPOT and TTFT over the
 # generates after the first, and the ratio to the program alone.
 set -uo pipefail
 out=${1:?usage: library-cost.sh OUT [WHICH]}
@@ -43,6 +45,9 @@ PY
 	gcc -shared -fPIC -O2 -std=gnu11 "${inc[@]}" -o "$out/lib-$1.so" "$out/$1.c" "${lib[@]}" -lcupti -ldl -lpthread || echo "build $1 failed"
 }
 build full ""
+# nocount: CUPTI's buffers flushed every second only, not also by record count
+sed 's/^#define FLUSH_RECORDS .*/#define FLUSH_RECORDS 0xffffffffu/' "$src" >"$out/nocount.c"
+gcc -shared -fPIC -O2 -std=gnu11 "${inc[@]}" -o "$out/lib-nocount.so" "$out/nocount.c" "${lib[@]}" -lcupti -ldl -lpthread || echo "build nocount failed"
 build noapi "n += enable_launch_callbacks|int n = enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);=>int n = 0;"
 build nocopies "KIND_MEMCPY)|KIND_MEMCPY2)|KIND_MEMSET)"
 build noactivity "cuptiActivityEnable("
@@ -73,9 +78,13 @@ run() { # label, variant ("" = alone), env..., -- argv
 }
 jax=(python3 jax_decode.py --layers 4 --generates 4)
 variants=("" full keeptsl nonvtx noapi nocopies noactivity empty)
+if [ -n "${VARIANTS:-}" ]; then # a subset, "alone" for the program alone
+	variants=()
+	for v in $VARIANTS; do [ "$v" = alone ] && variants+=("") || variants+=("$v"); done
+fi
 if [ "$which" = all ] || [ "$which" = jax ]; then
 	for v in "${variants[@]}"; do run jax "$v" XLA_PYTHON_CLIENT_PREALLOCATE=false -- "${jax[@]}"; done
-	for v in "" full; do run jax-nocmdbuf "$v" XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_FLAGS=--xla_gpu_enable_command_buffer= -- "${jax[@]}"; done
+	[ -z "${VARIANTS:-}" ] && for v in "" full; do run jax-nocmdbuf "$v" XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_FLAGS=--xla_gpu_enable_command_buffer= -- "${jax[@]}"; done
 	# the CUPTI record of the full library, for its notes and NVTX counts
 	cp "$out/rec"/*.tsv "$out/jax-nocmdbuf-full.tsv" 2>/dev/null
 fi

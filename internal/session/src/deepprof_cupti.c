@@ -92,6 +92,11 @@ typedef CUpti_ActivityMemset4 dp_memset_rec;
 #define OUT_BUF_SIZE (1u << 20)       /* our line buffer */
 #define CUPTI_BUF_SIZE (8u << 20)     /* one CUPTI activity buffer */
 #define FLUSH_PERIOD_MS 1000u
+/* CUPTI's buffers are also flushed once FLUSH_RECORDS launch calls have been
+ * recorded since the last flush, at most one such flush each FLUSH_MIN_MS: a
+ * process killed soon after its GPU work began keeps what ran before. */
+#define FLUSH_RECORDS 256u
+#define FLUSH_MIN_MS 100u
 
 /* ---- output: one fd, one fixed buffer, whole lines ---------------------- */
 
@@ -245,6 +250,13 @@ static __thread pid_t tls_tid;
 static uint32_t thread_id(void) {
   if (tls_tid == 0) tls_tid = (pid_t)syscall(SYS_gettid);
   return (uint32_t)tls_tid;
+}
+
+/* A monotonic clock in ms, for the flusher's timing. */
+static uint64_t mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
 static uint64_t now_ns(void) {
@@ -481,8 +493,11 @@ typedef struct done_buf {
 } done_buf;
 static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
 static done_buf *done_head, **done_tail = &done_head;
-/* wakes the flusher: a completed buffer, a ring a quarter full */
+/* wakes the flusher: a completed buffer, a ring a quarter full, FLUSH_RECORDS
+ * launch calls recorded */
 static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
+/* launch calls recorded since the flusher's last CUPTI flush */
+static atomic_uint unflushed;
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid) {
@@ -664,7 +679,8 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   if (h - atomic_load_explicit(&r->tail, memory_order_acquire) >= RING_CAP) drain_ring(r);
   r->rec[h & (RING_CAP - 1)] = a;
   atomic_store_explicit(&r->head, h + 1, memory_order_release);
-  if (((h + 1) & (RING_WAKE - 1)) == 0) pthread_cond_signal(&wake_cv);
+  int counted = atomic_fetch_add(&unflushed, 1) + 1 == FLUSH_RECORDS;
+  if (((h + 1) & (RING_WAKE - 1)) == 0 || counted) pthread_cond_signal(&wake_cv);
 }
 
 /* ---- NVTX ----------------------------------------------------------------- */
@@ -1216,31 +1232,39 @@ static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
  * then on nothing calls into CUPTI (a call would attach it again). */
 static atomic_int detached;
 
-/* Every second, ask CUPTI for the buffers whose records are all complete
+/* Every second, and FLUSH_MIN_MS after the last time once FLUSH_RECORDS
+ * launch calls wait, ask CUPTI for the buffers whose records are all complete
  * (cuptiActivityFlushPeriod alone returns only full buffers, so a killed
- * process would lose most kernels); every second and whenever a thread's ring
- * is a quarter full, write the rings out; then write our line buffer out. */
+ * process would lose most kernels); then, and whenever a thread's ring is a
+ * quarter full, write the rings out; then write our line buffer out. */
 static void *flusher(void *arg) {
   (void)arg;
-  struct timespec due;
-  clock_gettime(CLOCK_REALTIME, &due);
+  uint64_t last = mono_ms(); /* the last CUPTI flush */
   for (;;) {
     pthread_mutex_lock(&wake_mu);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int period = now.tv_sec > due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec >= due.tv_nsec);
-    if (!period) period = pthread_cond_timedwait(&wake_cv, &wake_mu, &due) == ETIMEDOUT;
+    /* due: a period after the last flush, or FLUSH_MIN_MS after it once
+     * FLUSH_RECORDS launch calls wait */
+    uint64_t due = last + FLUSH_PERIOD_MS;
+    if (atomic_load(&unflushed) >= FLUSH_RECORDS) due = last + FLUSH_MIN_MS;
+    uint64_t now = mono_ms();
+    if (now < due) {
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      uint64_t ns = (uint64_t)until.tv_nsec + (due - now) * 1000000ull;
+      until.tv_sec += (time_t)(ns / 1000000000ull);
+      until.tv_nsec = (long)(ns % 1000000000ull);
+      pthread_cond_timedwait(&wake_cv, &wake_mu, &until);
+    }
     pthread_mutex_unlock(&wake_mu);
+    now = mono_ms();
+    int flush = now >= last + FLUSH_PERIOD_MS ||
+                (now >= last + FLUSH_MIN_MS && atomic_load(&unflushed) >= FLUSH_RECORDS);
     pthread_mutex_lock(&flush_mu);
     int done = out.closed || out.fd < 0;
-    if (!done && period) {
+    if (!done && flush) {
+      atomic_store(&unflushed, 0);
       if (!atomic_load(&detached)) cuptiActivityFlushAll(0);
-      due.tv_sec += FLUSH_PERIOD_MS / 1000;
-      due.tv_nsec += (long)(FLUSH_PERIOD_MS % 1000) * 1000000L;
-      if (due.tv_nsec >= 1000000000L) {
-        due.tv_sec++;
-        due.tv_nsec -= 1000000000L;
-      }
+      last = now;
     }
     if (!done) {
       drain_done();
