@@ -18,12 +18,11 @@ func expectGenerate(run *deepproftest.Run) {
 	run.StageWithin("decode_step", 50)         // ms, mean over its instances
 }
 
-// tolerances of the baseline: a decode step of this script is mostly
-// Python, and moves between runs on one machine by more than sampling
-// noise (a real change of the machine's state; deepprof's
-// docs/measurements.md has the figures), so its stages get 30%; kernels
-// keep the default 10%.
-var tolerances = deepproftest.Tolerances{StagePct: 30, KernelPct: 10, RegionPct: 10, MFUPct: 10}
+// tolerances of the baseline: the defaults, 10 % for every part. A decode
+// step of this script is mostly Python: its wall moves with the host from
+// one machine to the next, and the baseline's check reports such a move
+// (its GPU work unchanged, the stage launch-bound) without failing on it.
+var tolerances = deepproftest.DefaultTolerances()
 
 // recorded is the run this test made on an H100 with -update: the one its
 // golden files were written from.

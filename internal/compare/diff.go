@@ -498,8 +498,12 @@ func compareMFU(r *facts.DiffResult, a, b *Summary) {
 			// cause is counted once, at the stage.
 			if st := sameCause(r, name, row.Verdict); st != nil {
 				row.Why = "the same change as stage " + st.Name + " (MFU is FLOPs over its time): counted once, there"
-				if st.Verdict == facts.Host {
-					row.Verdict = facts.Host
+				switch st.Verdict {
+				case facts.Host, facts.Noise:
+					row.Verdict = st.Verdict
+				}
+				if st.Verdict == facts.Noise {
+					row.Why = "the same change as stage " + st.Name + " (MFU is FLOPs over its time), which its repeats call noise"
 				}
 				break
 			}
@@ -513,11 +517,13 @@ func compareMFU(r *facts.DiffResult, a, b *Summary) {
 // decode) restates with verdict v: a stage of that phase
 // (model.DefaultPhases; for the model, either phase) with the opposite
 // verdict on time (slower is lower MFU; a slower stage the host moved
-// counts). nil when none.
+// counts), else one whose change the same way its repeats call noise (the
+// MFU's change is then that noise). nil when none.
 func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) *facts.DiffStage {
 	if v != facts.Regression && v != facts.Improvement {
 		return nil
 	}
+	var noise *facts.DiffStage
 	for i, st := range r.Stages {
 		p := model.DefaultPhases.Of(st.Name, "")
 		if p == "" || (scope != "model" && p != scope) {
@@ -526,8 +532,12 @@ func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) *facts.DiffSt
 		if st.Verdict == v || (v == facts.Regression && st.Verdict == facts.Host) {
 			return &r.Stages[i]
 		}
+		slower := st.DeltaPct != nil && *st.DeltaPct > 0
+		if st.Verdict == facts.Noise && noise == nil && st.DeltaPct != nil && slower == (v == facts.Regression) {
+			noise = &r.Stages[i]
+		}
 	}
-	return nil
+	return noise
 }
 
 // kernelFloor is the least change of a kernel's total that counts: the
