@@ -62,6 +62,7 @@ func TestDiffBaselineGoldens(t *testing.T) {
 		// Two real sessions of one workload on two leases of an H200: the
 		// host-bound stage times moved by half, the kernels by under 2%.
 		{"diff-tiny-llama-vs-lease2-md", []string{"diff", "--format", "md", tinyRun, "../../fixtures/runs/tiny-llama-lease2"}},
+		{"diff-tiny-llama-vs-lease2-csv", []string{"diff", "--format", "csv", tinyRun, "../../fixtures/runs/tiny-llama-lease2"}},
 		{"diff-baseline-file-vs-run", []string{"diff", "../../golden/perf/tiny-llama.json", tinyRun}},
 		{"diff-missing-run", []string{"diff", tinyRun, "no-such-run"}},
 		{"diff-bad-threshold", []string{"diff", "--threshold", "5", tinyRun, tinyRun}},
