@@ -10,8 +10,9 @@ import (
 
 // runBaseline is "deepprof baseline MAIN": the run's baseline file on stdout.
 func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("baseline", "baseline [--top N] [--allow-partial] MAIN", stdout)
+	fs := newFlagSet("baseline", "baseline [--top N] [--gate gpu|host] [--allow-partial] MAIN", stdout)
 	top := fs.Int("top", harness.DefaultBaselineTop, "keep the `N` kernels with the most total time (0: all)")
+	gate := fs.String("gate", "", "the gate kept in the baseline (its \"gate\"): what a diff against it fails on when the diff is given no --gate, which wins over it: `gpu` (a launch-bound stage's wall that moved with its GPU work unchanged is the host's, reported, exit 0) or host (that fails too, exit 1); not given: none kept, gpu")
 	allow := fs.Bool("allow-partial", false, "write a baseline of a run that is not complete (its manifest says partial, missing or stale files)")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
@@ -23,7 +24,10 @@ func runBaseline(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("--top %d: must be 0 (all) or more", *top)}
 	}
-	err = harness.Baseline(pos[0], harness.BaselineOptions{Top: *top, AllowPartial: *allow}, stdout)
+	if _, err := harness.ParseGate(*gate); err != nil {
+		return &usageError{"--" + err.Error()}
+	}
+	err = harness.Baseline(pos[0], harness.BaselineOptions{Top: *top, AllowPartial: *allow, Gate: *gate}, stdout)
 	if ie := (*harness.InputError)(nil); errors.As(err, &ie) {
 		return &exitError{2, err}
 	}

@@ -5,8 +5,8 @@
 //	deepprof profile [--profile NAME]... [--dry-run] [key=value]... [-- CMD ARGS...]
 //	deepprof report [--top N] MAIN
 //	deepprof merge --out MAIN RUN...
-//	deepprof diff [--threshold 5%] [--format text|md|json|csv] [--allow-mismatch] [--allow-partial] RUN_A RUN_B
-//	deepprof baseline [--top N] [--allow-partial] MAIN
+//	deepprof diff [--threshold 5%] [--gate gpu|host] [--format text|md|json|csv] [--allow-mismatch] [--allow-partial] RUN_A RUN_B
+//	deepprof baseline [--top N] [--gate gpu|host] [--allow-partial] MAIN
 //	deepprof kernels [--top N] [--format md|json] FILE|-
 //	deepprof regions [--format md|json] [--out DIR] ... FILE|-
 //

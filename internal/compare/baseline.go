@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/facts"
@@ -44,7 +45,7 @@ var Fields = map[string]string{
 	"program":              "the profiled program's name (config.yaml's workload.name); where no model names the runs, a run of another program is not compared with this baseline",
 	"work":                 "each stage's GPU work, which tells a wall the host moved from one the GPU did: kernel_ms, busy_ms (null: unknown), launches and gap_ms per steady-state instance (from: phases) or over a pass (from: regions, instances 0), host_us_per_launch, and launch_bound (null: unknown) with bound_why",
 	"kernels.spread":       "how the kept kernels' launch durations vary, where the run recorded it (min_ms, median_ms, max_ms, stddev_ms): a kernel's change counts only beyond twice the spread it gives its total",
-	"gate":                 "host: a stage whose wall the host alone moved fails a comparison with this baseline (as deepprof diff --gate host); absent: it is reported",
+	"gate":                 "the gate a comparison with this baseline uses when it asks for none (deepprof baseline --gate; deepprof diff --gate wins over it): host, a stage whose wall the host alone moved fails (as deepprof diff --gate host); gpu or absent, it is reported",
 }
 
 // DefaultTop is how many kernels a baseline keeps, by total time.
@@ -75,8 +76,9 @@ type Baseline struct {
 	// Work is each stage's GPU work, in the order of Stages, where the run
 	// had figures for it.
 	Work []StageWork `json:"work,omitempty"`
-	// Gate is model.GateHost when a wall the host moved fails a
-	// comparison with this baseline; "" otherwise.
+	// Gate is the gate a comparison with this baseline uses when it asks
+	// for none (GatesHost): model.GateHost, a wall the host moved fails;
+	// model.GateGPU or "", it is reported.
 	Gate string `json:"gate,omitempty"`
 
 	// Source is where it came from (a run directory or a baseline file),
@@ -368,6 +370,30 @@ func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*facts.DiffResu
 	if diffs := SetupDifferences(a, bs); len(diffs) > 0 {
 		return nil, fmt.Errorf("%s (run A is the baseline, run B the run): a baseline of another setup measures another thing; record one of this setup (-update)", strings.Join(diffs, "; "))
 	}
-	th.GateHost = th.GateHost || a.GateHost
+	if th.GateHost, err = GatesHost(tol.Gate, a); err != nil {
+		return nil, err
+	}
 	return Compare(a, bs, th), nil
+}
+
+// GatesHost says whether a comparison gates the host (model.GateHost): as
+// asked (deepprof diff --gate, the tolerances' gate) when a gate is asked
+// for, else as a side's baseline file says (its "gate", deepprof baseline
+// --gate). A gate asked for wins over the file's, either way.
+func GatesHost(asked string, sides ...*Summary) (bool, error) {
+	if asked != "" {
+		return model.ParseGate(asked)
+	}
+	return slices.ContainsFunc(sides, func(s *Summary) bool { return s.GateHost }), nil
+}
+
+// SetGate sets the gate the baseline asks for (model.GateGPU or
+// model.GateHost; "" asks for none): what a comparison with it gates when
+// the comparison asks for no gate itself (GatesHost).
+func (b *Baseline) SetGate(g string) error {
+	if _, err := model.ParseGate(g); err != nil {
+		return err
+	}
+	b.Gate = g
+	return nil
 }
