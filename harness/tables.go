@@ -327,17 +327,16 @@ type BaselineOptions struct {
 	Gate         string
 }
 
-// Baseline writes the baseline of the run directory dir to w: what a later
-// run is compared against (Diff) in CI. A run that is not one, or not
-// complete, is an InputError.
-func Baseline(dir string, o BaselineOptions, w io.Writer) error {
-	from := compare.FromRunTop
-	if o.AllowPartial {
-		from = compare.FromRunAllowPartial
-	}
-	b, err := from(dir, o.Top)
+// Baseline writes the baseline of the run directories dirs to w: what a
+// later run is compared against (Diff) in CI. The first run's figures,
+// and, from several runs of one program (each its own process), the spread
+// between them (compare.FromRuns). A run that is not one, or not complete,
+// and runs that are not of one program, are an InputError.
+func Baseline(dirs []string, o BaselineOptions, w io.Writer) error {
+	b, err := compare.FromRuns(dirs, o.Top, o.AllowPartial)
 	if err != nil {
-		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) || errors.Is(err, compare.ErrNothingToCompare) {
+		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) ||
+			errors.Is(err, compare.ErrNothingToCompare) || errors.Is(err, compare.ErrNotOneProgram) {
 			return &InputError{err}
 		}
 		return err

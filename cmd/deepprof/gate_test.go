@@ -202,3 +202,32 @@ func TestBaselineGate(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineOfRunsGate (issue 51): deepprof baseline of the recorded
+// lease pair, two processes of one program, keeps the spread between them;
+// a diff of either run against it exits 0, the host gated or not, and a
+// SYNTHETIC copy of lease 2 with its three top kernels 30 % slower (beyond
+// the spread) exits 1, naming them.
+func TestBaselineOfRunsGate(t *testing.T) {
+	t.Parallel()
+	lease2 := "../../fixtures/runs/tiny-llama-lease2"
+	out, stderr, err := runCmd([]string{"baseline", tinyRun, lease2}, "")
+	require.NoError(t, err, stderr)
+	base := filepath.Join(t.TempDir(), "pair.json")
+	require.NoError(t, os.WriteFile(base, []byte(out), 0o644))
+	for _, run := range []string{tinyRun, lease2} {
+		for _, gate := range []string{"gpu", "host"} {
+			out, _, err := runCmd([]string{"diff", "--gate", gate, base, run}, "")
+			require.NoError(t, err, "%s, --gate %s", run, gate)
+			assert.Contains(t, out, "No regression.", run)
+		}
+	}
+	top := synth.Read(t, lease2).Kernels[:3]
+	slowed := synth.Run(t, lease2, synth.ScaleKernel(0, 1.3), synth.ScaleKernel(1, 1.3), synth.ScaleKernel(2, 1.3))
+	_, _, err = runCmd([]string{"diff", base, slowed}, "")
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+	for _, k := range top {
+		assert.Contains(t, oneLine(err), "kernel "+k.Name[:min(len(k.Name), 60)])
+	}
+}

@@ -142,9 +142,10 @@ Usage:
       the threshold and, for stages with repeats, Welch's t-test (α = 0.05).
       Exit status 0: no regression; 1: regression; 2: error or a part that
       could not be compared.
-  deepprof baseline [--top N] [--gate gpu|host] [--allow-partial] MAIN
+  deepprof baseline [--top N] [--gate gpu|host] [--allow-partial] MAIN [RUN...]
       Print the baseline of a run directory (JSON: per-stage mean, sd and
-      repeats, the top N kernels, region totals, MFU) for golden/perf/.
+      repeats, the top N kernels, region totals, MFU) for golden/perf/;
+      with more runs of the program, the spread between them too.
   deepprof completion bash|zsh|fish
       Print the shell's completion script for the commands and their flags.
   deepprof version
