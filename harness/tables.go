@@ -231,14 +231,14 @@ func unmatchedFilters(e *regions.UnmatchedError) error {
 // DiffOptions say how Diff compares: a change counts when it exceeds
 // Threshold (a fraction of A); AllowMismatch compares runs of different
 // models, shapes, kernel sources or GPUs, AllowPartial runs that are not
-// complete (each refused otherwise, as an InputError). GateHost fails a
-// stage whose wall the host moved (model.GateHost), as does a baseline
-// file that says so.
+// complete (each refused otherwise, as an InputError). Gate is what fails
+// (model.GateGPU, model.GateHost: a stage whose wall the host moved fails
+// too); "" takes a baseline file's gate (its "gate"), else GateGPU.
 type DiffOptions struct {
 	TableOptions
 	Threshold                   float64
 	AllowMismatch, AllowPartial bool
-	GateHost                    bool
+	Gate                        string
 }
 
 // DiffOutcome is what a comparison found: whether something regressed
@@ -270,9 +270,11 @@ func Diff(a, b string, o DiffOptions, w io.Writer) (DiffOutcome, error) {
 		}
 	}
 	th := compare.Uniform(o.Threshold)
-	th.GateHost = o.GateHost || sides[0].GateHost || sides[1].GateHost
-	res := compare.Compare(sides[0], sides[1], th)
 	var err error
+	if th.GateHost, err = compare.GatesHost(o.Gate, sides[0], sides[1]); err != nil {
+		return DiffOutcome{}, err
+	}
+	res := compare.Compare(sides[0], sides[1], th)
 	switch o.Format {
 	case FormatJSON:
 		err = compare.JSON(res, w)
@@ -316,25 +318,30 @@ func loadSide(path string) (*compare.Summary, error) {
 const DefaultBaselineTop = compare.DefaultTop
 
 // BaselineOptions say what Baseline keeps: the Top kernels by total time
-// (0: all); AllowPartial writes one of a run that is not complete.
+// (0: all); AllowPartial writes one of a run that is not complete; Gate is
+// the gate a comparison with it uses when it asks for none (model.GateGPU,
+// model.GateHost; "": none kept).
 type BaselineOptions struct {
 	Top          int
 	AllowPartial bool
+	Gate         string
 }
 
-// Baseline writes the baseline of the run directory dir to w: what a later
-// run is compared against (Diff) in CI. A run that is not one, or not
-// complete, is an InputError.
-func Baseline(dir string, o BaselineOptions, w io.Writer) error {
-	from := compare.FromRunTop
-	if o.AllowPartial {
-		from = compare.FromRunAllowPartial
-	}
-	b, err := from(dir, o.Top)
+// Baseline writes the baseline of the run directories dirs to w: what a
+// later run is compared against (Diff) in CI. The first run's figures,
+// and, from several runs of one program (each its own process), the spread
+// between them (compare.FromRuns). A run that is not one, or not complete,
+// and runs that are not of one program, are an InputError.
+func Baseline(dirs []string, o BaselineOptions, w io.Writer) error {
+	b, err := compare.FromRuns(dirs, o.Top, o.AllowPartial)
 	if err != nil {
-		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) || errors.Is(err, compare.ErrNothingToCompare) {
+		if ue := (*compare.UnsoundError)(nil); errors.As(err, &ue) || errors.Is(err, compare.ErrNotRun) ||
+			errors.Is(err, compare.ErrNothingToCompare) || errors.Is(err, compare.ErrNotOneProgram) {
 			return &InputError{err}
 		}
+		return err
+	}
+	if err := b.SetGate(o.Gate); err != nil {
 		return err
 	}
 	return b.Write(w)

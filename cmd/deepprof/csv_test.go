@@ -75,16 +75,30 @@ func TestCSVRoundTrip(t *testing.T) {
 }
 
 // TestDiffCSV (issue 38): diff --format csv of a recorded run against its
-// baseline reads back through encoding/csv with a row a compared stage,
-// kernel and region, each side's value the JSON output's, unrounded.
+// baseline, and of the recorded lease pair, reads back through encoding/csv
+// with a row a compared stage, kernel and region, each side's value the
+// JSON output's, unrounded, and each stage's cause the JSON's (issue 51:
+// the lease pair's stages are the host's).
 func TestDiffCSV(t *testing.T) {
 	t.Parallel()
-	args := []string{"../../golden/perf/tiny-llama.json", "../../fixtures/runs/tiny-llama"}
+	diffCSV(t, "../../golden/perf/tiny-llama.json", "../../fixtures/runs/tiny-llama")
+	stages := diffCSV(t, "../../fixtures/runs/tiny-llama", "../../fixtures/runs/tiny-llama-lease2")
+	require.Len(t, stages, 2)
+	for _, r := range stages {
+		assert.Equal(t, []string{"host", "host"}, []string{r[11], r[12]}, "%s: verdict and cause", r[1])
+	}
+}
+
+// diffCSV checks diff --format csv of run B against run A against the JSON
+// output, and returns its stage rows.
+func diffCSV(t *testing.T, runA, runB string) [][]string {
+	t.Helper()
+	args := []string{runA, runB}
 	out, _, err := runCmd(append([]string{"diff", "--format", "csv"}, args...), "")
 	require.NoError(t, err)
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	require.NoError(t, err)
-	require.Equal(t, []string{"part", "name", "device", "status", "a", "b", "unit", "delta", "delta_pct", "p_value", "low_power", "verdict"}, rows[0])
+	require.Equal(t, []string{"part", "name", "device", "status", "a", "b", "unit", "delta", "delta_pct", "p_value", "low_power", "verdict", "cause"}, rows[0])
 	js, _, err := runCmd(append([]string{"diff", "--format", "json"}, args...), "")
 	require.NoError(t, err)
 	var res struct {
@@ -93,6 +107,7 @@ func TestDiffCSV(t *testing.T) {
 			A    struct {
 				MeanMS float64 `json:"mean_ms"`
 			} `json:"a"`
+			Cause string `json:"cause"`
 		} `json:"stages"`
 		Kernels []struct {
 			Name string `json:"kernel_name"`
@@ -129,9 +144,11 @@ func TestDiffCSV(t *testing.T) {
 		a, err := strconv.ParseFloat(byPart["stages"][i][4], 64)
 		require.NoError(t, err)
 		assert.Equal(t, s.A.MeanMS, a, s.Name)
+		assert.Equal(t, s.Cause, byPart["stages"][i][12], s.Name)
 	}
 	for i, k := range res.Kernels {
 		assert.Equal(t, k.Name, byPart["kernels"][i][1], "the name whole")
+		assert.Empty(t, byPart["kernels"][i][12], "a cause is a stage's")
 		if k.A == nil {
 			assert.Empty(t, byPart["kernels"][i][4], "no value where a side has none")
 			continue
@@ -140,4 +157,5 @@ func TestDiffCSV(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, k.A.TotalMS, a, k.Name)
 	}
+	return byPart["stages"]
 }

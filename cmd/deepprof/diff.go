@@ -16,10 +16,10 @@ import (
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "diff [--threshold 5%] [--gate gpu|host] [--format text|md|json|csv] [--allow-mismatch] [--allow-partial] RUN_A RUN_B", stdout)
 	threshold := fs.String("threshold", "5%", "a change counts when it exceeds this `fraction` of A: 5% or 0.05")
-	format := fs.String("format", "", "output `format`: text (aligned plain text within the terminal's width, 120 columns when it does not say; the default), md (Markdown tables; the default into a file named *.md), json or csv (a row a compared stage, kernel, region and MFU figure, numbers unrounded)")
+	format := fs.String("format", "", "output `format`: text (aligned plain text within the terminal's width, 120 columns when it does not say; the default), md (Markdown tables; the default into a file named *.md), json or csv (a row a compared stage, kernel, region and MFU figure, numbers unrounded, a stage's row with its cause)")
 	mismatch := fs.Bool("allow-mismatch", false, "compare runs of different models, workload shapes (tokens, batch) or kernel sources (every launch or the deep pass's sample), or on different GPUs (their numbers do not measure one thing); refused otherwise, exit 2")
 	models := fs.Bool("allow-different-models", false, "the older name of --allow-mismatch")
-	gate := fs.String("gate", "gpu", "what fails: `gpu` (a change of a stage's GPU work, a kernel or region, or a GPU-bound stage's wall; a launch-bound stage's wall that moved with its GPU work unchanged is the host's, reported with verdict host, exit 0) or host (that too fails); a baseline file with \"gate\": \"host\" asks for host as well")
+	gate := fs.String("gate", "", "what fails: `gpu` (a change of a stage's GPU work, a kernel or region, or a GPU-bound stage's wall; a launch-bound stage's wall that moved with its GPU work unchanged is the host's, reported with verdict host, exit 0) or host (that too fails); not given: a baseline file's gate (deepprof baseline --gate), else gpu; given, it wins over the file's")
 	allow := fs.Bool("allow-partial", false, "compare runs that are not complete (their manifest says partial, missing or stale files); refused otherwise, exit 2")
 	pos, help, err := parseFlags(fs, args)
 	if help || err != nil {
@@ -32,8 +32,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	gateHost, err := harness.ParseGate(*gate)
-	if err != nil {
+	if _, err := harness.ParseGate(*gate); err != nil {
 		return &usageError{"--" + err.Error()}
 	}
 	f, err := tableFormat(*format, stdout, true)
@@ -41,7 +40,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	res, err := harness.Diff(pos[0], pos[1], harness.DiffOptions{TableOptions: tableOptions(f, stdout), Threshold: th,
-		AllowMismatch: *mismatch || *models, AllowPartial: *allow, GateHost: gateHost}, stdout)
+		AllowMismatch: *mismatch || *models, AllowPartial: *allow, Gate: *gate}, stdout)
 	if err != nil {
 		return &exitError{2, err}
 	}

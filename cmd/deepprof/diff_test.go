@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,9 +16,10 @@ import (
 )
 
 const (
-	tinyRun  = "../../fixtures/runs/tiny-llama"
-	llamaRun = "../../fixtures/runs/llama3-8b-roofline"
-	gpt2Run  = "../../fixtures/runs/gpt2-llm-domain"
+	tinyRun   = "../../fixtures/runs/tiny-llama"
+	lease2Run = "../../fixtures/runs/tiny-llama-lease2"
+	llamaRun  = "../../fixtures/runs/llama3-8b-roofline"
+	gpt2Run   = "../../fixtures/runs/gpt2-llm-domain"
 )
 
 // TestDiffBaselineGoldens runs deepprof diff and deepprof baseline as main
@@ -41,6 +43,12 @@ func TestDiffBaselineGoldens(t *testing.T) {
 	warmup := mk(synth.ScaleRepeat("decode", 0, 10))
 	noSummary := mk(synth.Remove("summary.json"))
 	malformed := mk(synth.WriteFile("kernels.json", "{\n  \"kernels\": [\n    {\"kernel_name\": \"k\", \"total_ms\": 0.5},\n    {\"kernel_name\": \"k2\" \"total_ms\": 1}\n  ]\n}\n").As("malformed-kernels"))
+	// The lease pair's baseline of two runs, as a file.
+	var pairOut bytes.Buffer
+	require.NoError(t, run([]string{"baseline", tinyRun, lease2Run}, strings.NewReader(""), &pairOut, &bytes.Buffer{}))
+	pairBase := filepath.Join(t.TempDir(), "pair.json")
+	require.NoError(t, os.WriteFile(pairBase, pairOut.Bytes(), 0o644))
+	tmp = append(tmp, filepath.Dir(pairBase))
 	tests := []struct {
 		name string
 		args []string
@@ -61,7 +69,11 @@ func TestDiffBaselineGoldens(t *testing.T) {
 		{"diff-tiny-llama-vs-llama3-8b-md", []string{"diff", "--format", "md", "--allow-mismatch", tinyRun, llamaRun}},
 		// Two real sessions of one workload on two leases of an H200: the
 		// host-bound stage times moved by half, the kernels by under 2%.
-		{"diff-tiny-llama-vs-lease2-md", []string{"diff", "--format", "md", tinyRun, "../../fixtures/runs/tiny-llama-lease2"}},
+		{"diff-tiny-llama-vs-lease2-md", []string{"diff", "--format", "md", tinyRun, lease2Run}},
+		{"diff-tiny-llama-vs-lease2-csv", []string{"diff", "--format", "csv", tinyRun, lease2Run}},
+		// The baseline of both as A: lease 2's walls are within the
+		// spread between the runs, noise, even with the host gated.
+		{"diff-lease-pair-baseline-vs-lease2-md", []string{"diff", "--format", "md", "--gate", "host", pairBase, lease2Run}},
 		{"diff-baseline-file-vs-run", []string{"diff", "../../golden/perf/tiny-llama.json", tinyRun}},
 		{"diff-missing-run", []string{"diff", tinyRun, "no-such-run"}},
 		{"diff-bad-threshold", []string{"diff", "--threshold", "5", tinyRun, tinyRun}},
@@ -70,6 +82,9 @@ func TestDiffBaselineGoldens(t *testing.T) {
 		{"baseline-tiny-llama", []string{"baseline", tinyRun}},
 		{"baseline-llama3-8b-top3", []string{"baseline", "--top", "3", llamaRun}},
 		{"baseline-synthetic-no-kernels", []string{"baseline", noKernels}},
+		{"baseline-lease-pair-top3", []string{"baseline", "--top", "3", tinyRun, lease2Run}},
+		{"baseline-tiny-llama-and-llama3-8b-refused", []string{"baseline", tinyRun, llamaRun}},
+		{"baseline-no-run", []string{"baseline"}},
 		{"baseline-help", []string{"baseline", "--help"}},
 	}
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))

@@ -5,8 +5,8 @@
 //	deepprof profile [--profile NAME]... [--dry-run] [key=value]... [-- CMD ARGS...]
 //	deepprof report [--top N] MAIN
 //	deepprof merge --out MAIN RUN...
-//	deepprof diff [--threshold 5%] [--format text|md|json|csv] [--allow-mismatch] [--allow-partial] RUN_A RUN_B
-//	deepprof baseline [--top N] [--allow-partial] MAIN
+//	deepprof diff [--threshold 5%] [--gate gpu|host] [--format text|md|json|csv] [--allow-mismatch] [--allow-partial] RUN_A RUN_B
+//	deepprof baseline [--top N] [--gate gpu|host] [--allow-partial] MAIN [RUN...]
 //	deepprof kernels [--top N] [--format md|json] FILE|-
 //	deepprof regions [--format md|json] [--out DIR] ... FILE|-
 //
@@ -15,7 +15,8 @@
 // derived files from its raw outputs, with no GPU; merge gathers the run
 // directories of one multi-node session into one; diff compares two runs
 // or a run and a baseline, and exits 1 on a regression; baseline prints a
-// run's baseline file; kernels and regions read one ncu CSV export.
+// run's baseline file (of several runs of a program: with the spread
+// between them); kernels and regions read one ncu CSV export.
 //
 // Run "deepprof help" for every command and "deepprof COMMAND --help" for a
 // command's flags; docs/cli.md is the reference. Exit status: 0 on

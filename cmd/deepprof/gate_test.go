@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -148,4 +150,99 @@ func slicesContainsPrefix(items []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestBaselineGate (issue 51): deepprof baseline --gate host keeps the gate
+// in the file, and a diff against it gates the host with no --gate of its
+// own: the lease pair's walls, the host's, fail it. Without the key they
+// pass; a diff's --gate wins over the file's either way.
+func TestBaselineGate(t *testing.T) {
+	t.Parallel()
+	lease2 := "../../fixtures/runs/tiny-llama-lease2"
+	write := func(args ...string) string {
+		out, stderr, err := runCmd(append(append([]string{"baseline"}, args...), tinyRun), "")
+		require.NoError(t, err, stderr)
+		path := filepath.Join(t.TempDir(), "base.json")
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		return path
+	}
+	diff := func(args ...string) (*facts.DiffResult, int) {
+		out, _, err := runCmd(append([]string{"diff", "--format", "json"}, args...), "")
+		var r facts.DiffResult
+		require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+		if err != nil {
+			return &r, exitCode(err)
+		}
+		return &r, 0
+	}
+	host, plain, gpu := write("--gate", "host"), write(), write("--gate", "gpu")
+	for path, want := range map[string]string{host: "host", plain: "", gpu: "gpu"} {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var doc struct {
+			Gate *string `json:"gate"`
+		}
+		require.NoError(t, json.Unmarshal(b, &doc))
+		if want == "" {
+			assert.Nil(t, doc.Gate, "none kept")
+			continue
+		}
+		require.NotNil(t, doc.Gate)
+		assert.Equal(t, want, *doc.Gate)
+	}
+
+	r, code := diff(host, lease2)
+	assert.Equal(t, 1, code)
+	require.Len(t, r.Stages, 2)
+	for _, st := range r.Stages {
+		assert.Equal(t, facts.Regression, st.Verdict, st.Name)
+		assert.Equal(t, facts.CauseHost, st.Cause, st.Name)
+	}
+	assert.Len(t, r.Regressions, 2, "the two stages the host moved, and nothing else")
+
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{plain, lease2}, 0},
+		{[]string{gpu, lease2}, 0},
+		{[]string{"--gate", "gpu", host, lease2}, 0},
+		{[]string{"--gate", "host", gpu, lease2}, 1},
+		{[]string{"--gate", "host", plain, lease2}, 1},
+	} {
+		r, code := diff(c.args...)
+		assert.Equal(t, c.code, code, "%v", c.args)
+		if c.code == 0 {
+			assert.Len(t, r.HostMoves, 2, "%v: reported", c.args)
+		}
+	}
+}
+
+// TestBaselineOfRunsGate (issue 51): deepprof baseline of the recorded
+// lease pair, two processes of one program, keeps the spread between them;
+// a diff of either run against it exits 0, the host gated or not, and a
+// SYNTHETIC copy of lease 2 with its three top kernels 30 % slower (beyond
+// the spread) exits 1, naming them.
+func TestBaselineOfRunsGate(t *testing.T) {
+	t.Parallel()
+	lease2 := "../../fixtures/runs/tiny-llama-lease2"
+	out, stderr, err := runCmd([]string{"baseline", tinyRun, lease2}, "")
+	require.NoError(t, err, stderr)
+	base := filepath.Join(t.TempDir(), "pair.json")
+	require.NoError(t, os.WriteFile(base, []byte(out), 0o644))
+	for _, run := range []string{tinyRun, lease2} {
+		for _, gate := range []string{"gpu", "host"} {
+			out, _, err := runCmd([]string{"diff", "--gate", gate, base, run}, "")
+			require.NoError(t, err, "%s, --gate %s", run, gate)
+			assert.Contains(t, out, "No regression.", run)
+		}
+	}
+	top := synth.Read(t, lease2).Kernels[:3]
+	slowed := synth.Run(t, lease2, synth.ScaleKernel(0, 1.3), synth.ScaleKernel(1, 1.3), synth.ScaleKernel(2, 1.3))
+	_, _, err = runCmd([]string{"diff", base, slowed}, "")
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+	for _, k := range top {
+		assert.Contains(t, oneLine(err), "kernel "+k.Name[:min(len(k.Name), 60)])
+	}
 }

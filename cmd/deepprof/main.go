@@ -135,16 +135,17 @@ Usage:
       deepprof profile, same configuration and launcher) into the new run
       directory MAIN: every rank's CUPTI records and deep pass, stage 1 from
       the node that has it; then rebuild it as one run. No GPU.
-  deepprof diff [--threshold 5%] [--format text|md|json|csv] [--allow-mismatch]
-                [--allow-partial] RUN_A RUN_B
+  deepprof diff [--threshold 5%] [--gate gpu|host] [--format text|md|json|csv]
+                [--allow-mismatch] [--allow-partial] RUN_A RUN_B
       Compare run B with run A (a run directory or a baseline file): stage
       times, kernels by name, regions, MFU. A change counts when it exceeds
       the threshold and, for stages with repeats, Welch's t-test (α = 0.05).
       Exit status 0: no regression; 1: regression; 2: error or a part that
       could not be compared.
-  deepprof baseline [--top N] [--allow-partial] MAIN
+  deepprof baseline [--top N] [--gate gpu|host] [--allow-partial] MAIN [RUN...]
       Print the baseline of a run directory (JSON: per-stage mean, sd and
-      repeats, the top N kernels, region totals, MFU) for golden/perf/.
+      repeats, the top N kernels, region totals, MFU) for golden/perf/;
+      with more runs of the program, the spread between them too.
   deepprof completion bash|zsh|fish
       Print the shell's completion script for the commands and their flags.
   deepprof version

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/facts"
@@ -20,13 +22,17 @@ import (
 )
 
 // Format names the file format and its version: the value of "format".
-// Version 2 adds each stage's GPU work, the kept kernels' spread and the
-// gate; a FormatV1 file is read as one without them (its stages judged by
-// their walls alone).
-const Format = "deepprof-baseline/2"
+// Version 3 adds the spread between runs (between_runs); version 2 added
+// each stage's GPU work, the kept kernels' spread and the gate. Older
+// files are read as ones without them: a FormatV2 file gates on its one
+// run, a FormatV1 file's stages are judged by their walls alone.
+const Format = "deepprof-baseline/3"
 
-// FormatV1 is the first version, still read.
-const FormatV1 = "deepprof-baseline/1"
+// FormatV2 and FormatV1 are the earlier versions, still read.
+const (
+	FormatV2 = "deepprof-baseline/2"
+	FormatV1 = "deepprof-baseline/1"
+)
 
 // Fields says what each field of a baseline file holds: written into the
 // file as "about", for whoever reads it.
@@ -44,7 +50,8 @@ var Fields = map[string]string{
 	"program":              "the profiled program's name (config.yaml's workload.name); where no model names the runs, a run of another program is not compared with this baseline",
 	"work":                 "each stage's GPU work, which tells a wall the host moved from one the GPU did: kernel_ms, busy_ms (null: unknown), launches and gap_ms per steady-state instance (from: phases) or over a pass (from: regions, instances 0), host_us_per_launch, and launch_bound (null: unknown) with bound_why",
 	"kernels.spread":       "how the kept kernels' launch durations vary, where the run recorded it (min_ms, median_ms, max_ms, stddev_ms): a kernel's change counts only beyond twice the spread it gives its total",
-	"gate":                 "host: a stage whose wall the host alone moved fails a comparison with this baseline (as deepprof diff --gate host); absent: it is reported",
+	"between_runs":         "where the baseline was made of several runs of the program, each its own process (deepprof baseline MAIN RUN...): their run ids (MAIN's first: every other figure is MAIN's), and the spread between them (n runs, min_ms and max_ms) of each stage's mean and each kept kernel's total; a later run's stage or kernel counts as changed only beyond that spread, by more than the tolerance (and a kernel's floor) of its nearest edge",
+	"gate":                 "the gate a comparison with this baseline uses when it asks for none (deepprof baseline --gate; deepprof diff --gate wins over it): host, a stage whose wall the host alone moved fails (as deepprof diff --gate host); gpu or absent, it is reported",
 }
 
 // DefaultTop is how many kernels a baseline keeps, by total time.
@@ -75,9 +82,13 @@ type Baseline struct {
 	// Work is each stage's GPU work, in the order of Stages, where the run
 	// had figures for it.
 	Work []StageWork `json:"work,omitempty"`
-	// Gate is model.GateHost when a wall the host moved fails a
-	// comparison with this baseline; "" otherwise.
+	// Gate is the gate a comparison with this baseline uses when it asks
+	// for none (GatesHost): model.GateHost, a wall the host moved fails;
+	// model.GateGPU or "", it is reported.
 	Gate string `json:"gate,omitempty"`
+	// BetweenRuns is the spread between the runs the baseline was made
+	// of (FromRuns); nil for one run.
+	BetweenRuns *BetweenRuns `json:"between_runs,omitempty"`
 
 	// Source is where it came from (a run directory or a baseline file),
 	// for reports; not written.
@@ -99,6 +110,57 @@ type KernelSpread struct {
 	Name   string         `json:"kernel_name"`
 	Device model.DeviceID `json:"device"`
 	model.Spread
+}
+
+// BetweenRuns is how a baseline's figures varied between the runs it was
+// made of, each its own process of one program: the spread of each
+// stage's mean and each kept kernel's total over the runs that have it
+// (kept where two or more do).
+type BetweenRuns struct {
+	Runs    []string        `json:"runs"` // their run ids, the baseline's own first
+	Stages  []StageBetween  `json:"stages"`
+	Kernels []KernelBetween `json:"kernels"`
+}
+
+// StageBetween is one stage's mean's spread between runs.
+type StageBetween struct {
+	Stage string `json:"stage"`
+	model.Between
+}
+
+// KernelBetween is one kept kernel's total's spread between runs.
+type KernelBetween struct {
+	Name   string         `json:"kernel_name"`
+	Device model.DeviceID `json:"device"`
+	model.Between
+}
+
+// Stage is the spread of stage name's mean; false where none is kept (or
+// there is no spread, b nil).
+func (b *BetweenRuns) Stage(name string) (model.Between, bool) {
+	if b == nil {
+		return model.Between{}, false
+	}
+	for _, st := range b.Stages {
+		if st.Stage == name {
+			return st.Between, true
+		}
+	}
+	return model.Between{}, false
+}
+
+// Kernel is the spread of a kernel's total on its device; false where none
+// is kept.
+func (b *BetweenRuns) Kernel(name string, device model.DeviceID) (model.Between, bool) {
+	if b == nil {
+		return model.Between{}, false
+	}
+	for _, k := range b.Kernels {
+		if k.Name == name && k.Device == device {
+			return k.Between, true
+		}
+	}
+	return model.Between{}, false
 }
 
 // StageWork is one stage's GPU work in a baseline.
@@ -126,6 +188,16 @@ func FromRunAllowPartial(dir string, top int) (*Baseline, error) {
 }
 
 func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
+	s, err := loadWhole(dir, allowPartial)
+	if err != nil {
+		return nil, err
+	}
+	return FromSummary(s, top), nil
+}
+
+// loadWhole loads the run directory dir with every part a baseline keeps;
+// one that is not complete only when allowPartial.
+func loadWhole(dir string, allowPartial bool) (*Summary, error) {
 	s, err := Load(dir)
 	if err != nil {
 		return nil, err
@@ -141,7 +213,73 @@ func fromRun(dir string, top int, allowPartial bool) (*Baseline, error) {
 		return nil, fmt.Errorf("%s: no %s: a baseline needs the run's stage times, kernels and regions",
 			dir, strings.Join(files, ", no "))
 	}
-	return FromSummary(s, top), nil
+	return s, nil
+}
+
+// ErrNotOneProgram is the error of a baseline of several runs that are not
+// runs of one program on one setup, or that name one run twice.
+var ErrNotOneProgram = errors.New("not several runs of one program")
+
+// FromRuns is the baseline of several runs of one program, each its own
+// process (deepprof baseline MAIN RUN...): the first run's baseline
+// (FromRunTop; allowPartial as FromRunAllowPartial), with the spread
+// between all of them of each stage's mean and each kept kernel's total
+// (BetweenRuns). Runs of another setup (SetupDifferences) or one run named
+// twice (by its run id) are refused (ErrNotOneProgram). One run is
+// FromRunTop's baseline.
+func FromRuns(dirs []string, top int, allowPartial bool) (*Baseline, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("no run: a baseline is made of one run or more")
+	}
+	runs := make([]*Summary, len(dirs))
+	for i, d := range dirs {
+		s, err := loadWhole(d, allowPartial)
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = s
+	}
+	b := FromSummary(runs[0], top)
+	if len(runs) == 1 {
+		return b, nil
+	}
+	b.BetweenRuns = &BetweenRuns{Stages: []StageBetween{}, Kernels: []KernelBetween{}}
+	for i, s := range runs {
+		if diffs := SetupDifferences(runs[0], s); len(diffs) > 0 {
+			return nil, fmt.Errorf("%s: %w: %s (run A is %s, run B this one); a baseline of several runs is of one program on one setup",
+				s.Source, ErrNotOneProgram, strings.Join(diffs, "; "), runs[0].Source)
+		}
+		same := func(o *Summary) bool {
+			return (s.RunID != "" && o.RunID == s.RunID) || filepath.Clean(o.Source) == filepath.Clean(s.Source)
+		}
+		if j := slices.IndexFunc(runs[:i], same); j >= 0 {
+			return nil, fmt.Errorf("%s: %w: it is run %s, as %s is: name each run once", s.Source, ErrNotOneProgram, input.EscapeHidden(s.RunID), runs[j].Source)
+		}
+		b.BetweenRuns.Runs = append(b.BetweenRuns.Runs, s.RunID)
+	}
+	for _, st := range b.Stages {
+		var means []float64
+		for _, s := range runs {
+			if i := slices.IndexFunc(s.Stages, func(o model.StageTimes) bool { return o.Name == st.Name }); i >= 0 && s.Stages[i].N > 0 {
+				means = append(means, s.Stages[i].MeanMS)
+			}
+		}
+		if len(means) >= 2 {
+			b.BetweenRuns.Stages = append(b.BetweenRuns.Stages, StageBetween{Stage: st.Name, Between: model.NewBetween(means)})
+		}
+	}
+	for _, k := range b.Kernels.Rows {
+		var totals []float64
+		for _, s := range runs {
+			if i := slices.IndexFunc(s.Kernels, func(o model.KernelTotals) bool { return o.Name == k.Name && o.Device == k.Device }); i >= 0 {
+				totals = append(totals, s.Kernels[i].TotalMS)
+			}
+		}
+		if len(totals) >= 2 {
+			b.BetweenRuns.Kernels = append(b.BetweenRuns.Kernels, KernelBetween{Name: k.Name, Device: k.Device, Between: model.NewBetween(totals)})
+		}
+	}
+	return b, nil
 }
 
 // FromSummary keeps the numbers of s that a baseline holds, with its top
@@ -174,6 +312,7 @@ func FromSummary(s *Summary, top int) *Baseline {
 	if s.GateHost {
 		b.Gate = model.GateHost
 	}
+	b.BetweenRuns = s.BetweenRuns
 	if s.EveryLaunchRegions != nil {
 		b.Regions, b.RegionsEveryLaunch = append(b.Regions, s.EveryLaunchRegions...), true
 	} else {
@@ -206,6 +345,7 @@ func (b *Baseline) Summary() *Summary {
 		s.Work[w.Stage] = w.StageWork
 	}
 	s.GateHost = b.Gate == model.GateHost
+	s.BetweenRuns = b.BetweenRuns
 	return s
 }
 
@@ -238,8 +378,8 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 	if err := dec.Decode(&b); err != nil {
 		return nil, positioned(name, data, err)
 	}
-	if b.Format != Format && b.Format != FormatV1 {
-		return nil, fmt.Errorf("%s:%d: format %q: want %q or %q (a file written by deepprof baseline)", name, lineOf(data, `"format"`, ""), b.Format, Format, FormatV1)
+	if b.Format != Format && b.Format != FormatV2 && b.Format != FormatV1 {
+		return nil, fmt.Errorf("%s:%d: format %q: want %q, %q or %q (a file written by deepprof baseline)", name, lineOf(data, `"format"`, ""), b.Format, Format, FormatV2, FormatV1)
 	}
 	var errs []error
 	bad := func(section, item, format string, args ...any) {
@@ -298,6 +438,29 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 	}
 	if _, err := model.ParseGate(b.Gate); err != nil {
 		bad(`"gate"`, "", "%v", err)
+	}
+	if br := b.BetweenRuns; br != nil {
+		if b.Format != Format {
+			bad(`"between_runs"`, "", "between_runs is new in %s: this file says %s", Format, b.Format)
+		}
+		if len(br.Runs) < 2 {
+			bad(`"between_runs"`, `"runs"`, "between_runs: want the run ids of 2 runs or more, got %d", len(br.Runs))
+		}
+		spread := func(v model.Between) bool {
+			return v.N >= 2 && v.N <= len(br.Runs) && ok(v.MinMS) && ok(v.MaxMS) && v.MinMS <= v.MaxMS
+		}
+		for _, st := range br.Stages {
+			if st.Stage == "" || !spread(st.Between) {
+				bad(`"between_runs"`, `"`+st.Stage+`"`, "stage %q between runs: want a stage, n from 2 to the %d runs, and 0 <= min_ms <= max_ms", st.Stage, len(br.Runs))
+			}
+			once(`"between_runs"`, "stage between runs", st.Stage, st.Stage)
+		}
+		for _, k := range br.Kernels {
+			if k.Name == "" || k.Device < 0 || !spread(k.Between) {
+				bad(`"between_runs"`, `"`+k.Name+`"`, "kernel %q between runs: want a kernel_name, device >= 0, n from 2 to the %d runs, and 0 <= min_ms <= max_ms", k.Name, len(br.Runs))
+			}
+			once(`"between_runs"`, "kernel between runs", fmt.Sprintf("%d\x00%s", k.Device, k.Name), k.Name)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -368,6 +531,30 @@ func CompareBaseline(base, run *Baseline, tol model.Tolerances) (*facts.DiffResu
 	if diffs := SetupDifferences(a, bs); len(diffs) > 0 {
 		return nil, fmt.Errorf("%s (run A is the baseline, run B the run): a baseline of another setup measures another thing; record one of this setup (-update)", strings.Join(diffs, "; "))
 	}
-	th.GateHost = th.GateHost || a.GateHost
+	if th.GateHost, err = GatesHost(tol.Gate, a); err != nil {
+		return nil, err
+	}
 	return Compare(a, bs, th), nil
+}
+
+// GatesHost says whether a comparison gates the host (model.GateHost): as
+// asked (deepprof diff --gate, the tolerances' gate) when a gate is asked
+// for, else as a side's baseline file says (its "gate", deepprof baseline
+// --gate). A gate asked for wins over the file's, either way.
+func GatesHost(asked string, sides ...*Summary) (bool, error) {
+	if asked != "" {
+		return model.ParseGate(asked)
+	}
+	return slices.ContainsFunc(sides, func(s *Summary) bool { return s.GateHost }), nil
+}
+
+// SetGate sets the gate the baseline asks for (model.GateGPU or
+// model.GateHost; "" asks for none): what a comparison with it gates when
+// the comparison asks for no gate itself (GatesHost).
+func (b *Baseline) SetGate(g string) error {
+	if _, err := model.ParseGate(g); err != nil {
+		return err
+	}
+	b.Gate = g
+	return nil
 }

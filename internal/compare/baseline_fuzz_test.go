@@ -13,7 +13,8 @@ import (
 
 // Issue 16, item 7: a baseline file under arbitrary input: no panic, no
 // number that is not finite, and what reads writes a file that reads back
-// to the same bytes. Seeds are the repository's baselines.
+// to the same bytes. Seeds are the repository's baselines, and the
+// baseline of the recorded lease pair (two runs: the spread between them).
 func FuzzRead(f *testing.F) {
 	seeds, err := filepath.Glob("../../golden/perf/*.json")
 	if err != nil || len(seeds) == 0 {
@@ -26,6 +27,15 @@ func FuzzRead(f *testing.F) {
 		}
 		f.Add(string(b))
 	}
+	pair, err := compare.FromRuns([]string{"../../fixtures/runs/tiny-llama", "../../fixtures/runs/tiny-llama-lease2"}, 3, false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var seed bytes.Buffer
+	if err := pair.Write(&seed); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed.String())
 	f.Fuzz(func(t *testing.T, s string) {
 		b, err := compare.Read(strings.NewReader(s), "b.json")
 		if err != nil {

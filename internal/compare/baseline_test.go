@@ -108,7 +108,7 @@ func TestFromRunMissing(t *testing.T) {
 func TestRead(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
 		{"syntax", "{\n\"format\": \"deepprof-baseline/1\",\n\"stages\": [,]}", "b.json:3: invalid character ','"},
-		{"format", "{\"format\": \"deepprof-baseline/9\"}", `b.json:1: format "deepprof-baseline/9": want "deepprof-baseline/2" or "deepprof-baseline/1"`},
+		{"format", "{\"format\": \"deepprof-baseline/9\"}", `b.json:1: format "deepprof-baseline/9": want "deepprof-baseline/3", "deepprof-baseline/2" or "deepprof-baseline/1"`},
 		{"no format", "{}", `b.json:1: format ""`},
 		{"type", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [{\"name\": \"decode\", \"n\": \"three\"}]}", "b.json:2: json: cannot unmarshal"},
 		{"bad stage", "{\"format\": \"deepprof-baseline/1\",\n\"stages\": [\n{\"name\": \"decode\", \"n\": 0}]}", `b.json:3: stage "decode": want a name, n >= 1`},
@@ -127,6 +127,17 @@ func TestRead(t *testing.T) {
 			`b.json:3: kernel "gemm": want a kernel_name, total_ms >= 0, device >= 0`},
 		{"duplicate region", "{\"format\": \"deepprof-baseline/1\",\n\"regions\": [\n{\"name\": \"prefill\"},\n{\"name\": \"prefill\"}]}",
 			`b.json:4: region "prefill" is listed twice`},
+		// issue 51: the spread between runs, new in version 3
+		{"between runs in version 2", "{\"format\": \"deepprof-baseline/2\",\n\"between_runs\": {\"runs\": [\"a\", \"b\"]}}",
+			`b.json:2: between_runs is new in deepprof-baseline/3: this file says deepprof-baseline/2`},
+		{"between one run", "{\"format\": \"deepprof-baseline/3\",\n\"between_runs\": {\n\"runs\": [\"a\"]}}",
+			`b.json:3: between_runs: want the run ids of 2 runs or more, got 1`},
+		{"stage between runs reversed", "{\"format\": \"deepprof-baseline/3\",\n\"between_runs\": {\"runs\": [\"a\", \"b\"], \"stages\": [\n{\"stage\": \"decode\", \"n\": 2, \"min_ms\": 2, \"max_ms\": 1}]}}",
+			`b.json:3: stage "decode" between runs: want a stage, n from 2 to the 2 runs, and 0 <= min_ms <= max_ms`},
+		{"kernel between more runs than named", "{\"format\": \"deepprof-baseline/3\",\n\"between_runs\": {\"runs\": [\"a\", \"b\"], \"kernels\": [\n{\"kernel_name\": \"gemm\", \"n\": 3, \"min_ms\": 1, \"max_ms\": 2}]}}",
+			`b.json:3: kernel "gemm" between runs: want a kernel_name, device >= 0, n from 2 to the 2 runs`},
+		{"kernel between runs twice", "{\"format\": \"deepprof-baseline/3\",\n\"between_runs\": {\"runs\": [\"a\", \"b\"], \"kernels\": [\n{\"kernel_name\": \"gemm\", \"n\": 2, \"min_ms\": 1, \"max_ms\": 2},\n{\"kernel_name\": \"gemm\", \"n\": 2, \"min_ms\": 1, \"max_ms\": 2}]}}",
+			`b.json:4: kernel between runs "gemm" is listed twice`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := compare.Read(strings.NewReader(c.in), "b.json")

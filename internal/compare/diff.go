@@ -57,6 +57,15 @@ func Compare(a, b *Summary, th model.Thresholds) *facts.DiffResult {
 	for _, d := range SetupDifferences(a, b) {
 		r.Notes = append(r.Notes, "A and B do not measure one thing: "+d)
 	}
+	if br := a.BetweenRuns; br != nil {
+		ids := make([]string, len(br.Runs))
+		for i, id := range br.Runs {
+			ids[i] = shown(id)
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("A is a baseline of %d runs of the program, each its own process (%s): "+
+			"a stage's mean or a kernel's total counts as changed only beyond their spread, by more than the threshold "+
+			"(and a kernel's floor) of its nearest edge; inside, it is noise", len(br.Runs), strings.Join(ids, ", ")))
+	}
 	if a.Has(facts.PartStages) && b.Has(facts.PartStages) {
 		compareStages(r, a, b)
 	}
@@ -209,7 +218,11 @@ func compareStages(r *facts.DiffResult, a, b *Summary) {
 			noise = p >= model.Alpha
 			row.LowPower = min(row.A.N, row.B.N) < facts.MinPowerSamples
 		}
-		row.Verdict = judge(exceeds, noise, *row.DeltaMS > 0)
+		if bt, ok := a.BetweenRuns.Stage(name); ok {
+			row.Between = &bt
+			row.WithinRuns = exceeds && !beyondRuns(bt, row.B.MeanMS, r.Thresholds.Stage, 0)
+		}
+		row.Verdict = judge(exceeds, noise || row.WithinRuns, *row.DeltaMS > 0)
 		wa, okA := a.Work[name]
 		wb, okB := b.Work[name]
 		if okA && okB && comparable(wa, wb) {
@@ -349,7 +362,11 @@ func compareKernels(r *facts.DiffResult, a, b *Summary) {
 		floor := kernelFloor(absFloor, *ka, *kb, a.Spreads, b.Spreads)
 		row.FloorMS = &floor
 		exceeds = exceeds && math.Abs(*row.DeltaMS) > floor
-		row.Verdict = judge(exceeds, false, *row.DeltaMS > 0)
+		if bt, ok := a.BetweenRuns.Kernel(ka.Name, ka.Device); ok {
+			row.Between = &bt
+			row.WithinRuns = exceeds && !beyondRuns(bt, kb.TotalMS, r.Thresholds.Kernel, floor)
+		}
+		row.Verdict = judge(exceeds, row.WithinRuns, *row.DeltaMS > 0)
 		if row.Verdict != facts.Unchanged && collectives.Is(ka.Name, kernels.Communication) {
 			// A collective's kernel runs until the last rank joins it:
 			// its total holds this rank's wait for the others, which
@@ -502,7 +519,10 @@ func compareMFU(r *facts.DiffResult, a, b *Summary) {
 				case facts.Host, facts.Noise:
 					row.Verdict = st.Verdict
 				}
-				if st.Verdict == facts.Noise {
+				switch {
+				case st.WithinRuns:
+					row.Why = "the same change as stage " + st.Name + " (MFU is FLOPs over its time), inside the spread between A's runs"
+				case st.Verdict == facts.Noise:
 					row.Why = "the same change as stage " + st.Name + " (MFU is FLOPs over its time), which its repeats call noise"
 				}
 				break
@@ -517,8 +537,9 @@ func compareMFU(r *facts.DiffResult, a, b *Summary) {
 // decode) restates with verdict v: a stage of that phase
 // (model.DefaultPhases; for the model, either phase) with the opposite
 // verdict on time (slower is lower MFU; a slower stage the host moved
-// counts), else one whose change the same way its repeats call noise (the
-// MFU's change is then that noise). nil when none.
+// counts), else one whose change the same way its repeats, or the spread
+// between A's runs, call noise (the MFU's change is then that noise). nil
+// when none.
 func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) *facts.DiffStage {
 	if v != facts.Regression && v != facts.Improvement {
 		return nil
@@ -532,12 +553,22 @@ func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) *facts.DiffSt
 		if st.Verdict == v || (v == facts.Regression && st.Verdict == facts.Host) {
 			return &r.Stages[i]
 		}
-		slower := st.DeltaPct != nil && *st.DeltaPct > 0
-		if st.Verdict == facts.Noise && noise == nil && st.DeltaPct != nil && slower == (v == facts.Regression) {
+		slower := st.DeltaMS != nil && *st.DeltaMS > 0
+		if st.Verdict == facts.Noise && noise == nil && st.DeltaMS != nil && slower == (v == facts.Regression) {
 			noise = &r.Stages[i]
 		}
 	}
 	return noise
+}
+
+// beyondRuns says whether v lies beyond the spread between runs bt by more
+// than the threshold th of its nearest edge and more than floor: a figure
+// inside the spread between processes of one program, or just past it,
+// has not changed.
+func beyondRuns(bt model.Between, v, th, floor float64) bool {
+	edge := bt.Nearest(v)
+	d := math.Abs(v - edge)
+	return d > th*math.Abs(edge) && d > floor
 }
 
 // kernelFloor is the least change of a kernel's total that counts: the

@@ -104,10 +104,30 @@
 //
 // A baseline keeps the numbers that matter (per-stage mean, sd and repeats;
 // the top kernels' totals; region totals; MFU) in a small JSON file,
-// deepprof-baseline/2, which says in itself what each field holds (Fields),
+// deepprof-baseline/3, which says in itself what each field holds (Fields),
 // with each stage's GPU work and the kept kernels' spread, so that a
-// baseline gates as its run does; deepprof-baseline/1 files are still read
-// (their stages judged by their walls alone).
+// baseline gates as its run does, and the gate a comparison with it uses
+// when it asks for none (GatesHost). deepprof-baseline/2 files are still
+// read, and deepprof-baseline/1 files (their stages judged by their walls
+// alone).
+//
+// # Several runs
+//
+// Welch's test over the repeats of one process cannot see how a figure
+// varies between processes: a launch-bound stage's mean followed its
+// host's speed by half between the two recorded leases of one program. A
+// baseline made of several runs of one program, each its own process
+// (FromRuns; deepprof baseline MAIN RUN...), keeps the first run's
+// figures and, of each stage's mean and each kept kernel's total, the
+// spread between all the runs (BetweenRuns: n, min and max). Compared with
+// such a baseline as run A, a stage or kernel of B counts as changed only
+// where it lies beyond that spread by more than the threshold (and, for a
+// kernel, its floor) of the spread's nearest edge: a move inside it, or
+// just past it, is noise (the row's WithinRuns), whatever the threshold and
+// Welch's test said against A's own figure, and an MFU change that
+// restates such a stage is noise too. Runs of another setup
+// (SetupDifferences), or one run named twice, make no such baseline
+// (ErrNotOneProgram).
 // A check is a comparison as above, with the same verdict rule: a move
 // counts when it exceeds the tolerance and, for a stage with repeats,
 // Welch's t-test finds it significant. The file keeps each stage's mean,

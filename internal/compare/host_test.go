@@ -96,7 +96,8 @@ func TestLeasePairIsTheHost(t *testing.T) {
 
 // TestBaselineKeepsTheWork: a baseline of a run gates as the run does:
 // the lease pair with lease 1's baseline as A is the host's too, and a
-// baseline that gates the host fails it.
+// baseline that gates the host fails it, unless the tolerances ask for the
+// GPU gate.
 func TestBaselineKeepsTheWork(t *testing.T) {
 	t.Parallel()
 	base, err := compare.FromRun(lease1)
@@ -117,6 +118,13 @@ func TestBaselineKeepsTheWork(t *testing.T) {
 	r, err = compare.CompareBaseline(back, run, model.DefaultTolerances())
 	require.NoError(t, err)
 	assert.True(t, r.Regression)
+	// A gate the tolerances ask for wins over the file's.
+	tol := model.DefaultTolerances()
+	tol.Gate = model.GateGPU
+	r, err = compare.CompareBaseline(back, run, tol)
+	require.NoError(t, err)
+	assert.False(t, r.Regression, "%v", r.Regressions)
+	assert.Len(t, r.HostMoves, 2)
 
 	// A first-version file (golden/perf/tiny-llama.json, of lease 1) has
 	// no work: it is read, and its stages are judged by their walls alone.

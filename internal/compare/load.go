@@ -67,6 +67,9 @@ type Summary struct {
 	// GateHost says the baseline file this came from gates the host
 	// (its "gate" is model.GateHost).
 	GateHost bool
+	// BetweenRuns is the spread between the runs of the baseline file
+	// this came from, where it was made of several; nil otherwise.
+	BetweenRuns *BetweenRuns
 
 	// Read are the files the numbers were read from, relative to Source
 	// (a baseline: the file itself, "").

@@ -108,6 +108,19 @@ type DiffStage struct {
 	Cause string `json:"cause,omitempty"`
 	// Why says in words what the cause stands on.
 	Why string `json:"why,omitempty"`
+	InRuns
+}
+
+// InRuns is a row's place in the spread between the runs of A, where A is
+// a baseline of several runs of the program (each its own process).
+type InRuns struct {
+	// Between is the spread of A's figure between its runs; nil where A
+	// has none.
+	Between *model.Between `json:"between_runs,omitempty"`
+	// WithinRuns says B's figure lies inside that spread, or beyond it by
+	// no more than the threshold (and floor) of its nearest edge, though
+	// it moved beyond them from A's own: noise, not a change.
+	WithinRuns bool `json:"within_runs,omitempty"`
 }
 
 // DiffWork compares a stage's GPU work: what the GPU does per instance,
@@ -169,6 +182,7 @@ type DiffKernel struct {
 	// spread of its launches' total; null where not judged.
 	FloorMS *float64 `json:"floor_ms,omitempty"`
 	DiffChange
+	InRuns
 }
 
 // DiffKernelSide is one run's totals of a kernel.

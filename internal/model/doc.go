@@ -17,7 +17,8 @@
 //     name and template arguments.
 //   - Scale, Lookup and Value: the one table of unit spellings (below).
 //   - Names: which stages are an inference's prefill and decode (below).
-//   - Sample, Summary, Welch, PairedRatio: statistics of repeats (below).
+//   - Sample, Summary, Welch, PairedRatio: statistics of repeats; Between:
+//     a figure's spread between runs (below).
 //   - Tolerances and Thresholds: how far a run may move from its baseline.
 //   - RegionDir (a profiled program's range name as a safe folder name),
 //     the names nsys gives its files (NsysStatsCSVPath, NsysExtReport...)
@@ -78,7 +79,9 @@
 //
 // This is the one place where repeated measurements become figures: the
 // warm-up rule, the mean and standard deviation of what is kept, and
-// Welch's t-test between two such summaries. Every report that shows a
+// Welch's t-test between two such summaries; and, where several runs of
+// one program were kept (a baseline of several processes), a figure's
+// spread between them (Between). Every report that shows a
 // figure made from repeats (the stakeholder summary's stage rows, tokens/s
 // and MFU; deepprof diff; performance baselines) takes it from here, so
 // that one run's stage has one mean everywhere. It is in the spirit of

@@ -306,6 +306,29 @@ func PairedRatio(on, off []float64) (Ratio, bool) {
 		Q3: stat.Quantile(0.75, stat.LinInterp, r, nil), Pairs: len(r)}, true
 }
 
+// Between is how one figure (a stage's mean, a kernel's total) varies
+// between runs of one program, each its own process: N runs, the least
+// and the most of their values. Repeats within one process cannot see it
+// (a launch-bound stage's mean followed its host's speed by half between
+// two processes).
+type Between struct {
+	N     int     `json:"n"`
+	MinMS float64 `json:"min_ms"`
+	MaxMS float64 `json:"max_ms"`
+}
+
+// NewBetween is the spread of one figure's values, one a run.
+func NewBetween(v []float64) Between {
+	if len(v) == 0 {
+		return Between{}
+	}
+	return Between{N: len(v), MinMS: RoundMS(slices.Min(v)), MaxMS: RoundMS(slices.Max(v))}
+}
+
+// Nearest is the value of the spread nearest v: v itself inside it, else
+// the edge it lies beyond.
+func (b Between) Nearest(v float64) float64 { return min(max(v, b.MinMS), b.MaxMS) }
+
 // StageTimes is one stage's wall time per repeat, in ms, and its summary after
 // the warm-up rule: what a diff and a baseline compare.
 type StageTimes struct {

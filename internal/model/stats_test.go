@@ -169,3 +169,20 @@ func TestWarmupPerStep(t *testing.T) {
 	n, _ = Sample{Repeats: []float64{90, 80, 1, 1}}.Warmup()
 	assert.Equal(t, 2, n)
 }
+
+// TestBetween: the spread between runs is their least and most value, and
+// a value's nearest point of it is itself inside, the edge outside.
+func TestBetween(t *testing.T) {
+	b := NewBetween([]float64{10.072020333, 6.471542667, 8})
+	assert.Equal(t, Between{N: 3, MinMS: 6.471542667, MaxMS: 10.072020333}, b)
+	for _, c := range []struct{ v, want float64 }{
+		{7, 7},
+		{6.471542667, 6.471542667},
+		{10.072020333, 10.072020333},
+		{11, 10.072020333},
+		{1, 6.471542667},
+	} {
+		assert.Equal(t, c.want, b.Nearest(c.v), "%v", c.v)
+	}
+	assert.Equal(t, Between{}, NewBetween(nil))
+}

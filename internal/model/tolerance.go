@@ -16,9 +16,10 @@ type Tolerances struct {
 	// FloorPct is the absolute floor of a kernel's or region's change, in
 	// percent of the run's kernel time; 0 takes the default (DefaultFloor).
 	FloorPct float64 `json:"floor_pct,omitempty" yaml:"floor_pct,omitempty" koanf:"floor_pct"`
-	// Gate names what fails besides the GPU work: "" or GateGPU (the
-	// default: the GPU work and the walls of GPU-bound stages), GateHost
-	// (also a wall that moved with the host alone).
+	// Gate names what fails besides the GPU work: GateGPU (the GPU work
+	// and the walls of GPU-bound stages), GateHost (also a wall that moved
+	// with the host alone); "" takes the baseline file's gate, else
+	// GateGPU. Given, it wins over the file's.
 	Gate string `json:"gate,omitempty" yaml:"gate,omitempty" koanf:"gate"`
 }
 

@@ -77,10 +77,12 @@ func RegionsCSV(w io.Writer, r *facts.RegionReport) error {
 // DiffCSV writes a comparison, a row a compared row of each part: stages
 // (means, in ms), kernels and regions (totals, in ms), MFU (a fraction of
 // the peak, as summary.json holds it); a and b are each side's value,
-// empty where a side has none.
+// empty where a side has none. A stage's row ends with its cause
+// (facts.CauseGPU, facts.CauseHost; empty where unknown or nothing
+// changed), as the text and JSON say it; other rows leave it empty.
 func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"part", "name", "device", "status", "a", "b", "unit", "delta", "delta_pct", "p_value", "low_power", "verdict"})
+	cw.Write([]string{"part", "name", "device", "status", "a", "b", "unit", "delta", "delta_pct", "p_value", "low_power", "verdict", "cause"})
 	opt := func(v *float64) string {
 		if v == nil {
 			return ""
@@ -99,7 +101,7 @@ func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 			b = &s.B.MeanMS
 		}
 		cw.Write(append(append([]string{facts.PartStages, csvText(s.Name), "", "", opt(a), opt(b), "ms"}, change(s.DiffChange)...),
-			opt(s.P), strconv.FormatBool(s.LowPower), string(s.Verdict)))
+			opt(s.P), strconv.FormatBool(s.LowPower), string(s.Verdict), csvText(s.Cause)))
 	}
 	for _, k := range r.Kernels {
 		var a, b *float64
@@ -110,7 +112,7 @@ func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 			b = &k.B.TotalMS
 		}
 		cw.Write(append(append([]string{facts.PartKernels, csvText(k.Name), k.Device.String(), k.Status, opt(a), opt(b), "ms"}, change(k.DiffChange)...),
-			"", "", string(k.Verdict)))
+			"", "", string(k.Verdict), ""))
 	}
 	for _, g := range r.Regions {
 		var a, b *float64
@@ -121,10 +123,10 @@ func DiffCSV(w io.Writer, r *facts.DiffResult) error {
 			b = &g.B.TotalMS
 		}
 		cw.Write(append(append([]string{facts.PartRegions, csvText(g.Name), "", "", opt(a), opt(b), "ms"}, change(g.DiffChange)...),
-			"", "", string(g.Verdict)))
+			"", "", string(g.Verdict), ""))
 	}
 	for _, m := range r.MFU {
-		cw.Write([]string{facts.PartMFU, csvText(m.Name), "", "", opt(m.A), opt(m.B), "fraction", "", opt(m.DeltaPct), "", "", string(m.Verdict)})
+		cw.Write([]string{facts.PartMFU, csvText(m.Name), "", "", opt(m.A), opt(m.B), "fraction", "", opt(m.DeltaPct), "", "", string(m.Verdict), ""})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -53,7 +53,7 @@ func MovedMarkdown(r *facts.DiffResult) string {
 			t.Rows = append(t.Rows, []string{"stage", EscapeCell(s.Name),
 				optText(s.A != nil, func() string { return ms(s.A.MeanMS) }),
 				optText(s.B != nil, func() string { return ms(s.B.MeanMS) }),
-				pctCell(s.DeltaPct), verdictCell(s.Verdict, s.P)})
+				pctCell(s.DeltaPct), verdictCell(s.Verdict, s.P, s.InRuns)})
 		}
 	}
 	for _, k := range r.Kernels {
@@ -61,7 +61,7 @@ func MovedMarkdown(r *facts.DiffResult) string {
 			t.Rows = append(t.Rows, []string{"kernel", EscapeCell(k.Name),
 				optText(k.A != nil, func() string { return ms(k.A.TotalMS) }),
 				optText(k.B != nil, func() string { return ms(k.B.TotalMS) }),
-				kernelPct(k), string(k.Verdict) + kernelStatus(k)})
+				kernelPct(k), string(k.Verdict) + runsNote(k.InRuns, model.FormatMS) + kernelStatus(k)})
 		}
 	}
 	for _, g := range r.Regions {
@@ -252,7 +252,8 @@ func diffStages(r *facts.DiffResult, b *strings.Builder) {
 			low = true
 		}
 		t.Rows = append(t.Rows, []string{EscapeCell(s.Name), stat(s.A), stat(s.B),
-			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test, string(s.Verdict)})
+			signed(s.DeltaMS, dd), pctCell(s.DeltaPct), test,
+			string(s.Verdict) + runsNote(s.InRuns, func(v float64) string { return model.Fixed(v, dab) })})
 	}
 	b.WriteString(t.String() + "\n")
 	if low {
@@ -384,7 +385,7 @@ func diffKernels(r *facts.DiffResult, b *strings.Builder) {
 		Right:  []bool{false, true, true, true, true, true, false, false},
 	}
 	for _, k := range r.Kernels {
-		v := string(k.Verdict)
+		v := string(k.Verdict) + runsNote(k.InRuns, func(v float64) string { return model.Fixed(v, dv) })
 		if k.Verdict == facts.Unchanged && k.FloorMS != nil && k.DeltaMS != nil && k.A != nil &&
 			math.Abs(*k.DeltaMS) > r.Thresholds.Kernel*k.A.TotalMS {
 			v += " (under its floor, " + model.FormatMS(*k.FloorMS) + " ms)"
@@ -540,11 +541,24 @@ func pText(p float64) string {
 	return "p = " + model.Fixed(p, 3)
 }
 
-func verdictCell(v facts.Verdict, p *float64) string {
+func verdictCell(v facts.Verdict, p *float64, in facts.InRuns) string {
+	if n := runsNote(in, model.FormatMS); n != "" {
+		return string(v) + n
+	}
 	if p != nil && (v == facts.Noise || v == facts.Regression || v == facts.Improvement) {
 		return string(v) + " (Welch " + pText(*p) + ")"
 	}
 	return string(v)
+}
+
+// runsNote is what a row inside the spread between A's runs adds to its
+// verdict (noise): that spread, its times printed by format; "" for any
+// other row.
+func runsNote(in facts.InRuns, format func(ms float64) string) string {
+	if !in.WithinRuns || in.Between == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (within the spread between A's %d runs, %s–%s ms)", in.Between.N, format(in.Between.MinMS), format(in.Between.MaxMS))
 }
 
 func mfuCell(f *float64) string {
