@@ -11,6 +11,9 @@
 #   noactivity  no activity records (callbacks only)
 #   empty       an injection library that does nothing
 #   nocount     CUPTI's buffers flushed every second only (not also by count)
+#   apiactivity no launch callbacks: CUPTI's activity records of every driver
+#               and runtime call instead
+#   nowrite     as noapi, CUPTI's completed buffers freed unread
 # and two settings of the full library: keeptsl (DEEPPROF_CUPTI_SKIP_DOMAINS
 # empty: XLA's TSL domain recorded too) and nonvtx (NVTX_INJECTION64_PATH
 # unset: no NVTX at all). WHICH (default all) picks the programs: jax,
@@ -51,6 +54,18 @@ gcc -shared -fPIC -O2 -std=gnu11 "${inc[@]}" -o "$out/lib-nocount.so" "$out/noco
 build noapi "n += enable_launch_callbacks|int n = enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);=>int n = 0;"
 build nocopies "KIND_MEMCPY)|KIND_MEMCPY2)|KIND_MEMSET)"
 build noactivity "cuptiActivityEnable("
+noapi="n += enable_launch_callbacks|int n = enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);=>int n = 0;"
+# apiactivity: no launch callbacks; CUPTI's own activity records of every driver and runtime call instead
+build apiactivity "$noapi|CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), \"enable MEMSET\");=>CUPTI_TRY(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), \"enable MEMSET\"); cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER); cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);"
+# nowrite: as noapi, and CUPTI's completed buffers freed unread (nothing formatted or written)
+python3 - "$out/noapi.c" "$out/nowrite.c" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+old = "size_t valid) {\n  (void)size;\n"
+assert old in s, "buffer_completed not found"
+open(sys.argv[2], "w").write(s.replace(old, old + "  free(buffer);\n  return;\n", 1))
+PY
+gcc -shared -fPIC -O2 -std=gnu11 "${inc[@]}" -o "$out/lib-nowrite.so" "$out/nowrite.c" "${lib[@]}" -lcupti -ldl -lpthread || echo "build nowrite failed"
 printf 'int InitializeInjection(void) { return 1; }\n' >"$out/empty.c"
 gcc -shared -fPIC -O2 -o "$out/lib-empty.so" "$out/empty.c"
 cd scripts/corpus
