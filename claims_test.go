@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -244,4 +245,117 @@ func adviceText(s facts.Summary) string {
 		}
 	}
 	return b.String()
+}
+
+// kernelTotal finds the kernel-time totals the findings and the advice
+// give: "of 68.78 ms of GPU kernel time", "of the 68.777 ms of kernel
+// time", each with the rest of its sentence.
+var kernelTotal = regexp.MustCompile(`of (?:the )?([0-9.]+) ms of (?:GPU )?kernel time ([^;.]*(?:\.[0-9][^;.]*)*)`)
+
+// TestRecordedRunsFindingsSteady: on every recorded run, each kernel-time
+// total of Findings, of the advice and of Top Kernels is the steady
+// phases' (the kernel time of the phases its ranges name, their warm-up
+// left out), or says what it holds of the warm-up and how much (DESIGN:
+// "Steady state": every figure built from instances uses the one warm-up
+// decision).
+func TestRecordedRunsFindingsSteady(t *testing.T) {
+	warmups := 0
+	for name, s := range recordedSummaries(t) {
+		t.Run(name, func(t *testing.T) {
+			k := s.Kernels
+			if k.Missing != "" {
+				return
+			}
+			steady, warm, phases := phaseKernelMS(s, k)
+			switch {
+			case k.Scope == facts.ScopeRanges && phases > 0:
+				assert.InDelta(t, steady, k.TotalMS, 1e-6*steady+1e-9, "the ranges' kernel time is their steady phases'")
+				if warm > 0 {
+					warmups++
+					require.NotNil(t, k.Warmup, "the warm-up's %.3f ms is said", warm)
+					assert.True(t, k.Warmup.LeftOut)
+					assert.InDelta(t, warm, k.Warmup.MS, 1e-6*warm+1e-9)
+				} else {
+					assert.Nil(t, k.Warmup)
+				}
+			case warm > 0:
+				require.NotNil(t, k.Warmup, "a whole run's total says the warm-up it holds")
+				assert.False(t, k.Warmup.LeftOut)
+				assert.InDelta(t, warm, k.Warmup.MS, 1e-6*warm+1e-9)
+			case phases == 0 && slices.ContainsFunc(s.Stages.Rows, func(r facts.Stage) bool { return r.WarmupMS != nil }):
+				assert.True(t, k.WarmupIncluded, "a table with no warm-up decision says it holds the warm-up the stages drop")
+			}
+			says := warmupWords(k)
+			var texts []string
+			texts = append(texts, s.Narrative.Lines...)
+			for _, r := range s.Narrative.Recommendations {
+				texts = append(texts, r.Text)
+			}
+			for _, text := range texts {
+				for _, m := range kernelTotal.FindAllStringSubmatch(text, -1) {
+					v, err := strconv.ParseFloat(m[1], 64)
+					require.NoError(t, err)
+					assert.InDelta(t, k.TotalMS, v, 0.006, "a total of kernel time is the table's: %s", text)
+					assert.Contains(t, m[2], says, "a total says what it holds of the warm-up: %s", text)
+					saysWarmupMS(t, k, m[2])
+				}
+			}
+			md := string(mustRead(t, filepath.Join("fixtures/runs", name, rundir.StakeholderSummary)))
+			top := regexp.MustCompile(`(?m)^From .*: (\d+) launches, ([0-9.]+) ms of GPU time; share is of that time\.`).FindStringSubmatch(md)
+			require.NotNil(t, top, "Top Kernels says its total")
+			assert.Contains(t, top[0], says, "Top Kernels says what its total holds of the warm-up")
+			saysWarmupMS(t, k, top[0])
+			v, _ := strconv.ParseFloat(top[2], 64)
+			assert.InDelta(t, k.TotalMS, v, 0.0006, "Top Kernels' total")
+		})
+	}
+	assert.GreaterOrEqual(t, warmups, 10, "recorded runs with a warm-up in their profiled ranges")
+}
+
+// warmupMS finds the warm-up's kernel time a total says it left out.
+var warmupMS = regexp.MustCompile(`the warm-up's ([0-9.]+) ms left out`)
+
+// saysWarmupMS: the warm-up time text says is left out is k's.
+func saysWarmupMS(t *testing.T, k facts.Kernels, text string) {
+	t.Helper()
+	if m := warmupMS.FindStringSubmatch(text); m != nil {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		require.NotNil(t, k.Warmup, text)
+		assert.InDelta(t, k.Warmup.MS, v, 0.006, text)
+	}
+}
+
+// warmupWords are the words a kernel-time total of k holds to say what it
+// holds of the warm-up: "" where there is none to say.
+func warmupWords(k facts.Kernels) string {
+	switch {
+	case k.Warmup != nil && k.Warmup.LeftOut:
+		return "in steady state (the warm-up's "
+	case k.Warmup != nil:
+		return "of it the warm-up"
+	case k.WarmupIncluded:
+		return "warm-up included"
+	}
+	return ""
+}
+
+// phaseKernelMS sums the kernel time of the phases (not the ranges inside
+// them) the kernel table's ranges name, every process and device: of their
+// steady-state instances and of their warm-up apart; for a table of the
+// whole run, of every phase. phases counts the rows summed.
+func phaseKernelMS(s facts.Summary, k facts.Kernels) (steady, warm float64, phases int) {
+	if s.Phases.Missing != "" {
+		return 0, 0, 0
+	}
+	for _, r := range s.Phases.Rows {
+		if r.Nested || r.Phase == "" || (k.Scope == facts.ScopeRanges && !slices.Contains(k.Ranges, r.Phase)) {
+			continue
+		}
+		phases++
+		steady += r.KernelMS
+		if r.Warmup != nil {
+			warm += r.Warmup.KernelMS
+		}
+	}
+	return steady, warm, phases
 }

@@ -251,9 +251,10 @@ type PhaseGPU struct {
 	WallMS float64 `json:"wall_ms"`
 	Busy   float64 `json:"busy"` // GPUMS / WallMS
 	// Instances, when set, are the range instances of the profiled run
-	// that the region's kernel time was divided by (stages read from the
-	// same run's NVTX ranges, or a CUPTI timeline that recorded every
-	// repeat): GPUMS is then a mean per instance, like WallMS.
+	// that the kernel time was divided by: a CUPTI timeline's steady-state
+	// instances of the phase, their own kernels' time (the warm-up's
+	// apart), or the instances of stages read from the same run's NVTX
+	// ranges: GPUMS is then a mean per instance, like WallMS.
 	Instances int `json:"instances,omitempty"`
 }
 
@@ -647,16 +648,28 @@ type Kernels struct {
 	// (the program pushed no range), not ranges the program pushed.
 	Inferred bool `json:"ranges_inferred,omitempty"`
 	// OutsideMS is the kernel time of the whole run outside Ranges (the
-	// regions' whole-run total less TotalMS); nil when not known.
-	OutsideMS  *float64       `json:"outside_ms,omitempty"`
-	TotalMS    float64        `json:"total_ms"`
-	Launches   int64          `json:"launches"`
-	Rows       []KernelRow    `json:"rows"`
-	ByCategory []CategoryTime `json:"by_category"`
-	BoundRule  string         `json:"bound_rule"`
-	Missing    string         `json:"missing,omitempty"`
-	BoundsNote string         `json:"bounds_note,omitempty"`
-	Roofline   []RooflinePt   `json:"roofline,omitempty"`
+	// regions' whole-run total less the ranges' kernel time, warm-up
+	// included); nil when not known.
+	OutsideMS *float64 `json:"outside_ms,omitempty"`
+	// Warmup is the kernel time of the scope's launches made in warm-up
+	// instances (the one warm-up decision, phases.Steady): left out of
+	// TotalMS, the rows and the categories for a scope of ranges
+	// (Warmup.LeftOut), held in them for the whole run; nil where no
+	// launch of the scope is in a warm-up, or where the table's source
+	// has no warm-up decision (no CUPTI timeline).
+	Warmup *KernelsWarmup `json:"warmup,omitempty"`
+	// WarmupIncluded says the table holds warm-up launches it cannot tell
+	// apart: its source has no warm-up decision and the stages dropped a
+	// warm-up.
+	WarmupIncluded bool           `json:"warmup_included,omitempty"`
+	TotalMS        float64        `json:"total_ms"`
+	Launches       int64          `json:"launches"`
+	Rows           []KernelRow    `json:"rows"`
+	ByCategory     []CategoryTime `json:"by_category"`
+	BoundRule      string         `json:"bound_rule"`
+	Missing        string         `json:"missing,omitempty"`
+	BoundsNote     string         `json:"bounds_note,omitempty"`
+	Roofline       []RooflinePt   `json:"roofline,omitempty"`
 	// DeepShare is the share of TotalMS the deep pass measured: each
 	// kernel it profiled counts with the time of the launch
 	// configurations it measured (all of it where no timeline weighs
@@ -665,6 +678,32 @@ type Kernels struct {
 	RooflineWhy string   `json:"roofline_missing,omitempty"`
 	// RulesMissing says why the top kernels carry none of ncu's rules.
 	RulesMissing string `json:"ncu_rules_missing,omitempty"`
+}
+
+// KernelsWarmup is the kernel time of a kernel table's scope that ran in
+// warm-up instances.
+type KernelsWarmup struct {
+	MS       float64 `json:"ms"`
+	Launches int64   `json:"launches"`
+	// LeftOut says the table's total and rows leave it out (a scope of
+	// ranges, in steady state); otherwise they hold it (the whole run).
+	LeftOut bool `json:"left_out"`
+}
+
+// WarmupText says what the kernel table's total holds of the warm-up, to
+// follow the total and its scope in a sentence, the times with decimals
+// places: ", in steady state (the warm-up's 28.020 ms left out)", ",
+// 28.020 ms of it the warm-up", ", warm-up included" or "".
+func (k Kernels) WarmupText(decimals int) string {
+	switch w := k.Warmup; {
+	case w != nil && w.LeftOut:
+		return fmt.Sprintf(", in steady state (the warm-up's %.*f ms left out)", decimals, w.MS)
+	case w != nil:
+		return fmt.Sprintf(", %.*f ms of it the warm-up", decimals, w.MS)
+	case k.WarmupIncluded:
+		return ", warm-up included"
+	}
+	return ""
 }
 
 // The scopes of a total, in the words every table and sentence uses.

@@ -676,9 +676,16 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 		missing(b, k.Missing)
 		return
 	}
-	fmt.Fprintf(b, "From %s, %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), EscapeCell(k.ScopeText()), k.Launches, model.Fixed(k.TotalMS, 3))
+	fmt.Fprintf(b, "From %s, %s%s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), EscapeCell(k.ScopeText()), EscapeCell(k.WarmupText(3)), k.Launches, model.Fixed(k.TotalMS, 3))
+	if w := k.Warmup; w != nil && w.LeftOut {
+		fmt.Fprintf(b, " The warm-up instances' %s are left out, as from every figure of the phases; %s lists every launch in the ranges.",
+			plural(w.Launches, "launch", "launches"), rundir.KernelsMD)
+	}
 	if k.OutsideMS != nil {
 		whole := k.TotalMS + *k.OutsideMS
+		if w := k.Warmup; w != nil && w.LeftOut {
+			whole += w.MS
+		}
 		fmt.Fprintf(b, " The whole run's kernel time is %s ms: %s ms (%s) lies outside these ranges (Per-Region Breakdown covers the whole run).",
 			model.Fixed(whole, 3), model.Fixed(*k.OutsideMS, 3), model.FormatPercent(*k.OutsideMS/whole))
 	}

@@ -284,7 +284,7 @@ func narrate(s *building) facts.Narrative {
 			}
 			parts = append(parts, fmt.Sprintf("%s %.1f%%", c.Category, 100*c.Share))
 		}
-		say("Kernel time by category: %s, of %.2f ms of GPU kernel time %s (%s).", strings.Join(parts, ", "), s.Kernels.TotalMS, s.Kernels.ScopeText(), sourceTool(s.Kernels.Source))
+		say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s) %s%s.", strings.Join(parts, ", "), s.Kernels.TotalMS, sourceTool(s.Kernels.Source), s.Kernels.ScopeText(), s.Kernels.WarmupText(2))
 	}
 
 	// 4. The top bottleneck, its bound and ncu's estimate.
@@ -448,7 +448,7 @@ func narrate(s *building) facts.Narrative {
 		total := g.total
 		gain := ""
 		if s.Kernels.TotalMS > 0 {
-			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s; at most the phases' GPU-busy time, which the what-if ladder gives", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText())
+			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s%s; at most the phases' GPU-busy time, which the what-if ladder gives", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText(), s.Kernels.WarmupText(3))
 		}
 		advise(facts.Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
 			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all%s (rules' estimates overlap: they do not add up). %s",
@@ -559,11 +559,13 @@ func gpuBusy(s *building) []facts.PhaseGPU {
 		return nil
 	}
 	names := phaseRegions(s)
-	// A CUPTI timeline records every repeat of the workload: its region
-	// totals are over the range's instances, which its phases count.
-	timelineInstances := map[string]int{}
+	// A CUPTI timeline records every repeat of the workload: a phase's
+	// kernel time is its steady-state instances' (the warm-up's is apart),
+	// the region totals every instance's.
+	timelineInstances, timelineKernelMS := map[string]int{}, map[string]float64{}
 	for _, r := range s.Phases.Rows {
 		timelineInstances[r.Phase] += r.Instances
+		timelineKernelMS[r.Phase] += r.KernelMS
 	}
 	var out []facts.PhaseGPU
 	for _, st := range s.Stages.Rows {
@@ -586,7 +588,10 @@ func gpuBusy(s *building) []facts.PhaseGPU {
 		for _, r := range s.Regions.Rows {
 			if r.Name == reg && r.TotalMS > 0 {
 				g := facts.PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: wall, Instances: instances}
-				if instances > 0 {
+				switch n := timelineInstances[reg]; {
+				case n > 0:
+					g.GPUMS, g.Instances = timelineKernelMS[reg]/float64(n), n
+				case instances > 0:
 					g.GPUMS = r.TotalMS / float64(instances)
 				}
 				g.Busy = g.GPUMS / g.WallMS
@@ -737,7 +742,11 @@ func warmupFinding(s *building) (string, facts.Claim) {
 	if g := w.LargestGap; g != nil && w.OneTimeSetup {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, facts.Short(g.After))
 	}
-	return line + "; every figure below leaves " + it + " out (GPU busy and idle per phase shows " + it + " apart).", c
+	leaves := "; every figure below leaves " + it + " out"
+	if w := s.Kernels.Warmup; w != nil && !w.LeftOut {
+		leaves = "; every figure below but the whole run's kernel time leaves " + it + " out"
+	}
+	return line + leaves + " (GPU busy and idle per phase shows " + it + " apart).", c
 }
 
 // oneLine is s on one line: a traceback's lines joined, the last kept

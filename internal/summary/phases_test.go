@@ -224,29 +224,32 @@ func TestBuildPhasesRecorded(t *testing.T) {
 }
 
 // TestGPUBusyPerInstance: a CUPTI timeline records every repeat, so a
-// region's kernel time is over its instances: GPU busy divides by them
-// before comparing with one repeat's wall time (without it a recorded run
-// read a prefill several times busier than CUPTI showed it:
-// docs/measurements.md). SYNTHETIC numbers: three prefill instances of 1
-// ms of kernels in 2 ms.
+// phase's kernel time is over its steady instances: GPU busy divides by
+// them before comparing with one repeat's wall time (without it a recorded
+// run read a prefill several times busier than CUPTI showed it:
+// docs/measurements.md), and the warm-up's kernels, in the region's total,
+// are not in it. SYNTHETIC numbers: three steady prefill instances of 1 ms
+// of kernels in 2 ms, and a warm-up one of 4 ms of kernels.
 func TestGPUBusyPerInstance(t *testing.T) {
-	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
-	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 9, Aggregate: []facts.Region{
-		{Name: "prefill", Depth: 1, TotalMS: 3, KernelCount: 120}, {Name: "decode_all", Depth: 1, TotalMS: 6, KernelCount: 1200}}}
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{9, 2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
+	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 13, Aggregate: []facts.Region{
+		{Name: "prefill", Depth: 1, TotalMS: 7, KernelCount: 160}, {Name: "decode_all", Depth: 1, TotalMS: 6, KernelCount: 1200}}}
 	ph := syntheticPhases()
-	ph.Scopes[0].Phases[0].Instances = 3
-	ph.Scopes[0].Phases[1].Instances = 3
+	pre := &ph.Scopes[0].Phases[0]
+	pre.Instances, pre.KernelNS = 3, 3_000_000
+	pre.Warmup = &facts.Phase{Name: "prefill", Instances: 1, SpanNS: 9_000_000, Kernels: 40, KernelNS: 4_000_000}
+	ph.Scopes[0].Phases[1].Instances, ph.Scopes[0].Phases[1].KernelNS = 3, 6_000_000
 	s := summary.Build(summary.Inputs{Workload: rep, Regions: reg, Phases: ph}, summary.Options{})
 	require.Len(t, s.Narrative.GPUBusy, 2)
-	pre := s.Narrative.GPUBusy[0]
-	assert.Equal(t, 3, pre.Instances)
-	assert.InDelta(t, 1.0, pre.GPUMS, 1e-12, "per instance")
-	assert.InDelta(t, 0.5, pre.Busy, 1e-12)
+	g := s.Narrative.GPUBusy[0]
+	assert.Equal(t, 3, g.Instances)
+	assert.InDelta(t, 1.0, g.GPUMS, 1e-12, "per steady instance, the warm-up's kernels left out")
+	assert.InDelta(t, 0.5, g.Busy, 1e-12)
 	assert.InDelta(t, 0.25, s.Narrative.GPUBusy[1].Busy, 1e-12)
 
 	// Without a timeline, the ncu or nsys timing run ran the workload once.
 	s = summary.Build(summary.Inputs{Workload: rep, Regions: reg}, summary.Options{})
-	assert.InDelta(t, 3.0, s.Narrative.GPUBusy[0].GPUMS, 1e-12)
+	assert.InDelta(t, 7.0, s.Narrative.GPUBusy[0].GPUMS, 1e-12)
 	assert.Zero(t, s.Narrative.GPUBusy[0].Instances)
 }
 
