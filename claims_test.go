@@ -47,6 +47,7 @@ func TestRecordedRunsClaimsHold(t *testing.T) {
 			boundsMeasured(t, s)
 			ladderStops(t, s)
 			launchBoundByGaps(t, s)
+			fp32Lever(t, s)
 		})
 	}
 }
@@ -152,6 +153,19 @@ func ladderStops(t *testing.T, s facts.Summary) {
 		for _, r := range w.Rungs {
 			if r.Floor != facts.FloorBusy {
 				assert.GreaterOrEqual(t, r.MS, floor, "%s: the %s rung is below the binding floor %.3f ms", w.Phase, r.Floor, floor)
+			}
+		}
+	}
+}
+
+// fp32Lever: a GEMM that computes in FP32 off the tensor cores is never
+// told that only less arithmetic helps: TF32 or BF16 tensor cores come
+// first.
+func fp32Lever(t *testing.T, s facts.Summary) {
+	for _, r := range s.Narrative.Recommendations {
+		for _, rank := range r.Kernels {
+			if r.Kind == "kernels" && rank <= len(s.Kernels.Rows) && s.Kernels.Rows[rank-1].FP32GEMM {
+				assert.NotContains(t, r.Text, "only less arithmetic helps", "#%d is an FP32 GEMM", rank)
 			}
 		}
 	}

@@ -771,6 +771,10 @@ type KernelRow struct {
 	// can go. Both nil without SOL throughputs.
 	SOLPct     *float64 `json:"sol_pct,omitempty"`
 	SaveCapPct *float64 `json:"save_cap_pct,omitempty"`
+	// FP32GEMM says the kernel is a GEMM that computes in FP32 on the FMA
+	// pipe, not on the tensor cores (kernels.FP32GEMM, from its FLOP
+	// counters where the deep pass measured them, else its name).
+	FP32GEMM bool `json:"fp32_gemm,omitempty"`
 }
 
 // MaxRulesPerKernel is the most of ncu's rules the summary shows per top

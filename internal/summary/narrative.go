@@ -352,8 +352,8 @@ func narrate(s *building) facts.Narrative {
 		if i == 3 {
 			break
 		}
-		key := k.Category + "/" + k.Bound.Class
-		if k.PartlyMeasured || boundAdvice(k.Category, k.Bound.Class, 1, lv.fuse) == "" {
+		key := fmt.Sprintf("%s/%s/%t", k.Category, k.Bound.Class, k.FP32GEMM)
+		if k.PartlyMeasured || boundAdvice(k, 1, lv) == "" {
 			continue // a bound of a sliver of the kernel gives no advice
 		}
 		g := byKey[key]
@@ -374,7 +374,7 @@ func narrate(s *building) facts.Narrative {
 			refs = append(refs, fmt.Sprintf("#%d %s", g.ranks[j], r.Shown()))
 		}
 		advise(facts.Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
-			strings.Join(refs, ", "), 100*g.share, boundAdvice(k.Category, k.Bound.Class, len(g.rows), lv.fuse))})
+			strings.Join(refs, ", "), 100*g.share, boundAdvice(k, len(g.rows), lv))})
 	}
 	var cats []string
 	for _, c := range s.Kernels.ByCategory {
@@ -517,12 +517,21 @@ func join(ws []string) string {
 	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
 }
 
-// boundAdvice is what follows from a category and bound, for n kernels of
-// it, fuse what fuses kernels in the program; "" when nothing does.
-func boundAdvice(category, bound string, n int, fuse string) string {
+// boundAdvice is what follows from a kernel's category and bound (and,
+// for a GEMM, its precision), for n kernels like k, in the words of the
+// program's levers lv; "" when nothing does.
+func boundAdvice(k facts.KernelRow, n int, lv levers) string {
+	category, bound, fuse := k.Category, k.Bound.Class, lv.fuse
 	it, its, launch := "it", "its", "its launch disappears"
 	if n > 1 {
 		it, its, launch = "them", "their", "their launches disappear"
+	}
+	if category == "gemm" && bound == "compute-bound" && k.FP32GEMM {
+		runs := "it runs"
+		if n > 1 {
+			runs = "they run"
+		}
+		return fmt.Sprintf("compute-bound FP32 GEMM: %s on the FP32 FMA pipe, not the tensor cores. TF32 or BF16 tensor cores are the next step where accuracy allows (%s); FP8 after that.", runs, lv.tensorCores)
 	}
 	switch category + "/" + bound {
 	case "gemm/memory-bound":

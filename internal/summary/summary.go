@@ -540,6 +540,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	for _, r := range t.Top(opt.TopN).Kernels {
 		row := facts.KernelRow{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
 			Category: category[r.Name], Spread: r.Spread}
+		row.FP32GEMM = row.Category == "gemm" && kernels.FP32GEMM(r.Name, in.Metrics[r.Name])
 		switch m := in.Metrics[r.Name]; {
 		case in.Metrics == nil:
 			row.Bound = facts.Bound{Class: "unknown", Why: "no deep-pass metrics"}
