@@ -2,6 +2,7 @@ package deepprof_test
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -372,4 +374,62 @@ func phaseKernelMS(s facts.Summary, k facts.Kernels) (steady, warm float64, phas
 		}
 	}
 	return steady, warm, phases
+}
+
+// hostPerCall finds the host time per launch call a ladder's advice gives.
+var hostPerCall = regexp.MustCompile(`take ([0-9.]+) µs of host time each`)
+
+// TestRecordedRunsHostPerLaunch: on every recorded run with a CUPTI
+// timeline, the host time per launch the ladder and the launch-bound
+// claims give is the launch calls' own (their CUPTI API records), not the
+// phase's wall time over its launches: every phase with kernels has it,
+// the ladder's rows carry their phase's, and the advice says it.
+func TestRecordedRunsHostPerLaunch(t *testing.T) {
+	rows := 0
+	for name, s := range recordedSummaries(t) {
+		t.Run(name, func(t *testing.T) {
+			if s.Phases.Missing != "" {
+				return
+			}
+			type key struct {
+				pid   int64
+				dev   model.DeviceID
+				phase string
+			}
+			byPhase := map[key]facts.PhaseRow{}
+			for _, r := range s.Phases.Rows {
+				byPhase[key{r.ProcessID, r.Device, r.Phase}] = r
+				if r.Kernels > 0 {
+					require.NotNil(t, r.LaunchCallUS, "%s: its launch calls' host time", r.Label())
+					assert.Positive(t, r.LaunchCalls)
+					assert.LessOrEqual(t, r.LaunchCalls, r.Kernels, "%s: a call launches one kernel or a graph of several", r.Label())
+					assert.InDelta(t, 1e3*r.LaunchCallMS/float64(r.LaunchCalls), *r.LaunchCallUS, 1e-9)
+				}
+			}
+			for _, w := range s.WhatIf.Rows {
+				r := byPhase[key{w.ProcessID, w.Device, w.Phase}]
+				require.NotNil(t, w.LaunchCallUS, w.Phase)
+				assert.Equal(t, *r.LaunchCallUS, *w.LaunchCallUS, w.Phase)
+				assert.InDelta(t, r.LaunchCallMS/float64(r.Instances), *w.LaunchCallMSPerInstance, 1e-9, w.Phase)
+				rows++
+			}
+			for _, c := range s.Narrative.Claims {
+				if c.Kind == "launch-bound" && c.Subject != "the whole run" {
+					assert.Contains(t, c.Figures, "launch_call_us", c.Subject)
+				}
+			}
+			for _, r := range s.Narrative.Recommendations {
+				assert.NotContains(t, r.Text, "µs of wall time each", "the wall time over the launches is not the host's time per launch")
+				if m := hostPerCall.FindStringSubmatch(r.Text); m != nil {
+					v, _ := strconv.ParseFloat(m[1], 64)
+					found := false
+					for _, w := range s.WhatIf.Rows {
+						found = found || strings.HasPrefix(r.Text, w.Phase+" ") && math.Abs(*w.LaunchCallUS-v) <= 0.05
+					}
+					assert.True(t, found, "the advice's host time per launch call is its ladder row's: %s", r.Text)
+				}
+			}
+		})
+	}
+	assert.Greater(t, rows, 30, "ladder rows on the recorded runs")
 }

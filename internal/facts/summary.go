@@ -334,9 +334,16 @@ type PhaseRow struct {
 	// LaunchLatencyMedianUS is the median of launch call start to kernel
 	// start; nil when no kernel's launch call is known.
 	LaunchLatencyMedianUS *float64 `json:"launch_latency_median_us"`
-	Memcpys               int64    `json:"memcpys"`
-	MemcpyMS              float64  `json:"memcpy_ms"`
-	LaunchBound           bool     `json:"launch_bound"`
+	// LaunchCalls and LaunchCallMS are the launch calls of the phase's own
+	// kernels and their summed time on the host (facts.Phase.LaunchCalls);
+	// LaunchCallUS is their mean, the host's own cost of a launch; nil
+	// when no launch call is recorded.
+	LaunchCalls  int64    `json:"launch_calls"`
+	LaunchCallMS float64  `json:"launch_call_ms"`
+	LaunchCallUS *float64 `json:"launch_call_us"`
+	Memcpys      int64    `json:"memcpys"`
+	MemcpyMS     float64  `json:"memcpy_ms"`
+	LaunchBound  bool     `json:"launch_bound"`
 	// HostAhead says the phase is idle with small gaps and a long launch
 	// latency: the host is ahead, the GPU sets the pace (facts.Phase).
 	HostAhead bool `json:"host_ahead,omitempty"`
@@ -870,15 +877,26 @@ type WhatIfRow struct {
 	Instances int     `json:"instances"`
 	NowMS     float64 `json:"now_ms"`
 	GPUBusyMS float64 `json:"gpu_busy_ms"`
-	// LaunchesPerInstance and HostUSPerLaunch (now over the launches: the
-	// host's time per launch while the phase is launch-bound).
+	// LaunchesPerInstance are the kernels the phase launches an instance.
+	// HostUSPerLaunch is now over them, for a launch-bound phase: wall
+	// time per launch, kernel time included, not the host's cost of a
+	// launch, which LaunchCallUS is.
 	LaunchesPerInstance float64  `json:"launches_per_instance"`
 	HostUSPerLaunch     *float64 `json:"host_us_per_launch"`
-	LaunchBound         bool     `json:"launch_bound"`
-	BandwidthFloorMS    *float64 `json:"bandwidth_floor_ms"`
-	BandwidthFloorWhy   string   `json:"bandwidth_floor_why,omitempty"`
-	ComputeFloorMS      *float64 `json:"compute_floor_ms"`
-	ComputeFloorWhy     string   `json:"compute_floor_why,omitempty"`
+	// LaunchCallUS is the mean host time of one of the phase's launch
+	// calls in its steady instances (its CUPTI API record, start to end),
+	// LaunchCallsPerInstance their number an instance (fewer than the
+	// launches where a call launches a CUDA graph) and
+	// LaunchCallMSPerInstance their time an instance; nil where no launch
+	// call is recorded.
+	LaunchCallUS            *float64 `json:"launch_call_us"`
+	LaunchCallsPerInstance  *float64 `json:"launch_calls_per_instance"`
+	LaunchCallMSPerInstance *float64 `json:"launch_call_ms_per_instance"`
+	LaunchBound             bool     `json:"launch_bound"`
+	BandwidthFloorMS        *float64 `json:"bandwidth_floor_ms"`
+	BandwidthFloorWhy       string   `json:"bandwidth_floor_why,omitempty"`
+	ComputeFloorMS          *float64 `json:"compute_floor_ms"`
+	ComputeFloorWhy         string   `json:"compute_floor_why,omitempty"`
 	// BindingFloor is the higher of the known physical floors
 	// (FloorBandwidth or FloorCompute): the least the phase can take;
 	// "" when neither is known.

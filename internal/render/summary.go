@@ -953,7 +953,7 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 	}
 	t := Table{
-		Header: []string{"phase", "now ms", "GPU-busy floor ms (saves)", "bandwidth floor ms (saves)", "compute floor ms (saves)", "launches", "µs per launch"},
+		Header: []string{"phase", "now ms", "GPU-busy floor ms (saves)", "bandwidth floor ms (saves)", "compute floor ms (saves)", "launches", "launch call µs"},
 		Right:  []bool{false, true, true, true, true, true, true},
 	}
 	for _, r := range w.Rows {
@@ -982,8 +982,8 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 			return "n/a"
 		}
 		per := "n/a"
-		if r.HostUSPerLaunch != nil {
-			per = model.Fixed(*r.HostUSPerLaunch, 1)
+		if r.LaunchCallUS != nil {
+			per = model.Fixed(*r.LaunchCallUS, 1)
 		}
 		t.Rows = append(t.Rows, []string{name, model.Fixed(r.NowMS, 3), rung(facts.FloorBusy), rung(facts.FloorBandwidth), rung(facts.FloorCompute),
 			model.Fixed(r.LaunchesPerInstance, 0), per})
@@ -1008,7 +1008,7 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 			break
 		}
 	}
-	b.WriteString(" µs per launch is now over the launches, for a launch-bound phase.\n\n")
+	b.WriteString(" Launch call µs is the mean host time of one of the phase's launch calls (cudaLaunchKernel and the like, from its CUPTI API record's start to its end), n/a where none is recorded: the host's own cost of a launch; the rest of its time between launches is the program's.\n\n")
 }
 
 // floorName is a physical floor's name in a sentence.

@@ -82,8 +82,14 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 		}
 		text := fmt.Sprintf("%s is launch-bound: %.3f ms an instance now in the CUPTI timeline (steady state, %d %s), its own kernels keep the GPU busy %.3f ms of that (busy %.0f%%). %s could save up to %.3f ms (%.0f%%) an instance",
 			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(busy.Lever), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
-		if w.HostUSPerLaunch != nil {
-			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)
+		text += fmt.Sprintf(": it makes %.0f launches an instance", w.LaunchesPerInstance)
+		switch {
+		case w.LaunchCallUS == nil:
+		case *w.LaunchCallsPerInstance == w.LaunchesPerInstance:
+			text += fmt.Sprintf("; its launch calls take %.1f µs of host time each (their CUPTI API records), %.3f ms an instance", *w.LaunchCallUS, *w.LaunchCallMSPerInstance)
+		default:
+			text += fmt.Sprintf(" in %.0f launch calls (one launch of a CUDA graph starts several kernels), which take %.1f µs of host time each (their CUPTI API records), %.3f ms an instance",
+				*w.LaunchCallsPerInstance, *w.LaunchCallUS, *w.LaunchCallMSPerInstance)
 		}
 		text += fmt.Sprintf(". Faster kernels can only save the busy %.3f ms", w.GPUBusyMS)
 		switch w.BindingFloor {
@@ -193,9 +199,13 @@ func narrate(s *building) facts.Narrative {
 			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 		}
 		for _, r := range n.LaunchBound {
-			claim(facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
+			c := facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
 				"gap_ms": r.GapMS, "idle_ms": r.IdleMS, "kernels": float64(r.Kernels)},
-				Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"})
+				Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"}
+			if r.LaunchCallUS != nil {
+				c.Figures["launch_call_us"] = *r.LaunchCallUS
+			}
+			claim(c)
 			if len(scopes) > 1 {
 				// Ranks (or processes) name the same phases: say whose.
 				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), facts.Whose(r.Rank, r.ProcessID, r.Device)))
@@ -213,6 +223,9 @@ func narrate(s *building) facts.Narrative {
 				label, 100*r.Idle, r.WallMS, r.Gaps, r.GapMS)
 			if r.LaunchLatencyMedianUS != nil {
 				line += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
+			}
+			if r.LaunchCallUS != nil {
+				line += fmt.Sprintf(", each launch call %.1f µs of host time", *r.LaunchCallUS)
 			}
 			say("%s: the CPU side (%s) sets the pace, not the kernels.", line, lv.host)
 		} else {

@@ -30,8 +30,9 @@ func syntheticPhases() *facts.PhaseReport {
 				Latency: facts.Latency{Count: 40, MeanNS: 9000, MedianNS: 8500, MaxNS: 20000},
 				Memcpy:  facts.CopyStats{Count: 2, NS: 30_000, Bytes: 4096}},
 			{Name: "decode_all", Instances: 1, SpanNS: 8_000_000, Kernels: 400, KernelNS: 2_000_000, BusyNS: 2_000_000, IdleNS: 6_000_000, IdleShare: 0.75, LaunchBound: true,
-				Gaps:    facts.GapStats{SumNS: 5_500_000, Count: 399, Largest: []facts.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
-				Latency: facts.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000}},
+				Gaps:        facts.GapStats{SumNS: 5_500_000, Count: 399, Largest: []facts.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
+				Latency:     facts.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000},
+				LaunchCalls: facts.LaunchCalls{Count: 400, NS: 1_600_000}},
 		},
 		Run: facts.Phase{Instances: 1, SpanNS: 10_500_000, Kernels: 440, KernelNS: 3_900_000, BusyNS: 3_800_000, IdleNS: 6_700_000, IdleShare: 6.7 / 10.5, LaunchBound: true,
 			Gaps:    facts.GapStats{SumNS: 6_000_000, Count: 439, Largest: []facts.Gap{{NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
@@ -80,12 +81,12 @@ func TestBuildPhases(t *testing.T) {
 	require.Len(t, n.LaunchBound, 1, "decode_all only: the whole run's phases speak for it")
 	assert.Equal(t, "decode_all", n.LaunchBound[0].Phase)
 	text := strings.Join(n.Lines, "\n")
-	assert.Contains(t, text, "decode_all is launch-bound: in the CUPTI timeline the GPU sits idle 75% of its 8.000 ms, 399 gaps between kernels summing 5.500 ms, median launch latency 25.0 µs")
+	assert.Contains(t, text, "decode_all is launch-bound: in the CUPTI timeline the GPU sits idle 75% of its 8.000 ms, 399 gaps between kernels summing 5.500 ms, median launch latency 25.0 µs, each launch call 4.0 µs of host time")
 	assert.NotContains(t, text, "prefill is launch-bound")
 	advice := strings.Join(n.Texts(), "\n")
 	for _, want := range []string{"decode_all is launch-bound: 8.000 ms an instance now in the CUPTI timeline (steady state, 1 instance)", "busy 2.000 ms of that (busy 25%)",
 		"CUDA graphs or torch.compile", `mode="reduce-overhead"`, "larger batches", "fewer, fused kernels", "could save up to 6.000 ms (75%) an instance",
-		"400 launches an instance, about 20.0 µs of wall time each"} {
+		"400 launches an instance; its launch calls take 4.0 µs of host time each (their CUPTI API records), 1.600 ms an instance"} {
 		assert.Contains(t, advice, want)
 	}
 
