@@ -272,3 +272,39 @@ func TestNestedPhasesTreeOrder(t *testing.T) {
 	}
 	assert.Equal(t, []string{"decode_all", "decode_all/step", "decode_all/step/attn", "prefill", "prefill/vision", "prefill/vision/block0", ""}, names)
 }
+
+// TestKernelTotalsSayTheWarmup: the kernel table's total says what it holds
+// of the warm-up: left out for the profiled ranges, held (and how much) for
+// the whole run, "warm-up included" where no warm-up decision was made and
+// the stages dropped one; the warm-up finding says which figures leave it
+// out. SYNTHETIC: a prefill phase with a warm-up instance of 4 ms of
+// kernels.
+func TestKernelTotalsSayTheWarmup(t *testing.T) {
+	ph := syntheticPhases()
+	ph.Scopes[0].Phases[0].Warmup = &facts.Phase{Name: "prefill", Instances: 1, SpanNS: 90_000_000, Kernels: 40, KernelNS: 4_000_000,
+		Gaps: facts.GapStats{Largest: []facts.Gap{{NS: 50_000_000, Before: "a", After: "b", Instance: 1}}}}
+	tab := model.KernelTable{Source: "timeline/cupti", TotalMS: 3.9, Launches: 440, Kernels: []model.KernelStats{
+		{KernelTotals: model.KernelTotals{Name: "void gemm<float>(int)", TotalMS: 3.9, Calls: 440}}}}
+	build := func(ranges []string, w *facts.KernelsWarmup, rep *workload.Report) *facts.Summary {
+		return summary.Build(summary.Inputs{Phases: ph, Kernels: &tab, KernelsSource: "timeline/cupti (the CUPTI run's timeline, every launch)",
+			KernelRanges: ranges, KernelsWarmup: w, Workload: rep}, summary.Options{})
+	}
+	findings := func(s *facts.Summary) string { return strings.Join(s.Narrative.Lines, "\n") }
+
+	s := build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true}, nil)
+	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the profiled ranges (prefill, decode_all), in steady state (the warm-up's 4.00 ms left out).")
+	assert.Contains(t, findings(s), "every figure below leaves it out")
+
+	s = build(nil, &facts.KernelsWarmup{MS: 4, Launches: 40}, nil)
+	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run, 4.00 ms of it the warm-up.")
+	assert.Contains(t, findings(s), "every figure below but the whole run's kernel time leaves it out")
+
+	s = build(nil, &facts.KernelsWarmup{}, nil)
+	assert.Nil(t, s.Kernels.Warmup, "no launch in a warm-up: nothing to say")
+	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run.")
+
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{90, 2, 2}}}}
+	s = summary.Build(summary.Inputs{Kernels: &tab, KernelsSource: "ncu/timing-raw.csv (the ncu timing pass, every launch)", Workload: rep}, summary.Options{})
+	assert.True(t, s.Kernels.WarmupIncluded)
+	assert.Contains(t, findings(s), "in the whole run, warm-up included.")
+}
