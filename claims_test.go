@@ -2,8 +2,10 @@ package deepprof_test
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
@@ -46,6 +49,7 @@ func TestRecordedRunsClaimsHold(t *testing.T) {
 			boundsMeasured(t, s)
 			ladderStops(t, s)
 			launchBoundByGaps(t, s)
+			fp32Lever(t, s)
 		})
 	}
 }
@@ -156,6 +160,19 @@ func ladderStops(t *testing.T, s facts.Summary) {
 	}
 }
 
+// fp32Lever: a GEMM that computes in FP32 off the tensor cores is never
+// told that only less arithmetic helps: TF32 or BF16 tensor cores come
+// first.
+func fp32Lever(t *testing.T, s facts.Summary) {
+	for _, r := range s.Narrative.Recommendations {
+		for _, rank := range r.Kernels {
+			if r.Kind == "kernels" && rank <= len(s.Kernels.Rows) && s.Kernels.Rows[rank-1].FP32GEMM {
+				assert.NotContains(t, r.Text, "only less arithmetic helps", "#%d is an FP32 GEMM", rank)
+			}
+		}
+	}
+}
+
 // launchBoundByGaps: a phase is launch-bound only with kernels, and with
 // the gaps between them making at least half of its idle time.
 func launchBoundByGaps(t *testing.T, s facts.Summary) {
@@ -244,4 +261,175 @@ func adviceText(s facts.Summary) string {
 		}
 	}
 	return b.String()
+}
+
+// kernelTotal finds the kernel-time totals the findings and the advice
+// give: "of 68.78 ms of GPU kernel time", "of the 68.777 ms of kernel
+// time", each with the rest of its sentence.
+var kernelTotal = regexp.MustCompile(`of (?:the )?([0-9.]+) ms of (?:GPU )?kernel time ([^;.]*(?:\.[0-9][^;.]*)*)`)
+
+// TestRecordedRunsFindingsSteady: on every recorded run, each kernel-time
+// total of Findings, of the advice and of Top Kernels is the steady
+// phases' (the kernel time of the phases its ranges name, their warm-up
+// left out), or says what it holds of the warm-up and how much (DESIGN:
+// "Steady state": every figure built from instances uses the one warm-up
+// decision).
+func TestRecordedRunsFindingsSteady(t *testing.T) {
+	warmups := 0
+	for name, s := range recordedSummaries(t) {
+		t.Run(name, func(t *testing.T) {
+			k := s.Kernels
+			if k.Missing != "" {
+				return
+			}
+			steady, warm, phases := phaseKernelMS(s, k)
+			switch {
+			case k.Scope == facts.ScopeRanges && phases > 0:
+				assert.InDelta(t, steady, k.TotalMS, 1e-6*steady+1e-9, "the ranges' kernel time is their steady phases'")
+				if warm > 0 {
+					warmups++
+					require.NotNil(t, k.Warmup, "the warm-up's %.3f ms is said", warm)
+					assert.True(t, k.Warmup.LeftOut)
+					assert.InDelta(t, warm, k.Warmup.MS, 1e-6*warm+1e-9)
+				} else {
+					assert.Nil(t, k.Warmup)
+				}
+			case warm > 0:
+				require.NotNil(t, k.Warmup, "a whole run's total says the warm-up it holds")
+				assert.False(t, k.Warmup.LeftOut)
+				assert.InDelta(t, warm, k.Warmup.MS, 1e-6*warm+1e-9)
+			case phases == 0 && slices.ContainsFunc(s.Stages.Rows, func(r facts.Stage) bool { return r.WarmupMS != nil }):
+				assert.True(t, k.WarmupIncluded, "a table with no warm-up decision says it holds the warm-up the stages drop")
+			}
+			says := warmupWords(k)
+			var texts []string
+			texts = append(texts, s.Narrative.Lines...)
+			for _, r := range s.Narrative.Recommendations {
+				texts = append(texts, r.Text)
+			}
+			for _, text := range texts {
+				for _, m := range kernelTotal.FindAllStringSubmatch(text, -1) {
+					v, err := strconv.ParseFloat(m[1], 64)
+					require.NoError(t, err)
+					assert.InDelta(t, k.TotalMS, v, 0.006, "a total of kernel time is the table's: %s", text)
+					assert.Contains(t, m[2], says, "a total says what it holds of the warm-up: %s", text)
+					saysWarmupMS(t, k, m[2])
+				}
+			}
+			md := string(mustRead(t, filepath.Join("fixtures/runs", name, rundir.StakeholderSummary)))
+			top := regexp.MustCompile(`(?m)^From .*: (\d+) launches, ([0-9.]+) ms of GPU time; share is of that time\.`).FindStringSubmatch(md)
+			require.NotNil(t, top, "Top Kernels says its total")
+			assert.Contains(t, top[0], says, "Top Kernels says what its total holds of the warm-up")
+			saysWarmupMS(t, k, top[0])
+			v, _ := strconv.ParseFloat(top[2], 64)
+			assert.InDelta(t, k.TotalMS, v, 0.0006, "Top Kernels' total")
+		})
+	}
+	assert.GreaterOrEqual(t, warmups, 10, "recorded runs with a warm-up in their profiled ranges")
+}
+
+// warmupMS finds the warm-up's kernel time a total says it left out.
+var warmupMS = regexp.MustCompile(`the warm-up's ([0-9.]+) ms left out`)
+
+// saysWarmupMS: the warm-up time text says is left out is k's.
+func saysWarmupMS(t *testing.T, k facts.Kernels, text string) {
+	t.Helper()
+	if m := warmupMS.FindStringSubmatch(text); m != nil {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		require.NotNil(t, k.Warmup, text)
+		assert.InDelta(t, k.Warmup.MS, v, 0.006, text)
+	}
+}
+
+// warmupWords are the words a kernel-time total of k holds to say what it
+// holds of the warm-up: "" where there is none to say.
+func warmupWords(k facts.Kernels) string {
+	switch {
+	case k.Warmup != nil && k.Warmup.LeftOut:
+		return "in steady state (the warm-up's "
+	case k.Warmup != nil:
+		return "of it the warm-up"
+	case k.WarmupIncluded:
+		return "warm-up included"
+	}
+	return ""
+}
+
+// phaseKernelMS sums the kernel time of the phases (not the ranges inside
+// them) the kernel table's ranges name, every process and device: of their
+// steady-state instances and of their warm-up apart; for a table of the
+// whole run, of every phase. phases counts the rows summed.
+func phaseKernelMS(s facts.Summary, k facts.Kernels) (steady, warm float64, phases int) {
+	if s.Phases.Missing != "" {
+		return 0, 0, 0
+	}
+	for _, r := range s.Phases.Rows {
+		if r.Nested || r.Phase == "" || (k.Scope == facts.ScopeRanges && !slices.Contains(k.Ranges, r.Phase)) {
+			continue
+		}
+		phases++
+		steady += r.KernelMS
+		if r.Warmup != nil {
+			warm += r.Warmup.KernelMS
+		}
+	}
+	return steady, warm, phases
+}
+
+// hostPerCall finds the host time per launch call a ladder's advice gives.
+var hostPerCall = regexp.MustCompile(`take ([0-9.]+) µs of host time each`)
+
+// TestRecordedRunsHostPerLaunch: on every recorded run with a CUPTI
+// timeline, the host time per launch the ladder and the launch-bound
+// claims give is the launch calls' own (their CUPTI API records), not the
+// phase's wall time over its launches: every phase with kernels has it,
+// the ladder's rows carry their phase's, and the advice says it.
+func TestRecordedRunsHostPerLaunch(t *testing.T) {
+	rows := 0
+	for name, s := range recordedSummaries(t) {
+		t.Run(name, func(t *testing.T) {
+			if s.Phases.Missing != "" {
+				return
+			}
+			type key struct {
+				pid   int64
+				dev   model.DeviceID
+				phase string
+			}
+			byPhase := map[key]facts.PhaseRow{}
+			for _, r := range s.Phases.Rows {
+				byPhase[key{r.ProcessID, r.Device, r.Phase}] = r
+				if r.Kernels > 0 {
+					require.NotNil(t, r.LaunchCallUS, "%s: its launch calls' host time", r.Label())
+					assert.Positive(t, r.LaunchCalls)
+					assert.LessOrEqual(t, r.LaunchCalls, r.Kernels, "%s: a call launches one kernel or a graph of several", r.Label())
+					assert.InDelta(t, 1e3*r.LaunchCallMS/float64(r.LaunchCalls), *r.LaunchCallUS, 1e-9)
+				}
+			}
+			for _, w := range s.WhatIf.Rows {
+				r := byPhase[key{w.ProcessID, w.Device, w.Phase}]
+				require.NotNil(t, w.LaunchCallUS, w.Phase)
+				assert.Equal(t, *r.LaunchCallUS, *w.LaunchCallUS, w.Phase)
+				assert.InDelta(t, r.LaunchCallMS/float64(r.Instances), *w.LaunchCallMSPerInstance, 1e-9, w.Phase)
+				rows++
+			}
+			for _, c := range s.Narrative.Claims {
+				if c.Kind == "launch-bound" && c.Subject != "the whole run" {
+					assert.Contains(t, c.Figures, "launch_call_us", c.Subject)
+				}
+			}
+			for _, r := range s.Narrative.Recommendations {
+				assert.NotContains(t, r.Text, "µs of wall time each", "the wall time over the launches is not the host's time per launch")
+				if m := hostPerCall.FindStringSubmatch(r.Text); m != nil {
+					v, _ := strconv.ParseFloat(m[1], 64)
+					found := false
+					for _, w := range s.WhatIf.Rows {
+						found = found || strings.HasPrefix(r.Text, w.Phase+" ") && math.Abs(*w.LaunchCallUS-v) <= 0.05
+					}
+					assert.True(t, found, "the advice's host time per launch call is its ladder row's: %s", r.Text)
+				}
+			}
+		})
+	}
+	assert.Greater(t, rows, 30, "ladder rows on the recorded runs")
 }

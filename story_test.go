@@ -149,9 +149,14 @@ func checkStory(t *testing.T, s *facts.Summary) {
 			assert.InDelta(t, st.MeanMS, wall, max(0.10*st.MeanMS, 0.005), "%s: wall per steady instance against the stage's mean", r.Phase)
 		}
 	}
-	// In the profiled ranges + outside them = whole run.
+	// In the profiled ranges (steady state + warm-up) + outside them =
+	// whole run.
 	if k := s.Kernels; k.OutsideMS != nil {
-		assert.InDelta(t, s.Regions.TotalMS, k.TotalMS+*k.OutsideMS, 1e-6)
+		inRanges := k.TotalMS
+		if k.Warmup != nil && k.Warmup.LeftOut {
+			inRanges += k.Warmup.MS
+		}
+		assert.InDelta(t, s.Regions.TotalMS, inRanges+*k.OutsideMS, 1e-6)
 		assert.Equal(t, facts.ScopeRanges, k.Scope)
 	}
 	if s.Kernels.Missing == "" {

@@ -31,6 +31,8 @@ type Environment = facts.Environment
 
 type SummaryKernels = facts.Kernels
 
+type KernelsWarmup = facts.KernelsWarmup
+
 type SummaryRegions = facts.Regions
 
 type KernelRow = facts.KernelRow

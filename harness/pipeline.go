@@ -125,6 +125,10 @@ type inputs struct {
 	serr     error
 
 	summary summary.Inputs // env.json, the stages, the deep pass's metrics
+	// configNS is each kernel's time by launch configuration over the
+	// kernel table's launches (kernels.json's, warm-up included), where
+	// the summary has it over its own (summary.Inputs.ConfigNS).
+	configNS map[string]map[string]float64
 
 	oracle    *workload.Figures
 	oracleErr error
@@ -195,6 +199,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.errs = append(in.errs, in.serr)
 	}
 	in.summary = summaryInputs(run, cfg, in.src, in.tab, in.kerr, in.reg, in.rerr)
+	if in.summary.ConfigNS != nil && in.tl != nil {
+		in.configNS = configTimes(in.tl, func(_ *timeline.KernelExecution, l *model.Launch) bool { return model.InRanges(l, cfg.Include) })
+	}
 	if in.summary.StagesFromRanges && run.Exists(rundir.TimelineModel) {
 		// The model facts the program's framework gave; where they come
 		// from names the file.
@@ -259,7 +266,7 @@ func analyse(in *inputs) *result {
 		}
 	}
 	s := in.summary
-	res.samples = summary.Samples(s.Metrics, s.ConfigNS)
+	res.samples = summary.Samples(s.Metrics, in.configNS)
 	s.Anomalies = in.anomalies
 	if s.Rules = res.rules; in.rulesErr != nil {
 		s.RulesMissing = in.rulesErr.Error()
@@ -427,7 +434,7 @@ func kernelScope(res *result) render.KernelScope {
 	if s == nil || s.Kernels.Scope == "" || !strings.HasPrefix(res.in.src.kernels.path, rundir.TimelineCupti) {
 		return render.KernelScope{}
 	}
-	return render.KernelScope{Text: s.Kernels.ScopeText(), OutsideMS: s.Kernels.OutsideMS, Whole: rundir.RegionsMD}
+	return render.KernelScope{Text: s.Kernels.ScopeText(), OutsideMS: s.Kernels.OutsideMS, Whole: rundir.RegionsMD, Warmup: s.Kernels.Warmup}
 }
 
 // operatorsOutput is operators.md: the workload's operator table, or why

@@ -185,6 +185,9 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
 		if strings.HasPrefix(src.kernels.path, rundir.TimelineCupti) {
 			in.KernelRanges, in.KernelRangesInferred = cfg.IncludeNames, cfg.inferredScope
+			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(run, cfg, tab); kerr != nil {
+				in.Kernels, in.KernelsMissing = nil, kerr.Error()
+			}
 		}
 	}
 
@@ -193,10 +196,10 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 	} else if sc := cfg.scan(run, rundir.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
 		in.MetricsMissing = sc.metricsErr.Error()
 	} else {
-		in.Metrics = byTableNames(sc.metrics, in.Kernels)
+		in.Metrics = byTableNames(sc.metrics, tab)
 		if src.kernels.path == rundir.TimelineCupti {
 			if tl, err := cfg.loadTimeline(run); err == nil {
-				in.ConfigNS = configTimes(tl, cfg.Include)
+				in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
 			}
 		}
 	}
@@ -282,15 +285,14 @@ func byTableNames[V any](m map[string]V, tab *model.KernelTable) map[string]V {
 }
 
 // configTimes is each kernel's time by launch configuration
-// (kernels.ConfigKey) in the timeline's launches in the profiled ranges
-// (all of them when none is in those ranges, as the kernel table then
-// takes the program's outermost ranges): what weighs the deep pass's
-// sample of each kernel.
-func configTimes(tl *timeline.Timeline, include [][]model.Range) map[string]map[string]float64 {
+// (kernels.ConfigKey) in the timeline's launches that keep admits (all of
+// them when it admits none, as the kernel table then takes the program's
+// outermost ranges): what weighs the deep pass's sample of each kernel.
+func configTimes(tl *timeline.Timeline, keep func(*timeline.KernelExecution, *model.Launch) bool) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	add := func(keep func(*model.Launch) bool) {
-		for l := range tl.Launches() {
-			if !keep(l) || !l.Duration.Valid {
+	add := func(keep func(*timeline.KernelExecution, *model.Launch) bool) {
+		for k, l := range tl.KernelLaunches() {
+			if !keep(k, l) || !l.Duration.Valid {
 				continue
 			}
 			m := out[l.Kernel]
@@ -301,9 +303,9 @@ func configTimes(tl *timeline.Timeline, include [][]model.Range) map[string]map[
 			m[kernels.ConfigKey(l.GridSize, l.BlockSize)] += l.Duration.Base
 		}
 	}
-	add(func(l *model.Launch) bool { return model.InRanges(l, include) })
+	add(keep)
 	if len(out) == 0 {
-		add(func(*model.Launch) bool { return true })
+		add(func(*timeline.KernelExecution, *model.Launch) bool { return true })
 	}
 	return out
 }

@@ -79,6 +79,38 @@ func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
 	return phases.KernelTable(tl, rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) })
 }
 
+// summaryKernels is the summary's kernel table of the CUPTI timeline and
+// what of its scope ran in warm-up instances (the one warm-up decision):
+// for the profiled ranges, their launches in steady state, the warm-up's
+// left out; for the whole run, tab (every launch), the warm-up in it. A
+// timeline that cannot be read leaves tab, with no warm-up decision.
+func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*model.KernelTable, *facts.KernelsWarmup, error) {
+	tl, err := cfg.loadTimeline(run)
+	if err != nil {
+		return tab, nil, nil
+	}
+	kept, warm, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) },
+		cfg.steady(tl), []string{cfg.Domain})
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &facts.KernelsWarmup{MS: warm.TotalMS, Launches: warm.Launches, LeftOut: len(cfg.Include) > 0}
+	if !w.LeftOut {
+		kept = tab
+	}
+	return kept, w, nil
+}
+
+// summaryLaunch admits the launches of the summary's kernel table
+// (summaryKernels): those of the profiled ranges, in steady state where
+// they are ranges.
+func (c settings) summaryLaunch(tl *timeline.Timeline) func(*timeline.KernelExecution, *model.Launch) bool {
+	steady, domains := c.steady(tl), []string{c.Domain}
+	return func(k *timeline.KernelExecution, l *model.Launch) bool {
+		return model.InRanges(l, c.Include) && (len(c.Include) == 0 || !steady.LaunchInWarmup(k.Range, domains))
+	}
+}
+
 // readCuptiKernels is the rebuild's kernel table from the CUPTI timeline:
 // the launches in the profiled ranges (cfg.Include, as decideRanges set
 // it).

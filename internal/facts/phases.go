@@ -145,9 +145,14 @@ type Phase struct {
 	Gaps GapStats `json:"gaps"`
 	// Latency is from each of the phase's kernels' launch call start to
 	// its start.
-	Latency Latency   `json:"launch_latency"`
-	Memcpy  CopyStats `json:"memcpy"`
-	Memset  CopyStats `json:"memset"`
+	Latency Latency `json:"launch_latency"`
+	// LaunchCalls are the host's launch calls of the phase's own kernels,
+	// each call once however many kernels it launched (a CUDA graph's):
+	// their number and their time on the host, each from its CUPTI API
+	// record's start to its end.
+	LaunchCalls LaunchCalls `json:"launch_calls"`
+	Memcpy      CopyStats   `json:"memcpy"`
+	Memset      CopyStats   `json:"memset"`
 	// Communication splits BusyNS between communication kernels and the
 	// others; nil unless the run has a communication kernel
 	// (Options.Communication), or processes with kernels on more
@@ -191,6 +196,13 @@ type Latency struct {
 	MeanNS   float64 `json:"mean_ns"`
 	MedianNS float64 `json:"median_ns"`
 	MaxNS    int64   `json:"max_ns"`
+}
+
+// LaunchCalls sum launch calls (cudaLaunchKernel, cuLaunchKernel,
+// cudaGraphLaunch and the like) on the host.
+type LaunchCalls struct {
+	Count int64 `json:"count"`
+	NS    int64 `json:"ns"`
 }
 
 // CopyStats sum memcpys or memsets.

@@ -251,9 +251,10 @@ type PhaseGPU struct {
 	WallMS float64 `json:"wall_ms"`
 	Busy   float64 `json:"busy"` // GPUMS / WallMS
 	// Instances, when set, are the range instances of the profiled run
-	// that the region's kernel time was divided by (stages read from the
-	// same run's NVTX ranges, or a CUPTI timeline that recorded every
-	// repeat): GPUMS is then a mean per instance, like WallMS.
+	// that the kernel time was divided by: a CUPTI timeline's steady-state
+	// instances of the phase, their own kernels' time (the warm-up's
+	// apart), or the instances of stages read from the same run's NVTX
+	// ranges: GPUMS is then a mean per instance, like WallMS.
 	Instances int `json:"instances,omitempty"`
 }
 
@@ -333,9 +334,16 @@ type PhaseRow struct {
 	// LaunchLatencyMedianUS is the median of launch call start to kernel
 	// start; nil when no kernel's launch call is known.
 	LaunchLatencyMedianUS *float64 `json:"launch_latency_median_us"`
-	Memcpys               int64    `json:"memcpys"`
-	MemcpyMS              float64  `json:"memcpy_ms"`
-	LaunchBound           bool     `json:"launch_bound"`
+	// LaunchCalls and LaunchCallMS are the launch calls of the phase's own
+	// kernels and their summed time on the host (facts.Phase.LaunchCalls);
+	// LaunchCallUS is their mean, the host's own cost of a launch; nil
+	// when no launch call is recorded.
+	LaunchCalls  int64    `json:"launch_calls"`
+	LaunchCallMS float64  `json:"launch_call_ms"`
+	LaunchCallUS *float64 `json:"launch_call_us"`
+	Memcpys      int64    `json:"memcpys"`
+	MemcpyMS     float64  `json:"memcpy_ms"`
+	LaunchBound  bool     `json:"launch_bound"`
 	// HostAhead says the phase is idle with small gaps and a long launch
 	// latency: the host is ahead, the GPU sets the pace (facts.Phase).
 	HostAhead bool `json:"host_ahead,omitempty"`
@@ -653,16 +661,28 @@ type Kernels struct {
 	// (the program pushed no range), not ranges the program pushed.
 	Inferred bool `json:"ranges_inferred,omitempty"`
 	// OutsideMS is the kernel time of the whole run outside Ranges (the
-	// regions' whole-run total less TotalMS); nil when not known.
-	OutsideMS  *float64       `json:"outside_ms,omitempty"`
-	TotalMS    float64        `json:"total_ms"`
-	Launches   int64          `json:"launches"`
-	Rows       []KernelRow    `json:"rows"`
-	ByCategory []CategoryTime `json:"by_category"`
-	BoundRule  string         `json:"bound_rule"`
-	Missing    string         `json:"missing,omitempty"`
-	BoundsNote string         `json:"bounds_note,omitempty"`
-	Roofline   []RooflinePt   `json:"roofline,omitempty"`
+	// regions' whole-run total less the ranges' kernel time, warm-up
+	// included); nil when not known.
+	OutsideMS *float64 `json:"outside_ms,omitempty"`
+	// Warmup is the kernel time of the scope's launches made in warm-up
+	// instances (the one warm-up decision, phases.Steady): left out of
+	// TotalMS, the rows and the categories for a scope of ranges
+	// (Warmup.LeftOut), held in them for the whole run; nil where no
+	// launch of the scope is in a warm-up, or where the table's source
+	// has no warm-up decision (no CUPTI timeline).
+	Warmup *KernelsWarmup `json:"warmup,omitempty"`
+	// WarmupIncluded says the table holds warm-up launches it cannot tell
+	// apart: its source has no warm-up decision and the stages dropped a
+	// warm-up.
+	WarmupIncluded bool           `json:"warmup_included,omitempty"`
+	TotalMS        float64        `json:"total_ms"`
+	Launches       int64          `json:"launches"`
+	Rows           []KernelRow    `json:"rows"`
+	ByCategory     []CategoryTime `json:"by_category"`
+	BoundRule      string         `json:"bound_rule"`
+	Missing        string         `json:"missing,omitempty"`
+	BoundsNote     string         `json:"bounds_note,omitempty"`
+	Roofline       []RooflinePt   `json:"roofline,omitempty"`
 	// DeepShare is the share of TotalMS the deep pass measured: each
 	// kernel it profiled counts with the time of the launch
 	// configurations it measured (all of it where no timeline weighs
@@ -671,6 +691,32 @@ type Kernels struct {
 	RooflineWhy string   `json:"roofline_missing,omitempty"`
 	// RulesMissing says why the top kernels carry none of ncu's rules.
 	RulesMissing string `json:"ncu_rules_missing,omitempty"`
+}
+
+// KernelsWarmup is the kernel time of a kernel table's scope that ran in
+// warm-up instances.
+type KernelsWarmup struct {
+	MS       float64 `json:"ms"`
+	Launches int64   `json:"launches"`
+	// LeftOut says the table's total and rows leave it out (a scope of
+	// ranges, in steady state); otherwise they hold it (the whole run).
+	LeftOut bool `json:"left_out"`
+}
+
+// WarmupText says what the kernel table's total holds of the warm-up, to
+// follow the total and its scope in a sentence, the times with decimals
+// places: ", in steady state (the warm-up's 28.020 ms left out)", ",
+// 28.020 ms of it the warm-up", ", warm-up included" or "".
+func (k Kernels) WarmupText(decimals int) string {
+	switch w := k.Warmup; {
+	case w != nil && w.LeftOut:
+		return fmt.Sprintf(", in steady state (the warm-up's %.*f ms left out)", decimals, w.MS)
+	case w != nil:
+		return fmt.Sprintf(", %.*f ms of it the warm-up", decimals, w.MS)
+	case k.WarmupIncluded:
+		return ", warm-up included"
+	}
+	return ""
 }
 
 // The scopes of a total, in the words every table and sentence uses.
@@ -738,6 +784,10 @@ type KernelRow struct {
 	// can go. Both nil without SOL throughputs.
 	SOLPct     *float64 `json:"sol_pct,omitempty"`
 	SaveCapPct *float64 `json:"save_cap_pct,omitempty"`
+	// FP32GEMM says the kernel is a GEMM that computes in FP32 on the FMA
+	// pipe, not on the tensor cores (kernels.FP32GEMM, from its FLOP
+	// counters where the deep pass measured them, else its name).
+	FP32GEMM bool `json:"fp32_gemm,omitempty"`
 }
 
 // MaxRulesPerKernel is the most of ncu's rules the summary shows per top
@@ -833,15 +883,26 @@ type WhatIfRow struct {
 	Instances int     `json:"instances"`
 	NowMS     float64 `json:"now_ms"`
 	GPUBusyMS float64 `json:"gpu_busy_ms"`
-	// LaunchesPerInstance and HostUSPerLaunch (now over the launches: the
-	// host's time per launch while the phase is launch-bound).
+	// LaunchesPerInstance are the kernels the phase launches an instance.
+	// HostUSPerLaunch is now over them, for a launch-bound phase: wall
+	// time per launch, kernel time included, not the host's cost of a
+	// launch, which LaunchCallUS is.
 	LaunchesPerInstance float64  `json:"launches_per_instance"`
 	HostUSPerLaunch     *float64 `json:"host_us_per_launch"`
-	LaunchBound         bool     `json:"launch_bound"`
-	BandwidthFloorMS    *float64 `json:"bandwidth_floor_ms"`
-	BandwidthFloorWhy   string   `json:"bandwidth_floor_why,omitempty"`
-	ComputeFloorMS      *float64 `json:"compute_floor_ms"`
-	ComputeFloorWhy     string   `json:"compute_floor_why,omitempty"`
+	// LaunchCallUS is the mean host time of one of the phase's launch
+	// calls in its steady instances (its CUPTI API record, start to end),
+	// LaunchCallsPerInstance their number an instance (fewer than the
+	// launches where a call launches a CUDA graph) and
+	// LaunchCallMSPerInstance their time an instance; nil where no launch
+	// call is recorded.
+	LaunchCallUS            *float64 `json:"launch_call_us"`
+	LaunchCallsPerInstance  *float64 `json:"launch_calls_per_instance"`
+	LaunchCallMSPerInstance *float64 `json:"launch_call_ms_per_instance"`
+	LaunchBound             bool     `json:"launch_bound"`
+	BandwidthFloorMS        *float64 `json:"bandwidth_floor_ms"`
+	BandwidthFloorWhy       string   `json:"bandwidth_floor_why,omitempty"`
+	ComputeFloorMS          *float64 `json:"compute_floor_ms"`
+	ComputeFloorWhy         string   `json:"compute_floor_why,omitempty"`
 	// BindingFloor is the higher of the known physical floors
 	// (FloorBandwidth or FloorCompute): the least the phase can take;
 	// "" when neither is known.

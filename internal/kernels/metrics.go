@@ -43,10 +43,11 @@ const (
 var fpOps = []struct {
 	op     string
 	weight float64
+	fp32   bool // an FP32 instruction, on the FMA pipe
 }{
-	{"dadd", 1}, {"dmul", 1}, {"dfma", 2},
-	{"fadd", 1}, {"fmul", 1}, {"ffma", 2},
-	{"hadd", 2}, {"hmul", 2}, {"hfma", 4},
+	{"dadd", 1, false}, {"dmul", 1, false}, {"dfma", 2, false},
+	{"fadd", 1, true}, {"fmul", 1, true}, {"ffma", 2, true},
+	{"hadd", 2, false}, {"hmul", 2, false}, {"hfma", 4, false},
 }
 
 func fpCountNames(op string) []string {
@@ -117,6 +118,13 @@ type Metrics struct {
 	// HasRoofline says every launch had both FLOP counters and DRAM bytes,
 	// so that FLOPs, DRAMBytes and DurationNS cover the same launches.
 	HasRoofline bool
+	// TensorOps, FPFLOPs and FP32FLOPs split the FLOP counters, summed
+	// over launches: the tensor-core ops, the non-tensor floating-point
+	// FLOPs (fpOps), and of those the FP32 ones (FADD, FMUL, FFMA). Zero
+	// unless HasFLOPs, which says every launch had FLOP counters (DRAM
+	// bytes or not).
+	TensorOps, FPFLOPs, FP32FLOPs float64
+	HasFLOPs                      bool
 	// Configs are the launch configurations of the launches seen, each
 	// its grid and block as ncu writes them ("(128, 1, 1) (256, 1, 1)"),
 	// sorted.
@@ -155,13 +163,20 @@ func (m Metrics) BytesPerSec() (float64, bool) {
 
 // measure is what one launch contributes.
 type measure struct {
-	durNS    float64
-	sm, mem  float64
-	hasSOL   bool
-	flops    float64
-	hasFLOPs bool
-	dram     float64
-	hasDRAM  bool
+	durNS   float64
+	sm, mem float64
+	hasSOL  bool
+	flopCounts
+	dram    float64
+	hasDRAM bool
+}
+
+// flopCounts are one launch's FLOP counters: every op, and the
+// tensor-core ops, the non-tensor floating-point FLOPs and the FP32 ones
+// among them.
+type flopCounts struct {
+	flops, tensor, fp, fp32 float64
+	hasFLOPs                bool
 }
 
 // measureLaunch reads one launch's values: its duration, the SOL
@@ -179,7 +194,7 @@ func measureLaunch(source string, l *model.Launch) (measure, error) {
 	if m.sm, m.mem, m.hasSOL, err = v.sol(); err != nil {
 		return m, err
 	}
-	if m.flops, m.hasFLOPs, err = v.flops(); err != nil {
+	if m.flopCounts, err = v.flops(); err != nil {
 		return m, err
 	}
 	if m.dram, m.hasDRAM, err = v.dramBytes(m.durNS); err != nil {
@@ -278,28 +293,33 @@ func (v launchValues) sol() (sm, mem float64, ok bool, err error) {
 
 // flops is the launch's floating-point (and integer tensor) ops: the
 // tensor-core ops, then the non-tensor ones added in fpOps order (a fixed
-// order, so the sum is the same every run); false when it has no counter
-// of either.
-func (v launchValues) flops() (float64, bool, error) {
-	flops, has, err := v.tensorOps()
+// order, so the sum is the same every run), each part apart too;
+// hasFLOPs false when it has no counter of either.
+func (v launchValues) flops() (flopCounts, error) {
+	tensor, has, err := v.tensorOps()
 	if err != nil {
-		return 0, false, err
+		return flopCounts{}, err
 	}
+	f := flopCounts{flops: tensor, tensor: tensor, hasFLOPs: has}
 	cycles, okCycles, err := v.get(SMSPCyclesMetric, "cycle")
 	if err != nil {
-		return 0, false, err
+		return flopCounts{}, err
 	}
 	for _, o := range fpOps {
 		n, ok, err := v.fpInstructions(o.op, cycles, okCycles)
 		if err != nil {
-			return 0, false, err
+			return flopCounts{}, err
 		}
 		if ok {
-			flops += o.weight * n
-			has = true
+			f.flops += o.weight * n
+			f.fp += o.weight * n
+			if o.fp32 {
+				f.fp32 += o.weight * n
+			}
+			f.hasFLOPs = true
 		}
 	}
-	return flops, has, nil
+	return f, nil
 }
 
 // tensorOps sums the tensor-core ops (sm__ops_path_tensor_src_<type>.sum)
@@ -369,6 +389,7 @@ type metricAcc struct {
 	solW      float64
 	smW, memW float64
 	roof      int             // launches with FLOPs and DRAM bytes
+	counted   int             // launches with FLOPs
 	configs   map[string]bool // ConfigKey of each launch
 }
 
@@ -422,7 +443,13 @@ func (k *metricAcc) add(ms measure) {
 	if ms.hasFLOPs && ms.hasDRAM {
 		k.roof++
 	}
+	if ms.hasFLOPs {
+		k.counted++
+	}
 	k.m.FLOPs += ms.flops
+	k.m.TensorOps += ms.tensor
+	k.m.FPFLOPs += ms.fp
+	k.m.FP32FLOPs += ms.fp32
 	k.m.DRAMBytes += ms.dram
 }
 
@@ -441,6 +468,10 @@ func (k *metricAcc) metrics() *Metrics {
 	m.HasRoofline = k.roof == m.Launches
 	if !m.HasRoofline {
 		m.FLOPs, m.DRAMBytes = 0, 0
+	}
+	m.HasFLOPs = k.counted == m.Launches
+	if !m.HasFLOPs {
+		m.TensorOps, m.FPFLOPs, m.FP32FLOPs = 0, 0, 0
 	}
 	m.Configs = slices.Sorted(maps.Keys(k.configs))
 	return &m

@@ -184,6 +184,7 @@ type phaseAcc struct {
 	insts map[*timeline.Range]*instAcc
 	list  []*instAcc
 	lat   []int64
+	calls map[*timeline.API]bool // the launch calls counted
 	top   int
 	// collectives counts the phase's own communication kernels.
 	collectives int64
@@ -233,6 +234,14 @@ func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, i int32, col
 	a.p.KernelNS += k.End - k.Start
 	if k.API != nil {
 		a.lat = append(a.lat, k.Start-k.API.Start)
+		if !a.calls[k.API] {
+			if a.calls == nil {
+				a.calls = map[*timeline.API]bool{}
+			}
+			a.calls[k.API] = true
+			a.p.LaunchCalls.Count++
+			a.p.LaunchCalls.NS += k.API.End - k.API.Start
+		}
 	}
 }
 
@@ -324,6 +333,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 		a.p.IdleShare = float64(a.p.IdleNS) / float64(a.p.SpanNS)
 	}
 	a.p.Latency = latency(a.lat)
+	a.calls = nil
 	judge(&a.p)
 	if a.warm != nil {
 		w := a.warm.finish(db, origin)

@@ -29,6 +29,29 @@ func KernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) 
 	return &tab, nil
 }
 
+// SteadyKernelTable is KernelTable of the launches keep admits that lie in
+// no warm-up (Steady.LaunchInWarmup, phases of domains), with each
+// kernel's spread, and beside it the table of the admitted launches it
+// leaves out for lying in one.
+func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) bool, steady *Steady, domains []string) (kept, warm *model.KernelTable, err error) {
+	agg, wagg := model.NewKernelAggregator(), model.NewKernelAggregator()
+	agg.KeepSpread()
+	for k, l := range tl.KernelLaunches() {
+		if !keep(l) {
+			continue
+		}
+		a := agg
+		if steady.LaunchInWarmup(k.Range, domains) {
+			a = wagg
+		}
+		if err := a.Add(source, l); err != nil {
+			return nil, nil, err
+		}
+	}
+	t, w := agg.Table(source), wagg.Table(source)
+	return &t, &w, nil
+}
+
 // Target is a kernel for the deep pass to profile by its exact (mangled)
 // name, and the launch configurations it ran with: ncu's per-launch-config
 // filter mode profiles each one.

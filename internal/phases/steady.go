@@ -137,3 +137,17 @@ func (s *Steady) inWarmup(r *timeline.Range) bool {
 // IsWarmup reports whether r itself is the warm-up instance of its stage
 // (not one inside it).
 func (s *Steady) IsWarmup(r *timeline.Range) bool { return s != nil && s.warm[r] }
+
+// LaunchInWarmup reports whether a launch made inside r (its innermost
+// range) lies in a warm-up: whether its phase instance, its outermost range
+// of domains (nil: every domain) as Of takes a phase at depth 1, is in one.
+// A launch outside every range of domains is in none.
+func (s *Steady) LaunchInWarmup(r *timeline.Range, domains []string) bool {
+	var phase *timeline.Range
+	for ; r != nil; r = r.Parent {
+		if inDomains(r.Domain, domains) {
+			phase = r
+		}
+	}
+	return s.InWarmup(phase)
+}

@@ -22,11 +22,14 @@ func KernelsMarkdown(w io.Writer, t model.KernelTable) error {
 // KernelScope is what a run's kernel table covers, for kernels.md: Text in
 // the words every table uses (facts.Kernels.ScopeText; "" where it is not
 // known); OutsideMS, for a table of ranges, the whole run's kernel time
-// outside them (nil: not known), which the report named Whole has.
+// outside them (nil: not known), which the report named Whole has;
+// Warmup, what of the table ran in warm-up instances (nil: none, or not
+// known).
 type KernelScope struct {
 	Text      string
 	OutsideMS *float64
 	Whole     string
+	Warmup    *facts.KernelsWarmup
 }
 
 // KernelsMarkdownIn is KernelsMarkdown for a table whose scope is known:
@@ -40,6 +43,13 @@ func KernelsMarkdownIn(w io.Writer, t model.KernelTable, scope KernelScope) erro
 		from += ", " + EscapeCell(scope.Text)
 	}
 	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", from, plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), model.Fixed(t.TotalMS, 3))
+	if w := scope.Warmup; w != nil {
+		fmt.Fprintf(&b, " Warm-up included: the warm-up instances' %s, %s ms", plural(w.Launches, "launch", "launches"), model.Fixed(w.MS, 3))
+		if w.LeftOut {
+			b.WriteString(" (the summary's Top Kernels leaves them out)")
+		}
+		b.WriteString(".")
+	}
 	if o := scope.OutsideMS; o != nil && t.TotalMS+*o > 0 {
 		whole := t.TotalMS + *o
 		fmt.Fprintf(&b, " The whole run's kernel time is %s ms: %s ms (%s) lies outside these ranges (%s has the whole run).",

@@ -695,9 +695,16 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 		missing(b, k.Missing)
 		return
 	}
-	fmt.Fprintf(b, "From %s, %s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), EscapeCell(k.ScopeText()), k.Launches, model.Fixed(k.TotalMS, 3))
+	fmt.Fprintf(b, "From %s, %s%s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), EscapeCell(k.ScopeText()), EscapeCell(k.WarmupText(3)), k.Launches, model.Fixed(k.TotalMS, 3))
+	if w := k.Warmup; w != nil && w.LeftOut {
+		fmt.Fprintf(b, " The warm-up instances' %s are left out, as from every figure of the phases; %s lists every launch in the ranges.",
+			plural(w.Launches, "launch", "launches"), rundir.KernelsMD)
+	}
 	if k.OutsideMS != nil {
 		whole := k.TotalMS + *k.OutsideMS
+		if w := k.Warmup; w != nil && w.LeftOut {
+			whole += w.MS
+		}
 		fmt.Fprintf(b, " The whole run's kernel time is %s ms: %s ms (%s) lies outside these ranges (Per-Region Breakdown covers the whole run).",
 			model.Fixed(whole, 3), model.Fixed(*k.OutsideMS, 3), model.FormatPercent(*k.OutsideMS/whole))
 	}
@@ -981,7 +988,7 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 	}
 	t := Table{
-		Header: []string{"phase", "now ms", "GPU-busy floor ms (saves)", "bandwidth floor ms (saves)", "compute floor ms (saves)", "launches", "µs per launch"},
+		Header: []string{"phase", "now ms", "GPU-busy floor ms (saves)", "bandwidth floor ms (saves)", "compute floor ms (saves)", "launches", "launch call µs"},
 		Right:  []bool{false, true, true, true, true, true, true},
 	}
 	for _, r := range w.Rows {
@@ -1010,8 +1017,8 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 			return "n/a"
 		}
 		per := "n/a"
-		if r.HostUSPerLaunch != nil {
-			per = model.Fixed(*r.HostUSPerLaunch, 1)
+		if r.LaunchCallUS != nil {
+			per = model.Fixed(*r.LaunchCallUS, 1)
 		}
 		t.Rows = append(t.Rows, []string{name, model.Fixed(r.NowMS, 3), rung(facts.FloorBusy), rung(facts.FloorBandwidth), rung(facts.FloorCompute),
 			model.Fixed(r.LaunchesPerInstance, 0), per})
@@ -1036,7 +1043,7 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 			break
 		}
 	}
-	b.WriteString(" µs per launch is now over the launches, for a launch-bound phase.\n\n")
+	b.WriteString(" Launch call µs is the mean host time of one of the phase's launch calls (cudaLaunchKernel and the like, from its CUPTI API record's start to its end), n/a where none is recorded: the host's own cost of a launch; the rest of its time between launches is the program's.\n\n")
 }
 
 // floorName is a physical floor's name in a sentence.

@@ -82,8 +82,14 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 		}
 		text := fmt.Sprintf("%s is launch-bound: %.3f ms an instance now in the CUPTI timeline (steady state, %d %s), its own kernels keep the GPU busy %.3f ms of that (busy %.0f%%). %s could save up to %.3f ms (%.0f%%) an instance",
 			name, w.NowMS, w.Instances, plural(w.Instances, "instance", "instances"), w.GPUBusyMS, 100*w.GPUBusyMS/w.NowMS, capital(busy.Lever), busy.SavesMS, 100*busy.SavesMS/w.NowMS)
-		if w.HostUSPerLaunch != nil {
-			text += fmt.Sprintf(": it makes %.0f launches an instance, about %.1f µs of wall time each", w.LaunchesPerInstance, *w.HostUSPerLaunch)
+		text += fmt.Sprintf(": it makes %.0f launches an instance", w.LaunchesPerInstance)
+		switch {
+		case w.LaunchCallUS == nil:
+		case *w.LaunchCallsPerInstance == w.LaunchesPerInstance:
+			text += fmt.Sprintf("; its launch calls take %.1f µs of host time each (their CUPTI API records), %.3f ms an instance", *w.LaunchCallUS, *w.LaunchCallMSPerInstance)
+		default:
+			text += fmt.Sprintf(" in %.0f launch calls (one launch of a CUDA graph starts several kernels), which take %.1f µs of host time each (their CUPTI API records), %.3f ms an instance",
+				*w.LaunchCallsPerInstance, *w.LaunchCallUS, *w.LaunchCallMSPerInstance)
 		}
 		text += fmt.Sprintf(". Faster kernels can only save the busy %.3f ms", w.GPUBusyMS)
 		switch w.BindingFloor {
@@ -193,9 +199,13 @@ func narrate(s *building) facts.Narrative {
 			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
 		}
 		for _, r := range n.LaunchBound {
-			claim(facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
+			c := facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
 				"gap_ms": r.GapMS, "idle_ms": r.IdleMS, "kernels": float64(r.Kernels)},
-				Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"})
+				Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"}
+			if r.LaunchCallUS != nil {
+				c.Figures["launch_call_us"] = *r.LaunchCallUS
+			}
+			claim(c)
 			if len(scopes) > 1 {
 				// Ranks (or processes) name the same phases: say whose.
 				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), facts.Whose(r.Rank, r.ProcessID, r.Device)))
@@ -213,6 +223,9 @@ func narrate(s *building) facts.Narrative {
 				label, 100*r.Idle, r.WallMS, r.Gaps, r.GapMS)
 			if r.LaunchLatencyMedianUS != nil {
 				line += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
+			}
+			if r.LaunchCallUS != nil {
+				line += fmt.Sprintf(", each launch call %.1f µs of host time", *r.LaunchCallUS)
 			}
 			say("%s: the CPU side (%s) sets the pace, not the kernels.", line, lv.host)
 		} else {
@@ -284,7 +297,7 @@ func narrate(s *building) facts.Narrative {
 			}
 			parts = append(parts, fmt.Sprintf("%s %.1f%%", c.Category, 100*c.Share))
 		}
-		say("Kernel time by category: %s, of %.2f ms of GPU kernel time %s (%s).", strings.Join(parts, ", "), s.Kernels.TotalMS, s.Kernels.ScopeText(), sourceTool(s.Kernels.Source))
+		say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s) %s%s.", strings.Join(parts, ", "), s.Kernels.TotalMS, sourceTool(s.Kernels.Source), s.Kernels.ScopeText(), s.Kernels.WarmupText(2))
 	}
 
 	// 4. The top bottleneck, its bound and ncu's estimate.
@@ -352,8 +365,8 @@ func narrate(s *building) facts.Narrative {
 		if i == 3 {
 			break
 		}
-		key := k.Category + "/" + k.Bound.Class
-		if k.PartlyMeasured || boundAdvice(k.Category, k.Bound.Class, 1, lv.fuse) == "" {
+		key := fmt.Sprintf("%s/%s/%t", k.Category, k.Bound.Class, k.FP32GEMM)
+		if k.PartlyMeasured || boundAdvice(k, 1, lv) == "" {
 			continue // a bound of a sliver of the kernel gives no advice
 		}
 		g := byKey[key]
@@ -374,7 +387,7 @@ func narrate(s *building) facts.Narrative {
 			refs = append(refs, fmt.Sprintf("#%d %s", g.ranks[j], r.Shown()))
 		}
 		advise(facts.Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
-			strings.Join(refs, ", "), 100*g.share, boundAdvice(k.Category, k.Bound.Class, len(g.rows), lv.fuse))})
+			strings.Join(refs, ", "), 100*g.share, boundAdvice(k, len(g.rows), lv))})
 	}
 	var cats []string
 	for _, c := range s.Kernels.ByCategory {
@@ -448,7 +461,7 @@ func narrate(s *building) facts.Narrative {
 		total := g.total
 		gain := ""
 		if s.Kernels.TotalMS > 0 {
-			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s; at most the phases' GPU-busy time, which the what-if ladder gives", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText())
+			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s%s; at most the phases' GPU-busy time, which the what-if ladder gives", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText(), s.Kernels.WarmupText(3))
 		}
 		advise(facts.Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
 			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all%s (rules' estimates overlap: they do not add up). %s",
@@ -517,12 +530,21 @@ func join(ws []string) string {
 	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
 }
 
-// boundAdvice is what follows from a category and bound, for n kernels of
-// it, fuse what fuses kernels in the program; "" when nothing does.
-func boundAdvice(category, bound string, n int, fuse string) string {
+// boundAdvice is what follows from a kernel's category and bound (and,
+// for a GEMM, its precision), for n kernels like k, in the words of the
+// program's levers lv; "" when nothing does.
+func boundAdvice(k facts.KernelRow, n int, lv levers) string {
+	category, bound, fuse := k.Category, k.Bound.Class, lv.fuse
 	it, its, launch := "it", "its", "its launch disappears"
 	if n > 1 {
 		it, its, launch = "them", "their", "their launches disappear"
+	}
+	if category == "gemm" && bound == "compute-bound" && k.FP32GEMM {
+		runs := "it runs"
+		if n > 1 {
+			runs = "they run"
+		}
+		return fmt.Sprintf("compute-bound FP32 GEMM: %s on the FP32 FMA pipe, not the tensor cores. TF32 or BF16 tensor cores are the next step where accuracy allows (%s); FP8 after that.", runs, lv.tensorCores)
 	}
 	switch category + "/" + bound {
 	case "gemm/memory-bound":
@@ -559,11 +581,13 @@ func gpuBusy(s *building) []facts.PhaseGPU {
 		return nil
 	}
 	names := phaseRegions(s)
-	// A CUPTI timeline records every repeat of the workload: its region
-	// totals are over the range's instances, which its phases count.
-	timelineInstances := map[string]int{}
+	// A CUPTI timeline records every repeat of the workload: a phase's
+	// kernel time is its steady-state instances' (the warm-up's is apart),
+	// the region totals every instance's.
+	timelineInstances, timelineKernelMS := map[string]int{}, map[string]float64{}
 	for _, r := range s.Phases.Rows {
 		timelineInstances[r.Phase] += r.Instances
+		timelineKernelMS[r.Phase] += r.KernelMS
 	}
 	var out []facts.PhaseGPU
 	for _, st := range s.Stages.Rows {
@@ -586,7 +610,10 @@ func gpuBusy(s *building) []facts.PhaseGPU {
 		for _, r := range s.Regions.Rows {
 			if r.Name == reg && r.TotalMS > 0 {
 				g := facts.PhaseGPU{Phase: st.Name, Region: reg, GPUMS: r.TotalMS, WallMS: wall, Instances: instances}
-				if instances > 0 {
+				switch n := timelineInstances[reg]; {
+				case n > 0:
+					g.GPUMS, g.Instances = timelineKernelMS[reg]/float64(n), n
+				case instances > 0:
 					g.GPUMS = r.TotalMS / float64(instances)
 				}
 				g.Busy = g.GPUMS / g.WallMS
@@ -747,7 +774,11 @@ func warmupFinding(s *building) (string, facts.Claim) {
 	if g := w.LargestGap; g != nil && w.OneTimeSetup {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, facts.Short(g.After))
 	}
-	return line + "; every figure below leaves " + it + " out (GPU busy and idle per phase shows " + it + " apart).", c
+	leaves := "; every figure below leaves " + it + " out"
+	if w := s.Kernels.Warmup; w != nil && !w.LeftOut {
+		leaves = "; every figure below but the whole run's kernel time leaves " + it + " out"
+	}
+	return line + leaves + " (GPU busy and idle per phase shows " + it + " apart).", c
 }
 
 // oneLine is s on one line: a traceback's lines joined, the last kept

@@ -70,6 +70,11 @@ func phaseRow(sc facts.PhaseScope, p facts.Phase) facts.PhaseRow {
 		us := p.Latency.MedianNS / 1e3
 		r.LaunchLatencyMedianUS = &us
 	}
+	r.LaunchCalls, r.LaunchCallMS = p.LaunchCalls.Count, ms(p.LaunchCalls.NS)
+	if c := p.LaunchCalls; c.Count > 0 {
+		us := float64(c.NS) / 1e3 / float64(c.Count)
+		r.LaunchCallUS = &us
+	}
 	if w := p.Warmup; w != nil {
 		r.Warmup = &facts.PhaseWarmup{Instances: w.Instances, WallMS: ms(w.SpanNS), KernelMS: ms(w.KernelNS), BusyMS: ms(w.BusyNS), GapMS: ms(w.Gaps.SumNS)}
 		if w.LeadingSteps > 0 {

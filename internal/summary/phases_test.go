@@ -30,8 +30,9 @@ func syntheticPhases() *facts.PhaseReport {
 				Latency: facts.Latency{Count: 40, MeanNS: 9000, MedianNS: 8500, MaxNS: 20000},
 				Memcpy:  facts.CopyStats{Count: 2, NS: 30_000, Bytes: 4096}},
 			{Name: "decode_all", Instances: 1, SpanNS: 8_000_000, Kernels: 400, KernelNS: 2_000_000, BusyNS: 2_000_000, IdleNS: 6_000_000, IdleShare: 0.75, LaunchBound: true,
-				Gaps:    facts.GapStats{SumNS: 5_500_000, Count: 399, Largest: []facts.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
-				Latency: facts.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000}},
+				Gaps:        facts.GapStats{SumNS: 5_500_000, Count: 399, Largest: []facts.Gap{{AtNS: 3_000_000, NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
+				Latency:     facts.Latency{Count: 400, MeanNS: 30000, MedianNS: 25000, MaxNS: 90000},
+				LaunchCalls: facts.LaunchCalls{Count: 400, NS: 1_600_000}},
 		},
 		Run: facts.Phase{Instances: 1, SpanNS: 10_500_000, Kernels: 440, KernelNS: 3_900_000, BusyNS: 3_800_000, IdleNS: 6_700_000, IdleShare: 6.7 / 10.5, LaunchBound: true,
 			Gaps:    facts.GapStats{SumNS: 6_000_000, Count: 439, Largest: []facts.Gap{{NS: 400_000, Before: "rmsnorm", After: "void gemm<float>(int)", Instance: 1}}},
@@ -80,12 +81,12 @@ func TestBuildPhases(t *testing.T) {
 	require.Len(t, n.LaunchBound, 1, "decode_all only: the whole run's phases speak for it")
 	assert.Equal(t, "decode_all", n.LaunchBound[0].Phase)
 	text := strings.Join(n.Lines, "\n")
-	assert.Contains(t, text, "decode_all is launch-bound: in the CUPTI timeline the GPU sits idle 75% of its 8.000 ms, 399 gaps between kernels summing 5.500 ms, median launch latency 25.0 µs")
+	assert.Contains(t, text, "decode_all is launch-bound: in the CUPTI timeline the GPU sits idle 75% of its 8.000 ms, 399 gaps between kernels summing 5.500 ms, median launch latency 25.0 µs, each launch call 4.0 µs of host time")
 	assert.NotContains(t, text, "prefill is launch-bound")
 	advice := strings.Join(n.Texts(), "\n")
 	for _, want := range []string{"decode_all is launch-bound: 8.000 ms an instance now in the CUPTI timeline (steady state, 1 instance)", "busy 2.000 ms of that (busy 25%)",
 		"CUDA graphs or torch.compile", `mode="reduce-overhead"`, "larger batches", "fewer, fused kernels", "could save up to 6.000 ms (75%) an instance",
-		"400 launches an instance, about 20.0 µs of wall time each"} {
+		"400 launches an instance; its launch calls take 4.0 µs of host time each (their CUPTI API records), 1.600 ms an instance"} {
 		assert.Contains(t, advice, want)
 	}
 
@@ -224,29 +225,32 @@ func TestBuildPhasesRecorded(t *testing.T) {
 }
 
 // TestGPUBusyPerInstance: a CUPTI timeline records every repeat, so a
-// region's kernel time is over its instances: GPU busy divides by them
-// before comparing with one repeat's wall time (without it a recorded run
-// read a prefill several times busier than CUPTI showed it:
-// docs/measurements.md). SYNTHETIC numbers: three prefill instances of 1
-// ms of kernels in 2 ms.
+// phase's kernel time is over its steady instances: GPU busy divides by
+// them before comparing with one repeat's wall time (without it a recorded
+// run read a prefill several times busier than CUPTI showed it:
+// docs/measurements.md), and the warm-up's kernels, in the region's total,
+// are not in it. SYNTHETIC numbers: three steady prefill instances of 1 ms
+// of kernels in 2 ms, and a warm-up one of 4 ms of kernels.
 func TestGPUBusyPerInstance(t *testing.T) {
-	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
-	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 9, Aggregate: []facts.Region{
-		{Name: "prefill", Depth: 1, TotalMS: 3, KernelCount: 120}, {Name: "decode_all", Depth: 1, TotalMS: 6, KernelCount: 1200}}}
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{9, 2, 2, 2}}, "decode": {MS: []float64{8, 8, 8}}}}
+	reg := &facts.RegionReport{Source: "s", RegionProfiling: true, ProfiledMS: 13, Aggregate: []facts.Region{
+		{Name: "prefill", Depth: 1, TotalMS: 7, KernelCount: 160}, {Name: "decode_all", Depth: 1, TotalMS: 6, KernelCount: 1200}}}
 	ph := syntheticPhases()
-	ph.Scopes[0].Phases[0].Instances = 3
-	ph.Scopes[0].Phases[1].Instances = 3
+	pre := &ph.Scopes[0].Phases[0]
+	pre.Instances, pre.KernelNS = 3, 3_000_000
+	pre.Warmup = &facts.Phase{Name: "prefill", Instances: 1, SpanNS: 9_000_000, Kernels: 40, KernelNS: 4_000_000}
+	ph.Scopes[0].Phases[1].Instances, ph.Scopes[0].Phases[1].KernelNS = 3, 6_000_000
 	s := summary.Build(summary.Inputs{Workload: rep, Regions: reg, Phases: ph}, summary.Options{})
 	require.Len(t, s.Narrative.GPUBusy, 2)
-	pre := s.Narrative.GPUBusy[0]
-	assert.Equal(t, 3, pre.Instances)
-	assert.InDelta(t, 1.0, pre.GPUMS, 1e-12, "per instance")
-	assert.InDelta(t, 0.5, pre.Busy, 1e-12)
+	g := s.Narrative.GPUBusy[0]
+	assert.Equal(t, 3, g.Instances)
+	assert.InDelta(t, 1.0, g.GPUMS, 1e-12, "per steady instance, the warm-up's kernels left out")
+	assert.InDelta(t, 0.5, g.Busy, 1e-12)
 	assert.InDelta(t, 0.25, s.Narrative.GPUBusy[1].Busy, 1e-12)
 
 	// Without a timeline, the ncu or nsys timing run ran the workload once.
 	s = summary.Build(summary.Inputs{Workload: rep, Regions: reg}, summary.Options{})
-	assert.InDelta(t, 3.0, s.Narrative.GPUBusy[0].GPUMS, 1e-12)
+	assert.InDelta(t, 7.0, s.Narrative.GPUBusy[0].GPUMS, 1e-12)
 	assert.Zero(t, s.Narrative.GPUBusy[0].Instances)
 }
 
@@ -267,4 +271,40 @@ func TestNestedPhasesTreeOrder(t *testing.T) {
 		names = append(names, r.Phase)
 	}
 	assert.Equal(t, []string{"decode_all", "decode_all/step", "decode_all/step/attn", "prefill", "prefill/vision", "prefill/vision/block0", ""}, names)
+}
+
+// TestKernelTotalsSayTheWarmup: the kernel table's total says what it holds
+// of the warm-up: left out for the profiled ranges, held (and how much) for
+// the whole run, "warm-up included" where no warm-up decision was made and
+// the stages dropped one; the warm-up finding says which figures leave it
+// out. SYNTHETIC: a prefill phase with a warm-up instance of 4 ms of
+// kernels.
+func TestKernelTotalsSayTheWarmup(t *testing.T) {
+	ph := syntheticPhases()
+	ph.Scopes[0].Phases[0].Warmup = &facts.Phase{Name: "prefill", Instances: 1, SpanNS: 90_000_000, Kernels: 40, KernelNS: 4_000_000,
+		Gaps: facts.GapStats{Largest: []facts.Gap{{NS: 50_000_000, Before: "a", After: "b", Instance: 1}}}}
+	tab := model.KernelTable{Source: "timeline/cupti", TotalMS: 3.9, Launches: 440, Kernels: []model.KernelStats{
+		{KernelTotals: model.KernelTotals{Name: "void gemm<float>(int)", TotalMS: 3.9, Calls: 440}}}}
+	build := func(ranges []string, w *facts.KernelsWarmup, rep *workload.Report) *facts.Summary {
+		return summary.Build(summary.Inputs{Phases: ph, Kernels: &tab, KernelsSource: "timeline/cupti (the CUPTI run's timeline, every launch)",
+			KernelRanges: ranges, KernelsWarmup: w, Workload: rep}, summary.Options{})
+	}
+	findings := func(s *facts.Summary) string { return strings.Join(s.Narrative.Lines, "\n") }
+
+	s := build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true}, nil)
+	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the profiled ranges (prefill, decode_all), in steady state (the warm-up's 4.00 ms left out).")
+	assert.Contains(t, findings(s), "every figure below leaves it out")
+
+	s = build(nil, &facts.KernelsWarmup{MS: 4, Launches: 40}, nil)
+	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run, 4.00 ms of it the warm-up.")
+	assert.Contains(t, findings(s), "every figure below but the whole run's kernel time leaves it out")
+
+	s = build(nil, &facts.KernelsWarmup{}, nil)
+	assert.Nil(t, s.Kernels.Warmup, "no launch in a warm-up: nothing to say")
+	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run.")
+
+	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{90, 2, 2}}}}
+	s = summary.Build(summary.Inputs{Kernels: &tab, KernelsSource: "ncu/timing-raw.csv (the ncu timing pass, every launch)", Workload: rep}, summary.Options{})
+	assert.True(t, s.Kernels.WarmupIncluded)
+	assert.Contains(t, findings(s), "in the whole run, warm-up included.")
 }

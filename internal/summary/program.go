@@ -116,7 +116,18 @@ type levers struct {
 	busy   string // the GPU-busy rung's lever: graphs, batching, fewer kernels
 	fuse   string // what fuses small kernels with their neighbours
 	host   string // what the host's time goes to
+	// tensorCores is what moves an FP32 GEMM onto TF32 or BF16 tensor
+	// cores.
+	tensorCores string
 }
+
+// The kinds' words for moving an FP32 GEMM onto the tensor cores.
+const (
+	tensorCoresPyTorch = `TF32: torch.backends.cuda.matmul.allow_tf32 = True, or torch.set_float32_matmul_precision("high"); BF16: the model in torch.bfloat16, or torch.autocast`
+	tensorCoresNative  = "TF32: cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH); BF16: BF16 inputs to cublasGemmEx or cublasLt; a GEMM of your own moves to cuBLAS or to WMMA/MMA instructions"
+	tensorCoresJAX     = `TF32: jax.default_matmul_precision("tensorfloat32"), the default unless precision=HIGHEST asks for FP32; BF16: jnp.bfloat16 arrays`
+	tensorCoresAny     = "TF32: the framework's TF32 setting for FP32 matmuls, cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH) in cuBLAS; BF16: BF16 inputs"
+)
 
 // leversOf are p's levers.
 func leversOf(p facts.Program) levers {
@@ -128,7 +139,7 @@ func leversOf(p facts.Program) levers {
 	switch p.Kind {
 	case facts.ProgramPyTorch:
 		l := levers{graphs: `CUDA graphs or torch.compile (mode="reduce-overhead" does both; torch.cuda.graph captures by hand)`,
-			fuse: "torch.compile", host: "Python, PyTorch, launches"}
+			fuse: "torch.compile", host: "Python, PyTorch, launches", tensorCores: tensorCoresPyTorch}
 		if more != "" {
 			l.graphs = more + `; torch.compile mode="reduce-overhead" captures what it compiles)`
 		}
@@ -136,7 +147,7 @@ func leversOf(p facts.Program) levers {
 		return l
 	case facts.ProgramTorchCompile:
 		l := levers{graphs: `CUDA graphs, which torch.compile did not capture (no graph launch is recorded: mode="reduce-overhead" captures them, unless dynamic shapes, CPU ops or graph breaks keep them out; TORCH_LOGS="graph_breaks,recompiles" shows why)`,
-			fuse: "torch.compile, over more of the step", host: "Python, PyTorch, launches"}
+			fuse: "torch.compile, over more of the step", host: "Python, PyTorch, launches", tensorCores: tensorCoresPyTorch}
 		if more != "" {
 			l.graphs = more + `; graph breaks and dynamic shapes keep code out of them, and TORCH_LOGS="graph_breaks,recompiles" shows where)`
 		}
@@ -144,7 +155,7 @@ func leversOf(p facts.Program) levers {
 		return l
 	case facts.ProgramNative:
 		l := levers{graphs: "CUDA graphs through the CUDA Graphs API (capture a step once with cudaStreamBeginCapture/cudaStreamEndCapture, replay it with cudaGraphLaunch)",
-			fuse: "in a kernel of your own", host: "the program's own code and its launches"}
+			fuse: "in a kernel of your own", host: "the program's own code and its launches", tensorCores: tensorCoresNative}
 		if more != "" {
 			l.graphs = more + "; stream capture with cudaStreamBeginCapture takes them in)"
 		}
@@ -152,7 +163,7 @@ func leversOf(p facts.Program) levers {
 		return l
 	case facts.ProgramJAX:
 		l := levers{graphs: "XLA's command buffers (CUDA graphs: XLA_FLAGS=--xla_gpu_enable_command_buffer=... names the ops they take)",
-			fuse: "jax.jit over more of the step: XLA fuses what one jit holds", host: "Python, JAX's dispatch, launches"}
+			fuse: "jax.jit over more of the step: XLA fuses what one jit holds", host: "Python, JAX's dispatch, launches", tensorCores: tensorCoresJAX}
 		if p.GraphLaunches > 0 {
 			l.graphs = fmt.Sprintf("more of each step in XLA's command buffers (CUDA graphs: the run launched %d; XLA_FLAGS=--xla_gpu_enable_command_buffer=... names the ops they take)", p.GraphLaunches)
 		}
@@ -163,7 +174,7 @@ func leversOf(p facts.Program) levers {
 	if pythonExe.MatchString(path.Base(p.Exe)) {
 		host = "Python, the framework, launches"
 	}
-	l := levers{graphs: "CUDA graphs", fuse: "fused kernels", host: host}
+	l := levers{graphs: "CUDA graphs", fuse: "fused kernels", host: host, tensorCores: tensorCoresAny}
 	if more != "" {
 		l.graphs = more + ")"
 	}

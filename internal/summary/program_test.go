@@ -48,7 +48,7 @@ func TestLeversByKind(t *testing.T) {
 	for _, k := range []facts.ProgramKind{facts.ProgramUnknown, facts.ProgramPyTorch, facts.ProgramTorchCompile, facts.ProgramJAX, facts.ProgramNative} {
 		for _, graphs := range []int{0, 3} {
 			l := leversOf(facts.Program{Kind: k, GraphLaunches: graphs})
-			all := strings.Join([]string{l.graphs, l.busy, l.fuse, l.host}, "\n")
+			all := strings.Join([]string{l.graphs, l.busy, l.fuse, l.host, l.tensorCores}, "\n")
 			if k != facts.ProgramPyTorch && k != facts.ProgramTorchCompile {
 				assert.NotContains(t, all, "torch", k)
 			}
@@ -56,6 +56,8 @@ func TestLeversByKind(t *testing.T) {
 				assert.NotContains(t, all, "Python", k)
 			}
 			assert.Contains(t, l.busy, l.graphs, k)
+			assert.Contains(t, l.tensorCores, "TF32", k)
+			assert.Contains(t, l.tensorCores, "BF16", k)
 		}
 	}
 	assert.Contains(t, leversOf(facts.Program{Kind: facts.ProgramUnknown, Exe: "/usr/bin/python3"}).host, "Python")

@@ -75,6 +75,11 @@ type Inputs struct {
 	// says they are phases inferred from the kernel stream.
 	KernelRanges         []string
 	KernelRangesInferred bool
+	// KernelsWarmup is what of the kernel table's scope ran in warm-up
+	// instances: left out of Kernels for a scope of ranges, held in it for
+	// the whole run (facts.KernelsWarmup.LeftOut); nil where the table's
+	// source has no warm-up decision.
+	KernelsWarmup *facts.KernelsWarmup
 	// SessionPartial is why the session that made the run did not finish
 	// (the program failed, was killed or stopped; a step failed): the
 	// manifest's reason; "" for a session that did.
@@ -242,9 +247,12 @@ func Build(in Inputs, opt Options) *facts.Summary {
 	}
 	s.Kernels = topKernels(in, opt, s.Environment.Peak)
 	s.Regions = regionRows(in)
-	if len(s.Kernels.Ranges) > 0 && !s.Regions.Sampled && s.Regions.TotalMS >= s.Kernels.TotalMS && s.Kernels.Missing == "" {
-		v := s.Regions.TotalMS - s.Kernels.TotalMS
+	if ranges := s.Kernels.TotalMS + leftOutMS(s.Kernels); len(s.Kernels.Ranges) > 0 && !s.Regions.Sampled && s.Regions.TotalMS >= ranges && s.Kernels.Missing == "" {
+		v := s.Regions.TotalMS - ranges
 		s.Kernels.OutsideMS = &v
+	}
+	if in.KernelsWarmup == nil && s.Kernels.Missing == "" {
+		s.Kernels.WarmupIncluded = slices.ContainsFunc(s.Stages.Rows, func(r facts.Stage) bool { return r.WarmupMS != nil })
 	}
 	s.Phases = phaseRows(in)
 	s.WhatIf = whatIf(in, s)
@@ -472,6 +480,10 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	}
 	t := in.Kernels
 	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
+	if w := in.KernelsWarmup; w != nil && w.Launches > 0 {
+		c := *w
+		k.Warmup = &c
+	}
 	k.Scope, k.Ranges = facts.ScopeWholeRun, in.KernelRanges
 	if len(in.KernelRanges) > 0 {
 		k.Scope, k.Inferred = facts.ScopeRanges, in.KernelRangesInferred
@@ -528,6 +540,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 	for _, r := range t.Top(opt.TopN).Kernels {
 		row := facts.KernelRow{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),
 			Category: category[r.Name], Spread: r.Spread}
+		row.FP32GEMM = row.Category == "gemm" && kernels.FP32GEMM(r.Name, in.Metrics[r.Name])
 		switch m := in.Metrics[r.Name]; {
 		case in.Metrics == nil:
 			row.Bound = facts.Bound{Class: "unknown", Why: "no deep-pass metrics"}
@@ -578,6 +591,15 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 		k.Roofline = nil
 	}
 	return k
+}
+
+// leftOutMS is the warm-up's kernel time the table leaves out of its scope
+// (facts.KernelsWarmup.LeftOut), 0 when none.
+func leftOutMS(k facts.Kernels) float64 {
+	if k.Warmup == nil || !k.Warmup.LeftOut {
+		return 0
+	}
+	return k.Warmup.MS
 }
 
 // MinMeasuredShare is the least share of a kernel's time its measured

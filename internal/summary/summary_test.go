@@ -302,3 +302,50 @@ func TestAloneTimesEveryStageOrNone(t *testing.T) {
 	}
 	assert.Empty(t, s.Serving.From)
 }
+
+// TestFP32GEMMLever: a compute-bound GEMM that computes in FP32 on the FMA
+// pipe (kernels.FP32GEMM) is told to move onto TF32 or BF16 tensor cores,
+// in its program kind's words, not that only less arithmetic helps; a
+// compute-bound tensor-core GEMM still is. SYNTHETIC kernels and metrics
+// (no recorded run holds a compute-bound FP32 GEMM: fixtures/runs/*'s
+// SGEMMs are latency-bound), the names of cuBLAS's kernel families.
+func TestFP32GEMMLever(t *testing.T) {
+	sgemm, nvjet := "ampere_sgemm_128x64_nn", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
+	tab := model.KernelTable{Source: "t", TotalMS: 100, Launches: 30, Kernels: []model.KernelStats{
+		{KernelTotals: model.KernelTotals{Name: sgemm, TotalMS: 60, Calls: 10}}, {KernelTotals: model.KernelTotals{Name: nvjet, TotalMS: 40, Calls: 20}}}}
+	metrics := map[string]*kernels.Metrics{
+		sgemm: {Kernel: sgemm, Launches: 2, DurationNS: 1e4, SMPct: 90, MemPct: 30, HasSOL: true},
+		nvjet: {Kernel: nvjet, Launches: 2, DurationNS: 1e4, SMPct: 85, MemPct: 40, HasSOL: true},
+	}
+	for _, c := range []struct {
+		kind  facts.ProgramKind
+		lever string
+	}{
+		{facts.ProgramPyTorch, "torch.backends.cuda.matmul.allow_tf32 = True"},
+		{facts.ProgramTorchCompile, "torch.backends.cuda.matmul.allow_tf32 = True"},
+		{facts.ProgramNative, "cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH)"},
+		{facts.ProgramJAX, `jax.default_matmul_precision("tensorfloat32")`},
+		{facts.ProgramUnknown, "cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH)"},
+	} {
+		s := summary.Build(summary.Inputs{RunID: "r", Kernels: &tab, KernelsSource: "t", Metrics: metrics, Program: facts.Program{Kind: c.kind}}, summary.Options{})
+		require.Len(t, s.Kernels.Rows, 2)
+		assert.True(t, s.Kernels.Rows[0].FP32GEMM, "the SGEMM")
+		assert.False(t, s.Kernels.Rows[1].FP32GEMM, "nvjet")
+		var fp32, other string
+		for _, r := range s.Narrative.Recommendations {
+			switch {
+			case strings.HasPrefix(r.Text, "#1 "):
+				fp32 = r.Text
+			case strings.HasPrefix(r.Text, "#2 "):
+				other = r.Text
+			}
+		}
+		assert.Contains(t, fp32, "compute-bound FP32 GEMM: it runs on the FP32 FMA pipe, not the tensor cores. TF32 or BF16 tensor cores are the next step", c.kind)
+		assert.Contains(t, fp32, c.lever, c.kind)
+		assert.NotContains(t, fp32, "only less arithmetic helps", c.kind)
+		assert.Contains(t, other, "compute-bound GEMM: only less arithmetic helps, e.g. FP8", c.kind)
+		if c.kind != facts.ProgramPyTorch && c.kind != facts.ProgramTorchCompile {
+			assert.NotContains(t, fp32, "torch", c.kind)
+		}
+	}
+}

@@ -63,6 +63,10 @@ func whatIf(in Inputs, s *building) facts.WhatIf {
 			us := w.NowMS * 1e3 / w.LaunchesPerInstance
 			w.HostUSPerLaunch = &us
 		}
+		if r.LaunchCallUS != nil {
+			us, n, ms := *r.LaunchCallUS, PerInstance(r, float64(r.LaunchCalls)), PerInstance(r, r.LaunchCallMS)
+			w.LaunchCallUS, w.LaunchCallsPerInstance, w.LaunchCallMSPerInstance = &us, &n, &ms
+		}
 		// Per instance: a prefill phase instance is one prefill, a decode
 		// phase instance one decode of every generated token, a step one
 		// token.
