@@ -107,7 +107,7 @@ func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*mod
 func (c settings) summaryLaunch(tl *timeline.Timeline) func(*timeline.KernelExecution, *model.Launch) bool {
 	steady, domains := c.steady(tl), []string{c.Domain}
 	return func(k *timeline.KernelExecution, l *model.Launch) bool {
-		return model.InRanges(l, c.Include) && (len(c.Include) == 0 || !steady.LaunchInWarmup(k.Range, domains))
+		return model.InRanges(l, c.Include) && (len(c.Include) == 0 || !steady.LaunchInWarmup(k.Range, k.Start, domains))
 	}
 }
 

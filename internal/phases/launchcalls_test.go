@@ -77,7 +77,7 @@ func TestLaunchCallsRecorded(t *testing.T) {
 							top = r
 						}
 					}
-					if kx.API == nil || top == nil || int64(kx.Device) != int64(sc.Device) || top.Path() != ph.Name || steady.InWarmup(top) || calls[kx.API] {
+					if kx.API == nil || top == nil || int64(kx.Device) != int64(sc.Device) || top.Path() != ph.Name || steady.LaunchInWarmup(kx.Range, kx.Start, []string{""}) || calls[kx.API] {
 						continue
 					}
 					calls[kx.API] = true

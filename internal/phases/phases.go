@@ -189,7 +189,7 @@ type phaseAcc struct {
 	// collectives counts the phase's own communication kernels.
 	collectives int64
 	// leadSteps is, for a warm-up part made of a one-instance phase's
-	// leading steps (leadingWarmup), how many steps those are.
+	// leading steps (Steady.Leading), how many steps those are, of leadOf.
 	leadSteps, leadOf int
 }
 
@@ -342,55 +342,6 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	return a.p
 }
 
-// lead is the warm-up part of a one-instance phase: its leading steps, up
-// to the end of the last.
-type lead struct {
-	end   int64 // the last warm-up step's end (Spans)
-	steps int   // the warm-up steps
-	of    int   // the steps of that stage in the instance, warm-up included
-}
-
-// leadingWarmup finds, among p's phase instances (anc: the ranges at the
-// phase depth), those that are the one instance of their phase in p, not
-// warm-up themselves, and hold warm-up instances of a stage inside them
-// (a solve whose first iteration is a one-time set-up): the steady state
-// of such a phase is over its steps, so its leading part, up to the end of
-// the last warm-up step inside it, is its warm-up, and the rest its
-// steady instance. Warm-up steps are leading ones (model.Sample.Warmup).
-func leadingWarmup(p *timeline.Process, spans map[*timeline.Range]Span, anc *ancestry, steady *Steady) map[*timeline.Range]lead {
-	if steady == nil {
-		return nil
-	}
-	count := map[string]int{}
-	for _, r := range p.Ranges {
-		if anc.of(r) == r {
-			count[r.Path()]++
-		}
-	}
-	out := map[*timeline.Range]lead{}
-	for _, x := range p.Ranges {
-		if !steady.IsWarmup(x) || !x.Closed {
-			continue
-		}
-		r := anc.of(x)
-		if r == nil || r == x || !r.Closed || steady.InWarmup(r) || count[r.Path()] != 1 {
-			continue
-		}
-		l := out[r]
-		l.end = max(l.end, spans[x].End)
-		l.steps++
-		if l.of == 0 {
-			for _, y := range p.Ranges {
-				if y.Closed && y.Label() == x.Label() && y.Thread == x.Thread && anc.of(y) == r {
-					l.of++
-				}
-			}
-		}
-		out[r] = l
-	}
-	return out
-}
-
 // spanStart is where the instance starts: its range's span (Spans), or
 // for an open range or the whole run its first activity.
 func (in *instAcc) spanStart() int64 {
@@ -463,7 +414,6 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 		paths := map[*timeline.Range]string{}
 		spans := Spans(p)
 		anc := newAncestry(opt)
-		lead := leadingWarmup(p, spans, anc, opt.Steady)
 		phase := func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
 			if r = anc.of(r); r == nil {
 				return nil, nil
@@ -487,22 +437,22 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 			}
 			in := acc.inst(r)
 			in.span = spans[r]
-			if l, ok := lead[r]; ok {
-				in.span.Start = l.end
+			if l, ok := opt.Steady.Leading(r); ok {
+				in.span.Start = l.End
 			}
 			return pa, in
 		}
 		// warmPart is the warm-up part of r's instance, for activity that
-		// starts in r's leading warm-up steps (leadingWarmup).
+		// starts in r's leading warm-up steps (Steady.Leading).
 		warmPart := func(pa *phaseAcc, r *timeline.Range, start int64) (*phaseAcc, *instAcc) {
-			l, ok := lead[r]
-			if !ok || start >= l.end {
+			l, ok := opt.Steady.Leading(r)
+			if !ok || start >= l.End {
 				return nil, nil
 			}
 			w := pa.warmup()
 			in := w.inst(r)
-			in.span = Span{Start: spans[r].Start, End: l.end}
-			w.leadSteps, w.leadOf = l.steps, l.of
+			in.span = Span{Start: spans[r].Start, End: l.End}
+			w.leadSteps, w.leadOf = l.Steps, l.Of
 			return w, in
 		}
 		origin := p.Header.StartNS

@@ -41,7 +41,7 @@ func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.La
 			continue
 		}
 		a := agg
-		if steady.LaunchInWarmup(k.Range, domains) {
+		if steady.LaunchInWarmup(k.Range, k.Start, domains) {
 			a = wagg
 		}
 		if err := a.Add(source, l); err != nil {

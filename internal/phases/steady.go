@@ -23,6 +23,19 @@ import (
 type Steady struct {
 	warm map[*timeline.Range]bool // the warm-up instances (not their insides)
 	memo map[*timeline.Range]bool // InWarmup, once per range
+	lead map[*timeline.Range]Lead // Leading
+}
+
+// Lead is the warm-up part of a range that is the one instance of its
+// path in its process, not warm-up itself, and holds warm-up instances of
+// a stage inside it (a solve whose first iteration is a one-time set-up):
+// the steady state of such a range is over its steps, so its leading part,
+// from its start to End, the end of the last warm-up step inside it, is
+// its warm-up. Warm-up steps are leading ones (model.Sample.Warmup).
+type Lead struct {
+	End   int64 // the last warm-up step's end (Spans)
+	Steps int   // the warm-up steps
+	Of    int   // the instances of that step's range inside it, warm-up included
 }
 
 // SteadyState makes the warm-up decision of every push/pop range of the
@@ -30,7 +43,7 @@ type Steady struct {
 // shallowest instance, so that a stage's decision sees only the instances
 // outside its enclosing stages' warm-ups.
 func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
-	s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}}
+	s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}, lead: map[*timeline.Range]Lead{}}
 	for _, p := range tl.Processes {
 		spans := Spans(p)
 		steps := stepsOf(p, domains)
@@ -94,6 +107,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 				clear(s.memo) // a decision made after a lookup
 			}
 		}
+		s.leads(p, spans, domains)
 	}
 	// Every range's answer, found once here: InWarmup then only reads, so
 	// that the analyses of one rebuild may ask it at once.
@@ -103,6 +117,56 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 		}
 	}
 	return s
+}
+
+// leads finds p's ranges of domains with a warm-up part (Lead).
+func (s *Steady) leads(p *timeline.Process, spans map[*timeline.Range]Span, domains []string) {
+	count := map[string]int{}
+	for _, r := range p.Ranges {
+		if r.Kind == timeline.PushPop && inDomains(r.Domain, domains) {
+			count[r.Path()]++
+		}
+	}
+	for _, x := range p.Ranges {
+		if !s.warm[x] || !x.Closed {
+			continue
+		}
+		for r := x.Parent; r != nil; r = r.Parent {
+			if !r.Closed || !inDomains(r.Domain, domains) || s.inWarmup(r) || count[r.Path()] != 1 {
+				continue
+			}
+			l := s.lead[r]
+			l.End = max(l.End, spans[x].End)
+			l.Steps++
+			if l.Of == 0 {
+				for _, y := range p.Ranges {
+					if y.Closed && y.Label() == x.Label() && y.Thread == x.Thread && y.Depth == x.Depth && inside(y, r) {
+						l.Of++
+					}
+				}
+			}
+			s.lead[r] = l
+		}
+	}
+}
+
+// inside reports whether y lies inside r.
+func inside(y, r *timeline.Range) bool {
+	for q := y.Parent; q != nil; q = q.Parent {
+		if q == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Leading is r's warm-up part (Lead), ok false when it has none.
+func (s *Steady) Leading(r *timeline.Range) (Lead, bool) {
+	if s == nil || r == nil {
+		return Lead{}, false
+	}
+	l, ok := s.lead[r]
+	return l, ok
 }
 
 // InWarmup reports whether r is a warm-up instance or lies inside one. A
@@ -139,15 +203,19 @@ func (s *Steady) inWarmup(r *timeline.Range) bool {
 func (s *Steady) IsWarmup(r *timeline.Range) bool { return s != nil && s.warm[r] }
 
 // LaunchInWarmup reports whether a launch made inside r (its innermost
-// range) lies in a warm-up: whether its phase instance, its outermost range
-// of domains (nil: every domain) as Of takes a phase at depth 1, is in one.
+// range) at start lies in a warm-up: whether its phase instance, its
+// outermost range of domains (nil: every domain) as Of takes a phase at
+// depth 1, is in one, or it starts in that instance's warm-up part (Lead).
 // A launch outside every range of domains is in none.
-func (s *Steady) LaunchInWarmup(r *timeline.Range, domains []string) bool {
+func (s *Steady) LaunchInWarmup(r *timeline.Range, start int64, domains []string) bool {
 	var phase *timeline.Range
 	for ; r != nil; r = r.Parent {
 		if inDomains(r.Domain, domains) {
 			phase = r
 		}
+	}
+	if l, ok := s.Leading(phase); ok && start < l.End {
+		return true
 	}
 	return s.InWarmup(phase)
 }
