@@ -36,6 +36,39 @@ func chromium() string {
 	return ""
 }
 
+// needChromium is chromium(), or the test skipped without one, unless
+// $DEEPPROF_REQUIRE_BROWSER is set (.ci/run sets it, and installs
+// Chromium): then it fails.
+func needChromium(t *testing.T) string {
+	t.Helper()
+	browser := chromium()
+	if browser == "" {
+		if os.Getenv("DEEPPROF_REQUIRE_BROWSER") != "" {
+			t.Fatal("no Chromium (DEEPPROF_REQUIRE_BROWSER is set): install Debian's chromium package or set DEEPPROF_CHROMIUM")
+		}
+		t.Skip("no Chromium on this machine: install Debian's chromium package (or set DEEPPROF_CHROMIUM) to check report.html in a browser")
+	}
+	return browser
+}
+
+// openBrowser starts the headless browser with a 1200×900 window, no
+// network of its own and a profile in the test's temporary folder; it
+// ends with the test or after timeout.
+func openBrowser(t *testing.T, browser string, timeout time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 900),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // The page as a person sees it, read by the browser.
 type seenPage struct {
 	H2       []string `json:"h2"`
@@ -116,27 +149,11 @@ const seeJS = `(() => {
 // set (.ci/run sets it, and installs Chromium).
 func TestReportHTMLInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromium()
-	if browser == "" {
-		if os.Getenv("DEEPPROF_REQUIRE_BROWSER") != "" {
-			t.Fatal("no Chromium (DEEPPROF_REQUIRE_BROWSER is set): install Debian's chromium package or set DEEPPROF_CHROMIUM")
-		}
-		t.Skip("no Chromium on this machine: install Debian's chromium package (or set DEEPPROF_CHROMIUM) to check report.html in a browser")
-	}
+	browser := needChromium(t)
 	dst := rebuiltCopy(t, "fixtures/runs/llama3-8b-roofline")
 	page := filepath.Join(dst, rundir.ReportHTML)
 	require.FileExists(t, page)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 900),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	ctx := openBrowser(t, browser, 60*time.Second)
 
 	var mu sync.Mutex
 	var problems []string
@@ -221,4 +238,70 @@ func num(t *testing.T, s string) float64 {
 	_, err := fmt.Sscan(s, &v)
 	require.NoError(t, err, s)
 	return v
+}
+
+// A table as laid out: Width is its content's width (scrollWidth), Box
+// the width it is given: the smaller of its own box and its container's
+// (clientWidth). Section is the id of the heading it is under; Broken
+// the numbers in its cells drawn over more than one line.
+type laidTable struct {
+	Section string   `json:"section"`
+	Head    string   `json:"head"`
+	Width   float64  `json:"width"`
+	Box     float64  `json:"box"`
+	Broken  []string `json:"broken"`
+}
+
+// tablesJS opens every <details> (a table folded in one is laid out too)
+// and measures every table.
+const tablesJS = `(() => {
+  document.querySelectorAll("details").forEach(d => { d.open = true; });
+  const broken = t => {
+    const out = [];
+    const walk = document.createTreeWalker(t, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      for (const m of n.data.matchAll(/(?<![\w.])[-+]?\d[\d.,]*%?(?!\w)/g)) {
+        const r = document.createRange();
+        r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+        if (new Set([...r.getClientRects()].map(c => Math.round(c.top))).size > 1) out.push(m[0]);
+      }
+    }
+    return out;
+  };
+  return [...document.querySelectorAll("table")].map(t => {
+    let h = t; while (h && !(h.tagName === "H2" || h.tagName === "H3")) h = h.previousElementSibling || h.parentElement;
+    return {
+      section: h ? h.id : "",
+      head: t.tHead ? t.tHead.rows[0].textContent.replace(/\s+/g, " ").trim().slice(0, 60) : "",
+      width: t.scrollWidth,
+      box: Math.min(t.clientWidth, t.parentElement.clientWidth),
+      broken: broken(t),
+    };
+  });
+})()`
+
+// TestReportHTMLTablesFit (issue 50) opens every recorded run's
+// report.html in headless Chromium at 1,200 px and requires every table,
+// folded ones opened, to fit the width it is given: no column is hidden
+// behind a scroll.
+func TestReportHTMLTablesFit(t *testing.T) {
+	t.Parallel()
+	ctx := openBrowser(t, needChromium(t), 5*time.Minute)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1200, 900)))
+	runs, err := filepath.Glob("fixtures/runs/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, runs)
+	n := 0
+	for _, run := range runs {
+		page := filepath.Join(rebuiltCopy(t, run), rundir.ReportHTML)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitReady("body")))
+		tables, err := chromedp.Run(ctx, chromedp.Evaluate[[]laidTable](tablesJS))
+		require.NoError(t, err)
+		for _, tb := range tables {
+			assert.LessOrEqual(t, tb.Width, tb.Box, "%s: the table under #%s (%s) is %.0f px wide in %.0f px", filepath.Base(run), tb.Section, tb.Head, tb.Width, tb.Box)
+			assert.Empty(t, tb.Broken, "%s: the table under #%s (%s): a number cut over two lines", filepath.Base(run), tb.Section, tb.Head)
+		}
+		n += len(tables)
+	}
+	t.Logf("%d tables in %d reports", n, len(runs))
 }

@@ -15,3 +15,7 @@ func Width(s string) int { return cells.StringWidth(s) }
 // Truncate cuts s to at most w display cells, ending it with tail when
 // cut.
 func Truncate(s string, w int, tail string) string { return cells.Truncate(s, w, tail) }
+
+// TruncateStart cuts s from its start to at most w display cells: its
+// end is kept.
+func TruncateStart(s string, w int) string { return cells.TruncatePrefix(s, w, "") }

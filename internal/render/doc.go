@@ -22,8 +22,9 @@
 // package uses it. Text (Render) shows that Markdown (headings,
 // paragraphs, lists, GFM tables) as plain text for a terminal: escapes
 // resolved, tables aligned in columns, numbers right-aligned where the
-// Markdown says so. The Markdown stays the one rendering of a report; the
-// text is a view of it.
+// Markdown says so, long names cut to fit so that names that differ still
+// read apart (cutColumn). The Markdown stays the one rendering of a
+// report; the text is a view of it.
 //
 // # Charts
 //

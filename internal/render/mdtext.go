@@ -4,6 +4,7 @@ package render
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -110,8 +111,8 @@ func inline(n ast.Node, src []byte) string {
 	return strings.TrimSpace(buf.String())
 }
 
-// MaxCell is the most runes a table cell shows; a longer one (a full
-// demangled kernel name) is cut with "…": the Markdown and JSON have it
+// MaxCell is the most cells a table cell shows; a longer one (a full
+// demangled kernel name) is cut (cutColumn): the Markdown and JSON have it
 // whole.
 const MaxCell = 100
 
@@ -120,26 +121,46 @@ func table(b *strings.Builder, t *extast.Table, src []byte, cols int) {
 	for r := t.FirstChild(); r != nil; r = r.NextSibling() {
 		var row []string
 		for c := r.FirstChild(); c != nil; c = c.NextSibling() {
-			v := inline(c, src)
-			if input.Width(v) > MaxCell {
-				v = input.Truncate(v, MaxCell, "…")
-			}
-			row = append(row, v)
+			row = append(row, inline(c, src))
 		}
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return
 	}
-	width := make([]int, len(t.Alignments))
+	natural := make([]int, len(t.Alignments))
 	for _, r := range rows {
 		for i, c := range r {
-			if i < len(width) {
-				width[i] = max(width[i], input.Width(c))
+			if i < len(natural) {
+				natural[i] = max(natural[i], min(MaxCell, input.Width(c)))
 			}
 		}
 	}
-	fitTable(rows, width, t.Alignments, cols)
+	// A column whose cells read apart only past the width it was fitted to
+	// keeps those cells; the others are fitted again around it.
+	pinned := make([]bool, len(natural))
+	var width []int
+	for {
+		fit := slices.Clone(natural)
+		fitTable(fit, t.Alignments, cols, pinned)
+		var cut [][]string
+		cut, width = cutCells(rows, fit)
+		grew := false
+		for i := range fit {
+			if width[i] > fit[i] && !pinned[i] {
+				pinned[i], natural[i], grew = true, width[i], true
+				for j := range rows {
+					if i < len(rows[j]) {
+						rows[j][i] = cut[j][i]
+					}
+				}
+			}
+		}
+		if !grew {
+			rows = cut
+			break
+		}
+	}
 	line := func(r []string) {
 		var cells []string
 		for i := range width {
@@ -170,8 +191,8 @@ func table(b *strings.Builder, t *extast.Table, src []byte, cols int) {
 
 // TextWidth is the widest line of text where the terminal's width is not
 // known (RenderWidth's width otherwise): a table wider than its width has
-// its widest text column (a name) cut, with "…", down to MinTextCell cells
-// at the least.
+// its widest text column (a name) cut down to MinTextCell cells at the
+// least.
 const (
 	TextWidth   = 120
 	MinTextCell = 16
@@ -180,11 +201,37 @@ const (
 	MinNarrowCell = 8
 )
 
-// fitTable cuts the cells of the widest left-aligned columns of rows until
-// the table, two spaces between columns, fits cols (or no text column is
-// wider than MinTextCell, in proportion to cols under TextWidth, down to
-// MinNarrowCell).
-func fitTable(rows [][]string, width []int, align []extast.Alignment, cols int) {
+// cutCells is rows with the cells of each column i cut to width[i]
+// (cutColumn), and the widths the columns then take.
+func cutCells(rows [][]string, width []int) ([][]string, []int) {
+	out := make([][]string, len(rows))
+	for j, r := range rows {
+		out[j] = slices.Clone(r)
+	}
+	took := make([]int, len(width))
+	for i := range width {
+		var column []string
+		for _, r := range rows {
+			if i < len(r) {
+				column = append(column, r[i])
+			}
+		}
+		column = cutColumn(column, width[i])
+		for _, r := range out {
+			if i < len(r) {
+				r[i], column = column[0], column[1:]
+				took[i] = max(took[i], input.Width(r[i]))
+			}
+		}
+	}
+	return out, took
+}
+
+// fitTable narrows the widest left-aligned columns, other than the pinned
+// ones, until the table, two spaces between columns, fits cols (or no
+// such column is wider than MinTextCell, in proportion to cols under
+// TextWidth, down to MinNarrowCell).
+func fitTable(width []int, align []extast.Alignment, cols int, pinned []bool) {
 	floor := min(MinTextCell, max(MinNarrowCell, cols*MinTextCell/TextWidth)) // a narrow terminal cuts deeper
 	for {
 		total := 2 * (len(width) - 1)
@@ -193,7 +240,7 @@ func fitTable(rows [][]string, width []int, align []extast.Alignment, cols int) 
 		}
 		col := -1
 		for i, w := range width {
-			if align[i] != extast.AlignRight && w > floor && (col < 0 || w > width[col]) {
+			if align[i] != extast.AlignRight && !pinned[i] && w > floor && (col < 0 || w > width[col]) {
 				col = i
 			}
 		}
@@ -201,13 +248,6 @@ func fitTable(rows [][]string, width []int, align []extast.Alignment, cols int) 
 			return
 		}
 		width[col] = max(floor, width[col]-(total-cols))
-		for _, r := range rows {
-			if col < len(r) {
-				if input.Width(r[col]) > width[col] {
-					r[col] = input.Truncate(r[col], width[col], "…")
-				}
-			}
-		}
 	}
 }
 
