@@ -199,3 +199,26 @@ func TestOneInstancePhaseSetUp(t *testing.T) {
 	within(t, "steady step", row.WallMS/float64(row.Warmup.SteadySteps), clock.SteadyMS, corpusTPOT)
 	assert.Contains(t, strings.Join(s.Narrative.Lines, "\n"), "The first step of solve (its one instance) is a warm-up")
 }
+
+// TestFP32GEMMLeverRecorded (issue 50): the recorded C++ solver's top
+// kernel, a CUTLASS SGEMM on the FP32 FMA pipe at 85 % of its SM peak, is
+// a compute-bound FP32 GEMM, and What to try sends the C++ program to TF32
+// or BF16 tensor cores through cuBLAS, not to FP8 alone.
+func TestFP32GEMMLeverRecorded(t *testing.T) {
+	var s facts.Summary
+	b, err := os.ReadFile(filepath.Join("fixtures", "runs", "h200-cpp-solve-setup", rundir.SummaryJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &s))
+	require.NotEmpty(t, s.Kernels.Rows)
+	top := s.Kernels.Rows[0]
+	assert.True(t, top.FP32GEMM, "%s", top.Name)
+	assert.Equal(t, "compute-bound", top.Bound.Class)
+	var advice string
+	for _, r := range s.Narrative.Recommendations {
+		if strings.Contains(r.Text, "FP32 GEMM") {
+			advice = r.Text
+		}
+	}
+	assert.Contains(t, advice, "cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH)")
+	assert.NotContains(t, advice, "allow_tf32", "a C++ program gets no PyTorch lever")
+}

@@ -307,7 +307,7 @@ func TestAloneTimesEveryStageOrNone(t *testing.T) {
 // pipe (kernels.FP32GEMM) is told to move onto TF32 or BF16 tensor cores,
 // in its program kind's words, not that only less arithmetic helps; a
 // compute-bound tensor-core GEMM still is. SYNTHETIC kernels and metrics
-// (no recorded run holds a compute-bound FP32 GEMM: fixtures/runs/*'s
+// (the recorded one: TestFP32GEMMLeverRecorded; other recorded runs'
 // SGEMMs are latency-bound), the names of cuBLAS's kernel families.
 func TestFP32GEMMLever(t *testing.T) {
 	sgemm, nvjet := "ampere_sgemm_128x64_nn", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
