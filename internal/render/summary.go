@@ -977,6 +977,44 @@ func phaseWarmups(b *strings.Builder, p facts.Phases) {
 	b.WriteString(strings.Join(lines, "\n") + "\n\n")
 }
 
+// floorsUnknown says why each floor is unknown, once a floor: one reason
+// for every row, else each reason with the rows it holds for.
+func floorsUnknown(w facts.WhatIf) string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		why  func(facts.WhatIfRow) string
+	}{
+		{"bandwidth floor", func(r facts.WhatIfRow) string { return r.BandwidthFloorWhy }},
+		{"compute floor", func(r facts.WhatIfRow) string { return r.ComputeFloorWhy }},
+	} {
+		var reasons []string
+		rows := map[string][]string{}
+		for _, r := range w.Rows {
+			y := f.why(r)
+			if y == "" {
+				continue
+			}
+			if _, ok := rows[y]; !ok {
+				reasons = append(reasons, y)
+			}
+			rows[y] = append(rows[y], r.Phase)
+		}
+		switch len(reasons) {
+		case 0:
+		case 1:
+			out = append(out, f.name+": "+reasons[0])
+		default:
+			parts := make([]string, len(reasons))
+			for i, y := range reasons {
+				parts[i] = fmt.Sprintf("%s (%s)", y, strings.Join(slices.Compact(rows[y]), ", "))
+			}
+			out = append(out, f.name+": "+strings.Join(parts, "; "))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // ladder renders the what-if ladder: per phase, now and each floor with
 // what it saves, then the rule once.
 func ladder(b *strings.Builder, w facts.WhatIf) {
@@ -1025,17 +1063,9 @@ func ladder(b *strings.Builder, w facts.WhatIf) {
 	}
 	b.WriteString("What-if ladder, per steady-state instance:\n\n")
 	b.WriteString(t.String())
-	var why []string
-	for _, r := range w.Rows {
-		for _, y := range []string{"bandwidth floor: " + r.BandwidthFloorWhy, "compute floor: " + r.ComputeFloorWhy} {
-			if !strings.HasSuffix(y, ": ") && !slices.Contains(why, y) {
-				why = append(why, y)
-			}
-		}
-	}
 	fmt.Fprintf(b, "\n%s", EscapeCell(w.Rule))
-	if len(why) > 0 {
-		fmt.Fprintf(b, " Unknown here (n/a): %s.", EscapeCell(strings.Join(why, "; ")))
+	if why := floorsUnknown(w); why != "" {
+		fmt.Fprintf(b, " Unknown here (n/a): %s.", EscapeCell(why))
 	}
 	for _, r := range w.Rows {
 		if r.BandwidthFloorMS != nil && r.ComputeFloorMS != nil {

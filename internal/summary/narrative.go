@@ -26,8 +26,12 @@ const busyLow = 0.5
 // and kernels.json).
 const maxNcuAdvice = 5
 
-// recommendationOrder is Narrative.Order.
-const recommendationOrder = "Phases first, by the time the what-if ladder says each can save per instance (while the GPU waits on the host, faster kernels do not shorten a phase), then top kernels grouped by what bounds them, by their share of kernel time, then ncu's rules by the kernel time they are estimated to save."
+// recommendationOrder is Narrative.Order; recommendationOrderNoLadder
+// where the run has no what-if ladder.
+const (
+	recommendationOrder         = "Phases first, by the time the what-if ladder says each can save per instance (while the GPU waits on the host, faster kernels do not shorten a phase), then top kernels grouped by what bounds them, by their share of kernel time, then ncu's rules by the kernel time they are estimated to save."
+	recommendationOrderNoLadder = "Top kernels grouped by what bounds them, by their share of kernel time, then ncu's rules by the kernel time they are estimated to save."
+)
 
 // BandwidthBoundMBU is the MBU from which decode is said to be bound by
 // memory bandwidth: below it, the bytes it must read do not explain its
@@ -461,7 +465,10 @@ func narrate(s *building) facts.Narrative {
 		total := g.total
 		gain := ""
 		if s.Kernels.TotalMS > 0 {
-			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s%s; at most the phases' GPU-busy time, which the what-if ladder gives", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText(), s.Kernels.WarmupText(3))
+			gain = fmt.Sprintf(", about %.3f ms of the %.3f ms of kernel time %s%s; at most the phases' GPU-busy time", total/100*s.Kernels.TotalMS, s.Kernels.TotalMS, s.Kernels.ScopeText(), s.Kernels.WarmupText(3))
+			if len(s.WhatIf.Rows) > 0 {
+				gain += ", which the what-if ladder gives"
+			}
 		}
 		advise(facts.Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
 			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all%s (rules' estimates overlap: they do not add up). %s",
@@ -472,6 +479,9 @@ func narrate(s *building) facts.Narrative {
 	}
 	if len(n.Recommendations) > 1 {
 		n.Order = recommendationOrder
+		if len(s.WhatIf.Rows) == 0 {
+			n.Order = recommendationOrderNoLadder
+		}
 	}
 	return n
 }
