@@ -67,6 +67,8 @@ type PhaseWarmup = facts.PhaseWarmup
 
 type Phases = facts.Phases
 
+type PhasesLeftOut = facts.PhasesLeftOut
+
 type Program = facts.Program
 
 type ProgramKind = facts.ProgramKind

@@ -402,11 +402,15 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 		}
 		once(`"stages"`, "stage", st.Name, st.Name)
 	}
+	rowErrs := len(errs)
 	for _, k := range b.Kernels.Rows {
 		if k.Name == "" || !ok(k.TotalMS) || k.Device < 0 || k.Calls < 0 {
 			bad(`"kernels"`, `"`+k.Name+`"`, "kernel %q: want a kernel_name, total_ms >= 0, device >= 0 and calls >= 0", k.Name)
 		}
 		once(`"kernels"`, "kernel", fmt.Sprintf("%d\x00%s", k.Device, k.Name), k.Name)
+	}
+	if key, msg := b.Kernels.totalErr(); msg != "" && len(errs) == rowErrs { // a row in error is said alone
+		bad(`"kernels"`, `"`+key+`"`, "kernels.%s: %s (write it again with deepprof baseline)", key, msg)
 	}
 	for _, g := range b.Regions {
 		if g.Name == "" || !ok(g.TotalMS) {
@@ -467,6 +471,43 @@ func Read(r io.Reader, name string) (*Baseline, error) {
 	}
 	b.Source = name
 	return &b, nil
+}
+
+// totalErr says which key of k is impossible for its rows, and why (msg
+// "": none is).
+// TotalMS sums the times of the Count kernels the run listed, of which
+// Rows are the Top largest (all of them with Top 0): it is at least the rows' sum and at most that plus,
+// for each kernel not kept, the smallest kept row's time, within rounding
+// (1e-6 ms and a billionth). A total past that bound would raise the base
+// of the appeared rule until no new kernel counted.
+func (k Kernels) totalErr() (key, msg string) {
+	if k.Top < 0 || k.Count < len(k.Rows) || (len(k.Rows) < k.Count && len(k.Rows) != k.Top) {
+		return "count", fmt.Sprintf("%d kernels, top %d, %d rows: want the top kernels of count kept, all of them with top 0", k.Count, k.Top, len(k.Rows))
+	}
+	if !(k.TotalMS >= 0) || math.IsInf(k.TotalMS, 0) {
+		return "total_ms", fmt.Sprintf("%g: want a time in ms >= 0", k.TotalMS)
+	}
+	sum, least := 0.0, math.Inf(1)
+	for _, r := range k.Rows {
+		sum += r.TotalMS
+		least = min(least, r.TotalMS)
+	}
+	rest := k.Count - len(k.Rows) // rows are kept (top > 0) when rest > 0
+	hi := sum
+	if rest > 0 {
+		hi += float64(rest) * least
+	}
+	slack := func(v float64) float64 { return 1e-6 + 1e-9*v }
+	switch {
+	case k.TotalMS < sum-slack(sum):
+		msg = fmt.Sprintf("%g ms, less than its %d rows hold (%g ms)", k.TotalMS, len(k.Rows), sum)
+	case k.TotalMS > hi+slack(hi) && rest == 0:
+		msg = fmt.Sprintf("%g ms, more than its %d rows hold (%g ms), the %d kernels listed", k.TotalMS, len(k.Rows), sum, k.Count)
+	case k.TotalMS > hi+slack(hi):
+		msg = fmt.Sprintf("%g ms, more than %d kernels can hold: the %d rows %g ms, and the %d not kept at most %g ms each (the smallest row's)",
+			k.TotalMS, k.Count, len(k.Rows), sum, rest, least)
+	}
+	return "total_ms", msg
 }
 
 // lineOf is the line of the first text after the first section in data:

@@ -245,3 +245,77 @@ func TestBaselineRefusesOtherSetup(t *testing.T) {
 	_, err = compare.CompareBaseline(base, base, model.DefaultTolerances())
 	assert.NoError(t, err)
 }
+
+// TestReadKernelTotal (issue 53): kernels.total_ms is the base of the
+// appeared rule, so a total its rows cannot sum to is refused, with the
+// file, the line and the key. Before, a baseline with a total of 1e300
+// read, and a run with a new kernel (a regression against the true
+// baseline) passed against it.
+func TestReadKernelTotal(t *testing.T) {
+	base, err := compare.FromRunTop(baselineTiny, 3)
+	require.NoError(t, err)
+	require.Greater(t, base.Kernels.Count, 3, "a cut baseline: kernels not kept")
+	// A SYNTHETIC run: tiny-llama with its top kernel renamed, a kernel
+	// the baseline has not seen.
+	run, err := compare.FromRunTop(synth.Run(t, baselineTiny, synth.RenameKernel(0, "new_kernel")), 3)
+	require.NoError(t, err)
+	r, err := compare.CompareBaseline(base, run, model.DefaultTolerances())
+	require.NoError(t, err)
+	require.True(t, r.Regression, "the new kernel against the true baseline")
+
+	var text bytes.Buffer
+	require.NoError(t, base.Write(&text))
+	rows := 0.0
+	for _, k := range base.Kernels.Rows {
+		rows += k.TotalMS
+	}
+	least := base.Kernels.Rows[2].TotalMS
+	most := rows + float64(base.Kernels.Count-3)*least
+	edited := func(edit func(k map[string]any)) string {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(text.Bytes(), &m))
+		edit(m["kernels"].(map[string]any))
+		b, err := json.MarshalIndent(m, "", "  ")
+		require.NoError(t, err)
+		return string(b)
+	}
+	lineOf := func(doc, key string) int {
+		i := strings.Index(doc, `"kernels": {`)
+		j := strings.Index(doc[i:], `"`+key+`"`)
+		return 1 + strings.Count(doc[:i+j], "\n")
+	}
+	for _, c := range []struct {
+		name string
+		edit func(k map[string]any)
+		key  string // "": read
+		want string
+	}{
+		{"as written", func(map[string]any) {}, "", ""},
+		{"rounded", func(k map[string]any) { k["total_ms"] = base.Kernels.TotalMS + 1e-9 }, "", ""},
+		{"the most the rest can hold", func(k map[string]any) { k["total_ms"] = most }, "", ""},
+		{"just the rows", func(k map[string]any) { k["total_ms"] = rows }, "", ""},
+		{"1e300", func(k map[string]any) { k["total_ms"] = 1e300 }, "total_ms", "kernels.total_ms: 1e+300 ms, more than " +
+			strconv.Itoa(base.Kernels.Count) + " kernels can hold: the 3 rows "},
+		{"past the most", func(k map[string]any) { k["total_ms"] = most + 0.01 }, "total_ms", "kernels.total_ms: " + strconv.FormatFloat(most+0.01, 'g', -1, 64) + " ms, more than"},
+		{"negative", func(k map[string]any) { k["total_ms"] = -1 }, "total_ms", "kernels.total_ms: -1: want a time in ms >= 0"},
+		{"less than the rows", func(k map[string]any) { k["total_ms"] = rows - 0.01 }, "total_ms", "kernels.total_ms: " + strconv.FormatFloat(rows-0.01, 'g', -1, 64) + " ms, less than its 3 rows hold"},
+		{"all kept, more", func(k map[string]any) { k["count"] = 3; k["top"] = 0; k["total_ms"] = rows + 0.01 }, "total_ms",
+			"kernels.total_ms: " + strconv.FormatFloat(rows+0.01, 'g', -1, 64) + " ms, more than its 3 rows hold"},
+		{"all kept, as summed", func(k map[string]any) { k["count"] = 3; k["top"] = 0; k["total_ms"] = rows }, "", ""},
+		{"count under the rows", func(k map[string]any) { k["count"] = 2 }, "count", "kernels.count: 2 kernels, top 3, 3 rows"},
+		{"count past the cut", func(k map[string]any) { k["top"] = 0; k["count"] = 1000000 }, "count", "kernels.count: 1000000 kernels, top 0"},
+		{"negative top", func(k map[string]any) { k["top"] = -1 }, "count", "kernels.count: " + strconv.Itoa(base.Kernels.Count) + " kernels, top -1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := edited(c.edit)
+			_, err := compare.Read(strings.NewReader(doc), "b.json")
+			if c.key == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "b.json:"+strconv.Itoa(lineOf(doc, c.key))+": "+c.want)
+			assert.Contains(t, err.Error(), "(write it again with deepprof baseline)")
+		})
+	}
+}

@@ -103,6 +103,18 @@ type PhaseScope struct {
 	// Nested are the regions inside the phases (Options.NestedDepth),
 	// by depth, then in order of their first instance's start.
 	Nested []Phase `json:"nested,omitempty"`
+	// PhasesLeftOut and NestedLeftOut sum the phases and nested regions
+	// past the most a scope lists (phases.MaxPhases, the largest by kernel
+	// time kept); nil when none is.
+	PhasesLeftOut *LeftOut `json:"phases_left_out,omitempty"`
+	NestedLeftOut *LeftOut `json:"nested_left_out,omitempty"`
+}
+
+// LeftOut sums the regions a list leaves out.
+type LeftOut struct {
+	Regions  int   `json:"regions"`
+	Kernels  int64 `json:"kernels"`
+	KernelNS int64 `json:"kernel_ns"`
 }
 
 // Phase is one NVTX region at a chosen depth (its steady-state instances:

@@ -299,6 +299,21 @@ type Phases struct {
 	LaunchBoundIdleShare float64    `json:"launch_bound_idle_share,omitempty"`
 	Rows                 []PhaseRow `json:"rows"`
 	Missing              string     `json:"missing,omitempty"`
+	// LeftOut are the phases and the regions inside them that the rows
+	// leave out, past the most a scope lists (phases.MaxPhases), summed.
+	LeftOut []PhasesLeftOut `json:"left_out,omitempty"`
+}
+
+// PhasesLeftOut is what the rows of one process's device leave out: the
+// smaller phases, or the smaller regions inside them (Nested).
+type PhasesLeftOut struct {
+	ProcessID int64          `json:"process_id"`
+	Device    model.DeviceID `json:"device"`
+	Rank      *int           `json:"rank,omitempty"`
+	Nested    bool           `json:"nested,omitempty"`
+	Regions   int            `json:"regions"`
+	Kernels   int64          `json:"kernels"`
+	KernelMS  float64        `json:"kernel_ms"`
 }
 
 // PhaseRow is one phase (or the whole run) on one device of one process.

@@ -28,7 +28,7 @@
 //     characters of a profiled program's names (kernels, NVTX ranges) that
 //     a reader cannot see or that reorder the text around them: every
 //     renderer (Markdown tables, SVG charts, the command line's messages)
-//     shows them escaped, as \u202e, never raw.
+//     shows them escaped, as \u202e (\U000e0041 past U+FFFF), never raw.
 //   - LimitForTest, OverLimit and FIFOForTest make SYNTHETIC oversize
 //     inputs for the tests of capped readers, without linking package
 //     testing into the binaries.

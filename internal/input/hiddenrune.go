@@ -34,8 +34,15 @@ func IsHidden(r rune) bool {
 	return false
 }
 
-// EscapedRune is how a hidden rune is shown: \u202e.
-func EscapedRune(r rune) string { return fmt.Sprintf(`\u%04x`, r) }
+// EscapedRune is how a hidden rune is shown, as a Go string literal
+// escapes it: \u202e, and past U+FFFF \U000e0041 (a tag character), never
+// \ue0041, which reads as U+E004 and a "1".
+func EscapedRune(r rune) string {
+	if r > 0xffff {
+		return fmt.Sprintf(`\U%08x`, r)
+	}
+	return fmt.Sprintf(`\u%04x`, r)
+}
 
 // EscapeHidden is s with each hidden rune escaped (EscapedRune) and each byte that
 // is not UTF-8 written \xff: text for a terminal or a log, where a name

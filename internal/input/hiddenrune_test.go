@@ -13,8 +13,10 @@ func TestIs(t *testing.T) {
 			t.Errorf("%U is not hidden", r)
 		}
 	}
-	if got := EscapedRune(0x202e); got != `\u202e` {
-		t.Errorf("Escaped = %s", got)
+	for r, want := range map[rune]string{0x202e: `\u202e`, 0: `\u0000`, 0xe0041: `\U000e0041`, 0xe01ef: `\U000e01ef`} {
+		if got := EscapedRune(r); got != want {
+			t.Errorf("EscapedRune(%U) = %s, want %s", r, got, want)
+		}
 	}
 }
 

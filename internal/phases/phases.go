@@ -384,9 +384,51 @@ func median(sorted []int64) float64 {
 	return (float64(sorted[n/2-1]) + float64(sorted[n/2])) / 2
 }
 
+// MaxPhases is how many phases, and how many nested regions, a scope
+// lists: the largest by kernel time, in their order; the rest are summed
+// (PhaseScope.PhasesLeftOut, NestedLeftOut). A program that opens a range
+// per iteration ("decode_step 0", "decode_step 1", ...) has thousands,
+// each in the region report.
+const MaxPhases = 100
+
 // Of summarizes the phases of tl, every process on every device it used:
-// the whole run, and each NVTX region at opt.Depth.
+// the whole run, and each NVTX region at opt.Depth (MaxPhases of them).
 func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
+	rep := of(tl, opt)
+	for i := range rep.Scopes {
+		sc := &rep.Scopes[i]
+		sc.Phases, sc.PhasesLeftOut = largest(sc.Phases)
+		sc.Nested, sc.NestedLeftOut = largest(sc.Nested)
+	}
+	return rep
+}
+
+// largest is ps's MaxPhases largest by kernel time (ties: the earlier),
+// in their order, and the sum of the rest (nil: none).
+func largest(ps []facts.Phase) ([]facts.Phase, *facts.LeftOut) {
+	if len(ps) <= MaxPhases {
+		return ps, nil
+	}
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[b].KernelNS, ps[a].KernelNS) })
+	slices.Sort(idx[:MaxPhases])
+	kept := make([]facts.Phase, 0, MaxPhases)
+	for _, i := range idx[:MaxPhases] {
+		kept = append(kept, ps[i])
+	}
+	out := &facts.LeftOut{}
+	for _, i := range idx[MaxPhases:] {
+		out.Regions++
+		out.Kernels += ps[i].Kernels
+		out.KernelNS += ps[i].KernelNS
+	}
+	return kept, out
+}
+
+func of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 	top := opt.TopGaps
 	if top <= 0 {
 		top = DefaultTopGaps
@@ -518,7 +560,7 @@ func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 		}
 	}
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-		sub := Of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady})
+		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady})
 		for _, ss := range sub.Scopes {
 			for i := range rep.Scopes {
 				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {

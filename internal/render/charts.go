@@ -127,7 +127,7 @@ func display(s string, max int) string {
 	var b strings.Builder
 	n := 0
 	for i, r := range s {
-		if n >= max-1 && utf8.RuneCountInString(s[i:]) > 1 || input.IsHidden(r) && n+6 > max-1 {
+		if n >= max-1 && utf8.RuneCountInString(s[i:]) > 1 || input.IsHidden(r) && n+len(input.EscapedRune(r)) > max-1 {
 			b.WriteRune('…')
 			break
 		}

@@ -38,7 +38,7 @@ func TestCSVNamesAreData(t *testing.T) {
 	assert.Equal(t, []string{
 		`'=HYPERLINK("http://x","gemm")`,
 		`\u001b]0;owned\u0007k\u001b[2J`,
-		`gemm\u2061\u00ad\ue0041`,
+		`gemm\u2061\u00ad\U000e0041`,
 		`'@sum`,
 		`'-2+3`,
 	}, names)

@@ -918,6 +918,17 @@ func busyTable(b *strings.Builder, p facts.Phases) {
 		"copies do not count as busy. A phase with kernels idle more than %s of its wall time is launch-bound where the gaps between its kernels make at least half of the idle time (the GPU waits between launches); "+
 		"with smaller gaps and a median launch latency of 100 µs or more, the host is ahead: its kernels wait in a queue and the GPU sets the pace. The whole run's row is every kernel, warm-up included.%s\n\n",
 		p.Depth, model.FormatPercent(p.LaunchBoundIdleShare), nestedNote(p))
+	for _, l := range p.LeftOut {
+		what, whose := "phases", ""
+		if l.Nested {
+			what = "regions inside the phases"
+		}
+		if len(scopes) > 1 {
+			whose = " for " + facts.Whose(l.Rank, l.ProcessID, l.Device)
+		}
+		fmt.Fprintf(b, "Left out of the table%s: the %d smaller %s, %s ms of kernels (%d launches) in all; %s lists every region.\n\n",
+			whose, l.Regions, what, model.Fixed(l.KernelMS, 3), l.Kernels, rundir.RegionsMD)
+	}
 	phaseWarmups(b, p)
 }
 

@@ -28,16 +28,20 @@ func phaseRows(in Inputs) facts.Phases {
 	for _, sc := range rep.Scopes {
 		// Each range right after the range it is in, in tree order
 		// (nvtx paths escape a "/" inside a name: the last one ends the
-		// parent's path).
+		// parent's path), its ranges found by their parent's path once.
+		children := map[string][]int{}
+		for j, n := range sc.Nested {
+			if i := strings.LastIndex(n.Name, "/"); i >= 0 {
+				children[n.Name[:i]] = append(children[n.Name[:i]], j)
+			}
+		}
 		var inside func(parent string)
 		inside = func(parent string) {
-			for _, n := range sc.Nested {
-				if i := strings.LastIndex(n.Name, "/"); i >= 0 && n.Name[:i] == parent {
-					r := phaseRow(sc, n)
-					r.Nested = true
-					out.Rows = append(out.Rows, r)
-					inside(n.Name)
-				}
+			for _, j := range children[parent] {
+				r := phaseRow(sc, sc.Nested[j])
+				r.Nested = true
+				out.Rows = append(out.Rows, r)
+				inside(sc.Nested[j].Name)
 			}
 		}
 		for _, p := range sc.Phases {
@@ -45,6 +49,15 @@ func phaseRows(in Inputs) facts.Phases {
 			inside(p.Name)
 		}
 		out.Rows = append(out.Rows, phaseRow(sc, sc.Run))
+		for _, l := range []struct {
+			sum    *facts.LeftOut
+			nested bool
+		}{{sc.PhasesLeftOut, false}, {sc.NestedLeftOut, true}} {
+			if l.sum != nil {
+				out.LeftOut = append(out.LeftOut, facts.PhasesLeftOut{ProcessID: sc.ProcessID, Device: sc.Device, Rank: sc.Rank, Nested: l.nested,
+					Regions: l.sum.Regions, Kernels: l.sum.Kernels, KernelMS: float64(l.sum.KernelNS) / 1e6})
+			}
+		}
 	}
 	if len(out.Rows) == 0 {
 		out.Missing = "the CUPTI timeline holds no kernel or copy"

@@ -34,6 +34,9 @@ type Config struct {
 	// step, one inside the other, a kernel launched at each level: a
 	// deeply nested program.
 	Nest int
+	// NumberSteps names each decode step's range apart, "decode_step 0",
+	// "decode_step 1", ...: a program that opens a range per iteration.
+	NumberSteps bool
 }
 
 // Small is the configuration of the small committed recordings.
@@ -257,9 +260,13 @@ func (g *gen) run() error {
 	if err := g.nvtx(cupti.NVTXPush, g.t, main, 0, "", "decode_all"); err != nil {
 		return err
 	}
-	for range c.DecodeSteps {
+	for step := range c.DecodeSteps {
 		g.t += 3_000
-		if err := g.nvtx(cupti.NVTXPush, g.t, main, 0, "", "decode_step"); err != nil {
+		name := "decode_step"
+		if c.NumberSteps {
+			name += " " + strconv.Itoa(step)
+		}
+		if err := g.nvtx(cupti.NVTXPush, g.t, main, 0, "", name); err != nil {
 			return err
 		}
 		g.t += 1_000
