@@ -222,3 +222,32 @@ func TestFP32GEMMLeverRecorded(t *testing.T) {
 	assert.Contains(t, advice, "cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH)")
 	assert.NotContains(t, advice, "allow_tf32", "a C++ program gets no PyTorch lever")
 }
+
+// TestTritonJIT (issue 50): a recorded Triton program
+// (fixtures/runs/h200-triton-jit: scripts/corpus/triton_loop.py on an
+// H200) whose first step compiles its two kernels (2,814 ms by its own
+// clock, against 0.13 ms a step after). The compile is the step's warm-up,
+// named one-time set-up and left out of the step's figures; the set-up
+// phase, idle while the host builds its inputs and loads modules, with no
+// other work on the device, is called neither launch-bound nor host-ahead.
+func TestTritonJIT(t *testing.T) {
+	var s facts.Summary
+	b, err := os.ReadFile(filepath.Join("fixtures", "runs", "h200-triton-jit", rundir.SummaryJSON))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &s))
+	rows := map[string]facts.PhaseRow{}
+	for _, r := range s.Phases.Rows {
+		rows[r.Phase] = r
+	}
+	setup, step := rows["setup"], rows["step"]
+	assert.False(t, setup.LaunchBound, "setup")
+	assert.False(t, setup.HostAhead, "setup: nothing else ran on the device to queue behind")
+	require.NotNil(t, step.Warmup)
+	assert.True(t, step.Warmup.OneTimeSetup, "the JIT's gap is one-time set-up")
+	assert.Greater(t, step.Warmup.WallMS, 1000.0)
+	assert.Less(t, step.WallPerInstanceMS, 1.0, "the steady step leaves the compile out")
+	assert.False(t, step.LaunchBound, "the compile's gap is not the steady step's")
+	for _, l := range s.Narrative.Lines {
+		assert.NotContains(t, l, "host is ahead", "%s", l)
+	}
+}

@@ -143,6 +143,9 @@ type Phase struct {
 	IdleNS   int64 `json:"idle_ns"` // SpanNS - BusyNS
 	// IdleShare is IdleNS over SpanNS (0 when the span is empty).
 	IdleShare float64 `json:"idle_share"`
+	// QueuedNS is the part of IdleNS in which other kernels of its process
+	// run on its device: the phase's kernels may wait behind them.
+	QueuedNS int64 `json:"queued_ns"`
 	// LaunchBound says the GPU waits on the phase's launches: it has
 	// kernels, IdleShare passes LaunchBoundIdleShare, and the gaps between
 	// its own kernels make at least half of its idle time. HostAhead says

@@ -28,8 +28,11 @@ const HostAheadLatencyNS = 100e3
 // kernels idle past LaunchBoundIdleShare is judged: it is launch-bound
 // where the gaps between its own kernels make at least half of its idle
 // time (the GPU waits between launches); otherwise, with a median launch
-// latency of HostAheadLatencyNS or more, the host is ahead (its idle is
-// queue lag before its first kernel: the GPU sets the pace).
+// latency of HostAheadLatencyNS or more and other kernels running on its
+// device for at least half of its idle time, the host is ahead (its idle is
+// queue lag behind that work: the GPU sets the pace). An idle the device
+// spends idle too, with long launch latencies, is the host's own work
+// (set-up, module loading), neither.
 func judge(p *facts.Phase) {
 	p.LaunchBound, p.HostAhead = false, false
 	if p.Kernels == 0 || p.IdleShare <= LaunchBoundIdleShare {
@@ -39,7 +42,7 @@ func judge(p *facts.Phase) {
 		p.LaunchBound = true
 		return
 	}
-	p.HostAhead = p.Latency.Count > 0 && p.Latency.MedianNS >= HostAheadLatencyNS
+	p.HostAhead = p.Latency.Count > 0 && p.Latency.MedianNS >= HostAheadLatencyNS && 2*p.QueuedNS >= p.IdleNS
 }
 
 // DefaultTopGaps is how many of the largest idle gaps a phase keeps.
@@ -290,6 +293,17 @@ type deviceBusy struct {
 	split        bool
 	isCollective func(*timeline.KernelExecution) bool
 	kernels      []timeline.KernelExecution
+	all          []busy // the device's busy stretches, every kernel of the process on it
+}
+
+// overlap is the time of the stretches bs (in start order) inside [s, e).
+func overlap(bs []busy, s, e int64) int64 {
+	i, _ := slices.BinarySearchFunc(bs, s, func(b busy, t int64) int { return cmp.Compare(b.end, t+1) })
+	var ns int64
+	for ; i < len(bs) && bs[i].start < e; i++ {
+		ns += min(bs[i].end, e) - max(bs[i].start, s)
+	}
+	return ns
 }
 
 // finish sums the instances' spans against their own kernels' busy
@@ -304,6 +318,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 		s, e := in.spanStart(), in.spanEnd()
 		a.p.SpanNS += e - s
 		bs := busyOf(db.kernels, in.ks, nil)
+		a.p.QueuedNS += max(0, overlap(db.all, s, e)-overlap(bs, s, e))
 		for j, b := range bs {
 			a.p.BusyNS += b.end - b.start
 			if j > 0 {
@@ -541,7 +556,13 @@ func of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 		for _, d := range ids {
 			a := devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
-			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels}
+			var on []int32
+			for i := range p.Kernels {
+				if p.Kernels[i].Device == d {
+					on = append(on, int32(i))
+				}
+			}
+			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels, all: busyOf(p.Kernels, on, nil)}
 			sc := facts.PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]facts.Phase, 0, len(a.order))}
 			if r, ok := p.Header.Rank(); ok {
 				sc.Rank = &r

@@ -10,6 +10,7 @@
 #   graphs         torch_decode.py --mode graphs
 #   eager          torch_decode.py --mode eager
 #   cpp            decode_loop.cu, built with nvcc (no NVTX, no framework)
+#   triton         triton_loop.py (its own NVTX ranges; Triton's JIT in its first step)
 #   solve          solve_loop.cu, built with nvcc and cuBLAS (its own NVTX ranges;
 #                  a one-time set-up in the first step of its one `solve`)
 # DEEPPROF is the binary (default .gpu/deepprof). Each program prints its
@@ -34,6 +35,7 @@ for name in "$@"; do
 	tp2) argv=(profile "${common[@]}" run.id=$name workload.launcher.kind=torchrun workload.launcher.nproc_per_node=2 -- python3 tp_decode.py --generates 3) ;;
 	compile) argv=(profile "${common[@]}" run.id=$name -- python3 torch_decode.py --layers 4 --generates 3 --mode compile) ;;
 	graphs) argv=(profile "${common[@]}" run.id=$name -- python3 torch_decode.py --layers 4 --generates 3 --mode graphs) ;;
+	triton) argv=(profile "${common[@]}" run.id=$name -- python3 triton_loop.py) ;;
 	eager) argv=(profile "${common[@]}" run.id=$name -- python3 torch_decode.py --layers 4 --generates 3 --mode eager) ;;
 	cpp)
 		nvcc -O2 -arch=sm_90 -o decode_loop decode_loop.cu || continue
@@ -45,6 +47,6 @@ for name in "$@"; do
 	esac
 	timeout -s INT 290 "$dp" "${argv[@]}" >"$out/runs/$name.out" 2>&1
 	echo "$name: exit $? in $(($(date +%s) - t0)) s" | tee -a "$out/runs/record.log"
-	grep -h "^deepprof-clock\|^solve-clock" "$out/runs/$name"/stage1/*.log "$out/runs/$name"/timeline/*.log 2>/dev/null | head -3
+	grep -h "^deepprof-clock\|^solve-clock\|^triton-clock" "$out/runs/$name"/stage1/*.log "$out/runs/$name"/timeline/*.log 2>/dev/null | head -3
 	tail -3 "$out/runs/$name.out"
 done
