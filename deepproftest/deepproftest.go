@@ -196,7 +196,12 @@ type Run struct {
 	// "partial", "failed"); Reason why, when it is not complete. A partial
 	// run's figures are made of what it holds, which is not all of it.
 	Status, Reason string
-	tb             testing.TB
+	// Launches is each kernel's launches in kernels.json, every launch of
+	// the run's scope, the warm-up's too (Summary's rows are the steady
+	// state's): what Structure counts, so that a structure does not move
+	// with the warm-up decision. Nil for a run with no kernels.json.
+	Launches map[string]int64
+	tb       testing.TB
 }
 
 // Complete reports whether the run is complete.
@@ -243,8 +248,12 @@ func Read(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	launches, err := harness.KernelLaunches(dir)
+	if err != nil {
+		return nil, err
+	}
 	st, why := run.Status()
-	return &Run{Dir: dir, Summary: s, Status: st, Reason: why}, nil
+	return &Run{Dir: dir, Summary: s, Status: st, Reason: why, Launches: launches}, nil
 }
 
 // Stage is a stage's wall times (a stage of the workload report, or an
@@ -437,7 +446,11 @@ func (r *Run) Structure() Structure {
 	s := Structure{Kernels: []Count{}, Regions: []Count{}, Categories: []CategoryCount{}}
 	for _, k := range r.Summary.Kernels.Rows {
 		if k.Share >= StructureMinShare {
-			s.Kernels = append(s.Kernels, Count{k.Name, k.Calls})
+			n, ok := r.Launches[k.Name]
+			if !ok {
+				n = k.Calls
+			}
+			s.Kernels = append(s.Kernels, Count{k.Name, n})
 		}
 	}
 	for _, g := range r.Summary.Regions.Rows {

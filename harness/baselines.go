@@ -3,8 +3,11 @@
 package harness
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -80,6 +83,38 @@ func WriteBaseline(path, runDir string, top int) error {
 // not at all (a temporary file beside it, renamed over it).
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	return rundir.WriteAtomic(path, write)
+}
+
+// KernelLaunches is each kernel's launches in the run directory dir's
+// kernels.json (every launch of its scope, the warm-up's included: the
+// summary's rows are the steady state's), summed over its devices; nil
+// when the run has no kernels.json.
+func KernelLaunches(dir string) (map[string]int64, error) {
+	if _, err := OpenRun(dir); err != nil {
+		return nil, err
+	}
+	name := filepath.Join(dir, rundir.KernelsJSON)
+	b, err := rundir.ReadFileIn(dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Kernels []struct {
+			Name  string `json:"kernel_name"`
+			Calls int64  `json:"calls"`
+		} `json:"kernels"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := map[string]int64{}
+	for _, k := range f.Kernels {
+		out[k.Name] += k.Calls
+	}
+	return out, nil
 }
 
 // ReadSummary reads summary.json of the run directory dir: a folder that
