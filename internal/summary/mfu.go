@@ -68,7 +68,7 @@ func CountFLOPs(m workload.Model, t workload.Tokens, batch int64) (FLOPs, error)
 		}
 	}
 	if len(miss) > 0 {
-		return FLOPs{}, fmt.Errorf("the workload report's model has no %s (the default workload reports them)", strings.Join(miss, ", "))
+		return FLOPs{}, fmt.Errorf("the model's facts (a workload report's model, or model.* in the profile) have no %s (the default workload reports them)", strings.Join(miss, ", "))
 	}
 	if batch <= 0 {
 		batch = 1

@@ -39,7 +39,7 @@ func TestCountFLOPs(t *testing.T) {
 		assert.InDelta(t, float64(c.batch)*dec, f.Decode, 1e-6, "decode %+v", c)
 	}
 	_, err := summary.CountFLOPs(workload.Model{Layers: 2}, workload.Tokens{Prompt: 1}, 1)
-	assert.EqualError(t, err, "the workload report's model has no matmul_params, heads, head_dim (the default workload reports them)")
+	assert.EqualError(t, err, "the model's facts (a workload report's model, or model.* in the profile) have no matmul_params, heads, head_dim (the default workload reports them)")
 }
 
 // TestBuildNothing: a run with no inputs gives a summary whose every
