@@ -212,7 +212,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 			in.summary.ProgramFacts = mf
 		}
 	}
-	if m := run.Manifest(); m.Status != rundir.StatusComplete && !strings.HasPrefix(m.Reason, rundir.RebuildPartial) {
+	if m := run.Manifest(); m.Status != rundir.StatusComplete && m.PartialBy != rundir.PartialByRebuild {
 		in.summary.SessionPartial = m.Reason
 	}
 	if in.summary.WorkloadMissing != "" && in.src.stages.ok && in.src.stages.path == rundir.Stage1Report {
@@ -537,8 +537,8 @@ func (c *committer) record(in *inputs) {
 		c.run.Note("%s", n)
 	}
 	if k := len(in.anomalies); k > 0 {
-		c.run.MarkPartial(fmt.Sprintf("%sthe recording holds %d %s that change%s its numbers (the summary's Anomalies section and the manifest's notes say which)",
-			rundir.RebuildPartial, k, plural(k, "anomaly", "anomalies"), plural(k, "s", "")))
+		c.run.MarkRebuildPartial(fmt.Sprintf("the recording holds %d %s that change%s its numbers (the summary's Anomalies section and the manifest's notes say which)",
+			k, plural(k, "anomaly", "anomalies"), plural(k, "s", "")))
 	}
 	for _, p := range in.tlProcesses() {
 		c.run.Record(p.file, p.status, p.reason)
@@ -558,7 +558,7 @@ func (c *committer) finish(res *result) error {
 	run := c.run
 	if res.summaryErr != nil {
 		// A run without its summary is not complete.
-		run.MarkPartial(rundir.RebuildPartial + "the summary could not be made: " + res.summaryErr.Error())
+		run.MarkRebuildPartial("the summary could not be made: " + res.summaryErr.Error())
 	}
 	if removed, err := run.RemoveStale(); err != nil {
 		c.errs = append(c.errs, err)
@@ -581,7 +581,7 @@ func (c *committer) finish(res *result) error {
 	partial := func() {
 		// A run rebuilt in part is not complete: its derived files are not
 		// all made from its sources (the next rebuild clears this mark).
-		run.MarkPartial(rundir.RebuildPartial + "derived files not made from their sources (" + rundir.ReportMD + " says which and why)")
+		run.MarkRebuildPartial("derived files not made from their sources (" + rundir.ReportMD + " says which and why)")
 	}
 	if len(once) > 0 {
 		partial()

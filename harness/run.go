@@ -4,7 +4,6 @@ package harness
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
@@ -41,7 +40,10 @@ func (r *Run) Partial() (why string, ok bool) {
 	if m.Status == rundir.StatusComplete {
 		return "", false
 	}
-	return strings.TrimPrefix(m.Reason, rundir.RebuildPartial), true
+	if why, ok := m.RebuildMarked(); ok {
+		return why, true
+	}
+	return m.Reason, true
 }
 
 // File is a file of a run worth reading first, and what it is.

@@ -142,6 +142,9 @@ func Open(dir string) (*Run, error) {
 	if m.Status == "" {
 		m.Status = StatusComplete
 	}
+	if m.Status == StatusPartial && m.PartialBy == "" && strings.HasPrefix(m.Reason, RebuildPartial) {
+		m.PartialBy = PartialByRebuild // a manifest written before partial_by
+	}
 	r.ID, r.manifest = m.RunID, m
 	r.ownedAtOpen(m, true)
 	return r, nil
@@ -355,11 +358,14 @@ func (a Artifact) File() string {
 
 // Manifest lists every artifact of a run and what became of the run.
 type Manifest struct {
-	RunID    string `json:"run_id"`
-	Status   Status `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Started  string `json:"started,omitempty"`
-	Finished string `json:"finished,omitempty"`
+	RunID  string `json:"run_id"`
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// PartialBy says who marked the run partial: PartialByRebuild for a
+	// rebuild (the next one clears it), "" for the session.
+	PartialBy string `json:"partial_by,omitempty"`
+	Started   string `json:"started,omitempty"`
+	Finished  string `json:"finished,omitempty"`
 	// Rebuilt is when deepprof report last remade the derived files.
 	Rebuilt string     `json:"rebuilt,omitempty"`
 	Notes   []string   `json:"notes,omitempty"`
@@ -586,18 +592,41 @@ func (r *Run) MarkPartial(reason string) {
 }
 
 // RebuildPartial starts the reason of a run that a rebuild (deepprof
-// report) marked partial: the next rebuild clears that mark (ClearRebuild)
-// and says again what still fails; a session's own reason stays.
+// report) marked partial, for the reader; PartialBy says it for code: the
+// next rebuild clears that mark (ClearRebuild) and says again what still
+// fails; a session's own reason stays.
 const RebuildPartial = "rebuild: "
 
-// ClearRebuild makes a run that an earlier rebuild marked partial (its
-// reason starts with RebuildPartial) complete again.
+// PartialByRebuild is Manifest.PartialBy of a run a rebuild marked partial.
+const PartialByRebuild = "rebuild"
+
+// MarkRebuildPartial marks a complete run partial for the rebuild under
+// way, with why (RebuildPartial is put before it).
+func (r *Run) MarkRebuildPartial(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.manifest.Status == StatusComplete {
+		r.manifest.Status, r.manifest.Reason, r.manifest.PartialBy = StatusPartial, RebuildPartial+why, PartialByRebuild
+	}
+}
+
+// ClearRebuild makes a run that an earlier rebuild marked partial
+// (PartialByRebuild) complete again.
 func (r *Run) ClearRebuild() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.manifest.Status == StatusPartial && strings.HasPrefix(r.manifest.Reason, RebuildPartial) {
-		r.manifest.Status, r.manifest.Reason = StatusComplete, ""
+	if r.manifest.Status == StatusPartial && r.manifest.PartialBy == PartialByRebuild {
+		r.manifest.Status, r.manifest.Reason, r.manifest.PartialBy = StatusComplete, "", ""
 	}
+}
+
+// RebuildMarked reports whether a rebuild marked m partial, and why, its
+// RebuildPartial left out.
+func (m Manifest) RebuildMarked() (why string, ok bool) {
+	if m.Status != StatusPartial || m.PartialBy != PartialByRebuild {
+		return "", false
+	}
+	return strings.TrimPrefix(m.Reason, RebuildPartial), true
 }
 
 // MarkFailed marks the whole run failed.
@@ -666,8 +695,8 @@ const RebuildStarted = "a rebuild began and did not finish (it was killed, or cr
 // in memory is unchanged.
 func (r *Run) WriteRebuildStarted() error {
 	m := r.Manifest()
-	if m.Status == StatusComplete || m.Status == StatusPartial && strings.HasPrefix(m.Reason, RebuildPartial) {
-		m.Status, m.Reason = StatusPartial, RebuildPartial+RebuildStarted
+	if m.Status == StatusComplete || m.Status == StatusPartial && m.PartialBy == PartialByRebuild {
+		m.Status, m.Reason, m.PartialBy = StatusPartial, RebuildPartial+RebuildStarted, PartialByRebuild
 	}
 	for i := range m.Artifacts {
 		if a := &m.Artifacts[i]; a.Kind == Derived || a.Kind == Index {

@@ -322,12 +322,27 @@ func TestRemoveStale(t *testing.T) {
 	a, _ = r.Manifest().Find(KernelsJSON)
 	assert.Zero(t, a.Bytes, "no size for a file that is not there")
 
-	r.MarkPartial(RebuildPartial + "derived files not made")
+	r.MarkRebuildPartial("derived files not made")
+	assert.Equal(t, PartialByRebuild, r.Manifest().PartialBy)
+	why, ok := r.Manifest().RebuildMarked()
+	assert.True(t, ok)
+	assert.Equal(t, "derived files not made", why)
 	r.ClearRebuild()
 	assert.Equal(t, StatusComplete, r.Manifest().Status)
+	assert.Empty(t, r.Manifest().PartialBy)
 	r.MarkPartial("interrupted")
 	r.ClearRebuild()
 	assert.Equal(t, StatusPartial, r.Manifest().Status, "a session's own reason stays")
+
+	// A session's reason that reads like a rebuild's (a program's own
+	// message) is still the session's: state is typed, not read from words.
+	s, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	s.MarkPartial(RebuildPartial + "a line the program printed")
+	s.ClearRebuild()
+	assert.Equal(t, StatusPartial, s.Manifest().Status)
+	_, ok = s.Manifest().RebuildMarked()
+	assert.False(t, ok)
 }
 
 // TestOpenBounded (issue 16): manifest.json is read up to a cap; an
