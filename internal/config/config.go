@@ -333,7 +333,7 @@ func Default() *Config {
 		},
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}, Timeout: "30m"},
 		Regions: Regions{Include: []string{}, Exclude: []string{}, Groups: groups, Aggregate: true, TopKernels: regions.DefaultTopKernels},
-		Report:  Report{TopN: 10, Categories: kernels.DefaultSpecs(), BoundThresholdPct: 60},
+		Report:  Report{TopN: 10, Categories: kernels.DefaultSpecs(), BoundThresholdPct: kernels.DefaultThresholdPct},
 		// A host-bound stage's wall time moves far more between leased
 		// machines than kernel and region totals do (docs/measurements.md,
 		// "From code comments"). So wall-clock stages (and MFU, made from

@@ -191,13 +191,26 @@ func (w *writer) meta(name string, pid, tid int64, key string, v any) {
 	w.end(true)
 }
 
+// process writes one process of the timeline: its name and sort place,
+// its threads, its ranges, marks and API calls, then its GPU tracks and the
+// kernels and copies on them.
 func (w *writer) process(p *timeline.Process, index int) {
 	pid := p.Header.PID
 	exe := path.Base(p.Header.Exe)
 	w.meta("process_name", pid, 0, "name", exe+" (pid "+strconv.FormatInt(pid, 10)+")")
 	w.meta("process_sort_index", pid, 0, "sort_index", int64(2*index))
+	w.threads(p, pid)
+	w.ranges(p, pid)
+	w.marks(p, pid)
+	w.apis(p, pid)
+	gpid := w.gpuTracks(p, pid, index)
+	w.kernels(p, pid, gpid)
+	w.copies(p, pid, gpid)
+}
 
-	// Threads: every thread that launched work or pushed a range.
+// threads names every thread of process pid that launched work, pushed a
+// range or made a mark, in thread id order.
+func (w *writer) threads(p *timeline.Process, pid int64) {
 	threads := map[int64]bool{}
 	for _, a := range p.APIs {
 		threads[a.Thread] = true
@@ -216,7 +229,13 @@ func (w *writer) process(p *timeline.Process, index int) {
 	for _, t := range tids {
 		w.meta("thread_name", pid, t, "name", "thread "+strconv.FormatInt(t, 10))
 	}
+}
 
+// ranges writes the process's NVTX ranges: a push/pop range as one
+// complete event, a start/end range as a begin and an end event (the end on
+// the thread that ended it); a range never closed ends at the process's
+// last timestamp and says so.
+func (w *writer) ranges(p *timeline.Process, pid int64) {
 	last := lastTS(p)
 	for _, r := range p.Ranges {
 		end, closed := r.End, r.Closed
@@ -261,6 +280,10 @@ func (w *writer) process(p *timeline.Process, index int) {
 			}
 		}
 	}
+}
+
+// marks writes the process's NVTX marks as thread-scoped instant events.
+func (w *writer) marks(p *timeline.Process, pid int64) {
 	for _, m := range p.Marks {
 		w.event("i", pid, m.Thread, m.TS)
 		w.str("cat", CatNVTX)
@@ -268,6 +291,11 @@ func (w *writer) process(p *timeline.Process, index int) {
 		w.str("s", "t")
 		w.end(false)
 	}
+}
+
+// apis writes the process's CUDA runtime and driver calls as complete
+// events on their threads.
+func (w *writer) apis(p *timeline.Process, pid int64) {
 	for _, a := range p.APIs {
 		w.event("X", pid, a.Thread, a.Start)
 		cat := CatRuntime
@@ -283,8 +311,12 @@ func (w *writer) process(p *timeline.Process, index int) {
 		w.int("cbid", int64(a.CBID))
 		w.end(true)
 	}
+}
 
-	// GPU track groups: one per device, one track per stream.
+// gpuTracks names one track group per device the process's kernels and
+// copies ran on (in device order, after the process), with one track per
+// stream, and returns each device's track group pid.
+func (w *writer) gpuTracks(p *timeline.Process, pid int64, index int) map[uint32]int64 {
 	type dev struct{ streams map[uint32]bool }
 	devs := map[uint32]*dev{}
 	see := func(d, s uint32) {
@@ -319,6 +351,12 @@ func (w *writer) process(p *timeline.Process, index int) {
 			w.meta("thread_name", g, int64(s), "name", "stream "+strconv.FormatUint(uint64(s), 10))
 		}
 	}
+	return gpid
+}
+
+// kernels writes the process's kernels on their stream's track, each with
+// its launch figures and a flow arrow from the call that launched it.
+func (w *writer) kernels(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		w.event("X", gpid[k.Device], int64(k.Stream), k.Start)
@@ -348,6 +386,10 @@ func (w *writer) process(p *timeline.Process, index int) {
 			w.flow(pid, k.API.Thread, k.API.Start, gpid[k.Device], int64(k.Stream), k.Start, i)
 		}
 	}
+}
+
+// copies writes the process's memcpys and memsets on their stream's track.
+func (w *writer) copies(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 	for i := range p.Copies {
 		c := &p.Copies[i]
 		cat, name := CatMemset, "Memset"

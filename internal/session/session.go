@@ -397,66 +397,14 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		}
 		onceAgain = once
 	default:
-		// The timing pass needs each launch's duration: kernel replay,
-		// whatever the deep pass replays.
-		timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), replayKernel, []string{timingMetric}, "", nil, "", 0)
-		timing.ClockControl, timing.CacheControl = s.Cfg.Timeline.NCUClockControl, s.Cfg.Timeline.NCUCacheControl
-		targs, err := timing.Args()
+		tsteps, err := s.ncuTimingSteps(mainDir, once, ncuEnv)
 		if err != nil {
-			return nil, fmt.Errorf("timing pass: %w", err)
+			return nil, err
 		}
-		timingDetails := []string{once, fmt.Sprintf("its kernel times: %s. Chosen by timeline.ncu_clock_control=%s and timeline.ncu_cache_control=%s; none and none measure closest to the plain run",
-			timing.ControlNote(), s.Cfg.Timeline.NCUClockControl, s.Cfg.Timeline.NCUCacheControl)}
-		if rangeReplay(s.Cfg.NCU.ReplayMode) {
-			timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
-		}
-		steps = append(steps,
-			Step{ID: StepNcuTiming, Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: rundir.NcuTimingLog,
-				Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
-			Step{ID: StepExportTimingRaw, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, rundir.NcuTimingReport), "raw", "")...), Stdout: rundir.NcuTimingRaw},
-		)
+		steps = append(steps, tsteps...)
 	}
 	c := s.Cfg.NCU
-	// ncu counts --launch-count over every process it follows: the first
-	// process would take them all (docs/measurements.md, "Profile any
-	// program"), so the count makes room for each process's share. A
-	// multi-GPU workload's deep pass is one ncu per rank.
-	top := s.topProcesses
-	if s.Cfg.Workload.Launcher.Multi() {
-		top = phases.TopProcesses{}
-	}
-	regex, count, note := "", deepLaunchCount(c, len(topKernels) > 0, top), "deep pass over every launch in the NVTX ranges"
-	targets := s.targets
-	if len(topKernels) == 0 || !s.exactTargets() {
-		targets = nil
-	}
-	if targets != nil {
-		regex, count, note = ncu.KernelRegex(targets.mangled), targets.perLaunch, targets.note()
-	} else if len(topKernels) > 0 {
-		regex = ncu.MangledFunctionRegex(topKernels)
-		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
-		if n := len(top.Processes); n > 1 && c.LaunchCount == 0 {
-			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process, and the earlier processes made up to %d of one configuration; at most %d)",
-				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
-		}
-	} else if l := s.Cfg.Workload.Launcher; topKernels == nil && tl.tool == timelineCupti && (!l.Multi() || l.DeepPass == config.DeepOneAtATime) && !rangeReplay(deepReplay) {
-		stop := "the program is stopped once they are profiled"
-		if l.Multi() {
-			stop = "each profiled rank's, in its own run to the program's end"
-		}
-		one := ""
-		if !l.Multi() && len(s.Cfg.NVTX.Exclude) == 0 && c.LaunchCount == 0 && c.LaunchSkip == 0 {
-			one = ", or one launch of each where that gives more of them a bound"
-		}
-		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches%s (at most: %s); %s",
-			max(1, c.LaunchCount), c.MaxLaunches, one, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)), stop)
-	} else if topKernels == nil && tl.tool == timelineCupti {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
-	} else if topKernels == nil && tl.tool == timelineNsys {
-		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
-	} else if topKernels == nil {
-		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
-	}
+	regex, count, note, targets := s.deepFilter(topKernels, tl, deepReplay)
 	deep := s.pass(filepath.Join(mainDir, "ncu", "deep"), deepReplay, c.Metrics, c.Set, c.Sections, regex, count)
 	if targets != nil && targets.invocation > 0 {
 		id, err := ncu.KernelInvocation(targets.mangled, targets.invocation)
@@ -497,6 +445,79 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 		Step{ID: StepExportDetails, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, rundir.NcuDeepReport), "details", "")...), Stdout: rundir.NcuDetails},
 	)
 	return s.withDeadlines(steps), nil
+}
+
+// ncuTimingSteps are the steps of the ncu timing pass, the timeline where
+// neither nsys nor CUPTI gives one: kernel replay whatever the deep pass
+// replays (it needs each launch's duration), with timeline.ncu_clock_control
+// and ncu_cache_control, then its raw export.
+func (s *Session) ncuTimingSteps(mainDir, once string, ncuEnv []string) ([]Step, error) {
+	timing := s.pass(filepath.Join(mainDir, "ncu", "timing"), replayKernel, []string{timingMetric}, "", nil, "", 0)
+	timing.ClockControl, timing.CacheControl = s.Cfg.Timeline.NCUClockControl, s.Cfg.Timeline.NCUCacheControl
+	targs, err := timing.Args()
+	if err != nil {
+		return nil, fmt.Errorf("timing pass: %w", err)
+	}
+	timingDetails := []string{once, fmt.Sprintf("its kernel times: %s. Chosen by timeline.ncu_clock_control=%s and timeline.ncu_cache_control=%s; none and none measure closest to the plain run",
+		timing.ControlNote(), s.Cfg.Timeline.NCUClockControl, s.Cfg.Timeline.NCUCacheControl)}
+	if rangeReplay(s.Cfg.NCU.ReplayMode) {
+		timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
+	}
+	return []Step{
+		{ID: StepNcuTiming, Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: rundir.NcuTimingLog,
+			Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
+		{ID: StepExportTimingRaw, Argv: append([]string{s.Ncu}, ncu.ExportArgs(filepath.Join(mainDir, rundir.NcuTimingReport), "raw", "")...), Stdout: rundir.NcuTimingRaw},
+	}, nil
+}
+
+// deepFilter is the deep pass's kernel filter, launch count and note: the
+// exact targets where they are known, else the top kernels' functions
+// (the count making room for each process's share), else a note of what
+// the filter will be once the timeline has run. targets is nil unless the
+// targets are exact.
+func (s *Session) deepFilter(topKernels []string, tl *timelineKind, deepReplay string) (regex string, count int, note string, targets *deepTargets) {
+	c := s.Cfg.NCU
+	// ncu counts --launch-count over every process it follows: the first
+	// process would take them all (docs/measurements.md, "Profile any
+	// program"), so the count makes room for each process's share. A
+	// multi-GPU workload's deep pass is one ncu per rank.
+	top := s.topProcesses
+	if s.Cfg.Workload.Launcher.Multi() {
+		top = phases.TopProcesses{}
+	}
+	regex, count, note = "", deepLaunchCount(c, len(topKernels) > 0, top), "deep pass over every launch in the NVTX ranges"
+	targets = s.targets
+	if len(topKernels) == 0 || !s.exactTargets() {
+		targets = nil
+	}
+	if targets != nil {
+		regex, count, note = ncu.KernelRegex(targets.mangled), targets.perLaunch, targets.note()
+	} else if len(topKernels) > 0 {
+		regex = ncu.MangledFunctionRegex(topKernels)
+		note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each", len(topKernels), count)
+		if n := len(top.Processes); n > 1 && c.LaunchCount == 0 {
+			note = fmt.Sprintf("deep pass on the %d kernel functions of the top kernels, %d launch(es) of each launch configuration of each over the %d processes that launched them (ncu counts launches over every process it follows: %d per process, and the earlier processes made up to %d of one configuration; at most %d)",
+				len(topKernels), count, n, c.PerKernelLaunches, top.EarlierLaunches, c.PerKernelLaunches*maxProcessShares)
+		}
+	} else if l := s.Cfg.Workload.Launcher; topKernels == nil && tl.tool == timelineCupti && (!l.Multi() || l.DeepPass == config.DeepOneAtATime) && !rangeReplay(deepReplay) {
+		stop := "the program is stopped once they are profiled"
+		if l.Multi() {
+			stop = "each profiled rank's, in its own run to the program's end"
+		}
+		one := ""
+		if !l.Multi() && len(s.Cfg.NVTX.Exclude) == 0 && c.LaunchCount == 0 && c.LaunchSkip == 0 {
+			one = ", or one launch of each where that gives more of them a bound"
+		}
+		note = fmt.Sprintf("deep pass on the top kernels of the CUPTI timeline by exact name (known once it has run): %d launch(es) of each of their launch configurations, the top kernels that fit in ncu.max_launches=%d launches%s (at most: %s); %s",
+			max(1, c.LaunchCount), c.MaxLaunches, one, expectedCost(c.MaxLaunches, ncu.PassesPerLaunch(c.Set, c.Sections, c.Metrics)), stop)
+	} else if topKernels == nil && tl.tool == timelineCupti {
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the CUPTI timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
+	} else if topKernels == nil && tl.tool == timelineNsys {
+		note = fmt.Sprintf("deep pass on the top-N kernel functions of the nsys timeline (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
+	} else if topKernels == nil {
+		note = fmt.Sprintf("deep pass on the top-N kernels of the timing pass (known once it has run), %d launch(es) of each launch configuration of each", deepLaunchCount(c, true, phases.TopProcesses{}))
+	}
+	return regex, count, note, targets
 }
 
 // startTrace starts the trace of the session's CUPTI timeline

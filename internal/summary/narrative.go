@@ -127,17 +127,60 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 	return out
 }
 
-func narrate(s *building) facts.Narrative {
-	n := facts.Narrative{Claims: []facts.Claim{}}
-	claim := func(c facts.Claim) { n.Claims = append(n.Claims, c) }
-	say := func(format string, args ...any) { n.Lines = append(n.Lines, fmt.Sprintf(format, args...)) }
-	advise := func(r facts.Recommendation) { n.Recommendations = append(n.Recommendations, r) }
-	lv := leversOf(s.Environment.Program)
+// narration is a Narrative being written from one summary: its lines,
+// claims and recommendations in the order they are made.
+type narration struct {
+	s  *building
+	lv levers
+	n  facts.Narrative
+}
 
-	// 0. A session that did not finish says so first: what failed, and
-	// that the figures cover only what ran before.
+// say adds a finding line.
+func (w *narration) say(format string, args ...any) {
+	w.n.Lines = append(w.n.Lines, fmt.Sprintf(format, args...))
+}
+
+// claim adds a claim, the rule and figures behind a finding.
+func (w *narration) claim(c facts.Claim) { w.n.Claims = append(w.n.Claims, c) }
+
+// advise adds a recommendation.
+func (w *narration) advise(r facts.Recommendation) {
+	w.n.Recommendations = append(w.n.Recommendations, r)
+}
+
+// narrate writes the findings (at most MaxFindings lines) in this order:
+// the session's state, the dominant stage, host or GPU, a host ahead, the
+// warm-up, communication, kernel categories, the top kernel and MFU; then
+// the recommendations: the ladder's or host-bound phases', kernels by
+// bound, fusion, ncu's rules.
+func narrate(s *building) facts.Narrative {
+	w := &narration{s: s, lv: leversOf(s.Environment.Program), n: facts.Narrative{Claims: []facts.Claim{}}}
+	w.sayStatus()
+	w.sayDominantStage()
+	w.sayHostOrGPU()
+	w.sayHostAhead()
+	w.sayWarmup()
+	w.sayCommunication()
+	w.sayCategories()
+	w.sayTopKernel()
+	w.sayMFU()
+	if len(w.n.Lines) > MaxFindings {
+		w.n.Lines = w.n.Lines[:MaxFindings]
+	}
+	w.adviseByBound()
+	w.adviseFusion()
+	w.adviseNcuRules()
+	w.adviseNoneAndOrder()
+	return w.n
+}
+
+// sayStatus opens with what makes the figures incomplete: a session that
+// did not finish (what failed; the figures cover only what ran before),
+// then a recording with anomalies.
+func (w *narration) sayStatus() {
+	s := w.s
 	if s.Partial != "" {
-		say("The session did not finish: %s. The figures below cover only what the program ran and recorded before that.", strings.TrimSuffix(oneLine(s.Partial), "."))
+		w.say("The session did not finish: %s. The figures below cover only what the program ran and recorded before that.", strings.TrimSuffix(oneLine(s.Partial), "."))
 	}
 	// A recording whose numbers are not whole says so next.
 	if k := len(s.Anomalies); k > 0 {
@@ -145,10 +188,16 @@ func narrate(s *building) facts.Narrative {
 		if k == 1 {
 			what = "1 anomaly"
 		}
-		say("The recording holds %s that change the numbers below (records dropped, repeated or with impossible times, ranges that do not pair up, record files missing): see Anomalies; the run is partial.", what)
+		w.say("The recording holds %s that change the numbers below (records dropped, repeated or with impossible times, ranges that do not pair up, record files missing): see Anomalies; the run is partial.", what)
 	}
+}
 
-	// 1. Where the wall time goes.
+// sayDominantStage says where the wall time goes: the top-level stage
+// with the largest mean, as a share of the top-level stages' total (a
+// sub-stage is inside its parent; the whole program's start-to-exit time
+// is not one of its stages). It sets DominantPhase and DominantShare.
+func (w *narration) sayDominantStage() {
+	s := w.s
 	var total float64
 	var top *facts.Stage
 	listed := map[string]bool{}
@@ -170,7 +219,7 @@ func narrate(s *building) facts.Narrative {
 		}
 	}
 	if top != nil && total > 0 {
-		n.DominantPhase, n.DominantShare = top.Name, top.MeanMS/total
+		w.n.DominantPhase, w.n.DominantShare = top.Name, top.MeanMS/total
 		over := fmt.Sprintf("mean of %d repeats", top.N)
 		if top.N == 1 {
 			over = "one repeat"
@@ -185,103 +234,131 @@ func narrate(s *building) facts.Narrative {
 		if top.Recorded != nil {
 			of += ", the program alone"
 		}
-		if n.DominantShare < 1 {
-			say("%s takes %.1f%% of %s: %.2f of %.2f ms (%s).", top.Name, 100*n.DominantShare, of, top.MeanMS, total, over)
+		if w.n.DominantShare < 1 {
+			w.say("%s takes %.1f%% of %s: %.2f of %.2f ms (%s).", top.Name, 100*w.n.DominantShare, of, top.MeanMS, total, over)
 		} else {
-			say("%s takes %.2f ms of wall time (%s).", top.Name, top.MeanMS, over)
+			w.say("%s takes %.2f ms of wall time (%s).", top.Name, top.MeanMS, over)
 		}
 	}
+}
 
-	// 2. Host or GPU: the CUPTI timeline's rule, else kernel time over
-	// wall time.
-	n.LaunchBound = launchBound(s.Phases)
-	n.GPUBusy = gpuBusy(s)
-	if len(n.LaunchBound) > 0 {
-		var names, idle []string
-		scopes := map[[2]int64]bool{}
-		for _, r := range n.LaunchBound {
-			scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+// sayHostOrGPU says whether the host or the GPU sets the pace: the CUPTI
+// timeline's launch-bound rule where there is a timeline, else kernel time
+// over wall time. It sets LaunchBound and GPUBusy.
+func (w *narration) sayHostOrGPU() {
+	w.n.LaunchBound = launchBound(w.s.Phases)
+	w.n.GPUBusy = gpuBusy(w.s)
+	if len(w.n.LaunchBound) > 0 {
+		w.sayLaunchBound()
+	} else if w.s.Phases.Missing != "" {
+		w.sayHostBound()
+	}
+}
+
+// sayLaunchBound claims each launch-bound phase (GPU idle past the
+// threshold, mostly in the gaps between its own kernels), says so in one
+// line, and advises from the what-if ladder.
+func (w *narration) sayLaunchBound() {
+	s := w.s
+	var names, idle []string
+	scopes := map[[2]int64]bool{}
+	for _, r := range w.n.LaunchBound {
+		scopes[[2]int64{r.ProcessID, int64(r.Device)}] = true
+	}
+	for _, r := range w.n.LaunchBound {
+		c := facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
+			"gap_ms": r.GapMS, "idle_ms": r.IdleMS, "kernels": float64(r.Kernels)},
+			Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"}
+		if r.LaunchCallUS != nil {
+			c.Figures["launch_call_us"] = *r.LaunchCallUS
 		}
-		for _, r := range n.LaunchBound {
-			c := facts.Claim{Kind: ClaimLaunchBound, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "threshold": s.Phases.LaunchBoundIdleShare,
-				"gap_ms": r.GapMS, "idle_ms": r.IdleMS, "kernels": float64(r.Kernels)},
-				Rule: "the GPU idle for more than the threshold's share of the phase's wall time, the gaps between the phase's own kernels making at least half of the idle time"}
-			if r.LaunchCallUS != nil {
-				c.Figures["launch_call_us"] = *r.LaunchCallUS
-			}
-			claim(c)
-			if len(scopes) > 1 {
-				// Ranks (or processes) name the same phases: say whose.
-				names = append(names, fmt.Sprintf("%s (%s)", r.Label(), facts.Whose(r.Rank, r.ProcessID, r.Device)))
-			} else {
-				names = append(names, r.Label())
-			}
-			idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
-		}
-		if r := n.LaunchBound[0]; len(n.LaunchBound) == 1 {
-			label := r.Label()
-			if r.Phase == "" {
-				label = "The whole run" // a phrase, not a name: it opens the line
-			}
-			line := fmt.Sprintf("%s is launch-bound: in the CUPTI timeline the GPU sits idle %.0f%% of its %.3f ms, %d gaps between kernels summing %.3f ms",
-				label, 100*r.Idle, r.WallMS, r.Gaps, r.GapMS)
-			if r.LaunchLatencyMedianUS != nil {
-				line += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
-			}
-			if r.LaunchCallUS != nil {
-				line += fmt.Sprintf(", each launch call %.1f µs of host time", *r.LaunchCallUS)
-			}
-			say("%s: the CPU side (%s) sets the pace, not the kernels.", line, lv.host)
+		w.claim(c)
+		if len(scopes) > 1 {
+			// Ranks (or processes) name the same phases: say whose.
+			names = append(names, fmt.Sprintf("%s (%s)", r.Label(), facts.Whose(r.Rank, r.ProcessID, r.Device)))
 		} else {
-			say("%s are launch-bound: in the CUPTI timeline the GPU sits idle %s of their wall time: the CPU side (%s) sets the pace, not the kernels.",
-				join(names), join(idle), lv.host)
+			names = append(names, r.Label())
 		}
-		for _, r := range ladderAdvice(s, n.LaunchBound) {
-			advise(r)
+		idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
+	}
+	if r := w.n.LaunchBound[0]; len(w.n.LaunchBound) == 1 {
+		label := r.Label()
+		if r.Phase == "" {
+			label = "The whole run" // a phrase, not a name: it opens the line
 		}
-	} else if s.Phases.Missing != "" {
-		var names, busy, details []string
-		for _, g := range n.GPUBusy {
-			if g.Busy < busyLow {
-				claim(facts.Claim{Kind: ClaimHostBound, Subject: g.Phase, Figures: map[string]float64{"gpu_busy_share": g.Busy, "threshold": busyLow},
-					Rule: "kernel time under the threshold's share of the phase's wall time"})
-				names = append(names, g.Phase)
-				busy = append(busy, fmt.Sprintf("%.0f%%", 100*g.Busy))
-				details = append(details, fmt.Sprintf("%.2f ms of kernels in %.2f ms", g.GPUMS, g.WallMS))
-			}
+		line := fmt.Sprintf("%s is launch-bound: in the CUPTI timeline the GPU sits idle %.0f%% of its %.3f ms, %d gaps between kernels summing %.3f ms",
+			label, 100*r.Idle, r.WallMS, r.Gaps, r.GapMS)
+		if r.LaunchLatencyMedianUS != nil {
+			line += fmt.Sprintf(", median launch latency %.1f µs", *r.LaunchLatencyMedianUS)
 		}
-		if len(names) > 0 {
-			// Each number the line names, for each phase it names.
-			say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (%s).", join(names), join(busy), join(details), lv.host)
-			advise(facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
-				"%s %s host-bound (GPU busy %s): try %s, or batch more requests per step, before tuning kernels.",
-				join(names), isAre(len(names)), join(busy), lv.graphs)})
+		if r.LaunchCallUS != nil {
+			line += fmt.Sprintf(", each launch call %.1f µs of host time", *r.LaunchCallUS)
+		}
+		w.say("%s: the CPU side (%s) sets the pace, not the kernels.", line, w.lv.host)
+	} else {
+		w.say("%s are launch-bound: in the CUPTI timeline the GPU sits idle %s of their wall time: the CPU side (%s) sets the pace, not the kernels.",
+			join(names), join(idle), w.lv.host)
+	}
+	for _, r := range ladderAdvice(s, w.n.LaunchBound) {
+		w.advise(r)
+	}
+}
+
+// sayHostBound, where there is no CUPTI timeline, claims each phase whose
+// kernels run under busyLow of its wall time as host-bound, says so with
+// each figure, and advises graphs or larger batches before kernels.
+func (w *narration) sayHostBound() {
+	var names, busy, details []string
+	for _, g := range w.n.GPUBusy {
+		if g.Busy < busyLow {
+			w.claim(facts.Claim{Kind: ClaimHostBound, Subject: g.Phase, Figures: map[string]float64{"gpu_busy_share": g.Busy, "threshold": busyLow},
+				Rule: "kernel time under the threshold's share of the phase's wall time"})
+			names = append(names, g.Phase)
+			busy = append(busy, fmt.Sprintf("%.0f%%", 100*g.Busy))
+			details = append(details, fmt.Sprintf("%.2f ms of kernels in %.2f ms", g.GPUMS, g.WallMS))
 		}
 	}
+	if len(names) > 0 {
+		// Each number the line names, for each phase it names.
+		w.say("In %s the GPU runs kernels for only %s of the wall time (%s): the rest is the host (%s).", join(names), join(busy), join(details), w.lv.host)
+		w.advise(facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
+			"%s %s host-bound (GPU busy %s): try %s, or batch more requests per step, before tuning kernels.",
+			join(names), isAre(len(names)), join(busy), w.lv.graphs)})
+	}
+}
 
-	// 2'. Phases idle with their kernels queued: the host is ahead, and
-	// the idle is the GPU finishing earlier work.
+// sayHostAhead says, for each phase idle with its kernels queued behind
+// earlier work, that the host is ahead and the GPU sets the pace.
+func (w *narration) sayHostAhead() {
+	s := w.s
 	for _, r := range hostAhead(s.Phases) {
-		claim(facts.Claim{Kind: ClaimHostAhead, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "gap_ms": r.GapMS, "idle_ms": r.IdleMS,
+		w.claim(facts.Claim{Kind: ClaimHostAhead, Subject: r.Label(), Figures: map[string]float64{"idle_share": r.Idle, "gap_ms": r.GapMS, "idle_ms": r.IdleMS,
 			"launch_latency_median_us": *r.LaunchLatencyMedianUS, "threshold": s.Phases.LaunchBoundIdleShare},
 			Rule: "idle past the threshold with gaps between its kernels under half of the idle time, and a median launch latency long enough for a queue"})
 		label := r.Label()
 		if r.Phase == "" {
 			label = "The whole run"
 		}
-		say("%s: the host is ahead, the GPU sets the pace: idle %.0f%% of its %.3f ms, but the gaps between its kernels sum only %.3f ms, and a launch waits %.1f µs (median) for its kernel to start: the idle is its kernels queued behind earlier work, not the GPU waiting on launches.",
+		w.say("%s: the host is ahead, the GPU sets the pace: idle %.0f%% of its %.3f ms, but the gaps between its kernels sum only %.3f ms, and a launch waits %.1f µs (median) for its kernel to start: the idle is its kernels queued behind earlier work, not the GPU waiting on launches.",
 			label, 100*r.Idle, r.WallMS, r.GapMS, *r.LaunchLatencyMedianUS)
 	}
+}
 
-	// 2a. A warm-up that one-time setup slowed, said with its cost: it is
-	// left out of every steady-state figure.
-	if w, c := warmupFinding(s); w != "" {
-		say("%s", w)
-		claim(c)
+// sayWarmup says, with its cost, that one-time setup slowed the warm-up,
+// which every steady-state figure leaves out.
+func (w *narration) sayWarmup() {
+	s := w.s
+	if line, c := warmupFinding(s); line != "" {
+		w.say("%s", line)
+		w.claim(c)
 	}
+}
 
-	// 2b. Communication, in a multi-rank run: the decode phase's rank
-	// that communicates most.
+// sayCommunication says, in a multi-rank run, how much of the decode
+// phase's GPU time its most communicating rank spends in collectives, and
+// the part spent waiting for a straggler.
+func (w *narration) sayCommunication() {
+	s := w.s
 	if r := communicationFinding(s); r != nil {
 		line := fmt.Sprintf("Communication takes %.1f%% of %s's GPU time on %s: %.3f ms of collectives, %.3f ms of them exposed (no compute beside them)",
 			100*r.Share, r.Label(), facts.WhoseParen(r.Rank, r.ProcessID, r.Device), r.CommunicationMS, r.ExposedCommunicationMS)
@@ -289,10 +366,14 @@ func narrate(s *building) facts.Narrative {
 			line += fmt.Sprintf("; the collectives themselves take %.3f ms, the rest is waiting for %s",
 				*b.NetCommunicationMS, facts.WhoseParen(b.StragglerRank, b.Straggler.ProcessID, b.Straggler.Device))
 		}
-		say("%s.", line)
+		w.say("%s.", line)
 	}
+}
 
-	// 3. Where the kernel time goes, by category.
+// sayCategories says where the kernel time goes: its three largest
+// categories.
+func (w *narration) sayCategories() {
+	s := w.s
 	if cs := s.Kernels.ByCategory; len(cs) > 0 && s.Kernels.TotalMS > 0 {
 		var parts []string
 		for i, c := range cs {
@@ -301,10 +382,15 @@ func narrate(s *building) facts.Narrative {
 			}
 			parts = append(parts, fmt.Sprintf("%s %.1f%%", c.Category, 100*c.Share))
 		}
-		say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s) %s%s.", strings.Join(parts, ", "), s.Kernels.TotalMS, sourceTool(s.Kernels.Source), s.Kernels.ScopeText(), s.Kernels.WarmupText(2))
+		w.say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s) %s%s.", strings.Join(parts, ", "), s.Kernels.TotalMS, sourceTool(s.Kernels.Source), s.Kernels.ScopeText(), s.Kernels.WarmupText(2))
 	}
+}
 
-	// 4. The top bottleneck, its bound and ncu's estimate.
+// sayTopKernel says what bounds the top kernel (claimed only from ncu's
+// Speed Of Light on a kernel measured enough) and ncu's best estimate of
+// what it could save.
+func (w *narration) sayTopKernel() {
+	s := w.s
 	if len(s.Kernels.Rows) > 0 {
 		k := s.Kernels.Rows[0]
 		line := fmt.Sprintf("The top kernel, #1 %s (%s), takes %.1f%% of kernel time and is %s", k.Shown(), k.Category, 100*k.Share, k.Bound.Class)
@@ -323,7 +409,7 @@ func narrate(s *building) facts.Narrative {
 				if k.Sampled != nil {
 					c.Figures["measured_share"], c.Figures["min_measured_share"] = k.Sampled.Share, MinMeasuredShare
 				}
-				claim(c)
+				w.claim(c)
 			}
 		}
 		if r := bestRule(k); r != nil {
@@ -333,30 +419,36 @@ func narrate(s *building) facts.Narrative {
 				line += fmt.Sprintf("; ncu estimates up to %.1f%% of its time could be saved (%s)", est, r.Name)
 			}
 		}
-		say("%s.", line)
+		w.say("%s.", line)
 	}
+}
 
-	// 5. MFU, with what it is of.
+// sayMFU says the MFU of prefill and decode and, where decode's is under a
+// tenth of prefill's, what bounds decode (claimed from its MBU).
+func (w *narration) sayMFU() {
+	s := w.s
 	if m := s.MFU; m.Prefill != nil && m.Decode != nil {
 		line := fmt.Sprintf("MFU is %.3g%% in prefill and %.3g%% in decode", 100**m.Prefill, 100**m.Decode)
 		if *m.Decode < *m.Prefill/10 {
-			line += decodeBound(s, n.LaunchBound)
+			line += decodeBound(s, w.n.LaunchBound)
 			if mbu := s.Serving.MBU; mbu != nil {
 				kind := ClaimNotBandwidthBound
 				if *mbu >= BandwidthBoundMBU {
 					kind = ClaimBandwidthBound
 				}
-				claim(facts.Claim{Kind: kind, Subject: "decode", Figures: map[string]float64{"mbu": *mbu, "threshold": BandwidthBoundMBU},
+				w.claim(facts.Claim{Kind: kind, Subject: "decode", Figures: map[string]float64{"mbu": *mbu, "threshold": BandwidthBoundMBU},
 					Rule: "decode is bound by memory bandwidth where its MBU reaches the threshold"})
 			}
 		}
-		say("%s.", line)
+		w.say("%s.", line)
 	}
-	if len(n.Lines) > MaxFindings {
-		n.Lines = n.Lines[:MaxFindings]
-	}
+}
 
-	// Kernels grouped by what bounds them: one piece of advice per group.
+// adviseByBound gives one piece of advice per group of the three top
+// kernels sharing a category, bound and FP32 GEMM flag, by the group's
+// share of kernel time; a partly measured kernel gives none.
+func (w *narration) adviseByBound() {
+	s := w.s
 	type group struct {
 		key   string
 		ranks []int
@@ -370,7 +462,7 @@ func narrate(s *building) facts.Narrative {
 			break
 		}
 		key := fmt.Sprintf("%s/%s/%t", k.Category, k.Bound.Class, k.FP32GEMM)
-		if k.PartlyMeasured || boundAdvice(k, 1, lv) == "" {
+		if k.PartlyMeasured || boundAdvice(k, 1, w.lv) == "" {
 			continue // a bound of a sliver of the kernel gives no advice
 		}
 		g := byKey[key]
@@ -390,9 +482,15 @@ func narrate(s *building) facts.Narrative {
 		for j, r := range g.rows {
 			refs = append(refs, fmt.Sprintf("#%d %s", g.ranks[j], r.Shown()))
 		}
-		advise(facts.Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
-			strings.Join(refs, ", "), 100*g.share, boundAdvice(k, len(g.rows), lv))})
+		w.advise(facts.Recommendation{Kind: "kernels", Kernels: g.ranks, Text: fmt.Sprintf("%s (%.1f%% of kernel time): %s",
+			strings.Join(refs, ", "), 100*g.share, boundAdvice(k, len(g.rows), w.lv))})
 	}
+}
+
+// adviseFusion advises fusing small kernels where elementwise, copy or
+// normalization kernels take at least a fifth of kernel time.
+func (w *narration) adviseFusion() {
+	s := w.s
 	var cats []string
 	for _, c := range s.Kernels.ByCategory {
 		if (c.Category == "elementwise" || c.Category == "copy" || c.Category == "normalization") && c.Share >= 0.2 {
@@ -400,13 +498,17 @@ func narrate(s *building) facts.Narrative {
 		}
 	}
 	if len(cats) > 0 {
-		advise(facts.Recommendation{Kind: "kernels", Text: fmt.Sprintf(
+		w.advise(facts.Recommendation{Kind: "kernels", Text: fmt.Sprintf(
 			"Small elementwise, copy and normalization kernels take a large share (%s of kernel time): fuse them (%s, fused norm/activation kernels).",
-			strings.Join(cats, ", "), lv.fuse)})
+			strings.Join(cats, ", "), w.lv.fuse)})
 	}
+}
 
-	// ncu's rules on the top kernels, one item per rule (its text is said
-	// once), by the kernel time they are estimated to save.
+// adviseNcuRules gives ncu's actionable rules on the top kernels, one item
+// per rule (its text said once, from the kernel it saves most on), by the
+// kernel time they are estimated to save, at most maxNcuAdvice.
+func (w *narration) adviseNcuRules() {
+	s := w.s
 	type fired struct {
 		rank          int
 		speedup, save float64
@@ -470,20 +572,26 @@ func narrate(s *building) facts.Narrative {
 				gain += ", which the what-if ladder gives"
 			}
 		}
-		advise(facts.Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
+		w.advise(facts.Recommendation{Kind: "ncu", Kernels: ranks, EstSavingPct: &total, Text: fmt.Sprintf(
 			"ncu's %s (%s) estimates it could save, on %s, %.2f%% of all kernel time in all%s (rules' estimates overlap: they do not add up). %s",
 			g.rule.Name, g.rule.Severity, join(on), total, gain, ruleDetail(g.rule.Advice, g.bestRank, len(g.on)))})
 	}
-	if len(n.Recommendations) == 0 && len(n.Lines) > 0 {
-		advise(facts.Recommendation{Kind: "none", Text: "No rule fired on this run's numbers: read the kernel table and the regions below."})
+}
+
+// adviseNoneAndOrder says no rule fired where there are findings and no
+// recommendation, and names the recommendations' order where there are
+// several.
+func (w *narration) adviseNoneAndOrder() {
+	s := w.s
+	if len(w.n.Recommendations) == 0 && len(w.n.Lines) > 0 {
+		w.advise(facts.Recommendation{Kind: "none", Text: "No rule fired on this run's numbers: read the kernel table and the regions below."})
 	}
-	if len(n.Recommendations) > 1 {
-		n.Order = recommendationOrder
+	if len(w.n.Recommendations) > 1 {
+		w.n.Order = recommendationOrder
 		if len(s.WhatIf.Rows) == 0 {
-			n.Order = recommendationOrderNoLadder
+			w.n.Order = recommendationOrderNoLadder
 		}
 	}
-	return n
 }
 
 // ruleDetail is a rule's advice as ncu wrote it for one kernel (#rank,

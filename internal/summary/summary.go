@@ -229,7 +229,7 @@ func Build(in Inputs, opt Options) *facts.Summary {
 		opt.Categories = kernels.Default()
 	}
 	if opt.BoundThresholdPct <= 0 {
-		opt.BoundThresholdPct = 60
+		opt.BoundThresholdPct = kernels.DefaultThresholdPct
 	}
 	s := &building{Summary: &facts.Summary{Format: Format, RunID: in.RunID, Anomalies: in.Anomalies, Trace: in.Trace, Partial: in.SessionPartial},
 		names: opt.Phases, boundThreshold: opt.BoundThresholdPct}
