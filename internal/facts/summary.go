@@ -947,5 +947,9 @@ const (
 	FloorCompute   = "compute"
 
 	LeverBandwidth = "faster kernels that read each byte once at full bandwidth"
-	LeverCompute   = "less arithmetic (a smaller or quantized model, fewer tokens)"
+	// LeverNotLaunches is the GPU-busy floor's lever of a phase that is
+	// not launch-bound: its idle is not the GPU waiting between its
+	// launches, so no launch lever reaches that floor.
+	LeverNotLaunches = "none of the launch levers: the idle is not the GPU waiting between this phase's launches (the host's own work before or after them, or a queue behind other work)"
+	LeverCompute     = "less arithmetic (a smaller or quantized model, fewer tokens)"
 )

@@ -124,7 +124,11 @@ func whatIf(in Inputs, s *building) facts.WhatIf {
 			w.BandwidthFloorWhy = "no bytes counted"
 		}
 		w.BindingFloor = bindingFloor(w)
-		w.Rungs = rungs(w, leversOf(s.Environment.Program).busy)
+		busy := leversOf(s.Environment.Program).busy
+		if !w.LaunchBound {
+			busy = facts.LeverNotLaunches
+		}
+		w.Rungs = rungs(w, busy)
 		out.Rows = append(out.Rows, w)
 	}
 	if len(out.Rows) == 0 {
