@@ -3,7 +3,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,17 +100,12 @@ func KernelLaunches(dir string) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	var f struct {
-		Kernels []struct {
-			Name  string `json:"kernel_name"`
-			Calls int64  `json:"calls"`
-		} `json:"kernels"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	rows, err := compare.ReadKernelRows(b, name)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]int64{}
-	for _, k := range f.Kernels {
+	for _, k := range rows {
 		out[k.Name] += k.Calls
 	}
 	return out, nil

@@ -338,6 +338,16 @@ func SortStages(names []string) []string {
 	return names
 }
 
+// ReadKernelRows reads a kernels.json, data, named name in its errors: its
+// rows as listed, each checked as Load checks them.
+func ReadKernelRows(data []byte, name string) ([]model.KernelTotals, error) {
+	var s Summary
+	if err := s.readKernels(data, name); err != nil {
+		return nil, err
+	}
+	return s.Kernels, nil
+}
+
 func (s *Summary) readKernels(data []byte, name string) error {
 	seen := map[model.KernelTotals]int{}
 	found, err := jsonDoc{name, data, 1}.eachElement("kernels", func(el jsonDoc) error {

@@ -140,7 +140,7 @@ func (s *Steady) leads(p *timeline.Process, spans map[*timeline.Range]Span, doma
 			l.Steps++
 			if l.Of == 0 {
 				for _, y := range p.Ranges {
-					if y.Closed && y.Label() == x.Label() && y.Thread == x.Thread && y.Depth == x.Depth && inside(y, r) {
+					if y.Closed && y.Label() == x.Label() && y.Thread == x.Thread && y.Depth == x.Depth && y.Ancestor(r.Depth) == r {
 						l.Of++
 					}
 				}
@@ -148,16 +148,6 @@ func (s *Steady) leads(p *timeline.Process, spans map[*timeline.Range]Span, doma
 			s.lead[r] = l
 		}
 	}
-}
-
-// inside reports whether y lies inside r.
-func inside(y, r *timeline.Range) bool {
-	for q := y.Parent; q != nil; q = q.Parent {
-		if q == r {
-			return true
-		}
-	}
-	return false
 }
 
 // Leading is r's warm-up part (Lead), ok false when it has none.
