@@ -11,13 +11,12 @@
 // every type an exported identifier hands out can be named from another
 // module (TestFacadeTypes).
 //
-// Report (deepprof report MAIN) is the pipeline a reviewer follows top to
-// bottom: open the run directory; reportRun: read its settings, rebuild
-// (pipeline.go: load each input once, analyse them into one result, render
-// every file from it, commit the files and their records), then write the
-// manifest once. The same rebuild is a session's last step
-// (session.Rebuild, registered here): a session profiles a program, then
-// hands its run directory here.
+// Report (deepprof report MAIN) opens the run directory and hands it to
+// internal/rebuild: read its settings, rebuild (load each input once,
+// analyse them into one result, render every file from it, commit the
+// files and their records), then write the manifest once. The same
+// rebuild is a session's last step: internal/session profiles a program,
+// then calls it on its run directory.
 //
 // Everything else of deepprof is under internal/, in layers that import
 // only downward (TestLayers holds the module to them):
@@ -31,7 +30,8 @@
 //	kernels, regions, phases     analyses of launches
 //	config, compare, summary     the profile; run against run; the summary's numbers
 //	render                       Markdown, JSON, HTML, SVG, trace from facts: to an io.Writer
+//	rebuild                      the rebuild: load, analyse, render, commit
 //	session                      preflight, tools, steps, ranks, the CUPTI library
-//	harness                      this package: rebuild and the facade
+//	harness                      this package: the facade
 //	cmd/deepprof, deepproftest   the command and the test API
 package harness

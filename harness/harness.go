@@ -3,7 +3,6 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,7 +11,7 @@ import (
 	"time"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
-	"github.com/llm-perf-opt/deepprof/internal/regions"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
@@ -41,7 +40,7 @@ func Report(dir string, o ReportOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{run}, reportRun(run, o, nil, nil)
+	return &Run{run}, reportRun(run, o)
 }
 
 // ManifestError is Report's error when the manifest could not be
@@ -61,66 +60,17 @@ type NotRebuiltError struct{ Err error }
 func (e *NotRebuiltError) Error() string { return e.Err.Error() }
 func (e *NotRebuiltError) Unwrap() error { return e.Err }
 
-// reportRun rebuilds run's derived files with the run's own settings
-// (config.yaml; the defaults when it has none), then writes its manifest
-// once, given the CUPTI timeline already read of the run's record files
-// (nil: none; settings.read) and what waits for the trace of it already
-// begun (nil: none; settings.traced). A run rebuilt in part says why in
-// its report.md; the error says what failed.
-func reportRun(run *rundir.Run, o ReportOptions, read *timeline.Timeline, traced func() error) error {
-	// One writer at a time (a second deepprof report, a session): two
-	// rebuilds at once would remove each other's files. The settings are
-	// read under the lock: a session writes config.yaml holding it.
-	lock, err := rundir.LockRun(run.Dir)
-	if err != nil {
-		return &NotRebuiltError{errors.Join(err, wait(traced))}
+// reportRun rebuilds run as o says (rebuild.Report), its errors the
+// facade's own.
+func reportRun(run *rundir.Run, o ReportOptions) error {
+	err := rebuild.Report(run, rebuild.Options{TopN: o.TopN, Now: o.Now})
+	switch e := err.(type) {
+	case *rebuild.NotRebuiltError:
+		return &NotRebuiltError{e.Err}
+	case *rebuild.ManifestError:
+		return &ManifestError{e.Err}
 	}
-	defer lock.Unlock()
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	cfg, err := reportConfig(run)
-	if err != nil {
-		return &NotRebuiltError{errors.Join(err, wait(traced))}
-	}
-	if o.TopN != nil {
-		cfg.TopN = *o.TopN
-	}
-	cfg.read, cfg.traced = read, traced
-	cfg.started = run.WriteRebuildStarted
-	rerr := rebuild(run, cfg)
-	if nr := (*NotRebuiltError)(nil); errors.As(rerr, &nr) {
-		return rerr // nothing written: the run's files are as they were
-	}
-	if err := run.WriteRebuiltManifest(o.Now()); err != nil {
-		return &ManifestError{errors.Join(rerr, err)}
-	}
-	return errors.Join(rerr, run.Sweep())
-}
-
-// reportConfig is the run's own settings for its derived files (the report
-// and regions sections of MAIN/config.yaml); a run without config.yaml is
-// rebuilt with the defaults. A config.yaml that cannot be read is an error
-// naming its line: the defaults would change the run's numbers.
-func reportConfig(run *rundir.Run) (settings, error) {
-	p := run.Path(rundir.ConfigYAML)
-	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-		def, err := settingsFor(config.Default())
-		def.Regions = regions.DefaultConfig()
-		return def, err
-	}
-	if _, err := rundir.StatIn(run.Dir, p); err != nil {
-		// a config.yaml that is a link out of the run is not its own
-		return settings{}, fmt.Errorf("%w (the run's settings)", err)
-	}
-	cfg, err := config.Parse(p)
-	if err == nil {
-		var dc settings
-		if dc, err = settingsFor(cfg); err == nil {
-			return dc, nil
-		}
-	}
-	return settings{}, fmt.Errorf("%w (the run's settings: mend %s, or move it away to rebuild with the default settings)", err, rundir.ConfigYAML)
+	return err
 }
 
 // MemoryLimit is the Go heap size deepprof asks its garbage collector to
@@ -173,7 +123,7 @@ func Merge(out string, dirs []string, o ReportOptions) (*Merged, error) {
 		return nil, errors.Join(err, run.WriteManifest(o.Now()))
 	}
 	m := &Merged{Run: &Run{run}, Files: len(plan.Files), Ranks: plan.Ranks()}
-	return m, reportRun(run, o, nil, nil)
+	return m, reportRun(run, o)
 }
 
 // mergePlan plans the merge of dirs, each a node's run of one run.

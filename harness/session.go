@@ -30,7 +30,7 @@ type sessionOptions struct {
 }
 
 // newSession is a profiling session of cfg: its steps run as processes,
-// its run directory rebuilt by rebuildRead with the timeline it read, and its env.json naming the
+// its run directory rebuilt by rebuild.Run with the timeline it read, and its env.json naming the
 // machine's GPUs and the tools found (ncu, and nsys: where it is and its
 // version, or why there is none), probed when env.json is written, not
 // before: a plan or a dry run probes nothing.
@@ -47,8 +47,8 @@ func newSession(cfg *config.Config, o sessionOptions) (*session.Session, error) 
 	if now == nil {
 		now = time.Now
 	}
-	// Report left nil: the session ends with session.Rebuild (rebuildRead,
-	// registered by this package) given the timeline it read.
+	// Report left nil: the session ends with rebuild.Run given the
+	// timeline it read.
 	s := &session.Session{Cfg: cfg, ConfigYAML: y, Runner: session.ExecRunner{}, Ncu: o.NcuPath, Now: now,
 		Log: o.Log, Progress: o.Progress, ProgressLive: o.ProgressLive}
 	s.Env = func() ([]byte, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
 // The output formats of the table commands.
@@ -206,6 +207,18 @@ func Regions(r io.Reader, name string, o RegionsOptions, w io.Writer) error {
 		return render.RegionsCSV(w, rep)
 	}
 	return o.markdown(w, func(w io.Writer) error { return render.RegionsMarkdownAlone(w, rep) })
+}
+
+// WriteRegionsOut writes the region report rep into dir, a user's folder
+// (deepprof regions --out): region folders an earlier write made there and
+// this one did not are removed where deepprof's markers show them its own,
+// and nothing else (rundir.WriteOwnedDir).
+func WriteRegionsOut(dir string, rep *facts.RegionReport) error {
+	files, err := render.RegionsDirFiles(rep)
+	if err != nil {
+		return err
+	}
+	return rundir.WriteOwnedDir(dir, files)
 }
 
 // regionFlag is the flag of a region filter's pattern: --include and

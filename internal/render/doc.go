@@ -7,7 +7,7 @@
 // CUPTI timeline as a Perfetto trace (timeline/trace.json.gz). Everything
 // it prints comes from the values it is given: it parses no tool output,
 // aggregates nothing and decides nothing about a run. It writes no file:
-// package harness commits what it renders (the trace streamed, through
+// package rebuild commits what it renders (the trace streamed, through
 // rundir.WriteAtomicIn).
 //
 // Names that come from a profiled program (kernel names, NVTX ranges) are

@@ -20,13 +20,13 @@
 // deepprof profile with the same configuration and launcher (its ranks'
 // CUPTI records under timeline/cupti/, each rank's deep pass under
 // ncu/ranks/rank<R>/ named by its global rank), and the merged directory
-// holds every rank's raw outputs, to be rebuilt by package harness as one
+// holds every rank's raw outputs, to be rebuilt by package rebuild as one
 // run. A merge copies raw
 // files; it parses none and renders nothing. Files are streamed, so its
 // memory does not grow with the ranks.
 //
 // It decides names and writes bytes. It does not parse tool output
 // (packages ncu, nsys, cupti, workload do), render (package render) or
-// rebuild the derived files (package harness does, deepprof report MAIN);
+// rebuild the derived files (package rebuild does, deepprof report MAIN);
 // it runs no program (package session does).
 package rundir

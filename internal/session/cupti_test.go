@@ -460,29 +460,48 @@ func TestTimelineOnlyOfTheFilesRead(t *testing.T) {
 // CUPTI timeline once, as the deep pass starts (after every run it times),
 // and the rebuild takes it.
 func TestTraceBegunAsTheDeepPassStarts(t *testing.T) {
-	begin := StartTrace
-	t.Cleanup(func() { StartTrace = begin })
-	calls := 0
-	var before []string
-	StartTrace = func(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) func() error {
-		calls++
-		for _, st := range run.Manifest().Steps {
-			before = append(before, st.Name)
-		}
-		return begin(run, cfg, tl)
-	}
+	t.Parallel() // it waits on processes: beside the others that do
 	s := newSession(t, testConfig(t, t.TempDir()), cuptiFake())
 	s.CUPTI = fakeCUPTI(t, true)
+	rec := &traceRecorder{Runner: s.Runner, s: s}
+	s.Runner = rec
 	run, err := s.Run(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 1, calls)
-	assert.Equal(t, []string{"ncu-sections", "cupti-build", "timeline-cupti", "oracle-torch-profiler", "stage1"}, before)
+	require.NotEmpty(t, rec.begun)
+	first := slices.Index(rec.begun, true)
+	require.GreaterOrEqual(t, first, 0, "begun")
+	assert.NotContains(t, rec.begun[first:], false, "kept once begun")
+	assert.Contains(t, rec.calls[first], "--kernel-id", "begun as the deep pass starts")
+	var steps []string
+	for _, st := range run.Manifest().Steps {
+		steps = append(steps, st.Name)
+	}
+	require.Contains(t, steps, "ncu-deep")
+	assert.Equal(t, []string{"ncu-sections", "cupti-build", "timeline-cupti", "oracle-torch-profiler", "stage1"}, steps[:slices.Index(steps, "ncu-deep")])
 	m := run.Manifest()
 	assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
 	a, ok := m.Find(rundir.TimelineTrace)
 	require.True(t, ok)
 	assert.Equal(t, rundir.StatusComplete, a.Status)
 	assert.FileExists(t, run.Path(rundir.TimelineTrace))
+}
+
+// traceRecorder records each program the session runs, and whether the
+// session had begun its trace (Session.traced) when it ran it.
+type traceRecorder struct {
+	Runner
+	s     *Session
+	mu    sync.Mutex // the exports run at once
+	calls [][]string
+	begun []bool
+}
+
+func (r *traceRecorder) Run(ctx context.Context, c Command) (Result, error) {
+	r.mu.Lock()
+	r.calls = append(r.calls, c.Argv)
+	r.begun = append(r.begun, r.s.traced != nil)
+	r.mu.Unlock()
+	return r.Runner.Run(ctx, c)
 }
 
 // TestAloneOnlyWithoutPlainRun (issue 36): the CUPTI run is told to time

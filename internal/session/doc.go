@@ -2,8 +2,8 @@
 //
 // A Session runs a Stage 2 deep-profiling session into a new run directory
 // (MAIN), step by step (docs/sessions.md): stage 1, the timeline, the deep
-// ncu pass and its exports; its last step, Session.Report, hands MAIN to
-// package harness, which makes the derived files. Every external program
+// ncu pass and its exports; its last step hands MAIN to package rebuild
+// (rebuild.Run), which makes the derived files. Every external program
 // is run through a Runner, so the whole flow runs in tests against fakes
 // that replay recorded tool output; the argv of each step comes from
 // packages ncu and nsys, parsing from ncu, nsys, kernels and regions, the
@@ -12,8 +12,8 @@
 // where in MAIN. Beside it are the preflight, the rank wrapper of a
 // multi-GPU workload and deepprof's CUPTI injection library (below).
 //
-// It renders nothing and rebuilds no report: rebuilding a run's reports is
-// package harness's job, comparing runs package compare's.
+// It renders nothing and rebuilds no report itself: rebuilding a run's
+// reports is package rebuild's job, comparing runs package compare's.
 //
 // Decisions it makes on its own, each said in the plan or the manifest's
 // notes: with timeline.tool=auto the timeline comes from nsys when a usable

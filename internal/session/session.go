@@ -25,6 +25,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
+	"github.com/llm-perf-opt/deepprof/internal/rebuild"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -55,8 +56,9 @@ type Session struct {
 	NsysNotRun string
 	// Env returns env.json's content; nil writes env.json as skipped.
 	Env func() ([]byte, error)
-	// Report makes the run's derived files, the session's last step (the
-	// pipeline of deepprof report MAIN).
+	// Report makes the run's derived files, the session's last step; nil:
+	// rebuild.Run (the pipeline of deepprof report MAIN), given the CUPTI
+	// timeline the session read.
 	Report func(run *rundir.Run, cfg *config.Config) error
 	// Now is the clock; Log gets one line per step (nil: quiet).
 	Now func() time.Time
@@ -105,8 +107,8 @@ type Session struct {
 		inferred     phases.Inferred
 		inferredDone bool
 	}
-	// traced waits for the trace of read.tl that StartTrace began as the
-	// deep pass started (nil: none began).
+	// traced waits for the trace of read.tl that rebuild.StartTrace began
+	// as the deep pass started (nil: none began).
 	traced func() error
 }
 
@@ -521,13 +523,14 @@ func (s *Session) deepFilter(topKernels []string, tl *timelineKind, deepReplay s
 }
 
 // startTrace starts the trace of the session's CUPTI timeline
-// (StartTrace), once a session, where the session's last step is Rebuild.
+// (rebuild.StartTrace), once a session, where the session's last step is
+// rebuild.Run.
 func (s *Session) startTrace(run *rundir.Run) {
-	if s.traced != nil || s.Report != nil || StartTrace == nil || Rebuild == nil {
+	if s.traced != nil || s.Report != nil {
 		return
 	}
 	if tl := s.Timeline(run); tl != nil {
-		s.traced = StartTrace(run, s.Cfg, tl)
+		s.traced = rebuild.StartTrace(run, s.Cfg, tl)
 	}
 }
 
@@ -592,22 +595,6 @@ func (s *Session) logf(format string, args ...any) {
 	}
 }
 
-// Rebuild rebuilds a run directory's derived files from its records, as
-// configured, taking the CUPTI timeline already read of them (nil: none):
-// a session's last step where its Report is nil, given the timeline the
-// session read (Session.Timeline) and what waits for the trace of it that
-// StartTrace began (nil: none began; its write ends before the rebuild
-// touches the run). Package harness, which imports this one, registers it.
-var Rebuild func(run *rundir.Run, cfg *config.Config, read *timeline.Timeline, traced func() error) error
-
-// StartTrace starts writing the run's trace of tl, the session's CUPTI
-// timeline, and returns what waits for the write and gives its error; nil
-// where the rebuild (as cfg configures it) will change tl before it writes
-// the trace. A session starts it as its deep pass starts, once the runs it
-// times are over: the trace, the longest of the rebuild's writes, is then
-// made while ncu profiles, not after it. Package harness registers it.
-var StartTrace func(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) (wait func() error)
-
 // Run runs the session into a new run directory and returns it. The run
 // directory and its manifest are written whatever happens; an error means
 // the run is failed or partial, and the manifest says which and why.
@@ -647,13 +634,10 @@ func (s *Session) Run(ctx context.Context) (*rundir.Run, error) {
 		}
 	}
 	var derr error
-	switch {
-	case s.Report != nil:
+	if s.Report != nil {
 		derr = s.Report(run, s.Cfg)
-	case Rebuild != nil:
-		derr = Rebuild(run, s.Cfg, s.Timeline(run), s.traced)
-	default:
-		derr = errors.New("the session has no report step (Session.Report is nil, and no Rebuild is registered)")
+	} else {
+		derr = rebuild.Run(run, s.Cfg, s.Timeline(run), s.traced)
 	}
 	if derr != nil {
 		run.MarkPartial(derr.Error())

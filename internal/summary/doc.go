@@ -6,7 +6,7 @@
 // from a CUPTI timeline, communication against compute per rank in a
 // multi-GPU run, and a narrative written from those numbers.
 //
-// It reads no files and renders nothing: package harness reads the run
+// It reads no files and renders nothing: package rebuild reads the run
 // directory into Inputs, Build computes, package render writes the
 // Markdown, JSON, HTML and charts. A section whose input is missing carries
 // the reason instead of numbers; nothing here prints zero for data that

@@ -1,4 +1,4 @@
-package harness
+package rebuild
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // TestRebuildTakesTheSessionsTimeline (issue 36): the rebuild that ends a
 // session takes the timeline the session read of the run's records, after
 // the session's queries of it, and the trace of it begun while those ran
-// (session.StartTrace), and writes every file as a rebuild that reads the
+// (StartTrace), and writes every file as a rebuild that reads the
 // records itself does. Recorded runs of one process, of a program with no
 // range (inferred phases), of an automatic-ranges program and of two
 // ranks.
@@ -35,13 +35,14 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 	at := func() time.Time { return time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC) }
 	for _, name := range []string{"h200-default-tiny-llama", "h200-cpp-decode-loop", "h200-generate-gpu-auto", "h100x2-two-nodes-merged"} {
 		t.Run(name, func(t *testing.T) {
-			src := filepath.Join("../fixtures/runs", name)
+			src := filepath.Join("../../fixtures/runs", name)
 			fresh, read := filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
 			require.NoError(t, synth.RawCopy(fresh, src))
 			require.NoError(t, synth.RawCopy(read, src))
 
-			_, err := Report(fresh, ReportOptions{Now: at})
+			frun, err := rundir.Open(fresh)
 			require.NoError(t, err)
+			require.NoError(t, Report(frun, Options{Now: at}))
 
 			run, err := rundir.Open(read)
 			require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 			require.NoError(t, err)
 			cfg, err := config.Parse(run.Path(rundir.ConfigYAML))
 			require.NoError(t, err)
-			traced := beginTrace(run, cfg, tl)
+			traced := StartTrace(run, cfg, tl)
 			// Begun but where the rebuild infers the phases of a program
 			// that opened no range: the trace then shows them.
 			assert.Equal(t, name != "h200-cpp-decode-loop", traced != nil, "trace begun")
@@ -65,7 +66,7 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 			phases.SameTopLaunches(tl, names)
 			phases.Targets(tl, names, all)
 			phases.ProfiledRanges(tl, []string{"prefill", "decode"}, "", model.Names{})
-			require.NoError(t, reportRun(run, ReportOptions{Now: at}, tl, traced))
+			require.NoError(t, reportRun(run, Options{Now: at}, tl, traced))
 
 			n := 0
 			require.NoError(t, filepath.WalkDir(fresh, func(p string, d fs.DirEntry, err error) error {
@@ -98,7 +99,7 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 func TestRebuildTakesTheTraceBegun(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
-	require.NoError(t, os.CopyFS(dir, os.DirFS("../fixtures/runs/h200-default-tiny-llama")))
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../../fixtures/runs/h200-default-tiny-llama")))
 	require.NoError(t, os.Remove(filepath.Join(dir, rundir.TimelineTrace)))
 	run, err := rundir.Open(dir)
 	require.NoError(t, err)
@@ -106,7 +107,7 @@ func TestRebuildTakesTheTraceBegun(t *testing.T) {
 	require.NoError(t, err)
 	waited := 0
 	traced := func() error { waited++; return errors.New("the disk was full (a test)") }
-	err = reportRun(run, ReportOptions{}, tl, traced)
+	err = reportRun(run, Options{}, tl, traced)
 	require.ErrorContains(t, err, "the disk was full (a test)")
 	assert.Equal(t, 1, waited)
 	assert.NoFileExists(t, filepath.Join(dir, rundir.TimelineTrace))
@@ -118,10 +119,10 @@ func TestRebuildTakesTheTraceBegun(t *testing.T) {
 	assert.Contains(t, a.Reason, "the disk was full (a test)")
 
 	// Begun, but the session's timeline is not the records' any more
-	// (session.Timeline is then nil): waited for, then written again of
+	// (Session.Timeline is then nil): waited for, then written again of
 	// the rebuild's own reading, the begun write's failure not taken.
 	waited = 0
-	require.NoError(t, reportRun(run, ReportOptions{}, nil, traced))
+	require.NoError(t, reportRun(run, Options{}, nil, traced))
 	assert.Equal(t, 1, waited)
 	assert.FileExists(t, filepath.Join(dir, rundir.TimelineTrace))
 	a, ok = run.Manifest().Find(rundir.TimelineTrace)

@@ -2,7 +2,7 @@
 // once, analyse them into one result, render every derived file from it,
 // commit the files and the manifest's record of them.
 
-package harness
+package rebuild
 
 import (
 	"bytes"
@@ -376,8 +376,8 @@ func startTrace(run *rundir.Run, in *inputs) func() error {
 }
 
 // writeTrace starts writing run's trace of tl and returns what waits for
-// the write and gives its error (session.StartTrace: a session begins it
-// as its deep pass starts).
+// the write and gives its error (StartTrace: a session begins it as its
+// deep pass starts).
 func writeTrace(run *rundir.Run, tl *timeline.Timeline) func() error {
 	return begin(func() error {
 		return run.WriteStream(rundir.TimelineTrace, func(w io.Writer) error { return render.TraceGzip(w, tl) })

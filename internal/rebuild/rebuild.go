@@ -1,4 +1,4 @@
-package harness
+package rebuild
 
 import (
 	"errors"
@@ -12,9 +12,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
-	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
-	"github.com/llm-perf-opt/deepprof/internal/session"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -140,15 +138,14 @@ func sampleRegions(run *rundir.Run, cfg settings) (*facts.RegionReport, error) {
 	return rep, nil
 }
 
-func init() {
-	session.Rebuild = rebuildRead
-	session.StartTrace = beginTrace
-}
-
-// beginTrace is writeTrace for a session (session.StartTrace), where the
-// rebuild configured by cfg will write the trace of tl as it is; nil where
-// the rebuild first adds inferred phases to it (settings.InferPhases).
-func beginTrace(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) func() error {
+// StartTrace starts writing the run's trace of tl, the session's CUPTI
+// timeline, and returns what waits for the write and gives its error; nil
+// where the rebuild configured by cfg will change tl before it writes the
+// trace (it first adds inferred phases to it: settings.InferPhases). A
+// session starts it as its deep pass starts, once the runs it times are
+// over: the trace, the longest of the rebuild's writes, is then made while
+// ncu profiles, not after it.
+func StartTrace(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) func() error {
 	dc, err := settingsFor(cfg)
 	if err != nil || dc.InferPhases && phases.WouldInfer(tl, dc.Domain) {
 		return nil
@@ -156,12 +153,13 @@ func beginTrace(run *rundir.Run, cfg *config.Config, tl *timeline.Timeline) func
 	return writeTrace(run, tl)
 }
 
-// rebuildRead rebuilds every derived file of run as configured by cfg,
-// given the CUPTI timeline already read of the run's record files (nil:
-// none) and what waits for the trace of it already begun (nil: none): a
-// session's last step, registered as session.Rebuild and given the
-// timeline the session read.
-func rebuildRead(run *rundir.Run, cfg *config.Config, read *timeline.Timeline, traced func() error) error {
+// Run rebuilds every derived file of run as configured by cfg, given the
+// CUPTI timeline already read of the run's record files (nil: none) and
+// what waits for the trace of it that StartTrace began (nil: none began;
+// its write ends before the rebuild touches the run): a session's last
+// step, given the timeline the session read. The session holds the run's
+// lock and writes its manifest.
+func Run(run *rundir.Run, cfg *config.Config, read *timeline.Timeline, traced func() error) error {
 	dc, err := settingsFor(cfg)
 	if err != nil {
 		return errors.Join(err, wait(traced))
@@ -176,18 +174,6 @@ func wait(traced func() error) error {
 		return nil
 	}
 	return traced()
-}
-
-// WriteRegionsOut writes the region report rep into dir, a user's folder
-// (deepprof regions --out): region folders an earlier write made there and
-// this one did not are removed where deepprof's markers show them its own,
-// and nothing else (rundir.WriteOwnedDir).
-func WriteRegionsOut(dir string, rep *facts.RegionReport) error {
-	files, err := render.RegionsDirFiles(rep)
-	if err != nil {
-		return err
-	}
-	return rundir.WriteOwnedDir(dir, files)
 }
 
 // anomalyNote starts the manifest note of each anomaly of the recording

@@ -1,4 +1,4 @@
-package harness
+package rebuild
 
 import (
 	"os"
@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
 
 func copyFixture(t *testing.T, run *rundir.Run, fixture, rel string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../fixtures/ncu", fixture))
+	b, err := os.ReadFile(filepath.Join("../../fixtures/ncu", fixture))
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rel), b))
 }
@@ -43,7 +43,7 @@ func TestRebuild(t *testing.T) {
 	require.NoError(t, rebuild(run, settings{TopN: 10, Regions: regions.DefaultConfig()}))
 	require.NoError(t, run.WriteManifest(t0.Add(time.Minute)))
 
-	g := goldie.New(t, goldie.WithFixtureDir("../golden/session/rebuild"), goldie.WithNameSuffix(""))
+	g := goldie.New(t, goldie.WithFixtureDir("../../golden/session/rebuild"), goldie.WithNameSuffix(""))
 	for _, rel := range []string{rundir.ReportMD, rundir.KernelsMD, rundir.KernelsJSON, rundir.ManifestJSON} {
 		b, err := os.ReadFile(run.Path(rel))
 		require.NoError(t, err, rel)
@@ -104,7 +104,7 @@ func TestRebuildSummaryFails(t *testing.T) {
 	run, err := rundir.Create(t.TempDir(), "run", t0)
 	require.NoError(t, err)
 	copyFixture(t, run, "h200-llama-decode-basic/raw.csv", rundir.NcuTimingRaw)
-	b, err := os.ReadFile("../fixtures/runs/tiny-llama/stage1/report.json")
+	b, err := os.ReadFile("../../fixtures/runs/tiny-llama/stage1/report.json")
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.Stage1Report), b))
 	good := settings{Regions: regions.DefaultConfig(), Summary: summary.Options{PeakOverride: machine.Peak{TFLOPS: 989}}}

@@ -1,4 +1,4 @@
-package harness
+package rebuild
 
 import (
 	"fmt"
@@ -64,7 +64,7 @@ func TestStagesFromNVTX(t *testing.T) {
 	t.Parallel()
 	run, err := rundir.Create(t.TempDir(), "byo", t0)
 	require.NoError(t, err)
-	b, err := os.ReadFile("../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
+	b, err := os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv")
 	require.NoError(t, err)
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/cupti-727.tsv"), b))
 	require.NoError(t, rebuild(run, settings{Regions: regions.DefaultConfig()}))
@@ -93,7 +93,7 @@ func TestStagesFromNVTX(t *testing.T) {
 // decode_steps) pools each range's instances and keeps each process's.
 func TestStagesPerProcess(t *testing.T) {
 	t.Parallel()
-	run, err := rundir.Open("../fixtures/runs/any-cuda-cpp-two-processes")
+	run, err := rundir.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
 	rep, err := readCuptiStages(run, "", settings{})
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func TestStagesPerProcess(t *testing.T) {
 // parent's first. One process has nothing earlier.
 func TestProcessesOf(t *testing.T) {
 	t.Parallel()
-	run, err := rundir.Open("../fixtures/runs/any-cuda-cpp-two-processes")
+	run, err := rundir.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
 	top, err := processesOf(run, []string{"scale_kernel", "add_kernel"})
 	require.NoError(t, err)
@@ -136,7 +136,7 @@ func TestProcessesOf(t *testing.T) {
 	}
 	assert.Contains(t, []int{most[top.Processes[0].ID], most[top.Processes[1].ID]}, top.EarlierLaunches, "one process's most launches of one configuration")
 
-	one, err := rundir.Open("../fixtures/runs/any-python-script")
+	one, err := rundir.Open("../../fixtures/runs/any-python-script")
 	require.NoError(t, err)
 	top, err = processesOf(one, []string{"nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT"})
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestNoNVTXSaysHowToAddRanges(t *testing.T) {
 	run, err := rundir.Create(t.TempDir(), "bare", t0)
 	require.NoError(t, err)
 	var lines []string
-	for _, l := range strings.Split(string(must(os.ReadFile("../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv"))), "\n") {
+	for _, l := range strings.Split(string(must(os.ReadFile("../../fixtures/cupti/h100-torch-nvtx/cupti-727.tsv"))), "\n") {
 		if !strings.HasPrefix(l, "N\t") {
 			lines = append(lines, l)
 		}
@@ -187,7 +187,7 @@ func must[T any](v T, err error) T {
 // is timed only when nvtx.domain names it.
 func TestStagesOfTheProgramsDomain(t *testing.T) {
 	t.Parallel()
-	run, err := rundir.Open("../fixtures/runs/any-vlm-qwen2-vl")
+	run, err := rundir.Open("../../fixtures/runs/any-vlm-qwen2-vl")
 	require.NoError(t, err)
 	rep, err := readCuptiStages(run, "", settings{})
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package harness
+package rebuild
 
 import (
 	"github.com/llm-perf-opt/deepprof/internal/facts"

@@ -1,4 +1,4 @@
-package harness
+package rebuild
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func countOpens(t *testing.T) map[string]int {
 // the reads follow the files a run has, and the root package rebuilds
 // every recorded run.
 func TestRebuildReadsEachExportOnce(t *testing.T) {
-	runs, err := filepath.Glob("../fixtures/runs/*")
+	runs, err := filepath.Glob("../../fixtures/runs/*")
 	require.NoError(t, err)
 	require.NotEmpty(t, runs)
 	shapes := map[string]string{}
