@@ -17,6 +17,8 @@ type BalanceRow = facts.BalanceRow
 
 type Bound = facts.Bound
 
+type DeepSource = facts.DeepSource
+
 type CategoryTime = facts.CategoryTime
 
 type Claim = facts.Claim

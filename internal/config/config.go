@@ -237,14 +237,17 @@ type Timeline struct {
 
 // NCU is the Nsight Compute deep pass.
 type NCU struct {
-	Path        string   `koanf:"path" yaml:"path"`     // "": found on PATH or under CUDA_HOME
-	Preset      string   `koanf:"preset" yaml:"preset"` // the ncu/* profile composed; select one with ncu=NAME
-	Set         string   `koanf:"set" yaml:"set"`       // --set; "": none
-	Sections    []string `koanf:"sections" yaml:"sections"`
-	Metrics     []string `koanf:"metrics" yaml:"metrics"`
-	ReplayMode  string   `koanf:"replay_mode" yaml:"replay_mode"` // kernel, range, app-range
-	LaunchSkip  int      `koanf:"launch_skip" yaml:"launch_skip"`
-	LaunchCount int      `koanf:"launch_count" yaml:"launch_count"` // 0: no limit
+	Path       string   `koanf:"path" yaml:"path"`     // "": found on PATH or under CUDA_HOME
+	Preset     string   `koanf:"preset" yaml:"preset"` // the ncu/* profile composed; select one with ncu=NAME
+	Set        string   `koanf:"set" yaml:"set"`       // --set; "": none
+	Sections   []string `koanf:"sections" yaml:"sections"`
+	Metrics    []string `koanf:"metrics" yaml:"metrics"`
+	ReplayMode string   `koanf:"replay_mode" yaml:"replay_mode"` // kernel, range, app-range
+	// DeepSource is where the deep metrics are measured: ncu (a pass of its
+	// own, the default), library (in the recorded CUPTI run) or both.
+	DeepSource  string `koanf:"deep_source" yaml:"deep_source"`
+	LaunchSkip  int    `koanf:"launch_skip" yaml:"launch_skip"`
+	LaunchCount int    `koanf:"launch_count" yaml:"launch_count"` // 0: no limit
 	// PerKernelLaunches is how many launches of each top kernel get the
 	// deep metrics.
 	PerKernelLaunches int `koanf:"per_kernel_launches" yaml:"per_kernel_launches"`
@@ -329,6 +332,7 @@ func Default() *Config {
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode:        "kernel",
+			DeepSource:        DeepSourceNcu,
 			PerKernelLaunches: 2, MaxLaunches: DefaultMaxLaunches, TargetProcesses: "all", ExtraArgs: []string{}, Timeout: "30m",
 		},
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}, Timeout: "30m"},

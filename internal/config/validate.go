@@ -21,6 +21,9 @@ import (
 var (
 	TimelineTools = []string{"auto", "nsys", "cupti", "ncu"}
 	ReplayModes   = []string{"kernel", "range", "app-range"}
+	// DeepSources are ncu.deep_source's choices: where the deep metrics
+	// are measured.
+	DeepSources = []string{DeepSourceLibrary, DeepSourceNcu, DeepSourceBoth}
 	// NCUClockControls and NCUCacheControls are the ncu timing pass's
 	// --clock-control and --cache-control choices.
 	NCUClockControls = []string{"none", "base"}
@@ -117,6 +120,22 @@ const (
 )
 
 // How repeats are made (workload.repeat_by).
+// Where a session measures the deep metrics (ncu.deep_source).
+const (
+	// DeepSourceLibrary measures them in the recorded CUPTI run, with
+	// deepprof's library (CUPTI's range profiler): the program starts once.
+	// ncu's own pass runs where the library measured nothing, and for a
+	// workload of several ranks or a timeline other than CUPTI.
+	DeepSourceLibrary = "library"
+	// DeepSourceNcu starts the program again under ncu (its rules too): the
+	// default until the library's way is measured on every program of
+	// issue 52 (docs/sessions.md).
+	DeepSourceNcu = "ncu"
+	// DeepSourceBoth does both: ncu's figures and rules in the summary, the
+	// library's kept in the records to check against them.
+	DeepSourceBoth = "both"
+)
+
 const (
 	RepeatByEnv     = "env"     // the workload loops $DEEPPROF_REPEATS times
 	RepeatByProcess = "process" // stage 1 runs the program that many times
@@ -347,6 +366,7 @@ func (v *validator) checkProfilers(c *Config) {
 	n := c.NCU
 	v.oneOf("ncu.set", n.Set, NCUSets)
 	v.oneOf("ncu.replay_mode", n.ReplayMode, ReplayModes)
+	v.oneOf("ncu.deep_source", n.DeepSource, DeepSources)
 	v.oneOf("ncu.target_processes", n.TargetProcesses, TargetProcesses)
 	v.atLeast("ncu.launch_skip", n.LaunchSkip, 0)
 	v.atLeast("ncu.launch_count", n.LaunchCount, 0)

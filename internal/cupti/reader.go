@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -34,6 +35,8 @@ const (
 	nAPI    = 8
 	nNVTX   = 7
 	nNote   = 3
+	nMetric = 4
+	nWindow = 4
 	nEnd    = 3
 )
 
@@ -323,7 +326,7 @@ func (r *lineParser) parse(line []byte) (Record, byte) {
 		if bytes.HasPrefix(f[0], []byte(magicPrefix)) {
 			return r.syntax("a second header line"), 0
 		}
-		return r.syntax("record type %q is not one of K C S A N X E", clip(f[0])), 0
+		return r.syntax("record type %q is not one of K C S A N M W X E", clip(f[0])), 0
 	}
 	return r.record(f), f[0][0]
 }
@@ -415,6 +418,26 @@ func (r *lineParser) record(f [][]byte) Record {
 		n.Domain = p.str(5, "domain")
 		n.Name = p.str(6, "name")
 		rec = n
+	case 'M':
+		if !p.count(nMetric, "M (metric)") {
+			break
+		}
+		m := &Metric{Line: r.line}
+		m.Correlation = p.u32(1, "correlation")
+		m.Name = p.str(2, "metric")
+		m.Value = p.f64(3, "value")
+		if p.err == nil && m.Name == "" {
+			p.fail("metric has an empty name")
+		}
+		rec = m
+	case 'W':
+		if !p.count(nWindow, "W (window)") {
+			break
+		}
+		w := &Window{Line: r.line}
+		w.Correlation = p.u32(1, "correlation")
+		w.Start, w.End = p.span(2, 3)
+		rec = w
 	case 'X':
 		if !p.count(nNote, "X (note)") {
 			break
@@ -435,7 +458,7 @@ func (r *lineParser) record(f [][]byte) Record {
 		e.Dropped = p.u64(2, "dropped")
 		rec = e
 	default:
-		return r.syntax("record type %q is not one of K C S A N X E", clip(f[0]))
+		return r.syntax("record type %q is not one of K C S A N M W X E", clip(f[0]))
 	}
 	if p.err != nil {
 		return p.err
@@ -490,6 +513,18 @@ func (p *fieldParser) i64(i int, name string) int64 {
 		p.bad(name, p.f[i], err)
 	}
 	return int64(v)
+}
+
+// f64 reads a finite number, as C's %.17g writes it.
+func (p *fieldParser) f64(i int, name string) float64 {
+	v, err := strconv.ParseFloat(string(p.f[i]), 64)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		err = errors.New("not a finite number")
+	}
+	if err != nil {
+		p.bad(name, p.f[i], err)
+	}
+	return v
 }
 
 // span reads a start and an end; an end before its start is an error.

@@ -356,10 +356,18 @@ func TestMalformedLines(t *testing.T) {
 		{"nvtx kind", "N\tpush_ex\t1\t9\t0\t\tprefill", `x.tsv:2: N record: NVTX kind "push_ex" is not one of push pop start end mark`},
 		{"nvtx NaN ts", "N\tpush\tNaN\t9\t0\t\tprefill", `x.tsv:2: N record: ts "NaN": not a decimal integer`},
 		{"nvtx fields", "N\tpush\t1\t9\t0\tprefill", "x.tsv:2: N (NVTX) record has 6 fields, want 7"},
+		{"window backwards", "W\t7\t300\t200", "x.tsv:2: W record: end 200 is before start 300 (a negative duration)"},
+		{"window fields", "W\t7\t300", "x.tsv:2: W (window) record has 3 fields, want 4"},
+		{"metric NaN", "M\t7\tdram__bytes.sum\tnan", `x.tsv:2: M record: value "nan": not a finite number`},
+		{"metric Inf", "M\t7\tdram__bytes.sum\t-inf", `x.tsv:2: M record: value "-inf": not a finite number`},
+		{"metric text", "M\t7\tdram__bytes.sum\tmany", `x.tsv:2: M record: value "many": strconv.ParseFloat: parsing "many": invalid syntax`},
+		{"metric no name", "M\t7\t\t1.5", "x.tsv:2: M record: metric has an empty name"},
+		{"metric fields", "M\t7\t1.5", "x.tsv:2: M (metric) record has 3 fields, want 4"},
+		{"metric correlation", "M\t-7\tdram__bytes.sum\t1.5", `x.tsv:2: M record: correlation "-7": not a decimal integer`},
 		{"note empty key", "X\t\tvalue", "x.tsv:2: X record: note has an empty key"},
 		{"end NaN", "E\tNaN\t0", `x.tsv:2: E record: records "NaN": not a decimal integer`},
-		{"unknown type", "Q\t1", `x.tsv:2: record type "Q" is not one of K C S A N X E`},
-		{"long type", "KERNEL\t1", `x.tsv:2: record type "KERNEL" is not one of K C S A N X E`},
+		{"unknown type", "Q\t1", `x.tsv:2: record type "Q" is not one of K C S A N M W X E`},
+		{"long type", "KERNEL\t1", `x.tsv:2: record type "KERNEL" is not one of K C S A N M W X E`},
 		{"empty line", "", "x.tsv:2: empty line"},
 		{"second header", strings.TrimSuffix(header, "\n"), "x.tsv:2: a second header line"},
 	}
@@ -438,6 +446,8 @@ func FuzzReader(f *testing.F) {
 		}
 	}
 	f.Add([]byte(header + "K\tNaN\t1\n"))
+	f.Add([]byte(header + "W\t7\t100\t900\nE\t1\t0\n"))
+	f.Add([]byte(header + "M\t7\tsm__throughput.avg.pct_of_peak_sustained_elapsed\t75.000000000000014\nE\t1\t0\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res := read(data, "fuzz.tsv")
 		par := readWith(data, "fuzz.tsv", func(r io.Reader, name string) *cupti.Reader {
@@ -511,4 +521,21 @@ func BenchmarkReader(b *testing.B) {
 			b.Fatal(r.Err(), r.Truncation())
 		}
 	}
+}
+
+// TestMetricRecord reads an M line as the library writes it (%.17g) and
+// writes it back in the canonical form, the same value.
+func TestMetricRecord(t *testing.T) {
+	res := read([]byte(header+"M\t42\tsm__throughput.avg.pct_of_peak_sustained_elapsed\t75.000000000000014\nE\t1\t0\n"), "m.tsv")
+	require.NoError(t, res.err)
+	require.Empty(t, res.errs)
+	require.Len(t, res.records, 2, "the M line and the E line")
+	m, ok := res.records[0].(*cupti.Metric)
+	require.True(t, ok, "%T", res.records[0])
+	assert.Equal(t, uint32(42), m.Correlation)
+	assert.Equal(t, "sm__throughput.avg.pct_of_peak_sustained_elapsed", m.Name)
+	assert.Equal(t, 75.000000000000014, m.Value)
+	again := read(write(t, res), "again")
+	require.Empty(t, again.errs)
+	assert.Equal(t, m.Value, again.records[0].(*cupti.Metric).Value)
 }

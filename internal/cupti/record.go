@@ -12,7 +12,8 @@ const Magic = "#deepprof-cupti/1"
 const magicPrefix = "#deepprof-cupti/"
 
 // Record is what Reader.Record returns: one of *Header, *Kernel, *Memcpy,
-// *Memset, *API, *NVTX, *Note, *End, or a *SyntaxError for a bad line.
+// *Memset, *API, *NVTX, *Metric, *Window, *Note, *End, or a *SyntaxError
+// for a bad line.
 type Record interface{ isRecord() }
 
 func (*Header) isRecord()       {}
@@ -21,6 +22,8 @@ func (*Memcpy) isRecord()       {}
 func (*Memset) isRecord()       {}
 func (*API) isRecord()          {}
 func (*NVTX) isRecord()         {}
+func (*Metric) isRecord()       {}
+func (*Window) isRecord()       {}
 func (*Note) isRecord()         {}
 func (*End) isRecord()          {}
 func (*SyntaxError) isRecord()  {}
@@ -173,6 +176,24 @@ type NVTX struct {
 	ID     uint64
 	Domain string // "" for NVTX's default domain
 	Name   string // may be empty on pop and end
+}
+
+// Metric is one metric of one launch, measured in the recorded process by
+// the library's range profiler (CUPTI's kernel replay of that launch).
+type Metric struct {
+	Line        int
+	Correlation uint32 // the launch's, as its KernelRecord has it
+	Name        string // the metric, as ncu and CUPTI name it
+	Value       float64
+}
+
+// Window is the host time the library spent measuring one launch (Metric):
+// the program was stopped in that launch call from Start to End, a time a
+// reader cuts out of the timeline.
+type Window struct {
+	Line        int
+	Correlation uint32
+	Start, End  int64 // ns, CUPTI's clock; End >= Start
 }
 
 // Note is a remark of the library, such as "dropped_records 12".

@@ -67,6 +67,15 @@ func (w *Writer) Write(rec Record) error {
 		b = u64(b, r.ID)
 		b = str(b, r.Domain)
 		b = str(b, r.Name)
+	case *Metric:
+		b = append(b, 'M')
+		b = ints(b, int64(r.Correlation))
+		b = str(b, r.Name)
+		b = append(b, '\t')
+		b = strconv.AppendFloat(b, r.Value, 'g', -1, 64)
+	case *Window:
+		b = append(b, 'W')
+		b = ints(b, int64(r.Correlation), r.Start, r.End)
 	case *Note:
 		b = append(b, 'X')
 		b = str(b, r.Key)

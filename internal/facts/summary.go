@@ -702,11 +702,27 @@ type Kernels struct {
 	// kernel it profiled counts with the time of the launch
 	// configurations it measured (all of it where no timeline weighs
 	// them); nil without deep metrics.
-	DeepShare   *float64 `json:"deep_share"`
-	RooflineWhy string   `json:"roofline_missing,omitempty"`
+	DeepShare *float64 `json:"deep_share"`
+	// DeepSource is what measured the deep metrics: DeepByNcu or
+	// DeepByLibrary; "" without deep metrics.
+	DeepSource  DeepSource `json:"deep_source,omitempty"`
+	RooflineWhy string     `json:"roofline_missing,omitempty"`
 	// RulesMissing says why the top kernels carry none of ncu's rules.
 	RulesMissing string `json:"ncu_rules_missing,omitempty"`
 }
+
+// DeepSource is what measured a run's deep metrics (the SOL throughputs,
+// DRAM bytes and FLOPs the bounds and the roofline stand on).
+type DeepSource string
+
+// The deep metrics' sources.
+const (
+	// DeepByNcu is ncu's deep pass: the program started again under ncu.
+	DeepByNcu DeepSource = "ncu"
+	// DeepByLibrary is deepprof's CUPTI library, in the recorded run: CUPTI's
+	// range profiler on one launch of each top kernel.
+	DeepByLibrary DeepSource = "library"
+)
 
 // KernelsWarmup is the kernel time of a kernel table's scope that ran in
 // warm-up instances.

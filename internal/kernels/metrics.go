@@ -544,3 +544,54 @@ func Sorted(ms map[string]*Metrics) []*Metrics {
 	})
 	return out
 }
+
+// MeasuredUnit is the base unit (package model's) of a metric this package
+// reads, or of the duration, as CUPTI's range profiler gives its value in
+// the recorded run; false for any other metric.
+func MeasuredUnit(name string) (string, bool) {
+	switch name {
+	case model.DurationMetric:
+		return "ns", true
+	case SMThroughputMetric, MemThroughputMetric:
+		return "%", true
+	case DRAMBytesMetric:
+		return "byte", true
+	case DRAMRateMetric:
+		return "byte/second", true
+	case SMSPCyclesMetric:
+		return "cycle", true
+	}
+	for _, o := range fpOps {
+		if slices.Contains(fpCountNames(o.op), name) {
+			return "inst", true
+		}
+		if name == fpRateName(o.op) {
+			return "inst/cycle", true
+		}
+	}
+	if t, ok := strings.CutPrefix(name, tensorPrefix); ok && strings.HasSuffix(t, tensorSuffix) {
+		return "", true
+	}
+	return "", false
+}
+
+// LibraryMetrics are the metrics deepprof's CUPTI library measures in the
+// recorded run for a deep pass of preset roofline or not: the SOL
+// throughputs and the duration (the bounds; ncu's basic set), and for the
+// roofline the DRAM bytes and the FLOP counters (the non-tensor
+// instruction counts, the tensor-core ops of every source type this
+// package knows; a device without one of them measures the others).
+func LibraryMetrics(roofline bool) []string {
+	out := []string{SMThroughputMetric, MemThroughputMetric, model.DurationMetric}
+	if !roofline {
+		return out
+	}
+	out = append(out, DRAMBytesMetric)
+	for _, o := range fpOps {
+		out = append(out, fpCountNames(o.op)[0])
+	}
+	for _, t := range tensorTypes {
+		out = append(out, tensorPrefix+t+tensorSuffix)
+	}
+	return out
+}

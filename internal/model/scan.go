@@ -7,6 +7,9 @@ type Format string
 const (
 	FormatRaw     Format = "raw"     // --page raw: one row per launch
 	FormatDetails Format = "details" // --page details: one row per metric or rule
+	// FormatMeasured is deepprof's CUPTI library's measurements in the
+	// recorded run: one launch per measured launch, no columns.
+	FormatMeasured Format = "measured"
 )
 
 // Export is what the handlers of a scan of an ncu export know of the export it reads.

@@ -279,7 +279,7 @@ func FirstPause(p *timeline.Process) (int64, bool) {
 			first, found = at, true
 		}
 	}
-	return first, found
+	return p.Cut(first), found
 }
 
 // countable reports whether p's records number each kernel's launches as

@@ -47,6 +47,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	for _, p := range tl.Processes {
 		spans := Spans(p)
 		steps := stepsOf(p, domains)
+		measured := p.MeasuredAt()
 		type stage struct {
 			label string
 			depth int
@@ -88,6 +89,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 					}
 				}
 			}
+			kept = s.leaveMeasured(kept, spans, measured)
 			var sample model.Sample
 			for _, run := range kept {
 				first, last := run[0], run[len(run)-1]
@@ -117,6 +119,42 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 		}
 	}
 	return s
+}
+
+// leaveMeasured marks as warm-up the repeats (runs of instances) that hold
+// a time where deepprof's library measured a launch (at, sorted): the GPU's
+// queue was drained there and a launch replayed, so they are left out of
+// the steady state with the warm-up; it returns the others, or all of them
+// where every one holds such a time.
+func (s *Steady) leaveMeasured(kept [][]*timeline.Range, spans map[*timeline.Range]Span, at []int64) [][]*timeline.Range {
+	if len(at) == 0 {
+		return kept
+	}
+	out := kept[:0:0]
+	for _, run := range kept {
+		from, to := spans[run[0]].Start, spans[run[len(run)-1]].End
+		i, _ := slices.BinarySearch(at, from)
+		if i < len(at) && at[i] <= to {
+			for _, r := range run {
+				s.warm[r] = true
+			}
+			clear(s.memo)
+			continue
+		}
+		out = append(out, run)
+	}
+	if len(out) == 0 {
+		// every repeat holds one: they stay, as measured (the manifest
+		// says where the library measured)
+		for _, run := range kept {
+			for _, r := range run {
+				delete(s.warm, r)
+			}
+		}
+		clear(s.memo)
+		return kept
+	}
+	return out
 }
 
 // leads finds p's ranges of domains with a warm-up part (Lead).

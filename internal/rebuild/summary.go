@@ -193,10 +193,20 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 
 	if !run.HasExport(rundir.NcuRaw) {
 		in.MetricsMissing = "no deep-pass export (" + rundir.NcuRaw + ")"
+		if hasCupti(run) {
+			if tl, err := cfg.loadTimeline(run); err == nil {
+				if m, err := libraryMetrics(tl); err != nil {
+					in.MetricsMissing = err.Error()
+				} else if m != nil {
+					in.Metrics, in.MetricsBy, in.MetricsMissing = byTableNames(m, tab), facts.DeepByLibrary, ""
+					in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
+				}
+			}
+		}
 	} else if sc := cfg.scan(run, rundir.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
 		in.MetricsMissing = sc.metricsErr.Error()
 	} else {
-		in.Metrics = byTableNames(sc.metrics, tab)
+		in.Metrics, in.MetricsBy = byTableNames(sc.metrics, tab), facts.DeepByNcu
 		if src.kernels.path == rundir.TimelineCupti {
 			if tl, err := cfg.loadTimeline(run); err == nil {
 				in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))

@@ -709,7 +709,11 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 			model.Fixed(whole, 3), model.Fixed(*k.OutsideMS, 3), model.FormatPercent(*k.OutsideMS/whole))
 	}
 	if k.DeepShare != nil {
-		fmt.Fprintf(b, " The deep pass measured %s of it: the launch configurations it profiled, weighted by their time (a kernel's bound holds where they ran at least half of its time; a partly measured kernel has none).", model.FormatPercent(*k.DeepShare))
+		by := "The deep pass"
+		if k.DeepSource == facts.DeepByLibrary {
+			by = "The deep pass, made in the recorded run by deepprof's CUPTI library (CUPTI's range profiler, one launch of each top kernel replayed; no ncu rules),"
+		}
+		fmt.Fprintf(b, " %s measured %s of it: the launch configurations it profiled, weighted by their time (a kernel's bound holds where they ran at least half of its time; a partly measured kernel has none).", by, model.FormatPercent(*k.DeepShare))
 	}
 	b.WriteString("\n\n")
 	if k.BoundsNote != "" {

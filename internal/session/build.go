@@ -30,11 +30,17 @@ const Format = "deepprof-cupti/1"
 // LibName is the file name of the built library inside its cache folder.
 const LibName = "libdeepprof_cupti.so"
 
+// ShimDir is a folder of every build's own, relative to the folder it
+// compiles in, holding one empty file named "string": the range profiler's
+// host API header (cupti_profiler_host.h, CUDA 12.6 to 13.0) includes the
+// C++ header <string> outside its C++ guard and uses nothing of it.
+const ShimDir = "cxx-shim"
+
 // CFlags and LDLibs are the compiler flags every build uses, around the
 // include (-I), output, source and library (-L, -Wl,-rpath) arguments that
 // Argv adds. scripts/cupti/build-and-check.sh uses the same (a test checks).
 var (
-	CFlags = []string{"-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall"}
+	CFlags = []string{"-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-I" + ShimDir}
 	LDLibs = []string{"-lcupti", "-ldl", "-lpthread"}
 )
 
@@ -300,6 +306,12 @@ func Build(ctx context.Context, opts Options) (libPath string, err error) {
 	defer os.RemoveAll(tmp) // after a successful rename, nothing is left to remove
 	src := filepath.Join(tmp, "deepprof_cupti.c")
 	if err := rundir.WriteFileAtomic(src, source); err != nil {
+		return "", fmt.Errorf("cupti library: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(tmp, ShimDir), 0o755); err != nil {
+		return "", fmt.Errorf("cupti library: %w", err)
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(tmp, ShimDir, "string"), nil); err != nil {
 		return "", fmt.Errorf("cupti library: %w", err)
 	}
 	argv := Argv(cc, tk, src, filepath.Join(tmp, LibName))

@@ -121,7 +121,7 @@ func TestArgv(t *testing.T) {
 	t.Parallel()
 	tk := Toolkit{IncludeDirs: []string{"/cuda/include", "/cuda/extras/CUPTI/include"}, LibDir: "/cuda/lib64"}
 	got := Argv("/usr/bin/gcc", tk, "/tmp/b/deepprof_cupti.c", "/tmp/b/libdeepprof_cupti.so")
-	want := []string{"/usr/bin/gcc", "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall",
+	want := []string{"/usr/bin/gcc", "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Icxx-shim",
 		"-I/cuda/include", "-I/cuda/extras/CUPTI/include",
 		"-o", "/tmp/b/libdeepprof_cupti.so", "/tmp/b/deepprof_cupti.c",
 		"-L/cuda/lib64", "-Wl,-rpath,/cuda/lib64", "-lcupti", "-ldl", "-lpthread"}

@@ -91,12 +91,18 @@ func (s *Session) cuptiSteps(mainDir string, tl *timelineKind) ([]Step, error) {
 		// stage 1 is made anyway: no alone repeats, no operator table
 		env = append(env, workload.EnvAlone+"=0")
 	}
+	details := []string{
+		fmt.Sprintf("the workload runs as in stage 1 (%s=%d); its records go to MAIN/%s/cupti-<pid>.tsv, one file per CUDA process, children included", workload.EnvRepeats, spec.Repeats, rundir.TimelineCupti),
+		"report.md gives the library's overhead: repeats with recording on against as many with it paused in the same process (deepprof's default workload alternates them), and against stage 1",
+	}
+	if s.deepInRun() {
+		menv, line := s.inRunEnv()
+		env = append(env, menv...)
+		details = append(details, line)
+	}
 	steps := []Step{{ID: StepCupti, Argv: spec.Argv, Env: env, Log: rundir.TimelineLog,
-		Note: "timeline: the CUPTI run, deepprof's CUPTI library in the program: every kernel, copy, launch call and NVTX range, at the run's own clocks",
-		Details: []string{
-			fmt.Sprintf("the workload runs as in stage 1 (%s=%d); its records go to MAIN/%s/cupti-<pid>.tsv, one file per CUDA process, children included", workload.EnvRepeats, spec.Repeats, rundir.TimelineCupti),
-			"report.md gives the library's overhead: repeats with recording on against as many with it paused in the same process (deepprof's default workload alternates them), and against stage 1",
-		}}}
+		Note:    "timeline: the CUPTI run, deepprof's CUPTI library in the program: every kernel, copy, launch call and NVTX range, at the run's own clocks",
+		Details: details}}
 	if s.Cfg.Timeline.Oracle {
 		oenv, err := spec.Environ(workload.PhaseOracle, "")
 		if err != nil {

@@ -86,7 +86,9 @@
 //	S  start end device context stream correlation bytes                     a memset
 //	A  start end thread_id correlation api cbid function_name                the runtime/driver call that launched a K, C or S
 //	N  kind ts thread_id id domain name                                      NVTX push, pop, start, end, mark
-//	X  key value                                                             a note (dropped_records, nvtx, nvtx_skip, api, cupti_error)
+//	M  correlation metric value                                              a metric of a launch the library measured ($DEEPPROF_CUPTI_METRICS)
+//	W  correlation start end                                                 the host time that measuring took (a reader cuts it out)
+//	X  key value                                                             a note (dropped_records, nvtx, nvtx_skip, api, cupti_error, metrics)
 //	E  records dropped                                                       the last line, at a normal exit only
 //
 // Kernels, copies and sets come from CUPTI's Activity API; API calls and
@@ -117,6 +119,12 @@
 // and writes its own buffer out. A process that ends with _exit (a bare
 // fork's child) runs no exit handler: its file holds what was written
 // before.
+//
+// With $DEEPPROF_CUPTI_METRICS set (ncu.deep_source library or both), the
+// library also measures those metrics itself on one launch of each of the
+// launch configurations that run most of the GPU time, with CUPTI's range
+// profiler (kernel replay), and writes M and W records: the source's
+// comment "Deep metrics in this process" says how it chooses them.
 //
 // The Go reader of these files is package cupti; this package does not
 // read them.

@@ -750,6 +750,9 @@ func (s *Session) run(ctx context.Context, run *rundir.Run) error {
 			skipPlainRun(run, s.Cfg.NVTX.Domain)
 		}
 	}
+	if s.deepDoneInRun(run) {
+		return nil
+	}
 	steps, err = s.Plan(run.Dir, top)
 	if err != nil {
 		return err

@@ -86,8 +86,10 @@ type Inputs struct {
 	SessionPartial string
 	KernelsMissing string
 
-	// Metrics are the deep pass's per-kernel metrics, by kernel name.
-	Metrics map[string]*kernels.Metrics
+	// Metrics are the deep pass's per-kernel metrics, by kernel name, and
+	// what measured them.
+	Metrics   map[string]*kernels.Metrics
+	MetricsBy facts.DeepSource
 	// ConfigNS is each kernel's time by launch configuration
 	// (kernels.ConfigKey), from a timeline; nil without one.
 	ConfigNS       map[string]map[string]float64
@@ -535,7 +537,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 			}
 		}
 		v := share(deep, t.TotalMS)
-		k.DeepShare = &v
+		k.DeepShare, k.DeepSource = &v, in.MetricsBy
 	}
 	for _, r := range t.Top(opt.TopN).Kernels {
 		row := facts.KernelRow{Name: r.Name, TotalMS: r.TotalMS, Calls: r.Calls, Share: share(r.TotalMS, t.TotalMS),

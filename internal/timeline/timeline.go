@@ -73,6 +73,11 @@ type Process struct {
 	// another A of their correlation id started earlier (a runtime launch
 	// and the driver call it makes; see the package doc).
 	SharedCorrelation int
+	// Measured are the launches the library measured (M and W records), by
+	// correlation id; every time of the process has their measuring
+	// windows cut out (Cut).
+	Measured []Measurement
+	cuts     cuts
 }
 
 // Anomaly is one thing in a record file that changes the numbers made from
@@ -116,11 +121,15 @@ func (tl *Timeline) Anomalies(domain string) []string {
 	return out
 }
 
-// Notices say what the reading changed that changes no number: kernel
-// names left as recorded (KeptMangled).
+// Notices say what the reading changed that changes no number (kernel
+// names left as recorded: KeptMangled) and what it took out of the run on
+// purpose: deepprof's own measuring (Measured).
 func (tl *Timeline) Notices() []string {
 	var out []string
 	for _, p := range tl.Processes {
+		if n := p.measuredNotice(); n != "" {
+			out = append(out, n)
+		}
 		if p.KeptMangled > 0 {
 			out = append(out, fmt.Sprintf("%s: %d kernel name(s) left mangled as recorded: demangling them passes the demangler's budget (%d bytes of name, %d of result)",
 				p.File, p.KeptMangled, MaxDemangled, MaxDemangledOut))
@@ -262,6 +271,8 @@ type building struct {
 	apis      chunks[API]
 	functions map[Function]*Function
 	calls     map[Call]*Call
+	metrics   []cupti.Metric
+	windows   []cupti.Window
 	// demangledBytes is the length of the mangled names demangled so far
 	// (MaxDemangledPerProcess).
 	demangledBytes int
@@ -405,6 +416,10 @@ func read(r io.Reader, name string) (*building, string, error) {
 			} else {
 				bp.nvtx.add(*rec)
 			}
+		case *cupti.Metric:
+			bp.metrics = append(bp.metrics, *rec)
+		case *cupti.Window:
+			bp.windows = append(bp.windows, *rec)
 		case *cupti.Note:
 			bp.p.Notes = append(bp.p.Notes, *rec)
 		case *cupti.End:
@@ -511,6 +526,9 @@ func (bp *building) call(a *cupti.API) *Call {
 // at a tie), sorted by start; it returns their indexes by correlation id.
 func (bp *building) keepAPIs() []int32 {
 	p, all := bp.p, bp.apis.all()
+	for i := range all {
+		all[i].Start, all[i].End = p.Cut(all[i].Start), p.Cut(all[i].End)
+	}
 	slices.SortFunc(all, func(x, y API) int {
 		return cmp.Or(cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Start, y.Start), cmp.Compare(x.Line, y.Line))
 	})
@@ -667,12 +685,16 @@ type change struct {
 func (bp *building) build() {
 	p := bp.p
 	p.Kernels = bp.kernels.all()
+	bp.measure()
 	p.dropImpossible()
 	byCorr := bp.keepAPIs()
 	bp.functions, bp.calls = nil, nil
 
 	// NVTX events per thread, in time order (file order at a tie).
 	nvtx := bp.nvtx.all()
+	for i := range nvtx {
+		nvtx[i].TS = p.Cut(nvtx[i].TS)
+	}
 	slices.SortStableFunc(nvtx, func(x, y cupti.NVTX) int {
 		return cmp.Or(cmp.Compare(x.Thread, y.Thread), cmp.Compare(x.TS, y.TS), cmp.Compare(x.Line, y.Line))
 	})

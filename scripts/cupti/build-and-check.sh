@@ -33,10 +33,11 @@ for d in "$CUDA_HOME/lib64" "$CUDA_HOME/extras/CUPTI/lib64" "$CUDA_HOME/lib" "$C
 done
 
 # The same argv as session.Argv (cuptilib's tests check these two lines).
-CFLAGS=(-shared -fPIC -O2 -std=gnu11 -Wall)
+CFLAGS=(-shared -fPIC -O2 -std=gnu11 -Wall -Icxx-shim)
 LDLIBS=(-lcupti -ldl -lpthread)
 # build_lib SRC.c LIB.so: the library built from SRC.c.
 build_lib() {
+  mkdir -p cxx-shim && : >cxx-shim/string # session.ShimDir: cupti_profiler_host.h includes <string>
   gcc "${CFLAGS[@]}" "${INCS[@]}" -o "$2" "$1" "-L$LIBDIR" "-Wl,-rpath,$LIBDIR" "${LDLIBS[@]}"
 }
 # --build-only SRC.c LIB.so: build one library with the argv above and stop

@@ -67,6 +67,15 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 #include <nvtx3/nvToolsExtSync.h>
 #include <generated_nvtx_meta.h>
+#if defined(__has_include)
+#if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>)
+#define DP_METRICS 1
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#endif
+#endif
 
 #ifndef NVTX_NO_PUSH_POP_TRACKING /* nvToolsExt.h's, what a push or pop returns with no tool */
 #define NVTX_NO_PUSH_POP_TRACKING ((int)-2)
@@ -422,6 +431,8 @@ static void note_device(uint32_t d) {
   note(key, v);
 }
 
+static void metrics_time(const char *name, const uint32_t dims[6], uint64_t start, uint64_t end); /* below */
+
 static void write_record(const CUpti_Activity *rec) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -437,6 +448,9 @@ static void write_record(const CUpti_Activity *rec) {
       sb_field(b, k->name ? k->name : "");
       demangled_field(b, k->name);
       line_end(b);
+      uint32_t dims[6] = {(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ,
+                          (uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ};
+      metrics_time(k->name, dims, (uint64_t)k->start, (uint64_t)k->end);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -550,6 +564,514 @@ static void drain_done(void) {
   pthread_mutex_unlock(&out.mu);
 }
 
+/* Declared with the pause and the error text, below. */
+static atomic_int paused;
+static const char *cupti_error(CUptiResult r);
+
+/* ---- Deep metrics in this process (CUPTI's range profiler) ---------------
+ *
+ * With DEEPPROF_CUPTI_METRICS set (metric names, comma-separated), the
+ * library measures them itself on one launch of each of the kernels that run
+ * most of the GPU time, so that the figures a deep pass under ncu gives need
+ * no second start of the program. The targets are chosen as the program
+ * runs: after each flush, from the GPU time of every kernel launch
+ * configuration (a symbol with a grid and a block, as ncu's per-launch-config
+ * filter counts them; their K records), halved at each choice so that the
+ * latest time weighs most, the top ones that cover
+ * DEEPPROF_CUPTI_METRICS_COVERAGE percent of it (default 85) among those
+ * launched at least DEEPPROF_CUPTI_METRICS_AT times (default 2); a chosen
+ * configuration is measured at its next launch, at most
+ * DEEPPROF_CUPTI_METRICS_KERNELS launches in all (default 24), on the first
+ * context a launch is measured in. One that ran early and never again (a
+ * warm-up's) costs nothing: it is never launched again to be measured.
+ *
+ * A launch is measured with CUPTI's range profiler, automatic ranges (the
+ * launch is the range) and kernel replay (CUPTI replays it once a pass,
+ * saving and restoring the memory it writes), enabled on the context at
+ * the first measured launch: at the launch call's entry the context is
+ * synchronized (the work queued before it runs as it would) and the profiler
+ * started; at its exit it is stopped, decoded and evaluated, on the
+ * launching thread, one launch at a time. While it is enabled, CUPTI 13.0
+ * delivers the context's kernel records only at the end (measured on an
+ * H200), so the later choices of targets see only the GPU time before the
+ * first measurement. A launch into a stream being captured into a CUDA graph is not
+ * measured (it does not run, and the synchronization would end the capture). CUPTI gives the replayed
+ * launch's K record no time (start and end 0). Each metric of the launch is
+ * one M line (its correlation id, the metric's name, CUPTI's value in the
+ * metric's base unit), and the host time the measuring took, from after the
+ * synchronization to the end of the evaluation, one W line (the correlation
+ * id, start, end): a reader cuts those windows out of the timeline. The note
+ * "metrics" gives the passes a launch takes, or why nothing more is measured
+ * (the first refusal ends the measuring in the process), "metric_refused" a
+ * metric the device does not have (left out, the others measured), and
+ * "metrics_done" the launches measured. Built only where the toolkit has the
+ * range profiler's headers (CUDA 12.6 and later); elsewhere the note says
+ * so. */
+
+#define METRICS_MAX 64      /* metric names */
+#define METRICS_SLOTS 8192u /* launch configurations followed, a power of two */
+
+enum { TARGET_NONE, TARGET_WANTED, TARGET_DONE };
+
+static struct {
+  pthread_mutex_t mu;  /* held from a measured launch's entry to its exit */
+  pthread_mutex_t tmu; /* the GPU times and the choice of targets */
+  atomic_int on;       /* 0: nothing (more) to measure */
+  char *env;           /* the names' storage */
+  const char *names[METRICS_MAX];
+  size_t n;
+  uint32_t at, budget, chosen, done, coverage;
+  _Atomic uint64_t key[METRICS_SLOTS]; /* symbol hashes; 0: empty */
+  _Atomic uint32_t launches[METRICS_SLOTS];
+  _Atomic uint8_t state[METRICS_SLOTS];
+  uint64_t gpu_ns[METRICS_SLOTS];
+#ifdef DP_METRICS
+  CUcontext ctx;
+  CUpti_RangeProfiler_Object *obj;
+  CUpti_Profiler_Host_Object *host;
+  uint8_t *config, *counter, *avail;
+  size_t config_size, counter_size;
+  double values[METRICS_MAX];
+#endif
+} mx = {.mu = PTHREAD_MUTEX_INITIALIZER, .tmu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The correlation id of the launch this thread measures, plus one (0: none),
+ * and when its window began. */
+static __thread uint32_t tls_measuring;
+static __thread uint64_t tls_window_start;
+
+static uint32_t env_u32(const char *key, uint32_t def) {
+  const char *p = getenv(key);
+  if (!p || !*p) return def;
+  char *end = NULL;
+  unsigned long v = strtoul(p, &end, 10);
+  return (end && *end == 0 && v <= UINT32_MAX) ? (uint32_t)v : def;
+}
+
+static void metrics_parse(void) {
+  const char *p = getenv("DEEPPROF_CUPTI_METRICS");
+  if (!p || !*p) return;
+#ifndef DP_METRICS
+  (void)env_u32;
+  note("metrics", "not measured: this toolkit has no range profiler (cupti_range_profiler.h)");
+#else
+  mx.env = strdup(p);
+  if (!mx.env) return;
+  char *save = NULL;
+  for (char *s = strtok_r(mx.env, ",", &save); s && mx.n < METRICS_MAX; s = strtok_r(NULL, ",", &save))
+    if (*s) mx.names[mx.n++] = s;
+  mx.at = env_u32("DEEPPROF_CUPTI_METRICS_AT", 2);
+  mx.budget = env_u32("DEEPPROF_CUPTI_METRICS_KERNELS", 24);
+  mx.coverage = env_u32("DEEPPROF_CUPTI_METRICS_COVERAGE", 85);
+  if (mx.coverage > 100) mx.coverage = 100;
+  if (mx.n > 0 && mx.budget > 0) atomic_store(&mx.on, 1);
+#endif
+}
+
+/* A kernel launch configuration's key: its symbol, grid and block. */
+static uint64_t config_hash(const char *s, const uint32_t dims[6]) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  for (int i = 0; i < 6; i++) h = (h ^ dims[i]) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+/* The grid and block of a launch call (x, y, z each) and its stream; 0 for
+ * a call whose parameters this library does not read. */
+static int launch_dims(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params, uint32_t d[6],
+                       CUstream *stream) {
+  if (!params) return 0;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
+        const cudaLaunchKernel_v7000_params *p = params;
+        *stream = (CUstream)p->stream;
+        d[0] = p->gridDim.x, d[1] = p->gridDim.y, d[2] = p->gridDim.z;
+        d[3] = p->blockDim.x, d[4] = p->blockDim.y, d[5] = p->blockDim.z;
+        return 1;
+      }
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+        const cudaLaunchKernelExC_v11060_params *p = params;
+        if (!p->config) return 0;
+        *stream = (CUstream)p->config->stream;
+        d[0] = p->config->gridDim.x, d[1] = p->config->gridDim.y, d[2] = p->config->gridDim.z;
+        d[3] = p->config->blockDim.x, d[4] = p->config->blockDim.y, d[5] = p->config->blockDim.z;
+        return 1;
+      }
+      default:
+        return 0;
+    }
+  }
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+      const cuLaunchKernel_params *p = params;
+      *stream = p->hStream;
+      d[0] = p->gridDimX, d[1] = p->gridDimY, d[2] = p->gridDimZ;
+      d[3] = p->blockDimX, d[4] = p->blockDimY, d[5] = p->blockDimZ;
+      return 1;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const cuLaunchKernelEx_params *p = params;
+      if (!p->config) return 0;
+      *stream = p->config->hStream;
+      d[0] = p->config->gridDimX, d[1] = p->config->gridDimY, d[2] = p->config->gridDimZ;
+      d[3] = p->config->blockDimX, d[4] = p->config->blockDimY, d[5] = p->config->blockDimZ;
+      return 1;
+    }
+    default:
+      return 0;
+  }
+}
+
+/* The slot of the symbol whose hash is h, made on first sight; -1 when the
+ * table is full. Lock-free: slots are only ever claimed. */
+static int symbol_slot(uint64_t h) {
+  uint32_t i = (uint32_t)h & (METRICS_SLOTS - 1);
+  for (uint32_t probes = 0; probes < METRICS_SLOTS; probes++, i = (i + 1) & (METRICS_SLOTS - 1)) {
+    uint64_t k = atomic_load_explicit(&mx.key[i], memory_order_acquire);
+    if (k == h) return (int)i;
+    if (k == 0) {
+      uint64_t zero = 0;
+      if (atomic_compare_exchange_strong(&mx.key[i], &zero, h) || zero == h) return (int)i;
+    }
+  }
+  return -1;
+}
+
+/* Adds a kernel record's GPU time to its configuration's (the flusher's
+ * side). */
+static void metrics_time(const char *name, const uint32_t dims[6], uint64_t start, uint64_t end) {
+  if (!name || end <= start || !atomic_load_explicit(&mx.on, memory_order_relaxed)) return;
+  int i = symbol_slot(config_hash(name, dims));
+  if (i < 0) return;
+  pthread_mutex_lock(&mx.tmu);
+  mx.gpu_ns[i] += end - start;
+  pthread_mutex_unlock(&mx.tmu);
+}
+
+static int by_gpu_time(const void *a, const void *b) {
+  uint64_t x = mx.gpu_ns[*(const uint32_t *)a], y = mx.gpu_ns[*(const uint32_t *)b];
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Marks as wanted the top kernels by GPU time so far that cover the
+ * coverage asked, within the budget (after each flush). */
+static void metrics_choose(void) {
+  if (!atomic_load_explicit(&mx.on, memory_order_relaxed)) return;
+  static uint32_t order[METRICS_SLOTS];
+  pthread_mutex_lock(&mx.tmu);
+  uint32_t n = 0;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < METRICS_SLOTS; i++)
+    if (mx.gpu_ns[i] > 0) {
+      order[n++] = i;
+      total += mx.gpu_ns[i];
+    }
+  qsort(order, n, sizeof order[0], by_gpu_time);
+  uint64_t covered = 0;
+  for (uint32_t j = 0; j < n && covered * 100 < total * mx.coverage; j++) {
+    uint32_t i = order[j];
+    covered += mx.gpu_ns[i];
+    uint8_t none = TARGET_NONE;
+    if (atomic_load(&mx.launches[i]) >= mx.at && atomic_compare_exchange_strong(&mx.state[i], &none, TARGET_WANTED))
+      mx.chosen++;
+  }
+  for (uint32_t j = 0; j < n; j++) mx.gpu_ns[order[j]] /= 2; /* the time since the last choice weighs most */
+  pthread_mutex_unlock(&mx.tmu);
+}
+
+/* Whether a launch call launches one kernel whose symbol CUPTI names. */
+static int launches_kernel(const CUpti_CallbackData *cb) {
+  const char *f = cb->functionName;
+  return cb->symbolName && f &&
+         (strncmp(f, "cudaLaunchKernel", 16) == 0 || strncmp(f, "cuLaunchKernel", 14) == 0 ||
+          strncmp(f, "cudaLaunchCooperativeKernel", 27) == 0 || strncmp(f, "cuLaunchCooperativeKernel", 25) == 0);
+}
+
+#ifdef DP_METRICS
+typedef CUresult (*cu_ctx_sync_fn)(void);
+typedef CUresult (*cu_stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+
+/* Whether stream is being captured into a CUDA graph (or that cannot be
+ * told): a launch captured does not run, and a synchronization during a
+ * capture would end it. */
+static int capturing(CUstream stream) {
+  static cu_stream_is_capturing_fn is_capturing;
+  if (!is_capturing) is_capturing = (cu_stream_is_capturing_fn)dlsym(RTLD_DEFAULT, "cuStreamIsCapturing");
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  return !is_capturing || is_capturing(stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* Stops the measuring for the rest of the process, saying why; mx.mu held. */
+static void metrics_refused(const char *what, CUptiResult r) {
+  char v[320];
+  if (r == CUPTI_SUCCESS)
+    snprintf(v, sizeof v, "stopped after %u launches: %s", mx.done, what);
+  else
+    snprintf(v, sizeof v, "stopped after %u launches: %s: %s", mx.done, what, cupti_error(r));
+  note("metrics", v);
+  atomic_store(&mx.on, 0);
+}
+
+#define MX_TRY(call, what)       \
+  do {                           \
+    CUptiResult r_ = (call);     \
+    if (r_ != CUPTI_SUCCESS) {   \
+      metrics_refused(what, r_); \
+      return 0;                  \
+    }                            \
+  } while (0)
+
+/* Adds the metrics to the host object's configuration one at a time: a
+ * metric the chip does not have is said and left out. */
+static int metrics_add(void) {
+  size_t kept = 0;
+  for (size_t i = 0; i < mx.n; i++) {
+    CUpti_Profiler_Host_ConfigAddMetrics_Params am = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    am.pHostObject = mx.host;
+    am.ppMetricNames = &mx.names[i];
+    am.numMetrics = 1;
+    CUptiResult r = cuptiProfilerHostConfigAddMetrics(&am);
+    if (r != CUPTI_SUCCESS) {
+      char v[320];
+      snprintf(v, sizeof v, "%s: %s", mx.names[i], cupti_error(r));
+      note("metric_refused", v);
+      continue;
+    }
+    mx.names[kept++] = mx.names[i];
+  }
+  mx.n = kept;
+  return kept > 0;
+}
+
+/* Makes the range profiler ready on ctx, the first time: the host object for
+ * the device's chip, the configuration of the metrics, the profiler enabled
+ * on ctx and the counter data image of one range. 0 when refused (said).
+ * mx.mu held. */
+static int metrics_ready(CUcontext ctx) {
+  if (mx.counter) return 1;
+  CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  MX_TRY(cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize");
+  uint32_t dev = 0;
+  MX_TRY(cuptiGetDeviceId(ctx, &dev), "cuptiGetDeviceId");
+  CUpti_Device_GetChipName_Params cn = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  cn.deviceIndex = dev;
+  MX_TRY(cuptiDeviceGetChipName(&cn), "cuptiDeviceGetChipName");
+  CUpti_Profiler_GetCounterAvailability_Params ca = {CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  ca.ctx = ctx;
+  MX_TRY(cuptiProfilerGetCounterAvailability(&ca), "cuptiProfilerGetCounterAvailability");
+  mx.avail = calloc(1, ca.counterAvailabilityImageSize);
+  if (!mx.avail) return 0;
+  ca.pCounterAvailabilityImage = mx.avail;
+  MX_TRY(cuptiProfilerGetCounterAvailability(&ca), "cuptiProfilerGetCounterAvailability");
+  CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+  hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  hi.pChipName = cn.pChipName;
+  hi.pCounterAvailabilityImage = mx.avail;
+  MX_TRY(cuptiProfilerHostInitialize(&hi), "cuptiProfilerHostInitialize");
+  mx.host = hi.pHostObject;
+  if (!metrics_add()) {
+    metrics_refused("the device has none of the metrics asked", CUPTI_SUCCESS);
+    return 0;
+  }
+  CUpti_Profiler_Host_GetConfigImageSize_Params cs = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+  cs.pHostObject = mx.host;
+  MX_TRY(cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize");
+  mx.config_size = cs.configImageSize;
+  mx.config = calloc(1, mx.config_size);
+  if (!mx.config) return 0;
+  CUpti_Profiler_Host_GetConfigImage_Params ci = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+  ci.pHostObject = mx.host;
+  ci.pConfigImage = mx.config;
+  ci.configImageSize = mx.config_size;
+  MX_TRY(cuptiProfilerHostGetConfigImage(&ci), "cuptiProfilerHostGetConfigImage");
+  CUpti_Profiler_Host_GetNumOfPasses_Params np = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+  np.pConfigImage = mx.config;
+  np.configImageSize = mx.config_size;
+  MX_TRY(cuptiProfilerHostGetNumOfPasses(&np), "cuptiProfilerHostGetNumOfPasses");
+  CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  en.ctx = ctx;
+  MX_TRY(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
+  mx.obj = en.pRangeProfilerObject;
+  mx.ctx = ctx;
+  CUpti_RangeProfiler_GetCounterDataSize_Params gs = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  gs.pRangeProfilerObject = mx.obj;
+  gs.pMetricNames = mx.names;
+  gs.numMetrics = mx.n;
+  gs.maxNumOfRanges = 1;
+  gs.maxNumRangeTreeNodes = 1;
+  MX_TRY(cuptiRangeProfilerGetCounterDataSize(&gs), "cuptiRangeProfilerGetCounterDataSize");
+  mx.counter_size = gs.counterDataSize;
+  mx.counter = calloc(1, mx.counter_size);
+  if (!mx.counter) return 0;
+  char v[200];
+  snprintf(v, sizeof v,
+           "%zu passes a launch; device %u (%s); %zu metrics; the launch configurations covering %u%% of the latest GPU "
+           "time, at most %u launches, each launched %u times or more",
+           (size_t)np.numOfPasses, dev, cn.pChipName, mx.n, mx.coverage, mx.budget, mx.at);
+  note("metrics", v);
+  return 1;
+}
+
+/* Starts measuring the launch cb enters; 0 when it is not measured. mx.mu held. */
+static int metrics_start(const CUpti_CallbackData *cb) {
+  if (mx.counter && cb->context != mx.ctx) return 0; /* one context a process */
+  static cu_ctx_sync_fn sync;
+  if (!sync) sync = (cu_ctx_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
+  if (sync) sync();
+  tls_window_start = now_ns();
+  if (!metrics_ready(cb->context)) return 0;
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = {
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  di.pRangeProfilerObject = mx.obj;
+  di.pCounterData = mx.counter;
+  di.counterDataSize = mx.counter_size;
+  MX_TRY(cuptiRangeProfilerCounterDataImageInitialize(&di), "cuptiRangeProfilerCounterDataImageInitialize");
+  CUpti_RangeProfiler_SetConfig_Params sc = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  sc.pRangeProfilerObject = mx.obj;
+  sc.pConfig = mx.config;
+  sc.configSize = mx.config_size;
+  sc.pCounterDataImage = mx.counter;
+  sc.counterDataImageSize = mx.counter_size;
+  sc.range = CUPTI_AutoRange;
+  sc.replayMode = CUPTI_KernelReplay;
+  sc.maxRangesPerPass = 1;
+  sc.numNestingLevels = 1;
+  sc.minNestingLevel = 1;
+  sc.passIndex = 0;
+  sc.targetNestingLevel = 1;
+  MX_TRY(cuptiRangeProfilerSetConfig(&sc), "cuptiRangeProfilerSetConfig");
+  CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  st.pRangeProfilerObject = mx.obj;
+  MX_TRY(cuptiRangeProfilerStart(&st), "cuptiRangeProfilerStart");
+  return 1;
+}
+
+/* Stops the measuring of the launch with correlation id corr and writes its
+ * M lines. mx.mu held. */
+static int metrics_finish(uint32_t corr) {
+  CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  sp.pRangeProfilerObject = mx.obj;
+  MX_TRY(cuptiRangeProfilerStop(&sp), "cuptiRangeProfilerStop");
+  if (!sp.isAllPassSubmitted) {
+    metrics_refused("cuptiRangeProfilerStop: not every pass was submitted with kernel replay", CUPTI_SUCCESS);
+    return 0;
+  }
+  CUpti_RangeProfiler_DecodeData_Params dd = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  dd.pRangeProfilerObject = mx.obj;
+  MX_TRY(cuptiRangeProfilerDecodeData(&dd), "cuptiRangeProfilerDecodeData");
+  CUpti_RangeProfiler_GetCounterDataInfo_Params gi = {CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  gi.pCounterDataImage = mx.counter;
+  gi.counterDataImageSize = mx.counter_size;
+  MX_TRY(cuptiRangeProfilerGetCounterDataInfo(&gi), "cuptiRangeProfilerGetCounterDataInfo");
+  if (gi.numTotalRanges < 1) {
+    note("metrics_missed", "a measured launch gave no range");
+    return 1;
+  }
+  CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+  ev.pHostObject = mx.host;
+  ev.pCounterDataImage = mx.counter;
+  ev.counterDataImageSize = mx.counter_size;
+  ev.ppMetricNames = mx.names;
+  ev.numMetrics = mx.n;
+  ev.rangeIndex = 0;
+  ev.pMetricValues = mx.values;
+  MX_TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+  sbuf b = {0};
+  for (size_t i = 0; i < mx.n; i++) {
+    sb_fmt(&b, "M\t%u", (unsigned)corr);
+    sb_field(&b, mx.names[i]);
+    sb_fmt(&b, "\t%.17g\n", mx.values[i]);
+  }
+  emit_lines(&b, mx.n);
+  free(b.p);
+  mx.done++;
+  return 1;
+}
+
+/* Disables the range profiler (before CUPTI detaches). mx.mu held. */
+static void metrics_disable(void) {
+  if (!mx.obj) return;
+  CUpti_RangeProfiler_Disable_Params dp = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+  dp.pRangeProfilerObject = mx.obj;
+  CUptiResult r = cuptiRangeProfilerDisable(&dp);
+  mx.obj = NULL;
+  if (r != CUPTI_SUCCESS) metrics_refused("cuptiRangeProfilerDisable", r);
+}
+
+/* At a launch call's entry (the program's own call, not a driver call made
+ * inside a runtime one): counts the kernel's launches and, at a wanted
+ * kernel's launch, starts the range profiler and keeps mx.mu until the exit. */
+static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
+  uint32_t dims[6];
+  CUstream stream = NULL;
+  if (!launches_kernel(cb) || atomic_load(&paused) || !launch_dims(domain, cbid, cb->functionParams, dims, &stream))
+    return;
+  int i = symbol_slot(config_hash(cb->symbolName, dims));
+  if (i < 0) return;
+  atomic_fetch_add(&mx.launches[i], 1);
+  if (atomic_load(&mx.state[i]) != TARGET_WANTED || capturing(stream)) return;
+  pthread_mutex_lock(&mx.mu);
+  uint8_t wanted = TARGET_WANTED;
+  if (!atomic_load(&mx.on) || !atomic_compare_exchange_strong(&mx.state[i], &wanted, TARGET_DONE)) {
+    pthread_mutex_unlock(&mx.mu);
+    return;
+  }
+  if (!metrics_start(cb)) {
+    pthread_mutex_unlock(&mx.mu);
+    return;
+  }
+  tls_measuring = cb->correlationId + 1;
+}
+
+/* At the exit of the launch call metrics_enter started measuring: its M
+ * lines, then its W line. */
+static void metrics_exit(void) {
+  uint32_t corr = tls_measuring - 1;
+  tls_measuring = 0;
+  metrics_finish(corr);
+  sbuf b = {0};
+  sb_fmt(&b, "W\t%u\t%" PRIu64 "\t%" PRIu64 "\n", (unsigned)corr, tls_window_start, now_ns());
+  emit(&b);
+  free(b.p);
+  if (mx.done >= mx.budget) atomic_store(&mx.on, 0);
+  pthread_mutex_unlock(&mx.mu);
+}
+
+/* Ends the measuring before CUPTI detaches (release: the range profiler is
+ * disabled) or the process exits. */
+static void metrics_end(int release) {
+  if (!mx.env) return;
+  if (release)
+    pthread_mutex_lock(&mx.mu);
+  else if (pthread_mutex_trylock(&mx.mu) != 0)
+    return; /* a launch is being measured as the process exits */
+  if (atomic_exchange(&mx.on, 0) || mx.config) {
+    char v[32];
+    snprintf(v, sizeof v, "%u", mx.done);
+    note("metrics_done", v);
+  }
+  if (release) metrics_disable();
+  if (release && mx.host) {
+    CUpti_Profiler_Host_Deinitialize_Params hd = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    hd.pHostObject = mx.host;
+    cuptiProfilerHostDeinitialize(&hd);
+    mx.host = NULL;
+  }
+  pthread_mutex_unlock(&mx.mu);
+}
+#else
+static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
+  (void)domain, (void)cbid, (void)cb, (void)launch_dims, (void)launches_kernel;
+}
+static void metrics_exit(void) { tls_measuring = 0; }
+static void metrics_end(int release) { (void)release; }
+#endif
+
 /* ---- API calls that launch work ----------------------------------------- */
 
 /* Whether a runtime/driver function launches a kernel or starts a copy or a
@@ -656,6 +1178,8 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
       tls_runtime_depth++;
     else if (tls_runtime_depth > 0)
       return;
+    if (atomic_load_explicit(&mx.on, memory_order_relaxed) && (!runtime || tls_runtime_depth == 1))
+      metrics_enter(domain, cbid, cb);
     if (cb->correlationData) *cb->correlationData = now_ns();
     return;
   }
@@ -665,6 +1189,7 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     return;
   }
   uint64_t end = now_ns();
+  if (tls_measuring && tls_runtime_depth == 0) metrics_exit();
   api_rec a = {cb->correlationData ? *cb->correlationData : end, end, cb->functionName,
                cb->correlationId, cbid, runtime};
   ring *r = thread_ring();
@@ -1269,6 +1794,7 @@ static void *flusher(void *arg) {
     if (!done) {
       drain_done();
       drain_rings();
+      metrics_choose();
     }
     pthread_mutex_unlock(&flush_mu);
     pthread_mutex_lock(&out.mu);
@@ -1384,6 +1910,7 @@ static void init(void) {
     char v[64];
     snprintf(v, sizeof v, "%d launch, copy and set calls traced", n);
     note("api", v);
+    metrics_parse();
     r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
     if (r != CUPTI_SUCCESS) {
       char w[256];
@@ -1403,6 +1930,7 @@ static void init(void) {
 
 static void finish(void) {
   if (out.fd < 0 || out.pid != getpid()) return;
+  metrics_end(0);
   pthread_mutex_lock(&flush_mu);
   if (!atomic_load(&detached)) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   drain_done();
@@ -1513,6 +2041,7 @@ DP_EXPORT int deepprof_cupti_detach(void) {
     return 0;
   }
   record_nothing();
+  metrics_end(1);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   drain_done();
   drain_rings();

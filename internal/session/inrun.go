@@ -1,0 +1,104 @@
+package session
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
+)
+
+// The library's deep metrics in the recorded run (docs/sessions.md, "The
+// deep metrics in the recorded run").
+const (
+	// EnvMetrics names the metrics the library measures in the recorded
+	// run, comma-separated; unset, it measures none.
+	EnvMetrics = "DEEPPROF_CUPTI_METRICS"
+	// EnvMetricsKernels is the most launch configurations it measures.
+	EnvMetricsKernels = "DEEPPROF_CUPTI_METRICS_KERNELS"
+	// EnvMetricsCoverage is the percent of the GPU time so far the
+	// configurations it chooses cover.
+	EnvMetricsCoverage = "DEEPPROF_CUPTI_METRICS_COVERAGE"
+)
+
+// deepInRun reports whether the CUPTI run measures the deep metrics
+// itself (ncu.deep_source library or both): not for a workload of several
+// ranks, whose collectives a replay would hang.
+func (s *Session) deepInRun() bool {
+	return s.Cfg.NCU.DeepSource != config.DeepSourceNcu && !s.Cfg.Workload.Launcher.Multi()
+}
+
+// roofline reports whether the deep pass's preset asks for the roofline's
+// counters.
+func (s *Session) roofline() bool {
+	return s.Cfg.NCU.Preset == "roofline" || s.Cfg.NCU.Preset == "full"
+}
+
+// inRunEnv is the environment that has the CUPTI run measure the deep
+// metrics, and the plan's line about it.
+func (s *Session) inRunEnv() ([]string, string) {
+	metrics := kernels.LibraryMetrics(s.roofline())
+	cov := int(s.Cfg.Timeline.Coverage*100 + 0.5)
+	env := []string{
+		EnvMetrics + "=" + strings.Join(metrics, ","),
+		EnvMetricsKernels + "=" + strconv.Itoa(s.Cfg.NCU.MaxLaunches),
+		EnvMetricsCoverage + "=" + strconv.Itoa(cov),
+	}
+	line := fmt.Sprintf("the deep metrics are measured in this run (ncu.deep_source=%s): CUPTI's range profiler replays one launch of each of the launch configurations that cover %d%% of the GPU time so far, at most %d (ncu.max_launches), %d metrics; the measuring's host time is cut out of the timeline",
+		s.Cfg.NCU.DeepSource, cov, s.Cfg.NCU.MaxLaunches, len(metrics))
+	return env, line
+}
+
+// measuredInRun is how many launches the library measured in tl, the
+// measuring's host time, and, when none, why (its processes' "metrics"
+// notes).
+func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why string) {
+	var whys []string
+	for _, p := range tl.Processes {
+		n += len(p.Measured)
+		cut += time.Duration(p.CutNS())
+		for _, note := range p.Notes {
+			if note.Key == "metrics" && !strings.Contains(note.Value, "passes a launch") {
+				whys = append(whys, p.File+": "+note.Value)
+			}
+		}
+	}
+	if n == 0 && len(whys) == 0 {
+		whys = append(whys, "the records hold no measurement and no note of the library's about one")
+	}
+	return n, cut, strings.Join(whys, "; ")
+}
+
+// deepDoneInRun reports whether the CUPTI run measured the deep metrics,
+// so that ncu's pass is not needed (ncu.deep_source library), saying so in
+// the manifest; where it measured none, the note says why and ncu's pass
+// runs.
+func (s *Session) deepDoneInRun(run *rundir.Run) bool {
+	if s.tl.tool != timelineCupti || !s.deepInRun() {
+		return false
+	}
+	tl, err := s.recordsOf(run)
+	if err != nil {
+		return false
+	}
+	n, cut, why := measuredInRun(tl)
+	if n == 0 {
+		run.Note("deep pass: the CUPTI run measured no launch (%s): ncu's pass runs instead", why)
+		return false
+	}
+	run.Note("deep pass: made in the recorded run by deepprof's CUPTI library: %d launch(es) measured with CUPTI's range profiler, %s of host time, cut out of the timeline (ncu.deep_source=%s)",
+		n, cut.Round(time.Millisecond), s.Cfg.NCU.DeepSource)
+	if s.Cfg.NCU.DeepSource == config.DeepSourceBoth {
+		return false
+	}
+	why = "the deep metrics were measured in the recorded run (ncu.deep_source=library): no ncu pass"
+	for _, rel := range []string{rundir.NcuDeepReport, rundir.NcuRaw, rundir.NcuDetails} {
+		run.Record(rel, rundir.StatusSkipped, why)
+	}
+	s.logf("%s: skipped: %s", StepNcuDeep, why)
+	return true
+}

@@ -1,0 +1,101 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/rundir"
+)
+
+// inRunFake replays the recorded H200 run whose CUPTI library measured the
+// deep metrics of 3 launches in the recorded run (ncu.deep_source=library).
+func inRunFake() *fakeTools {
+	f := cuptiFake()
+	f.cuptiRun, f.cuptiFile = "runs/corpus-in-run-cpp", "cupti-550.tsv.gz"
+	return f
+}
+
+// TestDeepMetricsInRun (issue 52): with ncu.deep_source=library the CUPTI
+// run is asked for the deep metrics (the metrics and the budget in its
+// environment, said in the plan), and where its records hold measurements
+// no ncu pass runs: the deep pass's files are recorded as skipped, with why,
+// and the manifest says what was measured. With both, ncu's pass runs too.
+func TestDeepMetricsInRun(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		source string
+		ncu    bool
+	}{{config.DeepSourceLibrary, false}, {config.DeepSourceBoth, true}} {
+		t.Run(tt.source, func(t *testing.T) {
+			t.Parallel()
+			f := inRunFake()
+			cfg := testConfig(t, t.TempDir())
+			cfg.NCU.DeepSource = tt.source
+			s := newSession(t, cfg, f)
+			s.CUPTI = fakeCUPTI(t, true)
+			run, err := s.Run(context.Background())
+			require.NoError(t, err)
+			m := run.Manifest()
+			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+			i := slices.IndexFunc(f.envs, func(env []string) bool { return slices.Contains(env, "DEEPPROF_PHASE=cupti") })
+			require.GreaterOrEqual(t, i, 0)
+			env := f.envs[i]
+			assert.Contains(t, env, EnvMetrics+"=sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum")
+			assert.Contains(t, env, EnvMetricsKernels+"=24")
+			assert.Contains(t, env, EnvMetricsCoverage+"=90")
+			ranNcu := slices.ContainsFunc(m.Steps, func(st rundir.StepTime) bool { return st.Name == string(StepNcuDeep) })
+			assert.Equal(t, tt.ncu, ranNcu, "%v", m.Steps)
+			assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+				return strings.HasPrefix(n, "deep pass: made in the recorded run by deepprof's CUPTI library: 3 launch(es) measured")
+			}), "%q", m.Notes)
+			if !tt.ncu {
+				a, ok := m.Find(rundir.NcuDeepReport)
+				require.True(t, ok)
+				assert.Equal(t, rundir.StatusSkipped, a.Status)
+				assert.Contains(t, a.Reason, "measured in the recorded run")
+			}
+		})
+	}
+}
+
+// TestDeepMetricsInRunNoneMeasured: a CUPTI run whose records hold no
+// measurement (a library that was not asked, or measured nothing) gets
+// ncu's pass, with a note that says why.
+func TestDeepMetricsInRunNoneMeasured(t *testing.T) {
+	t.Parallel()
+	f := cuptiFake()
+	cfg := testConfig(t, t.TempDir())
+	cfg.NCU.DeepSource = config.DeepSourceLibrary
+	s := newSession(t, cfg, f)
+	s.CUPTI = fakeCUPTI(t, true)
+	run, err := s.Run(context.Background())
+	require.NoError(t, err)
+	m := run.Manifest()
+	assert.True(t, slices.ContainsFunc(m.Steps, func(st rundir.StepTime) bool { return st.Name == string(StepNcuDeep) }))
+	assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "deep pass: the CUPTI run measured no launch (the records hold no measurement") &&
+			strings.HasSuffix(n, "ncu's pass runs instead")
+	}), "%q", m.Notes)
+}
+
+// The multi-rank workloads keep ncu's pass: a replay of a collective
+// would wait for the other ranks.
+func TestDeepInRunNotForRanks(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir())
+	cfg.NCU.DeepSource = config.DeepSourceLibrary
+	s := newSession(t, cfg, cuptiFake())
+	assert.True(t, s.deepInRun())
+	cfg.Workload.Launcher.Kind = "torchrun"
+	cfg.Workload.Launcher.NprocPerNode = 2
+	assert.False(t, s.deepInRun())
+	cfg.Workload.Launcher.Kind = ""
+	cfg.NCU.DeepSource = config.DeepSourceNcu
+	assert.False(t, s.deepInRun())
+}
