@@ -30,7 +30,7 @@ var layers = [][]string{
 	{"internal/ncu", "internal/nsys", "internal/cupti", "internal/workload", "internal/rundir"},
 	// 2: the CUPTI timeline (records to attributed launches); the analysed
 	// facts, as data
-	{"internal/timeline", "internal/facts"},
+	{"internal/timeline", "facts"},
 	// 3: analyses of launches
 	{"internal/kernels", "internal/regions", "internal/phases"},
 	// 4: the profile, run against run, the summary's numbers

@@ -19,7 +19,7 @@ func analyses() []string { return slices.Concat(layers[3], layers[4]) }
 
 // rendered are the packages whose values the renderers render: the facts,
 // and the readers' records (the trace is written from the timeline).
-var rendered = []string{"internal/facts", "internal/cupti", "internal/timeline", "internal/workload", "internal/model"}
+var rendered = []string{"facts", "internal/cupti", "internal/timeline", "internal/workload", "internal/model"}
 
 // formats are the analyses' functions that decide only how a number is
 // written, whatever their result.
@@ -80,7 +80,7 @@ func TestRenderImportsNoAnalysis(t *testing.T) {
 		}
 	}
 	assert.Empty(t, bad, "internal/render imports analyses")
-	assert.Contains(t, graph["internal/render"], "internal/facts")
+	assert.Contains(t, graph["internal/render"], "facts")
 }
 
 // TestFactsComputeNothing (issue 34): package facts holds data. Every
@@ -90,7 +90,7 @@ func TestRenderImportsNoAnalysis(t *testing.T) {
 func TestFactsComputeNothing(t *testing.T) {
 	t.Parallel()
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}
-	pkgs, err := packages.Load(cfg, "./internal/facts")
+	pkgs, err := packages.Load(cfg, "./facts")
 	require.NoError(t, err)
 	require.Len(t, pkgs, 1)
 	require.Empty(t, pkgs[0].Errors)

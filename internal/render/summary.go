@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
