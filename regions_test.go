@@ -225,7 +225,7 @@ func TestRegionsLibraryDomain(t *testing.T) {
 	assert.EqualValues(t, 1, rep.OutsideLaunches)
 	scan := rep.Aggregate[2]
 	require.Equal(t, "outer/inner:with:colons/CCCL@cub::DeviceScan::InclusiveScan", scan.Name)
-	assert.Equal(t, []facts.RegionLevel{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}}, scan.Levels)
+	assert.Equal(t, []facts.Range{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}}, scan.Levels)
 }
 
 // TestRegionsTwoProcesses: the held-out style of input, two processes on one

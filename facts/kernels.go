@@ -1,7 +1,58 @@
-// What ncu says of a kernel, as data: its rules and its bound. Package
-// kernels makes them.
+// A kernel as data: its totals (kernels.json's rows), what ncu says of it
+// (its rules and its bound) and the device it ran on. Packages ncu, nsys,
+// phases and kernels make them.
 
 package facts
+
+import "strconv"
+
+// DeviceID is a CUDA device as the process that used it numbers it: its
+// ordinal among the devices the process saw (CUDA_VISIBLE_DEVICES applied).
+// Readers convert a tool's spelling to it at their edge.
+type DeviceID int
+
+func (d DeviceID) String() string { return strconv.Itoa(int(d)) }
+
+// KernelTotals are one kernel's totals on one device: the part of a
+// kernels.json row that every reader of it (a diff, a baseline) keeps.
+type KernelTotals struct {
+	Name    string   `json:"kernel_name"`
+	Device  DeviceID `json:"device"`
+	TotalMS float64  `json:"total_ms"`
+	Calls   int64    `json:"calls"`
+}
+
+// KernelStats is one row of kernels.json: a kernel's totals, its mean and,
+// for a table made with spread, how its launches vary (written with its
+// display name and ncu's rules beside them).
+type KernelStats struct {
+	KernelTotals
+	MeanMS float64 `json:"mean_ms"`
+	// Spread is present only for a table made with per-launch spread; its
+	// fields then appear in kernels.json beside the others, and are absent
+	// otherwise.
+	*Spread
+}
+
+// Spread is how one kernel's launch durations vary.
+type Spread struct {
+	MinMS    float64 `json:"min_ms"`
+	MedianMS float64 `json:"median_ms"` // the middle launch, or the mean of the two middle ones
+	MaxMS    float64 `json:"max_ms"`
+	// StdDevMS is the sample standard deviation (n - 1 in the
+	// denominator); 0 for a single launch.
+	StdDevMS float64 `json:"stddev_ms"`
+}
+
+// KernelTable is a kernel table with what it was made from: kernels.json's
+// rows, every kernel of the table's scope.
+type KernelTable struct {
+	Source   string        // the input's name
+	Launches int64         // launches aggregated
+	TotalMS  float64       // their summed duration
+	Count    int           // kernels before any top-N cut
+	Kernels  []KernelStats // sorted by TotalMS descending, ties by name, then device
+}
 
 // Rule is one ncu rule as it fired on one kernel, over the kernel's
 // profiled launches.

@@ -112,7 +112,7 @@ func TestNestingInclusiveExclusive(t *testing.T) {
 	l0 := find(t, regs, "prefill/layer0")
 	assert.Equal(t, "prefill", l0.Parent)
 	assert.Equal(t, 2, l0.Depth)
-	assert.Equal(t, []facts.RegionLevel{{Name: "prefill"}, {Name: "layer0"}}, l0.Levels)
+	assert.Equal(t, []facts.Range{{Name: "prefill"}, {Name: "layer0"}}, l0.Levels)
 	d := find(t, regs, "decode_all")
 	assert.Zero(t, d.ExclusiveMS)
 	assert.EqualValues(t, 2, d.KernelCount)
