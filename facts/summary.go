@@ -437,6 +437,10 @@ type Serving struct {
 	Missing          string   `json:"missing,omitempty"`
 }
 
+// Format is summary.json's format key: its shape's name and version,
+// changed only when a key changes meaning or goes (new keys may come).
+const Format = "deepprof-summary/1"
+
 // Summary is the stakeholder summary's data: summary.json.
 type Summary struct {
 	// Format names the shape of summary.json (Format).
@@ -600,8 +604,8 @@ type Tokens struct {
 type Stage struct {
 	Name   string `json:"name"`
 	Parent string `json:"parent,omitempty"`
-	// Phase is "prefill" or "decode" for the stages phases.* name
-	// (model.Names), "" for the others.
+	// Phase is "prefill" or "decode" for the stages the profile's
+	// phases.prefill and phases.decode name, "" for the others.
 	Phase string `json:"phase,omitempty"`
 	StageTimes
 	// Recorded is the stage in the CUPTI run's own repeats, the library
@@ -629,8 +633,9 @@ type StageTimes struct {
 	MeanMS float64   `json:"mean_ms"`
 	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
 	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
-	// WarmupMS is the first repeat when the warm-up rule dropped it
-	// (model.WarmupRule), the dropped repeats' sum when it dropped
+	// WarmupMS is the first repeat when the warm-up rule dropped it (with
+	// 3 or more repeats, the first ones over 1.5× the median of the
+	// others, per step), the dropped repeats' sum when it dropped
 	// WarmupN of them; it is in MS, not in the mean, sd or tokens/s.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
 	WarmupN  int      `json:"warmup_n,omitempty"`
