@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/stretchr/testify/assert"
@@ -212,7 +212,7 @@ func checkBaseline(t *testing.T, run *rundir.Run, prov harness.GPU, name string)
 		t.Logf("no baseline %s/%s.json for this GPU: record one with -update", deepproftest.BaselineDir, base)
 		return
 	}
-	deepproftest.CheckBaseline(t, base, run.Dir, deepproftest.Tolerances(cfg.Baseline))
+	deepproftest.CheckBaseline(t, base, run.Dir, harness.Tolerances(cfg.Baseline))
 }
 
 func updating() bool {

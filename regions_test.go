@@ -18,8 +18,8 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/harness"
-	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/render"
@@ -225,7 +225,7 @@ func TestRegionsLibraryDomain(t *testing.T) {
 	assert.EqualValues(t, 1, rep.OutsideLaunches)
 	scan := rep.Aggregate[2]
 	require.Equal(t, "outer/inner:with:colons/CCCL@cub::DeviceScan::InclusiveScan", scan.Name)
-	assert.Equal(t, []facts.RegionLevel{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}}, scan.Levels)
+	assert.Equal(t, []facts.Range{{Name: "outer"}, {Name: "inner:with:colons"}, {Domain: "CCCL", Name: "cub::DeviceScan::InclusiveScan"}}, scan.Levels)
 }
 
 // TestRegionsTwoProcesses: the held-out style of input, two processes on one

@@ -14,12 +14,9 @@ import (
 	"github.com/llm-perf-opt/deepprof/harness"
 )
 
-// Tolerances are how far a run may move from its baseline, in percent of the
-// baseline, per part (a zero field takes the default, 10%).
-type Tolerances = harness.Tolerances
-
-// DefaultTolerances is 10% for every part.
-func DefaultTolerances() Tolerances { return harness.DefaultTolerances() }
+// DefaultTolerances is 10% for every part (harness.Tolerances: how far a
+// run may move from its baseline, in percent of the baseline, per part).
+func DefaultTolerances() harness.Tolerances { return harness.DefaultTolerances() }
 
 // BaselineDir is where CheckBaseline keeps baselines, relative to the test's working
 // directory (the package directory under go test).
@@ -33,7 +30,7 @@ type BaselineChecker struct {
 
 // CheckBaseline compares the run directory runDir with the baseline
 // golden/perf/<name>.json, within tol, as BaselineChecker{}.Check does.
-func CheckBaseline(t testing.TB, name, runDir string, tol Tolerances) {
+func CheckBaseline(t testing.TB, name, runDir string, tol harness.Tolerances) {
 	t.Helper()
 	BaselineChecker{}.Check(t, name, runDir, tol)
 }
@@ -44,7 +41,7 @@ func CheckBaseline(t testing.TB, name, runDir string, tol Tolerances) {
 // logged. Under goldie's -update flag (or GOLDIE_UPDATE=1 where no -update
 // flag is registered, as goldie itself reads it) it writes the baseline from
 // the run instead, and a missing baseline says to do so.
-func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol Tolerances) {
+func (c BaselineChecker) Check(t testing.TB, name, runDir string, tol harness.Tolerances) {
 	t.Helper()
 	dir, top := c.Dir, c.Top
 	if dir == "" {
@@ -115,7 +112,7 @@ func updating() bool {
 
 // tolText is the tolerances in use, defaults filled in: "stages 10%,
 // kernels 10%, regions 10%, MFU 10%".
-func tolText(tol Tolerances) string {
+func tolText(tol harness.Tolerances) string {
 	th, _ := tol.Thresholds()
 	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', -1, 64) + "%" }
 	return fmt.Sprintf("stages %s, kernels %s, regions %s, MFU %s", p(th.Stage), p(th.Kernel), p(th.Region), p(th.MFU))

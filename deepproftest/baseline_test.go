@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/deepproftest"
+	"github.com/llm-perf-opt/deepprof/harness"
 	"github.com/llm-perf-opt/deepprof/internal/synth"
 )
 
@@ -79,7 +80,7 @@ func TestCheck(t *testing.T) {
 
 	// Within a wider tolerance it passes.
 	ft = &fakeTB{TB: t}
-	c.Check(ft, "tiny", slow, deepproftest.Tolerances{KernelPct: 60})
+	c.Check(ft, "tiny", slow, harness.Tolerances{KernelPct: 60})
 	assert.Empty(t, ft.errors)
 
 	// Faster: logged, not failing.
@@ -93,12 +94,12 @@ func TestCheck(t *testing.T) {
 	// A run that lacks a part, bad names and tolerances: failures, no panic.
 	for _, bad := range []struct {
 		name, run string
-		tol       deepproftest.Tolerances
+		tol       harness.Tolerances
 		want      string
 	}{
 		{"tiny", synth.Run(t, baselineTiny, synth.Remove("ncu/regions/report.json")), tol, "a baseline needs"},
 		{"../escape", baselineTiny, tol, "want a plain name"},
-		{"tiny", baselineTiny, deepproftest.Tolerances{RegionPct: -5}, "region_pct = -5"},
+		{"tiny", baselineTiny, harness.Tolerances{RegionPct: -5}, "region_pct = -5"},
 		{"tiny", filepath.Join(t.TempDir(), "none"), tol, "none: not a run directory: no such directory"},
 	} {
 		ft = &fakeTB{TB: t}

@@ -19,6 +19,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/harness"
 )
 
@@ -191,7 +192,7 @@ type Run struct {
 	Dir string
 	// Summary is summary.json: stages, MFU, the top kernels with their
 	// category and bound, the time by category, the regions.
-	Summary harness.Summary
+	Summary facts.Summary
 	// Status is how the run ended, as its manifest says ("complete",
 	// "partial", "failed"); Reason why, when it is not complete. A partial
 	// run's figures are made of what it holds, which is not all of it.
@@ -258,13 +259,13 @@ func Read(dir string) (*Run, error) {
 
 // Stage is a stage's wall times (a stage of the workload report, or an
 // NVTX range of a program that wrote none).
-func (r *Run) Stage(name string) (harness.Stage, bool) {
+func (r *Run) Stage(name string) (facts.Stage, bool) {
 	for _, s := range r.Summary.Stages.Rows {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return harness.Stage{}, false
+	return facts.Stage{}, false
 }
 
 // RegionShare is a region's share of the run's GPU time, in percent; false
@@ -290,9 +291,9 @@ func (r *Run) CategoryShare(category string) float64 {
 }
 
 // Kernel is the top kernel of rank (1 is the one with the most GPU time).
-func (r *Run) Kernel(rank int) (harness.KernelRow, bool) {
+func (r *Run) Kernel(rank int) (facts.KernelRow, bool) {
 	if rank < 1 || rank > len(r.Summary.Kernels.Rows) {
-		return harness.KernelRow{}, false
+		return facts.KernelRow{}, false
 	}
 	return r.Summary.Kernels.Rows[rank-1], true
 }
@@ -367,7 +368,7 @@ func (r *Run) StageWithin(name string, budgetMS float64) {
 // golden/perf/<name>.json (relative to the test's package), within tol;
 // -update (see the package doc) or GOLDIE_UPDATE=1 writes it from the run
 // instead.
-func (r *Run) Baseline(name string, tol Tolerances) {
+func (r *Run) Baseline(name string, tol harness.Tolerances) {
 	r.tb.Helper()
 	CheckBaseline(r.tb, name, r.Dir, tol)
 }

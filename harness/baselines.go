@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/compare"
-	"github.com/llm-perf-opt/deepprof/internal/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -19,19 +19,35 @@ import (
 )
 
 // Tolerances are how far a run may move from its baseline, in percent of
-// the baseline, per part; a zero field takes the default, 10%
-// (Thresholds says what is wrong with one).
-type Tolerances = model.Tolerances
+// the baseline, per part; a zero field takes the default
+// (DefaultTolerances). Thresholds says what is wrong with one.
+type Tolerances struct {
+	StagePct  float64 `json:"stage_pct"`
+	KernelPct float64 `json:"kernel_pct"`
+	RegionPct float64 `json:"region_pct"`
+	MFUPct    float64 `json:"mfu_pct"`
+	// FloorPct is the absolute floor of a kernel's or region's change, in
+	// percent of the run's kernel time; 0 takes the default, 1%.
+	FloorPct float64 `json:"floor_pct,omitempty"`
+	// Gate names what fails besides the GPU work (ParseGate): "gpu" fails
+	// on the GPU work and the walls of GPU-bound stages, "host" also on a
+	// wall that moved with the host alone; "" takes the baseline file's
+	// gate, else "gpu". Given, it wins over the file's.
+	Gate string `json:"gate,omitempty"`
+}
 
-// Thresholds are tolerances as fractions of the baseline, defaults filled
-// in (Tolerances.Thresholds).
-type Thresholds = model.Thresholds
+// Thresholds are the tolerances as fractions of the baseline, defaults
+// filled in. A negative or non-finite tolerance, or an unknown gate, is an
+// error naming its key.
+func (t Tolerances) Thresholds() (facts.Thresholds, error) {
+	return model.Tolerances(t).Thresholds()
+}
 
 // DefaultTolerances is 10% for every part.
-func DefaultTolerances() Tolerances { return model.DefaultTolerances() }
+func DefaultTolerances() Tolerances { return Tolerances(model.DefaultTolerances()) }
 
-// ParseGate reads a gate's name (model.GateGPU, the default, or
-// model.GateHost): whether a wall the host alone moved fails.
+// ParseGate reads a gate's name ("gpu", the default, or "host"): whether a
+// wall the host alone moved fails.
 func ParseGate(g string) (host bool, err error) { return model.ParseGate(g) }
 
 // Moved is a run compared with its baseline: whether it moved beyond the
@@ -60,7 +76,7 @@ func CompareBaseline(path, runDir string, top int, tol Tolerances) (Moved, error
 	if err != nil {
 		return Moved{}, err
 	}
-	res, err := compare.CompareBaseline(base, run, tol)
+	res, err := compare.CompareBaseline(base, run, model.Tolerances(tol))
 	if err != nil {
 		return Moved{}, err
 	}

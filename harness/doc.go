@@ -5,11 +5,13 @@
 // of this package's own types: NewProfile and Session (deepprof profile),
 // Report, Merge, Kernels, Regions, Diff, Baseline, and for tests
 // CompareBaseline, ReadSummary, FindGPU, FindNcu. The data it hands out
-// (summary.json's Summary and what it holds) is declared in internal
-// packages and named here by aliases (names.go). cmd/deepprof and
-// deepproftest import this package only (TestFacadeIsTheOneDoor), and
-// every type an exported identifier hands out can be named from another
-// module (TestFacadeTypes).
+// (summary.json's facts.Summary and what it holds, the regions report) is
+// declared in package facts, the public data, whose documentation is
+// summary.json's schema. cmd/deepprof and deepproftest import this
+// package and facts only (TestFacadeIsTheOneDoor), and every type an
+// exported identifier hands out is declared here or in facts, with no
+// alias, so that a program of another module can name it and go doc
+// reaches it (TestFacadeTypes).
 //
 // Report (deepprof report MAIN) opens the run directory and hands it to
 // internal/rebuild: read its settings, rebuild (load each input once,
@@ -18,15 +20,15 @@
 // rebuild is a session's last step: internal/session profiles a program,
 // then calls it on its run directory.
 //
-// Everything else of deepprof is under internal/, in layers that import
-// only downward (TestLayers holds the module to them):
+// Everything else of deepprof is under internal/, above facts, in layers
+// that import only downward (TestLayers holds the module to them):
 //
+//	facts                        the public data: summary.json's schema, phases, regions, diff
 //	model, input                 the shared vocabulary; bounded reads, gzip
 //	machine                      the GPU (NVML), its peaks, the tools' versions
 //	ncu, nsys, cupti, workload   readers: a tool's bytes to the model
 //	rundir                       the run directory: layout, manifest, atomic writes, merge
 //	timeline                     the CUPTI timeline: launches attributed to their ranges
-//	facts                        what the analyses found, as data (summary.json, phases, diff)
 //	kernels, regions, phases     analyses of launches
 //	config, compare, summary     the profile; run against run; the summary's numbers
 //	render                       Markdown, JSON, HTML, SVG, trace from facts: to an io.Writer

@@ -3,6 +3,7 @@ package harness_test
 import (
 	"fmt"
 	"go/types"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -14,15 +15,16 @@ import (
 )
 
 // facade are the packages a program of another module uses, and what they
-// may import of this module: harness, the one door.
+// may import of this module: harness, the one door, and facts, the public
+// data it hands out.
 var facade = map[string][]string{
-	"cmd/deepprof": {"harness"},
-	"deepproftest": {"harness"},
+	"cmd/deepprof": {"harness", "facts"},
+	"deepproftest": {"harness", "facts"},
 }
 
 // TestFacadeIsTheOneDoor (issue 37): the command and the test API import
-// nothing of this module but harness, in every file whatever its
-// build tags and GOOS (tests aside).
+// nothing of this module but harness and the public data (facts), in
+// every file whatever its build tags and GOOS (tests aside).
 func TestFacadeIsTheOneDoor(t *testing.T) {
 	t.Parallel()
 	graph := moduleImports(t, "..")
@@ -38,7 +40,7 @@ func TestFacadeIsTheOneDoor(t *testing.T) {
 // imports an internal package.
 func TestFacadeRefusesAnInternalImport(t *testing.T) {
 	t.Parallel()
-	graph := map[string][]string{"cmd/deepprof": {"harness", "internal/rundir"}}
+	graph := map[string][]string{"cmd/deepprof": {"harness", "facts", "internal/rundir"}}
 	var bad []string
 	for _, imp := range graph["cmd/deepprof"] {
 		if !slices.Contains(facade["cmd/deepprof"], imp) {
@@ -48,46 +50,47 @@ func TestFacadeRefusesAnInternalImport(t *testing.T) {
 	assert.Equal(t, []string{"internal/rundir"}, bad)
 }
 
-// TestFacadeTypes (issue 37): every type an exported identifier of
-// harness or deepproftest hands out (in its signature, its fields, its
-// exported methods, and what those types hold in turn) can be named by a
-// program of another module: a type of an internal package only through
-// an alias harness declares (harness.Summary).
+// TestFacadeTypes (issues 37, 55): harness and deepproftest declare no
+// exported alias, and every type an exported identifier of theirs hands
+// out (in its signature, its fields, its exported methods, and what those
+// types hold in turn) is declared in a package a program of another
+// module can import: harness, deepproftest or facts, the public data
+// (facts.Summary), never an internal one. So a user's go doc reaches the
+// type's own declaration.
 func TestFacadeTypes(t *testing.T) {
 	t.Parallel()
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: ".."}
 	pkgs, err := packages.Load(cfg, "./harness", "./deepproftest")
 	require.NoError(t, err)
 	require.Len(t, pkgs, 2)
-	var nameable map[*types.TypeName]bool
 	for _, p := range pkgs {
 		require.Empty(t, p.Errors)
-		if p.PkgPath == module+"/harness" {
-			nameable = aliased(p.Types)
+		assert.Empty(t, aliases(p.Types), "%s: exported aliases: declare the type in package facts or here (issue 55)", p.PkgPath)
+		assert.Empty(t, internalTypes(p.Types), "%s: exported identifiers that hand out a type no one outside can name", p.PkgPath)
+		if p.PkgPath == module+"/deepproftest" {
+			// The walk follows what a type holds: Run's summary, down to
+			// the devices of its rows.
+			run := handedOut(p.Types)["Run"]
+			assert.Contains(t, run, module+"/facts.Summary")
+			assert.Contains(t, run, module+"/facts.DeviceID")
 		}
-	}
-	require.NotEmpty(t, nameable)
-	for _, p := range pkgs {
-		bad := internalTypes(p.Types, nameable)
-		assert.Empty(t, bad, "%s: exported identifiers that hand out a type no one outside can name", p.PkgPath)
 	}
 }
 
-// aliased are the types pkg names with an exported alias.
-func aliased(pkg *types.Package) map[*types.TypeName]bool {
-	out := map[*types.TypeName]bool{}
+// aliases are the exported aliases pkg declares.
+func aliases(pkg *types.Package) []string {
+	var out []string
 	for _, name := range pkg.Scope().Names() {
 		if tn, ok := pkg.Scope().Lookup(name).(*types.TypeName); ok && tn.Exported() && tn.IsAlias() {
-			if n, ok := types.Unalias(tn.Type()).(*types.Named); ok {
-				out[n.Obj()] = true
-			}
+			out = append(out, pkg.Name()+"."+name)
 		}
 	}
 	return out
 }
 
-// TestFacadeTypesFindAnInternalType: the check finds an internal type
-// behind an alias, in a field, a result and a method.
+// TestFacadeTypesFindAnInternalType: the checks find an alias, and an
+// internal type in a result, behind an alias, in a field and a method's
+// result.
 func TestFacadeTypesFindAnInternalType(t *testing.T) {
 	t.Parallel()
 	internal := types.NewPackage(module+"/internal/rundir", "rundir")
@@ -95,25 +98,48 @@ func TestFacadeTypesFindAnInternalType(t *testing.T) {
 	pkg := types.NewPackage(module+"/harness", "harness")
 	scope := pkg.Scope()
 	ptr := types.NewPointer(run)
-	scope.Insert(types.NewFunc(0, pkg, "Open", types.NewSignatureType(nil, nil, nil, nil, types.NewTuple(types.NewVar(0, pkg, "", ptr)), false)))
+	results := func(v types.Type) *types.Signature {
+		return types.NewSignatureType(nil, nil, nil, nil, types.NewTuple(types.NewVar(0, pkg, "", v)), false)
+	}
+	scope.Insert(types.NewFunc(0, pkg, "Open", results(ptr)))
 	scope.Insert(types.NewTypeName(0, pkg, "Alias", run))
 	holder := types.NewNamed(types.NewTypeName(0, pkg, "Holder", nil),
 		types.NewStruct([]*types.Var{types.NewField(0, pkg, "Run", ptr, false), types.NewField(0, pkg, "hidden", ptr, false)}, nil), nil)
 	scope.Insert(holder.Obj())
+	public := types.NewPackage(module+"/facts", "facts")
+	summary := types.NewNamed(types.NewTypeName(0, public, "Summary", nil), types.NewStruct(nil, nil), nil)
+	summary.AddMethod(types.NewFunc(0, public, "Run", types.NewSignatureType(types.NewVar(0, public, "", summary), nil, nil, nil, types.NewTuple(types.NewVar(0, public, "", run)), false)))
+	scope.Insert(types.NewFunc(0, pkg, "Read", results(summary)))
+	assert.Equal(t, []string{"harness.Alias"}, aliases(pkg))
 	assert.ElementsMatch(t, []string{
 		"harness.Open: " + module + "/internal/rundir.Run",
 		"harness.Alias: " + module + "/internal/rundir.Run",
 		"harness.Holder: " + module + "/internal/rundir.Run",
-	}, internalTypes(pkg, nil))
-	// Named by an alias: only the unnamed field's type is left.
-	assert.Empty(t, internalTypes(pkg, map[*types.TypeName]bool{run.Obj(): true}))
+		"harness.Read: " + module + "/internal/rundir.Run",
+	}, internalTypes(pkg))
 }
 
-// internalTypes names each exported identifier of pkg that hands out a type
-// of an internal package that nameable does not hold, with that type. The
-// types of this module it hands out are followed into.
-func internalTypes(pkg *types.Package, nameable map[*types.TypeName]bool) []string {
+// internalTypes names each exported identifier of pkg that hands out a
+// type of an internal package, with that type.
+func internalTypes(pkg *types.Package) []string {
 	var bad []string
+	out := handedOut(pkg)
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		for _, n := range out[name] {
+			if strings.Contains(n, "/internal/") {
+				bad = append(bad, fmt.Sprintf("%s.%s: %s", pkg.Name(), name, n))
+			}
+		}
+	}
+	return bad
+}
+
+// handedOut is, for each exported identifier of pkg, the named types it
+// hands out (path.Name), in the order met. The types of this module are
+// followed into: what they hold is handed out too; an internal one is not
+// followed further.
+func handedOut(pkg *types.Package) map[string][]string {
+	out := map[string][]string{}
 	for _, name := range pkg.Scope().Names() {
 		o := pkg.Scope().Lookup(name)
 		if !o.Exported() {
@@ -132,20 +158,23 @@ func internalTypes(pkg *types.Package, nameable map[*types.TypeName]bool) []stri
 				walk(types.Unalias(t))
 			case *types.Named:
 				obj := t.Obj()
-				if obj.Pkg() != nil && strings.Contains(obj.Pkg().Path()+"/", "/internal/") && !nameable[obj] {
-					found = append(found, obj.Pkg().Path()+"."+obj.Name())
+				if obj.Pkg() == nil || !strings.HasPrefix(obj.Pkg().Path()+"/", module+"/") {
+					for a := range t.TypeArgs().Types() {
+						walk(a)
+					}
+					return
+				}
+				found = append(found, obj.Pkg().Path()+"."+obj.Name())
+				if strings.Contains(obj.Pkg().Path()+"/", "/internal/") {
 					return
 				}
 				for a := range t.TypeArgs().Types() {
 					walk(a)
 				}
-				// What a type of this module holds is handed out too.
-				if obj.Pkg() == pkg || obj.Pkg() != nil && strings.HasPrefix(obj.Pkg().Path()+"/", module+"/") {
-					walk(t.Underlying())
-					for m := range t.Methods() {
-						if m.Exported() {
-							walk(m.Type())
-						}
+				walk(t.Underlying())
+				for m := range t.Methods() {
+					if m.Exported() {
+						walk(m.Type())
 					}
 				}
 			case *types.Pointer:
@@ -181,11 +210,9 @@ func internalTypes(pkg *types.Package, nameable map[*types.TypeName]bool) []stri
 			}
 		}
 		walk(o.Type())
-		for _, f := range found {
-			bad = append(bad, fmt.Sprintf("%s.%s: %s", pkg.Name(), name, f))
-		}
+		out[name] = found
 	}
-	return bad
+	return out
 }
 
 // TestSessionPreparesItself: a Session's methods prepare it when their

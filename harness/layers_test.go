@@ -23,28 +23,31 @@ const module = "github.com/llm-perf-opt/deepprof"
 // package of the module is in it; one that is not fails TestLayers, so a
 // new package is placed on purpose.
 var layers = [][]string{
-	// 0: the shared vocabulary, input helpers, the machine, what the binary
+	// 0: the public data (summary.json's schema, the analysed facts and
+	// the kernel table, ranges, devices they are made of); it imports
+	// nothing of deepprof
+	{"facts"},
+	// 1: the shared vocabulary, input helpers, the machine, what the binary
 	// embeds (the default profiles, the default workload script)
 	{"internal/model", "internal/input", "internal/machine", "."},
-	// 1: readers (a tool's bytes to the model) and the run directory
+	// 2: readers (a tool's bytes to the model) and the run directory
 	{"internal/ncu", "internal/nsys", "internal/cupti", "internal/workload", "internal/rundir"},
-	// 2: the CUPTI timeline (records to attributed launches); the analysed
-	// facts, as data
-	{"internal/timeline", "internal/facts"},
-	// 3: analyses of launches
+	// 3: the CUPTI timeline (records to attributed launches)
+	{"internal/timeline"},
+	// 4: analyses of launches
 	{"internal/kernels", "internal/regions", "internal/phases"},
-	// 4: the profile, run against run, the summary's numbers
+	// 5: the profile, run against run, the summary's numbers
 	{"internal/config", "internal/compare", "internal/summary"},
-	// 5: rendering
+	// 6: rendering
 	{"internal/render"},
-	// 6: the rebuild (load, analyse, render, commit); synthetic inputs for
+	// 7: the rebuild (load, analyse, render, commit); synthetic inputs for
 	// tests
 	{"internal/rebuild", "internal/synth"},
-	// 7: the session that runs the profilers, then the rebuild
+	// 8: the session that runs the profilers, then the rebuild
 	{"internal/session"},
-	// 8: the facade
+	// 9: the facade
 	{"harness"},
-	// 9: the command, the test API, the repository's scripts
+	// 10: the command, the test API, the repository's scripts
 	{"cmd/deepprof", "deepproftest", "scripts/fixtures/mark-partial", "scripts/fixtures/mark-run", "scripts/fixtures/rederive", "scripts/synth"},
 }
 
@@ -75,10 +78,10 @@ func TestLayersRefuseAnUpwardImport(t *testing.T) {
 		msgs = append(msgs, err.Error())
 	}
 	assert.ElementsMatch(t, []string{
-		"internal/model (layer 0) imports internal/render (layer 5): a package imports lower layers only",
-		"internal/kernels (layer 3) imports internal/regions (layer 3): a package imports lower layers only",
+		"internal/model (layer 1) imports internal/render (layer 6): a package imports lower layers only",
+		"internal/kernels (layer 4) imports internal/regions (layer 4): a package imports lower layers only",
 		"internal/new is in no layer: place it in layers (harness/layers_test.go)",
-		"internal/config (layer 4) imports internal/newer, which is in no layer: place it in layers (harness/layers_test.go)",
+		"internal/config (layer 5) imports internal/newer, which is in no layer: place it in layers (harness/layers_test.go)",
 	}, msgs)
 }
 
@@ -187,6 +190,6 @@ func TestLayersReadEveryGOOS(t *testing.T) {
 	for _, err := range checkLayers(layers, graph) {
 		msgs = append(msgs, err.Error())
 	}
-	assert.Contains(t, msgs, "internal/model (layer 0) imports internal/render (layer 5): a package imports lower layers only")
-	assert.Contains(t, msgs, "internal/ncu (layer 1) imports internal/session (layer 7): a package imports lower layers only")
+	assert.Contains(t, msgs, "internal/model (layer 1) imports internal/render (layer 6): a package imports lower layers only")
+	assert.Contains(t, msgs, "internal/ncu (layer 2) imports internal/session (layer 8): a package imports lower layers only")
 }

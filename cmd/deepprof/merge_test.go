@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/stretchr/testify/assert"

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 
@@ -566,7 +566,7 @@ func sameCause(r *facts.DiffResult, scope string, v facts.Verdict) *facts.DiffSt
 // inside the spread between processes of one program, or just past it,
 // has not changed.
 func beyondRuns(bt model.Between, v, th, floor float64) bool {
-	edge := bt.Nearest(v)
+	edge := model.Nearest(bt, v)
 	d := math.Abs(v - edge)
 	return d > th*math.Abs(edge) && d > floor
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 )
 
 // DefaultThresholdPct is the SOL level below which neither unit counts as

@@ -1,18 +1,14 @@
 package machine
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/llm-perf-opt/deepprof/facts"
+)
 
 // Peak is a GPU's dense peak throughput for one data type and its DRAM
-// bandwidth: the denominators of MFU and the roofline's roofs.
-type Peak struct {
-	TFLOPS     float64 `json:"tflops"`      // dense (no sparsity) tensor-core peak for the dtype; CUDA-core peak for fp32
-	MemoryTBps float64 `json:"memory_tbps"` // DRAM bandwidth, TB/s
-	Source     string  `json:"source"`      // where the numbers come from
-}
-
-// FLOPS and BytesPerSec are the peak in base units.
-func (p Peak) FLOPS() float64       { return p.TFLOPS * 1e12 }
-func (p Peak) BytesPerSec() float64 { return p.MemoryTBps * 1e12 }
+// bandwidth (facts.Peak).
+type Peak = facts.Peak
 
 // peakRow is one GPU of the table, by its NVML name.
 type peakRow struct {

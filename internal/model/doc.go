@@ -12,9 +12,8 @@
 //   - Kernel, KernelTable and KernelAggregator: the kernel table, the
 //     kernels.json contract, summed per kernel name and device.
 //   - Range, Path, ParsePath and the tools' spellings of a range (below).
-//   - FunctionName and Signature: a demangled kernel name's function name,
-//     as ncu prints it with --print-kernel-base function, and its qualified
-//     name and template arguments.
+//   - FunctionName: a demangled kernel name's function name, as ncu prints
+//     it with --print-kernel-base function.
 //   - Scale, Lookup and Value: the one table of unit spellings (below).
 //   - Names: which stages are an inference's prefill and decode (below).
 //   - Sample, Summary, Welch, PairedRatio: statistics of repeats; Between:
@@ -24,7 +23,10 @@
 //     the names nsys gives its files (NsysStatsCSVPath, NsysExtReport...)
 //     and the display scales (Decimals, Fixed, FormatPercent, FormatMS).
 //
-// It imports nothing of deepprof. It reads no file, aggregates nothing by
+// The types it shares with what deepprof writes (DeviceID, Range, the
+// kernel table's rows, Thresholds, Summary, Between) are declared in
+// package facts, the public data, and named here; it imports nothing else
+// of deepprof. It reads no file, aggregates nothing by
 // region and renders nothing: reading exports is packages ncu, nsys and
 // cupti's job, regions are package regions', rendering package render's.
 //
@@ -46,7 +48,8 @@
 // This is the one place that knows how deepprof names NVTX ranges: the
 // Range type (a domain and a range name), and the range path that region
 // reports write and configuration reads back (Path, ParsePath,
-// Configured). The tools' own spellings are their readers': ncu's stack
+// Configured). Path is facts.Path: the path is a region's name in what
+// deepprof writes. The tools' own spellings are their readers': ncu's stack
 // column and --nvtx-include expressions (ncu.ParseStackEntry,
 // ncu.IncludeExpr, ncu.Include), nsys's --nvtx-capture value and nvtx_sum
 // Range column (nsys.CaptureRange, nsys.ParseRange).

@@ -5,47 +5,21 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/llm-perf-opt/deepprof/facts"
 )
 
-// KernelTotals are one kernel's totals on one device: the part of a
-// kernels.json row that every reader of it (a diff, a baseline) keeps.
-type KernelTotals struct {
-	Name    string   `json:"kernel_name"`
-	Device  DeviceID `json:"device"`
-	TotalMS float64  `json:"total_ms"`
-	Calls   int64    `json:"calls"`
-}
+// The kernel table's rows are the public data's (package facts): what
+// kernels.json holds.
+type (
+	KernelTotals = facts.KernelTotals
+	KernelStats  = facts.KernelStats
+	Spread       = facts.Spread
+)
 
-// KernelStats is one row of kernels.json: a kernel's totals, its mean and, for
-// a table made with spread, how its launches vary (render.KernelsJSONRow
-// writes it with its display name and ncu's rules).
-type KernelStats struct {
-	KernelTotals
-	MeanMS float64 `json:"mean_ms"`
-	// Spread is present only for a table made with per-launch spread
-	// (KernelAggregator.KeepSpread); its fields then appear in kernels.json
-	// beside the others, and are absent otherwise.
-	*Spread
-}
-
-// Spread is how one kernel's launch durations vary.
-type Spread struct {
-	MinMS    float64 `json:"min_ms"`
-	MedianMS float64 `json:"median_ms"` // the middle launch, or the mean of the two middle ones
-	MaxMS    float64 `json:"max_ms"`
-	// StdDevMS is the sample standard deviation (n - 1 in the
-	// denominator); 0 for a single launch.
-	StdDevMS float64 `json:"stddev_ms"`
-}
-
-// KernelTable is a kernel table with what it was made from.
-type KernelTable struct {
-	Source   string        // the input's name
-	Launches int64         // launches aggregated
-	TotalMS  float64       // their summed duration
-	Count    int           // kernels before any top-N cut
-	Kernels  []KernelStats // sorted by TotalMS descending, ties by name, then device
-}
+// KernelTable is a kernel table with what it was made from (facts.KernelTable),
+// with the cuts an analysis makes of it (Top, Covering) and its Share.
+type KernelTable facts.KernelTable
 
 type kernelKey struct {
 	name   string

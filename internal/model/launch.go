@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/facts"
 )
 
 // ncu's duration metrics, in order of preference.
@@ -14,12 +16,9 @@ const (
 	SOLSection        = "GPU Speed Of Light Throughput"
 )
 
-// DeviceID is a CUDA device as the process that used it numbers it: its
-// ordinal among the devices the process saw (CUDA_VISIBLE_DEVICES applied).
-// Readers convert a tool's spelling to it at their edge.
-type DeviceID int
-
-func (d DeviceID) String() string { return strconv.Itoa(int(d)) }
+// DeviceID is a CUDA device as the process that used it numbers it
+// (facts.DeviceID).
+type DeviceID = facts.DeviceID
 
 // Launch is one profiled result: a kernel launch, or with range replay a whole
 // NVTX range (then Kernel holds the range's name as ncu writes it).

@@ -3,56 +3,17 @@ package model
 import (
 	"fmt"
 	"strings"
+
+	"github.com/llm-perf-opt/deepprof/facts"
 )
 
 // Range is one NVTX push/pop range: its domain ("" for the default domain)
-// and its name (the range's message).
-type Range struct {
-	Domain string `json:"domain"` // "" for the default domain
-	Name   string `json:"name"`
-}
+// and its name (facts.Range).
+type Range = facts.Range
 
-// String writes the range as one level of a range path: "name" in the
-// default domain, "Domain@name" in a named one, escaped as the package
-// documentation says.
-func (r Range) String() string {
-	var b strings.Builder
-	r.write(&b)
-	return b.String()
-}
-
-func (r Range) write(b *strings.Builder) {
-	if r.Domain == "" {
-		escape(b, r.Name, `\/@`)
-		return
-	}
-	escape(b, r.Domain, `\/@`)
-	b.WriteByte('@')
-	escape(b, r.Name, `\/`)
-}
-
-// escape writes s with a '\' before each byte of special.
-func escape(b *strings.Builder, s, special string) {
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(special, s[i]) >= 0 {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-}
-
-// Path writes a stack of ranges, outermost first, as region reports name it:
-// the levels (Range.String) joined by '/'. No levels give "".
-func Path(levels []Range) string {
-	var b strings.Builder
-	for i, l := range levels {
-		if i > 0 {
-			b.WriteByte('/')
-		}
-		l.write(&b)
-	}
-	return b.String()
-}
+// Path writes a stack of ranges, outermost first, as region reports name it
+// (facts.Path): the levels (Range.String) joined by '/'. No levels give "".
+func Path(levels []Range) string { return facts.Path(levels) }
 
 // ParsePath reads a range path written as Path writes it (see the package
 // documentation): "decode_all/decode_step", "LLM@decode_all/LLM@decode_step",

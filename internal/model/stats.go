@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/llm-perf-opt/deepprof/facts"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -146,20 +147,9 @@ func (s Sample) PerStep() (ms, steps float64) {
 }
 
 // Summary is what a Sample comes to: the count, mean and sample standard
-// deviation of its kept repeats, and the first repeat when the warm-up rule
-// dropped it. It is all Welch's test needs, so a baseline file keeps it
-// (these JSON names are that file's).
-type Summary struct {
-	N      int     `json:"n"` // repeats used (after a dropped warm-up)
-	MeanMS float64 `json:"mean_ms"`
-	SDMS   float64 `json:"sd_ms"` // sample standard deviation; 0 when N < 2
-	// WarmupMS is the first repeat when the warm-up rule dropped it, the
-	// sum of the dropped repeats when it dropped more than one.
-	WarmupMS *float64 `json:"warmup_ms,omitempty"`
-	// WarmupN is how many repeats the rule dropped when it dropped more
-	// than one (0 otherwise: WarmupMS alone says whether it dropped one).
-	WarmupN int `json:"warmup_n,omitempty"`
-}
+// deviation of its kept repeats, and the warm-up dropped
+// (facts.RepeatSummary).
+type Summary = facts.RepeatSummary
 
 // Summarize summarizes repeats (Sample{ms}.Summary()).
 func Summarize(ms []float64) Summary { return Sample{Repeats: ms}.Summary() }
@@ -216,11 +206,11 @@ func (s Sample) Summary() Summary {
 	return out
 }
 
-// Dropped says which repeat the warm-up rule dropped and why, for a table's
-// note ("" when none was): "first of 3 repeats, 118.675 ms, dropped: over
-// 1.5× the median of the other repeats (warm-up)". format prints a time in
-// ms as the table prints its numbers.
-func (s Summary) Dropped(format func(ms float64) string) string {
+// Dropped says which repeat the warm-up rule dropped of s and why, for a
+// table's note ("" when none was): "first of 3 repeats, 118.675 ms,
+// dropped: over 1.5× the median of the other repeats (warm-up)". format
+// prints a time in ms as the table prints its numbers.
+func Dropped(s Summary, format func(ms float64) string) string {
 	if s.WarmupMS == nil {
 		return ""
 	}
@@ -306,16 +296,9 @@ func PairedRatio(on, off []float64) (Ratio, bool) {
 		Q3: stat.Quantile(0.75, stat.LinInterp, r, nil), Pairs: len(r)}, true
 }
 
-// Between is how one figure (a stage's mean, a kernel's total) varies
-// between runs of one program, each its own process: N runs, the least
-// and the most of their values. Repeats within one process cannot see it
-// (a launch-bound stage's mean followed its host's speed by half between
-// two processes).
-type Between struct {
-	N     int     `json:"n"`
-	MinMS float64 `json:"min_ms"`
-	MaxMS float64 `json:"max_ms"`
-}
+// Between is how one figure varies between runs of one program, each its
+// own process (facts.Between).
+type Between = facts.Between
 
 // NewBetween is the spread of one figure's values, one a run.
 func NewBetween(v []float64) Between {
@@ -325,9 +308,9 @@ func NewBetween(v []float64) Between {
 	return Between{N: len(v), MinMS: RoundMS(slices.Min(v)), MaxMS: RoundMS(slices.Max(v))}
 }
 
-// Nearest is the value of the spread nearest v: v itself inside it, else
+// Nearest is the value of the spread b nearest v: v itself inside it, else
 // the edge it lies beyond.
-func (b Between) Nearest(v float64) float64 { return min(max(v, b.MinMS), b.MaxMS) }
+func Nearest(b Between, v float64) float64 { return min(max(v, b.MinMS), b.MaxMS) }
 
 // StageTimes is one stage's wall time per repeat, in ms, and its summary after
 // the warm-up rule: what a diff and a baseline compare.

@@ -100,8 +100,8 @@ func TestSummarizeWarmup(t *testing.T) {
 func TestDropped(t *testing.T) {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	s := Summarize([]float64{118.67505100000386, 11.11253199999851, 11.272524999995426})
-	assert.Equal(t, "first of 3 repeats, 118.675 ms, dropped: over 1.5× the median of the other repeats (warm-up)", s.Dropped(f))
-	assert.Empty(t, Summarize([]float64{1, 1, 1}).Dropped(f))
+	assert.Equal(t, "first of 3 repeats, 118.675 ms, dropped: over 1.5× the median of the other repeats (warm-up)", Dropped(s, f))
+	assert.Empty(t, Dropped(Summarize([]float64{1, 1, 1}), f))
 	drop, med := Sample{Repeats: []float64{118.67505100000386, 11.11253199999851, 11.272524999995426}}.Warmup()
 	assert.Equal(t, 1, drop)
 	assert.InDelta(t, 11.1925285, med, 1e-9)
@@ -157,7 +157,7 @@ func TestWarmupPerStep(t *testing.T) {
 	assert.Equal(t, 2, sum.WarmupN)
 	assert.Equal(t, 618.0+1630, *sum.WarmupMS)
 	assert.Equal(t, "first 2 of 4 repeats, 2248.000 ms in all, dropped: over 1.5× the median of the other repeats (warm-up)",
-		sum.Dropped(func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }))
+		Dropped(sum, func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }))
 
 	// A short generate at the steady speed is not a warm-up, though its
 	// wall time is far below the others'.
@@ -182,7 +182,7 @@ func TestBetween(t *testing.T) {
 		{11, 10.072020333},
 		{1, 6.471542667},
 	} {
-		assert.Equal(t, c.want, b.Nearest(c.v), "%v", c.v)
+		assert.Equal(t, c.want, Nearest(b, c.v), "%v", c.v)
 	}
 	assert.Equal(t, Between{}, NewBetween(nil))
 }

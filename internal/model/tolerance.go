@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/llm-perf-opt/deepprof/facts"
 )
 
 // Tolerances are how far a run may move from its baseline, in percent of
@@ -41,19 +43,8 @@ func DefaultTolerances() Tolerances {
 	return Tolerances{StagePct: 10, KernelPct: 10, RegionPct: 10, MFUPct: 10}
 }
 
-// Thresholds are tolerances as fractions of the baseline (0.1 for 10%), per
-// part: the share of A a change must exceed to count.
-type Thresholds struct {
-	Stage  float64 `json:"stage"`
-	Kernel float64 `json:"kernel"`
-	Region float64 `json:"region"`
-	MFU    float64 `json:"mfu"`
-	// Floor is the absolute floor of a kernel's or region's change, a
-	// fraction of A's kernel time: a change counts only beyond it too.
-	Floor float64 `json:"floor"`
-	// GateHost says a wall that moved with the host alone fails too.
-	GateHost bool `json:"gate_host"`
-}
+// Thresholds are tolerances as fractions of the baseline (facts.Thresholds).
+type Thresholds = facts.Thresholds
 
 // Thresholds converts the tolerances to fractions, defaults filled in. A
 // negative or non-finite tolerance is an error naming its key.

@@ -1,7 +1,7 @@
 package phases
 
 import (
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
@@ -508,8 +508,9 @@ func (a *Aggregator) region(s *scopeAcc, n *node, dirs map[string]string, taken 
 	if s.ns > 0 {
 		r.Share = n.incNS / s.ns
 	}
-	r.Table = n.kernels.Table(n.name)
-	for _, k := range r.Table.Top(a.cfg.TopKernels).Kernels {
+	t := n.kernels.Table(n.name)
+	r.Table = facts.KernelTable(t)
+	for _, k := range t.Top(a.cfg.TopKernels).Kernels {
 		r.Kernels = append(r.Kernels, facts.RegionKernel{Name: k.Name, Device: k.Device, TotalMS: k.TotalMS, Calls: k.Calls})
 	}
 	for i, m := range n.metrics {

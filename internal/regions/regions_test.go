@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/ncu"
 )
@@ -112,7 +112,7 @@ func TestNestingInclusiveExclusive(t *testing.T) {
 	l0 := find(t, regs, "prefill/layer0")
 	assert.Equal(t, "prefill", l0.Parent)
 	assert.Equal(t, 2, l0.Depth)
-	assert.Equal(t, []facts.RegionLevel{{Name: "prefill"}, {Name: "layer0"}}, l0.Levels)
+	assert.Equal(t, []facts.Range{{Name: "prefill"}, {Name: "layer0"}}, l0.Levels)
 	d := find(t, regs, "decode_all")
 	assert.Zero(t, d.ExclusiveMS)
 	assert.EqualValues(t, 2, d.KernelCount)

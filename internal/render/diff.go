@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
@@ -341,7 +341,7 @@ func writeWarmups(b *strings.Builder, rows []facts.DiffStage, format func(float6
 			if side.st == nil {
 				continue
 			}
-			if d := side.st.Dropped(format); d != "" {
+			if d := model.Dropped(*side.st, format); d != "" {
 				lines = append(lines, fmt.Sprintf("- %s's %s: %s.", side.run, EscapeCell(s.Name), d))
 			}
 		}

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -273,7 +273,7 @@ func RegionsDirFiles(rep *facts.RegionReport) ([]rundir.File, error) {
 	}
 	files := []rundir.File{{Rel: "report.md", Data: md.Bytes()}, {Rel: "report.json", Data: js.Bytes()}}
 	err := regionTables(rep, func(sub string, r facts.Region, s *facts.RegionScope) error {
-		t := r.Table
+		t := model.KernelTable(r.Table)
 		t.Source = rep.Source + ", region " + r.Name
 		if s != nil && sub != r.Dir {
 			t.Source += fmt.Sprintf(", process %d, device %d", s.ProcessID, s.Device)

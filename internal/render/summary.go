@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
@@ -273,7 +273,7 @@ func repeatCount(r facts.Stage) string {
 func warmups(b *strings.Builder, rows []facts.Stage) {
 	var lines []string
 	for _, r := range rows {
-		if d := r.Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
+		if d := dropped(r.StageTimes); d != "" {
 			uses := "the mean and sd use"
 			if r.TokensS > 0 {
 				uses = "the mean, sd and tokens/s use"
@@ -281,7 +281,7 @@ func warmups(b *strings.Builder, rows []facts.Stage) {
 			lines = append(lines, fmt.Sprintf("- %s: %s; %s the other %d.", EscapeCell(r.Name), d, uses, r.N))
 		}
 		if c := r.Recorded; c != nil {
-			if d := c.Dropped(func(v float64) string { return model.Fixed(v, 3) }); d != "" {
+			if d := dropped(*c); d != "" {
 				lines = append(lines, fmt.Sprintf("- %s, in the CUPTI run: %s; its mean uses the other %d.", EscapeCell(r.Name), d, c.N))
 			}
 		}
@@ -290,6 +290,13 @@ func warmups(b *strings.Builder, rows []facts.Stage) {
 		return
 	}
 	fmt.Fprintf(b, "Warm-up dropped (%s, as deepprof diff and baselines do):\n\n%s\n\n", model.WarmupRule(), strings.Join(lines, "\n"))
+}
+
+// dropped says which repeat of st the warm-up rule dropped and why
+// (model.Dropped), "" when none was.
+func dropped(st facts.StageTimes) string {
+	s := model.Summary{N: st.N, MeanMS: st.MeanMS, SDMS: st.SDMS, WarmupMS: st.WarmupMS}
+	return model.Dropped(s, func(v float64) string { return model.Fixed(v, 3) })
 }
 
 // leadingWarmups says, under the stages table, which one-repeat stages

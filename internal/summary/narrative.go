@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 
 	"github.com/llm-perf-opt/deepprof/internal/kernels"

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 )
 
 var (

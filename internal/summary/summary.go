@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llm-perf-opt/deepprof/internal/facts"
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
@@ -195,9 +195,8 @@ func (f Facts) fill(w *workload.Report) *workload.Report {
 	return &c
 }
 
-// Format is summary.json's format key: its shape's name and version,
-// changed only when a key changes meaning or goes (new keys may come).
-const Format = "deepprof-summary/1"
+// Format is summary.json's format key (facts.Format).
+const Format = facts.Format
 
 // RanksDiffer is the rule for showing a stage's times per rank: the gap
 // between the ranks' means is more than the largest of their standard

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/input"
 )
 
@@ -126,31 +127,12 @@ type RankStages struct {
 	Stages map[string][]float64
 }
 
-// Model is the model's identity, and the shapes its FLOPs per token are
-// counted from (zero when the workload does not report them).
-type Model struct {
-	Name   string `json:"name"`
-	Arch   string `json:"arch"`
-	Params int64  `json:"params"`
-	Dtype  string `json:"dtype"`
-
-	// MatmulParams counts the weights every token multiplies: each linear
-	// layer's, the output head's included even when it shares the
-	// embedding's weights. Embeddings are lookups and not counted.
-	MatmulParams int64 `json:"matmul_params,omitempty"`
-	Layers       int64 `json:"layers,omitempty"`
-	HiddenSize   int64 `json:"hidden_size,omitempty"`
-	Heads        int64 `json:"heads,omitempty"`
-	KVHeads      int64 `json:"kv_heads,omitempty"`
-	HeadDim      int64 `json:"head_dim,omitempty"`
-	VocabSize    int64 `json:"vocab_size,omitempty"`
-}
-
-// Tokens counts the prompt and generated tokens of one repeat.
-type Tokens struct {
-	Prompt    int64 `json:"prompt"`
-	Generated int64 `json:"generated"`
-}
+// Model is the model's identity and shapes (facts.Model); Tokens counts
+// the prompt and generated tokens of one repeat (facts.Tokens).
+type (
+	Model  = facts.Model
+	Tokens = facts.Tokens
+)
 
 // ReportStage holds one stage's wall time per repeat, in ms. A sub-stage (a
 // module timed inside a top-level stage, named "PARENT/RANGE") names its
@@ -176,13 +158,8 @@ type ProcessMS struct {
 	Steps     []float64 `json:"steps,omitempty"` // as ReportStage.Steps
 }
 
-// Operator is one row of the torch.profiler operator table.
-type Operator struct {
-	Name    string  `json:"name"`
-	Calls   int64   `json:"calls"`
-	TotalMS float64 `json:"total_ms"`
-	CUDAMS  float64 `json:"cuda_ms,omitempty"`
-}
+// Operator is one row of the torch.profiler operator table (facts.Operator).
+type Operator = facts.Operator
 
 var known = []string{"model", "tokens", "stages", "operators", "versions"}
 

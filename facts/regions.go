@@ -3,7 +3,7 @@
 
 package facts
 
-import "github.com/llm-perf-opt/deepprof/internal/model"
+import "strings"
 
 // Aggregation is how a metric's per-launch values become one region value.
 type Aggregation string
@@ -60,23 +60,23 @@ type RegionReport struct {
 
 // RegionScope is one (process, device) pair and its regions.
 type RegionScope struct {
-	ProcessID       int64          `json:"process_id"`
-	ProcessName     string         `json:"process_name"`
-	Device          model.DeviceID `json:"device"`
-	Launches        int64          `json:"launches"`
-	ProfiledMS      float64        `json:"profiled_ms"`
-	OutsideLaunches int64          `json:"outside_launches"`
-	OutsideMS       float64        `json:"outside_ms"`
-	Regions         []Region       `json:"regions"`
+	ProcessID       int64    `json:"process_id"`
+	ProcessName     string   `json:"process_name"`
+	Device          DeviceID `json:"device"`
+	Launches        int64    `json:"launches"`
+	ProfiledMS      float64  `json:"profiled_ms"`
+	OutsideLaunches int64    `json:"outside_launches"`
+	OutsideMS       float64  `json:"outside_ms"`
+	Regions         []Region `json:"regions"`
 }
 
 // Region is one NVTX region's totals. Regions are listed depth first, each
 // parent before its children, siblings in order of first appearance.
 type Region struct {
-	Name   string        `json:"name"` // the stack path
-	Levels []RegionLevel `json:"levels"`
-	Parent string        `json:"parent"` // the parent's Name; "" at depth 1
-	Depth  int           `json:"depth"`  // 1 for a top-level range
+	Name   string  `json:"name"` // the stack path
+	Levels []Range `json:"levels"`
+	Parent string  `json:"parent"` // the parent's Name; "" at depth 1
+	Depth  int     `json:"depth"`  // 1 for a top-level range
 	// Dir is the region's directory under ncu/regions/.
 	Dir                  string  `json:"dir"`
 	TotalMS              float64 `json:"total_ms"`     // inclusive
@@ -88,19 +88,68 @@ type Region struct {
 	Kernels []RegionKernel `json:"kernels"` // the top kernels, inclusive
 	Metrics []RegionMetric `json:"metrics"`
 	// Table is the region's whole kernel table (inclusive), for kernels.md.
-	Table model.KernelTable `json:"-"`
+	Table KernelTable `json:"-"`
 }
 
-// RegionLevel is one level of a region's stack: its domain ("" for the default
-// domain) and range name.
-type RegionLevel = model.Range
+// Range is one NVTX push/pop range, a level of a region's stack: its domain
+// ("" for the default domain) and its name (the range's message).
+type Range struct {
+	Domain string `json:"domain"` // "" for the default domain
+	Name   string `json:"name"`
+}
+
+// String writes the range as one level of a range path (Path).
+func (r Range) String() string {
+	var b strings.Builder
+	r.write(&b)
+	return b.String()
+}
+
+func (r Range) write(b *strings.Builder) {
+	if r.Domain == "" {
+		escape(b, r.Name, `\/@`)
+		return
+	}
+	escape(b, r.Domain, `\/@`)
+	b.WriteByte('@')
+	escape(b, r.Name, `\/`)
+}
+
+// escape writes s with a '\' before each byte of special.
+func escape(b *strings.Builder, s, special string) {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(special, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+}
+
+// Path writes a stack of ranges, outermost first, as a region's name (the
+// stack path): its levels joined by '/'; a level in the default domain is
+// its name, a level in a named domain is "Domain@name". Inside a level,
+// '\' escapes the next character: a '/' in a name is written `\/`, a '\'
+// is written `\\`, and an '@' in a default-domain name (or in a domain
+// name) is written `\@`, so that the default-domain range literally named
+// "LLM@decode_all" ("LLM\@decode_all") and range "decode_all" of domain
+// "LLM" ("LLM@decode_all") keep distinct names. No levels give "".
+func Path(levels []Range) string {
+	var b strings.Builder
+	for i, l := range levels {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		l.write(&b)
+	}
+	return b.String()
+}
 
 // RegionKernel is one of a region's top kernels.
 type RegionKernel struct {
-	Name    string         `json:"name"`
-	Device  model.DeviceID `json:"device"`
-	TotalMS float64        `json:"total_ms"`
-	Calls   int64          `json:"calls"`
+	Name    string   `json:"name"`
+	Device  DeviceID `json:"device"`
+	TotalMS float64  `json:"total_ms"`
+	Calls   int64    `json:"calls"`
 }
 
 // RegionMetric is one configured metric summarized over a region's launches.

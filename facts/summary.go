@@ -7,10 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/llm-perf-opt/deepprof/internal/machine"
-	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // Communication is the section "Communication": what the CUPTI timeline
@@ -28,9 +24,9 @@ type Communication struct {
 // time split between communication kernels and compute
 // (timeline.CommunicationSplit), in ms.
 type CommunicationRow struct {
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
-	Rank      *int           `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
+	ProcessID int64    `json:"process_id"`
+	Device    DeviceID `json:"device"`
+	Rank      *int     `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
 	// Phase is the NVTX region path; "" for the whole run.
 	Phase           string  `json:"phase"`
 	ComputeMS       float64 `json:"compute_ms"`
@@ -96,7 +92,7 @@ func (b BalanceRow) Label() string {
 
 // Whose names a process's device in a run of several: "process P, GPU D",
 // or "rank R, process P, GPU D" where the launcher's rank is known.
-func Whose(rank *int, pid int64, dev model.DeviceID) string {
+func Whose(rank *int, pid int64, dev DeviceID) string {
 	if rank == nil {
 		return fmt.Sprintf("process %d, GPU %d", pid, dev)
 	}
@@ -105,7 +101,7 @@ func Whose(rank *int, pid int64, dev model.DeviceID) string {
 
 // WhoseParen is Whose as the findings write it after a phase: "process P
 // (GPU D)", or "rank R (process P, GPU D)".
-func WhoseParen(rank *int, pid int64, dev model.DeviceID) string {
+func WhoseParen(rank *int, pid int64, dev DeviceID) string {
 	if rank == nil {
 		return fmt.Sprintf("process %d (GPU %d)", pid, dev)
 	}
@@ -270,7 +266,7 @@ func (k KernelRow) Shown() string {
 // Short is a kernel name cut for a sentence: its function name without
 // template arguments or parameters.
 func Short(name string) string {
-	s, _ := model.Signature(name)
+	s, _ := Signature(name)
 	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
 	s = strings.ReplaceAll(s, "<unnamed>::", "") // ncu's spelling of an anonymous namespace
 	if len(s) > 60 {
@@ -307,20 +303,20 @@ type Phases struct {
 // PhasesLeftOut is what the rows of one process's device leave out: the
 // smaller phases, or the smaller regions inside them (Nested).
 type PhasesLeftOut struct {
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
-	Rank      *int           `json:"rank,omitempty"`
-	Nested    bool           `json:"nested,omitempty"`
-	Regions   int            `json:"regions"`
-	Kernels   int64          `json:"kernels"`
-	KernelMS  float64        `json:"kernel_ms"`
+	ProcessID int64    `json:"process_id"`
+	Device    DeviceID `json:"device"`
+	Rank      *int     `json:"rank,omitempty"`
+	Nested    bool     `json:"nested,omitempty"`
+	Regions   int      `json:"regions"`
+	Kernels   int64    `json:"kernels"`
+	KernelMS  float64  `json:"kernel_ms"`
 }
 
 // PhaseRow is one phase (or the whole run) on one device of one process.
 type PhaseRow struct {
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
-	Rank      *int           `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
+	ProcessID int64    `json:"process_id"`
+	Device    DeviceID `json:"device"`
+	Rank      *int     `json:"rank,omitempty"` // as the launcher numbered it; nil when unknown
 	// Phase is the NVTX region path; "" for the whole run.
 	Phase string `json:"phase"`
 	// Nested is true for a region inside a phase ("decode_all/
@@ -441,6 +437,10 @@ type Serving struct {
 	Missing          string   `json:"missing,omitempty"`
 }
 
+// Format is summary.json's format key: its shape's name and version,
+// changed only when a key changes meaning or goes (new keys may come).
+const Format = "deepprof-summary/1"
+
 // Summary is the stakeholder summary's data: summary.json.
 type Summary struct {
 	// Format names the shape of summary.json (Format).
@@ -479,16 +479,16 @@ type Environment struct {
 	CUDA              string            `json:"cuda,omitempty"`
 	Tools             map[string]string `json:"tools,omitempty"`
 	Frameworks        map[string]string `json:"frameworks,omitempty"`
-	Model             *workload.Model   `json:"model,omitempty"`
+	Model             *Model            `json:"model,omitempty"`
 	// ModelFrom says where the model's facts come from when the program
 	// wrote no report: its framework (timeline/model.json); "" otherwise.
 	ModelFrom string `json:"model_from,omitempty"`
 	Dtype     string `json:"dtype,omitempty"`
 	// Peak is what MFU and the roofline use; nil with PeakMissing when
 	// the GPU or dtype is not in the table and the profile gives none.
-	Peak        *machine.Peak `json:"peak,omitempty"`
-	PeakMissing string        `json:"peak_missing,omitempty"`
-	Missing     string        `json:"missing,omitempty"`
+	Peak        *Peak  `json:"peak,omitempty"`
+	PeakMissing string `json:"peak_missing,omitempty"`
+	Missing     string `json:"missing,omitempty"`
 
 	// GPUsUsed names the GPUs the workload could use, in CUDA order
 	// ("GPU 1 NVIDIA H200"), and GPULinks how each pair is linked ("GPU 0
@@ -501,6 +501,39 @@ type Environment struct {
 	// levers are chosen by it.
 	Program Program `json:"program"`
 }
+
+// Model is the model's identity, as the workload reports it, and the
+// shapes its FLOPs per token are counted from (zero when the workload does
+// not report them).
+type Model struct {
+	Name   string `json:"name"`
+	Arch   string `json:"arch"`
+	Params int64  `json:"params"`
+	Dtype  string `json:"dtype"`
+
+	// MatmulParams counts the weights every token multiplies: each linear
+	// layer's, the output head's included even when it shares the
+	// embedding's weights. Embeddings are lookups and not counted.
+	MatmulParams int64 `json:"matmul_params,omitempty"`
+	Layers       int64 `json:"layers,omitempty"`
+	HiddenSize   int64 `json:"hidden_size,omitempty"`
+	Heads        int64 `json:"heads,omitempty"`
+	KVHeads      int64 `json:"kv_heads,omitempty"`
+	HeadDim      int64 `json:"head_dim,omitempty"`
+	VocabSize    int64 `json:"vocab_size,omitempty"`
+}
+
+// Peak is a GPU's dense peak throughput for one data type and its DRAM
+// bandwidth: the denominators of MFU and the roofline's roofs.
+type Peak struct {
+	TFLOPS     float64 `json:"tflops"`      // dense (no sparsity) tensor-core peak for the dtype; CUDA-core peak for fp32
+	MemoryTBps float64 `json:"memory_tbps"` // DRAM bandwidth, TB/s
+	Source     string  `json:"source"`      // where the numbers come from
+}
+
+// FLOPS and BytesPerSec are the peak in base units.
+func (p Peak) FLOPS() float64       { return p.TFLOPS * 1e12 }
+func (p Peak) BytesPerSec() float64 { return p.MemoryTBps * 1e12 }
 
 // Program is what kind of program a run profiled, from what the run holds:
 // its executables, its kernels' names and its CUDA graph launches.
@@ -531,16 +564,16 @@ const (
 	ProgramNative       ProgramKind = "native"        // a C/C++ (native) executable
 )
 
-// Stages are the workload's stage times over repeats.
 // AloneStage1 is how the summary names stage 1 as where the stages'
 // alone figures come from (Stages.AloneSource).
 const AloneStage1 = "stage 1 (the program alone, no profiler, a process of its own)"
 
+// Stages are the workload's stage times over repeats.
 type Stages struct {
-	Tokens  *workload.Tokens `json:"tokens,omitempty"`
-	Batch   int64            `json:"batch,omitempty"`
-	Rows    []Stage          `json:"rows"`
-	Missing string           `json:"missing,omitempty"`
+	Tokens  *Tokens `json:"tokens,omitempty"`
+	Batch   int64   `json:"batch,omitempty"`
+	Rows    []Stage `json:"rows"`
+	Missing string  `json:"missing,omitempty"`
 	// Source is where the wall times come from when not from the plain run
 	// of stage 1 (Inputs.WorkloadSource); FromRanges says they are the
 	// NVTX ranges' own (the program wrote no workload report).
@@ -555,6 +588,12 @@ type Stages struct {
 	AloneMissing string `json:"alone_missing,omitempty"`
 }
 
+// Tokens counts the prompt and generated tokens of one repeat.
+type Tokens struct {
+	Prompt    int64 `json:"prompt"`
+	Generated int64 `json:"generated"`
+}
+
 // Stage is one stage's wall time over repeats. Sub-stages (Parent set) are
 // inside their parent's time. MeanMS, SDMS, N and WarmupMS are package
 // model's summary of MS: the same numbers deepprof diff and baselines show
@@ -565,8 +604,8 @@ type Stages struct {
 type Stage struct {
 	Name   string `json:"name"`
 	Parent string `json:"parent,omitempty"`
-	// Phase is "prefill" or "decode" for the stages phases.* name
-	// (model.Names), "" for the others.
+	// Phase is "prefill" or "decode" for the stages the profile's
+	// phases.prefill and phases.decode name, "" for the others.
 	Phase string `json:"phase,omitempty"`
 	StageTimes
 	// Recorded is the stage in the CUPTI run's own repeats, the library
@@ -594,8 +633,9 @@ type StageTimes struct {
 	MeanMS float64   `json:"mean_ms"`
 	SDMS   float64   `json:"sd_ms"` // sample standard deviation; 0 with one repeat
 	N      int       `json:"n"`     // repeats used: all, or all but a dropped warm-up
-	// WarmupMS is the first repeat when the warm-up rule dropped it
-	// (model.WarmupRule), the dropped repeats' sum when it dropped
+	// WarmupMS is the first repeat when the warm-up rule dropped it (with
+	// 3 or more repeats, the first ones over 1.5× the median of the
+	// others, per step), the dropped repeats' sum when it dropped
 	// WarmupN of them; it is in MS, not in the mean, sd or tokens/s.
 	WarmupMS *float64 `json:"warmup_ms,omitempty"`
 	WarmupN  int      `json:"warmup_n,omitempty"`
@@ -624,22 +664,16 @@ type StageProcess struct {
 	StageTimes
 }
 
-// Dropped says which repeat the warm-up rule dropped and why
-// (model.Summary.Dropped), "" when none was.
-func (s StageTimes) Dropped(format func(ms float64) string) string {
-	return model.Summary{N: s.N, MeanMS: s.MeanMS, SDMS: s.SDMS, WarmupMS: s.WarmupMS}.Dropped(format)
-}
-
 // MFU is model FLOPs utilization by scope (model, prefill, decode).
 type MFU struct {
-	Formula     string        `json:"formula"`
-	Assumptions []string      `json:"assumptions"`
-	Rows        []MFURow      `json:"rows"`
-	Missing     string        `json:"missing,omitempty"`
-	Model       *float64      `json:"model"`
-	Prefill     *float64      `json:"prefill"`
-	Decode      *float64      `json:"decode"`
-	Peak        *machine.Peak `json:"peak,omitempty"`
+	Formula     string   `json:"formula"`
+	Assumptions []string `json:"assumptions"`
+	Rows        []MFURow `json:"rows"`
+	Missing     string   `json:"missing,omitempty"`
+	Model       *float64 `json:"model"`
+	Prefill     *float64 `json:"prefill"`
+	Decode      *float64 `json:"decode"`
+	Peak        *Peak    `json:"peak,omitempty"`
 }
 
 // MFURow is one scope's FLOPs over its measured time.
@@ -651,11 +685,19 @@ type MFURow struct {
 	MFU            float64 `json:"mfu"`
 }
 
+// Operator is one row of the torch.profiler operator table.
+type Operator struct {
+	Name    string  `json:"name"`
+	Calls   int64   `json:"calls"`
+	TotalMS float64 `json:"total_ms"`
+	CUDAMS  float64 `json:"cuda_ms,omitempty"`
+}
+
 // Operators is the workload's torch.profiler operator table.
 type Operators struct {
-	Rows    []workload.Operator `json:"rows"`
-	Dropped int                 `json:"dropped,omitempty"` // rows with no CPU time: kernels, not operators
-	Missing string              `json:"missing,omitempty"`
+	Rows    []Operator `json:"rows"`
+	Dropped int        `json:"dropped,omitempty"` // rows with no CPU time: kernels, not operators
+	Missing string     `json:"missing,omitempty"`
 	// NotMade says the table was left out by choice (the CUPTI run stood
 	// in for the stage 1 that makes it), not missing: no gap.
 	NotMade bool `json:"not_made,omitempty"`
@@ -790,7 +832,7 @@ type KernelRow struct {
 	Bound    Bound   `json:"bound"`
 	// Spread is how the kernel's launch durations vary, when the kernel
 	// table has it (a timeline's per-launch times); nil otherwise.
-	Spread *model.Spread `json:"spread,omitempty"`
+	Spread *Spread `json:"spread,omitempty"`
 	// SMPct and MemPct are the deep pass's SOL throughputs (percent of
 	// peak, duration-weighted over its launches); nil without them.
 	SMPct  *float64 `json:"sm_throughput_pct,omitempty"`
@@ -904,10 +946,10 @@ type WhatIf struct {
 
 // WhatIfRow is one phase's ladder (or one decode step's).
 type WhatIfRow struct {
-	Phase     string         `json:"phase"` // the region's path
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
-	Rank      *int           `json:"rank,omitempty"`
+	Phase     string   `json:"phase"` // the region's path
+	ProcessID int64    `json:"process_id"`
+	Device    DeviceID `json:"device"`
+	Rank      *int     `json:"rank,omitempty"`
 	// Kind is "prefill", "decode" or "decode step" (a range inside the
 	// decode phase: one step); "" for a phase of neither.
 	Kind      string  `json:"kind,omitempty"`

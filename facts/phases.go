@@ -3,8 +3,6 @@
 
 package facts
 
-import "github.com/llm-perf-opt/deepprof/internal/model"
-
 // CommunicationSplit divides a phase's busy time on one device between
 // communication kernels (NCCL collectives and the like:
 // phases.Options.Communication) and the others, compute. Each is the union of
@@ -70,8 +68,8 @@ type RankBalance struct {
 
 // Rank names a scope: one process on one device.
 type Rank struct {
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
+	ProcessID int64    `json:"process_id"`
+	Device    DeviceID `json:"device"`
 }
 
 // PhaseReport is what the timeline tells per phase, per process and device.
@@ -89,8 +87,8 @@ type PhaseReport struct {
 
 // PhaseScope is one process on one device.
 type PhaseScope struct {
-	ProcessID int64          `json:"process_id"`
-	Device    model.DeviceID `json:"device"`
+	ProcessID int64    `json:"process_id"`
+	Device    DeviceID `json:"device"`
 	// Rank is the process's global rank as its launcher numbered it
 	// ($RANK, in the record file's header); nil when the records do not say.
 	Rank *int `json:"rank,omitempty"`

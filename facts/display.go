@@ -6,8 +6,6 @@ package facts
 import (
 	"regexp"
 	"strings"
-
-	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
 // maxDisplay bounds a display name, in runes.
@@ -64,7 +62,7 @@ func firstDiffering(args [][]string, j int) int {
 // templateArgs are the top-level template arguments of a demangled name's
 // function (the first <...> before its parameter list), trimmed.
 func templateArgs(name string) []string {
-	_, s := model.Signature(name)
+	_, s := Signature(name)
 	if s == "" {
 		return nil
 	}
@@ -88,4 +86,62 @@ func templateArgs(name string) []string {
 		}
 	}
 	return out // unbalanced: what was read
+}
+
+// Signature splits a demangled kernel name into its qualified function
+// name (namespaces and classes kept; return type, template arguments and
+// parameters dropped) and its template argument list as written, brackets
+// included ("" when it has none):
+//
+//	std::enable_if<!T7, void>::type internal::gemvx::kernel<int, …>(T13) -> internal::gemvx::kernel, <int, …>
+func Signature(demangled string) (qualified, templateArgs string) {
+	s := strings.TrimSpace(demangled)
+	withArgs := trimGroup(s, '(', ')')
+	bare := trimGroup(withArgs, '<', '>')
+	templateArgs = strings.TrimSpace(withArgs[len(bare):])
+	return lastWord(bare), templateArgs
+}
+
+// lastWord is the last space-separated word of s outside brackets: a
+// qualified name without the return type before it.
+func lastWord(s string) string {
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<', '(', '[':
+			depth++
+		case '>', ')', ']':
+			depth--
+		case ' ':
+			if depth == 0 {
+				start = i + 1
+			}
+		}
+	}
+	if w := s[start:]; w != "" {
+		return w
+	}
+	return s
+}
+
+// trimGroup drops a trailing bracketed group ("(int, T2)", "<4, f<g>>") from
+// s, matching brackets from the end; s is returned unchanged when it does not
+// end with close or the brackets do not balance.
+func trimGroup(s string, open, close byte) string {
+	if !strings.HasSuffix(s, string(close)) {
+		return s
+	}
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case close:
+			depth++
+		case open:
+			depth--
+			if depth == 0 {
+				return strings.TrimSpace(s[:i])
+			}
+		}
+	}
+	return s
 }

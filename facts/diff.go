@@ -3,8 +3,6 @@
 
 package facts
 
-import "github.com/llm-perf-opt/deepprof/internal/model"
-
 // Verdict is what a row's change means.
 type Verdict string
 
@@ -18,7 +16,7 @@ const (
 	NotAvail    Verdict = "n/a"         // a side has no value
 	// Host: a stage's wall slower beyond the rule while its GPU work is
 	// unchanged and it is launch-bound: the host's doing; reported, fails
-	// only when the comparison gates the host (model.GateHost).
+	// only when the comparison gates the host (Thresholds.GateHost).
 	Host Verdict = "host"
 )
 
@@ -53,12 +51,12 @@ type DiffSide struct {
 
 // DiffResult is a comparison of run B against run A.
 type DiffResult struct {
-	A          DiffSide         `json:"a"`
-	B          DiffSide         `json:"b"`
-	Thresholds model.Thresholds `json:"thresholds"`
-	NoiseTest  string           `json:"noise_test"`
-	Alpha      float64          `json:"alpha"`
-	Rule       string           `json:"rule"` // the verdict rule in words
+	A          DiffSide   `json:"a"`
+	B          DiffSide   `json:"b"`
+	Thresholds Thresholds `json:"thresholds"`
+	NoiseTest  string     `json:"noise_test"`
+	Alpha      float64    `json:"alpha"`
+	Rule       string     `json:"rule"` // the verdict rule in words
 
 	Regression  bool     `json:"regression"`
 	Regressions []string `json:"regressions"` // one line each, plain text
@@ -92,8 +90,8 @@ type DiffChange struct {
 // DiffStage compares one stage's repeats.
 type DiffStage struct {
 	Name string         `json:"name"`
-	A    *model.Summary `json:"a"` // nil: the stage is not in A
-	B    *model.Summary `json:"b"`
+	A    *RepeatSummary `json:"a"` // nil: the stage is not in A
+	B    *RepeatSummary `json:"b"`
 	Test string         `json:"test"`        // "welch" or "threshold only"
 	P    *float64       `json:"p,omitempty"` // Welch's two-sided p-value
 	// LowPower says a side has fewer than MinPowerSamples repeats: the
@@ -116,7 +114,7 @@ type DiffStage struct {
 type InRuns struct {
 	// Between is the spread of A's figure between its runs; nil where A
 	// has none.
-	Between *model.Between `json:"between_runs,omitempty"`
+	Between *Between `json:"between_runs,omitempty"`
 	// WithinRuns says B's figure lies inside that spread, or beyond it by
 	// no more than the threshold (and floor) of its nearest edge, though
 	// it moved beyond them from A's own: noise, not a change.
@@ -170,7 +168,7 @@ type StageWork struct {
 // DiffKernel compares one kernel's totals.
 type DiffKernel struct {
 	Name   string          `json:"kernel_name"`
-	Device model.DeviceID  `json:"device"`
+	Device DeviceID        `json:"device"`
 	Status string          `json:"status"`
 	A      *DiffKernelSide `json:"a"` // nil: not in A's list
 	B      *DiffKernelSide `json:"b"`
@@ -235,4 +233,46 @@ type DiffMissing struct {
 	Run  string `json:"run,omitempty"` // "A" or "B" in a Result
 	Part string `json:"part"`
 	File string `json:"file"` // the path looked for
+}
+
+// Thresholds are the tolerances of a comparison as fractions of the
+// baseline (0.1 for 10%), per part: the share of A a change must exceed to
+// count.
+type Thresholds struct {
+	Stage  float64 `json:"stage"`
+	Kernel float64 `json:"kernel"`
+	Region float64 `json:"region"`
+	MFU    float64 `json:"mfu"`
+	// Floor is the absolute floor of a kernel's or region's change, a
+	// fraction of A's kernel time: a change counts only beyond it too.
+	Floor float64 `json:"floor"`
+	// GateHost says a wall that moved with the host alone fails too.
+	GateHost bool `json:"gate_host"`
+}
+
+// RepeatSummary is what a stage's repeats come to: the count, mean and
+// sample standard deviation of its kept repeats, and the first repeat when
+// the warm-up rule dropped it. It is all Welch's test needs, so a baseline
+// file keeps it (these JSON names are that file's).
+type RepeatSummary struct {
+	N      int     `json:"n"` // repeats used (after a dropped warm-up)
+	MeanMS float64 `json:"mean_ms"`
+	SDMS   float64 `json:"sd_ms"` // sample standard deviation; 0 when N < 2
+	// WarmupMS is the first repeat when the warm-up rule dropped it, the
+	// sum of the dropped repeats when it dropped more than one.
+	WarmupMS *float64 `json:"warmup_ms,omitempty"`
+	// WarmupN is how many repeats the rule dropped when it dropped more
+	// than one (0 otherwise: WarmupMS alone says whether it dropped one).
+	WarmupN int `json:"warmup_n,omitempty"`
+}
+
+// Between is how one figure (a stage's mean, a kernel's total) varies
+// between runs of one program, each its own process: N runs, the least
+// and the most of their values. Repeats within one process cannot see it
+// (a launch-bound stage's mean followed its host's speed by half between
+// two processes).
+type Between struct {
+	N     int     `json:"n"`
+	MinMS float64 `json:"min_ms"`
+	MaxMS float64 `json:"max_ms"`
 }
