@@ -53,16 +53,20 @@ func (s *Session) inRunEnv() ([]string, string) {
 	return env, line
 }
 
+// NoteMetricsStopped is the key of the library's note that says why it
+// measures nothing (more) in its process.
+const NoteMetricsStopped = "metrics_stopped"
+
 // measuredInRun is how many launches the library measured in tl, the
-// measuring's host time, and, when none, why (its processes' "metrics"
-// notes).
+// measuring's host time, and, when none, why (its processes'
+// NoteMetricsStopped notes).
 func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why string) {
 	var whys []string
 	for _, p := range tl.Processes {
 		n += len(p.Measured)
 		cut += time.Duration(p.CutNS())
 		for _, note := range p.Notes {
-			if note.Key == "metrics" && !strings.Contains(note.Value, "passes a launch") {
+			if note.Key == NoteMetricsStopped {
 				whys = append(whys, p.File+": "+note.Value)
 			}
 		}

@@ -5,12 +5,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/config"
+	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
+	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // inRunFake replays the recorded H200 run whose CUPTI library measured the
@@ -98,4 +101,24 @@ func TestDeepInRunNotForRanks(t *testing.T) {
 	cfg.Workload.Launcher.Kind = ""
 	cfg.NCU.DeepSource = config.DeepSourceNcu
 	assert.False(t, s.deepInRun())
+}
+
+// measuredInRun says why the library measured nothing from its
+// NoteMetricsStopped notes (a SYNTHETIC record file), and counts what it
+// measured and cut.
+func TestMeasuredInRunWhy(t *testing.T) {
+	t.Parallel()
+	read := func(body string) *timeline.Timeline {
+		b := timeline.NewBuilder()
+		require.NoError(t, b.Read(strings.NewReader(cupti.Magic+"\tpid=7\tppid=1\tcupti_api=1\tcuda_driver=1\tstart_ns=1\texe=/bin/x\n"+body), "cupti-7.tsv"))
+		tl, err := b.Build()
+		require.NoError(t, err)
+		return tl
+	}
+	n, _, why := measuredInRun(read("X\tmetrics\t14 passes a launch\nX\t" + NoteMetricsStopped + "\tstopped after 0 launches: cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES\nE\t2\t0\n"))
+	assert.Zero(t, n)
+	assert.Equal(t, "cupti-7.tsv: stopped after 0 launches: cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", why)
+	n, cut, _ := measuredInRun(read("K\t0\t0\t0\t1\t7\t2\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\nM\t2\tgpu__time_duration.sum\t40\nW\t2\t100\t600\nE\t3\t0\n"))
+	assert.Equal(t, 1, n)
+	assert.Equal(t, 460*time.Nanosecond, cut)
 }

@@ -601,8 +601,9 @@ static const char *cupti_error(CUptiResult r);
  * metric's base unit), and the host time the measuring took, from after the
  * synchronization to the end of the evaluation, one W line (the correlation
  * id, start, end): a reader cuts those windows out of the timeline. The note
- * "metrics" gives the passes a launch takes, or why nothing more is measured
- * (the first refusal ends the measuring in the process), "metric_refused" a
+ * "metrics" gives the passes a launch takes, "metrics_stopped" why nothing
+ * (more) is measured (the first refusal ends the measuring in the process),
+ * "metric_refused" a
  * metric the device does not have (left out, the others measured), and
  * "metrics_done" the launches measured. Built only where the toolkit has the
  * range profiler's headers (CUDA 12.6 and later); elsewhere the note says
@@ -653,7 +654,7 @@ static void metrics_parse(void) {
   if (!p || !*p) return;
 #ifndef DP_METRICS
   (void)env_u32;
-  note("metrics", "not measured: this toolkit has no range profiler (cupti_range_profiler.h)");
+  note("metrics_stopped", "not measured: this toolkit has no range profiler (cupti_range_profiler.h)");
 #else
   mx.env = strdup(p);
   if (!mx.env) return;
@@ -813,7 +814,7 @@ static void metrics_refused(const char *what, CUptiResult r) {
     snprintf(v, sizeof v, "stopped after %u launches: %s", mx.done, what);
   else
     snprintf(v, sizeof v, "stopped after %u launches: %s: %s", mx.done, what, cupti_error(r));
-  note("metrics", v);
+  note("metrics_stopped", v);
   atomic_store(&mx.on, 0);
 }
 
