@@ -22,8 +22,10 @@ import (
 // latency, communication, the decode's steps) reads this one decision.
 type Steady struct {
 	warm map[*timeline.Range]bool // the warm-up instances (not their insides)
-	memo map[*timeline.Range]bool // InWarmup, once per range
-	lead map[*timeline.Range]Lead // Leading
+	// measuredSteady: a stage's every steady repeat held a measurement
+	measuredSteady bool
+	memo           map[*timeline.Range]bool // InWarmup, once per range
+	lead           map[*timeline.Range]Lead // Leading
 }
 
 // Lead is the warm-up part of a range that is the one instance of its
@@ -89,7 +91,6 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 					}
 				}
 			}
-			kept = s.leaveMeasured(kept, spans, measured)
 			var sample model.Sample
 			for _, run := range kept {
 				first, last := run[0], run[len(run)-1]
@@ -100,7 +101,8 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 				}
 				sample.Steps = append(sample.Steps, float64(n))
 			}
-			if n, _ := sample.Warmup(); n > 0 {
+			n, _ := sample.Warmup()
+			if n > 0 {
 				for _, run := range kept[:n] {
 					for _, r := range run {
 						s.warm[r] = true
@@ -108,6 +110,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 				}
 				clear(s.memo) // a decision made after a lookup
 			}
+			s.leaveMeasured(kept[n:], spans, measured)
 		}
 		s.leads(p, spans, domains)
 	}
@@ -121,41 +124,41 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	return s
 }
 
-// leaveMeasured marks as warm-up the repeats (runs of instances) that hold
-// a time where deepprof's library measured a launch (at, sorted): the GPU's
-// queue was drained there and a launch replayed, so they are left out of
-// the steady state with the warm-up; it returns the others, or all of them
-// where every one holds such a time.
-func (s *Steady) leaveMeasured(kept [][]*timeline.Range, spans map[*timeline.Range]Span, at []int64) [][]*timeline.Range {
-	if len(at) == 0 {
-		return kept
+// leaveMeasured marks as warm-up the steady repeats (runs of instances,
+// after the warm-up decision) that hold a time where deepprof's library
+// measured a launch (at, sorted): the GPU's queue was drained there and a
+// launch replayed, so they are left out of the steady state with the
+// warm-up, unless every one holds such a time (then they stay, and
+// MeasuredSteady says so).
+func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.Range]Span, at []int64) {
+	if len(at) == 0 || len(steady) == 0 {
+		return
 	}
-	out := kept[:0:0]
-	for _, run := range kept {
+	var hit [][]*timeline.Range
+	for _, run := range steady {
 		from, to := spans[run[0]].Start, spans[run[len(run)-1]].End
-		i, _ := slices.BinarySearch(at, from)
-		if i < len(at) && at[i] <= to {
-			for _, r := range run {
-				s.warm[r] = true
-			}
-			clear(s.memo)
-			continue
+		if i, _ := slices.BinarySearch(at, from); i < len(at) && at[i] <= to {
+			hit = append(hit, run)
 		}
-		out = append(out, run)
 	}
-	if len(out) == 0 {
-		// every repeat holds one: they stay, as measured (the manifest
-		// says where the library measured)
-		for _, run := range kept {
-			for _, r := range run {
-				delete(s.warm, r)
-			}
+	if len(hit) == len(steady) {
+		s.measuredSteady = true
+		return
+	}
+	for _, run := range hit {
+		for _, r := range run {
+			s.warm[r] = true
 		}
+	}
+	if len(hit) > 0 {
 		clear(s.memo)
-		return kept
 	}
-	return out
 }
+
+// MeasuredSteady reports whether some stage's every steady repeat held one
+// of the library's measurements, so that they were kept in the steady
+// state, measured.
+func (s *Steady) MeasuredSteady() bool { return s != nil && s.measuredSteady }
 
 // leads finds p's ranges of domains with a warm-up part (Lead).
 func (s *Steady) leads(p *timeline.Process, spans map[*timeline.Range]Span, domains []string) {

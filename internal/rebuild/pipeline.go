@@ -177,6 +177,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	}
 	if in.tl != nil {
 		in.notes = append(in.notes, in.tl.Notices()...)
+		if in.steady.MeasuredSteady() {
+			in.notes = append(in.notes, "steady state: every steady repeat of a stage held one of the library's measurements (the GPU's queue drained, a launch replayed): they stay in its figures, measured")
+		}
 	}
 
 	in.tab, in.kerr = in.src.kernels.load(run, cfg)

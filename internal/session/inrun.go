@@ -57,13 +57,17 @@ func (s *Session) inRunEnv() ([]string, string) {
 // measures nothing (more) in its process.
 const NoteMetricsStopped = "metrics_stopped"
 
-// measuredInRun is how many launches the library measured in tl, the
-// measuring's host time, and, when none, why (its processes'
-// NoteMetricsStopped notes).
+// measuredInRun is how many launches the library measured in tl (with
+// metrics, of a kernel the records name), the measuring's host time, and,
+// when none, why (its processes' NoteMetricsStopped notes).
 func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why string) {
 	var whys []string
 	for _, p := range tl.Processes {
-		n += len(p.Measured)
+		for _, m := range p.Measured {
+			if m.Function != nil && len(m.Metrics) > 0 {
+				n++ // a launch whose metrics name a kernel
+			}
+		}
 		cut += time.Duration(p.CutNS())
 		for _, note := range p.Notes {
 			if note.Key == NoteMetricsStopped {

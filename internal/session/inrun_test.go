@@ -45,7 +45,13 @@ func TestDeepMetricsInRun(t *testing.T) {
 			run, err := s.Run(context.Background())
 			require.NoError(t, err)
 			m := run.Manifest()
-			assert.Equal(t, rundir.StatusComplete, m.Status, m.Reason)
+			// The recording's GPU queue was not drained before one of its
+			// windows: a kernel ran while the library measured, an anomaly.
+			assert.Equal(t, rundir.StatusPartial, m.Status, m.Reason)
+			assert.Contains(t, m.Reason, "anomaly")
+			assert.True(t, slices.ContainsFunc(m.Notes, func(n string) bool {
+				return strings.Contains(n, "ran while deepprof's library measured a launch")
+			}), "%q", m.Notes)
 			i := slices.IndexFunc(f.envs, func(env []string) bool { return slices.Contains(env, "DEEPPROF_PHASE=cupti") })
 			require.GreaterOrEqual(t, i, 0)
 			env := f.envs[i]
@@ -121,4 +127,19 @@ func TestMeasuredInRunWhy(t *testing.T) {
 	n, cut, _ := measuredInRun(read("K\t0\t0\t0\t1\t7\t2\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\nM\t2\tgpu__time_duration.sum\t40\nW\t2\t100\t600\nE\t3\t0\n"))
 	assert.Equal(t, 1, n)
 	assert.Equal(t, 460*time.Nanosecond, cut)
+}
+
+// A window with no metric (the evaluation refused) counts no launch: ncu's
+// pass runs, and the stop note says why.
+func TestMeasuredInRunWindowOnly(t *testing.T) {
+	t.Parallel()
+	b := timeline.NewBuilder()
+	require.NoError(t, b.Read(strings.NewReader(cupti.Magic+"\tpid=7\tppid=1\tcupti_api=1\tcuda_driver=1\tstart_ns=1\texe=/bin/x\n"+
+		"K\t0\t0\t0\t1\t7\t2\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\nW\t2\t100\t600\nX\t"+NoteMetricsStopped+"\tstopped after 0 launches: cuptiProfilerHostEvaluateToGpuValues: CUPTI_ERROR_UNKNOWN\nE\t3\t0\n"), "cupti-7.tsv"))
+	tl, err := b.Build()
+	require.NoError(t, err)
+	n, cut, why := measuredInRun(tl)
+	assert.Zero(t, n)
+	assert.Equal(t, 500*time.Nanosecond, cut)
+	assert.Contains(t, why, "cuptiProfilerHostEvaluateToGpuValues")
 }

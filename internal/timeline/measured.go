@@ -151,6 +151,7 @@ func (bp *building) measure() {
 		}
 	}
 	p.cuts = newCuts(windows)
+	p.overlapsCut(measured)
 	kept := p.Kernels[:0]
 	for _, k := range p.Kernels {
 		if m := measured[k.Correlation]; m != nil {
@@ -177,6 +178,41 @@ func (bp *building) measure() {
 	}
 	slices.SortFunc(p.Measured, func(a, b Measurement) int { return cmp.Compare(a.Correlation, b.Correlation) })
 	bp.metrics, bp.windows = nil, nil
+}
+
+// overlapsCut makes an anomaly of the kernels and copies (other than the
+// measured launches) that ran while the library measured: the GPU's queue
+// was not drained before the window, so cutting it shortens them. Times are
+// p's as read, before the cut.
+func (p *Process) overlapsCut(measured map[uint32]*Measurement) {
+	in := func(start, end int64) bool {
+		for _, w := range p.cuts.w {
+			if start < w.End && end > w.Start {
+				return true
+			}
+		}
+		return false
+	}
+	n, first := 0, 0
+	for _, k := range p.Kernels {
+		if measured[k.Correlation] == nil && in(k.Start, k.End) {
+			if n == 0 {
+				first = int(k.Line)
+			}
+			n++
+		}
+	}
+	for _, c := range p.Copies {
+		if in(c.Start, c.End) {
+			if n == 0 {
+				first = c.Line
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		p.anomaly(false, "", "%s:%d: %d kernel(s) or copies ran while deepprof's library measured a launch (the GPU's queue was not drained first): cutting the measuring out of the timeline shortens them", p.File, first, n)
+	}
 }
 
 // measuredNotice says what p's measuring took out of it, "" when nothing.

@@ -89,3 +89,13 @@ func TestCutsAt(t *testing.T) {
 	assert.Equal(t, int64(250), c.total())
 	assert.Equal(t, int64(7), cuts{}.at(7))
 }
+
+// TestMeasuredOverlap: a kernel that ran while the library measured (its
+// GPU queue not drained first) is an anomaly, since the cut shortens it.
+func TestMeasuredOverlap(t *testing.T) {
+	f := strings.Replace(measuredRecords(40), "K\t1010\t1020\t", "K\t1010\t1150\t", 1)
+	p := build(t, f).Processes[0]
+	require.Len(t, p.Anomalies, 1)
+	assert.Contains(t, p.Anomalies[0].Msg, "1 kernel(s) or copies ran while deepprof's library measured a launch")
+	assert.Equal(t, int64(1100), p.Kernels[0].End, "shortened to the window's start")
+}

@@ -622,6 +622,7 @@ static struct {
   const char *names[METRICS_MAX];
   size_t n;
   uint32_t at, budget, chosen, done, coverage;
+  int ended; /* metrics_done written */
   _Atomic uint64_t key[METRICS_SLOTS]; /* symbol hashes; 0: empty */
   _Atomic uint32_t launches[METRICS_SLOTS];
   _Atomic uint8_t state[METRICS_SLOTS];
@@ -649,6 +650,17 @@ static uint32_t env_u32(const char *key, uint32_t def) {
   return (end && *end == 0 && v <= UINT32_MAX) ? (uint32_t)v : def;
 }
 
+#ifdef DP_METRICS
+typedef CUresult (*cu_ctx_sync_fn)(void);
+typedef CUresult (*cu_stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+
+/* The driver functions the measuring calls, from libcuda itself (a program
+ * linked with the static CUDA runtime loads libcuda RTLD_LOCAL: its symbols
+ * are not global). Set once, by metrics_parse. */
+static cu_ctx_sync_fn cu_ctx_sync;
+static cu_stream_is_capturing_fn cu_stream_is_capturing;
+#endif
+
 static void metrics_parse(void) {
   const char *p = getenv("DEEPPROF_CUPTI_METRICS");
   if (!p || !*p) return;
@@ -665,6 +677,15 @@ static void metrics_parse(void) {
   mx.budget = env_u32("DEEPPROF_CUPTI_METRICS_KERNELS", 24);
   mx.coverage = env_u32("DEEPPROF_CUPTI_METRICS_COVERAGE", 85);
   if (mx.coverage > 100) mx.coverage = 100;
+  void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (cuda) {
+    cu_ctx_sync = (cu_ctx_sync_fn)dlsym(cuda, "cuCtxSynchronize");
+    cu_stream_is_capturing = (cu_stream_is_capturing_fn)dlsym(cuda, "cuStreamIsCapturing");
+  }
+  if (!cu_ctx_sync || !cu_stream_is_capturing) {
+    note("metrics_stopped", "not measured: libcuda.so.1's cuCtxSynchronize or cuStreamIsCapturing not found");
+    return;
+  }
   if (mx.n > 0 && mx.budget > 0) atomic_store(&mx.on, 1);
 #endif
 }
@@ -743,10 +764,14 @@ static int symbol_slot(uint64_t h) {
   return -1;
 }
 
+/* Whether a kernel is one of NCCL's collectives: its replay would wait for
+ * the other ranks. */
+static int collective(const char *name) { return strstr(name, "nccl") || strstr(name, "NCCL"); }
+
 /* Adds a kernel record's GPU time to its configuration's (the flusher's
- * side). */
+ * side); a collective's is not counted, so it is never chosen. */
 static void metrics_time(const char *name, const uint32_t dims[6], uint64_t start, uint64_t end) {
-  if (!name || end <= start || !atomic_load_explicit(&mx.on, memory_order_relaxed)) return;
+  if (!name || end <= start || !atomic_load_explicit(&mx.on, memory_order_relaxed) || collective(name)) return;
   int i = symbol_slot(config_hash(name, dims));
   if (i < 0) return;
   pthread_mutex_lock(&mx.tmu);
@@ -794,17 +819,13 @@ static int launches_kernel(const CUpti_CallbackData *cb) {
 }
 
 #ifdef DP_METRICS
-typedef CUresult (*cu_ctx_sync_fn)(void);
-typedef CUresult (*cu_stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
 
 /* Whether stream is being captured into a CUDA graph (or that cannot be
  * told): a launch captured does not run, and a synchronization during a
  * capture would end it. */
 static int capturing(CUstream stream) {
-  static cu_stream_is_capturing_fn is_capturing;
-  if (!is_capturing) is_capturing = (cu_stream_is_capturing_fn)dlsym(RTLD_DEFAULT, "cuStreamIsCapturing");
   CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  return !is_capturing || is_capturing(stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+  return cu_stream_is_capturing(stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 /* Stops the measuring for the rest of the process, saying why; mx.mu held. */
@@ -921,9 +942,14 @@ static int metrics_ready(CUcontext ctx) {
 /* Starts measuring the launch cb enters; 0 when it is not measured. mx.mu held. */
 static int metrics_start(const CUpti_CallbackData *cb) {
   if (mx.counter && cb->context != mx.ctx) return 0; /* one context a process */
-  static cu_ctx_sync_fn sync;
-  if (!sync) sync = (cu_ctx_sync_fn)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
-  if (sync) sync();
+  CUresult sr = cu_ctx_sync();
+  if (sr != CUDA_SUCCESS) {
+    char v[96];
+    snprintf(v, sizeof v, "stopped after %u launches: cuCtxSynchronize returned %d", mx.done, (int)sr);
+    note("metrics_stopped", v);
+    atomic_store(&mx.on, 0);
+    return 0;
+  }
   tls_window_start = now_ns();
   if (!metrics_ready(cb->context)) return 0;
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = {
@@ -1015,7 +1041,7 @@ static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   int i = symbol_slot(config_hash(cb->symbolName, dims));
   if (i < 0) return;
   atomic_fetch_add(&mx.launches[i], 1);
-  if (atomic_load(&mx.state[i]) != TARGET_WANTED || capturing(stream)) return;
+  if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || capturing(stream)) return;
   pthread_mutex_lock(&mx.mu);
   uint8_t wanted = TARGET_WANTED;
   if (!atomic_load(&mx.on) || !atomic_compare_exchange_strong(&mx.state[i], &wanted, TARGET_DONE)) {
@@ -1047,15 +1073,20 @@ static void metrics_exit(void) {
  * disabled) or the process exits. */
 static void metrics_end(int release) {
   if (!mx.env) return;
-  if (release)
-    pthread_mutex_lock(&mx.mu);
-  else if (pthread_mutex_trylock(&mx.mu) != 0)
-    return; /* a launch is being measured as the process exits */
-  if (atomic_exchange(&mx.on, 0) || mx.config) {
+  atomic_store(&mx.on, 0);
+  if (pthread_mutex_trylock(&mx.mu) != 0) {
+    /* a launch is being measured on another thread (a detach or an exit
+     * beside it, against deepprof_cupti_detach's advice): its exit
+     * callback may never come, so nothing waits for it */
+    note("metrics_stopped", "a launch was being measured when the measuring ended: the range profiler left enabled");
+    return;
+  }
+  if (!mx.ended && mx.config) {
     char v[32];
     snprintf(v, sizeof v, "%u", mx.done);
     note("metrics_done", v);
   }
+  mx.ended = 1;
   if (release) metrics_disable();
   if (release && mx.host) {
     CUpti_Profiler_Host_Deinitialize_Params hd = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
@@ -1795,7 +1826,7 @@ static void *flusher(void *arg) {
     if (!done) {
       drain_done();
       drain_rings();
-      metrics_choose();
+      if (flush) metrics_choose();
     }
     pthread_mutex_unlock(&flush_mu);
     pthread_mutex_lock(&out.mu);
@@ -1810,6 +1841,10 @@ static void *flusher(void *arg) {
  * file of its own, and the parent's buffer is not the child's to write). */
 static void after_fork_child(void) {
   pthread_mutex_init(&out.mu, NULL);
+  /* a forked child measures nothing: its parent's profiler state is not its own */
+  pthread_mutex_init(&mx.mu, NULL);
+  pthread_mutex_init(&mx.tmu, NULL);
+  atomic_store(&mx.on, 0);
   if (out.fd >= 0) close(out.fd);
   out.fd = -1;
   out.len = 0;
