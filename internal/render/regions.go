@@ -259,6 +259,11 @@ func RegionsJSON(w io.Writer, rep *facts.RegionReport) error {
 	if err := input.CheckFinite(rep); err != nil {
 		return fmt.Errorf("region report: %w", err)
 	}
+	return regionsJSON(w, rep)
+}
+
+// regionsJSON is RegionsJSON of a report already checked.
+func regionsJSON(w io.Writer, rep *facts.RegionReport) error {
 	j := newJSONStream(w)
 	head := *rep
 	head.Aggregate, head.Scopes = nil, nil
@@ -286,17 +291,17 @@ func regionsArray(j *jsonStream, regs []facts.Region, level int) error {
 // it: report.md, report.json and each region's kernel table (kernels.md,
 // kernels.json, under RegionTableDir). Region directories come from
 // model.RegionDir; each is checked again to be one local path element.
-// report.md and report.json, a region at a time, are written as they are
-// made (rundir.File.Write): with a range per iteration they are tens of
-// megabytes. What would fail their rendering (a number that is not
-// finite) is refused here, before any file is written.
+// report.md and report.json, which grow with the regions (a range per
+// iteration makes thousands), are written as they are made, a region at a
+// time (rundir.File.Write). What would fail their rendering (a number
+// that is not finite) is refused here, before any file is written.
 func RegionsDirFiles(rep *facts.RegionReport) ([]rundir.File, error) {
 	if err := input.CheckFinite(rep); err != nil {
 		return nil, fmt.Errorf("region report: %w", err)
 	}
 	files := []rundir.File{
 		{Rel: "report.md", Write: func(w io.Writer) error { return RegionsMarkdown(w, rep) }},
-		{Rel: "report.json", Write: func(w io.Writer) error { return RegionsJSON(w, rep) }},
+		{Rel: "report.json", Write: func(w io.Writer) error { return regionsJSON(w, rep) }},
 	}
 	err := regionTables(rep, func(sub string, r facts.Region, s *facts.RegionScope) error {
 		t := model.KernelTable(r.Table)
