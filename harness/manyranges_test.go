@@ -44,7 +44,9 @@ func manyRangesRun(tb testing.TB, steps int) string {
 // the largest by kernel time, the rest summed in phases.json and said in
 // the stakeholder summary; every range stays in the region report. Before,
 // each of 20,000 ranges was a row of phases.json, summary.json and the
-// summary's table.
+// summary's table. The summary's Per-Region Breakdown lists the
+// render.MaxRegionRows largest regions and says what it leaves out;
+// summary.json keeps every region.
 func TestRangePerIteration(t *testing.T) {
 	t.Parallel()
 	dir := manyRangesRun(t, 250)
@@ -73,6 +75,13 @@ func TestRangePerIteration(t *testing.T) {
 	md := readFile(t, filepath.Join(dir, rundir.StakeholderSummary))
 	assert.Contains(t, md, "Left out of the table: the 150 smaller regions inside the phases, ")
 	assert.Contains(t, md, "(600 launches) in all; ncu/regions/report.md lists every region.")
+	// the Per-Region Breakdown: its MaxRegionRows largest regions
+	assert.Contains(t, md, "Left out of the table: the 153 smaller regions, ")
+	assert.Contains(t, md, "(612 launches) in all, each counted once where they nest; ncu/regions/report.md and summary.json list every region.")
+	assert.Contains(t, readFile(t, filepath.Join(dir, rundir.ReportHTML)), "Left out of the table: the 153 smaller regions, ")
+	var sum facts.Summary
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, rundir.SummaryJSON))), &sum))
+	assert.Len(t, sum.Regions.Rows, 253, "summary.json lists every region")
 	regions := readFile(t, filepath.Join(dir, rundir.RegionsMD))
 	assert.Contains(t, regions, "decode\\_step 0 ")
 	assert.Contains(t, regions, "decode\\_step 249 ")

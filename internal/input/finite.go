@@ -15,6 +15,7 @@ import (
 type NonFiniteError struct {
 	Path  string // JSON path, "" for the value itself
 	Value float64
+	steps []string
 }
 
 func (e *NonFiniteError) Error() string {
@@ -27,36 +28,47 @@ func (e *NonFiniteError) Error() string {
 // CheckFinite returns a *NonFiniteError for the first number of v (in field, then index,
 // then sorted key order) that is NaN or infinite, or nil. It follows what
 // encoding/json writes: exported fields under their json names, fields
-// tagged "-" left out, embedded structs inline.
+// tagged "-" left out, embedded structs inline. The path is made only for
+// the number found: a value of many rows is checked without allocating.
 func CheckFinite(v any) error {
-	return walk(reflect.ValueOf(v), "")
+	if e := walk(reflect.ValueOf(v)); e != nil {
+		// its steps, innermost first
+		var b strings.Builder
+		for i := len(e.steps) - 1; i >= 0; i-- {
+			b.WriteString(e.steps[i])
+		}
+		e.Path = strings.TrimPrefix(b.String(), ".")
+		e.steps = nil
+		return e
+	}
+	return nil
 }
 
-func walk(v reflect.Value, path string) error {
+func walk(v reflect.Value) *NonFiniteError {
 	switch v.Kind() {
 	case reflect.Float32, reflect.Float64:
 		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return &NonFiniteError{Path: path, Value: f}
+			return &NonFiniteError{Value: f}
 		}
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			return walk(v.Elem(), path)
+			return walk(v.Elem())
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return nil // bytes: encoded as a string
 		}
 		for i := 0; i < v.Len(); i++ {
-			if err := walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
+			if e := walk(v.Index(i)); e != nil {
+				return e.in(fmt.Sprintf("[%d]", i))
 			}
 		}
 	case reflect.Map:
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
 		for _, k := range keys {
-			if err := walk(v.MapIndex(k), join(path, fmt.Sprint(k))); err != nil {
-				return err
+			if e := walk(v.MapIndex(k)); e != nil {
+				return e.in("." + fmt.Sprint(k))
 			}
 		}
 	case reflect.Struct:
@@ -70,25 +82,26 @@ func walk(v reflect.Value, path string) error {
 			if tag == "-" {
 				continue
 			}
+			e := walk(v.Field(i))
+			if e == nil {
+				continue
+			}
 			name, _, _ := strings.Cut(tag, ",")
-			p := path
 			switch {
 			case name != "":
-				p = join(path, name)
+				return e.in("." + name)
 			case !f.Anonymous:
-				p = join(path, f.Name)
+				return e.in("." + f.Name)
 			}
-			if err := walk(v.Field(i), p); err != nil {
-				return err
-			}
+			return e
 		}
 	}
 	return nil
 }
 
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
+// in adds step, the way into the value where the number was found, to
+// its path (built innermost first).
+func (e *NonFiniteError) in(step string) *NonFiniteError {
+	e.steps = append(e.steps, step)
+	return e
 }

@@ -80,6 +80,18 @@ func (a *KernelAggregator) Add(source string, l *Launch) error {
 	return nil
 }
 
+// Clone is a copy of a that counts on apart from it.
+func (a *KernelAggregator) Clone() *KernelAggregator {
+	c := *a
+	c.m = make(map[kernelKey]*kernelAcc, len(a.m))
+	for k, e := range a.m {
+		ec := *e
+		ec.durs = slices.Clone(e.durs)
+		c.m[k] = &ec
+	}
+	return &c
+}
+
 // Table returns every kernel, sorted.
 func (a *KernelAggregator) Table(source string) KernelTable {
 	recs := make([]KernelStats, 0, len(a.m))

@@ -154,7 +154,9 @@ type busy struct {
 // busyOf merges the kernels idx of ks (one device's, in start order) into
 // busy stretches: every one, or those keep keeps when it is not nil.
 func busyOf(ks []timeline.KernelExecution, idx []int32, keep func(*timeline.KernelExecution) bool) []busy {
-	var bs []busy
+	// one stretch a kernel at most: kernels one after another, the usual
+	// case, make as many
+	bs := make([]busy, 0, len(idx))
 	for _, i := range idx {
 		k := &ks[i]
 		if keep != nil && !keep(k) {
@@ -409,13 +411,54 @@ const MaxPhases = 100
 // Of summarizes the phases of tl, every process on every device it used:
 // the whole run, and each NVTX region at opt.Depth (MaxPhases of them).
 func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
-	rep := of(tl, opt)
+	rep := of(tl, opt, 0)
 	for i := range rep.Scopes {
 		sc := &rep.Scopes[i]
 		sc.Phases, sc.PhasesLeftOut = largest(sc.Phases)
-		sc.Nested, sc.NestedLeftOut = largest(sc.Nested)
+		var more *facts.LeftOut
+		sc.Nested, more = largest(sc.Nested)
+		sc.NestedLeftOut = plusLeftOut(sc.NestedLeftOut, more)
 	}
 	return rep
+}
+
+// plusLeftOut is what a and b leave out together (nil: neither leaves out
+// any).
+func plusLeftOut(a, b *facts.LeftOut) *facts.LeftOut {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return &facts.LeftOut{Regions: a.Regions + b.Regions, Kernels: a.Kernels + b.Kernels, KernelNS: a.KernelNS + b.KernelNS}
+}
+
+// largestAccs is, of accs (in their order), the keep largest by kernel
+// time (ties: the earlier), in their order, and the sum of the rest (nil:
+// none): largest's choice, made before the phases are finished, so that
+// those left out are never finished.
+func largestAccs(accs []*phaseAcc, keep int) ([]*phaseAcc, *facts.LeftOut) {
+	if len(accs) <= keep {
+		return accs, nil
+	}
+	idx := make([]int, len(accs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(accs[b].p.KernelNS, accs[a].p.KernelNS) })
+	slices.Sort(idx[:keep])
+	kept := make([]*phaseAcc, 0, keep)
+	for _, i := range idx[:keep] {
+		kept = append(kept, accs[i])
+	}
+	out := &facts.LeftOut{}
+	for _, i := range idx[keep:] {
+		out.Regions++
+		out.Kernels += accs[i].p.Kernels
+		out.KernelNS += accs[i].p.KernelNS
+	}
+	return kept, out
 }
 
 // largest is ps's MaxPhases largest by kernel time (ties: the earlier),
@@ -443,7 +486,13 @@ func largest(ps []facts.Phase) ([]facts.Phase, *facts.LeftOut) {
 	return kept, out
 }
 
-func of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
+// of is every phase of tl at opt.Depth, with the nested regions below them
+// (Options.NestedDepth). keep, when not 0, is how many phases of each
+// scope are finished, the largest by kernel time; the rest are summed in
+// the scope's PhasesLeftOut. The nested regions are found with keep
+// MaxPhases: the largest MaxPhases of all depths together (Of) are among
+// the largest MaxPhases of their own depth.
+func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 	top := opt.TopGaps
 	if top <= 0 {
 		top = DefaultTopGaps
@@ -567,7 +616,11 @@ func of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 			if r, ok := p.Header.Rank(); ok {
 				sc.Rank = &r
 			}
-			for _, pa := range a.order {
+			order := a.order
+			if keep > 0 {
+				order, sc.PhasesLeftOut = largestAccs(order, keep)
+			}
+			for _, pa := range order {
 				sc.Phases = append(sc.Phases, pa.finish(db, origin))
 			}
 			rep.Scopes = append(rep.Scopes, sc)
@@ -581,11 +634,12 @@ func of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
 		}
 	}
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady})
+		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases)
 		for _, ss := range sub.Scopes {
 			for i := range rep.Scopes {
 				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {
 					sc.Nested = append(sc.Nested, ss.Phases...)
+					sc.NestedLeftOut = plusLeftOut(sc.NestedLeftOut, ss.PhasesLeftOut)
 				}
 			}
 		}

@@ -111,8 +111,8 @@ type inputs struct {
 	tl         *timeline.Timeline
 	tlErr      error
 	steady     *phases.Steady
-	// phases waits for the timeline's phases, begun as soon as the
-	// warm-up decision is made (startPhases); nil without a timeline.
+	// phases waits for the timeline's phases, begun once the regions are
+	// read (startPhases); nil without a timeline.
 	phases func() *facts.PhaseReport
 
 	tab      *model.KernelTable
@@ -157,9 +157,6 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		if in.tlErr == nil {
 			in.steady = cfg.steady(in.tl)
 		}
-		if in.tl != nil {
-			in.phases = startPhases(in.tl, cfg, in.steady)
-		}
 		// The independent check's figures of the CUPTI run, where it ran.
 		if run.Exists(rundir.OracleJSON) {
 			in.oracle, in.oracleErr = rundir.ParsePlain(run, rundir.OracleJSON, workload.ReadFigures)
@@ -193,6 +190,12 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	in.reg, in.rerr = in.src.regions.load(run, cfg)
 	if in.rerr != nil && in.src.regions.ok {
 		in.errs = append(in.errs, in.rerr)
+	}
+	if in.tl != nil {
+		// Begun once the regions are read, not beside them: each holds
+		// a working set that grows with the run's ranges, and the
+		// rebuild's peak is then the larger of the two, not their sum.
+		in.phases = startPhases(in.tl, cfg, in.steady)
 	}
 	if in.cupti && in.tlErr != nil {
 		in.errs = append(in.errs, in.tlErr)

@@ -92,6 +92,12 @@ type Aggregator struct {
 
 	scopes map[scopeKey]*scopeAcc
 	agg    *scopeAcc
+	// aggTree says the aggregate has a tree of regions of its own: once a
+	// second scope is met, with the aggregate on. Until then the one
+	// scope's tree is the aggregate's (the same launches added in the same
+	// order make the same sums), and the report lists its regions once,
+	// for both.
+	aggTree bool
 
 	launches, selected int64
 	ns                 float64
@@ -222,6 +228,12 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 	sk := scopeKey{l.ProcessID, dev}
 	sc := a.scopes[sk]
 	if sc == nil {
+		if len(a.scopes) == 1 && a.cfg.Aggregate {
+			// the aggregate's tree, the first scope's until now, apart
+			for _, first := range a.scopes {
+				a.agg.root, a.aggTree = first.root.clone(nil), true
+			}
+		}
 		sc = newScope(sk)
 		sc.procName = l.ProcessName
 		a.scopes[sk] = sc
@@ -231,6 +243,13 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 		s.launches++
 		s.ns += ns
 	}
+	// the trees the launch is counted in: its scope's, and the
+	// aggregate's where it has one of its own
+	trees := [2]*scopeAcc{sc, a.agg}
+	nt := 1
+	if a.aggTree {
+		nt = 2
+	}
 	if len(levels) > 0 {
 		a.inRange++
 	}
@@ -238,7 +257,7 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 		a.filteredN++
 		a.filteredNS += ns
 		// The regions are still met: create them, count nothing.
-		for _, s := range []*scopeAcc{sc, a.agg} {
+		for _, s := range trees[:nt] {
 			cur := s.root
 			for _, lv := range levels {
 				cur = cur.child(lv, len(a.specs))
@@ -260,7 +279,7 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 	if err := a.metricSums(source, l, ns); err != nil {
 		return err
 	}
-	for _, s := range []*scopeAcc{sc, a.agg} {
+	for _, s := range trees[:nt] {
 		cur := s.root
 		for _, lv := range levels {
 			cur = cur.child(lv, len(a.specs))
@@ -376,6 +395,25 @@ func (m *metricAcc) value() (float64, facts.Aggregation) {
 	return m.sum / float64(max(m.n, 1)), agg
 }
 
+// clone is a copy of the tree under n, itself included, that counts on
+// apart from it, with parent as its parent.
+func (n *node) clone(parent *node) *node {
+	c := *n
+	c.parent = parent
+	c.metrics = slices.Clone(n.metrics)
+	if n.kernels != nil {
+		c.kernels = n.kernels.Clone()
+	}
+	c.byLevel = make(map[model.Range]*node, len(n.byLevel))
+	c.children = make([]*node, len(n.children))
+	for i, ch := range n.children {
+		cc := ch.clone(&c)
+		c.children[i] = cc
+		c.byLevel[ch.level] = cc
+	}
+	return &c
+}
+
 func (n *node) child(lv model.Range, nspecs int) *node {
 	c := n.byLevel[lv]
 	if c == nil {
@@ -399,7 +437,9 @@ func (n *node) child(lv model.Range, nspecs int) *node {
 // used to match the same region across scopes (directory names).
 func levelKey(lv model.Range) string { return lv.Domain + "\x00" + lv.Name }
 
-// Report returns the regions found so far.
+// Report returns the regions found so far. With the aggregate on and one
+// scope, the scope's Regions are the Aggregate slice itself (the same
+// regions, held once): read them, do not change them.
 func (a *Aggregator) Report(source string) *facts.RegionReport {
 	rep := &facts.RegionReport{
 		Source: source, Launches: a.launches, ProfiledMS: a.ns / 1e6, Selected: a.selected,
@@ -425,8 +465,17 @@ func (a *Aggregator) Report(source string) *facts.RegionReport {
 	a.regionNames, a.regionSeen = nil, map[string]bool{}
 	dirs := map[string]string{}
 	taken := map[string]bool{}
+	shared := a.cfg.Aggregate && !a.aggTree // one scope at most: its tree is the aggregate's
 	if a.cfg.Aggregate {
-		rep.Aggregate = a.regions(a.agg, dirs, taken)
+		agg := a.agg
+		if shared && len(a.scopes) == 1 {
+			c := *a.agg
+			for _, s := range a.scopes {
+				c.root = s.root
+			}
+			agg = &c
+		}
+		rep.Aggregate = a.regions(agg, dirs, taken)
 	}
 	keys := make([]scopeKey, 0, len(a.scopes))
 	for k := range a.scopes {
@@ -435,9 +484,13 @@ func (a *Aggregator) Report(source string) *facts.RegionReport {
 	sortScopes(keys)
 	for _, k := range keys {
 		s := a.scopes[k]
+		regs := rep.Aggregate // the one scope's regions, held once
+		if !shared {
+			regs = a.regions(s, dirs, taken)
+		}
 		rep.Scopes = append(rep.Scopes, facts.RegionScope{ProcessID: k.pid, ProcessName: s.procName, Device: k.device,
 			Launches: s.launches, ProfiledMS: s.ns / 1e6, OutsideLaunches: s.outN, OutsideMS: s.outNS / 1e6,
-			Regions: a.regions(s, dirs, taken)})
+			Regions: regs})
 	}
 	rep.Notes = a.notes()
 	return rep

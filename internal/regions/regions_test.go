@@ -502,3 +502,45 @@ func TestUnmatchedHiddenRunes(t *testing.T) {
 	_, err = a.Finish("f.csv")
 	require.EqualError(t, err, `f.csv: region include pattern "nothing" matched no region (regions: rev\u202eersed\u0000)`)
 }
+
+// TestAggregateOfOneScope: with one scope, the aggregate is that scope's
+// regions, held once; once a second scope is met, the aggregate counts
+// apart from the first scope, its regions the sums over both, metrics and
+// kernel tables included, the first scope's its own.
+func TestAggregateOfOneScope(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Groups = []Group{{Name: "g", Metrics: []MetricSpec{{Label: "pct", Raw: "sm__throughput.avg.pct_of_peak_sustained_elapsed"}}}}
+	pct := func(l *model.Launch, v string) *model.Launch {
+		return metric(l, "sm__throughput.avg.pct_of_peak_sustained_elapsed", v, "%")
+	}
+	first := []*model.Launch{
+		pct(launch(1, "0", "a", 100, "decode", "step"), "10"),
+		pct(launch(1, "0", "b", 300, "decode"), "50"),
+		launch(1, "0", "a", 50),
+	}
+	one := build(t, cfg, first...)
+	require.Len(t, one.Scopes, 1)
+	assert.Equal(t, one.Aggregate, one.Scopes[0].Regions)
+	assert.Same(t, &one.Aggregate[0], &one.Scopes[0].Regions[0], "held once")
+
+	second := []*model.Launch{
+		pct(launch(2, "0", "a", 200, "decode", "step"), "40"),
+		launch(1, "0", "c", 400, "decode", "step"),
+	}
+	two := build(t, cfg, append(first, second...)...)
+	require.Len(t, two.Scopes, 2)
+	agg, own := find(t, two.Aggregate, "decode/step"), find(t, two.Scopes[0].Regions, "decode/step")
+	assert.InDelta(t, 700e-6, agg.TotalMS, 1e-15)
+	assert.EqualValues(t, 3, agg.KernelCount)
+	assert.InDelta(t, 700.0/1050, agg.Share, 1e-12)
+	assert.InDelta(t, (10*100+40*200)/300.0, agg.Metrics[0].Value, 1e-12)
+	assert.Equal(t, []facts.RegionKernel{{Name: "c", TotalMS: 400e-6, Calls: 1}, {Name: "a", TotalMS: 300e-6, Calls: 2}}, agg.Kernels)
+	assert.Equal(t, 2, agg.Table.Count)
+	assert.InDelta(t, 500e-6, own.TotalMS, 1e-15, "the first scope's own")
+	assert.EqualValues(t, 2, own.KernelCount)
+	assert.InDelta(t, 10, own.Metrics[0].Value, 1e-12)
+	assert.Equal(t, []facts.RegionKernel{{Name: "c", TotalMS: 400e-6, Calls: 1}, {Name: "a", TotalMS: 100e-6, Calls: 1}}, own.Kernels)
+	assert.InDelta(t, 800e-6, find(t, two.Scopes[0].Regions, "decode").TotalMS, 1e-15)
+	assert.InDelta(t, 200e-6, find(t, two.Scopes[1].Regions, "decode/step").TotalMS, 1e-15)
+	assert.Equal(t, agg.Dir, own.Dir)
+}

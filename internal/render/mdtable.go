@@ -1,6 +1,7 @@
 package render
 
 import (
+	"io"
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
@@ -68,17 +69,40 @@ type Table struct {
 // String writes the table. Cells must already be escaped.
 func (t Table) String() string {
 	var b strings.Builder
-	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
+	t.write(&b)
+	return b.String()
+}
+
+// write writes the table to w.
+func (t Table) write(w io.StringWriter) {
+	t.writeHeader(w)
+	for _, r := range t.Rows {
+		writeRow(w, r)
+	}
+}
+
+// writeHeader writes the table's header and alignment lines, which its
+// rows follow (writeRow): a table of many rows is written a row at a time.
+func (t Table) writeHeader(w io.StringWriter) {
+	w.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
 	for i := range t.Header {
 		if i < len(t.Right) && t.Right[i] {
-			b.WriteString("---:|")
+			w.WriteString("---:|")
 		} else {
-			b.WriteString("---|")
+			w.WriteString("---|")
 		}
 	}
-	b.WriteByte('\n')
-	for _, r := range t.Rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	w.WriteString("\n")
+}
+
+// writeRow writes one row of a table, its cells already escaped.
+func writeRow(w io.StringWriter, cells []string) {
+	w.WriteString("| ")
+	for i, c := range cells {
+		if i > 0 {
+			w.WriteString(" | ")
+		}
+		w.WriteString(c)
 	}
-	return b.String()
+	w.WriteString(" |\n")
 }

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -45,7 +47,10 @@ func TestRegionTablesCapped(t *testing.T) {
 	for i, f := range files {
 		assert.Equal(t, paths[i], f.Rel)
 	}
-	md := string(files[0].Data)
+	var b bytes.Buffer
+	_, err = files[0].WriteTo(&b)
+	require.NoError(t, err)
+	md := b.String()
 	assert.Equal(t, MaxRegionTables, strings.Count(md, "Kernel table: ["))
 	assert.Equal(t, 250-MaxRegionTables, strings.Count(md, "No kernel table of its own"))
 	assert.Contains(t, md, "decode\\_step 249")
@@ -73,6 +78,11 @@ func BenchmarkRegions20000(b *testing.B) {
 		files, err := RegionsDirFiles(rep)
 		if err != nil || len(files) != 2+2*MaxRegionTables {
 			b.Fatal(err, len(files))
+		}
+		for _, f := range files {
+			if _, err := f.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

@@ -1,9 +1,9 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/llm-perf-opt/deepprof/facts"
+	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
@@ -35,14 +36,14 @@ func RegionsMarkdownAlone(w io.Writer, rep *facts.RegionReport) error {
 	return regionsMarkdown(w, rep, false)
 }
 
-// regionsMarkdown writes the report; links says whether each region links
-// to its kernel table's file.
+// regionsMarkdown writes the report as it is made, a region at a time;
+// links says whether each region links to its kernel table's file.
 func regionsMarkdown(w io.Writer, rep *facts.RegionReport, links bool) error {
-	var b strings.Builder
+	b := bufio.NewWriterSize(w, 64<<10)
 	if rep.Sample != "" {
 		// The first line says it: these are not the run's totals.
 		b.WriteString("# NVTX regions of a sample of launches, not the run's totals\n\n")
-		fmt.Fprintf(&b, "**A sample**: %s.\n\n", EscapeCell(rep.Sample))
+		fmt.Fprintf(b, "**A sample**: %s.\n\n", EscapeCell(rep.Sample))
 	} else {
 		b.WriteString("# NVTX regions\n\n")
 	}
@@ -52,13 +53,13 @@ func regionsMarkdown(w io.Writer, rep *facts.RegionReport, links bool) error {
 	} else if rep.Results == facts.ResultsMixed {
 		what = plural(rep.Launches, "result", "results") + " (kernel launches and whole ranges)"
 	}
-	fmt.Fprintf(&b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source), what, model.Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
+	fmt.Fprintf(b, "%s: %s, %s ms of GPU time, in %s (process, device).", EscapeCell(rep.Source), what, model.Fixed(rep.ProfiledMS, 3), plural(int64(len(rep.Scopes)), "scope", "scopes"))
 	if rep.RegionProfiling {
-		fmt.Fprintf(&b, " %s (%s ms) outside every NVTX range belong to no region.",
+		fmt.Fprintf(b, " %s (%s ms) outside every NVTX range belong to no region.",
 			plural(rep.OutsideLaunches, "selected launch", "selected launches"), model.Fixed(rep.OutsideMS, 3))
 		b.WriteString(" A region is an NVTX push/pop stack path; its total includes its nested regions, and exclusive values count only launches whose stack ends at it.")
 		if len(rep.MetricGroups) > 0 {
-			fmt.Fprintf(&b, " Metric groups: %s.", EscapeCell(strings.Join(rep.MetricGroups, ", ")))
+			fmt.Fprintf(b, " Metric groups: %s.", EscapeCell(strings.Join(rep.MetricGroups, ", ")))
 		}
 	}
 	b.WriteString("\n\n")
@@ -81,26 +82,25 @@ func regionsMarkdown(w io.Writer, rep *facts.RegionReport, links bool) error {
 		// The sum over one scope is that scope: say so rather than repeat it.
 		b.WriteString("## All scopes\n\nOne scope: its regions below are the aggregate.\n\n")
 	default:
-		fmt.Fprintf(&b, "## All scopes\n\nRegions summed across %d scopes; %s ms profiled in all.\n\n",
+		fmt.Fprintf(b, "## All scopes\n\nRegions summed across %d scopes; %s ms profiled in all.\n\n",
 			len(rep.Scopes), model.Fixed(rep.ProfiledMS, 3))
-		writeScope(&b, rep, rep.Aggregate, nil, links)
+		writeScope(b, rep, rep.Aggregate, nil, links)
 	}
 	for i := range rep.Scopes {
 		s := &rep.Scopes[i]
-		fmt.Fprintf(&b, "## Process %d", s.ProcessID)
+		fmt.Fprintf(b, "## Process %d", s.ProcessID)
 		if s.ProcessName != "" {
-			fmt.Fprintf(&b, " (%s)", EscapeCell(s.ProcessName))
+			fmt.Fprintf(b, " (%s)", EscapeCell(s.ProcessName))
 		}
-		fmt.Fprintf(&b, ", device %d\n\n", s.Device)
-		fmt.Fprintf(&b, "%s, %s ms profiled; %s (%s ms) outside every NVTX range.\n\n",
+		fmt.Fprintf(b, ", device %d\n\n", s.Device)
+		fmt.Fprintf(b, "%s, %s ms profiled; %s (%s ms) outside every NVTX range.\n\n",
 			plural(s.Launches, "launch", "launches"), model.Fixed(s.ProfiledMS, 3), plural(s.OutsideLaunches, "selected launch", "selected launches"), model.Fixed(s.OutsideMS, 3))
-		writeScope(&b, rep, s.Regions, s, links)
+		writeScope(b, rep, s.Regions, s, links)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
-func writeScope(b *strings.Builder, rep *facts.RegionReport, regs []facts.Region, s *facts.RegionScope, links bool) {
+func writeScope(b *bufio.Writer, rep *facts.RegionReport, regs []facts.Region, s *facts.RegionScope, links bool) {
 	if len(regs) == 0 {
 		b.WriteString("No NVTX regions: no region profiling took place in this scope.\n\n")
 		return
@@ -114,10 +114,10 @@ func writeScope(b *strings.Builder, rep *facts.RegionReport, regs []facts.Region
 		Header: []string{"region", "depth", "total_ms", "share", "launches", "exclusive_ms", "exclusive_launches"},
 		Right:  []bool{false, true, true, true, true, true, true},
 	}
+	tab.writeHeader(b)
 	for _, r := range regs {
-		tab.Rows = append(tab.Rows, []string{regionName(r.Name), strconv.Itoa(r.Depth), model.Fixed(r.TotalMS, d), model.FormatPercent(r.Share), strconv.FormatInt(r.KernelCount, 10), model.Fixed(r.ExclusiveMS, d), strconv.FormatInt(r.ExclusiveKernelCount, 10)})
+		writeRow(b, []string{regionName(r.Name), strconv.Itoa(r.Depth), model.Fixed(r.TotalMS, d), model.FormatPercent(r.Share), strconv.FormatInt(r.KernelCount, 10), model.Fixed(r.ExclusiveMS, d), strconv.FormatInt(r.ExclusiveKernelCount, 10)})
 	}
-	b.WriteString(tab.String())
 	b.WriteString("\n")
 	keep := tabled(regs)
 	for _, r := range regs {
@@ -125,7 +125,7 @@ func writeScope(b *strings.Builder, rep *facts.RegionReport, regs []facts.Region
 	}
 }
 
-func writeRegion(b *strings.Builder, rep *facts.RegionReport, r facts.Region, s *facts.RegionScope, d int, links, hasTable bool) {
+func writeRegion(b *bufio.Writer, rep *facts.RegionReport, r facts.Region, s *facts.RegionScope, d int, links, hasTable bool) {
 	level := min(2+r.Depth, 6)
 	fmt.Fprintf(b, "%s %s\n\n", strings.Repeat("#", level), regionName(r.Name))
 	if r.Parent != "" {
@@ -171,7 +171,7 @@ func writeRegion(b *strings.Builder, rep *facts.RegionReport, r facts.Region, s 
 		} else {
 			b.WriteString("Kernels:\n\n")
 		}
-		b.WriteString(tab.String())
+		tab.write(b)
 		b.WriteString("\n")
 	}
 	if len(r.Metrics) > 0 {
@@ -187,7 +187,7 @@ func writeRegion(b *strings.Builder, rep *facts.RegionReport, r facts.Region, s 
 				strconv.FormatInt(m.Launches, 10)})
 		}
 		b.WriteString("Metrics:\n\n")
-		b.WriteString(tab.String())
+		tab.write(b)
 		b.WriteString("\n")
 	}
 }
@@ -251,27 +251,58 @@ func ScopeDir(s *facts.RegionScope) string {
 	return fmt.Sprintf("process-%d-device-%d", s.ProcessID, s.Device)
 }
 
-// RegionsJSON writes ncu/regions/report.json.
+// RegionsJSON writes ncu/regions/report.json (json.Encoder's bytes, with
+// a two-space indent and no HTML escaping) as it is made, a region at a
+// time. A number that is not finite is refused, naming it, before
+// anything is written.
 func RegionsJSON(w io.Writer, rep *facts.RegionReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(rep)
+	if err := input.CheckFinite(rep); err != nil {
+		return fmt.Errorf("region report: %w", err)
+	}
+	return regionsJSON(w, rep)
+}
+
+// regionsJSON is RegionsJSON of a report already checked.
+func regionsJSON(w io.Writer, rep *facts.RegionReport) error {
+	j := newJSONStream(w)
+	head := *rep
+	head.Aggregate, head.Scopes = nil, nil
+	err := j.object(&head, 0,
+		field{"aggregate", func() error { return regionsArray(j, rep.Aggregate, 1) }},
+		field{"scopes", func() error {
+			return j.array(len(rep.Scopes), rep.Scopes == nil, 1, func(i int) error {
+				s := rep.Scopes[i]
+				s.Regions = nil
+				return j.object(&s, 2, field{"regions", func() error { return regionsArray(j, rep.Scopes[i].Regions, 3) }})
+			})
+		}})
+	if err != nil {
+		return err
+	}
+	return j.end()
+}
+
+// regionsArray writes regs, an array held at nesting level.
+func regionsArray(j *jsonStream, regs []facts.Region, level int) error {
+	return j.array(len(regs), regs == nil, level, func(i int) error { return j.value(&regs[i], level+1) })
 }
 
 // RegionsDirFiles are the files of a region report directory, relative to
 // it: report.md, report.json and each region's kernel table (kernels.md,
 // kernels.json, under RegionTableDir). Region directories come from
 // model.RegionDir; each is checked again to be one local path element.
+// report.md and report.json, which grow with the regions (a range per
+// iteration makes thousands), are written as they are made, a region at a
+// time (rundir.File.Write). What would fail their rendering (a number
+// that is not finite) is refused here, before any file is written.
 func RegionsDirFiles(rep *facts.RegionReport) ([]rundir.File, error) {
-	var md, js bytes.Buffer
-	if err := RegionsMarkdown(&md, rep); err != nil {
-		return nil, err
+	if err := input.CheckFinite(rep); err != nil {
+		return nil, fmt.Errorf("region report: %w", err)
 	}
-	if err := RegionsJSON(&js, rep); err != nil {
-		return nil, err
+	files := []rundir.File{
+		{Rel: "report.md", Write: func(w io.Writer) error { return RegionsMarkdown(w, rep) }},
+		{Rel: "report.json", Write: func(w io.Writer) error { return regionsJSON(w, rep) }},
 	}
-	files := []rundir.File{{Rel: "report.md", Data: md.Bytes()}, {Rel: "report.json", Data: js.Bytes()}}
 	err := regionTables(rep, func(sub string, r facts.Region, s *facts.RegionScope) error {
 		t := model.KernelTable(r.Table)
 		t.Source = rep.Source + ", region " + r.Name

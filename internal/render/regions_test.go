@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,4 +120,46 @@ func writeRegionsDir(root, dir string, rep *facts.RegionReport) error {
 	}
 	_, err = rundir.WriteFilesIn(root, dir, files)
 	return err
+}
+
+// TestRegionsJSONIsTheEncoders: report.json, written a region at a time,
+// is the bytes json.Encoder writes for the whole report (two-space
+// indent, no HTML escaping), whatever is nil, empty or nested.
+func TestRegionsJSONIsTheEncoders(t *testing.T) {
+	full := hostileReport(t)
+	full.Sample = "a <sample> & more"
+	full.Aggregate[0].Metrics = []facts.RegionMetric{{Group: "sol", Name: "SM %", Unit: "%", Value: 12.5, Launches: 3}}
+	noAggregate := hostileReport(t)
+	noAggregate.Aggregate = nil
+	emptyScope := hostileReport(t)
+	emptyScope.Scopes[0].Regions = []facts.Region{}
+	nilScope := hostileReport(t)
+	nilScope.Scopes[1].Regions = nil
+	nilLists := hostileReport(t)
+	nilLists.Aggregate[1].Kernels, nilLists.Aggregate[1].Levels, nilLists.Notes = nil, nil, nil
+	for name, rep := range map[string]*facts.RegionReport{
+		"full": full, "no aggregate": noAggregate, "an empty scope": emptyScope, "a nil scope": nilScope, "nil lists": nilLists,
+		"no scopes": {Source: "s", Scopes: []facts.RegionScope{}}, "nothing": {},
+	} {
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(rep), name)
+		require.NoError(t, RegionsJSON(&got, rep), name)
+		assert.Equal(t, want.String(), got.String(), name)
+	}
+}
+
+// TestRegionsDirNotFinite: a region report holding a number that is not
+// finite is refused, naming it, before any of its files is written (they
+// are written as they are made).
+func TestRegionsDirNotFinite(t *testing.T) {
+	rep := hostileReport(t)
+	rep.Scopes[1].Regions[0].Share = math.NaN()
+	_, err := RegionsDirFiles(rep)
+	assert.ErrorContains(t, err, "scopes[1].regions[0].share is NaN")
+	var b bytes.Buffer
+	assert.ErrorContains(t, RegionsJSON(&b, rep), "scopes[1].regions[0].share is NaN")
+	assert.Zero(t, b.Len(), "nothing written")
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -851,15 +852,79 @@ func perRegion(b *strings.Builder, r facts.Regions) {
 		fmt.Fprintf(b, "From %s, %s: every launch of one run of the workload under the profiler (kernel durations; the phases' wall time in that run is in GPU busy and idle per phase, where there is a timeline, and the program alone's in Stages). Regions nest: a row's time includes the rows inside it.\n\n", EscapeCell(r.Source), facts.ScopeWholeRun)
 	}
 	t := Table{Header: []string{"region", "depth", "GPU ms", "launches", "share"}, Right: []bool{false, true, true, true, true}}
-	for _, g := range r.Rows {
+	rows, left := largestRegions(r.Rows, MaxRegionRows)
+	for _, g := range rows {
 		t.Rows = append(t.Rows, []string{EscapeCell(g.Name), fmt.Sprint(g.Depth), model.Fixed(g.TotalMS, 4), fmt.Sprint(g.Launches), model.FormatPercent(g.Share)})
 	}
 	t.Rows = append(t.Rows, []string{"(outside every range)", "", model.Fixed(r.Outside, 4), "", model.FormatPercent(safeDiv(r.Outside, r.TotalMS))})
 	b.WriteString(t.String())
 	b.WriteString("\n")
+	if left.regions > 0 {
+		fmt.Fprintf(b, "Left out of the table: the %d smaller regions, %s ms of GPU time (%d launches) in all, each counted once where they nest; %s and %s list every region.\n\n",
+			left.regions, model.Fixed(left.totalMS, 3), left.launches, rundir.RegionsMD, rundir.SummaryJSON)
+	}
 	if r.SampleReport != "" {
 		fmt.Fprintf(b, "Metrics per region (Speed Of Light, occupancy, DRAM), over the deep pass's sample of launches, are in [%s](%s).\n\n", EscapeCell(r.SampleReport), r.SampleReport)
 	}
+}
+
+// MaxRegionRows is how many regions the summary's Per-Region Breakdown
+// lists: the largest by GPU time, in their order; the rest are summed
+// below the table. A program that opens a range per iteration
+// ("decode_step 0", "decode_step 1", ...) has thousands, each in the
+// region report and in summary.json.
+const MaxRegionRows = 100
+
+// regionsLeftOut are the regions a table leaves out: how many, and their
+// GPU time and launches, each counted once where they nest.
+type regionsLeftOut struct {
+	regions  int
+	totalMS  float64
+	launches int64
+}
+
+// largestRegions is rows' n largest by GPU time (ties: the earlier), in
+// their order, and what is left out. rows are depth first, a region's
+// time including its nested ones', so a kept region's parent is kept: the
+// left-out time sums the left-out regions whose nearest listed parent is
+// kept (or that have none).
+func largestRegions(rows []facts.RegionRow, n int) ([]facts.RegionRow, regionsLeftOut) {
+	if len(rows) <= n {
+		return rows, regionsLeftOut{}
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(rows[b].TotalMS, rows[a].TotalMS) })
+	keep := make([]bool, len(rows))
+	for _, i := range idx[:n] {
+		keep[i] = true
+	}
+	var kept []facts.RegionRow
+	var left regionsLeftOut
+	type listed struct {
+		depth int
+		kept  bool
+	}
+	var stack []listed // the row's listed ancestors, outermost first
+	for i, r := range rows {
+		for len(stack) > 0 && stack[len(stack)-1].depth >= r.Depth {
+			stack = stack[:len(stack)-1]
+		}
+		parentKept := len(stack) == 0 || stack[len(stack)-1].kept
+		stack = append(stack, listed{r.Depth, keep[i]})
+		if keep[i] {
+			kept = append(kept, r)
+			continue
+		}
+		left.regions++
+		if parentKept {
+			left.totalMS += r.TotalMS
+			left.launches += r.Launches
+		}
+	}
+	return kept, left
 }
 
 // kernelSpread says whether any top kernel has a per-launch spread, and the

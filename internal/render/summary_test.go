@@ -265,3 +265,45 @@ func TestSummaryMarkdownGPUsUsed(t *testing.T) {
 	assert.NotContains(t, b.String(), "GPUs used")
 	assert.NotContains(t, b.String(), "GPU link")
 }
+
+// TestSummaryMarkdownRegionsCapped (issue 53): a program with a range per
+// iteration gets the MaxRegionRows largest regions in the Per-Region
+// Breakdown, in their order, and one line below the table saying how many
+// are left out and their time, each counted once where they nest; a run
+// with fewer regions lists them all and says nothing of it.
+func TestSummaryMarkdownRegionsCapped(t *testing.T) {
+	const steps = 250
+	regs := facts.Regions{Source: "timeline/cupti", TotalMS: 1000, Launches: 4 * steps,
+		Rows: []facts.RegionRow{{Name: "decode_all", Depth: 1, TotalMS: 1000, Launches: 4 * steps, Share: 1}}}
+	for i := range steps {
+		// step i takes 1+i ms; the smaller ones hold a nested range of
+		// 0.5 ms, left out with them and not counted twice
+		name := fmt.Sprintf("decode_all/decode_step %d", i)
+		regs.Rows = append(regs.Rows, facts.RegionRow{Name: name, Depth: 2, TotalMS: float64(1 + i), Launches: 4})
+		if i < 10 {
+			regs.Rows = append(regs.Rows, facts.RegionRow{Name: name + "/attention", Depth: 3, TotalMS: 0.5, Launches: 1})
+		}
+	}
+	md := func(r facts.Regions) string {
+		s := summary.Build(summary.Inputs{RunID: "r"}, summary.Options{})
+		s.Regions = r
+		var b bytes.Buffer
+		require.NoError(t, SummaryMarkdown(&b, s, nil))
+		return section(t, b.String(), "Per-Region Breakdown")
+	}
+	sec := md(regs)
+	tabs := gfmTables(t, []byte(sec))
+	require.Len(t, tabs, 1)
+	rows := tabs[0]
+	require.Len(t, rows, MaxRegionRows+1, "the largest, then outside every range")
+	assert.Equal(t, "decode_all", rows[0][0], "the parent, the largest, first")
+	assert.Equal(t, "decode_all/decode_step 151", rows[1][0], "then the largest steps, in their order")
+	assert.Equal(t, "decode_all/decode_step 249", rows[MaxRegionRows-1][0])
+	// left out: steps 0 to 150, (1+151)*151/2 ms, and their nested ranges
+	assert.Contains(t, sec, "Left out of the table: the 161 smaller regions, 11476.000 ms of GPU time (604 launches) in all, each counted once where they nest; ncu/regions/report.md and summary.json list every region.")
+
+	regs.Rows = regs.Rows[:50]
+	sec = md(regs)
+	assert.Len(t, gfmTables(t, []byte(sec))[0], 51, "every region")
+	assert.NotContains(t, sec, "Left out")
+}

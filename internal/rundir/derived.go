@@ -252,7 +252,7 @@ func (r *Run) writeDir(dir string, files []File) (written, removed []string, err
 			made[sub] = true
 		}
 		r.claim(rel)
-		if err := WriteFileAtomicIn(r.Dir, r.Path(rel), f.Data); err != nil {
+		if err := f.writeIn(r.Dir, r.Path(rel)); err != nil {
 			return written, nil, err
 		}
 		written = append(written, rel)

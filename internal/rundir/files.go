@@ -87,10 +87,43 @@ func CuptiFiles(run *Run) []string {
 }
 
 // File is one file of a folder that is written whole: its path relative to
-// the folder (slash-separated) and its bytes.
+// the folder (slash-separated) and its bytes, or Write, which writes them
+// as they are made (a large file is then never held whole).
 type File struct {
-	Rel  string
-	Data []byte
+	Rel   string
+	Data  []byte
+	Write func(io.Writer) error // when not nil, the file's bytes (Data unused)
+}
+
+// WriteTo writes the file's bytes to w: Data, or what Write writes.
+func (f File) WriteTo(w io.Writer) (int64, error) {
+	if f.Write == nil {
+		n, err := w.Write(f.Data)
+		return int64(n), err
+	}
+	c := &countingWriter{w: w}
+	err := f.Write(c)
+	return c.n, err
+}
+
+// writeIn writes the file to path, a file of the folder root, through an
+// AtomicFile (WriteAtomicIn): no half-written file is left on an error.
+func (f File) writeIn(root, path string) error {
+	return WriteAtomicIn(root, path, func(w io.Writer) error {
+		_, err := f.WriteTo(w)
+		return err
+	})
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // WriteFilesIn writes files into dir, a folder inside root (the run
@@ -114,7 +147,7 @@ func WriteFilesIn(root, dir string, files []File) (map[string]bool, error) {
 				return written, err
 			}
 		}
-		if err := WriteFileAtomicIn(root, p, f.Data); err != nil {
+		if err := f.writeIn(root, p); err != nil {
 			return written, err
 		}
 	}
@@ -288,7 +321,7 @@ func WriteOwnedDir(dir string, files []File) error {
 		}
 	}
 	for _, f := range files {
-		if err := WriteFileAtomicIn(dir, filepath.Join(dir, filepath.FromSlash(f.Rel)), f.Data); err != nil {
+		if err := f.writeIn(dir, filepath.Join(dir, filepath.FromSlash(f.Rel))); err != nil {
 			return err
 		}
 	}
