@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -576,12 +577,11 @@ func (c *committer) finish(res *result) error {
 		c.errs = append(c.errs, err)
 	}
 	run.CheckPresence()
-	// One source that fails feeds several files: say it once.
+	// One source that fails feeds several files: say it once (the same
+	// error, or one that wraps it).
 	var once []error
-	seen := map[string]bool{}
 	for _, e := range c.errs {
-		if e != nil && !seen[e.Error()] {
-			seen[e.Error()] = true
+		if e != nil && !slices.ContainsFunc(once, func(o error) bool { return errors.Is(e, o) || errors.Is(o, e) }) {
 			once = append(once, e)
 		}
 	}
