@@ -917,17 +917,22 @@ type RegionRow struct {
 // Gaps names each section whose input is missing, with the reason.
 func (s *Summary) Gaps() []string {
 	var out []string
-	for _, g := range []struct{ section, why string }{
-		{"Environment", s.Environment.Missing},
-		{"peak throughput", s.Environment.PeakMissing},
-		{"Stages", s.Stages.Missing},
-		{"MFU", s.MFU.Missing},
-		{"Top Operators", s.Operators.Missing},
-		{"Top Kernels", s.Kernels.Missing},
-		{"kernel bounds", s.Kernels.BoundsNote},
-		{"Per-Region Breakdown", s.Regions.Missing},
+	for _, g := range []struct {
+		section, why string
+		// said says the gap is said already: MFU's by the stages it is
+		// made from, the operators' where they are not made on purpose.
+		said bool
+	}{
+		{"Environment", s.Environment.Missing, false},
+		{"peak throughput", s.Environment.PeakMissing, false},
+		{"Stages", s.Stages.Missing, false},
+		{"MFU", s.MFU.Missing, s.Stages.Missing != ""},
+		{"Top Operators", s.Operators.Missing, s.Operators.NotMade},
+		{"Top Kernels", s.Kernels.Missing, false},
+		{"kernel bounds", s.Kernels.BoundsNote, false},
+		{"Per-Region Breakdown", s.Regions.Missing, false},
 	} {
-		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") && (g.section != "Top Operators" || !s.Operators.NotMade) {
+		if g.why != "" && !g.said {
 			out = append(out, g.section+" ("+g.why+")")
 		}
 	}

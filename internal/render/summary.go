@@ -65,8 +65,14 @@ func SummaryMarkdown(w io.Writer, s *facts.Summary, charts []Chart) error {
 // the HTML report and its browser test hold to them. A summary with
 // communication (a multi-rank run) has CommunicationSection too
 // (SectionsOf).
-var Sections = []string{"Findings", "What to try", "Stages", "GPU busy and idle per phase", "Top Kernels",
+var Sections = []string{findingsSection, "What to try", "Stages", busySection, "Top Kernels",
 	"Per-Region Breakdown", "MFU", "Top Operators", "Environment"}
+
+// The headings of Sections that another section may follow.
+const (
+	findingsSection = "Findings"
+	busySection     = "GPU busy and idle per phase"
+)
 
 // CommunicationSection is the heading of the section that only a summary
 // with communication has, after "GPU busy and idle per phase".
@@ -77,10 +83,10 @@ func SectionsOf(s *facts.Summary) []string {
 	var out []string
 	for _, h := range Sections {
 		out = append(out, h)
-		if h == "Findings" && len(s.Anomalies) > 0 {
+		switch {
+		case h == findingsSection && len(s.Anomalies) > 0:
 			out = append(out, AnomaliesSection)
-		}
-		if h == "GPU busy and idle per phase" && s.Communication != nil {
+		case h == busySection && s.Communication != nil:
 			out = append(out, CommunicationSection)
 		}
 	}

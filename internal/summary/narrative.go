@@ -118,7 +118,7 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 			names = append(names, r.Label())
 			idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
 		}
-		if names[0] == "the whole run" {
+		if launchBound[0].Phase == "" { // the whole run, at the sentence's start
 			names[0] = "The whole run"
 		}
 		out = append(out, facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
