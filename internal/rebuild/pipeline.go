@@ -440,7 +440,7 @@ func kernelsOutputs(tab *model.KernelTable, why error, topN int, scope render.Ke
 // summary says it, for kernels.md; none for a table of another source.
 func kernelScope(res *result) render.KernelScope {
 	s := res.summary
-	if s == nil || s.Kernels.Scope == "" || !strings.HasPrefix(res.in.src.kernels.path, rundir.TimelineCupti) {
+	if s == nil || s.Kernels.Scope == "" || res.in.src.kernels.timer != facts.TimedByCUPTI {
 		return render.KernelScope{}
 	}
 	return render.KernelScope{Text: s.Kernels.ScopeText(), OutsideMS: s.Kernels.OutsideMS, Whole: rundir.RegionsMD, Warmup: s.Kernels.Warmup}
@@ -633,7 +633,7 @@ func (in *inputs) cuptiReport() *workload.Report {
 // stage1Report is stage 1's workload report where it stands beside the
 // CUPTI run's (read once, by summaryInputs), else nil.
 func (in *inputs) stage1Report() *workload.Report {
-	if in.summary.AloneSource == "" {
+	if !in.summary.AloneDetached {
 		return in.summary.Alone
 	}
 	return nil
