@@ -196,7 +196,7 @@ func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 // stage1/report.json for a baseline file.
 func stagesRead(side facts.DiffSide) string {
 	for _, f := range side.Read {
-		if f == rundir.Stage1Report || strings.HasPrefix(f, rundir.TimelineReport) || strings.HasPrefix(f, rundir.SummaryJSON+" ") {
+		if f == rundir.Stage1Report || f == rundir.ReadAloneStages || f == rundir.ReadSummaryStages {
 			return f
 		}
 	}
