@@ -174,7 +174,7 @@ func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 		}
 		b.WriteString(title + "\n\n")
 		for _, it := range items {
-			b.WriteString("- " + EscapeCell(it) + "\n")
+			b.WriteString("- " + shownCell(it) + "\n") // names shown by package compare
 		}
 		b.WriteString("\n")
 	}
