@@ -710,6 +710,9 @@ type Operators struct {
 // Kernels is the top-N kernel table with categories and bounds.
 type Kernels struct {
 	Source string `json:"source"`
+	// TimedBy is the tool that timed the kernels, for the sentences that
+	// depend on it (Source says it in words); not in summary.json.
+	TimedBy Timer `json:"-"`
 	// Scope says what the total counts, in the words every table uses:
 	// ScopeRanges (with Ranges) or ScopeWholeRun.
 	Scope  string   `json:"scope"`
@@ -752,6 +755,22 @@ type Kernels struct {
 	// RulesMissing says why the top kernels carry none of ncu's rules.
 	RulesMissing string `json:"ncu_rules_missing,omitempty"`
 }
+
+// Timer is the tool that timed a table's kernels: what a sentence says of
+// their times depends on it (ncu serializes the kernels, a timeline of the
+// run does not).
+type Timer string
+
+// The kernels' timers.
+const (
+	TimedByCUPTI Timer = "cupti" // deepprof's CUPTI library, every launch of the run
+	TimedByNsys  Timer = "nsys"  // nsys, every launch of the run
+	// TimedByNcu is an ncu timing pass: every launch, kernels serialized
+	// at base clocks.
+	TimedByNcu Timer = "ncu"
+	// TimedByDeepPass is the deep pass: a sample of launches, serialized.
+	TimedByDeepPass Timer = "ncu-deep"
+)
 
 // DeepSource is what measured a run's deep metrics (the SOL throughputs,
 // DRAM bytes and FLOPs the bounds and the roofline stand on).
@@ -893,7 +912,10 @@ type RooflinePt struct {
 
 // Regions is the per-region breakdown.
 type Regions struct {
-	Source   string      `json:"source"`
+	Source string `json:"source"`
+	// TimedBy is the tool that timed the regions' kernels (Kernels.TimedBy);
+	// not in summary.json.
+	TimedBy  Timer       `json:"-"`
 	Sampled  bool        `json:"sampled"`
 	TotalMS  float64     `json:"total_ms"`
 	Rows     []RegionRow `json:"rows"`
@@ -917,17 +939,22 @@ type RegionRow struct {
 // Gaps names each section whose input is missing, with the reason.
 func (s *Summary) Gaps() []string {
 	var out []string
-	for _, g := range []struct{ section, why string }{
-		{"Environment", s.Environment.Missing},
-		{"peak throughput", s.Environment.PeakMissing},
-		{"Stages", s.Stages.Missing},
-		{"MFU", s.MFU.Missing},
-		{"Top Operators", s.Operators.Missing},
-		{"Top Kernels", s.Kernels.Missing},
-		{"kernel bounds", s.Kernels.BoundsNote},
-		{"Per-Region Breakdown", s.Regions.Missing},
+	for _, g := range []struct {
+		section, why string
+		// said says the gap is said already: MFU's by the stages it is
+		// made from, the operators' where they are not made on purpose.
+		said bool
+	}{
+		{"Environment", s.Environment.Missing, false},
+		{"peak throughput", s.Environment.PeakMissing, false},
+		{"Stages", s.Stages.Missing, false},
+		{"MFU", s.MFU.Missing, s.Stages.Missing != ""},
+		{"Top Operators", s.Operators.Missing, s.Operators.NotMade},
+		{"Top Kernels", s.Kernels.Missing, false},
+		{"kernel bounds", s.Kernels.BoundsNote, false},
+		{"Per-Region Breakdown", s.Regions.Missing, false},
 	} {
-		if g.why != "" && (g.section != "MFU" || s.Stages.Missing == "") && (g.section != "Top Operators" || !s.Operators.NotMade) {
+		if g.why != "" && !g.said {
 			out = append(out, g.section+" ("+g.why+")")
 		}
 	}

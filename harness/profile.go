@@ -87,7 +87,7 @@ func NewProfile(o ProfileOptions) (*Session, error) {
 		ov = append([]string{"ncu.path=" + o.Ncu.Path}, ov...)
 	}
 	cfg, err := config.Load(config.LoadOptions{Dir: o.ProfilesDir, Profiles: o.Profiles, Overrides: ov, Command: o.Command})
-	if ce := (*config.Error)(nil); errors.As(err, &ce) && (ce.Source == "override" || ce.Key == "profile") {
+	if ce := (*config.Error)(nil); errors.As(err, &ce) && (ce.Source == config.SourceOverride || ce.Key == "profile") {
 		return nil, &OptionError{err.Error()} // the command line's keys and profiles
 	}
 	if err != nil {

@@ -253,7 +253,7 @@ func FromRuns(dirs []string, top int, allowPartial bool) (*Baseline, error) {
 			return (s.RunID != "" && o.RunID == s.RunID) || filepath.Clean(o.Source) == filepath.Clean(s.Source)
 		}
 		if j := slices.IndexFunc(runs[:i], same); j >= 0 {
-			return nil, fmt.Errorf("%s: %w: it is run %s, as %s is: name each run once", s.Source, ErrNotOneProgram, input.EscapeHidden(s.RunID), runs[j].Source)
+			return nil, fmt.Errorf("%s: %w: it is run %s, as %s is: name each run once", s.Source, ErrNotOneProgram, input.EscapeName(s.RunID), runs[j].Source)
 		}
 		b.BetweenRuns.Runs = append(b.BetweenRuns.Runs, s.RunID)
 	}

@@ -162,10 +162,10 @@ func change(a, b, th float64) (facts.DiffChange, bool) {
 }
 
 // shown is a name from a profiled program (kernel, range, stage, model)
-// as the notes print it: hidden runes escaped (U+202E as \u202e), by the
-// one rule of every renderer, for the notes reach a terminal as they are
+// as the notes print it (input.EscapeName: U+202E as \u202e), by the one
+// rule of every renderer, for the notes reach a terminal as they are
 // (deepprof diff's regression message).
-func shown(name string) string { return input.EscapeHidden(name) }
+func shown(name string) string { return input.EscapeName(name) }
 
 func note(r *facts.DiffResult, v facts.Verdict, what string) {
 	switch v {
@@ -617,15 +617,15 @@ func JSON(r *facts.DiffResult, w io.Writer) error {
 func SetupDifferences(a, b *Summary) []string {
 	var diffs []string
 	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", input.EscapeHidden(a.Model), input.EscapeHidden(b.Model)))
+		diffs = append(diffs, fmt.Sprintf("run A is of %s and run B of %s", shown(a.Model), shown(b.Model)))
 	}
 	if (a.Model == "" || b.Model == "") && a.Program != "" && b.Program != "" && a.Program != b.Program {
 		// No model to tell them apart (a program that writes no workload
 		// report): the programs themselves.
-		diffs = append(diffs, fmt.Sprintf("run A profiled the program %s and run B %s", input.EscapeHidden(a.Program), input.EscapeHidden(b.Program)))
+		diffs = append(diffs, fmt.Sprintf("run A profiled the program %s and run B %s", shown(a.Program), shown(b.Program)))
 	}
 	if a.Device != "" && b.Device != "" && a.Device != b.Device {
-		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", input.EscapeHidden(a.Device), input.EscapeHidden(b.Device)))
+		diffs = append(diffs, fmt.Sprintf("run A ran on %s and run B on %s", shown(a.Device), shown(b.Device)))
 	}
 	if a.Shape != "" && b.Shape != "" && a.Shape != b.Shape {
 		diffs = append(diffs, fmt.Sprintf("run A's workload is %s and run B's %s", a.Shape, b.Shape))

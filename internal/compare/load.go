@@ -274,7 +274,7 @@ func (s *Summary) takeStages(rep *workload.Report) {
 // AloneStagesRead is how Read names the CUPTI run's report when its
 // program-alone repeats (timed after the library detached) gave the
 // stages.
-const AloneStagesRead = rundir.TimelineReport + " (alone: repeats after the library detached)"
+const AloneStagesRead = rundir.ReadAloneStages
 
 // readAloneStages takes the stages of the CUPTI run's program-alone
 // repeats (workload.Report.Alone) in place of the missing
@@ -512,7 +512,7 @@ func (s *Summary) readSummaryStages(data []byte, name string) error {
 		s.Stages = append(s.Stages, model.NewStage(n, byName[n], steps[n]))
 	}
 	s.Missing = slices.DeleteFunc(s.Missing, func(m facts.DiffMissing) bool { return m.Part == facts.PartStages })
-	s.Read = append(s.Read, rundir.SummaryJSON+" (stages)")
+	s.Read = append(s.Read, rundir.ReadSummaryStages)
 	if doc.Environment.Model != nil && s.Model == "" {
 		s.Model = doc.Environment.Model.Name
 	}

@@ -102,11 +102,11 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		if !strings.Contains(o.key, ".") && l.isGroup(o.key) {
 			if !filepath.IsLocal(o.value) || strings.ContainsAny(o.value, `/\`) {
-				return nil, &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%s=%s: a %s profile is a name in the profiles folder (%s), not a path", o.key, o.value, o.key, strings.Join(l.groupNames(o.key), ", "))}
+				return nil, &Error{Source: SourceOverride, Key: o.key, Msg: fmt.Sprintf("%s=%s: a %s profile is a name in the profiles folder (%s), not a path", o.key, o.value, o.key, strings.Join(l.groupNames(o.key), ", "))}
 			}
 			ref := o.key + "/" + o.value
 			if _, err := l.find(ref, ""); err != nil {
-				return nil, withSource("override", err)
+				return nil, withSource(SourceOverride, err)
 			}
 			if o.plus {
 				appended = append(appended, ref)
@@ -128,7 +128,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	for g := range l.sel {
 		if !l.selUsed[g] {
-			return nil, &Error{Source: "override", Key: g, Msg: fmt.Sprintf(
+			return nil, &Error{Source: SourceOverride, Key: g, Msg: fmt.Sprintf(
 				"%s=%s: no defaults list holds a %s/* entry to replace; write +%s=%s to add one",
 				g, l.sel[g], g, g, l.sel[g])}
 		}
@@ -145,9 +145,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	for _, o := range keys {
 		if err := l.apply(o); err != nil {
-			return nil, withSource("override", err)
+			return nil, withSource(SourceOverride, err)
 		}
-		l.sources = append(l.sources, "override "+o.raw)
+		l.sources = append(l.sources, SourceOverride+" "+o.raw)
 	}
 
 	c, err := l.decode()
@@ -177,7 +177,7 @@ func Parse(path string) (*Config, error) {
 type loader struct {
 	dir     string
 	k       *koanf.Koanf
-	origins map[string]string // key path -> "FILE:LINE" or "override"
+	origins map[string]string // key path -> "FILE:LINE" or SourceOverride
 	// inFile: the key's origin is a file outside the binary (outside).
 	inFile  map[string]bool
 	outside map[string]bool // profile files outside the binary, by path
@@ -205,7 +205,7 @@ type override struct {
 func parseOverride(s string) (override, error) {
 	i := strings.IndexByte(s, '=')
 	if i < 0 {
-		return override{}, &Error{Source: "override", Key: s, Msg: fmt.Sprintf("%q: want key=value", s)}
+		return override{}, &Error{Source: SourceOverride, Key: s, Msg: fmt.Sprintf("%q: want key=value", s)}
 	}
 	o := override{raw: s, key: strings.TrimSpace(s[:i]), value: s[i+1:]}
 	if strings.HasPrefix(o.key, "+") {
@@ -213,12 +213,12 @@ func parseOverride(s string) (override, error) {
 		o.key = o.key[1:]
 	}
 	if o.key == "" || strings.HasPrefix(o.key, ".") || strings.HasSuffix(o.key, ".") || strings.Contains(o.key, "..") {
-		return override{}, &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%q: want key=value with a key such as ncu.launch_count", s)}
+		return override{}, &Error{Source: SourceOverride, Key: o.key, Msg: fmt.Sprintf("%q: want key=value with a key such as ncu.launch_count", s)}
 	}
 	if !utf8.ValidString(s) {
 		// yaml would keep such a value as !!binary: config.yaml would then
 		// not say what was run.
-		return override{}, &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%q: not UTF-8 text", s)}
+		return override{}, &Error{Source: SourceOverride, Key: o.key, Msg: fmt.Sprintf("%q: not UTF-8 text", s)}
 	}
 	return o, nil
 }
@@ -634,7 +634,7 @@ func (l *loader) apply(o override) error {
 	for i := len(parts) - 2; i >= 0; i-- {
 		m = map[string]any{parts[i]: m}
 	}
-	l.setOrigin(o.key, "override")
+	l.setOrigin(o.key, SourceOverride)
 	l.overrides[o.key] = o.raw
 	return l.k.Load(confmap.Provider(m, ""), nil)
 }
@@ -714,7 +714,7 @@ func (l *loader) decode() (*Config, error) {
 func (l *loader) useCommand(cmd []string, keys []override) error {
 	for _, o := range keys {
 		if o.key == "workload.argv" || o.key == "workload.python" {
-			return &Error{Source: "override", Key: o.key, Msg: fmt.Sprintf("%s: the command after -- is the workload; give one or the other", o.raw)}
+			return &Error{Source: SourceOverride, Key: o.key, Msg: fmt.Sprintf("%s: the command after -- is the workload; give one or the other", o.raw)}
 		}
 	}
 	name := ProgramName(cmd)
@@ -761,16 +761,18 @@ func (l *loader) provenance() []Origin {
 		ok := l.originKey(k)
 		from := l.origins[ok]
 		switch {
-		case from == "override":
-			from = "override " + l.overrides[k]
-			for p := k; from == "override " && p != ""; {
+		case from == SourceOverride:
+			// the override that set it: its own, else its group's
+			arg := l.overrides[k]
+			for p := k; arg == "" && p != ""; {
 				i := strings.LastIndexByte(p, '.')
 				if i < 0 {
 					break
 				}
 				p = p[:i]
-				from = "override " + l.overrides[p]
+				arg = l.overrides[p]
 			}
+			from = SourceOverride + " " + arg
 		case from == "":
 			from = "built-in default (config.Default)"
 		}

@@ -125,11 +125,15 @@ func lookup(path string) (f *field, rest []string) {
 // Error is a configuration key that is unknown, holds the wrong type or
 // an invalid value.
 type Error struct {
-	Source  string // where the value was set: "FILE:LINE", "override"; "" when unknown
+	Source  string // where the value was set: "FILE:LINE", SourceOverride; "" when unknown
 	Key     string // the key path: "ncu.launch_count"
 	Msg     string // the whole message, naming Key
 	Suggest string // the closest valid key or value, "" when there is none
 }
+
+// SourceOverride is the Source of a value set by an override (KEY=VALUE on
+// the command line).
+const SourceOverride = "override"
 
 func (e *Error) Error() string {
 	if e.Source == "" {

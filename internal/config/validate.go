@@ -15,6 +15,7 @@ import (
 
 	"github.com/llm-perf-opt/deepprof/internal/input"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
 // Allowed values of the keys that take one of a set.
@@ -332,7 +333,10 @@ func (v *validator) checkModel(c *Config) {
 // and the NVTX filters: no empty entry.
 func (v *validator) checkPhasesAndNVTX(c *Config) {
 	if err := c.Phases.Check(); err != nil {
-		key, _, _ := strings.Cut(err.Error(), ":")
+		key := "phases"
+		if pe := (*model.PatternError)(nil); errors.As(err, &pe) {
+			key = pe.Key
+		}
 		v.errs = append(v.errs, &Error{Key: key, Msg: err.Error()})
 	}
 	if len(c.Phases.Prefill) == 0 && len(c.Phases.Decode) == 0 {

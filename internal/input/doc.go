@@ -24,11 +24,15 @@
 //     value: +Inf" says neither where nor why. It is a last check before a
 //     writer: readers refuse non-finite values, and sums that would
 //     overflow, where they read them, with the file and line.
-//   - IsHidden, EscapedRune and EscapeHidden are the one rule for the
+//   - IsHidden, EscapedRune and EscapeName are the one rule for the
 //     characters of a profiled program's names (kernels, NVTX ranges) that
 //     a reader cannot see or that reorder the text around them: every
 //     renderer (Markdown tables, SVG charts, the command line's messages)
-//     shows them escaped, as \u202e (\U000e0041 past U+FFFF), never raw.
+//     shows them escaped, as \u202e (\U000e0041 past U+FFFF), never raw,
+//     and a backslash that could read as part of such an escape doubled
+//     (EscapesBackslash), so that no name shows as another. EscapeHidden
+//     is the same without the backslashes, for a message that may hold
+//     names already shown.
 //   - LimitForTest, OverLimit and FIFOForTest make SYNTHETIC oversize
 //     inputs for the tests of capped readers, without linking package
 //     testing into the binaries.

@@ -44,13 +44,46 @@ func EscapedRune(r rune) string {
 	return fmt.Sprintf(`\u%04x`, r)
 }
 
-// EscapeHidden is s with each hidden rune escaped (EscapedRune) and each byte that
-// is not UTF-8 written \xff: text for a terminal or a log, where a name
-// can neither hide, reorder nor break the line of the message around it.
-func EscapeHidden(s string) string {
+// EscapesBackslash reports whether a backslash that rest follows is shown
+// escaped, \\: where what follows it could read as the rest of an escape
+// (u, U, x, another backslash) or is shown escaped itself (a hidden rune,
+// a byte that is not UTF-8). Then every shown text reads back one way: a
+// name holding the six characters \u0007 never shows as one holding
+// U+0007. Elsewhere a backslash is shown as it is (a name such as
+// LLM\@decode, ncu's spelling of an @ in a range name, is unchanged).
+func EscapesBackslash(rest string) bool {
+	if rest == "" {
+		return false
+	}
+	switch rest[0] {
+	case '\\', 'u', 'U', 'x':
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return r == utf8.RuneError || IsHidden(r)
+}
+
+// EscapeName is how a name from a profiled program (a kernel's, a range's,
+// a process's) is shown on a terminal, in a log or a CSV cell: each hidden
+// rune escaped (EscapedRune), each byte that is not UTF-8 written \xff and
+// a backslash that could read as part of an escape written \\
+// (EscapesBackslash). A name can neither hide, reorder nor break the line
+// of the message around it, nor show as another name. A name with none of
+// these is returned as it is.
+func EscapeName(s string) string { return escape(s, true) }
+
+// EscapeHidden is s with each hidden rune escaped (EscapedRune) and each
+// byte that is not UTF-8 written \xff, its backslashes as they are: text
+// for a terminal or a log that may hold names already shown (EscapeName)
+// or quoted (%q), such as a message, whose escapes it keeps as they read.
+func EscapeHidden(s string) string { return escape(s, false) }
+
+// escape is EscapeName, or with backslashes left as they are,
+// EscapeHidden.
+func escape(s string, backslashes bool) string {
 	clean := true
-	for _, r := range s {
-		if IsHidden(r) || r == utf8.RuneError {
+	for i, r := range s {
+		if IsHidden(r) || r == utf8.RuneError || backslashes && r == '\\' && EscapesBackslash(s[i+1:]) {
 			clean = false
 			break
 		}
@@ -66,6 +99,8 @@ func EscapeHidden(s string) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case IsHidden(r):
 			b.WriteString(EscapedRune(r))
+		case backslashes && r == '\\' && EscapesBackslash(s[i+1:]):
+			b.WriteString(`\\`)
 		default:
 			b.WriteString(s[i : i+n])
 		}

@@ -80,6 +80,14 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
+// Is reports whether target is the same problem at the same place: two
+// readers of one file (the kernel table and the regions, of one export)
+// that refuse one line give one error, said once.
+func (e *SyntaxError) Is(target error) bool {
+	t, ok := target.(*SyntaxError)
+	return ok && t != nil && *t == *e
+}
+
 // AddFinite adds v to the sum *sum of the launches before l, or returns
 // the positioned error that the sum would pass the largest float64: no
 // real export holds such values, and a total of +Inf would be silently

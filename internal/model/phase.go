@@ -51,7 +51,7 @@ func (n Names) Of(stage, parent string) string {
 	return ""
 }
 
-// Check reports a pattern path.Match cannot use, naming its key.
+// Check reports a pattern path.Match cannot use: a *PatternError.
 func (n Names) Check() error {
 	for _, p := range []struct {
 		key      string
@@ -59,9 +59,22 @@ func (n Names) Check() error {
 	}{{"phases.prefill", n.Prefill}, {"phases.decode", n.Decode}} {
 		for _, pat := range p.patterns {
 			if _, err := path.Match(pat, ""); err != nil {
-				return fmt.Errorf("%s: %q: %v (a stage name, or a pattern with * ? [...])", p.key, pat, err)
+				return &PatternError{Key: p.key, Pattern: pat, Err: err}
 			}
 		}
 	}
 	return nil
 }
+
+// PatternError is a phase pattern path.Match cannot use, and the key that
+// gives it (phases.prefill, phases.decode).
+type PatternError struct {
+	Key, Pattern string
+	Err          error
+}
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("%s: %q: %v (a stage name, or a pattern with * ? [...])", e.Key, e.Pattern, e.Err)
+}
+
+func (e *PatternError) Unwrap() error { return e.Err }

@@ -1,9 +1,11 @@
 package model
 
 import (
+	"path"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestOf(t *testing.T) {
@@ -29,4 +31,8 @@ func TestCheck(t *testing.T) {
 	assert.NoError(t, DefaultPhases.Check())
 	err := Names{Decode: []string{"decode[", "ok"}}.Check()
 	assert.EqualError(t, err, `phases.decode: "decode[": syntax error in pattern (a stage name, or a pattern with * ? [...])`)
+	var pe *PatternError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "phases.decode", pe.Key, "the key is a field, for the config's error")
+	assert.ErrorIs(t, err, path.ErrBadPattern)
 }

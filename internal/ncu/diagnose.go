@@ -107,7 +107,7 @@ func Diagnose(log []byte) []Finding {
 				"run ncu as root or with CAP_SYS_ADMIN (CAP_PERFMON from driver R565), start a container with --cap-add=SYS_ADMIN, or have an administrator load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0; see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
 		case failedProfile.MatchString(l):
 			m := failedProfile.FindStringSubmatch(l)
-			add(KindProcessProfileFailed, fmt.Sprintf("ncu failed to profile kernel %s in process %s; the report, if written, holds what was profiled before", input.EscapeHidden(m[1]), m[2]),
+			add(KindProcessProfileFailed, fmt.Sprintf("ncu failed to profile kernel %s in process %s; the report, if written, holds what was profiled before", input.EscapeName(m[1]), m[2]),
 				"profile one process at a time: stop other GPU work and other ncu runs on this GPU, or run the workload with a single worker process")
 		case errorCode.MatchString(l):
 			if shutdown {

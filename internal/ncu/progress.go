@@ -131,10 +131,13 @@ func (p *ProgressLine) Feed(line string) bool {
 // Launches is the number of launches profiled to completion.
 func (p *ProgressLine) Launches() int { return p.launches }
 
-// String renders the status line.
-func (p *ProgressLine) String() string {
+// String renders the status line: "ncu: " and Status.
+func (p *ProgressLine) String() string { return "ncu: " + p.Status() }
+
+// Status renders the status: "37 launches profiled, current: Kernel2,
+// 12.3s".
+func (p *ProgressLine) Status() string {
 	var b strings.Builder
-	b.WriteString("ncu: ")
 	if p.launches == 1 {
 		b.WriteString("1 launch profiled")
 	} else {

@@ -177,17 +177,47 @@ func ExportSQLiteArgs(report, out string) []string {
 	return []string{"export", "--type", "sqlite", "--output", out, report}
 }
 
-// ErrNoReport is wrapped by ResolveReport's error when no report exists.
+// ErrNoReport is ResolveReport's error (a *NoReportError) when no report
+// exists.
 var ErrNoReport = errors.New("no nsys report")
+
+// NoReportError is ResolveReport's error when nsys wrote no report: where it
+// looked (Dir/Base, Dir as the caller names it) and the size of the raw
+// data nsys left there instead, Stream (-1 when there is none). It is
+// ErrNoReport.
+type NoReportError struct {
+	Dir, Base string
+	Stream    int64
+}
+
+func (e *NoReportError) Error() string { return ErrNoReport.Error() + ": " + e.Why() }
+
+// Is reports whether target is ErrNoReport.
+func (e *NoReportError) Is(target error) bool { return target == ErrNoReport }
+
+// Why says which files are not there and what to do, without ErrNoReport's
+// words.
+func (e *NoReportError) Why() string {
+	stem := filepath.Join(e.Dir, e.Base)
+	if e.Stream >= 0 {
+		return fmt.Sprintf("neither %s nor %s exists, but %s (%d bytes) does: nsys collected data and its importer (QdstrmImporter) failed to convert it into a report; see the nsys output, and use a standalone Nsight Systems rather than the one bundled with Nsight Compute",
+			stem+model.NsysExtReport, stem+model.NsysExtOldReport, stem+model.NsysExtStream, e.Stream)
+	}
+	return fmt.Sprintf("neither %s nor %s exists (did nsys run, and did the capture range open?)", stem+model.NsysExtReport, stem+model.NsysExtOldReport)
+}
 
 // ResolveReport returns the path of the report nsys wrote for -o dir/base
 // (base may carry its extension already): base.nsys-rep, else base.qdrep.
-// When neither exists the error names both and wraps ErrNoReport; when a
+// When neither exists the error is a *NoReportError naming both; when a
 // base.qdstrm is there instead, it says that nsys collected data but its
 // importer (QdstrmImporter) failed to turn it into a report, as happened with
 // the nsys bundled in Nsight Compute (fixtures/logs/nsys-bundled-no-report.txt:
 // a multi-GB .qdstrm, no report, the importer missing libdw.so.1).
-func ResolveReport(dir, base string) (string, error) {
+func ResolveReport(dir, base string) (string, error) { return ResolveReportAs(dir, dir, base) }
+
+// ResolveReportAs is ResolveReport with its errors naming the files under
+// shown instead of dir (the run directory's own names, relative to it).
+func ResolveReportAs(dir, shown, base string) (string, error) {
 	base = strings.TrimSuffix(strings.TrimSuffix(base, model.NsysExtReport), model.NsysExtOldReport)
 	if base == "" {
 		return "", errors.New("nsys report: empty base name")
@@ -200,14 +230,17 @@ func ResolveReport(dir, base string) (string, error) {
 		case err == nil && fi.Mode().IsRegular():
 			return p, nil
 		case err == nil:
-			return "", fmt.Errorf("nsys report: %s is not a regular file", p)
+			return "", fmt.Errorf("nsys report: %s is not a regular file", filepath.Join(shown, base)+ext)
 		case !errors.Is(err, fs.ErrNotExist):
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = &fs.PathError{Op: pe.Op, Path: filepath.Join(shown, base) + ext, Err: pe.Err}
+			}
 			return "", fmt.Errorf("nsys report: %w", err)
 		}
 	}
+	e := &NoReportError{Dir: shown, Base: base, Stream: -1}
 	if fi, err := os.Stat(stem + model.NsysExtStream); err == nil && fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%w: neither %s nor %s exists, but %s (%d bytes) does: nsys collected data and its importer (QdstrmImporter) failed to convert it into a report; see the nsys output, and use a standalone Nsight Systems rather than the one bundled with Nsight Compute",
-			ErrNoReport, stem+model.NsysExtReport, stem+model.NsysExtOldReport, stem+model.NsysExtStream, fi.Size())
+		e.Stream = fi.Size()
 	}
-	return "", fmt.Errorf("%w: neither %s nor %s exists (did nsys run, and did the capture range open?)", ErrNoReport, stem+model.NsysExtReport, stem+model.NsysExtOldReport)
+	return "", e
 }

@@ -213,5 +213,20 @@ func TestResolveReport(t *testing.T) {
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "run.nsys-rep"), 0o755))
 		_, err := nsys.ResolveReport(dir, "run")
 		require.ErrorContains(t, err, "not a regular file")
+		_, err = nsys.ResolveReportAs(dir, "nsys", "run")
+		require.EqualError(t, err, "nsys report: nsys/run.nsys-rep is not a regular file")
+	})
+	// The caller's names, and the error's fields: what it says without
+	// ErrNoReport's words is Why, not a cut of its message.
+	t.Run("named as shown", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "run.qdstrm"), []byte("bytes"), 0o644))
+		_, err := nsys.ResolveReportAs(dir, "nsys", "run")
+		var nr *nsys.NoReportError
+		require.ErrorAs(t, err, &nr)
+		assert.Equal(t, nsys.NoReportError{Dir: "nsys", Base: "run", Stream: 5}, *nr)
+		assert.True(t, strings.HasPrefix(nr.Why(), "neither nsys/run.nsys-rep nor nsys/run.qdrep exists, but nsys/run.qdstrm (5 bytes) does: "), nr.Why())
+		assert.Equal(t, "no nsys report: "+nr.Why(), err.Error())
+		assert.NotContains(t, err.Error(), dir)
 	})
 }

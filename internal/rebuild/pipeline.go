@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -23,8 +24,9 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
-// removedNote starts the note of the derived files a rebuild removed; the
-// next rebuild drops it (it describes that rebuild only).
+// removedNote starts the words of the note of the derived files a rebuild
+// removed (rundir.NoteRemoved: the next rebuild drops it, it describes
+// that rebuild only).
 const removedNote = "rebuild: removed "
 
 // rebuild writes every derived file of a run from the raw outputs in it,
@@ -102,7 +104,7 @@ type inputs struct {
 	src   sources
 	// notes are what the reading found to say in the manifest (the ranges
 	// decided, the recording's anomalies), in order.
-	notes     []string
+	notes     []rundir.Note
 	anomalies []string
 	errs      []error // inputs that fail the rebuild
 
@@ -135,6 +137,13 @@ type inputs struct {
 	overhead  *render.CuptiOverhead
 }
 
+// note adds notes of no kind (they stay until said otherwise).
+func (in *inputs) note(texts ...string) {
+	for _, t := range texts {
+		in.notes = append(in.notes, rundir.Note{Text: t})
+	}
+}
+
 // load reads the run's inputs once: the ranges decided, the sources
 // chosen, each export read in one pass for every result made from it.
 func load(run *rundir.Run, cfg settings) *inputs {
@@ -145,7 +154,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.errs = append(in.errs, err)
 	}
 	if note != "" {
-		in.notes = append(in.notes, note)
+		in.note(note)
 	}
 	in.src = chooseSources(run)
 	run.SetSources(in.src.record())
@@ -167,15 +176,15 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.anomalies = append(in.anomalies, in.tl.Anomalies(cfg.Domain)...)
 	}
 	for _, a := range in.anomalies {
-		in.notes = append(in.notes, anomalyNote+a)
+		in.notes = append(in.notes, rundir.Note{Kind: rundir.NoteAnomaly, Text: anomalyNote + a})
 	}
 	if cfg.memo != nil {
-		in.notes = append(in.notes, cfg.memo.inferred...)
+		in.note(cfg.memo.inferred...)
 	}
 	if in.tl != nil {
-		in.notes = append(in.notes, in.tl.Notices()...)
+		in.note(in.tl.Notices()...)
 		if in.steady.MeasuredSteady() {
-			in.notes = append(in.notes, "steady state: every steady repeat of a stage held one of the library's measurements (the GPU's queue drained, a launch replayed): they stay in its figures, measured")
+			in.note("steady state: every steady repeat of a stage held one of the library's measurements (the GPU's queue drained, a launch replayed): they stay in its figures, measured")
 		}
 	}
 
@@ -437,7 +446,7 @@ func kernelsOutputs(tab *model.KernelTable, why error, topN int, scope render.Ke
 // summary says it, for kernels.md; none for a table of another source.
 func kernelScope(res *result) render.KernelScope {
 	s := res.summary
-	if s == nil || s.Kernels.Scope == "" || !strings.HasPrefix(res.in.src.kernels.path, rundir.TimelineCupti) {
+	if s == nil || s.Kernels.Scope == "" || res.in.src.kernels.timer != facts.TimedByCUPTI {
 		return render.KernelScope{}
 	}
 	return render.KernelScope{Text: s.Kernels.ScopeText(), OutsideMS: s.Kernels.OutsideMS, Whole: rundir.RegionsMD, Warmup: s.Kernels.Warmup}
@@ -531,16 +540,14 @@ func (c *committer) prepare() {
 	c.run.ClearRebuild()
 	recordInputs(c.run)
 	c.run.CheckPresence()
-	c.run.DropNotes(func(n string) bool {
-		return staleNote(n) || strings.HasPrefix(n, anomalyNote) || strings.HasPrefix(n, removedNote)
-	})
+	c.run.DropNotes(rundir.NoteAnomaly, rundir.NoteRemoved)
 }
 
 // record notes what the reading found, and marks the run partial for a
 // recording whose anomalies change its numbers.
 func (c *committer) record(in *inputs) {
 	for _, n := range in.notes {
-		c.run.Note("%s", n)
+		c.run.AddNote(n)
 	}
 	if k := len(in.anomalies); k > 0 {
 		c.run.MarkRebuildPartial(fmt.Sprintf("the recording holds %d %s that change%s its numbers (the summary's Anomalies section and the manifest's notes say which)",
@@ -569,18 +576,18 @@ func (c *committer) finish(res *result) error {
 	if removed, err := run.RemoveStale(); err != nil {
 		c.errs = append(c.errs, err)
 	} else if len(removed) > 0 {
-		run.Note("%s%s, made earlier from a source that now fails (the manifest says why)", removedNote, strings.Join(removed, ", "))
+		run.AddNote(rundir.Note{Kind: rundir.NoteRemoved,
+			Text: fmt.Sprintf("%s%s, made earlier from a source that now fails (the manifest says why)", removedNote, strings.Join(removed, ", "))})
 	}
 	if _, err := run.RemovePending(); err != nil {
 		c.errs = append(c.errs, err)
 	}
 	run.CheckPresence()
-	// One source that fails feeds several files: say it once.
+	// One source that fails feeds several files: say it once (the same
+	// error, or one that wraps it).
 	var once []error
-	seen := map[string]bool{}
 	for _, e := range c.errs {
-		if e != nil && !seen[e.Error()] {
-			seen[e.Error()] = true
+		if e != nil && !slices.ContainsFunc(once, func(o error) bool { return errors.Is(e, o) || errors.Is(o, e) }) {
 			once = append(once, e)
 		}
 	}
@@ -632,7 +639,7 @@ func (in *inputs) cuptiReport() *workload.Report {
 // stage1Report is stage 1's workload report where it stands beside the
 // CUPTI run's (read once, by summaryInputs), else nil.
 func (in *inputs) stage1Report() *workload.Report {
-	if in.summary.AloneSource == "" {
+	if !in.summary.AloneDetached {
 		return in.summary.Alone
 	}
 	return nil

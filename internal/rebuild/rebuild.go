@@ -3,7 +3,6 @@ package rebuild
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/config"
@@ -91,14 +90,6 @@ func settingsFor(cfg *config.Config) (settings, error) {
 		InferPhases: cfg.Workload.AutoRanges != "off"}, nil
 }
 
-// staleNote reports whether a manifest note is one that sessions before
-// the sources record wrote about a derived file, which the rebuild now
-// says in the manifest's sources (and which is no longer true of
-// ncu/regions/).
-func staleNote(n string) bool {
-	return strings.HasPrefix(n, "ncu/regions/ summarizes the deep pass, which profiled a sample of launches")
-}
-
 // recordInputs lists in the manifest every raw output, log and provenance
 // file of the layout that is in MAIN and that the manifest does not call
 // made (a run directory assembled by hand, or one whose session stopped
@@ -176,8 +167,9 @@ func wait(traced func() error) error {
 	return traced()
 }
 
-// anomalyNote starts the manifest note of each anomaly of the recording
-// (a rebuild drops them and says again what it finds).
+// anomalyNote starts the words of the manifest note of each anomaly of the
+// recording (rundir.NoteAnomaly: a rebuild drops them and says again what
+// it finds).
 const anomalyNote = "recording: "
 
 // plural is one when n is 1, else many.

@@ -1,8 +1,11 @@
 package rebuild
 
 import (
+	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +94,39 @@ func TestRebuildBadExport(t *testing.T) {
 	a, _ := run.Manifest().Find(rundir.KernelsMD)
 	assert.Equal(t, rundir.StatusMissing, a.Status)
 	assert.Contains(t, a.Reason, "ncu/raw.csv:1:")
+}
+
+// TestRebuildSaysEachErrorOnce: one fault of the deep pass's export, which
+// the kernel table, the regions and the sample each meet, is one error of
+// the rebuild, however many outputs it leaves missing.
+func TestRebuildSaysEachErrorOnce(t *testing.T) {
+	t.Parallel()
+	run, err := rundir.Create(t.TempDir(), "bad", t0)
+	require.NoError(t, err)
+	f, err := os.Open("../../fixtures/ncu/h200-llama-decode-roofline/raw.csv")
+	require.NoError(t, err)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	require.NoError(t, err)
+	dur := slices.Index(rows[0], "gpu__time_duration.sum")
+	require.Positive(t, dur)
+	for i := range rows {
+		rows[i] = slices.Delete(rows[i], dur, dur+1) // no launch has a duration
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	require.NoError(t, w.WriteAll(rows))
+	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.NcuRaw), b.Bytes()))
+
+	err = rebuild(run, settings{Regions: regions.DefaultConfig()})
+	require.Error(t, err)
+	const noDuration = "ncu/raw.csv:1: raw page has no gpu__time_duration.sum column"
+	assert.Equal(t, 1, strings.Count(err.Error(), noDuration), err.Error())
+	for _, rel := range []string{rundir.KernelsMD, rundir.RegionsMD, rundir.RegionsSampleMD} {
+		a, _ := run.Manifest().Find(rel)
+		assert.Equal(t, rundir.StatusMissing, a.Status, rel)
+		assert.Contains(t, a.Reason, noDuration, rel)
+	}
 }
 
 // TestRebuildSummaryFails (issue 16): a summary that cannot be written

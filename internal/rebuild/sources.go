@@ -20,6 +20,9 @@ type source[T any] struct {
 	path  string
 	what  string // what it holds, as the manifest and the summary say it
 	every bool   // it counts every launch of the run (not a sample)
+	// timer is the tool that timed its kernels (a source of kernels or
+	// regions).
+	timer facts.Timer
 	// setAside: a file the session marked partial could not be read
 	// when it was made (and the timeline fell back to the next source).
 	setAside bool
@@ -37,18 +40,18 @@ type source[T any] struct {
 // preference: a timeline that timed every launch before the deep pass,
 // which profiled a few launches of each top kernel.
 var kernelSources = []source[*model.KernelTable]{
-	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, present: hasCupti, read: readCuptiKernels},
-	{path: rundir.NsysKernSum, what: "nsys, every launch", every: true, setAside: true, read: readNsysKernels},
-	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readNcuKernels},
-	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readNcuKernels},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, timer: facts.TimedByCUPTI, present: hasCupti, read: readCuptiKernels},
+	{path: rundir.NsysKernSum, what: "nsys, every launch", every: true, timer: facts.TimedByNsys, setAside: true, read: readNsysKernels},
+	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, timer: facts.TimedByNcu, export: true, read: readNcuKernels},
+	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", timer: facts.TimedByDeepPass, export: true, present: hasDeepRaw, read: readNcuKernels},
 }
 
 // regionSources are where the run's NVTX regions (ncu/regions/, the
 // summary's regions) come from: exports with each launch's NVTX stack.
 var regionSources = []source[*facts.RegionReport]{
-	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, present: hasCupti, read: readCuptiRegions},
-	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, export: true, read: readRunRegions},
-	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", export: true, present: hasDeepRaw, read: readRunRegions},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, timer: facts.TimedByCUPTI, present: hasCupti, read: readCuptiRegions},
+	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, timer: facts.TimedByNcu, export: true, read: readRunRegions},
+	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", timer: facts.TimedByDeepPass, export: true, present: hasDeepRaw, read: readRunRegions},
 }
 
 // stageSources are where the stages (wall times per repeat), the model and

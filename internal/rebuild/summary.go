@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/kernels"
@@ -167,7 +166,7 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 				// never the detached repeats in its place: said instead
 				in.AloneMissing = err.Error()
 			} else if alone, ok := rep.AloneReport(); ok {
-				in.Alone, in.AloneSource = alone, rundir.SourceAloneDetached
+				in.Alone, in.AloneDetached = alone, true
 			}
 		}
 		if src.stages.path != rundir.Stage1Report {
@@ -182,8 +181,8 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 	if kerr != nil {
 		in.KernelsMissing = kerr.Error()
 	} else {
-		in.Kernels, in.KernelsSource = tab, src.kernels.path+" ("+src.kernels.what+")"
-		if strings.HasPrefix(src.kernels.path, rundir.TimelineCupti) {
+		in.Kernels, in.KernelsSource, in.KernelsTimedBy = tab, src.kernels.path+" ("+src.kernels.what+")", src.kernels.timer
+		if src.kernels.timer == facts.TimedByCUPTI {
 			in.KernelRanges, in.KernelRangesInferred = cfg.IncludeNames, cfg.inferredScope
 			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(run, cfg, tab); kerr != nil {
 				in.Kernels, in.KernelsMissing = nil, kerr.Error()
@@ -219,7 +218,7 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 	if rerr != nil {
 		in.RegionsMissing = rerr.Error()
 	} else {
-		in.Regions, in.RegionsSampled = reg, !src.regions.every
+		in.Regions, in.RegionsSampled, in.RegionsTimedBy = reg, !src.regions.every, src.regions.timer
 	}
 	return in
 }

@@ -113,7 +113,7 @@ func (e *UnmatchedError) MatchedNothing(m FilterMiss) string {
 	}
 	shown := make([]string, len(names))
 	for i, n := range names {
-		shown[i] = input.EscapeHidden(n) // a program's range names, on a terminal
+		shown[i] = input.EscapeName(n) // a program's range names, on a terminal
 	}
 	return fmt.Sprintf("matched no region (regions: %s%s)", strings.Join(shown, ", "), more)
 }

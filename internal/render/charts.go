@@ -121,17 +121,24 @@ func fill(el xml.StartElement) string {
 
 // display makes s fit to show: one line of characters XML can carry, at most
 // max runes. Invalid UTF-8 and characters outside XML 1.0's Char production
-// become U+FFFD, control characters a space; a longer string keeps its first
-// max-1 runes and ends in "…". Escaping < > & " ' is left to the backend.
+// become U+FFFD, control characters a space; hidden runes are escaped
+// (input.EscapedRune) and a backslash that could read as part of an escape
+// doubled (input.EscapesBackslash); a longer string keeps its first max-1
+// runes and ends in "…". Escaping < > & " ' is left to the backend.
 func display(s string, max int) string {
 	var b strings.Builder
 	n := 0
 	for i, r := range s {
-		if n >= max-1 && utf8.RuneCountInString(s[i:]) > 1 || input.IsHidden(r) && n+len(input.EscapedRune(r)) > max-1 {
+		backslash := r == '\\' && input.EscapesBackslash(s[i+1:])
+		if n >= max-1 && utf8.RuneCountInString(s[i:]) > 1 || input.IsHidden(r) && n+len(input.EscapedRune(r)) > max-1 || backslash && n+2 > max-1 {
 			b.WriteRune('…')
 			break
 		}
 		switch {
+		case backslash:
+			b.WriteString(`\\`)
+			n += 2
+			continue
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
 			r = '\uFFFD' // invalid UTF-8
 		case r == '\n' || r == '\r' || r == '\t':

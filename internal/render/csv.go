@@ -17,13 +17,14 @@ import (
 // read_csv, as ncu's --csv and nsys stats --format csv are.
 
 // csvText is a name's cell (a kernel's, a range's, a process's: a profiled
-// program's data): its hidden runes and bytes that are not UTF-8 escaped
-// (input.EscapeHidden), so no control sequence reaches a terminal, and a
+// program's data): shown as on a terminal (input.EscapeName: hidden runes,
+// bytes that are not UTF-8 and a backslash that could read as an escape,
+// escaped), so no control sequence reaches a terminal, and a
 // cell that a spreadsheet would read as a formula (one starting with =, +,
 // -, @, a tab or a carriage return) made text with a leading quote, as
 // OWASP's CSV injection advice says. Numbers are num's, never changed.
 func csvText(s string) string {
-	s = input.EscapeHidden(s)
+	s = input.EscapeName(s)
 	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
 		return "'" + s
 	}

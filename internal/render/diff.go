@@ -174,7 +174,7 @@ func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 		}
 		b.WriteString(title + "\n\n")
 		for _, it := range items {
-			b.WriteString("- " + EscapeCell(it) + "\n")
+			b.WriteString("- " + shownCell(it) + "\n") // names shown by package compare
 		}
 		b.WriteString("\n")
 	}
@@ -196,7 +196,7 @@ func diffVerdict(r *facts.DiffResult, b *strings.Builder, lists bool) {
 // stage1/report.json for a baseline file.
 func stagesRead(side facts.DiffSide) string {
 	for _, f := range side.Read {
-		if f == rundir.Stage1Report || strings.HasPrefix(f, rundir.TimelineReport) || strings.HasPrefix(f, rundir.SummaryJSON+" ") {
+		if f == rundir.Stage1Report || f == rundir.ReadAloneStages || f == rundir.ReadSummaryStages {
 			return f
 		}
 	}

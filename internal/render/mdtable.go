@@ -11,14 +11,28 @@ import (
 // the literal text: a backslash goes before each character that CommonMark or
 // GFM could read as markup there (cell breaks, code, emphasis, links, images,
 // HTML, entities, strikethrough, math), and line breaks become spaces. Other
-// punctuation, common in C++ names (: , ( ) .), is left readable.
-func EscapeCell(text string) string {
+// punctuation, common in C++ names (: , ( ) .), is left readable. Hidden
+// runes render escaped (input.EscapedRune), and a backslash that could read
+// as part of such an escape renders as two (input.EscapesBackslash), as a
+// name shows on a terminal (input.EscapeName): no name renders as another.
+func EscapeCell(text string) string { return escapeCell(text, true) }
+
+// shownCell is EscapeCell for text that holds names already shown
+// (input.EscapeName: package compare's lines): their escapes render as they
+// read, no backslash doubled.
+func shownCell(text string) string { return escapeCell(text, false) }
+
+// escapeCell is EscapeCell, or with backslashes rendered as they are,
+// shownCell.
+func escapeCell(text string, backslashes bool) string {
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/8)
 	for i, r := range text {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
+		case backslashes && r == '\\' && input.EscapesBackslash(text[i+1:]):
+			b.WriteString(`\\\\`) // renders \\
 		case r < 0x80 && strings.IndexByte(cellSpecials, byte(r)) >= 0:
 			b.WriteByte('\\')
 			b.WriteRune(r)

@@ -209,7 +209,7 @@ func regionName(name string) string {
 		return "(empty name)"
 	}
 	// Control characters (NUL above all) are shown escaped, \u0000, by
-	// the one rule of every renderer (input.EscapeHidden).
+	// the one rule of every renderer (input.EscapeName).
 	return EscapeCell(name)
 }
 

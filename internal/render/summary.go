@@ -66,8 +66,14 @@ func SummaryMarkdown(w io.Writer, s *facts.Summary, charts []Chart) error {
 // the HTML report and its browser test hold to them. A summary with
 // communication (a multi-rank run) has CommunicationSection too
 // (SectionsOf).
-var Sections = []string{"Findings", "What to try", "Stages", "GPU busy and idle per phase", "Top Kernels",
+var Sections = []string{findingsSection, "What to try", "Stages", busySection, "Top Kernels",
 	"Per-Region Breakdown", "MFU", "Top Operators", "Environment"}
+
+// The headings of Sections that another section may follow.
+const (
+	findingsSection = "Findings"
+	busySection     = "GPU busy and idle per phase"
+)
 
 // CommunicationSection is the heading of the section that only a summary
 // with communication has, after "GPU busy and idle per phase".
@@ -78,10 +84,10 @@ func SectionsOf(s *facts.Summary) []string {
 	var out []string
 	for _, h := range Sections {
 		out = append(out, h)
-		if h == "Findings" && len(s.Anomalies) > 0 {
+		switch {
+		case h == findingsSection && len(s.Anomalies) > 0:
 			out = append(out, AnomaliesSection)
-		}
-		if h == "GPU busy and idle per phase" && s.Communication != nil {
+		case h == busySection && s.Communication != nil:
 			out = append(out, CommunicationSection)
 		}
 	}
@@ -506,11 +512,16 @@ func wallVsKernel(b *strings.Builder, s *facts.Summary) {
 		host = "Python, framework, launches"
 	}
 	fmt.Fprintf(b, "\nGPU busy is the phase's kernel time in %s divided by its wall time above: the rest of the wall time is the host's (%s).", EscapeCell(s.Regions.Source), host)
-	if strings.Contains(s.Regions.Source, "ncu") {
+	if ncuTimed(s.Regions.TimedBy) {
 		b.WriteString(" Under an ncu timing pass kernels run serialized, at base clocks with flushed caches unless the run's plan says otherwise, so they take longer than in the plain run: a share above 100% means the phase is kernel-bound, and a low share is an upper bound of the true one.")
 	}
 	b.WriteString("\n\n")
 }
+
+// ncuTimed says ncu timed the kernels, one at a time (at base clocks,
+// caches flushed, unless the run's plan says otherwise): they take longer
+// than in the program's own run.
+func ncuTimed(t facts.Timer) bool { return t == facts.TimedByNcu || t == facts.TimedByDeepPass }
 
 // maxRepeatsShown is the most repeats a "ms per repeat" cell lists; the
 // rest are in summary.json.
@@ -655,7 +666,7 @@ func topOperators(b *strings.Builder, o facts.Operators, k facts.Kernels) {
 			of = ""
 		}
 		fmt.Fprintf(b, " An operator's CUDA ms is the time of the kernels it launched in that one generate%s; Top Kernels sums %s", of, EscapeCell(k.Source))
-		if strings.Contains(k.Source, "ncu") {
+		if ncuTimed(k.TimedBy) {
 			b.WriteString(", one profiled generate whose kernels ncu serialized at base clocks with flushed caches: the same kernels take longer there than under the operator's CUDA ms")
 		} else {
 			b.WriteString(", every traced generate: divide by the generates traced before comparing")

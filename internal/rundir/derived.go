@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // DerivedFiles are the derived files of the layout whose names are fixed
@@ -304,13 +305,10 @@ func (r *Run) clearDir(dir string, keep []string) (removed []string, err error) 
 }
 
 // isNotEmpty reports whether err is a folder's removal refused because
-// something is in it.
+// something is in it (the system's ENOTEMPTY, or EEXIST where a system
+// says that instead).
 func isNotEmpty(err error) bool {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return errors.Is(pe.Err, fs.ErrExist) || strings.Contains(pe.Err.Error(), "not empty")
-	}
-	return errors.Is(err, fs.ErrExist) || strings.Contains(err.Error(), "not empty")
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, fs.ErrExist)
 }
 
 // ClaimPending marks the paths planned as the run's own while a rebuild

@@ -488,6 +488,15 @@ func (r *Run) rankFiles(rel string) []string {
 	return out
 }
 
+// The names a diff gives the file a run's stages were read from
+// (facts.DiffSide.Read), besides Stage1Report: the CUPTI run's report for
+// its program-alone repeats (timed after the library detached), and
+// summary.json for its stages.
+const (
+	ReadAloneStages   = TimelineReport + " (alone: repeats after the library detached)"
+	ReadSummaryStages = SummaryJSON + " (stages)"
+)
+
 // SourceCuptiKernels is how the manifest and the summary name the CUPTI timeline as
 // a source.
 const SourceCuptiKernels = "the CUPTI run's timeline, every launch"

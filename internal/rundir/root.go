@@ -68,11 +68,30 @@ func linkOut(path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if strings.Contains(err.Error(), "path escapes from parent") {
+	if e := errEscapes(); e != nil && errors.Is(err, e) {
 		return fmt.Errorf("%s: %w", path, ErrLinkOut)
 	}
 	return err
 }
+
+// errEscapes is os.Root's error for a name that leads out of its folder,
+// which package os does not export: the one an os.Root gives for "..",
+// refused before any system call on it. Nil where no folder can be opened
+// as a root (none of the temporary folder, /, the current folder).
+var errEscapes = sync.OnceValue(func() error {
+	for _, dir := range []string{os.TempDir(), "/", "."} {
+		r, err := os.OpenRoot(dir)
+		if err != nil {
+			continue
+		}
+		_, err = r.Stat("..")
+		r.Close()
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return pe.Err
+		}
+	}
+	return nil
+})
 
 // held are the folders held open while a writer holds them (LockRun), by
 // their absolute path (rootKey): each operation inside one goes through the

@@ -142,9 +142,7 @@ func Open(dir string) (*Run, error) {
 	if m.Status == "" {
 		m.Status = StatusComplete
 	}
-	if m.Status == StatusPartial && m.PartialBy == "" && strings.HasPrefix(m.Reason, RebuildPartial) {
-		m.PartialBy = PartialByRebuild // a manifest written before partial_by
-	}
+	m.upgrade()
 	r.ID, r.manifest = m.RunID, m
 	r.ownedAtOpen(m, true)
 	return r, nil
@@ -367,9 +365,12 @@ type Manifest struct {
 	Started   string `json:"started,omitempty"`
 	Finished  string `json:"finished,omitempty"`
 	// Rebuilt is when deepprof report last remade the derived files.
-	Rebuilt string     `json:"rebuilt,omitempty"`
-	Notes   []string   `json:"notes,omitempty"`
-	Steps   []StepTime `json:"steps,omitempty"`
+	Rebuilt string   `json:"rebuilt,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	// NoteKinds are the notes' kinds, one a note, for code (AddNote,
+	// DropNotes); absent where no note has one.
+	NoteKinds []NoteKind `json:"note_kinds,omitempty"`
+	Steps     []StepTime `json:"steps,omitempty"`
 	// Sources are the inputs the derived files were made from, as the last
 	// rebuild chose them.
 	Sources   *Sources   `json:"sources,omitempty"`
@@ -472,12 +473,15 @@ func (r *Run) recordMany(rels []string, st Status, reason string) {
 // Note adds a line to the manifest's notes (what the session decided, such
 // as using an ncu timing pass for lack of nsys).
 func (r *Run) Note(format string, args ...any) {
+	r.AddNote(Note{Text: fmt.Sprintf(format, args...)})
+}
+
+// AddNote adds n to the manifest's notes, once: a rebuild says again what
+// it said before.
+func (r *Run) AddNote(n Note) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := fmt.Sprintf(format, args...)
-	if !slices.Contains(r.manifest.Notes, n) { // a rebuild says again what it said before
-		r.manifest.Notes = append(r.manifest.Notes, n)
-	}
+	r.manifest.addNote(n)
 }
 
 // SetSources records the inputs of the derived files.
@@ -487,11 +491,12 @@ func (r *Run) SetSources(s Sources) {
 	r.manifest.Sources = &s
 }
 
-// DropNotes removes the notes for which stale returns true.
-func (r *Run) DropNotes(stale func(string) bool) {
+// DropNotes removes the notes of the kinds given (the kinds a rebuild says
+// again).
+func (r *Run) DropNotes(kinds ...NoteKind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.manifest.Notes = slices.DeleteFunc(r.manifest.Notes, stale)
+	r.manifest.dropNotes(func(n Note) bool { return n.Kind != "" && slices.Contains(kinds, n.Kind) })
 }
 
 // Remove removes the file rel of the run through the run directory as an
@@ -653,6 +658,7 @@ func (r *Run) Manifest() Manifest {
 	m := r.manifest
 	m.Artifacts = slices.Clone(m.Artifacts)
 	m.Notes = slices.Clone(m.Notes)
+	m.NoteKinds = slices.Clone(m.NoteKinds)
 	m.Steps = slices.Clone(m.Steps)
 	m.Pending = slices.Clone(m.Pending)
 	slices.SortFunc(m.Artifacts, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })

@@ -304,11 +304,12 @@ func (s *Session) nsysTimeline(ctx context.Context, run *rundir.Run) ([]string, 
 		return nil, err
 	}
 	perr := s.step(ctx, run, byID[StepNsysProfile], false)
-	rep, rerr := nsys.ResolveReport(run.Path(rundir.NsysDir), path.Base(rundir.NsysOut))
+	// Paths relative to MAIN, as the manifest writes them.
+	rep, rerr := nsys.ResolveReportAs(run.Path(rundir.NsysDir), rundir.NsysDir, path.Base(rundir.NsysOut))
 	if rerr != nil {
-		// Paths relative to MAIN, as the manifest writes them.
-		msg := strings.TrimPrefix(rerr.Error(), nsys.ErrNoReport.Error()+": ")
-		rerr = errors.New(strings.ReplaceAll(msg, run.Path(rundir.NsysDir)+string(filepath.Separator), rundir.NsysDir+"/"))
+		if nr := (*nsys.NoReportError)(nil); errors.As(rerr, &nr) {
+			rerr = errors.New(nr.Why()) // the messages around it say there is no report
+		}
 		if stream := rundir.NsysStream; run.Exists(stream) {
 			run.Record(stream, rundir.StatusPartial, "the raw data nsys collected and did not turn into a report; it can be large")
 		}

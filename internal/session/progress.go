@@ -79,7 +79,7 @@ func (p *progress) feed(line string) {
 		return
 	}
 	p.last = t
-	p.show(p.name + ": " + strings.TrimPrefix(p.line.String(), "ncu: "))
+	p.show(p.name + ": " + p.line.Status())
 }
 
 // show rewrites the live line.

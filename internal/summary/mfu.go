@@ -9,7 +9,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -98,7 +97,7 @@ func mfu(in Inputs, peak *machine.Peak, peakMissing string, st facts.Stages) fac
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
 			"time is the mean wall time per stage of "+in.WorkloadSource+" ("+why+"), host overhead included; the peak is the GPU's dense peak for the model's dtype")
 	}
-	if st.AloneSource == rundir.SourceAloneDetached {
+	if st.AloneSource != "" { // not stage 1's: the detached repeats
 		out.Assumptions = append(slices.Clone(Assumptions[:len(Assumptions)-1]),
 			"time is the program-alone mean wall time per stage, of the CUPTI run's repeats after the library detached CUPTI from the process (no profiler attached), host overhead included; the peak is the GPU's dense peak for the model's dtype")
 	}

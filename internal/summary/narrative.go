@@ -118,7 +118,7 @@ func ladderAdvice(s *building, launchBound []facts.PhaseRow) []facts.Recommendat
 			names = append(names, r.Label())
 			idle = append(idle, fmt.Sprintf("%.0f%%", 100*r.Idle))
 		}
-		if names[0] == "the whole run" {
+		if launchBound[0].Phase == "" { // the whole run, at the sentence's start
 			names[0] = "The whole run"
 		}
 		out = append(out, facts.Recommendation{Kind: "phase", Text: fmt.Sprintf(
@@ -382,7 +382,7 @@ func (w *narration) sayCategories() {
 			}
 			parts = append(parts, fmt.Sprintf("%s %.1f%%", c.Category, 100*c.Share))
 		}
-		w.say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s) %s%s.", strings.Join(parts, ", "), s.Kernels.TotalMS, sourceTool(s.Kernels.Source), s.Kernels.ScopeText(), s.Kernels.WarmupText(2))
+		w.say("Kernel time by category: %s, of %.2f ms of GPU kernel time (%s) %s%s.", strings.Join(parts, ", "), s.Kernels.TotalMS, timerWords(s.Kernels.TimedBy), s.Kernels.ScopeText(), s.Kernels.WarmupText(2))
 	}
 }
 
@@ -615,16 +615,16 @@ func bestRule(k facts.KernelRow) *facts.Rule {
 	return nil
 }
 
-// sourceTool names the tool of a kernel table's source for a sentence.
-func sourceTool(src string) string {
-	switch {
-	case strings.Contains(src, "cupti") || strings.Contains(src, "timeline/"):
+// timerWords names the tool that timed a kernel table for a sentence.
+func timerWords(t facts.Timer) string {
+	switch t {
+	case facts.TimedByCUPTI:
 		return "the CUPTI run"
-	case strings.Contains(src, "nsys"):
+	case facts.TimedByNsys:
 		return "nsys"
-	case strings.Contains(src, "deep pass"):
+	case facts.TimedByDeepPass:
 		return "the deep pass's sample of launches, kernels serialized"
-	case strings.Contains(src, "ncu"):
+	case facts.TimedByNcu:
 		return "ncu timing pass, kernels serialized"
 	}
 	return "the kernel table"

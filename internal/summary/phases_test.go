@@ -286,7 +286,7 @@ func TestKernelTotalsSayTheWarmup(t *testing.T) {
 	tab := model.KernelTable{Source: "timeline/cupti", TotalMS: 3.9, Launches: 440, Kernels: []model.KernelStats{
 		{KernelTotals: model.KernelTotals{Name: "void gemm<float>(int)", TotalMS: 3.9, Calls: 440}}}}
 	build := func(ranges []string, w *facts.KernelsWarmup, rep *workload.Report) *facts.Summary {
-		return summary.Build(summary.Inputs{Phases: ph, Kernels: &tab, KernelsSource: "timeline/cupti (the CUPTI run's timeline, every launch)",
+		return summary.Build(summary.Inputs{Phases: ph, Kernels: &tab, KernelsSource: "timeline/cupti (the CUPTI run's timeline, every launch)", KernelsTimedBy: facts.TimedByCUPTI,
 			KernelRanges: ranges, KernelsWarmup: w, Workload: rep}, summary.Options{})
 	}
 	findings := func(s *facts.Summary) string { return strings.Join(s.Narrative.Lines, "\n") }
@@ -304,7 +304,7 @@ func TestKernelTotalsSayTheWarmup(t *testing.T) {
 	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run.")
 
 	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{90, 2, 2}}}}
-	s = summary.Build(summary.Inputs{Kernels: &tab, KernelsSource: "ncu/timing-raw.csv (the ncu timing pass, every launch)", Workload: rep}, summary.Options{})
+	s = summary.Build(summary.Inputs{Kernels: &tab, KernelsSource: "ncu/timing-raw.csv (the ncu timing pass, every launch)", KernelsTimedBy: facts.TimedByNcu, Workload: rep}, summary.Options{})
 	assert.True(t, s.Kernels.WarmupIncluded)
 	assert.Contains(t, findings(s), "in the whole run, warm-up included.")
 }

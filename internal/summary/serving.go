@@ -7,7 +7,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/machine"
 	"github.com/llm-perf-opt/deepprof/internal/model"
-	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
@@ -84,7 +83,7 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 	f := func(v float64) *float64 { return &v }
 	if pre != nil && pre.Recorded != nil || dec != nil && dec.Recorded != nil {
 		out.From = "stage 1"
-		if st.AloneSource == rundir.SourceAloneDetached {
+		if st.AloneSource != "" { // not stage 1's: the detached repeats
 			out.From = "the CUPTI run, library detached"
 		}
 	}

@@ -57,11 +57,10 @@ type Inputs struct {
 	// Alone is stage 1's report (the program alone, no profiler) where the
 	// stages come from the CUPTI run's report: its means stand beside the
 	// stages' and give the serving figures and MFU (the program's speed).
-	// AloneSource says where it comes from when not from stage 1: the
-	// CUPTI run's repeats after the library detached
-	// (rundir.SourceAloneDetached); "" for stage 1.
-	Alone       *workload.Report
-	AloneSource string
+	// AloneDetached says it comes from the CUPTI run's repeats after the
+	// library detached (rundir.SourceAloneDetached), not from stage 1.
+	Alone         *workload.Report
+	AloneDetached bool
 	// AloneMissing is why stage 1's report, there beside the CUPTI run's,
 	// could not be read: the stages keep that run's own times.
 	AloneMissing string
@@ -70,6 +69,9 @@ type Inputs struct {
 	// export; KernelsSource says what it is.
 	Kernels       *model.KernelTable
 	KernelsSource string
+	// KernelsTimedBy is the tool that timed them; RegionsTimedBy the
+	// regions'.
+	KernelsTimedBy, RegionsTimedBy facts.Timer
 	// KernelRanges are the NVTX ranges the kernel table covers (the
 	// rebuild's one decision); none: the whole run. KernelRangesInferred
 	// says they are phases inferred from the kernel stream.
@@ -347,8 +349,8 @@ func stages(in Inputs, phases model.Names) facts.Stages {
 			}
 		}
 	}
-	if alone != nil {
-		st.AloneSource = in.AloneSource
+	if alone != nil && in.AloneDetached {
+		st.AloneSource = rundir.SourceAloneDetached
 	}
 	st.AloneMissing = in.AloneMissing
 	names := make([]string, 0, len(w.Stages))
@@ -450,7 +452,7 @@ func operators(in Inputs, topN int) facts.Operators {
 		return facts.Operators{Missing: "the workload report has no operator table: run the workload with --operators " +
 			"(the default workloads do; they make it with no profiler attached, in stage 1 or in the CUPTI run once the library has detached)"}
 	}
-	o := facts.Operators{Detached: in.AloneSource == rundir.SourceAloneDetached}
+	o := facts.Operators{Detached: in.AloneDetached}
 	for _, op := range in.Workload.Operators {
 		if op.TotalMS == 0 && op.CUDAMS > 0 {
 			o.Dropped++ // torch lists each kernel as an event with GPU time and no CPU time
@@ -480,7 +482,7 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 		return k
 	}
 	t := in.Kernels
-	k.Source, k.TotalMS, k.Launches = in.KernelsSource, t.TotalMS, t.Launches
+	k.Source, k.TimedBy, k.TotalMS, k.Launches = in.KernelsSource, in.KernelsTimedBy, t.TotalMS, t.Launches
 	if w := in.KernelsWarmup; w != nil && w.Launches > 0 {
 		c := *w
 		k.Warmup = &c
@@ -627,7 +629,7 @@ func regionRows(in Inputs) facts.Regions {
 		return facts.Regions{Missing: orWhy(in.RegionsMissing, "no region report")}
 	}
 	r := in.Regions
-	out := facts.Regions{Source: r.Source, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches,
+	out := facts.Regions{Source: r.Source, TimedBy: in.RegionsTimedBy, Sampled: in.RegionsSampled, TotalMS: r.ProfiledMS, Outside: r.OutsideMS, Launches: r.Launches,
 		SampleReport: in.RegionsSampleReport}
 	if !r.RegionProfiling {
 		out.Missing = "no launch of " + r.Source + " was inside an NVTX range"
