@@ -633,6 +633,13 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 			b.NetCommunicationNS, b.CollectiveCalls = calls.net(b.Phase)
 		}
 	}
+	addNested(tl, opt, rep)
+	return rep
+}
+
+// addNested adds to each scope of rep its phases of the depths below
+// opt.Depth down to opt.NestedDepth, at most MaxPhases of each depth.
+func addNested(tl *timeline.Timeline, opt Options, rep *facts.PhaseReport) {
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
 		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases)
 		for _, ss := range sub.Scopes {
@@ -644,5 +651,4 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 			}
 		}
 	}
-	return rep
 }
