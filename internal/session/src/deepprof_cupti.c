@@ -8,8 +8,8 @@
  * own NVTX support, then wraps the domain functions CUPTI installed so that
  * the left-out domains stop before CUPTI). It writes one file per process,
  * $DEEPPROF_CUPTI_DIR/cupti-<pid>.tsv, in the format deepprof-cupti/1
- * (one record a line, tab-separated; harness/cuptilib's package
- * documentation and the Go reader in harness/cupti describe it):
+ * (one record a line, tab-separated; package session's documentation and
+ * the Go reader, package cupti, describe it):
  *
  *   K  kernels (CUPTI Activity API, CONCURRENT_KERNEL), mangled and demangled
  *   C  memcpys (MEMCPY, MEMCPY2), S memsets (MEMSET)
@@ -20,6 +20,8 @@
  *      domains named in DEEPPROF_CUPTI_SKIP_DOMAINS (comma-separated; XLA's
  *      "TSL" when it is unset, none when it is empty) are left out before
  *      they reach CUPTI (see "NVTX domains left out" below)
+ *   M  metrics of a launch the library measured, W the host time that took
+ *      (DEEPPROF_CUPTI_METRICS: "Deep metrics in this process" below)
  *   X  notes (dropped records, NVTX state, the domains left out), E the last
  *      line at a normal exit
  *
@@ -35,7 +37,7 @@
  * cuptiActivityFlushAll), each thread's ring and our line buffer have fixed
  * sizes and the flusher writes them out every second (a ring also when it is
  * a quarter full), so a crash or a kill keeps all but about the last second.
- * Built by harness/cuptilib (gcc, argv, no shell); it needs cupti.h, the
+ * Built by package session (gcc, argv, no shell); it needs cupti.h, the
  * nvtx3 headers and libcupti.
  */
 #define _GNU_SOURCE
