@@ -39,7 +39,7 @@ func libraryMetrics(tl *timeline.Timeline) (map[string]*kernels.Metrics, error) 
 // kernel and configuration from its K record, its metrics in base units;
 // false when it names no kernel or has no metric.
 func measuredLaunch(p *timeline.Process, m timeline.Measurement) (model.Launch, bool) {
-	if m.Function == nil || len(m.Metrics) == 0 {
+	if !m.Named() {
 		return model.Launch{}, false
 	}
 	l := model.Launch{Line: m.Metrics[0].Line, ID: int64(m.Correlation), ProcessID: p.Header.PID,

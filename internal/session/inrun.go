@@ -64,8 +64,8 @@ func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why string)
 	var whys []string
 	for _, p := range tl.Processes {
 		for _, m := range p.Measured {
-			if m.Function != nil && len(m.Metrics) > 0 {
-				n++ // a launch whose metrics name a kernel
+			if m.Named() {
+				n++
 			}
 		}
 		cut += time.Duration(p.CutNS())

@@ -31,6 +31,11 @@ type Measurement struct {
 	Placed bool
 }
 
+// Named reports whether the measurement gave metrics of a kernel its
+// records name: a launch measured, as the session counts it and the
+// rebuild reads it.
+func (m *Measurement) Named() bool { return m.Function != nil && len(m.Metrics) > 0 }
+
 // duration is the launch's duration as the replay measured it, in ns.
 func (m *Measurement) duration() (int64, bool) {
 	for _, mt := range m.Metrics {
