@@ -332,7 +332,7 @@ func Default() *Config {
 		NCU: NCU{
 			Sections: []string{}, Metrics: []string{},
 			ReplayMode:        "kernel",
-			DeepSource:        DeepSourceNcu,
+			DeepSource:        DeepSourceLibrary,
 			PerKernelLaunches: 2, MaxLaunches: DefaultMaxLaunches, TargetProcesses: "all", ExtraArgs: []string{}, Timeout: "30m",
 		},
 		Nsys:    Nsys{Trace: []string{"cuda", "nvtx"}, ExtraArgs: []string{}, Timeout: "30m"},

@@ -123,14 +123,13 @@ const (
 // How repeats are made (workload.repeat_by).
 // Where a session measures the deep metrics (ncu.deep_source).
 const (
-	// DeepSourceLibrary measures them in the recorded CUPTI run, with
-	// deepprof's library (CUPTI's range profiler): the program starts once.
-	// ncu's own pass runs where the library measured nothing, and for a
-	// workload of several ranks or a timeline other than CUPTI.
+	// DeepSourceLibrary (the default) measures them in the recorded CUPTI
+	// run, with deepprof's library (CUPTI's range profiler): the program
+	// starts once. ncu's own pass runs where the library measured nothing,
+	// and for a workload of several ranks or a timeline other than CUPTI.
 	DeepSourceLibrary = "library"
-	// DeepSourceNcu starts the program again under ncu (its rules too): the
-	// default until the library's way is measured on every program of
-	// issue 52 (docs/sessions.md).
+	// DeepSourceNcu starts the program again under ncu, which measures
+	// kernels launched inside CUDA graphs too and gives its rules.
 	DeepSourceNcu = "ncu"
 	// DeepSourceBoth does both: ncu's figures and rules in the summary, the
 	// library's kept in the records to check against them.

@@ -23,6 +23,13 @@ const (
 	// EnvMetricsCoverage is the percent of the GPU time so far the
 	// configurations it chooses cover.
 	EnvMetricsCoverage = "DEEPPROF_CUPTI_METRICS_COVERAGE"
+	// EnvMetricsShare caps the measuring's time: at most this percent of
+	// the program's own time so far (after a first 1.5 s).
+	EnvMetricsShare = "DEEPPROF_CUPTI_METRICS_SHARE"
+	// MeasuringShare is the cap a session asks (EnvMetricsShare): with the
+	// recording's own cost, a session within 1.5x of a program of 10 s or
+	// more (docs/measurements.md).
+	MeasuringShare = 30
 )
 
 // deepInRun reports whether the CUPTI run measures the deep metrics
@@ -47,21 +54,29 @@ func (s *Session) inRunEnv() ([]string, string) {
 		EnvMetrics + "=" + strings.Join(metrics, ","),
 		EnvMetricsKernels + "=" + strconv.Itoa(s.Cfg.NCU.MaxLaunches),
 		EnvMetricsCoverage + "=" + strconv.Itoa(cov),
+		EnvMetricsShare + "=" + strconv.Itoa(MeasuringShare),
 	}
-	line := fmt.Sprintf("the deep metrics are measured in this run (ncu.deep_source=%s): CUPTI's range profiler replays one launch of each of the launch configurations that cover %d%% of the GPU time so far, at most %d (ncu.max_launches), %d metrics; the measuring's host time is cut out of the timeline",
-		s.Cfg.NCU.DeepSource, cov, s.Cfg.NCU.MaxLaunches, len(metrics))
+	line := fmt.Sprintf("the deep metrics are measured in this run (ncu.deep_source=%s): CUPTI's range profiler replays one launch of each of the launch configurations that cover %d%% of the GPU time so far, those of most time first, at most %d (ncu.max_launches), %d metrics, the measuring's time at most %d%% of the program's own (after a first 1.5 s); that time is cut out of the timeline",
+		s.Cfg.NCU.DeepSource, cov, s.Cfg.NCU.MaxLaunches, len(metrics), MeasuringShare)
 	return env, line
 }
 
-// NoteMetricsStopped is the key of the library's note that says why it
-// measures nothing (more) in its process.
-const NoteMetricsStopped = "metrics_stopped"
+// The keys of the library's notes about its measuring: why it measures
+// nothing (more) in its process; when its time reached its cap (the
+// measuring at most DEEPPROF_CUPTI_METRICS_SHARE percent of the program's
+// own time); how many targets were left unmeasured.
+const (
+	NoteMetricsStopped = "metrics_stopped"
+	NoteMetricsCapped  = "metrics_capped"
+	NoteMetricsLeft    = "metrics_left"
+)
 
 // measuredInRun is how many launches the library measured in tl (with
-// metrics, of a kernel the records name), the measuring's host time, and,
-// when none, why (its processes' NoteMetricsStopped notes).
-func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why string) {
-	var whys []string
+// metrics, of a kernel the records name), the measuring's host time, when
+// none, why (its processes' NoteMetricsStopped notes), and where its cap
+// left targets unmeasured, what its notes say of it.
+func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why, capped string) {
+	var whys, caps []string
 	for _, p := range tl.Processes {
 		for _, m := range p.Measured {
 			if m.Named() {
@@ -70,15 +85,20 @@ func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why string)
 		}
 		cut += time.Duration(p.CutNS())
 		for _, note := range p.Notes {
-			if note.Key == NoteMetricsStopped {
+			switch note.Key {
+			case NoteMetricsStopped:
 				whys = append(whys, p.File+": "+note.Value)
+			case NoteMetricsCapped:
+				caps = append(caps, p.File+": "+note.Value)
+			case NoteMetricsLeft:
+				caps = append(caps, p.File+": "+note.Value+" target(s) left unmeasured")
 			}
 		}
 	}
 	if n == 0 && len(whys) == 0 {
 		whys = append(whys, "the records hold no measurement and no note of the library's about one")
 	}
-	return n, cut, strings.Join(whys, "; ")
+	return n, cut, strings.Join(whys, "; "), strings.Join(caps, "; ")
 }
 
 // deepDoneInRun reports whether the CUPTI run measured the deep metrics,
@@ -93,13 +113,16 @@ func (s *Session) deepDoneInRun(run *rundir.Run) bool {
 	if err != nil {
 		return false
 	}
-	n, cut, why := measuredInRun(tl)
+	n, cut, why, capped := measuredInRun(tl)
 	if n == 0 {
 		run.Note("deep pass: the CUPTI run measured no launch (%s): ncu's pass runs instead", why)
 		return false
 	}
-	run.Note("deep pass: made in the recorded run by deepprof's CUPTI library: %d launch(es) measured with CUPTI's range profiler, %s of host time, cut out of the timeline (ncu.deep_source=%s)",
-		n, cut.Round(time.Millisecond), s.Cfg.NCU.DeepSource)
+	if capped != "" {
+		capped = "; its cost cap: " + capped
+	}
+	run.Note("deep pass: made in the recorded run by deepprof's CUPTI library: %d launch(es) measured with CUPTI's range profiler, %s of host time, cut out of the timeline (ncu.deep_source=%s)%s",
+		n, cut.Round(time.Millisecond), s.Cfg.NCU.DeepSource, capped)
 	if s.Cfg.NCU.DeepSource == config.DeepSourceBoth {
 		return false
 	}

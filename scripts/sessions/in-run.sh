@@ -5,11 +5,19 @@
 # .gpu/deepprof). First compiles the CUPTI library alone with the session's
 # flags (a compile error ends the script at once). Then, for each corpus
 # program NAME (cpp, eager, hf-auto, jax, compile, graphs, triton, solve:
-# scripts/corpus/record.sh's; default: deepprof's own workload, with no
-# plain run, and all but solve), times the plain program
-# and its session from an empty directory; with BOTH=1, also a session with
-# ncu.deep_source=both (the library's metrics beside ncu's, for the check
-# that their bounds agree). One line each to OUT/in-run.txt; runs in OUT/runs.
+# scripts/corpus/record.sh's; moe: scripts/bench/moe_lm.py; default:
+# deepprof's own workload, with no plain run; all but solve and moe when
+# none is named), times the plain program
+# and its session from an empty directory, the session with
+# ncu.deep_source=$SOURCE (default library) and, with CHECK=1, --check
+# (torch.profiler's figures beside the session's); with WARM=1, after an untimed
+# plain run (the page and compile caches warm for both); with BOTH=1, also a
+# session with ncu.deep_source=both (the library's metrics beside ncu's, for
+# the check that their bounds agree). One line each to OUT/in-run.txt; each
+# program's run directories (less their HTML, trace and charts) and logs are
+# appended to OUT/runs.tar as it ends, so that a call cut short keeps what
+# ended. The programs, the library and the runs are built under $WORK
+# (default a temporary directory).
 set -uo pipefail
 out=$(realpath -m "${1:?usage: in-run.sh OUT [NAME...]}")
 shift
@@ -17,20 +25,22 @@ names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(default cpp eager hf-auto jax compile graphs triton)
 dp=$(realpath "${DEEPPROF:-.gpu/deepprof}")
 cuda=${CUDA_HOME:-/usr/local/cuda}
-mkdir -p "$out/work/cxx-shim" "$out/runs"
-: >"$out/work/cxx-shim/string"
+work=$(realpath -m "${WORK:-$(mktemp -d)}")
+source=${SOURCE:-library}
+mkdir -p "$out" "$work/cxx-shim" "$work/runs" "$work/logs"
+: >"$work/cxx-shim/string"
 libdir=$cuda/lib64
 [ -f "$libdir/libcupti.so" ] || libdir=$cuda/extras/CUPTI/lib64
-if ! (cd "$out/work" && gcc -shared -fPIC -O2 -std=gnu11 -Wall -Icxx-shim -I"$cuda/include" -I"$cuda/extras/CUPTI/include" \
+if ! (cd "$work" && gcc -shared -fPIC -O2 -std=gnu11 -Wall -Icxx-shim -I"$cuda/include" -I"$cuda/extras/CUPTI/include" \
 	-o lib.so "$OLDPWD/internal/session/src/deepprof_cupti.c" -L"$libdir" -lcupti -ldl -lpthread) >"$out/compile.txt" 2>&1; then
 	echo "in-run.sh: the library does not compile:"; head -30 "$out/compile.txt"; exit 1
 fi
-cp scripts/corpus/*.py scripts/corpus/*.cu "$out/work/"
-cd "$out/work"
+cp scripts/corpus/*.py scripts/corpus/*.cu scripts/bench/moe_lm.py "$work/"
+cd "$work"
 wall() { # label, argv...: runs it, prints its wall seconds
 	local label=$1; shift
 	local t0=$(date +%s.%N)
-	"$@" >"$out/$label.log" 2>&1
+	"$@" >"$work/logs/$label.log" 2>&1
 	local rc=$?
 	echo "$label rc=$rc wall_s=$(python3 -c "print(round($(date +%s.%N)-$t0,2))")" | tee -a "$out/in-run.txt"
 }
@@ -40,6 +50,17 @@ import glob, json, sys
 run, name = sys.argv[1], sys.argv[2]
 m = json.load(open(run + "/manifest.json"))
 print(name, "status", m.get("status"), "steps:", ", ".join("%s %.1f" % (s.get("name"), s.get("seconds", 0)) for s in m.get("steps", [])))
+try:
+    s = json.load(open(run + "/summary.json"))
+    k, sv = s.get("kernels", {}), s.get("serving", {})
+    print(name, "deep_source", k.get("deep_source"), "deep_share", k.get("deep_share"), "serving", json.dumps(sv)[:300])
+except (OSError, ValueError) as e:
+    print(name, "no summary:", e)
+try:
+    c = json.load(open(run + "/timeline/oracle-check.json"))
+    print(name, "torch.profiler check: passed", c.get("passed"), json.dumps(c.get("rows"))[:1200])
+except (OSError, ValueError):
+    pass
 for n in m.get("notes", []):
     if "deep pass: made" in n or "measured no launch" in n:
         print(name, "note:", n[:300])
@@ -50,7 +71,14 @@ for f in glob.glob(run + "/timeline/cupti/*.tsv*"):
                 print(name, f.rsplit("/", 1)[-1], line.strip()[:300])
 PY
 }
+keep() { # run ids...: appends them and the logs so far to OUT/runs.tar
+	local ids=()
+	for id in "$@"; do [ -d "runs/$id" ] && ids+=("runs/$id"); done
+	tar -rf "$out/runs.tar" --exclude='*.html' --exclude='trace.json.gz' --exclude='charts' "${ids[@]}" logs
+}
 common=(workload.timeout=4m ncu.timeout=3m)
+flags=()
+[ "${CHECK:-}" = 1 ] && flags=(--check)
 for name in "${names[@]}"; do
 	env=() over=()
 	case $name in
@@ -60,19 +88,23 @@ for name in "${names[@]}"; do
 	compile) argv=(python3 torch_decode.py --layers 4 --generates 3 --mode compile) ;;
 	graphs) argv=(python3 torch_decode.py --layers 4 --generates 3 --mode graphs) ;;
 	triton) argv=(python3 triton_loop.py) ;;
+	moe) argv=(python3 moe_lm.py) ;;
 	cpp) nvcc -O2 -arch=sm_90 -o decode_loop decode_loop.cu || continue; argv=(./decode_loop) ;;
 	solve) nvcc -O2 -arch=sm_90 -o solve_loop solve_loop.cu -lcublas || continue; argv=(./solve_loop) ;;
 	default) # deepprof's own workload: no plain run to time (its alone repeats are its speed)
-		wall "$name-session" "$dp" profile run.root="$out/runs" run.id="$name" "${common[@]}"
-		steps "$out/runs/$name" "$name"
+		wall "$name-session" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name" "${common[@]}" ncu.deep_source="$source"
+		steps "$work/runs/$name" "$name"
+		keep "$name"
 		continue ;;
 	*) echo "in-run.sh: unknown program $name" >&2; continue ;;
 	esac
+	[ "${WARM:-}" = 1 ] && wall "$name-warm" env "${env[@]}" "${argv[@]}"
 	wall "$name-plain" env "${env[@]}" "${argv[@]}"
-	wall "$name-session" "$dp" profile run.root="$out/runs" run.id="$name" "${common[@]}" "${over[@]}" -- "${argv[@]}"
-	steps "$out/runs/$name" "$name"
+	wall "$name-session" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name" "${common[@]}" "${over[@]}" ncu.deep_source="$source" -- "${argv[@]}"
+	steps "$work/runs/$name" "$name"
 	if [ "${BOTH:-}" = 1 ]; then
-		wall "$name-both" "$dp" profile run.root="$out/runs" run.id="$name-both" "${common[@]}" "${over[@]}" ncu.deep_source=both -- "${argv[@]}"
-		steps "$out/runs/$name-both" "$name-both"
+		wall "$name-both" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name-both" "${common[@]}" "${over[@]}" ncu.deep_source=both -- "${argv[@]}"
+		steps "$work/runs/$name-both" "$name-both"
 	fi
+	keep "$name" "$name-both"
 done

@@ -568,6 +568,7 @@ static void drain_done(void) {
 
 /* Declared with the pause and the error text, below. */
 static atomic_int paused;
+static atomic_int detached; /* below */
 static const char *cupti_error(CUptiResult r);
 
 /* ---- Deep metrics in this process (CUPTI's range profiler) ---------------
@@ -585,18 +586,24 @@ static const char *cupti_error(CUptiResult r);
  * configuration is measured at its next launch, at most
  * DEEPPROF_CUPTI_METRICS_KERNELS launches in all (default 24), on the first
  * context a launch is measured in. One that ran early and never again (a
- * warm-up's) costs nothing: it is never launched again to be measured.
+ * warm-up's) costs nothing: it is never launched again to be measured. The
+ * measuring's time is capped against the program's own (metrics_affordable):
+ * a target waits while the cap is reached, and those never measured are
+ * counted at the end (metrics_left).
  *
  * A launch is measured with CUPTI's range profiler, automatic ranges (the
  * launch is the range) and kernel replay (CUPTI replays it once a pass,
  * saving and restoring the memory it writes), enabled on the context at
- * the first measured launch: at the launch call's entry the context is
- * synchronized (the work queued before it runs as it would) and the profiler
- * started; at its exit it is stopped, decoded and evaluated, on the
- * launching thread, one launch at a time. While it is enabled, CUPTI 13.0
- * delivers the context's kernel records only at the end (measured on an
- * H200), so the later choices of targets see only the GPU time before the
- * first measurement. A launch into a stream being captured into a CUDA graph is not
+ * the first measured launch and left enabled (CUPTI 13.0 crashes enabling it
+ * again after a disable, measured on an H200): at the launch call's entry the
+ * context is synchronized (the work queued before it runs as it would) and
+ * the profiler started; at its exit it is stopped, decoded and evaluated, on
+ * the launching thread, one launch at a time. While it is enabled, CUPTI
+ * 13.0 completes the context's activity buffers only at the end, so each
+ * measured launch's exit forces a flush, when the GPU has just run
+ * everything queued (a forced flush at any other time gives the kernels
+ * still running records with no time): the records up to each measurement
+ * reach the choice of targets. A launch into a stream being captured into a CUDA graph is not
  * measured (it does not run, and the synchronization would end the capture). CUPTI gives the replayed
  * launch's K record no time (start and end 0). Each metric of the launch is
  * one M line (its correlation id, the metric's name, CUPTI's value in the
@@ -613,6 +620,7 @@ static const char *cupti_error(CUptiResult r);
 
 #define METRICS_MAX 64      /* metric names */
 #define METRICS_SLOTS 8192u /* launch configurations followed, a power of two */
+#define METRICS_NEXT 4      /* configurations wanted at once */
 
 enum { TARGET_NONE, TARGET_WANTED, TARGET_DONE };
 
@@ -624,11 +632,16 @@ static struct {
   const char *names[METRICS_MAX];
   size_t n;
   uint32_t at, budget, chosen, done, coverage;
+  uint32_t share;            /* percent: the measuring's time against the program's own */
+  uint64_t floor_ns, start_ns; /* the time always allowed; the library's start */
+  _Atomic uint64_t cut_ns;     /* the measuring's time so far */
+  atomic_int capped;           /* metrics_capped written */
   int ended; /* metrics_done written */
   _Atomic uint64_t key[METRICS_SLOTS]; /* symbol hashes; 0: empty */
   _Atomic uint32_t launches[METRICS_SLOTS];
   _Atomic uint8_t state[METRICS_SLOTS];
   uint64_t gpu_ns[METRICS_SLOTS];
+  uint32_t left; /* of the last choice: configurations covering the coverage, not measured */
 #ifdef DP_METRICS
   CUcontext ctx;
   CUpti_RangeProfiler_Object *obj;
@@ -650,6 +663,31 @@ static uint32_t env_u32(const char *key, uint32_t def) {
   char *end = NULL;
   unsigned long v = strtoul(p, &end, 10);
   return (end && *end == 0 && v <= UINT32_MAX) ? (uint32_t)v : def;
+}
+
+/* When the process started, on now_ns's clock: the library starts with
+ * CUDA, after the program's imports, which its own time includes. Now, where
+ * /proc does not say. */
+static uint64_t process_start_ns(void) {
+  uint64_t now = now_ns();
+  char buf[1024];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return now;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return now;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')'); /* the command's name may hold spaces */
+  unsigned long long ticks = 0;
+  /* after the name: state (field 3) ... starttime (field 22) */
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
+    return now;
+  long hz = sysconf(_SC_CLK_TCK);
+  struct timespec bt;
+  if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &bt) != 0) return now;
+  uint64_t since_boot = (uint64_t)bt.tv_sec * 1000000000ull + (uint64_t)bt.tv_nsec;
+  uint64_t started = (uint64_t)(ticks * (1000000000ull / (uint64_t)hz));
+  return started < since_boot && since_boot - started < now ? now - (since_boot - started) : now;
 }
 
 #ifdef DP_METRICS
@@ -679,6 +717,9 @@ static void metrics_parse(void) {
   mx.budget = env_u32("DEEPPROF_CUPTI_METRICS_KERNELS", 24);
   mx.coverage = env_u32("DEEPPROF_CUPTI_METRICS_COVERAGE", 85);
   if (mx.coverage > 100) mx.coverage = 100;
+  mx.share = env_u32("DEEPPROF_CUPTI_METRICS_SHARE", 30);
+  mx.floor_ns = (uint64_t)env_u32("DEEPPROF_CUPTI_METRICS_FLOOR_MS", 1500) * 1000000ull;
+  mx.start_ns = process_start_ns();
   void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (cuda) {
     cu_ctx_sync = (cu_ctx_sync_fn)dlsym(cuda, "cuCtxSynchronize");
@@ -786,8 +827,10 @@ static int by_gpu_time(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Marks as wanted the top kernels by GPU time so far that cover the
- * coverage asked, within the budget (after each flush). */
+/* Marks as wanted the METRICS_NEXT configurations of most GPU time so far
+ * not yet measured, among those that cover the coverage asked (after each
+ * flush): the measuring's cap spends itself on the kernels of most time
+ * first. mx.left is how many of those covering it are not measured. */
 static void metrics_choose(void) {
   if (!atomic_load_explicit(&mx.on, memory_order_relaxed)) return;
   static uint32_t order[METRICS_SLOTS];
@@ -801,13 +844,22 @@ static void metrics_choose(void) {
     }
   qsort(order, n, sizeof order[0], by_gpu_time);
   uint64_t covered = 0;
+  uint32_t next = 0, left = 0;
   for (uint32_t j = 0; j < n && covered * 100 < total * mx.coverage; j++) {
     uint32_t i = order[j];
     covered += mx.gpu_ns[i];
+    if (atomic_load(&mx.state[i]) == TARGET_DONE) continue;
+    left++;
     uint8_t none = TARGET_NONE;
-    if (atomic_load(&mx.launches[i]) >= mx.at && atomic_compare_exchange_strong(&mx.state[i], &none, TARGET_WANTED))
-      mx.chosen++;
+    if (next < METRICS_NEXT && atomic_load(&mx.launches[i]) >= mx.at) {
+      next++;
+      if (atomic_compare_exchange_strong(&mx.state[i], &none, TARGET_WANTED)) mx.chosen++;
+    } else {
+      uint8_t wanted = TARGET_WANTED;
+      atomic_compare_exchange_strong(&mx.state[i], &wanted, TARGET_NONE);
+    }
   }
+  mx.left = left;
   for (uint32_t j = 0; j < n; j++) mx.gpu_ns[order[j]] /= 2; /* the time since the last choice weighs most */
   pthread_mutex_unlock(&mx.tmu);
 }
@@ -872,12 +924,11 @@ static int metrics_add(void) {
   return kept > 0;
 }
 
-/* Makes the range profiler ready on ctx, the first time: the host object for
- * the device's chip, the configuration of the metrics, the profiler enabled
- * on ctx and the counter data image of one range. 0 when refused (said).
- * mx.mu held. */
+/* Makes the range profiler's host side ready, the first time: the host
+ * object for ctx's chip, the configuration of the metrics and the passes a
+ * launch takes. 0 when refused (said). mx.mu held. */
 static int metrics_ready(CUcontext ctx) {
-  if (mx.counter) return 1;
+  if (mx.config) return 1;
   CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
   MX_TRY(cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize");
   uint32_t dev = 0;
@@ -905,34 +956,31 @@ static int metrics_ready(CUcontext ctx) {
   CUpti_Profiler_Host_GetConfigImageSize_Params cs = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
   cs.pHostObject = mx.host;
   MX_TRY(cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize");
-  mx.config_size = cs.configImageSize;
-  mx.config = calloc(1, mx.config_size);
-  if (!mx.config) return 0;
+  uint8_t *config = calloc(1, cs.configImageSize);
+  if (!config) return 0;
   CUpti_Profiler_Host_GetConfigImage_Params ci = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
   ci.pHostObject = mx.host;
-  ci.pConfigImage = mx.config;
-  ci.configImageSize = mx.config_size;
-  MX_TRY(cuptiProfilerHostGetConfigImage(&ci), "cuptiProfilerHostGetConfigImage");
+  ci.pConfigImage = config;
+  ci.configImageSize = cs.configImageSize;
+  CUptiResult r = cuptiProfilerHostGetConfigImage(&ci);
+  if (r != CUPTI_SUCCESS) {
+    free(config);
+    metrics_refused("cuptiProfilerHostGetConfigImage", r);
+    return 0;
+  }
   CUpti_Profiler_Host_GetNumOfPasses_Params np = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-  np.pConfigImage = mx.config;
-  np.configImageSize = mx.config_size;
-  MX_TRY(cuptiProfilerHostGetNumOfPasses(&np), "cuptiProfilerHostGetNumOfPasses");
-  CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-  en.ctx = ctx;
-  MX_TRY(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
-  mx.obj = en.pRangeProfilerObject;
+  np.pConfigImage = config;
+  np.configImageSize = cs.configImageSize;
+  r = cuptiProfilerHostGetNumOfPasses(&np);
+  if (r != CUPTI_SUCCESS) {
+    free(config);
+    metrics_refused("cuptiProfilerHostGetNumOfPasses", r);
+    return 0;
+  }
+  mx.config = config;
+  mx.config_size = cs.configImageSize;
   mx.ctx = ctx;
-  CUpti_RangeProfiler_GetCounterDataSize_Params gs = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-  gs.pRangeProfilerObject = mx.obj;
-  gs.pMetricNames = mx.names;
-  gs.numMetrics = mx.n;
-  gs.maxNumOfRanges = 1;
-  gs.maxNumRangeTreeNodes = 1;
-  MX_TRY(cuptiRangeProfilerGetCounterDataSize(&gs), "cuptiRangeProfilerGetCounterDataSize");
-  mx.counter_size = gs.counterDataSize;
-  mx.counter = calloc(1, mx.counter_size);
-  if (!mx.counter) return 0;
-  char v[200];
+  char v[240];
   snprintf(v, sizeof v,
            "%zu passes a launch; device %u (%s); %zu metrics; the launch configurations covering %u%% of the latest GPU "
            "time, at most %u launches, each launched %u times or more",
@@ -941,9 +989,33 @@ static int metrics_ready(CUcontext ctx) {
   return 1;
 }
 
+/* Enables the range profiler on mx.ctx, the first time, and makes the
+ * counter data image of one range. mx.mu held. */
+static int metrics_enable(void) {
+  if (mx.counter) return 1;
+  CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  en.ctx = mx.ctx;
+  MX_TRY(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
+  mx.obj = en.pRangeProfilerObject;
+  CUpti_RangeProfiler_GetCounterDataSize_Params gs = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  gs.pRangeProfilerObject = mx.obj;
+  gs.pMetricNames = mx.names;
+  gs.numMetrics = mx.n;
+  gs.maxNumOfRanges = 1;
+  gs.maxNumRangeTreeNodes = 1;
+  MX_TRY(cuptiRangeProfilerGetCounterDataSize(&gs), "cuptiRangeProfilerGetCounterDataSize");
+  mx.counter = calloc(1, gs.counterDataSize);
+  if (!mx.counter) {
+    metrics_refused("no memory for the counter data image", CUPTI_SUCCESS);
+    return 0;
+  }
+  mx.counter_size = gs.counterDataSize;
+  return 1;
+}
+
 /* Starts measuring the launch cb enters; 0 when it is not measured. mx.mu held. */
 static int metrics_start(const CUpti_CallbackData *cb) {
-  if (mx.counter && cb->context != mx.ctx) return 0; /* one context a process */
+  if (mx.config && cb->context != mx.ctx) return 0; /* one context a process */
   CUresult sr = cu_ctx_sync();
   if (sr != CUDA_SUCCESS) {
     char v[96];
@@ -953,7 +1025,7 @@ static int metrics_start(const CUpti_CallbackData *cb) {
     return 0;
   }
   tls_window_start = now_ns();
-  if (!metrics_ready(cb->context)) return 0;
+  if (!metrics_ready(cb->context) || !metrics_enable()) return 0;
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = {
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   di.pRangeProfilerObject = mx.obj;
@@ -1032,6 +1104,28 @@ static void metrics_disable(void) {
   if (r != CUPTI_SUCCESS) metrics_refused("cuptiRangeProfilerDisable", r);
 }
 
+/* Whether one more launch may be measured now: while the measuring's time
+ * so far is under DEEPPROF_CUPTI_METRICS_FLOOR_MS (default 1500), or at most
+ * DEEPPROF_CUPTI_METRICS_SHARE percent (default 30) of the program's own
+ * time since its process started (its time less the measuring's). A target
+ * not affordable stays wanted, measured at a later launch once the
+ * program's time has grown; the first refusal is noted (metrics_capped). */
+static int metrics_affordable(void) {
+  uint64_t cut = atomic_load(&mx.cut_ns);
+  if (cut < mx.floor_ns) return 1;
+  uint64_t now = now_ns(), own = now > mx.start_ns + cut ? now - mx.start_ns - cut : 0;
+  if (cut * 100 <= own * (uint64_t)mx.share) return 1;
+  if (!atomic_exchange(&mx.capped, 1)) {
+    char v[200];
+    snprintf(v, sizeof v,
+             "after %u launches, %.2f s: the measuring reached %u%% of the program's own time (%.2f s so far); "
+             "targets wait until it has run longer",
+             mx.done, (double)cut / 1e9, mx.share, (double)own / 1e9);
+    note("metrics_capped", v);
+  }
+  return 0;
+}
+
 /* At a launch call's entry (the program's own call, not a driver call made
  * inside a runtime one): counts the kernel's launches and, at a wanted
  * kernel's launch, starts the range profiler and keeps mx.mu until the exit. */
@@ -1043,7 +1137,9 @@ static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   int i = symbol_slot(config_hash(cb->symbolName, dims));
   if (i < 0) return;
   atomic_fetch_add(&mx.launches[i], 1);
-  if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || capturing(stream)) return;
+  if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || !metrics_affordable() ||
+      capturing(stream))
+    return;
   pthread_mutex_lock(&mx.mu);
   uint8_t wanted = TARGET_WANTED;
   if (!atomic_load(&mx.on) || !atomic_compare_exchange_strong(&mx.state[i], &wanted, TARGET_DONE)) {
@@ -1064,11 +1160,14 @@ static void metrics_exit(void) {
   tls_measuring = 0;
   metrics_finish(corr);
   sbuf b = {0};
-  sb_fmt(&b, "W\t%u\t%" PRIu64 "\t%" PRIu64 "\n", (unsigned)corr, tls_window_start, now_ns());
+  uint64_t end = now_ns();
+  atomic_fetch_add(&mx.cut_ns, end - tls_window_start);
+  sb_fmt(&b, "W\t%u\t%" PRIu64 "\t%" PRIu64 "\n", (unsigned)corr, tls_window_start, end);
   emit(&b);
   free(b.p);
   if (mx.done >= mx.budget) atomic_store(&mx.on, 0);
   pthread_mutex_unlock(&mx.mu);
+  if (!atomic_load(&detached)) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 /* Ends the measuring before CUPTI detaches (release: the range profiler is
@@ -1087,6 +1186,13 @@ static void metrics_end(int release) {
     char v[32];
     snprintf(v, sizeof v, "%u", mx.done);
     note("metrics_done", v);
+    pthread_mutex_lock(&mx.tmu);
+    uint32_t left = mx.left;
+    pthread_mutex_unlock(&mx.tmu);
+    if (left > 0) {
+      snprintf(v, sizeof v, "%u", left);
+      note("metrics_left", v);
+    }
   }
   mx.ended = 1;
   if (release) metrics_disable();
