@@ -705,7 +705,7 @@ static void metrics_parse(void) {
   const char *p = getenv("DEEPPROF_CUPTI_METRICS");
   if (!p || !*p) return;
 #ifndef DP_METRICS
-  (void)env_u32;
+  (void)env_u32, (void)process_start_ns;
   note("metrics_stopped", "not measured: this toolkit has no range profiler (cupti_range_profiler.h)");
 #else
   mx.env = strdup(p);
@@ -1208,7 +1208,7 @@ static void metrics_end(int release) {
 static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
   (void)domain, (void)cbid, (void)cb, (void)launch_dims, (void)launches_kernel;
 }
-static void metrics_exit(void) { tls_measuring = 0; }
+static void metrics_exit(void) { tls_measuring = 0, tls_window_start = 0; }
 static void metrics_end(int release) { (void)release; }
 #endif
 
