@@ -2,6 +2,7 @@ package phases
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 
 	"github.com/llm-perf-opt/deepprof/facts"
@@ -151,36 +152,46 @@ type busy struct {
 	first, last int32
 }
 
-// busyOf merges the kernels idx of ks (one device's, in start order) into
-// busy stretches: every one, or those keep keeps when it is not nil.
-func busyOf(ks []timeline.KernelExecution, idx []int32, keep func(*timeline.KernelExecution) bool) []busy {
-	// one stretch a kernel at most: kernels one after another, the usual
-	// case, make as many
-	bs := make([]busy, 0, len(idx))
-	for _, i := range idx {
-		k := &ks[i]
-		if keep != nil && !keep(k) {
-			continue
-		}
-		if n := len(bs); n > 0 && k.Start <= bs[n-1].end {
-			if k.End > bs[n-1].end {
-				bs[n-1].end, bs[n-1].last = k.End, i
+// busyOf yields the busy stretches of the kernels idx of ks (one device's,
+// in start order), merged as they come: every kernel's, or those keep
+// keeps when it is not nil. Nothing is kept but the stretch being merged.
+func busyOf(ks []timeline.KernelExecution, idx []int32, keep func(*timeline.KernelExecution) bool) iter.Seq[busy] {
+	return func(yield func(busy) bool) {
+		var cur busy
+		open := false
+		for _, i := range idx {
+			k := &ks[i]
+			if keep != nil && !keep(k) {
+				continue
 			}
-			continue
+			if open && k.Start <= cur.end {
+				if k.End > cur.end {
+					cur.end, cur.last = k.End, i
+				}
+				continue
+			}
+			if open && !yield(cur) {
+				return
+			}
+			cur, open = busy{k.Start, k.End, i, i}, true
 		}
-		bs = append(bs, busy{k.Start, k.End, i, i})
+		if open {
+			yield(cur)
+		}
 	}
-	return bs
 }
 
 // busySum is the time of the stretches bs.
-func busySum(bs []busy) int64 {
+func busySum(bs iter.Seq[busy]) int64 {
 	var ns int64
-	for _, b := range bs {
+	for b := range bs {
 		ns += b.end - b.start
 	}
 	return ns
 }
+
+// inside is the time of b inside [s, e).
+func inside(b busy, s, e int64) int64 { return max(0, min(b.end, e)-max(b.start, s)) }
 
 type phaseAcc struct {
 	p     facts.Phase
@@ -303,7 +314,7 @@ func overlap(bs []busy, s, e int64) int64 {
 	i, _ := slices.BinarySearchFunc(bs, s, func(b busy, t int64) int { return cmp.Compare(b.end, t+1) })
 	var ns int64
 	for ; i < len(bs) && bs[i].start < e; i++ {
-		ns += min(bs[i].end, e) - max(bs[i].start, s)
+		ns += inside(bs[i], s, e)
 	}
 	return ns
 }
@@ -319,15 +330,18 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	for i, in := range a.list {
 		s, e := in.spanStart(), in.spanEnd()
 		a.p.SpanNS += e - s
-		bs := busyOf(db.kernels, in.ks, nil)
-		a.p.QueuedNS += max(0, overlap(db.all, s, e)-overlap(bs, s, e))
-		for j, b := range bs {
+		var own int64 // the instance's own stretches inside its span
+		var p busy
+		first := true
+		for b := range busyOf(db.kernels, in.ks, nil) {
 			a.p.BusyNS += b.end - b.start
-			if j > 0 {
-				p := bs[j-1]
+			own += inside(b, s, e)
+			if !first {
 				a.gap(facts.Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.kernels[p.last].Name(), After: db.kernels[b.first].Name(), Instance: i + 1})
 			}
+			p, first = b, false
 		}
+		a.p.QueuedNS += max(0, overlap(db.all, s, e)-own)
 		if cs != nil {
 			cs.ComputeNS += busySum(busyOf(db.kernels, in.ks, func(k *timeline.KernelExecution) bool { return !db.isCollective(k) }))
 			cs.CommunicationNS += busySum(busyOf(db.kernels, in.ks, db.isCollective))
@@ -611,7 +625,7 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 					on = append(on, int32(i))
 				}
 			}
-			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels, all: busyOf(p.Kernels, on, nil)}
+			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels, all: slices.AppendSeq(make([]busy, 0, len(on)), busyOf(p.Kernels, on, nil))}
 			sc := facts.PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]facts.Phase, 0, len(a.order))}
 			if r, ok := p.Header.Rank(); ok {
 				sc.Rank = &r
