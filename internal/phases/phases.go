@@ -200,7 +200,7 @@ type phaseAcc struct {
 	insts map[*timeline.Range]*instAcc
 	list  []*instAcc
 	lat   []int64
-	calls map[*timeline.API]bool // the launch calls counted
+	calls map[*timeline.API]bool // the graph launches counted
 	top   int
 	// collectives counts the phase's own communication kernels.
 	collectives int64
@@ -250,14 +250,19 @@ func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, i int32, col
 	a.p.KernelNS += k.End - k.Start
 	if k.API != nil {
 		a.lat = append(a.lat, k.Start-k.API.Start)
-		if !a.calls[k.API] {
+		// a call that launched one kernel is counted with it; one that
+		// launched several (a graph launch), once
+		if k.API.Kernels > 1 {
+			if a.calls[k.API] {
+				return
+			}
 			if a.calls == nil {
 				a.calls = map[*timeline.API]bool{}
 			}
 			a.calls[k.API] = true
-			a.p.LaunchCalls.Count++
-			a.p.LaunchCalls.NS += k.API.End - k.API.Start
 		}
+		a.p.LaunchCalls.Count++
+		a.p.LaunchCalls.NS += k.API.End - k.API.Start
 	}
 }
 
@@ -519,22 +524,45 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 	for _, p := range tl.Processes {
 		type devAcc struct {
 			run    *phaseAcc
+			all    *instAcc // run's one instance
 			phases map[string]*phaseAcc
 			order  []*phaseAcc
+			// the last range phase was asked of, and its answer: the
+			// kernels of a range come one after another
+			lastR   *timeline.Range
+			lastPa  *phaseAcc
+			lastIn  *instAcc
+			lastSet bool
+			device  uint32
 		}
 		devs := map[uint32]*devAcc{}
+		var last *devAcc
 		dev := func(d uint32) *devAcc {
+			if last != nil && last.device == d {
+				return last
+			}
 			a := devs[d]
 			if a == nil {
-				a = &devAcc{run: newPhaseAcc("", top), phases: map[string]*phaseAcc{}}
+				a = &devAcc{run: newPhaseAcc("", top), phases: map[string]*phaseAcc{}, device: d}
+				a.all = a.run.inst(nil)
 				devs[d] = a
 			}
+			last = a
 			return a
 		}
 		paths := map[*timeline.Range]string{}
 		spans := Spans(p)
 		anc := newAncestry(opt)
+		var phaseOf func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc)
 		phase := func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
+			if a.lastSet && a.lastR == r {
+				return a.lastPa, a.lastIn
+			}
+			pa, in := phaseOf(a, r)
+			a.lastR, a.lastPa, a.lastIn, a.lastSet = r, pa, in, true
+			return pa, in
+		}
+		phaseOf = func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
 			if r = anc.of(r); r == nil {
 				return nil, nil
 			}
@@ -580,7 +608,7 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 			k := &p.Kernels[i]
 			a := dev(k.Device)
 			c := split && isCollective(k)
-			a.run.kernel(a.run.inst(nil), k, int32(i), c)
+			a.run.kernel(a.all, k, int32(i), c)
 			sc := facts.Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
 			if c {
 				calls.add("", sc, k.End-k.Start)
@@ -601,7 +629,7 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 		for i := range p.Copies {
 			c := &p.Copies[i]
 			a := dev(c.Device)
-			a.run.copy(a.run.inst(nil), c)
+			a.run.copy(a.all, c)
 			if pa, in := phase(a, c.Range); pa != nil {
 				if opt.Steady.InWarmup(in.r) {
 					pa = pa.warmup()

@@ -300,16 +300,22 @@ func byTableNames[V any](m map[string]V, tab *model.KernelTable) map[string]V {
 func configTimes(tl *timeline.Timeline, keep func(*timeline.KernelExecution, *model.Launch) bool) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
 	add := func(keep func(*timeline.KernelExecution, *model.Launch) bool) {
+		// by function first (a kernel's configuration on a stream): the
+		// names and keys are made once each, and the sums of whole
+		// nanoseconds are exact in any order
+		byFn := map[*timeline.Function]float64{}
 		for k, l := range tl.KernelLaunches() {
-			if !keep(k, l) || !l.Duration.Valid {
-				continue
+			if keep(k, l) && l.Duration.Valid {
+				byFn[k.Function] += l.Duration.Base
 			}
-			m := out[l.Kernel]
+		}
+		for fn, ns := range byFn {
+			m := out[fn.Name()]
 			if m == nil {
 				m = map[string]float64{}
-				out[l.Kernel] = m
+				out[fn.Name()] = m
 			}
-			m[kernels.ConfigKey(l.GridSize, l.BlockSize)] += l.Duration.Base
+			m[kernels.ConfigKey(fn.Grid.String(), fn.Block.String())] += ns
 		}
 	}
 	add(keep)

@@ -185,6 +185,9 @@ type API struct {
 	Line        Line
 	Correlation uint32
 	*Call
+	// Kernels is how many of the process's kernels it launched: one for a
+	// kernel launch, several for a graph launch, none for a copy.
+	Kernels int32
 }
 
 // Call is which API function a call is, shared by every call of it.
@@ -783,6 +786,11 @@ func (bp *building) build() {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
 	})
 	p.dropDuplicates()
+	for i := range p.Kernels {
+		if a := p.Kernels[i].API; a != nil {
+			a.Kernels++
+		}
+	}
 	slices.SortFunc(p.Copies, func(x, y Copy) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
 	})
