@@ -77,11 +77,23 @@ type writer struct {
 	first    bool
 	b        []byte
 	quoted   map[string][]byte
+	// fns are the bytes a kernel's events repeat for its function, made
+	// once (at most maxQuoted of them); lastRange and lastPath the quoted
+	// path of the range the last kernel ran in.
+	fns       map[*timeline.Function]*fnBytes
+	lastRange *timeline.Range
+	lastPath  []byte
 }
+
+// fnBytes are a function's quoted name and the arguments every one of its
+// kernels gives alike, from "grid" to "mangled_name", as writer writes
+// them.
+type fnBytes struct{ name, fixed []byte }
 
 // Write writes the trace to w.
 func Write(w io.Writer, tl *timeline.Timeline) error {
-	tw := &writer{w: bufio.NewWriterSize(w, 64<<10), origin: tl.OriginNS, first: true, quoted: map[string][]byte{}}
+	tw := &writer{w: bufio.NewWriterSize(w, 64<<10), origin: tl.OriginNS, first: true, quoted: map[string][]byte{},
+		fns: map[*timeline.Function]*fnBytes{}}
 	tw.raw(`{"traceEvents":[`)
 	for i, p := range tl.Processes {
 		tw.process(p, i)
@@ -359,24 +371,24 @@ func (w *writer) gpuTracks(p *timeline.Process, pid int64, index int) map[uint32
 func (w *writer) kernels(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
+		fb := w.function(k.Function)
 		w.event("X", gpid[k.Device], int64(k.Stream), k.Start)
 		w.str("cat", CatKernel)
-		w.str("name", k.Name())
+		w.key("name")
+		w.b = append(w.b, fb.name...)
 		w.dur(k.End - k.Start)
 		w.args()
 		w.int("pid", pid)
 		w.int("device", int64(k.Device))
 		w.int("stream", int64(k.Stream))
 		w.int("correlation", int64(k.Correlation))
-		w.dims("grid", k.Grid)
-		w.dims("block", k.Block)
-		w.int("registers per thread", int64(k.Registers))
-		w.int("shared memory", int64(k.StaticShared)+int64(k.DynamicShared))
-		w.int("static_shared_bytes", int64(k.StaticShared))
-		w.int("dynamic_shared_bytes", int64(k.DynamicShared))
-		w.str("mangled_name", k.Mangled)
+		w.b = append(w.b, fb.fixed...)
 		if k.Range != nil {
-			w.str("nvtx", k.Range.Path())
+			if k.Range != w.lastRange {
+				w.lastRange, w.lastPath = k.Range, quote(k.Range.Path())
+			}
+			w.key("nvtx")
+			w.b = append(w.b, w.lastPath...)
 		}
 		if k.API != nil {
 			w.dur2("launch_latency_us", k.Start-k.API.Start)
@@ -386,6 +398,35 @@ func (w *writer) kernels(p *timeline.Process, pid int64, gpid map[uint32]int64) 
 			w.flow(pid, k.API.Thread, k.API.Start, gpid[k.Device], int64(k.Stream), k.Start, i)
 		}
 	}
+}
+
+// function is f's fnBytes, made the first time (kept for at most maxQuoted
+// functions).
+func (w *writer) function(f *timeline.Function) *fnBytes {
+	if fb := w.fns[f]; fb != nil {
+		return fb
+	}
+	b, first := w.b, w.argFirst
+	w.b, w.argFirst = nil, false
+	w.dims("grid", f.Grid)
+	w.dims("block", f.Block)
+	w.int("registers per thread", int64(f.Registers))
+	w.int("shared memory", int64(f.StaticShared)+int64(f.DynamicShared))
+	w.int("static_shared_bytes", int64(f.StaticShared))
+	w.int("dynamic_shared_bytes", int64(f.DynamicShared))
+	w.str("mangled_name", f.Mangled)
+	fb := &fnBytes{name: quote(f.Name()), fixed: w.b}
+	w.b, w.argFirst = b, first
+	if len(w.fns) < maxQuoted {
+		w.fns[f] = fb
+	}
+	return fb
+}
+
+// quote is s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func quote(s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return q
 }
 
 // copies writes the process's memcpys and memsets on their stream's track.
