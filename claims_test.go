@@ -438,3 +438,23 @@ func TestRecordedRunsHostPerLaunch(t *testing.T) {
 	}
 	assert.Greater(t, rows, 30, "ladder rows on the recorded runs")
 }
+
+// TestRecordedRunsSayGraphKernelsUnmeasured (issue 52): where the library
+// measured the deep metrics of a program that launched CUDA graphs, the
+// Top Kernels section says that their kernels are not replayed and how to
+// measure them; nowhere else.
+func TestRecordedRunsSayGraphKernelsUnmeasured(t *testing.T) {
+	const said = "are not replayed by the library: ncu.deep_source=ncu measures them"
+	seen := 0
+	for name, s := range recordedSummaries(t) {
+		text := string(mustRead(t, filepath.Join("fixtures/runs", name, rundir.StakeholderSummary)))
+		k := s.Kernels
+		if k.DeepSource == facts.DeepByLibrary && k.DeepShare != nil && *k.DeepShare < 1 && s.Environment.Program.GraphLaunches > 0 {
+			assert.Contains(t, text, said, name)
+			seen++
+			continue
+		}
+		assert.NotContains(t, text, said, name)
+	}
+	assert.GreaterOrEqual(t, seen, 2, "corpus-in-run-graphs and corpus-in-run-jax are such runs")
+}

@@ -52,7 +52,7 @@ func SummaryMarkdown(w io.Writer, s *facts.Summary, charts []Chart) error {
 	stagesSection(&b, s)
 	busyTable(&b, s.Phases)
 	communication(&b, s.Communication)
-	topKernels(&b, s.Kernels)
+	topKernels(&b, s.Kernels, s.Environment.Program.GraphLaunches)
 	perRegion(&b, s.Regions)
 	mfu(&b, s.MFU, s.Stages, s.Environment.Model)
 	serving(&b, s.Serving)
@@ -708,7 +708,9 @@ func OperatorsMarkdown(w io.Writer, runID string, ops []workload.Operator, o fac
 	return err
 }
 
-func topKernels(b *strings.Builder, k facts.Kernels) {
+// topKernels writes the Top Kernels section; graphLaunches is how many CUDA
+// graph launches the program made (their kernels the library cannot replay).
+func topKernels(b *strings.Builder, k facts.Kernels, graphLaunches int) {
 	b.WriteString("## Top Kernels\n\n")
 	if k.Missing != "" {
 		missing(b, k.Missing)
@@ -733,6 +735,9 @@ func topKernels(b *strings.Builder, k facts.Kernels) {
 			by = "The deep pass, made in the recorded run by deepprof's CUPTI library (CUPTI's range profiler, one launch of each top kernel replayed; no ncu rules),"
 		}
 		fmt.Fprintf(b, " %s measured %s of it: the launch configurations it profiled, weighted by their time (a kernel's bound holds where they ran at least half of its time; a partly measured kernel has none).", by, model.FormatPercent(*k.DeepShare))
+		if k.DeepSource == facts.DeepByLibrary && graphLaunches > 0 && *k.DeepShare < 1 {
+			fmt.Fprintf(b, " The kernels that ran inside the program's CUDA graphs (%d graph launches) are not replayed by the library: ncu.deep_source=ncu measures them in ncu's pass, the program started again.", graphLaunches)
+		}
 	}
 	b.WriteString("\n\n")
 	if k.BoundsNote != "" {
