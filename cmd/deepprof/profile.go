@@ -150,6 +150,15 @@ For a program after --:
                           has none, unless the automatic ranges read them from its
                           transformers config)
 
+The deep metrics (each top kernel's bound):
+  ncu.deep_source=library the default: deepprof's CUPTI library replays one launch of each top
+                          kernel in the CUPTI run itself (CUPTI's range profiler), its time at
+                          most 30% of the program's: the program starts once; ncu runs only where
+                          the library measured nothing, or for several ranks
+  ncu.deep_source=ncu     ncu's pass, the program started again under ncu: its rules' advice,
+                          and the kernels inside CUDA graphs, which the library cannot replay
+  ncu.deep_source=both    both; the summary takes ncu's
+
 Several GPUs (a tensor-parallel model), one process (rank) per GPU:
   workload.launcher.kind=torchrun workload.launcher.nproc_per_node=N
                           every step runs under torchrun (--standalone --no-python), GPUs from
