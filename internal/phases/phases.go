@@ -3,6 +3,7 @@ package phases
 import (
 	"cmp"
 	"iter"
+	"math"
 	"slices"
 
 	"github.com/llm-perf-opt/deepprof/facts"
@@ -199,7 +200,7 @@ type phaseAcc struct {
 	order int64     // the first instance's start, for sorting
 	insts map[*timeline.Range]*instAcc
 	list  []*instAcc
-	lat   []int64
+	lat   latencies
 	calls map[*timeline.API]bool // the graph launches counted
 	top   int
 	// collectives counts the phase's own communication kernels.
@@ -249,7 +250,7 @@ func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, i int32, col
 	}
 	a.p.KernelNS += k.End - k.Start
 	if k.API != nil {
-		a.lat = append(a.lat, k.Start-k.API.Start)
+		a.lat.add(k.Start - k.API.Start)
 		// a call that launched one kernel is counted with it; one that
 		// launched several (a graph launch), once
 		if k.API.Kernels > 1 {
@@ -368,7 +369,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	if a.p.SpanNS > 0 {
 		a.p.IdleShare = float64(a.p.IdleNS) / float64(a.p.SpanNS)
 	}
-	a.p.Latency = latency(a.lat)
+	a.p.Latency = a.lat.summary()
 	a.calls = nil
 	judge(&a.p)
 	if a.warm != nil {
@@ -399,25 +400,49 @@ func (in *instAcc) spanEnd() int64 {
 	return in.last
 }
 
-func latency(ns []int64) facts.Latency {
-	if len(ns) == 0 {
-		return facts.Latency{}
-	}
-	slices.Sort(ns)
-	var sum float64
-	for _, v := range ns {
-		sum += float64(v)
-	}
-	return facts.Latency{Count: int64(len(ns)), MeanNS: sum / float64(len(ns)), MedianNS: median(ns), MaxNS: ns[len(ns)-1]}
+// latencies are a phase's launch latencies, ns: those from 0 to 2^32-1 in
+// four bytes each, the others (a launch queued over 4.29 s) apart.
+type latencies struct {
+	small []uint32
+	other []int64
 }
 
-// median of sorted values: the middle one, or the mean of the two middle ones.
-func median(sorted []int64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return float64(sorted[n/2])
+func (l *latencies) add(ns int64) {
+	if ns >= 0 && ns <= math.MaxUint32 {
+		l.small = append(l.small, uint32(ns))
+		return
 	}
-	return (float64(sorted[n/2-1]) + float64(sorted[n/2])) / 2
+	l.other = append(l.other, ns)
+}
+
+// summary is their count, mean, median and largest; the mean sums them in
+// ascending order.
+func (l *latencies) summary() facts.Latency {
+	slices.Sort(l.small)
+	slices.Sort(l.other)
+	neg, _ := slices.BinarySearch(l.other, 0) // the others below 0 come first
+	n := len(l.small) + len(l.other)
+	if n == 0 {
+		return facts.Latency{}
+	}
+	at := func(i int) int64 {
+		switch {
+		case i < neg:
+			return l.other[i]
+		case i < neg+len(l.small):
+			return int64(l.small[i-neg])
+		}
+		return l.other[i-len(l.small)]
+	}
+	var sum float64
+	for i := range n {
+		sum += float64(at(i))
+	}
+	med := float64(at(n / 2))
+	if n%2 == 0 {
+		med = (float64(at(n/2-1)) + float64(at(n/2))) / 2
+	}
+	return facts.Latency{Count: int64(n), MeanNS: sum / float64(n), MedianNS: med, MaxNS: at(n - 1)}
 }
 
 // MaxPhases is how many phases, and how many nested regions, a scope
