@@ -530,6 +530,108 @@ func largest(ps []facts.Phase) ([]facts.Phase, *facts.LeftOut) {
 	return kept, out
 }
 
+// devAcc is one device's accumulators of a process: its whole run, its
+// phases by path in the order met, and the last range phase was asked of
+// with its answer (the kernels of a range come one after another).
+type devAcc struct {
+	device  uint32
+	run     *phaseAcc
+	all     *instAcc // run's one instance
+	phases  map[string]*phaseAcc
+	order   []*phaseAcc
+	lastR   *timeline.Range
+	lastPa  *phaseAcc
+	lastIn  *instAcc
+	lastSet bool
+}
+
+// procPhases finds, for one process, the accumulators each kernel and copy
+// adds to.
+type procPhases struct {
+	opt   Options
+	top   int
+	paths map[*timeline.Range]string
+	spans map[*timeline.Range]Span
+	anc   *ancestry
+	devs  map[uint32]*devAcc
+	last  *devAcc
+}
+
+func newProcPhases(p *timeline.Process, opt Options, top int) *procPhases {
+	return &procPhases{opt: opt, top: top, paths: map[*timeline.Range]string{}, spans: Spans(p), anc: newAncestry(opt),
+		devs: map[uint32]*devAcc{}}
+}
+
+// dev is device d's accumulators, made the first time.
+func (pp *procPhases) dev(d uint32) *devAcc {
+	if pp.last != nil && pp.last.device == d {
+		return pp.last
+	}
+	a := pp.devs[d]
+	if a == nil {
+		a = &devAcc{device: d, run: newPhaseAcc("", pp.top), phases: map[string]*phaseAcc{}}
+		a.all = a.run.inst(nil)
+		pp.devs[d] = a
+	}
+	pp.last = a
+	return a
+}
+
+// phase is the phase of activity in range r on a's device and its
+// instance there; nil outside every phase. It depends on a and r alone:
+// the last answer is kept.
+func (pp *procPhases) phase(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
+	if a.lastSet && a.lastR == r {
+		return a.lastPa, a.lastIn
+	}
+	pa, in := pp.phaseOf(a, r)
+	a.lastR, a.lastPa, a.lastIn, a.lastSet = r, pa, in, true
+	return pa, in
+}
+
+func (pp *procPhases) phaseOf(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
+	if r = pp.anc.of(r); r == nil {
+		return nil, nil
+	}
+	name, ok := pp.paths[r]
+	if !ok {
+		name = r.Path()
+		pp.paths[r] = name
+	}
+	pa := a.phases[name]
+	if pa == nil {
+		pa = newPhaseAcc(name, pp.top)
+		pa.order = r.Start
+		a.phases[name] = pa
+		a.order = append(a.order, pa)
+	}
+	pa.order = min(pa.order, r.Start)
+	acc := pa
+	if pp.opt.Steady.InWarmup(r) {
+		acc = pa.warmup()
+	}
+	in := acc.inst(r)
+	in.span = pp.spans[r]
+	if l, ok := pp.opt.Steady.Leading(r); ok {
+		in.span.Start = l.End
+	}
+	return pa, in
+}
+
+// warmPart is the warm-up part of r's instance, for activity that starts
+// in r's leading warm-up steps (Steady.Leading).
+func (pp *procPhases) warmPart(pa *phaseAcc, r *timeline.Range, start int64) (*phaseAcc, *instAcc) {
+	l, ok := pp.opt.Steady.Leading(r)
+	if !ok || start >= l.End {
+		return nil, nil
+	}
+	w := pa.warmup()
+	in := w.inst(r)
+	in.span = Span{Start: pp.spans[r].Start, End: l.End}
+	w.leadSteps, w.leadOf = l.Steps, l.Of
+	return w, in
+}
+
 // of is every phase of tl at opt.Depth, with the nested regions below them
 // (Options.NestedDepth). keep, when not 0, is how many phases of each
 // scope are finished, the largest by kernel time; the rest are summed in
@@ -547,87 +649,9 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 	isCollective := func(k *timeline.KernelExecution) bool { return collective(k.Name()) }
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
-		type devAcc struct {
-			run    *phaseAcc
-			all    *instAcc // run's one instance
-			phases map[string]*phaseAcc
-			order  []*phaseAcc
-			// the last range phase was asked of, and its answer: the
-			// kernels of a range come one after another
-			lastR   *timeline.Range
-			lastPa  *phaseAcc
-			lastIn  *instAcc
-			lastSet bool
-			device  uint32
-		}
-		devs := map[uint32]*devAcc{}
-		var last *devAcc
-		dev := func(d uint32) *devAcc {
-			if last != nil && last.device == d {
-				return last
-			}
-			a := devs[d]
-			if a == nil {
-				a = &devAcc{run: newPhaseAcc("", top), phases: map[string]*phaseAcc{}, device: d}
-				a.all = a.run.inst(nil)
-				devs[d] = a
-			}
-			last = a
-			return a
-		}
-		paths := map[*timeline.Range]string{}
-		spans := Spans(p)
-		anc := newAncestry(opt)
-		var phaseOf func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc)
-		phase := func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
-			if a.lastSet && a.lastR == r {
-				return a.lastPa, a.lastIn
-			}
-			pa, in := phaseOf(a, r)
-			a.lastR, a.lastPa, a.lastIn, a.lastSet = r, pa, in, true
-			return pa, in
-		}
-		phaseOf = func(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
-			if r = anc.of(r); r == nil {
-				return nil, nil
-			}
-			name, ok := paths[r]
-			if !ok {
-				name = r.Path()
-				paths[r] = name
-			}
-			pa := a.phases[name]
-			if pa == nil {
-				pa = newPhaseAcc(name, top)
-				pa.order = r.Start
-				a.phases[name] = pa
-				a.order = append(a.order, pa)
-			}
-			pa.order = min(pa.order, r.Start)
-			acc := pa
-			if opt.Steady.InWarmup(r) {
-				acc = pa.warmup()
-			}
-			in := acc.inst(r)
-			in.span = spans[r]
-			if l, ok := opt.Steady.Leading(r); ok {
-				in.span.Start = l.End
-			}
-			return pa, in
-		}
-		// warmPart is the warm-up part of r's instance, for activity that
-		// starts in r's leading warm-up steps (Steady.Leading).
-		warmPart := func(pa *phaseAcc, r *timeline.Range, start int64) (*phaseAcc, *instAcc) {
-			l, ok := opt.Steady.Leading(r)
-			if !ok || start >= l.End {
-				return nil, nil
-			}
-			w := pa.warmup()
-			in := w.inst(r)
-			in.span = Span{Start: spans[r].Start, End: l.End}
-			w.leadSteps, w.leadOf = l.Steps, l.Of
-			return w, in
-		}
+		pp := newProcPhases(p, opt, top)
+		dev, phase, warmPart := pp.dev, pp.phase, pp.warmPart
+		devs := pp.devs
 		origin := p.Header.StartNS
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
