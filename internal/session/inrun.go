@@ -64,19 +64,21 @@ func (s *Session) inRunEnv() ([]string, string) {
 // The keys of the library's notes about its measuring: why it measures
 // nothing (more) in its process; when its time reached its cap (the
 // measuring at most DEEPPROF_CUPTI_METRICS_SHARE percent of the program's
-// own time); how many targets were left unmeasured.
+// own time); how many targets were left unmeasured; that its records were
+// held back (kernels launched from several threads or contexts).
 const (
 	NoteMetricsStopped = "metrics_stopped"
 	NoteMetricsCapped  = "metrics_capped"
 	NoteMetricsLeft    = "metrics_left"
+	NoteMetricsHeld    = "metrics_held"
 )
 
 // measuredInRun is how many launches the library measured in tl (with
 // metrics, of a kernel the records name), the measuring's host time, when
-// none, why (its processes' NoteMetricsStopped notes), and where its cap
-// left targets unmeasured, what its notes say of it.
-func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why, capped string) {
-	var whys, caps []string
+// none, why (its processes' NoteMetricsStopped notes), and what limited
+// it: its cap, the targets it left, its records held back.
+func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why, limits string) {
+	var whys, lims []string
 	for _, p := range tl.Processes {
 		for _, m := range p.Measured {
 			if m.Named() {
@@ -89,16 +91,18 @@ func measuredInRun(tl *timeline.Timeline) (n int, cut time.Duration, why, capped
 			case NoteMetricsStopped:
 				whys = append(whys, p.File+": "+note.Value)
 			case NoteMetricsCapped:
-				caps = append(caps, p.File+": "+note.Value)
+				lims = append(lims, p.File+": its cost cap: "+note.Value)
 			case NoteMetricsLeft:
-				caps = append(caps, p.File+": "+note.Value+" target(s) left unmeasured")
+				lims = append(lims, p.File+": "+note.Value+" target(s) left unmeasured")
+			case NoteMetricsHeld:
+				lims = append(lims, p.File+": "+note.Value)
 			}
 		}
 	}
 	if n == 0 && len(whys) == 0 {
 		whys = append(whys, "the records hold no measurement and no note of the library's about one")
 	}
-	return n, cut, strings.Join(whys, "; "), strings.Join(caps, "; ")
+	return n, cut, strings.Join(whys, "; "), strings.Join(lims, "; ")
 }
 
 // deepDoneInRun reports whether the CUPTI run measured the deep metrics,
@@ -113,16 +117,16 @@ func (s *Session) deepDoneInRun(run *rundir.Run) bool {
 	if err != nil {
 		return false
 	}
-	n, cut, why, capped := measuredInRun(tl)
+	n, cut, why, limits := measuredInRun(tl)
 	if n == 0 {
 		run.Note("deep pass: the CUPTI run measured no launch (%s): ncu's pass runs instead", why)
 		return false
 	}
-	if capped != "" {
-		capped = "; its cost cap: " + capped
+	if limits != "" {
+		limits = "; " + limits
 	}
 	run.Note("deep pass: made in the recorded run by deepprof's CUPTI library: %d launch(es) measured with CUPTI's range profiler, %s of host time, cut out of the timeline (ncu.deep_source=%s)%s",
-		n, cut.Round(time.Millisecond), s.Cfg.NCU.DeepSource, capped)
+		n, cut.Round(time.Millisecond), s.Cfg.NCU.DeepSource, limits)
 	if s.Cfg.NCU.DeepSource == config.DeepSourceBoth {
 		return false
 	}

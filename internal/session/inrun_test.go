@@ -124,11 +124,13 @@ func TestMeasuredInRunWhy(t *testing.T) {
 	n, _, why, _ := measuredInRun(read("X\tmetrics\t14 passes a launch\nX\t" + NoteMetricsStopped + "\tstopped after 0 launches: cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES\nE\t2\t0\n"))
 	assert.Zero(t, n)
 	assert.Equal(t, "cupti-7.tsv: stopped after 0 launches: cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", why)
-	n, cut, _, capped := measuredInRun(read("K\t0\t0\t0\t1\t7\t2\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\nM\t2\tgpu__time_duration.sum\t40\nW\t2\t100\t600\n" +
-		"X\t" + NoteMetricsCapped + "\tafter 1 launches, 1.50 s: the measuring reached 30% of the program's own time\nX\t" + NoteMetricsLeft + "\t3\nE\t3\t0\n"))
+	n, cut, _, limits := measuredInRun(read("K\t0\t0\t0\t1\t7\t2\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\nM\t2\tgpu__time_duration.sum\t40\nW\t2\t100\t600\n" +
+		"X\t" + NoteMetricsCapped + "\tafter 1 launches, 1.50 s: the measuring reached 30% of the program's own time\nX\t" + NoteMetricsLeft + "\t3\n" +
+		"X\t" + NoteMetricsHeld + "\tkernels launched from more than one thread or context\nE\t3\t0\n"))
 	assert.Equal(t, 1, n)
 	assert.Equal(t, 460*time.Nanosecond, cut)
-	assert.Equal(t, "cupti-7.tsv: after 1 launches, 1.50 s: the measuring reached 30% of the program's own time; cupti-7.tsv: 3 target(s) left unmeasured", capped)
+	assert.Equal(t, "cupti-7.tsv: its cost cap: after 1 launches, 1.50 s: the measuring reached 30% of the program's own time; "+
+		"cupti-7.tsv: 3 target(s) left unmeasured; cupti-7.tsv: kernels launched from more than one thread or context", limits)
 }
 
 // A window with no metric (the evaluation refused) counts no launch: ncu's

@@ -603,7 +603,8 @@ static const char *cupti_error(CUptiResult r);
  * measured launch's exit forces a flush, when the GPU has just run
  * everything queued (a forced flush at any other time gives the kernels
  * still running records with no time): the records up to each measurement
- * reach the choice of targets. A launch into a stream being captured into a CUDA graph is not
+ * reach the choice of targets. Only while one thread launches on one
+ * context (metrics_launcher; else the note metrics_held). A launch into a stream being captured into a CUDA graph is not
  * measured (it does not run, and the synchronization would end the capture). CUPTI gives the replayed
  * launch's K record no time (start and end 0). Each metric of the launch is
  * one M line (its correlation id, the metric's name, CUPTI's value in the
@@ -621,6 +622,7 @@ static const char *cupti_error(CUptiResult r);
 #define METRICS_MAX 64      /* metric names */
 #define METRICS_SLOTS 8192u /* launch configurations followed, a power of two */
 #define METRICS_NEXT 4      /* configurations wanted at once */
+#define METRICS_STALE 20    /* choices a wanted configuration may go unlaunched before it is released */
 
 enum { TARGET_NONE, TARGET_WANTED, TARGET_DONE };
 
@@ -633,7 +635,7 @@ static struct {
   size_t n;
   uint32_t at, budget, chosen, done, coverage;
   uint32_t share;            /* percent: the measuring's time against the program's own */
-  uint64_t floor_ns, start_ns; /* the time always allowed; the library's start */
+  uint64_t floor_ns, start_ns; /* the time always allowed; the process's start */
   _Atomic uint64_t cut_ns;     /* the measuring's time so far */
   atomic_int capped;           /* metrics_capped written */
   int ended; /* metrics_done written */
@@ -641,7 +643,16 @@ static struct {
   _Atomic uint32_t launches[METRICS_SLOTS];
   _Atomic uint8_t state[METRICS_SLOTS];
   uint64_t gpu_ns[METRICS_SLOTS];
-  uint32_t left; /* of the last choice: configurations covering the coverage, not measured */
+  int fresh; /* GPU time added since the last ranking */
+  /* the last ranking: configurations by GPU time, the first cover of them
+   * covering the coverage asked */
+  uint32_t order[METRICS_SLOTS], ranked, cover;
+  /* a wanted configuration's launches when last seen launched, and the
+   * choices since; a released one's launches plus one (chosen again once
+   * launched since) */
+  uint32_t seen[METRICS_SLOTS], released[METRICS_SLOTS];
+  uint8_t age[METRICS_SLOTS];
+  uint32_t left; /* of the last choice: targets covering the coverage, not measured */
 #ifdef DP_METRICS
   CUcontext ctx;
   CUpti_RangeProfiler_Object *obj;
@@ -718,6 +729,7 @@ static void metrics_parse(void) {
   mx.coverage = env_u32("DEEPPROF_CUPTI_METRICS_COVERAGE", 85);
   if (mx.coverage > 100) mx.coverage = 100;
   mx.share = env_u32("DEEPPROF_CUPTI_METRICS_SHARE", 30);
+  if (mx.share > 1000) mx.share = 1000;
   mx.floor_ns = (uint64_t)env_u32("DEEPPROF_CUPTI_METRICS_FLOOR_MS", 1500) * 1000000ull;
   mx.start_ns = process_start_ns();
   void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -819,6 +831,7 @@ static void metrics_time(const char *name, const uint32_t dims[6], uint64_t star
   if (i < 0) return;
   pthread_mutex_lock(&mx.tmu);
   mx.gpu_ns[i] += end - start;
+  mx.fresh = 1;
   pthread_mutex_unlock(&mx.tmu);
 }
 
@@ -827,40 +840,76 @@ static int by_gpu_time(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Marks as wanted the METRICS_NEXT configurations of most GPU time so far
- * not yet measured, among those that cover the coverage asked (after each
- * flush): the measuring's cap spends itself on the kernels of most time
- * first. mx.left is how many of those covering it are not measured. */
-static void metrics_choose(void) {
-  if (!atomic_load_explicit(&mx.on, memory_order_relaxed)) return;
-  static uint32_t order[METRICS_SLOTS];
-  pthread_mutex_lock(&mx.tmu);
+/* Ranks the configurations by GPU time, where time was added since the
+ * last ranking (each configuration's then halved: the latest weighs most);
+ * mx.tmu held. */
+static void metrics_rank(void) {
+  if (!mx.fresh) return;
   uint32_t n = 0;
   uint64_t total = 0;
   for (uint32_t i = 0; i < METRICS_SLOTS; i++)
     if (mx.gpu_ns[i] > 0) {
-      order[n++] = i;
+      mx.order[n++] = i;
       total += mx.gpu_ns[i];
     }
-  qsort(order, n, sizeof order[0], by_gpu_time);
+  qsort(mx.order, n, sizeof mx.order[0], by_gpu_time);
   uint64_t covered = 0;
+  uint32_t cover = 0;
+  while (cover < n && covered * 100 < total * mx.coverage) covered += mx.gpu_ns[mx.order[cover++]];
+  for (uint32_t j = 0; j < n; j++) mx.gpu_ns[mx.order[j]] /= 2;
+  mx.ranked = n;
+  mx.cover = cover;
+  mx.fresh = 0;
+}
+
+/* Marks as wanted the METRICS_NEXT configurations of most GPU time not yet
+ * measured, among those of the last ranking that cover the coverage asked
+ * and were launched at least mx.at times (after each flush): the
+ * measuring's cap spends itself on the kernels of most time first. A wanted
+ * one not launched for METRICS_STALE choices (a warm-up's, or one only
+ * captured into a graph) is released until it is launched again; every
+ * other wanted one goes back to none. mx.left is how many targets of the
+ * ranking are not measured. */
+static void metrics_choose(void) {
+  if (!atomic_load_explicit(&mx.on, memory_order_relaxed)) return;
+  static uint8_t keep[METRICS_SLOTS]; /* the flusher's alone */
+  memset(keep, 0, sizeof keep);
+  pthread_mutex_lock(&mx.tmu);
+  metrics_rank();
   uint32_t next = 0, left = 0;
-  for (uint32_t j = 0; j < n && covered * 100 < total * mx.coverage; j++) {
-    uint32_t i = order[j];
-    covered += mx.gpu_ns[i];
-    if (atomic_load(&mx.state[i]) == TARGET_DONE) continue;
+  for (uint32_t j = 0; j < mx.cover; j++) {
+    uint32_t i = mx.order[j];
+    uint8_t st = atomic_load(&mx.state[i]);
+    uint32_t n = atomic_load(&mx.launches[i]);
+    if (st == TARGET_DONE || n < mx.at) continue; /* measured, or not a target (yet) */
     left++;
-    uint8_t none = TARGET_NONE;
-    if (next < METRICS_NEXT && atomic_load(&mx.launches[i]) >= mx.at) {
+    if (st == TARGET_WANTED) {
+      if (n != mx.seen[i]) {
+        mx.seen[i] = n;
+        mx.age[i] = 0;
+      } else if (++mx.age[i] >= METRICS_STALE) {
+        mx.released[i] = n + 1;
+        continue;
+      }
+    } else if (mx.released[i] == n + 1) {
+      continue;
+    }
+    if (next < METRICS_NEXT) {
+      keep[i] = 1;
       next++;
-      if (atomic_compare_exchange_strong(&mx.state[i], &none, TARGET_WANTED)) mx.chosen++;
-    } else {
-      uint8_t wanted = TARGET_WANTED;
-      atomic_compare_exchange_strong(&mx.state[i], &wanted, TARGET_NONE);
     }
   }
   mx.left = left;
-  for (uint32_t j = 0; j < n; j++) mx.gpu_ns[order[j]] /= 2; /* the time since the last choice weighs most */
+  for (uint32_t i = 0; i < METRICS_SLOTS; i++) {
+    uint8_t st = atomic_load(&mx.state[i]);
+    if (keep[i] && st == TARGET_NONE) {
+      mx.seen[i] = atomic_load(&mx.launches[i]);
+      mx.age[i] = 0;
+      if (atomic_compare_exchange_strong(&mx.state[i], &st, TARGET_WANTED)) mx.chosen++;
+    } else if (!keep[i] && st == TARGET_WANTED) {
+      atomic_compare_exchange_strong(&mx.state[i], &st, TARGET_NONE);
+    }
+  }
   pthread_mutex_unlock(&mx.tmu);
 }
 
@@ -1104,18 +1153,39 @@ static void metrics_disable(void) {
   if (r != CUPTI_SUCCESS) metrics_refused("cuptiRangeProfilerDisable", r);
 }
 
+/* The first context and thread that launched a kernel, and whether another
+ * did: a measured launch's forced flush (metrics_exit) is safe only while
+ * one thread launches on one context, which its measurement drained. */
+static _Atomic(uintptr_t) first_ctx;
+static _Atomic(uint32_t) first_launcher;
+static atomic_int many_launchers;
+
+static void metrics_launcher(CUcontext ctx) {
+  if (atomic_load_explicit(&many_launchers, memory_order_relaxed)) return;
+  uintptr_t c = 0;
+  uint32_t t = 0, me = thread_id();
+  int other = (!atomic_compare_exchange_strong(&first_ctx, &c, (uintptr_t)ctx) && c != (uintptr_t)ctx) ||
+              (!atomic_compare_exchange_strong(&first_launcher, &t, me) && t != me);
+  if (other && !atomic_exchange(&many_launchers, 1))
+    note("metrics_held",
+         "kernels launched from more than one thread or context: the records are not flushed at measured launches "
+         "(a kernel of another still running would lose its times), so later choices of targets see the GPU time "
+         "before the first measurement");
+}
+
 /* Whether one more launch may be measured now: while the measuring's time
  * so far is under DEEPPROF_CUPTI_METRICS_FLOOR_MS (default 1500), or at most
  * DEEPPROF_CUPTI_METRICS_SHARE percent (default 30) of the program's own
  * time since its process started (its time less the measuring's). A target
  * not affordable stays wanted, measured at a later launch once the
- * program's time has grown; the first refusal is noted (metrics_capped). */
-static int metrics_affordable(void) {
+ * program's time has grown; the first refusal is noted (metrics_capped),
+ * where say (mx.mu held: the last check before a measurement). */
+static int metrics_affordable(int say) {
   uint64_t cut = atomic_load(&mx.cut_ns);
   if (cut < mx.floor_ns) return 1;
   uint64_t now = now_ns(), own = now > mx.start_ns + cut ? now - mx.start_ns - cut : 0;
   if (cut * 100 <= own * (uint64_t)mx.share) return 1;
-  if (!atomic_exchange(&mx.capped, 1)) {
+  if (say && !atomic_exchange(&mx.capped, 1)) {
     char v[200];
     snprintf(v, sizeof v,
              "after %u launches, %.2f s: the measuring reached %u%% of the program's own time (%.2f s so far); "
@@ -1137,12 +1207,14 @@ static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   int i = symbol_slot(config_hash(cb->symbolName, dims));
   if (i < 0) return;
   atomic_fetch_add(&mx.launches[i], 1);
-  if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || !metrics_affordable() ||
+  metrics_launcher(cb->context);
+  if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || !metrics_affordable(0) ||
       capturing(stream))
     return;
   pthread_mutex_lock(&mx.mu);
   uint8_t wanted = TARGET_WANTED;
-  if (!atomic_load(&mx.on) || !atomic_compare_exchange_strong(&mx.state[i], &wanted, TARGET_DONE)) {
+  if (!atomic_load(&mx.on) || !metrics_affordable(1) ||
+      !atomic_compare_exchange_strong(&mx.state[i], &wanted, TARGET_DONE)) {
     pthread_mutex_unlock(&mx.mu);
     return;
   }
@@ -1167,7 +1239,7 @@ static void metrics_exit(void) {
   free(b.p);
   if (mx.done >= mx.budget) atomic_store(&mx.on, 0);
   pthread_mutex_unlock(&mx.mu);
-  if (!atomic_load(&detached)) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (!atomic_load(&detached) && !atomic_load(&many_launchers)) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 /* Ends the measuring before CUPTI detaches (release: the range profiler is
