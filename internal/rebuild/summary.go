@@ -253,8 +253,8 @@ func program(run *rundir.Run, cfg settings, tab *model.KernelTable) facts.Progra
 		}
 		apis = func(yield func(string) bool) {
 			for _, p := range tl.Processes {
-				for _, a := range p.APIs {
-					if a.Call != nil && !yield(a.Function) {
+				for i := range p.APIs {
+					if c := p.CallOf(&p.APIs[i]); c != nil && !yield(c.Function) {
 						return
 					}
 				}

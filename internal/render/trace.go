@@ -308,19 +308,24 @@ func (w *writer) marks(p *timeline.Process, pid int64) {
 // apis writes the process's CUDA runtime and driver calls as complete
 // events on their threads.
 func (w *writer) apis(p *timeline.Process, pid int64) {
-	for _, a := range p.APIs {
+	for i := range p.APIs {
+		a := &p.APIs[i]
+		var c timeline.Call
+		if f := p.CallOf(a); f != nil {
+			c = *f
+		}
 		w.event("X", pid, a.Thread, a.Start)
 		cat := CatRuntime
-		if a.Kind == cupti.APIDriver {
+		if c.Kind == cupti.APIDriver {
 			cat = CatDriver
 		}
 		w.str("cat", cat)
-		w.str("name", a.Function)
+		w.str("name", c.Function)
 		w.dur(a.End - a.Start)
 		w.args()
 		w.int("correlation", int64(a.Correlation))
-		w.str("api", string(a.Kind))
-		w.int("cbid", int64(a.CBID))
+		w.str("api", string(c.Kind))
+		w.int("cbid", int64(c.CBID))
 		w.end(true)
 	}
 }

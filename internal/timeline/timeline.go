@@ -56,6 +56,7 @@ type Process struct {
 	Kernels    []KernelExecution // by start, then correlation
 	Copies     []Copy            // memcpys and memsets, by start
 	APIs       []API             // by start; one per correlation id
+	Calls      []Call            // the functions the APIs called, each once (API.Call)
 	Ranges     []*Range          // every range instance, push/pop and start/end, by start
 	Marks      []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
@@ -179,15 +180,27 @@ func (f *Function) Name() string {
 }
 
 // API is one runtime or driver call (an A record).
+// It holds no pointer (the collector need not scan a process's calls):
+// which function it called is an index into the process's Calls
+// (Process.CallOf).
 type API struct {
 	Start, End  int64 // CPU times, ns
 	Thread      int64 // OS thread id, as in NVTX records
 	Line        Line
 	Correlation uint32
-	*Call
+	// Call is its function's index in Process.Calls, plus one (0: none).
+	Call uint32
 	// Kernels is how many of the process's kernels it launched: one for a
 	// kernel launch, several for a graph launch, none for a copy.
 	Kernels int32
+}
+
+// CallOf is the function a called; nil where none is recorded.
+func (p *Process) CallOf(a *API) *Call {
+	if a.Call == 0 || int(a.Call) > len(p.Calls) {
+		return nil
+	}
+	return &p.Calls[a.Call-1]
 }
 
 // Call is which API function a call is, shared by every call of it.
@@ -273,7 +286,7 @@ type building struct {
 	// correlation id.
 	apis      chunks[API]
 	functions map[Function]*Function
-	calls     map[Call]*Call
+	calls     map[Call]uint32 // index in p.Calls, plus one
 	metrics   []cupti.Metric
 	windows   []cupti.Window
 	// demangledBytes is the length of the mangled names demangled so far
@@ -394,7 +407,7 @@ func read(r io.Reader, name string) (*building, string, error) {
 		case *cupti.SyntaxError:
 			return nil, "", rec
 		case *cupti.Header:
-			bp = &building{p: &Process{File: name, Header: *rec}, functions: map[Function]*Function{}, calls: map[Call]*Call{}}
+			bp = &building{p: &Process{File: name, Header: *rec}, functions: map[Function]*Function{}, calls: map[Call]uint32{}}
 		case *cupti.KernelRecord:
 			if rec.Line > MaxLines {
 				return nil, "", tooLong(name, rec.Line)
@@ -512,16 +525,16 @@ func demangled(mangled, given string) (name string, kept bool) {
 	return d, false
 }
 
-// call is a's Call, the one value of its kind in the process.
-func (bp *building) call(a *cupti.API) *Call {
+// call is a's Call (API.Call), the one value of its kind in the process.
+func (bp *building) call(a *cupti.API) uint32 {
 	c := Call{Kind: a.Kind, CBID: a.CBID, Function: a.Function}
-	p := bp.calls[c]
-	if p == nil {
-		p = new(Call)
-		*p = c
-		bp.calls[c] = p
+	i := bp.calls[c]
+	if i == 0 {
+		bp.p.Calls = append(bp.p.Calls, c)
+		i = uint32(len(bp.p.Calls))
+		bp.calls[c] = i
 	}
-	return p
+	return i
 }
 
 // keepAPIs keeps one launch call per correlation id, the earliest-starting

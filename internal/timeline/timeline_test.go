@@ -162,7 +162,7 @@ func TestSharedCorrelation(t *testing.T) {
 	assert.Equal(t, 2, p.SharedCorrelation)
 	require.Len(t, p.APIs, 3)
 	assert.Equal(t, []string{"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel"},
-		[]string{p.APIs[0].Function, p.APIs[1].Function, p.APIs[2].Function})
+		[]string{p.CallOf(&p.APIs[0]).Function, p.CallOf(&p.APIs[1]).Function, p.CallOf(&p.APIs[2]).Function})
 	assert.Equal(t, int64(110), p.Kernels[0].API.Start)
 	assert.Equal(t, "r", p.Kernels[0].Range.Path(), "attributed at the runtime call (110), not the driver call (115, after the pop)")
 	assert.Equal(t, timeline.Line(7), p.Kernels[1].API.Line, "the tie goes to the first in the file")
