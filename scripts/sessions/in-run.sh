@@ -5,9 +5,11 @@
 # .gpu/deepprof). First compiles the CUPTI library alone with the session's
 # flags (a compile error ends the script at once). Then, for each corpus
 # program NAME (cpp, eager, hf-auto, jax, compile, graphs, triton, solve:
-# scripts/corpus/record.sh's; moe: scripts/bench/moe_lm.py; default:
-# deepprof's own workload, with no plain run; all but solve and moe when
-# none is named), times the plain program
+# scripts/corpus/record.sh's; moe: scripts/bench/moe_lm.py; tp2:
+# scripts/corpus/tp_decode.py on 2 GPUs under torchrun; default and roofline:
+# deepprof's own workload, the second with workloads=llama3-8b ncu=roofline,
+# with no plain run; all but solve, moe, tp2 and roofline when none is
+# named), times the plain program
 # and its session from an empty directory, the session with
 # ncu.deep_source=$SOURCE (default library) and, with CHECK=1, --check
 # (torch.profiler's figures beside the session's); with WARM=1, after an untimed
@@ -91,15 +93,23 @@ for name in "${names[@]}"; do
 	moe) argv=(python3 moe_lm.py) ;;
 	cpp) nvcc -O2 -arch=sm_90 -o decode_loop decode_loop.cu || continue; argv=(./decode_loop) ;;
 	solve) nvcc -O2 -arch=sm_90 -o solve_loop solve_loop.cu -lcublas || continue; argv=(./solve_loop) ;;
-	default) # deepprof's own workload: no plain run to time (its alone repeats are its speed)
-		wall "$name-session" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name" "${common[@]}" ncu.deep_source="$source"
+	default|roofline) # deepprof's own workload: no plain run to time (its alone repeats are its speed)
+		more=()
+		[ "$name" = roofline ] && more=(workloads=llama3-8b ncu=roofline)
+		wall "$name-session" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name" "${common[@]}" "${more[@]}" ncu.deep_source="$source"
 		steps "$work/runs/$name" "$name"
 		keep "$name"
 		continue ;;
+	tp2) # tp_decode.py on 2 GPUs: the session keeps ncu's pass (several ranks)
+		env=(torchrun --standalone --nproc-per-node 2)
+		over=(workload.launcher.kind=torchrun workload.launcher.nproc_per_node=2)
+		argv=(python3 tp_decode.py --generates 3) ;;
 	*) echo "in-run.sh: unknown program $name" >&2; continue ;;
 	esac
-	[ "${WARM:-}" = 1 ] && wall "$name-warm" env "${env[@]}" "${argv[@]}"
-	wall "$name-plain" env "${env[@]}" "${argv[@]}"
+	plain=(env "${env[@]}" "${argv[@]}")
+	[ "$name" = tp2 ] && plain=("${env[@]}" tp_decode.py --generates 3)
+	[ "${WARM:-}" = 1 ] && wall "$name-warm" "${plain[@]}"
+	wall "$name-plain" "${plain[@]}"
 	wall "$name-session" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name" "${common[@]}" "${over[@]}" ncu.deep_source="$source" -- "${argv[@]}"
 	steps "$work/runs/$name" "$name"
 	if [ "${BOTH:-}" = 1 ]; then
