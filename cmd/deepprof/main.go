@@ -118,7 +118,8 @@ Usage:
                    [--no-preflight] [key=value | +key=value | group=name]... [-- CMD ARGS...]
       Run a Stage 2 session into a new run directory: stage 1 (the program
       alone), the timeline (CUPTI, nsys or an ncu timing pass: timeline.tool),
-      the deep ncu pass on the top kernels, then every derived file; --dry-run
+      the deep metrics of the top kernels (in the CUPTI run by deepprof's
+      library, or an ncu pass: ncu.deep_source), then every derived file; --dry-run
       prints every step instead. Without -- the workload is deepprof's own
       (tiny-llama); after --, any program. First a preflight checks the GPU
       (NVML), ncu, the workload's files and interpreter, and stops with what it

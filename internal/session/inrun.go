@@ -39,6 +39,27 @@ func (s *Session) deepInRun() bool {
 	return s.Cfg.NCU.DeepSource != config.DeepSourceNcu && !s.Cfg.Workload.Launcher.Multi()
 }
 
+// deepPassWhen is the plan's line of when ncu's deep pass runs, by
+// ncu.deep_source and the timeline chosen.
+func (s *Session) deepPassWhen() string {
+	src := s.Cfg.NCU.DeepSource
+	switch {
+	case src == config.DeepSourceNcu:
+		return "ncu.deep_source=ncu: ncu's pass measures the deep metrics (the program started again)"
+	case s.Cfg.Workload.Launcher.Multi():
+		return fmt.Sprintf("ncu.deep_source=%s: ncu's pass measures the deep metrics of a workload of several ranks (a replay in the program's own run would hold a collective)", src)
+	case s.tl == nil || s.tl.tool != timelineCupti:
+		tool := "an ncu timing pass"
+		if s.tl != nil && s.tl.tool == timelineNsys {
+			tool = "nsys's"
+		}
+		return fmt.Sprintf("ncu.deep_source=%s: ncu's pass measures the deep metrics here: the timeline is %s, and deepprof's library measures them only in the CUPTI run (timeline.tool=cupti)", src, tool)
+	case src == config.DeepSourceBoth:
+		return "ncu.deep_source=both: runs beside the library's measurements in the CUPTI run; the summary takes ncu's"
+	}
+	return "ncu.deep_source=library: runs only where the CUPTI run's library measured no launch (the manifest says why); otherwise skipped"
+}
+
 // roofline reports whether the deep pass's preset asks for the roofline's
 // counters.
 func (s *Session) roofline() bool {

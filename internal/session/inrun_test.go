@@ -93,6 +93,26 @@ func TestDeepMetricsInRunNoneMeasured(t *testing.T) {
 	}), "%q", m.Notes)
 }
 
+// The plan says, on the deep pass's step, when ncu's pass runs: by
+// ncu.deep_source, the ranks and the timeline chosen.
+func TestDeepPassWhen(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir())
+	s := newSession(t, cfg, cuptiFake())
+	s.tl = &timelineKind{tool: timelineCupti}
+	assert.Contains(t, s.deepPassWhen(), "ncu.deep_source=library: runs only where the CUPTI run's library measured no launch")
+	cfg.NCU.DeepSource = config.DeepSourceBoth
+	assert.Contains(t, s.deepPassWhen(), "runs beside the library's measurements")
+	cfg.NCU.DeepSource = config.DeepSourceLibrary
+	s.tl = &timelineKind{tool: timelineNsys}
+	assert.Contains(t, s.deepPassWhen(), "the timeline is nsys's, and deepprof's library measures them only in the CUPTI run")
+	s.tl = &timelineKind{tool: timelineCupti}
+	cfg.Workload.Launcher.Kind, cfg.Workload.Launcher.NprocPerNode = "torchrun", 2
+	assert.Contains(t, s.deepPassWhen(), "a workload of several ranks")
+	cfg.NCU.DeepSource = config.DeepSourceNcu
+	assert.Equal(t, "ncu.deep_source=ncu: ncu's pass measures the deep metrics (the program started again)", s.deepPassWhen())
+}
+
 // The multi-rank workloads keep ncu's pass: a replay of a collective
 // would wait for the other ranks.
 func TestDeepInRunNotForRanks(t *testing.T) {

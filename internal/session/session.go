@@ -425,7 +425,7 @@ func (s *Session) plan(mainDir string, topKernels []string, deepReplay string) (
 	if err != nil {
 		return nil, fmt.Errorf("deep pass: %w", err)
 	}
-	deepDetails := []string{onceAgain}
+	deepDetails := []string{s.deepPassWhen(), onceAgain}
 	if s.Cfg.Workload.Launcher.Multi() {
 		rsteps, err := s.rankSteps(mainDir, deep, ncuEnv, note, deepDetails, topKernels != nil)
 		if err != nil {
