@@ -39,7 +39,8 @@ func longRun(tb testing.TB, steps, ranks int) string {
 	return dir
 }
 
-// BenchmarkLongRun rebuilds runs of 1M and 10M SYNTHETIC records, and
+// BenchmarkLongRun rebuilds runs of 1M and 10M SYNTHETIC records and of
+// 2M launches (4.5M records: issue 55's bound of 800 MiB to 2M), and
 // one of 8 ranks of 405,580 kernels each (the launches of a Llama-3-70B
 // decode of 256 tokens at TP=8), under the binary's memory limit
 // (harness.MemoryLimit; issue 27's targets: 10M records in at most 30 s
@@ -54,6 +55,7 @@ func BenchmarkLongRun(b *testing.B) {
 		steps, ranks int
 	}{
 		{"records=1M", 22_222, 1},
+		{"launches=2M", 100_000, 1},
 		{"records=10M", 222_222, 1},
 		{"ranks=8", 20_279, 8},
 	} {
