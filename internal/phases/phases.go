@@ -650,23 +650,21 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
 		pp := newProcPhases(p, opt, top)
-		dev, phase, warmPart := pp.dev, pp.phase, pp.warmPart
-		devs := pp.devs
 		origin := p.Header.StartNS
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
-			a := dev(k.Device)
+			a := pp.dev(k.Device)
 			c := split && isCollective(k)
 			a.run.kernel(a.all, k, int32(i), c)
 			sc := facts.Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
 			if c {
 				calls.add("", sc, k.End-k.Start)
 			}
-			if pa, in := phase(a, k.Range); pa != nil {
+			if pa, in := pp.phase(a, k.Range); pa != nil {
 				steady := in.r == nil || !opt.Steady.InWarmup(in.r)
 				if !steady {
 					pa = pa.warmup()
-				} else if wp, win := warmPart(pa, in.r, k.Start); wp != nil {
+				} else if wp, win := pp.warmPart(pa, in.r, k.Start); wp != nil {
 					pa, in, steady = wp, win, false
 				}
 				pa.kernel(in, k, int32(i), c)
@@ -677,24 +675,24 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 		}
 		for i := range p.Copies {
 			c := &p.Copies[i]
-			a := dev(c.Device)
+			a := pp.dev(c.Device)
 			a.run.copy(a.all, c)
-			if pa, in := phase(a, c.Range); pa != nil {
+			if pa, in := pp.phase(a, c.Range); pa != nil {
 				if opt.Steady.InWarmup(in.r) {
 					pa = pa.warmup()
-				} else if wp, win := warmPart(pa, in.r, c.Start); wp != nil {
+				} else if wp, win := pp.warmPart(pa, in.r, c.Start); wp != nil {
 					pa, in = wp, win
 				}
 				pa.copy(in, c)
 			}
 		}
-		ids := make([]uint32, 0, len(devs))
-		for d := range devs {
+		ids := make([]uint32, 0, len(pp.devs))
+		for d := range pp.devs {
 			ids = append(ids, d)
 		}
 		slices.Sort(ids)
 		for _, d := range ids {
-			a := devs[d]
+			a := pp.devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
 			var on []int32
 			for i := range p.Kernels {

@@ -154,7 +154,7 @@ func (w *writer) str(k, v string) {
 	w.key(k)
 	q, ok := w.quoted[v]
 	if !ok {
-		q, _ = json.Marshal(v) // a string always marshals; invalid UTF-8 becomes U+FFFD
+		q = quote(v)
 		if len(w.quoted) < maxQuoted {
 			w.quoted[v] = q
 		}
@@ -195,8 +195,7 @@ func (w *writer) meta(name string, pid, tid int64, key string, v any) {
 	w.b = append(w.b, "\":"...)
 	switch v := v.(type) {
 	case string:
-		q, _ := json.Marshal(v)
-		w.b = append(w.b, q...)
+		w.b = append(w.b, quote(v)...)
 	case int64:
 		w.b = strconv.AppendInt(w.b, v, 10)
 	}
