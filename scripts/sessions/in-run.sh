@@ -5,11 +5,13 @@
 # .gpu/deepprof). First compiles the CUPTI library alone with the session's
 # flags (a compile error ends the script at once). Then, for each corpus
 # program NAME (cpp, eager, hf-auto, jax, compile, graphs, triton, solve:
-# scripts/corpus/record.sh's; moe: scripts/bench/moe_lm.py; tp2:
-# scripts/corpus/tp_decode.py on 2 GPUs under torchrun; default and roofline:
-# deepprof's own workload, the second with workloads=llama3-8b ncu=roofline,
-# with no plain run; all but solve, moe, tp2 and roofline when none is
-# named), times the plain program
+# scripts/corpus/record.sh's; child: scripts/corpus/spawn_child.py running
+# the eager decoder; moe: scripts/bench/moe_lm.py; tp2:
+# scripts/corpus/tp_decode.py on 2 GPUs under torchrun; default, roofline and
+# mixtral: deepprof's own workloads, the second with workloads=llama3-8b
+# ncu=roofline, the third workloads=tiny-mixtral, their plain run (the run's
+# stage-1 command) timed after the session; all but solve, moe, child, tp2,
+# roofline and mixtral when none is named), times the plain program
 # and its session from an empty directory, the session with
 # ncu.deep_source=$SOURCE (default library) and, with CHECK=1, --check
 # (torch.profiler's figures beside the session's); with WARM=1, after an untimed
@@ -73,6 +75,21 @@ for f in glob.glob(run + "/timeline/cupti/*.tsv*"):
                 print(name, f.rsplit("/", 1)[-1], line.strip()[:300])
 PY
 }
+plain_of() { # run dir, label: times the run's stage-1 command (its inputs.yaml), after the session
+	python3 - "$1" "$2" <<'PY' 2>&1 | tee -a "$out/in-run.txt"
+import os, subprocess, sys, tempfile, time
+import yaml
+run, label = sys.argv[1], sys.argv[2]
+inp = yaml.safe_load(open(os.path.join(run, "inputs.yaml")))
+env = dict(os.environ)
+for kv in inp["env"]:
+    k, v = kv.split("=", 1)
+    env[k] = tempfile.mktemp(suffix=".json") if k == "DEEPPROF_REPORT" else v
+t0 = time.monotonic()
+rc = subprocess.run(inp["argv"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+print("%s rc=%d wall_s=%.2f" % (label, rc, time.monotonic() - t0))
+PY
+}
 keep() { # run ids...: appends them and the logs so far to OUT/runs.tar
 	local ids=()
 	for id in "$@"; do [ -d "runs/$id" ] && ids+=("runs/$id"); done
@@ -91,13 +108,16 @@ for name in "${names[@]}"; do
 	graphs) argv=(python3 torch_decode.py --layers 4 --generates 3 --mode graphs) ;;
 	triton) argv=(python3 triton_loop.py) ;;
 	moe) argv=(python3 moe_lm.py) ;;
+	child) argv=(python3 spawn_child.py --layers 4 --generates 3 --mode eager) ;;
 	cpp) nvcc -O2 -arch=sm_90 -o decode_loop decode_loop.cu || continue; argv=(./decode_loop) ;;
 	solve) nvcc -O2 -arch=sm_90 -o solve_loop solve_loop.cu -lcublas || continue; argv=(./solve_loop) ;;
-	default|roofline) # deepprof's own workload: no plain run to time (its alone repeats are its speed)
+	default|roofline|mixtral) # deepprof's own workloads: no plain run to time (its alone repeats are its speed)
 		more=()
 		[ "$name" = roofline ] && more=(workloads=llama3-8b ncu=roofline)
+		[ "$name" = mixtral ] && more=(workloads=tiny-mixtral)
 		wall "$name-session" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name" "${common[@]}" "${more[@]}" ncu.deep_source="$source"
 		steps "$work/runs/$name" "$name"
+		plain_of "$work/runs/$name" "$name-plain"
 		keep "$name"
 		continue ;;
 	tp2) # tp_decode.py on 2 GPUs: the session keeps ncu's pass (several ranks)

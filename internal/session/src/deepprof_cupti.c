@@ -582,7 +582,9 @@ static const char *cupti_error(CUptiResult r);
  * filter counts them; their K records), halved at each choice so that the
  * latest time weighs most, the top ones that cover
  * DEEPPROF_CUPTI_METRICS_COVERAGE percent of it (default 85) among those
- * launched at least DEEPPROF_CUPTI_METRICS_AT times (default 2); a chosen
+ * launched at least DEEPPROF_CUPTI_METRICS_AT times (default 2), and, before
+ * any record has given its time, a configuration at its AT-th launch inside
+ * an NVTX range pushed AT times (a loop's step: metrics_count); a chosen
  * configuration is measured at its next launch, at most
  * DEEPPROF_CUPTI_METRICS_KERNELS launches in all (default 24), on the first
  * context a launch is measured in. One that ran early and never again (a
@@ -642,6 +644,8 @@ static struct {
   _Atomic uint64_t key[METRICS_SLOTS]; /* symbol hashes; 0: empty */
   _Atomic uint32_t launches[METRICS_SLOTS];
   _Atomic uint8_t state[METRICS_SLOTS];
+  _Atomic uint8_t timed[METRICS_SLOTS]; /* 1: a record gave its GPU time */
+  _Atomic uint32_t early;               /* configurations wanted at once (metrics_count) */
   uint64_t gpu_ns[METRICS_SLOTS];
   int fresh; /* GPU time added since the last ranking */
   /* the last ranking: configurations by GPU time, the first cover of them
@@ -745,10 +749,17 @@ static void metrics_parse(void) {
 #endif
 }
 
+#define FNV_BASIS 1469598103934665603ull
+/* FNV-1a of n bytes, continuing h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}
+
 /* A kernel launch configuration's key: its symbol, grid and block. */
 static uint64_t config_hash(const char *s, const uint32_t dims[6]) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  uint64_t h = fnv(FNV_BASIS, s, strlen(s));
   for (int i = 0; i < 6; i++) h = (h ^ dims[i]) * 1099511628211ull;
   return h ? h : 1;
 }
@@ -804,19 +815,66 @@ static int launch_dims(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
   }
 }
 
-/* The slot of the symbol whose hash is h, made on first sight; -1 when the
- * table is full. Lock-free: slots are only ever claimed. */
-static int symbol_slot(uint64_t h) {
-  uint32_t i = (uint32_t)h & (METRICS_SLOTS - 1);
-  for (uint32_t probes = 0; probes < METRICS_SLOTS; probes++, i = (i + 1) & (METRICS_SLOTS - 1)) {
-    uint64_t k = atomic_load_explicit(&mx.key[i], memory_order_acquire);
+/* The slot of the hash h (not 0) in a table of cap keys (a power of two),
+ * made on first sight; -1 when the table is full. Lock-free: slots are only
+ * ever claimed. */
+static int slot_in(_Atomic uint64_t *keys, uint32_t cap, uint64_t h) {
+  uint32_t i = (uint32_t)h & (cap - 1);
+  for (uint32_t probes = 0; probes < cap; probes++, i = (i + 1) & (cap - 1)) {
+    uint64_t k = atomic_load_explicit(&keys[i], memory_order_acquire);
     if (k == h) return (int)i;
     if (k == 0) {
       uint64_t zero = 0;
-      if (atomic_compare_exchange_strong(&mx.key[i], &zero, h) || zero == h) return (int)i;
+      if (atomic_compare_exchange_strong(&keys[i], &zero, h) || zero == h) return (int)i;
     }
   }
   return -1;
+}
+
+/* The slot of the launch configuration whose hash is h. */
+static int symbol_slot(uint64_t h) { return slot_in(mx.key, METRICS_SLOTS, h); }
+
+/* How many times each NVTX range name has been pushed (on any thread), and,
+ * for each range this thread is inside, that count at its push: a launch
+ * inside a range pushed at least mx.at times is inside a step of a loop. */
+#define RANGE_SLOTS 1024u /* range names counted, a power of two */
+#define RANGE_DEPTH 64    /* the nesting followed on a thread */
+static _Atomic uint64_t range_key[RANGE_SLOTS];
+static _Atomic uint32_t range_pushes[RANGE_SLOTS];
+static __thread uint32_t tls_ranges[RANGE_DEPTH];
+static __thread int tls_range_depth;
+
+static void range_pushed(uint64_t h) {
+  int i = slot_in(range_key, RANGE_SLOTS, h ? h : 1);
+  uint32_t n = i >= 0 ? atomic_fetch_add(&range_pushes[i], 1) + 1 : 0;
+  if (tls_range_depth < RANGE_DEPTH) tls_ranges[tls_range_depth] = n;
+  tls_range_depth++;
+}
+
+static void range_popped(void) {
+  if (tls_range_depth > 0) tls_range_depth--;
+}
+
+/* How many times the innermost range this thread is inside had been pushed
+ * at its push; 0 outside any range (or one nested too deep to follow). */
+static uint32_t range_repeats(void) {
+  int d = tls_range_depth;
+  return d > 0 && d <= RANGE_DEPTH ? tls_ranges[d - 1] : 0;
+}
+
+/* Counts a launch of configuration i. At its mx.at-th launch inside a range
+ * this thread has pushed at least mx.at times (a step of a loop), while no
+ * record has given its GPU time yet, it is wanted at once, the first
+ * METRICS_NEXT so in the process: a program whose steps all run before the
+ * flusher's first choice of targets (a loop of a few milliseconds) still has
+ * its kernels measured. */
+static void metrics_count(int i) {
+  uint32_t n = atomic_fetch_add(&mx.launches[i], 1) + 1;
+  if (n != mx.at || atomic_load(&mx.timed[i]) || range_repeats() < mx.at ||
+      atomic_load(&mx.state[i]) != TARGET_NONE || atomic_fetch_add(&mx.early, 1) >= METRICS_NEXT)
+    return;
+  uint8_t none = TARGET_NONE;
+  atomic_compare_exchange_strong(&mx.state[i], &none, TARGET_WANTED);
 }
 
 /* Whether a kernel is one of NCCL's collectives: its replay would wait for
@@ -829,6 +887,7 @@ static void metrics_time(const char *name, const uint32_t dims[6], uint64_t star
   if (!name || end <= start || !atomic_load_explicit(&mx.on, memory_order_relaxed) || collective(name)) return;
   int i = symbol_slot(config_hash(name, dims));
   if (i < 0) return;
+  atomic_store(&mx.timed[i], 1);
   pthread_mutex_lock(&mx.tmu);
   mx.gpu_ns[i] += end - start;
   mx.fresh = 1;
@@ -1206,7 +1265,7 @@ static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
     return;
   int i = symbol_slot(config_hash(cb->symbolName, dims));
   if (i < 0) return;
-  atomic_fetch_add(&mx.launches[i], 1);
+  metrics_count(i);
   metrics_launcher(cb->context);
   if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || !metrics_affordable(0) ||
       capturing(stream))
@@ -1456,6 +1515,24 @@ static void message_field(sbuf *b, const nvtxEventAttributes_t *a) {
   }
 }
 
+/* A range name's hash, for range_pushed: of its text, its wide text or its
+ * registered string's handle. */
+static uint64_t text_hash(const char *s) { return s ? fnv(FNV_BASIS, s, strlen(s)) : 0; }
+static uint64_t wide_hash(const wchar_t *w) { return w ? fnv(FNV_BASIS, w, wcslen(w) * sizeof *w) : 0; }
+static uint64_t attr_hash(const nvtxEventAttributes_t *a) {
+  if (!a) return 0;
+  switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+      return text_hash(a->message.ascii);
+    case NVTX_MESSAGE_TYPE_UNICODE:
+      return wide_hash(a->message.unicode);
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      return fnv(FNV_BASIS, &a->message.registered, sizeof a->message.registered);
+    default:
+      return 0;
+  }
+}
+
 static void wide_field(sbuf *b, const wchar_t *w) {
   char *s = utf8_from_wide(w);
   sb_field(b, s);
@@ -1484,28 +1561,34 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd) {
     case CUPTI_CBID_NVTX_nvtxRangePushA:
       b = nvtx_line("push", ts, 0, NULL);
       sb_field(b, ((const nvtxRangePushA_params *)p)->message);
+      range_pushed(text_hash(((const nvtxRangePushA_params *)p)->message));
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushW:
       b = nvtx_line("push", ts, 0, NULL);
       wide_field(b, ((const nvtxRangePushW_params *)p)->message);
+      range_pushed(wide_hash(((const nvtxRangePushW_params *)p)->message));
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
       b = nvtx_line("push", ts, 0, NULL);
       message_field(b, ((const nvtxRangePushEx_params *)p)->eventAttrib);
+      range_pushed(attr_hash(((const nvtxRangePushEx_params *)p)->eventAttrib));
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
       const nvtxDomainRangePushEx_params *dp = p;
       b = nvtx_line("push", ts, 0, dp->domain);
       message_field(b, dp->core.eventAttrib);
+      range_pushed(fnv(attr_hash(dp->core.eventAttrib), &dp->domain, sizeof dp->domain));
       break;
     }
     case CUPTI_CBID_NVTX_nvtxRangePop:
       b = nvtx_line("pop", ts, 0, NULL);
       sb_field(b, "");
+      range_popped();
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
       b = nvtx_line("pop", ts, 0, ((const nvtxDomainRangePop_params *)p)->domain);
       sb_field(b, "");
+      range_popped();
       break;
     /* start / end */
     case CUPTI_CBID_NVTX_nvtxRangeStartA:

@@ -66,6 +66,38 @@ int main(void) {
   atomic_store(&mx.launches[slot_of(9)], 1);
   metrics_choose();
   CHECK(!is(9, TARGET_WANTED), "kernel9 launched once is not wanted");
+  /* at once: a configuration at its 2nd launch inside a range pushed twice,
+   * before any record of it; not outside such a range, not once timed */
+  uint64_t step = text_hash("step"), setup = text_hash("setup");
+  range_pushed(setup);
+  metrics_count(slot_of(20));
+  metrics_count(slot_of(20));
+  CHECK(is(20, TARGET_NONE), "kernel20 launched twice in a range pushed once is not wanted at once");
+  range_popped();
+  for (int s = 0; s < 2; s++) {
+    range_pushed(step);
+    metrics_count(slot_of(21));
+    metrics_count(slot_of(22));
+    range_pushed(setup); /* nested: the innermost range counts */
+    metrics_count(slot_of(23));
+    range_popped();
+    range_popped();
+  }
+  CHECK(range_repeats() == 0, "outside any range: %u", range_repeats());
+  CHECK(is(21, TARGET_WANTED) && is(22, TARGET_WANTED), "kernels 21, 22 wanted at their 2nd launch in the 2nd step");
+  CHECK(is(23, TARGET_WANTED), "kernel23: its range, setup, was pushed a 2nd time");
+  add_time(24, 1000);
+  range_pushed(step);
+  metrics_count(slot_of(24));
+  metrics_count(slot_of(24));
+  metrics_count(slot_of(25));
+  metrics_count(slot_of(25));
+  CHECK(is(24, TARGET_NONE), "kernel24, timed, waits for the ranking");
+  CHECK(is(25, TARGET_WANTED), "kernel25: the 4th at once");
+  metrics_count(slot_of(26));
+  metrics_count(slot_of(26));
+  CHECK(is(26, TARGET_NONE), "kernel26: no more than METRICS_NEXT at once");
+  range_popped();
   /* the cap */
   atomic_store(&mx.cut_ns, 1000000000ull);
   CHECK(metrics_affordable(1), "under the floor");
