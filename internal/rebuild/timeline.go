@@ -239,6 +239,7 @@ func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionRe
 	if reg == nil {
 		return nil, errors.New("no regions from the timeline to compare")
 	}
+	f = inTimelineSpelling(f)
 	m := workload.Measured{Phases: map[string]workload.OraclePhase{}, Kernels: map[string]workload.OracleKernel{}}
 	for _, p := range f.Phases {
 		name := model.Path([]model.Range{{Domain: f.Domain, Name: p.Range}})
@@ -272,6 +273,27 @@ func oracleCheck(f *workload.Figures, tl *timeline.Timeline, reg *facts.RegionRe
 	}
 	rows := workload.Check(f, m)
 	return &oracleCheckFile{Oracle: rundir.OracleJSON, Tool: f.Tool, Passed: workload.Passed(rows), Rows: rows}, nil
+}
+
+// inTimelineSpelling is f with its kernels named as the timeline names
+// them: torch.profiler leaves mangled the long CUTLASS names that the
+// timeline demangles (timeline.DemangledName); two names that become one are
+// summed.
+func inTimelineSpelling(f *workload.Figures) *workload.Figures {
+	g := *f
+	g.Kernels = make([]workload.OracleKernel, 0, len(f.Kernels))
+	at := map[string]int{}
+	for _, k := range f.Kernels {
+		k.Name = timeline.DemangledName(k.Name)
+		if i, ok := at[k.Name]; ok {
+			g.Kernels[i].TotalMS += k.TotalMS
+			g.Kernels[i].Calls += k.Calls
+			continue
+		}
+		at[k.Name] = len(g.Kernels)
+		g.Kernels = append(g.Kernels, k)
+	}
+	return &g
 }
 
 // collectives is the timeline's communication kernels (isCommunication:

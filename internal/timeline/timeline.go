@@ -525,6 +525,14 @@ func demangled(mangled, given string) (name string, kept bool) {
 	return d, false
 }
 
+// DemangledName is a kernel name in the timeline's spelling: a name another
+// tool left mangled, demangled as the timeline demangles the names CUPTI
+// leaves mangled; any other name as it is.
+func DemangledName(name string) string {
+	d, _ := demangled(name, name)
+	return d
+}
+
 // call is a's Call (API.Call), the one value of its kind in the process.
 func (bp *building) call(a *cupti.API) uint32 {
 	c := Call{Kind: a.Kind, CBID: a.CBID, Function: a.Function}
