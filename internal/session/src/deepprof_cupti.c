@@ -1010,23 +1010,41 @@ static void metrics_refused(const char *what, CUptiResult r) {
     }                            \
   } while (0)
 
+/* Adds n metric names to the host object's configuration. */
+static CUptiResult metrics_config_add(const char **names, size_t n) {
+  CUpti_Profiler_Host_ConfigAddMetrics_Params am = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+  am.pHostObject = mx.host;
+  am.ppMetricNames = names;
+  am.numMetrics = n;
+  return cuptiProfilerHostConfigAddMetrics(&am);
+}
+
 /* Adds the metrics to the host object's configuration one at a time: a
- * metric the chip does not have is said and left out. */
-static int metrics_add(void) {
+ * metric the chip does not have is said and left out. A refused add leaves
+ * the host object refusing every later one (CUPTI 13.0 on an H200: after
+ * sm__ops_path_tensor_src_bf16_dst_bf16.sum, which Hopper lacks, every
+ * tensor metric it has), so the object is made again from hi and given the
+ * metrics kept so far. 0 when none is kept, or the object cannot be made
+ * again (said). */
+static int metrics_add(CUpti_Profiler_Host_Initialize_Params *hi) {
   size_t kept = 0;
   for (size_t i = 0; i < mx.n; i++) {
-    CUpti_Profiler_Host_ConfigAddMetrics_Params am = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    am.pHostObject = mx.host;
-    am.ppMetricNames = &mx.names[i];
-    am.numMetrics = 1;
-    CUptiResult r = cuptiProfilerHostConfigAddMetrics(&am);
-    if (r != CUPTI_SUCCESS) {
-      char v[320];
-      snprintf(v, sizeof v, "%s: %s", mx.names[i], cupti_error(r));
-      note("metric_refused", v);
+    CUptiResult r = metrics_config_add(&mx.names[i], 1);
+    if (r == CUPTI_SUCCESS) {
+      mx.names[kept++] = mx.names[i];
       continue;
     }
-    mx.names[kept++] = mx.names[i];
+    char v[320];
+    snprintf(v, sizeof v, "%s: %s", mx.names[i], cupti_error(r));
+    note("metric_refused", v);
+    CUpti_Profiler_Host_Deinitialize_Params hd = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    hd.pHostObject = mx.host;
+    cuptiProfilerHostDeinitialize(&hd);
+    mx.host = NULL;
+    hi->pHostObject = NULL;
+    MX_TRY(cuptiProfilerHostInitialize(hi), "cuptiProfilerHostInitialize again after a refused metric");
+    mx.host = hi->pHostObject;
+    if (kept > 0) MX_TRY(metrics_config_add(mx.names, kept), "cuptiProfilerHostConfigAddMetrics of the metrics kept");
   }
   mx.n = kept;
   return kept > 0;
@@ -1057,8 +1075,8 @@ static int metrics_ready(CUcontext ctx) {
   hi.pCounterAvailabilityImage = mx.avail;
   MX_TRY(cuptiProfilerHostInitialize(&hi), "cuptiProfilerHostInitialize");
   mx.host = hi.pHostObject;
-  if (!metrics_add()) {
-    metrics_refused("the device has none of the metrics asked", CUPTI_SUCCESS);
+  if (!metrics_add(&hi)) {
+    if (atomic_load(&mx.on)) metrics_refused("the device has none of the metrics asked", CUPTI_SUCCESS);
     return 0;
   }
   CUpti_Profiler_Host_GetConfigImageSize_Params cs = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
