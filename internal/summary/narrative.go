@@ -843,13 +843,28 @@ const OneTimeSetupFactor = 10
 // setup at all.
 const OneTimeSetupMinMS = 1.0
 
+// warmupExcessMS is how much longer than a steady one each instance (or
+// step) the warm-up rule dropped from r took; a phase whose dropped
+// instances were no slower than its steady ones had no warm-up to name.
+func warmupExcessMS(r facts.PhaseRow) float64 {
+	w := r.Warmup
+	switch {
+	case w.Steps > 0:
+		return w.WallMS/float64(w.Steps) - r.WallMS/float64(max(w.SteadySteps, 1))
+	case w.Instances > 1:
+		return w.WallMS/float64(w.Instances) - PerInstance(r, r.WallMS)
+	default:
+		return w.WallMS - PerInstance(r, r.WallMS)
+	}
+}
+
 // warmupFinding names the top-level phase whose warm-up cost the most, as
 // one-time setup where its largest gap dwarfs the steady ones: "" when no
 // phase had a warm-up.
 func warmupFinding(s *building) (string, facts.Claim) {
 	var worst *facts.PhaseRow
 	for i, r := range s.Phases.Rows {
-		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Instances == 0 {
+		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Instances == 0 || warmupExcessMS(r) <= 0 {
 			continue
 		}
 		if worst == nil || r.Warmup.WallMS-PerInstance(r, r.WallMS) > worst.Warmup.WallMS-PerInstance(*worst, worst.WallMS) {
