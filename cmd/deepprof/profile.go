@@ -153,9 +153,9 @@ For a program after --:
 The deep metrics (each top kernel's bound):
   ncu.deep_source=library the default: deepprof's CUPTI library replays one launch of each top
                           launch configuration in the CUPTI run itself (CUPTI's range profiler),
-                          its time at most 30% of the program's after a first 1.5 s: the program
-                          starts once; ncu runs only where the library measured nothing, for
-                          several ranks, or where the timeline is nsys's or an ncu timing pass
+                          its time at most 20% of the program's after a first 1.5 s: the program
+                          starts once; ncu runs only where the library measured nothing, or
+                          where the timeline is nsys's or an ncu timing pass
   ncu.deep_source=ncu     ncu's pass, the program started again under ncu: its rules' advice,
                           and the kernels inside CUDA graphs, which the library cannot replay
   ncu.deep_source=both    both; the summary takes ncu's

@@ -125,8 +125,9 @@ const (
 const (
 	// DeepSourceLibrary (the default) measures them in the recorded CUPTI
 	// run, with deepprof's library (CUPTI's range profiler): the program
-	// starts once. ncu's own pass runs where the library measured nothing,
-	// and for a workload of several ranks or a timeline other than CUPTI.
+	// starts once, each rank measuring its own launches. ncu's own pass
+	// runs where the library measured nothing, and for a timeline other
+	// than CUPTI.
 	DeepSourceLibrary = "library"
 	// DeepSourceNcu starts the program again under ncu, which measures
 	// kernels launched inside CUDA graphs too and gives its rules.

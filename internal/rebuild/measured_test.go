@@ -2,6 +2,7 @@ package rebuild
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,4 +152,42 @@ func libraryAgreesWithNcu(t *testing.T, dir string, wantRoofline bool) {
 	if wantRoofline {
 		assert.Positive(t, roofline, "no launch configuration with the roofline's counters from both")
 	}
+}
+
+// TestLibraryNeverMeasuresCollectives (issue 52): in every recorded run
+// whose CUPTI library measured launches, none is an NCCL collective (its
+// replay waits for the other ranks, and its counters read the peers'
+// traffic: an all-reduce measured before the rule read memory at 4,217 %
+// of peak), and each measurement's SOL throughputs are percentages. The
+// TP=2 run measures in both ranks' processes.
+func TestLibraryNeverMeasuresCollectives(t *testing.T) {
+	t.Parallel()
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "fixtures", "runs", "*"))
+	require.NoError(t, err)
+	ranks := map[string]int{}
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rundir.TimelineCupti))); err != nil {
+			continue
+		}
+		run, err := rundir.Open(dir)
+		require.NoError(t, err, dir)
+		tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+		require.NoError(t, err, dir)
+		for _, p := range tl.Processes {
+			for _, m := range p.Measured {
+				if !m.Named() {
+					continue
+				}
+				ranks[filepath.Base(dir)]++
+				name := m.Function.Name()
+				assert.NotContains(t, strings.ToLower(name), "nccl", "%s: %s measured", dir, name)
+				for _, mt := range m.Metrics {
+					if mt.Name == kernels.SMThroughputMetric || mt.Name == kernels.MemThroughputMetric {
+						assert.LessOrEqual(t, mt.Value, 101.0, "%s: %s's %s", dir, name, mt.Name)
+					}
+				}
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, ranks["h200x2-in-run-tp2"], 2, "each rank of the TP=2 run measures its own launches")
 }

@@ -389,12 +389,11 @@ func (s *Session) inferredOf(tl *timeline.Timeline) phases.Inferred {
 // for the CUPTI run, to be made only if that run shows it is needed
 // (plainRunNeeded): a program whose one CUPTI run makes every repeat stage
 // 1 would (it repeats itself, workload.repeat_by=env, or is run once,
-// workload.repeats=1), one process per session, with a CUPTI timeline and
-// workload.plain_run=auto.
+// workload.repeats=1), with a CUPTI timeline and workload.plain_run=auto.
 func (s *Session) plainRunDeferred(tl *timelineKind) bool {
 	w := s.Cfg.Workload
 	return tl != nil && tl.tool == timelineCupti && w.PlainRun == config.PlainRunAuto &&
-		(w.RepeatBy == config.RepeatByEnv || w.RepeatBy == config.RepeatByProcess && w.Repeats <= 1) && !w.Launcher.Multi()
+		(w.RepeatBy == config.RepeatByEnv || w.RepeatBy == config.RepeatByProcess && w.Repeats <= 1)
 }
 
 // StandInOverhead is the most the CUPTI library may cost, measured in the

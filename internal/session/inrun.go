@@ -29,14 +29,16 @@ const (
 	// MeasuringShare is the cap a session asks (EnvMetricsShare): with the
 	// recording's own cost, a session within 1.5x of a program of 10 s or
 	// more (docs/measurements.md).
-	MeasuringShare = 30
+	MeasuringShare = 20
 )
 
 // deepInRun reports whether the CUPTI run measures the deep metrics
-// itself (ncu.deep_source library or both): not for a workload of several
-// ranks, whose collectives a replay would hang.
+// itself (ncu.deep_source library or both). In a workload of several ranks
+// each rank measures its own launches; a collective is never a target (its
+// replay would wait for the other ranks), and a measured launch's
+// synchronization waits only for collectives every rank has launched.
 func (s *Session) deepInRun() bool {
-	return s.Cfg.NCU.DeepSource != config.DeepSourceNcu && !s.Cfg.Workload.Launcher.Multi()
+	return s.Cfg.NCU.DeepSource != config.DeepSourceNcu
 }
 
 // deepPassWhen is the plan's line of when ncu's deep pass runs, by
@@ -46,8 +48,6 @@ func (s *Session) deepPassWhen() string {
 	switch {
 	case src == config.DeepSourceNcu:
 		return "ncu.deep_source=ncu: ncu's pass measures the deep metrics (the program started again)"
-	case s.Cfg.Workload.Launcher.Multi():
-		return fmt.Sprintf("ncu.deep_source=%s: ncu's pass measures the deep metrics of a workload of several ranks (a replay in the program's own run would hold a collective)", src)
 	case s.tl == nil || s.tl.tool != timelineCupti:
 		tool := "an ncu timing pass"
 		if s.tl != nil && s.tl.tool == timelineNsys {

@@ -108,14 +108,14 @@ func TestDeepPassWhen(t *testing.T) {
 	assert.Contains(t, s.deepPassWhen(), "the timeline is nsys's, and deepprof's library measures them only in the CUPTI run")
 	s.tl = &timelineKind{tool: timelineCupti}
 	cfg.Workload.Launcher.Kind, cfg.Workload.Launcher.NprocPerNode = "torchrun", 2
-	assert.Contains(t, s.deepPassWhen(), "a workload of several ranks")
+	assert.Contains(t, s.deepPassWhen(), "ncu.deep_source=library: runs only where the CUPTI run's library measured no launch", "ranks measure their own")
 	cfg.NCU.DeepSource = config.DeepSourceNcu
 	assert.Equal(t, "ncu.deep_source=ncu: ncu's pass measures the deep metrics (the program started again)", s.deepPassWhen())
 }
 
-// The multi-rank workloads keep ncu's pass: a replay of a collective
-// would wait for the other ranks.
-func TestDeepInRunNotForRanks(t *testing.T) {
+// A workload of several ranks measures in its ranks' own processes too (a
+// collective is never a target); ncu.deep_source=ncu never does.
+func TestDeepInRunForRanks(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.NCU.DeepSource = config.DeepSourceLibrary
@@ -123,7 +123,9 @@ func TestDeepInRunNotForRanks(t *testing.T) {
 	assert.True(t, s.deepInRun())
 	cfg.Workload.Launcher.Kind = "torchrun"
 	cfg.Workload.Launcher.NprocPerNode = 2
-	assert.False(t, s.deepInRun())
+	assert.True(t, s.deepInRun())
+	env, _ := s.inRunEnv()
+	assert.Contains(t, env[0], EnvMetrics+"=")
 	cfg.Workload.Launcher.Kind = ""
 	cfg.NCU.DeepSource = config.DeepSourceNcu
 	assert.False(t, s.deepInRun())

@@ -108,6 +108,9 @@ typedef CUpti_ActivityMemset4 dp_memset_rec;
  * process killed soon after its GPU work began keeps what ran before. */
 #define FLUSH_RECORDS 256u
 #define FLUSH_MIN_MS 100u
+/* The least time between the flushes a loop's new kernels hurry
+ * (metrics_count). */
+#define FLUSH_HURRY_MS 10u
 
 /* ---- output: one fd, one fixed buffer, whole lines ---------------------- */
 
@@ -512,6 +515,10 @@ static done_buf *done_head, **done_tail = &done_head;
 /* wakes the flusher: a completed buffer, a ring a quarter full, FLUSH_RECORDS
  * launch calls recorded */
 static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
+/* 1: a flush and a choice of targets are wanted soon (metrics_count), at
+ * most each FLUSH_HURRY_MS */
+static atomic_int hurry;
 /* launch calls recorded since the flusher's last CUPTI flush */
 static atomic_uint unflushed;
 
@@ -582,9 +589,9 @@ static const char *cupti_error(CUptiResult r);
  * filter counts them; their K records), halved at each choice so that the
  * latest time weighs most, the top ones that cover
  * DEEPPROF_CUPTI_METRICS_COVERAGE percent of it (default 85) among those
- * launched at least DEEPPROF_CUPTI_METRICS_AT times (default 2), and, before
- * any record has given its time, a configuration at its AT-th launch inside
- * an NVTX range pushed AT times (a loop's step: metrics_count); a chosen
+ * launched at least DEEPPROF_CUPTI_METRICS_AT times (default 2), and soon
+ * after a configuration no record has timed yet reaches its AT-th launch
+ * inside an NVTX range pushed AT times (a loop's step: metrics_count); a chosen
  * configuration is measured at its next launch, at most
  * DEEPPROF_CUPTI_METRICS_KERNELS launches in all (default 24), on the first
  * context a launch is measured in. One that ran early and never again (a
@@ -645,7 +652,6 @@ static struct {
   _Atomic uint32_t launches[METRICS_SLOTS];
   _Atomic uint8_t state[METRICS_SLOTS];
   _Atomic uint8_t timed[METRICS_SLOTS]; /* 1: a record gave its GPU time */
-  _Atomic uint32_t early;               /* configurations wanted at once (metrics_count) */
   uint64_t gpu_ns[METRICS_SLOTS];
   int fresh; /* GPU time added since the last ranking */
   /* the last ranking: configurations by GPU time, the first cover of them
@@ -834,6 +840,10 @@ static int slot_in(_Atomic uint64_t *keys, uint32_t cap, uint64_t h) {
 /* The slot of the launch configuration whose hash is h. */
 static int symbol_slot(uint64_t h) { return slot_in(mx.key, METRICS_SLOTS, h); }
 
+/* Whether a kernel is one of NCCL's collectives: its replay would wait for
+ * the other ranks. */
+static int collective(const char *name) { return strstr(name, "nccl") || strstr(name, "NCCL"); }
+
 /* How many times each NVTX range name has been pushed (on any thread), and,
  * for each range this thread is inside, that count at its push: a launch
  * inside a range pushed at least mx.at times is inside a step of a loop. */
@@ -862,24 +872,23 @@ static uint32_t range_repeats(void) {
   return d > 0 && d <= RANGE_DEPTH ? tls_ranges[d - 1] : 0;
 }
 
-/* Counts a launch of configuration i. At its mx.at-th launch inside a range
- * this thread has pushed at least mx.at times (a step of a loop), while no
- * record has given its GPU time yet, it is wanted at once, the first
- * METRICS_NEXT so in the process: a program whose steps all run before the
- * flusher's first choice of targets (a loop of a few milliseconds) still has
- * its kernels measured. */
-static void metrics_count(int i) {
+/* Counts a launch of configuration i, of kernel name. At its mx.at-th
+ * launch inside a range this thread has pushed at least mx.at times (a step
+ * of a loop), while no record has given its GPU time yet, the flusher is
+ * hurried: it flushes and chooses the targets within FLUSH_HURRY_MS, by the
+ * GPU time of the loop's first steps, instead of at its next period, so
+ * that a loop of a few milliseconds still has its kernels of most time
+ * measured. Never for a collective (never a target). */
+static void metrics_count(int i, const char *name) {
   uint32_t n = atomic_fetch_add(&mx.launches[i], 1) + 1;
-  if (n != mx.at || atomic_load(&mx.timed[i]) || range_repeats() < mx.at ||
-      atomic_load(&mx.state[i]) != TARGET_NONE || atomic_fetch_add(&mx.early, 1) >= METRICS_NEXT)
+  if (n != mx.at || collective(name) || atomic_load(&mx.timed[i]) || range_repeats() < mx.at ||
+      atomic_load(&hurry))
     return;
-  uint8_t none = TARGET_NONE;
-  atomic_compare_exchange_strong(&mx.state[i], &none, TARGET_WANTED);
+  pthread_mutex_lock(&wake_mu);
+  atomic_store(&hurry, 1);
+  pthread_cond_signal(&wake_cv);
+  pthread_mutex_unlock(&wake_mu);
 }
-
-/* Whether a kernel is one of NCCL's collectives: its replay would wait for
- * the other ranks. */
-static int collective(const char *name) { return strstr(name, "nccl") || strstr(name, "NCCL"); }
 
 /* Adds a kernel record's GPU time to its configuration's (the flusher's
  * side); a collective's is not counted, so it is never chosen. */
@@ -1283,7 +1292,7 @@ static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
     return;
   int i = symbol_slot(config_hash(cb->symbolName, dims));
   if (i < 0) return;
-  metrics_count(i);
+  metrics_count(i, cb->symbolName);
   metrics_launcher(cb->context);
   if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || !metrics_affordable(0) ||
       capturing(stream))
@@ -1409,7 +1418,6 @@ typedef struct ring {
 static ring *_Atomic rings; /* every recording thread's ring, newest first; never freed */
 static __thread ring *tls_ring;
 static __thread sbuf tls_drain;
-static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Appends one A line for r, launched on thread tid, to b. */
 static void api_line(sbuf *b, const api_rec *r, uint32_t tid) {
@@ -2070,8 +2078,9 @@ static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
  * then on nothing calls into CUPTI (a call would attach it again). */
 static atomic_int detached;
 
-/* Every second, and FLUSH_MIN_MS after the last time once FLUSH_RECORDS
- * launch calls wait, ask CUPTI for the buffers whose records are all complete
+/* Every second, FLUSH_MIN_MS after the last time once FLUSH_RECORDS launch
+ * calls wait, and FLUSH_HURRY_MS after it once a loop's new kernel hurries
+ * it (metrics_count), ask CUPTI for the buffers whose records are all complete
  * (cuptiActivityFlushPeriod alone returns only full buffers, so a killed
  * process would lose most kernels); then, and whenever a thread's ring is a
  * quarter full, write the rings out; then write our line buffer out. */
@@ -2084,6 +2093,7 @@ static void *flusher(void *arg) {
      * FLUSH_RECORDS launch calls wait */
     uint64_t due = last + FLUSH_PERIOD_MS;
     if (atomic_load(&unflushed) >= FLUSH_RECORDS) due = last + FLUSH_MIN_MS;
+    if (atomic_load(&hurry)) due = last + FLUSH_HURRY_MS;
     uint64_t now = mono_ms();
     if (now < due) {
       struct timespec until;
@@ -2096,11 +2106,13 @@ static void *flusher(void *arg) {
     pthread_mutex_unlock(&wake_mu);
     now = mono_ms();
     int flush = now >= last + FLUSH_PERIOD_MS ||
-                (now >= last + FLUSH_MIN_MS && atomic_load(&unflushed) >= FLUSH_RECORDS);
+                (now >= last + FLUSH_MIN_MS && atomic_load(&unflushed) >= FLUSH_RECORDS) ||
+                (now >= last + FLUSH_HURRY_MS && atomic_load(&hurry));
     pthread_mutex_lock(&flush_mu);
     int done = out.closed || out.fd < 0;
     if (!done && flush) {
       atomic_store(&unflushed, 0);
+      atomic_store(&hurry, 0);
       if (!atomic_load(&detached)) cuptiActivityFlushAll(0);
       last = now;
     }

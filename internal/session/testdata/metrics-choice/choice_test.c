@@ -24,6 +24,11 @@ static int wanted(void) {
   for (int k = 0; k < 10; k++) n += atomic_load(&mx.state[slot_of(k)]) == TARGET_WANTED;
   return n;
 }
+static void count(int k) {
+  char name[32];
+  snprintf(name, sizeof name, "kernel%d", k);
+  metrics_count(slot_of(k), name);
+}
 static int is(int k, int st) { return atomic_load(&mx.state[slot_of(k)]) == st; }
 
 int main(void) {
@@ -66,37 +71,41 @@ int main(void) {
   atomic_store(&mx.launches[slot_of(9)], 1);
   metrics_choose();
   CHECK(!is(9, TARGET_WANTED), "kernel9 launched once is not wanted");
-  /* at once: a configuration at its 2nd launch inside a range pushed twice,
-   * before any record of it; not outside such a range, not once timed */
+  /* the flusher hurried: by a configuration at its 2nd launch inside a
+   * range pushed twice, before any record of it; not outside such a range,
+   * not once timed, never by a collective; nothing wanted before the
+   * records rank it */
   uint64_t step = text_hash("step"), setup = text_hash("setup");
   range_pushed(setup);
-  metrics_count(slot_of(20));
-  metrics_count(slot_of(20));
-  CHECK(is(20, TARGET_NONE), "kernel20 launched twice in a range pushed once is not wanted at once");
+  count(20);
+  count(20);
+  CHECK(!atomic_load(&hurry), "kernel20 launched twice in a range pushed once hurries nothing");
   range_popped();
-  for (int s = 0; s < 2; s++) {
-    range_pushed(step);
-    metrics_count(slot_of(21));
-    metrics_count(slot_of(22));
-    range_pushed(setup); /* nested: the innermost range counts */
-    metrics_count(slot_of(23));
-    range_popped();
-    range_popped();
-  }
-  CHECK(range_repeats() == 0, "outside any range: %u", range_repeats());
-  CHECK(is(21, TARGET_WANTED) && is(22, TARGET_WANTED), "kernels 21, 22 wanted at their 2nd launch in the 2nd step");
-  CHECK(is(23, TARGET_WANTED), "kernel23: its range, setup, was pushed a 2nd time");
-  add_time(24, 1000);
   range_pushed(step);
-  metrics_count(slot_of(24));
-  metrics_count(slot_of(24));
-  metrics_count(slot_of(25));
-  metrics_count(slot_of(25));
-  CHECK(is(24, TARGET_NONE), "kernel24, timed, waits for the ranking");
-  CHECK(is(25, TARGET_WANTED), "kernel25: the 4th at once");
-  metrics_count(slot_of(26));
-  metrics_count(slot_of(26));
-  CHECK(is(26, TARGET_NONE), "kernel26: no more than METRICS_NEXT at once");
+  count(21);
+  range_popped();
+  CHECK(!atomic_load(&hurry), "kernel21 at its first launch hurries nothing");
+  range_pushed(step);
+  range_pushed(setup); /* nested: the innermost range counts */
+  count(23);
+  range_popped();
+  CHECK(!atomic_load(&hurry), "kernel23 at its first launch hurries nothing");
+  count(21);
+  CHECK(atomic_load(&hurry), "kernel21 at its 2nd launch in the 2nd step hurries the flusher");
+  CHECK(is(21, TARGET_NONE), "kernel21 is not wanted before the records rank it");
+  atomic_store(&hurry, 0);
+  range_popped();
+  CHECK(range_repeats() == 0, "outside any range: %u", range_repeats());
+  range_pushed(step);
+  add_time(24, 1000);
+  count(24);
+  count(24);
+  CHECK(!atomic_load(&hurry), "kernel24, timed, waits for the flusher's period");
+  uint32_t dims[6] = {1, 1, 1, 128, 1, 1};
+  int nccl = symbol_slot(config_hash("_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL", dims));
+  metrics_count(nccl, "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+  metrics_count(nccl, "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+  CHECK(!atomic_load(&hurry), "a collective hurries nothing");
   range_popped();
   /* the cap */
   atomic_store(&mx.cut_ns, 1000000000ull);
