@@ -128,7 +128,7 @@ func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] 
 					Line: int(k.Line), ID: int64(i), ProcessID: p.Header.PID, ProcessName: pname,
 					Kernel: k.Name(), Context: id(k.Context), Stream: id(k.Stream), BlockSize: shape[1], GridSize: shape[0],
 					Device: id(k.Device), NVTX: st,
-					Duration:       model.Value{Base: float64(ns), Unit: "ns", Orig: strconv.FormatInt(ns, 10), OrigUnit: "ns", Valid: true},
+					Duration:       model.Value{Base: float64(ns), Unit: "ns", OrigUnit: "ns", Valid: true},
 					DurationMetric: model.DurationMetric,
 				}
 				if !yield(k, l) {
