@@ -34,9 +34,12 @@ const (
 
 // deepInRun reports whether the CUPTI run measures the deep metrics
 // itself (ncu.deep_source library or both). In a workload of several ranks
-// each rank measures its own launches; a collective is never a target (its
-// replay would wait for the other ranks), and a measured launch's
-// synchronization waits only for collectives every rank has launched.
+// each rank measures its own launches, a collective never (its replay would
+// wait for the other ranks). A measured launch first synchronizes its
+// context, which waits for every collective its rank has queued, and each
+// ends once the other ranks launch theirs: ranks that wait on each other
+// outside CUDA after an asynchronous collective (a host-side send) would
+// wait until workload.timeout; ncu.deep_source=ncu measures them apart.
 func (s *Session) deepInRun() bool {
 	return s.Cfg.NCU.DeepSource != config.DeepSourceNcu
 }

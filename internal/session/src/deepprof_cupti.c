@@ -513,7 +513,7 @@ typedef struct done_buf {
 static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
 static done_buf *done_head, **done_tail = &done_head;
 /* wakes the flusher: a completed buffer, a ring a quarter full, FLUSH_RECORDS
- * launch calls recorded */
+ * launch calls recorded, a hurry (metrics_count) */
 static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
 /* 1: a flush and a choice of targets are wanted soon (metrics_count), at
@@ -651,7 +651,9 @@ static struct {
   _Atomic uint64_t key[METRICS_SLOTS]; /* symbol hashes; 0: empty */
   _Atomic uint32_t launches[METRICS_SLOTS];
   _Atomic uint8_t state[METRICS_SLOTS];
-  _Atomic uint8_t timed[METRICS_SLOTS]; /* 1: a record gave its GPU time */
+  _Atomic uint8_t timed[METRICS_SLOTS];   /* 1: a record gave its GPU time */
+  _Atomic uint8_t comm[METRICS_SLOTS];    /* 0: not yet told, 1: computes, 2: communicates (slot_collective) */
+  _Atomic uint8_t hurried[METRICS_SLOTS]; /* 1: has hurried the flusher (metrics_count) */
   uint64_t gpu_ns[METRICS_SLOTS];
   int fresh; /* GPU time added since the last ranking */
   /* the last ranking: configurations by GPU time, the first cover of them
@@ -840,9 +842,36 @@ static int slot_in(_Atomic uint64_t *keys, uint32_t cap, uint64_t h) {
 /* The slot of the launch configuration whose hash is h. */
 static int symbol_slot(uint64_t h) { return slot_in(mx.key, METRICS_SLOTS, h); }
 
-/* Whether a kernel is one of NCCL's collectives: its replay would wait for
- * the other ranks. */
-static int collective(const char *name) { return strstr(name, "nccl") || strstr(name, "NCCL"); }
+/* Whether a kernel communicates with other ranks: NCCL's collectives, and
+ * the all-reduces and all-gathers of others (vLLM's cross_device_reduce,
+ * TensorRT-LLM's, torch's symmetric memory, NVSHMEM's), by the words of
+ * package kernels' communication category, case and underscores aside, in
+ * the name's first COLLECTIVE_SCAN bytes. Its replay would wait for the
+ * other ranks (or spin on flags they set), and its counters read their
+ * traffic. */
+#define COLLECTIVE_SCAN 1024
+static int collective(const char *name) {
+  static const char *const words[] = {"nccl",     "allreduce",   "allgather", "reducescatter",
+                                      "alltoall", "crossdevice", "nvshmem",   "multimem"};
+  char folded[COLLECTIVE_SCAN + 1];
+  size_t n = 0;
+  for (const char *c = name; *c && c - name < COLLECTIVE_SCAN; c++)
+    if (*c != '_') folded[n++] = (char)((*c >= 'A' && *c <= 'Z') ? *c - 'A' + 'a' : *c);
+  folded[n] = 0;
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (strstr(folded, words[i])) return 1;
+  return 0;
+}
+
+/* collective(name) for configuration i, decided once (mx.comm). */
+static int slot_collective(int i, const char *name) {
+  uint8_t c = atomic_load_explicit(&mx.comm[i], memory_order_relaxed);
+  if (c == 0) {
+    c = collective(name) ? 2 : 1;
+    atomic_store_explicit(&mx.comm[i], c, memory_order_relaxed);
+  }
+  return c == 2;
+}
 
 /* How many times each NVTX range name has been pushed (on any thread), and,
  * for each range this thread is inside, that count at its push: a launch
@@ -872,17 +901,18 @@ static uint32_t range_repeats(void) {
   return d > 0 && d <= RANGE_DEPTH ? tls_ranges[d - 1] : 0;
 }
 
-/* Counts a launch of configuration i, of kernel name. At its mx.at-th
- * launch inside a range this thread has pushed at least mx.at times (a step
- * of a loop), while no record has given its GPU time yet, the flusher is
- * hurried: it flushes and chooses the targets within FLUSH_HURRY_MS, by the
- * GPU time of the loop's first steps, instead of at its next period, so
- * that a loop of a few milliseconds still has its kernels of most time
- * measured. Never for a collective (never a target). */
+/* Counts a launch of configuration i, of kernel name. Once it has been
+ * launched mx.at times, at a launch inside a range pushed at least mx.at
+ * times (on any thread: a step of a loop), while no record has given its
+ * GPU time yet, it hurries the flusher, once: the flusher flushes and
+ * chooses the targets within FLUSH_HURRY_MS, by the GPU time of the loop's
+ * first steps, instead of at its next period, so that a loop of a few
+ * milliseconds still has its kernels of most time measured. Never for a
+ * collective (never a target). */
 static void metrics_count(int i, const char *name) {
   uint32_t n = atomic_fetch_add(&mx.launches[i], 1) + 1;
-  if (n != mx.at || collective(name) || atomic_load(&mx.timed[i]) || range_repeats() < mx.at ||
-      atomic_load(&hurry))
+  if (n < mx.at || atomic_load(&mx.timed[i]) || range_repeats() < mx.at || atomic_load(&hurry) ||
+      atomic_load(&mx.hurried[i]) || slot_collective(i, name) || atomic_exchange(&mx.hurried[i], 1))
     return;
   pthread_mutex_lock(&wake_mu);
   atomic_store(&hurry, 1);
@@ -893,9 +923,9 @@ static void metrics_count(int i, const char *name) {
 /* Adds a kernel record's GPU time to its configuration's (the flusher's
  * side); a collective's is not counted, so it is never chosen. */
 static void metrics_time(const char *name, const uint32_t dims[6], uint64_t start, uint64_t end) {
-  if (!name || end <= start || !atomic_load_explicit(&mx.on, memory_order_relaxed) || collective(name)) return;
+  if (!name || end <= start || !atomic_load_explicit(&mx.on, memory_order_relaxed)) return;
   int i = symbol_slot(config_hash(name, dims));
-  if (i < 0) return;
+  if (i < 0 || slot_collective(i, name)) return;
   atomic_store(&mx.timed[i], 1);
   pthread_mutex_lock(&mx.tmu);
   mx.gpu_ns[i] += end - start;
@@ -1075,7 +1105,10 @@ static int metrics_ready(CUcontext ctx) {
   ca.ctx = ctx;
   MX_TRY(cuptiProfilerGetCounterAvailability(&ca), "cuptiProfilerGetCounterAvailability");
   mx.avail = calloc(1, ca.counterAvailabilityImageSize);
-  if (!mx.avail) return 0;
+  if (!mx.avail) {
+    metrics_refused("out of memory for the counter availability image", CUPTI_SUCCESS);
+    return 0;
+  }
   ca.pCounterAvailabilityImage = mx.avail;
   MX_TRY(cuptiProfilerGetCounterAvailability(&ca), "cuptiProfilerGetCounterAvailability");
   CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
@@ -1092,7 +1125,10 @@ static int metrics_ready(CUcontext ctx) {
   cs.pHostObject = mx.host;
   MX_TRY(cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize");
   uint8_t *config = calloc(1, cs.configImageSize);
-  if (!config) return 0;
+  if (!config) {
+    metrics_refused("out of memory for the configuration image", CUPTI_SUCCESS);
+    return 0;
+  }
   CUpti_Profiler_Host_GetConfigImage_Params ci = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
   ci.pHostObject = mx.host;
   ci.pConfigImage = config;
@@ -1364,7 +1400,7 @@ static void metrics_end(int release) {
 }
 #else
 static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
-  (void)domain, (void)cbid, (void)cb, (void)launch_dims, (void)launches_kernel;
+  (void)domain, (void)cbid, (void)cb, (void)launch_dims, (void)launches_kernel, (void)metrics_count;
 }
 static void metrics_exit(void) { tls_measuring = 0, tls_window_start = 0; }
 static void metrics_end(int release) { (void)release; }
@@ -2089,8 +2125,8 @@ static void *flusher(void *arg) {
   uint64_t last = mono_ms(); /* the last CUPTI flush */
   for (;;) {
     pthread_mutex_lock(&wake_mu);
-    /* due: a period after the last flush, or FLUSH_MIN_MS after it once
-     * FLUSH_RECORDS launch calls wait */
+    /* due: a period after the last flush, FLUSH_MIN_MS after it once
+     * FLUSH_RECORDS launch calls wait, FLUSH_HURRY_MS once hurried */
     uint64_t due = last + FLUSH_PERIOD_MS;
     if (atomic_load(&unflushed) >= FLUSH_RECORDS) due = last + FLUSH_MIN_MS;
     if (atomic_load(&hurry)) due = last + FLUSH_HURRY_MS;

@@ -107,6 +107,27 @@ int main(void) {
   metrics_count(nccl, "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
   CHECK(!atomic_load(&hurry), "a collective hurries nothing");
   range_popped();
+  /* a kernel launched twice in the first step hurries in the second, once */
+  uint64_t layer = text_hash("layer-step");
+  range_pushed(layer);
+  count(27);
+  count(27);
+  CHECK(!atomic_load(&hurry), "kernel27, twice in a range pushed once, hurries nothing yet");
+  range_popped();
+  range_pushed(layer);
+  count(27);
+  CHECK(atomic_load(&hurry), "kernel27 hurries in the range's second push");
+  atomic_store(&hurry, 0);
+  count(27);
+  CHECK(!atomic_load(&hurry), "kernel27 hurries once");
+  range_popped();
+  /* communication by its words, case and underscores aside */
+  CHECK(collective("_ZN4vllm25cross_device_reduce_1stageI13__nv_bfloat16Li2EEEvPNS_8RankDataE"), "vLLM's custom all-reduce");
+  CHECK(collective("void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, 2>(AllReduceParams)"), "TensorRT-LLM's all-reduce");
+  CHECK(collective("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), "NCCL");
+  CHECK(collective("void c10d::symmetric_memory::multimem_all_reduce_kernel<float, 16>()"), "torch's symmetric memory");
+  CHECK(!collective("void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, long, long, long, bool)"), "a gather computes");
+  CHECK(!collective("nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT"), "a GEMM computes");
   /* the cap */
   atomic_store(&mx.cut_ns, 1000000000ull);
   CHECK(metrics_affordable(1), "under the floor");
