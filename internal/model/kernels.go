@@ -56,10 +56,7 @@ func (a *KernelAggregator) Add(source string, l *Launch) error {
 			"launch %d has no duration (no %s, nor %s in %q): export a page that has one, e.g. --page raw with --metrics %s",
 			l.ID, DurationMetric, SOLDurationMetric, SOLSection, DurationMetric)}
 	}
-	dev, err := l.DeviceOf(source)
-	if err != nil {
-		return err
-	}
+	dev := l.Device
 	// Every sum of this table (each kernel's, its spread's) is at most
 	// the total: a total that stays finite keeps them all finite.
 	if err := AddFinite(&a.ns, l.Duration.Base, source, l, l.DurationTotal); err != nil {

@@ -29,12 +29,14 @@ type Launch struct {
 	ProcessName string
 	Host        string
 	Kernel      string
-	Context     string
-	Stream      string
-	BlockSize   string
-	GridSize    string
-	Device      string // the device index as ncu writes it ("0")
-	CC          string
+	// Context and Stream are as ncu writes them (a number, or "n/a" for a
+	// range of range replay); a CUPTI timeline's launches leave them empty.
+	Context, Stream string
+	BlockSize       string
+	GridSize        string
+	// Device is the CUDA device's index (0 when the input names none).
+	Device DeviceID
+	CC     string
 	// NVTX is the push/pop range stack of the launching thread, bottom first;
 	// nil when the export has no NVTX column.
 	NVTX *Stack
@@ -133,7 +135,7 @@ func (l *Launch) String() string {
 	fmt.Fprintf(&b, "launch %d (line %d)\n", l.ID, l.Line)
 	fmt.Fprintf(&b, "  process: %d %q on %q\n", l.ProcessID, l.ProcessName, l.Host)
 	fmt.Fprintf(&b, "  kernel: %q\n", l.Kernel)
-	fmt.Fprintf(&b, "  device: %q cc %q context %q stream %q block %q grid %q\n", l.Device, l.CC, l.Context, l.Stream, l.BlockSize, l.GridSize)
+	fmt.Fprintf(&b, "  device: %q cc %q context %q stream %q block %q grid %q\n", strconv.Itoa(int(l.Device)), l.CC, l.Context, l.Stream, l.BlockSize, l.GridSize)
 	switch {
 	case l.NVTX == nil:
 		b.WriteString("  nvtx: (no column)\n")
@@ -173,16 +175,3 @@ func (l *Launch) String() string {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-// DeviceOf is l's device as a DeviceID, 0 when the export names none; a
-// device that is not an index is an error naming l's line in source.
-func (l *Launch) DeviceOf(source string) (DeviceID, error) {
-	if l.Device == "" {
-		return 0, nil
-	}
-	d, err := strconv.Atoi(l.Device)
-	if err != nil {
-		return 0, &SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf("launch %d: Device %q is not a device index", l.ID, l.Device)}
-	}
-	return DeviceID(d), nil
-}

@@ -385,14 +385,15 @@ func (r *Reader) identity() (*model.Launch, *model.SyntaxError) {
 	l.Stream = r.intern(colStream)
 	l.BlockSize = r.intern(colBlock)
 	l.GridSize = r.intern(colGrid)
-	l.Device = r.intern(colDevice)
 	if _, ok := r.cols[colKernel]; ok && strings.TrimSpace(l.Kernel) == "" {
 		return nil, r.syntax(line, "launch %d: Kernel Name is empty: every launch names its kernel", id)
 	}
-	if l.Device != "" {
-		if d, err := strconv.Atoi(l.Device); err != nil || d < 0 {
-			return nil, r.syntax(line, "launch %d: Device %q is not a device number (0, 1, ...)", id, l.Device)
+	if t := r.field(colDevice); t != "" {
+		d, err := strconv.ParseUint(t, 10, 31)
+		if err != nil {
+			return nil, r.syntax(line, "launch %d: Device %q is not a device number (0, 1, ...)", id, t)
 		}
+		l.Device = model.DeviceID(d)
 	}
 	l.CC = r.intern(colCC)
 	l.StartStop = r.intern(StartStopColumn)

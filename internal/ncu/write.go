@@ -50,7 +50,7 @@ func (w *Writer) Write(l *model.Launch) error {
 		}
 		id = append(id, raw)
 	}
-	id = append(id, l.StartStop, l.Kernel, l.Context, l.Stream, l.BlockSize, l.GridSize, l.Device, l.CC)
+	id = append(id, l.StartStop, l.Kernel, l.Context, l.Stream, l.BlockSize, l.GridSize, strconv.Itoa(int(l.Device)), l.CC)
 	row := func(tail ...string) error { return w.w.Write(append(id[:len(id):len(id)], tail...)) }
 	for _, m := range l.Metrics {
 		if err := row(m.Section, m.Name, m.Value.OrigUnit, m.Value.Orig, "", "", "", "", ""); err != nil {

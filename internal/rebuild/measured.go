@@ -44,7 +44,7 @@ func measuredLaunch(p *timeline.Process, m timeline.Measurement) (model.Launch, 
 	}
 	l := model.Launch{Line: m.Metrics[0].Line, ID: int64(m.Correlation), ProcessID: p.Header.PID,
 		Kernel: m.Function.Name(), GridSize: m.Grid.String(), BlockSize: m.Block.String(),
-		Device: strconv.FormatUint(uint64(m.Device), 10)}
+		Device: model.DeviceID(m.Device)}
 	for _, mt := range m.Metrics {
 		unit, ok := kernels.MeasuredUnit(mt.Name)
 		if !ok {

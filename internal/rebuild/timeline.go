@@ -316,11 +316,10 @@ func collectives(m *workload.Measured, tl *timeline.Timeline, phases map[model.R
 			is = isCommunication(l.Kernel)
 			comm[l.Kernel] = is
 		}
-		d, err := strconv.Atoi(l.Device)
-		if !is || err != nil {
+		if !is {
 			continue
 		}
-		dev := model.DeviceID(d)
+		dev := l.Device
 		m.CollectiveNames[l.Kernel] = true
 		p := m.Collectives[dev]
 		p.Launches++

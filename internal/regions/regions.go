@@ -189,10 +189,7 @@ func (a *Aggregator) Add(source string, l *model.Launch, asRange bool) error {
 		return &model.SyntaxError{File: source, Line: l.Line, Msg: fmt.Sprintf(
 			"launch %d has no duration (no %s, nor %s in %q)", l.ID, model.DurationMetric, model.SOLDurationMetric, model.SOLSection)}
 	}
-	dev, err := l.DeviceOf(source)
-	if err != nil {
-		return err
-	}
+	dev := l.Device
 	var levels []model.Range
 	if l.NVTX != nil {
 		a.hasNVTX = true

@@ -20,7 +20,7 @@ import (
 
 // launch builds a synthetic launch: stack levels are written as one level
 // of a range path ("name", "Domain@name", `a\@b`).
-func launch(pid int64, dev, kernel string, ns float64, levels ...string) *model.Launch {
+func launch(pid int64, dev model.DeviceID, kernel string, ns float64, levels ...string) *model.Launch {
 	l := &model.Launch{ProcessID: pid, Device: dev, Kernel: kernel,
 		Duration: model.Value{Base: ns, Unit: "ns", Valid: true}}
 	st := &model.Stack{Thread: 1}
@@ -92,13 +92,13 @@ func reconcile(t *testing.T, regs []facts.Region) {
 
 func TestNestingInclusiveExclusive(t *testing.T) {
 	rep := build(t, DefaultConfig(),
-		launch(1, "0", "k1", 1000),
-		launch(1, "0", "k1", 100.5, "prefill"),
-		launch(1, "0", "k2", 200.25, "prefill", "layer0"),
-		launch(1, "0", "k2", 300, "prefill", "layer0", "attn"),
-		launch(1, "0", "k3", 1, "prefill", "layer1"),
-		launch(1, "0", "k1", 7, "decode_all", "decode_step"),
-		launch(1, "0", "k1", 9, "decode_all", "decode_step"),
+		launch(1, 0, "k1", 1000),
+		launch(1, 0, "k1", 100.5, "prefill"),
+		launch(1, 0, "k2", 200.25, "prefill", "layer0"),
+		launch(1, 0, "k2", 300, "prefill", "layer0", "attn"),
+		launch(1, 0, "k3", 1, "prefill", "layer1"),
+		launch(1, 0, "k1", 7, "decode_all", "decode_step"),
+		launch(1, 0, "k1", 9, "decode_all", "decode_step"),
 	)
 	require.True(t, rep.RegionProfiling)
 	regs := rep.Scopes[0].Regions
@@ -129,15 +129,15 @@ func TestNestingInclusiveExclusive(t *testing.T) {
 // stack, so ranges of different threads that overlap in time are attributed
 // by each launch's stack, and a range met at two depths is two regions.
 func TestAttributionByStack(t *testing.T) {
-	a := launch(1, "0", "k", 10, "A")
-	b := launch(1, "0", "k", 20, "B")
+	a := launch(1, 0, "k", 10, "A")
+	b := launch(1, 0, "k", 20, "B")
 	b.NVTX.Thread = 2 // another thread, its range B open while A is
 	rep := build(t, DefaultConfig(),
 		a, b,
-		launch(1, "0", "k", 30, "x"),
-		launch(1, "0", "k", 40, "y", "x"),
-		launch(1, "0", "k", 50, "LLM@decode"),
-		launch(1, "0", "k", 60, "LLM@decode"), // default-domain name "LLM@decode"
+		launch(1, 0, "k", 30, "x"),
+		launch(1, 0, "k", 40, "y", "x"),
+		launch(1, 0, "k", 50, "LLM@decode"),
+		launch(1, 0, "k", 60, "LLM@decode"), // default-domain name "LLM@decode"
 	)
 	regs := rep.Scopes[0].Regions
 	assert.InDelta(t, 10e-6, find(t, regs, "A").TotalMS, 1e-15)
@@ -149,9 +149,9 @@ func TestAttributionByStack(t *testing.T) {
 	// The default-domain range literally named "LLM@x" and range "x" of
 	// domain LLM are two regions, in two directories; the literal '@' is
 	// written "\@", as ncu's NVTX filters write it.
-	lit := launch(1, "0", "k", 5)
+	lit := launch(1, 0, "k", 5)
 	lit.NVTX.Levels = []model.Range{{Name: "LLM@x"}}
-	dom := launch(1, "0", "k", 7, "LLM@x")
+	dom := launch(1, 0, "k", 7, "LLM@x")
 	rep = build(t, DefaultConfig(), lit, dom)
 	regs = rep.Scopes[0].Regions
 	require.Len(t, regs, 2)
@@ -162,7 +162,7 @@ func TestAttributionByStack(t *testing.T) {
 }
 
 func TestStartStopRangesNotUsed(t *testing.T) {
-	l := launch(1, "0", "k", 10)
+	l := launch(1, 0, "k", 10)
 	l.StartStop = `1 "<default domain>:warmup:none:none:none:none:none:none"`
 	rep := build(t, DefaultConfig(), l)
 	assert.False(t, rep.RegionProfiling)
@@ -182,9 +182,9 @@ func hasNote(rep *facts.RegionReport, sub string) bool {
 func TestIncludeExclude(t *testing.T) {
 	ls := func() []*model.Launch {
 		return []*model.Launch{
-			launch(1, "0", "gemm_bf16", 100, "p"),
-			launch(1, "0", "gemm_fp32", 200, "p"),
-			launch(1, "0", "softmax", 300, "p"),
+			launch(1, 0, "gemm_bf16", 100, "p"),
+			launch(1, 0, "gemm_fp32", 200, "p"),
+			launch(1, 0, "softmax", 300, "p"),
 		}
 	}
 	cases := []struct {
@@ -229,11 +229,11 @@ func TestIncludeExclude(t *testing.T) {
 func TestScopes(t *testing.T) {
 	ls := func() []*model.Launch {
 		return []*model.Launch{
-			launch(578, "0", "k", 10, "prefill"),
-			launch(577, "0", "k", 20, "prefill"),
-			launch(577, "0", "k", 30, "prefill", "layer0"),
-			launch(577, "1", "k", 40, "decode_all"),
-			launch(577, "0", "k", 50),
+			launch(578, 0, "k", 10, "prefill"),
+			launch(577, 0, "k", 20, "prefill"),
+			launch(577, 0, "k", 30, "prefill", "layer0"),
+			launch(577, 1, "k", 40, "decode_all"),
+			launch(577, 0, "k", 50),
 		}
 	}
 	rep := build(t, DefaultConfig(), ls()...)
@@ -258,7 +258,7 @@ func TestScopes(t *testing.T) {
 }
 
 func TestNoRanges(t *testing.T) {
-	noCol := launch(1, "0", "k", 10)
+	noCol := launch(1, 0, "k", 10)
 	noCol.NVTX = nil
 	rep := build(t, DefaultConfig(), noCol)
 	assert.False(t, rep.RegionProfiling)
@@ -266,7 +266,7 @@ func TestNoRanges(t *testing.T) {
 	require.Len(t, rep.Scopes, 1)
 	assert.Empty(t, rep.Scopes[0].Regions)
 
-	rep = build(t, DefaultConfig(), launch(1, "0", "k", 10))
+	rep = build(t, DefaultConfig(), launch(1, 0, "k", 10))
 	assert.False(t, rep.RegionProfiling)
 	assert.True(t, hasNote(rep, "No region profiling took place: no launch was inside"))
 }
@@ -283,19 +283,19 @@ func TestMetricAggregation(t *testing.T) {
 		{Label: "absent", Raw: "nope"},
 		{Label: "sol", Raw: "sm__missing", Section: "GPU Speed Of Light Throughput", Details: "Compute (SM) Throughput"},
 	}}}
-	l1 := launch(1, "0", "k", 100, "r")
+	l1 := launch(1, 0, "k", 100, "r")
 	metric(l1, "dram__bytes_read.sum", "1.5", "Kbyte")
 	metric(l1, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "10", "%")
 	metric(l1, "gpc__cycles_elapsed.avg.per_second", "1", "Ghz")
 	metric(l1, "gpc__cycles_elapsed.max", "1,000", "cycle")
 	metric(l1, "dram__bytes_read.sum.per_second", "2", "Gbyte/s")
-	l2 := launch(1, "0", "k", 300, "r")
+	l2 := launch(1, 0, "k", 300, "r")
 	metric(l2, "dram__bytes_read.sum", "500", "byte")
 	metric(l2, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "50", "%")
 	metric(l2, "gpc__cycles_elapsed.avg.per_second", "2", "Ghz")
 	metric(l2, "gpc__cycles_elapsed.max", "n/a", "cycle")
 	metric(l2, "dram__bytes_read.sum.per_second", "4", "Gbyte/s")
-	l3 := launch(1, "0", "k", 100, "r")
+	l3 := launch(1, 0, "k", 100, "r")
 	v, _ := model.Parse("20", "%")
 	l3.Metrics = append(l3.Metrics, model.Metric{Section: "GPU Speed Of Light Throughput", Name: "Compute (SM) Throughput", Value: v})
 	rep := build(t, cfg, l1, l2, l3)
@@ -327,10 +327,10 @@ func TestMetricAggregation(t *testing.T) {
 func TestRangeResults(t *testing.T) {
 	assert.True(t, RangeReplay([]string{"ID", "Kernel Name", "gpu__time_duration.sum"}))
 	assert.False(t, RangeReplay([]string{"ID", "Kernel Name", "Block Size"}))
-	l := launch(1, "0", "range", 1000, "A", "A1")
+	l := launch(1, 0, "range", 1000, "A", "A1")
 	assert.True(t, IsRangeResult(true, l))
 	assert.False(t, IsRangeResult(false, l))
-	assert.False(t, IsRangeResult(true, launch(1, "0", "gemm", 1, "A")))
+	assert.False(t, IsRangeResult(true, launch(1, 0, "gemm", 1, "A")))
 
 	a, err := New(DefaultConfig())
 	require.NoError(t, err)
@@ -357,11 +357,11 @@ func TestSelectGroups(t *testing.T) {
 func TestRegionFilter(t *testing.T) {
 	ls := func() []*model.Launch {
 		return []*model.Launch{
-			launch(1, "0", "gemm", 100, "prefill"),
-			launch(1, "0", "gemm", 200, "decode_all", "decode_step"),
-			launch(1, "0", "softmax", 300, "decode_all"),
-			launch(2, "0", "gemm", 400, "decode_all", "decode_step"),
-			launch(2, "0", "gemm", 500, "LLM@decode_all"),
+			launch(1, 0, "gemm", 100, "prefill"),
+			launch(1, 0, "gemm", 200, "decode_all", "decode_step"),
+			launch(1, 0, "softmax", 300, "decode_all"),
+			launch(2, 0, "gemm", 400, "decode_all", "decode_step"),
+			launch(2, 0, "gemm", 500, "LLM@decode_all"),
 		}
 	}
 	all := build(t, DefaultConfig(), ls()...)
@@ -467,7 +467,7 @@ func TestSumOverflow(t *testing.T) {
 	}
 	var ls []*model.Launch
 	for range 4 {
-		l := launch(1, "0", "k", 1e308, "r")
+		l := launch(1, 0, "k", 1e308, "r")
 		l.DurationMetric, l.Duration.Orig, l.Duration.OrigUnit = model.DurationMetric, "1e308", "ns"
 		ls = append(ls, l)
 	}
@@ -476,12 +476,12 @@ func TestSumOverflow(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Groups = []Group{{Name: "g", Metrics: []MetricSpec{{Label: "bytes", Raw: "dram__bytes_read.sum"}}}}
 	big := func() *model.Launch {
-		return metric(launch(1, "0", "k", 1, "r"), "dram__bytes_read.sum", "1e308", "byte")
+		return metric(launch(1, 0, "k", 1, "r"), "dram__bytes_read.sum", "1e308", "byte")
 	}
 	require.EqualError(t, add(cfg, big(), big()), `f.csv:4: launch 1: dram__bytes_read.sum: "1e308" byte brings the sum of bytes over the launches past the largest number a float64 holds (1.8e+308): not a real value`)
 	cfg.Groups[0].Metrics = append(cfg.Groups[0].Metrics, MetricSpec{Label: "pct", Raw: "sm__throughput.avg.pct_of_peak_sustained_elapsed"})
 	heavy := func(bytes, pct string) *model.Launch {
-		l := launch(1, "0", "k", 1e10, "r")
+		l := launch(1, 0, "k", 1e10, "r")
 		l.DurationMetric, l.Duration.Orig, l.Duration.OrigUnit = model.DurationMetric, "10,000,000", "usecond"
 		metric(l, "dram__bytes_read.sum", bytes, "byte")
 		return metric(l, "sm__throughput.avg.pct_of_peak_sustained_elapsed", pct, "%")
@@ -498,7 +498,7 @@ func TestUnmatchedHiddenRunes(t *testing.T) {
 	cfg.RegionInclude, cfg.RequireMatches = []string{"nothing"}, true
 	a, err := New(cfg)
 	require.NoError(t, err)
-	require.NoError(t, a.Add("f.csv", launch(1, "0", "k", 1, "rev\u202eersed\x00"), false))
+	require.NoError(t, a.Add("f.csv", launch(1, 0, "k", 1, "rev\u202eersed\x00"), false))
 	_, err = a.Finish("f.csv")
 	require.EqualError(t, err, `f.csv: region include pattern "nothing" matched no region (regions: rev\u202eersed\u0000)`)
 }
@@ -514,9 +514,9 @@ func TestAggregateOfOneScope(t *testing.T) {
 		return metric(l, "sm__throughput.avg.pct_of_peak_sustained_elapsed", v, "%")
 	}
 	first := []*model.Launch{
-		pct(launch(1, "0", "a", 100, "decode", "step"), "10"),
-		pct(launch(1, "0", "b", 300, "decode"), "50"),
-		launch(1, "0", "a", 50),
+		pct(launch(1, 0, "a", 100, "decode", "step"), "10"),
+		pct(launch(1, 0, "b", 300, "decode"), "50"),
+		launch(1, 0, "a", 50),
 	}
 	one := build(t, cfg, first...)
 	require.Len(t, one.Scopes, 1)
@@ -524,8 +524,8 @@ func TestAggregateOfOneScope(t *testing.T) {
 	assert.Same(t, &one.Aggregate[0], &one.Scopes[0].Regions[0], "held once")
 
 	second := []*model.Launch{
-		pct(launch(2, "0", "a", 200, "decode", "step"), "40"),
-		launch(1, "0", "c", 400, "decode", "step"),
+		pct(launch(2, 0, "a", 200, "decode", "step"), "40"),
+		launch(1, 0, "c", 400, "decode", "step"),
 	}
 	two := build(t, cfg, append(first, second...)...)
 	require.Len(t, two.Scopes, 2)

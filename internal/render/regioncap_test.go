@@ -24,7 +24,7 @@ func manyRanges(tb testing.TB, n int) *facts.RegionReport {
 	require.NoError(tb, err)
 	for i := range n {
 		for _, k := range []string{"gemm", "norm"} {
-			l := &model.Launch{ProcessID: 7, Device: "0", Kernel: k, Duration: model.Value{Base: float64(1000 + i), Unit: "ns", Valid: true},
+			l := &model.Launch{ProcessID: 7, Device: 0, Kernel: k, Duration: model.Value{Base: float64(1000 + i), Unit: "ns", Valid: true},
 				NVTX: &model.Stack{Thread: 1, Levels: []model.Range{{Name: fmt.Sprintf("decode_step %d", i)}}}}
 			require.NoError(tb, a.Add("synthetic", l, false))
 		}

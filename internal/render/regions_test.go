@@ -28,7 +28,7 @@ func hostileReport(t *testing.T) *facts.RegionReport {
 	a, err := regions.New(regions.DefaultConfig())
 	require.NoError(t, err)
 	for i, n := range names {
-		l := &model.Launch{ProcessID: int64(1 + i%2), Device: "0", Kernel: "k|<script>",
+		l := &model.Launch{ProcessID: int64(1 + i%2), Device: 0, Kernel: "k|<script>",
 			Duration: model.Value{Base: float64(10 + i), Unit: "ns", Valid: true},
 			NVTX:     &model.Stack{Levels: []model.Range{{Name: n}}}}
 		require.NoError(t, a.Add("synthetic", l, false))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"path"
-	"strconv"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
 )
@@ -90,15 +89,6 @@ func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] 
 			outside := map[int64]*model.Stack{}
 			pname := path.Base(p.Header.Exe)
 			shapes := map[*Function][2]string{} // grid, block
-			ids := map[uint32]string{}
-			id := func(n uint32) string {
-				s, ok := ids[n]
-				if !ok {
-					s = strconv.FormatUint(uint64(n), 10)
-					ids[n] = s
-				}
-				return s
-			}
 			for i := range p.Kernels {
 				k := &p.Kernels[i]
 				var st *model.Stack
@@ -126,8 +116,8 @@ func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] 
 				}
 				*l = model.Launch{
 					Line: int(k.Line), ID: int64(i), ProcessID: p.Header.PID, ProcessName: pname,
-					Kernel: k.Name(), Context: id(k.Context), Stream: id(k.Stream), BlockSize: shape[1], GridSize: shape[0],
-					Device: id(k.Device), NVTX: st,
+					Kernel: k.Name(), BlockSize: shape[1], GridSize: shape[0],
+					Device: model.DeviceID(k.Device), NVTX: st,
 					Duration:       model.Value{Base: float64(ns), Unit: "ns", OrigUnit: "ns", Valid: true},
 					DurationMetric: model.DurationMetric,
 				}

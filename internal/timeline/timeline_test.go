@@ -273,10 +273,10 @@ func TestRecordings(t *testing.T) {
 			var dump strings.Builder
 			var launches int
 			var kernelNS float64
-			for l := range tl.Launches() {
+			for k, l := range tl.KernelLaunches() {
 				require.NoError(t, ka.Add(rc.name, l))
 				require.NoError(t, ra.Add(rc.name, l, false))
-				fmt.Fprintf(&dump, "%d\t%d\tline %d\tdev %s\tstream %s\t%.0f ns\t%s\t[%s]\n", l.ProcessID, l.ID, l.Line, l.Device, l.Stream,
+				fmt.Fprintf(&dump, "%d\t%d\tline %d\tdev %d\tstream %d\t%.0f ns\t%s\t[%s]\n", l.ProcessID, l.ID, l.Line, l.Device, k.Stream,
 					l.Duration.Base, l.Kernel, l.NVTX.Path())
 				launches++
 				kernelNS += l.Duration.Base
