@@ -858,6 +858,13 @@ func warmupExcessMS(r facts.PhaseRow) float64 {
 	}
 }
 
+// warmupCostMS is what the warm-up of r cost over steady state in all: its
+// excess an instance (or step) times the instances (or steps) dropped.
+func warmupCostMS(r facts.PhaseRow) float64 {
+	n := max(r.Warmup.Steps, r.Warmup.Instances, 1)
+	return warmupExcessMS(r) * float64(n)
+}
+
 // warmupFinding names the top-level phase whose warm-up cost the most, as
 // one-time setup where its largest gap dwarfs the steady ones: "" when no
 // phase had a warm-up.
@@ -867,7 +874,7 @@ func warmupFinding(s *building) (string, facts.Claim) {
 		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Instances == 0 || warmupExcessMS(r) <= 0 {
 			continue
 		}
-		if worst == nil || r.Warmup.WallMS-PerInstance(r, r.WallMS) > worst.Warmup.WallMS-PerInstance(*worst, worst.WallMS) {
+		if worst == nil || warmupCostMS(r) > warmupCostMS(*worst) {
 			worst = &s.Phases.Rows[i]
 		}
 	}

@@ -874,24 +874,43 @@ static int slot_collective(int i, const char *name) {
 }
 
 /* How many times each NVTX range name has been pushed (on any thread), and,
- * for each range this thread is inside, that count at its push: a launch
- * inside a range pushed at least mx.at times is inside a step of a loop. */
+ * for each range this thread is inside, that count at its push and its
+ * domain (each domain's ranges nest on their own: a pop closes the
+ * innermost range of its domain): a launch inside a range pushed at least
+ * mx.at times is inside a step of a loop. */
 #define RANGE_SLOTS 1024u /* range names counted, a power of two */
 #define RANGE_DEPTH 64    /* the nesting followed on a thread */
 static _Atomic uint64_t range_key[RANGE_SLOTS];
 static _Atomic uint32_t range_pushes[RANGE_SLOTS];
 static __thread uint32_t tls_ranges[RANGE_DEPTH];
+static __thread const void *tls_range_domains[RANGE_DEPTH];
 static __thread int tls_range_depth;
 
-static void range_pushed(uint64_t h) {
+static void range_pushed(const void *domain, uint64_t h) {
   int i = slot_in(range_key, RANGE_SLOTS, h ? h : 1);
   uint32_t n = i >= 0 ? atomic_fetch_add(&range_pushes[i], 1) + 1 : 0;
-  if (tls_range_depth < RANGE_DEPTH) tls_ranges[tls_range_depth] = n;
+  if (tls_range_depth < RANGE_DEPTH) {
+    tls_ranges[tls_range_depth] = n;
+    tls_range_domains[tls_range_depth] = domain;
+  }
   tls_range_depth++;
 }
 
-static void range_popped(void) {
-  if (tls_range_depth > 0) tls_range_depth--;
+static void range_popped(const void *domain) {
+  int d = tls_range_depth;
+  if (d <= 0) return;
+  if (d > RANGE_DEPTH) { /* nested past what is followed: the innermost */
+    tls_range_depth--;
+    return;
+  }
+  int j = d - 1;
+  while (j >= 0 && tls_range_domains[j] != domain) j--;
+  if (j < 0) return; /* no open range of that domain */
+  for (; j < d - 1; j++) {
+    tls_ranges[j] = tls_ranges[j + 1];
+    tls_range_domains[j] = tls_range_domains[j + 1];
+  }
+  tls_range_depth--;
 }
 
 /* How many times the innermost range this thread is inside had been pushed
@@ -1623,34 +1642,34 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd) {
     case CUPTI_CBID_NVTX_nvtxRangePushA:
       b = nvtx_line("push", ts, 0, NULL);
       sb_field(b, ((const nvtxRangePushA_params *)p)->message);
-      range_pushed(text_hash(((const nvtxRangePushA_params *)p)->message));
+      range_pushed(NULL, text_hash(((const nvtxRangePushA_params *)p)->message));
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushW:
       b = nvtx_line("push", ts, 0, NULL);
       wide_field(b, ((const nvtxRangePushW_params *)p)->message);
-      range_pushed(wide_hash(((const nvtxRangePushW_params *)p)->message));
+      range_pushed(NULL, wide_hash(((const nvtxRangePushW_params *)p)->message));
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
       b = nvtx_line("push", ts, 0, NULL);
       message_field(b, ((const nvtxRangePushEx_params *)p)->eventAttrib);
-      range_pushed(attr_hash(((const nvtxRangePushEx_params *)p)->eventAttrib));
+      range_pushed(NULL, attr_hash(((const nvtxRangePushEx_params *)p)->eventAttrib));
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
       const nvtxDomainRangePushEx_params *dp = p;
       b = nvtx_line("push", ts, 0, dp->domain);
       message_field(b, dp->core.eventAttrib);
-      range_pushed(fnv(attr_hash(dp->core.eventAttrib), &dp->domain, sizeof dp->domain));
+      range_pushed(dp->domain, fnv(attr_hash(dp->core.eventAttrib), &dp->domain, sizeof dp->domain));
       break;
     }
     case CUPTI_CBID_NVTX_nvtxRangePop:
       b = nvtx_line("pop", ts, 0, NULL);
       sb_field(b, "");
-      range_popped();
+      range_popped(NULL);
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
       b = nvtx_line("pop", ts, 0, ((const nvtxDomainRangePop_params *)p)->domain);
       sb_field(b, "");
-      range_popped();
+      range_popped(((const nvtxDomainRangePop_params *)p)->domain);
       break;
     /* start / end */
     case CUPTI_CBID_NVTX_nvtxRangeStartA:

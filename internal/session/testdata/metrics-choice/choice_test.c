@@ -76,27 +76,27 @@ int main(void) {
    * not once timed, never by a collective; nothing wanted before the
    * records rank it */
   uint64_t step = text_hash("step"), setup = text_hash("setup");
-  range_pushed(setup);
+  range_pushed(NULL, setup);
   count(20);
   count(20);
   CHECK(!atomic_load(&hurry), "kernel20 launched twice in a range pushed once hurries nothing");
-  range_popped();
-  range_pushed(step);
+  range_popped(NULL);
+  range_pushed(NULL, step);
   count(21);
-  range_popped();
+  range_popped(NULL);
   CHECK(!atomic_load(&hurry), "kernel21 at its first launch hurries nothing");
-  range_pushed(step);
-  range_pushed(setup); /* nested: the innermost range counts */
+  range_pushed(NULL, step);
+  range_pushed(NULL, setup); /* nested: the innermost range counts */
   count(23);
-  range_popped();
+  range_popped(NULL);
   CHECK(!atomic_load(&hurry), "kernel23 at its first launch hurries nothing");
   count(21);
   CHECK(atomic_load(&hurry), "kernel21 at its 2nd launch in the 2nd step hurries the flusher");
   CHECK(is(21, TARGET_NONE), "kernel21 is not wanted before the records rank it");
   atomic_store(&hurry, 0);
-  range_popped();
+  range_popped(NULL);
   CHECK(range_repeats() == 0, "outside any range: %u", range_repeats());
-  range_pushed(step);
+  range_pushed(NULL, step);
   add_time(24, 1000);
   count(24);
   count(24);
@@ -106,21 +106,34 @@ int main(void) {
   metrics_count(nccl, "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
   metrics_count(nccl, "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
   CHECK(!atomic_load(&hurry), "a collective hurries nothing");
-  range_popped();
+  range_popped(NULL);
   /* a kernel launched twice in the first step hurries in the second, once */
   uint64_t layer = text_hash("layer-step");
-  range_pushed(layer);
+  range_pushed(NULL, layer);
   count(27);
   count(27);
   CHECK(!atomic_load(&hurry), "kernel27, twice in a range pushed once, hurries nothing yet");
-  range_popped();
-  range_pushed(layer);
+  range_popped(NULL);
+  range_pushed(NULL, layer);
   count(27);
   CHECK(atomic_load(&hurry), "kernel27 hurries in the range's second push");
   atomic_store(&hurry, 0);
   count(27);
   CHECK(!atomic_load(&hurry), "kernel27 hurries once");
-  range_popped();
+  range_popped(NULL);
+  /* each domain's ranges nest on their own: a domain's pop closes its
+   * innermost range, not another domain's */
+  int llm = 1;
+  range_pushed(NULL, text_hash("outer"));
+  range_pushed(&llm, text_hash("step"));
+  range_pushed(NULL, text_hash("inner"));
+  range_popped(&llm); /* the LLM domain's step closes */
+  CHECK(tls_range_depth == 2 && tls_range_domains[0] == NULL && tls_range_domains[1] == NULL, "the step closed, outer and inner open: depth %d", tls_range_depth);
+  range_popped(&llm); /* no open range of that domain: nothing */
+  CHECK(tls_range_depth == 2, "a pop of a domain with no open range closes nothing");
+  range_popped(NULL);
+  range_popped(NULL);
+  CHECK(tls_range_depth == 0 && range_repeats() == 0, "all closed");
   /* communication by its words, case and underscores aside */
   CHECK(collective("_ZN4vllm25cross_device_reduce_1stageI13__nv_bfloat16Li2EEEvPNS_8RankDataE"), "vLLM's custom all-reduce");
   CHECK(collective("void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, 2>(AllReduceParams)"), "TensorRT-LLM's all-reduce");
