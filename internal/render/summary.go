@@ -750,13 +750,18 @@ func topKernels(b *strings.Builder, k facts.Kernels, graphLaunches int) {
 		t.Header = append(t.Header[:4], append([]string{"launch ms: median (min–max)"}, t.Header[4:]...)...)
 		t.Right = append(t.Right[:4], append([]bool{true}, t.Right[4:]...)...)
 	}
-	var other []string // bounds not from SOL throughputs: their reason
+	// bounds not from SOL throughputs: each reason once, with its rows
+	var whys []string
+	rowsOf := map[string][]string{}
 	for i, r := range k.Rows {
 		sm, mem := "", ""
 		if r.SMPct != nil && r.MemPct != nil {
 			sm, mem = model.Fixed(*r.SMPct, 1), model.Fixed(*r.MemPct, 1)
 		} else if r.Bound.Why != "" {
-			other = append(other, fmt.Sprintf("#%d: %s", i+1, EscapeCell(r.Bound.Why)))
+			if rowsOf[r.Bound.Why] == nil {
+				whys = append(whys, r.Bound.Why)
+			}
+			rowsOf[r.Bound.Why] = append(rowsOf[r.Bound.Why], fmt.Sprintf("#%d", i+1))
 		}
 		bound := string(r.Bound.Class)
 		if sp := r.Sampled; sp != nil {
@@ -782,7 +787,11 @@ func topKernels(b *strings.Builder, k facts.Kernels, graphLaunches int) {
 		b.WriteString("\nLaunch ms: each launch's duration in the timeline, median (min–max); standard deviations are in summary.json and kernels.json.\n")
 	}
 	b.WriteString("\nSM % and memory %: the deep pass's Speed Of Light throughputs, percent of peak, duration-weighted over its launches of the kernel.")
-	if len(other) > 0 {
+	if len(whys) > 0 {
+		other := make([]string, len(whys))
+		for i, why := range whys {
+			other[i] = strings.Join(rowsOf[why], ", ") + ": " + EscapeCell(why)
+		}
 		b.WriteString(" Where they are missing, the bound's reason: " + strings.Join(other, "; ") + ".")
 	}
 	b.WriteString("\n")

@@ -547,8 +547,12 @@ func topKernels(in Inputs, opt Options, peak *machine.Peak) facts.Kernels {
 		switch m := in.Metrics[r.Name]; {
 		case in.Metrics == nil:
 			row.Bound = facts.Bound{Class: "unknown", Why: "no deep-pass metrics"}
+		case m == nil && category[r.Name] == kernels.Communication && in.MetricsBy == facts.DeepByLibrary:
+			row.Bound = facts.Bound{Class: "unknown", Why: "a collective: never replayed in the run, since its replay would wait for the other ranks; its time and its overlap with compute are in the communication figures"}
 		case m == nil && category[r.Name] == kernels.Communication:
 			row.Bound = facts.Bound{Class: "unknown", Why: "a collective: the deep pass leaves collectives out, since under ncu's replay their time is waiting for the other ranks; its time and its overlap with compute are in the communication figures"}
+		case m == nil && in.MetricsBy == facts.DeepByLibrary:
+			row.Bound = facts.Bound{Class: "unknown", Why: "not measured: deepprof's library measured the kernels of most time first, within its cap on the measuring's time; ncu.deep_source=ncu measures every top kernel, the program started again"}
 		case m == nil:
 			row.Bound = facts.Bound{Class: "unknown", Why: "the deep pass did not profile this kernel"}
 		default:
