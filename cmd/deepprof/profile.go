@@ -163,11 +163,12 @@ The deep metrics (each top kernel's bound):
 Several GPUs (a tensor-parallel model), one process (rank) per GPU:
   workload.launcher.kind=torchrun workload.launcher.nproc_per_node=N
                           every step runs under torchrun (--standalone --no-python), GPUs from
-                          device= on; the CUPTI timeline records every rank, the deep pass is
-                          one ncu per rank (collectives left out)
+                          device= on; the CUPTI timeline records every rank, and each rank's
+                          process measures its own deep metrics (collectives never); with
+                          ncu.deep_source=ncu the deep pass is one ncu per rank
   workload.launcher.deep_pass=one_at_a_time|lockstep
-                          one run per rank under ncu (the default), or the ranks under ncu
-                          at once (faster; it can deadlock on a collective)
+                          ncu's pass: one run per rank under ncu (the default), or the ranks
+                          under ncu at once (faster; it can deadlock on a collective)
   workload.launcher.deep_ranks=auto|all
                           one_at_a_time profiles rank 0 alone when the CUPTI timeline shows
                           every rank launching the same top kernels (the default, auto), or

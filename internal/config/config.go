@@ -121,8 +121,9 @@ type Workload struct {
 
 // Launcher is how a multi-GPU workload is started: deepprof drives the
 // launcher, so that every step (stage 1, the timeline, the deep pass) runs
-// every rank, and the deep pass runs one ncu per rank (never one ncu around
-// the launcher: it fails at the first collective).
+// every rank; each rank's process measures its own deep metrics in the
+// CUPTI run, and ncu's pass, where it runs, is one ncu per rank (never one
+// ncu around the launcher: it fails at the first collective).
 type Launcher struct {
 	// Kind is "" (no launcher: the command is the one process) or
 	// "torchrun" (torch.distributed.run, --standalone, one machine).

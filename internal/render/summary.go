@@ -732,7 +732,7 @@ func topKernels(b *strings.Builder, k facts.Kernels, graphLaunches int) {
 	if k.DeepShare != nil {
 		by := "The deep pass"
 		if k.DeepSource == facts.DeepByLibrary {
-			by = "The deep pass, made in the recorded run by deepprof's CUPTI library (CUPTI's range profiler, one launch of each top kernel replayed; no ncu rules),"
+			by = "The deep pass, made in the recorded run by deepprof's CUPTI library (CUPTI's range profiler, one launch replayed of each launch configuration it measured, the kernels of most time first within its cap on the measuring's time; no ncu rules),"
 		}
 		fmt.Fprintf(b, " %s measured %s of it: the launch configurations it profiled, weighted by their time (a kernel's bound holds where they ran at least half of its time; a partly measured kernel has none).", by, model.FormatPercent(*k.DeepShare))
 		if k.DeepSource == facts.DeepByLibrary && graphLaunches > 0 && *k.DeepShare < 1 {

@@ -490,7 +490,7 @@ func aloneRepeats(a workload.AloneRepeats) int {
 // skipPlainRun records stage 1 as not run: the CUPTI run's NVTX ranges
 // give the program's stage times.
 func skipPlainRun(run *rundir.Run, domain string) {
-	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the program wrote no workload report in the CUPTI run and marks its stages with NVTX ranges of nvtx.domain=%q, so that run's ranges give its stage times (report.md gives the library's overhead); workload.plain_run=always makes one, for the whole program's wall time", domain)
+	why := fmt.Sprintf("no separate plain run (workload.plain_run=auto): the program wrote no workload report in the CUPTI run and marks its stages with NVTX ranges of nvtx.domain=%q, so that run's ranges give its stage times, the library's recording cost included; workload.plain_run=always makes one, for the whole program's wall time", domain)
 	run.Record(rundir.Stage1Log, rundir.StatusSkipped, why)
 	run.Record(rundir.Stage1Report, rundir.StatusSkipped, "the program wrote no workload report to $"+workload.EnvReport+" in the CUPTI run (optional: model facts for MFU, the operator table; the stages come from its NVTX ranges)")
 	run.Note("stage 1: %s", why)

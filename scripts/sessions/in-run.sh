@@ -120,7 +120,7 @@ for name in "${names[@]}"; do
 		plain_of "$work/runs/$name" "$name-plain"
 		keep "$name"
 		continue ;;
-	tp2) # tp_decode.py on 2 GPUs: the session keeps ncu's pass (several ranks)
+	tp2) # tp_decode.py on 2 GPUs: each rank measures in its own process
 		env=(torchrun --standalone --nproc-per-node 2)
 		over=(workload.launcher.kind=torchrun workload.launcher.nproc_per_node=2)
 		argv=(python3 tp_decode.py --generates 3) ;;

@@ -740,7 +740,7 @@ static void metrics_parse(void) {
   mx.budget = env_u32("DEEPPROF_CUPTI_METRICS_KERNELS", 24);
   mx.coverage = env_u32("DEEPPROF_CUPTI_METRICS_COVERAGE", 85);
   if (mx.coverage > 100) mx.coverage = 100;
-  mx.share = env_u32("DEEPPROF_CUPTI_METRICS_SHARE", 30);
+  mx.share = env_u32("DEEPPROF_CUPTI_METRICS_SHARE", 20);
   if (mx.share > 1000) mx.share = 1000;
   mx.floor_ns = (uint64_t)env_u32("DEEPPROF_CUPTI_METRICS_FLOOR_MS", 1500) * 1000000ull;
   mx.start_ns = process_start_ns();
@@ -1316,11 +1316,11 @@ static void metrics_launcher(CUcontext ctx) {
 
 /* Whether one more launch may be measured now: while the measuring's time
  * so far is under DEEPPROF_CUPTI_METRICS_FLOOR_MS (default 1500), or at most
- * DEEPPROF_CUPTI_METRICS_SHARE percent (default 30) of the program's own
+ * DEEPPROF_CUPTI_METRICS_SHARE percent (default 20) of the program's own
  * time since its process started (its time less the measuring's). A target
  * not affordable stays wanted, measured at a later launch once the
- * program's time has grown; the first refusal is noted (metrics_capped),
- * where say (mx.mu held: the last check before a measurement). */
+ * program's time has grown; the first refusal of a wanted target is noted
+ * (metrics_capped), where say. */
 static int metrics_affordable(int say) {
   uint64_t cut = atomic_load(&mx.cut_ns);
   if (cut < mx.floor_ns) return 1;
@@ -1349,7 +1349,7 @@ static void metrics_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   if (i < 0) return;
   metrics_count(i, cb->symbolName);
   metrics_launcher(cb->context);
-  if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || !metrics_affordable(0) ||
+  if (atomic_load(&mx.state[i]) != TARGET_WANTED || !atomic_load(&mx.on) || !metrics_affordable(1) ||
       capturing(stream))
     return;
   pthread_mutex_lock(&mx.mu);
