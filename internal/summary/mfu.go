@@ -25,7 +25,7 @@ var Assumptions = []string{
 	"every linear layer's weights (the output head's included) are multiplied once per token; embeddings are lookups",
 	"attention counts QKᵀ and AV with the causal mask (the keys a token may attend to), whatever a kernel computes beyond them",
 	"norms, activations, softmax and rotary embeddings are left out (a small share)",
-	"a mixture-of-experts model would count only its active experts: this formula does not know them",
+	"a mixture-of-experts model's M counts the experts a token runs (deepprof's workloads: num_experts_per_tok of them); a program's model.matmul_params should too",
 	"time is stage 1's (the program alone) mean wall time per stage, host overhead included; the peak is the GPU's dense peak for the model's dtype",
 }
 

@@ -586,10 +586,25 @@ def operator_table(model, ids, a, nvtx, tp):
 def flop_facts(model):
     """What the harness needs to count a token's FLOPs (its MFU formula): the weights every token
     multiplies (each Linear or GPT-2 Conv1D, the output head included even when it shares the
-    embedding's weights; embeddings are lookups), and the attention shapes."""
+    embedding's weights; embeddings are lookups; of a mixture of experts' experts, the share a
+    token runs, num_experts_per_tok of them, whether they are Linear modules or stacked weight
+    tensors), and the attention shapes."""
     from transformers.pytorch_utils import Conv1D
     c = model.config
-    matmul = sum(m.weight.numel() for m in model.modules() if isinstance(m, (torch.nn.Linear, Conv1D)))
+    top_k = getattr(c, "num_experts_per_tok", None)
+    n_experts = getattr(c, "num_local_experts", None) or getattr(c, "num_experts", None)
+    experts = {}
+    if top_k and n_experts:
+        for m in model.modules():
+            e = getattr(m, "experts", None)
+            if isinstance(e, torch.nn.Module):
+                experts[id(e)] = e
+    inside = {id(x) for e in experts.values() for x in e.modules()}
+    matmul = sum(m.weight.numel() for m in model.modules()
+                 if isinstance(m, (torch.nn.Linear, Conv1D)) and id(m) not in inside)
+    if experts:
+        weights = sum(p.numel() for e in experts.values() for p in e.parameters() if p.dim() >= 2)
+        matmul += weights * top_k // n_experts
     heads = getattr(c, "num_attention_heads", None)
     hidden = getattr(c, "hidden_size", None)
     head_dim = getattr(c, "head_dim", None) or (hidden // heads if hidden and heads else None)
