@@ -414,8 +414,11 @@ type Serving struct {
 	TPOTMS   *float64 `json:"tpot_ms"`
 	TPOTSDMS *float64 `json:"tpot_sd_ms,omitempty"`
 	// DecodeTokensPerS is the decode's tokens per second, every sequence
-	// of the batch counted.
+	// of the batch counted; one sequence's where BatchUnknown.
 	DecodeTokensPerS *float64 `json:"decode_tokens_per_s"`
+	// BatchUnknown says that no batch size was given (the workload
+	// report's, or model.batch): DecodeTokensPerS counts one sequence.
+	BatchUnknown bool `json:"batch_unknown,omitempty"`
 	// DecodeBytes is what one decode stage must read from memory
 	// (BytesFormula); StepFloorMS the least a decode step can take at the
 	// GPU's peak bandwidth; MBU the bytes over the decode's time against

@@ -619,7 +619,11 @@ func serving(b *strings.Builder, s facts.Serving) {
 		[]string{"time to first token (TTFT): " + ttftWhat, ms(s.TTFTMS)},
 		[]string{"time per output token (TPOT, inter-token latency): " + tpotWhat, tpot})
 	if s.DecodeTokensPerS != nil {
-		t.Rows = append(t.Rows, []string{"decode throughput, every sequence of the batch", model.Fixed(*s.DecodeTokensPerS, 1) + " tokens/s"})
+		what := "decode throughput, every sequence of the batch"
+		if s.BatchUnknown {
+			what = "decode throughput, one sequence (the batch size is unknown: model.batch gives it)"
+		}
+		t.Rows = append(t.Rows, []string{what, model.Fixed(*s.DecodeTokensPerS, 1) + " tokens/s"})
 	}
 	if s.MBU != nil {
 		t.Rows = append(t.Rows,

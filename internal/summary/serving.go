@@ -92,6 +92,7 @@ func serving(in Inputs, peak *machine.Peak, st facts.Stages) facts.Serving {
 	}
 	var why []string
 	batch := max(st.Batch, 1)
+	out.BatchUnknown = in.Workload == nil || !in.Workload.BatchGiven()
 	// The stages come from the CUPTI run's ranges: TPOT is its steady
 	// step, TTFT its time to the first token (phases.DecodeSteps).
 	steps := in.Decode

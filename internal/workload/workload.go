@@ -323,14 +323,29 @@ func positioned(name string, data []byte, err error) error {
 // Batch is the sequences the workload ran at once: its report's "batch",
 // 1 when it gives none (or none that is a count).
 func (r *Report) Batch() int64 {
-	var b int64 = 1
-	if raw, ok := r.Extra["batch"]; ok {
-		var v int64
-		if _, err := fmt.Sscan(string(raw), &v); err == nil && v > 0 {
-			b = v
-		}
+	if b, ok := r.batch(); ok {
+		return b
 	}
-	return b
+	return 1
+}
+
+// BatchGiven reports whether the report gives its batch size (Batch is
+// otherwise 1).
+func (r *Report) BatchGiven() bool {
+	_, ok := r.batch()
+	return ok
+}
+
+func (r *Report) batch() (int64, bool) {
+	raw, ok := r.Extra["batch"]
+	if !ok {
+		return 0, false
+	}
+	var v int64
+	if _, err := fmt.Sscan(string(raw), &v); err != nil || v <= 0 {
+		return 0, false
+	}
+	return v, true
 }
 
 // Shape is the workload's shape as its report gives it: "prompt 32,
