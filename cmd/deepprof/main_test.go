@@ -45,7 +45,7 @@ func TestCLIGoldens(t *testing.T) {
 		{"regions-bad-kernel-pattern", []string{"regions", "--kernel-exclude", "gemm(", basic + "raw.csv"}, nil},
 		{"regions-help", []string{"regions", "--help"}, nil},
 		{"regions-timing-only-log-file", []string{"regions", "--top", "2", basic + "log-file.csv"}, nil},
-		{"profile-dry-run", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu=roofline"}, nil},
+		{"profile-dry-run", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "nsys.path=/nonexistent/nsys", "ncu=roofline"}, nil},
 		{"profile-dry-run-launch-count-1", []string{"profile", "--dry-run", "--profiles", "../../profiles", "run.id=demo", "ncu.path=/usr/local/cuda/bin/ncu", "ncu.launch_count=1", "timeline.tool=ncu"}, nil},
 		{"profile-unknown-key", []string{"profile", "--dry-run", "--profiles", "../../profiles", "ncu.lauch_count=3"}, nil},
 		{"profile-bad-group", []string{"profile", "--dry-run", "--profiles", "../../profiles", "ncu=fastest"}, nil},
@@ -58,6 +58,9 @@ func TestCLIGoldens(t *testing.T) {
 	// session runs the embedded copy, from the cache (where a session, not
 	// a dry run, writes it); the goldens name it <deepprof cache>.
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	// no toolkit for the CUPTI library, whatever this machine has: the
+	// dry run's timeline is the ncu timing pass, and its note says why
+	t.Setenv("CUDA_HOME", "/nonexistent/cuda")
 	cached := regexp.MustCompile(`\S*/deepprof/workloads/[0-9a-f]+/`)
 	g := goldie.New(t, goldie.WithFixtureDir("../../golden/cli"), goldie.WithNameSuffix(""))
 	for _, tt := range tests {

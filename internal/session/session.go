@@ -465,6 +465,9 @@ func (s *Session) ncuTimingSteps(mainDir, once string, ncuEnv []string) ([]Step,
 	if rangeReplay(s.Cfg.NCU.ReplayMode) {
 		timingDetails = append(timingDetails, "kernel replay whatever ncu.replay_mode says: the timing pass needs each launch's duration")
 	}
+	if s.tl != nil && s.tl.why != "" {
+		timingDetails = append([]string{"this timeline, not nsys's or the CUPTI library's" + s.tl.why}, timingDetails...)
+	}
 	return []Step{
 		{ID: StepNcuTiming, Argv: append([]string{s.Ncu}, targs...), Env: ncuEnv, Log: rundir.NcuTimingLog,
 			Note: "timeline: an ncu timing pass (" + timingMetric + ", same NVTX gating)", Details: timingDetails},
