@@ -62,7 +62,7 @@ func (s *Session) cuptiUsable() error {
 // when the library can be built, else the ncu timing pass.
 func (s *Session) notNsys(why string) *timelineKind {
 	if err := s.cuptiUsable(); err != nil {
-		return &timelineKind{tool: timelineNcu, why: "; " + why + "; no CUPTI library: " + err.Error()}
+		return &timelineKind{tool: timelineNcu, why: "; " + why + "; " + err.Error()}
 	}
 	return &timelineKind{tool: timelineCupti, why: "; " + why}
 }
