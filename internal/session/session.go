@@ -1252,7 +1252,7 @@ func (s *Session) withoutCollectives(run *rundir.Run, tab model.KernelTable) mod
 	if len(left) == 0 {
 		return tab
 	}
-	run.Note("deep pass: %d collective kernel(s) left out, %.3f ms of timed GPU time: %s. Why: under ncu's replay a collective's duration is how long its rank waited for the others' profilers, and profiling it serializes the ranks it joins; its time is the timeline's (a CUPTI timeline of the plain run)",
+	run.Note("deep pass: %d collective kernel(s) left out, %.3f ms of timed GPU time: %s. Why: a collective is never replayed, by ncu or by deepprof's library in the run: under replay its duration is how long its rank waited for the others, and profiling it serializes the ranks it joins; its time is the timeline's (a CUPTI timeline of the plain run)",
 		len(left), ms, strings.Join(left, "; "))
 	tab.Kernels, tab.TotalMS = keep, tab.TotalMS-ms
 	return tab
