@@ -120,6 +120,12 @@ func TestMalformedInput(t *testing.T) {
 			launches: 2,
 		},
 		{
+			name:     "a device that is not an index",
+			input:    strings.Join(ls[:4], "") + strings.Replace(ls[4], `"(1, 1, 1)","0","9.0"`, `"(1, 1, 1)","GPU0","9.0"`, 1) + strings.Join(ls[5:7], ""),
+			rowErr:   `x.csv:5: launch 2: Device "GPU0" is not a device number (0, 1, ...)`,
+			launches: 4,
+		},
+		{
 			name:     "truncated row (cut between two fields)",
 			input:    strings.Join(ls[:4], "") + ls[4][:strings.Index(ls[4], `"(128, 1, 1)"`)-1] + "\n" + ls[5],
 			rowErr:   "x.csv:5: row has 9 fields, the header has 568 (a truncated or edited row)",
