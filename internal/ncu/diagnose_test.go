@@ -34,6 +34,9 @@ func TestDiagnoseFixtures(t *testing.T) {
 		"logs/h100-alone-after-detach.txt":                    {},
 		"logs/h200-alone-after-detach.txt":                    {},
 		"logs/h200-alone-after-detach-fixed.txt":              {},
+		"logs/h200-in-run-c-fixes.txt":                        {}, // in-run.sh's own lines: nothing of ncu's
+		"logs/h200-measured-launch-cost-by-metric.txt":        {}, // launch_cost.py's lines
+		"logs/h200-default-mixtral-pairs.txt":                 {}, // session_pairs.py's lines
 		"logs/ncu-kernel-id-invocations.txt":                  {},
 		"logs/ncu-list-sections.txt":                          {},
 		"logs/ncu-list-sets.txt":                              {},

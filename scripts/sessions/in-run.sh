@@ -15,7 +15,8 @@
 # and its session from an empty directory, the session with
 # ncu.deep_source=$SOURCE (default library) and, with CHECK=1, --check
 # (torch.profiler's figures beside the session's); with WARM=1, after an untimed
-# plain run (the page and compile caches warm for both); with BOTH=1, also a
+# plain run (the page and compile caches warm for both; for deepprof's own
+# workloads, an untimed session, which also builds the library); with BOTH=1, also a
 # session with ncu.deep_source=both (the library's metrics beside ncu's, for
 # the check that their bounds agree). One line each to OUT/in-run.txt; each
 # program's run directories (less their HTML, trace and charts) and logs are
@@ -115,6 +116,7 @@ for name in "${names[@]}"; do
 		more=()
 		[ "$name" = roofline ] && more=(workloads=llama3-8b ncu=roofline)
 		[ "$name" = mixtral ] && more=(workloads=tiny-mixtral)
+		[ "${WARM:-}" = 1 ] && wall "$name-warm" "$dp" profile run.root="$work/runs" run.id="$name-warm" "${common[@]}" "${more[@]}" ncu.deep_source="$source"
 		wall "$name-session" "$dp" profile "${flags[@]}" run.root="$work/runs" run.id="$name" "${common[@]}" "${more[@]}" ncu.deep_source="$source"
 		steps "$work/runs/$name" "$name"
 		plain_of "$work/runs/$name" "$name-plain"

@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+_STARTED = time.perf_counter()
+
 if os.environ.get("DEEPPROF_VISIBLE_PER_RANK") == "1" and os.environ.get("LOCAL_RANK", "").isdigit():
     _visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]
     _local = int(os.environ["LOCAL_RANK"])
@@ -46,6 +48,8 @@ if os.environ.get("DEEPPROF_VISIBLE_PER_RANK") == "1" and os.environ.get("LOCAL_
 import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM
+
+_IMPORTS_S = time.perf_counter() - _STARTED
 
 # The model_type of each architecture the profiles name; options.model_type overrides.
 MODEL_TYPES = {
@@ -637,9 +641,12 @@ def main():
     tp = TensorParallel()
     torch.manual_seed(a.seed)
     device = tp.device()
+    # The wall seconds of each part of this process, for setting a profiled run beside a plain one.
+    parts = {"imports": _IMPORTS_S}
     t_build = time.perf_counter()
     model, dtype = build_model(spec, device)
     build_s = time.perf_counter() - t_build
+    parts["build"] = build_s
     # The whole model's facts, before a tensor-parallel run keeps its share of it.
     params = sum(x.numel() for x in model.parameters())
     facts = flop_facts(model)
@@ -672,10 +679,12 @@ def main():
         # selection and for every KV-cache length it meets (on an H200, a
         # prefill-only warm-up left 1002 ms against 154 ms, a 2-token one
         # 345 ms against 150 ms for 8 tokens).
+        t_part = time.perf_counter()
         for _ in range(a.warmup):
             generate(model, ids, a.new_tokens, NoNVTX(), a)
         torch.cuda.synchronize()
         subs.collect()
+        parts["warmup"] = time.perf_counter() - t_part
         if phase == "oracle":
             path = os.environ.get("DEEPPROF_ORACLE")
             if not path:
@@ -707,6 +716,7 @@ def main():
         # in the same process as the recorded ones, to set beside stage 1's (scripts/bench/standin.sh).
         paused = {"prefill": [], "decode": []}
         paused_sub = {}
+        t_part = time.perf_counter()
         for i in range(a.repeats):
             # Recording on and off alternate, in ABBA order, so that a drift of the machine's speed
             # weighs on both alike.
@@ -734,7 +744,9 @@ def main():
         # needs no second run of the program (internal/session: plainRunNeeded). Not under a launcher:
         # NCCL's own threads make CUDA calls (CUPTI detaches safely only when none runs) and push NVTX
         # ranges of their own. Nor where the session makes a plain run anyway (DEEPPROF_ALONE=0).
+        parts["repeats"] = time.perf_counter() - t_part
         alone, alone_sub = None, {}
+        t_part = time.perf_counter()
         if rec and not tp.on and rec.detach is not None and os.environ.get("DEEPPROF_ALONE", "1") != "0":
             if rec.detach() == 1:
                 nvtx.off = True
@@ -747,7 +759,10 @@ def main():
                         alone_sub.setdefault(k, []).append(v)
         # torch.profiler's operator table is made with no other profiler attached: in stage 1, or here
         # once the library has detached.
+        parts["alone"] = time.perf_counter() - t_part
+        t_part = time.perf_counter()
         ops = operator_table(model, ids, a, nvtx, tp) if a.operators and (phase == "stage1" or alone is not None) else []
+        parts["operators"] = time.perf_counter() - t_part
         ranks = tp.gather({"rank": tp.rank, "device": torch.cuda.current_device(),
                            "prefill_ms": prefill, "decode_ms": decode}) if tp.on else None
     if tp.rank != 0:
@@ -768,6 +783,7 @@ def main():
         "device": torch.cuda.get_device_name(),
         "phase": phase,
         "build_s": build_s,
+        "parts_s": parts,
         "batch": a.batch,
         "ranges": {"prefill": a.prefill_range, "decode": a.decode_range, "step": a.step_range,
                    "domain": os.environ.get("DEEPPROF_NVTX_DOMAIN", "")},
