@@ -2,6 +2,8 @@ package phases
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,8 +21,28 @@ import (
 // kernel of its own).
 func measuredRepeats(t *testing.T, n int, firstNS int64, measured ...int) *timeline.Timeline {
 	t.Helper()
+	return build(t, map[string]string{"cupti-7.tsv": repeatsFile(7, "", n, firstNS, measured, true)})
+}
+
+// peerMeasured is SYNTHETIC: measuredRepeats' process (pid 7, on host
+// "vm") measuring nothing, beside a peer (pid 8, on host peerHost) that
+// measured a launch during its repeats listed in measured, with the
+// same windows, and recorded no range.
+func peerMeasured(t *testing.T, n int, peerHost string, measured ...int) *timeline.Timeline {
+	t.Helper()
+	return build(t, map[string]string{
+		"cupti-7.tsv": repeatsFile(7, "vm", n, 0, nil, true),
+		"cupti-8.tsv": repeatsFile(8, peerHost, n, 0, measured, false),
+	})
+}
+
+func repeatsFile(pid int, host string, n int, firstNS int64, measured []int, ranges bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\tpid=7\tppid=1\tcupti_api=1\tcuda_driver=1\tstart_ns=1\texe=/bin/x\n", cupti.Magic)
+	fmt.Fprintf(&b, "%s\tpid=%d\tppid=1\tcupti_api=1\tcuda_driver=1\tstart_ns=1\texe=/bin/x", cupti.Magic, pid)
+	if host != "" {
+		fmt.Fprintf(&b, "\thost=%s", host)
+	}
+	b.WriteString("\n")
 	lines := 0
 	at := int64(1000)
 	for i := range n {
@@ -29,11 +51,14 @@ func measuredRepeats(t *testing.T, n int, firstNS int64, measured ...int) *timel
 			length = firstNS
 		}
 		corr := 100 + i
-		fmt.Fprintf(&b, "N\tpush\t%d\t7\t0\t\tgenerate\n", at)
-		fmt.Fprintf(&b, "A\t%d\t%d\t7\t%d\truntime\t211\tcudaLaunchKernel\n", at+50, at+60, corr)
+		if ranges {
+			fmt.Fprintf(&b, "N\tpush\t%d\t%d\t0\t\tgenerate\n", at, pid)
+			fmt.Fprintf(&b, "N\tpop\t%d\t%d\t0\t\t\n", at+length, pid)
+			lines += 2
+		}
+		fmt.Fprintf(&b, "A\t%d\t%d\t%d\t%d\truntime\t211\tcudaLaunchKernel\n", at+50, at+60, pid, corr)
 		fmt.Fprintf(&b, "K\t%d\t%d\t0\t1\t7\t%d\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\n", at+100, at+200, corr)
-		fmt.Fprintf(&b, "N\tpop\t%d\t7\t0\t\t\n", at+length)
-		lines += 4
+		lines += 2
 		for _, m := range measured {
 			if m == i {
 				fmt.Fprintf(&b, "W\t%d\t%d\t%d\n", 900+i, at+10, at+20)
@@ -43,8 +68,15 @@ func measuredRepeats(t *testing.T, n int, firstNS int64, measured ...int) *timel
 		at += length + 100
 	}
 	fmt.Fprintf(&b, "E\t%d\t0\n", lines)
+	return b.String()
+}
+
+func build(t *testing.T, files map[string]string) *timeline.Timeline {
+	t.Helper()
 	bl := timeline.NewBuilder()
-	require.NoError(t, bl.Read(strings.NewReader(b.String()), "cupti-7.tsv"))
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		require.NoError(t, bl.Read(strings.NewReader(files[name]), name))
+	}
 	tl, err := bl.Build()
 	require.NoError(t, err)
 	return tl
@@ -80,6 +112,21 @@ func TestSteadyLeavesMeasuredRepeats(t *testing.T) {
 	warm, s = warmOf(measuredRepeats(t, 4, 0))
 	assert.Equal(t, []bool{false, false, false, false}, warm)
 	assert.False(t, s.MeasuredSteady())
+}
+
+// TestSteadyLeavesPeersMeasuredRepeats (issue 52): a repeat overlapping a
+// measuring window of another process of its machine (a rank waiting at a
+// collective for the rank that measured) is left out of the steady state;
+// one of another machine's (another clock) is not.
+func TestSteadyLeavesPeersMeasuredRepeats(t *testing.T) {
+	tl := peerMeasured(t, 4, "vm", 2)
+	require.Len(t, tl.Processes, 2)
+	warm, s := warmOf(tl)
+	assert.Equal(t, []bool{false, false, true, false}, warm)
+	assert.False(t, s.MeasuredSteady())
+
+	warm, _ = warmOf(peerMeasured(t, 4, "other", 2))
+	assert.Equal(t, []bool{false, false, false, false}, warm, "another machine's window is on another clock")
 }
 
 // FirstPause is on the timeline's clock: the library's measuring windows

@@ -49,7 +49,7 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	for _, p := range tl.Processes {
 		spans := Spans(p)
 		steps := stepsOf(p, domains)
-		measured := p.MeasuredAt()
+		measured := measuredSpans(tl, p)
 		type stage struct {
 			label string
 			depth int
@@ -124,20 +124,45 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	return s
 }
 
+// measuredSpans are the times, on p's timeline, that deepprof's library's
+// measuring disturbed: each launch it measured in p (a point: its window
+// is cut out of p's times), and each window of another process of p's
+// machine (CUPTI's one clock), as p's times: p's collectives waited for
+// that process there, and the GPU replayed its launch. Sorted by start.
+func measuredSpans(tl *timeline.Timeline, p *timeline.Process) []Span {
+	var out []Span
+	for _, t := range p.MeasuredAt() {
+		out = append(out, Span{Start: t, End: t})
+	}
+	for _, q := range tl.Processes {
+		if q == p || q.Header.Machine() != p.Header.Machine() {
+			continue
+		}
+		for _, w := range q.Windows() {
+			out = append(out, Span{Start: p.Cut(w.Start), End: p.Cut(w.End)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+	return out
+}
+
 // leaveMeasured marks as warm-up the steady repeats (runs of instances,
-// after the warm-up decision) that hold a time where deepprof's library
-// measured a launch (at, sorted): the GPU's queue was drained there and a
-// launch replayed, so they are left out of the steady state with the
-// warm-up, unless every one holds such a time (then they stay, and
-// MeasuredSteady says so).
-func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.Range]Span, at []int64) {
+// after the warm-up decision) that overlap a time the library's measuring
+// disturbed (at, measuredSpans): the GPU's queue was drained there and a
+// launch replayed, or a peer waited for that, so they are left out of the
+// steady state with the warm-up, unless every one does (then they stay,
+// and MeasuredSteady says so).
+func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.Range]Span, at []Span) {
 	if len(at) == 0 || len(steady) == 0 {
 		return
 	}
 	var hit [][]*timeline.Range
 	for _, run := range steady {
 		from, to := spans[run[0]].Start, spans[run[len(run)-1]].End
-		if i, _ := slices.BinarySearch(at, from); i < len(at) && at[i] <= to {
+		// the first disturbance ending at from or later, among those
+		// starting by to
+		n, _ := slices.BinarySearchFunc(at, to+1, func(a Span, t int64) int { return cmp.Compare(a.Start, t) })
+		if slices.ContainsFunc(at[:n], func(a Span) bool { return a.End >= from }) {
 			hit = append(hit, run)
 		}
 	}

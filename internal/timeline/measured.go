@@ -106,6 +106,12 @@ func (p *Process) MeasuredAt() []int64 {
 	return out
 }
 
+// Windows are the library's measuring windows in p, on CUPTI's clock
+// (uncut), by start.
+func (p *Process) Windows() []cupti.Window {
+	return slices.Clone(p.cuts.w)
+}
+
 // CutNS is the host time of the library's measuring taken out of p's
 // timeline.
 func (p *Process) CutNS() int64 {
