@@ -1,4 +1,4 @@
-"""launch_cost.py WORK OUT: on a GPU machine, after `scripts/sessions/in-run.sh` has run the default
+"""launch_cost.py WORK OUT [PARTS]: on a GPU machine, after `scripts/sessions/in-run.sh` has run the default
 workload and the eager decoder with WORK as its work folder (WORK/lib.so the library, WORK/runs/default
 the session, WORK/torch_decode.py), what the CUPTI library costs the default workload (A: its stage-1
 command plain, then with the library injected, without and with the deep metrics, without the
@@ -7,7 +7,7 @@ the eager decoder with six targets whatever the cap, one metric set at a time, a
 is built (from the repository root: the library's source with cuptiRangeProfilerSetConfig called at the
 first measured launch only), that library). Each run's wall time, its measured
 windows (W records) and the library's notes to stdout and OUT/exp.txt
-(fixtures/logs/h200-measured-launch-cost-by-metric.txt)."""
+(fixtures/logs/h200-measured-launch-cost-by-metric.txt). PARTS (default AB) says which to run."""
 import glob, json, os, shutil, subprocess, sys, tempfile, time
 import yaml
 work, out = sys.argv[1], sys.argv[2]
@@ -45,22 +45,24 @@ def run(label, argv, env, cupti=None, cwd=None):
                 say("   ", n)
     return wall
 
+parts = sys.argv[3] if len(sys.argv) > 3 else "AB"
 # A: the default workload, split.
-inp = yaml.safe_load(open(os.path.join(work, "runs/default/inputs.yaml")))
-base = dict(kv.split("=", 1) for kv in inp["env"])
-argv = inp["argv"]
 m3 = "sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum"
 def env_of(phase, **more):
     e = dict(base); e["DEEPPROF_PHASE"] = phase; e["DEEPPROF_REPORT"] = tempfile.mktemp(dir=work, suffix=".json")
     e.update(more); return e
-say("== A: default workload")
-run("A0 plain", argv, env_of("stage1"))
-run("A1 cupti, no metrics", argv, env_of("cupti"), lib)
-run("A2 cupti, metrics", argv, env_of("cupti", DEEPPROF_CUPTI_METRICS=m3, DEEPPROF_CUPTI_METRICS_SHARE="20"), lib)
-run("A3 cupti, metrics, no alone", argv, env_of("cupti", DEEPPROF_CUPTI_METRICS=m3, DEEPPROF_CUPTI_METRICS_SHARE="20", DEEPPROF_ALONE="0"), lib)
-run("A4 plain, no operators", [a for a in argv if a != "--operators"], env_of("stage1"))
-run("A5 cupti, no metrics, no operators", [a for a in argv if a != "--operators"], env_of("cupti"), lib)
-run("A6 plain", argv, env_of("stage1"))
+if "A" in parts:
+    inp = yaml.safe_load(open(os.path.join(work, "runs/default/inputs.yaml")))
+    base = dict(kv.split("=", 1) for kv in inp["env"])
+    argv = inp["argv"]
+    say("== A: default workload")
+    run("A0 plain", argv, env_of("stage1"))
+    run("A1 cupti, no metrics", argv, env_of("cupti"), lib)
+    run("A2 cupti, metrics", argv, env_of("cupti", DEEPPROF_CUPTI_METRICS=m3, DEEPPROF_CUPTI_METRICS_SHARE="20"), lib)
+    run("A3 cupti, metrics, no alone", argv, env_of("cupti", DEEPPROF_CUPTI_METRICS=m3, DEEPPROF_CUPTI_METRICS_SHARE="20", DEEPPROF_ALONE="0"), lib)
+    run("A4 plain, no operators", [a for a in argv if a != "--operators"], env_of("stage1"))
+    run("A5 cupti, no metrics, no operators", [a for a in argv if a != "--operators"], env_of("cupti"), lib)
+    run("A6 plain", argv, env_of("stage1"))
 # B: a measured launch's cost by metric set, eager decoder, six targets whatever the cap.
 say("== B: passes")
 eager = ["python3", "torch_decode.py", "--layers", "4", "--generates", "3", "--mode", "eager"]
