@@ -85,19 +85,14 @@ func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] 
 	return func(yield func(*KernelExecution, *model.Launch) bool) {
 		l := new(model.Launch)
 		for _, p := range tl.Processes {
-			stacks := map[*Range]*model.Stack{}
 			outside := map[int64]*model.Stack{}
 			pname := path.Base(p.Header.Exe)
-			shapes := map[*Function][2]string{} // grid, block
 			for i := range p.Kernels {
 				k := &p.Kernels[i]
 				var st *model.Stack
 				switch {
 				case k.Range != nil:
-					if st = stacks[k.Range]; st == nil {
-						st = &model.Stack{Thread: k.Range.Thread, Levels: k.Range.Levels()}
-						stacks[k.Range] = st
-					}
+					st = k.Range.Stack()
 				default:
 					var tid int64
 					if k.API != nil {
@@ -109,14 +104,10 @@ func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] 
 					}
 				}
 				ns := k.End - k.Start
-				shape, ok := shapes[k.Function]
-				if !ok {
-					shape = [2]string{k.Grid.String(), k.Block.String()}
-					shapes[k.Function] = shape
-				}
+				grid, block := k.Shape()
 				*l = model.Launch{
 					Line: int(k.Line), ID: int64(i), ProcessID: p.Header.PID, ProcessName: pname,
-					Kernel: k.Name(), BlockSize: shape[1], GridSize: shape[0],
+					Kernel: k.Name(), BlockSize: block, GridSize: grid,
 					Device: model.DeviceID(k.Device), NVTX: st,
 					Duration:       model.Value{Base: float64(ns), Unit: "ns", OrigUnit: "ns", Valid: true},
 					DurationMetric: model.DurationMetric,

@@ -15,11 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ianlancetaylor/demangle"
 
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/input"
+	"github.com/llm-perf-opt/deepprof/internal/model"
 )
 
 // Timeline is the records of one or more CUDA processes.
@@ -168,6 +170,18 @@ type Function struct {
 	Registers                   uint32 // per thread
 	StaticShared, DynamicShared uint32 // bytes
 	Mangled, Demangled          string
+	// gridSize and blockSize are Grid and Block as ncu writes them, made
+	// once where the timeline makes the function ("": not made).
+	gridSize, blockSize string
+}
+
+// Shape is the function's grid and block as ncu's Grid Size and Block Size
+// columns write them: "(256, 1, 1)".
+func (f *Function) Shape() (grid, block string) {
+	if f.gridSize == "" {
+		return f.Grid.String(), f.Block.String()
+	}
+	return f.gridSize, f.blockSize
 }
 
 // Name is the kernel's name as deepprof reports it: the demangled name, or
@@ -250,6 +264,23 @@ type Range struct {
 	// it is not deeper (setDepth): where Levels starts, in constant time
 	// however deep r is.
 	capped *Range
+	// stack is the NVTX stack of the kernels launched in r (Stack), made
+	// at the first ask.
+	stack atomic.Pointer[model.Stack]
+}
+
+// Stack is the NVTX stack of the kernels launched in r, as a launch
+// (model.Launch.NVTX) holds it: one value for every launch of r, made at
+// the first ask (analyses that read a timeline at once may ask together).
+func (r *Range) Stack() *model.Stack {
+	if st := r.stack.Load(); st != nil {
+		return st
+	}
+	st := &model.Stack{Thread: r.Thread, Levels: r.Levels()}
+	if r.stack.CompareAndSwap(nil, st) {
+		return st
+	}
+	return r.stack.Load()
 }
 
 // Ancestor is the range's enclosing range at depth d (itself at its own
@@ -470,6 +501,7 @@ func (bp *building) function(k *cupti.KernelRecord) *Function {
 	if p == nil {
 		p = new(Function)
 		*p = f
+		p.gridSize, p.blockSize = f.Grid.String(), f.Block.String()
 		switch {
 		case f.Demangled != "" && f.Demangled != f.Mangled || !strings.HasPrefix(f.Mangled, "_Z"):
 		case bp.demangledBytes+len(f.Mangled) > MaxDemangledPerProcess:
