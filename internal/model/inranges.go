@@ -21,6 +21,28 @@ func InRanges(l *Launch, include [][]Range) bool {
 	return false
 }
 
+// InRangesOf is InRanges as a filter of launches whose stacks are shared
+// (each range's launches hold its one stack, timeline.Range.Stack, and a
+// stack is never changed): each stack's answer is found once. For one
+// goroutine.
+func InRangesOf(include [][]Range) func(*Launch) bool {
+	if len(include) == 0 {
+		return func(*Launch) bool { return true }
+	}
+	memo := map[*Stack]bool{}
+	return func(l *Launch) bool {
+		if l.NVTX == nil {
+			return false
+		}
+		in, ok := memo[l.NVTX]
+		if !ok {
+			in = InRanges(l, include)
+			memo[l.NVTX] = in
+		}
+		return in
+	}
+}
+
 // inDomains is levels without the ranges of domains that path does not
 // name: NVTX keeps a push/pop stack per domain, and ncu's --nvtx-include
 // prefill/ asks the default domain's stack alone, whatever a library (NCCL,

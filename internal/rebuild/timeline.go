@@ -76,7 +76,7 @@ func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	return phases.KernelTable(tl, rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) })
+	return phases.KernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include))
 }
 
 // summaryKernels is the summary's kernel table of the CUPTI timeline and
@@ -89,7 +89,7 @@ func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*mod
 	if err != nil {
 		return tab, nil, nil
 	}
-	kept, warm, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, func(l *model.Launch) bool { return model.InRanges(l, cfg.Include) },
+	kept, warm, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include),
 		cfg.steady(tl), []string{cfg.Domain})
 	if err != nil {
 		return nil, nil, err
@@ -105,9 +105,9 @@ func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*mod
 // (summaryKernels): those of the profiled ranges, in steady state where
 // they are ranges.
 func (c settings) summaryLaunch(tl *timeline.Timeline) func(*timeline.KernelExecution, *model.Launch) bool {
-	steady, domains := c.steady(tl), []string{c.Domain}
+	steady, domains, inRanges := c.steady(tl), []string{c.Domain}, model.InRangesOf(c.Include)
 	return func(k *timeline.KernelExecution, l *model.Launch) bool {
-		return model.InRanges(l, c.Include) && (len(c.Include) == 0 || !steady.LaunchInWarmup(k.Range, k.Start, domains))
+		return inRanges(l) && (len(c.Include) == 0 || !steady.LaunchInWarmup(k.Range, k.Start, domains))
 	}
 }
 
