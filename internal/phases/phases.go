@@ -455,7 +455,7 @@ const MaxPhases = 100
 // Of summarizes the phases of tl, every process on every device it used:
 // the whole run, and each NVTX region at opt.Depth (MaxPhases of them).
 func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
-	rep := of(tl, opt, 0)
+	rep := of(tl, opt, 0, false)
 	for i := range rep.Scopes {
 		sc := &rep.Scopes[i]
 		sc.Phases, sc.PhasesLeftOut = largest(sc.Phases)
@@ -637,8 +637,9 @@ func (pp *procPhases) warmPart(pa *phaseAcc, r *timeline.Range, start int64) (*p
 // scope are finished, the largest by kernel time; the rest are summed in
 // the scope's PhasesLeftOut. The nested regions are found with keep
 // MaxPhases: the largest MaxPhases of all depths together (Of) are among
-// the largest MaxPhases of their own depth.
-func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
+// the largest MaxPhases of their own depth. nested: the phases alone,
+// for addNested (each scope's Run, the whole run's, is left zero).
+func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseReport {
 	top := opt.TopGaps
 	if top <= 0 {
 		top = DefaultTopGaps
@@ -655,7 +656,9 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 			k := &p.Kernels[i]
 			a := pp.dev(k.Device)
 			c := split && isCollective(k)
-			a.run.kernel(a.all, k, int32(i), c)
+			if !nested {
+				a.run.kernel(a.all, k, int32(i), c)
+			}
 			sc := facts.Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
 			if c {
 				calls.add("", sc, k.End-k.Start)
@@ -676,7 +679,9 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 		for i := range p.Copies {
 			c := &p.Copies[i]
 			a := pp.dev(c.Device)
-			a.run.copy(a.all, c)
+			if !nested {
+				a.run.copy(a.all, c)
+			}
 			if pa, in := pp.phase(a, c.Range); pa != nil {
 				if opt.Steady.InWarmup(in.r) {
 					pa = pa.warmup()
@@ -701,7 +706,10 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 				}
 			}
 			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels, all: slices.AppendSeq(make([]busy, 0, len(on)), busyOf(p.Kernels, on, nil))}
-			sc := facts.PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Run: a.run.finish(db, origin), Phases: make([]facts.Phase, 0, len(a.order))}
+			sc := facts.PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Phases: make([]facts.Phase, 0, len(a.order))}
+			if !nested {
+				sc.Run = a.run.finish(db, origin)
+			}
 			if r, ok := p.Header.Rank(); ok {
 				sc.Rank = &r
 			}
@@ -730,7 +738,7 @@ func of(tl *timeline.Timeline, opt Options, keep int) *facts.PhaseReport {
 // opt.Depth down to opt.NestedDepth, at most MaxPhases of each depth.
 func addNested(tl *timeline.Timeline, opt Options, rep *facts.PhaseReport) {
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases)
+		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases, true)
 		for _, ss := range sub.Scopes {
 			for i := range rep.Scopes {
 				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {
