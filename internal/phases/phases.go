@@ -79,7 +79,8 @@ type Options struct {
 	// NestedDepth, when deeper than Depth, also reports the ranges inside
 	// the phases down to that depth (PhaseScope.Nested: "decode_all/
 	// decode_step", "prefill/vision_encoder"), each with its own busy and
-	// idle time; they are not phases (no communication split, no balance).
+	// idle time, their busy time split into compute and communication as
+	// a phase's is; they are not phases (no balance across the ranks).
 	NestedDepth int
 }
 
@@ -638,7 +639,8 @@ func (pp *procPhases) warmPart(pa *phaseAcc, r *timeline.Range, start int64) (*p
 // the scope's PhasesLeftOut. The nested regions are found with keep
 // MaxPhases: the largest MaxPhases of all depths together (Of) are among
 // the largest MaxPhases of their own depth. nested: the phases alone,
-// for addNested (each scope's Run, the whole run's, is left zero).
+// for addNested (each scope's Run, the whole run's, is left zero, and the
+// ranks are not balanced).
 func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseReport {
 	top := opt.TopGaps
 	if top <= 0 {
@@ -723,7 +725,7 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 			rep.Scopes = append(rep.Scopes, sc)
 		}
 	}
-	if split {
+	if split && !nested {
 		rep.Balance = balance(rep.Scopes)
 		for i := range rep.Balance {
 			b := &rep.Balance[i]
@@ -738,7 +740,7 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 // opt.Depth down to opt.NestedDepth, at most MaxPhases of each depth.
 func addNested(tl *timeline.Timeline, opt Options, rep *facts.PhaseReport) {
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases, true)
+		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Communication: opt.Communication, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases, true)
 		for _, ss := range sub.Scopes {
 			for i := range rep.Scopes {
 				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {
