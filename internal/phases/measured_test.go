@@ -21,26 +21,29 @@ import (
 // kernel of its own).
 func measuredRepeats(t *testing.T, n int, firstNS int64, measured ...int) *timeline.Timeline {
 	t.Helper()
-	return build(t, map[string]string{"cupti-7.tsv": repeatsFile(7, "", n, firstNS, measured, true)})
+	return build(t, map[string]string{"cupti-7.tsv": repeatsFile(7, "", 0, n, firstNS, measured, true)})
 }
 
-// peerMeasured is SYNTHETIC: measuredRepeats' process (pid 7, on host
-// "vm") measuring nothing, beside a peer (pid 8, on host peerHost) that
-// measured a launch during its repeats listed in measured, with the
-// same windows, and recorded no range.
-func peerMeasured(t *testing.T, n int, peerHost string, measured ...int) *timeline.Timeline {
+// peerMeasured is SYNTHETIC: measuredRepeats' process (pid 7, header
+// fields own, e.g. "host=vm", its kernels on device 0) measuring nothing,
+// beside a peer (pid 8, header fields peer, its kernels on device
+// peerDevice) that measured a launch during its repeats listed in
+// measured, with the same windows, and recorded no range.
+func peerMeasured(t *testing.T, n int, own, peer string, peerDevice int, measured ...int) *timeline.Timeline {
 	t.Helper()
 	return build(t, map[string]string{
-		"cupti-7.tsv": repeatsFile(7, "vm", n, 0, nil, true),
-		"cupti-8.tsv": repeatsFile(8, peerHost, n, 0, measured, false),
+		"cupti-7.tsv": repeatsFile(7, own, 0, n, 0, nil, true),
+		"cupti-8.tsv": repeatsFile(8, peer, peerDevice, n, 0, measured, false),
 	})
 }
 
-func repeatsFile(pid int, host string, n int, firstNS int64, measured []int, ranges bool) string {
+// repeatsFile is measuredRepeats' record file of process pid, with the
+// further header fields header ("k=v\tk=v"), its kernels on device.
+func repeatsFile(pid int, header string, device, n int, firstNS int64, measured []int, ranges bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\tpid=%d\tppid=1\tcupti_api=1\tcuda_driver=1\tstart_ns=1\texe=/bin/x", cupti.Magic, pid)
-	if host != "" {
-		fmt.Fprintf(&b, "\thost=%s", host)
+	if header != "" {
+		b.WriteString("\t" + header)
 	}
 	b.WriteString("\n")
 	lines := 0
@@ -57,7 +60,7 @@ func repeatsFile(pid int, host string, n int, firstNS int64, measured []int, ran
 			lines += 2
 		}
 		fmt.Fprintf(&b, "A\t%d\t%d\t%d\t%d\truntime\t211\tcudaLaunchKernel\n", at+50, at+60, pid, corr)
-		fmt.Fprintf(&b, "K\t%d\t%d\t0\t1\t7\t%d\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\n", at+100, at+200, corr)
+		fmt.Fprintf(&b, "K\t%d\t%d\t%d\t1\t7\t%d\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\n", at+100, at+200, device, corr)
 		lines += 2
 		for _, m := range measured {
 			if m == i {
@@ -115,18 +118,68 @@ func TestSteadyLeavesMeasuredRepeats(t *testing.T) {
 }
 
 // TestSteadyLeavesPeersMeasuredRepeats (issue 52): a repeat overlapping a
-// measuring window of another process of its machine (a rank waiting at a
-// collective for the rank that measured) is left out of the steady state;
-// one of another machine's (another clock) is not.
+// measuring window of a peer is left out of the steady state: a process
+// of its machine on its GPU (the GPU replayed the peer's launch), or a
+// rank of its job on another GPU (waiting at a collective for the rank
+// that measured); not a process of another machine (another clock), nor
+// one of its machine on another GPU that is not a rank with it.
 func TestSteadyLeavesPeersMeasuredRepeats(t *testing.T) {
-	tl := peerMeasured(t, 4, "vm", 2)
-	require.Len(t, tl.Processes, 2)
-	warm, s := warmOf(tl)
-	assert.Equal(t, []bool{false, false, true, false}, warm)
-	assert.False(t, s.MeasuredSteady())
+	left := []bool{false, false, true, false}
+	none := []bool{false, false, false, false}
+	for _, tc := range []struct {
+		name       string
+		own, peer  string
+		peerDevice int
+		want       []bool
+	}{
+		{"its machine, its GPU", "host=vm", "host=vm", 0, left},
+		{"neither names a machine: one", "", "", 0, left},
+		{"another machine", "host=vm", "host=other", 0, none},
+		{"a machine named beside none", "host=vm", "", 0, none},
+		{"another GPU, no ranks", "host=vm", "host=vm", 1, none},
+		{"another GPU, ranks of one job", "host=vm\trank=0", "host=vm\trank=1", 1, left},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := peerMeasured(t, 4, tc.own, tc.peer, tc.peerDevice, 2)
+			require.Len(t, tl.Processes, 2)
+			warm, s := warmOf(tl)
+			assert.Equal(t, tc.want, warm)
+			assert.False(t, s.MeasuredSteady())
+		})
+	}
+}
 
-	warm, _ = warmOf(peerMeasured(t, 4, "other", 2))
-	assert.Equal(t, []bool{false, false, false, false}, warm, "another machine's window is on another clock")
+// TestDisturbedAtTheEdges: a disturbance counts where it overlaps a
+// repeat, its ends included: one ending at the repeat's start, one
+// starting at its end, one across it; not one between two repeats.
+func TestDisturbedAtTheEdges(t *testing.T) {
+	tl := measuredRepeats(t, 4, 0)
+	spans := Spans(tl.Processes[0])
+	var runs [][]*timeline.Range
+	for _, r := range tl.Processes[0].Ranges {
+		runs = append(runs, []*timeline.Range{r})
+	}
+	// the repeats: 1000-2000, 2100-3100, 3200-4200, 4300-5300
+	for _, tc := range []struct {
+		name string
+		at   Span
+		want []bool
+	}{
+		{"ending at the second's start", Span{Start: 2050, End: 2100}, []bool{false, true, false, false}},
+		{"starting at the third's end", Span{Start: 4200, End: 4250}, []bool{false, false, true, false}},
+		{"across the second and third", Span{Start: 3000, End: 3300}, []bool{false, true, true, false}},
+		{"between two repeats", Span{Start: 2010, End: 2090}, []bool{false, false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}}
+			s.leaveMeasured(runs, spans, []Span{tc.at})
+			var got []bool
+			for _, run := range runs {
+				got = append(got, s.warm[run[0]])
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
 
 // FirstPause is on the timeline's clock: the library's measuring windows

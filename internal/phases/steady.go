@@ -46,10 +46,11 @@ type Lead struct {
 // outside its enclosing stages' warm-ups.
 func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}, lead: map[*timeline.Range]Lead{}}
+	peers := peersOf(tl)
 	for _, p := range tl.Processes {
 		spans := Spans(p)
 		steps := stepsOf(p, domains)
-		measured := measuredSpans(tl, p)
+		measured := measuredSpans(tl, p, peers)
 		type stage struct {
 			label string
 			depth int
@@ -124,18 +125,53 @@ func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
 	return s
 }
 
+// peersOf says, for two processes of tl, whether the library's measuring
+// in one disturbs the other: they are of one machine (CUPTI's one clock)
+// and either ranks of one job (a rank's collectives wait for the rank
+// that measures) or on a GPU of both (the GPU replays the measured launch;
+// the timeline numbers the GPUs of its processes alike). Nil when no
+// process measured.
+func peersOf(tl *timeline.Timeline) func(p, q *timeline.Process) bool {
+	if !slices.ContainsFunc(tl.Processes, func(p *timeline.Process) bool { return len(p.Windows()) > 0 }) {
+		return nil
+	}
+	gpus := map[*timeline.Process]map[uint32]bool{}
+	for _, p := range tl.Processes {
+		on := map[uint32]bool{}
+		for i := range p.Kernels {
+			on[p.Kernels[i].Device] = true
+		}
+		gpus[p] = on
+	}
+	return func(p, q *timeline.Process) bool {
+		if p == q || p.Header.Machine() != q.Header.Machine() {
+			return false
+		}
+		if _, ok := p.Header.Rank(); ok {
+			if _, ok := q.Header.Rank(); ok {
+				return true
+			}
+		}
+		for d := range gpus[q] {
+			if gpus[p][d] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // measuredSpans are the times, on p's timeline, that deepprof's library's
 // measuring disturbed: each launch it measured in p (a point: its window
-// is cut out of p's times), and each window of another process of p's
-// machine (CUPTI's one clock), as p's times: p's collectives waited for
-// that process there, and the GPU replayed its launch. Sorted by start.
-func measuredSpans(tl *timeline.Timeline, p *timeline.Process) []Span {
+// is cut out of p's times), and each window of a process whose measuring
+// disturbs p (peers), as p's times. Sorted by start.
+func measuredSpans(tl *timeline.Timeline, p *timeline.Process, peers func(p, q *timeline.Process) bool) []Span {
 	var out []Span
 	for _, t := range p.MeasuredAt() {
 		out = append(out, Span{Start: t, End: t})
 	}
 	for _, q := range tl.Processes {
-		if q == p || q.Header.Machine() != p.Header.Machine() {
+		if peers == nil || !peers(p, q) {
 			continue
 		}
 		for _, w := range q.Windows() {
@@ -159,8 +195,8 @@ func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.R
 	var hit [][]*timeline.Range
 	for _, run := range steady {
 		from, to := spans[run[0]].Start, spans[run[len(run)-1]].End
-		// the first disturbance ending at from or later, among those
-		// starting by to
+		// a disturbance ending at from or later, among those starting by
+		// to
 		n, _ := slices.BinarySearchFunc(at, to+1, func(a Span, t int64) int { return cmp.Compare(a.Start, t) })
 		if slices.ContainsFunc(at[:n], func(a Span) bool { return a.End >= from }) {
 			hit = append(hit, run)
@@ -181,8 +217,8 @@ func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.R
 }
 
 // MeasuredSteady reports whether some stage's every steady repeat held one
-// of the library's measurements, so that they were kept in the steady
-// state, measured.
+// of the library's measurements or overlapped a peer's (measuredSpans), so
+// that they were kept in the steady state, measured.
 func (s *Steady) MeasuredSteady() bool { return s != nil && s.measuredSteady }
 
 // leads finds p's ranges of domains with a warm-up part (Lead).

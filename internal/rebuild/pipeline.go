@@ -184,7 +184,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	if in.tl != nil {
 		in.note(in.tl.Notices()...)
 		if in.steady.MeasuredSteady() {
-			in.note("steady state: every steady repeat of a stage held one of the library's measurements (the GPU's queue drained, a launch replayed): they stay in its figures, measured")
+			in.note("steady state: every steady repeat of a stage held one of the library's measurements, or overlapped one of a peer process's (the GPU's queue drained, a launch replayed, a collective waiting): they stay in its figures, measured")
 		}
 	}
 

@@ -106,8 +106,9 @@ func (p *Process) MeasuredAt() []int64 {
 	return out
 }
 
-// Windows are the library's measuring windows in p, on CUPTI's clock
-// (uncut), by start.
+// Windows are the library's measuring windows in p as they are cut out of
+// its times (Cut), on CUPTI's clock, by start, overlaps merged: a measured
+// launch that keeps the replay's duration keeps it out of its window.
 func (p *Process) Windows() []cupti.Window {
 	return slices.Clone(p.cuts.w)
 }
