@@ -31,15 +31,13 @@ def run(label, argv, env, cupti=None, cwd=None):
         say(p.stdout[-1500:])
     if d:
         for f in glob.glob(d + "/*.tsv"):
-            ws, notes, first, last = [], [], None, None
+            ws, notes = [], []
             for line in open(f, errors="replace"):
                 t = line.rstrip("\n").split("\t")
                 if t[0] == "W":
                     ws.append((int(t[3]) - int(t[2])) / 1e9)
                 elif t[0] == "X" and t[1] not in ("recording", "device.0"):
                     notes.append(t[1] + ": " + t[2][:160])
-                elif t[0] == "K":
-                    s0 = int(t[1]); first = s0 if first is None else min(first, s0); last = max(last or 0, int(t[2]))
             say(f"  {os.path.basename(f)} windows {len(ws)} sum {sum(ws):.2f} s:", " ".join(f"{w:.3f}" for w in ws))
             for n in notes:
                 say("   ", n)
@@ -63,29 +61,30 @@ if "A" in parts:
     run("A4 plain, no operators", [a for a in argv if a != "--operators"], env_of("stage1"))
     run("A5 cupti, no metrics, no operators", [a for a in argv if a != "--operators"], env_of("cupti"), lib)
     run("A6 plain", argv, env_of("stage1"))
-# B: a measured launch's cost by metric set, eager decoder, six targets whatever the cap.
-say("== B: passes")
-eager = ["python3", "torch_decode.py", "--layers", "4", "--generates", "3", "--mode", "eager"]
-fix = {"DEEPPROF_CUPTI_METRICS_SHARE": "1000", "DEEPPROF_CUPTI_METRICS_FLOOR_MS": "100000", "DEEPPROF_CUPTI_METRICS_KERNELS": "6"}
-sets = {"B1 duration": "gpu__time_duration.sum", "B2 sm": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "B3 mem": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "B4 dram bytes": "dram__bytes.sum", "B5 three": m3}
-for label, ms in sets.items():
-    run(label, eager, dict(fix, DEEPPROF_CUPTI_METRICS=ms), lib, cwd=work)
-def build_once():
-    """WORK/lib-once.so: the library with cuptiRangeProfilerSetConfig called once, or None."""
-    src = open("internal/session/src/deepprof_cupti.c").read()
-    old = '  MX_TRY(cuptiRangeProfilerSetConfig(&sc), "cuptiRangeProfilerSetConfig");'
-    if old not in src:
-        return None
-    once = os.path.join(work, "once.c")
-    open(once, "w").write(src.replace(old, "  static int sc_once;\n  if (!sc_once) {\n" + old + "\n  sc_once = 1;\n  }"))
-    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    lib_once = os.path.join(work, "lib-once.so")
-    argv = ["gcc", "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-I" + os.path.join(work, "cxx-shim"),
-            "-I" + cuda + "/include", "-I" + cuda + "/extras/CUPTI/include", "-o", lib_once, once,
-            "-L" + cuda + "/lib64", "-L" + cuda + "/extras/CUPTI/lib64", "-lcupti", "-ldl", "-lpthread"]
-    return lib_once if subprocess.run(argv).returncode == 0 else None
-lib_once = build_once()
-if lib_once:
-    run("B6 three, SetConfig once", eager, dict(fix, DEEPPROF_CUPTI_METRICS=m3), lib_once, cwd=work)
-run("B7 three, default cap", eager, dict(DEEPPROF_CUPTI_METRICS=m3), lib, cwd=work)
+if "B" in parts:
+    # B: a measured launch's cost by metric set, eager decoder, six targets whatever the cap.
+    say("== B: passes")
+    eager = ["python3", "torch_decode.py", "--layers", "4", "--generates", "3", "--mode", "eager"]
+    fix = {"DEEPPROF_CUPTI_METRICS_SHARE": "1000", "DEEPPROF_CUPTI_METRICS_FLOOR_MS": "100000", "DEEPPROF_CUPTI_METRICS_KERNELS": "6"}
+    sets = {"B1 duration": "gpu__time_duration.sum", "B2 sm": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "B3 mem": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "B4 dram bytes": "dram__bytes.sum", "B5 three": m3}
+    for label, ms in sets.items():
+        run(label, eager, dict(fix, DEEPPROF_CUPTI_METRICS=ms), lib, cwd=work)
+    def build_once():
+        """WORK/lib-once.so: the library with cuptiRangeProfilerSetConfig called once, or None."""
+        src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "internal", "session", "src", "deepprof_cupti.c")).read()
+        old = '  MX_TRY(cuptiRangeProfilerSetConfig(&sc), "cuptiRangeProfilerSetConfig");'
+        if old not in src:
+            return None
+        once = os.path.join(work, "once.c")
+        open(once, "w").write(src.replace(old, "  static int sc_once;\n  if (!sc_once) {\n" + old + "\n  sc_once = 1;\n  }"))
+        cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+        lib_once = os.path.join(work, "lib-once.so")
+        argv = ["gcc", "-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-I" + os.path.join(work, "cxx-shim"),
+                "-I" + cuda + "/include", "-I" + cuda + "/extras/CUPTI/include", "-o", lib_once, once,
+                "-L" + cuda + "/lib64", "-L" + cuda + "/extras/CUPTI/lib64", "-lcupti", "-ldl", "-lpthread"]
+        return lib_once if subprocess.run(argv).returncode == 0 else None
+    lib_once = build_once()
+    if lib_once:
+        run("B6 three, SetConfig once", eager, dict(fix, DEEPPROF_CUPTI_METRICS=m3), lib_once, cwd=work)
+    run("B7 three, default cap", eager, dict(DEEPPROF_CUPTI_METRICS=m3), lib, cwd=work)
