@@ -365,7 +365,11 @@ type PhaseRow struct {
 
 // PhaseWarmup is what a phase's warm-up instances cost, shown apart.
 type PhaseWarmup struct {
-	Instances  int       `json:"instances"`
+	Instances int `json:"instances"`
+	// Measured is how many of them were left out for holding one of
+	// deepprof's library's measurements, not by the warm-up rule
+	// (Phase.Measured).
+	Measured   int       `json:"measured,omitempty"`
 	WallMS     float64   `json:"wall_ms"`
 	KernelMS   float64   `json:"kernel_ms"`
 	BusyMS     float64   `json:"busy_ms"`

@@ -171,7 +171,7 @@ func TestDisturbedAtTheEdges(t *testing.T) {
 		{"between two repeats", Span{Start: 2010, End: 2090}, []bool{false, false, false, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}}
+			s := &Steady{warm: map[*timeline.Range]bool{}, measured: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}}
 			s.leaveMeasured(runs, spans, []Span{tc.at})
 			var got []bool
 			for _, run := range runs {
@@ -193,4 +193,29 @@ func TestFirstPauseCut(t *testing.T) {
 	at, ok := FirstPause(tl.Processes[0])
 	assert.True(t, ok)
 	assert.Equal(t, int64(700), at)
+}
+
+// TestMeasuredInstancesCounted: a phase's instances left out for a
+// measurement are counted apart from those the warm-up rule dropped
+// (facts.Phase.Measured, in its Warmup).
+func TestMeasuredInstancesCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		tl                  *timeline.Timeline
+		instances, measured int
+	}{
+		{"the third measured", measuredRepeats(t, 4, 0, 2), 1, 1},
+		{"a slow first, the second measured", measuredRepeats(t, 4, 20_000, 1), 2, 1},
+		{"a slow first, none measured", measuredRepeats(t, 4, 20_000), 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := Of(tc.tl, Options{Depth: 1, Steady: SteadyState(tc.tl, []string{""})})
+			require.Len(t, rep.Scopes, 1)
+			require.Len(t, rep.Scopes[0].Phases, 1)
+			w := rep.Scopes[0].Phases[0].Warmup
+			require.NotNil(t, w)
+			assert.Equal(t, tc.instances, w.Instances)
+			assert.Equal(t, tc.measured, w.Measured)
+		})
+	}
 }

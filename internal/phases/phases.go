@@ -611,7 +611,11 @@ func (pp *procPhases) phaseOf(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc
 	if pp.opt.Steady.InWarmup(r) {
 		acc = pa.warmup()
 	}
+	n := len(acc.list)
 	in := acc.inst(r)
+	if len(acc.list) > n && acc != pa && pp.opt.Steady.LeftForMeasuring(r) {
+		acc.p.Measured++
+	}
 	in.span = pp.spans[r]
 	if l, ok := pp.opt.Steady.Leading(r); ok {
 		in.span.Start = l.End

@@ -22,6 +22,9 @@ import (
 // latency, communication, the decode's steps) reads this one decision.
 type Steady struct {
 	warm map[*timeline.Range]bool // the warm-up instances (not their insides)
+	// measured are those of warm left out for a measurement
+	// (leaveMeasured), not by the warm-up rule
+	measured map[*timeline.Range]bool
 	// measuredSteady: a stage's every steady repeat held a measurement
 	measuredSteady bool
 	memo           map[*timeline.Range]bool // InWarmup, once per range
@@ -45,7 +48,7 @@ type Lead struct {
 // shallowest instance, so that a stage's decision sees only the instances
 // outside its enclosing stages' warm-ups.
 func SteadyState(tl *timeline.Timeline, domains []string) *Steady {
-	s := &Steady{warm: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}, lead: map[*timeline.Range]Lead{}}
+	s := &Steady{warm: map[*timeline.Range]bool{}, measured: map[*timeline.Range]bool{}, memo: map[*timeline.Range]bool{}, lead: map[*timeline.Range]Lead{}}
 	peers := peersOf(tl)
 	for _, p := range tl.Processes {
 		spans := Spans(p)
@@ -208,12 +211,30 @@ func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.R
 	}
 	for _, run := range hit {
 		for _, r := range run {
-			s.warm[r] = true
+			if !s.warm[r] {
+				s.warm[r], s.measured[r] = true, true
+			}
 		}
 	}
 	if len(hit) > 0 {
 		clear(s.memo)
 	}
+}
+
+// LeftForMeasuring reports whether r is left out of the steady state for
+// one of the library's measurements (its own or a peer's, leaveMeasured),
+// not by the warm-up rule: r's warm-up instance, itself or the one it is
+// inside, is one of them.
+func (s *Steady) LeftForMeasuring(r *timeline.Range) bool {
+	if s == nil {
+		return false
+	}
+	for x := r; x != nil; x = x.Parent {
+		if s.warm[x] {
+			return s.measured[x]
+		}
+	}
+	return false
 }
 
 // MeasuredSteady reports whether some stage's every steady repeat held one

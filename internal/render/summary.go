@@ -1046,10 +1046,23 @@ func instancesCell(r facts.PhaseRow) string {
 	if w := r.Warmup; w != nil && w.Steps > 0 {
 		return fmt.Sprintf("%d (its %s warm-up)", r.Instances, firstSteps(w.Steps))
 	}
-	if r.Warmup != nil {
-		return fmt.Sprintf("%d (+%d warm-up)", r.Instances, r.Warmup.Instances)
+	if w := r.Warmup; w != nil {
+		return fmt.Sprintf("%d (+%s)", r.Instances, leftOut(w))
 	}
 	return fmt.Sprint(r.Instances)
+}
+
+// leftOut says a phase's instances left out of its steady state: warm-up,
+// measured (holding one of the library's measurements), or both.
+func leftOut(w *facts.PhaseWarmup) string {
+	switch warm := w.Instances - w.Measured; {
+	case w.Measured == 0:
+		return fmt.Sprintf("%d warm-up", w.Instances)
+	case warm == 0:
+		return fmt.Sprintf("%d measured", w.Measured)
+	default:
+		return fmt.Sprintf("%d warm-up, %d measured", warm, w.Measured)
+	}
 }
 
 // firstSteps names a one-instance phase's n leading warm-up steps.
@@ -1065,13 +1078,19 @@ func firstSteps(n int) string {
 // later is one-time setup.
 func phaseWarmups(b *strings.Builder, p facts.Phases) {
 	var lines []string
+	measured := false
 	for _, r := range p.Rows {
 		w := r.Warmup
 		if w == nil || r.Nested {
 			continue
 		}
-		line := fmt.Sprintf("- %s: %s of warm-up, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
-			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.WallPerInstanceMS, 3),
+		what := plural(int64(w.Instances), "instance", "instances") + " of warm-up"
+		if w.Measured > 0 {
+			what = plural(int64(w.Instances), "instance", "instances") + " left out (" + leftOut(w) + ")"
+			measured = true
+		}
+		line := fmt.Sprintf("- %s: %s, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
+			EscapeCell(r.Phase), what, model.Fixed(w.WallMS, 3), model.Fixed(r.WallPerInstanceMS, 3),
 			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
 		if w.Steps > 0 {
 			line = fmt.Sprintf("- %s: the %s of its one instance, warm-up, %s ms of wall time (steady state: %s ms a step over the other %d), %s ms of kernels, %s ms idle between them",
@@ -1089,7 +1108,11 @@ func phaseWarmups(b *strings.Builder, p facts.Phases) {
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("Warm-up, left out of the rows above (" + EscapeCell(model.WarmupRule()) + "; an instance inside a warm-up instance is warm-up with it):\n\n")
+	b.WriteString("Warm-up, left out of the rows above (" + EscapeCell(model.WarmupRule()) + "; an instance inside a warm-up instance is warm-up with it")
+	if measured {
+		b.WriteString("; a measured instance held one of deepprof's library's measurements, or overlapped a peer process's: the GPU's queue drained, a launch replayed")
+	}
+	b.WriteString("):\n\n")
 	b.WriteString(strings.Join(lines, "\n") + "\n\n")
 }
 

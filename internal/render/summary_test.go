@@ -307,3 +307,20 @@ func TestSummaryMarkdownRegionsCapped(t *testing.T) {
 	assert.Len(t, gfmTables(t, []byte(sec))[0], 51, "every region")
 	assert.NotContains(t, sec, "Left out")
 }
+
+// TestInstancesLeftOut: a phase row says which of its left-out instances
+// the warm-up rule dropped and which held one of the library's
+// measurements.
+func TestInstancesLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		w    *facts.PhaseWarmup
+		want string
+	}{
+		{nil, "3"},
+		{&facts.PhaseWarmup{Instances: 1}, "3 (+1 warm-up)"},
+		{&facts.PhaseWarmup{Instances: 1, Measured: 1}, "3 (+1 measured)"},
+		{&facts.PhaseWarmup{Instances: 3, Measured: 1}, "3 (+2 warm-up, 1 measured)"},
+	} {
+		assert.Equal(t, tc.want, instancesCell(facts.PhaseRow{Phase: "decode", Instances: 3, Warmup: tc.w}))
+	}
+}

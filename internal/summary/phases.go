@@ -89,7 +89,7 @@ func phaseRow(sc facts.PhaseScope, p facts.Phase) facts.PhaseRow {
 		r.LaunchCallUS = &us
 	}
 	if w := p.Warmup; w != nil {
-		r.Warmup = &facts.PhaseWarmup{Instances: w.Instances, WallMS: ms(w.SpanNS), KernelMS: ms(w.KernelNS), BusyMS: ms(w.BusyNS), GapMS: ms(w.Gaps.SumNS)}
+		r.Warmup = &facts.PhaseWarmup{Instances: w.Instances, Measured: w.Measured, WallMS: ms(w.SpanNS), KernelMS: ms(w.KernelNS), BusyMS: ms(w.BusyNS), GapMS: ms(w.Gaps.SumNS)}
 		if w.LeadingSteps > 0 {
 			r.Warmup.Steps, r.Warmup.SteadySteps = w.LeadingSteps, w.LeadingOf-w.LeadingSteps
 		}
