@@ -377,6 +377,9 @@ func phaseKernelMS(s facts.Summary, k facts.Kernels) (steady, warm float64, phas
 		if r.Warmup != nil {
 			warm += r.Warmup.KernelMS
 		}
+		if r.Measured != nil {
+			warm += r.Measured.KernelMS
+		}
 	}
 	return steady, warm, phases
 }

@@ -174,11 +174,11 @@ type Phase struct {
 	// Warmup is the same figures over the phase's warm-up instances
 	// (Options.Steady), left out of the ones above; nil when none.
 	Warmup *Phase `json:"warmup,omitempty"`
-	// Measured, in a Warmup, is how many of its instances were left out
-	// because they held, or overlapped a peer's, one of deepprof's
-	// library's measurements (the GPU's queue drained, a launch replayed),
-	// not by the warm-up rule.
-	Measured int `json:"measured,omitempty"`
+	// Measured is the same figures over the phase's instances left out of
+	// the ones above, not by the warm-up rule, because they held, or
+	// overlapped a peer's, one of deepprof's library's measurements (the
+	// GPU's queue drained, a launch replayed); nil when none.
+	Measured *Phase `json:"measured,omitempty"`
 	// LeadingSteps, in a Warmup, is how many warm-up steps it holds where
 	// it is the leading part of a phase's one instance (a one-time set-up
 	// in its first steps), not instances of its own, and LeadingOf how

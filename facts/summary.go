@@ -325,6 +325,10 @@ type PhaseRow struct {
 	// Instances are the steady-state instances the row's figures sum (the
 	// warm-up ones are in Warmup).
 	Instances int `json:"instances"`
+	// Measured are the instances left out of the row's figures, not by the
+	// warm-up rule, because they held, or overlapped a peer's, one of
+	// deepprof's library's measurements (Phase.Measured); nil when none.
+	Measured *PhaseMeasured `json:"measured,omitempty"`
 	// WallMS sums the instances' spans on the GPU (from the earlier of
 	// the range's start and its first kernel or copy to the later of its
 	// end and its last).
@@ -363,13 +367,17 @@ type PhaseRow struct {
 	Warmup *PhaseWarmup `json:"warmup,omitempty"`
 }
 
+// PhaseMeasured is a phase row's instances left out for one of deepprof's
+// library's measurements: how many, their wall time and their kernels'.
+type PhaseMeasured struct {
+	Instances int     `json:"instances"`
+	WallMS    float64 `json:"wall_ms"`
+	KernelMS  float64 `json:"kernel_ms"`
+}
+
 // PhaseWarmup is what a phase's warm-up instances cost, shown apart.
 type PhaseWarmup struct {
-	Instances int `json:"instances"`
-	// Measured is how many of them were left out for holding one of
-	// deepprof's library's measurements, not by the warm-up rule
-	// (Phase.Measured).
-	Measured   int       `json:"measured,omitempty"`
+	Instances  int       `json:"instances"`
 	WallMS     float64   `json:"wall_ms"`
 	KernelMS   float64   `json:"kernel_ms"`
 	BusyMS     float64   `json:"busy_ms"`
@@ -800,6 +808,10 @@ type KernelsWarmup struct {
 	// LeftOut says the table's total and rows leave it out (a scope of
 	// ranges, in steady state); otherwise they hold it (the whole run).
 	LeftOut bool `json:"left_out"`
+	// Measured says it holds launches of instances left out of the steady
+	// state for one of deepprof's library's measurements, not by the
+	// warm-up rule.
+	Measured bool `json:"measured,omitempty"`
 }
 
 // WarmupText says what the kernel table's total holds of the warm-up, to
@@ -807,11 +819,15 @@ type KernelsWarmup struct {
 // places: ", in steady state (the warm-up's 28.020 ms left out)", ",
 // 28.020 ms of it the warm-up", ", warm-up included" or "".
 func (k Kernels) WarmupText(decimals int) string {
+	what, whose := "the warm-up", "the warm-up's"
+	if w := k.Warmup; w != nil && w.Measured {
+		what, whose = "the warm-up and the measured instances", "the warm-up's and the measured instances'"
+	}
 	switch w := k.Warmup; {
 	case w != nil && w.LeftOut:
-		return fmt.Sprintf(", in steady state (the warm-up's %.*f ms left out)", decimals, w.MS)
+		return fmt.Sprintf(", in steady state (%s %.*f ms left out)", whose, decimals, w.MS)
 	case w != nil:
-		return fmt.Sprintf(", %.*f ms of it the warm-up", decimals, w.MS)
+		return fmt.Sprintf(", %.*f ms of it %s", decimals, w.MS, what)
 	case k.WarmupIncluded:
 		return ", warm-up included"
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/cupti"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
@@ -195,27 +196,71 @@ func TestFirstPauseCut(t *testing.T) {
 	assert.Equal(t, int64(700), at)
 }
 
-// TestMeasuredInstancesCounted: a phase's instances left out for a
-// measurement are counted apart from those the warm-up rule dropped
-// (facts.Phase.Measured, in its Warmup).
-func TestMeasuredInstancesCounted(t *testing.T) {
+// TestMeasuredInstancesApart: a phase's instances left out for a
+// measurement are summed apart from those the warm-up rule dropped
+// (facts.Phase.Measured, Warmup).
+func TestMeasuredInstancesApart(t *testing.T) {
 	for _, tc := range []struct {
-		name                string
-		tl                  *timeline.Timeline
-		instances, measured int
+		name           string
+		tl             *timeline.Timeline
+		warm, measured int
+		warmNS         int64
 	}{
-		{"the third measured", measuredRepeats(t, 4, 0, 2), 1, 1},
-		{"a slow first, the second measured", measuredRepeats(t, 4, 20_000, 1), 2, 1},
-		{"a slow first, none measured", measuredRepeats(t, 4, 20_000), 1, 0},
+		{"the third measured", measuredRepeats(t, 4, 0, 2), 0, 1, 0},
+		{"a slow first, the second measured", measuredRepeats(t, 4, 20_000, 1), 1, 1, 20_000},
+		{"a slow first, none measured", measuredRepeats(t, 4, 20_000), 1, 0, 20_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := Of(tc.tl, Options{Depth: 1, Steady: SteadyState(tc.tl, []string{""})})
 			require.Len(t, rep.Scopes, 1)
 			require.Len(t, rep.Scopes[0].Phases, 1)
-			w := rep.Scopes[0].Phases[0].Warmup
-			require.NotNil(t, w)
-			assert.Equal(t, tc.instances, w.Instances)
-			assert.Equal(t, tc.measured, w.Measured)
+			ph := rep.Scopes[0].Phases[0]
+			count := func(p *facts.Phase) int {
+				if p == nil {
+					return 0
+				}
+				return p.Instances
+			}
+			assert.Equal(t, tc.warm, count(ph.Warmup))
+			assert.Equal(t, tc.measured, count(ph.Measured))
+			assert.Equal(t, 4-tc.warm-tc.measured, ph.Instances)
+			if ph.Warmup != nil {
+				assert.Equal(t, tc.warmNS, ph.Warmup.SpanNS, "the warm-up's figures hold no measured instance")
+			}
 		})
+	}
+}
+
+// TestMeasuredStepLeadsNothing: a measured step inside a phase's one
+// instance is not a leading warm-up part of it (Steady.Leading): the steps
+// before it are steady.
+func TestMeasuredStepLeadsNothing(t *testing.T) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\tpid=7\tppid=1\tcupti_api=1\tcuda_driver=1\tstart_ns=1\texe=/bin/x\n", cupti.Magic)
+	fmt.Fprintf(&b, "N\tpush\t%d\t7\t0\t\tsolve\n", 500)
+	lines := 1
+	at := int64(1000)
+	for i := range 6 {
+		corr := 100 + i
+		fmt.Fprintf(&b, "N\tpush\t%d\t7\t0\t\titer\n", at)
+		fmt.Fprintf(&b, "A\t%d\t%d\t7\t%d\truntime\t211\tcudaLaunchKernel\n", at+50, at+60, corr)
+		fmt.Fprintf(&b, "K\t%d\t%d\t0\t1\t7\t%d\t1,1,1\t32,1,1\t8\t0\t0\t_Z1kv\tk()\n", at+100, at+200, corr)
+		fmt.Fprintf(&b, "N\tpop\t%d\t7\t0\t\t\n", at+1000)
+		lines += 4
+		if i == 3 {
+			fmt.Fprintf(&b, "W\t%d\t%d\t%d\n", 900+i, at+10, at+20)
+			lines++
+		}
+		at += 1100
+	}
+	fmt.Fprintf(&b, "N\tpop\t%d\t7\t0\t\t\n", at)
+	fmt.Fprintf(&b, "E\t%d\t0\n", lines+1)
+	tl := build(t, map[string]string{"cupti-7.tsv": b.String()})
+	s := SteadyState(tl, []string{""})
+	for _, r := range tl.Processes[0].Ranges {
+		if r.Name == "solve" {
+			_, ok := s.Leading(r)
+			assert.False(t, ok, "a measured step is no leading warm-up")
+		}
 	}
 }

@@ -196,14 +196,16 @@ func busySum(bs iter.Seq[busy]) int64 {
 func inside(b busy, s, e int64) int64 { return max(0, min(b.end, e)-max(b.start, s)) }
 
 type phaseAcc struct {
-	p     facts.Phase
-	warm  *phaseAcc // the warm-up instances' (Options.Steady)
-	order int64     // the first instance's start, for sorting
-	insts map[*timeline.Range]*instAcc
-	list  []*instAcc
-	lat   latencies
-	calls map[*timeline.API]bool // the graph launches counted
-	top   int
+	p    facts.Phase
+	warm *phaseAcc // the warm-up instances' (Options.Steady)
+	// measured: the instances' left out for a measurement (leftOut)
+	measured *phaseAcc
+	order    int64 // the first instance's start, for sorting
+	insts    map[*timeline.Range]*instAcc
+	list     []*instAcc
+	lat      latencies
+	calls    map[*timeline.API]bool // the graph launches counted
+	top      int
 	// collectives counts the phase's own communication kernels.
 	collectives int64
 	// leadSteps is, for a warm-up part made of a one-instance phase's
@@ -240,6 +242,28 @@ func (a *phaseAcc) warmup() *phaseAcc {
 		a.warm = newPhaseAcc(a.p.Name, a.top)
 	}
 	return a.warm
+}
+
+// measuring is the accumulator of the phase's instances left out for one
+// of the library's measurements (Steady.LeftForMeasuring).
+func (a *phaseAcc) measuring() *phaseAcc {
+	if a.measured == nil {
+		a.measured = newPhaseAcc(a.p.Name, a.top)
+	}
+	return a.measured
+}
+
+// leftOut is the accumulator of r's instance where the steady state
+// leaves it out (the warm-up's or the measured ones'), nil where it keeps
+// it.
+func (a *phaseAcc) leftOut(s *Steady, r *timeline.Range) *phaseAcc {
+	switch {
+	case r == nil || !s.InWarmup(r):
+		return nil
+	case s.LeftForMeasuring(r):
+		return a.measuring()
+	}
+	return a.warmup()
 }
 
 func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, i int32, collective bool) {
@@ -376,6 +400,10 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	if a.warm != nil {
 		w := a.warm.finish(db, origin)
 		a.p.Warmup = &w
+	}
+	if a.measured != nil {
+		m := a.measured.finish(db, origin)
+		a.p.Measured = &m
 	}
 	return a.p
 }
@@ -608,14 +636,10 @@ func (pp *procPhases) phaseOf(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc
 	}
 	pa.order = min(pa.order, r.Start)
 	acc := pa
-	if pp.opt.Steady.InWarmup(r) {
-		acc = pa.warmup()
+	if out := pa.leftOut(pp.opt.Steady, r); out != nil {
+		acc = out
 	}
-	n := len(acc.list)
 	in := acc.inst(r)
-	if len(acc.list) > n && acc != pa && pp.opt.Steady.LeftForMeasuring(r) {
-		acc.p.Measured++
-	}
 	in.span = pp.spans[r]
 	if l, ok := pp.opt.Steady.Leading(r); ok {
 		in.span.Start = l.End
@@ -670,9 +694,9 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 				calls.add("", sc, k.End-k.Start)
 			}
 			if pa, in := pp.phase(a, k.Range); pa != nil {
-				steady := in.r == nil || !opt.Steady.InWarmup(in.r)
-				if !steady {
-					pa = pa.warmup()
+				steady := true
+				if out := pa.leftOut(opt.Steady, in.r); out != nil {
+					pa, steady = out, false
 				} else if wp, win := pp.warmPart(pa, in.r, k.Start); wp != nil {
 					pa, in, steady = wp, win, false
 				}
@@ -689,8 +713,8 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 				a.run.copy(a.all, c)
 			}
 			if pa, in := pp.phase(a, c.Range); pa != nil {
-				if opt.Steady.InWarmup(in.r) {
-					pa = pa.warmup()
+				if out := pa.leftOut(opt.Steady, in.r); out != nil {
+					pa = out
 				} else if wp, win := pp.warmPart(pa, in.r, c.Start); wp != nil {
 					pa, in = wp, win
 				}

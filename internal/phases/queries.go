@@ -32,8 +32,10 @@ func KernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) 
 // SteadyKernelTable is KernelTable of the launches keep admits that lie in
 // no warm-up (Steady.LaunchInWarmup, phases of domains), with each
 // kernel's spread, and beside it the table of the admitted launches it
-// leaves out for lying in one.
-func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) bool, steady *Steady, domains []string) (kept, warm *model.KernelTable, err error) {
+// leaves out for lying in one; measured says some of those lie in an
+// instance left out for one of the library's measurements
+// (Steady.LaunchMeasured).
+func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) bool, steady *Steady, domains []string) (kept, warm *model.KernelTable, measured bool, err error) {
 	agg, wagg := model.NewKernelAggregator(), model.NewKernelAggregator()
 	agg.KeepSpread()
 	for k, l := range tl.KernelLaunches() {
@@ -43,13 +45,14 @@ func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.La
 		a := agg
 		if steady.LaunchInWarmup(k.Range, k.Start, domains) {
 			a = wagg
+			measured = measured || steady.LaunchMeasured(k.Range, domains)
 		}
 		if err := a.Add(source, l); err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 	}
 	t, w := agg.Table(source), wagg.Table(source)
-	return &t, &w, nil
+	return &t, &w, measured, nil
 }
 
 // Target is a kernel for the deep pass to profile by its exact (mangled)

@@ -223,18 +223,22 @@ func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.R
 
 // LeftForMeasuring reports whether r is left out of the steady state for
 // one of the library's measurements (its own or a peer's, leaveMeasured),
-// not by the warm-up rule: r's warm-up instance, itself or the one it is
-// inside, is one of them.
+// not by the warm-up rule: r, or a range it is inside, was left out for
+// one, and none of them by the rule (the rule wins).
 func (s *Steady) LeftForMeasuring(r *timeline.Range) bool {
 	if s == nil {
 		return false
 	}
+	measured := false
 	for x := r; x != nil; x = x.Parent {
 		if s.warm[x] {
-			return s.measured[x]
+			if !s.measured[x] {
+				return false
+			}
+			measured = true
 		}
 	}
-	return false
+	return measured
 }
 
 // MeasuredSteady reports whether some stage's every steady repeat held one
@@ -251,7 +255,7 @@ func (s *Steady) leads(p *timeline.Process, spans map[*timeline.Range]Span, doma
 		}
 	}
 	for _, x := range p.Ranges {
-		if !s.warm[x] || !x.Closed {
+		if !s.warm[x] || s.measured[x] || !x.Closed {
 			continue
 		}
 		for r := x.Parent; r != nil; r = r.Parent {
@@ -321,14 +325,27 @@ func (s *Steady) IsWarmup(r *timeline.Range) bool { return s != nil && s.warm[r]
 // depth 1, is in one, or it starts in that instance's warm-up part (Lead).
 // A launch outside every range of domains is in none.
 func (s *Steady) LaunchInWarmup(r *timeline.Range, start int64, domains []string) bool {
+	phase := phaseOf(r, domains)
+	if l, ok := s.Leading(phase); ok && start < l.End {
+		return true
+	}
+	return s.InWarmup(phase)
+}
+
+// LaunchMeasured reports whether a launch LaunchInWarmup leaves out lies in
+// a phase instance left out for one of the library's measurements
+// (LeftForMeasuring), not in a warm-up.
+func (s *Steady) LaunchMeasured(r *timeline.Range, domains []string) bool {
+	return s.LeftForMeasuring(phaseOf(r, domains))
+}
+
+// phaseOf is the outermost range of domains r is inside, itself included.
+func phaseOf(r *timeline.Range, domains []string) *timeline.Range {
 	var phase *timeline.Range
 	for ; r != nil; r = r.Parent {
 		if inDomains(r.Domain, domains) {
 			phase = r
 		}
 	}
-	if l, ok := s.Leading(phase); ok && start < l.End {
-		return true
-	}
-	return s.InWarmup(phase)
+	return phase
 }

@@ -89,12 +89,12 @@ func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*mod
 	if err != nil {
 		return tab, nil, nil
 	}
-	kept, warm, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include),
+	kept, warm, measured, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include),
 		cfg.steady(tl), []string{cfg.Domain})
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &facts.KernelsWarmup{MS: warm.TotalMS, Launches: warm.Launches, LeftOut: len(cfg.Include) > 0}
+	w := &facts.KernelsWarmup{MS: warm.TotalMS, Launches: warm.Launches, LeftOut: len(cfg.Include) > 0, Measured: measured}
 	if !w.LeftOut {
 		kept = tab
 	}

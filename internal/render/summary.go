@@ -1046,23 +1046,17 @@ func instancesCell(r facts.PhaseRow) string {
 	if w := r.Warmup; w != nil && w.Steps > 0 {
 		return fmt.Sprintf("%d (its %s warm-up)", r.Instances, firstSteps(w.Steps))
 	}
-	if w := r.Warmup; w != nil {
-		return fmt.Sprintf("%d (+%s)", r.Instances, leftOut(w))
+	var out []string
+	if r.Warmup != nil {
+		out = append(out, fmt.Sprintf("%d warm-up", r.Warmup.Instances))
 	}
-	return fmt.Sprint(r.Instances)
-}
-
-// leftOut says a phase's instances left out of its steady state: warm-up,
-// measured (holding one of the library's measurements), or both.
-func leftOut(w *facts.PhaseWarmup) string {
-	switch warm := w.Instances - w.Measured; {
-	case w.Measured == 0:
-		return fmt.Sprintf("%d warm-up", w.Instances)
-	case warm == 0:
-		return fmt.Sprintf("%d measured", w.Measured)
-	default:
-		return fmt.Sprintf("%d warm-up, %d measured", warm, w.Measured)
+	if r.Measured != nil {
+		out = append(out, fmt.Sprintf("%d measured", r.Measured.Instances))
 	}
+	if len(out) == 0 {
+		return fmt.Sprint(r.Instances)
+	}
+	return fmt.Sprintf("%d (+%s)", r.Instances, strings.Join(out, ", "))
 }
 
 // firstSteps names a one-instance phase's n leading warm-up steps.
@@ -1080,17 +1074,13 @@ func phaseWarmups(b *strings.Builder, p facts.Phases) {
 	var lines []string
 	measured := false
 	for _, r := range p.Rows {
+		measured = measured || r.Measured != nil
 		w := r.Warmup
 		if w == nil || r.Nested {
 			continue
 		}
-		what := plural(int64(w.Instances), "instance", "instances") + " of warm-up"
-		if w.Measured > 0 {
-			what = plural(int64(w.Instances), "instance", "instances") + " left out (" + leftOut(w) + ")"
-			measured = true
-		}
-		line := fmt.Sprintf("- %s: %s, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
-			EscapeCell(r.Phase), what, model.Fixed(w.WallMS, 3), model.Fixed(r.WallPerInstanceMS, 3),
+		line := fmt.Sprintf("- %s: %s of warm-up, %s ms of wall time (steady state: %s ms an instance), %s ms of kernels, %s ms idle between them",
+			EscapeCell(r.Phase), plural(int64(w.Instances), "instance", "instances"), model.Fixed(w.WallMS, 3), model.Fixed(r.WallPerInstanceMS, 3),
 			model.Fixed(w.KernelMS, 3), model.Fixed(w.GapMS, 3))
 		if w.Steps > 0 {
 			line = fmt.Sprintf("- %s: the %s of its one instance, warm-up, %s ms of wall time (steady state: %s ms a step over the other %d), %s ms of kernels, %s ms idle between them",
@@ -1105,14 +1095,13 @@ func phaseWarmups(b *strings.Builder, p facts.Phases) {
 		}
 		lines = append(lines, line+".")
 	}
+	if measured {
+		lines = append(lines, "- The rows' measured instances are left out too: each held one of deepprof's library's measurements, or overlapped a peer process's (the GPU's queue drained, a launch replayed).")
+	}
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("Warm-up, left out of the rows above (" + EscapeCell(model.WarmupRule()) + "; an instance inside a warm-up instance is warm-up with it")
-	if measured {
-		b.WriteString("; a measured instance held one of deepprof's library's measurements, or overlapped a peer process's: the GPU's queue drained, a launch replayed")
-	}
-	b.WriteString("):\n\n")
+	b.WriteString("Warm-up, left out of the rows above (" + EscapeCell(model.WarmupRule()) + "; an instance inside a warm-up instance is warm-up with it):\n\n")
 	b.WriteString(strings.Join(lines, "\n") + "\n\n")
 }
 

@@ -313,14 +313,19 @@ func TestSummaryMarkdownRegionsCapped(t *testing.T) {
 // measurements.
 func TestInstancesLeftOut(t *testing.T) {
 	for _, tc := range []struct {
-		w    *facts.PhaseWarmup
-		want string
+		w        *facts.PhaseWarmup
+		measured int
+		want     string
 	}{
-		{nil, "3"},
-		{&facts.PhaseWarmup{Instances: 1}, "3 (+1 warm-up)"},
-		{&facts.PhaseWarmup{Instances: 1, Measured: 1}, "3 (+1 measured)"},
-		{&facts.PhaseWarmup{Instances: 3, Measured: 1}, "3 (+2 warm-up, 1 measured)"},
+		{nil, 0, "3"},
+		{&facts.PhaseWarmup{Instances: 1}, 0, "3 (+1 warm-up)"},
+		{nil, 1, "3 (+1 measured)"},
+		{&facts.PhaseWarmup{Instances: 2}, 1, "3 (+2 warm-up, 1 measured)"},
 	} {
-		assert.Equal(t, tc.want, instancesCell(facts.PhaseRow{Phase: "decode", Instances: 3, Warmup: tc.w}))
+		var m *facts.PhaseMeasured
+		if tc.measured > 0 {
+			m = &facts.PhaseMeasured{Instances: tc.measured}
+		}
+		assert.Equal(t, tc.want, instancesCell(facts.PhaseRow{Phase: "decode", Instances: 3, Warmup: tc.w, Measured: m}))
 	}
 }

@@ -867,14 +867,12 @@ func warmupCostMS(r facts.PhaseRow) float64 {
 
 // warmupFinding names the top-level phase whose warm-up cost the most, as
 // one-time setup where its largest gap dwarfs the steady ones: "" when no
-// phase had a warm-up. A phase whose every left-out instance was left out
-// for one of the library's measurements had none (its left-out time is
-// the measuring's, not the program's); where some were, the line says how
-// many.
+// phase had a warm-up. The instances left out for one of the library's
+// measurements are not warm-up (PhaseRow.Measured).
 func warmupFinding(s *building) (string, facts.Claim) {
 	var worst *facts.PhaseRow
 	for i, r := range s.Phases.Rows {
-		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Warmup.Measured == r.Warmup.Instances || r.Instances == 0 || warmupExcessMS(r) <= 0 {
+		if r.Nested || r.Phase == "" || r.Warmup == nil || r.Instances == 0 || warmupExcessMS(r) <= 0 {
 			continue
 		}
 		if worst == nil || warmupCostMS(r) > warmupCostMS(*worst) {
@@ -916,9 +914,6 @@ func warmupFinding(s *building) (string, facts.Claim) {
 	}
 	if g := w.LargestGap; g != nil && w.OneTimeSetup {
 		line += fmt.Sprintf(", with a %.1f ms gap before %s: one-time setup (kernel plans, autotuning, lazy loading)", g.MS, facts.Short(g.After))
-	}
-	if w.Measured > 0 {
-		line += fmt.Sprintf(" (%d of them left out for one of deepprof's library's measurements, not by the warm-up rule)", w.Measured)
 	}
 	leaves := "; every figure below leaves " + it + " out"
 	if w := s.Kernels.Warmup; w != nil && !w.LeftOut {

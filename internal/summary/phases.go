@@ -88,8 +88,11 @@ func phaseRow(sc facts.PhaseScope, p facts.Phase) facts.PhaseRow {
 		us := float64(c.NS) / 1e3 / float64(c.Count)
 		r.LaunchCallUS = &us
 	}
+	if m := p.Measured; m != nil {
+		r.Measured = &facts.PhaseMeasured{Instances: m.Instances, WallMS: ms(m.SpanNS), KernelMS: ms(m.KernelNS)}
+	}
 	if w := p.Warmup; w != nil {
-		r.Warmup = &facts.PhaseWarmup{Instances: w.Instances, Measured: w.Measured, WallMS: ms(w.SpanNS), KernelMS: ms(w.KernelNS), BusyMS: ms(w.BusyNS), GapMS: ms(w.Gaps.SumNS)}
+		r.Warmup = &facts.PhaseWarmup{Instances: w.Instances, WallMS: ms(w.SpanNS), KernelMS: ms(w.KernelNS), BusyMS: ms(w.BusyNS), GapMS: ms(w.Gaps.SumNS)}
 		if w.LeadingSteps > 0 {
 			r.Warmup.Steps, r.Warmup.SteadySteps = w.LeadingSteps, w.LeadingOf-w.LeadingSteps
 		}

@@ -295,6 +295,9 @@ func TestKernelTotalsSayTheWarmup(t *testing.T) {
 	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the profiled ranges (prefill, decode_all), in steady state (the warm-up's 4.00 ms left out).")
 	assert.Contains(t, findings(s), "every figure below leaves it out")
 
+	s = build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true, Measured: true}, nil)
+	assert.Contains(t, findings(s), "in steady state (the warm-up's and the measured instances' 4.00 ms left out).")
+
 	s = build(nil, &facts.KernelsWarmup{MS: 4, Launches: 40}, nil)
 	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run, 4.00 ms of it the warm-up.")
 	assert.Contains(t, findings(s), "every figure below but the whole run's kernel time leaves it out")
@@ -302,15 +305,6 @@ func TestKernelTotalsSayTheWarmup(t *testing.T) {
 	s = build(nil, &facts.KernelsWarmup{}, nil)
 	assert.Nil(t, s.Kernels.Warmup, "no launch in a warm-up: nothing to say")
 	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run.")
-
-	ph.Scopes[0].Phases[0].Warmup.Measured = 1
-	s = build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true}, nil)
-	assert.NotContains(t, findings(s), "is a warm-up", "its one left-out instance left out for the library's measurement: no warm-up claim")
-	ph.Scopes[0].Phases[0].Warmup.Instances = 2
-	s = build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true}, nil)
-	assert.Contains(t, findings(s), "The first 2 instances of prefill are warm-up")
-	assert.Contains(t, findings(s), "(1 of them left out for one of deepprof's library's measurements, not by the warm-up rule)")
-	ph.Scopes[0].Phases[0].Warmup.Instances, ph.Scopes[0].Phases[0].Warmup.Measured = 1, 0
 
 	rep := &workload.Report{Stages: map[string]workload.ReportStage{"prefill": {MS: []float64{90, 2, 2}}}}
 	s = summary.Build(summary.Inputs{Kernels: &tab, KernelsSource: "ncu/timing-raw.csv (the ncu timing pass, every launch)", KernelsTimedBy: facts.TimedByNcu, Workload: rep}, summary.Options{})
