@@ -39,4 +39,8 @@ type DecodeRun struct {
 	Index     int     `json:"index"`
 	Steps     int     `json:"steps"`
 	StepMS    float64 `json:"step_ms"`
+	// Measured says the generate was left out for one of deepprof's
+	// library's measurements (its own or a peer's) in it, not by the
+	// warm-up rule.
+	Measured bool `json:"measured,omitempty"`
 }

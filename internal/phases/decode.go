@@ -184,7 +184,11 @@ func (t *stepTally) measure(out *facts.Decode, f stepRuns, steady *Steady, domai
 		warm := steady.InWarmup(r.steps[0].Parent) || steady.InWarmup(r.steps[0]) ||
 			hasPrefill && prefills[thread][i].warm
 		if warm {
-			out.Warmup = append(out.Warmup, facts.DecodeRun{ProcessID: f.p.Header.PID, Index: idx + 1, Steps: len(r.steps), StepMS: model.RoundMS(per)})
+			// left out for a measurement where no warm-up by the rule made it one
+			byRule := steady.InWarmup(r.steps[0].Parent) && !steady.LeftForMeasuring(r.steps[0].Parent) ||
+				steady.InWarmup(r.steps[0]) && !steady.LeftForMeasuring(r.steps[0]) ||
+				hasPrefill && prefills[thread][i].warm && !prefills[thread][i].measured
+			out.Warmup = append(out.Warmup, facts.DecodeRun{ProcessID: f.p.Header.PID, Index: idx + 1, Steps: len(r.steps), StepMS: model.RoundMS(per), Measured: !byRule})
 		} else {
 			var ns int64
 			k := 0
@@ -268,6 +272,7 @@ type prefill struct {
 	span     Span
 	inferred bool
 	warm     bool // a warm-up instance (Steady)
+	measured bool // left out for a measurement (Steady.LeftForMeasuring)
 }
 
 // prefillSpans is each thread's prefill instances (Spans), in start
@@ -277,7 +282,7 @@ func prefillSpans(p *timeline.Process, spans map[*timeline.Range]Span, steady *S
 	out := map[int64][]prefill{}
 	for _, r := range p.Ranges {
 		if r.Kind == timeline.PushPop && r.Closed && r.Domain == domain && r.Parent == nil && names.Of(r.Label(), "") == model.Prefill {
-			out[r.Thread] = append(out[r.Thread], prefill{spans[r], r.Inferred, steady.InWarmup(r)})
+			out[r.Thread] = append(out[r.Thread], prefill{spans[r], r.Inferred, steady.InWarmup(r), steady.LeftForMeasuring(r)})
 		}
 	}
 	for _, ps := range out {

@@ -634,10 +634,18 @@ func serving(b *strings.Builder, s facts.Serving) {
 	b.WriteString(t.String())
 	b.WriteString("\n")
 	if d := s.Steps; d != nil && len(d.Warmup) > 0 {
-		b.WriteString("Left out of TTFT and TPOT as warm-up (a generate with a step in a stage's warm-up: new shapes, compilation, kernel selection):\n\n")
+		b.WriteString("Left out of TTFT and TPOT as warm-up (a generate with a step in a stage's warm-up: new shapes, compilation, kernel selection")
+		if slices.ContainsFunc(d.Warmup, func(w facts.DecodeRun) bool { return w.Measured }) {
+			b.WriteString("; one marked measured held one of deepprof's library's measurements instead, or overlapped a peer process's")
+		}
+		b.WriteString("):\n\n")
 		for _, w := range d.Warmup {
-			fmt.Fprintf(b, "- process %d, generate %d: %d steps at %s ms a step, %sx the steady %s ms\n",
-				w.ProcessID, w.Index, w.Steps, model.Fixed(w.StepMS, 3), model.Fixed(w.StepMS/d.StepMS, 1), model.Fixed(d.StepMS, 3))
+			measured := ""
+			if w.Measured {
+				measured = " (measured)"
+			}
+			fmt.Fprintf(b, "- process %d, generate %d%s: %d steps at %s ms a step, %sx the steady %s ms\n",
+				w.ProcessID, w.Index, measured, w.Steps, model.Fixed(w.StepMS, 3), model.Fixed(w.StepMS/d.StepMS, 1), model.Fixed(d.StepMS, 3))
 		}
 		b.WriteString("\n")
 	}
