@@ -333,8 +333,9 @@ func TestRecordedRunsFindingsSteady(t *testing.T) {
 	assert.GreaterOrEqual(t, warmups, 10, "recorded runs with a warm-up in their profiled ranges")
 }
 
-// warmupMS finds the warm-up's kernel time a total says it left out.
-var warmupMS = regexp.MustCompile(`the warm-up's ([0-9.]+) ms left out`)
+// warmupMS finds the warm-up's (and measured instances') kernel time a
+// total says it left out.
+var warmupMS = regexp.MustCompile(`the (?:warm-up's|warm-up and measured instances'|measured instances') ([0-9.]+) ms left out`)
 
 // saysWarmupMS: the warm-up time text says is left out is k's.
 func saysWarmupMS(t *testing.T, k facts.Kernels, text string) {
@@ -350,8 +351,12 @@ func saysWarmupMS(t *testing.T, k facts.Kernels, text string) {
 // holds of the warm-up: "" where there is none to say.
 func warmupWords(k facts.Kernels) string {
 	switch {
+	case k.Warmup != nil && k.Warmup.LeftOut && k.Warmup.MeasuredLaunches > 0:
+		return "in steady state (the " + k.Warmup.Of() + " "
 	case k.Warmup != nil && k.Warmup.LeftOut:
 		return "in steady state (the warm-up's "
+	case k.Warmup != nil && k.Warmup.MeasuredLaunches > 0:
+		return "of it the "
 	case k.Warmup != nil:
 		return "of it the warm-up"
 	case k.WarmupIncluded:

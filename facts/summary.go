@@ -808,10 +808,22 @@ type KernelsWarmup struct {
 	// LeftOut says the table's total and rows leave it out (a scope of
 	// ranges, in steady state); otherwise they hold it (the whole run).
 	LeftOut bool `json:"left_out"`
-	// Measured says it holds launches of instances left out of the steady
-	// state for one of deepprof's library's measurements, not by the
-	// warm-up rule.
-	Measured bool `json:"measured,omitempty"`
+	// MeasuredLaunches are those of its launches in instances left out of
+	// the steady state for one of deepprof's library's measurements, not
+	// by the warm-up rule.
+	MeasuredLaunches int64 `json:"measured_launches,omitempty"`
+}
+
+// Of names, possessive, the instances its launches are of: "warm-up
+// instances'", "measured instances'" or "warm-up and measured instances'".
+func (w KernelsWarmup) Of() string {
+	switch {
+	case w.MeasuredLaunches == 0:
+		return "warm-up instances'"
+	case w.MeasuredLaunches >= w.Launches:
+		return "measured instances'"
+	}
+	return "warm-up and measured instances'"
 }
 
 // WarmupText says what the kernel table's total holds of the warm-up, to
@@ -820,8 +832,11 @@ type KernelsWarmup struct {
 // 28.020 ms of it the warm-up", ", warm-up included" or "".
 func (k Kernels) WarmupText(decimals int) string {
 	what, whose := "the warm-up", "the warm-up's"
-	if w := k.Warmup; w != nil && w.Measured {
-		what, whose = "the warm-up and the measured instances", "the warm-up's and the measured instances'"
+	if w := k.Warmup; w != nil && w.MeasuredLaunches > 0 {
+		what, whose = "the warm-up and measured instances", "the "+w.Of()
+		if w.MeasuredLaunches >= w.Launches {
+			what = "the measured instances"
+		}
 	}
 	switch w := k.Warmup; {
 	case w != nil && w.LeftOut:

@@ -32,10 +32,10 @@ func KernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) 
 // SteadyKernelTable is KernelTable of the launches keep admits that lie in
 // no warm-up (Steady.LaunchInWarmup, phases of domains), with each
 // kernel's spread, and beside it the table of the admitted launches it
-// leaves out for lying in one; measured says some of those lie in an
+// leaves out for lying in one; measured are how many of those lie in an
 // instance left out for one of the library's measurements
 // (Steady.LaunchMeasured).
-func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) bool, steady *Steady, domains []string) (kept, warm *model.KernelTable, measured bool, err error) {
+func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) bool, steady *Steady, domains []string) (kept, warm *model.KernelTable, measured int64, err error) {
 	agg, wagg := model.NewKernelAggregator(), model.NewKernelAggregator()
 	agg.KeepSpread()
 	for k, l := range tl.KernelLaunches() {
@@ -45,10 +45,12 @@ func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.La
 		a := agg
 		if steady.LaunchInWarmup(k.Range, k.Start, domains) {
 			a = wagg
-			measured = measured || steady.LaunchMeasured(k.Range, domains)
+			if steady.LaunchMeasured(k.Range, domains) {
+				measured++
+			}
 		}
 		if err := a.Add(source, l); err != nil {
-			return nil, nil, false, err
+			return nil, nil, 0, err
 		}
 	}
 	t, w := agg.Table(source), wagg.Table(source)

@@ -94,7 +94,7 @@ func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*mod
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &facts.KernelsWarmup{MS: warm.TotalMS, Launches: warm.Launches, LeftOut: len(cfg.Include) > 0, Measured: measured}
+	w := &facts.KernelsWarmup{MS: warm.TotalMS, Launches: warm.Launches, LeftOut: len(cfg.Include) > 0, MeasuredLaunches: measured}
 	if !w.LeftOut {
 		kept = tab
 	}

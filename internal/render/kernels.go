@@ -44,7 +44,11 @@ func KernelsMarkdownIn(w io.Writer, t model.KernelTable, scope KernelScope) erro
 	}
 	fmt.Fprintf(&b, "%s: %s, %s, %s ms of GPU time.", from, plural(t.Launches, "launch", "launches"), plural(int64(t.Count), "kernel", "kernels"), model.Fixed(t.TotalMS, 3))
 	if w := scope.Warmup; w != nil {
-		fmt.Fprintf(&b, " Warm-up included: the warm-up instances' %s, %s ms", plural(w.Launches, "launch", "launches"), model.Fixed(w.MS, 3))
+		included := "Warm-up included"
+		if w.MeasuredLaunches > 0 {
+			included = "Included"
+		}
+		fmt.Fprintf(&b, " %s: the %s %s, %s ms", included, w.Of(), plural(w.Launches, "launch", "launches"), model.Fixed(w.MS, 3))
 		if w.LeftOut {
 			b.WriteString(" (the summary's Top Kernels leaves them out)")
 		}

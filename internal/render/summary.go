@@ -730,8 +730,8 @@ func topKernels(b *strings.Builder, k facts.Kernels, graphLaunches int) {
 	}
 	fmt.Fprintf(b, "From %s, %s%s: %d launches, %s ms of GPU time; share is of that time.", EscapeCell(k.Source), EscapeCell(k.ScopeText()), EscapeCell(k.WarmupText(3)), k.Launches, model.Fixed(k.TotalMS, 3))
 	if w := k.Warmup; w != nil && w.LeftOut {
-		fmt.Fprintf(b, " The warm-up instances' %s are left out, as from every figure of the phases; %s lists every launch in the ranges.",
-			plural(w.Launches, "launch", "launches"), rundir.KernelsMD)
+		fmt.Fprintf(b, " %s %s are left out, as from every figure of the phases; %s lists every launch in the ranges.",
+			"The "+w.Of(), plural(w.Launches, "launch", "launches"), rundir.KernelsMD)
 	}
 	if k.OutsideMS != nil {
 		whole := k.TotalMS + *k.OutsideMS
@@ -1103,14 +1103,17 @@ func phaseWarmups(b *strings.Builder, p facts.Phases) {
 		}
 		lines = append(lines, line+".")
 	}
-	if measured {
-		lines = append(lines, "- The rows' measured instances are left out too: each held one of deepprof's library's measurements, or overlapped a peer process's (the GPU's queue drained, a launch replayed).")
+	const measuredLine = "- The rows' measured instances are left out too: each held one of deepprof's library's measurements, or overlapped a peer process's (the GPU's queue drained, a launch replayed)."
+	switch {
+	case len(lines) > 0:
+		if measured {
+			lines = append(lines, measuredLine)
+		}
+		b.WriteString("Warm-up, left out of the rows above (" + EscapeCell(model.WarmupRule()) + "; an instance inside a warm-up instance is warm-up with it):\n\n")
+		b.WriteString(strings.Join(lines, "\n") + "\n\n")
+	case measured:
+		b.WriteString("Left out of the rows above:\n\n" + measuredLine + "\n\n")
 	}
-	if len(lines) == 0 {
-		return
-	}
-	b.WriteString("Warm-up, left out of the rows above (" + EscapeCell(model.WarmupRule()) + "; an instance inside a warm-up instance is warm-up with it):\n\n")
-	b.WriteString(strings.Join(lines, "\n") + "\n\n")
 }
 
 // floorsUnknown says why each floor is unknown, once a floor: one reason

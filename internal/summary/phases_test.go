@@ -295,8 +295,10 @@ func TestKernelTotalsSayTheWarmup(t *testing.T) {
 	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the profiled ranges (prefill, decode_all), in steady state (the warm-up's 4.00 ms left out).")
 	assert.Contains(t, findings(s), "every figure below leaves it out")
 
-	s = build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true, Measured: true}, nil)
-	assert.Contains(t, findings(s), "in steady state (the warm-up's and the measured instances' 4.00 ms left out).")
+	s = build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true, MeasuredLaunches: 10}, nil)
+	assert.Contains(t, findings(s), "in steady state (the warm-up and measured instances' 4.00 ms left out).")
+	s = build([]string{"prefill", "decode_all"}, &facts.KernelsWarmup{MS: 4, Launches: 40, LeftOut: true, MeasuredLaunches: 40}, nil)
+	assert.Contains(t, findings(s), "in steady state (the measured instances' 4.00 ms left out).")
 
 	s = build(nil, &facts.KernelsWarmup{MS: 4, Launches: 40}, nil)
 	assert.Contains(t, findings(s), "of 3.90 ms of GPU kernel time (the CUPTI run) in the whole run, 4.00 ms of it the warm-up.")
