@@ -185,9 +185,8 @@ func (t *stepTally) measure(out *facts.Decode, f stepRuns, steady *Steady, domai
 			hasPrefill && prefills[thread][i].warm
 		if warm {
 			// left out for a measurement where no warm-up by the rule made it one
-			byRule := steady.InWarmup(r.steps[0].Parent) && !steady.LeftForMeasuring(r.steps[0].Parent) ||
-				steady.InWarmup(r.steps[0]) && !steady.LeftForMeasuring(r.steps[0]) ||
-				hasPrefill && prefills[thread][i].warm && !prefills[thread][i].measured
+			byRule := steady.InWarmupByRule(r.steps[0].Parent) || steady.InWarmupByRule(r.steps[0]) ||
+				hasPrefill && prefills[thread][i].warmByRule
 			out.Warmup = append(out.Warmup, facts.DecodeRun{ProcessID: f.p.Header.PID, Index: idx + 1, Steps: len(r.steps), StepMS: model.RoundMS(per), Measured: !byRule})
 		} else {
 			var ns int64
@@ -269,10 +268,10 @@ func generateMarks(p *timeline.Process) map[int64][]int64 {
 
 // prefill is one prefill instance: its span, and whether it was inferred.
 type prefill struct {
-	span     Span
-	inferred bool
-	warm     bool // a warm-up instance (Steady)
-	measured bool // left out for a measurement (Steady.LeftForMeasuring)
+	span       Span
+	inferred   bool
+	warm       bool // a warm-up instance (Steady)
+	warmByRule bool // a warm-up instance by the rule (Steady.InWarmupByRule)
 }
 
 // prefillSpans is each thread's prefill instances (Spans), in start
@@ -282,7 +281,7 @@ func prefillSpans(p *timeline.Process, spans map[*timeline.Range]Span, steady *S
 	out := map[int64][]prefill{}
 	for _, r := range p.Ranges {
 		if r.Kind == timeline.PushPop && r.Closed && r.Domain == domain && r.Parent == nil && names.Of(r.Label(), "") == model.Prefill {
-			out[r.Thread] = append(out[r.Thread], prefill{spans[r], r.Inferred, steady.InWarmup(r), steady.LeftForMeasuring(r)})
+			out[r.Thread] = append(out[r.Thread], prefill{spans[r], r.Inferred, steady.InWarmup(r), steady.InWarmupByRule(r)})
 		}
 	}
 	for _, ps := range out {

@@ -221,6 +221,12 @@ func (s *Steady) leaveMeasured(steady [][]*timeline.Range, spans map[*timeline.R
 	}
 }
 
+// InWarmupByRule reports whether r is left out of the steady state by the
+// warm-up rule: in a warm-up (InWarmup), not for a measurement.
+func (s *Steady) InWarmupByRule(r *timeline.Range) bool {
+	return s.InWarmup(r) && !s.LeftForMeasuring(r)
+}
+
 // LeftForMeasuring reports whether r is left out of the steady state for
 // one of the library's measurements (its own or a peer's, leaveMeasured),
 // not by the warm-up rule: r, or a range it is inside, was left out for
