@@ -73,12 +73,14 @@ func reportRun(run *rundir.Run, o ReportOptions) error {
 	return err
 }
 
-// MemoryLimit is the Go heap size deepprof asks its garbage collector to
-// stay under (debug.SetMemoryLimit; the environment's GOMEMLIMIT, where
-// set, wins). It is a soft limit: a rebuild whose records need more still
-// runs, collecting more often. Under it a rebuild of 10M records stays
-// within 1 GB of memory (BenchmarkLongRun, docs/measurements.md).
-const MemoryLimit = 800 << 20
+// GCPercent is the garbage collector's target deepprof sets
+// (debug.SetGCPercent; the environment's GOGC, where set, wins): the heap
+// grows to 1.5 times what is live before a collection. A rebuild's memory
+// then grows with its records at about 1.5 times what it keeps of them (a
+// run of 2M launches within 800 MiB) and its time grows linearly with
+// them; the environment's GOMEMLIMIT bounds it where memory is short
+// (BenchmarkLongRun, docs/measurements.md).
+const GCPercent = 50
 
 // Merged is a run directory merged of the nodes' runs: the files copied
 // and the ranks whose deep passes it holds.

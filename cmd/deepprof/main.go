@@ -14,8 +14,8 @@ import (
 )
 
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(harness.MemoryLimit)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(harness.GCPercent)
 	}
 	err := func() error {
 		defer cpuProfile(os.Getenv(envCPUProfile))() // written on a panic too

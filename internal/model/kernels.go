@@ -29,7 +29,35 @@ type kernelKey struct {
 type kernelAcc struct {
 	ns    float64
 	calls int64
-	durs  []float64 // per launch, ns; kept only with spread
+	durs  durations // per launch; kept only with spread
+}
+
+// durations are launch durations in ns: a whole number of ns below 4.29 s
+// in four bytes, any other in eight.
+type durations struct {
+	small []uint32
+	other []float64
+}
+
+func (d *durations) add(ns float64) {
+	if ns >= 0 && ns <= math.MaxUint32 && ns == math.Trunc(ns) {
+		d.small = append(d.small, uint32(ns))
+		return
+	}
+	d.other = append(d.other, ns)
+}
+
+func (d durations) clone() durations {
+	return durations{slices.Clone(d.small), slices.Clone(d.other)}
+}
+
+// all is every duration, in no order.
+func (d durations) all() []float64 {
+	out := make([]float64, 0, len(d.small)+len(d.other))
+	for _, v := range d.small {
+		out = append(out, float64(v))
+	}
+	return append(out, d.other...)
 }
 
 // KernelAggregator sums launches per kernel name and device.
@@ -44,7 +72,7 @@ type KernelAggregator struct {
 func NewKernelAggregator() *KernelAggregator { return &KernelAggregator{m: map[kernelKey]*kernelAcc{}} }
 
 // KeepSpread makes the table give each kernel its Spread. It keeps every
-// launch's duration (8 bytes a launch), so memory grows with the launches:
+// launch's duration (4 bytes a launch), so memory grows with the launches:
 // for a timeline's real per-launch times, not for streaming large exports.
 func (a *KernelAggregator) KeepSpread() { a.spread = true }
 
@@ -71,7 +99,7 @@ func (a *KernelAggregator) Add(source string, l *Launch) error {
 	e.ns += l.Duration.Base
 	e.calls++
 	if a.spread {
-		e.durs = append(e.durs, l.Duration.Base)
+		e.durs.add(l.Duration.Base)
 	}
 	a.launches++
 	return nil
@@ -83,7 +111,7 @@ func (a *KernelAggregator) Clone() *KernelAggregator {
 	c.m = make(map[kernelKey]*kernelAcc, len(a.m))
 	for k, e := range a.m {
 		ec := *e
-		ec.durs = slices.Clone(e.durs)
+		ec.durs = e.durs.clone()
 		c.m[k] = &ec
 	}
 	return &c
@@ -96,7 +124,7 @@ func (a *KernelAggregator) Table(source string) KernelTable {
 		total := e.ns / 1e6
 		r := KernelStats{KernelTotals: KernelTotals{Name: k.name, Device: k.device, TotalMS: total, Calls: e.calls}, MeanMS: total / float64(max(e.calls, 1))}
 		if a.spread {
-			r.Spread = kernelSpread(e.durs)
+			r.Spread = kernelSpread(e.durs.all())
 		}
 		recs = append(recs, r)
 	}
