@@ -27,7 +27,12 @@ var formats = []string{"github.com/llm-perf-opt/deepprof/internal/model.Decimals
 
 // lookups are the readers' functions that give a record by its index (a
 // record that holds no pointer names the others so): they compute nothing.
-var lookups = []string{"(*github.com/llm-perf-opt/deepprof/internal/timeline.Process).CallOf"}
+var lookups = []string{
+	"(*github.com/llm-perf-opt/deepprof/internal/timeline.Process).CallOf",
+	"(*github.com/llm-perf-opt/deepprof/internal/timeline.Process).Fn",
+	"(*github.com/llm-perf-opt/deepprof/internal/timeline.Process).APIOf",
+	"(*github.com/llm-perf-opt/deepprof/internal/timeline.Process).RangeOf",
+}
 
 // TestRenderComputesNothing (issue 34): package render takes its numbers
 // and decisions from the analysis, computed; of the analyses' packages it

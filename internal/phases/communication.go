@@ -85,9 +85,9 @@ func splitsCommunication(tl *timeline.Timeline, collective func(string) bool) bo
 			withKernels++
 		}
 		for i := range p.Kernels {
-			k := &p.Kernels[i]
-			devices[k.Device] = true
-			if collective(k.Name()) {
+			f := p.Fn(&p.Kernels[i])
+			devices[f.Device] = true
+			if collective(f.Name()) {
 				return true
 			}
 		}

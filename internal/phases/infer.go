@@ -142,10 +142,18 @@ func inferPhases(p *timeline.Process, domain string) (string, bool) {
 // (each with its prefill).
 type inference struct {
 	thread int64
-	seq    []*timeline.KernelExecution
+	seq    []launch
 	at     []int // each launch of seq's index in the process's Kernels
 	period int
 	runs   []decodeRun
+}
+
+// launch is one launch of the thread phases are inferred on, with its
+// function and launch call.
+type launch struct {
+	k   *timeline.KernelExecution
+	fn  *timeline.Function
+	api *timeline.API
 }
 
 // findPhases finds p's phases (InferPhases) and says how, or why there
@@ -154,7 +162,7 @@ func findPhases(p *timeline.Process) (inference, string, bool) {
 	// The launches of the thread that launched the most, in launch order.
 	threads := map[int64]int{}
 	for i := range p.Kernels {
-		if a := p.Kernels[i].API; a != nil {
+		if a := p.APIOf(&p.Kernels[i]); a != nil {
 			threads[a.Thread]++
 		}
 	}
@@ -166,14 +174,15 @@ func findPhases(p *timeline.Process) (inference, string, bool) {
 	}
 	var at []int // indexes into p.Kernels
 	for i := range p.Kernels {
-		if k := &p.Kernels[i]; k.API != nil && k.API.Thread == thread {
+		if a := p.APIOf(&p.Kernels[i]); a != nil && a.Thread == thread {
 			at = append(at, i)
 		}
 	}
 	slices.SortFunc(at, func(a, b int) int { return cmp.Compare(p.Kernels[a].Correlation, p.Kernels[b].Correlation) })
-	seq := make([]*timeline.KernelExecution, len(at))
+	seq := make([]launch, len(at))
 	for j, i := range at {
-		seq[j] = &p.Kernels[i]
+		k := &p.Kernels[i]
+		seq[j] = launch{k, p.Fn(k), p.APIOf(k)}
 	}
 	none := func(why string) (inference, string, bool) {
 		return inference{}, fmt.Sprintf("%s: no phases found in the kernel stream (%s); the whole program is its one stage: mark its phases with NVTX ranges", p.File, why), false
@@ -203,7 +212,7 @@ func findPhases(p *timeline.Process) (inference, string, bool) {
 // decodeRuns finds the period of the decode loop in seq and the runs of
 // steps that repeat it (at least MinInferredSteps steps each), or 0 and
 // why there is none.
-func decodeRuns(seq []*timeline.KernelExecution) (int, []decodeRun, string) {
+func decodeRuns(seq []launch) (int, []decodeRun, string) {
 	per, runs := loopRuns(seq, MinStepLaunches)
 	if per == 0 {
 		return 0, nil, fmt.Sprintf("no sequence of %d launches or more repeats %d times or more", MinStepLaunches, MinInferredSteps)
@@ -267,7 +276,7 @@ func decodeRuns(seq []*timeline.KernelExecution) (int, []decodeRun, string) {
 
 // loopRuns is the period of at least minLaunches launches that repeats
 // in seq as a decode loop does (decodeRuns), and its runs; 0 for none.
-func loopRuns(seq []*timeline.KernelExecution, minLaunches int) (int, []decodeRun) {
+func loopRuns(seq []launch, minLaunches int) (int, []decodeRun) {
 	n := len(seq)
 	if n < 2*MinInferredSteps {
 		return 0, nil
@@ -275,15 +284,15 @@ func loopRuns(seq []*timeline.KernelExecution, minLaunches int) (int, []decodeRu
 	id := map[*timeline.Function]int{}
 	names := map[string]int{}
 	tok := make([]int, n)
-	for i, k := range seq {
-		t, ok := id[k.Function]
+	for i, l := range seq {
+		t, ok := id[l.fn]
 		if !ok {
-			name := k.Function.Name()
+			name := l.fn.Name()
 			if t, ok = names[name]; !ok {
 				t = len(names)
 				names[name] = t
 			}
-			id[k.Function] = t
+			id[l.fn] = t
 		}
 		tok[i] = t
 	}
@@ -370,7 +379,7 @@ func loopRuns(seq []*timeline.KernelExecution, minLaunches int) (int, []decodeRu
 // per launches before it (after the run before), when its kernels run
 // PrefillGridFactor times the blocks of the run's first step; runs[i].start
 // when there is none.
-func prefillBefore(seq []*timeline.KernelExecution, runs []decodeRun, i, per int) int {
+func prefillBefore(seq []launch, runs []decodeRun, i, per int) int {
 	r := runs[i]
 	lo := 0
 	if i > 0 {
@@ -433,7 +442,7 @@ func stepMatches(tok []int, s, per int) bool {
 // stepStart is the offset into its runs' steps at which the host waited
 // longest before a launch call (the median over the steps of the time
 // from the call before to it).
-func stepStart(seq []*timeline.KernelExecution, runs []decodeRun, per int) int {
+func stepStart(seq []launch, runs []decodeRun, per int) int {
 	best, bestGap := 0, int64(-1)
 	gaps := []int64{}
 	for j := range per {
@@ -441,7 +450,7 @@ func stepStart(seq []*timeline.KernelExecution, runs []decodeRun, per int) int {
 		for _, r := range runs {
 			for s := r.start + j; s < r.end; s += per {
 				if s > 0 {
-					gaps = append(gaps, seq[s].API.Start-seq[s-1].API.End)
+					gaps = append(gaps, seq[s].api.Start-seq[s-1].api.End)
 				}
 			}
 		}
@@ -457,17 +466,17 @@ func stepStart(seq []*timeline.KernelExecution, runs []decodeRun, per int) int {
 }
 
 // blocks is the thread blocks the launches ran, summed.
-func blocks(ks []*timeline.KernelExecution) float64 {
+func blocks(ks []launch) float64 {
 	b := 0.0
-	for _, k := range ks {
-		b += float64(k.Grid.X) * float64(k.Grid.Y) * float64(k.Grid.Z)
+	for _, l := range ks {
+		b += float64(l.fn.Grid.X) * float64(l.fn.Grid.Y) * float64(l.fn.Grid.Z)
 	}
 	return b
 }
 
 // addInferred adds the ranges of runs (their launches seq[i], on thread)
 // to p and attributes its kernels and copies to them.
-func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeline.KernelExecution, period int, runs []decodeRun) {
+func addInferred(p *timeline.Process, domain string, thread int64, seq []launch, period int, runs []decodeRun) {
 	var leaves []*timeline.Range // prefill and steps, by start
 	// A range opens at its first launch call and closes when its last
 	// launch call has returned and its kernels have run: as a range pushed
@@ -475,9 +484,9 @@ func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeli
 	// host's work before the next pass.
 	open := func(name string, parent *timeline.Range, from, to int) *timeline.Range {
 		r := &timeline.Range{Kind: timeline.PushPop, Domain: domain, Name: name, Thread: thread, EndThread: thread, Closed: true, Inferred: true, Parent: parent,
-			Start: seq[from].API.Start, End: seq[min(to, len(seq))-1].API.End}
-		for _, k := range seq[from:min(to, len(seq))] {
-			r.End = max(r.End, k.End)
+			Start: seq[from].api.Start, End: seq[min(to, len(seq))-1].api.End}
+		for _, l := range seq[from:min(to, len(seq))] {
+			r.End = max(r.End, l.k.End)
 		}
 		r.SetDepth()
 		p.Ranges = append(p.Ranges, r)
@@ -486,8 +495,8 @@ func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeli
 	for _, run := range runs {
 		if run.prefill < run.start {
 			r := open(InferredPrefill, nil, run.prefill, run.start)
-			for _, k := range seq[run.prefill:run.start] {
-				k.Range = r
+			for _, l := range seq[run.prefill:run.start] {
+				p.SetRange(l.k, r)
 			}
 			leaves = append(leaves, r)
 		}
@@ -498,10 +507,10 @@ func addInferred(p *timeline.Process, domain string, thread int64, seq []*timeli
 				// A step runs to the next step's first launch: the host's
 				// work between them (sampling, the token's wait) is the
 				// step's, as the program's own clock reads a token.
-				st.End = max(st.End, seq[next].API.Start)
+				st.End = max(st.End, seq[next].api.Start)
 			}
-			for _, k := range seq[s:min(s+period, run.end)] {
-				k.Range = st
+			for _, l := range seq[s:min(s+period, run.end)] {
+				p.SetRange(l.k, st)
 			}
 			leaves = append(leaves, st)
 		}

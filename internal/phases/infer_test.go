@@ -27,7 +27,8 @@ func phaseTotals(tl *timeline.Timeline) (ms map[string]float64, instances map[st
 		for _, r := range p.Ranges {
 			instances[r.Name]++
 		}
-		for _, k := range p.Kernels {
+		for i := range p.Kernels {
+			k := p.Kernel(i)
 			for r := k.Range; r != nil; r = r.Parent {
 				if r.Name == phases.InferredPrefill || r.Name == phases.InferredDecode {
 					ms[r.Name] += float64(k.End-k.Start) / 1e6

@@ -70,7 +70,7 @@ func TestLaunchCallsRecorded(t *testing.T) {
 				calls := map[*timeline.API]bool{}
 				var ns int64
 				for i := range p.Kernels {
-					kx := &p.Kernels[i]
+					kx := p.Kernel(i)
 					top := kx.Range
 					for r := kx.Range; r != nil; r = r.Parent {
 						if r.Domain == "" {

@@ -266,7 +266,7 @@ func (a *phaseAcc) leftOut(s *Steady, r *timeline.Range) *phaseAcc {
 	return a.warmup()
 }
 
-func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, i int32, collective bool) {
+func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, api *timeline.API, i int32, collective bool) {
 	in.activity(k.Start, k.End)
 	in.ks = append(in.ks, i)
 	a.p.Kernels++
@@ -274,21 +274,21 @@ func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, i int32, col
 		a.collectives++
 	}
 	a.p.KernelNS += k.End - k.Start
-	if k.API != nil {
-		a.lat.add(k.Start - k.API.Start)
+	if api != nil {
+		a.lat.add(k.Start - api.Start)
 		// a call that launched one kernel is counted with it; one that
 		// launched several (a graph launch), once
-		if k.API.Kernels > 1 {
-			if a.calls[k.API] {
+		if api.Kernels > 1 {
+			if a.calls[api] {
 				return
 			}
 			if a.calls == nil {
 				a.calls = map[*timeline.API]bool{}
 			}
-			a.calls[k.API] = true
+			a.calls[api] = true
 		}
 		a.p.LaunchCalls.Count++
-		a.p.LaunchCalls.NS += k.API.End - k.API.Start
+		a.p.LaunchCalls.NS += api.End - api.Start
 	}
 }
 
@@ -337,8 +337,12 @@ type deviceBusy struct {
 	split        bool
 	isCollective func(*timeline.KernelExecution) bool
 	kernels      []timeline.KernelExecution
-	all          []busy // the device's busy stretches, every kernel of the process on it
+	fns          []*timeline.Function // the kernels' functions (KernelExecution.Fn)
+	all          []busy               // the device's busy stretches, every kernel of the process on it
 }
+
+// name is the name of the kernel at index i.
+func (db deviceBusy) name(i int32) string { return db.fns[db.kernels[i].Fn].Name() }
 
 // overlap is the time of the stretches bs (in start order) inside [s, e).
 func overlap(bs []busy, s, e int64) int64 {
@@ -368,7 +372,7 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 			a.p.BusyNS += b.end - b.start
 			own += inside(b, s, e)
 			if !first {
-				a.gap(facts.Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.kernels[p.last].Name(), After: db.kernels[b.first].Name(), Instance: i + 1})
+				a.gap(facts.Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.name(p.last), After: db.name(b.first), Instance: i + 1})
 			}
 			p, first = b, false
 		}
@@ -677,30 +681,31 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 	rep := &facts.PhaseReport{Depth: opt.Depth, LaunchBoundIdleShare: LaunchBoundIdleShare, Scopes: []facts.PhaseScope{}}
 	collective := communicationRule(opt.Communication)
 	split := splitsCommunication(tl, collective)
-	isCollective := func(k *timeline.KernelExecution) bool { return collective(k.Name()) }
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
+		isCollective := func(k *timeline.KernelExecution) bool { return collective(p.Fn(k).Name()) }
 		pp := newProcPhases(p, opt, top)
 		origin := p.Header.StartNS
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
-			a := pp.dev(k.Device)
-			c := split && isCollective(k)
+			f, api := p.Fn(k), p.APIOf(k)
+			a := pp.dev(f.Device)
+			c := split && collective(f.Name())
 			if !nested {
-				a.run.kernel(a.all, k, int32(i), c)
+				a.run.kernel(a.all, k, api, int32(i), c)
 			}
-			sc := facts.Rank{ProcessID: p.Header.PID, Device: model.DeviceID(k.Device)}
+			sc := facts.Rank{ProcessID: p.Header.PID, Device: model.DeviceID(f.Device)}
 			if c {
 				calls.add("", sc, k.End-k.Start)
 			}
-			if pa, in := pp.phase(a, k.Range); pa != nil {
+			if pa, in := pp.phase(a, p.RangeOf(k)); pa != nil {
 				steady := true
 				if out := pa.leftOut(opt.Steady, in.r); out != nil {
 					pa, steady = out, false
 				} else if wp, win := pp.warmPart(pa, in.r, k.Start); wp != nil {
 					pa, in, steady = wp, win, false
 				}
-				pa.kernel(in, k, int32(i), c)
+				pa.kernel(in, k, api, int32(i), c)
 				if c && steady {
 					calls.add(pa.p.Name, sc, k.End-k.Start)
 				}
@@ -731,11 +736,11 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
 			var on []int32
 			for i := range p.Kernels {
-				if p.Kernels[i].Device == d {
+				if p.Fn(&p.Kernels[i]).Device == d {
 					on = append(on, int32(i))
 				}
 			}
-			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels, all: slices.AppendSeq(make([]busy, 0, len(on)), busyOf(p.Kernels, on, nil))}
+			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels, fns: p.Functions, all: slices.AppendSeq(make([]busy, 0, len(on)), busyOf(p.Kernels, on, nil))}
 			sc := facts.PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Phases: make([]facts.Phase, 0, len(a.order))}
 			if !nested {
 				sc.Run = a.run.finish(db, origin)

@@ -368,15 +368,16 @@ func TopProcessesOf(tl *timeline.Timeline, functions []string) TopProcesses {
 	for _, p := range tl.Processes {
 		pr := proc{ProcessRef: ProcessRef{ID: p.Header.PID, Name: p.Header.Exe}, counts: map[config]int{}}
 		names := functionNames{}
-		for _, k := range p.Kernels {
-			f := names.of(k.Function)
+		for i := range p.Kernels {
+			k, fn := &p.Kernels[i], p.Fn(&p.Kernels[i])
+			f := names.of(fn)
 			if !slices.Contains(functions, f) {
 				continue
 			}
 			if len(pr.counts) == 0 || k.Start < pr.first {
 				pr.first = k.Start
 			}
-			pr.counts[config{f, k.Grid, k.Block}]++
+			pr.counts[config{f, fn.Grid, fn.Block}]++
 		}
 		if len(pr.counts) > 0 {
 			ps = append(ps, pr)
@@ -415,9 +416,9 @@ func SameTopLaunches(tl *timeline.Timeline, functions []string) (same bool, proc
 	for _, p := range tl.Processes {
 		mine := map[config]bool{}
 		names := functionNames{}
-		for _, k := range p.Kernels {
-			if slices.Contains(functions, names.of(k.Function)) {
-				mine[config{k.Name(), k.Grid, k.Block, k.DynamicShared}] = true
+		for i := range p.Kernels {
+			if f := p.Fn(&p.Kernels[i]); slices.Contains(functions, names.of(f)) {
+				mine[config{f.Name(), f.Grid, f.Block, f.DynamicShared}] = true
 			}
 		}
 		if len(mine) == 0 {

@@ -121,7 +121,7 @@ func workDone(p *timeline.Process) map[*timeline.Range]int64 {
 		}
 	}
 	for i := range p.Kernels {
-		own(p.Kernels[i].Range, p.Kernels[i].End)
+		own(p.RangeOf(&p.Kernels[i]), p.Kernels[i].End)
 	}
 	for i := range p.Copies {
 		own(p.Copies[i].Range, p.Copies[i].End)

@@ -142,7 +142,7 @@ func peersOf(tl *timeline.Timeline) func(p, q *timeline.Process) bool {
 	for _, p := range tl.Processes {
 		on := map[uint32]bool{}
 		for i := range p.Kernels {
-			on[p.Kernels[i].Device] = true
+			on[p.Fn(&p.Kernels[i]).Device] = true
 		}
 		gpus[p] = on
 	}

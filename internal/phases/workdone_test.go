@@ -28,7 +28,7 @@ func workDoneByWalk(p *timeline.Process) map[*timeline.Range]int64 {
 		}
 	}
 	for i := range p.Kernels {
-		mark(p.Kernels[i].Range, p.Kernels[i].End)
+		mark(p.RangeOf(&p.Kernels[i]), p.Kernels[i].End)
 	}
 	for i := range p.Copies {
 		mark(p.Copies[i].Range, p.Copies[i].End)

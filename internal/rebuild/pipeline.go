@@ -216,7 +216,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	in.summary = summaryInputs(run, cfg, in.src, in.tab, in.kerr, in.reg, in.rerr)
 	if in.summary.ConfigNS != nil && in.tl != nil {
 		inRanges := model.InRangesOf(cfg.Include)
-		in.configNS = configTimes(in.tl, func(_ *timeline.KernelExecution, l *model.Launch) bool { return inRanges(l) })
+		in.configNS = configTimes(in.tl, func(_ *timeline.Kernel, l *model.Launch) bool { return inRanges(l) })
 	}
 	if in.summary.StagesFromRanges && run.Exists(rundir.TimelineModel) {
 		// The model facts the program's framework gave; where they come

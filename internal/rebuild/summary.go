@@ -242,8 +242,8 @@ func program(run *rundir.Run, cfg settings, tab *model.KernelTable) facts.Progra
 			if len(p.Kernels) > 0 {
 				exes = append(exes, p.Header.Exe)
 			}
-			for _, k := range p.Kernels {
-				names[k.Name()] = true
+			for i := range p.Kernels {
+				names[p.Fn(&p.Kernels[i]).Name()] = true
 			}
 		}
 		if len(exes) == 0 {
@@ -297,9 +297,9 @@ func byTableNames[V any](m map[string]V, tab *model.KernelTable) map[string]V {
 // (kernels.ConfigKey) in the timeline's launches that keep admits (all of
 // them when it admits none, as the kernel table then takes the program's
 // outermost ranges): what weighs the deep pass's sample of each kernel.
-func configTimes(tl *timeline.Timeline, keep func(*timeline.KernelExecution, *model.Launch) bool) map[string]map[string]float64 {
+func configTimes(tl *timeline.Timeline, keep func(*timeline.Kernel, *model.Launch) bool) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	add := func(keep func(*timeline.KernelExecution, *model.Launch) bool) {
+	add := func(keep func(*timeline.Kernel, *model.Launch) bool) {
 		// by function first (a kernel's configuration on a stream): the
 		// names and keys are made once each, and the sums of whole
 		// nanoseconds are exact in any order
@@ -320,7 +320,7 @@ func configTimes(tl *timeline.Timeline, keep func(*timeline.KernelExecution, *mo
 	}
 	add(keep)
 	if len(out) == 0 {
-		add(func(*timeline.KernelExecution, *model.Launch) bool { return true })
+		add(func(*timeline.Kernel, *model.Launch) bool { return true })
 	}
 	return out
 }

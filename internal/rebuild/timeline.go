@@ -104,9 +104,9 @@ func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*mod
 // summaryLaunch admits the launches of the summary's kernel table
 // (summaryKernels): those of the profiled ranges, in steady state where
 // they are ranges.
-func (c settings) summaryLaunch(tl *timeline.Timeline) func(*timeline.KernelExecution, *model.Launch) bool {
+func (c settings) summaryLaunch(tl *timeline.Timeline) func(*timeline.Kernel, *model.Launch) bool {
 	steady, domains, inRanges := c.steady(tl), []string{c.Domain}, model.InRangesOf(c.Include)
-	return func(k *timeline.KernelExecution, l *model.Launch) bool {
+	return func(k *timeline.Kernel, l *model.Launch) bool {
 		return inRanges(l) && (len(c.Include) == 0 || !steady.LaunchInWarmup(k.Range, k.Start, domains))
 	}
 }

@@ -128,7 +128,8 @@ func TestProcessesOf(t *testing.T) {
 	most := map[int64]int{}
 	for _, p := range tl.Processes {
 		n := map[string]int{}
-		for _, k := range p.Kernels {
+		for i := range p.Kernels {
+			k := p.Fn(&p.Kernels[i])
 			key := model.FunctionName(k.Name()) + k.Grid.String() + k.Block.String()
 			n[key]++
 			most[p.Header.PID] = max(most[p.Header.PID], n[key])

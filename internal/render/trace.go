@@ -342,7 +342,8 @@ func (w *writer) gpuTracks(p *timeline.Process, pid int64, index int) map[uint32
 		devs[d].streams[s] = true
 	}
 	for i := range p.Kernels {
-		see(p.Kernels[i].Device, p.Kernels[i].Stream)
+		f := p.Fn(&p.Kernels[i])
+		see(f.Device, f.Stream)
 	}
 	for i := range p.Copies {
 		see(p.Copies[i].Device, p.Copies[i].Stream)
@@ -375,31 +376,32 @@ func (w *writer) gpuTracks(p *timeline.Process, pid int64, index int) map[uint32
 func (w *writer) kernels(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
-		fb := w.function(k.Function)
-		w.event("X", gpid[k.Device], int64(k.Stream), k.Start)
+		f, api, r := p.Fn(k), p.APIOf(k), p.RangeOf(k)
+		fb := w.function(f)
+		w.event("X", gpid[f.Device], int64(f.Stream), k.Start)
 		w.str("cat", CatKernel)
 		w.key("name")
 		w.b = append(w.b, fb.name...)
 		w.dur(k.End - k.Start)
 		w.args()
 		w.int("pid", pid)
-		w.int("device", int64(k.Device))
-		w.int("stream", int64(k.Stream))
+		w.int("device", int64(f.Device))
+		w.int("stream", int64(f.Stream))
 		w.int("correlation", int64(k.Correlation))
 		w.b = append(w.b, fb.fixed...)
-		if k.Range != nil {
-			if k.Range != w.lastRange {
-				w.lastRange, w.lastPath = k.Range, quote(k.Range.Path())
+		if r != nil {
+			if r != w.lastRange {
+				w.lastRange, w.lastPath = r, quote(r.Path())
 			}
 			w.key("nvtx")
 			w.b = append(w.b, w.lastPath...)
 		}
-		if k.API != nil {
-			w.dur2("launch_latency_us", k.Start-k.API.Start)
+		if api != nil {
+			w.dur2("launch_latency_us", k.Start-api.Start)
 		}
 		w.end(true)
-		if k.API != nil {
-			w.flow(pid, k.API.Thread, k.API.Start, gpid[k.Device], int64(k.Stream), k.Start, i)
+		if api != nil {
+			w.flow(pid, api.Thread, api.Start, gpid[f.Device], int64(f.Stream), k.Start, i)
 		}
 	}
 }

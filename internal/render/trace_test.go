@@ -178,7 +178,7 @@ func TestTrace(t *testing.T) {
 			attributed := 0
 			for _, p := range tl.Processes {
 				for i := range p.Kernels {
-					k := &p.Kernels[i]
+					k := p.Kernel(i)
 					if k.API == nil {
 						continue
 					}

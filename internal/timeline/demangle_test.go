@@ -26,11 +26,12 @@ func TestDemangledAsCUPTIWrites(t *testing.T) {
 		require.NoError(t, err)
 		for _, p := range tl.Processes {
 			seen := map[*Function]bool{}
-			for _, k := range p.Kernels {
-				if seen[k.Function] || !strings.HasPrefix(k.Mangled, "_Z") {
+			for i := range p.Kernels {
+				k := p.Fn(&p.Kernels[i])
+				if seen[k] || !strings.HasPrefix(k.Mangled, "_Z") {
 					continue
 				}
-				seen[k.Function] = true
+				seen[k] = true
 				got, _ := demangled(k.Mangled, "")
 				assert.Equal(t, ncu.SpellingKey(k.Demangled), ncu.SpellingKey(got), "%s: %s", f, k.Mangled)
 				n++

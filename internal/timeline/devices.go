@@ -108,7 +108,7 @@ func numberDevices(procs []*building) []GPU {
 // devices are the ordinals of the process's kernels and copies, sorted.
 func (bp *building) devices() []uint32 {
 	var out []uint32
-	for _, f := range bp.functions {
+	for _, f := range bp.p.Functions {
 		if !slices.Contains(out, f.Device) {
 			out = append(out, f.Device)
 		}
@@ -124,7 +124,7 @@ func (bp *building) devices() []uint32 {
 
 // renumber rewrites the process's devices by m.
 func (bp *building) renumber(m map[uint32]uint32) {
-	for _, f := range bp.functions {
+	for _, f := range bp.p.Functions {
 		f.Device = m[f.Device]
 	}
 	for i := range bp.p.Copies {

@@ -44,7 +44,7 @@ func devicesOf(tl *Timeline) [][]uint32 {
 	for _, p := range tl.Processes {
 		var ds []uint32
 		for i := range p.Kernels {
-			ds = append(ds, p.Kernels[i].Device)
+			ds = append(ds, p.Fn(&p.Kernels[i]).Device)
 		}
 		out = append(out, ds)
 	}

@@ -80,23 +80,42 @@ func (tl *Timeline) Launches() iter.Seq[*model.Launch] {
 	}
 }
 
-// KernelLaunches is Launches with each launch's kernel.
-func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] {
-	return func(yield func(*KernelExecution, *model.Launch) bool) {
+// Kernel is a launch as a query over a timeline's launches reads it: the
+// execution with its function, launch call and range (Process.Fn,
+// Process.APIOf, Process.RangeOf).
+type Kernel struct {
+	*KernelExecution
+	*Function
+	API   *API   // nil: missing
+	Range *Range // nil: outside every range
+}
+
+// Kernel is the process's kernel i as a query reads it.
+func (p *Process) Kernel(i int) *Kernel {
+	k := &p.Kernels[i]
+	return &Kernel{KernelExecution: k, Function: p.Fn(k), API: p.APIOf(k), Range: p.RangeOf(k)}
+}
+
+// KernelLaunches is Launches with each launch's kernel, one Kernel
+// rewritten on every step as the Launch is.
+func (tl *Timeline) KernelLaunches() iter.Seq2[*Kernel, *model.Launch] {
+	return func(yield func(*Kernel, *model.Launch) bool) {
 		l := new(model.Launch)
+		kk := new(Kernel)
 		for _, p := range tl.Processes {
 			outside := map[int64]*model.Stack{}
 			pname := path.Base(p.Header.Exe)
 			for i := range p.Kernels {
 				k := &p.Kernels[i]
+				f, api, r := p.Fn(k), p.APIOf(k), p.RangeOf(k)
 				var st *model.Stack
 				switch {
-				case k.Range != nil:
-					st = k.Range.Stack()
+				case r != nil:
+					st = r.Stack()
 				default:
 					var tid int64
-					if k.API != nil {
-						tid = k.API.Thread
+					if api != nil {
+						tid = api.Thread
 					}
 					if st = outside[tid]; st == nil {
 						st = &model.Stack{Thread: tid}
@@ -104,15 +123,16 @@ func (tl *Timeline) KernelLaunches() iter.Seq2[*KernelExecution, *model.Launch] 
 					}
 				}
 				ns := k.End - k.Start
-				grid, block := k.Shape()
+				grid, block := f.Shape()
 				*l = model.Launch{
 					Line: int(k.Line), ID: int64(i), ProcessID: p.Header.PID, ProcessName: pname,
-					Kernel: k.Name(), BlockSize: block, GridSize: grid,
-					Device: model.DeviceID(k.Device), NVTX: st,
+					Kernel: f.Name(), BlockSize: block, GridSize: grid,
+					Device: model.DeviceID(f.Device), NVTX: st,
 					Duration:       model.Value{Base: float64(ns), Unit: "ns", OrigUnit: "ns", Valid: true},
 					DurationMetric: model.DurationMetric,
 				}
-				if !yield(k, l) {
+				*kk = Kernel{KernelExecution: k, Function: f, API: api, Range: r}
+				if !yield(kk, l) {
 					return
 				}
 			}

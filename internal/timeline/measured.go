@@ -146,7 +146,7 @@ func (bp *building) measure() {
 	}
 	for _, k := range p.Kernels {
 		if m := measured[k.Correlation]; m != nil {
-			m.Function = k.Function
+			m.Function = p.Fn(&k)
 			d, ok := m.duration()
 			m.Placed = ok && m.Window.End-m.Window.Start > d
 		}

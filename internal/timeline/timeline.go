@@ -56,11 +56,18 @@ type Process struct {
 	End        *cupti.End // nil when cut short
 	Notes      []cupti.Note
 	Kernels    []KernelExecution // by start, then correlation
-	Copies     []Copy            // memcpys and memsets, by start
-	APIs       []API             // by start; one per correlation id
-	Calls      []Call            // the functions the APIs called, each once (API.Call)
-	Ranges     []*Range          // every range instance, push/pop and start/end, by start
-	Marks      []cupti.NVTX
+	// Functions are the process's kernels' functions, each once
+	// (KernelExecution.Fn).
+	Functions []*Function
+	Copies    []Copy   // memcpys and memsets, by start
+	APIs      []API    // by start; one per correlation id
+	Calls     []Call   // the functions the APIs called, each once (API.Call)
+	Ranges    []*Range // every range instance, push/pop and start/end, by start
+	// RangeList is every range a kernel was launched in, in the order
+	// first set (KernelExecution.Range): its indexes hold however Ranges
+	// is sorted or cut.
+	RangeList []*Range
+	Marks     []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
 	Problems []string
 	// Anomalies are what in the file changes the numbers made from it
@@ -141,18 +148,24 @@ func (tl *Timeline) Notices() []string {
 	return out
 }
 
-// KernelExecution is one kernel execution (a K record) and where it came from.
+// KernelExecution is one kernel execution (a K record) and where it came
+// from. It holds no pointer (the collector need not scan a process's
+// kernels): its function, launch call and range are indexes into its
+// process's (Process.Fn, Process.APIOf, Process.RangeOf).
 type KernelExecution struct {
 	Start, End  int64 // ns; End >= Start
 	Line        Line
 	Correlation uint32
-	// Function is what ran and on which stream, one value shared by every
-	// launch of the same: a timeline holds each once.
-	*Function
-	API *API // the launch call; nil when missing
+	// Fn is what ran and on which stream: its index in Process.Functions,
+	// one value shared by every launch of the same.
+	Fn uint32
+	// API is the launch call's index in Process.APIs, plus one (0: the
+	// call is missing).
+	API uint32
 	// Range is the innermost push/pop range open on the launching thread
-	// when it was launched; nil outside every range.
-	Range *Range
+	// when it was launched: its index in Process.RangeList, plus one (0:
+	// outside every range).
+	Range uint32
 }
 
 // Line is a record's line in its file. A file of more lines (some 200 GB
@@ -217,6 +230,40 @@ func (p *Process) CallOf(a *API) *Call {
 	return &p.Calls[a.Call-1]
 }
 
+// Fn is the function k ran.
+func (p *Process) Fn(k *KernelExecution) *Function { return p.Functions[k.Fn] }
+
+// APIOf is k's launch call; nil where it is missing.
+func (p *Process) APIOf(k *KernelExecution) *API {
+	if k.API == 0 {
+		return nil
+	}
+	return &p.APIs[k.API-1]
+}
+
+// RangeOf is the innermost push/pop range k was launched in; nil outside
+// every range.
+func (p *Process) RangeOf(k *KernelExecution) *Range {
+	if k.Range == 0 {
+		return nil
+	}
+	return p.RangeList[k.Range-1]
+}
+
+// SetRange makes r (nil: none) the innermost push/pop range k was
+// launched in.
+func (p *Process) SetRange(k *KernelExecution, r *Range) {
+	if r == nil {
+		k.Range = 0
+		return
+	}
+	if r.listed == 0 {
+		p.RangeList = append(p.RangeList, r)
+		r.listed = uint32(len(p.RangeList))
+	}
+	k.Range = r.listed
+}
+
 // Call is which API function a call is, shared by every call of it.
 type Call struct {
 	Kind     cupti.APIKind
@@ -260,6 +307,9 @@ type Range struct {
 	Line     int    // the line that opened it
 	Parent   *Range // push/pop: the enclosing range on its thread
 	Depth    int    // push/pop: 1 for an outermost range; start/end: 0
+	// listed is r's index in its process's RangeList, plus one (0: not
+	// listed).
+	listed uint32
 	// capped is r's ancestor at depth model.MaxRangeDepth+1, r itself when
 	// it is not deeper (setDepth): where Levels starts, in constant time
 	// however deep r is.
@@ -316,8 +366,8 @@ type building struct {
 	// apis is every A record read, in file order; build keeps one per
 	// correlation id.
 	apis      chunks[API]
-	functions map[Function]*Function
-	calls     map[Call]uint32 // index in p.Calls, plus one
+	functions map[Function]uint32 // index in p.Functions
+	calls     map[Call]uint32     // index in p.Calls, plus one
 	metrics   []cupti.Metric
 	windows   []cupti.Window
 	// demangledBytes is the length of the mangled names demangled so far
@@ -438,13 +488,13 @@ func read(r io.Reader, name string) (*building, string, error) {
 		case *cupti.SyntaxError:
 			return nil, "", rec
 		case *cupti.Header:
-			bp = &building{p: &Process{File: name, Header: *rec}, functions: map[Function]*Function{}, calls: map[Call]uint32{}}
+			bp = &building{p: &Process{File: name, Header: *rec}, functions: map[Function]uint32{}, calls: map[Call]uint32{}}
 		case *cupti.KernelRecord:
 			if rec.Line > MaxLines {
 				return nil, "", tooLong(name, rec.Line)
 			}
 			bp.kernels.add(KernelExecution{Line: Line(rec.Line), Start: rec.Start, End: rec.End,
-				Correlation: rec.Correlation, Function: bp.function(rec)})
+				Correlation: rec.Correlation, Fn: bp.function(rec)})
 		case *cupti.Memcpy:
 			bp.p.Copies = append(bp.p.Copies, Copy{Line: rec.Line, Start: rec.Start, End: rec.End, Device: rec.Device,
 				Context: rec.Context, Stream: rec.Stream, Correlation: rec.Correlation, Kind: rec.Kind, Bytes: rec.Bytes})
@@ -493,13 +543,14 @@ func tooLong(name string, line int) error {
 	return &cupti.SyntaxError{File: name, Line: line, Msg: fmt.Sprintf("more than %d lines: a timeline reads files of at most that many", MaxLines)}
 }
 
-// function is k's Function, the one value of its kind in the process.
-func (bp *building) function(k *cupti.KernelRecord) *Function {
+// function is k's Function's index in the process's Functions, the one
+// value of its kind in the process.
+func (bp *building) function(k *cupti.KernelRecord) uint32 {
 	f := Function{Device: k.Device, Context: k.Context, Stream: k.Stream, Grid: k.Grid, Block: k.Block, Registers: k.Registers, StaticShared: k.StaticShared,
 		DynamicShared: k.DynamicShared, Mangled: k.Mangled, Demangled: k.Demangled}
-	p := bp.functions[f]
-	if p == nil {
-		p = new(Function)
+	i, ok := bp.functions[f]
+	if !ok {
+		p := new(Function)
 		*p = f
 		p.gridSize, p.blockSize = f.Grid.String(), f.Block.String()
 		switch {
@@ -513,9 +564,11 @@ func (bp *building) function(k *cupti.KernelRecord) *Function {
 				bp.p.KeptMangled++
 			}
 		}
-		bp.functions[f] = p
+		i = uint32(len(bp.p.Functions))
+		bp.p.Functions = append(bp.p.Functions, p)
+		bp.functions[f] = i
 	}
-	return p
+	return i
 }
 
 // The demangler's budget. Its work grows with a name's nesting and its
@@ -806,23 +859,27 @@ func (bp *building) build() {
 		bp.dropUnclosed(changes)
 	}
 
-	at := func(corr uint32) (*API, *Range) {
+	// at is the launch call of correlation id corr (its index in p.APIs,
+	// -1: none) and the range it was made in.
+	at := func(corr uint32) (int32, *Range) {
 		j, ok := slices.BinarySearchFunc(byCorr, corr, func(i int32, c uint32) int { return cmp.Compare(p.APIs[i].Correlation, c) })
 		if !ok {
-			return nil, nil
+			return -1, nil
 		}
 		api := &p.APIs[byCorr[j]]
 		cs := changes[api.Thread]
 		i := sort.Search(len(cs), func(i int) bool { return cs[i].ts > api.Start })
 		if i == 0 {
-			return api, nil
+			return byCorr[j], nil
 		}
-		return api, cs[i-1].top
+		return byCorr[j], cs[i-1].top
 	}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
-		k.API, k.Range = at(k.Correlation)
-		if k.API == nil {
+		a, r := at(k.Correlation)
+		k.API = uint32(a + 1)
+		p.SetRange(k, r)
+		if a < 0 {
 			p.Unattributed++
 		}
 	}
@@ -833,14 +890,18 @@ func (bp *building) build() {
 	}
 	for i := range p.Copies {
 		c := &p.Copies[i]
-		c.API, c.Range = at(c.Correlation)
+		a, r := at(c.Correlation)
+		if a >= 0 {
+			c.API = &p.APIs[a]
+		}
+		c.Range = r
 	}
 	slices.SortFunc(p.Kernels, func(x, y KernelExecution) int {
 		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Line, y.Line))
 	})
 	p.dropDuplicates()
 	for i := range p.Kernels {
-		if a := p.Kernels[i].API; a != nil {
+		if a := p.APIOf(&p.Kernels[i]); a != nil {
 			a.Kernels++
 		}
 	}
@@ -858,7 +919,7 @@ func (p *Process) dropBeforeLaunch() {
 	kept := p.Kernels[:0]
 	first, n := 0, 0
 	for _, k := range p.Kernels {
-		if k.API != nil && k.Start < k.API.Start {
+		if a := p.APIOf(&k); a != nil && k.Start < a.Start {
 			if n == 0 {
 				first = int(k.Line)
 			}
@@ -982,12 +1043,17 @@ func (p *Process) dropDuplicates() {
 	p.Kernels, first, n = dropRepeats(p.Kernels, func(k *KernelExecution) int64 { return k.Start }, func(k *KernelExecution) int { return int(k.Line) },
 		func(a, b *KernelExecution) bool {
 			return a.Start == b.Start && a.End == b.End && a.Correlation == b.Correlation &&
-				a.Device == b.Device && a.Context == b.Context && a.Stream == b.Stream
+				sameStream(p.Fn(a), p.Fn(b))
 		})
 	if n > 0 {
 		p.anomaly(false, "", "%s:%d: %d kernel records repeat another (the same correlation id, start and end): each counted once",
 			p.File, first, n)
 	}
+}
+
+// sameStream says a and b ran on one device, context and stream.
+func sameStream(a, b *Function) bool {
+	return a.Device == b.Device && a.Context == b.Context && a.Stream == b.Stream
 }
 
 // OpenRecords is the text of a CUPTI record file read from r: r itself, or

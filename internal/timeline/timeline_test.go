@@ -163,9 +163,9 @@ func TestSharedCorrelation(t *testing.T) {
 	require.Len(t, p.APIs, 3)
 	assert.Equal(t, []string{"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel"},
 		[]string{p.CallOf(&p.APIs[0]).Function, p.CallOf(&p.APIs[1]).Function, p.CallOf(&p.APIs[2]).Function})
-	assert.Equal(t, int64(110), p.Kernels[0].API.Start)
-	assert.Equal(t, "r", p.Kernels[0].Range.Path(), "attributed at the runtime call (110), not the driver call (115, after the pop)")
-	assert.Equal(t, timeline.Line(7), p.Kernels[1].API.Line, "the tie goes to the first in the file")
+	assert.Equal(t, int64(110), p.Kernel(0).API.Start)
+	assert.Equal(t, "r", p.Kernel(0).Range.Path(), "attributed at the runtime call (110), not the driver call (115, after the pop)")
+	assert.Equal(t, timeline.Line(7), p.Kernel(1).API.Line, "the tie goes to the first in the file")
 	assert.Empty(t, p.Problems)
 }
 
@@ -321,7 +321,8 @@ func TestRecordings(t *testing.T) {
 				if rc.real {
 					// Each launch attributed: its launch call is there.
 					assert.Zero(t, p.Unattributed, p.File)
-					for _, k := range p.Kernels {
+					for i := range p.Kernels {
+						k := p.Kernel(i)
 						require.NotNil(t, k.API, "%s:%d", p.File, k.Line)
 						assert.LessOrEqual(t, k.API.Start, k.Start, "%s:%d: launched before it ran", p.File, k.Line)
 					}
