@@ -77,7 +77,7 @@ func reportRun(run *rundir.Run, o ReportOptions) error {
 // (debug.SetGCPercent; the environment's GOGC, where set, wins): the heap
 // grows to 1.5 times what is live before a collection. A rebuild's memory
 // then grows with its records at about 1.5 times what it keeps of them (a
-// run of 2M launches within 800 MiB) and its time grows linearly with
+// run of 2M launches within 530 MiB) and its time grows linearly with
 // them; the environment's GOMEMLIMIT bounds it where memory is short
 // (BenchmarkLongRun, docs/measurements.md).
 const GCPercent = 50

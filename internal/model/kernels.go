@@ -32,8 +32,8 @@ type kernelAcc struct {
 	durs  durations // per launch; kept only with spread
 }
 
-// durations are launch durations in ns: a whole number of ns below 4.29 s
-// in four bytes, any other in eight.
+// durations are launch durations in ns: a whole number of ns that a
+// uint32 holds (up to 4.29 s) in four bytes, any other in eight.
 type durations struct {
 	small []uint32
 	other []float64
@@ -72,7 +72,9 @@ type KernelAggregator struct {
 func NewKernelAggregator() *KernelAggregator { return &KernelAggregator{m: map[kernelKey]*kernelAcc{}} }
 
 // KeepSpread makes the table give each kernel its Spread. It keeps every
-// launch's duration (4 bytes a launch), so memory grows with the launches:
+// launch's duration (4 bytes a launch, 8 for one over 4.29 s or not a
+// whole number of ns; Table makes a kernel's 8 each for a moment), so
+// memory grows with the launches:
 // for a timeline's real per-launch times, not for streaming large exports.
 func (a *KernelAggregator) KeepSpread() { a.spread = true }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSpreadOfMixedDurations: durations kept in four bytes (whole ns below
-// 4.29 s) and those kept in eight (a fraction of a ns, 4.29 s and over)
+// TestSpreadOfMixedDurations: durations kept in four bytes (whole ns up to
+// math.MaxUint32) and those kept in eight (a fraction of a ns, or more)
 // give one kernel's spread together, as the durations themselves do.
 func TestSpreadOfMixedDurations(t *testing.T) {
 	durs := []float64{5e9, 1200, 0.5, 1200.25, math.MaxUint32, math.MaxUint32 + 1, 800}

@@ -15,7 +15,8 @@ const TestGCPercent = 400
 
 // CollectLess sets TestGCPercent for this process and, through GOGC, for
 // those it starts, unless GOGC is set already or benchmarks run (their
-// time and memory are the command's, under Go's default). A package's
+// time and memory are measured under Go's default, or under the target a
+// benchmark sets: BenchmarkLongRun the command's). A package's
 // TestMain calls it first.
 func CollectLess() {
 	if os.Getenv("GOGC") != "" || benchmarking(os.Args[1:]) {

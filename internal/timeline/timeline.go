@@ -56,16 +56,17 @@ type Process struct {
 	End        *cupti.End // nil when cut short
 	Notes      []cupti.Note
 	Kernels    []KernelExecution // by start, then correlation
-	// Functions are the process's kernels' functions, each once
-	// (KernelExecution.Fn).
+	// Functions are the functions of the process's kernel records, each
+	// once (KernelExecution.Fn); a kernel left out may leave one unused.
 	Functions []*Function
 	Copies    []Copy   // memcpys and memsets, by start
 	APIs      []API    // by start; one per correlation id
 	Calls     []Call   // the functions the APIs called, each once (API.Call)
 	Ranges    []*Range // every range instance, push/pop and start/end, by start
-	// RangeList is every range a kernel was launched in, in the order
-	// first set (KernelExecution.Range): its indexes hold however Ranges
-	// is sorted or cut.
+	// RangeList is every range a kernel was ever set in (SetRange), in
+	// the order first set (KernelExecution.Range): its indexes hold
+	// however Ranges is sorted or cut; a range no kernel is in any longer
+	// may stay listed.
 	RangeList []*Range
 	Marks     []cupti.NVTX
 	// Problems are what attribution could not make sense of, with lines.
