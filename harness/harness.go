@@ -75,12 +75,11 @@ func reportRun(run *rundir.Run, o ReportOptions) error {
 
 // GCPercent is the garbage collector's target deepprof sets
 // (debug.SetGCPercent; the environment's GOGC, where set, wins): the heap
-// grows to 1.5 times what is live before a collection. A rebuild's memory
-// then grows with its records at about 1.5 times what it keeps of them (a
-// run of 2M launches within 530 MiB) and its time grows linearly with
-// them; the environment's GOMEMLIMIT bounds it where memory is short
-// (BenchmarkLongRun, docs/measurements.md).
-const GCPercent = 50
+// grows to 1.4 times what is live before a collection. A rebuild's memory
+// then grows with its records, at 0.25 KiB a launch, and its time grows
+// linearly with them; the environment's GOMEMLIMIT bounds it where memory
+// is short (BenchmarkLongRun, docs/measurements.md).
+const GCPercent = 40
 
 // Merged is a run directory merged of the nodes' runs: the files copied
 // and the ranks whose deep passes it holds.
