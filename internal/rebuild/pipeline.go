@@ -213,7 +213,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	if in.serr != nil && run.HasExport(rundir.NcuRaw) {
 		in.errs = append(in.errs, in.serr)
 	}
-	in.summary = summaryInputs(run, cfg, in.src, in.tab, in.kerr, in.reg, in.rerr)
+	in.summary = summaryInputs(run, in)
 	if in.summary.ConfigNS != nil && in.tl != nil {
 		inRanges := model.InRangesOf(cfg.Include)
 		in.configNS = configTimes(in.tl, func(_ *timeline.Kernel, l *model.Launch) bool { return inRanges(l) })

@@ -119,11 +119,16 @@ func drawCharts(s *facts.Summary) []render.Chart {
 }
 
 // summaryInputs gathers what the summary is built from: the inputs the
-// rebuild read once (kernels, regions: each with the reason when it could
-// not be), the stages, env.json and the deep pass's metrics; each input
-// that cannot be read comes with the reason.
-func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.KernelTable, kerr error, reg *facts.RegionReport, rerr error) summary.Inputs {
-	in := summary.Inputs{RunID: run.Manifest().RunID}
+// rebuild read once (the timeline, kernels, regions: each with the reason
+// when it could not be), the stages, env.json and the deep pass's metrics;
+// each input that cannot be read comes with the reason.
+func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
+	cfg, src, tab, kerr, reg, rerr := read.cfg, read.src, read.tab, read.kerr, read.reg, read.rerr
+	var tl *timeline.Timeline // nil: none, or unreadable
+	if read.tlErr == nil {
+		tl = read.tl
+	}
+	in := summary.Inputs{RunID: read.runID}
 
 	env, err := readEnv(run)
 	switch {
@@ -184,7 +189,7 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 		in.Kernels, in.KernelsSource, in.KernelsTimedBy = tab, src.kernels.path+" ("+src.kernels.what+")", src.kernels.timer
 		if src.kernels.timer == facts.TimedByCUPTI {
 			in.KernelRanges, in.KernelRangesInferred = cfg.IncludeNames, cfg.inferredScope
-			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(run, cfg, tab); kerr != nil {
+			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(tl, cfg, tab); kerr != nil {
 				in.Kernels, in.KernelsMissing = nil, kerr.Error()
 			}
 		}
@@ -192,28 +197,24 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 
 	if !run.HasExport(rundir.NcuRaw) {
 		in.MetricsMissing = "no deep-pass export (" + rundir.NcuRaw + ")"
-		if hasCupti(run) {
-			if tl, err := cfg.loadTimeline(run); err == nil {
-				if m, err := libraryMetrics(tl); err != nil {
-					in.MetricsMissing = err.Error()
-				} else if m != nil {
-					in.Metrics, in.MetricsBy, in.MetricsMissing = byTableNames(m, tab), facts.DeepByLibrary, ""
-					in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
-				}
+		if tl != nil {
+			if m, err := libraryMetrics(tl); err != nil {
+				in.MetricsMissing = err.Error()
+			} else if m != nil {
+				in.Metrics, in.MetricsBy, in.MetricsMissing = byTableNames(m, tab), facts.DeepByLibrary, ""
+				in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
 			}
 		}
 	} else if sc := cfg.scan(run, rundir.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
 		in.MetricsMissing = sc.metricsErr.Error()
 	} else {
 		in.Metrics, in.MetricsBy = byTableNames(sc.metrics, tab), facts.DeepByNcu
-		if src.kernels.path == rundir.TimelineCupti {
-			if tl, err := cfg.loadTimeline(run); err == nil {
-				in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
-			}
+		if src.kernels.path == rundir.TimelineCupti && tl != nil {
+			in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
 		}
 	}
 
-	in.Program = program(run, cfg, tab)
+	in.Program = program(tl, tab)
 
 	if rerr != nil {
 		in.RegionsMissing = rerr.Error()
@@ -224,19 +225,13 @@ func summaryInputs(run *rundir.Run, cfg settings, src sources, tab *model.Kernel
 }
 
 // program is what kind of program the run profiled (summary.ProgramOf),
-// from its CUPTI records where it has them (the executables of the
+// from its CUPTI timeline tl where it has one (the executables of the
 // processes that launched kernels, their kernels and API calls), else from
 // the kernel table's names alone.
-func program(run *rundir.Run, cfg settings, tab *model.KernelTable) facts.Program {
+func program(tl *timeline.Timeline, tab *model.KernelTable) facts.Program {
 	var exes []string
 	names := map[string]bool{}
 	apis := func(func(string) bool) {}
-	var tl *timeline.Timeline
-	if hasCupti(run) {
-		if t, err := cfg.loadTimeline(run); err == nil {
-			tl = t
-		}
-	}
 	if tl != nil {
 		for _, p := range tl.Processes {
 			if len(p.Kernels) > 0 {

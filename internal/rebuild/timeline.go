@@ -82,11 +82,11 @@ func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
 // summaryKernels is the summary's kernel table of the CUPTI timeline and
 // what of its scope ran in warm-up instances (the one warm-up decision):
 // for the profiled ranges, their launches in steady state, the warm-up's
-// left out; for the whole run, tab (every launch), the warm-up in it. A
-// timeline that cannot be read leaves tab, with no warm-up decision.
-func summaryKernels(run *rundir.Run, cfg settings, tab *model.KernelTable) (*model.KernelTable, *facts.KernelsWarmup, error) {
-	tl, err := cfg.loadTimeline(run)
-	if err != nil {
+// left out; for the whole run, tab (every launch), the warm-up in it. No
+// timeline (nil: it could not be read) leaves tab, with no warm-up
+// decision.
+func summaryKernels(tl *timeline.Timeline, cfg settings, tab *model.KernelTable) (*model.KernelTable, *facts.KernelsWarmup, error) {
+	if tl == nil {
 		return tab, nil, nil
 	}
 	kept, warm, measured, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include),
