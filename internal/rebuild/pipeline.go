@@ -148,7 +148,8 @@ func (in *inputs) note(texts ...string) {
 // chosen, each export read in one pass for every result made from it.
 func load(run *rundir.Run, cfg settings) *inputs {
 	cfg.memo = &memo{}
-	in := &inputs{runID: run.Manifest().RunID, cupti: hasCupti(run), cuptiFiles: rundir.CuptiFiles(run)}
+	in := &inputs{runID: run.Manifest().RunID, cuptiFiles: rundir.CuptiFiles(run)}
+	in.cupti = len(in.cuptiFiles) > 0
 	note, err := decideRanges(run, &cfg)
 	if err != nil {
 		in.errs = append(in.errs, err)
