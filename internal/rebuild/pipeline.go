@@ -148,9 +148,16 @@ func (in *inputs) note(texts ...string) {
 // chosen, each export read in one pass for every result made from it.
 func load(run *rundir.Run, cfg settings) *inputs {
 	cfg.memo = &memo{}
-	in := &inputs{runID: run.Manifest().RunID, cuptiFiles: rundir.CuptiFiles(run)}
+	m := run.Manifest()
+	in := &inputs{runID: m.RunID, cuptiFiles: rundir.CuptiFiles(run)}
 	in.cupti = len(in.cuptiFiles) > 0
-	note, err := decideRanges(run, &cfg)
+	var tl *timeline.Timeline // nil: none, or unreadable
+	if in.cupti {
+		if in.tl, in.tlErr = cfg.loadTimeline(run); in.tlErr == nil {
+			tl = in.tl
+		}
+	}
+	note, err := decideRanges(tl, &cfg)
 	if err != nil {
 		in.errs = append(in.errs, err)
 	}
@@ -163,9 +170,8 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	in.cfg = cfg
 
 	if in.cupti {
-		in.tl, in.tlErr = cfg.loadTimeline(run)
-		if in.tlErr == nil {
-			in.steady = cfg.steady(in.tl)
+		if tl != nil {
+			in.steady = cfg.steady(tl)
 		}
 		// The independent check's figures of the CUPTI run, where it ran.
 		if run.Exists(rundir.OracleJSON) {
@@ -229,7 +235,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 			in.summary.ProgramFacts = mf
 		}
 	}
-	if m := run.Manifest(); m.Status != rundir.StatusComplete && m.PartialBy != rundir.PartialByRebuild {
+	if m.Status != rundir.StatusComplete && m.PartialBy != rundir.PartialByRebuild {
 		in.summary.SessionPartial = m.Reason
 	}
 	if in.summary.WorkloadMissing != "" && in.src.stages.ok && in.src.stages.path == rundir.Stage1Report {

@@ -127,14 +127,11 @@ func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTab
 // chooses the deep pass's kernels among them): cfg.Include and
 // cfg.IncludeNames become them, and a decision other than nvtx.include
 // comes with the manifest note that says it. A run without a CUPTI
-// timeline keeps nvtx.include.
-func decideRanges(run *rundir.Run, cfg *settings) (note string, err error) {
-	if !hasCupti(run) {
+// timeline tl (nil: none, or one that cannot be read, which the
+// timeline's readers say) keeps nvtx.include.
+func decideRanges(tl *timeline.Timeline, cfg *settings) (note string, err error) {
+	if tl == nil {
 		return "", nil
-	}
-	tl, err := cfg.loadTimeline(run)
-	if err != nil {
-		return "", nil // the timeline's readers say why
 	}
 	ranges, changed := cfg.IncludeNames, false
 	if len(ranges) > 0 {
