@@ -137,6 +137,15 @@ type inputs struct {
 	overhead  *render.CuptiOverhead
 }
 
+// readTimeline is the run's CUPTI timeline; nil where it has none or it could
+// not be read (tlErr says why).
+func (in *inputs) readTimeline() *timeline.Timeline {
+	if in.tlErr != nil {
+		return nil
+	}
+	return in.tl
+}
+
 // note adds notes of no kind (they stay until said otherwise).
 func (in *inputs) note(texts ...string) {
 	for _, t := range texts {
@@ -151,12 +160,10 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	m := run.Manifest()
 	in := &inputs{runID: m.RunID, cuptiFiles: rundir.CuptiFiles(run)}
 	in.cupti = len(in.cuptiFiles) > 0
-	var tl *timeline.Timeline // nil: none, or unreadable
 	if in.cupti {
-		if in.tl, in.tlErr = cfg.loadTimeline(run); in.tlErr == nil {
-			tl = in.tl
-		}
+		in.tl, in.tlErr = cfg.loadTimeline(run)
 	}
+	tl := in.readTimeline()
 	note, err := decideRanges(tl, &cfg)
 	if err != nil {
 		in.errs = append(in.errs, err)

@@ -124,10 +124,7 @@ func drawCharts(s *facts.Summary) []render.Chart {
 // each input that cannot be read comes with the reason.
 func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 	cfg, src, tab, kerr, reg, rerr := read.cfg, read.src, read.tab, read.kerr, read.reg, read.rerr
-	var tl *timeline.Timeline // nil: none, or unreadable
-	if read.tlErr == nil {
-		tl = read.tl
-	}
+	tl := read.readTimeline()
 	in := summary.Inputs{RunID: read.runID}
 
 	env, err := readEnv(run)
