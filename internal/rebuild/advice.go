@@ -7,14 +7,16 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 )
 
-// readRules reads ncu's rules per kernel from the deep pass's details page;
+// readRules reads ncu's rules per kernel from the deep pass's details page
+// (its files as rec lists them);
 // an error says why there are none (no page, or the line that is wrong).
-func readRules(run *rundir.Run) (map[string][]facts.Rule, error) {
-	if !run.HasExport(rundir.NcuDetails) {
+func readRules(run *rundir.Run, rec rundir.Recorded) (map[string][]facts.Rule, error) {
+	files := rec.Exports[rundir.NcuDetails]
+	if len(files) == 0 {
 		return nil, errNoDetails
 	}
 	a := kernels.NewRuleAccumulator()
-	errs, err := scanFiles(run, run.ExportFiles(rundir.NcuDetails), ncu.Options{}, a)
+	errs, err := scanFiles(run, files, ncu.Options{}, a)
 	if err == nil {
 		err = errs[0]
 	}

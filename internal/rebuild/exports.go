@@ -46,23 +46,24 @@ type scanned struct {
 // read once, at its first use, for every use the rebuild has for it (plan:
 // the chosen sources', the sample's and the classification's).
 type exportReads struct {
-	plan map[string]uses
-	done map[string]*scanned
+	plan  map[string]uses
+	done  map[string]*scanned
+	files rundir.Recorded // each export's files
 }
 
 // planExports is which results the rebuild makes from each ncu export: the
 // kernel table and the run's regions from the export their source names
 // (when it is an ncu export), the sample and the classification from the
 // deep pass's.
-func planExports(run *rundir.Run, src sources) *exportReads {
-	e := &exportReads{plan: map[string]uses{}, done: map[string]*scanned{}}
+func planExports(rec rundir.Recorded, src sources) *exportReads {
+	e := &exportReads{plan: map[string]uses{}, done: map[string]*scanned{}, files: rec}
 	if src.kernels.ok && src.kernels.export {
 		e.plan[src.kernels.path] = e.plan[src.kernels.path].or(uses{kernels: true})
 	}
 	if src.regions.ok && src.regions.export {
 		e.plan[src.regions.path] = e.plan[src.regions.path].or(uses{regions: true})
 	}
-	if run.HasExport(rundir.NcuRaw) {
+	if hasDeepRaw(rec) {
 		e.plan[rundir.NcuRaw] = e.plan[rundir.NcuRaw].or(uses{sample: true, metrics: true})
 	}
 	return e
@@ -74,12 +75,12 @@ func planExports(run *rundir.Run, src sources) *exportReads {
 func (c settings) scan(run *rundir.Run, rel string, want uses) *scanned {
 	e := c.exports
 	if e == nil {
-		return scanExport(run, rel, want, c)
+		return scanExport(run, run.ExportFiles(rel), rel, want, c)
 	}
 	if s, ok := e.done[rel]; ok && s.uses.covers(want) {
 		return s
 	}
-	s := scanExport(run, rel, e.plan[rel].or(want), c)
+	s := scanExport(run, e.files.ExportFiles(rel), rel, e.plan[rel].or(want), c)
 	e.done[rel] = s
 	return s
 }
@@ -104,11 +105,11 @@ type consumer struct {
 	finish func(err error)
 }
 
-// scanExport reads the export rel once for the uses u. The reader keeps
+// scanExport reads the export rel, its files files, once for the uses u. The reader keeps
 // the raw-page columns of every use; each use gets the error it would get
 // alone: the open's, its own configuration's, the first malformed row's, or
 // its own first bad launch's.
-func scanExport(run *rundir.Run, rel string, u uses, cfg settings) *scanned {
+func scanExport(run *rundir.Run, files []string, rel string, u uses, cfg settings) *scanned {
 	s := &scanned{uses: u}
 	var cs []consumer
 	var cols []string
@@ -157,7 +158,7 @@ func scanExport(run *rundir.Run, rel string, u uses, cfg settings) *scanned {
 	for i, c := range cs {
 		hs[i] = c.h
 	}
-	errs, err := scanFiles(run, run.ExportFiles(rel), ncu.Options{Metrics: slices.Compact(cols)}, hs...)
+	errs, err := scanFiles(run, files, ncu.Options{Metrics: slices.Compact(cols)}, hs...)
 	if err != nil {
 		s.kernelsErr, s.regionsErr, s.sampleErr, s.metricsErr = err, err, err, err
 		return s

@@ -30,26 +30,31 @@ import (
 const removedNote = "rebuild: removed "
 
 // rebuild writes every derived file of a run from the raw outputs in it,
-// with no GPU: it is `deepprof report MAIN`. The manifest is brought in
-// line with MAIN first (what it lists and is not there is absent); then
-// the inputs are read once (each chosen once and recorded as the
-// manifest's sources), analysed into one result, and every file is
-// rendered from that result and committed. A missing input makes its
-// outputs "missing" in the manifest, with the reason; the other outputs
-// are still made.
+// with no GPU: it is `deepprof report MAIN`. It goes into the run twice:
+// load reads it (the manifest brought in line with MAIN first: what it
+// lists and is not there is absent; then each input chosen once, recorded
+// as the manifest's sources, and read once), and commit writes it (the
+// files rendered from the one result of the analysis, then the manifest's
+// record of them). A missing input makes its outputs "missing" in the
+// manifest, with the reason; the other outputs are still made.
 func rebuild(run *rundir.Run, cfg settings) error {
 	if cfg.traced != nil {
-		// A trace begun before the rebuild ends its write first: the
-		// committer sweeps the staging folder its temporary file is in.
+		// A trace begun before the rebuild ends its write first: load
+		// sweeps the staging folder its temporary file is in.
 		err := cfg.traced()
 		cfg.traced = func() error { return err }
 	}
-	c := &committer{run: run}
-	c.prepare()
 	in := load(run, cfg)
-	// Before anything is written: no file deepprof did not write is where
-	// a derived file goes, and the run says which files this rebuild may
-	// write before it writes one.
+	return commit(run, in, func() *result { return analyse(in) })
+}
+
+// commit writes what the rebuild of in makes into run. Before anything is
+// written: no file deepprof did not write is where a derived file goes,
+// and the run says which files this rebuild may write before it writes
+// one. The trace is written while analyse runs (it reads only the
+// timeline); every other file is rendered from analyse's result.
+func commit(run *rundir.Run, in *inputs, analyse func() *result) error {
+	cfg := in.cfg
 	planned := plannedFiles(in)
 	if err := run.CheckDerived(planned); err != nil {
 		return &NotRebuiltError{errors.Join(err, wait(cfg.traced))}
@@ -60,17 +65,25 @@ func rebuild(run *rundir.Run, cfg settings) error {
 			return &NotRebuiltError{errors.Join(err, wait(cfg.traced))}
 		}
 	}
+	c := &committer{run: run, failed: map[string]error{}}
 	c.record(in)
 	trace := startTrace(run, in)
 	defer trace()
-	res := analyse(in)
+	res := analyse()
 	res.trace = trace
 	c.write(renderFiles(res))
 	// The summary's pages name the charts and the trace, so they are
 	// rendered once those are committed: a chart that could not be
 	// written is said missing there.
 	c.write(renderSummary(res, c.failed))
-	return c.finish(res)
+	err := c.finish(res)
+	if cfg.now == nil {
+		return err // the session writes the manifest
+	}
+	if merr := run.WriteRebuiltManifest(cfg.now()); merr != nil {
+		return &ManifestError{errors.Join(err, merr)}
+	}
+	return errors.Join(err, run.Sweep())
 }
 
 // plannedFiles are the derived files the rebuild of in may write: every
@@ -101,7 +114,9 @@ func plannedFiles(in *inputs) []string {
 type inputs struct {
 	cfg   settings
 	runID string
-	src   sources
+	// rec is what the run holds to read: which files are there.
+	rec rundir.Recorded
+	src sources
 	// notes are what the reading found to say in the manifest (the ranges
 	// decided, the recording's anomalies), in order.
 	notes     []rundir.Note
@@ -146,6 +161,9 @@ func (in *inputs) readTimeline() *timeline.Timeline {
 	return in.tl
 }
 
+// hasExport reports whether the run has the ncu export rel.
+func (in *inputs) hasExport(rel string) bool { return len(in.rec.Exports[rel]) > 0 }
+
 // note adds notes of no kind (they stay until said otherwise).
 func (in *inputs) note(texts ...string) {
 	for _, t := range texts {
@@ -153,15 +171,20 @@ func (in *inputs) note(texts ...string) {
 	}
 }
 
-// load reads the run's inputs once: the ranges decided, the sources
-// chosen, each export read in one pass for every result made from it.
+// load reads the run's inputs once, the manifest first brought in line
+// with MAIN (rundir.Run.MatchFiles): the ranges decided, the sources chosen, each
+// export read in one pass for every result made from it.
 func load(run *rundir.Run, cfg settings) *inputs {
 	cfg.memo = &memo{}
-	m := run.Manifest()
-	in := &inputs{runID: m.RunID, cuptiFiles: rundir.CuptiFiles(run)}
+	rec, swept := run.MatchFiles()
+	m := rec.Manifest
+	in := &inputs{runID: m.RunID, rec: rec, cuptiFiles: rec.CuptiFiles}
+	if swept != nil {
+		in.errs = append(in.errs, swept)
+	}
 	in.cupti = len(in.cuptiFiles) > 0
 	if in.cupti {
-		in.tl, in.tlErr = cfg.loadTimeline(run)
+		in.tl, in.tlErr = cfg.loadTimeline(run, in.cuptiFiles)
 	}
 	tl := in.readTimeline()
 	note, err := decideRanges(tl, &cfg)
@@ -171,9 +194,9 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	if note != "" {
 		in.note(note)
 	}
-	in.src = chooseSources(run)
+	in.src = chooseSources(rec)
 	run.SetSources(in.src.record())
-	cfg.exports = planExports(run, in.src)
+	cfg.exports = planExports(rec, in.src)
 	in.cfg = cfg
 
 	if in.cupti {
@@ -181,11 +204,11 @@ func load(run *rundir.Run, cfg settings) *inputs {
 			in.steady = cfg.steady(tl)
 		}
 		// The independent check's figures of the CUPTI run, where it ran.
-		if run.Exists(rundir.OracleJSON) {
+		if rec.Present[rundir.OracleJSON] {
 			in.oracle, in.oracleErr = rundir.ParsePlain(run, rundir.OracleJSON, workload.ReadFigures)
 		}
 	}
-	in.anomalies = rundir.CuptiFileAnomalies(run)
+	in.anomalies = slices.Clone(rec.CuptiAnomalies)
 	if in.tl != nil {
 		in.anomalies = append(in.anomalies, in.tl.Anomalies(cfg.Domain)...)
 	}
@@ -206,7 +229,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	if in.kerr != nil && in.src.kernels.ok {
 		in.errs = append(in.errs, in.kerr)
 	}
-	in.rules, in.rulesErr = readRules(run)
+	in.rules, in.rulesErr = readRules(run, rec)
 	if in.rulesErr != nil && in.rulesErr != errNoDetails {
 		in.errs = append(in.errs, in.rulesErr)
 	}
@@ -223,8 +246,8 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	if in.cupti && in.tlErr != nil {
 		in.errs = append(in.errs, in.tlErr)
 	}
-	in.sample, in.serr = sampleRegions(run, cfg)
-	if in.serr != nil && run.HasExport(rundir.NcuRaw) {
+	in.sample, in.serr = sampleRegions(run, rec, cfg)
+	if in.serr != nil && in.hasExport(rundir.NcuRaw) {
 		in.errs = append(in.errs, in.serr)
 	}
 	in.summary = summaryInputs(run, in)
@@ -232,7 +255,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		inRanges := model.InRangesOf(cfg.Include)
 		in.configNS = configTimes(in.tl, func(_ *timeline.Kernel, l *model.Launch) bool { return inRanges(l) })
 	}
-	if in.summary.StagesFromRanges && run.Exists(rundir.TimelineModel) {
+	if in.summary.StagesFromRanges && rec.Present[rundir.TimelineModel] {
 		// The model facts the program's framework gave; where they come
 		// from names the file.
 		if mf, err := rundir.Parse(run, rundir.TimelineModel, workload.ReadModelFacts); err != nil {
@@ -542,20 +565,6 @@ type committer struct {
 	run    *rundir.Run
 	errs   []error
 	failed map[string]error // outputs that could not be written, by path
-}
-
-// prepare brings the manifest in line with MAIN: what killed writers left
-// goes (it was never part of the run), the inputs are recorded, what is
-// not there is absent, and notes a rebuild says again are dropped.
-func (c *committer) prepare() {
-	c.failed = map[string]error{}
-	if err := c.run.Sweep(); err != nil {
-		c.errs = append(c.errs, err)
-	}
-	c.run.ClearRebuild()
-	recordInputs(c.run)
-	c.run.CheckPresence()
-	c.run.DropNotes(rundir.NoteAnomaly, rundir.NoteRemoved)
 }
 
 // record notes what the reading found, and marks the run partial for a

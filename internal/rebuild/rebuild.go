@@ -3,6 +3,7 @@ package rebuild
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/config"
@@ -53,6 +54,10 @@ type settings struct {
 	// writes the manifest of a rebuild under way); its error stops the
 	// rebuild there.
 	started func() error
+	// now, when not nil, stamps the manifest the rebuild writes once it
+	// has committed its files (deepprof report); nil: the caller writes
+	// the manifest (a session).
+	now func() time.Time
 }
 
 // ConfigFor is how a run configured by cfg makes its derived files: its
@@ -90,33 +95,10 @@ func settingsFor(cfg *config.Config) (settings, error) {
 		InferPhases: cfg.Workload.AutoRanges != "off"}, nil
 }
 
-// recordInputs lists in the manifest every raw output, log and provenance
-// file of the layout that is in MAIN and that the manifest does not call
-// made (a run directory assembled by hand, or one whose session stopped
-// before it recorded them); provenance files that are not there are
-// listed as missing.
-func recordInputs(run *rundir.Run) {
-	m := run.Manifest()
-	for _, s := range rundir.Layout() {
-		if s.Kind == rundir.Derived || s.Kind == rundir.Index || s.Dir {
-			continue
-		}
-		a, listed := m.Find(s.Path)
-		switch {
-		case run.Exists(s.Path):
-			if !listed || a.Status == rundir.StatusMissing {
-				run.Record(s.Path, rundir.StatusComplete, "")
-			}
-		case s.Kind == rundir.Provenance && !listed:
-			run.Record(s.Path, rundir.StatusMissing, "not in this run directory (written by deepprof profile)")
-		}
-	}
-}
-
 // sampleRegions is the deep pass's sample by region, with the configured
 // metric groups.
-func sampleRegions(run *rundir.Run, cfg settings) (*facts.RegionReport, error) {
-	if !run.HasExport(rundir.NcuRaw) {
+func sampleRegions(run *rundir.Run, rec rundir.Recorded, cfg settings) (*facts.RegionReport, error) {
+	if !hasDeepRaw(rec) {
 		return nil, errors.New("no deep-pass export (" + rundir.NcuRaw + ")")
 	}
 	sc := cfg.scan(run, rundir.NcuRaw, uses{sample: true})

@@ -202,3 +202,31 @@ func TestReadEnvBounded(t *testing.T) {
 	_, err = workload.ReadEnv(strings.NewReader("{\n\"gpu\": 3}"), "env.json")
 	require.ErrorContains(t, err, "env.json:2: json: cannot unmarshal number")
 }
+
+// TestSourcesAreRecordedInputs: every file the rebuild asks whether a run
+// has (rundir.Recorded.Present) is a raw or provenance file of the layout;
+// of any other, Present would say "not there" whatever is there.
+func TestSourcesAreRecordedInputs(t *testing.T) {
+	asked := []string{rundir.OracleJSON, rundir.TimelineModel, rundir.Stage1Report, rundir.TimelineReport}
+	for _, s := range kernelSources {
+		if s.present == nil {
+			asked = append(asked, s.path)
+		}
+	}
+	for _, s := range regionSources {
+		if s.present == nil {
+			asked = append(asked, s.path)
+		}
+	}
+	for _, s := range stageSources {
+		if s.present == nil {
+			asked = append(asked, s.path)
+		}
+	}
+	for _, rel := range asked {
+		s, ok := rundir.Lookup(rel)
+		require.True(t, ok, rel)
+		assert.Contains(t, []rundir.Kind{rundir.Raw, rundir.Provenance}, s.Kind, rel)
+		assert.False(t, s.Dir, rel)
+	}
+}

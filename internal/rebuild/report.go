@@ -72,15 +72,8 @@ func reportRun(run *rundir.Run, o Options, read *timeline.Timeline, traced func(
 		cfg.TopN = *o.TopN
 	}
 	cfg.read, cfg.traced = read, traced
-	cfg.started = run.WriteRebuildStarted
-	rerr := rebuild(run, cfg)
-	if nr := (*NotRebuiltError)(nil); errors.As(rerr, &nr) {
-		return rerr // nothing written: the run's files are as they were
-	}
-	if err := run.WriteRebuiltManifest(o.Now()); err != nil {
-		return &ManifestError{errors.Join(rerr, err)}
-	}
-	return errors.Join(rerr, run.Sweep())
+	cfg.started, cfg.now = run.WriteRebuildStarted, o.Now
+	return rebuild(run, cfg)
 }
 
 // reportConfig is the run's own settings for its derived files (the report

@@ -29,7 +29,7 @@ type source[T any] struct {
 	// present says whether the run has it; nil: the file path is there
 	// (plain or gzipped). A directory of files (the CUPTI timeline's) says
 	// so itself.
-	present func(run *rundir.Run) bool
+	present func(rec rundir.Recorded) bool
 	// export: an ncu CSV export, which a rebuild reads once for all the
 	// results made from it (exports.go).
 	export bool
@@ -65,11 +65,13 @@ var stageSources = []source[*workload.Report]{
 // hasCuptiReport reports whether the run has the CUPTI run's workload
 // report and the records of that run: its stages are the run's that the
 // phases and kernels come from.
-func hasCuptiReport(run *rundir.Run) bool { return run.Exists(rundir.TimelineReport) && hasCupti(run) }
+func hasCuptiReport(rec rundir.Recorded) bool {
+	return rec.Present[rundir.TimelineReport] && hasCupti(rec)
+}
 
 // hasDeepRaw reports whether the run has the deep pass's raw page, in one
 // file or per rank.
-func hasDeepRaw(run *rundir.Run) bool { return run.HasExport(rundir.NcuRaw) }
+func hasDeepRaw(rec rundir.Recorded) bool { return len(rec.Exports[rundir.NcuRaw]) > 0 }
 
 // chosen is a source picked for a run, or why none was.
 type chosen[T any] struct {
@@ -96,15 +98,14 @@ func (c chosen[T]) load(run *rundir.Run, cfg settings) (T, error) {
 }
 
 // choose picks the first source of list that the run has.
-func choose[T any](run *rundir.Run, list []source[T], none string) chosen[T] {
-	m := run.Manifest()
+func choose[T any](rec rundir.Recorded, list []source[T], none string) chosen[T] {
 	var paths []string
 	for _, s := range list {
 		paths = append(paths, s.path)
-		if s.present != nil && !s.present(run) || s.present == nil && !run.Exists(s.path) {
+		if s.present != nil && !s.present(rec) || s.present == nil && !rec.Present[s.path] {
 			continue
 		}
-		if a, ok := m.Find(s.path); s.setAside && ok && a.Status == rundir.StatusPartial {
+		if s.setAside && rec.Partial[s.path] {
 			continue
 		}
 		return chosen[T]{source: s, ok: true}
@@ -119,11 +120,11 @@ type sources struct {
 	stages  chosen[*workload.Report]
 }
 
-func chooseSources(run *rundir.Run) sources {
+func chooseSources(rec rundir.Recorded) sources {
 	return sources{
-		kernels: choose(run, kernelSources, "no kernel export to read"),
-		regions: choose(run, regionSources, "no ncu export with NVTX ranges"),
-		stages:  choose(run, stageSources, "no workload report (stage 1 did not run or wrote none) and no CUPTI timeline with NVTX ranges"),
+		kernels: choose(rec, kernelSources, "no kernel export to read"),
+		regions: choose(rec, regionSources, "no ncu export with NVTX ranges"),
+		stages:  choose(rec, stageSources, "no workload report (stage 1 did not run or wrote none) and no CUPTI timeline with NVTX ranges"),
 	}
 }
 

@@ -164,7 +164,7 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 				// stage 1's operator table, made with no profiler
 				// attached, whatever the CUPTI run made
 				in.Alone, rep.Operators = alone, alone.Operators
-			} else if run.Exists(rundir.Stage1Report) {
+			} else if read.rec.Present[rundir.Stage1Report] {
 				// never the detached repeats in its place: said instead
 				in.AloneMissing = err.Error()
 			} else if alone, ok := rep.AloneReport(); ok {
@@ -192,7 +192,7 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 		}
 	}
 
-	if !run.HasExport(rundir.NcuRaw) {
+	if !read.hasExport(rundir.NcuRaw) {
 		in.MetricsMissing = "no deep-pass export (" + rundir.NcuRaw + ")"
 		if tl != nil {
 			if m, err := libraryMetrics(tl); err != nil {

@@ -19,18 +19,18 @@ import (
 )
 
 // hasCupti reports whether the run has a CUPTI timeline.
-func hasCupti(run *rundir.Run) bool { return len(rundir.CuptiFiles(run)) > 0 }
+func hasCupti(rec rundir.Recorded) bool { return len(rec.CuptiFiles) > 0 }
 
-// loadTimeline reads the run's CUPTI record files once per rebuild (the
-// kernel table, the regions, the phases and the trace all come from it),
-// or takes the timeline already read of them (settings.read).
-func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
+// loadTimeline reads the run's CUPTI record files (files) once per rebuild
+// (the kernel table, the regions, the phases and the trace all come from
+// it), or takes the timeline already read of them (settings.read).
+func (c settings) loadTimeline(run *rundir.Run, files []string) (*timeline.Timeline, error) {
 	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
 		return c.memo.tl, c.memo.err
 	}
 	tl, err := c.read, error(nil)
 	if tl == nil {
-		tl, err = timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+		tl, err = timeline.Load(rundir.TimelineCupti, files, run.Open)
 	}
 	var inferred []string
 	found := false
@@ -41,6 +41,16 @@ func (c settings) loadTimeline(run *rundir.Run) (*timeline.Timeline, error) {
 		c.memo.tl, c.memo.err, c.memo.inferred, c.memo.phasesFound = tl, err, inferred, found
 	}
 	return tl, err
+}
+
+// runTimeline is the run's CUPTI timeline: the one the rebuild read
+// (loadTimeline), or, outside a rebuild, one read of the run's record
+// files now.
+func (c settings) runTimeline(run *rundir.Run) (*timeline.Timeline, error) {
+	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
+		return c.memo.tl, c.memo.err
+	}
+	return c.loadTimeline(run, rundir.CuptiFiles(run))
 }
 
 // memo holds what one rebuild read once.
@@ -72,7 +82,7 @@ func (c settings) steady(tl *timeline.Timeline) *phases.Steady {
 // in the configured NVTX ranges, with each kernel's spread. The session
 // picks the deep pass's kernels from it, and kernels.md/json show it.
 func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
-	tl, err := cfg.loadTimeline(run)
+	tl, err := cfg.runTimeline(run)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +183,7 @@ func orWhole(ranges []string) string {
 // readCuptiRegions is the run's regions from the CUPTI timeline: every
 // launch, by the NVTX stack of the thread that launched it.
 func readCuptiRegions(run *rundir.Run, _ string, cfg settings) (*facts.RegionReport, error) {
-	tl, err := cfg.loadTimeline(run)
+	tl, err := cfg.runTimeline(run)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +416,7 @@ func repeatTotals(r *workload.Report) (float64, int) {
 // name. A program with no NVTX range has no stages: the error says how to
 // add them.
 func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report, error) {
-	tl, err := cfg.loadTimeline(run)
+	tl, err := cfg.runTimeline(run)
 	if err != nil {
 		return nil, err
 	}
@@ -517,13 +527,3 @@ const noNVTXHint = "the program opened no NVTX range, so there are no stages to 
 
 // noNVTXHowTo says how to mark a program's phases.
 const noNVTXHowTo = model.HowToMark
-
-// processesOf is the CUPTI timeline's TopProcesses for the top kernels'
-// functions.
-func processesOf(run *rundir.Run, functions []string) (phases.TopProcesses, error) {
-	tl, err := settings{}.loadTimeline(run)
-	if err != nil {
-		return phases.TopProcesses{}, err
-	}
-	return phases.TopProcessesOf(tl, functions), nil
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-perf-opt/deepprof/internal/model"
+	"github.com/llm-perf-opt/deepprof/internal/phases"
 	"github.com/llm-perf-opt/deepprof/internal/regions"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/timeline"
@@ -110,6 +111,16 @@ func TestStagesPerProcess(t *testing.T) {
 	}
 }
 
+// processesOf is the CUPTI timeline's TopProcesses of run for the top
+// kernels' functions.
+func processesOf(run *rundir.Run, functions []string) (phases.TopProcesses, error) {
+	tl, err := settings{}.runTimeline(run)
+	if err != nil {
+		return phases.TopProcesses{}, err
+	}
+	return phases.TopProcessesOf(tl, functions), nil
+}
+
 // TestProcessesOf: the recorded two-process program (the child execs and
 // runs first, the parent after it) launched its top kernels in both; the
 // child's launches of one configuration are what ncu counts before the
@@ -123,7 +134,7 @@ func TestProcessesOf(t *testing.T) {
 	require.Len(t, top.Processes, 2)
 	assert.Less(t, top.Processes[0].ID, top.Processes[1].ID, "by id")
 	assert.Equal(t, "nvtx_ranges", filepath.Base(top.Processes[0].Name))
-	tl, err := settings{}.loadTimeline(run)
+	tl, err := settings{}.runTimeline(run)
 	require.NoError(t, err)
 	most := map[int64]int{}
 	for _, p := range tl.Processes {
