@@ -51,23 +51,23 @@ func rebuild(run *rundir.Run, cfg settings) error {
 // commit writes what the rebuild of in makes into run. Before anything is
 // written: no file deepprof did not write is where a derived file goes,
 // and the run says which files this rebuild may write before it writes
-// one. The trace is written while analyse runs (it reads only the
-// timeline); every other file is rendered from analyse's result.
+// one. The trace, begun as load read the timeline (stageTrace), is put in
+// place then; every other file is rendered from analyse's result.
 func commit(run *rundir.Run, in *inputs, analyse func() *result) error {
 	cfg := in.cfg
 	planned := plannedFiles(in)
 	if err := run.CheckDerived(planned); err != nil {
-		return &NotRebuiltError{errors.Join(err, wait(cfg.traced))}
+		return &NotRebuiltError{errors.Join(err, in.discardTrace(), wait(cfg.traced))}
 	}
 	run.ClaimPending(planned)
 	if cfg.started != nil {
 		if err := cfg.started(); err != nil {
-			return &NotRebuiltError{errors.Join(err, wait(cfg.traced))}
+			return &NotRebuiltError{errors.Join(err, in.discardTrace(), wait(cfg.traced))}
 		}
 	}
 	c := &committer{run: run, failed: map[string]error{}}
 	c.record(in)
-	trace := startTrace(run, in)
+	trace := in.publishTrace()
 	defer trace()
 	res := analyse()
 	res.trace = trace
@@ -127,7 +127,9 @@ type inputs struct {
 	cuptiFiles []string
 	tl         *timeline.Timeline
 	tlErr      error
-	steady     *phases.Steady
+	// staged is the trace of tl being written (stageTrace); nil: none.
+	staged *rundir.Staged
+	steady *phases.Steady
 	// phases waits for the timeline's phases, begun once the regions are
 	// read (startPhases); nil without a timeline.
 	phases func() *facts.PhaseReport
@@ -187,6 +189,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.tl, in.tlErr = cfg.loadTimeline(run, in.cuptiFiles)
 	}
 	tl := in.readTimeline()
+	in.staged = stageTrace(run, tl, cfg)
 	note, err := decideRanges(tl, &cfg)
 	if err != nil {
 		in.errs = append(in.errs, err)
@@ -285,8 +288,8 @@ func load(run *rundir.Run, cfg settings) *inputs {
 // result is every fact the rebuild's files are made from, derived once.
 type result struct {
 	in *inputs
-	// trace waits for the trace's write, started once the inputs were
-	// read (startTrace), and gives its error.
+	// trace waits for the trace, begun as load read the timeline, puts
+	// it in place and gives its error (publishTrace).
 	trace func() error
 	// rules are ncu's rules by the kernel table's spelling of each name,
 	// for kernels.json and the summary alike.
@@ -412,20 +415,38 @@ func timelineOutputs(res *result) []rundir.Output {
 	return out
 }
 
-// startTrace writes the trace (timeline/trace.json.gz, streamed as it is
-// made) while the analyses and the other files are made: it reads only the
-// timeline, which nothing changes once load has read it. The returned func
-// waits for the write and gives its error, recorded by the committer in its
-// turn; it does nothing for a run with no timeline, and takes the trace
-// the session began of this timeline (settings.traced).
-func startTrace(run *rundir.Run, in *inputs) func() error {
-	if !in.cupti || in.tlErr != nil {
-		return func() error { return nil }
+// stageTrace begins writing the trace of tl (timeline/trace.json.gz) in
+// the run's staging folder as soon as load has read tl, which nothing
+// changes after: it is made while the other inputs are read and analysed,
+// and put in place by commit once the run may be written
+// (publishTrace). Nil where there is no timeline, or where the trace is
+// the one the session began of it (settings.traced).
+func stageTrace(run *rundir.Run, tl *timeline.Timeline, cfg settings) *rundir.Staged {
+	if tl == nil || cfg.traced != nil && tl == cfg.read {
+		return nil
 	}
-	if in.cfg.traced != nil && in.tl == in.cfg.read {
+	return run.Stage(rundir.TimelineTrace, func(w io.Writer) error { return render.TraceGzip(w, tl) })
+}
+
+// publishTrace is what waits for the trace and gives its error, as often
+// as it is asked: the staged trace put in place, the session's, or none
+// for a run with no timeline.
+func (in *inputs) publishTrace() func() error {
+	switch {
+	case in.staged != nil:
+		return sync.OnceValue(in.staged.Publish)
+	case in.readTimeline() != nil && in.cfg.traced != nil:
 		return in.cfg.traced // written of this timeline before the rebuild
 	}
-	return writeTrace(run, in.tl)
+	return func() error { return nil }
+}
+
+// discardTrace removes the staged trace of a rebuild that writes nothing.
+func (in *inputs) discardTrace() error {
+	if in.staged == nil {
+		return nil
+	}
+	return in.staged.Discard()
 }
 
 // writeTrace starts writing run's trace of tl and returns what waits for

@@ -260,3 +260,53 @@ func stream(a *AtomicFile, write func(io.Writer) error) error {
 	}
 	return a.Commit()
 }
+
+// Staged is a file of a run being written in the run's staging folder
+// while other work goes on (Run.Stage): nothing is at its path until
+// Publish, and Discard leaves no trace of it.
+type Staged struct {
+	run  *Run
+	rel  string
+	done chan struct{}
+	a    *AtomicFile // nil when the temporary file could not be made
+	err  error       // the write's error (or the creation's)
+}
+
+// Stage starts writing the file rel of the run as write streams it, in a
+// goroutine, into a temporary file of the staging folder; the file at rel
+// is untouched until Publish. It is for a file whose write may begin
+// before the run is checked for the right to write it (Run.CheckDerived).
+func (r *Run) Stage(rel string, write func(io.Writer) error) *Staged {
+	s := &Staged{run: r, rel: rel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		if s.a, s.err = CreateAtomicIn(r.Dir, r.Path(rel)); s.err == nil {
+			s.err = write(s.a)
+		}
+	}()
+	return s
+}
+
+// Publish waits for the write and puts the file in place (AtomicFile
+// Commit); the write's error, if it failed, leaving the path as it was.
+func (s *Staged) Publish() error {
+	<-s.done
+	if s.a == nil {
+		return s.err
+	}
+	if s.err != nil {
+		s.a.Abort()
+		return s.err
+	}
+	s.run.claim(s.rel)
+	return s.a.Commit()
+}
+
+// Discard waits for the write and removes its temporary file.
+func (s *Staged) Discard() error {
+	<-s.done
+	if s.a == nil {
+		return nil
+	}
+	return s.a.Abort()
+}

@@ -536,9 +536,15 @@ func read(r io.Reader, name string) (*building, string, error) {
 }
 
 // parseWorkers is how many goroutines parse one record file's lines: one
-// per core but the one that cuts the lines, at most 8 (about what one
-// cutting goroutine keeps busy); under 2, the lines are parsed in sequence.
-func parseWorkers() int { return min(runtime.GOMAXPROCS(0)-1, 8) }
+// per core but the one that cuts the lines, at least 2 and at most 8
+// (about what one cutting goroutine keeps busy); on one core the lines
+// are parsed in sequence (NewParallelReader under 2).
+func parseWorkers() int {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return 1
+	}
+	return max(2, min(runtime.GOMAXPROCS(0)-1, 8))
+}
 
 func tooLong(name string, line int) error {
 	return &cupti.SyntaxError{File: name, Line: line, Msg: fmt.Sprintf("more than %d lines: a timeline reads files of at most that many", MaxLines)}
