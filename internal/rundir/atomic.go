@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // AtomicFile is a file written as a stream and published whole: the bytes go
@@ -265,11 +266,12 @@ func stream(a *AtomicFile, write func(io.Writer) error) error {
 // while other work goes on (Run.Stage): nothing is at its path until
 // Publish, and Discard leaves no trace of it.
 type Staged struct {
-	run  *Run
-	rel  string
-	done chan struct{}
-	a    *AtomicFile // nil when the temporary file could not be made
-	err  error       // the write's error (or the creation's)
+	run     *Run
+	rel     string
+	done    chan struct{}
+	discard atomic.Bool // set by Discard: the write's next Write fails
+	a       *AtomicFile // nil when the temporary file could not be made
+	err     error       // the write's error (or the creation's)
 }
 
 // Stage starts writing the file rel of the run as write streams it, in a
@@ -281,7 +283,7 @@ func (r *Run) Stage(rel string, write func(io.Writer) error) *Staged {
 	go func() {
 		defer close(s.done)
 		if s.a, s.err = CreateAtomicIn(r.Dir, r.Path(rel)); s.err == nil {
-			s.err = write(s.a)
+			s.err = write(stagedWriter{s})
 		}
 	}()
 	return s
@@ -302,11 +304,29 @@ func (s *Staged) Publish() error {
 	return s.a.Commit()
 }
 
-// Discard waits for the write and removes its temporary file.
-func (s *Staged) Discard() error {
-	<-s.done
-	if s.a == nil {
-		return nil
+// errDiscarded ends the write of a Staged that was discarded.
+var errDiscarded = errors.New("discarded")
+
+// stagedWriter writes to a Staged's temporary file until it is discarded.
+type stagedWriter struct{ s *Staged }
+
+func (w stagedWriter) Write(p []byte) (int, error) {
+	if w.s.discard.Load() {
+		return 0, errDiscarded
 	}
-	return s.a.Abort()
+	return w.s.a.Write(p)
+}
+
+// Discard ends the write at its next Write, waits for it, removes its
+// temporary file and sweeps the staging folder (Run.Sweep): a write that
+// is not to be leaves the run as it was. It is for a writer that holds
+// the run's lock and has no other write under way.
+func (s *Staged) Discard() error {
+	s.discard.Store(true)
+	<-s.done
+	var err error
+	if s.a != nil {
+		err = s.a.Abort()
+	}
+	return errors.Join(err, s.run.Sweep())
 }

@@ -1,6 +1,8 @@
 package rundir
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,4 +54,58 @@ func TestMatchFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rec.Partial[NsysKernSum], "put back: partial as made")
 	assert.True(t, rec.Present[NsysKernSum])
+}
+
+// TestStage: a staged file is nowhere at its path until Publish puts it
+// there whole; a write that fails leaves the path as it was; Discard ends
+// the write at its next Write and leaves the run as it was, the staging
+// folder swept.
+func TestStage(t *testing.T) {
+	r, err := Create(t.TempDir(), "run", t0)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(r.Path(TimelineDir), 0o755))
+
+	release := make(chan struct{})
+	s := r.Stage(TimelineTrace, func(w io.Writer) error {
+		if _, err := w.Write([]byte("part one, ")); err != nil {
+			return err
+		}
+		<-release
+		_, err := w.Write([]byte("part two"))
+		return err
+	})
+	assert.NoFileExists(t, r.Path(TimelineTrace), "not there while written")
+	close(release)
+	require.NoError(t, s.Publish())
+	b, err := os.ReadFile(r.Path(TimelineTrace))
+	require.NoError(t, err)
+	assert.Equal(t, "part one, part two", string(b))
+
+	failed := r.Stage(TimelineTrace, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("SYNTHETIC: the render failed")
+	})
+	require.EqualError(t, failed.Publish(), "SYNTHETIC: the render failed")
+	b, err = os.ReadFile(r.Path(TimelineTrace))
+	require.NoError(t, err)
+	assert.Equal(t, "part one, part two", string(b), "the one before, untouched")
+
+	require.NoError(t, os.Remove(r.Path(TimelineTrace)))
+	require.NoError(t, r.Sweep())
+	before := treeOf(t, r.Dir)
+	writes := make(chan error, 1)
+	started := make(chan struct{})
+	d := r.Stage(TimelineTrace, func(w io.Writer) error {
+		close(started)
+		for {
+			if _, err := w.Write([]byte("more")); err != nil {
+				writes <- err
+				return err
+			}
+		}
+	})
+	<-started
+	require.NoError(t, d.Discard())
+	assert.ErrorIs(t, <-writes, errDiscarded, "the write ends at its next Write")
+	assert.Equal(t, before, treeOf(t, r.Dir), "the run as it was")
 }
