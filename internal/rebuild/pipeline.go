@@ -1,6 +1,7 @@
 // The rebuild (deepprof report MAIN) in four steps: load the run's inputs
 // once, analyse them into one result, render every derived file from it,
-// commit the files and the manifest's record of them.
+// commit the files and the manifest's record of them. The run is read in
+// load and written in commit only.
 
 package rebuild
 
