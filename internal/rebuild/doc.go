@@ -11,8 +11,9 @@
 // input once (sources.go chooses them, exports.go reads each ncu export
 // once for all its uses), analyse them into one result, render every file
 // from it (package render, to an io.Writer), commit the files and their
-// records in the manifest. The run is read in load and written in commit
-// only.
+// records in the manifest. Load changes nothing at the run's paths (it
+// sweeps the staging folder and stages the trace there); commit writes
+// every file and the manifest.
 //
 // It is not the facade: the command and the test API reach it through
 // package harness. It runs no profiler: package session does, and calls

@@ -1,7 +1,8 @@
 // The rebuild (deepprof report MAIN) in four steps: load the run's inputs
 // once, analyse them into one result, render every derived file from it,
-// commit the files and the manifest's record of them. The run is read in
-// load and written in commit only.
+// commit the files and the manifest's record of them. Load changes nothing
+// at the run's paths (it sweeps the staging folder and stages the trace
+// there); commit writes every file and the manifest.
 
 package rebuild
 
@@ -32,11 +33,11 @@ const removedNote = "rebuild: removed "
 
 // rebuild writes every derived file of a run from the raw outputs in it,
 // with no GPU: it is `deepprof report MAIN`. It goes into the run twice:
-// load reads it (the manifest brought in line with MAIN first: what it
-// lists and is not there is absent; then each input chosen once, recorded
-// as the manifest's sources, and read once), and commit writes it (the
-// files rendered from the one result of the analysis, then the manifest's
-// record of them). A missing input makes its outputs "missing" in the
+// load reads it, changing nothing at its paths (the manifest brought in
+// line with MAIN first: what it lists and is not there is absent; then
+// each input chosen once, recorded as the manifest's sources, and read
+// once), and commit writes it (the files rendered from the one result of
+// the analysis, then the manifest's record of them). A missing input makes its outputs "missing" in the
 // manifest, with the reason; the other outputs are still made.
 func rebuild(run *rundir.Run, cfg settings) error {
 	if cfg.traced != nil {

@@ -3,6 +3,9 @@ package rebuild
 import (
 	"bytes"
 	"encoding/csv"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,7 +210,46 @@ func TestReadEnvBounded(t *testing.T) {
 // has (rundir.Recorded.Present) is a raw or provenance file of the layout;
 // of any other, Present would say "not there" whatever is there.
 func TestSourcesAreRecordedInputs(t *testing.T) {
-	asked := []string{rundir.OracleJSON, rundir.TimelineModel, rundir.Stage1Report, rundir.TimelineReport}
+	named := map[string]string{"OracleJSON": rundir.OracleJSON, "TimelineModel": rundir.TimelineModel,
+		"Stage1Report": rundir.Stage1Report, "TimelineReport": rundir.TimelineReport}
+	// Every Present[...] of the rebuild's code is one of named, or a
+	// source table's path (choose).
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			ix, ok := n.(*ast.IndexExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := ix.X.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Present" {
+				return true
+			}
+			at := fset.Position(ix.Pos())
+			switch key := ix.Index.(type) {
+			case *ast.SelectorExpr:
+				if id, ok := key.X.(*ast.Ident); ok && id.Name == "rundir" {
+					assert.Contains(t, named, key.Sel.Name, "%s: Present[rundir.%s] is not checked here: add it to named", at, key.Sel.Name)
+					return true
+				}
+				if id, ok := key.X.(*ast.Ident); ok && id.Name == "s" && key.Sel.Name == "path" {
+					return true // a source table's path: checked below
+				}
+			}
+			t.Errorf("%s: Present of a key this test cannot check", at)
+			return true
+		})
+	}
+	var asked []string
+	for _, rel := range named {
+		asked = append(asked, rel)
+	}
 	for _, s := range kernelSources {
 		if s.present == nil {
 			asked = append(asked, s.path)

@@ -47,10 +47,10 @@ func (e *NotRebuiltError) Error() string { return e.Err.Error() }
 func (e *NotRebuiltError) Unwrap() error { return e.Err }
 
 // reportRun rebuilds run's derived files with the run's own settings
-// (config.yaml; the defaults when it has none), then writes its manifest
-// once, given the CUPTI timeline already read of the run's record files
-// (nil: none; settings.read) and what waits for the trace of it already
-// begun (nil: none; settings.traced). A run rebuilt in part says why in
+// (config.yaml; the defaults when it has none), the rebuild's commit
+// writing its manifest once, given the CUPTI timeline already read of the
+// run's record files (nil: none; settings.read) and what waits for the
+// trace of it already begun (nil: none; settings.traced). A run rebuilt in part says why in
 // its report.md; the error says what failed.
 func reportRun(run *rundir.Run, o Options, read *timeline.Timeline, traced func() error) error {
 	// One writer at a time (a second deepprof report, a session): two

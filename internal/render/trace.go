@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/klauspost/pgzip"
 
@@ -54,20 +55,61 @@ const (
 
 // TraceGzip writes the trace to w, gzip-compressed (TraceGzipLevel) in
 // blocks on several cores, as it is made: memory does not grow with the
-// trace.
+// trace. The first error of w ends the trace at its next write, and is
+// the error returned.
 func TraceGzip(w io.Writer, tl *timeline.Timeline) error {
-	zw, err := pgzip.NewWriterLevel(w, TraceGzipLevel)
+	out := &firstError{w: w}
+	zw, err := pgzip.NewWriterLevel(out, TraceGzipLevel)
 	if err != nil {
 		return err
 	}
 	if err := zw.SetConcurrency(traceBlock, min(runtime.GOMAXPROCS(0), traceBlocks)); err != nil {
 		return err
 	}
-	if err := Write(zw, tl); err != nil {
-		// Closed all the same: its compressing goroutines end.
-		return errors.Join(err, zw.Close())
+	werr := Write(stopOnError{zw, out}, tl)
+	// Closed all the same, and to its end: out never fails pgzip, whose
+	// Close otherwise leaves a compressing goroutine waiting.
+	cerr := zw.Close()
+	if err := out.failed(); err != nil {
+		return err
 	}
-	return zw.Close()
+	return errors.Join(werr, cerr)
+}
+
+// firstError writes to w until w fails; after that it keeps the error and
+// takes every write without writing it.
+type firstError struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		_, f.err = f.w.Write(p)
+	}
+	return len(p), nil
+}
+
+func (f *firstError) failed() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// stopOnError writes to w until out has failed.
+type stopOnError struct {
+	w   io.Writer
+	out *firstError
+}
+
+func (s stopOnError) Write(p []byte) (int, error) {
+	if err := s.out.failed(); err != nil {
+		return 0, err
+	}
+	return s.w.Write(p)
 }
 
 type writer struct {

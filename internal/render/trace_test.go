@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -297,4 +300,38 @@ func TestTraceGzipBlocks(t *testing.T) {
 	trailer := packed.Bytes()[packed.Len()-8:]
 	assert.Equal(t, crc32.ChecksumIEEE(plain.Bytes()), binary.LittleEndian.Uint32(trailer), "CRC-32")
 	assert.Equal(t, uint32(plain.Len()), binary.LittleEndian.Uint32(trailer[4:]), "length")
+}
+
+// failAfter is a writer that takes n bytes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n < len(p) {
+		return 0, errors.New("SYNTHETIC: the disk is full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestTraceGzipStopsOnError: a trace whose writer fails (a full disk, a
+// staged write discarded) ends with that writer's error, and leaves no
+// compressing goroutine behind. SYNTHETIC records.
+func TestTraceGzipStopsOnError(t *testing.T) {
+	var rec strings.Builder
+	rec.WriteString(synth.HeaderLine(7))
+	for i := range 12000 {
+		start := 1000 + 2000*i
+		rec.WriteString(synth.LaunchLine(start, 1, i+1))
+		rec.WriteString(synth.KernelLine(start+100, start+900, 0, 7, i+1, fmt.Sprintf("kernel%d", i%50)))
+	}
+	tl := synth.Timeline(t, rec.String())
+	before := runtime.NumGoroutine()
+	for range 3 {
+		require.EqualError(t, render.TraceGzip(&failAfter{n: 100 << 10}, tl), "SYNTHETIC: the disk is full")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left behind")
 }

@@ -86,6 +86,11 @@ func TestStage(t *testing.T) {
 		return errors.New("SYNTHETIC: the render failed")
 	})
 	require.EqualError(t, failed.Publish(), "SYNTHETIC: the render failed")
+	ents, err := os.ReadDir(filepath.Join(r.Dir, StagingDir))
+	require.NoError(t, err)
+	for _, e := range ents {
+		assert.Equal(t, stagingMarker, e.Name(), "no temporary file left of the failed write")
+	}
 	b, err = os.ReadFile(r.Path(TimelineTrace))
 	require.NoError(t, err)
 	assert.Equal(t, "part one, part two", string(b), "the one before, untouched")
