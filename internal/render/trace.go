@@ -194,6 +194,12 @@ func (w *writer) key(k string) {
 
 func (w *writer) str(k, v string) {
 	w.key(k)
+	w.b = append(w.b, w.quotedOf(v)...)
+}
+
+// quotedOf is v quoted (quote), made the first time (kept for at most
+// maxQuoted strings).
+func (w *writer) quotedOf(v string) []byte {
 	q, ok := w.quoted[v]
 	if !ok {
 		q = quote(v)
@@ -201,7 +207,7 @@ func (w *writer) str(k, v string) {
 			w.quoted[v] = q
 		}
 	}
-	w.b = append(w.b, q...)
+	return q
 }
 
 func (w *writer) int(k string, v int64) {
@@ -347,28 +353,55 @@ func (w *writer) marks(p *timeline.Process, pid int64) {
 }
 
 // apis writes the process's CUDA runtime and driver calls as complete
-// events on their threads.
+// events on their threads. A call's fixed fields are made once
+// (callFields).
 func (w *writer) apis(p *timeline.Process, pid int64) {
+	calls := make([]*callBytes, len(p.Calls)+1)
 	for i := range p.APIs {
 		a := &p.APIs[i]
-		var c timeline.Call
+		cb := calls[0]
 		if f := p.CallOf(a); f != nil {
-			c = *f
+			cb = calls[a.Call]
+			if cb == nil {
+				cb = w.callFields(*f)
+				calls[a.Call] = cb
+			}
+		} else if cb == nil {
+			cb = w.callFields(timeline.Call{})
+			calls[0] = cb
 		}
 		w.event("X", pid, a.Thread, a.Start)
-		cat := CatRuntime
-		if c.Kind == cupti.APIDriver {
-			cat = CatDriver
-		}
-		w.str("cat", cat)
-		w.str("name", c.Function)
+		w.b = append(w.b, cb.head...)
 		w.dur(a.End - a.Start)
 		w.args()
 		w.int("correlation", int64(a.Correlation))
-		w.str("api", string(c.Kind))
-		w.int("cbid", int64(c.CBID))
+		w.b = append(w.b, cb.tail...)
 		w.end(true)
 	}
+}
+
+// callBytes are a launch call's fields as apis writes them around its
+// own: its category and name after the event's start, its API and
+// callback id after its correlation id.
+type callBytes struct{ head, tail []byte }
+
+// callFields is c's callBytes.
+func (w *writer) callFields(c timeline.Call) *callBytes {
+	b, first := w.b, w.argFirst
+	cat := CatRuntime
+	if c.Kind == cupti.APIDriver {
+		cat = CatDriver
+	}
+	w.b, w.argFirst = nil, false
+	w.str("cat", cat)
+	w.str("name", c.Function)
+	head := w.b
+	w.b = nil
+	w.str("api", string(c.Kind))
+	w.int("cbid", int64(c.CBID))
+	cb := &callBytes{head: head, tail: w.b}
+	w.b, w.argFirst = b, first
+	return cb
 }
 
 // gpuTracks names one track group per device the process's kernels and
@@ -421,7 +454,7 @@ func (w *writer) kernels(p *timeline.Process, pid int64, gpid map[uint32]int64) 
 		f, api, r := p.Fn(k), p.APIOf(k), p.RangeOf(k)
 		fb := w.function(f)
 		w.event("X", gpid[f.Device], int64(f.Stream), k.Start)
-		w.str("cat", CatKernel)
+		w.b = append(w.b, kernelCat...)
 		w.key("name")
 		w.b = append(w.b, fb.name...)
 		w.dur(k.End - k.Start)
@@ -432,11 +465,7 @@ func (w *writer) kernels(p *timeline.Process, pid int64, gpid map[uint32]int64) 
 		w.int("correlation", int64(k.Correlation))
 		w.b = append(w.b, fb.fixed...)
 		if r != nil {
-			if r != w.lastRange {
-				w.lastRange, w.lastPath = r, quote(r.Path())
-			}
-			w.key("nvtx")
-			w.b = append(w.b, w.lastPath...)
+			w.nvtx(r)
 		}
 		if api != nil {
 			w.dur2("launch_latency_us", k.Start-api.Start)
@@ -447,6 +476,20 @@ func (w *writer) kernels(p *timeline.Process, pid int64, gpid map[uint32]int64) 
 		}
 	}
 }
+
+// nvtx writes the "nvtx" argument of an event in r: its range's path,
+// quoted once for the events in a row of one range.
+func (w *writer) nvtx(r *timeline.Range) {
+	if r != w.lastRange {
+		w.lastRange, w.lastPath = r, w.quotedOf(r.Path())
+	}
+	w.key("nvtx")
+	w.b = append(w.b, w.lastPath...)
+}
+
+// kernelCat is a kernel event's category field, as writer.str writes it
+// after the event's start.
+var kernelCat = `,"cat":` + string(quote(CatKernel))
 
 // function is f's fnBytes, made the first time (kept for at most maxQuoted
 // functions).
@@ -496,7 +539,7 @@ func (w *writer) copies(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 		w.int("bytes", int64(min(c.Bytes, 1<<62)))
 		w.int("correlation", int64(c.Correlation))
 		if c.Range != nil {
-			w.str("nvtx", c.Range.Path())
+			w.nvtx(c.Range)
 		}
 		w.end(true)
 	}

@@ -335,3 +335,27 @@ func TestTraceGzipStopsOnError(t *testing.T) {
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left behind")
 }
+
+// BenchmarkTrace writes the trace of a SYNTHETIC recording of 200,000
+// kernels (package synth, in memory) as JSON (Write) and gzipped
+// (TraceGzip).
+func BenchmarkTrace(b *testing.B) {
+	c := synth.Small(9000)
+	c.PrefillKernels, c.DecodeSteps, c.StepKernels = 1000, 19_900, 10
+	var rec bytes.Buffer
+	require.NoError(b, synth.Write(&rec, c))
+	tl := synth.Timeline(b, rec.String())
+	for _, bc := range []struct {
+		name  string
+		write func(io.Writer, *timeline.Timeline) error
+	}{{"json", render.Write}, {"gzip", render.TraceGzip}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bc.write(io.Discard, tl); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
