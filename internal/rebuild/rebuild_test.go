@@ -272,3 +272,31 @@ func TestSourcesAreRecordedInputs(t *testing.T) {
 		assert.False(t, s.Dir, rel)
 	}
 }
+
+// TestExportSourcesAreListed: every ncu export a source table reads is one
+// whose files rundir.Recorded lists (Exports): of any other, the rebuild
+// would read its name alone, whatever files the run has.
+func TestExportSourcesAreListed(t *testing.T) {
+	var exports []string
+	for _, s := range kernelSources {
+		if s.export {
+			exports = append(exports, s.path)
+		}
+	}
+	for _, s := range regionSources {
+		if s.export {
+			exports = append(exports, s.path)
+		}
+	}
+	exports = append(exports, rundir.NcuDetails)
+	run, err := rundir.Create(t.TempDir(), "run", time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	for _, rel := range exports {
+		require.NoError(t, run.Write(rel, []byte("SYNTHETIC\n")))
+	}
+	rec, err := run.MatchFiles()
+	require.NoError(t, err)
+	for _, rel := range exports {
+		assert.Equal(t, []string{rel}, rec.Exports[rel], rel)
+	}
+}
