@@ -270,12 +270,9 @@ func writeTrace(out string, tl *timeline.Timeline) error {
 	return rundir.WriteAtomicIn(filepath.Dir(out), out, func(w io.Writer) error { return render.TraceGzip(w, tl) })
 }
 
-// TestTraceGzipBlocks: a trace of several of TraceGzip's blocks (SYNTHETIC
-// records) is one gzip member that reads back as the bytes Write writes,
-// and its trailer holds their CRC-32 and length: TestRecordedRunsRebuild
-// compares a rebuilt trace with the recorded one by them.
-func TestTraceGzipBlocks(t *testing.T) {
-	t.Parallel()
+// blocksTimeline is a SYNTHETIC timeline of 12,000 launches, whose trace
+// is several of TraceGzip's blocks.
+func blocksTimeline(t *testing.T) *timeline.Timeline {
 	var rec strings.Builder
 	rec.WriteString(synth.HeaderLine(7))
 	for i := range 12000 {
@@ -284,6 +281,16 @@ func TestTraceGzipBlocks(t *testing.T) {
 		rec.WriteString(synth.KernelLine(start+100, start+900, 0, 7, i+1, fmt.Sprintf("kernel%d", i%50)))
 	}
 	tl := synth.Timeline(t, rec.String())
+	return tl
+}
+
+// TestTraceGzipBlocks: a trace of several of TraceGzip's blocks (SYNTHETIC
+// records) is one gzip member that reads back as the bytes Write writes,
+// and its trailer holds their CRC-32 and length: TestRecordedRunsRebuild
+// compares a rebuilt trace with the recorded one by them.
+func TestTraceGzipBlocks(t *testing.T) {
+	t.Parallel()
+	tl := blocksTimeline(t)
 	var plain, packed bytes.Buffer
 	require.NoError(t, render.Write(&plain, tl))
 	require.Greater(t, plain.Len(), 4<<20, "several blocks")
@@ -317,14 +324,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // staged write discarded) ends with that writer's error, and leaves no
 // compressing goroutine behind. SYNTHETIC records.
 func TestTraceGzipStopsOnError(t *testing.T) {
-	var rec strings.Builder
-	rec.WriteString(synth.HeaderLine(7))
-	for i := range 12000 {
-		start := 1000 + 2000*i
-		rec.WriteString(synth.LaunchLine(start, 1, i+1))
-		rec.WriteString(synth.KernelLine(start+100, start+900, 0, 7, i+1, fmt.Sprintf("kernel%d", i%50)))
-	}
-	tl := synth.Timeline(t, rec.String())
+	tl := blocksTimeline(t)
 	before := runtime.NumGoroutine()
 	for range 3 {
 		require.EqualError(t, render.TraceGzip(&failAfter{n: 100 << 10}, tl), "SYNTHETIC: the disk is full")
