@@ -125,10 +125,9 @@ type inputs struct {
 	anomalies []string
 	errs      []error // inputs that fail the rebuild
 
-	cupti      bool // the run has CUPTI record files
-	cuptiFiles []string
-	tl         *timeline.Timeline
-	tlErr      error
+	cupti bool // the run has CUPTI record files
+	tl    *timeline.Timeline
+	tlErr error
 	// staged is the trace of tl being written (stageTrace); nil: none.
 	staged *rundir.Staged
 	steady *phases.Steady
@@ -165,9 +164,6 @@ func (in *inputs) readTimeline() *timeline.Timeline {
 	return in.tl
 }
 
-// hasExport reports whether the run has the ncu export rel.
-func (in *inputs) hasExport(rel string) bool { return len(in.rec.Exports[rel]) > 0 }
-
 // note adds notes of no kind (they stay until said otherwise).
 func (in *inputs) note(texts ...string) {
 	for _, t := range texts {
@@ -182,13 +178,13 @@ func load(run *rundir.Run, cfg settings) *inputs {
 	cfg.memo = &memo{}
 	rec, swept := run.MatchFiles()
 	m := rec.Manifest
-	in := &inputs{runID: m.RunID, rec: rec, cuptiFiles: rec.CuptiFiles}
+	in := &inputs{runID: m.RunID, rec: rec}
 	if swept != nil {
 		in.errs = append(in.errs, swept)
 	}
-	in.cupti = len(in.cuptiFiles) > 0
+	in.cupti = hasCupti(rec)
 	if in.cupti {
-		in.tl, in.tlErr = cfg.loadTimeline(run, in.cuptiFiles)
+		in.tl, in.tlErr = cfg.loadTimeline(run, rec.CuptiFiles)
 	}
 	tl := in.readTimeline()
 	in.staged = stageTrace(run, tl, cfg)
@@ -252,7 +248,7 @@ func load(run *rundir.Run, cfg settings) *inputs {
 		in.errs = append(in.errs, in.tlErr)
 	}
 	in.sample, in.serr = sampleRegions(run, rec, cfg)
-	if in.serr != nil && in.hasExport(rundir.NcuRaw) {
+	if in.serr != nil && hasDeepRaw(in.rec) {
 		in.errs = append(in.errs, in.serr)
 	}
 	in.summary = summaryInputs(run, in)
@@ -666,7 +662,7 @@ func cuptiFacts(res *result, failed map[string]error) *render.CuptiFacts {
 	if !in.cupti {
 		return nil
 	}
-	f := &render.CuptiFacts{Files: in.cuptiFiles, Trace: rundir.TimelineTrace, Overhead: in.overhead, OraclePath: rundir.OracleJSON,
+	f := &render.CuptiFacts{Files: in.rec.CuptiFiles, Trace: rundir.TimelineTrace, Overhead: in.overhead, OraclePath: rundir.OracleJSON,
 		OracleRan: in.oracle != nil || in.oracleErr != nil}
 	if failed[rundir.OracleCheckJSON] == nil {
 		f.Check = res.check

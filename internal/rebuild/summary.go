@@ -192,7 +192,7 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 		}
 	}
 
-	if !read.hasExport(rundir.NcuRaw) {
+	if !hasDeepRaw(read.rec) {
 		in.MetricsMissing = "no deep-pass export (" + rundir.NcuRaw + ")"
 		if tl != nil {
 			if m, err := libraryMetrics(tl); err != nil {
