@@ -29,7 +29,7 @@ func TestNestedLargestBeforeFinish(t *testing.T) {
 		for _, sc := range got.Scopes {
 			var all []facts.Phase
 			for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-				for _, ss := range of(tl, Options{Depth: d, Steady: steady}, 0, true).Scopes {
+				for _, ss := range of(tl, Options{Depth: d, Steady: steady}, 0, true, spanCache{}).Scopes {
 					if ss.ProcessID == sc.ProcessID && ss.Device == sc.Device {
 						all = append(all, ss.Phases...)
 					}

@@ -2,7 +2,6 @@ package phases
 
 import (
 	"cmp"
-	"iter"
 	"math"
 	"slices"
 
@@ -141,9 +140,25 @@ type instAcc struct {
 	r     *timeline.Range
 	span  Span // r's span in the instance model (Spans)
 	any   bool
-	first int64   // first activity start
-	last  int64   // last activity end
-	ks    []int32 // its own kernels, indexes of the process's, in start order
+	first int64 // first activity start
+	last  int64 // last activity end
+	// num is the instance's number in its phase, from 1, by span start
+	// (finish).
+	num int
+	// own merges its kernels' busy stretches as they come (in start
+	// order); compute and comm, its compute and its communication
+	// kernels' apart, where the phase's busy time is split.
+	own           merger
+	compute, comm *merger
+	// prevEnd and prevLast are the end of its last finished stretch and
+	// the kernel that ends it, for the idle gap before the next.
+	prevEnd  int64
+	prevLast int32
+	hasPrev  bool
+	// ownNS is the time of its stretches inside its span; devNS the time
+	// the device's kernels (every kernel of the process on it) are busy
+	// inside its span (sweepDevice).
+	ownNS, devNS int64
 }
 
 // busy is one stretch of time in which some kernel runs on a device: the
@@ -154,42 +169,39 @@ type busy struct {
 	first, last int32
 }
 
-// busyOf yields the busy stretches of the kernels idx of ks (one device's,
-// in start order), merged as they come: every kernel's, or those keep
-// keeps when it is not nil. Nothing is kept but the stretch being merged.
-func busyOf(ks []timeline.KernelExecution, idx []int32, keep func(*timeline.KernelExecution) bool) iter.Seq[busy] {
-	return func(yield func(busy) bool) {
-		var cur busy
-		open := false
-		for _, i := range idx {
-			k := &ks[i]
-			if keep != nil && !keep(k) {
-				continue
-			}
-			if open && k.Start <= cur.end {
-				if k.End > cur.end {
-					cur.end, cur.last = k.End, i
-				}
-				continue
-			}
-			if open && !yield(cur) {
-				return
-			}
-			cur, open = busy{k.Start, k.End, i, i}, true
-		}
-		if open {
-			yield(cur)
-		}
-	}
+// merger merges kernels, given in start order, into busy stretches,
+// keeping only the stretch being merged.
+type merger struct {
+	cur  busy
+	open bool
+	ns   int64 // the time of the stretches finished
 }
 
-// busySum is the time of the stretches bs.
-func busySum(bs iter.Seq[busy]) int64 {
-	var ns int64
-	for b := range bs {
-		ns += b.end - b.start
+// add merges kernel i (start to end) and returns the stretch it finished,
+// if any: the one before i, when i starts after its end.
+func (m *merger) add(start, end int64, i int32) (done busy, ok bool) {
+	if m.open && start <= m.cur.end {
+		if end > m.cur.end {
+			m.cur.end, m.cur.last = end, i
+		}
+		return busy{}, false
 	}
-	return ns
+	done, ok = m.cur, m.open
+	if ok {
+		m.ns += done.end - done.start
+	}
+	m.cur, m.open = busy{start, end, i, i}, true
+	return done, ok
+}
+
+// close finishes the stretch being merged, if any.
+func (m *merger) close() (done busy, ok bool) {
+	done, ok = m.cur, m.open
+	if ok {
+		m.ns += done.end - done.start
+	}
+	m.open = false
+	return done, ok
 }
 
 // inside is the time of b inside [s, e).
@@ -206,11 +218,20 @@ type phaseAcc struct {
 	lat      latencies
 	calls    map[*timeline.API]bool // the graph launches counted
 	top      int
+	// gaps are the largest idle gaps yet, longest first, with the
+	// instance each is in (numbered at finish).
+	gaps []instGap
 	// collectives counts the phase's own communication kernels.
 	collectives int64
 	// leadSteps is, for a warm-up part made of a one-instance phase's
 	// leading steps (Steady.Leading), how many steps those are, of leadOf.
 	leadSteps, leadOf int
+}
+
+// instGap is an idle gap of an instance whose number is not known yet.
+type instGap struct {
+	facts.Gap
+	in *instAcc
 }
 
 func newPhaseAcc(name string, top int) *phaseAcc {
@@ -266,9 +287,24 @@ func (a *phaseAcc) leftOut(s *Steady, r *timeline.Range) *phaseAcc {
 	return a.warmup()
 }
 
-func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, api *timeline.API, i int32, collective bool) {
+// kernel adds kernel i, k, of the process to instance in. split says the
+// phase's busy time is split into compute and communication (collective:
+// k is communication); ks are the process's kernels, for the gaps' names.
+func (a *phaseAcc) kernel(pk *procKernels, in *instAcc, k *timeline.KernelExecution, api *timeline.API, i int32, collective bool) {
 	in.activity(k.Start, k.End)
-	in.ks = append(in.ks, i)
+	if b, ok := in.own.add(k.Start, k.End, i); ok {
+		a.stretch(pk, in, b)
+	}
+	if pk.split {
+		if in.compute == nil {
+			in.compute, in.comm = &merger{}, &merger{}
+		}
+		if collective {
+			in.comm.add(k.Start, k.End, i)
+		} else {
+			in.compute.add(k.Start, k.End, i)
+		}
+	}
 	a.p.Kernels++
 	if collective {
 		a.collectives++
@@ -292,23 +328,43 @@ func (a *phaseAcc) kernel(in *instAcc, k *timeline.KernelExecution, api *timelin
 	}
 }
 
-// gap counts one gap and keeps it when it is among the largest.
-func (a *phaseAcc) gap(g facts.Gap) {
+// stretch counts b, a finished busy stretch of instance in: its busy
+// time, its time inside the instance's span, and the idle gap before it.
+func (a *phaseAcc) stretch(pk *procKernels, in *instAcc, b busy) {
+	a.p.BusyNS += b.end - b.start
+	if in.r != nil && in.r.Closed {
+		in.ownNS += inside(b, in.span.Start, in.span.End)
+	} else {
+		// an open range's or the whole run's span runs from its first
+		// activity to its last: every stretch of it is inside
+		in.ownNS += b.end - b.start
+	}
+	if in.hasPrev {
+		a.gap(pk, in, in.prevEnd, in.prevLast, b)
+	}
+	in.prevEnd, in.prevLast, in.hasPrev = b.end, b.last, true
+}
+
+// gap counts the idle gap from end (kernel last's) to b and keeps it when
+// it is among the largest.
+func (a *phaseAcc) gap(pk *procKernels, in *instAcc, end int64, last int32, b busy) {
+	g := facts.Gap{AtNS: end - pk.origin, NS: b.start - end}
 	a.p.Gaps.SumNS += g.NS
 	a.p.Gaps.Count++
-	l := a.p.Gaps.Largest
-	if len(l) == a.top && !gapBefore(g, l[len(l)-1]) {
+	l := a.gaps
+	if len(l) == a.top && !gapBefore(g, l[len(l)-1].Gap) {
 		return
 	}
 	i := 0
-	for i < len(l) && !gapBefore(g, l[i]) {
+	for i < len(l) && !gapBefore(g, l[i].Gap) {
 		i++
 	}
-	l = slices.Insert(l, i, g)
+	g.Before, g.After = pk.name(last), pk.name(b.first)
+	l = slices.Insert(l, i, instGap{g, in})
 	if len(l) > a.top {
 		l = l[:a.top]
 	}
-	a.p.Gaps.Largest = l
+	a.gaps = l
 }
 
 // gapBefore orders gaps longest first, then earliest.
@@ -330,57 +386,110 @@ func (a *phaseAcc) copy(in *instAcc, c *timeline.Copy) {
 	s.Bytes += c.Bytes
 }
 
-// deviceBusy is what finish needs of one device: whether busy time is
-// split into communication and compute, the collective rule, and the
-// kernels the instances' indexes point to.
-type deviceBusy struct {
-	split        bool
-	isCollective func(*timeline.KernelExecution) bool
-	kernels      []timeline.KernelExecution
-	fns          []*timeline.Function // the kernels' functions (KernelExecution.Fn)
-	all          []busy               // the device's busy stretches, every kernel of the process on it
+// procKernels is what the accumulators need of a process's kernels:
+// their names, for the gaps, where the time counts from, and whether busy
+// time is split into communication and compute.
+type procKernels struct {
+	kernels []timeline.KernelExecution
+	fns     []*timeline.Function // the kernels' functions (KernelExecution.Fn)
+	origin  int64
+	split   bool
 }
 
 // name is the name of the kernel at index i.
-func (db deviceBusy) name(i int32) string { return db.fns[db.kernels[i].Fn].Name() }
+func (pk *procKernels) name(i int32) string { return pk.fns[pk.kernels[i].Fn].Name() }
 
-// overlap is the time of the stretches bs (in start order) inside [s, e).
-func overlap(bs []busy, s, e int64) int64 {
-	i, _ := slices.BinarySearchFunc(bs, s, func(b busy, t int64) int { return cmp.Compare(b.end, t+1) })
-	var ns int64
-	for ; i < len(bs) && bs[i].start < e; i++ {
-		ns += inside(bs[i], s, e)
+// instances are a's instances and those of its warm-up and measured parts.
+func (a *phaseAcc) instances(out []*instAcc) []*instAcc {
+	out = append(out, a.list...)
+	if a.warm != nil {
+		out = a.warm.instances(out)
 	}
-	return ns
+	if a.measured != nil {
+		out = a.measured.instances(out)
+	}
+	return out
 }
 
-// finish sums the instances' spans against their own kernels' busy
-// stretches.
-func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
+// close finishes the stretches its instances are merging.
+func (a *phaseAcc) close(pk *procKernels) {
+	for _, in := range a.list {
+		if b, ok := in.own.close(); ok {
+			a.stretch(pk, in, b)
+		}
+		if in.compute != nil {
+			in.compute.close()
+			in.comm.close()
+		}
+	}
+	if a.warm != nil {
+		a.warm.close(pk)
+	}
+	if a.measured != nil {
+		a.measured.close(pk)
+	}
+}
+
+// sweepDevice sets each instance's devNS: the time the busy stretches of
+// the process's kernels on device d take inside its span. One pass over
+// the kernels, the instances by span start.
+func sweepDevice(p *timeline.Process, d uint32, insts []*instAcc) {
+	slices.SortFunc(insts, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
+	var active []*instAcc
+	next := 0
+	add := func(b busy) {
+		for next < len(insts) && insts[next].spanStart() < b.end {
+			active = append(active, insts[next])
+			next++
+		}
+		kept := active[:0]
+		for _, in := range active {
+			s, e := in.spanStart(), in.spanEnd()
+			if e <= b.start {
+				continue // the stretches after b start later still
+			}
+			in.devNS += inside(b, s, e)
+			kept = append(kept, in)
+		}
+		clear(active[len(kept):])
+		active = kept
+	}
+	var m merger
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		if p.Fn(k).Device != d {
+			continue
+		}
+		if b, ok := m.add(k.Start, k.End, int32(i)); ok {
+			add(b)
+		}
+	}
+	if b, ok := m.close(); ok {
+		add(b)
+	}
+}
+
+// finish sums the instances' spans and their stretches, numbers them by
+// span start, and judges the phase. close and sweepDevice come first.
+func (a *phaseAcc) finish(split bool) facts.Phase {
 	slices.SortFunc(a.list, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
 	var cs *facts.CommunicationSplit
-	if db.split {
+	if split {
 		cs = &facts.CommunicationSplit{Collectives: a.collectives}
 	}
 	for i, in := range a.list {
-		s, e := in.spanStart(), in.spanEnd()
-		a.p.SpanNS += e - s
-		var own int64 // the instance's own stretches inside its span
-		var p busy
-		first := true
-		for b := range busyOf(db.kernels, in.ks, nil) {
-			a.p.BusyNS += b.end - b.start
-			own += inside(b, s, e)
-			if !first {
-				a.gap(facts.Gap{AtNS: p.end - origin, NS: b.start - p.end, Before: db.name(p.last), After: db.name(b.first), Instance: i + 1})
-			}
-			p, first = b, false
+		in.num = i + 1
+		a.p.SpanNS += in.spanEnd() - in.spanStart()
+		a.p.QueuedNS += max(0, in.devNS-in.ownNS)
+		if cs != nil && in.compute != nil {
+			cs.ComputeNS += in.compute.ns
+			cs.CommunicationNS += in.comm.ns
 		}
-		a.p.QueuedNS += max(0, overlap(db.all, s, e)-own)
-		if cs != nil {
-			cs.ComputeNS += busySum(busyOf(db.kernels, in.ks, func(k *timeline.KernelExecution) bool { return !db.isCollective(k) }))
-			cs.CommunicationNS += busySum(busyOf(db.kernels, in.ks, db.isCollective))
-		}
+	}
+	a.p.Gaps.Largest = make([]facts.Gap, len(a.gaps))
+	for i, g := range a.gaps {
+		g.Instance = g.in.num
+		a.p.Gaps.Largest[i] = g.Gap
 	}
 	if cs != nil {
 		// Busy is the union of compute and communication, so what is in
@@ -391,9 +500,6 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	}
 	a.p.Instances = len(a.list)
 	a.p.LeadingSteps, a.p.LeadingOf = a.leadSteps, a.leadOf
-	if a.p.Gaps.Largest == nil {
-		a.p.Gaps.Largest = []facts.Gap{}
-	}
 	a.p.IdleNS = a.p.SpanNS - a.p.BusyNS
 	if a.p.SpanNS > 0 {
 		a.p.IdleShare = float64(a.p.IdleNS) / float64(a.p.SpanNS)
@@ -402,11 +508,11 @@ func (a *phaseAcc) finish(db deviceBusy, origin int64) facts.Phase {
 	a.calls = nil
 	judge(&a.p)
 	if a.warm != nil {
-		w := a.warm.finish(db, origin)
+		w := a.warm.finish(split)
 		a.p.Warmup = &w
 	}
 	if a.measured != nil {
-		m := a.measured.finish(db, origin)
+		m := a.measured.finish(split)
 		a.p.Measured = &m
 	}
 	return a.p
@@ -488,7 +594,7 @@ const MaxPhases = 100
 // Of summarizes the phases of tl, every process on every device it used:
 // the whole run, and each NVTX region at opt.Depth (MaxPhases of them).
 func Of(tl *timeline.Timeline, opt Options) *facts.PhaseReport {
-	rep := of(tl, opt, 0, false)
+	rep := of(tl, opt, 0, false, spanCache{})
 	for i := range rep.Scopes {
 		sc := &rep.Scopes[i]
 		sc.Phases, sc.PhasesLeftOut = largest(sc.Phases)
@@ -590,8 +696,8 @@ type procPhases struct {
 	last  *devAcc
 }
 
-func newProcPhases(p *timeline.Process, opt Options, top int) *procPhases {
-	return &procPhases{opt: opt, top: top, paths: map[*timeline.Range]string{}, spans: Spans(p), anc: newAncestry(opt),
+func newProcPhases(p *timeline.Process, spans map[*timeline.Range]Span, opt Options, top int) *procPhases {
+	return &procPhases{opt: opt, top: top, paths: map[*timeline.Range]string{}, spans: spans, anc: newAncestry(opt),
 		devs: map[uint32]*devAcc{}}
 }
 
@@ -673,7 +779,7 @@ func (pp *procPhases) warmPart(pa *phaseAcc, r *timeline.Range, start int64) (*p
 // the largest MaxPhases of their own depth. nested: the phases alone,
 // for addNested (each scope's Run, the whole run's, is left zero, and the
 // ranks are not balanced).
-func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseReport {
+func of(tl *timeline.Timeline, opt Options, keep int, nested bool, spans spanCache) *facts.PhaseReport {
 	top := opt.TopGaps
 	if top <= 0 {
 		top = DefaultTopGaps
@@ -683,16 +789,15 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 	split := splitsCommunication(tl, collective)
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
-		isCollective := func(k *timeline.KernelExecution) bool { return collective(p.Fn(k).Name()) }
-		pp := newProcPhases(p, opt, top)
-		origin := p.Header.StartNS
+		pp := newProcPhases(p, spans.of(p), opt, top)
+		pk := &procKernels{kernels: p.Kernels, fns: p.Functions, origin: p.Header.StartNS, split: split}
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
 			f, api := p.Fn(k), p.APIOf(k)
 			a := pp.dev(f.Device)
 			c := split && collective(f.Name())
 			if !nested {
-				a.run.kernel(a.all, k, api, int32(i), c)
+				a.run.kernel(pk, a.all, k, api, int32(i), c)
 			}
 			sc := facts.Rank{ProcessID: p.Header.PID, Device: model.DeviceID(f.Device)}
 			if c {
@@ -705,7 +810,7 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 				} else if wp, win := pp.warmPart(pa, in.r, k.Start); wp != nil {
 					pa, in, steady = wp, win, false
 				}
-				pa.kernel(in, k, api, int32(i), c)
+				pa.kernel(pk, in, k, api, int32(i), c)
 				if c && steady {
 					calls.add(pa.p.Name, sc, k.End-k.Start)
 				}
@@ -734,26 +839,29 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 		for _, d := range ids {
 			a := pp.devs[d]
 			slices.SortStableFunc(a.order, func(x, y *phaseAcc) int { return cmp.Compare(x.order, y.order) })
-			var on []int32
-			for i := range p.Kernels {
-				if p.Fn(&p.Kernels[i]).Device == d {
-					on = append(on, int32(i))
-				}
-			}
-			db := deviceBusy{split: split, isCollective: isCollective, kernels: p.Kernels, fns: p.Functions, all: slices.AppendSeq(make([]busy, 0, len(on)), busyOf(p.Kernels, on, nil))}
 			sc := facts.PhaseScope{ProcessID: p.Header.PID, Device: model.DeviceID(d), Phases: make([]facts.Phase, 0, len(a.order))}
-			if !nested {
-				sc.Run = a.run.finish(db, origin)
-			}
-			if r, ok := p.Header.Rank(); ok {
-				sc.Rank = &r
-			}
 			order := a.order
 			if keep > 0 {
 				order, sc.PhasesLeftOut = largestAccs(order, keep)
 			}
+			var insts []*instAcc
+			if !nested {
+				a.run.close(pk)
+				insts = a.run.instances(insts)
+			}
 			for _, pa := range order {
-				sc.Phases = append(sc.Phases, pa.finish(db, origin))
+				pa.close(pk)
+				insts = pa.instances(insts)
+			}
+			sweepDevice(p, d, insts)
+			if !nested {
+				sc.Run = a.run.finish(split)
+			}
+			if r, ok := p.Header.Rank(); ok {
+				sc.Rank = &r
+			}
+			for _, pa := range order {
+				sc.Phases = append(sc.Phases, pa.finish(split))
 			}
 			rep.Scopes = append(rep.Scopes, sc)
 		}
@@ -765,15 +873,28 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool) *facts.PhaseR
 			b.NetCommunicationNS, b.CollectiveCalls = calls.net(b.Phase)
 		}
 	}
-	addNested(tl, opt, rep)
+	addNested(tl, opt, rep, spans)
 	return rep
+}
+
+// spanCache holds each process's instance spans (Spans), made once for
+// the depths of one report.
+type spanCache map[*timeline.Process]map[*timeline.Range]Span
+
+func (c spanCache) of(p *timeline.Process) map[*timeline.Range]Span {
+	s, ok := c[p]
+	if !ok {
+		s = Spans(p)
+		c[p] = s
+	}
+	return s
 }
 
 // addNested adds to each scope of rep its phases of the depths below
 // opt.Depth down to opt.NestedDepth, at most MaxPhases of each depth.
-func addNested(tl *timeline.Timeline, opt Options, rep *facts.PhaseReport) {
+func addNested(tl *timeline.Timeline, opt Options, rep *facts.PhaseReport, spans spanCache) {
 	for d := opt.Depth + 1; d <= opt.NestedDepth; d++ {
-		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Communication: opt.Communication, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases, true)
+		sub := of(tl, Options{Depth: d, TopGaps: opt.TopGaps, Communication: opt.Communication, Domains: opt.Domains, Steady: opt.Steady}, MaxPhases, true, spans)
 		for _, ss := range sub.Scopes {
 			for i := range rep.Scopes {
 				if sc := &rep.Scopes[i]; sc.ProcessID == ss.ProcessID && sc.Device == ss.Device {
