@@ -120,8 +120,14 @@ func workDone(p *timeline.Process) map[*timeline.Range]int64 {
 			done[r] = end
 		}
 	}
+	// the kernels' latest end by their range's index (RangeOf), first
+	byRange := make([]int64, len(p.RangeList)+1)
 	for i := range p.Kernels {
-		own(p.RangeOf(&p.Kernels[i]), p.Kernels[i].End)
+		k := &p.Kernels[i]
+		byRange[k.Range] = max(byRange[k.Range], k.End)
+	}
+	for i, r := range p.RangeList {
+		own(r, byRange[i+1])
 	}
 	for i := range p.Copies {
 		own(p.Copies[i].Range, p.Copies[i].End)
