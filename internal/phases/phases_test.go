@@ -447,3 +447,40 @@ func TestDecodeOnceAToken(t *testing.T) {
 	assert.InDelta(t, 50e-6, *d.TTFTMS, 1e-12, "the prefill's start to the first step's")
 	assert.Equal(t, "the prefill's start", d.TTFTFrom)
 }
+
+// twoThreadSteps is SYNTHETIC: a "step" instance on each of two threads.
+// Thread 1's (1000-1100) starts first and launches its kernels at 1010 and
+// 1020, which run last (1300-1310, 1400-1410: a gap of 90); thread 2's
+// (1050-1150) launches at 1055 and 1075 kernels that run at once
+// (1060-1070, 1080-1090: a gap of 10). Spans: thread 1's step runs to its
+// work's end, 1000-1410; thread 2's, 1050-1150.
+func twoThreadSteps() string {
+	return header(3) +
+		n("push", 1000, 1, "", "step") + n("push", 1050, 2, "", "step") +
+		a(1010, 1, 1) + a(1020, 1, 2) + a(1055, 2, 3) + a(1075, 2, 4) +
+		n("pop", 1100, 1, "", "") + n("pop", 1150, 2, "", "") +
+		k(1300, 1310, 0, 7, 1, "a") + k(1400, 1410, 0, 7, 2, "b") +
+		k(1060, 1070, 0, 8, 3, "c") + k(1080, 1090, 0, 8, 4, "d") +
+		"E\t0\t0\n"
+}
+
+// The instances are numbered by where their spans start, not by which one's
+// kernels ran first; the queue time is the device's other busy time inside
+// each span.
+func TestInstancesNumberedBySpan(t *testing.T) {
+	rep := phases.Of(build(t, twoThreadSteps()), phases.Options{Depth: 1})
+	require.Len(t, rep.Scopes, 1)
+	require.Len(t, rep.Scopes[0].Phases, 1)
+	p := rep.Scopes[0].Phases[0]
+	assert.Equal(t, "step", p.Name)
+	assert.Equal(t, 2, p.Instances)
+	assert.Equal(t, int64(410+100), p.SpanNS)
+	assert.Equal(t, int64(40), p.BusyNS)
+	assert.Equal(t, []facts.Gap{
+		{AtNS: 310, NS: 90, Before: "a", After: "b", Instance: 1},
+		{AtNS: 70, NS: 10, Before: "c", After: "d", Instance: 2},
+	}, p.Gaps.Largest, "at ns from start_ns 1000")
+	// Thread 2's kernels (20 ns) lie inside thread 1's span; thread 1's lie
+	// outside thread 2's.
+	assert.Equal(t, int64(20), p.QueuedNS)
+}
