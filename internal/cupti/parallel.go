@@ -46,6 +46,9 @@ type parallel struct {
 	quitOnce   sync.Once
 	cur        *batch
 	i          int
+	// reuse: the batches' kernel, API and NVTX records are made in their
+	// slabs, written over when a batch is filled again (ReuseRecords).
+	reuse bool
 }
 
 // batch is consecutive lines of the file and, once done is closed, their
@@ -55,7 +58,35 @@ type batch struct {
 	lines []rawLine
 	recs  []Record
 	kinds []byte // each record's type (lineParser.parse)
+	slab  slab   // its records, where the read reuses them
 	done  chan struct{}
+}
+
+// slab holds the records of a batch of the kinds a long record file is
+// made of, for a read that reuses them (ReuseRecords).
+type slab struct {
+	kernels []KernelRecord
+	apis    []API
+	nvtx    []NVTX
+}
+
+func (s *slab) reset() {
+	clear(s.kernels)
+	clear(s.apis)
+	clear(s.nvtx)
+	s.kernels, s.apis, s.nvtx = s.kernels[:0], s.apis[:0], s.nvtx[:0]
+}
+
+// ReuseRecords makes a parallel read (NewParallelReader, 2 workers or more)
+// write its kernel, API and NVTX records over those of lines it has
+// returned: such a record is valid until the next Scan, and a caller that
+// keeps one keeps a copy. Reading a long file then allocates no memory a
+// record. It is called before the first Scan; on a read in sequence it
+// does nothing.
+func (r *Reader) ReuseRecords() {
+	if r.par != nil && !r.par.begun {
+		r.par.reuse = true
+	}
 }
 
 // rawLine is one line of a batch: data[start:end], line number no; a line
@@ -141,6 +172,11 @@ func (p *parallel) send(b *batch) bool {
 func (p *parallel) parse(name string) {
 	lp := newLineParser(name)
 	for b := range p.work {
+		lp.slab = nil
+		if p.reuse {
+			b.slab.reset()
+			lp.slab = &b.slab
+		}
 		b.recs = slices.Grow(b.recs[:0], len(b.lines))[:len(b.lines)]
 		b.kinds = slices.Grow(b.kinds[:0], len(b.lines))[:len(b.lines)]
 		for i, l := range b.lines {

@@ -119,6 +119,9 @@ type lineParser struct {
 	line   int // the number of the line being parsed
 	fields [][]byte
 	intern map[string]string
+	// slab, when not nil, is where kernel, API and NVTX records are made
+	// (ReuseRecords).
+	slab *slab
 }
 
 func newLineParser(name string) lineParser {
@@ -331,6 +334,32 @@ func (r *lineParser) parse(line []byte) (Record, byte) {
 	return r.record(f), f[0][0]
 }
 
+// newKernel, newAPI and newNVTX are a new record of the line being
+// parsed: the next of the slab's, where there is one.
+func (r *lineParser) newKernel() *KernelRecord {
+	if r.slab == nil {
+		return &KernelRecord{Line: r.line}
+	}
+	r.slab.kernels = append(r.slab.kernels, KernelRecord{Line: r.line})
+	return &r.slab.kernels[len(r.slab.kernels)-1]
+}
+
+func (r *lineParser) newAPI() *API {
+	if r.slab == nil {
+		return &API{Line: r.line}
+	}
+	r.slab.apis = append(r.slab.apis, API{Line: r.line})
+	return &r.slab.apis[len(r.slab.apis)-1]
+}
+
+func (r *lineParser) newNVTX() *NVTX {
+	if r.slab == nil {
+		return &NVTX{Line: r.line}
+	}
+	r.slab.nvtx = append(r.slab.nvtx, NVTX{Line: r.line})
+	return &r.slab.nvtx[len(r.slab.nvtx)-1]
+}
+
 // record reads the fields f of a record line whose type is f[0].
 func (r *lineParser) record(f [][]byte) Record {
 	p := fieldParser{r: r, f: f}
@@ -340,7 +369,7 @@ func (r *lineParser) record(f [][]byte) Record {
 		if !p.count(nKernel, "K (kernel)") {
 			break
 		}
-		k := &KernelRecord{Line: r.line}
+		k := r.newKernel()
 		k.Start, k.End = p.span(1, 2)
 		k.Device = p.u32(3, "device")
 		k.Context = p.u32(4, "context")
@@ -390,7 +419,7 @@ func (r *lineParser) record(f [][]byte) Record {
 		if !p.count(nAPI, "A (API call)") {
 			break
 		}
-		a := &API{Line: r.line}
+		a := r.newAPI()
 		a.Start, a.End = p.span(1, 2)
 		a.Thread = p.i64(3, "thread_id")
 		a.Correlation = p.u32(4, "correlation")
@@ -406,7 +435,7 @@ func (r *lineParser) record(f [][]byte) Record {
 		if !p.count(nNVTX, "N (NVTX)") {
 			break
 		}
-		n := &NVTX{Line: r.line}
+		n := r.newNVTX()
 		kind := p.str(1, "kind")
 		if p.err == nil && !validNVTXKind(kind) {
 			p.fail(fmt.Sprintf("NVTX kind %q is not one of push pop start end mark", kind))

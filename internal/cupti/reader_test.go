@@ -130,11 +130,17 @@ func TestParallelReaderAgrees(t *testing.T) {
 		want := read(data, name)
 		for _, workers := range []int{2, 3} {
 			for _, size := range []int{1, 64, 4096, 1 << 20} {
-				got := readWith(data, name, func(r io.Reader, name string) *cupti.Reader {
-					return cupti.NewParallelReaderSized(r, name, workers, size)
-				})
-				if d := cmp.Diff(want, got, cmp.AllowUnexported(readResult{}), cmp.Comparer(sameError)); d != "" {
-					t.Errorf("%s, %d workers, batches of %d bytes:\n%s", name, workers, size, d)
+				for _, reuse := range []bool{false, true} {
+					got := readWith(data, name, func(r io.Reader, name string) *cupti.Reader {
+						rd := cupti.NewParallelReaderSized(r, name, workers, size)
+						if reuse {
+							rd.ReuseRecords()
+						}
+						return rd
+					})
+					if d := cmp.Diff(want, got, cmp.AllowUnexported(readResult{}), cmp.Comparer(sameError)); d != "" {
+						t.Errorf("%s, %d workers, batches of %d bytes, reuse %v:\n%s", name, workers, size, reuse, d)
+					}
 				}
 			}
 		}
@@ -182,7 +188,7 @@ func readWith(data []byte, name string, newReader func(io.Reader, string) *cupti
 		case *cupti.Header:
 			res.header = rec
 		default:
-			res.records = append(res.records, rec)
+			res.records = append(res.records, copyRecord(rec))
 		}
 	}
 	res.err = r.Err()
@@ -190,6 +196,22 @@ func readWith(data []byte, name string, newReader func(io.Reader, string) *cupti
 	res.truncation = r.Truncation()
 	res.count = r.Records()
 	return res
+}
+
+// copyRecord is a copy of a record a read may reuse (Reader.ReuseRecords).
+func copyRecord(rec cupti.Record) cupti.Record {
+	switch r := rec.(type) {
+	case *cupti.KernelRecord:
+		c := *r
+		return &c
+	case *cupti.API:
+		c := *r
+		return &c
+	case *cupti.NVTX:
+		c := *r
+		return &c
+	}
+	return rec
 }
 
 func write(t testing.TB, res readResult) []byte {
@@ -538,4 +560,44 @@ func TestMetricRecord(t *testing.T) {
 	again := read(write(t, res), "again")
 	require.Empty(t, again.errs)
 	assert.Equal(t, m.Value, again.records[0].(*cupti.Metric).Value)
+}
+
+// TestReuseRecords reads SYNTHETIC kernel lines in small batches with
+// ReuseRecords: every record is right when Scan returns it, and the
+// records are made in the memory of lines returned before: a few hundred
+// places hold the 2,000 records (each its own without ReuseRecords).
+func TestReuseRecords(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(header)
+	const n = 2000
+	for i := range n {
+		fmt.Fprintf(&b, "K\t%d\t%d\t0\t1\t7\t%d\t1,1,1\t32,1,1\t16\t0\t0\t_Z1kv\tk()\n", 1000+i, 1001+i, i+1)
+	}
+	for _, reuse := range []bool{false, true} {
+		in, err := timeline.OpenRecords(strings.NewReader(b.String()), "x.tsv")
+		require.NoError(t, err)
+		r := cupti.NewParallelReaderSized(in, "x.tsv", 2, 256)
+		if reuse {
+			r.ReuseRecords()
+		}
+		places := map[*cupti.KernelRecord]bool{}
+		i := 0
+		for r.Scan() {
+			k, ok := r.Record().(*cupti.KernelRecord)
+			if !ok {
+				continue
+			}
+			require.Equal(t, int64(1000+i), k.Start, "kernel %d as Scan returns it", i)
+			places[k] = true
+			i++
+		}
+		require.NoError(t, r.Err())
+		r.Close()
+		require.Equal(t, n, i)
+		if reuse {
+			assert.Less(t, len(places), n/4, "records made in the memory of those returned before")
+		} else {
+			assert.Len(t, places, n)
+		}
+	}
 }

@@ -476,6 +476,8 @@ func read(r io.Reader, name string) (*building, string, error) {
 		return nil, "", err
 	}
 	rd := cupti.NewParallelReader(in, name, parseWorkers())
+	// Every record is copied into the process below, none kept.
+	rd.ReuseRecords()
 	defer rd.Close()
 	var bp *building
 	records := uint64(0) // every record between the header and the end line
