@@ -980,20 +980,23 @@ func dropRepeats[T any](xs []T, start func(*T) int64, line func(*T) int, same fu
 	}
 	kept = xs[:1]
 	for i := 1; i < len(xs); i++ {
-		x := xs[i]
+		// x, not a copy of it: a copy would escape to the heap through
+		// start and same, one allocation a record. Only xs[:len(kept)],
+		// before i, is written.
+		x := &xs[i]
 		dup := false
-		for j := len(kept) - 1; j >= 0 && start(&kept[j]) == start(&x); j-- {
-			if same(&kept[j], &x) {
+		for j := len(kept) - 1; j >= 0 && start(&kept[j]) == start(x); j-- {
+			if same(&kept[j], x) {
 				dup = true
 				break
 			}
 		}
 		if !dup {
-			kept = append(kept, x)
+			kept = append(kept, *x)
 			continue
 		}
 		if n == 0 {
-			first = line(&x)
+			first = line(x)
 		}
 		n++
 	}
