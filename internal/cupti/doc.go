@@ -12,7 +12,9 @@
 // The Reader streams (it holds one record at a time) and is shaped like
 // bufio.Scanner: NewReader, Scan, Record, Err; NewParallelReader parses a
 // large file's lines on several cores and returns the same records in the
-// same order (Close it when the read stops early). Gzip input is recognized by
+// same order (Close it when the read stops early); with ReuseRecords its
+// kernel, API and NVTX records last until the next Scan, made in memory it
+// reuses, for a caller that copies what it keeps. Gzip input is recognized by
 // its magic bytes. A malformed line is a non-fatal *SyntaxError record that
 // prints "file:line: what"; only I/O errors and a file whose first line is
 // not a header end the read. A file without the final E line was cut short

@@ -70,7 +70,9 @@ func NewReader(r io.Reader, name string) *Reader {
 	return &Reader{name: name, in: r, lp: newLineParser(name)}
 }
 
-// Record is the current record. Each call to Scan returns a new one.
+// Record is the current record. Each call to Scan returns a new one, except
+// that a read with ReuseRecords makes its kernel, API and NVTX records in
+// the memory of those it returned before.
 func (r *Reader) Record() Record { return r.rec }
 
 // Err is the error that ended the read: an I/O error, or a *SyntaxError for a
