@@ -287,9 +287,8 @@ func (a *phaseAcc) leftOut(s *Steady, r *timeline.Range) *phaseAcc {
 	return a.warmup()
 }
 
-// kernel adds kernel i, k, of the process to instance in. split says the
-// phase's busy time is split into compute and communication (collective:
-// k is communication); ks are the process's kernels, for the gaps' names.
+// kernel adds kernel i, k, of the process pk to instance in (collective: k
+// is communication, where pk splits the busy time).
 func (a *phaseAcc) kernel(pk *procKernels, in *instAcc, k *timeline.KernelExecution, api *timeline.API, i int32, collective bool) {
 	in.activity(k.Start, k.End)
 	if b, ok := in.own.add(k.Start, k.End, i); ok {
@@ -332,11 +331,12 @@ func (a *phaseAcc) kernel(pk *procKernels, in *instAcc, k *timeline.KernelExecut
 // time, its time inside the instance's span, and the idle gap before it.
 func (a *phaseAcc) stretch(pk *procKernels, in *instAcc, b busy) {
 	a.p.BusyNS += b.end - b.start
-	if in.r != nil && in.r.Closed {
-		in.ownNS += inside(b, in.span.Start, in.span.End)
+	if s, ok := in.closedSpan(); ok {
+		in.ownNS += inside(b, s.Start, s.End)
 	} else {
 		// an open range's or the whole run's span runs from its first
-		// activity to its last: every stretch of it is inside
+		// activity to its last (spanStart, spanEnd): every stretch of
+		// it is inside
 		in.ownNS += b.end - b.start
 	}
 	if in.hasPrev {
@@ -346,13 +346,14 @@ func (a *phaseAcc) stretch(pk *procKernels, in *instAcc, b busy) {
 }
 
 // gap counts the idle gap from end (kernel last's) to b and keeps it when
-// it is among the largest.
+// it is among the largest, or ties with the last of them: which of tied
+// gaps the phase keeps is the instances' numbers' to say (finish).
 func (a *phaseAcc) gap(pk *procKernels, in *instAcc, end int64, last int32, b busy) {
 	g := facts.Gap{AtNS: end - pk.origin, NS: b.start - end}
 	a.p.Gaps.SumNS += g.NS
 	a.p.Gaps.Count++
 	l := a.gaps
-	if len(l) == a.top && !gapBefore(g, l[len(l)-1].Gap) {
+	if len(l) >= a.top && gapBefore(l[len(l)-1].Gap, g) {
 		return
 	}
 	i := 0
@@ -361,13 +362,14 @@ func (a *phaseAcc) gap(pk *procKernels, in *instAcc, end int64, last int32, b bu
 	}
 	g.Before, g.After = pk.name(last), pk.name(b.first)
 	l = slices.Insert(l, i, instGap{g, in})
-	if len(l) > a.top {
-		l = l[:a.top]
+	for len(l) > a.top && gapBefore(l[a.top-1].Gap, l[len(l)-1].Gap) {
+		l = l[:len(l)-1]
 	}
 	a.gaps = l
 }
 
-// gapBefore orders gaps longest first, then earliest.
+// gapBefore orders gaps longest first, then earliest (then, in finish, by
+// instance).
 func gapBefore(x, y facts.Gap) bool {
 	if x.NS != y.NS {
 		return x.NS > y.NS
@@ -434,7 +436,7 @@ func (a *phaseAcc) close(pk *procKernels) {
 // the process's kernels on device d take inside its span. One pass over
 // the kernels, the instances by span start.
 func sweepDevice(p *timeline.Process, d uint32, insts []*instAcc) {
-	slices.SortFunc(insts, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
+	slices.SortFunc(insts, bySpanStart)
 	var active []*instAcc
 	next := 0
 	add := func(b busy) {
@@ -472,7 +474,7 @@ func sweepDevice(p *timeline.Process, d uint32, insts []*instAcc) {
 // finish sums the instances' spans and their stretches, numbers them by
 // span start, and judges the phase. close and sweepDevice come first.
 func (a *phaseAcc) finish(split bool) facts.Phase {
-	slices.SortFunc(a.list, func(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) })
+	slices.SortFunc(a.list, bySpanStart)
 	var cs *facts.CommunicationSplit
 	if split {
 		cs = &facts.CommunicationSplit{Collectives: a.collectives}
@@ -491,6 +493,16 @@ func (a *phaseAcc) finish(split bool) facts.Phase {
 		g.Instance = g.in.num
 		a.p.Gaps.Largest[i] = g.Gap
 	}
+	slices.SortStableFunc(a.p.Gaps.Largest, func(x, y facts.Gap) int {
+		switch {
+		case gapBefore(x, y):
+			return -1
+		case gapBefore(y, x):
+			return 1
+		}
+		return cmp.Compare(x.Instance, y.Instance)
+	})
+	a.p.Gaps.Largest = a.p.Gaps.Largest[:min(len(a.p.Gaps.Largest), a.top)]
 	if cs != nil {
 		// Busy is the union of compute and communication, so what is in
 		// both is what the union does not add: |A|+|B|-|A∪B|.
@@ -518,13 +530,22 @@ func (a *phaseAcc) finish(split bool) facts.Phase {
 	return a.p
 }
 
+// closedSpan is the instance's span where its range is closed (Spans);
+// false for an open range or the whole run, whose span its activity makes.
+func (in *instAcc) closedSpan() (Span, bool) {
+	return in.span, in.r != nil && in.r.Closed
+}
+
+// bySpanStart orders instances by where their spans start.
+func bySpanStart(x, y *instAcc) int { return cmp.Compare(x.spanStart(), y.spanStart()) }
+
 // spanStart is where the instance starts: its range's span (Spans), or
 // for an open range or the whole run its first activity.
 func (in *instAcc) spanStart() int64 {
-	switch {
-	case in.r != nil && in.r.Closed:
-		return in.span.Start
-	case in.r != nil && (!in.any || in.r.Start < in.first):
+	if s, ok := in.closedSpan(); ok {
+		return s.Start
+	}
+	if in.r != nil && (!in.any || in.r.Start < in.first) {
 		return in.r.Start
 	}
 	return in.first
@@ -533,8 +554,8 @@ func (in *instAcc) spanStart() int64 {
 // spanEnd is where the instance ends: its range's span, or its last
 // activity (an open range, the whole run).
 func (in *instAcc) spanEnd() int64 {
-	if in.r != nil && in.r.Closed {
-		return in.span.End
+	if s, ok := in.closedSpan(); ok {
+		return s.End
 	}
 	return in.last
 }

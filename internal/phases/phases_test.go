@@ -484,3 +484,33 @@ func TestInstancesNumberedBySpan(t *testing.T) {
 	// outside thread 2's.
 	assert.Equal(t, int64(20), p.QueuedNS)
 }
+
+// tiedGaps is SYNTHETIC: two "step" instances (thread 1's from 1000,
+// thread 2's from 1050) whose kernels run side by side on two streams,
+// 1200-1210 and 1230-1240 each: a gap of 20 ns at the same time in both.
+// Thread 2's kernels have the lower correlation ids, so they come first.
+func tiedGaps() string {
+	return header(3) +
+		n("push", 1000, 1, "", "step") + n("push", 1050, 2, "", "step") +
+		a(1010, 1, 3) + a(1020, 1, 4) + a(1060, 2, 1) + a(1070, 2, 2) +
+		n("pop", 1100, 1, "", "") + n("pop", 1150, 2, "", "") +
+		k(1200, 1210, 0, 7, 3, "a") + k(1230, 1240, 0, 7, 4, "b") +
+		k(1200, 1210, 0, 8, 1, "x") + k(1230, 1240, 0, 8, 2, "y") +
+		"E\t0\t0\n"
+}
+
+// Of gaps that tie in length and time, the lower-numbered instance's is
+// kept, whichever instance's kernels came first.
+func TestTiedGapsByInstance(t *testing.T) {
+	for top, want := range map[int][]facts.Gap{
+		1: {{AtNS: 210, NS: 20, Before: "a", After: "b", Instance: 1}},
+		2: {{AtNS: 210, NS: 20, Before: "a", After: "b", Instance: 1}, {AtNS: 210, NS: 20, Before: "x", After: "y", Instance: 2}},
+	} {
+		rep := phases.Of(build(t, tiedGaps()), phases.Options{Depth: 1, TopGaps: top})
+		require.Len(t, rep.Scopes, 1)
+		require.Len(t, rep.Scopes[0].Phases, 1)
+		p := rep.Scopes[0].Phases[0]
+		assert.Equal(t, int64(2), p.Gaps.Count)
+		assert.Equal(t, want, p.Gaps.Largest, "top %d", top)
+	}
+}

@@ -648,7 +648,13 @@ func (bp *building) keepAPIs() []int32 {
 		all[i].Start, all[i].End = p.Cut(all[i].Start), p.Cut(all[i].End)
 	}
 	slices.SortFunc(all, func(x, y API) int {
-		return cmp.Or(cmp.Compare(x.Correlation, y.Correlation), cmp.Compare(x.Start, y.Start), cmp.Compare(x.Line, y.Line))
+		if x.Correlation != y.Correlation {
+			return cmp.Compare(x.Correlation, y.Correlation)
+		}
+		if x.Start != y.Start {
+			return cmp.Compare(x.Start, y.Start)
+		}
+		return cmp.Compare(x.Line, y.Line)
 	})
 	kept := all[:0]
 	for i, a := range all {
@@ -663,7 +669,10 @@ func (bp *building) keepAPIs() []int32 {
 		p.APIs = slices.Clone(kept)
 	}
 	slices.SortFunc(p.APIs, func(x, y API) int {
-		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Correlation, y.Correlation))
+		if x.Start != y.Start {
+			return cmp.Compare(x.Start, y.Start)
+		}
+		return cmp.Compare(x.Correlation, y.Correlation)
 	})
 	byCorr := make([]int32, len(p.APIs))
 	for i := range byCorr {
@@ -981,8 +990,8 @@ func dropRepeats[T any](xs []T, start func(*T) int64, line func(*T) int, same fu
 	kept = xs[:1]
 	for i := 1; i < len(xs); i++ {
 		// x, not a copy of it: a copy would escape to the heap through
-		// start and same, one allocation a record. Only xs[:len(kept)],
-		// before i, is written.
+		// start and same, one allocation a record. Only xs[:i+1] is
+		// written (kept is a prefix of xs no longer than i).
 		x := &xs[i]
 		dup := false
 		for j := len(kept) - 1; j >= 0 && start(&kept[j]) == start(x); j-- {
