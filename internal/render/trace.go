@@ -554,17 +554,23 @@ func (w *writer) copies(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 func (w *writer) flow(pid, tid, from, gpid, gtid, to int64, kernel int) {
 	id := pid<<32 | int64(kernel)
 	w.event("s", pid, tid, from)
-	w.str("cat", CatLaunch)
-	w.str("name", "launch")
-	w.int("id", id)
+	w.b = append(w.b, flowFields...)
+	w.b = strconv.AppendInt(w.b, id, 10)
 	w.end(false)
 	w.event("f", gpid, gtid, to)
-	w.str("cat", CatLaunch)
-	w.str("name", "launch")
-	w.int("id", id)
-	w.str("bp", "e")
+	w.b = append(w.b, flowFields...)
+	w.b = strconv.AppendInt(w.b, id, 10)
+	w.b = append(w.b, flowEnd...)
 	w.end(false)
 }
+
+// flowFields are a launch flow event's category and name and its id's key,
+// as writer.str and writer.int write them after the event's start;
+// flowEnd is the binding point of the flow's end event.
+var (
+	flowFields = `,"cat":` + string(quote(CatLaunch)) + `,"name":` + string(quote("launch")) + `,"id":`
+	flowEnd    = `,"bp":` + string(quote("e"))
+)
 
 // dims writes a launch's grid or block as Kineto does: [x, y, z].
 func (w *writer) dims(k string, d cupti.Dim3) {
