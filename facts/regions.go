@@ -101,6 +101,7 @@ type Range struct {
 // String writes the range as one level of a range path (Path).
 func (r Range) String() string {
 	var b strings.Builder
+	b.Grow(len(r.Domain) + 1 + len(r.Name))
 	r.write(&b)
 	return b.String()
 }
@@ -117,6 +118,10 @@ func (r Range) write(b *strings.Builder) {
 
 // escape writes s with a '\' before each byte of special.
 func escape(b *strings.Builder, s, special string) {
+	if strings.IndexAny(s, special) < 0 {
+		b.WriteString(s)
+		return
+	}
 	for i := 0; i < len(s); i++ {
 		if strings.IndexByte(special, s[i]) >= 0 {
 			b.WriteByte('\\')
@@ -135,6 +140,11 @@ func escape(b *strings.Builder, s, special string) {
 // "LLM" ("LLM@decode_all") keep distinct names. No levels give "".
 func Path(levels []Range) string {
 	var b strings.Builder
+	n := len(levels)
+	for _, l := range levels {
+		n += len(l.Domain) + len(l.Name)
+	}
+	b.Grow(n) // an escaped byte grows it once more
 	for i, l := range levels {
 		if i > 0 {
 			b.WriteByte('/')

@@ -125,6 +125,7 @@ type writer struct {
 	fns       map[*timeline.Function]*fnBytes
 	lastRange *timeline.Range
 	lastPath  []byte
+	copyNames map[cupti.CopyKind]string
 }
 
 // fnBytes are a function's quoted name and the arguments every one of its
@@ -135,7 +136,7 @@ type fnBytes struct{ name, fixed []byte }
 // Write writes the trace to w.
 func Write(w io.Writer, tl *timeline.Timeline) error {
 	tw := &writer{w: bufio.NewWriterSize(w, 64<<10), origin: tl.OriginNS, first: true, quoted: map[string][]byte{},
-		fns: map[*timeline.Function]*fnBytes{}}
+		fns: map[*timeline.Function]*fnBytes{}, copyNames: map[cupti.CopyKind]string{}}
 	tw.raw(`{"traceEvents":[`)
 	for i, p := range tl.Processes {
 		tw.process(p, i)
@@ -526,7 +527,7 @@ func (w *writer) copies(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 		c := &p.Copies[i]
 		cat, name := CatMemset, "Memset"
 		if c.Kind != "" {
-			cat, name = CatMemcpy, "Memcpy "+string(c.Kind)
+			cat, name = CatMemcpy, w.copyName(c.Kind)
 		}
 		w.event("X", gpid[c.Device], int64(c.Stream), c.Start)
 		w.str("cat", cat)
@@ -543,6 +544,17 @@ func (w *writer) copies(p *timeline.Process, pid int64, gpid map[uint32]int64) {
 		}
 		w.end(true)
 	}
+}
+
+// copyName is the name of a memcpy of kind k: "Memcpy HtoD", made once a
+// kind.
+func (w *writer) copyName(k cupti.CopyKind) string {
+	n, ok := w.copyNames[k]
+	if !ok {
+		n = "Memcpy " + string(k)
+		w.copyNames[k] = n
+	}
+	return n
 }
 
 // flow writes the arrow from a launch call (on thread tid of process pid,

@@ -51,7 +51,10 @@ func (r *Range) SetDepth() {
 // levels joined by "/", a named domain written Domain@name; a stack deeper
 // than Levels keeps says how many levels it leaves out.
 func (r *Range) Path() string {
-	lv := r.Levels()
+	var lv []model.Range
+	if r != nil {
+		lv = r.Stack().Levels // made once a range
+	}
 	if r != nil && r.Depth > len(lv) {
 		return model.Path(lv) + fmt.Sprintf("/… (%d levels deeper)", r.Depth-len(lv))
 	}
