@@ -65,13 +65,6 @@ func TestStage2MultiGPU(t *testing.T) {
 	}
 }
 
-func boolText(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
-}
-
 func checkMultiGPU(t *testing.T, run *rundir.Run, oracle bool, ranks int) {
 	t.Helper()
 	m := run.Manifest()

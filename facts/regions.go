@@ -118,7 +118,7 @@ func (r Range) write(b *strings.Builder) {
 
 // escape writes s with a '\' before each byte of special.
 func escape(b *strings.Builder, s, special string) {
-	if strings.IndexAny(s, special) < 0 {
+	if !strings.ContainsAny(s, special) {
 		b.WriteString(s)
 		return
 	}
