@@ -84,8 +84,16 @@ func splitsCommunication(tl *timeline.Timeline, collective func(string) bool) bo
 		if len(p.Kernels) > 0 {
 			withKernels++
 		}
+		// the functions its kernels ran, each asked once
+		ran := make([]bool, len(p.Functions))
 		for i := range p.Kernels {
-			f := p.Fn(&p.Kernels[i])
+			ran[p.Kernels[i].Fn] = true
+		}
+		for fn, ok := range ran {
+			if !ok {
+				continue
+			}
+			f := p.Functions[fn]
 			devices[f.Device] = true
 			if collective(f.Name()) {
 				return true
@@ -93,6 +101,24 @@ func splitsCommunication(tl *timeline.Timeline, collective func(string) bool) bo
 		}
 	}
 	return withKernels > 1 && len(devices) > 1
+}
+
+// byFunction is rule asked of the kernels of p once a function
+// (KernelExecution.Fn): the kernels of a function share its name.
+func byFunction(p *timeline.Process, rule func(string) bool) func(*timeline.KernelExecution) bool {
+	const yes, no = 1, 2
+	memo := make([]uint8, len(p.Functions))
+	return func(k *timeline.KernelExecution) bool {
+		if m := memo[k.Fn]; m != 0 {
+			return m == yes
+		}
+		v := rule(p.Functions[k.Fn].Name())
+		memo[k.Fn] = no
+		if v {
+			memo[k.Fn] = yes
+		}
+		return v
+	}
 }
 
 // balance compares each phase across the scopes, phases in order of first

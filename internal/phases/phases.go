@@ -812,11 +812,12 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool, spans spanCac
 	for _, p := range tl.Processes {
 		pp := newProcPhases(p, spans.of(p), opt, top)
 		pk := &procKernels{kernels: p.Kernels, fns: p.Functions, origin: p.Header.StartNS, split: split}
+		isCollective := byFunction(p, collective)
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
 			f, api := p.Fn(k), p.APIOf(k)
 			a := pp.dev(f.Device)
-			c := split && collective(f.Name())
+			c := split && isCollective(k)
 			if !nested {
 				a.run.kernel(pk, a.all, k, api, int32(i), c)
 			}
