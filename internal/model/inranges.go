@@ -30,15 +30,21 @@ func InRangesOf(include [][]Range) func(*Launch) bool {
 		return func(*Launch) bool { return true }
 	}
 	memo := map[*Stack]bool{}
+	var last *Stack // the stack asked last, whose answer is lastIn: a
+	lastIn := false // range's launches come one after another
 	return func(l *Launch) bool {
 		if l.NVTX == nil {
 			return false
+		}
+		if l.NVTX == last {
+			return lastIn
 		}
 		in, ok := memo[l.NVTX]
 		if !ok {
 			in = InRanges(l, include)
 			memo[l.NVTX] = in
 		}
+		last, lastIn = l.NVTX, in
 		return in
 	}
 }
