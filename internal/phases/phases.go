@@ -700,9 +700,19 @@ type devAcc struct {
 	phases  map[string]*phaseAcc
 	order   []*phaseAcc
 	lastR   *timeline.Range
-	lastPa  *phaseAcc
-	lastIn  *instAcc
+	last    found
 	lastSet bool
+}
+
+// found is where activity in one range goes on one device: its phase (nil:
+// none) and the instance, the accumulator the steady state leaves the
+// instance to (nil: the phase's own), and the instance's leading warm-up
+// steps where it has some (Steady.Leading).
+type found struct {
+	pa, out *phaseAcc
+	in      *instAcc
+	lead    Lead
+	leads   bool
 }
 
 // procPhases finds, for one process, the accumulators each kernel and copy
@@ -737,21 +747,21 @@ func (pp *procPhases) dev(d uint32) *devAcc {
 	return a
 }
 
-// phase is the phase of activity in range r on a's device and its
-// instance there; nil outside every phase. It depends on a and r alone:
-// the last answer is kept.
-func (pp *procPhases) phase(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
+// phase is where activity in range r on a's device goes; its pa is nil
+// outside every phase. It depends on a and r alone: the last answer is
+// kept.
+func (pp *procPhases) phase(a *devAcc, r *timeline.Range) found {
 	if a.lastSet && a.lastR == r {
-		return a.lastPa, a.lastIn
+		return a.last
 	}
-	pa, in := pp.phaseOf(a, r)
-	a.lastR, a.lastPa, a.lastIn, a.lastSet = r, pa, in, true
-	return pa, in
+	f := pp.phaseOf(a, r)
+	a.lastR, a.last, a.lastSet = r, f, true
+	return f
 }
 
-func (pp *procPhases) phaseOf(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc) {
+func (pp *procPhases) phaseOf(a *devAcc, r *timeline.Range) found {
 	if r = pp.anc.of(r); r == nil {
-		return nil, nil
+		return found{}
 	}
 	name, ok := pp.paths[r]
 	if !ok {
@@ -766,25 +776,37 @@ func (pp *procPhases) phaseOf(a *devAcc, r *timeline.Range) (*phaseAcc, *instAcc
 		a.order = append(a.order, pa)
 	}
 	pa.order = min(pa.order, r.Start)
+	f := found{pa: pa, out: pa.leftOut(pp.opt.Steady, r)}
 	acc := pa
-	if out := pa.leftOut(pp.opt.Steady, r); out != nil {
-		acc = out
+	if f.out != nil {
+		acc = f.out
 	}
-	in := acc.inst(r)
-	in.span = pp.spans[r]
-	if l, ok := pp.opt.Steady.Leading(r); ok {
-		in.span.Start = l.End
+	f.in = acc.inst(r)
+	f.in.span = pp.spans[r]
+	if f.lead, f.leads = pp.opt.Steady.Leading(r); f.leads {
+		f.in.span.Start = f.lead.End
 	}
-	return pa, in
+	return f
 }
 
-// warmPart is the warm-up part of r's instance, for activity that starts
-// in r's leading warm-up steps (Steady.Leading).
-func (pp *procPhases) warmPart(pa *phaseAcc, r *timeline.Range, start int64) (*phaseAcc, *instAcc) {
-	l, ok := pp.opt.Steady.Leading(r)
-	if !ok || start >= l.End {
-		return nil, nil
+// to is the accumulator and instance of activity in f's range that starts
+// at start, and whether it is in steady state: the phase's own, or the one
+// the steady state leaves the instance to, or, for activity in the
+// instance's leading warm-up steps (Steady.Leading), its warm-up part.
+func (pp *procPhases) to(f found, start int64) (*phaseAcc, *instAcc, bool) {
+	switch {
+	case f.out != nil:
+		return f.out, f.in, false
+	case f.leads && start < f.lead.End:
+		w, in := pp.warmPart(f.pa, f.in.r, f.lead)
+		return w, in, false
 	}
+	return f.pa, f.in, true
+}
+
+// warmPart is the warm-up part of r's instance, whose leading warm-up
+// steps are l.
+func (pp *procPhases) warmPart(pa *phaseAcc, r *timeline.Range, l Lead) (*phaseAcc, *instAcc) {
 	w := pa.warmup()
 	in := w.inst(r)
 	in.span = Span{Start: pp.spans[r].Start, End: l.End}
@@ -825,13 +847,8 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool, spans spanCac
 			if c {
 				calls.add("", sc, k.End-k.Start)
 			}
-			if pa, in := pp.phase(a, p.RangeOf(k)); pa != nil {
-				steady := true
-				if out := pa.leftOut(opt.Steady, in.r); out != nil {
-					pa, steady = out, false
-				} else if wp, win := pp.warmPart(pa, in.r, k.Start); wp != nil {
-					pa, in, steady = wp, win, false
-				}
+			if f := pp.phase(a, p.RangeOf(k)); f.pa != nil {
+				pa, in, steady := pp.to(f, k.Start)
 				pa.kernel(pk, in, k, api, int32(i), c)
 				if c && steady {
 					calls.add(pa.p.Name, sc, k.End-k.Start)
@@ -844,12 +861,8 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool, spans spanCac
 			if !nested {
 				a.run.copy(a.all, c)
 			}
-			if pa, in := pp.phase(a, c.Range); pa != nil {
-				if out := pa.leftOut(opt.Steady, in.r); out != nil {
-					pa = out
-				} else if wp, win := pp.warmPart(pa, in.r, c.Start); wp != nil {
-					pa, in = wp, win
-				}
+			if f := pp.phase(a, c.Range); f.pa != nil {
+				pa, in, _ := pp.to(f, c.Start)
 				pa.copy(in, c)
 			}
 		}
