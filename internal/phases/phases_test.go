@@ -448,27 +448,30 @@ func TestDecodeOnceAToken(t *testing.T) {
 	assert.Equal(t, "the prefill's start", d.TTFTFrom)
 }
 
-// twoThreadSteps is SYNTHETIC: a "step" instance on each of two threads.
-// Thread 1's (1000-1100) starts first and launches its kernels at 1010 and
-// 1020, which run last (1300-1310, 1400-1410: a gap of 90); thread 2's
-// (1050-1150) launches at 1055 and 1075 kernels that run at once
-// (1060-1070, 1080-1090: a gap of 10). Spans: thread 1's step runs to its
-// work's end, 1000-1410; thread 2's, 1050-1150.
-func twoThreadSteps() string {
+// twoThreadSteps is SYNTHETIC: a "step" instance on each of two threads,
+// thread 1's from 1000 to 1100 and thread 2's from 1050 to 1150, with the
+// launch calls launches inside them and the kernels after.
+func twoThreadSteps(launches, kernels string) string {
 	return header(3) +
-		n("push", 1000, 1, "", "step") + n("push", 1050, 2, "", "step") +
-		a(1010, 1, 1) + a(1020, 1, 2) + a(1055, 2, 3) + a(1075, 2, 4) +
-		n("pop", 1100, 1, "", "") + n("pop", 1150, 2, "", "") +
-		k(1300, 1310, 0, 7, 1, "a") + k(1400, 1410, 0, 7, 2, "b") +
-		k(1060, 1070, 0, 8, 3, "c") + k(1080, 1090, 0, 8, 4, "d") +
-		"E\t0\t0\n"
+		n("push", 1000, 1, "", "step") + n("push", 1050, 2, "", "step") + launches +
+		n("pop", 1100, 1, "", "") + n("pop", 1150, 2, "", "") + kernels + "E\t0\t0\n"
+}
+
+// lateFirstStep is twoThreadSteps where thread 1's step, which starts
+// first, launches at 1010 and 1020 kernels that run last (1300-1310,
+// 1400-1410: a gap of 90); thread 2's launches at 1055 and 1075 kernels
+// that run at once (1060-1070, 1080-1090: a gap of 10). Spans: thread 1's
+// step runs to its work's end, 1000-1410; thread 2's, 1050-1150.
+func lateFirstStep() string {
+	return twoThreadSteps(a(1010, 1, 1)+a(1020, 1, 2)+a(1055, 2, 3)+a(1075, 2, 4),
+		k(1300, 1310, 0, 7, 1, "a")+k(1400, 1410, 0, 7, 2, "b")+k(1060, 1070, 0, 8, 3, "c")+k(1080, 1090, 0, 8, 4, "d"))
 }
 
 // The instances are numbered by where their spans start, not by which one's
 // kernels ran first; the queue time is the device's other busy time inside
 // each span.
 func TestInstancesNumberedBySpan(t *testing.T) {
-	rep := phases.Of(build(t, twoThreadSteps()), phases.Options{Depth: 1})
+	rep := phases.Of(build(t, lateFirstStep()), phases.Options{Depth: 1})
 	require.Len(t, rep.Scopes, 1)
 	require.Len(t, rep.Scopes[0].Phases, 1)
 	p := rep.Scopes[0].Phases[0]
@@ -485,18 +488,13 @@ func TestInstancesNumberedBySpan(t *testing.T) {
 	assert.Equal(t, int64(20), p.QueuedNS)
 }
 
-// tiedGaps is SYNTHETIC: two "step" instances (thread 1's from 1000,
-// thread 2's from 1050) whose kernels run side by side on two streams,
-// 1200-1210 and 1230-1240 each: a gap of 20 ns at the same time in both.
-// Thread 2's kernels have the lower correlation ids, so they come first.
+// tiedGaps is twoThreadSteps where the two steps' kernels run side by
+// side on two streams, 1200-1210 and 1230-1240 each: a gap of 20 ns at the
+// same time in both. Thread 2's kernels have the lower correlation ids, so
+// they come first.
 func tiedGaps() string {
-	return header(3) +
-		n("push", 1000, 1, "", "step") + n("push", 1050, 2, "", "step") +
-		a(1010, 1, 3) + a(1020, 1, 4) + a(1060, 2, 1) + a(1070, 2, 2) +
-		n("pop", 1100, 1, "", "") + n("pop", 1150, 2, "", "") +
-		k(1200, 1210, 0, 7, 3, "a") + k(1230, 1240, 0, 7, 4, "b") +
-		k(1200, 1210, 0, 8, 1, "x") + k(1230, 1240, 0, 8, 2, "y") +
-		"E\t0\t0\n"
+	return twoThreadSteps(a(1010, 1, 3)+a(1020, 1, 4)+a(1060, 2, 1)+a(1070, 2, 2),
+		k(1200, 1210, 0, 7, 3, "a")+k(1230, 1240, 0, 7, 4, "b")+k(1200, 1210, 0, 8, 1, "x")+k(1230, 1240, 0, 8, 2, "y"))
 }
 
 // Of gaps that tie in length and time, the lower-numbered instance's is
