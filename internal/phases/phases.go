@@ -392,14 +392,13 @@ func (a *phaseAcc) copy(in *instAcc, c *timeline.Copy) {
 // their names, for the gaps, where the time counts from, and whether busy
 // time is split into communication and compute.
 type procKernels struct {
-	kernels []timeline.KernelExecution
-	fns     []*timeline.Function // the kernels' functions (KernelExecution.Fn)
-	origin  int64
-	split   bool
+	p      *timeline.Process
+	origin int64
+	split  bool
 }
 
 // name is the name of the kernel at index i.
-func (pk *procKernels) name(i int32) string { return pk.fns[pk.kernels[i].Fn].Name() }
+func (pk *procKernels) name(i int32) string { return pk.p.Fn(&pk.p.Kernels[i]).Name() }
 
 // instances are a's instances and those of its warm-up and measured parts.
 func (a *phaseAcc) instances(out []*instAcc) []*instAcc {
@@ -833,7 +832,7 @@ func of(tl *timeline.Timeline, opt Options, keep int, nested bool, spans spanCac
 	calls := collectiveCalls{}
 	for _, p := range tl.Processes {
 		pp := newProcPhases(p, spans.of(p), opt, top)
-		pk := &procKernels{kernels: p.Kernels, fns: p.Functions, origin: p.Header.StartNS, split: split}
+		pk := &procKernels{p: p, origin: p.Header.StartNS, split: split}
 		isCollective := byFunction(p, collective)
 		for i := range p.Kernels {
 			k := &p.Kernels[i]
