@@ -1,8 +1,9 @@
-// The rebuild (deepprof report MAIN) in four steps: load the run's inputs
-// once, analyse them into one result, render every derived file from it,
-// commit the files and the manifest's record of them. Load changes nothing
-// at the run's paths (it sweeps the staging folder and stages the trace
-// there); commit writes every file and the manifest.
+// The rebuild (deepprof report MAIN) in four steps: load reads the run's
+// inputs once, analyse derives every fact from them into one result,
+// render makes every derived file of it, commit writes the files and the
+// manifest's record of them. Load changes nothing at the run's paths (it
+// sweeps the staging folder and stages the trace there), analyse does not
+// see the run, and commit writes every file and the manifest.
 
 package rebuild
 
@@ -35,10 +36,11 @@ const removedNote = "rebuild: removed "
 // with no GPU: it is `deepprof report MAIN`. It goes into the run twice:
 // load reads it, changing nothing at its paths (the manifest brought in
 // line with MAIN first: what it lists and is not there is absent; then
-// each input chosen once, recorded as the manifest's sources, and read
-// once), and commit writes it (the files rendered from the one result of
-// the analysis, then the manifest's record of them). A missing input makes its outputs "missing" in the
-// manifest, with the reason; the other outputs are still made.
+// each input chosen once and read once), and commit writes it (the files
+// rendered from the one result of the analysis, then the manifest's record
+// of them and of the sources chosen). A missing input makes its outputs
+// "missing" in the manifest, with the reason; the other outputs are still
+// made.
 func rebuild(run *rundir.Run, cfg settings) error {
 	if cfg.traced != nil {
 		// A trace begun before the rebuild ends its write first: load
@@ -47,17 +49,20 @@ func rebuild(run *rundir.Run, cfg settings) error {
 		cfg.traced = func() error { return err }
 	}
 	in := load(run, cfg)
-	return commit(run, in, func() *result { return analyse(in) })
+	res := analyse(in)
+	return commit(run, res)
 }
 
-// commit writes what the rebuild of in makes into run. Before anything is
+// commit writes what the rebuild made (res) into run. Before anything is
 // written: no file deepprof did not write is where a derived file goes,
 // and the run says which files this rebuild may write before it writes
 // one. The trace, begun as load read the timeline (stageTrace), is put in
-// place then; every other file is rendered from analyse's result.
-func commit(run *rundir.Run, in *inputs, analyse func() *result) error {
+// place then; every other file is rendered from res.
+func commit(run *rundir.Run, res *result) error {
+	in := res.in
 	cfg := in.cfg
-	planned := plannedFiles(in)
+	run.SetSources(in.src.record())
+	planned := plannedFiles(res)
 	if err := run.CheckDerived(planned); err != nil {
 		return &NotRebuiltError{errors.Join(err, in.discardTrace(), wait(cfg.traced))}
 	}
@@ -68,11 +73,9 @@ func commit(run *rundir.Run, in *inputs, analyse func() *result) error {
 		}
 	}
 	c := &committer{run: run, failed: map[string]error{}}
-	c.record(in)
-	trace := in.publishTrace()
-	defer trace()
-	res := analyse()
-	res.trace = trace
+	c.record(res)
+	res.trace = in.publishTrace()
+	defer res.trace()
 	c.write(renderFiles(res))
 	// The summary's pages name the charts and the trace, so they are
 	// rendered once those are committed: a chart that could not be
@@ -88,15 +91,15 @@ func commit(run *rundir.Run, in *inputs, analyse func() *result) error {
 	return errors.Join(err, run.Sweep())
 }
 
-// plannedFiles are the derived files the rebuild of in may write: every
+// plannedFiles are the derived files the rebuild of res may write: every
 // derived file of the layout, and the kernel tables of the region folders
 // (render.RegionsDirPaths).
-func plannedFiles(in *inputs) []string {
+func plannedFiles(res *result) []string {
 	out := rundir.DerivedFiles()
 	for _, d := range []struct {
 		dir string
 		rep *facts.RegionReport
-	}{{rundir.RegionsDir, in.reg}, {rundir.RegionsSampleDir, in.sample}} {
+	}{{rundir.RegionsDir, res.reg}, {rundir.RegionsSampleDir, res.in.sample}} {
 		if d.rep == nil {
 			continue
 		}
@@ -112,29 +115,31 @@ func plannedFiles(in *inputs) []string {
 }
 
 // inputs are what a rebuild reads of a run, each once, with the reason
-// where one cannot be read.
+// where one cannot be read. Nothing in them is decided: analyse makes
+// every figure of them.
 type inputs struct {
-	cfg   settings
+	cfg   settings // as the run configured them (analyse decides the ranges)
 	runID string
 	// rec is what the run holds to read: which files are there.
-	rec rundir.Recorded
-	src sources
-	// notes are what the reading found to say in the manifest (the ranges
-	// decided, the recording's anomalies), in order.
-	notes     []rundir.Note
-	anomalies []string
-	errs      []error // inputs that fail the rebuild
+	rec   rundir.Recorded
+	swept error // why the staging folder could not be swept
+	src   sources
 
 	cupti bool // the run has CUPTI record files
 	tl    *timeline.Timeline
 	tlErr error
+	// inferred are the notes of the phases inferred from the timeline's
+	// kernel stream (phases.InferPhases): how they were found, or why
+	// not; phasesFound says they were found.
+	inferred    []string
+	phasesFound bool
 	// staged is the trace of tl being written (stageTrace); nil: none.
 	staged *rundir.Staged
-	steady *phases.Steady
-	// phases waits for the timeline's phases, begun once the regions are
-	// read (startPhases); nil without a timeline.
-	phases func() *facts.PhaseReport
+	// anomalies are the recording's anomalies that change its numbers.
+	anomalies []string
 
+	// tab and reg are the kernel table and the run's regions where their
+	// source is a file; analyse makes a timeline source's (result).
 	tab      *model.KernelTable
 	kerr     error
 	rules    map[string][]facts.Rule
@@ -143,16 +148,10 @@ type inputs struct {
 	rerr     error
 	sample   *facts.RegionReport
 	serr     error
-
-	summary summary.Inputs // env.json, the stages, the deep pass's metrics
-	// configNS is each kernel's time by launch configuration over the
-	// kernel table's launches (kernels.json's, warm-up included), where
-	// the summary has it over its own (summary.Inputs.ConfigNS).
-	configNS map[string]map[string]float64
+	files    summaryFiles // env.json, the stages' files, the deep pass's metrics
 
 	oracle    *workload.Figures
 	oracleErr error
-	overhead  *render.CuptiOverhead
 }
 
 // readTimeline is the run's CUPTI timeline; nil where it has none or it could
@@ -164,131 +163,57 @@ func (in *inputs) readTimeline() *timeline.Timeline {
 	return in.tl
 }
 
-// note adds notes of no kind (they stay until said otherwise).
-func (in *inputs) note(texts ...string) {
-	for _, t := range texts {
-		in.notes = append(in.notes, rundir.Note{Text: t})
-	}
-}
-
 // load reads the run's inputs once, the manifest first brought in line
-// with MAIN (rundir.Run.MatchFiles): the ranges decided, the sources chosen, each
-// export read in one pass for every result made from it.
+// with MAIN (rundir.Run.MatchFiles): the sources chosen, each export read
+// in one pass for every result made from it.
 func load(run *rundir.Run, cfg settings) *inputs {
-	cfg.memo = &memo{}
 	rec, swept := run.MatchFiles()
-	m := rec.Manifest
-	in := &inputs{runID: m.RunID, rec: rec}
-	if swept != nil {
-		in.errs = append(in.errs, swept)
-	}
-	in.cupti = hasCupti(rec)
+	in := &inputs{runID: rec.Manifest.RunID, rec: rec, swept: swept, cupti: hasCupti(rec)}
 	if in.cupti {
-		in.tl, in.tlErr = cfg.loadTimeline(run, rec.CuptiFiles)
+		in.loadTimeline(run, cfg)
 	}
-	tl := in.readTimeline()
-	in.staged = stageTrace(run, tl, cfg)
-	note, err := decideRanges(tl, &cfg)
-	if err != nil {
-		in.errs = append(in.errs, err)
-	}
-	if note != "" {
-		in.note(note)
-	}
+	in.staged = stageTrace(run, in.readTimeline(), cfg)
 	in.src = chooseSources(rec)
-	run.SetSources(in.src.record())
 	cfg.exports = planExports(rec, in.src)
 	in.cfg = cfg
 
-	if in.cupti {
-		if tl != nil {
-			in.steady = cfg.steady(tl)
-		}
+	if in.cupti && rec.Present[rundir.OracleJSON] {
 		// The independent check's figures of the CUPTI run, where it ran.
-		if rec.Present[rundir.OracleJSON] {
-			in.oracle, in.oracleErr = rundir.ParsePlain(run, rundir.OracleJSON, workload.ReadFigures)
-		}
+		in.oracle, in.oracleErr = rundir.ParsePlain(run, rundir.OracleJSON, workload.ReadFigures)
 	}
 	in.anomalies = slices.Clone(rec.CuptiAnomalies)
 	if in.tl != nil {
 		in.anomalies = append(in.anomalies, in.tl.Anomalies(cfg.Domain)...)
 	}
-	for _, a := range in.anomalies {
-		in.notes = append(in.notes, rundir.Note{Kind: rundir.NoteAnomaly, Text: anomalyNote + a})
-	}
-	if cfg.memo != nil {
-		in.note(cfg.memo.inferred...)
-	}
-	if in.tl != nil {
-		in.note(in.tl.Notices()...)
-		if in.steady.MeasuredSteady() {
-			in.note("steady state: every steady repeat of a stage held one of the library's measurements, or overlapped one of a peer process's (the GPU's queue drained, a launch replayed, a collective waiting): they stay in its figures, measured")
-		}
-	}
-
 	in.tab, in.kerr = in.src.kernels.load(run, cfg)
-	if in.kerr != nil && in.src.kernels.ok {
-		in.errs = append(in.errs, in.kerr)
-	}
 	in.rules, in.rulesErr = readRules(run, rec)
-	if in.rulesErr != nil && in.rulesErr != errNoDetails {
-		in.errs = append(in.errs, in.rulesErr)
-	}
 	in.reg, in.rerr = in.src.regions.load(run, cfg)
-	if in.rerr != nil && in.src.regions.ok {
-		in.errs = append(in.errs, in.rerr)
-	}
-	if in.tl != nil {
-		// Begun once the regions are read, not beside them: each holds
-		// a working set that grows with the run's ranges, and the
-		// rebuild's peak is then the larger of the two, not their sum.
-		in.phases = startPhases(in.tl, cfg, in.steady)
-	}
-	if in.cupti && in.tlErr != nil {
-		in.errs = append(in.errs, in.tlErr)
-	}
 	in.sample, in.serr = sampleRegions(run, rec, cfg)
-	if in.serr != nil && hasDeepRaw(in.rec) {
-		in.errs = append(in.errs, in.serr)
-	}
-	in.summary = summaryInputs(run, in)
-	if in.summary.ConfigNS != nil && in.tl != nil {
-		inRanges := model.InRangesOf(cfg.Include)
-		in.configNS = configTimes(in.tl, func(_ *timeline.Kernel, l *model.Launch) bool { return inRanges(l) })
-	}
-	if in.summary.StagesFromRanges && rec.Present[rundir.TimelineModel] {
-		// The model facts the program's framework gave; where they come
-		// from names the file.
-		if mf, err := rundir.Parse(run, rundir.TimelineModel, workload.ReadModelFacts); err != nil {
-			in.errs = append(in.errs, err)
-		} else {
-			mf.From += " (" + rundir.TimelineModel + ")"
-			in.summary.ProgramFacts = mf
-		}
-	}
-	if m.Status != rundir.StatusComplete && m.PartialBy != rundir.PartialByRebuild {
-		in.summary.SessionPartial = m.Reason
-	}
-	if in.summary.WorkloadMissing != "" && in.src.stages.ok && in.src.stages.path == rundir.Stage1Report {
-		// The workload's report is there and cannot be read: the summary
-		// goes without stages, and the rebuild says so in its exit.
-		in.errs = append(in.errs, errors.New(in.summary.WorkloadMissing))
-	}
-	if in.summary.AloneMissing != "" {
-		// Stage 1's report is there and cannot be read: the stages keep
-		// the CUPTI run's own times, said in the summary and the exit.
-		in.errs = append(in.errs, errors.New(in.summary.AloneMissing))
-	}
-	in.overhead = cuptiOverhead(in.cuptiReport(), in.stage1Report(), in.oracle)
+	in.files = readSummaryFiles(run, in)
 	return in
 }
 
 // result is every fact the rebuild's files are made from, derived once.
 type result struct {
 	in *inputs
+	// cfg are the inputs' settings with the ranges decided (decideRanges).
+	cfg settings
+	// notes are what the rebuild says in the manifest (the ranges decided,
+	// the recording's anomalies), in order; errs the inputs that fail it.
+	notes []rundir.Note
+	errs  []error
 	// trace waits for the trace, begun as load read the timeline, puts
 	// it in place and gives its error (publishTrace).
 	trace func() error
+	// steady is the one warm-up decision on the timeline's ranges; nil
+	// without a timeline.
+	steady *phases.Steady
+	// tab and reg are the kernel table and the run's regions: read by
+	// load, or made of the timeline.
+	tab  *model.KernelTable
+	kerr error
+	reg  *facts.RegionReport
+	rerr error
 	// rules are ncu's rules by the kernel table's spelling of each name,
 	// for kernels.json and the summary alike.
 	rules   map[string][]facts.Rule
@@ -297,6 +222,11 @@ type result struct {
 	check   *oracleCheckFile
 	// checkErr is why the check against the oracle could not be made.
 	checkErr error
+	// configNS is each kernel's time by launch configuration over the
+	// kernel table's launches (kernels.json's, warm-up included), where
+	// the summary has it over its own (summary.Inputs.ConfigNS).
+	configNS map[string]map[string]float64
+	overhead *render.CuptiOverhead
 	summary  *facts.Summary
 	// summaryErr is why the summary could not be made (a figure that is
 	// not finite).
@@ -304,30 +234,54 @@ type result struct {
 	summaryIn  summary.Inputs
 }
 
-// analyse derives every fact from the inputs: the phases in steady state,
-// the check against the oracle, the summary with its claims.
+// analyse derives every fact from the inputs: the ranges the kernel table
+// covers, the one warm-up decision, what the timeline's sources make of
+// them, the phases in steady state, the check against the oracle, the
+// summary with its claims.
 func analyse(in *inputs) *result {
-	res := &result{in: in, rules: byTableNames(in.rules, in.tab)}
-	if in.reg != nil && !in.src.regions.every {
-		in.reg.Sample = "no timeline export with NVTX ranges (" + rundir.NcuTimingRaw + ") is in this run, so the run's regions are the deep pass's: a few launches of each top kernel, not the run's totals"
+	res := &result{in: in, cfg: in.cfg}
+	tl := in.readTimeline()
+	rangesNote, rangesErr := decideRanges(tl, &res.cfg, in.phasesFound)
+	on := onTimelineOf(in, res.cfg)
+	res.steady = on.steady
+	res.tab, res.kerr = in.src.kernels.made(in.tab, in.kerr, on)
+	res.reg, res.rerr = in.src.regions.made(in.reg, in.rerr, on)
+	var phasesDone func() *facts.PhaseReport
+	if tl != nil {
+		// Begun once the regions are made, not beside them: each holds
+		// a working set that grows with the run's ranges, and the
+		// rebuild's peak is then the larger of the two, not their sum.
+		phasesDone = startPhases(tl, res.cfg, res.steady)
 	}
-	if in.tl != nil {
-		res.phases = in.phases()
+	s, modelErr := summaryInputs(in, res, on)
+	if s.ConfigNS != nil && in.tl != nil {
+		inRanges := model.InRangesOf(res.cfg.Include)
+		res.configNS = configTimes(in.tl, func(_ *timeline.Kernel, l *model.Launch) bool { return inRanges(l) })
+	}
+	res.overhead = cuptiOverhead(cuptiReport(in.src, s), stage1Report(s), in.oracle)
+	res.notes = notesOf(in, res, rangesNote)
+	res.errs = errsOf(in, res, s, rangesErr, modelErr)
+
+	res.rules = byTableNames(in.rules, res.tab)
+	if res.reg != nil && !in.src.regions.every {
+		res.reg.Sample = "no timeline export with NVTX ranges (" + rundir.NcuTimingRaw + ") is in this run, so the run's regions are the deep pass's: a few launches of each top kernel, not the run's totals"
+	}
+	if tl != nil {
+		res.phases = phasesDone()
 		if in.oracleErr != nil {
 			res.checkErr = in.oracleErr
 		} else if in.oracle != nil {
-			res.check, res.checkErr = oracleCheck(in.oracle, in.tl, in.reg, in.cfg.isCommunication())
+			res.check, res.checkErr = oracleCheck(in.oracle, tl, res.reg, res.cfg.isCommunication())
 		}
 	}
-	s := in.summary
-	res.samples = summary.Samples(s.Metrics, in.configNS)
+	res.samples = summary.Samples(s.Metrics, res.configNS)
 	s.Anomalies = in.anomalies
 	if s.Rules = res.rules; in.rulesErr != nil {
 		s.RulesMissing = in.rulesErr.Error()
 	}
 	s.Phases = res.phases
-	if in.tl != nil {
-		s.Decode = phases.DecodeSteps(in.tl, in.steady, in.cfg.Domain, in.cfg.Summary.Phases)
+	if tl != nil {
+		s.Decode = phases.DecodeSteps(tl, res.steady, res.cfg.Domain, res.cfg.Summary.Phases)
 	}
 	if res.phases != nil {
 		s.Trace = rundir.TimelineTrace
@@ -339,7 +293,7 @@ func analyse(in *inputs) *result {
 		s.RegionsSampleReport = rundir.RegionsSampleMD
 	}
 	res.summaryIn = s
-	res.summary = summary.Build(s, in.cfg.Summary)
+	res.summary = summary.Build(s, res.cfg.Summary)
 	// A figure that is not finite is refused before any of the summary's
 	// files is written: none is made rather than one full of NaN.
 	if err := input.CheckFinite(res.summary); err != nil {
@@ -348,15 +302,70 @@ func analyse(in *inputs) *result {
 	return res
 }
 
+// notesOf are the manifest's notes of a rebuild, in order: the ranges
+// decided (rangesNote, when not the configured ones), the recording's
+// anomalies, the phases inferred, the timeline's notices, the steady
+// state held by measurements.
+func notesOf(in *inputs, res *result, rangesNote string) []rundir.Note {
+	var notes []rundir.Note
+	add := func(texts ...string) {
+		for _, t := range texts {
+			notes = append(notes, rundir.Note{Text: t})
+		}
+	}
+	if rangesNote != "" {
+		add(rangesNote)
+	}
+	for _, a := range in.anomalies {
+		notes = append(notes, rundir.Note{Kind: rundir.NoteAnomaly, Text: anomalyNote + a})
+	}
+	add(in.inferred...)
+	if in.tl != nil {
+		add(in.tl.Notices()...)
+		if res.steady.MeasuredSteady() {
+			add("steady state: every steady repeat of a stage held one of the library's measurements, or overlapped one of a peer process's (the GPU's queue drained, a launch replayed, a collective waiting): they stay in its figures, measured")
+		}
+	}
+	return notes
+}
+
+// errsOf are the inputs that fail a rebuild, in the order they are read
+// and made: a source that is there and cannot be read or made, the ranges
+// that cannot be decided, the summary's files that are there and cannot
+// be read (s, modelErr).
+func errsOf(in *inputs, res *result, s summary.Inputs, rangesErr, modelErr error) []error {
+	var errs []error
+	add := func(ok bool, err error) {
+		if ok && err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add(true, in.swept)
+	add(true, rangesErr)
+	add(in.src.kernels.ok, res.kerr)
+	add(in.rulesErr != errNoDetails, in.rulesErr)
+	add(in.src.regions.ok, res.rerr)
+	add(in.cupti, in.tlErr)
+	add(hasDeepRaw(in.rec), in.serr)
+	add(true, modelErr)
+	// The workload's report is there and cannot be read: the summary goes
+	// without stages, and the rebuild says so in its exit.
+	add(s.WorkloadMissing != "" && in.src.stages.ok && in.src.stages.path == rundir.Stage1Report, errors.New(s.WorkloadMissing))
+	// Stage 1's report is there and cannot be read: the stages keep the
+	// CUPTI run's own times, said in the summary and the exit.
+	add(s.AloneMissing != "", errors.New(s.AloneMissing))
+	return errs
+}
+
 // renderFiles renders every derived file but the summary's pages and
 // report.md, from the result alone.
 func renderFiles(res *result) []rundir.Output {
 	in := res.in
 	var out []rundir.Output
-	out = append(out, regionsOutput(rundir.RegionsDir, rundir.RegionsMD, rundir.RegionsJSON, in.reg, in.rerr))
+	out = append(out, regionsOutput(rundir.RegionsDir, rundir.RegionsMD, rundir.RegionsJSON, res.reg, res.rerr))
 	out = append(out, timelineOutputs(res)...)
 	out = append(out, regionsOutput(rundir.RegionsSampleDir, rundir.RegionsSampleMD, rundir.RegionsSampleJSON, in.sample, in.serr))
-	out = append(out, kernelsOutputs(in.tab, in.kerr, in.cfg.TopN, kernelScope(res), res.rules, res.samples)...)
+	out = append(out, kernelsOutputs(res.tab, res.kerr, res.cfg.TopN, kernelScope(res), res.rules, res.samples)...)
 	if res.summaryErr == nil {
 		out = append(out, operatorsOutput(res))
 		out = append(out, chartOutputs(res.summary)...)
@@ -470,7 +479,7 @@ func begin[T any](f func() T) func() T {
 }
 
 // startPhases finds the timeline's phases (phasesOf) while the rest of the
-// inputs are read: they only read the timeline and the warm-up decision.
+// analysis is made: they only read the timeline and the warm-up decision.
 // The returned func waits for them.
 func startPhases(tl *timeline.Timeline, cfg settings, steady *phases.Steady) func() *facts.PhaseReport {
 	return begin(func() *facts.PhaseReport { return phasesOf(tl, cfg, steady) })
@@ -586,10 +595,11 @@ type committer struct {
 	failed map[string]error // outputs that could not be written, by path
 }
 
-// record notes what the reading found, and marks the run partial for a
+// record notes what the rebuild found, and marks the run partial for a
 // recording whose anomalies change its numbers.
-func (c *committer) record(in *inputs) {
-	for _, n := range in.notes {
+func (c *committer) record(res *result) {
+	in := res.in
+	for _, n := range res.notes {
 		c.run.AddNote(n)
 	}
 	if k := len(in.anomalies); k > 0 {
@@ -599,7 +609,7 @@ func (c *committer) record(in *inputs) {
 	for _, p := range in.tlProcesses() {
 		c.run.Record(p.file, p.status, p.reason)
 	}
-	c.errs = append(c.errs, in.errs...)
+	c.errs = append(c.errs, res.errs...)
 }
 
 // write commits each output and records it.
@@ -662,7 +672,7 @@ func cuptiFacts(res *result, failed map[string]error) *render.CuptiFacts {
 	if !in.cupti {
 		return nil
 	}
-	f := &render.CuptiFacts{Files: in.rec.CuptiFiles, Trace: rundir.TimelineTrace, Overhead: in.overhead, OraclePath: rundir.OracleJSON,
+	f := &render.CuptiFacts{Files: in.rec.CuptiFiles, Trace: rundir.TimelineTrace, Overhead: res.overhead, OraclePath: rundir.OracleJSON,
 		OracleRan: in.oracle != nil || in.oracleErr != nil}
 	if failed[rundir.OracleCheckJSON] == nil {
 		f.Check = res.check
@@ -671,19 +681,19 @@ func cuptiFacts(res *result, failed map[string]error) *render.CuptiFacts {
 }
 
 // cuptiReport is the CUPTI run's workload report where the stages come
-// from it (read once, by summaryInputs), else nil.
-func (in *inputs) cuptiReport() *workload.Report {
-	if in.src.stages.ok && in.src.stages.path == rundir.TimelineReport {
-		return in.summary.Workload
+// from it (s: the summary's inputs), else nil.
+func cuptiReport(src sources, s summary.Inputs) *workload.Report {
+	if src.stages.ok && src.stages.path == rundir.TimelineReport {
+		return s.Workload
 	}
 	return nil
 }
 
 // stage1Report is stage 1's workload report where it stands beside the
-// CUPTI run's (read once, by summaryInputs), else nil.
-func (in *inputs) stage1Report() *workload.Report {
-	if !in.summary.AloneDetached {
-		return in.summary.Alone
+// CUPTI run's (s: the summary's inputs), else nil.
+func stage1Report(s summary.Inputs) *workload.Report {
+	if !s.AloneDetached {
+		return s.Alone
 	}
 	return nil
 }

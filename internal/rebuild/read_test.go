@@ -93,6 +93,75 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 	}
 }
 
+// TestAnalyseReadsNothingOfTheRun: load reads every input the rebuild
+// uses, so that analyse makes the same files from them with the run gone:
+// recorded runs of the CUPTI timeline with the oracle's check and the deep
+// pass, of inferred phases, of an automatic-ranges program, of two ranks,
+// and of ncu exports alone.
+func TestAnalyseReadsNothingOfTheRun(t *testing.T) {
+	t.Parallel()
+	at := func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
+	for _, name := range []string{"h200-in-run-default-check", "h200-cpp-decode-loop", "h200-generate-gpu-auto", "h100x2-two-nodes-merged", "llama3-8b-roofline"} {
+		t.Run(name, func(t *testing.T) {
+			src := filepath.Join("../../fixtures/runs", name)
+			fresh, gone := filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
+			require.NoError(t, synth.RawCopy(fresh, src))
+			require.NoError(t, synth.RawCopy(gone, src))
+			frun, err := rundir.Open(fresh)
+			require.NoError(t, err)
+			require.NoError(t, Report(frun, Options{Now: at}))
+
+			run, err := rundir.Open(gone)
+			require.NoError(t, err)
+			cfg, err := reportConfig(run)
+			require.NoError(t, err)
+			in := load(run, cfg)
+			require.NoError(t, in.discardTrace())
+			require.NoError(t, os.RemoveAll(gone))
+			res := analyse(in)
+			outs := renderFiles(res)
+			outs = append(outs, renderSummary(res, nil)...)
+			n := 0
+			for _, o := range outs {
+				if o.Data == nil {
+					continue
+				}
+				want, err := os.ReadFile(filepath.Join(fresh, o.Rel))
+				require.NoError(t, err, o.Rel)
+				assert.Equal(t, string(want), string(o.Data), o.Rel)
+				n++
+			}
+			assert.GreaterOrEqual(t, n, 4, "summary.json, kernels.json, the pages")
+		})
+	}
+}
+
+// TestOneLoadTwoAnalyses: the ranges the kernel table covers are decided
+// by analyse, not read: the inputs loaded once, analysed with the run's
+// nvtx.include and then with none, give the profiled ranges' table and
+// then the whole run's.
+func TestOneLoadTwoAnalyses(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, synth.RawCopy(dir, "../../fixtures/runs/h200-in-run-default-check"))
+	run, err := rundir.Open(dir)
+	require.NoError(t, err)
+	cfg, err := reportConfig(run)
+	require.NoError(t, err)
+	require.NotEmpty(t, cfg.IncludeNames)
+	in := load(run, cfg)
+	require.NoError(t, in.discardTrace())
+
+	ranges := analyse(in)
+	in.cfg.Include, in.cfg.IncludeNames = nil, nil
+	whole := analyse(in)
+	require.NoError(t, ranges.kerr)
+	require.NoError(t, whole.kerr)
+	assert.Less(t, ranges.tab.Launches, whole.tab.Launches)
+	assert.Equal(t, cfg.IncludeNames, ranges.summary.Kernels.Ranges)
+	assert.Empty(t, whole.summary.Kernels.Ranges)
+}
+
 // TestRebuildTakesTheTraceBegun: the rebuild takes the trace begun of its
 // timeline and does not write it again: a begun write that failed leaves
 // the trace missing, with that write's error, and the run partial.

@@ -39,7 +39,6 @@ type settings struct {
 	// (phases.InferPhases).
 	InferPhases bool
 
-	memo    *memo        // what one rebuild reads once
 	exports *exportReads // the rebuild's one read of each ncu export
 	// read, when not nil, is the run's CUPTI timeline already read of its
 	// record files (the session's): the rebuild takes it instead of

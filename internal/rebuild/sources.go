@@ -33,14 +33,17 @@ type source[T any] struct {
 	// export: an ncu CSV export, which a rebuild reads once for all the
 	// results made from it (exports.go).
 	export bool
+	// read reads a file source (load); derive makes a source of the CUPTI
+	// timeline (analyse). One of the two is set.
 	read   func(run *rundir.Run, rel string, cfg settings) (T, error)
+	derive func(on *onTimeline) (T, error)
 }
 
 // kernelSources are where the kernel table comes from, in order of
 // preference: a timeline that timed every launch before the deep pass,
 // which profiled a few launches of each top kernel.
 var kernelSources = []source[*model.KernelTable]{
-	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, timer: facts.TimedByCUPTI, present: hasCupti, read: readCuptiKernels},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, timer: facts.TimedByCUPTI, present: hasCupti, derive: cuptiKernels},
 	{path: rundir.NsysKernSum, what: "nsys, every launch", every: true, timer: facts.TimedByNsys, setAside: true, read: readNsysKernels},
 	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, timer: facts.TimedByNcu, export: true, read: readNcuKernels},
 	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", timer: facts.TimedByDeepPass, export: true, present: hasDeepRaw, read: readNcuKernels},
@@ -49,7 +52,7 @@ var kernelSources = []source[*model.KernelTable]{
 // regionSources are where the run's NVTX regions (ncu/regions/, the
 // summary's regions) come from: exports with each launch's NVTX stack.
 var regionSources = []source[*facts.RegionReport]{
-	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, timer: facts.TimedByCUPTI, present: hasCupti, read: readCuptiRegions},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiKernels, every: true, timer: facts.TimedByCUPTI, present: hasCupti, derive: cuptiRegions},
 	{path: rundir.NcuTimingRaw, what: "the ncu timing pass, every launch", every: true, timer: facts.TimedByNcu, export: true, read: readRunRegions},
 	{path: rundir.NcuRaw, what: "the deep pass: a sample of launches", timer: facts.TimedByDeepPass, export: true, present: hasDeepRaw, read: readRunRegions},
 }
@@ -59,7 +62,7 @@ var regionSources = []source[*facts.RegionReport]{
 var stageSources = []source[*workload.Report]{
 	{path: rundir.TimelineReport, what: rundir.SourceCuptiReport, present: hasCuptiReport, read: readStages},
 	{path: rundir.Stage1Report, what: "the workload's report of stage 1 (the program alone)", read: readStages},
-	{path: rundir.TimelineCupti, what: rundir.SourceCuptiStages, every: true, present: hasCupti, read: readCuptiStages},
+	{path: rundir.TimelineCupti, what: rundir.SourceCuptiStages, every: true, present: hasCupti, derive: cuptiStages},
 }
 
 // hasCuptiReport reports whether the run has the CUPTI run's workload
@@ -88,13 +91,26 @@ func (c chosen[T]) record() rundir.Source {
 	return rundir.Source{Path: c.path, What: c.what, EveryLaunch: c.every}
 }
 
-// load reads the chosen source.
+// load reads the chosen source where it is a file; a source of the
+// timeline gives nothing here (made).
 func (c chosen[T]) load(run *rundir.Run, cfg settings) (T, error) {
-	if !c.ok {
-		var zero T
+	var zero T
+	switch {
+	case !c.ok:
 		return zero, fmt.Errorf("%s", c.why)
+	case c.read == nil:
+		return zero, nil
 	}
 	return c.read(run, c.path, cfg)
+}
+
+// made is the chosen source's result: v and err as load read a file
+// source, or a source of the timeline made of on.
+func (c chosen[T]) made(v T, err error, on *onTimeline) (T, error) {
+	if c.ok && c.derive != nil {
+		return c.derive(on)
+	}
+	return v, err
 }
 
 // choose picks the first source of list that the run has.

@@ -17,6 +17,7 @@ import (
 	"github.com/llm-perf-opt/deepprof/internal/render"
 	"github.com/llm-perf-opt/deepprof/internal/rundir"
 	"github.com/llm-perf-opt/deepprof/internal/summary"
+	"github.com/llm-perf-opt/deepprof/internal/workload"
 )
 
 // chartKernelsCount is how many kernels the top-kernels chart shows.
@@ -118,16 +119,68 @@ func drawCharts(s *facts.Summary) []render.Chart {
 	return out
 }
 
-// summaryInputs gathers what the summary is built from: the inputs the
-// rebuild read once (the timeline, kernels, regions: each with the reason
-// when it could not be), the stages, env.json and the deep pass's metrics;
-// each input that cannot be read comes with the reason.
-func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
-	cfg, src, tab, kerr, reg, rerr := read.cfg, read.src, read.tab, read.kerr, read.reg, read.rerr
-	tl := read.readTimeline()
-	in := summary.Inputs{RunID: read.runID}
+// summaryFiles are the files the summary reads beside the rebuild's other
+// inputs, each with the reason where it cannot be read.
+type summaryFiles struct {
+	env    *workload.EnvInfo
+	envErr error
+	// stages is the report of the stages' source where that is a file
+	// (the chosen source's error where none is chosen).
+	stages    *workload.Report
+	stagesErr error
+	// alone is stage 1's report where the stages come from the CUPTI
+	// run's (nil and nil: the run has none).
+	alone    *workload.Report
+	aloneErr error
+	// runs are stage 1's runs, and model the model facts the program's
+	// framework gave, where the stages come from the timeline's ranges.
+	runs     *workload.Runs
+	runsErr  error
+	model    *workload.ModelFacts
+	modelErr error
+	// metrics are the deep pass's per-kernel metrics (ncu's), where the
+	// run has its raw page.
+	metrics    map[string]*kernels.Metrics
+	metricsErr error
+}
 
-	env, err := readEnv(run)
+// readSummaryFiles reads the files the summary is built from beside in's
+// other inputs: env.json, the stages' reports or runs, the model's facts,
+// the deep pass's metrics.
+func readSummaryFiles(run *rundir.Run, in *inputs) summaryFiles {
+	var f summaryFiles
+	f.env, f.envErr = readEnv(run)
+	src := in.src.stages
+	f.stages, f.stagesErr = src.load(run, in.cfg)
+	switch {
+	case !src.ok:
+	case src.path == rundir.TimelineReport && in.rec.Present[rundir.Stage1Report]:
+		f.alone, f.aloneErr = readStages(run, rundir.Stage1Report, in.cfg)
+	case src.path == rundir.TimelineCupti:
+		f.runs, f.runsErr = readStage1Runs(run)
+		if in.rec.Present[rundir.TimelineModel] {
+			f.model, f.modelErr = rundir.Parse(run, rundir.TimelineModel, workload.ReadModelFacts)
+		}
+	}
+	if hasDeepRaw(in.rec) {
+		sc := in.cfg.scan(run, rundir.NcuRaw, uses{metrics: true})
+		f.metrics, f.metricsErr = sc.metrics, sc.metricsErr
+	}
+	return f
+}
+
+// summaryInputs gathers what the summary is built from: the inputs the
+// rebuild read once and what analyse made of them (the timeline, kernels,
+// regions: each with the reason when it could not be), the stages,
+// env.json and the deep pass's metrics, on: what the timeline's sources
+// are made of; each input that cannot be read comes with the reason.
+// modelErr is why the model facts that are there could not be read.
+func summaryInputs(read *inputs, res *result, on *onTimeline) (in summary.Inputs, modelErr error) {
+	cfg, src, f, tab, kerr := res.cfg, read.src, read.files, res.tab, res.kerr
+	tl := read.readTimeline()
+	in = summary.Inputs{RunID: read.runID}
+
+	env, err := f.env, f.envErr
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		in.EnvMissing = "no " + rundir.EnvJSON + " (written by deepprof profile)"
@@ -152,7 +205,7 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 		}
 	}
 
-	if rep, err := src.stages.load(run, cfg); err != nil {
+	if rep, err := src.stages.made(f.stages, f.stagesErr, on); err != nil {
 		in.WorkloadMissing = err.Error()
 	} else {
 		in.Workload = rep
@@ -160,13 +213,13 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 			// stage 1's report, where there is one: the program's speed
 			// beside the stages, and its operator table; else the CUPTI
 			// run's own repeats after the library detached
-			if alone, err := readStages(run, rundir.Stage1Report, cfg); err == nil {
+			if f.alone != nil && f.aloneErr == nil {
 				// stage 1's operator table, made with no profiler
 				// attached, whatever the CUPTI run made
-				in.Alone, rep.Operators = alone, alone.Operators
-			} else if read.rec.Present[rundir.Stage1Report] {
+				in.Alone, rep.Operators = f.alone, f.alone.Operators
+			} else if f.aloneErr != nil {
 				// never the detached repeats in its place: said instead
-				in.AloneMissing = err.Error()
+				in.AloneMissing = f.aloneErr.Error()
 			} else if alone, ok := rep.AloneReport(); ok {
 				in.Alone, in.AloneDetached = alone, true
 			}
@@ -174,7 +227,7 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 		if src.stages.path != rundir.Stage1Report {
 			in.WorkloadSource = src.stages.path + " (" + src.stages.what + ")"
 			in.StagesFromRanges = src.stages.path == rundir.TimelineCupti
-			if in.StagesFromRanges && cfg.memo != nil && cfg.memo.phasesFound {
+			if in.StagesFromRanges && read.phasesFound {
 				in.WorkloadSource = src.stages.path + " (" + rundir.SourceInferredStages + ")"
 			}
 		}
@@ -186,7 +239,7 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 		in.Kernels, in.KernelsSource, in.KernelsTimedBy = tab, src.kernels.path+" ("+src.kernels.what+")", src.kernels.timer
 		if src.kernels.timer == facts.TimedByCUPTI {
 			in.KernelRanges, in.KernelRangesInferred = cfg.IncludeNames, cfg.inferredScope
-			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(tl, cfg, tab); kerr != nil {
+			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(tl, cfg, res.steady, tab); kerr != nil {
 				in.Kernels, in.KernelsMissing = nil, kerr.Error()
 			}
 		}
@@ -199,26 +252,39 @@ func summaryInputs(run *rundir.Run, read *inputs) summary.Inputs {
 				in.MetricsMissing = err.Error()
 			} else if m != nil {
 				in.Metrics, in.MetricsBy, in.MetricsMissing = byTableNames(m, tab), facts.DeepByLibrary, ""
-				in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
+				in.ConfigNS = configTimes(tl, cfg.summaryLaunch(res.steady))
 			}
 		}
-	} else if sc := cfg.scan(run, rundir.NcuRaw, uses{metrics: true}); sc.metricsErr != nil {
-		in.MetricsMissing = sc.metricsErr.Error()
+	} else if f.metricsErr != nil {
+		in.MetricsMissing = f.metricsErr.Error()
 	} else {
-		in.Metrics, in.MetricsBy = byTableNames(sc.metrics, tab), facts.DeepByNcu
+		in.Metrics, in.MetricsBy = byTableNames(f.metrics, tab), facts.DeepByNcu
 		if src.kernels.path == rundir.TimelineCupti && tl != nil {
-			in.ConfigNS = configTimes(tl, cfg.summaryLaunch(tl))
+			in.ConfigNS = configTimes(tl, cfg.summaryLaunch(res.steady))
 		}
 	}
 
 	in.Program = program(tl, tab)
 
-	if rerr != nil {
-		in.RegionsMissing = rerr.Error()
+	if res.rerr != nil {
+		in.RegionsMissing = res.rerr.Error()
 	} else {
-		in.Regions, in.RegionsSampled, in.RegionsTimedBy = reg, !src.regions.every, src.regions.timer
+		in.Regions, in.RegionsSampled, in.RegionsTimedBy = res.reg, !src.regions.every, src.regions.timer
 	}
-	return in
+
+	if in.StagesFromRanges && read.rec.Present[rundir.TimelineModel] {
+		// The model facts the program's framework gave; where they come
+		// from names the file.
+		if modelErr = f.modelErr; modelErr == nil {
+			mf := *f.model
+			mf.From += " (" + rundir.TimelineModel + ")"
+			in.ProgramFacts = &mf
+		}
+	}
+	if m := read.rec.Manifest; m.Status != rundir.StatusComplete && m.PartialBy != rundir.PartialByRebuild {
+		in.SessionPartial = m.Reason
+	}
+	return in, modelErr
 }
 
 // program is what kind of program the run profiled (summary.ProgramOf),

@@ -21,86 +21,69 @@ import (
 // hasCupti reports whether the run has a CUPTI timeline.
 func hasCupti(rec rundir.Recorded) bool { return len(rec.CuptiFiles) > 0 }
 
-// loadTimeline reads the run's CUPTI record files (files) once per rebuild
-// (the kernel table, the regions, the phases and the trace all come from
-// it), or takes the timeline already read of them (settings.read).
-func (c settings) loadTimeline(run *rundir.Run, files []string) (*timeline.Timeline, error) {
-	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
-		return c.memo.tl, c.memo.err
+// loadTimeline reads the run's CUPTI record files once per rebuild (the
+// kernel table, the regions, the phases and the trace all come from it),
+// or takes the timeline already read of them (settings.read); where the
+// program marked no phase of its own and cfg infers them
+// (settings.InferPhases), the phases found in its kernel stream are added
+// to it (phases.InferPhases), as the trace shows them.
+func (in *inputs) loadTimeline(run *rundir.Run, cfg settings) {
+	in.tl = cfg.read
+	if in.tl == nil {
+		in.tl, in.tlErr = timeline.Load(rundir.TimelineCupti, in.rec.CuptiFiles, run.Open)
 	}
-	tl, err := c.read, error(nil)
-	if tl == nil {
-		tl, err = timeline.Load(rundir.TimelineCupti, files, run.Open)
+	if in.tlErr == nil && cfg.InferPhases {
+		in.inferred, in.phasesFound = phases.InferPhases(in.tl, cfg.Domain)
 	}
-	var inferred []string
-	found := false
-	if err == nil && c.InferPhases {
-		inferred, found = phases.InferPhases(tl, c.Domain)
-	}
-	if c.memo != nil {
-		c.memo.tl, c.memo.err, c.memo.inferred, c.memo.phasesFound = tl, err, inferred, found
-	}
-	return tl, err
 }
 
-// runTimeline is the run's CUPTI timeline: the one the rebuild read
-// (loadTimeline), or, outside a rebuild, one read of the run's record
-// files now.
-func (c settings) runTimeline(run *rundir.Run) (*timeline.Timeline, error) {
-	if c.memo != nil && (c.memo.tl != nil || c.memo.err != nil) {
-		return c.memo.tl, c.memo.err
-	}
-	return c.loadTimeline(run, rundir.CuptiFiles(run))
+// onTimeline is what a source of the CUPTI timeline is made of: the
+// timeline as load read it (err: why it could not be), the settings with
+// the ranges decided, the one warm-up decision on the timeline's ranges of
+// the program's domain (phases.Steady: the stages, the phases and every
+// figure built from instances read it), and stage 1's runs.
+type onTimeline struct {
+	tl      *timeline.Timeline
+	err     error
+	cfg     settings
+	steady  *phases.Steady
+	runs    *workload.Runs
+	runsErr error
 }
 
-// memo holds what one rebuild read once.
-type memo struct {
-	tl     *timeline.Timeline
-	err    error
-	steady *phases.Steady
-	// inferred are the notes of the phases inferred from the kernel
-	// stream (phases.InferPhases): how they were found, or why not.
-	inferred    []string
-	phasesFound bool
+// onTimelineOf is what the sources of in's timeline are made of, with the
+// ranges decided in cfg.
+func onTimelineOf(in *inputs, cfg settings) *onTimeline {
+	on := &onTimeline{tl: in.readTimeline(), err: in.tlErr, cfg: cfg, runs: in.files.runs, runsErr: in.files.runsErr}
+	if on.tl != nil {
+		on.steady = phases.SteadyState(on.tl, []string{cfg.Domain})
+	}
+	return on
 }
 
-// steady is the rebuild's one warm-up decision on the timeline's ranges of
-// the program's domain (phases.Steady), made once: the stages, the
-// phases and every figure built from instances read it.
-func (c settings) steady(tl *timeline.Timeline) *phases.Steady {
-	if c.memo != nil && c.memo.steady != nil {
-		return c.memo.steady
+// cuptiKernels is the kernel table of the run's CUPTI timeline: every
+// launch in the profiled ranges (cfg.Include, as decideRanges set it),
+// with each kernel's spread. The session picks the deep pass's kernels
+// from it, and kernels.md/json show it.
+func cuptiKernels(on *onTimeline) (*model.KernelTable, error) {
+	if on.err != nil {
+		return nil, on.err
 	}
-	s := phases.SteadyState(tl, []string{c.Domain})
-	if c.memo != nil {
-		c.memo.steady = s
-	}
-	return s
-}
-
-// cuptiKernels is the kernel table of the run's CUPTI timeline: every launch
-// in the configured NVTX ranges, with each kernel's spread. The session
-// picks the deep pass's kernels from it, and kernels.md/json show it.
-func cuptiKernels(run *rundir.Run, cfg settings) (*model.KernelTable, error) {
-	tl, err := cfg.runTimeline(run)
-	if err != nil {
-		return nil, err
-	}
-	return phases.KernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include))
+	return phases.KernelTable(on.tl, rundir.TimelineCupti, model.InRangesOf(on.cfg.Include))
 }
 
 // summaryKernels is the summary's kernel table of the CUPTI timeline and
-// what of its scope ran in warm-up instances (the one warm-up decision):
-// for the profiled ranges, their launches in steady state, the warm-up's
-// left out; for the whole run, tab (every launch), the warm-up in it. No
-// timeline (nil: it could not be read) leaves tab, with no warm-up
-// decision.
-func summaryKernels(tl *timeline.Timeline, cfg settings, tab *model.KernelTable) (*model.KernelTable, *facts.KernelsWarmup, error) {
+// what of its scope ran in warm-up instances (steady: the one warm-up
+// decision): for the profiled ranges, their launches in steady state, the
+// warm-up's left out; for the whole run, tab (every launch), the warm-up
+// in it. No timeline (nil: it could not be read) leaves tab, with no
+// warm-up decision.
+func summaryKernels(tl *timeline.Timeline, cfg settings, steady *phases.Steady, tab *model.KernelTable) (*model.KernelTable, *facts.KernelsWarmup, error) {
 	if tl == nil {
 		return tab, nil, nil
 	}
 	kept, warm, measured, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include),
-		cfg.steady(tl), []string{cfg.Domain})
+		steady, []string{cfg.Domain})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,18 +97,11 @@ func summaryKernels(tl *timeline.Timeline, cfg settings, tab *model.KernelTable)
 // summaryLaunch admits the launches of the summary's kernel table
 // (summaryKernels): those of the profiled ranges, in steady state where
 // they are ranges.
-func (c settings) summaryLaunch(tl *timeline.Timeline) func(*timeline.Kernel, *model.Launch) bool {
-	steady, domains, inRanges := c.steady(tl), []string{c.Domain}, model.InRangesOf(c.Include)
+func (c settings) summaryLaunch(steady *phases.Steady) func(*timeline.Kernel, *model.Launch) bool {
+	domains, inRanges := []string{c.Domain}, model.InRangesOf(c.Include)
 	return func(k *timeline.Kernel, l *model.Launch) bool {
 		return inRanges(l) && (len(c.Include) == 0 || !steady.LaunchInWarmup(k.Range, k.Start, domains))
 	}
-}
-
-// readCuptiKernels is the rebuild's kernel table from the CUPTI timeline:
-// the launches in the profiled ranges (cfg.Include, as decideRanges set
-// it).
-func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTable, error) {
-	return cuptiKernels(run, cfg)
 }
 
 // decideRanges makes the rebuild's one decision of the NVTX ranges the
@@ -134,12 +110,12 @@ func readCuptiKernels(run *rundir.Run, _ string, cfg settings) (*model.KernelTab
 // rule a session applies and then writes to config.yaml; where that
 // leaves the whole run and the program's phases were inferred from its
 // kernel stream, those phases, phases.InferredRanges, as a session
-// chooses the deep pass's kernels among them): cfg.Include and
-// cfg.IncludeNames become them, and a decision other than nvtx.include
-// comes with the manifest note that says it. A run without a CUPTI
-// timeline tl (nil: none, or one that cannot be read, which the
+// chooses the deep pass's kernels among them; found: they were inferred):
+// cfg.Include and cfg.IncludeNames become them, and a decision other than
+// nvtx.include comes with the manifest note that says it. A run without a
+// CUPTI timeline tl (nil: none, or one that cannot be read, which the
 // timeline's readers say) keeps nvtx.include.
-func decideRanges(tl *timeline.Timeline, cfg *settings) (note string, err error) {
+func decideRanges(tl *timeline.Timeline, cfg *settings, found bool) (note string, err error) {
 	if tl == nil {
 		return "", nil
 	}
@@ -150,7 +126,6 @@ func decideRanges(tl *timeline.Timeline, cfg *settings) (note string, err error)
 			note = fmt.Sprintf("kernels: not every one of the ranges %v (nvtx.include) occurred in the CUPTI timeline; the kernel table covers %s: those that did, and the program's prefill and decode ranges (phases.*), else its outermost ranges, as a session does (set nvtx.include to choose)", cfg.IncludeNames, orWhole(ranges))
 		}
 	}
-	found := cfg.memo != nil && cfg.memo.phasesFound
 	if len(ranges) == 0 && found {
 		ranges, changed = phases.InferredRanges(), true
 		note = fmt.Sprintf("kernels: the program opened no NVTX range to profile; the kernel table covers the phases inferred from its kernel stream (%s), as a session chooses the deep pass's kernels among them. What ran before the first phase (imports, the model's build, a compiler's autotuning) or after the last is outside every range: %s has the whole run",
@@ -180,18 +155,17 @@ func orWhole(ranges []string) string {
 	return fmt.Sprint(ranges)
 }
 
-// readCuptiRegions is the run's regions from the CUPTI timeline: every
+// cuptiRegions is the run's regions from the CUPTI timeline: every
 // launch, by the NVTX stack of the thread that launched it.
-func readCuptiRegions(run *rundir.Run, _ string, cfg settings) (*facts.RegionReport, error) {
-	tl, err := cfg.runTimeline(run)
+func cuptiRegions(on *onTimeline) (*facts.RegionReport, error) {
+	if on.err != nil {
+		return nil, on.err
+	}
+	agg, err := regions.New(runRegionsConfig(on.cfg.Regions))
 	if err != nil {
 		return nil, err
 	}
-	agg, err := regions.New(runRegionsConfig(cfg.Regions))
-	if err != nil {
-		return nil, err
-	}
-	for l := range tl.Launches() {
+	for l := range on.tl.Launches() {
 		if err := agg.Add(rundir.TimelineCupti, l, false); err != nil {
 			return nil, err
 		}
@@ -409,20 +383,21 @@ func repeatTotals(r *workload.Report) (float64, int) {
 	return model.Median(sums), len(sums)
 }
 
-// readCuptiStages is the stages of a program that wrote no workload report:
+// cuptiStages is the stages of a program that wrote no workload report:
 // one stage per push/pop NVTX range name (its label, "prefill", "LLM@prefill"),
 // each closed instance a repeat, in start order, every process's
 // instances together; a nested range's parent is its enclosing range's
-// name. A program with no NVTX range has no stages: the error says how to
-// add them.
-func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report, error) {
-	tl, err := cfg.runTimeline(run)
-	if err != nil {
-		return nil, err
+// name; a program stage 1 ran as a whole process has its runs' wall times
+// (on.runs). A program with no NVTX range has no stages: the error says
+// how to add them.
+func cuptiStages(on *onTimeline) (*workload.Report, error) {
+	if on.err != nil {
+		return nil, on.err
 	}
+	cfg := on.cfg
 	rep := &workload.Report{Stages: map[string]workload.ReportStage{}}
 	var others []string // domains left out
-	for _, s := range phases.Stages(tl, cfg.steady(tl), []string{cfg.Domain}) {
+	for _, s := range phases.Stages(on.tl, on.steady, []string{cfg.Domain}) {
 		// Push/pop ranges only: start/end ranges may overlap anything
 		// (their GPU time is in the regions).
 		if len(s.DurationsNS) == 0 || s.Kind != timeline.PushPop {
@@ -465,14 +440,12 @@ func readCuptiStages(run *rundir.Run, _ string, cfg settings) (*workload.Report,
 	ranges := len(rep.Stages)
 	// A program stage 1 ran as a whole process: each run's wall time (the
 	// one stage of a program with no NVTX range of its domain).
-	if f, err := run.Open(rundir.Stage1Runs); err == nil {
-		defer f.Close()
-		runs, err := workload.ReadRuns(f, rundir.Stage1Runs)
-		if err != nil {
-			return nil, err
-		}
+	if on.runsErr != nil {
+		return nil, on.runsErr
+	}
+	if on.runs != nil {
 		var ms []float64
-		for _, r := range runs.Runs {
+		for _, r := range on.runs.Runs {
 			ms = append(ms, r.WallMS)
 		}
 		rep.Stages[workload.WholeProgram] = workload.ReportStage{MS: ms}
@@ -520,6 +493,17 @@ func poolProcesses(rep *workload.Report) {
 		}
 		rep.Stages[n] = st
 	}
+}
+
+// readStage1Runs is stage 1's runs of the program as a whole process
+// (rundir.Stage1Runs); nil where the run has none to open.
+func readStage1Runs(run *rundir.Run) (*workload.Runs, error) {
+	f, err := run.Open(rundir.Stage1Runs)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	return workload.ReadRuns(f, rundir.Stage1Runs)
 }
 
 // noNVTXHint is what a run of a program with no NVTX range says.

@@ -75,7 +75,7 @@ func TestStagesFromNVTX(t *testing.T) {
 	assert.Equal(t, rundir.TimelineCupti, m.Sources.Stages.Path)
 	assert.Equal(t, rundir.SourceCuptiStages, m.Sources.Stages.What)
 
-	rep, err := readCuptiStages(run, "", settings{})
+	rep, err := stagesOf(run, settings{})
 	require.NoError(t, err)
 	require.Contains(t, rep.Stages, "prefill")
 	require.Contains(t, rep.Stages, "decode_step")
@@ -96,7 +96,7 @@ func TestStagesPerProcess(t *testing.T) {
 	t.Parallel()
 	run, err := rundir.Open("../../fixtures/runs/any-cuda-cpp-two-processes")
 	require.NoError(t, err)
-	rep, err := readCuptiStages(run, "", settings{})
+	rep, err := stagesOf(run, settings{})
 	require.NoError(t, err)
 	for name, n := range map[string]int{"prefill": 1, "layer0": 1, "decode_all": 1, "decode_step": 2} {
 		st := rep.Stages[name]
@@ -114,7 +114,7 @@ func TestStagesPerProcess(t *testing.T) {
 // processesOf is the CUPTI timeline's TopProcesses of run for the top
 // kernels' functions.
 func processesOf(run *rundir.Run, functions []string) (phases.TopProcesses, error) {
-	tl, err := settings{}.runTimeline(run)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	if err != nil {
 		return phases.TopProcesses{}, err
 	}
@@ -134,7 +134,7 @@ func TestProcessesOf(t *testing.T) {
 	require.Len(t, top.Processes, 2)
 	assert.Less(t, top.Processes[0].ID, top.Processes[1].ID, "by id")
 	assert.Equal(t, "nvtx_ranges", filepath.Base(top.Processes[0].Name))
-	tl, err := settings{}.runTimeline(run)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
 	require.NoError(t, err)
 	most := map[int64]int{}
 	for _, p := range tl.Processes {
@@ -180,7 +180,7 @@ func TestNoNVTXSaysHowToAddRanges(t *testing.T) {
 	}
 	// synthetic: the real recording without its NVTX lines
 	require.NoError(t, rundir.WriteFileAtomic(run.Path(rundir.TimelineCupti+"/cupti-727.tsv"), []byte(strings.Join(lines, "\n"))))
-	_, err = readCuptiStages(run, "", settings{})
+	_, err = stagesOf(run, settings{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "torch.cuda.nvtx.range_push")
 }
@@ -201,7 +201,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 	t.Parallel()
 	run, err := rundir.Open("../../fixtures/runs/any-vlm-qwen2-vl")
 	require.NoError(t, err)
-	rep, err := readCuptiStages(run, "", settings{})
+	rep, err := stagesOf(run, settings{})
 	require.NoError(t, err)
 	var names []string
 	for n := range rep.Stages {
@@ -213,7 +213,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 	assert.Len(t, rep.Stages["prefill"].MS, 3)
 	assert.Len(t, rep.Stages[workload.WholeProgram].MS, 2)
 
-	rep, err = readCuptiStages(run, "", settings{Domain: "CCCL"})
+	rep, err = stagesOf(run, settings{Domain: "CCCL"})
 	require.NoError(t, err)
 	for n := range rep.Stages {
 		if n != workload.WholeProgram {
@@ -223,7 +223,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 
 	// No range of the domain: the whole program's run time is the one
 	// stage (the summary says to mark phases or name a library's domain).
-	rep, err = readCuptiStages(run, "", settings{Domain: "LLM"})
+	rep, err = stagesOf(run, settings{Domain: "LLM"})
 	require.NoError(t, err)
 	assert.Len(t, rep.Stages, 1)
 	assert.Contains(t, rep.Stages, workload.WholeProgram)
@@ -236,7 +236,7 @@ func TestStagesOfTheProgramsDomain(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, rundir.WriteFileAtomic(bare.Path(f), b))
 	}
-	_, err = readCuptiStages(bare, "", settings{Domain: "LLM"})
+	_, err = stagesOf(bare, settings{Domain: "LLM"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `NVTX ranges only in other domains than nvtx.domain="LLM" ("" (the default domain), "CCCL")`)
 }
@@ -272,4 +272,13 @@ func TestCollectivesByDevice(t *testing.T) {
 	assert.Equal(t, map[model.DeviceID]workload.OraclePhase{0: {KernelMS: 10e-6, Launches: 1}, 1: {KernelMS: 11e-6, Launches: 1}}, m.Collectives)
 	assert.Equal(t, map[model.DeviceID]map[string][]float64{0: {"prefill": {10e-6}}, 1: {"prefill": {11e-6}}}, m.CollectiveCalls, "each call, by device and phase")
 	assert.Equal(t, map[string]bool{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": true}, m.CollectiveNames)
+}
+
+// stagesOf is the stages a rebuild configured by cfg makes of run's CUPTI
+// timeline (cuptiStages), with stage 1's runs where it has them.
+func stagesOf(run *rundir.Run, cfg settings) (*workload.Report, error) {
+	in := &inputs{rec: rundir.Recorded{CuptiFiles: rundir.CuptiFiles(run)}}
+	in.loadTimeline(run, cfg)
+	in.files.runs, in.files.runsErr = readStage1Runs(run)
+	return cuptiStages(onTimelineOf(in, cfg))
 }
