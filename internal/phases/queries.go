@@ -29,32 +29,57 @@ func KernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) 
 	return &tab, nil
 }
 
-// SteadyKernelTable is KernelTable of the launches keep admits that lie in
-// no warm-up (Steady.LaunchInWarmup, phases of domains), with each
-// kernel's spread, and beside it the table of the admitted launches it
-// leaves out for lying in one; measured are how many of those lie in an
-// instance left out for one of the library's measurements
-// (Steady.LaunchMeasured).
-func SteadyKernelTable(tl *timeline.Timeline, source string, keep func(*model.Launch) bool, steady *Steady, domains []string) (kept, warm *model.KernelTable, measured int64, err error) {
-	agg, wagg := model.NewKernelAggregator(), model.NewKernelAggregator()
-	agg.KeepSpread()
+// SteadyTables are the kernel tables of the launches a query admits, made
+// in one pass (KernelTables).
+type SteadyTables struct {
+	// All is every admitted launch, with each kernel's spread
+	// (KernelTable's).
+	All *model.KernelTable
+	// Steady is those that lie in no warm-up, with each kernel's spread;
+	// nil unless asked for.
+	Steady *model.KernelTable
+	// Warmup is those that lie in one (Steady.LaunchInWarmup); Measured is
+	// how many of them lie in an instance left out for one of the
+	// library's measurements (Steady.LaunchMeasured).
+	Warmup   *model.KernelTable
+	Measured int64
+}
+
+// KernelTables is, in one pass over the launches keep admits, KernelTable
+// of them all, of those that lie in a warm-up (steady's, phases of
+// domains) and, where withSteady, of those that lie in none.
+func KernelTables(tl *timeline.Timeline, source string, keep func(*model.Launch) bool, steady *Steady, domains []string, withSteady bool) (SteadyTables, error) {
+	all, kept, warm := model.NewKernelAggregator(), model.NewKernelAggregator(), model.NewKernelAggregator()
+	all.KeepSpread()
+	kept.KeepSpread()
+	var measured int64
 	for k, l := range tl.KernelLaunches() {
 		if !keep(l) {
 			continue
 		}
-		a := agg
+		if err := all.Add(source, l); err != nil {
+			return SteadyTables{}, err
+		}
+		a := kept
 		if steady.LaunchInWarmup(k.Range, k.Start, domains) {
-			a = wagg
+			a = warm
 			if steady.LaunchMeasured(k.Range, domains) {
 				measured++
 			}
+		} else if !withSteady {
+			continue
 		}
 		if err := a.Add(source, l); err != nil {
-			return nil, nil, 0, err
+			return SteadyTables{}, err
 		}
 	}
-	t, w := agg.Table(source), wagg.Table(source)
-	return &t, &w, measured, nil
+	t, w := all.Table(source), warm.Table(source)
+	out := SteadyTables{All: &t, Warmup: &w, Measured: measured}
+	if withSteady {
+		st := kept.Table(source)
+		out.Steady = &st
+	}
+	return out, nil
 }
 
 // Target is a kernel for the deep pass to profile by its exact (mangled)

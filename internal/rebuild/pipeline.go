@@ -224,7 +224,8 @@ type result struct {
 	checkErr error
 	// configNS is each kernel's time by launch configuration over the
 	// kernel table's launches (kernels.json's, warm-up included), where
-	// the summary has it over its own (summary.Inputs.ConfigNS).
+	// the summary has it over its own (summary.Inputs.ConfigNS;
+	// configTimesOf makes both).
 	configNS map[string]map[string]float64
 	overhead *render.CuptiOverhead
 	summary  *facts.Summary
@@ -254,10 +255,6 @@ func analyse(in *inputs) *result {
 		phasesDone = startPhases(tl, res.cfg, res.steady)
 	}
 	s, modelErr := summaryInputs(in, res, on)
-	if s.ConfigNS != nil && in.tl != nil {
-		inRanges := model.InRangesOf(res.cfg.Include)
-		res.configNS = configTimes(in.tl, func(_ *timeline.Kernel, l *model.Launch) bool { return inRanges(l) })
-	}
 	res.overhead = cuptiOverhead(cuptiReport(in.src, s), stage1Report(s), in.oracle)
 	res.notes = notesOf(in, res, rangesNote)
 	res.errs = errsOf(in, res, s, rangesErr, modelErr)

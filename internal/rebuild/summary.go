@@ -239,7 +239,7 @@ func summaryInputs(read *inputs, res *result, on *onTimeline) (in summary.Inputs
 		in.Kernels, in.KernelsSource, in.KernelsTimedBy = tab, src.kernels.path+" ("+src.kernels.what+")", src.kernels.timer
 		if src.kernels.timer == facts.TimedByCUPTI {
 			in.KernelRanges, in.KernelRangesInferred = cfg.IncludeNames, cfg.inferredScope
-			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(tl, cfg, res.steady, tab); kerr != nil {
+			if in.Kernels, in.KernelsWarmup, kerr = summaryKernels(on, tab); kerr != nil {
 				in.Kernels, in.KernelsMissing = nil, kerr.Error()
 			}
 		}
@@ -252,7 +252,7 @@ func summaryInputs(read *inputs, res *result, on *onTimeline) (in summary.Inputs
 				in.MetricsMissing = err.Error()
 			} else if m != nil {
 				in.Metrics, in.MetricsBy, in.MetricsMissing = byTableNames(m, tab), facts.DeepByLibrary, ""
-				in.ConfigNS = configTimes(tl, cfg.summaryLaunch(res.steady))
+				in.ConfigNS = res.configTimesOf(tl)
 			}
 		}
 	} else if f.metricsErr != nil {
@@ -260,7 +260,7 @@ func summaryInputs(read *inputs, res *result, on *onTimeline) (in summary.Inputs
 	} else {
 		in.Metrics, in.MetricsBy = byTableNames(f.metrics, tab), facts.DeepByNcu
 		if src.kernels.path == rundir.TimelineCupti && tl != nil {
-			in.ConfigNS = configTimes(tl, cfg.summaryLaunch(res.steady))
+			in.ConfigNS = res.configTimesOf(tl)
 		}
 	}
 
@@ -351,34 +351,62 @@ func byTableNames[V any](m map[string]V, tab *model.KernelTable) map[string]V {
 	return out
 }
 
-// configTimes is each kernel's time by launch configuration
-// (kernels.ConfigKey) in the timeline's launches that keep admits (all of
-// them when it admits none, as the kernel table then takes the program's
-// outermost ranges): what weighs the deep pass's sample of each kernel.
-func configTimes(tl *timeline.Timeline, keep func(*timeline.Kernel, *model.Launch) bool) map[string]map[string]float64 {
-	out := map[string]map[string]float64{}
-	add := func(keep func(*timeline.Kernel, *model.Launch) bool) {
-		// by function first (a kernel's configuration on a stream): the
-		// names and keys are made once each, and the sums of whole
-		// nanoseconds are exact in any order
-		byFn := map[*timeline.Function]float64{}
+// configTimes is, for each of keeps, each kernel's time by launch
+// configuration (kernels.ConfigKey) in the timeline's launches it admits
+// (all of them when it admits none, as the kernel table then takes the
+// program's outermost ranges): what weighs the deep pass's sample of each
+// kernel. The launches are read once for all of keeps.
+func configTimes(tl *timeline.Timeline, keeps ...func(*timeline.Kernel, *model.Launch) bool) []map[string]map[string]float64 {
+	// by function first (a kernel's configuration on a stream): the names
+	// and keys are made once each, and the sums of whole nanoseconds are
+	// exact in any order
+	sum := func(keeps ...func(*timeline.Kernel, *model.Launch) bool) []map[*timeline.Function]float64 {
+		byFn := make([]map[*timeline.Function]float64, len(keeps))
+		for i := range byFn {
+			byFn[i] = map[*timeline.Function]float64{}
+		}
 		for k, l := range tl.KernelLaunches() {
-			if keep(k, l) && l.Duration.Valid {
-				byFn[k.Function] += l.Duration.Base
+			if !l.Duration.Valid {
+				continue
+			}
+			for i, keep := range keeps {
+				if keep(k, l) {
+					byFn[i][k.Function] += l.Duration.Base
+				}
 			}
 		}
-		for fn, ns := range byFn {
-			m := out[fn.Name()]
-			if m == nil {
-				m = map[string]float64{}
-				out[fn.Name()] = m
-			}
-			m[kernels.ConfigKey(fn.Grid.String(), fn.Block.String())] += ns
-		}
+		return byFn
 	}
-	add(keep)
-	if len(out) == 0 {
-		add(func(*timeline.Kernel, *model.Launch) bool { return true })
+	var all map[*timeline.Function]float64
+	out := make([]map[string]map[string]float64, len(keeps))
+	for i, byFn := range sum(keeps...) {
+		if len(byFn) == 0 {
+			if all == nil {
+				all = sum(func(*timeline.Kernel, *model.Launch) bool { return true })[0]
+			}
+			byFn = all
+		}
+		m := map[string]map[string]float64{}
+		for fn, ns := range byFn {
+			c := m[fn.Name()]
+			if c == nil {
+				c = map[string]float64{}
+				m[fn.Name()] = c
+			}
+			c[kernels.ConfigKey(fn.Grid.String(), fn.Block.String())] += ns
+		}
+		out[i] = m
 	}
 	return out
+}
+
+// configTimesOf is the summary's times by launch configuration, those of
+// its kernel table's launches (summaryLaunch), made in one pass with
+// res.configNS, those of kernels.json's (the profiled ranges, warm-up
+// included).
+func (res *result) configTimesOf(tl *timeline.Timeline) map[string]map[string]float64 {
+	inRanges := model.InRangesOf(res.cfg.Include)
+	ts := configTimes(tl, res.cfg.summaryLaunch(res.steady), func(_ *timeline.Kernel, l *model.Launch) bool { return inRanges(l) })
+	res.configNS = ts[1]
+	return ts[0]
 }

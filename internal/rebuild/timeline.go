@@ -49,6 +49,10 @@ type onTimeline struct {
 	steady  *phases.Steady
 	runs    *workload.Runs
 	runsErr error
+	// tables are the kernel tables of the profiled ranges (kernelTables),
+	// made once.
+	tables    *phases.SteadyTables
+	tablesErr error
 }
 
 // onTimelineOf is what the sources of in's timeline are made of, with the
@@ -61,37 +65,51 @@ func onTimelineOf(in *inputs, cfg settings) *onTimeline {
 	return on
 }
 
+// kernelTables are the kernel tables of the timeline's launches in the
+// profiled ranges (cfg.Include, as decideRanges set it), made once: all of
+// them, and those in warm-up and in steady state (the latter where there
+// are ranges to profile: the summary's table is then theirs).
+func (on *onTimeline) kernelTables() (*phases.SteadyTables, error) {
+	if on.tables == nil && on.tablesErr == nil {
+		t, err := phases.KernelTables(on.tl, rundir.TimelineCupti, model.InRangesOf(on.cfg.Include), on.steady,
+			[]string{on.cfg.Domain}, len(on.cfg.Include) > 0)
+		on.tables, on.tablesErr = &t, err
+	}
+	return on.tables, on.tablesErr
+}
+
 // cuptiKernels is the kernel table of the run's CUPTI timeline: every
-// launch in the profiled ranges (cfg.Include, as decideRanges set it),
-// with each kernel's spread. The session picks the deep pass's kernels
-// from it, and kernels.md/json show it.
+// launch in the profiled ranges, with each kernel's spread. The session
+// picks the deep pass's kernels from it, and kernels.md/json show it.
 func cuptiKernels(on *onTimeline) (*model.KernelTable, error) {
 	if on.err != nil {
 		return nil, on.err
 	}
-	return phases.KernelTable(on.tl, rundir.TimelineCupti, model.InRangesOf(on.cfg.Include))
+	t, err := on.kernelTables()
+	if err != nil {
+		return nil, err
+	}
+	return t.All, nil
 }
 
 // summaryKernels is the summary's kernel table of the CUPTI timeline and
-// what of its scope ran in warm-up instances (steady: the one warm-up
-// decision): for the profiled ranges, their launches in steady state, the
-// warm-up's left out; for the whole run, tab (every launch), the warm-up
-// in it. No timeline (nil: it could not be read) leaves tab, with no
-// warm-up decision.
-func summaryKernels(tl *timeline.Timeline, cfg settings, steady *phases.Steady, tab *model.KernelTable) (*model.KernelTable, *facts.KernelsWarmup, error) {
-	if tl == nil {
+// what of its scope ran in warm-up instances (the one warm-up decision):
+// for the profiled ranges, their launches in steady state, the warm-up's
+// left out; for the whole run, tab (every launch), the warm-up in it. No
+// timeline (it could not be read) leaves tab, with no warm-up decision.
+func summaryKernels(on *onTimeline, tab *model.KernelTable) (*model.KernelTable, *facts.KernelsWarmup, error) {
+	if on.tl == nil {
 		return tab, nil, nil
 	}
-	kept, warm, measured, err := phases.SteadyKernelTable(tl, rundir.TimelineCupti, model.InRangesOf(cfg.Include),
-		steady, []string{cfg.Domain})
+	t, err := on.kernelTables()
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &facts.KernelsWarmup{MS: warm.TotalMS, Launches: warm.Launches, LeftOut: len(cfg.Include) > 0, MeasuredLaunches: measured}
+	w := &facts.KernelsWarmup{MS: t.Warmup.TotalMS, Launches: t.Warmup.Launches, LeftOut: len(on.cfg.Include) > 0, MeasuredLaunches: t.Measured}
 	if !w.LeftOut {
-		kept = tab
+		return tab, w, nil
 	}
-	return kept, w, nil
+	return t.Steady, w, nil
 }
 
 // summaryLaunch admits the launches of the summary's kernel table

@@ -282,3 +282,27 @@ func stagesOf(run *rundir.Run, cfg settings) (*workload.Report, error) {
 	in.files.runs, in.files.runsErr = readStage1Runs(run)
 	return cuptiStages(onTimelineOf(in, cfg))
 }
+
+// TestConfigTimes: each keep's times by launch configuration come from one
+// read of the launches; a keep that admits none takes every launch (as
+// the kernel table then takes the program's outermost ranges), and a keep
+// that admits some has those only. A recorded run of one process.
+func TestConfigTimes(t *testing.T) {
+	t.Parallel()
+	run, err := rundir.Open("../../fixtures/runs/h200-default-tiny-llama")
+	require.NoError(t, err)
+	tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
+	require.NoError(t, err)
+	every := func(*timeline.Kernel, *model.Launch) bool { return true }
+	none := func(*timeline.Kernel, *model.Launch) bool { return false }
+	first := tl.Processes[0].Fn(&tl.Processes[0].Kernels[0]).Name()
+	one := func(k *timeline.Kernel, _ *model.Launch) bool { return k.Name() == first }
+
+	ts := configTimes(tl, every, none, one)
+	require.Len(t, ts, 3)
+	assert.Greater(t, len(ts[0]), 1)
+	assert.Equal(t, ts[0], ts[1], "a keep that admits none: every launch")
+	require.Len(t, ts[2], 1)
+	assert.Equal(t, ts[0][first], ts[2][first])
+	assert.Equal(t, ts[0], configTimes(tl, every)[0], "read alone or beside others")
+}
