@@ -36,11 +36,11 @@ const removedNote = "rebuild: removed "
 // with no GPU: it is `deepprof report MAIN`. It goes into the run twice:
 // load reads it, changing nothing at its paths (the manifest brought in
 // line with MAIN first: what it lists and is not there is absent; then
-// each input chosen once and read once), and commit writes it (the files
-// rendered from the one result of the analysis, then the manifest's record
-// of them and of the sources chosen). A missing input makes its outputs
-// "missing" in the manifest, with the reason; the other outputs are still
-// made.
+// each input chosen once and read once), and commit writes it (the
+// sources chosen recorded in the manifest, then the files rendered from
+// the one result of the analysis and the manifest's record of them). A
+// missing input makes its outputs "missing" in the manifest, with the
+// reason; the other outputs are still made.
 func rebuild(run *rundir.Run, cfg settings) error {
 	if cfg.traced != nil {
 		// A trace begun before the rebuild ends its write first: load
@@ -115,8 +115,10 @@ func plannedFiles(res *result) []string {
 }
 
 // inputs are what a rebuild reads of a run, each once, with the reason
-// where one cannot be read. Nothing in them is decided: analyse makes
-// every figure of them.
+// where one cannot be read: the sources chosen and what they hold, the
+// timeline with the phases inferred from its kernel stream (the trace,
+// begun as it is read, shows them) and the anomalies found reading it.
+// The ranges profiled, the warm-up and every figure are analyse's.
 type inputs struct {
 	cfg   settings // as the run configured them (analyse decides the ranges)
 	runID string
@@ -326,10 +328,12 @@ func notesOf(in *inputs, res *result, rangesNote string) []rundir.Note {
 	return notes
 }
 
-// errsOf are the inputs that fail a rebuild, in the order they are read
-// and made: a source that is there and cannot be read or made, the ranges
-// that cannot be decided, the summary's files that are there and cannot
-// be read (s, modelErr).
+// errsOf are the inputs that fail a rebuild: the staging folder that
+// could not be swept, the ranges that cannot be decided, a source that is
+// there and cannot be read or made (the kernels, ncu's rules, the
+// regions, the timeline, the deep pass's sample), the summary's files
+// that are there and cannot be read (s, modelErr); in this order, the
+// order deepprof report has always said them in.
 func errsOf(in *inputs, res *result, s summary.Inputs, rangesErr, modelErr error) []error {
 	var errs []error
 	add := func(ok bool, err error) {

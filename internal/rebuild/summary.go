@@ -125,7 +125,8 @@ type summaryFiles struct {
 	env    *workload.EnvInfo
 	envErr error
 	// stages is the report of the stages' source where that is a file
-	// (the chosen source's error where none is chosen).
+	// (the chosen source's error where none is chosen; nil and nil where
+	// the stages are made of the timeline, cuptiStages).
 	stages    *workload.Report
 	stagesErr error
 	// alone is stage 1's report where the stages come from the CUPTI
@@ -355,7 +356,8 @@ func byTableNames[V any](m map[string]V, tab *model.KernelTable) map[string]V {
 // configuration (kernels.ConfigKey) in the timeline's launches it admits
 // (all of them when it admits none, as the kernel table then takes the
 // program's outermost ranges): what weighs the deep pass's sample of each
-// kernel. The launches are read once for all of keeps.
+// kernel. The launches are read once for all of keeps, and once more where
+// one admits none.
 func configTimes(tl *timeline.Timeline, keeps ...func(*timeline.Kernel, *model.Launch) bool) []map[string]map[string]float64 {
 	// by function first (a kernel's configuration on a stream): the names
 	// and keys are made once each, and the sums of whole nanoseconds are
