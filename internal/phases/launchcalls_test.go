@@ -2,6 +2,7 @@ package phases_test
 
 import (
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,16 +48,8 @@ func TestLaunchCalls(t *testing.T) {
 // below the phase's wall time per launch (the measure it replaces, kernel
 // time and the program's own time included).
 func TestLaunchCallsRecorded(t *testing.T) {
-	runs, err := filepath.Glob("../../fixtures/runs/*/timeline/cupti")
-	require.NoError(t, err)
 	phasesSeen := 0
-	for _, dir := range runs {
-		files, err := filepath.Glob(filepath.Join(dir, "cupti-*.tsv*"))
-		require.NoError(t, err)
-		tl, err := timeline.Load("cupti", files, func(name string) (io.ReadCloser, error) { return os.Open(name) })
-		if err != nil {
-			continue // a recording the timeline refuses is another test's
-		}
+	for dir, tl := range recordedTimelines(t) {
 		steady := phases.SteadyState(tl, []string{""})
 		rep := phases.Of(tl, phases.Options{Depth: 1, Domains: []string{""}, Steady: steady})
 		for si, sc := range rep.Scopes {
@@ -95,4 +88,26 @@ func TestLaunchCallsRecorded(t *testing.T) {
 		}
 	}
 	assert.Greater(t, phasesSeen, 20, "launch-bound phases with launch calls recorded")
+}
+
+// recordedTimelines are the CUPTI timelines of the recorded runs, by their
+// record folder; a recording the timeline refuses is left out (another
+// test's).
+func recordedTimelines(t *testing.T) iter.Seq2[string, *timeline.Timeline] {
+	t.Helper()
+	runs, err := filepath.Glob("../../fixtures/runs/*/timeline/cupti")
+	require.NoError(t, err)
+	return func(yield func(string, *timeline.Timeline) bool) {
+		for _, dir := range runs {
+			files, err := filepath.Glob(filepath.Join(dir, "cupti-*.tsv*"))
+			require.NoError(t, err)
+			tl, err := timeline.Load("cupti", files, func(name string) (io.ReadCloser, error) { return os.Open(name) })
+			if err != nil {
+				continue
+			}
+			if !yield(dir, tl) {
+				return
+			}
+		}
+	}
 }

@@ -1,9 +1,6 @@
 package phases_test
 
 import (
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +9,6 @@ import (
 	"github.com/llm-perf-opt/deepprof/facts"
 	"github.com/llm-perf-opt/deepprof/internal/model"
 	"github.com/llm-perf-opt/deepprof/internal/phases"
-	"github.com/llm-perf-opt/deepprof/internal/timeline"
 )
 
 // TestKernelTables: one pass gives every admitted launch's table, the
@@ -61,17 +57,9 @@ func TestKernelTables(t *testing.T) {
 // the one pass's table of every launch is KernelTable's, and each
 // kernel's launches are its warm-up's and its steady state's.
 func TestKernelTablesRecorded(t *testing.T) {
-	runs, err := filepath.Glob("../../fixtures/runs/*/timeline/cupti")
-	require.NoError(t, err)
 	seen := 0
 	all := func(*model.Launch) bool { return true }
-	for _, dir := range runs {
-		files, err := filepath.Glob(filepath.Join(dir, "cupti-*.tsv*"))
-		require.NoError(t, err)
-		tl, err := timeline.Load("cupti", files, func(name string) (io.ReadCloser, error) { return os.Open(name) })
-		if err != nil {
-			continue // a recording the timeline refuses is another test's
-		}
+	for dir, tl := range recordedTimelines(t) {
 		steady := phases.SteadyState(tl, []string{""})
 		ts, err := phases.KernelTables(tl, "cupti", all, steady, []string{""}, true)
 		require.NoError(t, err, dir)

@@ -35,15 +35,7 @@ func TestRebuildTakesTheSessionsTimeline(t *testing.T) {
 	at := func() time.Time { return time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC) }
 	for _, name := range []string{"h200-default-tiny-llama", "h200-cpp-decode-loop", "h200-generate-gpu-auto", "h100x2-two-nodes-merged"} {
 		t.Run(name, func(t *testing.T) {
-			src := filepath.Join("../../fixtures/runs", name)
-			fresh, read := filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
-			require.NoError(t, synth.RawCopy(fresh, src))
-			require.NoError(t, synth.RawCopy(read, src))
-
-			frun, err := rundir.Open(fresh)
-			require.NoError(t, err)
-			require.NoError(t, Report(frun, Options{Now: at}))
-
+			fresh, read := twoCopies(t, name, at)
 			run, err := rundir.Open(read)
 			require.NoError(t, err)
 			tl, err := timeline.Load(rundir.TimelineCupti, rundir.CuptiFiles(run), run.Open)
@@ -103,14 +95,7 @@ func TestAnalyseReadsNothingOfTheRun(t *testing.T) {
 	at := func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
 	for _, name := range []string{"h200-in-run-default-check", "h200-cpp-decode-loop", "h200-generate-gpu-auto", "h100x2-two-nodes-merged", "llama3-8b-roofline"} {
 		t.Run(name, func(t *testing.T) {
-			src := filepath.Join("../../fixtures/runs", name)
-			fresh, gone := filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
-			require.NoError(t, synth.RawCopy(fresh, src))
-			require.NoError(t, synth.RawCopy(gone, src))
-			frun, err := rundir.Open(fresh)
-			require.NoError(t, err)
-			require.NoError(t, Report(frun, Options{Now: at}))
-
+			fresh, gone := twoCopies(t, name, at)
 			run, err := rundir.Open(gone)
 			require.NoError(t, err)
 			cfg, err := reportConfig(run)
@@ -197,6 +182,21 @@ func TestRebuildTakesTheTraceBegun(t *testing.T) {
 	a, ok = run.Manifest().Find(rundir.TimelineTrace)
 	require.True(t, ok)
 	assert.Equal(t, rundir.StatusComplete, a.Status)
+}
+
+// twoCopies copies the recorded run name twice, its raw files only
+// (synth.RawCopy), and rebuilds the first (Report, stamped at): what the
+// second, rebuilt another way, is compared with.
+func twoCopies(t *testing.T, name string, at func() time.Time) (rebuilt, other string) {
+	t.Helper()
+	src := filepath.Join("../../fixtures/runs", name)
+	rebuilt, other = filepath.Join(t.TempDir(), name), filepath.Join(t.TempDir(), name)
+	require.NoError(t, synth.RawCopy(rebuilt, src))
+	require.NoError(t, synth.RawCopy(other, src))
+	run, err := rundir.Open(rebuilt)
+	require.NoError(t, err)
+	require.NoError(t, Report(run, Options{Now: at}))
+	return rebuilt, other
 }
 
 func unzip(t *testing.T, b []byte) []byte {
