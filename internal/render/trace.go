@@ -41,9 +41,10 @@ const gpuPIDBase = 1 << 22
 // maxQuoted bounds the cache of quoted names.
 const maxQuoted = 1 << 16
 
-// TraceGzipLevel is the trace's compression level: the fastest level whose
-// file is within a tenth of the default level's (docs/measurements.md).
-const TraceGzipLevel = 3
+// TraceGzipLevel is the trace's compression level: the fastest. A
+// rebuild's time matters more than the trace's size, which is within an
+// eighth of level 3's (BenchmarkTraceGzipLevel, docs/measurements.md).
+const TraceGzipLevel = 1
 
 // The trace is compressed in blocks of traceBlock bytes, each on a core of
 // its own (pgzip), at most traceBlocks in flight: memory stays bounded
@@ -58,8 +59,13 @@ const (
 // trace. The first error of w ends the trace at its next write, and is
 // the error returned.
 func TraceGzip(w io.Writer, tl *timeline.Timeline) error {
+	return traceGzip(w, tl, TraceGzipLevel)
+}
+
+// traceGzip is TraceGzip at gzip level level.
+func traceGzip(w io.Writer, tl *timeline.Timeline, level int) error {
 	out := &firstError{w: w}
-	zw, err := pgzip.NewWriterLevel(out, TraceGzipLevel)
+	zw, err := pgzip.NewWriterLevel(out, level)
 	if err != nil {
 		return err
 	}

@@ -359,3 +359,44 @@ func BenchmarkTrace(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTraceGzipLevel writes the traces of a SYNTHETIC recording (as
+// BenchmarkTrace's) and of a recorded run (h200-in-run-roofline-both, 53,611
+// kernels of a Llama-shaped model on an H200) at each gzip level from 1 to
+// 6, the compressed size as MB: what TraceGzipLevel was chosen by
+// (docs/measurements.md).
+func BenchmarkTraceGzipLevel(b *testing.B) {
+	c := synth.Small(9000)
+	c.PrefillKernels, c.DecodeSteps, c.StepKernels = 1000, 19_900, 10
+	var rec bytes.Buffer
+	require.NoError(b, synth.Write(&rec, c))
+	files, err := filepath.Glob("../../fixtures/runs/h200-in-run-roofline-both/timeline/cupti/cupti-*.tsv.gz")
+	require.NoError(b, err)
+	recorded, err := timeline.ReadFiles(files...)
+	require.NoError(b, err)
+	for _, tc := range []struct {
+		name string
+		tl   *timeline.Timeline
+	}{{"synthetic", synth.Timeline(b, rec.String())}, {"recorded", recorded}} {
+		for level := 1; level <= 6; level++ {
+			b.Run(fmt.Sprintf("%s/level=%d", tc.name, level), func(b *testing.B) {
+				var n countBytes
+				for b.Loop() {
+					n = 0
+					if err := render.TraceGzipAt(&n, tc.tl, level); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n)/1e6, "MB")
+			})
+		}
+	}
+}
+
+// countBytes counts what is written to it.
+type countBytes int64
+
+func (c *countBytes) Write(p []byte) (int, error) {
+	*c += countBytes(len(p))
+	return len(p), nil
+}
