@@ -641,8 +641,8 @@ func (bp *building) call(a *cupti.API) uint32 {
 
 // keepAPIs keeps one launch call per correlation id, the earliest-starting
 // (the runtime call, not the driver call it makes; the first in the file
-// at a tie), sorted by start; it returns their indexes by correlation id.
-func (bp *building) keepAPIs() []int32 {
+// at a tie), sorted by start; it returns their index by correlation id.
+func (bp *building) keepAPIs() *corrIndex {
 	p, all := bp.p, bp.apis.all()
 	for i := range all {
 		all[i].Start, all[i].End = p.Cut(all[i].Start), p.Cut(all[i].End)
@@ -664,6 +664,10 @@ func (bp *building) keepAPIs() []int32 {
 		}
 		kept = append(kept, a)
 	}
+	var lo, hi uint32 // the ids kept, before kept is sorted by start
+	if len(kept) > 0 {
+		lo, hi = kept[0].Correlation, kept[len(kept)-1].Correlation
+	}
 	p.APIs = kept
 	if cap(kept)-len(kept) > len(kept)/8 { // many driver calls under runtime calls
 		p.APIs = slices.Clone(kept)
@@ -674,12 +678,7 @@ func (bp *building) keepAPIs() []int32 {
 		}
 		return cmp.Compare(x.Correlation, y.Correlation)
 	})
-	byCorr := make([]int32, len(p.APIs))
-	for i := range byCorr {
-		byCorr[i] = int32(i)
-	}
-	slices.SortFunc(byCorr, func(x, y int32) int { return cmp.Compare(p.APIs[x].Correlation, p.APIs[y].Correlation) })
-	return byCorr
+	return newCorrIndex(p.APIs, lo, hi)
 }
 
 // checkCounts makes anomalies of the library's own account of its records:
@@ -814,7 +813,7 @@ func (bp *building) build() {
 	p.Kernels = bp.kernels.all()
 	bp.measure()
 	p.dropImpossible()
-	byCorr := bp.keepAPIs()
+	calls := bp.keepAPIs()
 	bp.functions, bp.calls = nil, nil
 
 	// NVTX events per thread, in time order (file order at a tie).
@@ -880,17 +879,17 @@ func (bp *building) build() {
 	// at is the launch call of correlation id corr (its index in p.APIs,
 	// -1: none) and the range it was made in.
 	at := func(corr uint32) (int32, *Range) {
-		j, ok := slices.BinarySearchFunc(byCorr, corr, func(i int32, c uint32) int { return cmp.Compare(p.APIs[i].Correlation, c) })
-		if !ok {
+		j := calls.find(corr)
+		if j < 0 {
 			return -1, nil
 		}
-		api := &p.APIs[byCorr[j]]
+		api := &p.APIs[j]
 		cs := changes[api.Thread]
 		i := sort.Search(len(cs), func(i int) bool { return cs[i].ts > api.Start })
 		if i == 0 {
-			return byCorr[j], nil
+			return j, nil
 		}
-		return byCorr[j], cs[i-1].top
+		return j, cs[i-1].top
 	}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
