@@ -647,7 +647,7 @@ func (bp *building) keepAPIs() *corrIndex {
 	for i := range all {
 		all[i].Start, all[i].End = p.Cut(all[i].Start), p.Cut(all[i].End)
 	}
-	slices.SortFunc(all, func(x, y API) int {
+	sortNearly(all, func(x, y API) int {
 		if x.Correlation != y.Correlation {
 			return cmp.Compare(x.Correlation, y.Correlation)
 		}
@@ -672,7 +672,7 @@ func (bp *building) keepAPIs() *corrIndex {
 	if cap(kept)-len(kept) > len(kept)/8 { // many driver calls under runtime calls
 		p.APIs = slices.Clone(kept)
 	}
-	slices.SortFunc(p.APIs, func(x, y API) int {
+	sortNearly(p.APIs, func(x, y API) int {
 		if x.Start != y.Start {
 			return cmp.Compare(x.Start, y.Start)
 		}
@@ -913,7 +913,7 @@ func (bp *building) build() {
 		}
 		c.Range = r
 	}
-	slices.SortFunc(p.Kernels, compareKernels)
+	sortNearly(p.Kernels, compareKernels)
 	p.dropDuplicates()
 	for i := range p.Kernels {
 		if a := p.APIOf(&p.Kernels[i]); a != nil {
