@@ -641,10 +641,9 @@ func (bp *building) call(a *cupti.API) uint32 {
 
 // keepAPIs keeps one launch call per correlation id, the earliest-starting
 // (the runtime call, not the driver call it makes; the first in the file
-// at a tie), of all, sorted by start; it returns their index by
-// correlation id.
-func (bp *building) keepAPIs(all []API) *corrIndex {
-	p := bp.p
+// at a tie), sorted by start; it returns their index by correlation id.
+func (bp *building) keepAPIs() *corrIndex {
+	p, all := bp.p, bp.apis.all()
 	for i := range all {
 		all[i].Start, all[i].End = p.Cut(all[i].Start), p.Cut(all[i].End)
 	}
@@ -811,22 +810,14 @@ type change struct {
 
 func (bp *building) build() {
 	p := bp.p
-	// The records' blocks are joined on a goroutine each: a copy of
-	// hundreds of megabytes, in a part of the rebuild that is otherwise
-	// on one core.
-	var apis []API
-	var nvtx []cupti.NVTX
-	var wg sync.WaitGroup
-	wg.Go(func() { apis = bp.apis.all() })
-	wg.Go(func() { nvtx = bp.nvtx.all() })
 	p.Kernels = bp.kernels.all()
-	wg.Wait()
 	bp.measure()
 	p.dropImpossible()
-	calls := bp.keepAPIs(apis)
+	calls := bp.keepAPIs()
 	bp.functions, bp.calls = nil, nil
 
 	// NVTX events per thread, in time order (file order at a tie).
+	nvtx := bp.nvtx.all()
 	for i := range nvtx {
 		nvtx[i].TS = p.Cut(nvtx[i].TS)
 	}
