@@ -42,7 +42,7 @@ const gpuPIDBase = 1 << 22
 const maxQuoted = 1 << 16
 
 // TraceGzipLevel is the trace's compression level: the fastest. A
-// rebuild's time matters more than the trace's size, some 5 to 13 %
+// rebuild's time matters more than the trace's size, some 3 to 19 %
 // more than level 3's (BenchmarkTraceGzipLevel, docs/measurements.md).
 const TraceGzipLevel = 1
 
