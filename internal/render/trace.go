@@ -42,8 +42,9 @@ const gpuPIDBase = 1 << 22
 const maxQuoted = 1 << 16
 
 // TraceGzipLevel is the trace's compression level: the fastest. A
-// rebuild's time matters more than the trace's size, some 3 to 19 %
-// more than level 3's (BenchmarkTraceGzipLevel, docs/measurements.md).
+// rebuild's time matters more than the trace's size: a file some 3 to
+// 19 % larger than level 3's (BenchmarkTraceGzipLevel,
+// docs/measurements.md).
 const TraceGzipLevel = 1
 
 // The trace is compressed in blocks of traceBlock bytes, each on a core of

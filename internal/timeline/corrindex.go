@@ -22,12 +22,20 @@ type corrIndex struct {
 // maxSparse bounds the table: at most this many entries a call.
 const maxSparse = 4
 
-// newCorrIndex indexes apis, whose correlation ids are distinct and lie
-// from lo to hi.
-func newCorrIndex(apis []API, lo, hi uint32) *corrIndex {
-	x := &corrIndex{apis: apis, base: lo}
+// newCorrIndex indexes apis, whose correlation ids are distinct.
+func newCorrIndex(apis []API) *corrIndex {
+	x := &corrIndex{apis: apis}
+	var hi uint32
+	for i := range apis {
+		c := apis[i].Correlation
+		if i == 0 || c < x.base {
+			x.base = c
+		}
+		hi = max(hi, c)
+	}
+	lo := x.base
 	if len(apis) > 0 && uint64(hi-lo) < uint64(maxSparse*len(apis)) {
-		x.dense = make([]int32, hi-lo+1)
+		x.dense = make([]int32, uint64(hi-lo)+1)
 		for i := range apis {
 			x.dense[apis[i].Correlation-lo] = int32(i + 1)
 		}

@@ -25,7 +25,7 @@ func TestCorrIndex(t *testing.T) {
 				apis[i].Correlation = id
 				lo, hi = min(lo, id), max(hi, id)
 			}
-			x := newCorrIndex(apis, lo, hi)
+			x := newCorrIndex(apis)
 			assert.Equal(t, tc.dense, x.dense != nil, "a table, not a search")
 			for i, id := range tc.ids {
 				assert.Equal(t, int32(i), x.find(id), "id %d", id)
@@ -38,5 +38,11 @@ func TestCorrIndex(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, int32(-1), newCorrIndex(nil, 0, 0).find(0), "no call at all")
+	assert.Equal(t, int32(-1), newCorrIndex(nil).find(0), "no call at all")
+	ends := newCorrIndex([]API{{Correlation: 1<<32 - 1}, {Correlation: 1<<32 - 2}})
+	assert.NotNil(t, ends.dense)
+	assert.Equal(t, []int32{1, 0, -1, -1}, []int32{ends.find(1<<32 - 2), ends.find(1<<32 - 1), ends.find(0), ends.find(1<<32 - 3)}, "ids at the top of uint32")
+	far := newCorrIndex([]API{{Correlation: 0}, {Correlation: 1<<32 - 1}})
+	assert.Nil(t, far.dense)
+	assert.Equal(t, []int32{0, 1, -1}, []int32{far.find(0), far.find(1<<32 - 1), far.find(7)}, "ids at both ends of uint32")
 }

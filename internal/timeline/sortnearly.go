@@ -15,8 +15,8 @@ const (
 // calls in the order they returned. An insertion sort moves each value
 // the short way it is out of place; where one must go farther than
 // nearlyMaxMove, or the moves pass nearlyBudget a value, slices.SortFunc
-// sorts the whole.
-func sortNearly[T any](s []T, cmp func(a, b T) int) {
+// sorts the whole, and general is true.
+func sortNearly[T any](s []T, cmp func(a, b T) int) (general bool) {
 	budget := nearlyBudget * len(s)
 	for i := 1; i < len(s); i++ {
 		if cmp(s[i-1], s[i]) <= 0 {
@@ -28,9 +28,10 @@ func sortNearly[T any](s []T, cmp func(a, b T) int) {
 		}
 		if budget -= i - j; budget < 0 || (j > 0 && cmp(s[j-1], v) > 0) {
 			slices.SortFunc(s, cmp)
-			return
+			return true
 		}
 		copy(s[j+1:i+1], s[j:i])
 		s[j] = v
 	}
+	return false
 }

@@ -10,10 +10,12 @@ import (
 )
 
 // TestSortNearly: whatever the order, sortNearly's result is
-// slices.SortFunc's: sorted, blocks reversed (the synthetic records'
-// order), values far out of place (past nearlyMaxMove), many short moves
-// (past nearlyBudget), and random orders. The values are pairs whose
-// first half ties, ordered totally by the second.
+// slices.SortFunc's, and the general sort is called only where a value is
+// far out of place (past nearlyMaxMove) or the moves pass nearlyBudget a
+// value: sorted; blocks of 16 reversed (the synthetic records' order, 7.5
+// moves a value); one value 64, 65 and 1,000 places out; blocks of 32 reversed (15.5
+// moves a value); the whole reversed; and random orders. The values are
+// pairs whose first half ties, ordered totally by the second.
 func TestSortNearly(t *testing.T) {
 	type pair struct{ key, id int }
 	order := func(a, b pair) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) }
@@ -24,22 +26,32 @@ func TestSortNearly(t *testing.T) {
 		}
 		return s
 	}
+	reversedBlocks := func(n int) func(i int) int { return func(i int) int { return i/n*n + n - 1 - i%n } }
+	for _, tc := range []struct {
+		name    string
+		s       []pair
+		general bool
+	}{
+		{"empty", nil, false},
+		{"sorted", make(1000, func(i int) int { return i / 3 }), false},
+		{"blocks of 16 reversed", make(1000, reversedBlocks(16)), false},
+		{"a move of 64", append(make(64, func(i int) int { return i + 10 }), pair{0, -1}), false},
+		{"a move of 65", append(make(65, func(i int) int { return i + 10 }), pair{0, -1}), true},
+		{"one far", append(make(1000, func(i int) int { return i + 10 }), pair{0, -1}), true},
+		{"blocks of 32 reversed", make(1000, reversedBlocks(32)), true},
+		{"reversed", make(1000, func(i int) int { return -i }), true},
+	} {
+		want := slices.Clone(tc.s)
+		slices.SortFunc(want, order)
+		assert.Equal(t, tc.general, sortNearly(tc.s, order), "%s: the general sort", tc.name)
+		assert.Equal(t, want, tc.s, tc.name)
+	}
 	r := rand.New(rand.NewPCG(1, 2))
-	cases := map[string][]pair{
-		"empty":           nil,
-		"sorted":          make(1000, func(i int) int { return i / 3 }),
-		"blocks reversed": make(1000, func(i int) int { return i/16*16 + 15 - i%16 }),
-		"one far":         append(make(1000, func(i int) int { return i + 10 }), pair{0, -1}),
-		"every other":     make(1000, func(i int) int { return i + 20*(i%2) }),
-		"reversed":        make(1000, func(i int) int { return -i }),
-	}
 	for i := range 20 {
-		cases["random "+string(rune('a'+i))] = make(r.IntN(300), func(int) int { return r.IntN(50) })
-	}
-	for name, s := range cases {
+		s := make(r.IntN(300), func(int) int { return r.IntN(50) })
 		want := slices.Clone(s)
 		slices.SortFunc(want, order)
 		sortNearly(s, order)
-		assert.Equal(t, want, s, name)
+		assert.Equal(t, want, s, "random %d", i)
 	}
 }

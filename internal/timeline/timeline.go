@@ -664,10 +664,6 @@ func (bp *building) keepAPIs() *corrIndex {
 		}
 		kept = append(kept, a)
 	}
-	var lo, hi uint32 // the ids kept, before kept is sorted by start
-	if len(kept) > 0 {
-		lo, hi = kept[0].Correlation, kept[len(kept)-1].Correlation
-	}
 	p.APIs = kept
 	if cap(kept)-len(kept) > len(kept)/8 { // many driver calls under runtime calls
 		p.APIs = slices.Clone(kept)
@@ -678,7 +674,7 @@ func (bp *building) keepAPIs() *corrIndex {
 		}
 		return cmp.Compare(x.Correlation, y.Correlation)
 	})
-	return newCorrIndex(p.APIs, lo, hi)
+	return newCorrIndex(p.APIs)
 }
 
 // checkCounts makes anomalies of the library's own account of its records:
